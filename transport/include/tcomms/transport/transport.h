@@ -1,0 +1,173 @@
+/**
+ * @file transport.h
+ * @brief The transport layer: move bytes between two processes.
+ *
+ * One versioned ops table per backend (self, shm, tcp, ib, ...). The layer
+ * never bootstraps itself: the caller packs this process's address with
+ * tc_tp_addr_pack(), moves the opaque bytes to the peer by any means (PMIx,
+ * a file, a socket) and connects with tc_tp_ep_connect().
+ *
+ * Requests are owned by the caller (no allocation per message): post a send or
+ * receive with a ::tc_tp_req_t, call tc_tp_progress() until its status leaves
+ * TC_INPROGRESS. A failed request carries a negative status, and
+ * tc_tp_ep_error() says what happened to the endpoint.
+ *
+ * Messages are matched per endpoint by an exact 64-bit tag, in posting order
+ * for equal tags. A message longer than the posted receive completes the
+ * receive with TC_ERR_TRUNCATED and nothing is written past the buffer.
+ */
+#ifndef TCOMMS_TRANSPORT_TRANSPORT_H
+#define TCOMMS_TRANSPORT_TRANSPORT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "tcomms/base/config.h"
+#include "tcomms/base/status.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/** @brief Version of ::tc_tp_ops_t; a backend built for another is refused. */
+#define TC_TP_API_VERSION 1
+
+typedef struct tc_tp_ops tc_tp_ops_t;
+
+/** @brief A backend context: one per process and backend (common head). */
+typedef struct tc_tp_ctx {
+    const tc_tp_ops_t *ops; /**< the backend */
+} tc_tp_ctx_t;
+
+/** @brief Size of the failure text an endpoint keeps. */
+#define TC_TP_ERROR_LEN 256
+
+/** @brief An endpoint to one peer (common head of every backend's endpoint). */
+typedef struct tc_tp_ep {
+    const tc_tp_ops_t *ops;        /**< the backend */
+    tc_tp_ctx_t *ctx;              /**< the context it belongs to */
+    uint64_t peer_id;              /**< the peer's id as given to connect */
+    tc_status_t failed;            /**< TC_OK, or why the endpoint is unusable */
+    char error[TC_TP_ERROR_LEN];   /**< failure text when failed != TC_OK */
+} tc_tp_ep_t;
+
+/** @brief Parameters of a context. */
+typedef struct tc_tp_ctx_params {
+    uint32_t size;            /**< sizeof(tc_tp_ctx_params_t) */
+    uint64_t self_id;         /**< this process's id among its peers (e.g. its rank) */
+    const void *secret;       /**< per-job secret that authenticates connections */
+    size_t secret_len;        /**< bytes of @p secret (0: no authentication) */
+    const tc_hints_t *hints;  /**< backend options, or NULL */
+} tc_tp_ctx_params_t;
+
+#define TC_TP_CTX_PARAMS_INIT {sizeof(tc_tp_ctx_params_t), 0, NULL, 0, NULL}
+
+/** @brief What a backend can do. */
+typedef struct tc_tp_caps {
+    uint32_t size;        /**< sizeof(tc_tp_caps_t) */
+    int available;        /**< 1 when usable on this machine */
+    int same_node_only;   /**< 1 for self, shm, cuda_ipc */
+    int one_sided;        /**< put/get/signal supported */
+    size_t max_addr_len;  /**< bound on tc_tp_addr_pack() output */
+} tc_tp_caps_t;
+
+/** @brief A caller-owned request. Initialise with TC_TP_REQ_INIT before posting. */
+typedef struct tc_tp_req {
+    tc_status_t status;   /**< TC_INPROGRESS while pending, then TC_OK or an error */
+    size_t bytes;         /**< bytes transferred (the received length for receives) */
+    void *user;           /**< for the caller */
+    uint64_t priv[8];     /**< backend state; do not touch */
+} tc_tp_req_t;
+
+#define TC_TP_REQ_INIT {TC_INPROGRESS, 0, NULL, {0}}
+
+/** @brief The ops table every backend fills. */
+struct tc_tp_ops {
+    uint32_t version; /**< TC_TP_API_VERSION */
+    const char *name; /**< "self", "shm", "tcp", "ib", ... */
+
+    tc_status_t (*query)(tc_tp_caps_t *caps_p);
+    tc_status_t (*ctx_create)(const tc_tp_ctx_params_t *params, tc_tp_ctx_t **ctx_p);
+    void (*ctx_destroy)(tc_tp_ctx_t *ctx);
+    tc_status_t (*addr_pack)(tc_tp_ctx_t *ctx, void *buf, size_t cap, size_t *len_p);
+    tc_status_t (*ep_connect)(tc_tp_ctx_t *ctx, uint64_t peer_id, const void *addr,
+                              size_t addr_len, tc_tp_ep_t **ep_p);
+    void (*ep_close)(tc_tp_ep_t *ep);
+    tc_status_t (*send)(tc_tp_ep_t *ep, uint64_t tag, const void *buf, size_t len,
+                        tc_tp_req_t *req);
+    tc_status_t (*recv)(tc_tp_ep_t *ep, uint64_t tag, void *buf, size_t cap, tc_tp_req_t *req);
+    tc_status_t (*cancel)(tc_tp_ep_t *ep, tc_tp_req_t *req);
+    int (*progress)(tc_tp_ctx_t *ctx);
+    tc_status_t (*wait)(tc_tp_ctx_t *ctx, int timeout_ms);
+};
+
+/* ---- backends ---- */
+
+/**
+ * @brief Make a backend known by name. Backends are registered by whoever
+ *        links them (tc_tp_register_builtin() registers those of this build).
+ * @return TC_ERR_UNSUPPORTED for a table of another version.
+ */
+tc_status_t tc_tp_register(const tc_tp_ops_t *ops);
+
+/** @brief The backend called @p name, or NULL (and a detail listing the known ones). */
+const tc_tp_ops_t *tc_tp_lookup(const char *name);
+
+/* ---- contexts and endpoints ---- */
+
+tc_status_t tc_tp_ctx_create(const tc_tp_ops_t *ops, const tc_tp_ctx_params_t *params,
+                             tc_tp_ctx_t **ctx_p);
+void tc_tp_ctx_destroy(tc_tp_ctx_t *ctx);
+
+/** @brief Pack this context's address into @p buf (at most caps.max_addr_len bytes). */
+tc_status_t tc_tp_addr_pack(tc_tp_ctx_t *ctx, void *buf, size_t cap, size_t *len_p);
+
+/**
+ * @brief Connect to a peer from its packed address. Returns at once; sends
+ *        posted before the connection is up wait inside the transport.
+ */
+tc_status_t tc_tp_ep_connect(tc_tp_ctx_t *ctx, uint64_t peer_id, const void *addr,
+                             size_t addr_len, tc_tp_ep_t **ep_p);
+
+/** @brief Close an endpoint; pending requests complete with TC_ERR_ABORTED. */
+void tc_tp_ep_close(tc_tp_ep_t *ep);
+
+/** @brief Why @p ep failed ("" while healthy). */
+static inline const char *tc_tp_ep_error(const tc_tp_ep_t *ep)
+{
+    return ep->failed == TC_OK ? "" : ep->error;
+}
+
+/* ---- data movement (hot path: inline dispatch) ---- */
+
+/** @brief Post a tagged send of @p len bytes. */
+static inline tc_status_t tc_tp_send(tc_tp_ep_t *ep, uint64_t tag, const void *buf, size_t len,
+                                     tc_tp_req_t *req)
+{
+    return ep->ops->send(ep, tag, buf, len, req);
+}
+
+/** @brief Post a tagged receive into @p buf of @p cap bytes. */
+static inline tc_status_t tc_tp_recv(tc_tp_ep_t *ep, uint64_t tag, void *buf, size_t cap,
+                                     tc_tp_req_t *req)
+{
+    return ep->ops->recv(ep, tag, buf, cap, req);
+}
+
+/** @brief Progress all endpoints without blocking; returns completions or a negative status. */
+static inline int tc_tp_progress(tc_tp_ctx_t *ctx)
+{
+    return ctx->ops->progress(ctx);
+}
+
+/** @brief Block up to @p timeout_ms until the context may have progress to make. */
+static inline tc_status_t tc_tp_wait(tc_tp_ctx_t *ctx, int timeout_ms)
+{
+    return ctx->ops->wait(ctx, timeout_ms);
+}
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* TCOMMS_TRANSPORT_TRANSPORT_H */
