@@ -41,22 +41,49 @@ typedef enum tc_redop {
     TC_REDOP_COUNT /**< number of ops */
 } tc_redop_t;
 
-/** @brief Bytes per element of @p dtype, 0 if invalid. */
+/**
+ * @brief Bytes per element of a type.
+ * @param dtype the type.
+ * @return the size in bytes, 0 if @p dtype is not a valid type.
+ */
 size_t tc_dtype_size(tc_dtype_t dtype);
 
-/** @brief Short name ("float32"), or "invalid". */
+/**
+ * @brief The short name of a type.
+ * @param dtype the type.
+ * @return "float32", ...; "invalid" for a value that is not a type.
+ */
 const char *tc_dtype_name(tc_dtype_t dtype);
 
-/** @brief Short name ("sum"), or "invalid". */
+/**
+ * @brief The short name of a reduction op.
+ * @param op the op.
+ * @return "sum", ...; "invalid" for a value that is not an op.
+ */
 const char *tc_redop_name(tc_redop_t op);
 
-/** @brief Parse a type name ("float32", "f32", "float", "bf16", ...); error lists valid names. */
+/**
+ * @brief Parse a type name ("float32", "f32", "float", "bf16", ...).
+ * @param text the name.
+ * @param dtype_p receives the type on success.
+ * @return TC_OK, or TC_ERR_INVALID_ARG with a detail listing the valid names.
+ */
 tc_status_t tc_dtype_parse(const char *text, tc_dtype_t *dtype_p);
 
-/** @brief Parse an op name ("sum", "prod", ...); error lists valid names. */
+/**
+ * @brief Parse a reduction op name ("sum", "prod", ...).
+ * @param text the name.
+ * @param op_p receives the op on success.
+ * @return TC_OK, or TC_ERR_INVALID_ARG with a detail listing the valid names.
+ */
 tc_status_t tc_redop_parse(const char *text, tc_redop_t *op_p);
 
-/** @brief Whether @p op applies to @p dtype (bitwise ops only on integers). */
+/**
+ * @brief Whether an op applies to a type (bitwise ops only on integers).
+ * @param op the op.
+ * @param dtype the type.
+ * @return 1 when it applies, 0 otherwise (also for invalid values).
+ */
 int tc_redop_valid_for(tc_redop_t op, tc_dtype_t dtype);
 
 #ifdef __cplusplus
