@@ -13,6 +13,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <stdint.h>
+#include <sys/random.h>
 #include <sys/resource.h>
 #include <sys/signalfd.h>
 #include <sys/wait.h>
@@ -289,14 +291,37 @@ static void event_loop(void)
     free(owner);
 }
 
+/* "TC_JOB_SECRET=<32 hex digits>", drawn once per job: it authenticates the
+ * connections between this job's ranks. A secret already in the environment wins. */
+static const char *job_secret_env(void)
+{
+    static char buf[64];
+    if (buf[0] == '\0') {
+        unsigned char r[16];
+        if (getrandom(r, sizeof(r), 0) != (ssize_t)sizeof(r)) {
+            /* no entropy source: still unique per job, though guessable */
+            uint64_t t = (uint64_t)time(NULL) ^ ((uint64_t)getpid() << 32);
+            memcpy(r, &t, 8);
+            memcpy(r + 8, &t, 8);
+        }
+        int len = snprintf(buf, sizeof(buf), "TC_JOB_SECRET=");
+        for (size_t i = 0; i < sizeof(r); i++) {
+            len += snprintf(buf + len, sizeof(buf) - (size_t)len, "%02x", r[i]);
+        }
+    }
+    return buf;
+}
+
 /* A copy of tcrun's environment for a rank, as malloc'd strings (PMIx adds to it). */
 static char **make_env(void)
 {
     size_t n = 0;
+    int have_secret = 0;
     while (environ[n] != NULL) {
+        have_secret |= strncmp(environ[n], "TC_JOB_SECRET=", 14) == 0;
         n++;
     }
-    char **env = calloc(n + 2, sizeof(*env));
+    char **env = calloc(n + 3, sizeof(*env));
     if (env == NULL) {
         return NULL;
     }
@@ -311,6 +336,9 @@ static char **make_env(void)
         k++;
     }
     if ((env[k++] = strdup("TC_LAUNCHER=tcrun")) == NULL) {
+        goto fail;
+    }
+    if (!have_secret && (env[k++] = strdup(job_secret_env())) == NULL) {
         goto fail;
     }
     return env;
