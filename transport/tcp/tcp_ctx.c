@@ -1,0 +1,198 @@
+/* The TCP context: listening socket, epoll set, progress and the ops table. */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <limits.h>
+#include <netinet/in.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "tcomms/base/log.h"
+#include "tcp_internal.h"
+
+static tc_status_t tc_tcp_query(tc_tp_caps_t *caps_p)
+{
+    if (caps_p == NULL || caps_p->size != sizeof(tc_tp_caps_t))
+        return tc_error_set(TC_ERR_INVALID_ARG,
+                            "tcp query: caps is NULL or caps->size is not sizeof(tc_tp_caps_t)");
+    caps_p->available = 1;
+    caps_p->same_node_only = 0;
+    caps_p->one_sided = 0;
+    caps_p->max_addr_len = TC_TCP_ADDR_LEN;
+    return TC_OK;
+}
+
+static tc_status_t tc_tcp_listen(tc_tcp_ctx_t *ctx)
+{
+    struct in_addr ip;
+    tc_status_t status = tc_tcp_iface_select(&ip, ctx->ifname, sizeof(ctx->ifname));
+    if (status != TC_OK)
+        return status;
+
+    ctx->listen_fd = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+    if (ctx->listen_fd < 0)
+        return tc_error_set(errno == EMFILE || errno == ENFILE ? TC_ERR_NO_RESOURCE : TC_ERR_SYSTEM,
+                            "tcp: socket() for the listening socket failed: %s", strerror(errno));
+    memset(&ctx->addr, 0, sizeof(ctx->addr));
+    ctx->addr.sin_family = AF_INET;
+    ctx->addr.sin_addr = ip;
+    ctx->addr.sin_port = 0; /* any free port */
+    char where[32];
+    tc_tcp_sockaddr_string(&ctx->addr, where, sizeof(where));
+    if (bind(ctx->listen_fd, (struct sockaddr *)&ctx->addr, sizeof(ctx->addr)) != 0)
+        return tc_error_set(TC_ERR_SYSTEM, "tcp: bind to %s (%s) failed: %s", where, ctx->ifname,
+                            strerror(errno));
+    socklen_t len = sizeof(ctx->addr);
+    if (getsockname(ctx->listen_fd, (struct sockaddr *)&ctx->addr, &len) != 0)
+        return tc_error_set(TC_ERR_SYSTEM, "tcp: getsockname failed: %s", strerror(errno));
+    tc_tcp_sockaddr_string(&ctx->addr, where, sizeof(where));
+    if (listen(ctx->listen_fd, SOMAXCONN) != 0)
+        return tc_error_set(TC_ERR_SYSTEM, "tcp: listen on %s failed: %s", where, strerror(errno));
+
+    struct epoll_event ev = {.events = EPOLLIN, .data.ptr = &ctx->listen_poll};
+    if (epoll_ctl(ctx->epfd, EPOLL_CTL_ADD, ctx->listen_fd, &ev) != 0)
+        return tc_error_set(TC_ERR_SYSTEM, "tcp: epoll_ctl(ADD) of the listening socket: %s",
+                            strerror(errno));
+    tc_log_info(TC_SUBSYS_TRANSPORT, "tcp: id %llu listening on %s (%s)",
+                (unsigned long long)ctx->self_id, where, ctx->ifname);
+    return TC_OK;
+}
+
+static void tc_tcp_ctx_destroy(tc_tp_ctx_t *super)
+{
+    tc_tcp_ctx_t *ctx = (tc_tcp_ctx_t *)super;
+    if (ctx == NULL)
+        return;
+    while (ctx->eps != NULL)
+        tc_tcp_ep_close(&ctx->eps->super);
+    while (ctx->hello_conns != NULL) {
+        tc_tcp_conn_t *conn = ctx->hello_conns;
+        ctx->hello_conns = conn->next;
+        tc_tcp_conn_free(conn);
+    }
+    while (ctx->parked != NULL) {
+        tc_tcp_conn_t *conn = ctx->parked;
+        ctx->parked = conn->next;
+        tc_tcp_conn_free(conn);
+    }
+    if (ctx->listen_fd >= 0)
+        close(ctx->listen_fd);
+    if (ctx->epfd >= 0)
+        close(ctx->epfd);
+    free(ctx);
+}
+
+static tc_status_t tc_tcp_ctx_create(const tc_tp_ctx_params_t *params, tc_tp_ctx_t **ctx_p)
+{
+    if (params == NULL || ctx_p == NULL || params->size != sizeof(tc_tp_ctx_params_t) ||
+        (params->secret == NULL && params->secret_len != 0))
+        return tc_error_set(TC_ERR_INVALID_ARG, "tcp ctx_create: bad params or ctx_p");
+
+    tc_tcp_ctx_t *ctx = calloc(1, sizeof(*ctx));
+    if (ctx == NULL)
+        return tc_error_set(TC_ERR_NO_MEMORY, "tcp: cannot allocate a context of %zu bytes",
+                            sizeof(*ctx));
+    ctx->super.ops = &tc_tp_tcp_ops;
+    ctx->self_id = params->self_id;
+    ctx->listen_fd = -1;
+    ctx->listen_poll.kind = TC_TCP_POLL_LISTEN;
+    ctx->listen_poll.owner = ctx;
+    ctx->has_secret = params->secret_len != 0;
+    tc_tcp_digest(params->secret, params->secret_len, ctx->digest);
+
+    tc_status_t status;
+    ctx->epfd = epoll_create1(EPOLL_CLOEXEC);
+    if (ctx->epfd < 0) {
+        status = tc_error_set(TC_ERR_SYSTEM, "tcp: epoll_create1 failed: %s", strerror(errno));
+        goto err;
+    }
+    status = tc_tcp_listen(ctx);
+    if (status != TC_OK)
+        goto err;
+    *ctx_p = &ctx->super;
+    return TC_OK;
+
+err:
+    tc_tcp_ctx_destroy(&ctx->super);
+    return status;
+}
+
+static tc_status_t tc_tcp_addr_pack(tc_tp_ctx_t *super, void *buf, size_t cap, size_t *len_p)
+{
+    tc_tcp_ctx_t *ctx = (tc_tcp_ctx_t *)super;
+    if (cap < TC_TCP_ADDR_LEN)
+        return tc_error_set(TC_ERR_INVALID_ARG,
+                            "tcp addr_pack: buffer of %zu bytes, the address needs %d", cap,
+                            TC_TCP_ADDR_LEN);
+    unsigned char *p = buf;
+    p[0] = TC_TCP_ADDR_VERSION;
+    p[1] = 4;
+    memcpy(p + 2, &ctx->addr.sin_port, 2);        /* already big-endian */
+    memcpy(p + 4, &ctx->addr.sin_addr.s_addr, 4); /* already big-endian */
+    *len_p = TC_TCP_ADDR_LEN;
+    return TC_OK;
+}
+
+static int tc_tcp_progress(tc_tp_ctx_t *super)
+{
+    tc_tcp_ctx_t *ctx = (tc_tcp_ctx_t *)super;
+    uint64_t before = ctx->ncompleted;
+    struct epoll_event events[64];
+
+    int n = epoll_wait(ctx->epfd, events, 64, 0);
+    if (n < 0) {
+        if (errno != EINTR)
+            return tc_error_set(TC_ERR_SYSTEM, "tcp progress: epoll_wait failed: %s",
+                                strerror(errno));
+        n = 0;
+    }
+    for (int i = 0; i < n; i++) {
+        tc_tcp_pollable_t *poll = events[i].data.ptr;
+        switch (poll->kind) {
+        case TC_TCP_POLL_LISTEN:
+            tc_tcp_on_listen(ctx);
+            break;
+        case TC_TCP_POLL_CONN:
+            tc_tcp_conn_on_events(ctx, poll->owner, events[i].events);
+            break;
+        case TC_TCP_POLL_EP:
+            tc_tcp_ep_on_events(ctx, poll->owner, events[i].events);
+            break;
+        }
+    }
+    if (ctx->hello_conns != NULL)
+        tc_tcp_conn_expire(ctx);
+
+    uint64_t done = ctx->ncompleted - before;
+    return done > INT_MAX ? INT_MAX : (int)done;
+}
+
+/* Level-triggered: the events seen here are reported again to the next progress. */
+static tc_status_t tc_tcp_wait(tc_tp_ctx_t *super, int timeout_ms)
+{
+    tc_tcp_ctx_t *ctx = (tc_tcp_ctx_t *)super;
+    struct epoll_event ev;
+    if (timeout_ms < 0)
+        timeout_ms = 0; /* every wait is bounded */
+    if (epoll_wait(ctx->epfd, &ev, 1, timeout_ms) < 0 && errno != EINTR)
+        return tc_error_set(TC_ERR_SYSTEM, "tcp wait: epoll_wait failed: %s", strerror(errno));
+    return TC_OK;
+}
+
+const tc_tp_ops_t tc_tp_tcp_ops = {
+    .version = TC_TP_API_VERSION,
+    .name = "tcp",
+    .query = tc_tcp_query,
+    .ctx_create = tc_tcp_ctx_create,
+    .ctx_destroy = tc_tcp_ctx_destroy,
+    .addr_pack = tc_tcp_addr_pack,
+    .ep_connect = tc_tcp_ep_connect,
+    .ep_close = tc_tcp_ep_close,
+    .send = tc_tcp_send,
+    .recv = tc_tcp_recv,
+    .cancel = tc_tcp_cancel,
+    .progress = tc_tcp_progress,
+    .wait = tc_tcp_wait,
+};

@@ -1,0 +1,352 @@
+/* TCP endpoints: connection set-up, failure, close and the request queues. */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "tcomms/base/log.h"
+#include "tcp_internal.h"
+
+tc_tcp_ep_t *tc_tcp_ep_find(tc_tcp_ctx_t *ctx, uint64_t peer_id)
+{
+    for (tc_tcp_ep_t *ep = ctx->eps; ep != NULL; ep = ep->next)
+        if (ep->super.peer_id == peer_id)
+            return ep;
+    return NULL;
+}
+
+void tc_tcp_req_complete(tc_tcp_ctx_t *ctx, tc_tp_req_t *req, tc_status_t status, size_t bytes)
+{
+    req->bytes = bytes;
+    req->priv[TC_TCP_P_NEXT] = 0;
+    req->status = status;
+    ctx->ncompleted++;
+}
+
+/* Complete every request of a queue with @p status. */
+static void tc_tcp_queue_fail(tc_tcp_ctx_t *ctx, tc_tp_req_t **head, tc_tp_req_t **tail,
+                              tc_status_t status)
+{
+    tc_tp_req_t *req = *head;
+    while (req != NULL) {
+        tc_tp_req_t *next = TC_TCP_REQ_NEXT(req);
+        tc_tcp_req_complete(ctx, req, status, 0);
+        req = next;
+    }
+    *head = *tail = NULL;
+}
+
+static void tc_tcp_unexp_free_all(tc_tcp_ep_t *ep, int only_incomplete)
+{
+    tc_tcp_unexp_t **pp = &ep->uq_head;
+    ep->uq_tail = NULL;
+    while (*pp != NULL) {
+        tc_tcp_unexp_t *u = *pp;
+        if (only_incomplete && u->complete) {
+            ep->uq_tail = u;
+            pp = &u->next;
+            continue;
+        }
+        *pp = u->next;
+        free(u);
+    }
+}
+
+static void tc_tcp_ep_close_fd(tc_tcp_ctx_t *ctx, tc_tcp_ep_t *ep)
+{
+    if (ep->fd < 0)
+        return;
+    if (ep->ev_mask != 0)
+        epoll_ctl(ctx->epfd, EPOLL_CTL_DEL, ep->fd, NULL);
+    close(ep->fd);
+    ep->fd = -1;
+    ep->ev_mask = 0;
+}
+
+void tc_tcp_ep_fail(tc_tcp_ctx_t *ctx, tc_tcp_ep_t *ep, tc_status_t status, const char *fmt, ...)
+{
+    if (ep->state == TC_TCP_EP_FAILED)
+        return;
+    char reason[160];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(reason, sizeof(reason), fmt, ap);
+    va_end(ap);
+
+    size_t nsend = ep->nsq;
+    size_t nrecv = ep->nrq + (ep->rx_req != NULL);
+    snprintf(ep->super.error, sizeof(ep->super.error),
+             "tcp: peer %llu (%s) %s (%zu send%s, %zu receive%s pending)",
+             (unsigned long long)ep->super.peer_id, ep->peer_str, reason, nsend,
+             nsend == 1 ? "" : "s", nrecv, nrecv == 1 ? "" : "s");
+    ep->super.failed = status;
+    ep->state = TC_TCP_EP_FAILED;
+    /* A peer that closes with nothing pending is a normal shutdown; the
+     * operation that hits a failed endpoint reports it with context. */
+    if (nsend + nrecv > 0)
+        tc_log_warn(TC_SUBSYS_TRANSPORT, "%s", ep->super.error);
+    else
+        tc_log_debug(TC_SUBSYS_TRANSPORT, "%s", ep->super.error);
+
+    tc_tcp_ep_close_fd(ctx, ep);
+    tc_tcp_queue_fail(ctx, &ep->sq_head, &ep->sq_tail, status);
+    ep->nsq = 0;
+    tc_tcp_queue_fail(ctx, &ep->rq_head, &ep->rq_tail, status);
+    ep->nrq = 0;
+    if (ep->rx_req != NULL)
+        tc_tcp_req_complete(ctx, ep->rx_req, status, 0);
+    ep->rx_req = NULL;
+    ep->rx_unexp = NULL;
+    /* Messages that arrived whole before the failure can still be received. */
+    tc_tcp_unexp_free_all(ep, 1);
+}
+
+/* Keep the epoll registration in line with what the endpoint waits for. */
+void tc_tcp_ep_update_events(tc_tcp_ctx_t *ctx, tc_tcp_ep_t *ep)
+{
+    if (ep->fd < 0)
+        return;
+    uint32_t want = EPOLLIN;
+    if (ep->state == TC_TCP_EP_CONNECTING || ep->tx_pre_off < ep->tx_pre_len || ep->sq_head != NULL)
+        want |= EPOLLOUT;
+    if (want == ep->ev_mask)
+        return;
+    struct epoll_event ev = {.events = want, .data.ptr = &ep->poll};
+    int op = ep->ev_mask == 0 ? EPOLL_CTL_ADD : EPOLL_CTL_MOD;
+    if (epoll_ctl(ctx->epfd, op, ep->fd, &ev) != 0) {
+        tc_tcp_ep_fail(ctx, ep, TC_ERR_SYSTEM, "could not be watched: epoll_ctl: %s",
+                       strerror(errno));
+        return;
+    }
+    ep->ev_mask = want;
+}
+
+void tc_tcp_ep_attach(tc_tcp_ctx_t *ctx, tc_tcp_ep_t *ep, tc_tcp_conn_t *conn)
+{
+    ep->fd = conn->fd;
+    conn->fd = -1;
+    ep->state = TC_TCP_EP_UP;
+    ep->rx_state = TC_TCP_RX_HDR;
+    memcpy(ep->tx_pre, conn->ack, TC_TCP_ACK_LEN);
+    ep->tx_pre_len = TC_TCP_ACK_LEN;
+    ep->tx_pre_off = conn->ack_off;
+    /* It may be in the epoll set as a connection still: register it afresh as the endpoint. */
+    epoll_ctl(ctx->epfd, EPOLL_CTL_DEL, ep->fd, NULL);
+    ep->ev_mask = 0;
+    tc_tcp_conn_free(conn);
+    tc_tcp_ep_update_events(ctx, ep);
+    if (ep->state == TC_TCP_EP_UP)
+        tc_tcp_ep_flush(ctx, ep);
+}
+
+static tc_status_t tc_tcp_addr_unpack(uint64_t peer_id, const void *addr, size_t addr_len,
+                                      struct sockaddr_in *sa)
+{
+    const unsigned char *p = addr;
+    if (addr_len != TC_TCP_ADDR_LEN)
+        return tc_error_set(TC_ERR_INVALID_ARG,
+                            "tcp: the address of peer %llu is %zu bytes, expected %d",
+                            (unsigned long long)peer_id, addr_len, TC_TCP_ADDR_LEN);
+    if (p[0] != TC_TCP_ADDR_VERSION || p[1] != 4)
+        return tc_error_set(TC_ERR_UNSUPPORTED,
+                            "tcp: the address of peer %llu has version %u family %u, this "
+                            "build knows version %d family 4 (mixed builds?)",
+                            (unsigned long long)peer_id, p[0], p[1], TC_TCP_ADDR_VERSION);
+    memset(sa, 0, sizeof(*sa));
+    sa->sin_family = AF_INET;
+    memcpy(&sa->sin_port, p + 2, 2);
+    memcpy(&sa->sin_addr.s_addr, p + 4, 4);
+    return TC_OK;
+}
+
+/* Active side: start a non-blocking connect; failures fail the endpoint, not the call. */
+static tc_status_t tc_tcp_ep_start_connect(tc_tcp_ctx_t *ctx, tc_tcp_ep_t *ep,
+                                           const struct sockaddr_in *sa)
+{
+    int fd = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+    if (fd < 0)
+        return tc_error_set(errno == EMFILE || errno == ENFILE ? TC_ERR_NO_RESOURCE : TC_ERR_SYSTEM,
+                            "tcp: socket() to connect to peer %llu (%s) failed: %s",
+                            (unsigned long long)ep->super.peer_id, ep->peer_str, strerror(errno));
+    int one = 1;
+    setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+    ep->fd = fd;
+
+    unsigned char *h = ep->tx_pre;
+    tc_tcp_put_u32(h, TC_TCP_MAGIC);
+    tc_tcp_put_u16(h + 4, TC_TCP_WIRE_VERSION);
+    tc_tcp_put_u16(h + 6, 0);
+    tc_tcp_put_u64(h + 8, ctx->self_id);
+    tc_tcp_put_u64(h + 16, ep->super.peer_id);
+    memcpy(h + 24, ctx->digest, TC_TCP_DIGEST_LEN);
+    ep->tx_pre_len = TC_TCP_HELLO_LEN;
+    ep->tx_pre_off = 0;
+    ep->rx_state = TC_TCP_RX_ACK;
+
+    int rc;
+    do {
+        rc = connect(fd, (const struct sockaddr *)sa, sizeof(*sa));
+    } while (rc != 0 && errno == EINTR);
+    if (rc == 0) {
+        ep->state = TC_TCP_EP_UP;
+    } else if (errno == EINPROGRESS) {
+        ep->state = TC_TCP_EP_CONNECTING;
+    } else {
+        ep->state = TC_TCP_EP_CONNECTING;
+        tc_tcp_ep_fail(ctx, ep, TC_ERR_PEER_FAILED, "could not be reached: connect: %s",
+                       strerror(errno));
+        return TC_OK;
+    }
+    tc_tcp_ep_update_events(ctx, ep);
+    return TC_OK;
+}
+
+tc_status_t tc_tcp_ep_connect(tc_tp_ctx_t *super, uint64_t peer_id, const void *addr,
+                              size_t addr_len, tc_tp_ep_t **ep_p)
+{
+    tc_tcp_ctx_t *ctx = (tc_tcp_ctx_t *)super;
+    struct sockaddr_in sa;
+    tc_status_t status = tc_tcp_addr_unpack(peer_id, addr, addr_len, &sa);
+    if (status != TC_OK)
+        return status;
+    if (peer_id == ctx->self_id)
+        return tc_error_set(TC_ERR_INVALID_ARG,
+                            "tcp: cannot connect id %llu to itself (use the self backend)",
+                            (unsigned long long)peer_id);
+    if (tc_tcp_ep_find(ctx, peer_id) != NULL)
+        return tc_error_set(TC_ERR_INVALID_STATE, "tcp: id %llu already has an endpoint to %llu",
+                            (unsigned long long)ctx->self_id, (unsigned long long)peer_id);
+
+    tc_tcp_ep_t *ep = calloc(1, sizeof(*ep));
+    if (ep == NULL)
+        return tc_error_set(TC_ERR_NO_MEMORY, "tcp: cannot allocate an endpoint to peer %llu",
+                            (unsigned long long)peer_id);
+    ep->super.ops = &tc_tp_tcp_ops;
+    ep->super.ctx = super;
+    ep->super.peer_id = peer_id;
+    ep->super.failed = TC_OK;
+    ep->poll.kind = TC_TCP_POLL_EP;
+    ep->poll.owner = ep;
+    ep->fd = -1;
+    tc_tcp_sockaddr_string(&sa, ep->peer_str, sizeof(ep->peer_str));
+
+    if (ctx->self_id < peer_id) {
+        status = tc_tcp_ep_start_connect(ctx, ep, &sa);
+        if (status != TC_OK) {
+            free(ep);
+            return status;
+        }
+    } else {
+        ep->state = TC_TCP_EP_WAITING;
+        tc_tcp_conn_t *conn = tc_tcp_conn_unpark(ctx, peer_id);
+        if (conn != NULL)
+            tc_tcp_ep_attach(ctx, ep, conn);
+    }
+    ep->next = ctx->eps;
+    ctx->eps = ep;
+    tc_log_debug(TC_SUBSYS_TRANSPORT, "tcp: id %llu %s peer %llu (%s)",
+                 (unsigned long long)ctx->self_id,
+                 ctx->self_id < peer_id ? "connects to" : "waits for", (unsigned long long)peer_id,
+                 ep->peer_str);
+    *ep_p = &ep->super;
+    return TC_OK;
+}
+
+void tc_tcp_ep_close(tc_tp_ep_t *super)
+{
+    tc_tcp_ep_t *ep = (tc_tcp_ep_t *)super;
+    tc_tcp_ctx_t *ctx = (tc_tcp_ctx_t *)super->ctx;
+
+    for (tc_tcp_ep_t **pp = &ctx->eps; *pp != NULL; pp = &(*pp)->next) {
+        if (*pp == ep) {
+            *pp = ep->next;
+            break;
+        }
+    }
+    tc_tcp_ep_close_fd(ctx, ep);
+    tc_tcp_queue_fail(ctx, &ep->sq_head, &ep->sq_tail, TC_ERR_ABORTED);
+    tc_tcp_queue_fail(ctx, &ep->rq_head, &ep->rq_tail, TC_ERR_ABORTED);
+    if (ep->rx_req != NULL)
+        tc_tcp_req_complete(ctx, ep->rx_req, TC_ERR_ABORTED, 0);
+    tc_tcp_unexp_free_all(ep, 0);
+    free(ep);
+}
+
+void tc_tcp_ep_on_events(tc_tcp_ctx_t *ctx, tc_tcp_ep_t *ep, uint32_t events)
+{
+    if (ep->state == TC_TCP_EP_CONNECTING) {
+        int err = 0;
+        socklen_t len = sizeof(err);
+        if (getsockopt(ep->fd, SOL_SOCKET, SO_ERROR, &err, &len) != 0)
+            err = errno;
+        if (err != 0) {
+            tc_tcp_ep_fail(ctx, ep, TC_ERR_PEER_FAILED, "could not be reached: connect: %s",
+                           strerror(err));
+            return;
+        }
+        if (!(events & (EPOLLOUT | EPOLLIN | EPOLLHUP | EPOLLERR)))
+            return;
+        ep->state = TC_TCP_EP_UP;
+    }
+    if (ep->state == TC_TCP_EP_UP && (events & (EPOLLIN | EPOLLHUP | EPOLLERR)))
+        tc_tcp_ep_read(ctx, ep);
+    if (ep->state == TC_TCP_EP_UP)
+        tc_tcp_ep_flush(ctx, ep);
+}
+
+/* Unlink @p req from a queue; returns 1 if it was there. */
+static int tc_tcp_queue_remove(tc_tp_req_t **head, tc_tp_req_t **tail, tc_tp_req_t *req)
+{
+    tc_tp_req_t *prev = NULL;
+    for (tc_tp_req_t *r = *head; r != NULL; prev = r, r = TC_TCP_REQ_NEXT(r)) {
+        if (r != req)
+            continue;
+        if (prev != NULL)
+            prev->priv[TC_TCP_P_NEXT] = r->priv[TC_TCP_P_NEXT];
+        else
+            *head = TC_TCP_REQ_NEXT(r);
+        if (*tail == r)
+            *tail = prev;
+        return 1;
+    }
+    return 0;
+}
+
+tc_status_t tc_tcp_cancel(tc_tp_ep_t *super, tc_tp_req_t *req)
+{
+    tc_tcp_ep_t *ep = (tc_tcp_ep_t *)super;
+    tc_tcp_ctx_t *ctx = (tc_tcp_ctx_t *)super->ctx;
+    if (req == NULL)
+        return tc_error_set(TC_ERR_INVALID_ARG, "tcp cancel: req is NULL");
+    if (req->status != TC_INPROGRESS)
+        return tc_error_set(TC_ERR_INVALID_STATE, "tcp cancel: the request already completed");
+    if (req == ep->rx_req)
+        return tc_error_set(TC_ERR_INVALID_STATE,
+                            "tcp cancel: the receive from peer %llu is being filled",
+                            (unsigned long long)super->peer_id);
+    if (req->priv[TC_TCP_P_KIND] == TC_TCP_KIND_SEND) {
+        if (req->priv[TC_TCP_P_OFF] > 0)
+            return tc_error_set(TC_ERR_INVALID_STATE,
+                                "tcp cancel: the send to peer %llu is partly written",
+                                (unsigned long long)super->peer_id);
+        if (tc_tcp_queue_remove(&ep->sq_head, &ep->sq_tail, req)) {
+            ep->nsq--;
+            tc_tcp_req_complete(ctx, req, TC_ERR_ABORTED, 0);
+            tc_tcp_ep_update_events(ctx, ep);
+            return TC_OK;
+        }
+    } else if (tc_tcp_queue_remove(&ep->rq_head, &ep->rq_tail, req)) {
+        ep->nrq--;
+        tc_tcp_req_complete(ctx, req, TC_ERR_ABORTED, 0);
+        return TC_OK;
+    }
+    return tc_error_set(TC_ERR_NOT_FOUND, "tcp cancel: the request is not pending on peer %llu",
+                        (unsigned long long)super->peer_id);
+}

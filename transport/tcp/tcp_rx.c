@@ -1,0 +1,271 @@
+/* The receive side: exact-tag matching, unexpected messages and the stream parser. */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+
+#include "tcp_internal.h"
+
+/* Largest single recv() straight into a destination (keeps the length an ssize_t). */
+#define TC_TCP_RECV_CHUNK (1u << 30)
+
+static void tc_tcp_rx_message_done(tc_tcp_ctx_t *ctx, tc_tcp_ep_t *ep)
+{
+    if (ep->rx_req != NULL) {
+        tc_tp_req_t *req = ep->rx_req;
+        uint64_t cap = req->priv[TC_TCP_P_LEN];
+        if (ep->rx_len > cap)
+            tc_tcp_req_complete(ctx, req, TC_ERR_TRUNCATED, cap);
+        else
+            tc_tcp_req_complete(ctx, req, TC_OK, ep->rx_len);
+    } else if (ep->rx_unexp != NULL) {
+        ep->rx_unexp->complete = 1;
+    }
+    ep->rx_req = NULL;
+    ep->rx_unexp = NULL;
+    ep->rx_dst = NULL;
+    ep->rx_state = TC_TCP_RX_HDR;
+}
+
+static void tc_tcp_rx_on_ack(tc_tcp_ctx_t *ctx, tc_tcp_ep_t *ep)
+{
+    const unsigned char *a = ep->rx_hdr;
+    uint32_t magic = tc_tcp_get_u32(a);
+    uint16_t version = tc_tcp_get_u16(a + 4);
+    uint16_t result = tc_tcp_get_u16(a + 6);
+    uint64_t sender = tc_tcp_get_u64(a + 8);
+    uint64_t receiver = tc_tcp_get_u64(a + 16);
+
+    if (magic != TC_TCP_MAGIC || version != TC_TCP_WIRE_VERSION) {
+        tc_tcp_ep_fail(ctx, ep, TC_ERR_PROTOCOL,
+                       "answered the handshake with foreign bytes (magic 0x%08x version %u)", magic,
+                       version);
+    } else if (result != TC_TCP_ACK_OK) {
+        tc_tcp_ep_fail(ctx, ep, TC_ERR_PEER_FAILED, "refused the connection: %s",
+                       tc_tcp_ack_string(result));
+    } else if (sender != ep->super.peer_id || receiver != ctx->self_id) {
+        tc_tcp_ep_fail(ctx, ep, TC_ERR_PROTOCOL,
+                       "answered the handshake as id %llu to id %llu (stale address?)",
+                       (unsigned long long)sender, (unsigned long long)receiver);
+    } else {
+        ep->rx_state = TC_TCP_RX_HDR;
+    }
+}
+
+static void tc_tcp_rx_on_header(tc_tcp_ctx_t *ctx, tc_tcp_ep_t *ep)
+{
+    uint64_t tag = tc_tcp_get_u64(ep->rx_hdr);
+    uint64_t len = tc_tcp_get_u64(ep->rx_hdr + 8);
+    if (len > TC_TP_TCP_MAX_MSG) {
+        tc_tcp_ep_fail(ctx, ep, TC_ERR_PROTOCOL,
+                       "sent a message header (tag %llu) with length %llu, more than the "
+                       "maximum %llu: corrupt or hostile stream",
+                       (unsigned long long)tag, (unsigned long long)len,
+                       (unsigned long long)TC_TP_TCP_MAX_MSG);
+        return;
+    }
+
+    tc_tp_req_t *prev = NULL;
+    tc_tp_req_t *req = ep->rq_head;
+    while (req != NULL && req->priv[TC_TCP_P_TAG] != tag) {
+        prev = req;
+        req = TC_TCP_REQ_NEXT(req);
+    }
+    ep->rx_len = len;
+    ep->rx_state = TC_TCP_RX_PAYLOAD;
+    if (req != NULL) {
+        tc_tp_req_t *next = TC_TCP_REQ_NEXT(req);
+        if (prev != NULL)
+            prev->priv[TC_TCP_P_NEXT] = (uintptr_t)next;
+        else
+            ep->rq_head = next;
+        if (ep->rq_tail == req)
+            ep->rq_tail = prev;
+        ep->nrq--;
+        uint64_t cap = req->priv[TC_TCP_P_LEN];
+        ep->rx_req = req;
+        ep->rx_dst = (unsigned char *)(uintptr_t)req->priv[TC_TCP_P_BUF];
+        ep->rx_dst_left = len < cap ? len : cap;
+        ep->rx_discard = len - ep->rx_dst_left;
+    } else {
+        tc_tcp_unexp_t *u = malloc(sizeof(*u) + (size_t)len);
+        if (u == NULL) {
+            tc_tcp_ep_fail(ctx, ep, TC_ERR_NO_MEMORY,
+                           "sent an unexpected message (tag %llu) of %llu bytes that cannot "
+                           "be buffered: out of memory",
+                           (unsigned long long)tag, (unsigned long long)len);
+            return;
+        }
+        u->next = NULL;
+        u->tag = tag;
+        u->len = len;
+        u->complete = 0;
+        if (ep->uq_tail != NULL)
+            ep->uq_tail->next = u;
+        else
+            ep->uq_head = u;
+        ep->uq_tail = u;
+        ep->rx_unexp = u;
+        ep->rx_dst = u->data;
+        ep->rx_dst_left = len;
+        ep->rx_discard = 0;
+    }
+    if (len == 0)
+        tc_tcp_rx_message_done(ctx, ep);
+}
+
+/* Deliver @p n bytes read into the staging buffer; always consumes all of them. */
+static void tc_tcp_rx_consume(tc_tcp_ctx_t *ctx, tc_tcp_ep_t *ep, const unsigned char *p, size_t n)
+{
+    while (n > 0 && ep->state == TC_TCP_EP_UP) {
+        size_t k;
+        if (ep->rx_state != TC_TCP_RX_PAYLOAD) {
+            size_t full = ep->rx_state == TC_TCP_RX_ACK ? TC_TCP_ACK_LEN : TC_TCP_HDR_LEN;
+            k = full - ep->rx_hdr_got;
+            k = n < k ? n : k;
+            memcpy(ep->rx_hdr + ep->rx_hdr_got, p, k);
+            ep->rx_hdr_got += k;
+            if (ep->rx_hdr_got == full) {
+                ep->rx_hdr_got = 0;
+                if (ep->rx_state == TC_TCP_RX_ACK)
+                    tc_tcp_rx_on_ack(ctx, ep);
+                else
+                    tc_tcp_rx_on_header(ctx, ep);
+            }
+        } else {
+            if (ep->rx_dst_left > 0) {
+                k = n < ep->rx_dst_left ? n : (size_t)ep->rx_dst_left;
+                memcpy(ep->rx_dst, p, k);
+                ep->rx_dst += k;
+                ep->rx_dst_left -= k;
+            } else {
+                k = n < ep->rx_discard ? n : (size_t)ep->rx_discard;
+                ep->rx_discard -= k;
+            }
+            if (ep->rx_dst_left == 0 && ep->rx_discard == 0)
+                tc_tcp_rx_message_done(ctx, ep);
+        }
+        p += k;
+        n -= k;
+    }
+}
+
+void tc_tcp_ep_read(tc_tcp_ctx_t *ctx, tc_tcp_ep_t *ep)
+{
+    /* Bounded so that one busy peer does not starve the others (epoll is level-triggered). */
+    for (int i = 0; i < 64 && ep->state == TC_TCP_EP_UP; i++) {
+        int direct = ep->rx_state == TC_TCP_RX_PAYLOAD && ep->rx_dst_left >= TC_TCP_DIRECT_MIN;
+        ssize_t n;
+        if (direct) {
+            size_t want =
+                ep->rx_dst_left < TC_TCP_RECV_CHUNK ? (size_t)ep->rx_dst_left : TC_TCP_RECV_CHUNK;
+            n = recv(ep->fd, ep->rx_dst, want, 0);
+        } else {
+            n = recv(ep->fd, ctx->stage, sizeof(ctx->stage), 0);
+        }
+        if (n > 0) {
+            if (direct) {
+                ep->rx_dst += n;
+                ep->rx_dst_left -= (uint64_t)n;
+                if (ep->rx_dst_left == 0 && ep->rx_discard == 0)
+                    tc_tcp_rx_message_done(ctx, ep);
+            } else {
+                tc_tcp_rx_consume(ctx, ep, ctx->stage, (size_t)n);
+            }
+            continue;
+        }
+        if (n == 0) {
+            if (ep->rx_state == TC_TCP_RX_PAYLOAD)
+                tc_tcp_ep_fail(ctx, ep, TC_ERR_PEER_FAILED,
+                               "closed the connection in the middle of a message (%llu of "
+                               "%llu bytes received)",
+                               (unsigned long long)(ep->rx_len - ep->rx_dst_left - ep->rx_discard),
+                               (unsigned long long)ep->rx_len);
+            else
+                tc_tcp_ep_fail(ctx, ep, TC_ERR_PEER_FAILED, "closed the connection");
+            return;
+        }
+        if (errno == EINTR)
+            continue;
+        if (errno == EAGAIN || errno == EWOULDBLOCK)
+            return;
+        tc_tcp_ep_fail(ctx, ep, TC_ERR_PEER_FAILED, "reset the connection: recv: %s",
+                       strerror(errno));
+        return;
+    }
+}
+
+/* A receive claims the unexpected message still arriving: copy what is here, stream the rest. */
+static void tc_tcp_rx_claim_partial(tc_tcp_ep_t *ep, tc_tcp_unexp_t *u, unsigned char *buf,
+                                    size_t cap, tc_tp_req_t *req)
+{
+    uint64_t got = u->len - ep->rx_dst_left;
+    if (got > 0 && cap > 0)
+        memcpy(buf, u->data, got < cap ? (size_t)got : cap);
+    ep->rx_req = req;
+    ep->rx_unexp = NULL;
+    if (got < cap) {
+        ep->rx_dst = buf + got;
+        ep->rx_dst_left = (u->len < cap ? u->len : cap) - got;
+    } else {
+        ep->rx_dst = NULL;
+        ep->rx_dst_left = 0;
+    }
+    ep->rx_discard = u->len - got - ep->rx_dst_left;
+}
+
+tc_status_t tc_tcp_recv(tc_tp_ep_t *super, uint64_t tag, void *buf, size_t cap, tc_tp_req_t *req)
+{
+    tc_tcp_ep_t *ep = (tc_tcp_ep_t *)super;
+    tc_tcp_ctx_t *ctx = (tc_tcp_ctx_t *)super->ctx;
+    if (req == NULL || (buf == NULL && cap != 0))
+        return tc_error_set(TC_ERR_INVALID_ARG, "tcp recv from peer %llu: req or buf is NULL",
+                            (unsigned long long)super->peer_id);
+
+    req->status = TC_INPROGRESS;
+    req->bytes = 0;
+    req->priv[TC_TCP_P_NEXT] = 0;
+    req->priv[TC_TCP_P_BUF] = (uintptr_t)buf;
+    req->priv[TC_TCP_P_LEN] = cap;
+    req->priv[TC_TCP_P_OFF] = 0;
+    req->priv[TC_TCP_P_TAG] = tag;
+    req->priv[TC_TCP_P_KIND] = TC_TCP_KIND_RECV;
+
+    /* The oldest unexpected message with this tag, even on a failed endpoint. */
+    tc_tcp_unexp_t *prev = NULL;
+    tc_tcp_unexp_t *u = ep->uq_head;
+    while (u != NULL && u->tag != tag) {
+        prev = u;
+        u = u->next;
+    }
+    if (u != NULL) {
+        if (prev != NULL)
+            prev->next = u->next;
+        else
+            ep->uq_head = u->next;
+        if (ep->uq_tail == u)
+            ep->uq_tail = prev;
+        if (u->complete) {
+            size_t n = u->len < cap ? (size_t)u->len : cap;
+            if (n > 0)
+                memcpy(buf, u->data, n);
+            tc_tcp_req_complete(ctx, req, u->len > cap ? TC_ERR_TRUNCATED : TC_OK, n);
+        } else {
+            tc_tcp_rx_claim_partial(ep, u, buf, cap, req);
+        }
+        free(u);
+        return TC_OK;
+    }
+
+    if (super->failed != TC_OK) {
+        req->status = super->failed;
+        return tc_error_set(super->failed, "%s", super->error);
+    }
+    if (ep->rq_tail != NULL)
+        ep->rq_tail->priv[TC_TCP_P_NEXT] = (uintptr_t)req;
+    else
+        ep->rq_head = req;
+    ep->rq_tail = req;
+    ep->nrq++;
+    return TC_OK;
+}

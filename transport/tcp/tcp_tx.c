@@ -1,0 +1,122 @@
+/* The send side: caller-owned requests queued per endpoint, written with sendmsg(). */
+#include <errno.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/uio.h>
+
+#include "tcp_internal.h"
+
+tc_status_t tc_tcp_send(tc_tp_ep_t *super, uint64_t tag, const void *buf, size_t len,
+                        tc_tp_req_t *req)
+{
+    tc_tcp_ep_t *ep = (tc_tcp_ep_t *)super;
+    if (req == NULL || (buf == NULL && len != 0))
+        return tc_error_set(TC_ERR_INVALID_ARG, "tcp send to peer %llu: req or buf is NULL",
+                            (unsigned long long)super->peer_id);
+    if ((uint64_t)len > TC_TP_TCP_MAX_MSG)
+        return tc_error_set(
+            TC_ERR_INVALID_ARG, "tcp send to peer %llu: %zu bytes, more than the maximum %llu",
+            (unsigned long long)super->peer_id, len, (unsigned long long)TC_TP_TCP_MAX_MSG);
+    if (super->failed != TC_OK) {
+        req->status = super->failed;
+        return tc_error_set(super->failed, "%s", super->error);
+    }
+
+    req->status = TC_INPROGRESS;
+    req->bytes = 0;
+    req->priv[TC_TCP_P_NEXT] = 0;
+    req->priv[TC_TCP_P_BUF] = (uintptr_t)buf;
+    req->priv[TC_TCP_P_LEN] = len;
+    req->priv[TC_TCP_P_OFF] = 0;
+    req->priv[TC_TCP_P_TAG] = tag;
+    req->priv[TC_TCP_P_KIND] = TC_TCP_KIND_SEND;
+    unsigned char *hdr = (unsigned char *)&req->priv[TC_TCP_P_HDR];
+    tc_tcp_put_u64(hdr, tag);
+    tc_tcp_put_u64(hdr + 8, len);
+
+    if (ep->sq_tail != NULL)
+        ep->sq_tail->priv[TC_TCP_P_NEXT] = (uintptr_t)req;
+    else
+        ep->sq_head = req;
+    ep->sq_tail = req;
+    ep->nsq++;
+
+    /* Alone in the queue: write now rather than after the next epoll round (latency). */
+    if (ep->state == TC_TCP_EP_UP && ep->sq_head == req)
+        tc_tcp_ep_flush((tc_tcp_ctx_t *)super->ctx, ep);
+    return TC_OK;
+}
+
+/* Account @p n written bytes to the handshake, then to the queued sends in order. */
+static void tc_tcp_tx_advance(tc_tcp_ctx_t *ctx, tc_tcp_ep_t *ep, size_t n)
+{
+    size_t pre = ep->tx_pre_len - ep->tx_pre_off;
+    if (pre > 0) {
+        size_t k = n < pre ? n : pre;
+        ep->tx_pre_off += k;
+        n -= k;
+    }
+    while (n > 0 && ep->sq_head != NULL) {
+        tc_tp_req_t *req = ep->sq_head;
+        uint64_t left = TC_TCP_HDR_LEN + req->priv[TC_TCP_P_LEN] - req->priv[TC_TCP_P_OFF];
+        if (n < left) {
+            req->priv[TC_TCP_P_OFF] += n;
+            return;
+        }
+        n -= left;
+        ep->sq_head = TC_TCP_REQ_NEXT(req);
+        if (ep->sq_head == NULL)
+            ep->sq_tail = NULL;
+        ep->nsq--;
+        tc_tcp_req_complete(ctx, req, TC_OK, req->priv[TC_TCP_P_LEN]);
+    }
+}
+
+void tc_tcp_ep_flush(tc_tcp_ctx_t *ctx, tc_tcp_ep_t *ep)
+{
+    while (ep->state == TC_TCP_EP_UP) {
+        struct iovec iov[TC_TCP_IOV_MAX];
+        int n = 0;
+        size_t total = 0;
+        if (ep->tx_pre_off < ep->tx_pre_len) {
+            iov[n].iov_base = ep->tx_pre + ep->tx_pre_off;
+            iov[n].iov_len = ep->tx_pre_len - ep->tx_pre_off;
+            total += iov[n++].iov_len;
+        }
+        for (tc_tp_req_t *req = ep->sq_head; req != NULL && n < TC_TCP_IOV_MAX - 1;
+             req = TC_TCP_REQ_NEXT(req)) {
+            uint64_t off = req->priv[TC_TCP_P_OFF];
+            uint64_t len = req->priv[TC_TCP_P_LEN];
+            if (off < TC_TCP_HDR_LEN) {
+                iov[n].iov_base = (unsigned char *)&req->priv[TC_TCP_P_HDR] + off;
+                iov[n].iov_len = TC_TCP_HDR_LEN - off;
+                total += iov[n++].iov_len;
+                off = TC_TCP_HDR_LEN;
+            }
+            if (len > off - TC_TCP_HDR_LEN) {
+                iov[n].iov_base =
+                    (unsigned char *)(uintptr_t)req->priv[TC_TCP_P_BUF] + (off - TC_TCP_HDR_LEN);
+                iov[n].iov_len = len - (off - TC_TCP_HDR_LEN);
+                total += iov[n++].iov_len;
+            }
+        }
+        if (n == 0)
+            break;
+
+        struct msghdr msg = {.msg_iov = iov, .msg_iovlen = (size_t)n};
+        ssize_t w = sendmsg(ep->fd, &msg, MSG_NOSIGNAL | MSG_DONTWAIT);
+        if (w < 0) {
+            if (errno == EINTR)
+                continue;
+            if (errno == EAGAIN || errno == EWOULDBLOCK)
+                break;
+            tc_tcp_ep_fail(ctx, ep, TC_ERR_PEER_FAILED, "reset the connection: send: %s",
+                           strerror(errno));
+            return;
+        }
+        tc_tcp_tx_advance(ctx, ep, (size_t)w);
+        if ((size_t)w < total)
+            break; /* the socket buffer is full */
+    }
+    tc_tcp_ep_update_events(ctx, ep);
+}
