@@ -137,6 +137,33 @@ tc_status_t tc_algo_build(const tc_algo_args_t *args, const char *algo, tc_sched
  */
 tc_status_t tc_algo_verify(const tc_algo_args_t *args, const char *algo);
 
+/**
+ * @brief tc_algo_verify() for any generator, registered or not (tests, new
+ *        algorithms under development).
+ *
+ * The verifier models the strictest transport: a send and its matching
+ * receive complete together, once both have their dependencies done, so a
+ * schedule that passes cannot deadlock on a transport that buffers less.
+ * It also rejects two steps of one rank that touch overlapping elements, one
+ * of them writing, unless one depends (transitively) on the other.
+ * @return TC_OK; TC_ERR_INTERNAL with the first problem in the detail
+ *         ("missing the contribution of rank 3", "unmatched send",
+ *         "deadlock", "out of bounds", "race", ...); TC_ERR_UNSUPPORTED for
+ *         a collective the verifier has no rule for; TC_ERR_INVALID_ARG for
+ *         bad @p args or a NULL @p gen; TC_ERR_NO_MEMORY; or the status of a
+ *         failing generator.
+ * @param args the collective; args->rank is ignored (every rank is built).
+ * @param gen the generator to prove.
+ */
+tc_status_t tc_algo_verify_with(const tc_algo_args_t *args, tc_algo_gen_fn gen);
+
+/**
+ * @brief The registry: every algorithm of every collective.
+ * @param count_p receives the number of entries.
+ * @return a static table, never NULL.
+ */
+const tc_algo_desc_t *tc_algo_table(size_t *count_p);
+
 #ifdef __cplusplus
 }
 #endif

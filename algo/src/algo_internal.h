@@ -1,0 +1,60 @@
+/* Helpers shared by the generators, the registry and the verifier (not public). */
+#ifndef TCOMMS_ALGO_SRC_ALGO_INTERNAL_H
+#define TCOMMS_ALGO_SRC_ALGO_INTERNAL_H
+
+#include <stdint.h>
+
+#include "tcomms/algo/schedule.h"
+
+/* Chunk c of an even split of count elements into n chunks: the first
+ * count % n chunks have one element more than the others. */
+static inline uint64_t tc_algo_chunk_len(uint64_t count, int n, int c)
+{
+    return count / (uint64_t)n + ((uint64_t)c < count % (uint64_t)n ? 1 : 0);
+}
+
+static inline uint64_t tc_algo_chunk_off(uint64_t count, int n, int c)
+{
+    uint64_t base = count / (uint64_t)n, extra = count % (uint64_t)n;
+    return base * (uint64_t)c + ((uint64_t)c < extra ? (uint64_t)c : extra);
+}
+
+/* (a mod n) in [0, n) for any sign of a. */
+static inline int tc_algo_mod(int a, int n)
+{
+    int m = a % n;
+    return m < 0 ? m + n : m;
+}
+
+/* Append one step; idx_p may be NULL. */
+static inline tc_status_t tc_algo_step(tc_sched_t *sched, tc_step_kind_t kind, int peer,
+                                       tc_buf_t buf, uint64_t off, tc_buf_t dst_buf,
+                                       uint64_t dst_off, uint64_t count, uint32_t dep0,
+                                       uint32_t dep1, uint32_t *idx_p)
+{
+    tc_step_t step = {
+        .kind = (uint8_t)kind,
+        .buf = (uint8_t)buf,
+        .dst_buf = (uint8_t)dst_buf,
+        .peer = peer,
+        .off = off,
+        .dst_off = dst_off,
+        .count = count,
+        .dep = {dep0, dep1},
+    };
+    return tc_sched_add(sched, &step, idx_p);
+}
+
+/* Check the fields of args every generator relies on; the detail names who. */
+tc_status_t tc_algo_args_check(const tc_algo_args_t *args, const char *who);
+
+/* The registered algorithm of args->coll named algo (NULL: the default, the
+ * first in the table). TC_ERR_NOT_FOUND lists the valid names;
+ * TC_ERR_UNSUPPORTED when the collective has no algorithm at all. */
+tc_status_t tc_algo_find(tc_coll_t coll, const char *algo, const tc_algo_desc_t **desc_p);
+
+/* Generators: one file each. */
+tc_status_t tc_algo_all_reduce_ring(const tc_algo_args_t *args, tc_sched_t *sched);
+tc_status_t tc_algo_all_reduce_recursive_doubling(const tc_algo_args_t *args, tc_sched_t *sched);
+
+#endif /* TCOMMS_ALGO_SRC_ALGO_INTERNAL_H */

@@ -1,0 +1,106 @@
+/* The table of algorithms, lookup by name, and tc_algo_build. */
+#include <stdio.h>
+#include <string.h>
+
+#include "algo_internal.h"
+
+/* The first entry of a collective is its default. */
+static const tc_algo_desc_t tc_algo_registry[] = {
+    {"ring", TC_COLL_ALL_REDUCE, tc_algo_all_reduce_ring},
+    {"recursive_doubling", TC_COLL_ALL_REDUCE, tc_algo_all_reduce_recursive_doubling},
+};
+
+#define TC_ALGO_NREG (sizeof(tc_algo_registry) / sizeof(tc_algo_registry[0]))
+
+const tc_algo_desc_t *tc_algo_table(size_t *count_p)
+{
+    if (count_p != NULL) {
+        *count_p = TC_ALGO_NREG;
+    }
+    return tc_algo_registry;
+}
+
+static int tc_algo_is_rooted(tc_coll_t coll)
+{
+    return coll == TC_COLL_REDUCE || coll == TC_COLL_BROADCAST || coll == TC_COLL_GATHER ||
+           coll == TC_COLL_SCATTER;
+}
+
+tc_status_t tc_algo_args_check(const tc_algo_args_t *args, const char *who)
+{
+    if (args == NULL) {
+        return tc_error_set(TC_ERR_INVALID_ARG, "%s: args is NULL", who);
+    }
+    if ((int)args->coll < 0 || args->coll >= TC_COLL_COUNT) {
+        return tc_error_set(TC_ERR_INVALID_ARG, "%s: unknown collective %d", who, (int)args->coll);
+    }
+    if (args->nranks < 1) {
+        return tc_error_set(TC_ERR_INVALID_ARG, "%s: nranks %d (must be >= 1)", who, args->nranks);
+    }
+    if (args->rank < 0 || args->rank >= args->nranks) {
+        return tc_error_set(TC_ERR_INVALID_ARG, "%s: rank %d outside [0, %d)", who, args->rank,
+                            args->nranks);
+    }
+    if (tc_algo_is_rooted(args->coll) && (args->root < 0 || args->root >= args->nranks)) {
+        return tc_error_set(TC_ERR_INVALID_ARG, "%s: %s root %d outside [0, %d)", who,
+                            tc_coll_name(args->coll), args->root, args->nranks);
+    }
+    return TC_OK;
+}
+
+tc_status_t tc_algo_find(tc_coll_t coll, const char *algo, const tc_algo_desc_t **desc_p)
+{
+    char names[512];
+    size_t i, len = 0;
+    int any = 0;
+
+    for (i = 0; i < TC_ALGO_NREG; i++) {
+        if (tc_algo_registry[i].coll != coll) {
+            continue;
+        }
+        if (algo == NULL || strcmp(algo, tc_algo_registry[i].name) == 0) {
+            *desc_p = &tc_algo_registry[i];
+            return TC_OK;
+        }
+        if (len < sizeof(names)) {
+            len += (size_t)snprintf(names + len, sizeof(names) - len, "%s%s", any ? ", " : "",
+                                    tc_algo_registry[i].name);
+        }
+        any = 1;
+    }
+    if (!any) {
+        return tc_error_set(TC_ERR_UNSUPPORTED, "no algorithm implements %s yet",
+                            tc_coll_name(coll));
+    }
+    return tc_error_set(TC_ERR_NOT_FOUND, "no %s algorithm named '%s'; valid names: %s",
+                        tc_coll_name(coll), algo, names);
+}
+
+tc_status_t tc_algo_build(const tc_algo_args_t *args, const char *algo, tc_sched_t *sched)
+{
+    const tc_algo_desc_t *desc;
+    tc_sched_t local;
+    tc_status_t status;
+
+    if (sched == NULL) {
+        return tc_error_set(TC_ERR_INVALID_ARG, "tc_algo_build: sched is NULL");
+    }
+    status = tc_algo_args_check(args, "tc_algo_build");
+    if (status != TC_OK) {
+        return status;
+    }
+    status = tc_algo_find(args->coll, algo, &desc);
+    if (status != TC_OK) {
+        return status;
+    }
+    tc_sched_init(&local, args, desc->name);
+    status = desc->gen(args, &local);
+    if (status != TC_OK) {
+        tc_error_prefix("%s %s for rank %d of %d: ", tc_coll_name(args->coll), desc->name,
+                        args->rank, args->nranks);
+        tc_sched_free(&local);
+        return status;
+    }
+    *sched = local;
+    return TC_OK;
+}

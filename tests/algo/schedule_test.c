@@ -1,0 +1,323 @@
+/* The schedule builder, the registry and the shapes of the generated schedules. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "tcomms/algo/schedule.h"
+#include "tcomms/base/status.h"
+
+static tc_algo_args_t ar_args(int nranks, int rank, uint64_t count, int in_place)
+{
+    tc_algo_args_t a = {TC_COLL_ALL_REDUCE, nranks, rank, -1, count, in_place};
+    return a;
+}
+
+static tc_step_t step_send(int peer, uint64_t off, uint64_t count, uint32_t dep0)
+{
+    tc_step_t st = {.kind = TC_STEP_SEND,
+                    .buf = TC_BUF_RECV,
+                    .peer = peer,
+                    .off = off,
+                    .count = count,
+                    .dep = {dep0, TC_STEP_NO_DEP}};
+    return st;
+}
+
+static void test_init_copies_args(void **state)
+{
+    tc_algo_args_t a = {TC_COLL_BROADCAST, 7, 3, 2, 99, 1};
+    tc_sched_t s;
+
+    (void)state;
+    memset(&s, 0xab, sizeof(s));
+    tc_sched_init(&s, &a, "x");
+    assert_int_equal(s.coll, TC_COLL_BROADCAST);
+    assert_int_equal(s.nranks, 7);
+    assert_int_equal(s.rank, 3);
+    assert_int_equal(s.root, 2);
+    assert_int_equal(s.count, 99);
+    assert_int_equal(s.in_place, 1);
+    assert_int_equal(s.nsteps, 0);
+    assert_int_equal(s.cap, 0);
+    assert_null(s.steps);
+    assert_int_equal(s.scratch_count, 0);
+    assert_string_equal(s.algo, "x");
+    tc_sched_free(&s);
+}
+
+static void test_add_grows_and_keeps_steps(void **state)
+{
+    tc_algo_args_t a = ar_args(4, 0, 10, 0);
+    tc_sched_t s;
+    uint32_t i, idx, prev_cap = 0;
+
+    (void)state;
+    tc_sched_init(&s, &a, "t");
+    for (i = 0; i < 1000; i++) {
+        tc_step_t st = step_send(1 + (int)(i % 3), i, i * 7 + 1, i == 0 ? TC_STEP_NO_DEP : i - 1);
+        assert_int_equal(tc_sched_add(&s, &st, &idx), TC_OK);
+        assert_int_equal(idx, i);
+        assert_int_equal(s.nsteps, i + 1);
+        assert_true(s.cap >= s.nsteps);
+        if (s.cap != prev_cap) {
+            /* geometric: each growth at least doubles */
+            assert_true(prev_cap == 0 || s.cap >= 2 * prev_cap);
+            prev_cap = s.cap;
+        }
+    }
+    assert_true(s.cap < 2048 + 1);
+    for (i = 0; i < 1000; i++) {
+        assert_int_equal(s.steps[i].kind, TC_STEP_SEND);
+        assert_int_equal(s.steps[i].peer, 1 + (int)(i % 3));
+        assert_int_equal(s.steps[i].off, i);
+        assert_int_equal(s.steps[i].count, i * 7 + 1);
+        assert_int_equal(s.steps[i].dep[0], i == 0 ? TC_STEP_NO_DEP : i - 1);
+        assert_int_equal(s.steps[i].dep[1], TC_STEP_NO_DEP);
+    }
+    tc_sched_free(&s);
+    assert_null(s.steps);
+    assert_int_equal(s.nsteps, 0);
+    tc_sched_free(&s); /* twice is harmless */
+}
+
+static void test_add_rejects_bad_steps(void **state)
+{
+    tc_algo_args_t a = ar_args(4, 0, 10, 0);
+    tc_sched_t s;
+    tc_step_t st = step_send(1, 0, 1, TC_STEP_NO_DEP);
+    uint32_t idx = 12345;
+
+    (void)state;
+    tc_sched_init(&s, &a, "t");
+    /* a dependency on itself (step 0 does not exist yet) */
+    st.dep[0] = 0;
+    assert_int_equal(tc_sched_add(&s, &st, &idx), TC_ERR_INVALID_ARG);
+    assert_non_null(strstr(tc_last_error(), "depends on step 0, which does not exist"));
+    assert_int_equal(idx, 12345);
+    assert_int_equal(s.nsteps, 0);
+
+    st.dep[0] = TC_STEP_NO_DEP;
+    assert_int_equal(tc_sched_add(&s, &st, NULL), TC_OK);
+    st.dep[1] = 0; /* earlier: fine */
+    assert_int_equal(tc_sched_add(&s, &st, &idx), TC_OK);
+    assert_int_equal(idx, 1);
+    st.dep[1] = 5; /* later: rejected, in the second slot too */
+    assert_int_equal(tc_sched_add(&s, &st, &idx), TC_ERR_INVALID_ARG);
+    assert_non_null(strstr(tc_last_error(), "step 2 depends on step 5"));
+    assert_int_equal(s.nsteps, 2);
+
+    st.dep[1] = TC_STEP_NO_DEP;
+    st.kind = 9;
+    assert_int_equal(tc_sched_add(&s, &st, &idx), TC_ERR_INVALID_ARG);
+    assert_non_null(strstr(tc_last_error(), "unknown kind 9"));
+    st.kind = TC_STEP_COPY;
+    st.dst_buf = 3;
+    assert_int_equal(tc_sched_add(&s, &st, &idx), TC_ERR_INVALID_ARG);
+    assert_non_null(strstr(tc_last_error(), "unknown buffer 3"));
+    assert_int_equal(tc_sched_add(NULL, &st, &idx), TC_ERR_INVALID_ARG);
+    assert_non_null(strstr(tc_last_error(), "sched is NULL"));
+    assert_int_equal(tc_sched_add(&s, NULL, &idx), TC_ERR_INVALID_ARG);
+    assert_non_null(strstr(tc_last_error(), "step is NULL"));
+    assert_int_equal(s.nsteps, 2);
+    tc_sched_free(&s);
+}
+
+static void test_coll_names(void **state)
+{
+    (void)state;
+    assert_string_equal(tc_coll_name(TC_COLL_ALL_REDUCE), "all_reduce");
+    assert_string_equal(tc_coll_name(TC_COLL_REDUCE), "reduce");
+    assert_string_equal(tc_coll_name(TC_COLL_BROADCAST), "broadcast");
+    assert_string_equal(tc_coll_name(TC_COLL_ALL_GATHER), "all_gather");
+    assert_string_equal(tc_coll_name(TC_COLL_REDUCE_SCATTER), "reduce_scatter");
+    assert_string_equal(tc_coll_name(TC_COLL_ALL_TO_ALL), "all_to_all");
+    assert_string_equal(tc_coll_name(TC_COLL_GATHER), "gather");
+    assert_string_equal(tc_coll_name(TC_COLL_SCATTER), "scatter");
+    assert_string_equal(tc_coll_name(TC_COLL_BARRIER), "barrier");
+    assert_string_equal(tc_coll_name(TC_COLL_COUNT), "invalid");
+    assert_string_equal(tc_coll_name((tc_coll_t)-1), "invalid");
+}
+
+static void test_registry_table(void **state)
+{
+    size_t n = 0, i;
+    const tc_algo_desc_t *t = tc_algo_table(&n);
+    int ring = 0, rd = 0;
+
+    (void)state;
+    assert_non_null(t);
+    assert_true(n >= 2);
+    for (i = 0; i < n; i++) {
+        assert_non_null(t[i].gen);
+        if (t[i].coll == TC_COLL_ALL_REDUCE && strcmp(t[i].name, "ring") == 0) {
+            ring++;
+        }
+        if (t[i].coll == TC_COLL_ALL_REDUCE && strcmp(t[i].name, "recursive_doubling") == 0) {
+            rd++;
+        }
+    }
+    assert_int_equal(ring, 1);
+    assert_int_equal(rd, 1);
+}
+
+static void test_build_errors(void **state)
+{
+    tc_algo_args_t a = ar_args(4, 1, 10, 0);
+    tc_sched_t s, before;
+
+    (void)state;
+    memset(&s, 0x5a, sizeof(s));
+    before = s;
+    assert_int_equal(tc_algo_build(&a, "rign", &s), TC_ERR_NOT_FOUND);
+    assert_non_null(strstr(tc_last_error(), "no all_reduce algorithm named 'rign'"));
+    assert_non_null(strstr(tc_last_error(), "valid names: ring, recursive_doubling"));
+    assert_memory_equal(&s, &before, sizeof(s)); /* untouched on failure */
+
+    a.coll = TC_COLL_BROADCAST;
+    a.root = 0;
+    assert_int_equal(tc_algo_build(&a, NULL, &s), TC_ERR_UNSUPPORTED);
+    assert_non_null(strstr(tc_last_error(), "no algorithm implements broadcast"));
+    a.root = 4;
+    assert_int_equal(tc_algo_build(&a, NULL, &s), TC_ERR_INVALID_ARG);
+    assert_non_null(strstr(tc_last_error(), "broadcast root 4 outside [0, 4)"));
+
+    a = ar_args(0, 0, 10, 0);
+    assert_int_equal(tc_algo_build(&a, NULL, &s), TC_ERR_INVALID_ARG);
+    assert_non_null(strstr(tc_last_error(), "nranks 0"));
+    a = ar_args(4, 4, 10, 0);
+    assert_int_equal(tc_algo_build(&a, NULL, &s), TC_ERR_INVALID_ARG);
+    assert_non_null(strstr(tc_last_error(), "rank 4 outside [0, 4)"));
+    a = ar_args(4, -1, 10, 0);
+    assert_int_equal(tc_algo_build(&a, NULL, &s), TC_ERR_INVALID_ARG);
+    a = ar_args(4, 0, 10, 0);
+    a.coll = TC_COLL_COUNT;
+    assert_int_equal(tc_algo_build(&a, NULL, &s), TC_ERR_INVALID_ARG);
+    assert_non_null(strstr(tc_last_error(), "unknown collective"));
+    assert_int_equal(tc_algo_build(NULL, NULL, &s), TC_ERR_INVALID_ARG);
+    a = ar_args(4, 0, 10, 0);
+    assert_int_equal(tc_algo_build(&a, NULL, NULL), TC_ERR_INVALID_ARG);
+    assert_memory_equal(&s, &before, sizeof(s));
+}
+
+static void expect_step(const tc_step_t *st, int kind, int peer, int buf, uint64_t off, int dst_buf,
+                        uint64_t dst_off, uint64_t count)
+{
+    assert_int_equal(st->kind, kind);
+    if (kind == TC_STEP_SEND || kind == TC_STEP_RECV || kind == TC_STEP_RECV_REDUCE) {
+        assert_int_equal(st->peer, peer);
+    }
+    if (kind == TC_STEP_SEND || kind == TC_STEP_COPY || kind == TC_STEP_REDUCE) {
+        assert_int_equal(st->buf, buf);
+        assert_int_equal(st->off, off);
+    }
+    if (kind != TC_STEP_SEND) {
+        assert_int_equal(st->dst_buf, dst_buf);
+        assert_int_equal(st->dst_off, dst_off);
+    }
+    assert_int_equal(st->count, count);
+}
+
+/* Ring, 4 ranks, 10 elements: chunks (off, len) = (0,3) (3,3) (6,2) (8,2). */
+static void test_ring_shape(void **state)
+{
+    tc_algo_args_t a = ar_args(4, 1, 10, 0);
+    tc_sched_t s;
+    const tc_step_t *t;
+
+    (void)state;
+    assert_int_equal(tc_algo_build(&a, NULL, &s), TC_OK);
+    assert_string_equal(s.algo, "ring"); /* the default */
+    assert_int_equal(s.nsteps, 1 + 2 * 3 * 2);
+    assert_int_equal(s.scratch_count, 0);
+    t = s.steps;
+    expect_step(&t[0], TC_STEP_COPY, -1, TC_BUF_SEND, 0, TC_BUF_RECV, 0, 10);
+    /* reduce-scatter: send chunk 1, 0, 3; receive-reduce chunk 0, 3, 2 */
+    expect_step(&t[1], TC_STEP_SEND, 2, TC_BUF_RECV, 3, 0, 0, 3);
+    expect_step(&t[2], TC_STEP_RECV_REDUCE, 0, 0, 0, TC_BUF_RECV, 0, 3);
+    expect_step(&t[3], TC_STEP_SEND, 2, TC_BUF_RECV, 0, 0, 0, 3);
+    assert_int_equal(t[3].dep[0], 2); /* waits for the reduction it sends */
+    expect_step(&t[4], TC_STEP_RECV_REDUCE, 0, 0, 0, TC_BUF_RECV, 8, 2);
+    expect_step(&t[5], TC_STEP_SEND, 2, TC_BUF_RECV, 8, 0, 0, 2);
+    assert_int_equal(t[5].dep[0], 4);
+    expect_step(&t[6], TC_STEP_RECV_REDUCE, 0, 0, 0, TC_BUF_RECV, 6, 2);
+    /* all-gather: send chunk 2, 1, 0; receive chunk 1, 0, 3 */
+    expect_step(&t[7], TC_STEP_SEND, 2, TC_BUF_RECV, 6, 0, 0, 2);
+    assert_int_equal(t[7].dep[0], 6);
+    expect_step(&t[8], TC_STEP_RECV, 0, 0, 0, TC_BUF_RECV, 3, 3);
+    expect_step(&t[9], TC_STEP_SEND, 2, TC_BUF_RECV, 3, 0, 0, 3);
+    assert_int_equal(t[9].dep[0], 8);
+    expect_step(&t[10], TC_STEP_RECV, 0, 0, 0, TC_BUF_RECV, 0, 3);
+    expect_step(&t[11], TC_STEP_SEND, 2, TC_BUF_RECV, 0, 0, 0, 3);
+    expect_step(&t[12], TC_STEP_RECV, 0, 0, 0, TC_BUF_RECV, 8, 2);
+    tc_sched_free(&s);
+
+    /* in place: no copy; one rank: nothing to send */
+    a = ar_args(4, 1, 10, 1);
+    assert_int_equal(tc_algo_build(&a, "ring", &s), TC_OK);
+    assert_int_equal(s.nsteps, 12);
+    assert_int_equal(s.steps[0].kind, TC_STEP_SEND);
+    tc_sched_free(&s);
+    a = ar_args(1, 0, 10, 0);
+    assert_int_equal(tc_algo_build(&a, "ring", &s), TC_OK);
+    assert_int_equal(s.nsteps, 1);
+    tc_sched_free(&s);
+    a = ar_args(5, 2, 0, 0);
+    assert_int_equal(tc_algo_build(&a, "ring", &s), TC_OK);
+    assert_int_equal(s.nsteps, 0);
+    tc_sched_free(&s);
+}
+
+/* Recursive doubling, 6 ranks: p' = 4, rem = 2; ranks 0 and 2 fold into 1 and 3. */
+static void test_recursive_doubling_shape(void **state)
+{
+    tc_algo_args_t a = ar_args(6, 0, 5, 0);
+    tc_sched_t s;
+
+    (void)state;
+    assert_int_equal(tc_algo_build(&a, "recursive_doubling", &s), TC_OK);
+    assert_string_equal(s.algo, "recursive_doubling");
+    assert_int_equal(s.nsteps, 3);
+    expect_step(&s.steps[0], TC_STEP_COPY, -1, TC_BUF_SEND, 0, TC_BUF_RECV, 0, 5);
+    expect_step(&s.steps[1], TC_STEP_SEND, 1, TC_BUF_RECV, 0, 0, 0, 5);
+    expect_step(&s.steps[2], TC_STEP_RECV, 1, 0, 0, TC_BUF_RECV, 0, 5);
+    tc_sched_free(&s);
+
+    /* rank 3 is new rank 1: partners new 0 (rank 1) and new 3 (rank 5) */
+    a = ar_args(6, 3, 5, 0);
+    assert_int_equal(tc_algo_build(&a, "recursive_doubling", &s), TC_OK);
+    assert_int_equal(s.scratch_count, 5);
+    assert_int_equal(s.nsteps, 1 + 2 + 3 * 2 + 1);
+    expect_step(&s.steps[1], TC_STEP_RECV, 2, 0, 0, TC_BUF_SCRATCH, 0, 5);
+    expect_step(&s.steps[2], TC_STEP_REDUCE, -1, TC_BUF_SCRATCH, 0, TC_BUF_RECV, 0, 5);
+    expect_step(&s.steps[3], TC_STEP_SEND, 1, TC_BUF_RECV, 0, 0, 0, 5);
+    expect_step(&s.steps[6], TC_STEP_SEND, 5, TC_BUF_RECV, 0, 0, 0, 5);
+    expect_step(&s.steps[9], TC_STEP_SEND, 2, TC_BUF_RECV, 0, 0, 0, 5);
+    tc_sched_free(&s);
+
+    /* rank 5 is new rank 3: partners new 2 (rank 4) and new 1 (rank 3) */
+    a = ar_args(6, 5, 5, 1);
+    assert_int_equal(tc_algo_build(&a, "recursive_doubling", &s), TC_OK);
+    assert_int_equal(s.nsteps, 6);
+    expect_step(&s.steps[0], TC_STEP_SEND, 4, TC_BUF_RECV, 0, 0, 0, 5);
+    expect_step(&s.steps[3], TC_STEP_SEND, 3, TC_BUF_RECV, 0, 0, 0, 5);
+    tc_sched_free(&s);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_init_copies_args),
+        cmocka_unit_test(test_add_grows_and_keeps_steps),
+        cmocka_unit_test(test_add_rejects_bad_steps),
+        cmocka_unit_test(test_coll_names),
+        cmocka_unit_test(test_registry_table),
+        cmocka_unit_test(test_build_errors),
+        cmocka_unit_test(test_ring_shape),
+        cmocka_unit_test(test_recursive_doubling_shape),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
