@@ -1,0 +1,78 @@
+/**
+ * @file bootstrap.h
+ * @brief How the ranks of a job find each other: a small key/value exchange.
+ *
+ * Each rank puts its keys, one fence publishes them, and a peer's key is
+ * fetched only when needed (so start-up does not grow with the world size).
+ * Backends: PMIx (tcrun, mpirun, srun --mpi=pmix) and a world of one.
+ * Every call that can wait takes a deadline.
+ */
+#ifndef TCOMMS_RUNTIME_BOOTSTRAP_H
+#define TCOMMS_RUNTIME_BOOTSTRAP_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "tcomms/base/status.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/** @brief Which bootstrap to use. */
+typedef enum tc_boot_kind {
+    TC_BOOT_AUTO = 0, /**< PMIx when a server is announced in the environment, else self */
+    TC_BOOT_PMIX,     /**< PMIx, an error when there is no server */
+    TC_BOOT_SELF,     /**< a world of one */
+} tc_boot_kind_t;
+
+typedef struct tc_boot tc_boot_t;
+
+/** @brief The operations of one bootstrap backend. */
+typedef struct tc_boot_ops {
+    const char *name;
+    tc_status_t (*put)(tc_boot_t *boot, const char *key, const void *val, size_t len);
+    tc_status_t (*fence)(tc_boot_t *boot, uint64_t deadline_ns);
+    tc_status_t (*get)(tc_boot_t *boot, int peer, const char *key, void *buf, size_t cap,
+                       size_t *len_p, uint64_t deadline_ns);
+    void (*destroy)(tc_boot_t *boot);
+} tc_boot_ops_t;
+
+/** @brief Common head of every bootstrap. */
+struct tc_boot {
+    const tc_boot_ops_t *ops;
+    int rank;             /**< this process's rank in the job */
+    int size;             /**< ranks in the job */
+    char launcher[32];    /**< "tcrun", "mpirun", "srun", "pmix" or "self" */
+    char host[64];        /**< this host's name */
+};
+
+/**
+ * @brief Join the job.
+ * @return TC_ERR_BOOTSTRAP with the reason (e.g. no PMIx server announced, or
+ *         PMIx_Init's error text) when the job cannot be joined.
+ */
+tc_status_t tc_boot_create(tc_boot_kind_t kind, uint64_t deadline_ns, tc_boot_t **boot_p);
+
+/** @brief Publish a key of this rank (visible to others after the next fence). */
+tc_status_t tc_boot_put(tc_boot_t *boot, const char *key, const void *val, size_t len);
+
+/** @brief Commit what was put and wait until every rank has (bounded). */
+tc_status_t tc_boot_fence(tc_boot_t *boot, uint64_t deadline_ns);
+
+/**
+ * @brief Fetch @p key of rank @p peer into @p buf.
+ * @return TC_ERR_NOT_FOUND when the peer never put it, TC_ERR_TRUNCATED when
+ *         longer than @p cap.
+ */
+tc_status_t tc_boot_get(tc_boot_t *boot, int peer, const char *key, void *buf, size_t cap,
+                        size_t *len_p, uint64_t deadline_ns);
+
+/** @brief Leave the job (local). */
+void tc_boot_destroy(tc_boot_t *boot);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* TCOMMS_RUNTIME_BOOTSTRAP_H */

@@ -1,0 +1,73 @@
+/* Bootstrap selection and the backend-independent entry points. */
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "bootstrap_impl.h"
+#include "tcomms/base/log.h"
+
+extern char **environ;
+
+int tc_boot_pmix_announced(void)
+{
+    /* A PMIx server announces itself to its clients through the environment.
+     * Without it PMIx_Init has no singleton mode and fails, so look first. */
+    for (char **e = environ; e && *e; e++) {
+        if (strncmp(*e, "PMIX_NAMESPACE=", 15) == 0 || strncmp(*e, "PMIX_SERVER_URI", 15) == 0)
+            return 1;
+    }
+    return 0;
+}
+
+void tc_boot_fill_common(tc_boot_t *boot)
+{
+    if (gethostname(boot->host, sizeof(boot->host)) != 0)
+        strcpy(boot->host, "unknown");
+    boot->host[sizeof(boot->host) - 1] = '\0';
+}
+
+tc_status_t tc_boot_create(tc_boot_kind_t kind, uint64_t deadline_ns, tc_boot_t **boot_p)
+{
+    switch (kind) {
+    case TC_BOOT_AUTO:
+        if (tc_boot_pmix_announced())
+            return tc_boot_pmix_create(deadline_ns, boot_p);
+        tc_log_info(TC_SUBSYS_RUNTIME, "no PMIx server announced in the environment: world of one");
+        return tc_boot_self_create(boot_p);
+    case TC_BOOT_PMIX:
+        if (!tc_boot_pmix_announced())
+            return tc_error_set(TC_ERR_BOOTSTRAP,
+                                "bootstrap: PMIx requested but no PMIx server is announced "
+                                "(neither PMIX_NAMESPACE nor PMIX_SERVER_URI* is set); run under "
+                                "tcrun, mpirun or srun --mpi=pmix");
+        return tc_boot_pmix_create(deadline_ns, boot_p);
+    case TC_BOOT_SELF:
+        return tc_boot_self_create(boot_p);
+    }
+    return tc_error_set(TC_ERR_INVALID_ARG, "bootstrap: unknown kind %d", (int)kind);
+}
+
+tc_status_t tc_boot_put(tc_boot_t *boot, const char *key, const void *val, size_t len)
+{
+    return boot->ops->put(boot, key, val, len);
+}
+
+tc_status_t tc_boot_fence(tc_boot_t *boot, uint64_t deadline_ns)
+{
+    return boot->ops->fence(boot, deadline_ns);
+}
+
+tc_status_t tc_boot_get(tc_boot_t *boot, int peer, const char *key, void *buf, size_t cap,
+                        size_t *len_p, uint64_t deadline_ns)
+{
+    if (peer < 0 || peer >= boot->size)
+        return tc_error_set(TC_ERR_INVALID_ARG, "bootstrap: get of key '%s' from rank %d of %d",
+                            key, peer, boot->size);
+    return boot->ops->get(boot, peer, key, buf, cap, len_p, deadline_ns);
+}
+
+void tc_boot_destroy(tc_boot_t *boot)
+{
+    if (boot)
+        boot->ops->destroy(boot);
+}

@@ -1,0 +1,12 @@
+/* Internal: the bootstrap backends. */
+#ifndef TC_RUNTIME_BOOTSTRAP_IMPL_H
+#define TC_RUNTIME_BOOTSTRAP_IMPL_H
+
+#include "tcomms/runtime/bootstrap.h"
+
+tc_status_t tc_boot_pmix_create(uint64_t deadline_ns, tc_boot_t **boot_p);
+tc_status_t tc_boot_self_create(tc_boot_t **boot_p);
+int tc_boot_pmix_announced(void);
+void tc_boot_fill_common(tc_boot_t *boot);
+
+#endif

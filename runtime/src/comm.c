@@ -1,0 +1,193 @@
+/* The runtime communicator: join the job, publish the transport address,
+ * connect endpoints on first use, and run collectives. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "comm_impl.h"
+#include "tcomms/base/log.h"
+#include "tcomms/base/time.h"
+#include "tcomms/transport/tcp.h"
+
+#define TC_RT_ADDR_KEY "tc.tcp.addr"
+#define TC_RT_ADDR_MAX 256
+#define TC_RT_DEFAULT_TIMEOUT_S 600
+
+static tc_status_t comm_timeout(const tc_rt_comm_params_t *params, int64_t *timeout_ms_p)
+{
+    if (params->timeout_ms > 0) {
+        *timeout_ms_p = params->timeout_ms;
+        return TC_OK;
+    }
+    int64_t s;
+    tc_status_t st = tc_config_int("TC_TIMEOUT_S", TC_RT_DEFAULT_TIMEOUT_S, 1, 86400 * 365, &s);
+    if (st == TC_OK)
+        *timeout_ms_p = s * 1000;
+    return st;
+}
+
+/* The secret that authenticates this job's connections: TC_JOB_SECRET when the
+ * launcher provides one (tcrun does), else the bootstrap's job identity, which
+ * at least keeps other jobs' and stale connections out. */
+static void comm_secret(const tc_rt_comm_t *comm, char *buf, size_t cap)
+{
+    const char *s = tc_config_string("TC_JOB_SECRET", NULL);
+    if (s && *s)
+        snprintf(buf, cap, "%s", s);
+    else
+        snprintf(buf, cap, "tcomms:%s:%s:%d", comm->boot->launcher,
+                 tc_config_string("PMIX_NAMESPACE", "self"), comm->size);
+}
+
+tc_status_t tc_rt_comm_create(const tc_rt_comm_params_t *params, tc_rt_comm_t **comm_p)
+{
+    tc_status_t st = tc_log_init();
+    if (st != TC_OK)
+        return st;
+    tc_rt_comm_t *comm = calloc(1, sizeof(*comm));
+    if (!comm)
+        return tc_error_set(TC_ERR_NO_MEMORY, "comm create: allocating the communicator");
+    snprintf(comm->name, sizeof(comm->name), "%s", params->name ? params->name : "world");
+    tc_hints_init(&comm->hints);
+    tc_hmap_init(&comm->eps);
+    if (params->hints && (st = tc_hints_copy(&comm->hints, params->hints)) != TC_OK)
+        goto err;
+    if ((st = comm_timeout(params, &comm->timeout_ms)) != TC_OK)
+        goto err;
+    uint64_t deadline = tc_deadline_after_ms((uint64_t)comm->timeout_ms);
+
+    tc_boot_kind_t boot = params->boot;
+    if (boot == TC_BOOT_AUTO) {
+        static const char *const kinds[] = {"auto", "pmix", "self", NULL};
+        int kind;
+        if ((st = tc_config_enum("TC_BOOTSTRAP", kinds, TC_BOOT_AUTO, &kind)) != TC_OK)
+            goto err;
+        boot = (tc_boot_kind_t)kind;
+    }
+    if ((st = tc_boot_create(boot, deadline, &comm->boot)) != TC_OK)
+        goto err;
+    comm->rank = comm->boot->rank;
+    comm->size = comm->boot->size;
+    tc_log_set_rank(comm->rank);
+
+    char secret[256];
+    comm_secret(comm, secret, sizeof(secret));
+    tc_tp_ctx_params_t tp_params = TC_TP_CTX_PARAMS_INIT;
+    tp_params.self_id = (uint64_t)comm->rank;
+    tp_params.secret = secret;
+    tp_params.secret_len = strlen(secret);
+    tp_params.hints = &comm->hints;
+    if ((st = tc_tp_ctx_create(&tc_tp_tcp_ops, &tp_params, &comm->tp)) != TC_OK)
+        goto err;
+
+    unsigned char addr[TC_RT_ADDR_MAX];
+    size_t addr_len;
+    if ((st = tc_tp_addr_pack(comm->tp, addr, sizeof(addr), &addr_len)) != TC_OK ||
+        (st = tc_boot_put(comm->boot, TC_RT_ADDR_KEY, addr, addr_len)) != TC_OK ||
+        (st = tc_boot_fence(comm->boot, deadline)) != TC_OK)
+        goto err;
+
+    tc_log_info(TC_SUBSYS_RUNTIME, "comm '%s': rank %d of %d on %s via %s, timeout %lld ms",
+                comm->name, comm->rank, comm->size, comm->boot->host, comm->boot->launcher,
+                (long long)comm->timeout_ms);
+    *comm_p = comm;
+    return TC_OK;
+
+err:
+    tc_error_prefix("comm '%s' create: ", comm->name);
+    tc_rt_comm_destroy(comm);
+    return st;
+}
+
+void tc_rt_comm_destroy(tc_rt_comm_t *comm)
+{
+    if (!comm)
+        return;
+    size_t iter = 0;
+    uint64_t peer;
+    void *ep;
+    while (tc_hmap_next(&comm->eps, &iter, &peer, &ep))
+        tc_tp_ep_close(ep);
+    tc_hmap_free(&comm->eps);
+    if (comm->tp)
+        tc_tp_ctx_destroy(comm->tp);
+    tc_boot_destroy(comm->boot);
+    tc_rt_exec_free(&comm->exec);
+    tc_hints_free(&comm->hints);
+    free(comm);
+}
+
+int tc_rt_comm_rank(const tc_rt_comm_t *comm)
+{
+    return comm->rank;
+}
+
+int tc_rt_comm_size(const tc_rt_comm_t *comm)
+{
+    return comm->size;
+}
+
+const char *tc_rt_comm_name(const tc_rt_comm_t *comm)
+{
+    return comm->name;
+}
+
+tc_status_t tc_rt_comm_ep(tc_rt_comm_t *comm, int peer, uint64_t deadline_ns, tc_tp_ep_t **ep_p)
+{
+    tc_tp_ep_t *ep = tc_hmap_get(&comm->eps, (uint64_t)peer);
+    if (ep) {
+        *ep_p = ep;
+        return TC_OK;
+    }
+    if (peer == comm->rank || peer < 0 || peer >= comm->size)
+        return tc_error_set(TC_ERR_INTERNAL, "comm '%s': schedule names peer %d (self %d, size %d)",
+                            comm->name, peer, comm->rank, comm->size);
+    unsigned char addr[TC_RT_ADDR_MAX];
+    size_t len;
+    tc_status_t st = tc_boot_get(comm->boot, peer, TC_RT_ADDR_KEY, addr, sizeof(addr), &len,
+                                 deadline_ns);
+    if (st != TC_OK)
+        return st;
+    if ((st = tc_tp_ep_connect(comm->tp, (uint64_t)peer, addr, len, &ep)) != TC_OK)
+        return st;
+    if ((st = tc_hmap_put(&comm->eps, (uint64_t)peer, ep)) != TC_OK) {
+        tc_tp_ep_close(ep);
+        return st;
+    }
+    tc_log_debug(TC_SUBSYS_RUNTIME, "comm '%s': connected to rank %d", comm->name, peer);
+    *ep_p = ep;
+    return TC_OK;
+}
+
+tc_status_t tc_rt_coll_run(tc_rt_comm_t *comm, const tc_rt_coll_t *call)
+{
+    uint64_t seq = ++comm->seq;
+    char what[96];
+    snprintf(what, sizeof(what), "%s #%llu on comm '%s'", tc_coll_name(call->coll),
+             (unsigned long long)seq, comm->name);
+    if (comm->broken != TC_OK)
+        return tc_error_set(comm->broken, "%s: the communicator is unusable since an earlier "
+                            "failure: %s", what, comm->broken_why);
+
+    const char *algo = call->hints ? tc_hints_get(call->hints, "algo") : NULL;
+    if (!algo)
+        algo = tc_hints_get(&comm->hints, "algo");
+    if (!algo && call->coll == TC_COLL_ALL_REDUCE)
+        algo = tc_config_string("TC_ALGO_ALL_REDUCE", NULL);
+
+    tc_algo_args_t args = {call->coll, comm->size, comm->rank, call->root, call->count,
+                           call->sendbuf == call->recvbuf};
+    tc_sched_t sched;
+    tc_status_t st = tc_algo_build(&args, algo, &sched);
+    if (st != TC_OK) {
+        tc_error_prefix("%s: ", what);
+        return st;
+    }
+    tc_log_debug(TC_SUBSYS_RUNTIME, "%s: %s, %zu x %s, %u steps", what, sched.algo, call->count,
+                 tc_dtype_name(call->dtype), sched.nsteps);
+    int64_t timeout = call->timeout_ms > 0 ? call->timeout_ms : comm->timeout_ms;
+    uint64_t tag = (comm->comm_id << 48) | (seq & ((1ull << 48) - 1));
+    st = tc_rt_exec_run(comm, &sched, call, tag, tc_deadline_after_ms((uint64_t)timeout), what);
+    tc_sched_free(&sched);
+    return st;
+}

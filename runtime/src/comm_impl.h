@@ -1,0 +1,46 @@
+/* Internal: the runtime communicator and its executor. */
+#ifndef TC_RUNTIME_COMM_IMPL_H
+#define TC_RUNTIME_COMM_IMPL_H
+
+#include "tcomms/base/hmap.h"
+#include "tcomms/runtime/comm.h"
+#include "tcomms/transport/transport.h"
+
+/* Per-step state the executor keeps, reused across operations (grow-only). */
+typedef struct tc_rt_exec_state {
+    uint32_t cap;          /* steps the arrays below hold */
+    uint8_t *state;        /* TC_RT_STEP_* per step */
+    tc_tp_req_t *reqs;     /* one request per step (used by communication steps) */
+    uint64_t *tmp_off;     /* byte offset into tmp of each RECV_REDUCE step */
+    void *tmp;             /* landing area for RECV_REDUCE steps */
+    size_t tmp_cap;
+    void *scratch;         /* the schedule's scratch buffer */
+    size_t scratch_cap;
+} tc_rt_exec_state_t;
+
+struct tc_rt_comm {
+    tc_boot_t *boot;
+    int rank;
+    int size;
+    char name[64];
+    int64_t timeout_ms;
+    uint64_t comm_id;      /* high bits of every tag: separates communicators */
+    uint64_t seq;          /* operations issued on this communicator */
+    tc_status_t broken;    /* TC_OK, or why the communicator can no longer be used */
+    char broken_why[512];
+    tc_tp_ctx_t *tp;
+    tc_hmap_t eps;         /* rank -> tc_tp_ep_t*, only the peers actually used */
+    tc_hints_t hints;
+    tc_rt_exec_state_t exec;
+};
+
+/* The endpoint to @p peer, connected on first use. */
+tc_status_t tc_rt_comm_ep(tc_rt_comm_t *comm, int peer, uint64_t deadline_ns, tc_tp_ep_t **ep_p);
+
+/* Run a schedule; @p what names the operation in errors ("all_reduce #12"). */
+tc_status_t tc_rt_exec_run(tc_rt_comm_t *comm, const tc_sched_t *sched, const tc_rt_coll_t *call,
+                           uint64_t tag, uint64_t deadline_ns, const char *what);
+
+void tc_rt_exec_free(tc_rt_exec_state_t *exec);
+
+#endif

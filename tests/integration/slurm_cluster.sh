@@ -1,0 +1,74 @@
+#!/usr/bin/env bash
+# A one-node Slurm cluster on loopback, for the integration tests.
+#   slurm_cluster.sh start DIR   # writes DIR/slurm.conf, starts slurmctld and slurmd
+#   slurm_cluster.sh stop DIR    # stops the daemons it started (by their PIDs)
+# Then: SLURM_CONF=DIR/slurm.conf srun -O -n 4 --mpi=pmix prog
+set -euo pipefail
+cmd=${1:?start|stop}
+dir=${2:?state directory}
+
+stop() {
+    for d in slurmd slurmctld; do
+        if [ -f "$dir/$d.pid" ]; then
+            pid=$(cat "$dir/$d.pid")
+            kill "$pid" 2>/dev/null || true
+            for _ in $(seq 50); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
+            kill -9 "$pid" 2>/dev/null || true
+            rm -f "$dir/$d.pid"
+        fi
+    done
+}
+
+if [ "$cmd" = stop ]; then
+    stop
+    exit 0
+fi
+
+mkdir -p "$dir"/{state,spool,log}
+cpus=$(nproc)
+user=$(id -un)
+cat > "$dir/slurm.conf" <<CONF
+ClusterName=tcomms-test
+SlurmctldHost=localhost
+SlurmUser=$user
+SlurmdUser=root
+AuthType=auth/none
+CredType=cred/none
+ProctrackType=proctrack/linuxproc
+TaskPlugin=task/none
+MpiDefault=pmix
+SchedulerType=sched/builtin
+SelectType=select/cons_tres
+SelectTypeParameters=CR_CPU
+ReturnToService=2
+StateSaveLocation=$dir/state
+SlurmdSpoolDir=$dir/spool
+SlurmctldPidFile=$dir/slurmctld.pidfile
+SlurmdPidFile=$dir/slurmd.pidfile
+SlurmctldLogFile=$dir/log/slurmctld.log
+SlurmdLogFile=$dir/log/slurmd.log
+SlurmctldPort=${TC_SLURMCTLD_PORT:-16817}
+SlurmdPort=${TC_SLURMD_PORT:-16818}
+JobCompType=jobcomp/none
+AccountingStorageType=accounting_storage/none
+NodeName=localhost NodeAddr=127.0.0.1 CPUs=$cpus State=UNKNOWN
+PartitionName=test Nodes=localhost Default=YES MaxTime=INFINITE State=UP OverSubscribe=FORCE:8
+CONF
+export SLURM_CONF=$dir/slurm.conf
+slurmctld -D -f "$SLURM_CONF" >"$dir/log/slurmctld.out" 2>&1 &
+echo $! > "$dir/slurmctld.pid"
+slurmd -D -N localhost -f "$SLURM_CONF" >"$dir/log/slurmd.out" 2>&1 &
+echo $! > "$dir/slurmd.pid"
+
+# Ready when the node is idle (bounded).
+for _ in $(seq 150); do
+    if sinfo -h -N -o '%t' 2>/dev/null | grep -qE '^(idle|mix)'; then
+        exit 0
+    fi
+    sleep 0.2
+done
+echo "slurm_cluster: the node did not become idle within 30 s" >&2
+sinfo -N -l >&2 || true
+tail -n 20 "$dir/log/slurmctld.log" "$dir/log/slurmd.log" >&2 || true
+stop
+exit 1

@@ -1,0 +1,87 @@
+#!/usr/bin/env bash
+# The whole tcomms test suite: set-up, build, unit tests, layering, sanitizers,
+# integration under every launcher, documentation. Run from anywhere:
+#   tools/ci/test.sh
+# Every step runs even when an earlier one failed; the exit status is non-zero
+# if any failed, and the last line is the summary.
+set -uo pipefail
+cd "$(dirname "$0")/../.."
+root=$(pwd)
+start_all=$SECONDS
+passed=() failed=()
+
+step() {
+    local name=$1
+    shift
+    local t=$SECONDS
+    echo "=== $name"
+    if "$@"; then
+        passed+=("$name")
+        echo "=== $name: ok ($((SECONDS - t)) s)"
+    else
+        failed+=("$name")
+        echo "=== $name: FAILED ($((SECONDS - t)) s)"
+    fi
+}
+
+# A build that must fail, with the given message.
+must_fail() {
+    local expect=$1
+    shift
+    local out
+    out=$(bazel build "$@" 2>&1)
+    if [ $? -eq 0 ]; then
+        echo "expected the build of $* to fail, it succeeded"
+        return 1
+    fi
+    if ! grep -q "$expect" <<<"$out"; then
+        echo "the build of $* failed, but not with '$expect':"
+        tail -n 20 <<<"$out"
+        return 1
+    fi
+    echo "refused as expected: $(grep -m1 "$expect" <<<"$out" | cut -c1-200)"
+}
+
+# Copy the binaries of the current configuration aside (bazel-bin moves with --config).
+stash_bin() {
+    local dest=$1
+    rm -rf "$dest" && mkdir -p "$dest"
+    for b in tools/tcrun/tcrun tools/tcperf/tcperf tests/integration/allreduce_test; do
+        mkdir -p "$dest/$(dirname $b)" && cp "bazel-bin/$b" "$dest/$b" || return 1
+    done
+}
+
+integration() {
+    local dir=build/bin-$1
+    shift
+    stash_bin "$dir" && tests/integration/run_launchers.sh "$dir" "$@"
+}
+
+asan_integration() {
+    bazel build --config=asan //... &&
+        ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=halt_on_error=1 \
+            LSAN_OPTIONS=suppressions=$root/tests/tcrun/lsan.supp:fast_unwind_on_malloc=0 \
+            integration asan --quick
+}
+
+step "install dependencies" tools/setup/install-deps.sh
+step "build (gcc)" bazel build //...
+step "unit tests (gcc)" bazel test //...
+step "integration: tcrun, mpirun, srun, no launcher" integration opt
+step "layering: upward dependency refused" \
+    must_fail "is not visible from target" //base/layering_probe:upward_dependency
+step "layering: algo may not use transport" \
+    must_fail "is not visible from target" //algo/layering_probe:sideways_dependency
+step "layering_check (clang): build" bazel build --config=layering //...
+step "layering_check (clang): transitive include refused" \
+    must_fail "does not depend on a module exporting" --config=layering \
+    //runtime/layering_probe:transitive_include
+step "unit tests (ASan+UBSan)" bazel test --config=asan //...
+step "integration (ASan+UBSan)" asan_integration
+step "doxygen: public headers, warnings as errors" \
+    bash -c 'mkdir -p build && doxygen docs/Doxyfile'
+
+echo
+echo "passed: ${#passed[@]}; failed: ${#failed[@]}${failed:+ (${failed[*]})}"
+echo "tcomms tests: ${#passed[@]} steps passed, ${#failed[@]} failed, $((SECONDS - start_all)) s"
+[ ${#failed[@]} -eq 0 ]
