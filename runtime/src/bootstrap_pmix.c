@@ -160,6 +160,12 @@ tc_status_t tc_boot_pmix_create(uint64_t deadline_ns, tc_boot_t **boot_p)
     p->head.size = (int)v->data.uint32;
     p->head.rank = (int)p->self.rank;
     PMIX_VALUE_RELEASE(v);
+    v = NULL;
+    p->head.local_size = 1;
+    if (PMIx_Get(&job, PMIX_LOCAL_SIZE, NULL, 0, &v) == PMIX_SUCCESS && v->type == PMIX_UINT32)
+        p->head.local_size = (int)v->data.uint32;
+    if (v)
+        PMIX_VALUE_RELEASE(v);
     detect_launcher(p->head.launcher, sizeof(p->head.launcher));
     tc_boot_fill_common(&p->head);
     tc_log_info(TC_SUBSYS_RUNTIME, "bootstrap: pmix (%s) namespace %s rank %d of %d",

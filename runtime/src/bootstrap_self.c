@@ -93,6 +93,7 @@ tc_status_t tc_boot_self_create(tc_boot_t **boot_p)
     s->head.ops = &self_ops;
     s->head.rank = 0;
     s->head.size = 1;
+    s->head.local_size = 1;
     strcpy(s->head.launcher, "self");
     tc_boot_fill_common(&s->head);
     *boot_p = &s->head;

@@ -24,6 +24,7 @@ struct tc_rt_comm {
     int size;
     char name[64];
     int64_t timeout_ms;
+    uint64_t spin_ns;      /* how long a blocking call polls before sleeping in the transport */
     uint64_t comm_id;      /* high bits of every tag: separates communicators */
     uint64_t seq;          /* operations issued on this communicator */
     tc_status_t broken;    /* TC_OK, or why the communicator can no longer be used */

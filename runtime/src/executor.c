@@ -19,8 +19,6 @@ enum { STEP_NEW = 0, STEP_POSTED, STEP_DONE };
 
 /* How far past the first unfinished step the executor looks for work. */
 #define EXEC_WINDOW 256
-/* Polls without progress before sleeping in the transport's wait. */
-#define EXEC_SPIN 64
 
 typedef struct {
     tc_rt_comm_t *comm;
@@ -296,7 +294,7 @@ tc_status_t tc_rt_exec_run(tc_rt_comm_t *comm, const tc_sched_t *sched, const tc
     x.bufs[TC_BUF_RECV] = call->recvbuf;
     x.bufs[TC_BUF_SCRATCH] = x.ex->scratch;
 
-    int idle = 0;
+    uint64_t idle_since = 0; /* when the current stretch without progress began */
     while (x.ndone < sched->nsteps) {
         int changed = exec_pass(&x, &st);
         if (changed < 0)
@@ -308,7 +306,7 @@ tc_status_t tc_rt_exec_run(tc_rt_comm_t *comm, const tc_sched_t *sched, const tc
             goto fail;
         }
         if (changed || n) {
-            idle = 0;
+            idle_since = 0;
             continue;
         }
         if (tc_deadline_passed(deadline_ns)) {
@@ -319,7 +317,10 @@ tc_status_t tc_rt_exec_run(tc_rt_comm_t *comm, const tc_sched_t *sched, const tc
                               x.first, sched->nsteps, awaited);
             goto fail;
         }
-        if (++idle > EXEC_SPIN) {
+        uint64_t now = tc_time_ns();
+        if (idle_since == 0)
+            idle_since = now;
+        if (now - idle_since >= comm->spin_ns) {
             int left = tc_deadline_left_ms(deadline_ns);
             tc_tp_wait(comm->tp, left < 100 ? left : 100);
         }

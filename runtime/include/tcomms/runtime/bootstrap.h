@@ -43,6 +43,7 @@ struct tc_boot {
     const tc_boot_ops_t *ops;
     int rank;             /**< this process's rank in the job */
     int size;             /**< ranks in the job */
+    int local_size;       /**< ranks of the job on this node (1 when unknown) */
     char launcher[32];    /**< "tcrun", "mpirun", "srun", "pmix" or "self" */
     char host[64];        /**< this host's name */
 };
