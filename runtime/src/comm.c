@@ -72,6 +72,12 @@ tc_status_t tc_rt_comm_create(const tc_rt_comm_params_t *params, tc_rt_comm_t **
         goto err;
     if ((st = comm_timeout(params, &comm->timeout_ms)) != TC_OK)
         goto err;
+    for (int c = 0; c < TC_COLL_COUNT; c++) {
+        char var[64] = "TC_ALGO_";
+        for (const char *n = tc_coll_name((tc_coll_t)c); *n && strlen(var) < sizeof(var) - 1; n++)
+            var[strlen(var)] = (char)(*n >= 'a' && *n <= 'z' ? *n - 'a' + 'A' : *n);
+        comm->env_algo[c] = tc_config_string(var, NULL);
+    }
     uint64_t deadline = tc_deadline_after_ms((uint64_t)comm->timeout_ms);
 
     tc_boot_kind_t boot = params->boot;
@@ -134,6 +140,9 @@ void tc_rt_comm_destroy(tc_rt_comm_t *comm)
         tc_tp_ctx_destroy(comm->tp);
     tc_boot_destroy(comm->boot);
     tc_rt_exec_free(&comm->exec);
+    for (int i = 0; i < TC_RT_SCHED_CACHE; i++)
+        if (comm->sched_cache[i].last_use)
+            tc_sched_free(&comm->sched_cache[i].sched);
     tc_hints_free(&comm->hints);
     free(comm);
 }
@@ -180,35 +189,74 @@ tc_status_t tc_rt_comm_ep(tc_rt_comm_t *comm, int peer, uint64_t deadline_ns, tc
     return TC_OK;
 }
 
+const char *tc_rt_op_what(const tc_rt_op_t *op, char *buf, size_t cap)
+{
+    snprintf(buf, cap, "%s #%llu on comm '%s'", tc_coll_name(op->coll),
+             (unsigned long long)op->seq, op->comm_name);
+    return buf;
+}
+
+/* The schedule for (call, algo), from the cache or built and cached. */
+static tc_status_t comm_sched(tc_rt_comm_t *comm, const tc_rt_coll_t *call, const char *algo,
+                              const tc_sched_t **sched_p)
+{
+    int in_place = call->sendbuf == call->recvbuf;
+    const char *key = algo ? algo : "";
+    tc_rt_sched_entry_t *victim = &comm->sched_cache[0];
+    for (int i = 0; i < TC_RT_SCHED_CACHE; i++) {
+        tc_rt_sched_entry_t *e = &comm->sched_cache[i];
+        if (e->last_use && e->coll == call->coll && e->count == call->count &&
+            e->root == call->root && e->in_place == in_place && strcmp(e->algo, key) == 0) {
+            e->last_use = ++comm->sched_uses;
+            *sched_p = &e->sched;
+            return TC_OK;
+        }
+        if (e->last_use < victim->last_use)
+            victim = e;
+    }
+    tc_algo_args_t args = {call->coll, comm->size, comm->rank, call->root, call->count, in_place};
+    tc_sched_t sched = {0};
+    tc_status_t st = tc_algo_build(&args, algo, &sched);
+    if (st != TC_OK)
+        return st;
+    if (strlen(key) >= sizeof(victim->algo)) { /* too long to cache: use once */
+        tc_sched_free(&sched);
+        return tc_error_set(TC_ERR_NOT_FOUND, "algorithm name '%.40s...' is too long", key);
+    }
+    if (victim->last_use)
+        tc_sched_free(&victim->sched);
+    *victim = (tc_rt_sched_entry_t){++comm->sched_uses, call->coll, call->count, call->root,
+                                    in_place, "", sched};
+    strcpy(victim->algo, key);
+    tc_log_debug(TC_SUBSYS_RUNTIME, "comm '%s': %s schedule %s for %llu elements, %u steps",
+                 comm->name, tc_coll_name(call->coll), sched.algo,
+                 (unsigned long long)call->count, sched.nsteps);
+    *sched_p = &victim->sched;
+    return TC_OK;
+}
+
 tc_status_t tc_rt_coll_run(tc_rt_comm_t *comm, const tc_rt_coll_t *call)
 {
-    uint64_t seq = ++comm->seq;
-    char what[96];
-    snprintf(what, sizeof(what), "%s #%llu on comm '%s'", tc_coll_name(call->coll),
-             (unsigned long long)seq, comm->name);
+    tc_rt_op_t op = {call->coll, ++comm->seq, comm->name};
+    char what[128];
     if (comm->broken != TC_OK)
         return tc_error_set(comm->broken, "%s: the communicator is unusable since an earlier "
-                            "failure: %s", what, comm->broken_why);
+                            "failure: %s", tc_rt_op_what(&op, what, sizeof(what)),
+                            comm->broken_why);
 
     const char *algo = call->hints ? tc_hints_get(call->hints, "algo") : NULL;
     if (!algo)
         algo = tc_hints_get(&comm->hints, "algo");
-    if (!algo && call->coll == TC_COLL_ALL_REDUCE)
-        algo = tc_config_string("TC_ALGO_ALL_REDUCE", NULL);
+    if (!algo)
+        algo = comm->env_algo[call->coll];
 
-    tc_algo_args_t args = {call->coll, comm->size, comm->rank, call->root, call->count,
-                           call->sendbuf == call->recvbuf};
-    tc_sched_t sched;
-    tc_status_t st = tc_algo_build(&args, algo, &sched);
+    const tc_sched_t *sched = NULL;
+    tc_status_t st = comm_sched(comm, call, algo, &sched);
     if (st != TC_OK) {
-        tc_error_prefix("%s: ", what);
+        tc_error_prefix("%s: ", tc_rt_op_what(&op, what, sizeof(what)));
         return st;
     }
-    tc_log_debug(TC_SUBSYS_RUNTIME, "%s: %s, %zu x %s, %u steps", what, sched.algo, call->count,
-                 tc_dtype_name(call->dtype), sched.nsteps);
     int64_t timeout = call->timeout_ms > 0 ? call->timeout_ms : comm->timeout_ms;
-    uint64_t tag = (comm->comm_id << 48) | (seq & ((1ull << 48) - 1));
-    st = tc_rt_exec_run(comm, &sched, call, tag, tc_deadline_after_ms((uint64_t)timeout), what);
-    tc_sched_free(&sched);
-    return st;
+    uint64_t tag = (comm->comm_id << 48) | (op.seq & ((1ull << 48) - 1));
+    return tc_rt_exec_run(comm, sched, call, tag, tc_deadline_after_ms((uint64_t)timeout), &op);
 }

@@ -18,6 +18,30 @@ typedef struct tc_rt_exec_state {
     size_t scratch_cap;
 } tc_rt_exec_state_t;
 
+/* Schedules are pure functions of these keys, so a communicator keeps the
+ * last few it built: repeated operations (training loops) build nothing. */
+#define TC_RT_SCHED_CACHE 8
+
+typedef struct tc_rt_sched_entry {
+    uint64_t last_use;     /* 0: empty */
+    tc_coll_t coll;
+    uint64_t count;
+    int root;
+    int in_place;
+    char algo[32];         /* the name asked for, "" for the default */
+    tc_sched_t sched;
+} tc_rt_sched_entry_t;
+
+/* What an operation is, for error messages (formatted only when needed). */
+typedef struct tc_rt_op {
+    tc_coll_t coll;
+    uint64_t seq;
+    const char *comm_name;
+} tc_rt_op_t;
+
+/* "all_reduce #12 on comm 'world'" */
+const char *tc_rt_op_what(const tc_rt_op_t *op, char *buf, size_t cap);
+
 struct tc_rt_comm {
     tc_boot_t *boot;
     int rank;
@@ -33,14 +57,17 @@ struct tc_rt_comm {
     tc_hmap_t eps;         /* rank -> tc_tp_ep_t*, only the peers actually used */
     tc_hints_t hints;
     tc_rt_exec_state_t exec;
+    const char *env_algo[TC_COLL_COUNT]; /* TC_ALGO_<COLLECTIVE>, read once at creation */
+    uint64_t sched_uses;
+    tc_rt_sched_entry_t sched_cache[TC_RT_SCHED_CACHE];
 };
 
 /* The endpoint to @p peer, connected on first use. */
 tc_status_t tc_rt_comm_ep(tc_rt_comm_t *comm, int peer, uint64_t deadline_ns, tc_tp_ep_t **ep_p);
 
-/* Run a schedule; @p what names the operation in errors ("all_reduce #12"). */
+/* Run a schedule; @p op names the operation in errors. */
 tc_status_t tc_rt_exec_run(tc_rt_comm_t *comm, const tc_sched_t *sched, const tc_rt_coll_t *call,
-                           uint64_t tag, uint64_t deadline_ns, const char *what);
+                           uint64_t tag, uint64_t deadline_ns, const tc_rt_op_t *op);
 
 void tc_rt_exec_free(tc_rt_exec_state_t *exec);
 

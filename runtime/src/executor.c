@@ -29,7 +29,8 @@ typedef struct {
     size_t esize;
     uint64_t tag;
     uint64_t deadline;
-    const char *what;
+    const tc_rt_op_t *op;
+    char what[128];   /* the operation's name, formatted on the first error */
     uint32_t first;   /* lowest step not done */
     uint32_t ndone;
 } exec_t;
@@ -89,10 +90,15 @@ static const char *step_kind_name(uint8_t kind)
     return kind < 5 ? names[kind] : "invalid";
 }
 
+static const char *exec_what(exec_t *x)
+{
+    return x->what[0] ? x->what : tc_rt_op_what(x->op, x->what, sizeof(x->what));
+}
+
 static tc_status_t step_fail(exec_t *x, uint32_t i, tc_status_t st, const char *why)
 {
     const tc_step_t *s = &x->sched->steps[i];
-    return tc_error_set(st, "%s (%s, rank %d of %d): step %u of %u (%s %s rank %d): %s", x->what,
+    return tc_error_set(st, "%s (%s, rank %d of %d): step %u of %u (%s %s rank %d): %s", exec_what(x),
                         x->sched->algo, x->comm->rank, x->comm->size, i, x->sched->nsteps,
                         step_kind_name(s->kind), s->kind == TC_STEP_SEND ? "to" : "from", s->peer,
                         why);
@@ -139,7 +145,7 @@ static tc_status_t step_start(exec_t *x, uint32_t i)
     }
     tc_tp_ep_t *ep;
     if ((st = tc_rt_comm_ep(x->comm, s->peer, x->deadline, &ep)) != TC_OK) {
-        tc_error_prefix("%s: connecting to rank %d: ", x->what, s->peer);
+        tc_error_prefix("%s: connecting to rank %d: ", exec_what(x), s->peer);
         return st;
     }
     tc_tp_req_t *req = &x->ex->reqs[i];
@@ -272,10 +278,10 @@ static void exec_abandon(exec_t *x, tc_status_t st)
 }
 
 tc_status_t tc_rt_exec_run(tc_rt_comm_t *comm, const tc_sched_t *sched, const tc_rt_coll_t *call,
-                           uint64_t tag, uint64_t deadline_ns, const char *what)
+                           uint64_t tag, uint64_t deadline_ns, const tc_rt_op_t *op)
 {
     exec_t x = {comm, sched, call, &comm->exec, {NULL, NULL, NULL}, tc_dtype_size(call->dtype),
-                tag, deadline_ns, what, 0, 0};
+                tag, deadline_ns, op, "", 0, 0};
     size_t tmp_bytes = 0;
     tc_status_t st = exec_reserve(x.ex, sched->nsteps, 0, 0);
     if (st != TC_OK)
@@ -302,7 +308,7 @@ tc_status_t tc_rt_exec_run(tc_rt_comm_t *comm, const tc_sched_t *sched, const tc
         int n = tc_tp_progress(comm->tp);
         if (n < 0) {
             st = (tc_status_t)n;
-            tc_error_prefix("%s: transport progress: ", what);
+            tc_error_prefix("%s: transport progress: ", exec_what(&x));
             goto fail;
         }
         if (changed || n) {
@@ -313,7 +319,7 @@ tc_status_t tc_rt_exec_run(tc_rt_comm_t *comm, const tc_sched_t *sched, const tc
             char awaited[160];
             exec_awaited(&x, awaited, sizeof(awaited));
             st = tc_error_set(TC_ERR_TIMEOUT, "%s (%s, rank %d of %d): timed out at step %u of %u;"
-                              " waiting for rank(s) %s", what, sched->algo, comm->rank, comm->size,
+                              " waiting for rank(s) %s", exec_what(&x), sched->algo, comm->rank, comm->size,
                               x.first, sched->nsteps, awaited);
             goto fail;
         }
