@@ -214,7 +214,12 @@ static tc_status_t comm_sched(tc_rt_comm_t *comm, const tc_rt_coll_t *call, cons
         if (e->last_use < victim->last_use)
             victim = e;
     }
-    tc_algo_args_t args = {call->coll, comm->size, comm->rank, call->root, call->count, in_place};
+    tc_algo_args_t args = {.coll = call->coll,
+                           .nranks = comm->size,
+                           .rank = comm->rank,
+                           .root = call->root,
+                           .count = call->count,
+                           .in_place = in_place};
     tc_sched_t sched = {0};
     tc_status_t st = tc_algo_build(&args, algo, &sched);
     if (st != TC_OK)
