@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include <cmocka.h>
+#include <cpuid.h>
 
 #include "ref.h"
 #include "tcomms/base/status.h"
@@ -19,6 +20,43 @@
 
 enum { MODE_OUT = 0, MODE_DST_A, MODE_DST_B, MODE_DST_AB, MODE_COUNT };
 static const char *const mode_names[] = {"out-of-place", "dst==a", "dst==b", "dst==a==b"};
+
+/* ---- instruction-set levels ---------------------------------------------- */
+
+static const char *const level_names[] = {"portable", "avx2", "avx512"};
+
+/* What this CPU supports, found independently of the kernels' own detection. */
+static tc_kern_simd_t cpu_level(void)
+{
+    unsigned eax = 0, ebx = 0, ecx = 0, edx = 0;
+
+    __builtin_cpu_init();
+    if (!__builtin_cpu_supports("avx2") || !__get_cpuid(1, &eax, &ebx, &ecx, &edx) ||
+        (ecx & (1u << 29)) == 0) { /* CPUID.1:ECX bit 29: F16C */
+        return TC_KERN_SIMD_NONE;
+    }
+    if (!__builtin_cpu_supports("avx512f") || !__builtin_cpu_supports("avx512bw")) {
+        return TC_KERN_SIMD_AVX2;
+    }
+    return TC_KERN_SIMD_AVX512;
+}
+
+/* Use `level`; returns 0 (and says so) when this CPU cannot run it. */
+static int use_level(tc_kern_simd_t level)
+{
+    if (level > cpu_level()) {
+        print_message("kernels: %s path not run: this CPU lacks it\n", level_names[level]);
+        return 0;
+    }
+    assert_int_equal(tc_kern_simd_limit(level), level);
+    assert_int_equal(tc_kern_simd(), level);
+    return 1;
+}
+
+static void restore_level(void)
+{
+    assert_int_equal(tc_kern_simd_limit(TC_KERN_SIMD_AVX512), cpu_level());
+}
 
 /* ---- inputs ------------------------------------------------------------- */
 
@@ -301,8 +339,10 @@ static void sweep(tc_kern_simd_t simd)
     int t, op, mode;
     size_t n;
 
-    assert_int_equal(tc_kern_simd_limit(simd),
-                     simd == TC_KERN_SIMD_NONE ? TC_KERN_SIMD_NONE : tc_kern_simd());
+    if (!use_level(simd)) {
+        skip();
+    }
+    print_message("kernels: sweeping every type x op on the %s path\n", level_names[simd]);
     for (t = 0; t < TC_DTYPE_COUNT; t++) {
         for (op = 0; op < TC_REDOP_COUNT; op++) {
             if (!tc_redop_valid_for((tc_redop_t)op, (tc_dtype_t)t)) {
@@ -317,10 +357,16 @@ static void sweep(tc_kern_simd_t simd)
             }
         }
     }
-    tc_kern_simd_limit(TC_KERN_SIMD_AVX2);
+    restore_level();
 }
 
-static void test_all_types_ops_best_simd(void **state)
+static void test_all_types_ops_avx512(void **state)
+{
+    (void)state;
+    sweep(TC_KERN_SIMD_AVX512);
+}
+
+static void test_all_types_ops_avx2(void **state)
 {
     (void)state;
     sweep(TC_KERN_SIMD_AVX2);
@@ -334,29 +380,75 @@ static void test_all_types_ops_portable(void **state)
 
 static void test_simd_detection(void **state)
 {
+    tc_kern_simd_t cpu = cpu_level();
+
     (void)state;
-    __builtin_cpu_init();
-    assert_int_equal(tc_kern_simd(),
-                     __builtin_cpu_supports("avx2") ? TC_KERN_SIMD_AVX2 : TC_KERN_SIMD_NONE);
+    print_message("kernels: this CPU runs the portable path%s%s\n",
+                  cpu >= TC_KERN_SIMD_AVX2 ? " and avx2" : "",
+                  cpu >= TC_KERN_SIMD_AVX512 ? " and avx512" : "");
+    assert_int_equal(tc_kern_simd(), cpu);
     assert_int_equal(tc_kern_simd_limit(TC_KERN_SIMD_NONE), TC_KERN_SIMD_NONE);
     assert_int_equal(tc_kern_simd(), TC_KERN_SIMD_NONE);
-    tc_kern_simd_limit(TC_KERN_SIMD_AVX2);
-    assert_int_equal(tc_kern_simd(),
-                     __builtin_cpu_supports("avx2") ? TC_KERN_SIMD_AVX2 : TC_KERN_SIMD_NONE);
+    assert_int_equal(tc_kern_simd_limit(TC_KERN_SIMD_AVX2),
+                     cpu < TC_KERN_SIMD_AVX2 ? cpu : TC_KERN_SIMD_AVX2);
+    restore_level();
+    assert_int_equal(tc_kern_simd(), cpu);
 }
 
 /* ---- known answers (hand-computed, independent of both implementations) --- */
 
+#define REP 37 /* two AVX-512 vectors and a scalar tail, for any element size */
+
+/* One element x op y, computed as REP copies so that every part of the loop
+ * (vectors and tail) runs; all REP results must be the same bits. */
+static tc_status_t rep_reduce(tc_dtype_t t, tc_redop_t op, void *d, const void *x, const void *y,
+                              size_t n)
+{
+    const size_t sz = tc_dtype_size(t);
+    _Alignas(64) unsigned char xs[(REP + 1) * 8], ys[(REP + 1) * 8], ds[(REP + 1) * 8];
+    tc_status_t status;
+    size_t i;
+
+    assert_int_equal(n, 1);
+    for (i = 0; i < REP; i++) { /* one element in: no vector alignment */
+        memcpy(xs + sz + i * sz, x, sz);
+        memcpy(ys + sz + i * sz, y, sz);
+    }
+    status = tc_kern_reduce(t, op, ds + sz, xs + sz, ys + sz, REP);
+    if (status == TC_OK) {
+        for (i = 1; i < REP; i++) {
+            if (memcmp(ds + sz, ds + sz + i * sz, sz) != 0) {
+                fail_msg("%s %s: element %zu differs from element 0", tc_dtype_name(t),
+                         tc_redop_name(op), i);
+            }
+        }
+        memcpy(d, ds + sz, sz);
+    }
+    return status;
+}
+
+/* Runs body at every level this CPU has. */
+static void at_every_level(void (*body)(void))
+{
+    int level;
+
+    for (level = TC_KERN_SIMD_NONE; level <= TC_KERN_SIMD_AVX512; level++) {
+        if (use_level((tc_kern_simd_t)level)) {
+            body();
+        }
+    }
+    restore_level();
+}
+
 static uint16_t red16(tc_dtype_t t, tc_redop_t op, uint16_t x, uint16_t y)
 {
     uint16_t d;
-    assert_int_equal(tc_kern_reduce(t, op, &d, &x, &y, 1), TC_OK);
+    assert_int_equal(rep_reduce(t, op, &d, &x, &y, 1), TC_OK);
     return d;
 }
 
-static void test_half_known_answers(void **state)
+static void half_known_answers_body(void)
 {
-    (void)state;
     /* float16: 1 + 2^-11 is a tie: to even (1.0); 1+2^-10 + 2^-11 goes up */
     assert_int_equal(red16(TC_FLOAT16, TC_SUM, 0x3c00, 0x1000), 0x3c00);
     assert_int_equal(red16(TC_FLOAT16, TC_SUM, 0x3c01, 0x1000), 0x3c02);
@@ -380,9 +472,17 @@ static void test_half_known_answers(void **state)
     assert_int_equal(red16(TC_BFLOAT16, TC_SUM, 0x7f7f, 0x7f7f), 0x7f80);  /* overflow: inf */
     assert_int_equal(red16(TC_BFLOAT16, TC_PROD, 0x4040, 0x4000), 0x40c0); /* 3 * 2 = 6 */
     assert_int_equal(red16(TC_BFLOAT16, TC_MAX, 0x7fc1, 0x3f80) & 0x7fff, 0x7fc1); /* NaN */
+    /* min/max of two NaNs: the NaN of a, payload kept */
+    assert_int_equal(red16(TC_BFLOAT16, TC_MIN, 0x7fc1, 0xffc2), 0x7fc1);
+    assert_int_equal(red16(TC_BFLOAT16, TC_MAX, 0xffc2, 0x7fc1), 0xffc2);
+    assert_int_equal(red16(TC_FLOAT16, TC_MIN, 0x7e01, 0xfe02), 0x7e01);
+    assert_int_equal(red16(TC_FLOAT16, TC_MAX, 0xfe02, 0x7e01), 0xfe02);
+    /* -0 < +0 in bfloat16 too */
+    assert_int_equal(red16(TC_BFLOAT16, TC_MIN, 0x8000, 0x0000), 0x8000);
+    assert_int_equal(red16(TC_BFLOAT16, TC_MAX, 0x8000, 0x0000), 0x0000);
 }
 
-static void test_float_nan_and_zero_rules(void **state)
+static void float_nan_and_zero_rules_body(void)
 {
     const float qa = NAN, one = 1.0f, pz = 0.0f, nz = -0.0f;
     float qb, d;
@@ -390,68 +490,209 @@ static void test_float_nan_and_zero_rules(void **state)
     uint32_t bits_a, bits_b, bits_d;
     int op;
 
-    (void)state;
     /* a second NaN with another payload, to see whose NaN comes out */
     bits_b = 0x7fc00123u;
     memcpy(&qb, &bits_b, 4);
     memcpy(&bits_a, &qa, 4);
     for (op = TC_MIN; op <= TC_MAX; op++) {
-        assert_int_equal(tc_kern_reduce(TC_FLOAT32, op, &d, &qa, &one, 1), TC_OK);
+        assert_int_equal(rep_reduce(TC_FLOAT32, op, &d, &qa, &one, 1), TC_OK);
         assert_true(isnan(d));
-        assert_int_equal(tc_kern_reduce(TC_FLOAT32, op, &d, &one, &qa, 1), TC_OK);
+        assert_int_equal(rep_reduce(TC_FLOAT32, op, &d, &one, &qa, 1), TC_OK);
         assert_true(isnan(d));
-        assert_int_equal(tc_kern_reduce(TC_FLOAT32, op, &d, &qa, &qb, 1), TC_OK);
+        assert_int_equal(rep_reduce(TC_FLOAT32, op, &d, &qa, &qb, 1), TC_OK);
         memcpy(&bits_d, &d, 4);
         assert_int_equal(bits_d, bits_a); /* both NaN: the NaN of a */
-        assert_int_equal(tc_kern_reduce(TC_FLOAT32, op, &d, &qb, &qa, 1), TC_OK);
+        assert_int_equal(rep_reduce(TC_FLOAT32, op, &d, &qb, &qa, 1), TC_OK);
         memcpy(&bits_d, &d, 4);
         assert_int_equal(bits_d, bits_b);
-        assert_int_equal(tc_kern_reduce(TC_FLOAT64, op, &dd, &dn, &done, 1), TC_OK);
+        assert_int_equal(rep_reduce(TC_FLOAT64, op, &dd, &dn, &done, 1), TC_OK);
         assert_true(isnan(dd));
-        assert_int_equal(tc_kern_reduce(TC_FLOAT64, op, &dd, &done, &dn, 1), TC_OK);
+        assert_int_equal(rep_reduce(TC_FLOAT64, op, &dd, &done, &dn, 1), TC_OK);
         assert_true(isnan(dd));
     }
     /* -0 < +0 in both orders */
-    assert_int_equal(tc_kern_reduce(TC_FLOAT32, TC_MIN, &d, &pz, &nz, 1), TC_OK);
+    assert_int_equal(rep_reduce(TC_FLOAT32, TC_MIN, &d, &pz, &nz, 1), TC_OK);
     assert_true(d == 0 && signbit(d));
-    assert_int_equal(tc_kern_reduce(TC_FLOAT32, TC_MIN, &d, &nz, &pz, 1), TC_OK);
+    assert_int_equal(rep_reduce(TC_FLOAT32, TC_MIN, &d, &nz, &pz, 1), TC_OK);
     assert_true(d == 0 && signbit(d));
-    assert_int_equal(tc_kern_reduce(TC_FLOAT32, TC_MAX, &d, &pz, &nz, 1), TC_OK);
+    assert_int_equal(rep_reduce(TC_FLOAT32, TC_MAX, &d, &pz, &nz, 1), TC_OK);
     assert_true(d == 0 && !signbit(d));
-    assert_int_equal(tc_kern_reduce(TC_FLOAT32, TC_MAX, &d, &nz, &pz, 1), TC_OK);
+    assert_int_equal(rep_reduce(TC_FLOAT32, TC_MAX, &d, &nz, &pz, 1), TC_OK);
     assert_true(d == 0 && !signbit(d));
+    {
+        double dpz = 0.0, dnz = -0.0, dqb;
+        uint64_t b64 = 0x7ff8000000000123ull, a64, d64;
+        memcpy(&dqb, &b64, 8);
+        memcpy(&a64, &dn, 8);
+        assert_int_equal(rep_reduce(TC_FLOAT64, TC_MIN, &dd, &dpz, &dnz, 1), TC_OK);
+        assert_true(dd == 0 && signbit(dd));
+        assert_int_equal(rep_reduce(TC_FLOAT64, TC_MAX, &dd, &dnz, &dpz, 1), TC_OK);
+        assert_true(dd == 0 && !signbit(dd));
+        assert_int_equal(rep_reduce(TC_FLOAT64, TC_MIN, &dd, &dn, &dqb, 1), TC_OK);
+        memcpy(&d64, &dd, 8);
+        assert_true(d64 == a64);
+        assert_int_equal(rep_reduce(TC_FLOAT64, TC_MAX, &dd, &dqb, &dn, 1), TC_OK);
+        memcpy(&d64, &dd, 8);
+        assert_true(d64 == b64);
+    }
     /* sum of NaN stays NaN; inf - inf is NaN */
     {
         float inf = INFINITY, ninf = -INFINITY;
-        assert_int_equal(tc_kern_reduce(TC_FLOAT32, TC_SUM, &d, &qa, &one, 1), TC_OK);
+        assert_int_equal(rep_reduce(TC_FLOAT32, TC_SUM, &d, &qa, &one, 1), TC_OK);
         assert_true(isnan(d));
-        assert_int_equal(tc_kern_reduce(TC_FLOAT32, TC_SUM, &d, &inf, &ninf, 1), TC_OK);
+        assert_int_equal(rep_reduce(TC_FLOAT32, TC_SUM, &d, &inf, &ninf, 1), TC_OK);
         assert_true(isnan(d));
     }
 }
 
-static void test_integer_wrap_known_answers(void **state)
+static void integer_wrap_known_answers_body(void)
 {
     int8_t a8 = 127, b8 = 1, d8;
     int32_t a32 = INT32_MIN, b32 = -1, d32;
     int64_t a64 = INT64_MAX, b64 = 2, d64;
     uint8_t ua = 200, ub = 100, ud;
 
-    (void)state;
-    assert_int_equal(tc_kern_reduce(TC_INT8, TC_SUM, &d8, &a8, &b8, 1), TC_OK);
+    assert_int_equal(rep_reduce(TC_INT8, TC_SUM, &d8, &a8, &b8, 1), TC_OK);
     assert_int_equal(d8, -128);
-    assert_int_equal(tc_kern_reduce(TC_INT32, TC_SUM, &d32, &a32, &b32, 1), TC_OK);
+    assert_int_equal(rep_reduce(TC_INT32, TC_SUM, &d32, &a32, &b32, 1), TC_OK);
     assert_int_equal(d32, INT32_MAX);
-    assert_int_equal(tc_kern_reduce(TC_INT32, TC_PROD, &d32, &a32, &b32, 1), TC_OK);
+    assert_int_equal(rep_reduce(TC_INT32, TC_PROD, &d32, &a32, &b32, 1), TC_OK);
     assert_int_equal(d32, INT32_MIN);
-    assert_int_equal(tc_kern_reduce(TC_INT64, TC_PROD, &d64, &a64, &b64, 1), TC_OK);
+    assert_int_equal(rep_reduce(TC_INT64, TC_PROD, &d64, &a64, &b64, 1), TC_OK);
     assert_int_equal(d64, -2);
-    assert_int_equal(tc_kern_reduce(TC_UINT8, TC_SUM, &ud, &ua, &ub, 1), TC_OK);
+    assert_int_equal(rep_reduce(TC_UINT8, TC_SUM, &ud, &ua, &ub, 1), TC_OK);
     assert_int_equal(ud, 44);
-    assert_int_equal(tc_kern_reduce(TC_UINT8, TC_PROD, &ud, &ua, &ub, 1), TC_OK);
+    assert_int_equal(rep_reduce(TC_UINT8, TC_PROD, &ud, &ua, &ub, 1), TC_OK);
     assert_int_equal(ud, (200 * 100) % 256);
-    assert_int_equal(tc_kern_reduce(TC_UINT8, TC_AVG, &ud, &ua, &ub, 1), TC_OK);
+    assert_int_equal(rep_reduce(TC_UINT8, TC_AVG, &ud, &ua, &ub, 1), TC_OK);
     assert_int_equal(ud, 44); /* AVG reduces as SUM */
+}
+
+static void test_half_known_answers(void **state)
+{
+    (void)state;
+    at_every_level(half_known_answers_body);
+}
+
+static void test_float_nan_and_zero_rules(void **state)
+{
+    (void)state;
+    at_every_level(float_nan_and_zero_rules_body);
+}
+
+static void test_integer_wrap_known_answers(void **state)
+{
+    (void)state;
+    at_every_level(integer_wrap_known_answers_body);
+}
+
+/* Every float16 / bfloat16 bit pattern as a, against four permutations of
+ * them as b, for every op: the vector conversions and their rounding must
+ * give the reference's bits (any NaN where the reference is NaN). */
+static void half_exhaustive_body(void)
+{
+    static const tc_dtype_t types[] = {TC_FLOAT16, TC_BFLOAT16};
+    static const tc_redop_t ops[] = {TC_SUM, TC_PROD, TC_MIN, TC_MAX};
+    const size_t n = 65536;
+    uint16_t *a = malloc((n + 1) * 2), *b = malloc((n + 1) * 2), *d = malloc((n + 1) * 2);
+    size_t ti, oi, i;
+    unsigned k;
+
+    assert_non_null(a);
+    assert_non_null(b);
+    assert_non_null(d);
+    for (ti = 0; ti < 2; ti++) {
+        for (oi = 0; oi < 4; oi++) {
+            for (k = 0; k < 4; k++) {
+                for (i = 0; i < n; i++) {
+                    a[1 + i] = (uint16_t)i;
+                    b[1 + i] = (uint16_t)(i * 40503u + k * 12345u); /* odd factor: a permutation */
+                }
+                assert_int_equal(tc_kern_reduce(types[ti], ops[oi], d + 1, a + 1, b + 1, n), TC_OK);
+                for (i = 0; i < n; i++) {
+                    int nan;
+                    uint64_t want = ref_elem(types[ti], ops[oi], a[1 + i], b[1 + i], &nan);
+                    if (nan ? !result_is_nan(types[ti], d[1 + i]) : d[1 + i] != want) {
+                        fail_msg("%s %s on %s: %#x op %#x = %#x, expected %#llx%s",
+                                 tc_dtype_name(types[ti]), tc_redop_name(ops[oi]),
+                                 level_names[tc_kern_simd()], a[1 + i], b[1 + i], d[1 + i],
+                                 (unsigned long long)want, nan ? " (NaN)" : "");
+                    }
+                }
+            }
+        }
+    }
+    free(d);
+    free(b);
+    free(a);
+}
+
+static void test_half_exhaustive(void **state)
+{
+    (void)state;
+    at_every_level(half_exhaustive_body);
+}
+
+/* Arrays past the non-temporal threshold of the SIMD loops (8 MiB of dst):
+ * dst one element off a 64-byte boundary, so the aligned part is preceded by
+ * scalar elements and followed by a tail; also in place (dst == a). */
+static void large_nt_body(void)
+{
+    static const tc_dtype_t types[] = {TC_FLOAT16, TC_BFLOAT16, TC_FLOAT32, TC_FLOAT64};
+    static const tc_redop_t ops[] = {TC_SUM, TC_MAX};
+    size_t ti, oi, i;
+    int inplace;
+
+    for (ti = 0; ti < 4; ti++) {
+        const tc_dtype_t t = types[ti];
+        const size_t sz = tc_dtype_size(t), n = ((size_t)8 << 20) / sz + 45;
+        char *a = aligned_alloc(64, ((n + 64) * sz + 63) / 64 * 64),
+             *b = aligned_alloc(64, ((n + 64) * sz + 63) / 64 * 64);
+        char *d = aligned_alloc(64, ((n + 64) * sz + 63) / 64 * 64), *a0 = malloc(n * sz);
+        assert_non_null(a);
+        assert_non_null(b);
+        assert_non_null(d);
+        assert_non_null(a0);
+        fill(t, a0, n, 1234 + ti);
+        fill(t, b + 3 * sz, n, 4321 + ti);
+        for (oi = 0; oi < (t == TC_BFLOAT16 ? 2u : 1u); oi++) { /* max: bfloat16 only */
+            for (inplace = 0; inplace < 2; inplace++) {
+                char *pa = inplace ? d + sz : a + 2 * sz;
+                memcpy(pa, a0, n * sz);
+                assert_int_equal(tc_kern_reduce(t, ops[oi], d + sz, pa, b + 3 * sz, n), TC_OK);
+                for (i = 0; i < n; i++) {
+                    int nan;
+                    uint64_t want =
+                        ref_elem(t, ops[oi], ref_bits(t, a0, i), ref_bits(t, b + 3 * sz, i), &nan);
+                    uint64_t got = ref_bits(t, d + sz, i);
+                    if (nan ? !result_is_nan(t, got) : got != want) {
+                        fail_msg("%s %s n=%zu%s on %s, element %zu: %#llx, expected %#llx",
+                                 tc_dtype_name(t), tc_redop_name(ops[oi]), n,
+                                 inplace ? " in place" : "", level_names[tc_kern_simd()], i,
+                                 (unsigned long long)got, (unsigned long long)want);
+                    }
+                }
+            }
+        }
+        free(a0);
+        free(d);
+        free(b);
+        free(a);
+    }
+}
+
+/* Only the SIMD loops have a non-temporal path (the sweep covers portable ones). */
+static void test_large_arrays(void **state)
+{
+    int level;
+
+    (void)state;
+    for (level = TC_KERN_SIMD_AVX2; level <= TC_KERN_SIMD_AVX512; level++) {
+        if (use_level((tc_kern_simd_t)level)) {
+            large_nt_body();
+        }
+    }
+    restore_level();
 }
 
 /* ---- errors ------------------------------------------------------------- */
@@ -519,7 +760,10 @@ int main(void)
         cmocka_unit_test(test_integer_wrap_known_answers),
         cmocka_unit_test(test_bitwise_on_floats_unsupported),
         cmocka_unit_test(test_bad_arguments),
-        cmocka_unit_test(test_all_types_ops_best_simd),
+        cmocka_unit_test(test_half_exhaustive),
+        cmocka_unit_test(test_large_arrays),
+        cmocka_unit_test(test_all_types_ops_avx512),
+        cmocka_unit_test(test_all_types_ops_avx2),
         cmocka_unit_test(test_all_types_ops_portable),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -78,6 +78,7 @@ step "layering_check (clang): transitive include refused" \
     //runtime/layering_probe:transitive_include
 step "unit tests (ASan+UBSan)" bazel test --config=asan //...
 step "integration (ASan+UBSan)" asan_integration
+step "fuzz: every libFuzzer target, 20 s each" tests/fuzz/run_fuzz.sh 20
 step "doxygen: public headers, warnings as errors" \
     bash -c 'mkdir -p build && doxygen docs/Doxyfile'
 

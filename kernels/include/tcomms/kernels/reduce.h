@@ -67,20 +67,24 @@ void tc_kern_copy(void *dst, const void *src, size_t bytes);
 
 /** @brief Vector instruction sets the CPU kernels can use. */
 typedef enum tc_kern_simd {
-    TC_KERN_SIMD_NONE = 0, /**< portable C (still vectorised by the compiler for the baseline) */
-    TC_KERN_SIMD_AVX2 = 1, /**< AVX2 variants of the hottest loops (float32 sum) */
+    TC_KERN_SIMD_NONE = 0,   /**< portable C (vectorised by the compiler for the baseline, SSE2) */
+    TC_KERN_SIMD_AVX2 = 1,   /**< AVX2 and F16C: every loop in 256-bit vectors */
+    TC_KERN_SIMD_AVX512 = 2, /**< AVX-512 F and BW: every loop in 512-bit vectors */
 } tc_kern_simd_t;
 
 /**
  * @brief The instruction set the kernels use now: the best the CPU supports
- *        (detected once), lowered by tc_kern_simd_limit().
+ *        (detected once, on first use; no constructor), lowered by tc_kern_simd_limit().
  * @return the level in use.
  */
 tc_kern_simd_t tc_kern_simd(void);
 
 /**
  * @brief Never use more than @p max (tests of every path, benchmarks).
- * @param max the highest level allowed; TC_KERN_SIMD_AVX2 allows all the CPU has.
+ *
+ * Process-wide; meant for tests and benchmarks, not to be called while other
+ * threads reduce (each call of theirs uses one level or the other, both correct).
+ * @param max the highest level allowed; TC_KERN_SIMD_AVX512 allows all the CPU has.
  * @return the level now in use.
  */
 tc_kern_simd_t tc_kern_simd_limit(tc_kern_simd_t max);

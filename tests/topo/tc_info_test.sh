@@ -1,0 +1,51 @@
+#!/usr/bin/env bash
+# tc-info --json on this machine and on every fake machine: valid JSON (json.tool) with
+# the devices and affinities expected; text mode; errors naming the file and line or token.
+set -euo pipefail
+info=tools/tc-info/tc-info
+check=tests/topo/tc_info_check.py
+machines=tests/topo/machines
+tmp=${TEST_TMPDIR:-$(mktemp -d)}
+fail() { echo "FAIL: $*" >&2; exit 1; }
+
+unset TC_TOPO_XML TC_TOPO_SYNTHETIC PMIX_NAMESPACE
+"$info" --json >"$tmp/host.json"
+python3 -m json.tool "$tmp/host.json" >/dev/null || fail "host: invalid JSON"
+python3 "$check" host <"$tmp/host.json" || fail "host: unexpected content"
+
+for m in dgx8 pcie4 cpu2s; do
+    TC_TOPO_XML=$machines/$m.xml "$info" --json >"$tmp/$m.json"
+    python3 -m json.tool "$tmp/$m.json" >/dev/null || fail "$m: invalid JSON"
+    python3 "$check" "$m" <"$tmp/$m.json" || fail "$m: unexpected content"
+    TC_TOPO_XML=$machines/$m.xml "$info" >"$tmp/$m.txt"
+done
+grep -q "cuda7 .*-> NIC mlx5_7 (PIX, 4 hops)" "$tmp/dgx8.txt" || fail "dgx8 text pairing"
+
+# configuration: a malformed value is reported, a secret is not shown
+TC_TIMEOUT_S=abc TC_JOB_SECRET=hunter2 "$info" --json >"$tmp/cfg.json"
+python3 -m json.tool "$tmp/cfg.json" >/dev/null || fail "config: invalid JSON"
+grep -q '"name": "TC_TIMEOUT_S".*"error": ".*TC_TIMEOUT_S' "$tmp/cfg.json" || fail "bad int"
+if grep -q hunter2 "$tmp/cfg.json"; then fail "the job secret is printed"; fi
+
+# a broken XML file: exit 1, the file and the line named
+printf '<topology version="2.0">\n  <object type="Machine">\n</topology>\n' >"$tmp/broken.xml"
+if TC_TOPO_XML=$tmp/broken.xml "$info" --json >"$tmp/out" 2>"$tmp/err"; then
+    fail "broken XML accepted"
+fi
+grep -q "broken.xml.*line 3: </topology> does not match <object> opened at line 2" "$tmp/err" ||
+    fail "broken XML message: $(cat "$tmp/err")"
+if TC_TOPO_SYNTHETIC="pack:2 cores:4 pu:1" "$info" 2>"$tmp/err"; then
+    fail "bad synthetic accepted"
+fi
+grep -q 'token 2 "cores:4"' "$tmp/err" || fail "synthetic message: $(cat "$tmp/err")"
+if "$info" --bogus 2>/dev/null; then fail "unknown argument accepted"; fi
+# under a launcher: descriptors exchanged over PMIx, rank 0 prints the placement
+TC_TOPO_XML=$machines/pcie4.xml \
+    LSAN_OPTIONS="suppressions=$PWD/tests/topo/lsan_pmix.supp:fast_unwind_on_malloc=0" \
+    timeout 60 tools/tcrun/tcrun --timeout 50 -n 3 "$info" \
+    >"$tmp/job.txt" 2>&1 || fail "tcrun -n 3 tc-info: $(tail -n 5 "$tmp/job.txt")"
+for want in "Job (tcrun): 3 ranks on 1 nodes" "rank 2: node 0 (.*) local 2/3 gpu cuda2 nic mlx5_0 parent 1" \
+    "ring: 0 1 2"; do
+    grep -q "$want" "$tmp/job.txt" || fail "job placement lacks '$want': $(cat "$tmp/job.txt")"
+done
+echo "tc-info: all checks passed"

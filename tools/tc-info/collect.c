@@ -1,0 +1,166 @@
+/* Gather the configuration in effect, the transports and the job's placement. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "info.h"
+#include "tcomms/base/config.h"
+#include "tcomms/base/time.h"
+#include "tcomms/runtime/bootstrap.h"
+#include "tcomms/transport/tcp.h"
+#include "tcomms/transport/transport.h"
+
+extern char **environ;
+
+#define TCI_KEY "tc.topo.desc"
+
+static const char *const tci_bootstraps[] = {"auto", "pmix", "self", NULL};
+
+/* The TC_* variables tcomms reads, and how. */
+static const struct {
+    const char *name;
+    const char *type;
+} tci_known[] = {
+    {"TC_LOG", "string"},
+    {"TC_LOG_FILE", "path"},
+    {"TC_TIMEOUT_S", "int"},
+    {"TC_BOOTSTRAP", "enum"},
+    {"TC_SOCKET_IFNAME", "string"},
+    {"TC_TOPO_XML", "path"},
+    {"TC_TOPO_SYNTHETIC", "string"},
+    {"TC_ALGO_ALL_REDUCE", "string"},
+    {"TC_JOB_SECRET", "secret"},
+    {"TC_LAUNCHER", "string"},
+};
+
+static void tci_parse_var(tci_var_t *v, const char *value)
+{
+    size_t i;
+
+    v->type = NULL;
+    for (i = 0; i < sizeof(tci_known) / sizeof(tci_known[0]); i++) {
+        if (strcmp(v->name, tci_known[i].name) == 0) {
+            v->type = tci_known[i].type;
+        }
+    }
+    if (v->type != NULL && strcmp(v->type, "secret") == 0) {
+        snprintf(v->value, sizeof(v->value), "(hidden, %zu bytes)", strlen(value));
+        snprintf(v->parsed, sizeof(v->parsed), "(hidden, %zu bytes)", strlen(value));
+        return;
+    }
+    snprintf(v->value, sizeof(v->value), "%s", value);
+    if (v->type == NULL) {
+        snprintf(v->error, sizeof(v->error), "not a variable tcomms reads (a typo?)");
+    } else if (strcmp(v->type, "int") == 0) {
+        int64_t x;
+        if (tc_config_int(v->name, 0, 1, 86400 * 365, &x) == TC_OK) {
+            snprintf(v->parsed, sizeof(v->parsed), "%lld", (long long)x);
+        } else {
+            snprintf(v->error, sizeof(v->error), "%s", tc_last_error());
+        }
+    } else if (strcmp(v->type, "enum") == 0) {
+        int k;
+        if (tc_config_enum(v->name, tci_bootstraps, 0, &k) == TC_OK) {
+            snprintf(v->parsed, sizeof(v->parsed), "%s", tci_bootstraps[k]);
+        } else {
+            snprintf(v->error, sizeof(v->error), "%s", tc_last_error());
+        }
+    } else {
+        snprintf(v->parsed, sizeof(v->parsed), "%s", value);
+    }
+}
+
+static int tci_var_cmp(const void *a, const void *b)
+{
+    return strcmp(((const tci_var_t *)a)->name, ((const tci_var_t *)b)->name);
+}
+
+void tci_collect_config(tci_info_t *info)
+{
+    char **e;
+
+    info->nvars = 0;
+    for (e = environ; *e != NULL && info->nvars < TCI_MAX_VARS; e++) {
+        const char *eq = strchr(*e, '=');
+        tci_var_t *v;
+
+        if (strncmp(*e, "TC_", 3) != 0 || eq == NULL) {
+            continue;
+        }
+        v = &info->vars[info->nvars++];
+        memset(v, 0, sizeof(*v));
+        snprintf(v->name, sizeof(v->name), "%.*s", (int)(eq - *e), *e);
+        tci_parse_var(v, eq + 1);
+    }
+    qsort(info->vars, (size_t)info->nvars, sizeof(info->vars[0]), tci_var_cmp);
+}
+
+void tci_collect_transports(tci_info_t *info)
+{
+    tc_tp_caps_t caps;
+    tci_transport_t *t = &info->transports[0];
+
+    memset(&caps, 0, sizeof(caps));
+    caps.size = sizeof(caps);
+    t->name = tc_tp_tcp_ops.name;
+    if (tc_tp_tcp_ops.query(&caps) == TC_OK) {
+        t->available = caps.available;
+        t->same_node_only = caps.same_node_only;
+        t->one_sided = caps.one_sided;
+    }
+    info->ntransports = 1;
+}
+
+/* Put our descriptor, fence, get and decode everyone's, build the job. */
+static tc_status_t tci_exchange(tci_info_t *info, tc_boot_t *boot, uint64_t deadline)
+{
+    uint8_t buf[TC_TOPO_DESC_MAX];
+    size_t len;
+    tc_status_t st;
+    int r;
+
+    if ((st = tc_topo_desc_encode(&info->node, buf, sizeof(buf), &len)) != TC_OK ||
+        (st = tc_boot_put(boot, TCI_KEY, buf, len)) != TC_OK ||
+        (st = tc_boot_fence(boot, deadline)) != TC_OK) {
+        return st;
+    }
+    info->rank_nodes = calloc((size_t)boot->size, sizeof(tc_topo_node_t));
+    if (info->rank_nodes == NULL) {
+        return tc_error_set(TC_ERR_NO_MEMORY, "no memory for %d descriptors", boot->size);
+    }
+    for (r = 0; r < boot->size; r++) {
+        if ((st = tc_boot_get(boot, r, TCI_KEY, buf, sizeof(buf), &len, deadline)) != TC_OK ||
+            (st = tc_topo_desc_decode(buf, len, &info->rank_nodes[r])) != TC_OK) {
+            tc_error_prefix("the descriptor of rank %d: ", r);
+            return st;
+        }
+    }
+    return tc_topo_job_build_nodes(info->rank_nodes, boot->size, &info->job);
+}
+
+int tci_collect_job(tci_info_t *info)
+{
+    int64_t timeout_s = 30;
+    uint64_t deadline;
+    tc_boot_t *boot = NULL;
+    tc_status_t st;
+
+    if (getenv("PMIX_NAMESPACE") == NULL) {
+        return 1;
+    }
+    (void)tc_config_int("TC_TIMEOUT_S", 30, 1, 86400 * 365, &timeout_s);
+    deadline = tc_deadline_after_ms((uint64_t)timeout_s * 1000);
+    if ((st = tc_boot_create(TC_BOOT_PMIX, deadline, &boot)) != TC_OK) {
+        snprintf(info->job_error, sizeof(info->job_error), "%s", tc_last_error());
+        return 1;
+    }
+    info->rank = boot->rank;
+    snprintf(info->launcher, sizeof(info->launcher), "%s", boot->launcher);
+    if ((st = tci_exchange(info, boot, deadline)) != TC_OK) {
+        snprintf(info->job_error, sizeof(info->job_error), "%s", tc_last_error());
+    } else {
+        info->has_job = 1;
+    }
+    tc_boot_destroy(boot);
+    return info->rank == 0;
+}

@@ -1,0 +1,54 @@
+/* What tc-info reports, gathered once, printed as text or JSON. */
+#ifndef TC_INFO_INFO_H
+#define TC_INFO_INFO_H
+
+#include "tcomms/base/sbuf.h"
+#include "tcomms/base/status.h"
+#include "tcomms/topo/topo.h"
+
+/** One TC_* variable of the environment. */
+typedef struct tci_var {
+    char name[64];
+    char value[256];  /* as set (a secret is not copied) */
+    char parsed[256]; /* the value tcomms uses, or "" */
+    char error[512];  /* why it is refused, or "" */
+    const char *type; /* "int", "enum", "string", "secret", "path", or NULL if unknown */
+} tci_var_t;
+
+#define TCI_MAX_VARS 64
+
+/** One transport backend. */
+typedef struct tci_transport {
+    const char *name;
+    int available;
+    int same_node_only;
+    int one_sided;
+} tci_transport_t;
+
+/** Everything tc-info prints. */
+typedef struct tci_info {
+    tc_topo_node_t node;
+    tci_var_t vars[TCI_MAX_VARS];
+    int nvars;
+    tci_transport_t transports[4];
+    int ntransports;
+    int has_job;         /* run under a launcher and the exchange worked */
+    char job_error[512]; /* why there is no job, when a launcher was detected */
+    char launcher[32];
+    int rank;
+    tc_topo_job_t job;
+    tc_topo_node_t *rank_nodes; /* [job.nranks] */
+} tci_info_t;
+
+/* collect.c */
+void tci_collect_config(tci_info_t *info);
+void tci_collect_transports(tci_info_t *info);
+/* Exchange descriptors through the bootstrap when a launcher is detected.
+ * Returns 1 when this process should print (rank 0, or no launcher). */
+int tci_collect_job(tci_info_t *info);
+
+/* output.c: append the report to @p sb */
+tc_status_t tci_print_text(const tci_info_t *info, tc_sbuf_t *sb);
+tc_status_t tci_print_json(const tci_info_t *info, tc_sbuf_t *sb);
+
+#endif /* TC_INFO_INFO_H */
