@@ -8,9 +8,14 @@
 #include "comm_impl.h"
 #include "tcomms/base/log.h"
 #include "tcomms/base/time.h"
+#include "tcomms/topo/topo.h"
 #include "tcomms/transport/tcp.h"
 
 #define TC_RT_ADDR_KEY "tc.tcp.addr"
+#define TC_RT_NODE_KEY "tc.node.id"   /* 8 bytes: which node a rank runs on */
+#define TC_RT_DESC_KEY "tc.topo.desc" /* the node descriptor, for tools and topology-aware algorithms */
+#define TC_RT_LOCAL ((void *)2)
+#define TC_RT_REMOTE ((void *)1)
 #define TC_RT_ADDR_MAX 256
 #define TC_RT_DEFAULT_TIMEOUT_S 600
 
@@ -44,6 +49,57 @@ static tc_status_t comm_spin(tc_rt_comm_t *comm)
     return TC_OK;
 }
 
+/* Describe this node and publish it: its id (what locality is decided on)
+ * and its full descriptor. Topology discovery degrades, never fails, but a
+ * broken override (TC_TOPO_XML, TC_TOPO_SYNTHETIC) is an error. */
+static tc_status_t comm_publish_node(tc_rt_comm_t *comm)
+{
+    tc_topo_node_t *node = calloc(1, sizeof(*node));
+    unsigned char *desc = malloc(TC_TOPO_DESC_MAX);
+    size_t len;
+    tc_status_t st = TC_ERR_NO_MEMORY;
+    if (!node || !desc) {
+        tc_error_set(st, "allocating the node descriptor");
+        goto out;
+    }
+    if ((st = tc_topo_node_probe(node)) != TC_OK ||
+        (st = tc_topo_desc_encode(node, desc, TC_TOPO_DESC_MAX, &len)) != TC_OK ||
+        (st = tc_boot_put(comm->boot, TC_RT_DESC_KEY, desc, len)) != TC_OK ||
+        (st = tc_boot_put(comm->boot, TC_RT_NODE_KEY, &node->node_id, sizeof(node->node_id))) !=
+            TC_OK)
+        goto out;
+    comm->node_id = node->node_id;
+    tc_log_info(TC_SUBSYS_RUNTIME, "comm '%s': node %s (id %016llx): %d cores, %d GPUs, %d NICs",
+                comm->name, node->hostname, (unsigned long long)node->node_id, node->ncores,
+                node->ngpus, node->nnics);
+out:
+    free(node);
+    free(desc);
+    return st;
+}
+
+tc_status_t tc_rt_comm_same_node(tc_rt_comm_t *comm, int peer, uint64_t deadline_ns, int *same_p)
+{
+    void *known = tc_hmap_get(&comm->locality, (uint64_t)peer);
+    if (!known) {
+        uint64_t id;
+        size_t len;
+        tc_status_t st = tc_boot_get(comm->boot, peer, TC_RT_NODE_KEY, &id, sizeof(id), &len,
+                                     deadline_ns);
+        if (st == TC_OK && len != sizeof(id))
+            st = tc_error_set(TC_ERR_PROTOCOL, "rank %d published a node id of %zu bytes", peer,
+                              len);
+        if (st != TC_OK)
+            return st;
+        known = id == comm->node_id ? TC_RT_LOCAL : TC_RT_REMOTE;
+        if ((st = tc_hmap_put(&comm->locality, (uint64_t)peer, known)) != TC_OK)
+            return st;
+        comm->local_peers_seen += known == TC_RT_LOCAL;
+    }
+    *same_p = known == TC_RT_LOCAL;
+    return TC_OK;
+}
+
 /* The secret that authenticates this job's connections: TC_JOB_SECRET when the
  * launcher provides one (tcrun does), else the bootstrap's job identity, which
  * at least keeps other jobs' and stale connections out. */
@@ -68,6 +124,7 @@ tc_status_t tc_rt_comm_create(const tc_rt_comm_params_t *params, tc_rt_comm_t **
     snprintf(comm->name, sizeof(comm->name), "%s", params->name ? params->name : "world");
     tc_hints_init(&comm->hints);
     tc_hmap_init(&comm->eps);
+    tc_hmap_init(&comm->locality);
     if (params->hints && (st = tc_hints_copy(&comm->hints, params->hints)) != TC_OK)
         goto err;
     if ((st = comm_timeout(params, &comm->timeout_ms)) != TC_OK)
@@ -111,6 +168,7 @@ tc_status_t tc_rt_comm_create(const tc_rt_comm_params_t *params, tc_rt_comm_t **
     size_t addr_len;
     if ((st = tc_tp_addr_pack(comm->tp, addr, sizeof(addr), &addr_len)) != TC_OK ||
         (st = tc_boot_put(comm->boot, TC_RT_ADDR_KEY, addr, addr_len)) != TC_OK ||
+        (st = comm_publish_node(comm)) != TC_OK ||
         (st = tc_boot_fence(comm->boot, deadline)) != TC_OK)
         goto err;
 
@@ -136,6 +194,7 @@ void tc_rt_comm_destroy(tc_rt_comm_t *comm)
     while (tc_hmap_next(&comm->eps, &iter, &peer, &ep))
         tc_tp_ep_close(ep);
     tc_hmap_free(&comm->eps);
+    tc_hmap_free(&comm->locality);
     if (comm->tp)
         tc_tp_ctx_destroy(comm->tp);
     tc_boot_destroy(comm->boot);
@@ -178,13 +237,18 @@ tc_status_t tc_rt_comm_ep(tc_rt_comm_t *comm, int peer, uint64_t deadline_ns, tc
                                  deadline_ns);
     if (st != TC_OK)
         return st;
+    int same_node;
+    if ((st = tc_rt_comm_same_node(comm, peer, deadline_ns, &same_node)) != TC_OK)
+        return st;
+    /* Today every peer is reached over tcp; same-node peers will take shm. */
     if ((st = tc_tp_ep_connect(comm->tp, (uint64_t)peer, addr, len, &ep)) != TC_OK)
         return st;
     if ((st = tc_hmap_put(&comm->eps, (uint64_t)peer, ep)) != TC_OK) {
         tc_tp_ep_close(ep);
         return st;
     }
-    tc_log_debug(TC_SUBSYS_RUNTIME, "comm '%s': connected to rank %d", comm->name, peer);
+    tc_log_debug(TC_SUBSYS_RUNTIME, "comm '%s': connected to rank %d (%s node) over tcp",
+                 comm->name, peer, same_node ? "same" : "another");
     *ep_p = ep;
     return TC_OK;
 }

@@ -55,6 +55,9 @@ struct tc_rt_comm {
     char broken_why[512];
     tc_tp_ctx_t *tp;
     tc_hmap_t eps;         /* rank -> tc_tp_ep_t*, only the peers actually used */
+    uint64_t node_id;      /* this node's id (topo), published as TC_RT_NODE_KEY */
+    tc_hmap_t locality;    /* rank -> TC_RT_LOCAL/TC_RT_REMOTE, learnt on first use */
+    int local_peers_seen;  /* peers found on this node so far */
     tc_hints_t hints;
     tc_rt_exec_state_t exec;
     const char *env_algo[TC_COLL_COUNT]; /* TC_ALGO_<COLLECTIVE>, read once at creation */

@@ -4,9 +4,9 @@ set -u
 
 TCRUN=$1
 CLIENT=$2
-# Under --config=asan: libpmix's own leaks are suppressed (see lsan.supp); tcrun's and the
+# Under --config=asan: libpmix's own leaks are suppressed (see tests/lsan_pmix.supp); tcrun's and the
 # client's are not. The ranks inherit this through tcrun. No effect without ASan.
-export LSAN_OPTIONS="suppressions=$PWD/tests/tcrun/lsan.supp:fast_unwind_on_malloc=0:print_suppressions=0"
+export LSAN_OPTIONS="suppressions=$PWD/tests/lsan_pmix.supp:fast_unwind_on_malloc=0:print_suppressions=0"
 WORK=$(mktemp -d "${TEST_TMPDIR:-/tmp}/tcrun-test.XXXXXX")
 OUT=$WORK/stdout
 ERR=$WORK/stderr

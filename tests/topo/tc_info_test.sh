@@ -41,7 +41,7 @@ grep -q 'token 2 "cores:4"' "$tmp/err" || fail "synthetic message: $(cat "$tmp/e
 if "$info" --bogus 2>/dev/null; then fail "unknown argument accepted"; fi
 # under a launcher: descriptors exchanged over PMIx, rank 0 prints the placement
 TC_TOPO_XML=$machines/pcie4.xml \
-    LSAN_OPTIONS="suppressions=$PWD/tests/topo/lsan_pmix.supp:fast_unwind_on_malloc=0" \
+    LSAN_OPTIONS="suppressions=$PWD/tests/lsan_pmix.supp:fast_unwind_on_malloc=0" \
     timeout 60 tools/tcrun/tcrun --timeout 50 -n 3 "$info" \
     >"$tmp/job.txt" 2>&1 || fail "tcrun -n 3 tc-info: $(tail -n 5 "$tmp/job.txt")"
 for want in "Job (tcrun): 3 ranks on 1 nodes" "rank 2: node 0 (.*) local 2/3 gpu cuda2 nic mlx5_0 parent 1" \

@@ -60,7 +60,7 @@ integration() {
 asan_integration() {
     bazel build --config=asan //... &&
         ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=halt_on_error=1 \
-            LSAN_OPTIONS=suppressions=$root/tests/tcrun/lsan.supp:fast_unwind_on_malloc=0 \
+            LSAN_OPTIONS=suppressions=$root/tests/lsan_pmix.supp:fast_unwind_on_malloc=0 \
             integration asan --quick
 }
 

@@ -54,6 +54,14 @@ int tc_rt_comm_size(const tc_rt_comm_t *comm);
 const char *tc_rt_comm_name(const tc_rt_comm_t *comm);
 
 /**
+ * @brief Whether rank @p peer runs on this node (its published topology node
+ *        id equals ours). Looked up once per peer and cached, so peers never
+ *        used cost nothing.
+ */
+tc_status_t tc_rt_comm_same_node(tc_rt_comm_t *comm, int peer, uint64_t deadline_ns,
+                                 int *same_p);
+
+/**
  * @brief Run one collective to completion (blocking, bounded by its timeout).
  * @return TC_ERR_TIMEOUT naming the ranks not yet heard from,
  *         TC_ERR_PEER_FAILED naming the failed rank, or the algorithm's error.
