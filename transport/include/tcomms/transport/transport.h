@@ -81,6 +81,44 @@ typedef struct tc_tp_req {
 
 #define TC_TP_REQ_INIT {TC_INPROGRESS, 0, NULL, {0}}
 
+/* ---- one-sided: registered memory, remote keys, put / get / signal ----
+ *
+ * A process registers a buffer (tc_tp_mem_reg), packs a remote key for it
+ * (tc_tp_rkey_pack) and hands the bytes to a peer by any means; the peer
+ * unpacks the key against its endpoint (tc_tp_rkey_unpack) and then writes
+ * (put), reads (get) or updates a 64-bit signal word (signal) inside the
+ * buffer, at a byte offset. Completion of a put or signal request means the
+ * local buffer may be reused and the data is visible at the target; a get
+ * completes when the data is in the local buffer. On one endpoint a signal is
+ * applied at the target only after every put posted before it is visible
+ * (put-with-signal). The target observes a signal with tc_tp_signal_read(),
+ * an atomic load; backends that move data in software (tcp, shm without
+ * single-copy) need the target to call tc_tp_progress() for puts, gets and
+ * signals to land. Out-of-range offsets are refused (TC_ERR_INVALID_ARG) at
+ * the initiator and, for hostile peers, at the target (TC_ERR_PROTOCOL).
+ */
+
+/** @brief Memory registered with a context (common head of every backend's). */
+typedef struct tc_tp_mem {
+    const tc_tp_ops_t *ops; /**< the backend */
+    tc_tp_ctx_t *ctx;       /**< the context it belongs to */
+    void *addr;             /**< start of the registered range */
+    size_t len;             /**< bytes registered */
+} tc_tp_mem_t;
+
+/** @brief A peer's registered memory, as seen through an endpoint (common head). */
+typedef struct tc_tp_rkey {
+    const tc_tp_ops_t *ops; /**< the backend */
+    tc_tp_ep_t *ep;         /**< the endpoint it was unpacked for */
+    size_t len;             /**< bytes of the remote range */
+} tc_tp_rkey_t;
+
+/** @brief How a signal updates the remote 64-bit word. */
+typedef enum tc_tp_signal_op {
+    TC_TP_SIGNAL_ADD = 0, /**< word += value (atomic) */
+    TC_TP_SIGNAL_SET = 1, /**< word = value (atomic) */
+} tc_tp_signal_op_t;
+
 /** @brief The ops table every backend fills. */
 struct tc_tp_ops {
     uint32_t version; /**< TC_TP_API_VERSION */
@@ -99,6 +137,21 @@ struct tc_tp_ops {
     tc_status_t (*cancel)(tc_tp_ep_t *ep, tc_tp_req_t *req);
     int (*progress)(tc_tp_ctx_t *ctx);
     tc_status_t (*wait)(tc_tp_ctx_t *ctx, int timeout_ms);
+
+    /* one-sided; NULL when the backend has none (the wrappers then return
+     * TC_ERR_UNSUPPORTED) */
+    tc_status_t (*mem_reg)(tc_tp_ctx_t *ctx, void *addr, size_t len, tc_tp_mem_t **mem_p);
+    void (*mem_dereg)(tc_tp_mem_t *mem);
+    tc_status_t (*rkey_pack)(tc_tp_mem_t *mem, void *buf, size_t cap, size_t *len_p);
+    tc_status_t (*rkey_unpack)(tc_tp_ep_t *ep, const void *buf, size_t len,
+                               tc_tp_rkey_t **rkey_p);
+    void (*rkey_release)(tc_tp_rkey_t *rkey);
+    tc_status_t (*put)(tc_tp_ep_t *ep, const void *buf, size_t len, tc_tp_rkey_t *rkey,
+                       uint64_t offset, tc_tp_req_t *req);
+    tc_status_t (*get)(tc_tp_ep_t *ep, void *buf, size_t len, tc_tp_rkey_t *rkey,
+                       uint64_t offset, tc_tp_req_t *req);
+    tc_status_t (*signal)(tc_tp_ep_t *ep, tc_tp_rkey_t *rkey, uint64_t offset,
+                          tc_tp_signal_op_t op, uint64_t value, tc_tp_req_t *req);
 };
 
 /* ---- backends ---- */
@@ -164,6 +217,41 @@ static inline int tc_tp_progress(tc_tp_ctx_t *ctx)
 static inline tc_status_t tc_tp_wait(tc_tp_ctx_t *ctx, int timeout_ms)
 {
     return ctx->ops->wait(ctx, timeout_ms);
+}
+
+/* ---- one-sided wrappers (TC_ERR_UNSUPPORTED when the backend has none) ---- */
+
+/** @brief Register [addr, addr+len) with @p ctx. */
+tc_status_t tc_tp_mem_reg(tc_tp_ctx_t *ctx, void *addr, size_t len, tc_tp_mem_t **mem_p);
+
+/** @brief Release a registration (no request may still use it). */
+void tc_tp_mem_dereg(tc_tp_mem_t *mem);
+
+/** @brief Pack the remote key of @p mem for a peer (opaque bytes). */
+tc_status_t tc_tp_rkey_pack(tc_tp_mem_t *mem, void *buf, size_t cap, size_t *len_p);
+
+/** @brief Unpack a peer's remote key for use through @p ep; strict about malformed bytes. */
+tc_status_t tc_tp_rkey_unpack(tc_tp_ep_t *ep, const void *buf, size_t len, tc_tp_rkey_t **rkey_p);
+
+/** @brief Release an unpacked key. */
+void tc_tp_rkey_release(tc_tp_rkey_t *rkey);
+
+/** @brief Write @p len bytes to the peer's range at @p offset. */
+tc_status_t tc_tp_put(tc_tp_ep_t *ep, const void *buf, size_t len, tc_tp_rkey_t *rkey,
+                      uint64_t offset, tc_tp_req_t *req);
+
+/** @brief Read @p len bytes from the peer's range at @p offset. */
+tc_status_t tc_tp_get(tc_tp_ep_t *ep, void *buf, size_t len, tc_tp_rkey_t *rkey, uint64_t offset,
+                      tc_tp_req_t *req);
+
+/** @brief Update the 64-bit word at @p offset (8-byte aligned) of the peer's range. */
+tc_status_t tc_tp_signal(tc_tp_ep_t *ep, tc_tp_rkey_t *rkey, uint64_t offset,
+                         tc_tp_signal_op_t op, uint64_t value, tc_tp_req_t *req);
+
+/** @brief Atomic load of the 64-bit signal word at @p offset of local registered memory. */
+static inline uint64_t tc_tp_signal_read(const tc_tp_mem_t *mem, uint64_t offset)
+{
+    return __atomic_load_n((const uint64_t *)((const char *)mem->addr + offset), __ATOMIC_ACQUIRE);
 }
 
 #ifdef __cplusplus
