@@ -53,8 +53,69 @@ tc_status_t tc_algo_args_check(const tc_algo_args_t *args, const char *who);
  * TC_ERR_UNSUPPORTED when the collective has no algorithm at all. */
 tc_status_t tc_algo_find(tc_coll_t coll, const char *algo, const tc_algo_desc_t **desc_p);
 
-/* Generators: one file each. */
-tc_status_t tc_algo_all_reduce_ring(const tc_algo_args_t *args, tc_sched_t *sched);
-tc_status_t tc_algo_all_reduce_recursive_doubling(const tc_algo_args_t *args, tc_sched_t *sched);
+/* 0: same node, 1: across nodes (see cost.c). */
+int tc_algo_link_class(const tc_algo_args_t *args);
+
+/* Largest power of two <= p (p >= 1), and its log2. */
+static inline int tc_algo_pow2_floor(int p, int *lg)
+{
+    int p2 = 1, l = 0;
+    while (p2 * 2 <= p) {
+        p2 *= 2;
+        l++;
+    }
+    if (lg != NULL) {
+        *lg = l;
+    }
+    return p2;
+}
+
+/* ceil(log2(p)) for p >= 1. */
+static inline int tc_algo_ceil_log2(int p)
+{
+    int l = 0;
+    while ((1 << l) < p) {
+        l++;
+    }
+    return l;
+}
+
+#define TC_ALGO_TRY(expr)                                                                          \
+    do {                                                                                           \
+        tc_status_t tc_algo_try_ = (expr);                                                         \
+        if (tc_algo_try_ != TC_OK)                                                                 \
+            return tc_algo_try_;                                                                   \
+    } while (0)
+
+/* Generators and cost formulas: one file per algorithm (and collective). */
+#define TC_ALGO_DECLARE(fn)                                                                        \
+    tc_status_t tc_algo_##fn(const tc_algo_args_t *args, tc_sched_t *sched);                       \
+    void tc_algo_##fn##_cost(const tc_algo_args_t *args, tc_algo_cost_t *cost)
+
+TC_ALGO_DECLARE(all_reduce_ring);
+TC_ALGO_DECLARE(all_reduce_recursive_doubling);
+TC_ALGO_DECLARE(all_reduce_rabenseifner);
+TC_ALGO_DECLARE(broadcast_binomial_tree);
+TC_ALGO_DECLARE(broadcast_linear);
+TC_ALGO_DECLARE(reduce_binomial_tree);
+TC_ALGO_DECLARE(reduce_linear);
+TC_ALGO_DECLARE(all_gather_ring);
+TC_ALGO_DECLARE(all_gather_recursive_doubling);
+TC_ALGO_DECLARE(all_gather_bruck);
+TC_ALGO_DECLARE(all_gather_linear);
+TC_ALGO_DECLARE(reduce_scatter_ring);
+TC_ALGO_DECLARE(reduce_scatter_pairwise);
+TC_ALGO_DECLARE(reduce_scatter_linear);
+TC_ALGO_DECLARE(all_to_all_pairwise);
+TC_ALGO_DECLARE(all_to_all_linear);
+TC_ALGO_DECLARE(gather_binomial_tree);
+TC_ALGO_DECLARE(gather_linear);
+TC_ALGO_DECLARE(scatter_binomial_tree);
+TC_ALGO_DECLARE(scatter_linear);
+TC_ALGO_DECLARE(barrier_bruck);
+TC_ALGO_DECLARE(barrier_linear);
+
+tc_status_t tc_algo_applies_pow2(const tc_algo_args_t *args);
+tc_status_t tc_algo_applies_uniform(const tc_algo_args_t *args);
 
 #endif /* TCOMMS_ALGO_SRC_ALGO_INTERNAL_H */

@@ -18,6 +18,8 @@
  * waits for the reduce (it overwrites the scratch the reduce reads).
  * count == 0 gives an empty schedule.
  */
+#include <string.h>
+
 #include "algo_internal.h"
 
 #define TC_RD_TRY(expr)                                                                            \
@@ -87,4 +89,20 @@ tc_status_t tc_algo_all_reduce_recursive_doubling(const tc_algo_args_t *args, tc
                                TC_STEP_NO_DEP, NULL));
     }
     return TC_OK;
+}
+
+void tc_algo_all_reduce_recursive_doubling_cost(const tc_algo_args_t *args, tc_algo_cost_t *cost)
+{
+    int lg, p2 = tc_algo_pow2_floor(args->nranks, &lg), rem = args->nranks - p2;
+    const double n = (double)args->count;
+
+    memset(cost, 0, sizeof(*cost));
+    if (args->nranks == 1 || args->count == 0) {
+        return;
+    }
+    cost->rounds = lg + (rem > 0 ? 2 : 0);
+    cost->elems = cost->rounds * n;
+    cost->red_elems = (lg + (rem > 0 ? 1 : 0)) * n;
+    cost->max_send_msgs = (uint64_t)(lg + (rem > 0 ? 1 : 0));
+    cost->max_send_elems = cost->max_send_msgs * args->count;
 }

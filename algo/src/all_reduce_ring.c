@@ -19,6 +19,8 @@
  *     of that same chunk (the receive overwrites what that send reads).
  * count == 0 gives an empty schedule.
  */
+#include <string.h>
+
 #include "algo_internal.h"
 
 #define TC_RING_TRY(expr)                                                                          \
@@ -79,4 +81,23 @@ tc_status_t tc_algo_all_reduce_ring(const tc_algo_args_t *args, tc_sched_t *sche
                                  rs_send0 + 2u * (uint32_t)s, TC_STEP_NO_DEP, &last));
     }
     return TC_OK;
+}
+
+void tc_algo_all_reduce_ring_cost(const tc_algo_args_t *args, tc_algo_cost_t *cost)
+{
+    const int p = args->nranks;
+    const uint64_t n = args->count, base = n / (uint64_t)p, extra = n % (uint64_t)p;
+    const double big = (double)(base + (extra > 0));
+
+    memset(cost, 0, sizeof(*cost));
+    if (p == 1 || n == 0) {
+        return;
+    }
+    cost->rounds = 2.0 * (p - 1);
+    cost->elems = 2.0 * (p - 1) * big;
+    cost->red_elems = (p - 1) * big;
+    cost->max_send_msgs = 2u * (uint64_t)(p - 1);
+    /* A rank sends every chunk twice but chunks r+1 and r+2: the busiest
+     * rank is the one whose two skipped chunks are the shortest. */
+    cost->max_send_elems = 2 * n - (2 * base + ((uint64_t)p - extra >= 2 ? 0 : 1));
 }

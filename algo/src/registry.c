@@ -1,13 +1,40 @@
-/* The table of algorithms, lookup by name, and tc_algo_build. */
+/* The table of algorithms, lookup by name, and tc_algo_build.
+ * A new algorithm is one file with a generator and a cost formula, and one
+ * line here (docs/algorithms/README.md). */
 #include <stdio.h>
 #include <string.h>
 
 #include "algo_internal.h"
 
-/* The first entry of a collective is its default. */
+#define TC_REG(coll, name, fn, applies)                                                            \
+    {                                                                                              \
+#name, TC_COLL_##coll, tc_algo_##fn, tc_algo_##fn##_cost, applies                          \
+    }
+
+/* The first entry of a collective is its default for tc_algo_build(NULL). */
 static const tc_algo_desc_t tc_algo_registry[] = {
-    {"ring", TC_COLL_ALL_REDUCE, tc_algo_all_reduce_ring},
-    {"recursive_doubling", TC_COLL_ALL_REDUCE, tc_algo_all_reduce_recursive_doubling},
+    TC_REG(ALL_REDUCE, ring, all_reduce_ring, NULL),
+    TC_REG(ALL_REDUCE, recursive_doubling, all_reduce_recursive_doubling, NULL),
+    TC_REG(ALL_REDUCE, rabenseifner, all_reduce_rabenseifner, NULL),
+    TC_REG(REDUCE, binomial_tree, reduce_binomial_tree, NULL),
+    TC_REG(REDUCE, linear, reduce_linear, NULL),
+    TC_REG(BROADCAST, binomial_tree, broadcast_binomial_tree, NULL),
+    TC_REG(BROADCAST, linear, broadcast_linear, NULL),
+    TC_REG(ALL_GATHER, ring, all_gather_ring, NULL),
+    TC_REG(ALL_GATHER, recursive_doubling, all_gather_recursive_doubling, tc_algo_applies_pow2),
+    TC_REG(ALL_GATHER, bruck, all_gather_bruck, tc_algo_applies_uniform),
+    TC_REG(ALL_GATHER, linear, all_gather_linear, NULL),
+    TC_REG(REDUCE_SCATTER, ring, reduce_scatter_ring, NULL),
+    TC_REG(REDUCE_SCATTER, pairwise, reduce_scatter_pairwise, NULL),
+    TC_REG(REDUCE_SCATTER, linear, reduce_scatter_linear, NULL),
+    TC_REG(ALL_TO_ALL, pairwise, all_to_all_pairwise, NULL),
+    TC_REG(ALL_TO_ALL, linear, all_to_all_linear, NULL),
+    TC_REG(GATHER, binomial_tree, gather_binomial_tree, NULL),
+    TC_REG(GATHER, linear, gather_linear, NULL),
+    TC_REG(SCATTER, binomial_tree, scatter_binomial_tree, NULL),
+    TC_REG(SCATTER, linear, scatter_linear, NULL),
+    TC_REG(BARRIER, bruck, barrier_bruck, NULL),
+    TC_REG(BARRIER, linear, barrier_linear, NULL),
 };
 
 #define TC_ALGO_NREG (sizeof(tc_algo_registry) / sizeof(tc_algo_registry[0]))
@@ -18,6 +45,22 @@ const tc_algo_desc_t *tc_algo_table(size_t *count_p)
         *count_p = TC_ALGO_NREG;
     }
     return tc_algo_registry;
+}
+
+tc_status_t tc_algo_applies_pow2(const tc_algo_args_t *args)
+{
+    if ((args->nranks & (args->nranks - 1)) != 0) {
+        return tc_error_set(TC_ERR_UNSUPPORTED, "needs a power-of-two number of ranks");
+    }
+    return tc_algo_applies_uniform(args);
+}
+
+tc_status_t tc_algo_applies_uniform(const tc_algo_args_t *args)
+{
+    if (args->counts != NULL) {
+        return tc_error_set(TC_ERR_UNSUPPORTED, "has no v-variant (per-rank counts)");
+    }
+    return TC_OK;
 }
 
 static int tc_algo_is_rooted(tc_coll_t coll)
@@ -44,6 +87,13 @@ tc_status_t tc_algo_args_check(const tc_algo_args_t *args, const char *who)
     if (tc_algo_is_rooted(args->coll) && (args->root < 0 || args->root >= args->nranks)) {
         return tc_error_set(TC_ERR_INVALID_ARG, "%s: %s root %d outside [0, %d)", who,
                             tc_coll_name(args->coll), args->root, args->nranks);
+    }
+    if (args->ranks_per_node < 0) {
+        return tc_error_set(TC_ERR_INVALID_ARG, "%s: ranks_per_node %d is negative", who,
+                            args->ranks_per_node);
+    }
+    if (args->displs != NULL && args->counts == NULL) {
+        return tc_error_set(TC_ERR_INVALID_ARG, "%s: displs without counts", who);
     }
     return TC_OK;
 }
@@ -79,6 +129,7 @@ tc_status_t tc_algo_find(tc_coll_t coll, const char *algo, const tc_algo_desc_t 
 tc_status_t tc_algo_build(const tc_algo_args_t *args, const char *algo, tc_sched_t *sched)
 {
     const tc_algo_desc_t *desc;
+    tc_algo_layout_t lay;
     tc_sched_t local;
     tc_status_t status;
 
@@ -93,6 +144,13 @@ tc_status_t tc_algo_build(const tc_algo_args_t *args, const char *algo, tc_sched
     if (status != TC_OK) {
         return status;
     }
+    if (desc->applies != NULL && (status = desc->applies(args)) != TC_OK) {
+        tc_error_prefix("%s %s: ", tc_coll_name(args->coll), desc->name);
+        return status;
+    }
+    if ((status = tc_algo_layout(args, &lay)) != TC_OK) {
+        return status;
+    }
     tc_sched_init(&local, args, desc->name);
     status = desc->gen(args, &local);
     if (status != TC_OK) {
@@ -101,6 +159,9 @@ tc_status_t tc_algo_build(const tc_algo_args_t *args, const char *algo, tc_sched
         tc_sched_free(&local);
         return status;
     }
+    local.buf_count[TC_BUF_SEND] = lay.buf_count[0];
+    local.buf_count[TC_BUF_RECV] = lay.buf_count[1];
+    local.buf_count[TC_BUF_SCRATCH] = local.scratch_count;
     *sched = local;
     return TC_OK;
 }

@@ -129,12 +129,6 @@ tc_status_t tc_rt_comm_create(const tc_rt_comm_params_t *params, tc_rt_comm_t **
         goto err;
     if ((st = comm_timeout(params, &comm->timeout_ms)) != TC_OK)
         goto err;
-    for (int c = 0; c < TC_COLL_COUNT; c++) {
-        char var[64] = "TC_ALGO_";
-        for (const char *n = tc_coll_name((tc_coll_t)c); *n && strlen(var) < sizeof(var) - 1; n++)
-            var[strlen(var)] = (char)(*n >= 'a' && *n <= 'z' ? *n - 'a' + 'A' : *n);
-        comm->env_algo[c] = tc_config_string(var, NULL);
-    }
     uint64_t deadline = tc_deadline_after_ms((uint64_t)comm->timeout_ms);
 
     tc_boot_kind_t boot = params->boot;
@@ -260,17 +254,20 @@ const char *tc_rt_op_what(const tc_rt_op_t *op, char *buf, size_t cap)
     return buf;
 }
 
-/* The schedule for (call, algo), from the cache or built and cached. */
-static tc_status_t comm_sched(tc_rt_comm_t *comm, const tc_rt_coll_t *call, const char *algo,
+/* The schedule for (call, hint), from the cache, or chosen by the cost model
+ * (which honours the hint and TC_ALGO_<COLLECTIVE>), built and cached. */
+static tc_status_t comm_sched(tc_rt_comm_t *comm, const tc_rt_coll_t *call, const char *hint,
                               const tc_sched_t **sched_p)
 {
     int in_place = call->sendbuf == call->recvbuf;
-    const char *key = algo ? algo : "";
+    size_t elem_size = tc_dtype_size(call->dtype);
+    const char *key = hint ? hint : "";
     tc_rt_sched_entry_t *victim = &comm->sched_cache[0];
     for (int i = 0; i < TC_RT_SCHED_CACHE; i++) {
         tc_rt_sched_entry_t *e = &comm->sched_cache[i];
         if (e->last_use && e->coll == call->coll && e->count == call->count &&
-            e->root == call->root && e->in_place == in_place && strcmp(e->algo, key) == 0) {
+            e->elem_size == elem_size && e->root == call->root && e->in_place == in_place &&
+            strcmp(e->algo, key) == 0) {
             e->last_use = ++comm->sched_uses;
             *sched_p = &e->sched;
             return TC_OK;
@@ -278,24 +275,29 @@ static tc_status_t comm_sched(tc_rt_comm_t *comm, const tc_rt_coll_t *call, cons
         if (e->last_use < victim->last_use)
             victim = e;
     }
+    if (strlen(key) >= sizeof(victim->algo))
+        return tc_error_set(TC_ERR_NOT_FOUND, "algorithm name '%.40s...' is too long", key);
     tc_algo_args_t args = {.coll = call->coll,
                            .nranks = comm->size,
                            .rank = comm->rank,
                            .root = call->root,
                            .count = call->count,
-                           .in_place = in_place};
+                           .in_place = in_place,
+                           .ranks_per_node = comm->boot->local_size};
+    const char *name;
     tc_sched_t sched = {0};
-    tc_status_t st = tc_algo_build(&args, algo, &sched);
-    if (st != TC_OK)
+    tc_status_t st = tc_algo_select(&args, elem_size, hint, &name);
+    if (st != TC_OK || (st = tc_algo_build(&args, name, &sched)) != TC_OK)
         return st;
-    if (strlen(key) >= sizeof(victim->algo)) { /* too long to cache: use once */
-        tc_sched_free(&sched);
-        return tc_error_set(TC_ERR_NOT_FOUND, "algorithm name '%.40s...' is too long", key);
-    }
     if (victim->last_use)
         tc_sched_free(&victim->sched);
-    *victim = (tc_rt_sched_entry_t){++comm->sched_uses, call->coll, call->count, call->root,
-                                    in_place, "", sched};
+    *victim = (tc_rt_sched_entry_t){.last_use = ++comm->sched_uses,
+                                    .coll = call->coll,
+                                    .count = call->count,
+                                    .elem_size = elem_size,
+                                    .root = call->root,
+                                    .in_place = in_place,
+                                    .sched = sched};
     strcpy(victim->algo, key);
     tc_log_debug(TC_SUBSYS_RUNTIME, "comm '%s': %s schedule %s for %llu elements, %u steps",
                  comm->name, tc_coll_name(call->coll), sched.algo,
@@ -316,8 +318,6 @@ tc_status_t tc_rt_coll_run(tc_rt_comm_t *comm, const tc_rt_coll_t *call)
     const char *algo = call->hints ? tc_hints_get(call->hints, "algo") : NULL;
     if (!algo)
         algo = tc_hints_get(&comm->hints, "algo");
-    if (!algo)
-        algo = comm->env_algo[call->coll];
 
     const tc_sched_t *sched = NULL;
     tc_status_t st = comm_sched(comm, call, algo, &sched);

@@ -26,9 +26,10 @@ typedef struct tc_rt_sched_entry {
     uint64_t last_use;     /* 0: empty */
     tc_coll_t coll;
     uint64_t count;
+    size_t elem_size;      /* the model's choice depends on bytes, not elements */
     int root;
     int in_place;
-    char algo[32];         /* the name asked for, "" for the default */
+    char algo[32];         /* the hint asked for, "" to let the cost model choose */
     tc_sched_t sched;
 } tc_rt_sched_entry_t;
 
@@ -60,7 +61,6 @@ struct tc_rt_comm {
     int local_peers_seen;  /* peers found on this node so far */
     tc_hints_t hints;
     tc_rt_exec_state_t exec;
-    const char *env_algo[TC_COLL_COUNT]; /* TC_ALGO_<COLLECTIVE>, read once at creation */
     uint64_t sched_uses;
     tc_rt_sched_entry_t sched_cache[TC_RT_SCHED_CACHE];
 };

@@ -108,7 +108,7 @@ static tc_status_t step_fail(exec_t *x, uint32_t i, tc_status_t st, const char *
 static tc_status_t step_check(exec_t *x, uint32_t i)
 {
     const tc_step_t *s = &x->sched->steps[i];
-    uint64_t sizes[3] = {x->call->count, x->call->count, x->sched->scratch_count};
+    const uint64_t *sizes = x->sched->buf_count;
     int reads = s->kind == TC_STEP_SEND || s->kind == TC_STEP_COPY || s->kind == TC_STEP_REDUCE;
     int writes = s->kind != TC_STEP_SEND;
     if (s->kind > TC_STEP_REDUCE || (reads && s->buf > TC_BUF_SCRATCH) ||

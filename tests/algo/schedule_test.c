@@ -12,7 +12,12 @@
 
 static tc_algo_args_t ar_args(int nranks, int rank, uint64_t count, int in_place)
 {
-    tc_algo_args_t a = {TC_COLL_ALL_REDUCE, nranks, rank, -1, count, in_place};
+    tc_algo_args_t a = {.coll = TC_COLL_ALL_REDUCE,
+                        .nranks = nranks,
+                        .rank = rank,
+                        .root = -1,
+                        .count = count,
+                        .in_place = in_place};
     return a;
 }
 
@@ -29,7 +34,8 @@ static tc_step_t step_send(int peer, uint64_t off, uint64_t count, uint32_t dep0
 
 static void test_init_copies_args(void **state)
 {
-    tc_algo_args_t a = {TC_COLL_BROADCAST, 7, 3, 2, 99, 1};
+    tc_algo_args_t a = {
+        .coll = TC_COLL_BROADCAST, .nranks = 7, .rank = 3, .root = 2, .count = 99, .in_place = 1};
     tc_sched_t s;
 
     (void)state;
@@ -177,10 +183,17 @@ static void test_build_errors(void **state)
     assert_non_null(strstr(tc_last_error(), "valid names: ring, recursive_doubling"));
     assert_memory_equal(&s, &before, sizeof(s)); /* untouched on failure */
 
+    a.coll = TC_COLL_ALL_GATHER;
+    assert_int_equal(tc_algo_build(&a, "recursive_doubling", &s), TC_OK);
+    assert_int_equal(s.buf_count[TC_BUF_SEND], 10);
+    assert_int_equal(s.buf_count[TC_BUF_RECV], 40);
+    tc_sched_free(&s);
+    s = before;
+    a.nranks = 6;
+    assert_int_equal(tc_algo_build(&a, "recursive_doubling", &s), TC_ERR_UNSUPPORTED);
+    assert_non_null(strstr(tc_last_error(), "needs a power-of-two number of ranks"));
+    a.nranks = 4;
     a.coll = TC_COLL_BROADCAST;
-    a.root = 0;
-    assert_int_equal(tc_algo_build(&a, NULL, &s), TC_ERR_UNSUPPORTED);
-    assert_non_null(strstr(tc_last_error(), "no algorithm implements broadcast"));
     a.root = 4;
     assert_int_equal(tc_algo_build(&a, NULL, &s), TC_ERR_INVALID_ARG);
     assert_non_null(strstr(tc_last_error(), "broadcast root 4 outside [0, 4)"));

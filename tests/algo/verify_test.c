@@ -16,7 +16,11 @@
 
 static tc_algo_args_t ar_args(int nranks, uint64_t count, int in_place)
 {
-    tc_algo_args_t a = {TC_COLL_ALL_REDUCE, nranks, 0, -1, count, in_place};
+    tc_algo_args_t a = {.coll = TC_COLL_ALL_REDUCE,
+                        .nranks = nranks,
+                        .root = -1,
+                        .count = count,
+                        .in_place = in_place};
     return a;
 }
 
@@ -86,8 +90,8 @@ static void test_registered_all_reduce_algorithms_verify(void **state)
             }
         }
     }
-    assert_int_equal(nalgo, 2);
-    assert_int_equal(nrun, 2 * 33 * 9 * 2);
+    assert_int_equal(nalgo, 3);
+    assert_int_equal(nrun, 3 * 33 * 9 * 2);
 }
 
 static void test_verify_larger_rank_counts(void **state)
@@ -117,7 +121,8 @@ static void test_verify_argument_errors(void **state)
     a.nranks = 0;
     assert_int_equal(tc_algo_verify(&a, "ring"), TC_ERR_INVALID_ARG);
     a = ar_args(4, 10, 0);
-    a.coll = TC_COLL_ALL_GATHER;
+    a.coll = TC_COLL_ALL_TO_ALL;
+    a.in_place = 1;
     assert_int_equal(tc_algo_verify(&a, NULL), TC_ERR_UNSUPPORTED);
 }
 

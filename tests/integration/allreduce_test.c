@@ -188,7 +188,7 @@ static void run_case(tc_comm_t *comm, tc_dtype_t t, tc_redop_t op, size_t count,
     char hints[64];
     snprintf(hints, sizeof(hints), "algo=%s", algo);
     tc_op_opts_t o = TC_OP_OPTS_INIT;
-    o.hints = hints;
+    o.hints = strcmp(algo, "auto") == 0 ? NULL : hints; /* auto: the cost model chooses */
     o.timeout_ms = 60000;
     tc_status_t st = tc_all_reduce(comm, in_place ? r : s, r, count, t, op, &o, NULL);
     if (st != TC_OK) {
@@ -269,11 +269,12 @@ int main(int argc, char **argv)
     tc_comm_rank(comm, &rank);
     tc_comm_size(comm, &nranks);
 
-    static const char *const algos[] = {"ring", "recursive_doubling"};
+    static const char *const algos[] = {"ring", "recursive_doubling", "rabenseifner", "auto"};
+    const int nalgos = sizeof(algos) / sizeof(algos[0]);
     size_t n = (size_t)nranks;
     size_t counts[] = {0, 1, 2, n - 1 ? n - 1 : 1, n, n + 1, 2 * n + 1, 1000, 4097};
     int ncases = 0;
-    for (int a = 0; a < 2; a++) {
+    for (int a = 0; a < nalgos; a++) {
         for (int t = 0; t < TC_DTYPE_COUNT; t++) {
             for (int op = 0; op < TC_REDOP_COUNT; op++) {
                 if (!tc_redop_valid_for((tc_redop_t)op, (tc_dtype_t)t))

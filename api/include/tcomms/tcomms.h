@@ -109,7 +109,7 @@ tc_status_t tc_comm_size(const tc_comm_t *comm, int *size_p);
  *
  * In place when @p sendbuf == @p recvbuf. Otherwise the buffers must not overlap.
  * The algorithm is chosen by the library, or by the hint `algo=<name>`
- * (`ring`, `recursive_doubling`) in @p opts or `TC_ALGO_ALL_REDUCE`.
+ * (`ring`, `recursive_doubling`, `rabenseifner`; by default the cost model chooses) in @p opts or `TC_ALGO_ALL_REDUCE`.
  * @param comm the communicator.
  * @param sendbuf input of this rank: @p count elements of @p dtype.
  * @param recvbuf output: @p count elements of @p dtype.

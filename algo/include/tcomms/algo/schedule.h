@@ -61,15 +61,15 @@ typedef enum tc_buf {
 
 /** @brief One step of a schedule. */
 typedef struct tc_step {
-    uint8_t kind;      /**< tc_step_kind_t */
-    uint8_t buf;       /**< source buffer (SEND, COPY, REDUCE) */
-    uint8_t dst_buf;   /**< destination buffer (RECV, RECV_REDUCE, COPY, REDUCE) */
+    uint8_t kind;    /**< tc_step_kind_t */
+    uint8_t buf;     /**< source buffer (SEND, COPY, REDUCE) */
+    uint8_t dst_buf; /**< destination buffer (RECV, RECV_REDUCE, COPY, REDUCE) */
     uint8_t pad;
-    int32_t peer;      /**< the other rank (SEND, RECV, RECV_REDUCE) */
-    uint64_t off;      /**< element offset in buf */
-    uint64_t dst_off;  /**< element offset in dst_buf */
-    uint64_t count;    /**< elements */
-    uint32_t dep[2];   /**< indices of earlier steps this one waits for, or TC_STEP_NO_DEP */
+    int32_t peer;     /**< the other rank (SEND, RECV, RECV_REDUCE) */
+    uint64_t off;     /**< element offset in buf */
+    uint64_t dst_off; /**< element offset in dst_buf */
+    uint64_t count;   /**< elements */
+    uint32_t dep[2];  /**< indices of earlier steps this one waits for, or TC_STEP_NO_DEP */
 } tc_step_t;
 
 /** @brief A schedule for one rank. */
@@ -82,20 +82,86 @@ typedef struct tc_sched {
     uint64_t count;         /**< elements per rank's input, as passed by the caller */
     uint64_t scratch_count; /**< elements of scratch the executor must provide */
     int in_place;           /**< the schedule assumes send buffer == receive buffer */
-    uint32_t nsteps;        /**< steps used */
-    uint32_t cap;           /**< steps allocated */
-    tc_step_t *steps;       /**< the steps */
+    /** elements of TC_BUF_SEND, TC_BUF_RECV, TC_BUF_SCRATCH every step stays
+     *  within (set by tc_algo_build; the executor bounds-checks against it) */
+    uint64_t buf_count[3];
+    uint32_t nsteps;  /**< steps used */
+    uint32_t cap;     /**< steps allocated */
+    tc_step_t *steps; /**< the steps */
 } tc_sched_t;
 
-/** @brief Arguments every generator receives. */
+/**
+ * @brief Arguments every generator receives.
+ *
+ * The first six fields are the original positional layout (the runtime
+ * initialises them positionally); every later field defaults to 0 / NULL,
+ * meaning "auto" or "not used".
+ *
+ * Buffer conventions (elements; "block q" = counts[q] elements at displs[q]
+ * when counts is set, else count elements at q * count):
+ *  - all_reduce:     send count, recv count; recv[i] = sum over ranks of send[i].
+ *  - reduce:         as all_reduce, but only the root's recv is defined.
+ *  - broadcast:      root's send count -> every rank's recv count (non-roots
+ *                    have no send buffer: size 0).
+ *  - all_gather(v):  send = my block's length; recv = all blocks; block q of
+ *                    recv = rank q's send.
+ *  - reduce_scatter(v): send = all blocks; recv = my block's length; recv[i] =
+ *                    sum over ranks of their send block[rank][i].
+ *  - all_to_all:     send p*count, recv p*count; block q of my recv = block
+ *                    rank of q's send (v-variants are not supported yet).
+ *  - gather:         send count; root's recv p*count (others: 0); block q of
+ *                    root's recv = rank q's send.
+ *  - scatter:        root's send p*count (others: 0); recv count; my recv =
+ *                    block rank of the root's send.
+ *  - barrier:        no data (count is ignored); messages carry 0 elements.
+ * In place (send buffer == receive buffer) a schedule must not name
+ * TC_BUF_SEND; the input is already in the one buffer, called TC_BUF_RECV,
+ * at the offset MPI/NCCL document: all_gather(v) and gather (root): at
+ * block rank; reduce_scatter(v): the buffer holds the whole input and the
+ * result is left at block rank; scatter (root): the buffer holds the whole
+ * input and the root's block stays where it is; every other collective: at
+ * offset 0. tc_algo_layout() computes all of this.
+ */
 typedef struct tc_algo_args {
     tc_coll_t coll;
     int nranks;
     int rank;
-    int root;          /**< -1 when not rooted */
-    uint64_t count;    /**< elements (all-reduce: per rank; the whole vector) */
+    int root;       /**< -1 when not rooted */
+    uint64_t count; /**< elements (all-reduce: per rank; the whole vector; see above) */
     int in_place;
+    /** v-variants (all_gather, reduce_scatter): [nranks] elements of each
+     *  rank's block, the same on every rank; NULL: count each. */
+    const uint64_t *counts;
+    /** [nranks] offset of each block in the gathered / scattered buffer;
+     *  NULL: packed (prefix sums of counts). Only read when counts is set. */
+    const uint64_t *displs;
+    /** pipelining: elements per message for pipelined algorithms (trees,
+     *  chains); 0: auto (TC_ALGO_PIPELINE_CHUNKS chunks, see cost.c). */
+    uint64_t chunk_count;
+    /** hierarchical: ranks per node, nodes holding consecutive ranks (the
+     *  last node may hold fewer); 0: one node. */
+    int ranks_per_node;
 } tc_algo_args_t;
+
+/** @brief Where a rank's input and output live (see tc_algo_args_t). */
+typedef struct tc_algo_layout {
+    uint64_t buf_count[2]; /**< elements of TC_BUF_SEND and TC_BUF_RECV (in place: send = 0) */
+    int in_buf;            /**< buffer of the input (TC_BUF_SEND, or TC_BUF_RECV in place) */
+    uint64_t in_off;       /**< offset of the input in in_buf */
+    uint64_t in_count;     /**< elements of input */
+    uint64_t out_off;      /**< offset of the output in TC_BUF_RECV */
+    uint64_t out_count;    /**< elements of output (0 where undefined: reduce non-root) */
+} tc_algo_layout_t;
+
+/**
+ * @brief The buffer layout of @p args->rank for @p args.
+ * @return TC_ERR_INVALID_ARG for bad args or v-arrays whose sums overflow.
+ */
+tc_status_t tc_algo_layout(const tc_algo_args_t *args, tc_algo_layout_t *layout);
+
+/** @brief Block q of a gathered/scattered buffer: offset and length. */
+uint64_t tc_algo_block_off(const tc_algo_args_t *args, int q);
+uint64_t tc_algo_block_len(const tc_algo_args_t *args, int q);
 
 /** @brief Start an empty schedule for @p args (no allocation yet). */
 void tc_sched_init(tc_sched_t *sched, const tc_algo_args_t *args, const char *algo);
@@ -113,11 +179,34 @@ void tc_sched_free(tc_sched_t *sched);
 /** @brief A generator: fills an initialised schedule for one rank. */
 typedef tc_status_t (*tc_algo_gen_fn)(const tc_algo_args_t *args, tc_sched_t *sched);
 
+/**
+ * @brief What an algorithm costs, in the alpha-beta-gamma model.
+ *
+ * rounds and elems are along the critical path (the time is about
+ * rounds alpha + elems * size beta + red_elems * size gamma); the max_* are
+ * the largest per-rank totals, which the verifier checks exactly.
+ */
+typedef struct tc_algo_cost {
+    double rounds;           /**< messages on the critical path */
+    double elems;            /**< elements on the critical path */
+    double red_elems;        /**< elements reduced on the critical path */
+    uint64_t max_send_msgs;  /**< most messages one rank sends */
+    uint64_t max_send_elems; /**< most elements one rank sends */
+} tc_algo_cost_t;
+
+/** @brief The cost formula of an algorithm for @p args (all ranks). */
+typedef void (*tc_algo_cost_fn)(const tc_algo_args_t *args, tc_algo_cost_t *cost);
+
 /** @brief A registered algorithm. */
 typedef struct tc_algo_desc {
-    const char *name;     /**< "ring", ... */
-    tc_coll_t coll;       /**< the collective it implements */
-    tc_algo_gen_fn gen;   /**< its generator */
+    const char *name;   /**< "ring", ... */
+    tc_coll_t coll;     /**< the collective it implements */
+    tc_algo_gen_fn gen; /**< its generator */
+    tc_algo_cost_fn
+        cost; /**< its cost formula; NULL: not modelled (never selected automatically) */
+    /** whether it applies to @p args (NULL: always); on "no" it sets the
+     *  error detail with the reason and returns TC_ERR_UNSUPPORTED */
+    tc_status_t (*applies)(const tc_algo_args_t *args);
 } tc_algo_desc_t;
 
 /**
@@ -163,6 +252,81 @@ tc_status_t tc_algo_verify_with(const tc_algo_args_t *args, tc_algo_gen_fn gen);
  * @return a static table, never NULL.
  */
 const tc_algo_desc_t *tc_algo_table(size_t *count_p);
+
+/** @brief How much the verifier checks. */
+typedef enum tc_algo_verify_mode {
+    TC_ALGO_VERIFY_FULL = 0, /**< every rank: schedules, matching, races, execution, result */
+    /** sampled ranks and their peers: their schedules, matching of every
+     *  message they exchange, races and cost on them (see verify.c) */
+    TC_ALGO_VERIFY_SAMPLE,
+} tc_algo_verify_mode_t;
+
+/** @brief Options of tc_algo_verify_ex(); zero-initialise for defaults. */
+typedef struct tc_algo_verify_opts {
+    tc_algo_verify_mode_t mode;
+    int nsample;         /**< SAMPLE: ranks to sample (0: 8), plus ranks 0, p-1 and the root */
+    uint64_t seed;       /**< SAMPLE: the random sample's seed */
+    size_t elem_size;    /**< bytes per element for the time model (0: 1) */
+    int skip_cost_check; /**< do not compare with the cost formula */
+} tc_algo_verify_opts_t;
+
+/** @brief What the verifier measured. */
+typedef struct tc_algo_verify_report {
+    int ranks_checked;       /**< ranks whose schedules were built and checked */
+    uint64_t total_steps;    /**< steps of those ranks */
+    uint32_t max_steps;      /**< most steps of one rank */
+    uint64_t max_send_msgs;  /**< most messages one rank sends */
+    uint64_t max_send_elems; /**< most elements one rank sends */
+    uint64_t max_recv_elems; /**< most elements one rank receives */
+    uint64_t max_red_elems;  /**< most elements one rank reduces */
+    int executed;            /**< whether the schedules were executed (FULL) */
+    double model_time_s;     /**< FULL: modelled completion time (cost.c parameters) */
+    tc_algo_cost_t formula;  /**< the algorithm's cost formula (zero when none) */
+} tc_algo_verify_report_t;
+
+/**
+ * @brief tc_algo_verify() with options and a report; @p algo may be NULL
+ *        (the default algorithm) and @p gen, when not NULL, replaces the
+ *        registered generator (the cost formula is then not checked).
+ * @param report may be NULL; filled on TC_OK and on a verification failure.
+ */
+tc_status_t tc_algo_verify_ex(const tc_algo_args_t *args, const char *algo, tc_algo_gen_fn gen,
+                              const tc_algo_verify_opts_t *opts, tc_algo_verify_report_t *report);
+
+/** @brief Link parameters of the cost model (microseconds, microseconds per byte). */
+typedef struct tc_algo_model {
+    double alpha_us[2]; /**< latency per message: [0] same node, [1] across nodes */
+    double beta_us[2];  /**< time per byte on the wire: [0] same node, [1] across nodes */
+    double gamma_us;    /**< time per byte reduced */
+} tc_algo_model_t;
+
+/**
+ * @brief The model's parameters: defaults, overridden by TC_ALGO_ALPHA_INTRA_US,
+ *        TC_ALGO_ALPHA_INTER_US, TC_ALGO_BETA_INTRA_US, TC_ALGO_BETA_INTER_US,
+ *        TC_ALGO_GAMMA_US (docs/algorithms/README.md).
+ * @return TC_ERR_CONFIG for a malformed variable.
+ */
+tc_status_t tc_algo_model_get(tc_algo_model_t *model);
+
+/**
+ * @brief Modelled time in seconds of @p cost for a job of @p args with
+ *        elements of @p elem_size bytes: across nodes when ranks_per_node
+ *        is set and smaller than nranks, else within a node.
+ */
+double tc_algo_model_time(const tc_algo_model_t *model, const tc_algo_args_t *args,
+                          const tc_algo_cost_t *cost, size_t elem_size);
+
+/**
+ * @brief Choose the algorithm for @p args: @p hint (the per-operation
+ *        "algo=" hint) if not NULL, else TC_ALGO_<COLLECTIVE> (e.g.
+ *        TC_ALGO_ALL_REDUCE) if set, else the cheapest applicable algorithm in
+ *        the model for @p elem_size-byte elements. Logs the choice at info.
+ * @param name_p receives the static name.
+ * @return TC_ERR_NOT_FOUND (unknown name) or TC_ERR_UNSUPPORTED (name not
+ *         applicable, or no algorithm), with the valid names in the detail.
+ */
+tc_status_t tc_algo_select(const tc_algo_args_t *args, size_t elem_size, const char *hint,
+                           const char **name_p);
 
 #ifdef __cplusplus
 }

@@ -1,0 +1,173 @@
+/*
+ * The alpha-beta-gamma cost model and algorithm selection.
+ *
+ * A message of b bytes between two ranks costs alpha + b beta (alpha and
+ * beta of the link class: same node, or across nodes); reducing b bytes
+ * costs b gamma. An algorithm's formula (tc_algo_cost_t) gives the messages,
+ * elements and reduced elements on its critical path; the model time is
+ * rounds alpha + elems size beta + red_elems size gamma, with the across-node
+ * class as soon as the job spans nodes (a conservative choice: the
+ * hierarchical algorithm's formula accounts for its two classes itself by
+ * weighting; see hierarchical.c). Defaults are a commodity 100 Gb/s cluster;
+ * every parameter is overridable (docs/algorithms/README.md).
+ */
+#include <ctype.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "algo_internal.h"
+#include "tcomms/base/config.h"
+#include "tcomms/base/log.h"
+
+tc_status_t tc_algo_model_get(tc_algo_model_t *model)
+{
+    static const struct {
+        const char *name;
+        double def;
+    } vars[5] = {
+        {"TC_ALGO_ALPHA_INTRA_US", 0.5}, {"TC_ALGO_ALPHA_INTER_US", 3.0},
+        {"TC_ALGO_BETA_INTRA_US", 5e-5}, /* 20 GB/s */
+        {"TC_ALGO_BETA_INTER_US", 8e-5}, /* 12.5 GB/s */
+        {"TC_ALGO_GAMMA_US", 1e-4},      /* 10 GB/s */
+    };
+    double val[5];
+    tc_status_t status;
+    int i;
+
+    for (i = 0; i < 5; i++) {
+        status = tc_config_double(vars[i].name, vars[i].def, 0.0, 1e9, &val[i]);
+        if (status != TC_OK) {
+            return status;
+        }
+    }
+    model->alpha_us[0] = val[0];
+    model->alpha_us[1] = val[1];
+    model->beta_us[0] = val[2];
+    model->beta_us[1] = val[3];
+    model->gamma_us = val[4];
+    return TC_OK;
+}
+
+int tc_algo_link_class(const tc_algo_args_t *args)
+{
+    return (args->ranks_per_node > 0 && args->ranks_per_node < args->nranks) ? 1 : 0;
+}
+
+double tc_algo_model_time(const tc_algo_model_t *model, const tc_algo_args_t *args,
+                          const tc_algo_cost_t *cost, size_t elem_size)
+{
+    const int c = tc_algo_link_class(args);
+    const double sz = (double)elem_size;
+
+    return (cost->rounds * model->alpha_us[c] + cost->elems * sz * model->beta_us[c] +
+            cost->red_elems * sz * model->gamma_us) *
+           1e-6;
+}
+
+/* "algo names of coll that apply to args", for error details. */
+static void tc_algo_names(const tc_algo_args_t *args, int only_applicable, char *out, size_t len)
+{
+    size_t n, i, pos = 0;
+    const tc_algo_desc_t *t = tc_algo_table(&n);
+
+    out[0] = '\0';
+    for (i = 0; i < n && pos < len; i++) {
+        if (t[i].coll != args->coll) {
+            continue;
+        }
+        if (only_applicable && t[i].applies != NULL && t[i].applies(args) != TC_OK) {
+            continue;
+        }
+        pos += (size_t)snprintf(out + pos, len - pos, "%s%s", pos ? ", " : "", t[i].name);
+    }
+}
+
+static tc_status_t tc_algo_named(const tc_algo_args_t *args, const char *name, const char *from,
+                                 const char **name_p)
+{
+    const tc_algo_desc_t *desc;
+    tc_status_t status = tc_algo_find(args->coll, name, &desc);
+    char names[512], why[300];
+
+    if (status != TC_OK) {
+        tc_error_prefix("%s: ", from);
+        return status;
+    }
+    if (desc->applies != NULL && (status = desc->applies(args)) != TC_OK) {
+        snprintf(why, sizeof(why), "%s", tc_last_error());
+        tc_algo_names(args, 1, names, sizeof(names));
+        return tc_error_set(TC_ERR_UNSUPPORTED,
+                            "%s: %s %s does not apply to %d ranks: %s; valid here: %s", from,
+                            tc_coll_name(args->coll), name, args->nranks, why, names);
+    }
+    *name_p = desc->name;
+    return TC_OK;
+}
+
+tc_status_t tc_algo_select(const tc_algo_args_t *args, size_t elem_size, const char *hint,
+                           const char **name_p)
+{
+    const tc_algo_desc_t *t, *best = NULL;
+    tc_algo_model_t model;
+    tc_status_t status;
+    char var[64], names[512];
+    double best_t = 0, tm;
+    const char *env;
+    size_t n, i;
+
+    if (name_p == NULL) {
+        return tc_error_set(TC_ERR_INVALID_ARG, "tc_algo_select: name_p is NULL");
+    }
+    if ((status = tc_algo_args_check(args, "tc_algo_select")) != TC_OK) {
+        return status;
+    }
+    if (hint != NULL) {
+        status = tc_algo_named(args, hint, "hint algo", name_p);
+        if (status == TC_OK) {
+            tc_log_info(TC_SUBSYS_ALGO, "%s on %d ranks: %s (hint)", tc_coll_name(args->coll),
+                        args->nranks, *name_p);
+        }
+        return status;
+    }
+    snprintf(var, sizeof(var), "TC_ALGO_%s", tc_coll_name(args->coll));
+    for (i = 0; var[i] != '\0'; i++) {
+        var[i] = (char)toupper((unsigned char)var[i]);
+    }
+    env = tc_config_string(var, NULL);
+    if (env != NULL && env[0] != '\0') {
+        status = tc_algo_named(args, env, var, name_p);
+        if (status == TC_OK) {
+            tc_log_info(TC_SUBSYS_ALGO, "%s on %d ranks: %s (%s)", tc_coll_name(args->coll),
+                        args->nranks, *name_p, var);
+        }
+        return status;
+    }
+    if ((status = tc_algo_model_get(&model)) != TC_OK) {
+        return status;
+    }
+    t = tc_algo_table(&n);
+    for (i = 0; i < n; i++) {
+        tc_algo_cost_t c;
+        if (t[i].coll != args->coll || t[i].cost == NULL ||
+            (t[i].applies != NULL && t[i].applies(args) != TC_OK)) {
+            continue;
+        }
+        memset(&c, 0, sizeof(c));
+        t[i].cost(args, &c);
+        tm = tc_algo_model_time(&model, args, &c, elem_size ? elem_size : 1);
+        if (best == NULL || tm < best_t) {
+            best = &t[i];
+            best_t = tm;
+        }
+    }
+    if (best == NULL) {
+        tc_algo_names(args, 0, names, sizeof(names));
+        return tc_error_set(TC_ERR_UNSUPPORTED, "no %s algorithm applies to %d ranks (known: %s)",
+                            tc_coll_name(args->coll), args->nranks, names[0] ? names : "none");
+    }
+    tc_log_info(TC_SUBSYS_ALGO, "%s on %d ranks, %llu x %zu bytes: %s (model %.3g us)",
+                tc_coll_name(args->coll), args->nranks, (unsigned long long)args->count, elem_size,
+                best->name, best_t * 1e6);
+    *name_p = best->name;
+    return TC_OK;
+}

@@ -1,0 +1,152 @@
+/* The buffer conventions of every collective (see tc_algo_args_t in schedule.h). */
+#include "algo_internal.h"
+
+uint64_t tc_algo_block_len(const tc_algo_args_t *args, int q)
+{
+    return args->counts != NULL ? args->counts[q] : args->count;
+}
+
+uint64_t tc_algo_block_off(const tc_algo_args_t *args, int q)
+{
+    uint64_t off = 0;
+    int i;
+
+    if (args->counts == NULL) {
+        return (uint64_t)q * args->count;
+    }
+    if (args->displs != NULL) {
+        return args->displs[q];
+    }
+    /* Packed: a prefix sum. O(q); generators that walk every block keep
+     * their own running sum instead. */
+    for (i = 0; i < q; i++) {
+        off += args->counts[i];
+    }
+    return off;
+}
+
+/* Elements spanned by all blocks: the largest block end. */
+static tc_status_t tc_algo_blocks_span(const tc_algo_args_t *args, uint64_t *span_p)
+{
+    uint64_t span = 0, off = 0, end;
+    int q;
+
+    if (args->counts == NULL) {
+        if (args->count != 0 && (uint64_t)args->nranks > UINT64_MAX / args->count) {
+            return tc_error_set(TC_ERR_INVALID_ARG, "%s: %d blocks of %llu elements overflow",
+                                tc_coll_name(args->coll), args->nranks,
+                                (unsigned long long)args->count);
+        }
+        *span_p = (uint64_t)args->nranks * args->count;
+        return TC_OK;
+    }
+    for (q = 0; q < args->nranks; q++) {
+        uint64_t o = args->displs != NULL ? args->displs[q] : off;
+        if (args->counts[q] > UINT64_MAX - o) {
+            return tc_error_set(TC_ERR_INVALID_ARG,
+                                "%s: block %d (%llu elements at %llu) overflows",
+                                tc_coll_name(args->coll), q, (unsigned long long)args->counts[q],
+                                (unsigned long long)o);
+        }
+        end = o + args->counts[q];
+        off = end;
+        if (end > span) {
+            span = end;
+        }
+    }
+    *span_p = span;
+    return TC_OK;
+}
+
+tc_status_t tc_algo_layout(const tc_algo_args_t *args, tc_algo_layout_t *layout)
+{
+    tc_algo_layout_t l = {{0, 0}, TC_BUF_SEND, 0, 0, 0, 0};
+    const int r = args->rank, root = args->root;
+    uint64_t span = 0;
+    tc_status_t status;
+
+    status = tc_algo_args_check(args, "tc_algo_layout");
+    if (status != TC_OK) {
+        return status;
+    }
+    if (args->counts != NULL && args->coll != TC_COLL_ALL_GATHER &&
+        args->coll != TC_COLL_REDUCE_SCATTER) {
+        return tc_error_set(TC_ERR_UNSUPPORTED, "%s has no v-variant here (counts is set)",
+                            tc_coll_name(args->coll));
+    }
+    switch (args->coll) {
+    case TC_COLL_ALL_REDUCE:
+    case TC_COLL_REDUCE:
+        l.buf_count[0] = l.buf_count[1] = args->count;
+        l.in_count = args->count;
+        l.out_count = (args->coll == TC_COLL_ALL_REDUCE || r == root) ? args->count : 0;
+        break;
+    case TC_COLL_BROADCAST:
+        l.buf_count[0] = r == root ? args->count : 0;
+        l.buf_count[1] = args->count;
+        l.in_count = r == root ? args->count : 0;
+        l.out_count = args->count;
+        break;
+    case TC_COLL_ALL_GATHER:
+        if ((status = tc_algo_blocks_span(args, &span)) != TC_OK) {
+            return status;
+        }
+        l.buf_count[0] = l.in_count = tc_algo_block_len(args, r);
+        l.buf_count[1] = l.out_count = span;
+        if (args->in_place) {
+            l.in_off = tc_algo_block_off(args, r);
+        }
+        break;
+    case TC_COLL_REDUCE_SCATTER:
+        if ((status = tc_algo_blocks_span(args, &span)) != TC_OK) {
+            return status;
+        }
+        l.buf_count[0] = l.in_count = span;
+        l.buf_count[1] = l.out_count = tc_algo_block_len(args, r);
+        if (args->in_place) {
+            l.buf_count[1] = span;
+            l.out_off = tc_algo_block_off(args, r);
+        }
+        break;
+    case TC_COLL_ALL_TO_ALL:
+        if ((status = tc_algo_blocks_span(args, &span)) != TC_OK) {
+            return status;
+        }
+        l.buf_count[0] = l.buf_count[1] = l.in_count = l.out_count = span;
+        break;
+    case TC_COLL_GATHER:
+        if ((status = tc_algo_blocks_span(args, &span)) != TC_OK) {
+            return status;
+        }
+        l.buf_count[0] = l.in_count = args->count;
+        l.buf_count[1] = l.out_count = r == root ? span : 0;
+        if (args->in_place && r == root) {
+            l.in_off = tc_algo_block_off(args, r);
+        }
+        break;
+    case TC_COLL_SCATTER:
+        if ((status = tc_algo_blocks_span(args, &span)) != TC_OK) {
+            return status;
+        }
+        l.buf_count[0] = l.in_count = r == root ? span : 0;
+        l.buf_count[1] = l.out_count = args->count;
+        if (args->in_place && r == root) {
+            l.buf_count[1] = span;
+            l.out_off = tc_algo_block_off(args, r);
+        }
+        break;
+    case TC_COLL_BARRIER:
+    default:
+        break;
+    }
+    if (args->in_place) {
+        /* One buffer: the input already sits in it. */
+        if (l.buf_count[0] > l.buf_count[1]) {
+            l.buf_count[1] = l.buf_count[0];
+        }
+        l.buf_count[0] = 0;
+        l.in_buf = TC_BUF_RECV;
+    }
+    *layout = l;
+    return TC_OK;
+}

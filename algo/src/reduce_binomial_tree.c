@@ -1,0 +1,65 @@
+/*
+ * Reduce, binomial tree: the mirror of the binomial broadcast. In relative
+ * ranks v = (r - root) mod p, rank v reduces the vectors of its children
+ * v + m (m a power of two below lowbit(v), smallest first) into its
+ * accumulator, then sends it to v - lowbit(v).
+ * Cost = ceil(lg p) (alpha + n beta + n gamma).
+ * The accumulator is recv (every rank has a count-element recv buffer; only
+ * the root's is output). Steps: COPY input -> recv (out of place), then one
+ * RECV_REDUCE per child, chained, then the SEND to the parent.
+ */
+#include <string.h>
+
+#include "algo_internal.h"
+
+tc_status_t tc_algo_reduce_binomial_tree(const tc_algo_args_t *args, tc_sched_t *sched)
+{
+    const int p = args->nranks, r = args->rank, root = args->root;
+    const int v = tc_algo_mod(r - root, p);
+    const uint64_t n = args->count;
+    uint32_t last = TC_STEP_NO_DEP;
+    int m, top;
+
+    TC_ALGO_TRY(tc_algo_args_check(args, "reduce binomial_tree"));
+    if (n == 0) {
+        return TC_OK;
+    }
+    if (!args->in_place) {
+        TC_ALGO_TRY(tc_algo_step(sched, TC_STEP_COPY, -1, TC_BUF_SEND, 0, TC_BUF_RECV, 0, n,
+                                 TC_STEP_NO_DEP, TC_STEP_NO_DEP, &last));
+    }
+    if (v == 0) {
+        top = 1;
+        while (top < p) {
+            top <<= 1;
+        }
+    } else {
+        top = v & -v;
+    }
+    for (m = 1; m < top; m <<= 1) {
+        if (v + m < p) {
+            TC_ALGO_TRY(tc_algo_step(sched, TC_STEP_RECV_REDUCE, (root + v + m) % p, TC_BUF_RECV, 0,
+                                     TC_BUF_RECV, 0, n, last, TC_STEP_NO_DEP, &last));
+        }
+    }
+    if (v != 0) {
+        TC_ALGO_TRY(tc_algo_step(sched, TC_STEP_SEND, (root + v - top) % p, TC_BUF_RECV, 0,
+                                 TC_BUF_RECV, 0, n, last, TC_STEP_NO_DEP, NULL));
+    }
+    return TC_OK;
+}
+
+void tc_algo_reduce_binomial_tree_cost(const tc_algo_args_t *args, tc_algo_cost_t *cost)
+{
+    const int lg = tc_algo_ceil_log2(args->nranks);
+
+    memset(cost, 0, sizeof(*cost));
+    if (args->count == 0 || args->nranks == 1) {
+        return;
+    }
+    cost->rounds = lg;
+    cost->elems = (double)lg * (double)args->count;
+    cost->red_elems = cost->elems;
+    cost->max_send_msgs = 1;
+    cost->max_send_elems = args->count;
+}

@@ -1,0 +1,352 @@
+/* Every registered (collective, algorithm) is proven by the verifier at every
+ * rank count 1..33 and a spread of larger ones, in and out of place, with
+ * uneven sizes and v-variants; broken variants of real schedules are caught. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "tcomms/algo/schedule.h"
+#include "tcomms/base/status.h"
+
+static int is_rooted(tc_coll_t c)
+{
+    return c == TC_COLL_REDUCE || c == TC_COLL_BROADCAST || c == TC_COLL_GATHER ||
+           c == TC_COLL_SCATTER;
+}
+
+static int applies(const tc_algo_desc_t *d, const tc_algo_args_t *a)
+{
+    return d->applies == NULL || d->applies(a) == TC_OK;
+}
+
+static void verify_one(const tc_algo_desc_t *d, tc_algo_args_t *a)
+{
+    tc_algo_verify_report_t rep;
+    tc_status_t st;
+
+    if (!applies(d, a) || (a->coll == TC_COLL_ALL_TO_ALL && a->in_place)) {
+        return;
+    }
+    st = tc_algo_verify_ex(a, d->name, NULL, NULL, &rep);
+    if (st != TC_OK) {
+        fail_msg("%s %s p=%d root=%d count=%llu in_place=%d v=%d: %s: %s", tc_coll_name(a->coll),
+                 d->name, a->nranks, a->root, (unsigned long long)a->count, a->in_place,
+                 a->counts != NULL, tc_status_string(st), tc_last_error());
+    }
+    assert_true(rep.executed);
+    assert_int_equal(rep.ranks_checked, a->nranks);
+    /* the formula is exact for the busiest rank */
+    assert_int_equal(rep.max_send_msgs, rep.formula.max_send_msgs);
+    assert_int_equal(rep.max_send_elems, rep.formula.max_send_elems);
+}
+
+static void test_every_algorithm_every_small_rank_count(void **state)
+{
+    size_t nd, d;
+    const tc_algo_desc_t *t = tc_algo_table(&nd);
+    int p, c, ip, nrun = 0;
+
+    (void)state;
+    for (d = 0; d < nd; d++) {
+        for (p = 1; p <= 33; p++) {
+            const uint64_t counts[] = {0, 1, 3, (uint64_t)p + 1, 37};
+            for (c = 0; c < 5; c++) {
+                for (ip = 0; ip < 2; ip++) {
+                    tc_algo_args_t a = {.coll = t[d].coll,
+                                        .nranks = p,
+                                        .root = -1,
+                                        .count = counts[c],
+                                        .in_place = ip};
+                    if (is_rooted(t[d].coll)) {
+                        a.root = (p * 2 + c) / 3 % p; /* roots other than 0 too */
+                    }
+                    verify_one(&t[d], &a);
+                    nrun++;
+                }
+            }
+        }
+    }
+    assert_true(nrun >= 20 * 33 * 10);
+}
+
+static void test_v_variants(void **state)
+{
+    size_t nd, d;
+    const tc_algo_desc_t *t = tc_algo_table(&nd);
+    uint64_t counts[40], displs[40];
+    int p, q, ip, nv = 0, packed;
+
+    (void)state;
+    for (d = 0; d < nd; d++) {
+        if (t[d].coll != TC_COLL_ALL_GATHER && t[d].coll != TC_COLL_REDUCE_SCATTER) {
+            continue;
+        }
+        for (p = 1; p <= 33; p += 4) {
+            for (packed = 0; packed < 2; packed++) {
+                uint64_t off = 3;
+                for (q = 0; q < p; q++) {
+                    counts[q] = (uint64_t)((q * 7 + 3) % 5); /* some empty */
+                    /* reversed order with gaps when not packed */
+                    displs[p - 1 - q] = 0;
+                }
+                for (q = p - 1; q >= 0; q--) {
+                    displs[q] = off;
+                    off += counts[q] + 2;
+                }
+                for (ip = 0; ip < 2; ip++) {
+                    tc_algo_args_t a = {.coll = t[d].coll,
+                                        .nranks = p,
+                                        .root = -1,
+                                        .count = 0,
+                                        .in_place = ip,
+                                        .counts = counts,
+                                        .displs = packed ? NULL : displs};
+                    if (applies(&t[d], &a)) {
+                        verify_one(&t[d], &a);
+                        nv++;
+                    }
+                }
+            }
+        }
+    }
+    assert_true(nv >= 4 * 9 * 2 * 2);
+}
+
+static void test_larger_rank_counts(void **state)
+{
+    const int ps[] = {48, 64, 100, 128, 255, 256};
+    size_t nd, d, i;
+    const tc_algo_desc_t *t = tc_algo_table(&nd);
+
+    (void)state;
+    for (i = 0; i < sizeof(ps) / sizeof(ps[0]); i++) {
+        for (d = 0; d < nd; d++) {
+            tc_algo_args_t a = {
+                .coll = t[d].coll, .nranks = ps[i], .root = -1, .count = (uint64_t)ps[i] * 3 + 1};
+            if (is_rooted(t[d].coll)) {
+                a.root = ps[i] / 3;
+            }
+            verify_one(&t[d], &a);
+        }
+    }
+}
+
+/* ---- broken variants of real schedules ------------------------------------ */
+
+enum { MUT_DROP, MUT_OFFSET, MUT_PEER };
+static const char *mut_algo;
+static int mut_kind, mut_rank, mut_which, mut_done;
+
+/* The registered schedule, with rank mut_rank's mut_which-th eligible step broken. */
+static tc_status_t gen_mutated(const tc_algo_args_t *a, tc_sched_t *s)
+{
+    tc_sched_t good;
+    tc_status_t st = tc_algo_build(a, mut_algo, &good);
+    uint32_t i, drop = UINT32_MAX;
+    int seen = 0;
+
+    if (st != TC_OK) {
+        return st;
+    }
+    s->scratch_count = good.scratch_count;
+    for (i = 0; i < good.nsteps && a->rank == mut_rank; i++) {
+        tc_step_t *x = &good.steps[i];
+        int comm =
+            x->kind == TC_STEP_SEND || x->kind == TC_STEP_RECV || x->kind == TC_STEP_RECV_REDUCE;
+        if (x->count == 0 || (mut_kind != MUT_DROP && !comm)) {
+            continue;
+        }
+        if (seen++ != mut_which) {
+            continue;
+        }
+        mut_done = 1;
+        if (mut_kind == MUT_DROP) {
+            drop = i;
+        } else if (mut_kind == MUT_OFFSET && x->kind == TC_STEP_SEND) {
+            x->off = x->off > 0 ? x->off - 1 : x->off + 1;
+        } else if (mut_kind == MUT_OFFSET) {
+            x->dst_off = x->dst_off > 0 ? x->dst_off - 1 : x->dst_off + 1;
+        } else {
+            x->peer = (x->peer + 1) % a->nranks == a->rank ? (x->peer + 2) % a->nranks
+                                                           : (x->peer + 1) % a->nranks;
+        }
+        break;
+    }
+    for (i = 0; i < good.nsteps && st == TC_OK; i++) {
+        tc_step_t x = good.steps[i];
+        int k;
+        if (i == drop) {
+            continue;
+        }
+        for (k = 0; k < 2 && drop != UINT32_MAX; k++) {
+            if (x.dep[k] == drop) {
+                x.dep[k] = good.steps[drop].dep[0];
+            }
+            if (x.dep[k] != TC_STEP_NO_DEP && x.dep[k] > drop) {
+                x.dep[k]--;
+            }
+        }
+        st = tc_sched_add(s, &x, NULL);
+    }
+    tc_sched_free(&good);
+    return st;
+}
+
+static int nmutated;
+
+static void expect_caught(tc_coll_t coll, const char *algo, int p, uint64_t count, int kind,
+                          int which)
+{
+    tc_algo_args_t a = {
+        .coll = coll, .nranks = p, .root = is_rooted(coll) ? 0 : -1, .count = count};
+    tc_status_t st;
+
+    mut_algo = algo;
+    mut_kind = kind;
+    mut_rank = 1;
+    mut_which = which;
+    assert_int_equal(tc_algo_verify(&a, algo), TC_OK); /* unbroken: proven */
+    mut_done = 0;
+    st = tc_algo_verify_with(&a, gen_mutated);
+    if (!mut_done) {
+        return; /* rank 1 has no such step (e.g. one send only) */
+    }
+    nmutated++;
+    if (st != TC_ERR_INTERNAL) {
+        fail_msg("%s %s mutation %d/%d not caught: %s", tc_coll_name(coll), algo, kind, which,
+                 tc_status_string(st));
+    }
+    if (strstr(tc_last_error(), "verify ") == NULL) {
+        fail_msg("no verifier detail: %s", tc_last_error());
+    }
+}
+
+static void test_broken_schedules_are_caught(void **state)
+{
+    static const struct {
+        tc_coll_t coll;
+        const char *algo;
+    } cases[] = {
+        {TC_COLL_ALL_REDUCE, "ring"},         {TC_COLL_ALL_REDUCE, "recursive_doubling"},
+        {TC_COLL_ALL_REDUCE, "rabenseifner"}, {TC_COLL_REDUCE, "binomial_tree"},
+        {TC_COLL_BROADCAST, "binomial_tree"}, {TC_COLL_ALL_GATHER, "ring"},
+        {TC_COLL_ALL_GATHER, "bruck"},        {TC_COLL_REDUCE_SCATTER, "ring"},
+        {TC_COLL_REDUCE_SCATTER, "pairwise"}, {TC_COLL_ALL_TO_ALL, "pairwise"},
+        {TC_COLL_GATHER, "binomial_tree"},    {TC_COLL_SCATTER, "binomial_tree"},
+        {TC_COLL_BARRIER, "bruck"},
+    };
+    size_t i;
+    int w;
+
+    (void)state;
+    for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        for (w = 0; w < 2; w++) {
+            expect_caught(cases[i].coll, cases[i].algo, 6, 13, MUT_DROP, w);
+            expect_caught(cases[i].coll, cases[i].algo, 6, 13, MUT_PEER, w);
+            if (cases[i].coll != TC_COLL_BARRIER) {
+                expect_caught(cases[i].coll, cases[i].algo, 6, 13, MUT_OFFSET, w);
+            }
+        }
+    }
+    assert_true(nmutated >= 13 * 4);
+}
+
+static void test_detects_wrong_offset_precisely(void **state)
+{
+    tc_algo_args_t a = {.coll = TC_COLL_ALL_GATHER, .nranks = 4, .root = -1, .count = 5};
+
+    (void)state;
+    mut_algo = "linear";
+    mut_kind = MUT_OFFSET;
+    mut_rank = 1;
+    mut_which = 1;
+    assert_int_equal(tc_algo_verify_with(&a, gen_mutated), TC_ERR_INTERNAL);
+    /* rank 1's first receive (from rank 0, block 0) lands one element late,
+     * over the first element of its own block */
+    assert_non_null(strstr(tc_last_error(), "race: rank 1 steps 0 (copy 5 elements send[0] -> "
+                                            "recv[5]) and 2 (recv 5 elements from rank 0 into "
+                                            "recv[1]) touch recv[5, 6)"));
+    mut_which = 0; /* its first send reads one element past its 5-element input */
+    assert_int_equal(tc_algo_verify_with(&a, gen_mutated), TC_ERR_INTERNAL);
+    assert_non_null(strstr(tc_last_error(), "out of bounds: rank 1 step 1 (send 5 elements of "
+                                            "send[1] to rank 2) reaches send[1, 6)"));
+}
+
+static void test_sampled_verification(void **state)
+{
+    tc_algo_verify_opts_t o = {.mode = TC_ALGO_VERIFY_SAMPLE, .nsample = 4, .seed = 7};
+    tc_algo_verify_report_t rep;
+    tc_algo_args_t a = {.coll = TC_COLL_ALL_REDUCE, .nranks = 4096, .root = -1, .count = 4096};
+
+    (void)state;
+    assert_int_equal(tc_algo_verify_ex(&a, "ring", NULL, &o, &rep), TC_OK);
+    assert_false(rep.executed);
+    assert_true(rep.ranks_checked >= 3 && rep.ranks_checked <= 6);
+    assert_int_equal(rep.max_steps, 4 * 4095 + 1);
+    assert_int_equal(rep.max_send_elems, rep.formula.max_send_elems);
+    /* a swapped peer on a sampled rank is caught without executing */
+    mut_algo = "ring";
+    mut_kind = MUT_PEER;
+    mut_rank = 0;
+    mut_which = 3;
+    assert_int_equal(tc_algo_verify_ex(&a, "ring", gen_mutated, &o, &rep), TC_ERR_INTERNAL);
+    assert_non_null(strstr(tc_last_error(), "unmatched"));
+}
+
+static void test_select(void **state)
+{
+    tc_algo_args_t a = {.coll = TC_COLL_ALL_REDUCE, .nranks = 64, .root = -1, .count = 1};
+    const char *name = NULL;
+
+    (void)state;
+    unsetenv("TC_ALGO_ALL_REDUCE");
+    assert_int_equal(tc_algo_select(&a, 4, NULL, &name), TC_OK);
+    assert_string_equal(name, "recursive_doubling"); /* small: latency wins */
+    a.count = 1u << 26;
+    assert_int_equal(tc_algo_select(&a, 4, NULL, &name), TC_OK);
+    assert_string_equal(name, "rabenseifner"); /* large: bandwidth, then fewer rounds */
+    a.nranks = 48;
+    assert_int_equal(tc_algo_select(&a, 4, NULL, &name), TC_OK);
+    assert_string_equal(name, "ring"); /* rabenseifner's folding costs 2 n beta more */
+    assert_int_equal(tc_algo_select(&a, 4, "rabenseifner", &name), TC_OK);
+    assert_string_equal(name, "rabenseifner");
+    assert_int_equal(tc_algo_select(&a, 4, "butterfly", &name), TC_ERR_NOT_FOUND);
+    assert_non_null(strstr(tc_last_error(), "valid names: ring, recursive_doubling, rabenseifner"));
+    setenv("TC_ALGO_ALL_REDUCE", "recursive_doubling", 1);
+    assert_int_equal(tc_algo_select(&a, 4, NULL, &name), TC_OK);
+    assert_string_equal(name, "recursive_doubling");
+    setenv("TC_ALGO_ALL_REDUCE", "nope", 1);
+    assert_int_equal(tc_algo_select(&a, 4, NULL, &name), TC_ERR_NOT_FOUND);
+    assert_non_null(strstr(tc_last_error(), "TC_ALGO_ALL_REDUCE"));
+    unsetenv("TC_ALGO_ALL_REDUCE");
+    a.coll = TC_COLL_ALL_GATHER;
+    a.nranks = 6;
+    assert_int_equal(tc_algo_select(&a, 4, "recursive_doubling", &name), TC_ERR_UNSUPPORTED);
+    assert_non_null(strstr(tc_last_error(), "power-of-two"));
+    assert_non_null(strstr(tc_last_error(), "valid here: ring, bruck, linear"));
+    setenv("TC_ALGO_BETA_INTER_US", "fast", 1);
+    assert_int_equal(tc_algo_select(&a, 4, NULL, &name), TC_ERR_CONFIG);
+    unsetenv("TC_ALGO_BETA_INTER_US");
+    assert_int_equal(tc_algo_select(NULL, 4, NULL, &name), TC_ERR_INVALID_ARG);
+    assert_int_equal(tc_algo_select(&a, 4, NULL, NULL), TC_ERR_INVALID_ARG);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_every_algorithm_every_small_rank_count),
+        cmocka_unit_test(test_v_variants),
+        cmocka_unit_test(test_larger_rank_counts),
+        cmocka_unit_test(test_broken_schedules_are_caught),
+        cmocka_unit_test(test_detects_wrong_offset_precisely),
+        cmocka_unit_test(test_sampled_verification),
+        cmocka_unit_test(test_select),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,58 @@
+/* The verifier at scale: 131072 ranks, fully for tree algorithms and sampled
+ * for the linear-depth ones (size = large: tens of seconds). */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include <cmocka.h>
+
+#include "tcomms/algo/schedule.h"
+#include "tcomms/base/status.h"
+
+#define P 131072
+
+static void run(tc_coll_t coll, const char *algo, int p, uint64_t count, tc_algo_verify_mode_t m)
+{
+    tc_algo_args_t a = {.coll = coll, .nranks = p, .root = -1, .count = count};
+    tc_algo_verify_opts_t o = {.mode = m, .nsample = 6, .seed = 3, .elem_size = 4};
+    tc_algo_verify_report_t rep;
+
+    if (coll == TC_COLL_BROADCAST || coll == TC_COLL_REDUCE) {
+        a.root = p / 3;
+    }
+    if (tc_algo_verify_ex(&a, algo, NULL, &o, &rep) != TC_OK) {
+        fail_msg("%s %s p=%d: %s", tc_coll_name(coll), algo, p, tc_last_error());
+    }
+    assert_int_equal(rep.max_send_msgs, rep.formula.max_send_msgs);
+    assert_int_equal(rep.max_send_elems, rep.formula.max_send_elems);
+    assert_int_equal(rep.executed, m == TC_ALGO_VERIFY_FULL);
+}
+
+static void test_trees_full(void **state)
+{
+    (void)state;
+    run(TC_COLL_BROADCAST, "binomial_tree", P, 1000, TC_ALGO_VERIFY_FULL);
+    run(TC_COLL_REDUCE, "binomial_tree", P, 1000, TC_ALGO_VERIFY_FULL);
+    run(TC_COLL_ALL_GATHER, "bruck", P / 4, 3, TC_ALGO_VERIFY_FULL);
+    run(TC_COLL_ALL_REDUCE, "recursive_doubling", P / 8, 1000, TC_ALGO_VERIFY_FULL);
+}
+
+static void test_linear_depth_sampled(void **state)
+{
+    (void)state;
+    run(TC_COLL_ALL_REDUCE, "ring", P, (uint64_t)P * 4, TC_ALGO_VERIFY_SAMPLE);
+    run(TC_COLL_ALL_REDUCE, "rabenseifner", P, (uint64_t)P * 4, TC_ALGO_VERIFY_SAMPLE);
+    run(TC_COLL_ALL_GATHER, "ring", P, 2, TC_ALGO_VERIFY_SAMPLE);
+    run(TC_COLL_ALL_TO_ALL, "pairwise", P / 4, 2, TC_ALGO_VERIFY_SAMPLE);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_trees_full),
+        cmocka_unit_test(test_linear_depth_sampled),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,232 @@
+/*
+ * tc-sim: build every rank's schedule of a collective algorithm, verify it
+ * (full: execute all ranks symbolically; sample: a random sample of ranks and
+ * their peers), count steps and bytes per rank, and compare the modelled time
+ * with the alpha-beta lower bound of the collective.
+ *
+ * --bytes is the collective's size as nccl-tests count it: the vector for
+ * all_reduce, reduce and broadcast; the gathered/scattered buffer for
+ * all_gather, reduce_scatter, gather and scatter; one rank's send buffer for
+ * all_to_all. Exit status: 0 verified, 1 FAILED, 2 usage error.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "tcomms/algo/schedule.h"
+#include "tcomms/base/config.h"
+#include "tcomms/base/status.h"
+
+static void usage(FILE *f)
+{
+    fprintf(f, "usage: tc-sim --coll COLL --algo NAME --ranks P --bytes SIZE [--nodes N]\n"
+               "              [--verify full|sample] [--dtype-size B] [--samples K] [--seed S]\n"
+               "              [--root R] [--in-place]\n"
+               "  COLL: all_reduce reduce broadcast all_gather reduce_scatter all_to_all\n"
+               "        gather scatter barrier; NAME: an algorithm of COLL, or 'auto'\n"
+               "  SIZE: bytes with an optional K, M, G suffix (powers of 1024)\n"
+               "  --nodes N: ranks spread over N nodes in blocks (default: one rank per node)\n"
+               "  --verify: default full up to 4096 ranks, else sample\n"
+               "  model parameters: TC_ALGO_ALPHA_INTRA_US, TC_ALGO_ALPHA_INTER_US,\n"
+               "  TC_ALGO_BETA_INTRA_US, TC_ALGO_BETA_INTER_US, TC_ALGO_GAMMA_US\n");
+}
+
+static double now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+/* The alpha-beta-gamma lower bound of the collective (seconds). */
+static double lower_bound(const tc_algo_model_t *m, const tc_algo_args_t *a, size_t esize, int link)
+{
+    const double p = a->nranks, lg = ceil(log2(p > 1 ? p : 1));
+    const double n = (double)a->count * (double)esize, N = n * p;
+    const double al = m->alpha_us[link], be = m->beta_us[link], ga = m->gamma_us;
+    double t;
+
+    if (a->nranks == 1) {
+        return 0;
+    }
+    switch (a->coll) {
+    case TC_COLL_ALL_REDUCE:
+        t = lg * al + 2 * (p - 1) / p * n * be + (p - 1) / p * n * ga;
+        break;
+    case TC_COLL_REDUCE:
+        t = lg * al + n * be + (p - 1) / p * n * ga;
+        break;
+    case TC_COLL_BROADCAST:
+        t = lg * al + n * be;
+        break;
+    case TC_COLL_REDUCE_SCATTER:
+        t = lg * al + (p - 1) / p * N * be + (p - 1) / p * N * ga;
+        break;
+    case TC_COLL_BARRIER:
+        t = lg * al;
+        break;
+    default: /* all_gather, all_to_all, gather, scatter: (p-1) blocks in or out */
+        t = lg * al + (p - 1) / p * N * be;
+        break;
+    }
+    return t * 1e-6;
+}
+
+int main(int argc, char **argv)
+{
+    const char *coll_s = NULL, *algo = NULL, *mode_s = NULL;
+    uint64_t bytes = 0, esize = 4, seed = 1;
+    int64_t ranks = 0, nodes = 0, samples = 8, root = 0;
+    int in_place = 0, i, c, link;
+    tc_algo_args_t a;
+    tc_algo_verify_opts_t o;
+    tc_algo_verify_report_t rep;
+    tc_algo_model_t model;
+    tc_status_t st;
+    double t0, dt, model_t, lb;
+
+    for (i = 1; i < argc; i++) {
+        const char *k = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+        st = TC_OK;
+        if (strcmp(k, "--in-place") == 0) {
+            in_place = 1;
+            continue;
+        }
+        if (strcmp(k, "-h") == 0 || strcmp(k, "--help") == 0) {
+            usage(stdout);
+            return 0;
+        }
+        if (v == NULL) {
+            fprintf(stderr, "tc-sim: %s needs a value\n", k);
+            usage(stderr);
+            return 2;
+        }
+        i++;
+        if (strcmp(k, "--coll") == 0) {
+            coll_s = v;
+        } else if (strcmp(k, "--algo") == 0) {
+            algo = v;
+        } else if (strcmp(k, "--verify") == 0) {
+            mode_s = v;
+        } else if (strcmp(k, "--ranks") == 0) {
+            st = tc_parse_int("--ranks", v, 1, 1 << 30, &ranks);
+        } else if (strcmp(k, "--nodes") == 0) {
+            st = tc_parse_int("--nodes", v, 1, 1 << 30, &nodes);
+        } else if (strcmp(k, "--samples") == 0) {
+            st = tc_parse_int("--samples", v, 1, 1 << 20, &samples);
+        } else if (strcmp(k, "--root") == 0) {
+            st = tc_parse_int("--root", v, 0, 1 << 30, &root);
+        } else if (strcmp(k, "--bytes") == 0) {
+            st = tc_parse_size("--bytes", v, &bytes);
+        } else if (strcmp(k, "--dtype-size") == 0) {
+            st = tc_parse_size("--dtype-size", v, &esize);
+        } else if (strcmp(k, "--seed") == 0) {
+            st = tc_parse_size("--seed", v, &seed);
+        } else {
+            fprintf(stderr, "tc-sim: unknown option %s\n", k);
+            usage(stderr);
+            return 2;
+        }
+        if (st != TC_OK) {
+            fprintf(stderr, "tc-sim: %s\n", tc_last_error());
+            return 2;
+        }
+    }
+    if (coll_s == NULL || ranks == 0 || esize == 0) {
+        usage(stderr);
+        return 2;
+    }
+    memset(&a, 0, sizeof(a));
+    for (c = 0; c < TC_COLL_COUNT && strcmp(tc_coll_name((tc_coll_t)c), coll_s) != 0; c++) {
+    }
+    if (c == TC_COLL_COUNT) {
+        fprintf(stderr, "tc-sim: unknown collective '%s'\n", coll_s);
+        usage(stderr);
+        return 2;
+    }
+    a.coll = (tc_coll_t)c;
+    a.nranks = (int)ranks;
+    a.root = (a.coll == TC_COLL_REDUCE || a.coll == TC_COLL_BROADCAST || a.coll == TC_COLL_GATHER ||
+              a.coll == TC_COLL_SCATTER)
+                 ? (int)root
+                 : -1;
+    a.in_place = in_place;
+    a.count = bytes / esize;
+    if (a.coll == TC_COLL_ALL_GATHER || a.coll == TC_COLL_REDUCE_SCATTER ||
+        a.coll == TC_COLL_ALL_TO_ALL || a.coll == TC_COLL_GATHER || a.coll == TC_COLL_SCATTER) {
+        a.count /= (uint64_t)ranks; /* per-rank block */
+    }
+    if (nodes == 0) {
+        nodes = ranks;
+    }
+    a.ranks_per_node = (int)((ranks + nodes - 1) / nodes);
+    if (algo == NULL || strcmp(algo, "auto") == 0) {
+        st = tc_algo_select(&a, (size_t)esize, NULL, &algo);
+        if (st != TC_OK) {
+            fprintf(stderr, "tc-sim: %s\n", tc_last_error());
+            return 2;
+        }
+    }
+    memset(&o, 0, sizeof(o));
+    o.mode = ranks > 4096 ? TC_ALGO_VERIFY_SAMPLE : TC_ALGO_VERIFY_FULL;
+    if (mode_s != NULL) {
+        if (strcmp(mode_s, "full") == 0) {
+            o.mode = TC_ALGO_VERIFY_FULL;
+        } else if (strcmp(mode_s, "sample") == 0) {
+            o.mode = TC_ALGO_VERIFY_SAMPLE;
+        } else {
+            fprintf(stderr, "tc-sim: --verify must be full or sample, not '%s'\n", mode_s);
+            return 2;
+        }
+    }
+    o.nsample = (int)samples;
+    o.seed = seed;
+    o.elem_size = (size_t)esize;
+    if ((st = tc_algo_model_get(&model)) != TC_OK) {
+        fprintf(stderr, "tc-sim: %s\n", tc_last_error());
+        return 2;
+    }
+    link = a.ranks_per_node < a.nranks ? 1 : 0;
+    printf("%s %s: %d ranks on %lld node(s), %llu bytes (%llu x %llu B per rank%s)%s\n",
+           tc_coll_name(a.coll), algo, a.nranks, (long long)nodes, (unsigned long long)bytes,
+           (unsigned long long)a.count, (unsigned long long)esize,
+           a.count * esize * (uint64_t)ranks == bytes && a.coll != TC_COLL_ALL_REDUCE &&
+                   a.coll != TC_COLL_REDUCE && a.coll != TC_COLL_BROADCAST
+               ? ", per block"
+               : "",
+           in_place ? ", in place" : "");
+    memset(&rep, 0, sizeof(rep));
+    t0 = now_s();
+    st = tc_algo_verify_ex(&a, algo, NULL, &o, &rep);
+    dt = now_s() - t0;
+    if (st != TC_OK) {
+        printf("FAILED (%s verification, %.2f s): %s\n",
+               o.mode == TC_ALGO_VERIFY_FULL ? "full" : "sampled", dt, tc_last_error());
+        return st == TC_ERR_INTERNAL ? 1 : 2;
+    }
+    printf("verified (%s: %d ranks checked%s) in %.2f s\n",
+           o.mode == TC_ALGO_VERIFY_FULL ? "full, every rank executed" : "sampled",
+           rep.ranks_checked, o.mode == TC_ALGO_VERIFY_FULL ? "" : " with their peers", dt);
+    printf("per rank (busiest): %u steps, %llu messages sent, %llu bytes sent, %llu bytes "
+           "received, %llu bytes reduced\n",
+           rep.max_steps, (unsigned long long)rep.max_send_msgs,
+           (unsigned long long)(rep.max_send_elems * esize),
+           (unsigned long long)(rep.max_recv_elems * esize),
+           (unsigned long long)(rep.max_red_elems * esize));
+    printf("formula: %.0f rounds, %.4g bytes and %.4g bytes reduced on the critical path; "
+           "busiest rank sends %llu messages, %llu bytes (matches)\n",
+           rep.formula.rounds, rep.formula.elems * (double)esize,
+           rep.formula.red_elems * (double)esize, (unsigned long long)rep.formula.max_send_msgs,
+           (unsigned long long)(rep.formula.max_send_elems * esize));
+    model_t = tc_algo_model_time(&model, &a, &rep.formula, (size_t)esize);
+    lb = lower_bound(&model, &a, (size_t)esize, link);
+    printf("model (alpha %.3g us, beta %.3g us/B, gamma %.3g us/B): formula %.6g s",
+           model.alpha_us[link], model.beta_us[link], model.gamma_us, model_t);
+    if (rep.executed) {
+        printf(", simulated %.6g s", rep.model_time_s);
+    }
+    printf("; lower bound %.6g s; ratio %.4f\n", lb, lb > 0 ? model_t / lb : 1.0);
+    return 0;
+}
