@@ -69,7 +69,11 @@ def tc_cuda_kernels_library(
                 " ".join(NVCC_FLAGS),
                 "$$(for h in $(SRCS); do case $$h in *.h) d=$$(dirname $$h); " +
                 "echo -I$${d%%/tcomms/*};; esac; done | sort -u)",
-                "-c $(location %s) -o $@" % cu,
+                "-c $(location %s) -o $@.tmp" % cu,
+                # The archive is linked into other people's binaries: keep only
+                # the tc_* entry points (and the toolkit's own __ names) global.
+                "&& objcopy -w --localize-symbol='!tc_*' --localize-symbol='!__*'",
+                "--localize-symbol='*' $@.tmp $@ && rm -f $@.tmp",
             ]),
             message = "nvcc %s (sm_80, sm_90, compute_90)" % cu,
         )
