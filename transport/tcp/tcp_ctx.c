@@ -19,7 +19,7 @@ static tc_status_t tc_tcp_query(tc_tp_caps_t *caps_p)
                             "tcp query: caps is NULL or caps->size is not sizeof(tc_tp_caps_t)");
     caps_p->available = 1;
     caps_p->same_node_only = 0;
-    caps_p->one_sided = 0;
+    caps_p->one_sided = 1;
     caps_p->max_addr_len = TC_TCP_ADDR_LEN;
     return TC_OK;
 }
@@ -81,6 +81,7 @@ static void tc_tcp_ctx_destroy(tc_tp_ctx_t *super)
         close(ctx->listen_fd);
     if (ctx->epfd >= 0)
         close(ctx->epfd);
+    tc_tcp_mem_table_free(ctx);
     free(ctx);
 }
 
@@ -195,4 +196,12 @@ const tc_tp_ops_t tc_tp_tcp_ops = {
     .cancel = tc_tcp_cancel,
     .progress = tc_tcp_progress,
     .wait = tc_tcp_wait,
+    .mem_reg = tc_tcp_mem_reg,
+    .mem_dereg = tc_tcp_mem_dereg,
+    .rkey_pack = tc_tcp_rkey_pack,
+    .rkey_unpack = tc_tcp_rkey_unpack,
+    .rkey_release = tc_tcp_rkey_release,
+    .put = tc_tcp_put,
+    .get = tc_tcp_get,
+    .signal = tc_tcp_signal,
 };

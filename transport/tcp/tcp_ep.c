@@ -31,7 +31,7 @@ void tc_tcp_req_complete(tc_tcp_ctx_t *ctx, tc_tp_req_t *req, tc_status_t status
 }
 
 /* Complete every request of a queue with @p status. */
-static void tc_tcp_queue_fail(tc_tcp_ctx_t *ctx, tc_tp_req_t **head, tc_tp_req_t **tail,
+void tc_tcp_queue_fail(tc_tcp_ctx_t *ctx, tc_tp_req_t **head, tc_tp_req_t **tail,
                               tc_status_t status)
 {
     tc_tp_req_t *req = *head;
@@ -80,7 +80,7 @@ void tc_tcp_ep_fail(tc_tcp_ctx_t *ctx, tc_tcp_ep_t *ep, tc_status_t status, cons
     vsnprintf(reason, sizeof(reason), fmt, ap);
     va_end(ap);
 
-    size_t nsend = ep->nsq;
+    size_t nsend = ep->nsq + ep->nwq;
     size_t nrecv = ep->nrq + (ep->rx_req != NULL);
     snprintf(ep->super.error, sizeof(ep->super.error),
              "tcp: peer %llu (%s) %s (%zu send%s, %zu receive%s pending)",
@@ -96,14 +96,14 @@ void tc_tcp_ep_fail(tc_tcp_ctx_t *ctx, tc_tcp_ep_t *ep, tc_status_t status, cons
         tc_log_debug(TC_SUBSYS_TRANSPORT, "%s", ep->super.error);
 
     tc_tcp_ep_close_fd(ctx, ep);
-    tc_tcp_queue_fail(ctx, &ep->sq_head, &ep->sq_tail, status);
-    ep->nsq = 0;
+    tc_tcp_sq_drop(ctx, ep, status);
     tc_tcp_queue_fail(ctx, &ep->rq_head, &ep->rq_tail, status);
     ep->nrq = 0;
     if (ep->rx_req != NULL)
         tc_tcp_req_complete(ctx, ep->rx_req, status, 0);
     ep->rx_req = NULL;
     ep->rx_unexp = NULL;
+    ep->rx_kind = TC_TCP_K_MSG;
     /* Messages that arrived whole before the failure can still be received. */
     tc_tcp_unexp_free_all(ep, 1);
 }
@@ -271,11 +271,12 @@ void tc_tcp_ep_close(tc_tp_ep_t *super)
         }
     }
     tc_tcp_ep_close_fd(ctx, ep);
-    tc_tcp_queue_fail(ctx, &ep->sq_head, &ep->sq_tail, TC_ERR_ABORTED);
+    tc_tcp_sq_drop(ctx, ep, TC_ERR_ABORTED);
     tc_tcp_queue_fail(ctx, &ep->rq_head, &ep->rq_tail, TC_ERR_ABORTED);
     if (ep->rx_req != NULL)
         tc_tcp_req_complete(ctx, ep->rx_req, TC_ERR_ABORTED, 0);
     tc_tcp_unexp_free_all(ep, 0);
+    tc_tcp_ctl_free_all(ep);
     free(ep);
 }
 
@@ -331,18 +332,26 @@ tc_status_t tc_tcp_cancel(tc_tp_ep_t *super, tc_tp_req_t *req)
         return tc_error_set(TC_ERR_INVALID_STATE,
                             "tcp cancel: the receive from peer %llu is being filled",
                             (unsigned long long)super->peer_id);
-    if (req->priv[TC_TCP_P_KIND] == TC_TCP_KIND_SEND) {
+    for (tc_tp_req_t *r = ep->sq_head; r != NULL; r = TC_TCP_REQ_NEXT(r)) {
+        if (r != req)
+            continue;
         if (req->priv[TC_TCP_P_OFF] > 0)
             return tc_error_set(TC_ERR_INVALID_STATE,
                                 "tcp cancel: the send to peer %llu is partly written",
                                 (unsigned long long)super->peer_id);
-        if (tc_tcp_queue_remove(&ep->sq_head, &ep->sq_tail, req)) {
-            ep->nsq--;
-            tc_tcp_req_complete(ctx, req, TC_ERR_ABORTED, 0);
-            tc_tcp_ep_update_events(ctx, ep);
-            return TC_OK;
-        }
-    } else if (tc_tcp_queue_remove(&ep->rq_head, &ep->rq_tail, req)) {
+        tc_tcp_queue_remove(&ep->sq_head, &ep->sq_tail, req);
+        ep->nsq--;
+        tc_tcp_req_complete(ctx, req, TC_ERR_ABORTED, 0);
+        tc_tcp_ep_update_events(ctx, ep);
+        return TC_OK;
+    }
+    for (tc_tp_req_t *r = ep->wq_head; r != NULL; r = TC_TCP_REQ_NEXT(r))
+        if (r == req)
+            return tc_error_set(TC_ERR_INVALID_STATE,
+                                "tcp cancel: the one-sided request to peer %llu is sent and "
+                                "waits for the target's answer",
+                                (unsigned long long)super->peer_id);
+    if (tc_tcp_queue_remove(&ep->rq_head, &ep->rq_tail, req)) {
         ep->nrq--;
         tc_tcp_req_complete(ctx, req, TC_ERR_ABORTED, 0);
         return TC_OK;

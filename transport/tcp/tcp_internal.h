@@ -16,7 +16,9 @@
  * address  : u8 version=1, u8 family=4, u16 port (big-endian), u32 IPv4 (big-endian)
  * hello    : u32 magic, u16 version, u16 flags=0, u64 sender id, u64 receiver id, 32-byte digest
  * ack      : u32 magic, u16 version, u16 result, u64 sender id, u64 receiver id
- * message  : u64 tag, u64 length, then length payload bytes
+ * message  : u64 tag, u64 kind << 56 | length, then length payload bytes (kind 0)
+ * one-sided: u64 key, u64 kind << 56 | length, u64 offset, u64 arg, then length
+ *            payload bytes (kinds TC_TCP_K_*; see tcp_rma.c)
  * The connecting side (smaller id) sends the hello, then messages; the
  * accepting side answers with the ack, then messages. */
 #define TC_TCP_ADDR_LEN 8
@@ -27,6 +29,23 @@
 #define TC_TCP_HELLO_LEN 56
 #define TC_TCP_ACK_LEN 24
 #define TC_TCP_HDR_LEN 16
+#define TC_TCP_RMA_HDR_LEN 32
+#define TC_TCP_LEN_MASK ((1ULL << 56) - 1)
+#define TC_TCP_RKEY_LEN 32
+#define TC_TCP_RKEY_MAGIC 0x4b524354u /* "TCRK" */
+
+/* Kinds of one-sided messages (top byte of the length word). The initiator
+ * sends PUT, GET and SIG_*; the target answers each, in order, with an ACK
+ * (put, signal) or a GET_RESP carrying the data. */
+enum {
+    TC_TCP_K_MSG = 0,
+    TC_TCP_K_PUT = 0xA1,     /* key, offset, arg 0; payload: the data */
+    TC_TCP_K_GET = 0xA2,     /* key, offset, arg = length; no payload */
+    TC_TCP_K_SIG_ADD = 0xA3, /* key, offset, arg = value */
+    TC_TCP_K_SIG_SET = 0xA4,
+    TC_TCP_K_ACK = 0xA5,      /* all zero */
+    TC_TCP_K_GET_RESP = 0xA6, /* payload: the data */
+};
 
 /* Result codes carried by the ack. */
 enum {
@@ -50,14 +69,12 @@ enum {
 /* Layout of tc_tp_req_t.priv while a request is pending. */
 enum {
     TC_TCP_P_NEXT = 0, /* next request in its queue */
-    TC_TCP_P_BUF = 1,  /* user buffer */
-    TC_TCP_P_LEN = 2,  /* send length or receive capacity */
+    TC_TCP_P_BUF = 1,  /* user buffer (payload of sends, destination of receives and gets) */
+    TC_TCP_P_LEN = 2,  /* send/put/get length or receive capacity */
     TC_TCP_P_OFF = 3,  /* bytes of header + payload already written (sends) */
-    TC_TCP_P_TAG = 4,
-    TC_TCP_P_KIND = 5, /* TC_TCP_KIND_* */
-    TC_TCP_P_HDR = 6,  /* priv[6..7]: the message header in wire order (sends) */
+    TC_TCP_P_TAG = 4,  /* receives: the tag */
+    TC_TCP_P_HDR = 4,  /* sends: priv[4..7], the header in wire order (16 or 32 bytes) */
 };
-enum { TC_TCP_KIND_SEND = 1, TC_TCP_KIND_RECV = 2 };
 
 /* What an epoll event points at. */
 enum { TC_TCP_POLL_LISTEN = 1, TC_TCP_POLL_CONN, TC_TCP_POLL_EP };
@@ -104,6 +121,30 @@ typedef struct tc_tcp_conn {
 
 typedef struct tc_tcp_ep tc_tcp_ep_t;
 
+/* Registered memory; its key is (generation << 32 | slot) in the context's table. */
+typedef struct tc_tcp_mem {
+    tc_tp_mem_t super;
+    uint32_t slot;
+    uint32_t gen;
+} tc_tcp_mem_t;
+
+typedef struct tc_tcp_mem_slot {
+    tc_tcp_mem_t *mem; /* NULL: free */
+    uint32_t gen;      /* bumped on every release so that stale keys miss */
+} tc_tcp_mem_slot_t;
+
+/* An unpacked remote key. */
+typedef struct tc_tcp_rkey {
+    tc_tp_rkey_t super;
+    uint64_t key;
+} tc_tcp_rkey_t;
+
+/* A response the target owes (ACK or GET_RESP), sent through the send queue. */
+typedef struct tc_tcp_ctl {
+    tc_tp_req_t req;
+    struct tc_tcp_ctl *next_free;
+} tc_tcp_ctl_t;
+
 typedef struct tc_tcp_ctx {
     tc_tp_ctx_t super;
     uint64_t self_id;
@@ -118,6 +159,8 @@ typedef struct tc_tcp_ctx {
     tc_tcp_conn_t *hello_conns;            /* accepted, hello not complete */
     tc_tcp_conn_t *parked;                 /* validated, waiting for ep_connect (not in epoll) */
     uint64_t ncompleted;                   /* requests completed, ever */
+    tc_tcp_mem_slot_t *mems;               /* registered memory by slot */
+    uint32_t nmems;
     unsigned char stage[TC_TCP_STAGE_LEN]; /* always fully consumed before use elsewhere */
 } tc_tcp_ctx_t;
 
@@ -136,13 +179,18 @@ struct tc_tcp_ep {
     size_t tx_pre_off;
     tc_tp_req_t *sq_head, *sq_tail;
     size_t nsq;
+    /* one-sided requests written whole, waiting for the target's answer (FIFO) */
+    tc_tp_req_t *wq_head, *wq_tail;
+    size_t nwq;
+    tc_tcp_ctl_t *ctl_free; /* recycled response requests */
 
     /* rx */
     tc_tp_req_t *rq_head, *rq_tail; /* posted receives not matched yet */
     size_t nrq;
     tc_tcp_unexp_t *uq_head, *uq_tail;
     tc_tcp_rx_state_t rx_state;
-    unsigned char rx_hdr[TC_TCP_ACK_LEN];
+    unsigned char rx_hdr[TC_TCP_RMA_HDR_LEN];
+    int rx_kind; /* TC_TCP_K_* of the message being received */
     size_t rx_hdr_got;
     uint64_t rx_len;          /* length of the message being received */
     tc_tp_req_t *rx_req;      /* its receive, or NULL */
@@ -179,6 +227,9 @@ void tc_tcp_ep_attach(tc_tcp_ctx_t *ctx, tc_tcp_ep_t *ep, tc_tcp_conn_t *conn);
 tc_tcp_ep_t *tc_tcp_ep_find(tc_tcp_ctx_t *ctx, uint64_t peer_id);
 
 void tc_tcp_req_complete(tc_tcp_ctx_t *ctx, tc_tp_req_t *req, tc_status_t status, size_t bytes);
+/* Complete every request of a queue with @p status. */
+void tc_tcp_queue_fail(tc_tcp_ctx_t *ctx, tc_tp_req_t **head, tc_tp_req_t **tail,
+                       tc_status_t status);
 /* Fail the endpoint: close its socket and complete its requests with @p status. The
  * text (a predicate, e.g. "closed the connection") follows "tcp: peer N (addr) ". */
 void tc_tcp_ep_fail(tc_tcp_ctx_t *ctx, tc_tcp_ep_t *ep, tc_status_t status, const char *fmt, ...)
@@ -197,6 +248,49 @@ tc_status_t tc_tcp_recv(tc_tp_ep_t *ep, uint64_t tag, void *buf, size_t cap, tc_
 void tc_tcp_ep_read(tc_tcp_ctx_t *ctx, tc_tcp_ep_t *ep);
 
 #define TC_TCP_REQ_NEXT(req) ((tc_tp_req_t *)(uintptr_t)(req)->priv[TC_TCP_P_NEXT])
+
+/* The header of a queued send, its kind and lengths. */
+static inline unsigned char *tc_tcp_sq_hdr(tc_tp_req_t *req)
+{
+    return (unsigned char *)&req->priv[TC_TCP_P_HDR];
+}
+static inline int tc_tcp_sq_kind(tc_tp_req_t *req)
+{
+    return tc_tcp_sq_hdr(req)[15];
+}
+static inline size_t tc_tcp_sq_hdr_len(tc_tp_req_t *req)
+{
+    return tc_tcp_sq_kind(req) == TC_TCP_K_MSG ? TC_TCP_HDR_LEN : TC_TCP_RMA_HDR_LEN;
+}
+static inline uint64_t tc_tcp_sq_payload_len(tc_tp_req_t *req)
+{
+    return tc_tcp_get_u64(tc_tcp_sq_hdr(req) + 8) & TC_TCP_LEN_MASK;
+}
+/* Append @p req to the send queue and write at once if it is alone there. */
+void tc_tcp_sq_push(tc_tcp_ctx_t *ctx, tc_tcp_ep_t *ep, tc_tp_req_t *req);
+
+/* ---- tcp_rma.c ---- */
+tc_status_t tc_tcp_mem_reg(tc_tp_ctx_t *ctx, void *addr, size_t len, tc_tp_mem_t **mem_p);
+void tc_tcp_mem_dereg(tc_tp_mem_t *mem);
+tc_status_t tc_tcp_rkey_pack(tc_tp_mem_t *mem, void *buf, size_t cap, size_t *len_p);
+tc_status_t tc_tcp_rkey_unpack(tc_tp_ep_t *ep, const void *buf, size_t len, tc_tp_rkey_t **rkey_p);
+void tc_tcp_rkey_release(tc_tp_rkey_t *rkey);
+tc_status_t tc_tcp_put(tc_tp_ep_t *ep, const void *buf, size_t len, tc_tp_rkey_t *rkey,
+                       uint64_t offset, tc_tp_req_t *req);
+tc_status_t tc_tcp_get(tc_tp_ep_t *ep, void *buf, size_t len, tc_tp_rkey_t *rkey, uint64_t offset,
+                       tc_tp_req_t *req);
+tc_status_t tc_tcp_signal(tc_tp_ep_t *ep, tc_tp_rkey_t *rkey, uint64_t offset,
+                          tc_tp_signal_op_t op, uint64_t value, tc_tp_req_t *req);
+void tc_tcp_mem_table_free(tc_tcp_ctx_t *ctx);
+/* A one-sided header (kind != 0) arrived whole in ep->rx_hdr: validate and act on it. */
+void tc_tcp_rx_on_rma(tc_tcp_ctx_t *ctx, tc_tcp_ep_t *ep, int kind, uint64_t len);
+/* The payload of a PUT is stored: answer it. */
+void tc_tcp_rx_put_done(tc_tcp_ctx_t *ctx, tc_tcp_ep_t *ep);
+/* A send-queue entry was written whole: complete it, wait for its answer or recycle it. */
+void tc_tcp_sq_written(tc_tcp_ctx_t *ctx, tc_tcp_ep_t *ep, tc_tp_req_t *req);
+/* The endpoint fails or closes: drop queued control requests, fail the waiting ones. */
+void tc_tcp_sq_drop(tc_tcp_ctx_t *ctx, tc_tcp_ep_t *ep, tc_status_t status);
+void tc_tcp_ctl_free_all(tc_tcp_ep_t *ep);
 
 /* ---- tcp_accept.c ---- */
 void tc_tcp_on_listen(tc_tcp_ctx_t *ctx);

@@ -9,8 +9,31 @@
 /* Largest single recv() straight into a destination (keeps the length an ssize_t). */
 #define TC_TCP_RECV_CHUNK (1u << 30)
 
+static int tc_tcp_kind_is_rma(int kind)
+{
+    return kind >= TC_TCP_K_PUT && kind <= TC_TCP_K_GET_RESP;
+}
+
+/* Header bytes the parser needs now: one-sided kinds carry 16 more (offset, argument). */
+static size_t tc_tcp_rx_hdr_need(const tc_tcp_ep_t *ep)
+{
+    if (ep->rx_state == TC_TCP_RX_ACK)
+        return TC_TCP_ACK_LEN;
+    if (ep->rx_hdr_got >= TC_TCP_HDR_LEN && tc_tcp_kind_is_rma(ep->rx_hdr[15]))
+        return TC_TCP_RMA_HDR_LEN;
+    return TC_TCP_HDR_LEN;
+}
+
 static void tc_tcp_rx_message_done(tc_tcp_ctx_t *ctx, tc_tcp_ep_t *ep)
 {
+    if (ep->rx_kind == TC_TCP_K_PUT) {
+        ep->rx_dst = NULL;
+        ep->rx_state = TC_TCP_RX_HDR;
+        ep->rx_kind = TC_TCP_K_MSG;
+        tc_tcp_rx_put_done(ctx, ep);
+        return;
+    }
+    ep->rx_kind = TC_TCP_K_MSG;
     if (ep->rx_req != NULL) {
         tc_tp_req_t *req = ep->rx_req;
         uint64_t cap = req->priv[TC_TCP_P_LEN];
@@ -56,6 +79,13 @@ static void tc_tcp_rx_on_header(tc_tcp_ctx_t *ctx, tc_tcp_ep_t *ep)
 {
     uint64_t tag = tc_tcp_get_u64(ep->rx_hdr);
     uint64_t len = tc_tcp_get_u64(ep->rx_hdr + 8);
+    int kind = ep->rx_hdr[15];
+    if (tc_tcp_kind_is_rma(kind)) {
+        tc_tcp_rx_on_rma(ctx, ep, kind, len & TC_TCP_LEN_MASK);
+        if (ep->state == TC_TCP_EP_UP && ep->rx_state == TC_TCP_RX_PAYLOAD && ep->rx_len == 0)
+            tc_tcp_rx_message_done(ctx, ep);
+        return;
+    }
     if (len > TC_TP_TCP_MAX_MSG) {
         tc_tcp_ep_fail(ctx, ep, TC_ERR_PROTOCOL,
                        "sent a message header (tag %llu) with length %llu, more than the "
@@ -65,6 +95,7 @@ static void tc_tcp_rx_on_header(tc_tcp_ctx_t *ctx, tc_tcp_ep_t *ep)
         return;
     }
 
+    ep->rx_kind = TC_TCP_K_MSG;
     tc_tp_req_t *prev = NULL;
     tc_tp_req_t *req = ep->rq_head;
     while (req != NULL && req->priv[TC_TCP_P_TAG] != tag) {
@@ -120,12 +151,12 @@ static void tc_tcp_rx_consume(tc_tcp_ctx_t *ctx, tc_tcp_ep_t *ep, const unsigned
     while (n > 0 && ep->state == TC_TCP_EP_UP) {
         size_t k;
         if (ep->rx_state != TC_TCP_RX_PAYLOAD) {
-            size_t full = ep->rx_state == TC_TCP_RX_ACK ? TC_TCP_ACK_LEN : TC_TCP_HDR_LEN;
+            size_t full = tc_tcp_rx_hdr_need(ep);
             k = full - ep->rx_hdr_got;
             k = n < k ? n : k;
             memcpy(ep->rx_hdr + ep->rx_hdr_got, p, k);
             ep->rx_hdr_got += k;
-            if (ep->rx_hdr_got == full) {
+            if (ep->rx_hdr_got == tc_tcp_rx_hdr_need(ep)) {
                 ep->rx_hdr_got = 0;
                 if (ep->rx_state == TC_TCP_RX_ACK)
                     tc_tcp_rx_on_ack(ctx, ep);
@@ -229,7 +260,6 @@ tc_status_t tc_tcp_recv(tc_tp_ep_t *super, uint64_t tag, void *buf, size_t cap, 
     req->priv[TC_TCP_P_LEN] = cap;
     req->priv[TC_TCP_P_OFF] = 0;
     req->priv[TC_TCP_P_TAG] = tag;
-    req->priv[TC_TCP_P_KIND] = TC_TCP_KIND_RECV;
 
     /* The oldest unexpected message with this tag, even on a failed endpoint. */
     tc_tcp_unexp_t *prev = NULL;

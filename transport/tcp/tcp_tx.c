@@ -28,12 +28,17 @@ tc_status_t tc_tcp_send(tc_tp_ep_t *super, uint64_t tag, const void *buf, size_t
     req->priv[TC_TCP_P_BUF] = (uintptr_t)buf;
     req->priv[TC_TCP_P_LEN] = len;
     req->priv[TC_TCP_P_OFF] = 0;
-    req->priv[TC_TCP_P_TAG] = tag;
-    req->priv[TC_TCP_P_KIND] = TC_TCP_KIND_SEND;
-    unsigned char *hdr = (unsigned char *)&req->priv[TC_TCP_P_HDR];
+    unsigned char *hdr = tc_tcp_sq_hdr(req);
     tc_tcp_put_u64(hdr, tag);
-    tc_tcp_put_u64(hdr + 8, len);
+    tc_tcp_put_u64(hdr + 8, len); /* kind 0 */
+    tc_tcp_sq_push((tc_tcp_ctx_t *)super->ctx, ep, req);
+    return TC_OK;
+}
 
+void tc_tcp_sq_push(tc_tcp_ctx_t *ctx, tc_tcp_ep_t *ep, tc_tp_req_t *req)
+{
+    req->priv[TC_TCP_P_NEXT] = 0;
+    req->priv[TC_TCP_P_OFF] = 0;
     if (ep->sq_tail != NULL)
         ep->sq_tail->priv[TC_TCP_P_NEXT] = (uintptr_t)req;
     else
@@ -43,8 +48,7 @@ tc_status_t tc_tcp_send(tc_tp_ep_t *super, uint64_t tag, const void *buf, size_t
 
     /* Alone in the queue: write now rather than after the next epoll round (latency). */
     if (ep->state == TC_TCP_EP_UP && ep->sq_head == req)
-        tc_tcp_ep_flush((tc_tcp_ctx_t *)super->ctx, ep);
-    return TC_OK;
+        tc_tcp_ep_flush(ctx, ep);
 }
 
 /* Account @p n written bytes to the handshake, then to the queued sends in order. */
@@ -58,7 +62,7 @@ static void tc_tcp_tx_advance(tc_tcp_ctx_t *ctx, tc_tcp_ep_t *ep, size_t n)
     }
     while (n > 0 && ep->sq_head != NULL) {
         tc_tp_req_t *req = ep->sq_head;
-        uint64_t left = TC_TCP_HDR_LEN + req->priv[TC_TCP_P_LEN] - req->priv[TC_TCP_P_OFF];
+        uint64_t left = tc_tcp_sq_hdr_len(req) + tc_tcp_sq_payload_len(req) - req->priv[TC_TCP_P_OFF];
         if (n < left) {
             req->priv[TC_TCP_P_OFF] += n;
             return;
@@ -68,7 +72,7 @@ static void tc_tcp_tx_advance(tc_tcp_ctx_t *ctx, tc_tcp_ep_t *ep, size_t n)
         if (ep->sq_head == NULL)
             ep->sq_tail = NULL;
         ep->nsq--;
-        tc_tcp_req_complete(ctx, req, TC_OK, req->priv[TC_TCP_P_LEN]);
+        tc_tcp_sq_written(ctx, ep, req);
     }
 }
 
@@ -86,17 +90,17 @@ void tc_tcp_ep_flush(tc_tcp_ctx_t *ctx, tc_tcp_ep_t *ep)
         for (tc_tp_req_t *req = ep->sq_head; req != NULL && n < TC_TCP_IOV_MAX - 1;
              req = TC_TCP_REQ_NEXT(req)) {
             uint64_t off = req->priv[TC_TCP_P_OFF];
-            uint64_t len = req->priv[TC_TCP_P_LEN];
-            if (off < TC_TCP_HDR_LEN) {
-                iov[n].iov_base = (unsigned char *)&req->priv[TC_TCP_P_HDR] + off;
-                iov[n].iov_len = TC_TCP_HDR_LEN - off;
+            uint64_t len = tc_tcp_sq_payload_len(req);
+            size_t hlen = tc_tcp_sq_hdr_len(req);
+            if (off < hlen) {
+                iov[n].iov_base = tc_tcp_sq_hdr(req) + off;
+                iov[n].iov_len = hlen - off;
                 total += iov[n++].iov_len;
-                off = TC_TCP_HDR_LEN;
+                off = hlen;
             }
-            if (len > off - TC_TCP_HDR_LEN) {
-                iov[n].iov_base =
-                    (unsigned char *)(uintptr_t)req->priv[TC_TCP_P_BUF] + (off - TC_TCP_HDR_LEN);
-                iov[n].iov_len = len - (off - TC_TCP_HDR_LEN);
+            if (len > off - hlen) {
+                iov[n].iov_base = (unsigned char *)(uintptr_t)req->priv[TC_TCP_P_BUF] + (off - hlen);
+                iov[n].iov_len = len - (off - hlen);
                 total += iov[n++].iov_len;
             }
         }

@@ -1,0 +1,510 @@
+/* The verbs backend against the emulated HCA (two contexts in one process, one thread or two),
+ * and against the real libibverbs of this machine (which has no RDMA device). */
+#include <pthread.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "ib_emu.h"
+#include "tcomms/base/status.h"
+#include "tcomms/base/time.h"
+#include "tcomms/transport/ib.h"
+#include "tcomms/transport/transport.h"
+
+#define WAIT_MS 20000
+
+typedef struct pair {
+    tc_tp_ctx_t *ctx[2];
+    tc_tp_ep_t *ep[2];
+} pair_t;
+
+static unsigned char pat(uint64_t seed, size_t i)
+{
+    uint64_t x = (seed + 1) * 0x9e3779b97f4a7c15ULL + i * 0xbf58476d1ce4e5b9ULL;
+    return (unsigned char)((x >> 29) ^ (x >> 47) ^ i);
+}
+
+static void fill(unsigned char *b, size_t n, uint64_t seed)
+{
+    for (size_t i = 0; i < n; i++)
+        b[i] = pat(seed, i);
+}
+
+static size_t check(const unsigned char *b, size_t n, uint64_t seed)
+{
+    for (size_t i = 0; i < n; i++)
+        if (b[i] != pat(seed, i))
+            return i;
+    return n;
+}
+
+static tc_tp_ctx_t *ctx_new(uint64_t id, const char *secret)
+{
+    tc_tp_ctx_params_t p = TC_TP_CTX_PARAMS_INIT;
+    p.self_id = id;
+    p.secret = secret;
+    p.secret_len = secret ? strlen(secret) : 0;
+    tc_tp_ctx_t *ctx = NULL;
+    tc_status_t st = tc_tp_ib_ctx_create_verbs(ib_emu_verbs(), &p, &ctx);
+    if (st != TC_OK)
+        print_error("%s\n", tc_last_error());
+    assert_int_equal(st, TC_OK);
+    return ctx;
+}
+
+static void spin_until(pair_t *p, volatile tc_status_t *st, int ms)
+{
+    uint64_t deadline = tc_deadline_after_ms((uint64_t)ms);
+    while (*st == TC_INPROGRESS && !tc_deadline_passed(deadline)) {
+        tc_tp_progress(p->ctx[0]);
+        tc_tp_progress(p->ctx[1]);
+    }
+}
+
+static void pair_open(pair_t *p, const char *s0, const char *s1)
+{
+    ib_emu_reset();
+    unsigned char addr[2][64];
+    size_t len[2];
+    p->ctx[0] = ctx_new(0, s0);
+    p->ctx[1] = ctx_new(1, s1);
+    for (int i = 0; i < 2; i++) {
+        assert_int_equal(tc_tp_addr_pack(p->ctx[i], addr[i], sizeof(addr[i]), &len[i]), TC_OK);
+        assert_int_equal(len[i], 32);
+    }
+    for (int i = 0; i < 2; i++)
+        assert_int_equal(tc_tp_ep_connect(p->ctx[i], (uint64_t)(1 - i), addr[1 - i], len[1 - i],
+                                          &p->ep[i]),
+                         TC_OK);
+}
+
+static void pair_close(pair_t *p)
+{
+    for (int i = 0; i < 2; i++) {
+        tc_tp_ep_close(p->ep[i]);
+        tc_tp_ctx_destroy(p->ctx[i]);
+    }
+    ib_emu_stats_t s = ib_emu_stats();
+    assert_int_equal(s.live_qps, 0);
+    assert_int_equal(s.live_mrs, 0);
+    assert_int_equal(s.cq_overflow, 0);
+}
+
+/* ---- the real library: no device on this machine ---- */
+static void test_real_no_device(void **state)
+{
+    (void)state;
+    tc_tp_caps_t caps = {.size = sizeof(caps)};
+    assert_int_equal(tc_tp_ib_ops.query(&caps), TC_OK);
+    if (caps.available) {
+        print_message("an RDMA device is present: the no-device checks do not apply\n");
+        return;
+    }
+    assert_non_null(strstr(tc_last_error(), "no InfiniBand/RoCE device"));
+    assert_int_equal(caps.one_sided, 1);
+    tc_tp_ctx_params_t p = TC_TP_CTX_PARAMS_INIT;
+    tc_tp_ctx_t *ctx = NULL;
+    assert_int_equal(tc_tp_ctx_create(&tc_tp_ib_ops, &p, &ctx), TC_ERR_UNSUPPORTED);
+    assert_null(ctx);
+    assert_non_null(strstr(tc_last_error(), "no InfiniBand/RoCE device: "));
+}
+
+static void test_emu_no_device_port_down(void **state)
+{
+    (void)state;
+    ib_emu_reset();
+    ib_emu_set_no_device(1);
+    tc_tp_caps_t caps = {.size = sizeof(caps)};
+    assert_int_equal(tc_tp_ib_query_verbs(ib_emu_verbs(), &caps), TC_OK);
+    assert_int_equal(caps.available, 0);
+    assert_non_null(strstr(tc_last_error(), "Function not implemented"));
+    tc_tp_ctx_params_t p = TC_TP_CTX_PARAMS_INIT;
+    tc_tp_ctx_t *ctx = NULL;
+    assert_int_equal(tc_tp_ib_ctx_create_verbs(ib_emu_verbs(), &p, &ctx), TC_ERR_UNSUPPORTED);
+    assert_non_null(strstr(tc_last_error(), "no InfiniBand/RoCE device: "));
+    ib_emu_set_no_device(0);
+    ib_emu_set_port_down(1);
+    assert_int_equal(tc_tp_ib_ctx_create_verbs(ib_emu_verbs(), &p, &ctx), TC_ERR_UNSUPPORTED);
+    assert_non_null(strstr(tc_last_error(), "not active"));
+    ib_emu_set_port_down(0);
+    assert_int_equal(tc_tp_ib_query_verbs(ib_emu_verbs(), &caps), TC_OK);
+    assert_int_equal(caps.available, 1);
+    ib_emu_stats_t s = ib_emu_stats();
+    assert_int_equal(s.live_mrs, 0);
+}
+
+/* ---- two-sided ---- */
+static void xfer(pair_t *p, int from, uint64_t tag, size_t len, size_t cap, int recv_first,
+                 tc_status_t want)
+{
+    int to = 1 - from;
+    unsigned char *src = malloc(len + 1), *dst = malloc(cap + 16);
+    assert_non_null(src);
+    assert_non_null(dst);
+    fill(src, len, tag);
+    memset(dst, 0xEE, cap + 16);
+    tc_tp_req_t s = TC_TP_REQ_INIT, r = TC_TP_REQ_INIT;
+    if (recv_first)
+        assert_int_equal(tc_tp_recv(p->ep[to], tag, dst, cap, &r), TC_OK);
+    assert_int_equal(tc_tp_send(p->ep[from], tag, src, len, &s), TC_OK);
+    if (!recv_first) {
+        spin_until(p, &s.status, 50); /* let it arrive unexpected */
+        assert_int_equal(tc_tp_recv(p->ep[to], tag, dst, cap, &r), TC_OK);
+    }
+    spin_until(p, &r.status, WAIT_MS);
+    spin_until(p, &s.status, WAIT_MS);
+    assert_int_equal(r.status, want);
+    assert_int_equal(s.status, TC_OK);
+    size_t n = len < cap ? len : cap;
+    assert_int_equal(r.bytes, n);
+    assert_int_equal(check(dst, n, tag), n);
+    for (size_t i = n; i < cap + 16; i++)
+        assert_int_equal(dst[i], 0xEE);
+    free(src);
+    free(dst);
+}
+
+static void test_send_recv_sizes(void **state)
+{
+    (void)state;
+    pair_t p;
+    pair_open(&p, "s", "s");
+    static const size_t sizes[] = {0, 1, 8, TC_TP_IB_EAGER_MAX - 1, TC_TP_IB_EAGER_MAX,
+                                   TC_TP_IB_EAGER_MAX + 1, 65536, 4u << 20};
+    for (size_t i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++)
+        for (int rf = 0; rf < 2; rf++) {
+            xfer(&p, (int)(i % 2), 100 + i, sizes[i], sizes[i], rf, TC_OK);
+            xfer(&p, 1 - (int)(i % 2), 200 + i, sizes[i], sizes[i] + 5, rf, TC_OK);
+        }
+    /* truncation, eager and rendezvous */
+    xfer(&p, 0, 7, 100, 10, 1, TC_ERR_TRUNCATED);
+    xfer(&p, 0, 8, 100000, 5000, 1, TC_ERR_TRUNCATED);
+    xfer(&p, 1, 9, 100000, 5000, 0, TC_ERR_TRUNCATED);
+    xfer(&p, 1, 10, 100000, 0, 1, TC_ERR_TRUNCATED);
+    pair_close(&p);
+}
+
+/* Many messages in flight (more than the bounce buffers and the send queue), in order. */
+static void test_many_messages(void **state)
+{
+    (void)state;
+    pair_t p;
+    pair_open(&p, NULL, NULL);
+    enum { N = 700 };
+    static tc_tp_req_t s[N], r[N];
+    static uint32_t out[N], in[N];
+    static unsigned char big[4][20000], bigin[4][20000];
+    for (int i = 0; i < N; i++) {
+        out[i] = (uint32_t)i * 2654435761u;
+        in[i] = 0;
+        s[i] = (tc_tp_req_t)TC_TP_REQ_INIT;
+        r[i] = (tc_tp_req_t)TC_TP_REQ_INIT;
+    }
+    for (int i = 0; i < N; i++) /* same tag: matched in posting order */
+        assert_int_equal(tc_tp_send(p.ep[0], 5, &out[i], 4, &s[i]), TC_OK);
+    for (int k = 0; k < 4; k++) {
+        fill(big[k], sizeof(big[k]), (uint64_t)k);
+        tc_tp_req_t bs = TC_TP_REQ_INIT, br = TC_TP_REQ_INIT;
+        assert_int_equal(tc_tp_send(p.ep[1], 6, big[k], sizeof(big[k]), &bs), TC_OK);
+        assert_int_equal(tc_tp_recv(p.ep[0], 6, bigin[k], sizeof(bigin[k]), &br), TC_OK);
+        spin_until(&p, &br.status, WAIT_MS);
+        spin_until(&p, &bs.status, WAIT_MS);
+        assert_int_equal(br.status, TC_OK);
+        assert_int_equal(check(bigin[k], sizeof(bigin[k]), (uint64_t)k), sizeof(bigin[k]));
+    }
+    for (int i = 0; i < N; i++)
+        assert_int_equal(tc_tp_recv(p.ep[1], 5, &in[i], 4, &r[i]), TC_OK);
+    spin_until(&p, &r[N - 1].status, WAIT_MS);
+    for (int i = 0; i < N; i++) {
+        assert_int_equal(r[i].status, TC_OK);
+        assert_int_equal(s[i].status, TC_OK);
+        assert_int_equal(in[i], out[i]);
+    }
+    pair_close(&p);
+}
+
+/* ---- one-sided ---- */
+typedef struct region {
+    unsigned char *buf;
+    size_t len;
+    tc_tp_mem_t *mem;
+    tc_tp_rkey_t *rkey;
+} region_t;
+
+static void region_open(pair_t *p, int owner, size_t len, region_t *r)
+{
+    r->len = len;
+    r->buf = aligned_alloc(64, (len + 63) / 64 * 64);
+    assert_non_null(r->buf);
+    memset(r->buf, 0, len);
+    assert_int_equal(tc_tp_mem_reg(p->ctx[owner], r->buf, len, &r->mem), TC_OK);
+    unsigned char blob[64];
+    size_t n;
+    assert_int_equal(tc_tp_rkey_pack(r->mem, blob, sizeof(blob), &n), TC_OK);
+    assert_int_equal(n, 40);
+    assert_int_equal(tc_tp_rkey_unpack(p->ep[1 - owner], blob, n, &r->rkey), TC_OK);
+}
+
+static void region_close(region_t *r)
+{
+    tc_tp_rkey_release(r->rkey);
+    tc_tp_mem_dereg(r->mem);
+    free(r->buf);
+}
+
+static void test_put_get_signal(void **state)
+{
+    (void)state;
+    pair_t p;
+    pair_open(&p, NULL, NULL);
+    region_t r;
+    region_open(&p, 1, 1 << 20, &r);
+    unsigned char *src = malloc(1 << 20), *back = malloc(1 << 20);
+    assert_non_null(src);
+    assert_non_null(back);
+    static const size_t sizes[] = {0, 1, 7, 4096, 100000, (1 << 20) - 64};
+    for (size_t i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++) {
+        size_t len = sizes[i], off = i * 8;
+        fill(src, len, i);
+        tc_tp_req_t q = TC_TP_REQ_INIT, g = TC_TP_REQ_INIT;
+        assert_int_equal(tc_tp_put(p.ep[0], src, len, r.rkey, off, &q), TC_OK);
+        spin_until(&p, &q.status, WAIT_MS);
+        assert_int_equal(q.status, TC_OK);
+        assert_int_equal(check(r.buf + off, len, i), len);
+        memset(back, 0, len + 1);
+        assert_int_equal(tc_tp_get(p.ep[0], back, len, r.rkey, off, &g), TC_OK);
+        spin_until(&p, &g.status, WAIT_MS);
+        assert_int_equal(g.status, TC_OK);
+        assert_int_equal(check(back, len, i), len);
+    }
+    /* signals: add accumulates, set overwrites (compare-and-swap loop) */
+    uint64_t *w = (uint64_t *)(void *)(r.buf + 4096);
+    memset(r.buf + 4096, 0, 16);
+    *w = 5;
+    for (int k = 0; k < 3; k++) {
+        tc_tp_req_t q = TC_TP_REQ_INIT;
+        assert_int_equal(tc_tp_signal(p.ep[0], r.rkey, 4096, TC_TP_SIGNAL_ADD, 10, &q), TC_OK);
+        spin_until(&p, &q.status, WAIT_MS);
+        assert_int_equal(q.status, TC_OK);
+    }
+    assert_int_equal(tc_tp_signal_read(r.mem, 4096), 35);
+    tc_tp_req_t q = TC_TP_REQ_INIT;
+    assert_int_equal(tc_tp_signal(p.ep[0], r.rkey, 4096, TC_TP_SIGNAL_SET, 0xabcdef0123ULL, &q),
+                     TC_OK);
+    spin_until(&p, &q.status, WAIT_MS);
+    assert_int_equal(q.status, TC_OK);
+    assert_int_equal(tc_tp_signal_read(r.mem, 4096), 0xabcdef0123ULL);
+    assert_int_equal(tc_tp_signal_read(r.mem, 4104), 0);
+
+    /* 600 puts (more than the send queue) then a signal: in order, all data before it */
+    enum { N = 600 };
+    static tc_tp_req_t puts[N];
+    fill(src, N * 1000, 77);
+    for (int i = 0; i < N; i++) {
+        puts[i] = (tc_tp_req_t)TC_TP_REQ_INIT;
+        assert_int_equal(tc_tp_put(p.ep[0], src + i * 1000, 1000, r.rkey, (uint64_t)i * 1000,
+                                   &puts[i]),
+                         TC_OK);
+    }
+    tc_tp_req_t sig = TC_TP_REQ_INIT;
+    assert_int_equal(tc_tp_signal(p.ep[0], r.rkey, 800000, TC_TP_SIGNAL_ADD, 1, &sig), TC_OK); /* after the data */
+    spin_until(&p, &sig.status, WAIT_MS);
+    assert_int_equal(sig.status, TC_OK);
+    for (int i = 0; i < N; i++)
+        assert_int_equal(puts[i].status, TC_OK);
+    assert_int_equal(check(r.buf, 600 * 1000, 77), 600 * 1000);
+    free(src);
+    free(back);
+    region_close(&r);
+    pair_close(&p);
+}
+
+/* The registration cache: the same buffer (and sub-ranges) register once. */
+static void test_reg_cache(void **state)
+{
+    (void)state;
+    pair_t p;
+    pair_open(&p, NULL, NULL);
+    size_t len = 1 << 20;
+    unsigned char *a = aligned_alloc(4096, len), *b = malloc(len);
+    assert_non_null(a);
+    assert_non_null(b);
+    fill(a, len, 3);
+    int before = ib_emu_stats().reg_mr;
+    for (int k = 0; k < 10; k++) { /* rendezvous sends of the same buffer, and parts of it */
+        tc_tp_req_t s = TC_TP_REQ_INIT, r = TC_TP_REQ_INIT;
+        size_t off = (size_t)k * 1000;
+        assert_int_equal(tc_tp_recv(p.ep[1], 1, b, len, &r), TC_OK);
+        assert_int_equal(tc_tp_send(p.ep[0], 1, a + off, len - off, &s), TC_OK);
+        spin_until(&p, &r.status, WAIT_MS);
+        spin_until(&p, &s.status, WAIT_MS);
+        assert_int_equal(r.status, TC_OK);
+        assert_int_equal(r.bytes, len - off);
+        for (size_t i = 0; i < len - off; i += 4093)
+            assert_int_equal(b[i], pat(3, off + i));
+    }
+    /* one registration for a on the sender, one for b on the receiver */
+    assert_int_equal(ib_emu_stats().reg_mr - before, 2);
+    tc_tp_mem_t *m1, *m2;
+    assert_int_equal(tc_tp_mem_reg(p.ctx[0], a + 100, 5000, &m1), TC_OK);
+    assert_int_equal(tc_tp_mem_reg(p.ctx[0], a, len, &m2), TC_OK);
+    assert_int_equal(ib_emu_stats().reg_mr - before, 2);
+    tc_tp_mem_dereg(m1);
+    tc_tp_mem_dereg(m2);
+    free(a);
+    free(b);
+    pair_close(&p);
+}
+
+/* A forged remote key: the HCA answers with a remote access error -> TC_ERR_PROTOCOL. */
+static void test_bad_rkey(void **state)
+{
+    (void)state;
+    pair_t p;
+    pair_open(&p, NULL, NULL);
+    region_t r;
+    region_open(&p, 1, 4096, &r);
+    unsigned char blob[64];
+    size_t n;
+    assert_int_equal(tc_tp_rkey_pack(r.mem, blob, sizeof(blob), &n), TC_OK);
+    blob[32] ^= 0x55; /* the rkey */
+    tc_tp_rkey_t *bad;
+    assert_int_equal(tc_tp_rkey_unpack(p.ep[0], blob, n, &bad), TC_OK);
+    assert_int_equal(tc_tp_rkey_unpack(p.ep[1], blob, n, &bad), TC_ERR_INVALID_ARG);
+    unsigned char x[8] = {1, 2, 3, 4, 5, 6, 7, 8};
+    tc_tp_req_t q = TC_TP_REQ_INIT, rr = TC_TP_REQ_INIT;
+    unsigned char in[4];
+    assert_int_equal(tc_tp_recv(p.ep[0], 3, in, 4, &rr), TC_OK);
+    assert_int_equal(tc_tp_put(p.ep[0], x, 8, bad, 0, &q), TC_OK);
+    spin_until(&p, &q.status, WAIT_MS);
+    assert_int_equal(q.status, TC_ERR_PROTOCOL);
+    assert_int_equal(p.ep[0]->failed, TC_ERR_PROTOCOL);
+    assert_non_null(strstr(tc_tp_ep_error(p.ep[0]), "remote access error"));
+    assert_int_equal(rr.status, TC_ERR_PROTOCOL); /* the pending receive fails with it */
+    for (int i = 0; i < 8; i++)
+        assert_int_equal(r.buf[i], 0);
+    /* the target's QP went to the error state: its endpoint fails too */
+    uint64_t deadline = tc_deadline_after_ms(WAIT_MS);
+    while (p.ep[1]->failed == TC_OK && !tc_deadline_passed(deadline))
+        tc_tp_progress(p.ctx[1]);
+    assert_int_equal(p.ep[1]->failed, TC_ERR_PEER_FAILED);
+    tc_tp_req_t q2 = TC_TP_REQ_INIT;
+    assert_int_equal(tc_tp_put(p.ep[0], x, 8, r.rkey, 0, &q2), TC_ERR_PROTOCOL);
+    tc_tp_rkey_release(bad);
+    region_close(&r);
+    pair_close(&p);
+}
+
+/* The peer's context is destroyed: the next operation fails with retries exceeded, and a
+ * rendezvous send waiting for its FIN fails too. */
+static void test_peer_gone(void **state)
+{
+    (void)state;
+    pair_t p;
+    pair_open(&p, NULL, NULL);
+    region_t r;
+    region_open(&p, 1, 4096, &r);
+    static unsigned char big[50000];
+    tc_tp_req_t rs = TC_TP_REQ_INIT;
+    assert_int_equal(tc_tp_send(p.ep[0], 1, big, sizeof(big), &rs), TC_OK);
+    tc_tp_progress(p.ctx[0]);
+    tc_tp_rkey_t *k = r.rkey;
+    tc_tp_mem_dereg(r.mem);
+    free(r.buf);
+    tc_tp_ep_close(p.ep[1]);
+    tc_tp_ctx_destroy(p.ctx[1]);
+    unsigned char x[8] = {0};
+    tc_tp_req_t q = TC_TP_REQ_INIT;
+    assert_int_equal(tc_tp_put(p.ep[0], x, 8, k, 0, &q), TC_OK);
+    uint64_t deadline = tc_deadline_after_ms(WAIT_MS);
+    while (q.status == TC_INPROGRESS && !tc_deadline_passed(deadline))
+        tc_tp_progress(p.ctx[0]);
+    assert_int_equal(q.status, TC_ERR_PEER_FAILED);
+    assert_int_equal(rs.status, TC_ERR_PEER_FAILED);
+    assert_non_null(strstr(tc_tp_ep_error(p.ep[0]), "transport retries exceeded"));
+    tc_tp_rkey_release(k);
+    tc_tp_ep_close(p.ep[0]);
+    tc_tp_ctx_destroy(p.ctx[0]);
+    ib_emu_stats_t s = ib_emu_stats();
+    assert_int_equal(s.live_qps, 0);
+    assert_int_equal(s.live_mrs, 0);
+}
+
+/* A wrong secret: the passive side refuses the handshake. */
+static void test_wrong_secret(void **state)
+{
+    (void)state;
+    pair_t p;
+    pair_open(&p, "a", "b");
+    tc_tp_req_t s = TC_TP_REQ_INIT;
+    assert_int_equal(tc_tp_send(p.ep[0], 1, "x", 1, &s), TC_OK);
+    spin_until(&p, &s.status, WAIT_MS);
+    assert_int_equal(s.status, TC_ERR_PEER_FAILED);
+    assert_non_null(strstr(tc_tp_ep_error(p.ep[0]), "refused"));
+    pair_close(&p);
+}
+
+/* Two threads, each driving its own context: ping-pong of mixed sizes. */
+typedef struct targ {
+    pair_t *p;
+    int side, errors;
+} targ_t;
+
+static void *thread_main(void *a_)
+{
+    targ_t *a = a_;
+    tc_tp_ep_t *ep = a->p->ep[a->side];
+    tc_tp_ctx_t *ctx = a->p->ctx[a->side];
+    static const size_t sizes[] = {1, 8192, 8193, 300000};
+    unsigned char *buf = malloc(300000);
+    for (int it = 0; it < 40 && buf; it++) {
+        size_t len = sizes[it % 4];
+        tc_tp_req_t q = TC_TP_REQ_INIT;
+        if ((it % 2) == a->side) {
+            fill(buf, len, (uint64_t)it);
+            tc_tp_send(ep, (uint64_t)it, buf, len, &q);
+        } else {
+            tc_tp_recv(ep, (uint64_t)it, buf, 300000, &q);
+        }
+        uint64_t deadline = tc_deadline_after_ms(WAIT_MS);
+        while (q.status == TC_INPROGRESS && !tc_deadline_passed(deadline))
+            tc_tp_progress(ctx);
+        if (q.status != TC_OK || ((it % 2) != a->side && check(buf, len, (uint64_t)it) != len))
+            a->errors++;
+    }
+    free(buf);
+    return NULL;
+}
+
+static void test_two_threads(void **state)
+{
+    (void)state;
+    pair_t p;
+    pair_open(&p, NULL, NULL);
+    targ_t a[2] = {{&p, 0, 0}, {&p, 1, 0}};
+    pthread_t th[2];
+    for (int i = 0; i < 2; i++)
+        assert_int_equal(pthread_create(&th[i], NULL, thread_main, &a[i]), 0);
+    for (int i = 0; i < 2; i++)
+        pthread_join(th[i], NULL);
+    assert_int_equal(a[0].errors, 0);
+    assert_int_equal(a[1].errors, 0);
+    pair_close(&p);
+}
+
+int main(void)
+{
+    setenv("TC_SOCKET_IFNAME", "lo", 1);
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_real_no_device), cmocka_unit_test(test_emu_no_device_port_down),
+        cmocka_unit_test(test_send_recv_sizes), cmocka_unit_test(test_many_messages),
+        cmocka_unit_test(test_put_get_signal), cmocka_unit_test(test_reg_cache),
+        cmocka_unit_test(test_bad_rkey),       cmocka_unit_test(test_peer_gone),
+        cmocka_unit_test(test_wrong_secret),   cmocka_unit_test(test_two_threads),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,389 @@
+/* Two shm contexts in one process, driven by one thread: every size around the thresholds,
+ * ordering with many operations in flight, truncation, one-sided operations, refusals, close,
+ * cancel and the /dev/shm pre-flight. Each test runs with single copy (process_vm_readv) and
+ * with pipelined copies through the cells (shm_cma=0), and with tiny rings. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "shm_util.h"
+#include "tcomms/base/status.h"
+#include "tcomms/transport/shm.h"
+#include "tcomms/transport/transport.h"
+
+#define GUARD 0xA5
+#define CELL 8192 /* the default cell size = eager limit */
+
+static const char *mode(void **state)
+{
+    return *state;
+}
+
+static size_t cell_of(void **state)
+{
+    return strstr(mode(state), "shm_cell_size=64") ? 64 : CELL;
+}
+
+static void check_guard(const unsigned char *p, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        if (p[i] != GUARD)
+            fail_msg("guard byte %zu overwritten (0x%02x)", i, p[i]);
+}
+
+/* One message of @p len bytes 0 -> 1 into a receive of @p cap bytes (+64 guard bytes);
+ * @p unexpected posts the send first. */
+static void one_message(su_pair_t *p, size_t len, size_t cap, int unexpected, uint64_t seed)
+{
+    unsigned char *src = malloc(len + 1);
+    unsigned char *dst = malloc(cap + 64);
+    assert_non_null(src);
+    assert_non_null(dst);
+    su_fill(src, len, seed);
+    memset(dst, GUARD, cap + 64);
+    tc_tp_req_t s = TC_TP_REQ_INIT, r = TC_TP_REQ_INIT;
+    if (unexpected) {
+        assert_int_equal(tc_tp_send(p->ep[0], 7, src, len, &s), TC_OK);
+        su_spin(p->ctx, 2, 1); /* let it arrive before the receive */
+        assert_int_equal(tc_tp_recv(p->ep[1], 7, dst, cap, &r), TC_OK);
+    } else {
+        assert_int_equal(tc_tp_recv(p->ep[1], 7, dst, cap, &r), TC_OK);
+        assert_int_equal(tc_tp_send(p->ep[0], 7, src, len, &s), TC_OK);
+    }
+    tc_status_t want = len <= cap ? TC_OK : TC_ERR_TRUNCATED;
+    size_t n = len <= cap ? len : cap;
+    assert_int_equal(su_wait_req(p->ctx, 2, &r, SU_WAIT_MS), want);
+    assert_int_equal(su_wait_req(p->ctx, 2, &s, SU_WAIT_MS), TC_OK);
+    assert_int_equal(r.bytes, n);
+    assert_int_equal(s.bytes, len);
+    assert_int_equal(su_check(dst, n, seed), n);
+    check_guard(dst + n, cap + 64 - n);
+    free(src);
+    free(dst);
+}
+
+static void test_sizes(void **state)
+{
+    su_pair_t p;
+    su_pair_open(&p, mode(state));
+    size_t c = cell_of(state);
+    int cma = strstr(mode(state), "shm_cma=0") == NULL;
+    assert_int_equal(tc_tp_shm_ep_single_copy(p.ep[0]), cma);
+    assert_int_equal(tc_tp_shm_ep_single_copy(p.ep[1]), cma);
+    size_t sizes[] = {0, 1, 2, 63, c - 1, c, c + 1, 2 * c - 1, 2 * c, 2 * c + 1, 3 * c + 5,
+                      100000, 1u << 20, 64u << 20};
+    for (size_t i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++)
+        for (int unexp = 0; unexp < 2; unexp++) {
+            if (c == 64 && sizes[i] > (1u << 20))
+                continue; /* a million 64-byte cells: slow under tsan, nothing new */
+            one_message(&p, sizes[i], sizes[i], unexp, sizes[i] * 2 + (size_t)unexp);
+        }
+    su_pair_close(&p);
+}
+
+static void test_truncation(void **state)
+{
+    su_pair_t p;
+    su_pair_open(&p, mode(state));
+    size_t c = cell_of(state);
+    size_t sizes[] = {1, c, c + 1, 4 * c + 3, 1u << 20};
+    for (size_t i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++)
+        for (int unexp = 0; unexp < 2; unexp++) {
+            one_message(&p, sizes[i], sizes[i] / 2, unexp, i);
+            one_message(&p, sizes[i], 0, unexp, i + 100);
+        }
+    one_message(&p, 3 * c, 3 * c, 0, 77); /* the stream is intact afterwards */
+    su_pair_close(&p);
+}
+
+/* Many sends in flight on three tags, receives posted in another tag order: per tag FIFO. */
+static void test_ordering(void **state)
+{
+    enum { N = 300 };
+    su_pair_t p;
+    su_pair_open(&p, mode(state));
+    size_t c = cell_of(state);
+    static tc_tp_req_t s[N], r[N];
+    static unsigned char *src[N], *dst[N];
+    size_t len[N];
+    for (int i = 0; i < N; i++) {
+        len[i] = (size_t)(i * 37) % (3 * c + 7);
+        src[i] = malloc(len[i] + 1);
+        dst[i] = malloc(len[i] + 1);
+        su_fill(src[i], len[i], (uint64_t)i);
+        memset(dst[i], 0, len[i] + 1);
+        s[i] = (tc_tp_req_t)TC_TP_REQ_INIT;
+        r[i] = (tc_tp_req_t)TC_TP_REQ_INIT;
+    }
+    /* tag of message i is i % 3; receives of tag 0 first, then sends, then tags 2 and 1 */
+    for (int i = 0; i < N; i += 3)
+        assert_int_equal(tc_tp_recv(p.ep[1], 0, dst[i], len[i], &r[i]), TC_OK);
+    for (int i = 0; i < N; i++)
+        assert_int_equal(tc_tp_send(p.ep[0], (uint64_t)(i % 3), src[i], len[i], &s[i]), TC_OK);
+    su_spin(p.ctx, 2, 2);
+    for (int t = 2; t >= 1; t--)
+        for (int i = t; i < N; i += 3)
+            assert_int_equal(tc_tp_recv(p.ep[1], (uint64_t)t, dst[i], len[i], &r[i]), TC_OK);
+    for (int i = 0; i < N; i++) {
+        assert_int_equal(su_wait_req(p.ctx, 2, &r[i], SU_WAIT_MS), TC_OK);
+        assert_int_equal(su_wait_req(p.ctx, 2, &s[i], SU_WAIT_MS), TC_OK);
+        assert_int_equal(r[i].bytes, len[i]);
+        assert_int_equal(su_check(dst[i], len[i], (uint64_t)i), len[i]);
+    }
+    for (int i = 0; i < N; i++) {
+        free(src[i]);
+        free(dst[i]);
+    }
+    su_pair_close(&p);
+}
+
+/* Both directions at once, with large messages crossing. */
+static void test_both_ways(void **state)
+{
+    su_pair_t p;
+    su_pair_open(&p, mode(state));
+    size_t len = 3u << 20;
+    unsigned char *a = malloc(len), *b = malloc(len), *ra = malloc(len), *rb = malloc(len);
+    su_fill(a, len, 1);
+    su_fill(b, len, 2);
+    tc_tp_req_t sa = TC_TP_REQ_INIT, sb = TC_TP_REQ_INIT, qa = TC_TP_REQ_INIT,
+                qb = TC_TP_REQ_INIT;
+    assert_int_equal(tc_tp_send(p.ep[0], 1, a, len, &sa), TC_OK);
+    assert_int_equal(tc_tp_send(p.ep[1], 1, b, len, &sb), TC_OK);
+    assert_int_equal(tc_tp_recv(p.ep[0], 1, rb, len, &qb), TC_OK);
+    assert_int_equal(tc_tp_recv(p.ep[1], 1, ra, len, &qa), TC_OK);
+    tc_tp_req_t *all[] = {&sa, &sb, &qa, &qb};
+    for (int i = 0; i < 4; i++)
+        assert_int_equal(su_wait_req(p.ctx, 2, all[i], SU_WAIT_MS), TC_OK);
+    assert_int_equal(su_check(ra, len, 1), len);
+    assert_int_equal(su_check(rb, len, 2), len);
+    free(a);
+    free(b);
+    free(ra);
+    free(rb);
+    su_pair_close(&p);
+}
+
+static void test_one_sided(void **state)
+{
+    su_pair_t p;
+    su_pair_open(&p, mode(state));
+    size_t len = 1u << 20;
+    unsigned char *target = calloc(1, len), *src = malloc(len), *back = malloc(len);
+    su_fill(src, len, 5);
+    tc_tp_mem_t *mem;
+    assert_int_equal(tc_tp_mem_reg(p.ctx[1], target, len, &mem), TC_OK);
+    unsigned char key[64];
+    size_t klen;
+    assert_int_equal(tc_tp_rkey_pack(mem, key, sizeof(key), &klen), TC_OK);
+    assert_int_equal(klen, TC_TP_SHM_RKEY_LEN);
+    tc_tp_rkey_t *rk;
+    assert_int_equal(tc_tp_rkey_unpack(p.ep[0], key, klen, &rk), TC_OK);
+    assert_int_equal(rk->len, len);
+
+    /* put then signal, without waiting for the put: the data is there once the signal is */
+    size_t plen = 512 * 1024, poff = 4096;
+    tc_tp_req_t put = TC_TP_REQ_INIT, sig = TC_TP_REQ_INIT;
+    assert_int_equal(tc_tp_put(p.ep[0], src, plen, rk, poff, &put), TC_OK);
+    assert_int_equal(tc_tp_signal(p.ep[0], rk, 0, TC_TP_SIGNAL_ADD, 5, &sig), TC_OK);
+    int seen = 0;
+    for (int round = 0; round < 2000000 && !seen; round++) {
+        tc_tp_progress(p.ctx[1]);
+        if (tc_tp_signal_read(mem, 0) == 5) {
+            seen = 1;
+            assert_int_equal(su_check(target + poff, plen, 5), plen); /* before the put completes */
+        }
+        tc_tp_progress(p.ctx[0]);
+    }
+    assert_true(seen);
+    assert_int_equal(su_wait_req(p.ctx, 2, &put, SU_WAIT_MS), TC_OK);
+    assert_int_equal(su_wait_req(p.ctx, 2, &sig, SU_WAIT_MS), TC_OK);
+    assert_int_equal(put.bytes, plen);
+    for (size_t i = 8; i < poff; i++)
+        assert_int_equal(target[i], 0);
+
+    /* add, set, then add */
+    tc_tp_req_t s2 = TC_TP_REQ_INIT, s3 = TC_TP_REQ_INIT, s4 = TC_TP_REQ_INIT;
+    assert_int_equal(tc_tp_signal(p.ep[0], rk, 8, TC_TP_SIGNAL_ADD, 3, &s2), TC_OK);
+    assert_int_equal(tc_tp_signal(p.ep[0], rk, 0, TC_TP_SIGNAL_SET, 42, &s3), TC_OK);
+    assert_int_equal(tc_tp_signal(p.ep[0], rk, 0, TC_TP_SIGNAL_ADD, 1, &s4), TC_OK);
+    assert_int_equal(su_wait_req(p.ctx, 2, &s4, SU_WAIT_MS), TC_OK);
+    assert_int_equal(s2.status, TC_OK);
+    assert_int_equal(s3.status, TC_OK);
+    assert_int_equal(tc_tp_signal_read(mem, 0), 43);
+    assert_int_equal(tc_tp_signal_read(mem, 8), 3);
+
+    /* get back what was put, 1 byte at the very end, zero bytes */
+    tc_tp_req_t g = TC_TP_REQ_INIT, g1 = TC_TP_REQ_INIT, g0 = TC_TP_REQ_INIT,
+                p1 = TC_TP_REQ_INIT;
+    memset(back, 0, len);
+    assert_int_equal(tc_tp_get(p.ep[0], back, plen, rk, poff, &g), TC_OK);
+    assert_int_equal(su_wait_req(p.ctx, 2, &g, SU_WAIT_MS), TC_OK);
+    assert_int_equal(g.bytes, plen);
+    assert_int_equal(su_check(back, plen, 5), plen);
+    unsigned char one = 0x3c, got = 0;
+    assert_int_equal(tc_tp_put(p.ep[0], &one, 1, rk, len - 1, &p1), TC_OK);
+    assert_int_equal(su_wait_req(p.ctx, 2, &p1, SU_WAIT_MS), TC_OK);
+    assert_int_equal(tc_tp_get(p.ep[0], &got, 1, rk, len - 1, &g1), TC_OK);
+    assert_int_equal(su_wait_req(p.ctx, 2, &g1, SU_WAIT_MS), TC_OK);
+    assert_int_equal(got, 0x3c);
+    assert_int_equal(target[len - 1], 0x3c);
+    assert_int_equal(tc_tp_get(p.ep[0], &got, 0, rk, len, &g0), TC_OK);
+    assert_int_equal(su_wait_req(p.ctx, 2, &g0, SU_WAIT_MS), TC_OK);
+
+    /* bad inputs */
+    tc_tp_req_t bad = TC_TP_REQ_INIT;
+    assert_int_equal(tc_tp_put(p.ep[0], src, 2, rk, len - 1, &bad), TC_ERR_INVALID_ARG);
+    assert_int_equal(tc_tp_signal(p.ep[0], rk, 4, TC_TP_SIGNAL_ADD, 1, &bad), TC_ERR_INVALID_ARG);
+    tc_tp_rkey_t *rk2;
+    assert_int_equal(tc_tp_rkey_unpack(p.ep[0], key, klen - 1, &rk2), TC_ERR_INVALID_ARG);
+    assert_int_equal(tc_tp_rkey_unpack(p.ep[1], key, klen, &rk2), TC_ERR_INVALID_ARG);
+    assert_non_null(strstr(tc_last_error(), "not by peer"));
+    unsigned char junk[TC_TP_SHM_RKEY_LEN];
+    memset(junk, 0x41, sizeof(junk));
+    assert_int_equal(tc_tp_rkey_unpack(p.ep[0], junk, sizeof(junk), &rk2), TC_ERR_INVALID_ARG);
+
+    tc_tp_rkey_release(rk);
+    tc_tp_mem_dereg(mem);
+    free(target);
+    free(src);
+    free(back);
+    su_pair_close(&p);
+}
+
+static void test_refusals(void **state)
+{
+    tc_tp_ctx_t *a = su_ctx_new(0, "one", mode(state));
+    tc_tp_ctx_t *b = su_ctx_new(1, "two", mode(state));
+    unsigned char aa[TC_TP_SHM_ADDR_LEN], ab[TC_TP_SHM_ADDR_LEN];
+    su_addr(a, aa);
+    su_addr(b, ab);
+    tc_tp_ep_t *ea, *eb, *x;
+    assert_int_equal(tc_tp_ep_connect(a, 0, aa, sizeof(aa), &x), TC_ERR_INVALID_ARG);
+    assert_non_null(strstr(tc_last_error(), "itself"));
+    assert_int_equal(tc_tp_ep_connect(a, 2, ab, sizeof(ab), &x), TC_ERR_INVALID_ARG);
+    assert_int_equal(tc_tp_ep_connect(a, 1, ab, sizeof(ab) - 1, &x), TC_ERR_INVALID_ARG);
+    unsigned char old[TC_TP_SHM_ADDR_LEN];
+    memcpy(old, ab, sizeof(old));
+    old[4] = 9; /* address version */
+    assert_int_equal(tc_tp_ep_connect(a, 1, old, sizeof(old), &x), TC_ERR_UNSUPPORTED);
+
+    /* different secrets: both sides refuse */
+    assert_int_equal(tc_tp_ep_connect(a, 1, ab, sizeof(ab), &ea), TC_OK);
+    assert_int_equal(tc_tp_ep_connect(a, 1, ab, sizeof(ab), &x), TC_ERR_INVALID_STATE);
+    assert_int_equal(tc_tp_ep_connect(b, 0, aa, sizeof(aa), &eb), TC_OK);
+    tc_tp_ctx_t *both[] = {a, b};
+    assert_int_equal(su_wait_failed(both, 2, eb, SU_WAIT_MS), TC_ERR_PEER_FAILED);
+    assert_int_equal(su_wait_failed(both, 2, ea, SU_WAIT_MS), TC_ERR_PEER_FAILED);
+    assert_non_null(strstr(tc_tp_ep_error(ea), "secrets differ"));
+    assert_non_null(strstr(tc_tp_ep_error(eb), "secrets differ"));
+    tc_tp_req_t s = TC_TP_REQ_INIT;
+    assert_int_equal(tc_tp_send(ea, 1, "x", 1, &s), TC_ERR_PEER_FAILED);
+    assert_int_equal(s.status, TC_ERR_PEER_FAILED);
+    tc_tp_ep_close(ea);
+    tc_tp_ep_close(eb);
+    tc_tp_ctx_destroy(a);
+    tc_tp_ctx_destroy(b);
+}
+
+/* A peer that closes: what it sent before is still received, pending requests fail. */
+static void test_close(void **state)
+{
+    su_pair_t p;
+    su_pair_open(&p, mode(state));
+    tc_tp_req_t s = TC_TP_REQ_INIT, r = TC_TP_REQ_INIT, pend = TC_TP_REQ_INIT;
+    unsigned char msg[100], got[100];
+    su_fill(msg, sizeof(msg), 3);
+    assert_int_equal(tc_tp_send(p.ep[1], 4, msg, sizeof(msg), &s), TC_OK);
+    assert_int_equal(s.status, TC_OK); /* eager: copied into the ring */
+    assert_int_equal(tc_tp_recv(p.ep[0], 5, got, sizeof(got), &pend), TC_OK);
+    tc_tp_ep_close(p.ep[1]);
+    tc_tp_ctx_t *c0[] = {p.ctx[0]};
+    assert_int_equal(su_wait_req(c0, 1, &pend, SU_WAIT_MS), TC_ERR_PEER_FAILED);
+    assert_int_equal(p.ep[0]->failed, TC_ERR_PEER_FAILED);
+    assert_non_null(strstr(tc_tp_ep_error(p.ep[0]), "closed its endpoint"));
+    assert_int_equal(tc_tp_recv(p.ep[0], 4, got, sizeof(got), &r), TC_OK);
+    assert_int_equal(r.status, TC_OK);
+    assert_int_equal(su_check(got, sizeof(got), 3), sizeof(got));
+    tc_tp_ep_close(p.ep[0]);
+    tc_tp_ctx_destroy(p.ctx[0]);
+    tc_tp_ctx_destroy(p.ctx[1]);
+}
+
+static void test_cancel(void **state)
+{
+    tc_tp_ctx_t *a = su_ctx_new(0, NULL, mode(state));
+    tc_tp_ctx_t *b = su_ctx_new(1, NULL, mode(state));
+    unsigned char ab[TC_TP_SHM_ADDR_LEN], aa[TC_TP_SHM_ADDR_LEN];
+    su_addr(a, aa);
+    su_addr(b, ab);
+    tc_tp_ep_t *ea, *eb;
+    assert_int_equal(tc_tp_ep_connect(a, 1, ab, sizeof(ab), &ea), TC_OK);
+    /* not up yet (b has not connected): the send waits and can be cancelled */
+    tc_tp_req_t s = TC_TP_REQ_INIT, r = TC_TP_REQ_INIT, s2 = TC_TP_REQ_INIT;
+    assert_int_equal(tc_tp_send(ea, 1, "abc", 3, &s), TC_OK);
+    assert_int_equal(tc_tp_send(ea, 2, "de", 2, &s2), TC_OK);
+    assert_int_equal(tc_tp_progress(a), 0);
+    assert_int_equal(s.status, TC_INPROGRESS);
+    assert_int_equal(ea->ops->cancel(ea, &s), TC_OK);
+    assert_int_equal(s.status, TC_ERR_ABORTED);
+    assert_int_equal(ea->ops->cancel(ea, &s), TC_ERR_INVALID_STATE);
+    assert_int_equal(tc_tp_ep_connect(b, 0, aa, sizeof(aa), &eb), TC_OK);
+    char buf[8] = {0};
+    assert_int_equal(tc_tp_recv(eb, 1, buf, sizeof(buf), &r), TC_OK);
+    tc_tp_ctx_t *both[] = {a, b};
+    assert_int_equal(su_wait_req(both, 2, &s2, SU_WAIT_MS), TC_OK);
+    su_spin(both, 2, 20);
+    assert_int_equal(r.status, TC_INPROGRESS); /* the cancelled send never arrived */
+    assert_int_equal(eb->ops->cancel(eb, &r), TC_OK);
+    assert_int_equal(r.status, TC_ERR_ABORTED);
+    tc_tp_req_t r2 = TC_TP_REQ_INIT;
+    assert_int_equal(tc_tp_recv(eb, 2, buf, sizeof(buf), &r2), TC_OK);
+    assert_int_equal(su_wait_req(both, 2, &r2, SU_WAIT_MS), TC_OK);
+    assert_memory_equal(buf, "de", 2);
+    tc_tp_ep_close(ea);
+    tc_tp_ep_close(eb);
+    tc_tp_ctx_destroy(a);
+    tc_tp_ctx_destroy(b);
+}
+
+static void test_preflight(void **state)
+{
+    tc_tp_ctx_t *ctx = NULL;
+    /* 2 x 2^24 cells of 1 MiB: 32 TiB, more than any /dev/shm */
+    assert_int_equal(su_ctx_try(0, NULL, "shm_cells=16777216,shm_cell_size=1M", &ctx),
+                     TC_ERR_NO_RESOURCE);
+    assert_null(ctx);
+    const char *e = tc_last_error();
+    assert_non_null(strstr(e, "/dev/shm has"));
+    assert_non_null(strstr(e, "MiB free"));
+    assert_non_null(strstr(e, "needs 335564"));
+    assert_non_null(strstr(e, "--shm-size"));
+    assert_int_equal(su_ctx_try(0, NULL, "shm_cell_size=100", &ctx), TC_ERR_CONFIG);
+    assert_int_equal(su_ctx_try(0, NULL, "shm_cells=1", &ctx), TC_ERR_CONFIG);
+    assert_int_equal(su_ctx_try(0, NULL, "shm_cma=maybe", &ctx), TC_ERR_CONFIG);
+    tc_tp_caps_t caps = {sizeof(caps), 0, 0, 0, 0};
+    assert_int_equal(tc_tp_shm_ops.query(&caps), TC_OK);
+    assert_int_equal(caps.available, 1);
+    assert_int_equal(caps.same_node_only, 1);
+    assert_int_equal(caps.one_sided, 1);
+    assert_int_equal(caps.max_addr_len, TC_TP_SHM_ADDR_LEN);
+}
+
+#define MODES(f)                                                                                  \
+    cmocka_unit_test_prestate(f, ""), cmocka_unit_test_prestate(f, "shm_cma=0"),                  \
+        cmocka_unit_test_prestate(f, "shm_cell_size=64,shm_cells=2,shm_cma=0")
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        MODES(test_sizes),    MODES(test_truncation), MODES(test_ordering),
+        MODES(test_both_ways), MODES(test_one_sided), cmocka_unit_test_prestate(test_refusals, ""),
+        MODES(test_close),    MODES(test_cancel),     cmocka_unit_test(test_preflight),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

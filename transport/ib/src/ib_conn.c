@@ -1,0 +1,550 @@
+/* Endpoints of the verbs backend: queue pairs, the TCP handshake that exchanges QP numbers,
+ * the RESET -> INIT -> RTR -> RTS transitions, failure and close. */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <poll.h>
+#include <sched.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "tcomms/base/log.h"
+#include "tcomms/base/time.h"
+#include "ib_internal.h"
+
+void tc_ib_req_complete(tc_ib_ctx_t *ctx, tc_tp_req_t *req, tc_status_t status, size_t bytes)
+{
+    req->bytes = bytes;
+    req->priv[TC_IB_P_NEXT] = 0;
+    req->status = status;
+    ctx->ncompleted++;
+}
+
+void tc_ib_list_push(tc_tp_req_t **head, tc_tp_req_t **tail, tc_tp_req_t *req)
+{
+    req->priv[TC_IB_P_NEXT] = 0;
+    if (*tail != NULL)
+        (*tail)->priv[TC_IB_P_NEXT] = (uintptr_t)req;
+    else
+        *head = req;
+    *tail = req;
+}
+
+int tc_ib_list_remove(tc_tp_req_t **head, tc_tp_req_t **tail, tc_tp_req_t *req)
+{
+    tc_tp_req_t *prev = NULL;
+    for (tc_tp_req_t *r = *head; r != NULL; prev = r, r = TC_IB_REQ_NEXT(r)) {
+        if (r != req)
+            continue;
+        if (prev != NULL)
+            prev->priv[TC_IB_P_NEXT] = r->priv[TC_IB_P_NEXT];
+        else
+            *head = TC_IB_REQ_NEXT(r);
+        if (tail != NULL && *tail == r)
+            *tail = prev;
+        return 1;
+    }
+    return 0;
+}
+
+static tc_ib_ep_t *tc_ib_ep_find(tc_ib_ctx_t *ctx, uint64_t peer_id)
+{
+    for (tc_ib_ep_t *ep = ctx->eps; ep != NULL; ep = ep->next)
+        if (ep->super.peer_id == peer_id)
+            return ep;
+    return NULL;
+}
+
+static void tc_ib_close_fd(tc_ib_ctx_t *ctx, tc_ib_ep_t *ep)
+{
+    if (ep->fd >= 0)
+        close(ep->fd);
+    ep->fd = -1;
+    if (ep->state == TC_IB_EP_WAITING)
+        ctx->nwaiting--;
+}
+
+/* Move the QP to the error state and take the flushed completions out of the CQ, so that no
+ * work request still refers to a request the caller may reuse. */
+static void tc_ib_qp_drain(tc_ib_ctx_t *ctx, tc_ib_ep_t *ep)
+{
+    if (ep->qp == NULL)
+        return;
+    struct ibv_qp_attr attr = {.qp_state = IBV_QPS_ERR};
+    ctx->v->modify_qp(ep->qp, &attr, IBV_QP_STATE);
+    uint64_t deadline = tc_deadline_after_ms(1000);
+    while (ep->sq_used > 0 && !tc_deadline_passed(deadline)) {
+        struct ibv_wc wc[16];
+        int n = ctx->v->poll_cq(ep->cq, 16, wc);
+        for (int i = 0; i < n; i++) {
+            if ((wc[i].wr_id & 7) == TC_IB_WR_SLOT && !((tc_ib_slot_t *)(uintptr_t)(wc[i].wr_id &
+                                                                                 ~7ULL))->is_recv)
+                ep->send_free[ep->nsend_free++] =
+                    ((tc_ib_slot_t *)(uintptr_t)(wc[i].wr_id & ~7ULL))->index;
+            if (!((wc[i].wr_id & 7) == TC_IB_WR_SLOT &&
+                  ((tc_ib_slot_t *)(uintptr_t)(wc[i].wr_id & ~7ULL))->is_recv))
+                ep->sq_used--;
+        }
+        if (n <= 0)
+            sched_yield();
+    }
+}
+
+void tc_ib_ep_fail(tc_ib_ctx_t *ctx, tc_ib_ep_t *ep, tc_status_t status, const char *fmt, ...)
+{
+    if (ep->state == TC_IB_EP_FAILED)
+        return;
+    char reason[160];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(reason, sizeof(reason), fmt, ap);
+    va_end(ap);
+    snprintf(ep->super.error, sizeof(ep->super.error), "ib: peer %llu (%s) %s (%zu requests "
+             "pending)", (unsigned long long)ep->super.peer_id, ep->peer_str, reason,
+             ep->npending);
+    ep->super.failed = status;
+    if (ep->npending > 0)
+        tc_log_warn(TC_SUBSYS_TRANSPORT, "%s", ep->super.error);
+    else
+        tc_log_debug(TC_SUBSYS_TRANSPORT, "%s", ep->super.error);
+    tc_ib_close_fd(ctx, ep);
+    ep->state = TC_IB_EP_FAILED;
+    tc_ib_qp_drain(ctx, ep);
+    tc_ib_ep_fail_requests(ctx, ep, status);
+}
+
+/* ---- queue pair ---- */
+
+static tc_status_t tc_ib_qp_create(tc_ib_ctx_t *ctx, tc_ib_ep_t *ep)
+{
+    const tc_ib_verbs_t *v = ctx->v;
+    ep->cq = v->create_cq(ctx->dev, TC_IB_CQ_DEPTH, NULL, NULL, 0);
+    if (ep->cq == NULL)
+        return tc_error_set(TC_ERR_NO_RESOURCE, "ib: ibv_create_cq(%d) on %s failed: %s",
+                            TC_IB_CQ_DEPTH, ctx->dev_name, strerror(errno));
+    struct ibv_qp_init_attr ia = {
+        .send_cq = ep->cq,
+        .recv_cq = ep->cq,
+        .cap = {.max_send_wr = TC_IB_SQ_DEPTH + 8, .max_recv_wr = TC_IB_NRECV,
+                .max_send_sge = 1, .max_recv_sge = 1, .max_inline_data = 64},
+        .qp_type = IBV_QPT_RC,
+        .sq_sig_all = 1,
+    };
+    ep->qp = v->create_qp(ctx->pd, &ia);
+    if (ep->qp == NULL)
+        return tc_error_set(TC_ERR_NO_RESOURCE, "ib: ibv_create_qp (RC) on %s failed: %s",
+                            ctx->dev_name, strerror(errno));
+    struct ibv_qp_attr a = {
+        .qp_state = IBV_QPS_INIT,
+        .pkey_index = 0,
+        .port_num = ctx->port,
+        .qp_access_flags =
+            IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_ATOMIC,
+    };
+    if (v->modify_qp(ep->qp, &a,
+                     IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_ACCESS_FLAGS) != 0)
+        return tc_error_set(TC_ERR_SYSTEM, "ib: QP %u to INIT failed: %s", ep->qp->qp_num,
+                            strerror(errno));
+
+    /* bounce buffers: send slots then one atomic scratch word per send work request */
+    size_t slen = (size_t)TC_IB_NSEND * TC_IB_SLOT + TC_IB_SQ_DEPTH * 8;
+    size_t rlen = (size_t)TC_IB_NRECV * TC_IB_SLOT;
+    if (posix_memalign((void **)&ep->send_buf, 4096, slen) != 0 ||
+        posix_memalign((void **)&ep->recv_buf, 4096, rlen) != 0)
+        return tc_error_set(TC_ERR_NO_MEMORY, "ib: bounce buffers of %zu bytes", slen + rlen);
+    memset(ep->send_buf, 0, slen);
+    memset(ep->recv_buf, 0, rlen);
+    int acc = IBV_ACCESS_LOCAL_WRITE;
+    ep->send_mr = v->reg_mr(ctx->pd, ep->send_buf, slen, acc);
+    ep->recv_mr = ep->send_mr ? v->reg_mr(ctx->pd, ep->recv_buf, rlen, acc) : NULL;
+    if (ep->recv_mr == NULL)
+        return tc_error_set(TC_ERR_NO_RESOURCE, "ib: ibv_reg_mr of the bounce buffers failed: %s",
+                            strerror(errno));
+    for (int i = 0; i < TC_IB_NSEND; i++) {
+        ep->send_slot[i] = (tc_ib_slot_t){ep, ep->send_buf + (size_t)i * TC_IB_SLOT, i, 0};
+        ep->send_free[i] = TC_IB_NSEND - 1 - i;
+    }
+    ep->nsend_free = TC_IB_NSEND;
+    for (int i = 0; i < TC_IB_NRECV; i++)
+        ep->recv_slot[i] = (tc_ib_slot_t){ep, ep->recv_buf + (size_t)i * TC_IB_SLOT, i, 1};
+    return tc_ib_post_recvs(ep);
+}
+
+/* INIT -> RTR -> RTS with the peer's QP number, PSN, LID and GID from its handshake. */
+static tc_status_t tc_ib_qp_connect(tc_ib_ctx_t *ctx, tc_ib_ep_t *ep, const unsigned char *hs)
+{
+    uint32_t qpn = tc_ib_get_u32(hs + 24), psn = tc_ib_get_u32(hs + 28);
+    uint16_t lid = tc_ib_get_u16(hs + 32);
+    union ibv_gid gid;
+    memcpy(gid.raw, hs + 40, 16);
+    static const unsigned char zero[16];
+    struct ibv_qp_attr a = {
+        .qp_state = IBV_QPS_RTR,
+        .path_mtu = ctx->port_attr.active_mtu,
+        .dest_qp_num = qpn,
+        .rq_psn = psn,
+        .max_dest_rd_atomic = 16,
+        .min_rnr_timer = 12,
+        .ah_attr = {.dlid = lid, .sl = 0, .src_path_bits = 0, .port_num = ctx->port},
+    };
+    if (memcmp(gid.raw, zero, 16) != 0) { /* RoCE, or IB across subnets: a global route */
+        a.ah_attr.is_global = 1;
+        a.ah_attr.grh.dgid = gid;
+        a.ah_attr.grh.sgid_index = (uint8_t)ctx->gid_index;
+        a.ah_attr.grh.hop_limit = 64;
+    }
+    if (ctx->v->modify_qp(ep->qp, &a,
+                          IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN |
+                              IBV_QP_RQ_PSN | IBV_QP_MAX_DEST_RD_ATOMIC |
+                              IBV_QP_MIN_RNR_TIMER) != 0)
+        return tc_error_set(TC_ERR_PEER_FAILED, "ib: QP %u to RTR (peer QP %u, lid %u) failed: "
+                            "%s", ep->qp->qp_num, qpn, lid, strerror(errno));
+    memset(&a, 0, sizeof(a));
+    a.qp_state = IBV_QPS_RTS;
+    a.timeout = 14;
+    a.retry_cnt = 7;
+    a.rnr_retry = 7; /* infinite: a sender waits for the receiver to repost bounce buffers */
+    a.sq_psn = ep->psn;
+    a.max_rd_atomic = 16;
+    if (ctx->v->modify_qp(ep->qp, &a,
+                          IBV_QP_STATE | IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY |
+                              IBV_QP_SQ_PSN | IBV_QP_MAX_QP_RD_ATOMIC) != 0)
+        return tc_error_set(TC_ERR_PEER_FAILED, "ib: QP %u to RTS failed: %s", ep->qp->qp_num,
+                            strerror(errno));
+    return TC_OK;
+}
+
+static void tc_ib_hs_fill(tc_ib_ctx_t *ctx, tc_ib_ep_t *ep, unsigned char *h, unsigned result,
+                          uint64_t receiver)
+{
+    memset(h, 0, TC_IB_HS_LEN);
+    tc_ib_put_u32(h, TC_IB_HS_MAGIC);
+    tc_ib_put_u16(h + 4, TC_IB_HS_VERSION);
+    tc_ib_put_u16(h + 6, (uint16_t)result);
+    tc_ib_put_u64(h + 8, ctx->self_id);
+    tc_ib_put_u64(h + 16, receiver);
+    if (ep != NULL) {
+        tc_ib_put_u32(h + 24, ep->qp->qp_num);
+        tc_ib_put_u32(h + 28, ep->psn);
+    }
+    tc_ib_put_u16(h + 32, ctx->port_attr.lid);
+    memcpy(h + 40, ctx->gid.raw, 16);
+    tc_ib_put_u64(h + 56, ctx->digest);
+}
+
+/* Why a handshake from @p sender to us is refused, or NULL. */
+static const char *tc_ib_hs_check(tc_ib_ctx_t *ctx, const unsigned char *h, int from_smaller)
+{
+    if (tc_ib_get_u32(h) != TC_IB_HS_MAGIC || tc_ib_get_u16(h + 4) != TC_IB_HS_VERSION)
+        return "not a tcomms ib handshake of this version";
+    if (tc_ib_get_u16(h + 6) != 0)
+        return "refused by the peer";
+    if (tc_ib_get_u64(h + 16) != ctx->self_id)
+        return "addressed to another id (stale address?)";
+    if (tc_ib_get_u64(h + 56) != ctx->digest)
+        return "wrong secret (another job?)";
+    if (from_smaller && tc_ib_get_u64(h + 8) >= ctx->self_id)
+        return "the connecting id must be the smaller one";
+    return NULL;
+}
+
+/* The QP is connected (RTR/RTS); the active side tells the passive one with a ready byte, so
+ * that the passive side posts nothing before the active QP can receive it. */
+static void tc_ib_ep_connected(tc_ib_ctx_t *ctx, tc_ib_ep_t *ep, const unsigned char *hs, int active)
+{
+    tc_status_t st = tc_ib_qp_connect(ctx, ep, hs);
+    if (st != TC_OK) {
+        tc_ib_ep_fail(ctx, ep, st, "could not connect its queue pair: %s", tc_last_error());
+        return;
+    }
+    if (!active) {
+        ep->hs_wait_ready = 1;
+        return;
+    }
+    if (send(ep->fd, "R", 1, MSG_NOSIGNAL | MSG_DONTWAIT) != 1) {
+        tc_ib_ep_fail(ctx, ep, TC_ERR_PEER_FAILED, "handshake ready byte could not be sent: %s",
+                      strerror(errno));
+        return;
+    }
+    close(ep->fd);
+    ep->fd = -1;
+    ep->state = TC_IB_EP_UP;
+    tc_ib_ep_kick(ctx, ep);
+}
+
+static void tc_ib_ready_progress(tc_ib_ctx_t *ctx, tc_ib_ep_t *ep)
+{
+    char c;
+    ssize_t n = recv(ep->fd, &c, 1, MSG_DONTWAIT);
+    if (n < 0 && (errno == EAGAIN || errno == EINTR)) {
+        if (tc_deadline_passed(ep->hs_deadline))
+            tc_ib_ep_fail(ctx, ep, TC_ERR_PEER_FAILED, "did not complete the handshake within "
+                          "%d ms", TC_IB_HS_TIMEOUT_MS);
+        return;
+    }
+    if (n != 1 || c != 'R') {
+        tc_ib_ep_fail(ctx, ep, TC_ERR_PEER_FAILED, "broke the handshake before its ready byte");
+        return;
+    }
+    close(ep->fd);
+    ep->fd = -1;
+    ep->hs_wait_ready = 0;
+    ep->state = TC_IB_EP_UP;
+    tc_log_debug(TC_SUBSYS_TRANSPORT, "ib: id %llu QP %u connected to peer %llu",
+                 (unsigned long long)ctx->self_id, ep->qp->qp_num,
+                 (unsigned long long)ep->super.peer_id);
+    tc_ib_ep_kick(ctx, ep);
+}
+
+/* Passive side: a complete, valid hello from a smaller id and its waiting endpoint. */
+static void tc_ib_accept_hello(tc_ib_ctx_t *ctx, tc_ib_ep_t *ep, int fd, const unsigned char *hs)
+{
+    unsigned char reply[TC_IB_HS_LEN];
+    tc_ib_hs_fill(ctx, ep, reply, 0, ep->super.peer_id);
+    ctx->nwaiting--;
+    ep->state = TC_IB_EP_CONNECTING;
+    ep->fd = fd;
+    ep->hs_deadline = tc_deadline_after_ms(TC_IB_HS_TIMEOUT_MS);
+    /* RTR before the reply: the active side may send as soon as it has it */
+    tc_ib_ep_connected(ctx, ep, hs, 0);
+    if (ep->state == TC_IB_EP_FAILED)
+        return;
+    /* 64 bytes into an empty socket buffer: one send */
+    ssize_t n = send(fd, reply, sizeof(reply), MSG_NOSIGNAL | MSG_DONTWAIT);
+    if (n != (ssize_t)sizeof(reply))
+        tc_ib_ep_fail(ctx, ep, TC_ERR_PEER_FAILED, "handshake reply could not be sent: %s",
+                      n < 0 ? strerror(errno) : "short write");
+}
+
+static void tc_ib_refuse(tc_ib_ctx_t *ctx, int fd, const unsigned char *hs, const char *why)
+{
+    tc_log_warn(TC_SUBSYS_TRANSPORT, "ib: id %llu refused a handshake (claiming id %llu): %s",
+                (unsigned long long)ctx->self_id, (unsigned long long)tc_ib_get_u64(hs + 8), why);
+    unsigned char reply[TC_IB_HS_LEN];
+    tc_ib_hs_fill(ctx, NULL, reply, 1, tc_ib_get_u64(hs + 8));
+    (void)!send(fd, reply, sizeof(reply), MSG_NOSIGNAL | MSG_DONTWAIT);
+    close(fd);
+}
+
+/* Accept and read hellos; hand complete ones to their endpoint or keep them until it exists. */
+static void tc_ib_passive_progress(tc_ib_ctx_t *ctx)
+{
+    for (int i = 0; i < 16 && ctx->nwaiting > 0; i++) {
+        int fd = accept4(ctx->listen_fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
+        if (fd < 0)
+            break;
+        struct parked *p = calloc(1, sizeof(*p));
+        if (p == NULL) {
+            close(fd);
+            break;
+        }
+        p->fd = fd;
+        p->deadline = tc_deadline_after_ms(TC_IB_HS_TIMEOUT_MS);
+        p->next = ctx->accepted;
+        ctx->accepted = p;
+    }
+    for (struct parked **pp = &ctx->accepted; *pp != NULL;) {
+        struct parked *p = *pp;
+        while (p->got < TC_IB_HS_LEN) {
+            ssize_t n = recv(p->fd, p->hs + p->got, TC_IB_HS_LEN - p->got, 0);
+            if (n <= 0) {
+                if (n < 0 && (errno == EAGAIN || errno == EINTR))
+                    break;
+                p->got = SIZE_MAX; /* closed or reset: drop */
+                break;
+            }
+            p->got += (size_t)n;
+        }
+        const char *why = NULL;
+        tc_ib_ep_t *ep = NULL;
+        if (p->got == TC_IB_HS_LEN) {
+            why = tc_ib_hs_check(ctx, p->hs, 1);
+            if (why == NULL) {
+                ep = tc_ib_ep_find(ctx, tc_ib_get_u64(p->hs + 8));
+                if (ep != NULL && ep->state != TC_IB_EP_WAITING) {
+                    why = "duplicate handshake from the same id";
+                    ep = NULL;
+                }
+            }
+        }
+        if (p->got == SIZE_MAX || (p->got < TC_IB_HS_LEN && tc_deadline_passed(p->deadline))) {
+            close(p->fd);
+        } else if (why != NULL) {
+            tc_ib_refuse(ctx, p->fd, p->hs, why);
+        } else if (ep != NULL) {
+            tc_ib_accept_hello(ctx, ep, p->fd, p->hs);
+        } else {
+            pp = &p->next; /* incomplete, or its endpoint does not exist yet */
+            continue;
+        }
+        *pp = p->next;
+        free(p);
+    }
+}
+
+/* Active side: connect, write the hello, read the reply. */
+static void tc_ib_active_progress(tc_ib_ctx_t *ctx, tc_ib_ep_t *ep)
+{
+    if (tc_deadline_passed(ep->hs_deadline)) {
+        tc_ib_ep_fail(ctx, ep, TC_ERR_PEER_FAILED, "did not complete the handshake within %d ms",
+                      TC_IB_HS_TIMEOUT_MS);
+        return;
+    }
+    struct pollfd pfd = {.fd = ep->fd, .events = POLLOUT | POLLIN};
+    if (poll(&pfd, 1, 0) <= 0)
+        return;
+    int err = 0;
+    socklen_t elen = sizeof(err);
+    getsockopt(ep->fd, SOL_SOCKET, SO_ERROR, &err, &elen);
+    if (err != 0) {
+        tc_ib_ep_fail(ctx, ep, TC_ERR_PEER_FAILED, "could not be reached for the handshake: %s",
+                      strerror(err));
+        return;
+    }
+    while (ep->hs_out_off < TC_IB_HS_LEN) {
+        ssize_t n = send(ep->fd, ep->hs_out + ep->hs_out_off, TC_IB_HS_LEN - ep->hs_out_off,
+                         MSG_NOSIGNAL | MSG_DONTWAIT);
+        if (n < 0 && (errno == EAGAIN || errno == EINTR || errno == ENOTCONN))
+            return;
+        if (n < 0) {
+            tc_ib_ep_fail(ctx, ep, TC_ERR_PEER_FAILED, "handshake send failed: %s",
+                          strerror(errno));
+            return;
+        }
+        ep->hs_out_off += (size_t)n;
+    }
+    while (ep->hs_in_got < TC_IB_HS_LEN) {
+        ssize_t n = recv(ep->fd, ep->hs_in + ep->hs_in_got, TC_IB_HS_LEN - ep->hs_in_got,
+                         MSG_DONTWAIT);
+        if (n < 0 && (errno == EAGAIN || errno == EINTR))
+            return;
+        if (n <= 0) {
+            tc_ib_ep_fail(ctx, ep, TC_ERR_PEER_FAILED, "closed the handshake connection (%s)",
+                          n == 0 ? "EOF" : strerror(errno));
+            return;
+        }
+        ep->hs_in_got += (size_t)n;
+    }
+    const char *why = tc_ib_hs_check(ctx, ep->hs_in, 0);
+    if (why == NULL && tc_ib_get_u64(ep->hs_in + 8) != ep->super.peer_id)
+        why = "answered as another id";
+    if (why != NULL) {
+        tc_ib_ep_fail(ctx, ep, TC_ERR_PEER_FAILED, "refused or broke the handshake: %s", why);
+        return;
+    }
+    tc_ib_ep_connected(ctx, ep, ep->hs_in, 1);
+}
+
+void tc_ib_handshake_progress(tc_ib_ctx_t *ctx)
+{
+    if (ctx->nwaiting > 0 || ctx->accepted != NULL)
+        tc_ib_passive_progress(ctx);
+    for (tc_ib_ep_t *ep = ctx->eps; ep != NULL; ep = ep->next)
+        if (ep->state == TC_IB_EP_CONNECTING && ep->fd >= 0) {
+            if (ep->hs_wait_ready)
+                tc_ib_ready_progress(ctx, ep);
+            else
+                tc_ib_active_progress(ctx, ep);
+        }
+}
+
+static void tc_ib_ep_free(tc_ib_ctx_t *ctx, tc_ib_ep_t *ep)
+{
+    const tc_ib_verbs_t *v = ctx->v;
+    if (ep->qp != NULL)
+        v->destroy_qp(ep->qp);
+    if (ep->cq != NULL)
+        v->destroy_cq(ep->cq);
+    if (ep->send_mr != NULL)
+        v->dereg_mr(ep->send_mr);
+    if (ep->recv_mr != NULL)
+        v->dereg_mr(ep->recv_mr);
+    free(ep->send_buf);
+    free(ep->recv_buf);
+    while (ep->uq_head != NULL) {
+        tc_ib_unexp_t *u = ep->uq_head;
+        ep->uq_head = u->next;
+        free(u);
+    }
+    free(ep->fin_backlog);
+    free(ep);
+}
+
+tc_status_t tc_ib_ep_connect(tc_tp_ctx_t *super, uint64_t peer_id, const void *addr,
+                             size_t addr_len, tc_tp_ep_t **ep_p)
+{
+    tc_ib_ctx_t *ctx = (tc_ib_ctx_t *)super;
+    const unsigned char *a = addr;
+    if (addr_len != TC_IB_ADDR_LEN || a[0] != 1)
+        return tc_error_set(TC_ERR_INVALID_ARG, "ib: the address of peer %llu is %zu bytes of "
+                            "version %u, expected %d bytes of version 1",
+                            (unsigned long long)peer_id, addr_len, addr_len ? a[0] : 0,
+                            TC_IB_ADDR_LEN);
+    if (peer_id == ctx->self_id)
+        return tc_error_set(TC_ERR_INVALID_ARG, "ib: cannot connect id %llu to itself",
+                            (unsigned long long)peer_id);
+    if (tc_ib_ep_find(ctx, peer_id) != NULL)
+        return tc_error_set(TC_ERR_INVALID_STATE, "ib: id %llu already has an endpoint to %llu",
+                            (unsigned long long)ctx->self_id, (unsigned long long)peer_id);
+    tc_ib_ep_t *ep = calloc(1, sizeof(*ep));
+    if (ep == NULL)
+        return tc_error_set(TC_ERR_NO_MEMORY, "ib: cannot allocate an endpoint");
+    ep->super.ops = &tc_tp_ib_ops;
+    ep->super.ctx = super;
+    ep->super.peer_id = peer_id;
+    ep->fd = -1;
+    ep->peer_sa.sin_family = AF_INET;
+    memcpy(&ep->peer_sa.sin_addr.s_addr, a + 20, 4);
+    memcpy(&ep->peer_sa.sin_port, a + 24, 2);
+    snprintf(ep->peer_str, sizeof(ep->peer_str), "%s:%u lid %u", inet_ntoa(ep->peer_sa.sin_addr),
+             ntohs(ep->peer_sa.sin_port), tc_ib_get_u16(a + 2));
+    ep->psn = (uint32_t)(tc_time_ns() ^ (peer_id * 0x9e3779b9u)) & 0xffffff;
+    ep->hs_deadline = tc_deadline_after_ms(TC_IB_HS_TIMEOUT_MS);
+    tc_status_t st = tc_ib_qp_create(ctx, ep);
+    if (st != TC_OK) {
+        tc_ib_ep_free(ctx, ep);
+        return st;
+    }
+    ep->next = ctx->eps;
+    ctx->eps = ep;
+    if (ctx->self_id < peer_id) {
+        ep->state = TC_IB_EP_CONNECTING;
+        tc_ib_hs_fill(ctx, ep, ep->hs_out, 0, peer_id);
+        ep->fd = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+        if (ep->fd < 0) {
+            tc_ib_ep_fail(ctx, ep, TC_ERR_NO_RESOURCE, "handshake socket: %s", strerror(errno));
+        } else if (connect(ep->fd, (struct sockaddr *)&ep->peer_sa, sizeof(ep->peer_sa)) != 0 &&
+                   errno != EINPROGRESS) {
+            tc_ib_ep_fail(ctx, ep, TC_ERR_PEER_FAILED, "could not be reached for the handshake: "
+                          "connect: %s", strerror(errno));
+        }
+    } else {
+        ep->state = TC_IB_EP_WAITING;
+        ctx->nwaiting++;
+    }
+    tc_ib_handshake_progress(ctx);
+    *ep_p = &ep->super;
+    return TC_OK;
+}
+
+void tc_ib_ep_close(tc_tp_ep_t *super)
+{
+    tc_ib_ep_t *ep = (tc_ib_ep_t *)super;
+    tc_ib_ctx_t *ctx = (tc_ib_ctx_t *)super->ctx;
+    for (tc_ib_ep_t **pp = &ctx->eps; *pp != NULL; pp = &(*pp)->next) {
+        if (*pp == ep) {
+            *pp = ep->next;
+            break;
+        }
+    }
+    tc_ib_close_fd(ctx, ep);
+    ep->state = TC_IB_EP_FAILED;
+    tc_ib_qp_drain(ctx, ep);
+    tc_ib_ep_fail_requests(ctx, ep, TC_ERR_ABORTED);
+    tc_ib_ep_free(ctx, ep);
+}

@@ -1,0 +1,230 @@
+/* Private structures of the verbs backend, shared by its source files. */
+#ifndef TCOMMS_TRANSPORT_IB_INTERNAL_H
+#define TCOMMS_TRANSPORT_IB_INTERNAL_H
+
+#include <netinet/in.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "tcomms/base/status.h"
+#include "tcomms/transport/ib.h"
+#include "tcomms/transport/transport.h"
+
+/* ---- wire formats (integers little-endian unless said) ----
+ * address  (32): u8 version 1, u8 port, u16 lid, 16-byte gid, 4-byte IPv4 and 2-byte TCP port
+ *                of the handshake listener (both big-endian), 6 zero bytes
+ * handshake(64): u32 magic "TCIB", u16 version, u16 result, u64 sender, u64 receiver,
+ *                u32 qpn, u32 psn, u16 lid, 6 zero bytes, 16-byte gid, u64 secret digest
+ * message header (48, in a bounce buffer): u8 type, 7 zero bytes, u64 tag, u64 length,
+ *                then for RTS: u64 address, u32 rkey, u32 0, u64 cookie; FIN: cookie in tag
+ * remote key (40): u32 magic "TCIK", u32 version 1, u64 owner id, u64 address, u64 length,
+ *                u32 rkey, u32 0 */
+#define TC_IB_ADDR_LEN 32
+#define TC_IB_HS_LEN 64
+#define TC_IB_HS_MAGIC 0x42494354u /* "TCIB" */
+#define TC_IB_HS_VERSION 1
+#define TC_IB_MSG_HDR 48
+#define TC_IB_RKEY_LEN 40
+#define TC_IB_RKEY_MAGIC 0x4b494354u /* "TCIK" */
+
+enum { TC_IB_MSG_EAGER = 1, TC_IB_MSG_RTS = 2, TC_IB_MSG_FIN = 3 };
+
+#define TC_IB_NRECV 64                                 /* receive bounce buffers per QP */
+#define TC_IB_NSEND 64                                 /* send bounce buffers per QP */
+#define TC_IB_SLOT (TC_IB_MSG_HDR + TC_TP_IB_EAGER_MAX) /* bytes of a bounce buffer */
+#define TC_IB_SQ_DEPTH 256                             /* send work requests in flight */
+#define TC_IB_CQ_DEPTH (TC_IB_SQ_DEPTH + TC_IB_NRECV + 16)
+#define TC_IB_HS_TIMEOUT_MS 30000
+
+/* wr_id: an object pointer with its type in the low 3 bits */
+enum { TC_IB_WR_SLOT = 1, TC_IB_WR_REQ = 2, TC_IB_WR_CTRL = 3 };
+
+/* Layout of tc_tp_req_t.priv. */
+enum {
+    TC_IB_P_NEXT = 0,
+    TC_IB_P_BUF = 1,
+    TC_IB_P_LEN = 2,  /* length or capacity */
+    TC_IB_P_KIND = 3, /* TC_IB_K_* */
+    TC_IB_P_TAG = 4,  /* tag; remote address for one-sided */
+    TC_IB_P_KEY = 5,  /* rkey for one-sided; cache entry of a rendezvous */
+    TC_IB_P_ARG = 6,  /* signal value; received length of a rendezvous */
+    TC_IB_P_AUX = 7,  /* CAS compare value; scratch index */
+};
+enum {
+    TC_IB_K_SEND = 1,
+    TC_IB_K_RECV,
+    TC_IB_K_PUT,
+    TC_IB_K_GET,
+    TC_IB_K_SIG_ADD,
+    TC_IB_K_SIG_SET,
+};
+
+#define TC_IB_REQ_NEXT(r) ((tc_tp_req_t *)(uintptr_t)(r)->priv[TC_IB_P_NEXT])
+
+/* ---- registration cache (ib_mr.c) ---- */
+typedef struct tc_ib_mr_entry {
+    uintptr_t start, end; /* page-aligned registered range */
+    struct ibv_mr *mr;
+    int refs;
+} tc_ib_mr_entry_t;
+
+typedef struct tc_ib_mr_cache {
+    tc_ib_mr_entry_t **v; /* sorted by start */
+    size_t n, cap;
+    uint64_t hits, misses;
+} tc_ib_mr_cache_t;
+
+typedef struct tc_ib_ctx tc_ib_ctx_t;
+typedef struct tc_ib_ep tc_ib_ep_t;
+
+/* A bounce buffer; its address is the wr_id of the work request that uses it. */
+typedef struct tc_ib_slot {
+    tc_ib_ep_t *ep;
+    unsigned char *buf;
+    int index;
+    int is_recv;
+} tc_ib_slot_t;
+
+typedef struct tc_ib_unexp {
+    struct tc_ib_unexp *next;
+    uint64_t tag, len;
+    int rts; /* 1: data still at the sender (addr, rkey, cookie) */
+    uint64_t addr, cookie;
+    uint32_t rkey;
+    unsigned char data[];
+} tc_ib_unexp_t;
+
+typedef enum {
+    TC_IB_EP_CONNECTING, /* active: TCP connect / hello / reply in progress */
+    TC_IB_EP_WAITING,    /* passive: the peer has not connected yet */
+    TC_IB_EP_UP,
+    TC_IB_EP_FAILED,
+} tc_ib_ep_state_t;
+
+struct tc_ib_ep {
+    tc_tp_ep_t super;
+    tc_ib_ep_t *next;
+    tc_ib_ep_state_t state;
+    char peer_str[32];
+    struct sockaddr_in peer_sa;
+
+    /* handshake */
+    int fd;
+    uint64_t hs_deadline;
+    unsigned char hs_out[TC_IB_HS_LEN], hs_in[TC_IB_HS_LEN];
+    size_t hs_out_off, hs_in_got;
+    uint32_t psn;
+    int hs_wait_ready; /* passive: QP is RTS, waiting for the active side's ready byte */
+
+    struct ibv_cq *cq;
+    struct ibv_qp *qp;
+    unsigned char *send_buf, *recv_buf; /* bounce buffers (+ atomic scratch after send's) */
+    struct ibv_mr *send_mr, *recv_mr;
+    tc_ib_slot_t send_slot[TC_IB_NSEND], recv_slot[TC_IB_NRECV];
+    int send_free[TC_IB_NSEND];
+    int nsend_free;
+    int sq_used;            /* send work requests posted, not completed */
+    unsigned scratch_next;  /* ring index of the atomic scratch words */
+
+    tc_tp_req_t *pq_head, *pq_tail; /* posted sends/one-sided waiting for resources (FIFO) */
+    tc_tp_req_t *rq_head, *rq_tail; /* posted receives */
+    tc_tp_req_t *rndv;              /* rendezvous sends waiting for their FIN */
+    tc_tp_req_t *if_head, *if_tail; /* one-sided ops and rendezvous reads posted (FIFO) */
+    tc_ib_unexp_t *uq_head, *uq_tail;
+    uint64_t *fin_backlog; /* FIN cookies not sent yet for lack of send room */
+    size_t nfin, fin_cap;
+    size_t npending; /* requests owned by the endpoint (for the failure text) */
+};
+
+struct tc_ib_ctx {
+    tc_tp_ctx_t super;
+    const tc_ib_verbs_t *v;
+    uint64_t self_id;
+    uint64_t digest;
+    struct ibv_context *dev;
+    char dev_name[64];
+    uint8_t port;
+    int gid_index;
+    struct ibv_port_attr port_attr;
+    union ibv_gid gid;
+    struct ibv_pd *pd;
+    int listen_fd;
+    struct sockaddr_in listen_sa; /* advertised */
+    tc_ib_ep_t *eps;
+    int nwaiting; /* passive endpoints whose peer has not connected */
+    struct parked {
+        struct parked *next;
+        int fd;
+        unsigned char hs[TC_IB_HS_LEN];
+        size_t got;
+        uint64_t deadline;
+    } *accepted; /* accepted sockets, hello being read or waiting for ep_connect */
+    tc_ib_mr_cache_t cache;
+    uint64_t ncompleted;
+};
+
+/* ---- helpers ---- */
+void tc_ib_put_u16(unsigned char *p, uint16_t v);
+void tc_ib_put_u32(unsigned char *p, uint32_t v);
+void tc_ib_put_u64(unsigned char *p, uint64_t v);
+uint16_t tc_ib_get_u16(const unsigned char *p);
+uint32_t tc_ib_get_u32(const unsigned char *p);
+uint64_t tc_ib_get_u64(const unsigned char *p);
+
+/* ---- ib_mr.c ---- */
+/* The cache entry covering [addr, addr+len), registering it on a miss (refcounted). */
+tc_status_t tc_ib_mr_get(tc_ib_ctx_t *ctx, const void *addr, size_t len, tc_ib_mr_entry_t **e_p);
+void tc_ib_mr_put(tc_ib_ctx_t *ctx, tc_ib_mr_entry_t *e);
+void tc_ib_mr_cache_free(tc_ib_ctx_t *ctx);
+
+/* ---- ib_conn.c ---- */
+tc_status_t tc_ib_ep_connect(tc_tp_ctx_t *ctx, uint64_t peer_id, const void *addr,
+                             size_t addr_len, tc_tp_ep_t **ep_p);
+void tc_ib_ep_close(tc_tp_ep_t *ep);
+void tc_ib_ep_fail(tc_ib_ctx_t *ctx, tc_ib_ep_t *ep, tc_status_t status, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+void tc_ib_handshake_progress(tc_ib_ctx_t *ctx);
+void tc_ib_req_complete(tc_ib_ctx_t *ctx, tc_tp_req_t *req, tc_status_t status, size_t bytes);
+/* Append / unlink in a singly linked request list. */
+void tc_ib_list_push(tc_tp_req_t **head, tc_tp_req_t **tail, tc_tp_req_t *req);
+int tc_ib_list_remove(tc_tp_req_t **head, tc_tp_req_t **tail, tc_tp_req_t *req);
+
+/* ---- ib_data.c ---- */
+tc_status_t tc_ib_send(tc_tp_ep_t *ep, uint64_t tag, const void *buf, size_t len,
+                       tc_tp_req_t *req);
+tc_status_t tc_ib_recv(tc_tp_ep_t *ep, uint64_t tag, void *buf, size_t cap, tc_tp_req_t *req);
+tc_status_t tc_ib_cancel(tc_tp_ep_t *ep, tc_tp_req_t *req);
+tc_status_t tc_ib_put(tc_tp_ep_t *ep, const void *buf, size_t len, tc_tp_rkey_t *rkey,
+                      uint64_t offset, tc_tp_req_t *req);
+tc_status_t tc_ib_get(tc_tp_ep_t *ep, void *buf, size_t len, tc_tp_rkey_t *rkey, uint64_t offset,
+                      tc_tp_req_t *req);
+tc_status_t tc_ib_signal(tc_tp_ep_t *ep, tc_tp_rkey_t *rkey, uint64_t offset,
+                         tc_tp_signal_op_t op, uint64_t value, tc_tp_req_t *req);
+/* Post the receive bounce buffers of a new QP. */
+tc_status_t tc_ib_post_recvs(tc_ib_ep_t *ep);
+/* Poll an endpoint's completion queue and act on what completed. */
+void tc_ib_ep_poll(tc_ib_ctx_t *ctx, tc_ib_ep_t *ep);
+/* Complete every request the endpoint owns with @p status (failure or close). */
+void tc_ib_ep_fail_requests(tc_ib_ctx_t *ctx, tc_ib_ep_t *ep, tc_status_t status);
+/* Start what waits in the endpoint's pending queue (after it came up or got room). */
+void tc_ib_ep_kick(tc_ib_ctx_t *ctx, tc_ib_ep_t *ep);
+
+/* ---- ib_rkey.c ---- */
+tc_status_t tc_ib_mem_reg(tc_tp_ctx_t *ctx, void *addr, size_t len, tc_tp_mem_t **mem_p);
+void tc_ib_mem_dereg(tc_tp_mem_t *mem);
+tc_status_t tc_ib_rkey_pack(tc_tp_mem_t *mem, void *buf, size_t cap, size_t *len_p);
+tc_status_t tc_ib_rkey_unpack(tc_tp_ep_t *ep, const void *buf, size_t len, tc_tp_rkey_t **rkey_p);
+void tc_ib_rkey_release(tc_tp_rkey_t *rkey);
+
+typedef struct tc_ib_mem {
+    tc_tp_mem_t super;
+    tc_ib_mr_entry_t *entry;
+} tc_ib_mem_t;
+
+typedef struct tc_ib_rkey {
+    tc_tp_rkey_t super;
+    uint64_t addr;
+    uint32_t rkey;
+} tc_ib_rkey_t;
+
+#endif /* TCOMMS_TRANSPORT_IB_INTERNAL_H */

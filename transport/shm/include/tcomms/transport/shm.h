@@ -1,0 +1,99 @@
+/**
+ * @file shm.h
+ * @brief The shared-memory backend: processes of one node (docs/transport_shm.md).
+ *
+ * Every pair of processes shares one segment: /dev/shm/tcomms-<pid>-<nonce>-<nonce>,
+ * created with mode 0600 by the side with the smaller id when it calls
+ * tc_tp_ep_connect(), opened by the other side on its connect (or in a later
+ * tc_tp_progress()), and unlinked by the opener as soon as it has mapped it.
+ * The segment holds two single-producer/single-consumer rings of fixed cells
+ * (one per direction). A message of at most the cell size travels in one cell
+ * (eager); a larger one is read by the receiver straight from the sender's
+ * memory with process_vm_readv() (single copy) when the kernel allows it
+ * (checked per pair when connecting), and otherwise is pipelined through the
+ * cells. The layout is in shm_layout.h.
+ *
+ * Both sides must call tc_tp_ep_connect() with the other's address; the
+ * address (TC_TP_SHM_ADDR_LEN bytes) carries the pid, a random nonce and the
+ * pid namespace. Processes in different pid namespaces are refused
+ * (TC_ERR_UNSUPPORTED: use tcp). The secret is checked both ways through a
+ * digest in the segment.
+ *
+ * Options (hint key / environment variable, hint wins):
+ * - shm_cell_size / TC_SHM_CELL_SIZE: payload bytes of a cell = eager limit
+ *   (default 8192, 64..1 MiB, a multiple of 64).
+ * - shm_cells / TC_SHM_CELLS: cells per direction (default 32, 2..2^24).
+ * - shm_cma / TC_SHM_CMA: use process_vm_readv/writev (default on).
+ * - shm_liveness_ms / TC_SHM_LIVENESS_MS: how often a peer's pid is checked
+ *   (default 100 ms, 1..60000).
+ * Before creating a segment, the free space of /dev/shm is checked; too little
+ * gives TC_ERR_NO_RESOURCE naming what is free, what is needed and the fix.
+ *
+ * Behaviour the generic interface leaves open:
+ * - A send of at most the cell size completes when it is copied into the ring;
+ *   a larger one, with single copy, when the receiver has read it (so it
+ *   needs the receiver's progress); pipelined, when its last cell is in the ring.
+ * - A truncated receive (TC_ERR_TRUNCATED) holds the first cap bytes and
+ *   reports req->bytes = cap; the send completes with TC_OK.
+ * - One-sided with process_vm_readv/writev: put and get complete when posted
+ *   (a system call) and need nothing from the target. Without them, put and
+ *   get travel through the rings and need the target to call
+ *   tc_tp_progress(). A signal always travels through the ring and is applied
+ *   (atomically) by the target in its tc_tp_progress(); it completes at the
+ *   initiator when the target acknowledges it. Puts posted before a signal on
+ *   one endpoint are visible before it: either they were written when posted,
+ *   or they precede it in the ring.
+ * - A peer whose process exited is noticed within shm_liveness_ms and fails
+ *   the endpoint with TC_ERR_PEER_FAILED ("shm: peer 3 (pid 4242) exited");
+ *   a peer that closed its endpoint likewise ("closed its endpoint"). Cells
+ *   it wrote before are still delivered first.
+ * - Bytes in the segment that break the layout (a length beyond a cell, a
+ *   ring index beyond its capacity, an unknown cell type, an offset outside a
+ *   registration) fail the endpoint with TC_ERR_PROTOCOL; nothing is read or
+ *   written out of bounds.
+ * - cancel() completes a queued request with TC_ERR_ABORTED; one partly sent
+ *   or being received gives TC_ERR_INVALID_STATE.
+ * - wait() polls the rings, sleeping up to 1 ms between looks, and returns
+ *   TC_OK on activity or on timeout (a negative timeout is taken as 0).
+ * - Connecting an id to itself is refused (use the self backend).
+ *
+ * A context is not thread-safe: one thread at a time may call into it.
+ */
+#ifndef TCOMMS_TRANSPORT_SHM_H
+#define TCOMMS_TRANSPORT_SHM_H
+
+#include <stddef.h>
+
+#include "tcomms/base/status.h"
+#include "tcomms/transport/transport.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/** @brief The ops table of the shared-memory backend (name "shm"). */
+extern const tc_tp_ops_t tc_tp_shm_ops;
+
+/** @brief Bytes of a packed shm address. */
+#define TC_TP_SHM_ADDR_LEN 48
+
+/** @brief Bytes of a packed shm remote key. */
+#define TC_TP_SHM_RKEY_LEN 40
+
+/** @brief Largest message the shm backend sends or accepts (bytes). */
+#define TC_TP_SHM_MAX_MSG (1ULL << 40)
+
+/**
+ * @brief For tests and debugging tools: the mapping of the segment of @p ep.
+ * @return TC_ERR_INVALID_STATE while the endpoint has no segment yet.
+ */
+tc_status_t tc_tp_shm_ep_segment(const tc_tp_ep_t *ep, void **base_p, size_t *len_p);
+
+/** @brief Whether this endpoint moves large messages with process_vm_readv (1) or not (0). */
+int tc_tp_shm_ep_single_copy(const tc_tp_ep_t *ep);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* TCOMMS_TRANSPORT_SHM_H */

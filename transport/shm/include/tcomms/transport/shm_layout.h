@@ -1,0 +1,79 @@
+/**
+ * @file shm_layout.h
+ * @brief The layout of an shm segment: the "wire format" of the shm backend.
+ *
+ * Host byte order (both sides are on one node). Offsets in bytes:
+ *   0    tc_shm_seg_hdr_t  identity, geometry, digests, per-side state
+ *   256  ring 0 (creator -> opener)
+ *   256 + ring_bytes  ring 1 (opener -> creator)
+ * A ring is a head line (64 bytes, u64 cells consumed, written by the
+ * consumer), a tail line (64 bytes, u64 cells produced, written by the
+ * producer) and ncells cells of TC_SHM_CELL_HDR + cell_size bytes; cell i of
+ * the stream lives at index i % ncells. ring_bytes = 128 + ncells *
+ * (TC_SHM_CELL_HDR + cell_size). Counters only grow; tail - head <= ncells.
+ */
+#ifndef TCOMMS_TRANSPORT_SHM_LAYOUT_H
+#define TCOMMS_TRANSPORT_SHM_LAYOUT_H
+
+#include <stdint.h>
+
+#define TC_SHM_MAGIC 0x314d485354435431ULL /* written last by the creator */
+#define TC_SHM_VERSION 1
+#define TC_SHM_LINE 64
+#define TC_SHM_HDR_SIZE 256
+#define TC_SHM_CELL_HDR 64
+#define TC_SHM_DIGEST_LEN 32
+
+/** @brief Per-side state word (state[0]: creator, state[1]: opener). */
+enum { TC_SHM_SIDE_NONE = 0, TC_SHM_SIDE_UP = 1, TC_SHM_SIDE_CLOSED = 2 };
+
+typedef struct tc_shm_seg_hdr {
+    /* line 0: written by the creator before magic */
+    uint64_t magic;
+    uint32_t version;
+    uint32_t cell_size; /* payload bytes per cell */
+    uint32_t ncells;    /* cells per ring */
+    uint32_t reserved;
+    uint64_t seg_size;  /* bytes of the whole segment */
+    uint64_t id[2];     /* ids of creator and opener */
+    int32_t pid[2];     /* pids of creator and opener */
+    uint64_t pad0;
+    /* line 1: secret digests, each written by its side */
+    unsigned char digest[2][TC_SHM_DIGEST_LEN];
+    /* line 2: written by each side for itself */
+    uint32_t state[2];  /* TC_SHM_SIDE_* (atomic) */
+    uint32_t cma[2];    /* side i can process_vm_readv/writev the other side's memory */
+    unsigned char pad1[48];
+    unsigned char pad2[64];
+} tc_shm_seg_hdr_t;
+
+/** @brief Cell types. */
+enum {
+    TC_SHM_T_EAGER = 1,    /* tag, len: a whole message in the cell */
+    TC_SHM_T_FIRST = 2,    /* tag, total, len: first cell of a message pipelined in cells */
+    TC_SHM_T_MORE = 3,     /* off, len: a later cell of that message */
+    TC_SHM_T_RTS = 4,      /* tag, total, addr, cookie: read it with process_vm_readv */
+    TC_SHM_T_ACK = 5,      /* cookie: a rendezvous, put or signal is done */
+    TC_SHM_T_PUT = 6,      /* aux=key, off, len, cookie, flags LAST: data for registered memory */
+    TC_SHM_T_SIGNAL = 7,   /* aux=key, off, addr=value, flags=op, cookie */
+    TC_SHM_T_GET_REQ = 8,  /* aux=key, off, total, cookie */
+    TC_SHM_T_GET_DATA = 9, /* cookie, off (into the get), len, flags LAST */
+};
+#define TC_SHM_F_LAST 1u
+
+typedef struct tc_shm_cell_hdr {
+    uint32_t type;
+    uint32_t flags;
+    uint64_t len; /* payload bytes in this cell, <= cell_size */
+    uint64_t tag;
+    uint64_t total;
+    uint64_t off;
+    uint64_t cookie;
+    uint64_t addr;
+    uint64_t aux;
+} tc_shm_cell_hdr_t;
+
+_Static_assert(sizeof(tc_shm_seg_hdr_t) == TC_SHM_HDR_SIZE, "segment header is 256 bytes");
+_Static_assert(sizeof(tc_shm_cell_hdr_t) == TC_SHM_CELL_HDR, "cell header is 64 bytes");
+
+#endif /* TCOMMS_TRANSPORT_SHM_LAYOUT_H */

@@ -1,0 +1,387 @@
+/* The shm context: options, the /dev/shm pre-flight, the process_vm_readv self-test, progress,
+ * wait and the ops table. */
+#include <errno.h>
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/random.h>
+#include <sys/stat.h>
+#include <sys/statvfs.h>
+#include <sys/uio.h>
+#include <unistd.h>
+
+#include "shm_internal.h"
+#include "tcomms/base/config.h"
+#include "tcomms/base/log.h"
+#include "tcomms/base/time.h"
+
+#define TC_SHM_DEV "/dev/shm"
+
+void tc_shm_req_complete(tc_shm_ctx_t *ctx, tc_tp_req_t *req, tc_status_t status, size_t bytes)
+{
+    req->bytes = bytes;
+    req->priv[TC_SHM_P_NEXT] = 0;
+    req->status = status;
+    ctx->ncompleted++;
+}
+
+static uint64_t tc_shm_mix64(uint64_t x)
+{
+    x ^= x >> 30;
+    x *= 0xbf58476d1ce4e5b9ULL;
+    x ^= x >> 27;
+    x *= 0x94d049bb133111ebULL;
+    x ^= x >> 31;
+    return x;
+}
+
+/* Not a cryptographic MAC: it tells jobs apart; the segment is 0600 already. */
+void tc_shm_digest(const void *secret, size_t len, unsigned char out[TC_SHM_DIGEST_LEN])
+{
+    const unsigned char *s = secret;
+    for (int lane = 0; lane < 4; lane++) {
+        uint64_t h = 0x84222325cbf29ce4ULL ^ tc_shm_mix64((uint64_t)lane + 7) ^ (uint64_t)len;
+        for (size_t i = 0; i < len; i++)
+            h = tc_shm_mix64(h ^ s[i]);
+        h = tc_shm_mix64(h + (uint64_t)lane);
+        memcpy(out + 8 * lane, &h, 8);
+    }
+}
+
+int tc_shm_digest_equal(const unsigned char *a, const unsigned char *b)
+{
+    unsigned char diff = 0; /* no early exit */
+    for (int i = 0; i < TC_SHM_DIGEST_LEN; i++)
+        diff |= (unsigned char)(a[i] ^ b[i]);
+    return diff == 0;
+}
+
+tc_status_t tc_shm_preflight(size_t need, uint32_t cell_size, uint32_t ncells)
+{
+    struct statvfs sv;
+    if (statvfs(TC_SHM_DEV, &sv) != 0)
+        return tc_error_set(TC_ERR_NO_RESOURCE, "shm: cannot use %s: statvfs: %s", TC_SHM_DEV,
+                            strerror(errno));
+    uint64_t avail = (uint64_t)sv.f_bavail * (uint64_t)sv.f_frsize;
+    if (avail >= need)
+        return TC_OK;
+    return tc_error_set(TC_ERR_NO_RESOURCE,
+                        "shm: %s has %.1f MiB free, a segment for one peer needs %.1f MiB (%u "
+                        "cells of %u bytes each way); enlarge %s (docker run --shm-size=1g, or "
+                        "mount -o remount,size=2g %s), lower TC_SHM_CELLS / TC_SHM_CELL_SIZE, or "
+                        "use another transport",
+                        TC_SHM_DEV, (double)avail / 1048576.0, (double)need / 1048576.0, ncells,
+                        cell_size, TC_SHM_DEV, TC_SHM_DEV);
+}
+
+ssize_t tc_shm_cma(pid_t pid, void *local, uint64_t remote, size_t len, int write)
+{
+    size_t done = 0;
+    while (done < len) {
+        struct iovec l = {(char *)local + done, len - done};
+        struct iovec r = {(void *)(uintptr_t)(remote + done), len - done};
+        ssize_t n = write ? process_vm_writev(pid, &l, 1, &r, 1, 0)
+                          : process_vm_readv(pid, &l, 1, &r, 1, 0);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n < 0)
+            return -1;
+        if (n == 0) {
+            errno = EFAULT;
+            return -1;
+        }
+        done += (size_t)n;
+    }
+    return (ssize_t)done;
+}
+
+static tc_status_t tc_shm_query(tc_tp_caps_t *caps_p)
+{
+    if (caps_p == NULL || caps_p->size != sizeof(tc_tp_caps_t))
+        return tc_error_set(TC_ERR_INVALID_ARG,
+                            "shm query: caps is NULL or caps->size is not sizeof(tc_tp_caps_t)");
+    struct stat st;
+    caps_p->available = stat(TC_SHM_DEV, &st) == 0 && S_ISDIR(st.st_mode);
+    caps_p->same_node_only = 1;
+    caps_p->one_sided = 1;
+    caps_p->max_addr_len = TC_TP_SHM_ADDR_LEN;
+    return TC_OK;
+}
+
+/* An option: the environment variable, overridden by the hint. */
+static tc_status_t tc_shm_opt_int(const tc_hints_t *hints, const char *key, const char *env,
+                                  int64_t def, int64_t min, int64_t max, int64_t *value_p)
+{
+    int64_t v;
+    tc_status_t st = tc_config_int(env, def, min, max, &v);
+    if (st == TC_OK && hints != NULL)
+        st = tc_hints_int(hints, key, v, min, max, &v);
+    if (st == TC_OK)
+        *value_p = v;
+    return st;
+}
+
+static tc_status_t tc_shm_options(tc_shm_ctx_t *ctx, const tc_hints_t *hints)
+{
+    uint64_t cell;
+    tc_status_t st = tc_config_size("TC_SHM_CELL_SIZE", 8192, &cell);
+    if (st == TC_OK && hints != NULL)
+        st = tc_hints_size(hints, "shm_cell_size", cell, &cell);
+    if (st != TC_OK)
+        return st;
+    if (cell < 64 || cell > (1u << 20) || cell % 64 != 0)
+        return tc_error_set(TC_ERR_CONFIG,
+                            "shm: cell size %llu (shm_cell_size / TC_SHM_CELL_SIZE) must be a "
+                            "multiple of 64 in [64, 1M]",
+                            (unsigned long long)cell);
+    int64_t ncells, cma, live;
+    if ((st = tc_shm_opt_int(hints, "shm_cells", "TC_SHM_CELLS", 32, 2, 1 << 24, &ncells)) !=
+            TC_OK ||
+        (st = tc_shm_opt_int(hints, "shm_liveness_ms", "TC_SHM_LIVENESS_MS", 100, 1, 60000,
+                             &live)) != TC_OK)
+        return st;
+    bool use_cma;
+    if ((st = tc_config_bool("TC_SHM_CMA", true, &use_cma)) != TC_OK ||
+        (hints != NULL && (st = tc_hints_bool(hints, "shm_cma", use_cma, &use_cma)) != TC_OK))
+        return st;
+    cma = use_cma;
+    ctx->cell_size = (uint32_t)cell;
+    ctx->ncells = (uint32_t)ncells;
+    ctx->liveness_ns = (uint64_t)live * 1000000ULL;
+    ctx->cma = (int)cma;
+    uint64_t ring = 2 * TC_SHM_LINE + (uint64_t)ncells * (TC_SHM_CELL_HDR + cell);
+    uint64_t size = TC_SHM_HDR_SIZE + 2 * ring;
+    uint64_t page = (uint64_t)sysconf(_SC_PAGESIZE);
+    ctx->seg_size = (size_t)((size + page - 1) / page * page);
+    return TC_OK;
+}
+
+static void tc_shm_ctx_destroy(tc_tp_ctx_t *super)
+{
+    tc_shm_ctx_t *ctx = (tc_shm_ctx_t *)super;
+    if (ctx == NULL)
+        return;
+    while (ctx->eps != NULL)
+        tc_shm_ep_close(&ctx->eps->super);
+    while (ctx->mems != NULL) {
+        tc_shm_mem_t *m = ctx->mems;
+        ctx->mems = m->next;
+        free(m);
+    }
+    free(ctx);
+}
+
+static tc_status_t tc_shm_ctx_create(const tc_tp_ctx_params_t *params, tc_tp_ctx_t **ctx_p)
+{
+    if (params == NULL || ctx_p == NULL || params->size != sizeof(tc_tp_ctx_params_t) ||
+        (params->secret == NULL && params->secret_len != 0))
+        return tc_error_set(TC_ERR_INVALID_ARG, "shm ctx_create: bad params or ctx_p");
+    tc_shm_ctx_t *ctx = calloc(1, sizeof(*ctx));
+    if (ctx == NULL)
+        return tc_error_set(TC_ERR_NO_MEMORY, "shm: cannot allocate a context of %zu bytes",
+                            sizeof(*ctx));
+    ctx->super.ops = &tc_tp_shm_ops;
+    ctx->self_id = params->self_id;
+    ctx->pid = getpid();
+    ctx->has_secret = params->secret_len != 0;
+    tc_shm_digest(params->secret, params->secret_len, ctx->digest);
+    ctx->next_key = 1;
+    ctx->next_cookie = 1;
+
+    tc_status_t status = tc_shm_options(ctx, params->hints);
+    if (status != TC_OK)
+        goto err;
+    status = tc_shm_preflight(ctx->seg_size, ctx->cell_size, ctx->ncells);
+    if (status != TC_OK)
+        goto err;
+
+    uint64_t nonce = 0;
+    if (getrandom(&nonce, sizeof(nonce), GRND_NONBLOCK) != (ssize_t)sizeof(nonce))
+        nonce = tc_shm_mix64(tc_time_ns() ^ ((uint64_t)ctx->pid << 32) ^ (uintptr_t)ctx);
+    ctx->nonce = nonce;
+    ctx->probe = nonce;
+    struct stat st;
+    if (stat("/proc/self/ns/pid", &st) == 0)
+        ctx->pidns = (uint64_t)st.st_ino;
+
+    /* Seccomp (containers) or the kernel may forbid process_vm_readv even on ourselves. */
+    if (ctx->cma) {
+        uint64_t got = 0;
+        if (tc_shm_cma(ctx->pid, &got, (uint64_t)(uintptr_t)&ctx->probe, sizeof(got), 0) !=
+                (ssize_t)sizeof(got) ||
+            got != nonce) {
+            tc_log_info(TC_SUBSYS_TRANSPORT,
+                        "shm: process_vm_readv does not work here (%s): large messages are "
+                        "pipelined through the segment",
+                        strerror(errno));
+            ctx->cma = 0;
+        }
+    }
+    ctx->next_check_ns = tc_time_ns() + ctx->liveness_ns;
+    tc_log_debug(TC_SUBSYS_TRANSPORT,
+                 "shm: id %llu pid %d: cells %u x %u bytes, segment %zu bytes per peer, "
+                 "single-copy %s",
+                 (unsigned long long)ctx->self_id, (int)ctx->pid, ctx->ncells, ctx->cell_size,
+                 ctx->seg_size, ctx->cma ? "on" : "off");
+    *ctx_p = &ctx->super;
+    return TC_OK;
+
+err:
+    tc_shm_ctx_destroy(&ctx->super);
+    return status;
+}
+
+/* address: u32 magic, u16 version, u16 0, i32 pid, u32 0, u64 id, u64 nonce, u64 probe address,
+ * u64 pid namespace inode (host order: both ends are on one node) */
+static tc_status_t tc_shm_addr_pack(tc_tp_ctx_t *super, void *buf, size_t cap, size_t *len_p)
+{
+    tc_shm_ctx_t *ctx = (tc_shm_ctx_t *)super;
+    if (cap < TC_TP_SHM_ADDR_LEN)
+        return tc_error_set(TC_ERR_INVALID_ARG,
+                            "shm addr_pack: buffer of %zu bytes, the address needs %d", cap,
+                            TC_TP_SHM_ADDR_LEN);
+    unsigned char *p = buf;
+    uint32_t magic = TC_SHM_ADDR_MAGIC, zero = 0;
+    uint16_t version = TC_SHM_ADDR_VERSION, z16 = 0;
+    int32_t pid = (int32_t)ctx->pid;
+    uint64_t probe = (uint64_t)(uintptr_t)&ctx->probe;
+    memcpy(p, &magic, 4);
+    memcpy(p + 4, &version, 2);
+    memcpy(p + 6, &z16, 2);
+    memcpy(p + 8, &pid, 4);
+    memcpy(p + 12, &zero, 4);
+    memcpy(p + 16, &ctx->self_id, 8);
+    memcpy(p + 24, &ctx->nonce, 8);
+    memcpy(p + 32, &probe, 8);
+    memcpy(p + 40, &ctx->pidns, 8);
+    *len_p = TC_TP_SHM_ADDR_LEN;
+    return TC_OK;
+}
+
+static int tc_shm_progress(tc_tp_ctx_t *super)
+{
+    tc_shm_ctx_t *ctx = (tc_shm_ctx_t *)super;
+    uint64_t before = ctx->ncompleted;
+    if (ctx->eps == NULL)
+        return 0;
+    /* The liveness check is a system call per peer, so only every liveness_ns. */
+    int check = 0;
+    uint64_t now = tc_time_ns();
+    if (now >= ctx->next_check_ns) {
+        check = 1;
+        ctx->next_check_ns = now + ctx->liveness_ns;
+    }
+    for (tc_shm_ep_t *ep = ctx->eps; ep != NULL; ep = ep->next) {
+        if (ep->state == TC_SHM_EP_FAILED)
+            continue;
+        if (ep->state != TC_SHM_EP_UP)
+            tc_shm_ep_connecting(ctx, ep);
+        if (ep->state == TC_SHM_EP_UP) {
+            int n = tc_shm_ep_read(ctx, ep);
+            if (ep->state == TC_SHM_EP_UP)
+                tc_shm_ep_flush(ctx, ep);
+            /* the peer closed: deliver what it wrote before, then fail */
+            if (n == 0 && ep->state == TC_SHM_EP_UP &&
+                __atomic_load_n(&ep->hdr->state[1 - ep->side], __ATOMIC_ACQUIRE) ==
+                    TC_SHM_SIDE_CLOSED &&
+                tc_shm_ep_read(ctx, ep) == 0 && ep->state == TC_SHM_EP_UP)
+                tc_shm_ep_fail(ctx, ep, TC_ERR_PEER_FAILED, "closed its endpoint");
+        }
+        if (check && ep->state != TC_SHM_EP_FAILED && tc_shm_peer_exited(ep)) {
+            while (ep->state == TC_SHM_EP_UP && tc_shm_ep_read(ctx, ep) > 0)
+                ;
+            if (ep->state != TC_SHM_EP_FAILED)
+                tc_shm_ep_fail(ctx, ep, TC_ERR_PEER_FAILED, "exited");
+        }
+    }
+    uint64_t done = ctx->ncompleted - before;
+    return done > INT_MAX ? INT_MAX : (int)done;
+}
+
+/* Whether progress() has something to do right now. */
+static int tc_shm_ready(tc_shm_ctx_t *ctx)
+{
+    for (tc_shm_ep_t *ep = ctx->eps; ep != NULL; ep = ep->next) {
+        if (ep->state != TC_SHM_EP_UP)
+            continue;
+        if (__atomic_load_n(ep->rx.tail, __ATOMIC_ACQUIRE) != ep->rx.pos)
+            return 1;
+        if ((ep->ctrl_n > 0 || ep->jobs_head != NULL || ep->sq.head != NULL) &&
+            ep->tx.pos - __atomic_load_n(ep->tx.head, __ATOMIC_ACQUIRE) < ep->ncells)
+            return 1;
+        if (__atomic_load_n(&ep->hdr->state[1 - ep->side], __ATOMIC_ACQUIRE) ==
+            TC_SHM_SIDE_CLOSED)
+            return 1;
+    }
+    return 0;
+}
+
+/* No file descriptor to sleep on: look at the rings, sleeping a little longer each time. */
+static tc_status_t tc_shm_wait(tc_tp_ctx_t *super, int timeout_ms)
+{
+    tc_shm_ctx_t *ctx = (tc_shm_ctx_t *)super;
+    if (timeout_ms < 0)
+        timeout_ms = 0;
+    uint64_t deadline = tc_deadline_after_ms((uint64_t)timeout_ms);
+    uint64_t nap = 10000; /* ns */
+    while (!tc_shm_ready(ctx)) {
+        uint64_t now = tc_time_ns();
+        if (now >= deadline || now >= ctx->next_check_ns)
+            break;
+        uint64_t left = deadline - now;
+        tc_sleep_ns(nap < left ? nap : left);
+        if (nap < 1000000)
+            nap *= 2;
+        for (tc_shm_ep_t *ep = ctx->eps; ep != NULL; ep = ep->next)
+            if (ep->state == TC_SHM_EP_OPENING || ep->state == TC_SHM_EP_CONNECTING)
+                return TC_OK;
+    }
+    return TC_OK;
+}
+
+tc_status_t tc_tp_shm_ep_segment(const tc_tp_ep_t *super, void **base_p, size_t *len_p)
+{
+    if (super == NULL || super->ops != &tc_tp_shm_ops || base_p == NULL || len_p == NULL)
+        return tc_error_set(TC_ERR_INVALID_ARG,
+                            "tc_tp_shm_ep_segment: not an shm endpoint, or NULL output");
+    const tc_shm_ep_t *ep = (const tc_shm_ep_t *)super;
+    if (ep->seg == NULL)
+        return tc_error_set(TC_ERR_INVALID_STATE,
+                            "tc_tp_shm_ep_segment: the endpoint to peer %llu has no segment yet",
+                            (unsigned long long)super->peer_id);
+    *base_p = ep->seg;
+    *len_p = ep->seg_len;
+    return TC_OK;
+}
+
+int tc_tp_shm_ep_single_copy(const tc_tp_ep_t *super)
+{
+    if (super == NULL || super->ops != &tc_tp_shm_ops)
+        return 0;
+    const tc_shm_ep_t *ep = (const tc_shm_ep_t *)super;
+    return ep->state == TC_SHM_EP_UP && ep->cma_peer;
+}
+
+const tc_tp_ops_t tc_tp_shm_ops = {
+    .version = TC_TP_API_VERSION,
+    .name = "shm",
+    .query = tc_shm_query,
+    .ctx_create = tc_shm_ctx_create,
+    .ctx_destroy = tc_shm_ctx_destroy,
+    .addr_pack = tc_shm_addr_pack,
+    .ep_connect = tc_shm_ep_connect,
+    .ep_close = tc_shm_ep_close,
+    .send = tc_shm_send,
+    .recv = tc_shm_recv,
+    .cancel = tc_shm_cancel,
+    .progress = tc_shm_progress,
+    .wait = tc_shm_wait,
+    .mem_reg = tc_shm_mem_reg,
+    .mem_dereg = tc_shm_mem_dereg,
+    .rkey_pack = tc_shm_rkey_pack,
+    .rkey_unpack = tc_shm_rkey_unpack,
+    .rkey_release = tc_shm_rkey_release,
+    .put = tc_shm_put,
+    .get = tc_shm_get,
+    .signal = tc_shm_signal,
+};

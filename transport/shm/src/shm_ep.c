@@ -1,0 +1,528 @@
+/* shm endpoints: the pair segment (create, open, validate), liveness, failure, close, cancel. */
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/types.h>
+#include <unistd.h>
+
+#include "shm_internal.h"
+#include "tcomms/base/log.h"
+#include "tcomms/base/time.h"
+
+void tc_shm_queue_push(tc_shm_queue_t *q, tc_tp_req_t *req)
+{
+    req->priv[TC_SHM_P_NEXT] = 0;
+    if (q->tail != NULL)
+        q->tail->priv[TC_SHM_P_NEXT] = (uint64_t)(uintptr_t)req;
+    else
+        q->head = req;
+    q->tail = req;
+    q->n++;
+}
+
+tc_tp_req_t *tc_shm_queue_pop(tc_shm_queue_t *q)
+{
+    tc_tp_req_t *req = q->head;
+    if (req == NULL)
+        return NULL;
+    q->head = TC_SHM_NEXT(req);
+    if (q->head == NULL)
+        q->tail = NULL;
+    q->n--;
+    return req;
+}
+
+int tc_shm_queue_remove(tc_shm_queue_t *q, tc_tp_req_t *req)
+{
+    tc_tp_req_t *prev = NULL;
+    for (tc_tp_req_t *r = q->head; r != NULL; prev = r, r = TC_SHM_NEXT(r)) {
+        if (r != req)
+            continue;
+        if (prev != NULL)
+            prev->priv[TC_SHM_P_NEXT] = r->priv[TC_SHM_P_NEXT];
+        else
+            q->head = TC_SHM_NEXT(r);
+        if (q->tail == r)
+            q->tail = prev;
+        q->n--;
+        return 1;
+    }
+    return 0;
+}
+
+static void tc_shm_queue_fail(tc_shm_ctx_t *ctx, tc_shm_queue_t *q, tc_status_t status)
+{
+    tc_tp_req_t *req;
+    while ((req = tc_shm_queue_pop(q)) != NULL)
+        tc_shm_req_complete(ctx, req, status, 0);
+}
+
+/* Free unexpected messages (keeping the complete ones when @p keep_complete); a receive
+ * attached to a dropped one completes with @p status. */
+static void tc_shm_unexp_drop(tc_shm_ctx_t *ctx, tc_shm_ep_t *ep, int keep_complete,
+                              tc_status_t status)
+{
+    tc_shm_unexp_t **pp = &ep->uq_head;
+    ep->uq_tail = NULL;
+    while (*pp != NULL) {
+        tc_shm_unexp_t *u = *pp;
+        if (keep_complete && u->complete && !u->rts) {
+            ep->uq_tail = u;
+            pp = &u->next;
+            continue;
+        }
+        *pp = u->next;
+        if (u->req != NULL)
+            tc_shm_req_complete(ctx, u->req, status, 0);
+        free(u);
+    }
+}
+
+/* Complete everything pending with @p status and drop what would need the peer. */
+static void tc_shm_ep_drain(tc_shm_ctx_t *ctx, tc_shm_ep_t *ep, tc_status_t status,
+                            int keep_complete)
+{
+    tc_shm_queue_fail(ctx, &ep->sq, status);
+    tc_shm_queue_fail(ctx, &ep->wq, status);
+    tc_shm_queue_fail(ctx, &ep->rq, status);
+    if (ep->rx_req != NULL)
+        tc_shm_req_complete(ctx, ep->rx_req, status, 0);
+    ep->rx_req = NULL;
+    ep->rx_unexp = NULL; /* it is in the unexpected list, incomplete: dropped below */
+    ep->rx_active = 0;
+    tc_shm_unexp_drop(ctx, ep, keep_complete, status);
+    free(ep->ctrl);
+    ep->ctrl = NULL;
+    ep->ctrl_n = ep->ctrl_cap = ep->ctrl_head = 0;
+    while (ep->jobs_head != NULL) {
+        tc_shm_job_t *j = ep->jobs_head;
+        ep->jobs_head = j->next;
+        free(j);
+    }
+    ep->jobs_tail = NULL;
+}
+
+void tc_shm_ep_fail(tc_shm_ctx_t *ctx, tc_shm_ep_t *ep, tc_status_t status, const char *fmt, ...)
+{
+    if (ep->state == TC_SHM_EP_FAILED)
+        return;
+    char reason[160];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(reason, sizeof(reason), fmt, ap);
+    va_end(ap);
+
+    size_t nsend = ep->sq.n + ep->wq.n;
+    size_t nrecv = ep->rq.n + (ep->rx_req != NULL);
+    snprintf(ep->super.error, sizeof(ep->super.error),
+             "shm: peer %llu (pid %d) %s (%zu send%s, %zu receive%s pending)",
+             (unsigned long long)ep->super.peer_id, (int)ep->peer_pid, reason, nsend,
+             nsend == 1 ? "" : "s", nrecv, nrecv == 1 ? "" : "s");
+    ep->super.failed = status;
+    ep->state = TC_SHM_EP_FAILED;
+    if (nsend + nrecv > 0 || status == TC_ERR_PROTOCOL)
+        tc_log_warn(TC_SUBSYS_TRANSPORT, "%s", ep->super.error);
+    else
+        tc_log_debug(TC_SUBSYS_TRANSPORT, "%s", ep->super.error);
+    /* tell the peer we are gone (it may be waiting for an ACK) */
+    if (ep->hdr != NULL)
+        __atomic_store_n(&ep->hdr->state[ep->side], TC_SHM_SIDE_CLOSED, __ATOMIC_RELEASE);
+    if (ep->linked) {
+        shm_unlink(ep->name);
+        ep->linked = 0;
+    }
+    tc_shm_ep_drain(ctx, ep, status, 1);
+}
+
+int tc_shm_peer_exited(tc_shm_ep_t *ep)
+{
+    if (ep->pidfd >= 0) {
+        struct pollfd p = {.fd = ep->pidfd, .events = POLLIN};
+        return poll(&p, 1, 0) > 0; /* a pidfd is readable once the process has exited */
+    }
+    if (kill(ep->peer_pid, 0) != 0 && errno == ESRCH)
+        return 1;
+    /* a killed child not yet reaped still answers kill(): look for the zombie */
+    char path[64], buf[256];
+    snprintf(path, sizeof(path), "/proc/%d/stat", (int)ep->peer_pid);
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return errno == ENOENT;
+    ssize_t n = read(fd, buf, sizeof(buf) - 1);
+    close(fd);
+    if (n <= 0)
+        return 0;
+    buf[n] = '\0';
+    const char *close_paren = strrchr(buf, ')');
+    return close_paren != NULL && close_paren[1] == ' ' &&
+           (close_paren[2] == 'Z' || close_paren[2] == 'X');
+}
+
+/* Point the rings of @p ep into its mapped segment (geometry already validated). */
+static void tc_shm_ep_map_rings(tc_shm_ep_t *ep)
+{
+    ep->stride = TC_SHM_CELL_HDR + (size_t)ep->cell_size;
+    size_t ring_bytes = 2 * TC_SHM_LINE + (size_t)ep->ncells * ep->stride;
+    unsigned char *ring[2] = {ep->seg + TC_SHM_HDR_SIZE, ep->seg + TC_SHM_HDR_SIZE + ring_bytes};
+    tc_shm_ring_t *r[2] = {&ep->tx, &ep->rx};
+    for (int i = 0; i < 2; i++) {
+        unsigned char *base = ring[i == 0 ? ep->side : 1 - ep->side];
+        r[i]->head = (uint64_t *)(void *)base;
+        r[i]->tail = (uint64_t *)(void *)(base + TC_SHM_LINE);
+        r[i]->cells = base + 2 * TC_SHM_LINE;
+        r[i]->pos = 0;
+        r[i]->seen = 0;
+    }
+}
+
+/* Creator: make the segment, 0600, with its space reserved so no later page fault can SIGBUS. */
+static tc_status_t tc_shm_ep_create_segment(tc_shm_ctx_t *ctx, tc_shm_ep_t *ep)
+{
+    tc_status_t status = tc_shm_preflight(ctx->seg_size, ctx->cell_size, ctx->ncells);
+    if (status != TC_OK)
+        return status;
+    int fd = shm_open(ep->name, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+    if (fd < 0)
+        return tc_error_set(errno == EMFILE || errno == ENFILE ? TC_ERR_NO_RESOURCE : TC_ERR_SYSTEM,
+                            "shm: shm_open(%s) for peer %llu failed: %s", ep->name,
+                            (unsigned long long)ep->super.peer_id, strerror(errno));
+    ep->linked = 1;
+    void *p = MAP_FAILED;
+    int rc;
+    if (ftruncate(fd, (off_t)ctx->seg_size) != 0) {
+        status = tc_error_set(TC_ERR_SYSTEM, "shm: ftruncate(%s, %zu) failed: %s", ep->name,
+                              ctx->seg_size, strerror(errno));
+        goto err;
+    }
+    do {
+        rc = posix_fallocate(fd, 0, (off_t)ctx->seg_size);
+    } while (rc == EINTR);
+    if (rc != 0) {
+        status = tc_error_set(rc == ENOSPC ? TC_ERR_NO_RESOURCE : TC_ERR_SYSTEM,
+                              "shm: reserving %zu bytes of /dev/shm for peer %llu failed: %s%s",
+                              ctx->seg_size, (unsigned long long)ep->super.peer_id, strerror(rc),
+                              rc == ENOSPC ? " (enlarge /dev/shm, e.g. docker run --shm-size=1g)"
+                                           : "");
+        goto err;
+    }
+    p = mmap(NULL, ctx->seg_size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+    if (p == MAP_FAILED) {
+        status = tc_error_set(TC_ERR_SYSTEM, "shm: mmap of %zu bytes of %s failed: %s",
+                              ctx->seg_size, ep->name, strerror(errno));
+        goto err;
+    }
+    close(fd);
+    ep->seg = p;
+    ep->seg_len = ctx->seg_size;
+    ep->hdr = p;
+    ep->cell_size = ctx->cell_size;
+    ep->ncells = ctx->ncells;
+    tc_shm_ep_map_rings(ep);
+
+    tc_shm_seg_hdr_t *h = ep->hdr; /* fresh pages are zero */
+    h->version = TC_SHM_VERSION;
+    h->cell_size = ep->cell_size;
+    h->ncells = ep->ncells;
+    h->seg_size = ep->seg_len;
+    h->id[0] = ctx->self_id;
+    h->id[1] = ep->super.peer_id;
+    h->pid[0] = (int32_t)ctx->pid;
+    h->pid[1] = (int32_t)ep->peer_pid;
+    memcpy(h->digest[0], ctx->digest, TC_SHM_DIGEST_LEN);
+    h->cma[0] = (uint32_t)ep->cma_local;
+    h->state[0] = TC_SHM_SIDE_UP;
+    __atomic_store_n(&h->magic, TC_SHM_MAGIC, __ATOMIC_RELEASE);
+    ep->state = TC_SHM_EP_CONNECTING;
+    return TC_OK;
+
+err:
+    close(fd);
+    shm_unlink(ep->name);
+    ep->linked = 0;
+    return status;
+}
+
+/* Opener: map the creator's segment once it is ready, check it, attach, unlink the name. */
+static void tc_shm_ep_try_open(tc_shm_ctx_t *ctx, tc_shm_ep_t *ep)
+{
+    uint64_t now = tc_time_ns();
+    if (now < ep->next_open_ns)
+        return;
+    ep->next_open_ns = now + TC_SHM_OPEN_RETRY_NS;
+    int fd = shm_open(ep->name, O_RDWR | O_CLOEXEC, 0);
+    if (fd < 0) {
+        if (errno != ENOENT && errno != EACCES)
+            tc_shm_ep_fail(ctx, ep, TC_ERR_SYSTEM, "segment %s could not be opened: %s", ep->name,
+                           strerror(errno));
+        return; /* the creator has not connected yet */
+    }
+    struct stat st;
+    if (fstat(fd, &st) != 0 || st.st_size < (off_t)TC_SHM_HDR_SIZE) {
+        close(fd); /* being set up */
+        return;
+    }
+    if (st.st_uid != geteuid() || (st.st_mode & 077) != 0) {
+        close(fd);
+        tc_shm_ep_fail(ctx, ep, TC_ERR_PROTOCOL,
+                       "segment %s is not private to this user (uid %d, mode %03o)", ep->name,
+                       (int)st.st_uid, (unsigned)(st.st_mode & 0777));
+        return;
+    }
+    size_t size = (size_t)st.st_size;
+    void *p = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+    close(fd);
+    if (p == MAP_FAILED) {
+        tc_shm_ep_fail(ctx, ep, TC_ERR_SYSTEM, "segment %s could not be mapped: %s", ep->name,
+                       strerror(errno));
+        return;
+    }
+    tc_shm_seg_hdr_t *h = p;
+    if (__atomic_load_n(&h->magic, __ATOMIC_ACQUIRE) != TC_SHM_MAGIC) {
+        munmap(p, size); /* not initialised yet */
+        return;
+    }
+    ep->seg = p;
+    ep->seg_len = size;
+    ep->hdr = h;
+
+    /* Everything below comes from another process: check it before using it. */
+    uint32_t cell = h->cell_size, ncells = h->ncells;
+    uint64_t need = TC_SHM_HDR_SIZE +
+                    2 * (2 * TC_SHM_LINE + (uint64_t)ncells * (TC_SHM_CELL_HDR + (uint64_t)cell));
+    if (h->version != TC_SHM_VERSION) {
+        tc_shm_ep_fail(ctx, ep, TC_ERR_UNSUPPORTED,
+                       "made segment version %u, this build knows %d (mixed builds?)",
+                       h->version, TC_SHM_VERSION);
+        return;
+    }
+    if (cell < 64 || cell > (1u << 20) || cell % 64 != 0 || ncells < 2 || ncells > (1u << 24) ||
+        need > size || h->seg_size != size) {
+        tc_shm_ep_fail(ctx, ep, TC_ERR_PROTOCOL,
+                       "made a malformed segment: %u cells of %u bytes need %llu bytes, the "
+                       "segment has %zu (header says %llu)",
+                       ncells, cell, (unsigned long long)need, size,
+                       (unsigned long long)h->seg_size);
+        return;
+    }
+    if (h->id[0] != ep->super.peer_id || h->id[1] != ctx->self_id ||
+        h->pid[0] != (int32_t)ep->peer_pid) {
+        tc_shm_ep_fail(ctx, ep, TC_ERR_PROTOCOL,
+                       "made a segment for ids %llu -> %llu (pid %d), expected %llu -> %llu",
+                       (unsigned long long)h->id[0], (unsigned long long)h->id[1], (int)h->pid[0],
+                       (unsigned long long)ep->super.peer_id, (unsigned long long)ctx->self_id);
+        return;
+    }
+    memcpy(h->digest[1], ctx->digest, TC_SHM_DIGEST_LEN);
+    unsigned char peer_digest[TC_SHM_DIGEST_LEN];
+    memcpy(peer_digest, h->digest[0], TC_SHM_DIGEST_LEN);
+    if (!tc_shm_digest_equal(peer_digest, ctx->digest)) {
+        tc_log_warn(TC_SUBSYS_TRANSPORT, "shm: refused peer %llu (pid %d): wrong secret",
+                    (unsigned long long)ep->super.peer_id, (int)ep->peer_pid);
+        shm_unlink(ep->name);
+        tc_shm_ep_fail(ctx, ep, TC_ERR_PEER_FAILED,
+                       "was refused: the secrets differ (another job?)");
+        return;
+    }
+    ep->cell_size = cell;
+    ep->ncells = ncells;
+    tc_shm_ep_map_rings(ep);
+    h->cma[1] = (uint32_t)ep->cma_local;
+    __atomic_store_n(&h->state[1], TC_SHM_SIDE_UP, __ATOMIC_RELEASE);
+    shm_unlink(ep->name); /* both sides hold it now */
+    ep->cma_peer = __atomic_load_n(&h->cma[0], __ATOMIC_RELAXED) != 0;
+    ep->state = TC_SHM_EP_UP;
+    tc_log_debug(TC_SUBSYS_TRANSPORT, "shm: id %llu attached to %s (peer %llu, pid %d)",
+                 (unsigned long long)ctx->self_id, ep->name,
+                 (unsigned long long)ep->super.peer_id, (int)ep->peer_pid);
+}
+
+void tc_shm_ep_connecting(tc_shm_ctx_t *ctx, tc_shm_ep_t *ep)
+{
+    if (ep->state == TC_SHM_EP_OPENING) {
+        tc_shm_ep_try_open(ctx, ep);
+        return;
+    }
+    if (ep->state != TC_SHM_EP_CONNECTING ||
+        __atomic_load_n(&ep->hdr->state[1], __ATOMIC_ACQUIRE) == TC_SHM_SIDE_NONE)
+        return;
+    shm_unlink(ep->name); /* the opener did too; whoever is first */
+    ep->linked = 0;
+    unsigned char peer_digest[TC_SHM_DIGEST_LEN];
+    memcpy(peer_digest, ep->hdr->digest[1], TC_SHM_DIGEST_LEN);
+    if (!tc_shm_digest_equal(peer_digest, ctx->digest)) {
+        tc_log_warn(TC_SUBSYS_TRANSPORT, "shm: refused peer %llu (pid %d): wrong secret",
+                    (unsigned long long)ep->super.peer_id, (int)ep->peer_pid);
+        tc_shm_ep_fail(ctx, ep, TC_ERR_PEER_FAILED,
+                       "was refused: the secrets differ (another job?)");
+        return;
+    }
+    ep->cma_peer = __atomic_load_n(&ep->hdr->cma[1], __ATOMIC_RELAXED) != 0;
+    ep->state = TC_SHM_EP_UP;
+}
+
+static tc_shm_ep_t *tc_shm_ep_find(tc_shm_ctx_t *ctx, uint64_t peer_id)
+{
+    for (tc_shm_ep_t *ep = ctx->eps; ep != NULL; ep = ep->next)
+        if (ep->super.peer_id == peer_id)
+            return ep;
+    return NULL;
+}
+
+tc_status_t tc_shm_ep_connect(tc_tp_ctx_t *super, uint64_t peer_id, const void *addr,
+                              size_t addr_len, tc_tp_ep_t **ep_p)
+{
+    tc_shm_ctx_t *ctx = (tc_shm_ctx_t *)super;
+    const unsigned char *p = addr;
+    uint32_t magic = 0;
+    uint16_t version = 0;
+    if (addr_len == TC_TP_SHM_ADDR_LEN) {
+        memcpy(&magic, p, 4);
+        memcpy(&version, p + 4, 2);
+    }
+    if (addr_len != TC_TP_SHM_ADDR_LEN || magic != TC_SHM_ADDR_MAGIC)
+        return tc_error_set(TC_ERR_INVALID_ARG,
+                            "shm: the address of peer %llu is not an shm address (%zu bytes, "
+                            "expected %d starting with the shm magic)",
+                            (unsigned long long)peer_id, addr_len, TC_TP_SHM_ADDR_LEN);
+    if (version != TC_SHM_ADDR_VERSION)
+        return tc_error_set(TC_ERR_UNSUPPORTED,
+                            "shm: the address of peer %llu has version %u, this build knows %d "
+                            "(mixed builds?)",
+                            (unsigned long long)peer_id, version, TC_SHM_ADDR_VERSION);
+    int32_t pid;
+    uint64_t id, nonce, probe, pidns;
+    memcpy(&pid, p + 8, 4);
+    memcpy(&id, p + 16, 8);
+    memcpy(&nonce, p + 24, 8);
+    memcpy(&probe, p + 32, 8);
+    memcpy(&pidns, p + 40, 8);
+    if (id != peer_id)
+        return tc_error_set(TC_ERR_INVALID_ARG,
+                            "shm: the address given for peer %llu is that of id %llu",
+                            (unsigned long long)peer_id, (unsigned long long)id);
+    if (peer_id == ctx->self_id)
+        return tc_error_set(TC_ERR_INVALID_ARG,
+                            "shm: cannot connect id %llu to itself (use the self backend)",
+                            (unsigned long long)peer_id);
+    if (pid <= 0)
+        return tc_error_set(TC_ERR_INVALID_ARG, "shm: the address of peer %llu has pid %d",
+                            (unsigned long long)peer_id, (int)pid);
+    if (pidns != 0 && ctx->pidns != 0 && pidns != ctx->pidns)
+        return tc_error_set(TC_ERR_UNSUPPORTED,
+                            "shm: peer %llu (pid %d) is in another pid namespace (container?): "
+                            "its pid cannot be watched here, use tcp",
+                            (unsigned long long)peer_id, (int)pid);
+    if (tc_shm_ep_find(ctx, peer_id) != NULL)
+        return tc_error_set(TC_ERR_INVALID_STATE, "shm: id %llu already has an endpoint to %llu",
+                            (unsigned long long)ctx->self_id, (unsigned long long)peer_id);
+
+    tc_shm_ep_t *ep = calloc(1, sizeof(*ep));
+    if (ep == NULL)
+        return tc_error_set(TC_ERR_NO_MEMORY, "shm: cannot allocate an endpoint to peer %llu",
+                            (unsigned long long)peer_id);
+    ep->super.ops = &tc_tp_shm_ops;
+    ep->super.ctx = super;
+    ep->super.peer_id = peer_id;
+    ep->super.failed = TC_OK;
+    ep->peer_pid = pid;
+    ep->peer_nonce = nonce;
+    ep->side = ctx->self_id < peer_id ? 0 : 1;
+    ep->pidfd = -1;
+#ifdef SYS_pidfd_open
+    ep->pidfd = (int)syscall(SYS_pidfd_open, (pid_t)pid, 0);
+    if (ep->pidfd < 0)
+        ep->pidfd = -1; /* old kernel or seccomp: kill() and /proc instead */
+#endif
+    /* Can we reach the peer's memory? Read its probe word, which holds its nonce. */
+    if (ctx->cma) {
+        uint64_t got = 0;
+        ep->cma_local = tc_shm_cma(pid, &got, probe, sizeof(got), 0) == (ssize_t)sizeof(got) &&
+                        got == nonce;
+        if (!ep->cma_local)
+            tc_log_info(TC_SUBSYS_TRANSPORT,
+                        "shm: process_vm_readv of peer %llu (pid %d) is not allowed (%s; ptrace "
+                        "scope?): pipelined copies instead",
+                        (unsigned long long)peer_id, (int)pid, strerror(errno));
+    }
+    if (ep->side == 0)
+        snprintf(ep->name, sizeof(ep->name), "/tcomms-%d-%016llx-%016llx", (int)ctx->pid,
+                 (unsigned long long)ctx->nonce, (unsigned long long)nonce);
+    else
+        snprintf(ep->name, sizeof(ep->name), "/tcomms-%d-%016llx-%016llx", (int)pid,
+                 (unsigned long long)nonce, (unsigned long long)ctx->nonce);
+
+    if (ep->side == 0) {
+        tc_status_t status = tc_shm_ep_create_segment(ctx, ep);
+        if (status != TC_OK) {
+            if (ep->pidfd >= 0)
+                close(ep->pidfd);
+            free(ep);
+            return status;
+        }
+    } else {
+        ep->state = TC_SHM_EP_OPENING;
+        tc_shm_ep_try_open(ctx, ep);
+    }
+    ep->next = ctx->eps;
+    ctx->eps = ep;
+    tc_log_debug(TC_SUBSYS_TRANSPORT, "shm: id %llu %s %s for peer %llu (pid %d)",
+                 (unsigned long long)ctx->self_id, ep->side == 0 ? "created" : "opens", ep->name,
+                 (unsigned long long)peer_id, (int)pid);
+    *ep_p = &ep->super;
+    return TC_OK;
+}
+
+void tc_shm_ep_close(tc_tp_ep_t *super)
+{
+    tc_shm_ep_t *ep = (tc_shm_ep_t *)super;
+    tc_shm_ctx_t *ctx = (tc_shm_ctx_t *)super->ctx;
+    for (tc_shm_ep_t **pp = &ctx->eps; *pp != NULL; pp = &(*pp)->next) {
+        if (*pp == ep) {
+            *pp = ep->next;
+            break;
+        }
+    }
+    if (ep->hdr != NULL)
+        __atomic_store_n(&ep->hdr->state[ep->side], TC_SHM_SIDE_CLOSED, __ATOMIC_RELEASE);
+    tc_shm_ep_drain(ctx, ep, TC_ERR_ABORTED, 0);
+    if (ep->seg != NULL)
+        munmap(ep->seg, ep->seg_len);
+    if (ep->linked)
+        shm_unlink(ep->name);
+    if (ep->pidfd >= 0)
+        close(ep->pidfd);
+    free(ep);
+}
+
+tc_status_t tc_shm_cancel(tc_tp_ep_t *super, tc_tp_req_t *req)
+{
+    tc_shm_ep_t *ep = (tc_shm_ep_t *)super;
+    tc_shm_ctx_t *ctx = (tc_shm_ctx_t *)super->ctx;
+    if (req == NULL)
+        return tc_error_set(TC_ERR_INVALID_ARG, "shm cancel: req is NULL");
+    if (req->status != TC_INPROGRESS)
+        return tc_error_set(TC_ERR_INVALID_STATE, "shm cancel: the request already completed");
+    if (req->priv[TC_SHM_P_KIND] == TC_SHM_K_RECV) {
+        if (tc_shm_queue_remove(&ep->rq, req)) {
+            tc_shm_req_complete(ctx, req, TC_ERR_ABORTED, 0);
+            return TC_OK;
+        }
+        return tc_error_set(TC_ERR_INVALID_STATE,
+                            "shm cancel: the receive from peer %llu is being filled",
+                            (unsigned long long)super->peer_id);
+    }
+    if (req->priv[TC_SHM_P_OFF] == 0 && tc_shm_queue_remove(&ep->sq, req)) {
+        tc_shm_req_complete(ctx, req, TC_ERR_ABORTED, 0);
+        return TC_OK;
+    }
+    return tc_error_set(TC_ERR_INVALID_STATE,
+                        "shm cancel: the request to peer %llu is partly or wholly sent",
+                        (unsigned long long)super->peer_id);
+}

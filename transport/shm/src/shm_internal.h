@@ -1,0 +1,221 @@
+/* Private structures of the shm backend, shared by its source files. */
+#ifndef TCOMMS_TRANSPORT_SHM_INTERNAL_H
+#define TCOMMS_TRANSPORT_SHM_INTERNAL_H
+
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "tcomms/base/status.h"
+#include "tcomms/transport/shm.h"
+#include "tcomms/transport/shm_layout.h"
+#include "tcomms/transport/transport.h"
+
+#define TC_SHM_ADDR_MAGIC 0x4d534354u /* "TCSM" */
+#define TC_SHM_RKEY_MAGIC 0x4b4d5354u /* "TSMK" */
+#define TC_SHM_ADDR_VERSION 1
+/* Cells handled per endpoint and progress call, so one busy peer cannot starve the others. */
+#define TC_SHM_RX_BUDGET 64
+/* How often a side waiting for the other's segment tries shm_open again. */
+#define TC_SHM_OPEN_RETRY_NS 200000ULL
+
+/* Layout of tc_tp_req_t.priv while a request is pending. */
+enum {
+    TC_SHM_P_NEXT = 0,   /* next request in its queue */
+    TC_SHM_P_BUF = 1,    /* user buffer (signal: the value) */
+    TC_SHM_P_LEN = 2,    /* length or capacity (signal: the op) */
+    TC_SHM_P_TAG = 3,    /* tag (put/get/signal: the remote offset) */
+    TC_SHM_P_KIND = 4,   /* TC_SHM_K_* */
+    TC_SHM_P_OFF = 5,    /* bytes pushed into the ring or received */
+    TC_SHM_P_COOKIE = 6, /* identifies the request in ACK / GET_DATA cells */
+    TC_SHM_P_KEY = 7,    /* remote key id (put/get/signal) */
+};
+enum {
+    TC_SHM_K_SEND = 1,
+    TC_SHM_K_RECV = 2,
+    TC_SHM_K_PUT = 3,
+    TC_SHM_K_GET = 4,
+    TC_SHM_K_SIGNAL = 5,
+};
+#define TC_SHM_NEXT(req) ((tc_tp_req_t *)(uintptr_t)(req)->priv[TC_SHM_P_NEXT])
+
+typedef struct tc_shm_queue {
+    tc_tp_req_t *head, *tail;
+    size_t n;
+} tc_shm_queue_t;
+
+/* One direction of the segment, as seen by one side. */
+typedef struct tc_shm_ring {
+    uint64_t *head;         /* in the segment: cells consumed */
+    uint64_t *tail;         /* in the segment: cells produced */
+    unsigned char *cells;   /* in the segment */
+    uint64_t pos;           /* producer: our tail; consumer: our head */
+    uint64_t seen;          /* producer: last head read; consumer: last tail read */
+} tc_shm_ring_t;
+
+/* A message that arrived before its receive was posted. */
+typedef struct tc_shm_unexp {
+    struct tc_shm_unexp *next;
+    uint64_t tag;
+    uint64_t total;
+    int rts;             /* 1: data stays with the sender (addr, cookie) */
+    int complete;        /* all data is in data[] (or rts) */
+    uint64_t addr, cookie;
+    tc_tp_req_t *req;    /* a receive matched while cells still arrive */
+    unsigned char data[];
+} tc_shm_unexp_t;
+
+/* A control cell waiting for ring space. */
+typedef struct tc_shm_ctrl {
+    uint32_t type;
+    uint64_t cookie;
+} tc_shm_ctrl_t;
+
+/* Data of a get that the peer asked for (pipelined mode), streamed in GET_DATA cells. */
+typedef struct tc_shm_job {
+    struct tc_shm_job *next;
+    const unsigned char *src;
+    uint64_t len, off, cookie;
+} tc_shm_job_t;
+
+typedef struct tc_shm_mem {
+    tc_tp_mem_t super;
+    struct tc_shm_mem *next;
+    uint64_t key;
+} tc_shm_mem_t;
+
+typedef struct tc_shm_rkey {
+    tc_tp_rkey_t super;
+    uint64_t key;
+    uint64_t addr; /* in the peer's address space */
+} tc_shm_rkey_t;
+
+typedef enum tc_shm_ep_state {
+    TC_SHM_EP_OPENING,    /* opener: the creator's segment does not exist (or is not ready) yet */
+    TC_SHM_EP_CONNECTING, /* creator: the opener has not attached yet */
+    TC_SHM_EP_UP,
+    TC_SHM_EP_FAILED,
+} tc_shm_ep_state_t;
+
+typedef struct tc_shm_ep tc_shm_ep_t;
+
+typedef struct tc_shm_ctx {
+    tc_tp_ctx_t super;
+    uint64_t self_id;
+    pid_t pid;
+    uint64_t nonce;
+    uint64_t pidns;                /* inode of /proc/self/ns/pid (0: unknown) */
+    volatile uint64_t probe;       /* == nonce; peers read it to test process_vm_readv */
+    int has_secret;
+    unsigned char digest[TC_SHM_DIGEST_LEN];
+    uint32_t cell_size, ncells;
+    size_t seg_size;
+    int cma; /* allowed by the options and process_vm_readv works in this process */
+    uint64_t liveness_ns, next_check_ns;
+    tc_shm_ep_t *eps;
+    tc_shm_mem_t *mems;
+    uint64_t next_key;
+    uint64_t next_cookie;
+    uint64_t ncompleted;
+} tc_shm_ctx_t;
+
+struct tc_shm_ep {
+    tc_tp_ep_t super;
+    tc_shm_ep_t *next;
+    tc_shm_ep_state_t state;
+    int side;         /* 0: creator, 1: opener */
+    pid_t peer_pid;
+    uint64_t peer_nonce;
+    int pidfd;        /* -1: check with kill() */
+    char name[96];
+    int linked;       /* creator: the name may still exist */
+    uint64_t next_open_ns;
+
+    unsigned char *seg;
+    size_t seg_len;
+    tc_shm_seg_hdr_t *hdr;
+    uint32_t cell_size, ncells; /* private copies: never re-read from the segment */
+    size_t stride;
+    tc_shm_ring_t tx, rx;
+    int cma_local;    /* we can read/write the peer's memory */
+    int cma_peer;     /* the peer can read ours: large sends go by RTS */
+
+    tc_shm_queue_t sq; /* sends, puts, gets, signals not fully pushed, in order */
+    tc_shm_queue_t wq; /* pushed, waiting for an ACK or GET_DATA */
+    tc_shm_queue_t rq; /* posted receives not matched */
+    tc_shm_unexp_t *uq_head, *uq_tail;
+
+    tc_shm_ctrl_t *ctrl; /* control cells to push, a FIFO in a growing array */
+    size_t ctrl_head, ctrl_n, ctrl_cap;
+    tc_shm_job_t *jobs_head, *jobs_tail;
+
+    /* a message pipelined in cells (FIRST, MORE...) being received */
+    int rx_active;
+    uint64_t rx_total, rx_off;
+    tc_tp_req_t *rx_req;
+    tc_shm_unexp_t *rx_unexp;
+};
+
+/* ---- shm_ctx.c ---- */
+void tc_shm_req_complete(tc_shm_ctx_t *ctx, tc_tp_req_t *req, tc_status_t status, size_t bytes);
+void tc_shm_digest(const void *secret, size_t len, unsigned char out[TC_SHM_DIGEST_LEN]);
+int tc_shm_digest_equal(const unsigned char *a, const unsigned char *b);
+/* Check that /dev/shm can hold @p need more bytes. */
+tc_status_t tc_shm_preflight(size_t need, uint32_t cell_size, uint32_t ncells);
+/* Read or write @p len bytes at @p remote in process @p pid (process_vm_readv/writev, looped). */
+ssize_t tc_shm_cma(pid_t pid, void *local, uint64_t remote, size_t len, int write);
+
+/* ---- shm_ep.c ---- */
+tc_status_t tc_shm_ep_connect(tc_tp_ctx_t *ctx, uint64_t peer_id, const void *addr, size_t addr_len,
+                              tc_tp_ep_t **ep_p);
+void tc_shm_ep_close(tc_tp_ep_t *ep);
+tc_status_t tc_shm_cancel(tc_tp_ep_t *ep, tc_tp_req_t *req);
+/* Fail the endpoint: the text follows "shm: peer N (pid P) ". */
+void tc_shm_ep_fail(tc_shm_ctx_t *ctx, tc_shm_ep_t *ep, tc_status_t status, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+/* Connection set-up steps of a non-UP endpoint. */
+void tc_shm_ep_connecting(tc_shm_ctx_t *ctx, tc_shm_ep_t *ep);
+/* Whether the peer's process has exited. */
+int tc_shm_peer_exited(tc_shm_ep_t *ep);
+
+void tc_shm_queue_push(tc_shm_queue_t *q, tc_tp_req_t *req);
+tc_tp_req_t *tc_shm_queue_pop(tc_shm_queue_t *q);
+int tc_shm_queue_remove(tc_shm_queue_t *q, tc_tp_req_t *req);
+
+/* ---- shm_tx.c ---- */
+tc_status_t tc_shm_send(tc_tp_ep_t *ep, uint64_t tag, const void *buf, size_t len,
+                        tc_tp_req_t *req);
+/* Push what the ring takes: control cells, get replies, then the send queue. */
+void tc_shm_ep_flush(tc_shm_ctx_t *ctx, tc_shm_ep_t *ep);
+/* Queue a control cell for the peer. */
+void tc_shm_ctrl_post(tc_shm_ctx_t *ctx, tc_shm_ep_t *ep, uint32_t type, uint64_t cookie);
+/* Post a one-sided request that travels through the ring. */
+tc_status_t tc_shm_post_ring(tc_shm_ctx_t *ctx, tc_shm_ep_t *ep, tc_tp_req_t *req);
+/* The next free cell of the tx ring, or NULL when it is full (or the peer broke the head). */
+tc_shm_cell_hdr_t *tc_shm_tx_cell(tc_shm_ctx_t *ctx, tc_shm_ep_t *ep);
+void tc_shm_tx_commit(tc_shm_ep_t *ep);
+
+/* ---- shm_rx.c ---- */
+tc_status_t tc_shm_recv(tc_tp_ep_t *ep, uint64_t tag, void *buf, size_t cap, tc_tp_req_t *req);
+/* Handle what the rx ring holds; returns cells consumed. */
+int tc_shm_ep_read(tc_shm_ctx_t *ctx, tc_shm_ep_t *ep);
+void tc_shm_unexp_free_all(tc_shm_ep_t *ep, int only_complete_kept);
+
+/* ---- shm_rma.c ---- */
+tc_status_t tc_shm_mem_reg(tc_tp_ctx_t *ctx, void *addr, size_t len, tc_tp_mem_t **mem_p);
+void tc_shm_mem_dereg(tc_tp_mem_t *mem);
+tc_status_t tc_shm_rkey_pack(tc_tp_mem_t *mem, void *buf, size_t cap, size_t *len_p);
+tc_status_t tc_shm_rkey_unpack(tc_tp_ep_t *ep, const void *buf, size_t len,
+                               tc_tp_rkey_t **rkey_p);
+void tc_shm_rkey_release(tc_tp_rkey_t *rkey);
+tc_status_t tc_shm_put(tc_tp_ep_t *ep, const void *buf, size_t len, tc_tp_rkey_t *rkey,
+                       uint64_t offset, tc_tp_req_t *req);
+tc_status_t tc_shm_get(tc_tp_ep_t *ep, void *buf, size_t len, tc_tp_rkey_t *rkey, uint64_t offset,
+                       tc_tp_req_t *req);
+tc_status_t tc_shm_signal(tc_tp_ep_t *ep, tc_tp_rkey_t *rkey, uint64_t offset,
+                          tc_tp_signal_op_t op, uint64_t value, tc_tp_req_t *req);
+/* The registration @p key of this context covering [off, off+len), or NULL. */
+tc_shm_mem_t *tc_shm_mem_find(tc_shm_ctx_t *ctx, uint64_t key, uint64_t off, uint64_t len);
+
+#endif /* TCOMMS_TRANSPORT_SHM_INTERNAL_H */

@@ -1,0 +1,394 @@
+/* The receive side: the consumer end of the rx ring. Every cell header is copied out of the
+ * segment once and checked against the ring's geometry before anything is read or written. */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "shm_internal.h"
+
+static tc_tp_req_t *tc_shm_wq_find(tc_shm_ep_t *ep, uint64_t cookie)
+{
+    for (tc_tp_req_t *r = ep->wq.head; r != NULL; r = TC_SHM_NEXT(r))
+        if (r->priv[TC_SHM_P_COOKIE] == cookie)
+            return r;
+    return NULL;
+}
+
+static void tc_shm_uq_remove(tc_shm_ep_t *ep, tc_shm_unexp_t *u)
+{
+    tc_shm_unexp_t *prev = NULL;
+    for (tc_shm_unexp_t *x = ep->uq_head; x != NULL; prev = x, x = x->next) {
+        if (x != u)
+            continue;
+        if (prev != NULL)
+            prev->next = x->next;
+        else
+            ep->uq_head = x->next;
+        if (ep->uq_tail == x)
+            ep->uq_tail = prev;
+        return;
+    }
+}
+
+static tc_shm_unexp_t *tc_shm_unexp_new(tc_shm_ctx_t *ctx, tc_shm_ep_t *ep, uint64_t tag,
+                                        uint64_t total, size_t data_len)
+{
+    tc_shm_unexp_t *u = malloc(sizeof(*u) + data_len);
+    if (u == NULL) {
+        tc_shm_ep_fail(ctx, ep, TC_ERR_NO_MEMORY,
+                       "sent a message of %llu bytes (tag %llu) that could not be stored before "
+                       "its receive was posted: out of memory",
+                       (unsigned long long)total, (unsigned long long)tag);
+        return NULL;
+    }
+    memset(u, 0, sizeof(*u));
+    u->tag = tag;
+    u->total = total;
+    if (ep->uq_tail != NULL)
+        ep->uq_tail->next = u;
+    else
+        ep->uq_head = u;
+    ep->uq_tail = u;
+    return u;
+}
+
+static tc_tp_req_t *tc_shm_rq_match(tc_shm_ep_t *ep, uint64_t tag)
+{
+    for (tc_tp_req_t *r = ep->rq.head; r != NULL; r = TC_SHM_NEXT(r)) {
+        if (r->priv[TC_SHM_P_TAG] == tag) {
+            tc_shm_queue_remove(&ep->rq, r);
+            return r;
+        }
+    }
+    return NULL;
+}
+
+/* Copy a whole message into a receive and complete it. */
+static void tc_shm_deliver(tc_shm_ctx_t *ctx, tc_tp_req_t *req, const void *data, uint64_t total)
+{
+    uint64_t cap = req->priv[TC_SHM_P_LEN];
+    uint64_t n = total <= cap ? total : cap;
+    if (n > 0)
+        memcpy((void *)(uintptr_t)req->priv[TC_SHM_P_BUF], data, n);
+    tc_shm_req_complete(ctx, req, total <= cap ? TC_OK : TC_ERR_TRUNCATED, n);
+}
+
+/* Single copy: read a message announced by RTS from the sender's memory, then acknowledge. */
+static void tc_shm_rts_read(tc_shm_ctx_t *ctx, tc_shm_ep_t *ep, tc_tp_req_t *req, uint64_t total,
+                            uint64_t addr, uint64_t cookie)
+{
+    uint64_t cap = req->priv[TC_SHM_P_LEN];
+    uint64_t n = total <= cap ? total : cap;
+    if (n > 0 &&
+        tc_shm_cma(ep->peer_pid, (void *)(uintptr_t)req->priv[TC_SHM_P_BUF], addr, n, 0) < 0) {
+        int err = errno;
+        tc_status_t st = err == ESRCH ? TC_ERR_PEER_FAILED
+                         : err == EFAULT ? TC_ERR_PROTOCOL
+                                         : TC_ERR_SYSTEM;
+        tc_shm_req_complete(ctx, req, st, 0);
+        if (err == ESRCH)
+            tc_shm_ep_fail(ctx, ep, st, "exited");
+        else
+            tc_shm_ep_fail(ctx, ep, st,
+                           "announced %llu bytes at 0x%llx that process_vm_readv cannot read: %s",
+                           (unsigned long long)total, (unsigned long long)addr, strerror(err));
+        return;
+    }
+    tc_shm_ctrl_post(ctx, ep, TC_SHM_T_ACK, cookie);
+    tc_shm_req_complete(ctx, req, total <= cap ? TC_OK : TC_ERR_TRUNCATED, n);
+}
+
+/* Payload of a pipelined message (FIRST/MORE) at ep->rx_off. */
+static void tc_shm_rx_data(tc_shm_ctx_t *ctx, tc_shm_ep_t *ep, const unsigned char *p, uint64_t len)
+{
+    uint64_t off = ep->rx_off;
+    if (ep->rx_req != NULL) {
+        tc_tp_req_t *req = ep->rx_req;
+        uint64_t cap = req->priv[TC_SHM_P_LEN];
+        if (off < cap && len > 0)
+            memcpy((unsigned char *)(uintptr_t)req->priv[TC_SHM_P_BUF] + off, p,
+                   len < cap - off ? len : cap - off);
+    } else if (len > 0) {
+        memcpy(ep->rx_unexp->data + off, p, len);
+    }
+    ep->rx_off = off + len;
+    if (ep->rx_off < ep->rx_total)
+        return;
+    ep->rx_active = 0;
+    if (ep->rx_req != NULL) {
+        tc_tp_req_t *req = ep->rx_req;
+        uint64_t cap = req->priv[TC_SHM_P_LEN];
+        ep->rx_req = NULL;
+        tc_shm_req_complete(ctx, req, ep->rx_total <= cap ? TC_OK : TC_ERR_TRUNCATED,
+                            ep->rx_total <= cap ? ep->rx_total : cap);
+        return;
+    }
+    tc_shm_unexp_t *u = ep->rx_unexp;
+    ep->rx_unexp = NULL;
+    u->complete = 1;
+    if (u->req != NULL) { /* a receive matched it while it arrived */
+        tc_shm_deliver(ctx, u->req, u->data, u->total);
+        tc_shm_uq_remove(ep, u);
+        free(u);
+    }
+}
+
+/* Start of a message: EAGER, FIRST or RTS. */
+static void tc_shm_rx_msg(tc_shm_ctx_t *ctx, tc_shm_ep_t *ep, const tc_shm_cell_hdr_t *h,
+                          const unsigned char *p)
+{
+    if (ep->rx_active) {
+        tc_shm_ep_fail(ctx, ep, TC_ERR_PROTOCOL,
+                       "started a message (cell type %u) inside another one (%llu of %llu bytes "
+                       "received)",
+                       h->type, (unsigned long long)ep->rx_off, (unsigned long long)ep->rx_total);
+        return;
+    }
+    if (h->type == TC_SHM_T_EAGER) {
+        tc_tp_req_t *req = tc_shm_rq_match(ep, h->tag);
+        if (req != NULL) {
+            tc_shm_deliver(ctx, req, p, h->len);
+            return;
+        }
+        tc_shm_unexp_t *u = tc_shm_unexp_new(ctx, ep, h->tag, h->len, h->len);
+        if (u == NULL)
+            return;
+        if (h->len > 0)
+            memcpy(u->data, p, h->len);
+        u->complete = 1;
+        return;
+    }
+    if (h->total > TC_TP_SHM_MAX_MSG || h->total <= ep->cell_size ||
+        (h->type == TC_SHM_T_FIRST && h->len > h->total) || h->off != 0) {
+        tc_shm_ep_fail(ctx, ep, TC_ERR_PROTOCOL,
+                       "announced a message of %llu bytes (cell type %u, %llu at offset %llu); "
+                       "large messages are %u..%llu bytes",
+                       (unsigned long long)h->total, h->type, (unsigned long long)h->len,
+                       (unsigned long long)h->off, ep->cell_size + 1,
+                       (unsigned long long)TC_TP_SHM_MAX_MSG);
+        return;
+    }
+    if (h->type == TC_SHM_T_RTS) {
+        if (!ep->cma_local) {
+            tc_shm_ep_fail(ctx, ep, TC_ERR_PROTOCOL,
+                           "sent a single-copy rendezvous, but this side cannot read its memory");
+            return;
+        }
+        tc_tp_req_t *req = tc_shm_rq_match(ep, h->tag);
+        if (req != NULL) {
+            tc_shm_rts_read(ctx, ep, req, h->total, h->addr, h->cookie);
+            return;
+        }
+        tc_shm_unexp_t *u = tc_shm_unexp_new(ctx, ep, h->tag, h->total, 0);
+        if (u == NULL)
+            return;
+        u->rts = 1;
+        u->complete = 1;
+        u->addr = h->addr;
+        u->cookie = h->cookie;
+        return;
+    }
+    /* FIRST */
+    ep->rx_req = tc_shm_rq_match(ep, h->tag);
+    ep->rx_unexp = NULL;
+    if (ep->rx_req == NULL &&
+        (ep->rx_unexp = tc_shm_unexp_new(ctx, ep, h->tag, h->total, (size_t)h->total)) == NULL)
+        return;
+    ep->rx_active = 1;
+    ep->rx_total = h->total;
+    ep->rx_off = 0;
+    tc_shm_rx_data(ctx, ep, p, h->len);
+}
+
+static void tc_shm_rx_cell(tc_shm_ctx_t *ctx, tc_shm_ep_t *ep, const tc_shm_cell_hdr_t *h,
+                           const unsigned char *p)
+{
+    tc_tp_req_t *req;
+    tc_shm_mem_t *mem;
+    switch (h->type) {
+    case TC_SHM_T_EAGER:
+    case TC_SHM_T_FIRST:
+    case TC_SHM_T_RTS:
+        tc_shm_rx_msg(ctx, ep, h, p);
+        return;
+    case TC_SHM_T_MORE:
+        if (!ep->rx_active || h->off != ep->rx_off || h->len > ep->rx_total - ep->rx_off) {
+            tc_shm_ep_fail(ctx, ep, TC_ERR_PROTOCOL,
+                           "sent %llu bytes at offset %llu of a message, expected offset %llu "
+                           "of %llu bytes%s",
+                           (unsigned long long)h->len, (unsigned long long)h->off,
+                           (unsigned long long)ep->rx_off, (unsigned long long)ep->rx_total,
+                           ep->rx_active ? "" : " (no message is in progress)");
+            return;
+        }
+        tc_shm_rx_data(ctx, ep, p, h->len);
+        return;
+    case TC_SHM_T_ACK:
+        req = tc_shm_wq_find(ep, h->cookie);
+        if (req == NULL || req->priv[TC_SHM_P_KIND] == TC_SHM_K_GET) {
+            tc_shm_ep_fail(ctx, ep, TC_ERR_PROTOCOL,
+                           "acknowledged request %llu, which is not waiting for an "
+                           "acknowledgement",
+                           (unsigned long long)h->cookie);
+            return;
+        }
+        tc_shm_queue_remove(&ep->wq, req);
+        tc_shm_req_complete(ctx, req, TC_OK,
+                            req->priv[TC_SHM_P_KIND] == TC_SHM_K_SIGNAL
+                                ? sizeof(uint64_t)
+                                : (size_t)req->priv[TC_SHM_P_LEN]);
+        return;
+    case TC_SHM_T_PUT:
+        mem = tc_shm_mem_find(ctx, h->aux, h->off, h->len);
+        if (mem == NULL) {
+            tc_shm_ep_fail(ctx, ep, TC_ERR_PROTOCOL,
+                           "put %llu bytes at offset %llu of key %llu, outside every registration",
+                           (unsigned long long)h->len, (unsigned long long)h->off,
+                           (unsigned long long)h->aux);
+            return;
+        }
+        if (h->len > 0)
+            memcpy((unsigned char *)mem->super.addr + h->off, p, h->len);
+        if (h->flags & TC_SHM_F_LAST)
+            tc_shm_ctrl_post(ctx, ep, TC_SHM_T_ACK, h->cookie);
+        return;
+    case TC_SHM_T_SIGNAL:
+        mem = tc_shm_mem_find(ctx, h->aux, h->off, sizeof(uint64_t));
+        if (mem == NULL || ((uintptr_t)mem->super.addr + h->off) % sizeof(uint64_t) != 0 ||
+            (h->flags != TC_TP_SIGNAL_ADD && h->flags != TC_TP_SIGNAL_SET)) {
+            tc_shm_ep_fail(ctx, ep, TC_ERR_PROTOCOL,
+                           "signalled (op %u) offset %llu of key %llu: not an aligned word of a "
+                           "registration, or an unknown op",
+                           h->flags, (unsigned long long)h->off, (unsigned long long)h->aux);
+            return;
+        }
+        uint64_t *word = (uint64_t *)(void *)((unsigned char *)mem->super.addr + h->off);
+        if (h->flags == TC_TP_SIGNAL_ADD)
+            __atomic_fetch_add(word, h->addr, __ATOMIC_RELEASE);
+        else
+            __atomic_store_n(word, h->addr, __ATOMIC_RELEASE);
+        tc_shm_ctrl_post(ctx, ep, TC_SHM_T_ACK, h->cookie);
+        return;
+    case TC_SHM_T_GET_REQ: {
+        mem = tc_shm_mem_find(ctx, h->aux, h->off, h->total);
+        if (mem == NULL) {
+            tc_shm_ep_fail(ctx, ep, TC_ERR_PROTOCOL,
+                           "asked for %llu bytes at offset %llu of key %llu, outside every "
+                           "registration",
+                           (unsigned long long)h->total, (unsigned long long)h->off,
+                           (unsigned long long)h->aux);
+            return;
+        }
+        tc_shm_job_t *j = calloc(1, sizeof(*j));
+        if (j == NULL) {
+            tc_shm_ep_fail(ctx, ep, TC_ERR_NO_MEMORY, "asked for a get: out of memory");
+            return;
+        }
+        j->src = (const unsigned char *)mem->super.addr + h->off;
+        j->len = h->total;
+        j->cookie = h->cookie;
+        if (ep->jobs_tail != NULL)
+            ep->jobs_tail->next = j;
+        else
+            ep->jobs_head = j;
+        ep->jobs_tail = j;
+        return;
+    }
+    case TC_SHM_T_GET_DATA:
+        req = tc_shm_wq_find(ep, h->cookie);
+        if (req == NULL || req->priv[TC_SHM_P_KIND] != TC_SHM_K_GET ||
+            h->off != req->priv[TC_SHM_P_OFF] ||
+            h->len > req->priv[TC_SHM_P_LEN] - req->priv[TC_SHM_P_OFF] ||
+            ((h->flags & TC_SHM_F_LAST) && h->off + h->len != req->priv[TC_SHM_P_LEN])) {
+            tc_shm_ep_fail(ctx, ep, TC_ERR_PROTOCOL,
+                           "answered get %llu with %llu bytes at offset %llu that do not fit",
+                           (unsigned long long)h->cookie, (unsigned long long)h->len,
+                           (unsigned long long)h->off);
+            return;
+        }
+        if (h->len > 0)
+            memcpy((unsigned char *)(uintptr_t)req->priv[TC_SHM_P_BUF] + h->off, p, h->len);
+        req->priv[TC_SHM_P_OFF] += h->len;
+        if (h->flags & TC_SHM_F_LAST) {
+            tc_shm_queue_remove(&ep->wq, req);
+            tc_shm_req_complete(ctx, req, TC_OK, (size_t)req->priv[TC_SHM_P_LEN]);
+        }
+        return;
+    default:
+        tc_shm_ep_fail(ctx, ep, TC_ERR_PROTOCOL, "wrote a cell of unknown type %u", h->type);
+        return;
+    }
+}
+
+int tc_shm_ep_read(tc_shm_ctx_t *ctx, tc_shm_ep_t *ep)
+{
+    tc_shm_ring_t *r = &ep->rx;
+    int n = 0;
+    while (n < TC_SHM_RX_BUDGET && ep->state == TC_SHM_EP_UP) {
+        if (r->pos == r->seen) {
+            uint64_t tail = __atomic_load_n(r->tail, __ATOMIC_ACQUIRE);
+            if (tail < r->pos || tail - r->pos > ep->ncells) {
+                tc_shm_ep_fail(ctx, ep, TC_ERR_PROTOCOL,
+                               "broke the ring: tail %llu, but %llu cells were consumed of %u",
+                               (unsigned long long)tail, (unsigned long long)r->pos, ep->ncells);
+                break;
+            }
+            r->seen = tail;
+            if (tail == r->pos)
+                break;
+        }
+        const unsigned char *cell = r->cells + (size_t)(r->pos % ep->ncells) * ep->stride;
+        tc_shm_cell_hdr_t h;
+        memcpy(&h, cell, sizeof(h)); /* read once: the peer may change it under us */
+        if (h.len > ep->cell_size) {
+            tc_shm_ep_fail(ctx, ep, TC_ERR_PROTOCOL,
+                           "wrote a cell (type %u) of %llu bytes, cells hold %u", h.type,
+                           (unsigned long long)h.len, ep->cell_size);
+            break;
+        }
+        tc_shm_rx_cell(ctx, ep, &h, cell + TC_SHM_CELL_HDR);
+        r->pos++;
+        __atomic_store_n(r->head, r->pos, __ATOMIC_RELEASE);
+        n++;
+    }
+    return n;
+}
+
+tc_status_t tc_shm_recv(tc_tp_ep_t *super, uint64_t tag, void *buf, size_t cap, tc_tp_req_t *req)
+{
+    tc_shm_ep_t *ep = (tc_shm_ep_t *)super;
+    tc_shm_ctx_t *ctx = (tc_shm_ctx_t *)super->ctx;
+    if (req == NULL || (buf == NULL && cap != 0))
+        return tc_error_set(TC_ERR_INVALID_ARG, "shm recv from peer %llu: req or buf is NULL",
+                            (unsigned long long)super->peer_id);
+    req->status = TC_INPROGRESS;
+    req->bytes = 0;
+    req->priv[TC_SHM_P_BUF] = (uintptr_t)buf;
+    req->priv[TC_SHM_P_LEN] = cap;
+    req->priv[TC_SHM_P_TAG] = tag;
+    req->priv[TC_SHM_P_KIND] = TC_SHM_K_RECV;
+    req->priv[TC_SHM_P_OFF] = 0;
+
+    /* The oldest unexpected message with this tag, even on a failed endpoint. */
+    for (tc_shm_unexp_t *u = ep->uq_head; u != NULL; u = u->next) {
+        if (u->tag != tag || u->req != NULL)
+            continue;
+        if (!u->complete) {
+            u->req = req; /* delivered when its last cell arrives */
+            return TC_OK;
+        }
+        tc_shm_uq_remove(ep, u);
+        if (u->rts)
+            tc_shm_rts_read(ctx, ep, req, u->total, u->addr, u->cookie);
+        else
+            tc_shm_deliver(ctx, req, u->data, u->total);
+        free(u);
+        return TC_OK;
+    }
+    if (super->failed != TC_OK) {
+        req->status = super->failed;
+        return tc_error_set(super->failed, "%s", super->error);
+    }
+    tc_shm_queue_push(&ep->rq, req);
+    return TC_OK;
+}
