@@ -115,6 +115,46 @@ TC_ALGO_DECLARE(scatter_linear);
 TC_ALGO_DECLARE(barrier_bruck);
 TC_ALGO_DECLARE(barrier_linear);
 
+/* ---- pipelined trees (tree.c) ---------------------------------------------- */
+
+/* Auto pipelining: alpha/beta of the model in elements, and a cap on chunks. */
+#define TC_ALGO_PIPE_ALPHA_ELEMS 8192.0
+#define TC_ALGO_PIPE_MAX_CHUNKS 1024.0
+
+enum { TC_ALGO_TREE_BCAST, TC_ALGO_TREE_REDUCE, TC_ALGO_TREE_ALL };
+
+/* A rank's place in one tree and the elements that tree carries. */
+typedef struct tc_algo_tree_part {
+    int parent;  /* rank, or -1 */
+    int kids[2]; /* ranks */
+    int nkids;
+    uint64_t off, len, chunk; /* range [off, off+len) in chunks of chunk (>= 1) elements */
+} tc_algo_tree_part_t;
+
+/* Fills the parts (one per tree) of args->rank. */
+typedef void (*tc_algo_tree_role_fn)(const tc_algo_args_t *args, tc_algo_tree_part_t *parts);
+
+/* Labels 1..m: parent label (0: root) and children labels of x. */
+void tc_algo_btree(int x, int m, int *parent, int kids[2], int *nkids);
+/* Depth of that tree: floor(lg m). */
+int tc_algo_btree_depth(int m);
+/* Elements per chunk for a tree carrying len elements (args->chunk_count, or auto). */
+uint64_t tc_algo_tree_chunk(const tc_algo_args_t *args, uint64_t len, int depth);
+/* The steps of a rank in its trees (mode TC_ALGO_TREE_*). */
+tc_status_t tc_algo_tree_steps(tc_sched_t *sched, const tc_algo_args_t *args, int mode,
+                               const tc_algo_tree_part_t *parts, int nparts);
+/* The cost of a tree algorithm whose roles role() gives (exact busiest rank). */
+void tc_algo_ptree_cost(const tc_algo_args_t *args, int mode, int ntrees, int depth,
+                        tc_algo_tree_role_fn role, tc_algo_cost_t *cost);
+
+TC_ALGO_DECLARE(broadcast_binary_tree);
+TC_ALGO_DECLARE(reduce_binary_tree);
+TC_ALGO_DECLARE(all_reduce_binary_tree);
+TC_ALGO_DECLARE(broadcast_double_binary_tree);
+TC_ALGO_DECLARE(reduce_double_binary_tree);
+TC_ALGO_DECLARE(all_reduce_double_binary_tree);
+TC_ALGO_DECLARE(all_reduce_hierarchical);
+
 tc_status_t tc_algo_applies_pow2(const tc_algo_args_t *args);
 tc_status_t tc_algo_applies_uniform(const tc_algo_args_t *args);
 

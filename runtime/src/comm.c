@@ -9,9 +9,11 @@
 #include "tcomms/base/log.h"
 #include "tcomms/base/time.h"
 #include "tcomms/topo/topo.h"
+#include "tcomms/transport/shm.h"
 #include "tcomms/transport/tcp.h"
 
 #define TC_RT_ADDR_KEY "tc.tcp.addr"
+#define TC_RT_SHM_ADDR_KEY "tc.shm.addr"
 #define TC_RT_NODE_KEY "tc.node.id"   /* 8 bytes: which node a rank runs on */
 #define TC_RT_DESC_KEY "tc.topo.desc" /* the node descriptor, for tools and topology-aware algorithms */
 #define TC_RT_LOCAL ((void *)2)
@@ -100,6 +102,24 @@ tc_status_t tc_rt_comm_same_node(tc_rt_comm_t *comm, int peer, uint64_t deadline
     return TC_OK;
 }
 
+/* Same-node peers are reached over shared memory unless TC_SHM=0. The shm
+ * context is created even when no peer shares the node: it costs no segment
+ * until a peer connects. Its address is published beside the tcp one. */
+static tc_status_t comm_open_shm(tc_rt_comm_t *comm, const tc_tp_ctx_params_t *params)
+{
+    bool use;
+    tc_status_t st = tc_config_bool("TC_SHM", true, &use);
+    if (st != TC_OK || !use)
+        return st;
+    unsigned char addr[TC_RT_ADDR_MAX];
+    size_t len;
+    if ((st = tc_tp_ctx_create(&tc_tp_shm_ops, params, &comm->shm)) != TC_OK ||
+        (st = tc_tp_addr_pack(comm->shm, addr, sizeof(addr), &len)) != TC_OK ||
+        (st = tc_boot_put(comm->boot, TC_RT_SHM_ADDR_KEY, addr, len)) != TC_OK)
+        return st;
+    return TC_OK;
+}
+
 /* The secret that authenticates this job's connections: TC_JOB_SECRET when the
  * launcher provides one (tcrun does), else the bootstrap's job identity, which
  * at least keeps other jobs' and stale connections out. */
@@ -155,7 +175,8 @@ tc_status_t tc_rt_comm_create(const tc_rt_comm_params_t *params, tc_rt_comm_t **
     tp_params.secret = secret;
     tp_params.secret_len = strlen(secret);
     tp_params.hints = &comm->hints;
-    if ((st = tc_tp_ctx_create(&tc_tp_tcp_ops, &tp_params, &comm->tp)) != TC_OK)
+    if ((st = tc_tp_ctx_create(&tc_tp_tcp_ops, &tp_params, &comm->tp)) != TC_OK ||
+        (st = comm_open_shm(comm, &tp_params)) != TC_OK)
         goto err;
 
     unsigned char addr[TC_RT_ADDR_MAX];
@@ -191,6 +212,8 @@ void tc_rt_comm_destroy(tc_rt_comm_t *comm)
     tc_hmap_free(&comm->locality);
     if (comm->tp)
         tc_tp_ctx_destroy(comm->tp);
+    if (comm->shm)
+        tc_tp_ctx_destroy(comm->shm);
     tc_boot_destroy(comm->boot);
     tc_rt_exec_free(&comm->exec);
     for (int i = 0; i < TC_RT_SCHED_CACHE; i++)
@@ -227,24 +250,60 @@ tc_status_t tc_rt_comm_ep(tc_rt_comm_t *comm, int peer, uint64_t deadline_ns, tc
                             comm->name, peer, comm->rank, comm->size);
     unsigned char addr[TC_RT_ADDR_MAX];
     size_t len;
-    tc_status_t st = tc_boot_get(comm->boot, peer, TC_RT_ADDR_KEY, addr, sizeof(addr), &len,
-                                 deadline_ns);
+    int same_node;
+    tc_status_t st = tc_rt_comm_same_node(comm, peer, deadline_ns, &same_node);
     if (st != TC_OK)
         return st;
-    int same_node;
-    if ((st = tc_rt_comm_same_node(comm, peer, deadline_ns, &same_node)) != TC_OK)
-        return st;
-    /* Today every peer is reached over tcp; same-node peers will take shm. */
-    if ((st = tc_tp_ep_connect(comm->tp, (uint64_t)peer, addr, len, &ep)) != TC_OK)
-        return st;
+    ep = NULL;
+    if (same_node && comm->shm) {
+        /* Both sides of a pair connect (every message has a sender and a
+         * receiver); a peer shm cannot reach (another pid namespace) takes tcp. */
+        st = tc_boot_get(comm->boot, peer, TC_RT_SHM_ADDR_KEY, addr, sizeof(addr), &len,
+                         deadline_ns);
+        if (st == TC_OK)
+            st = tc_tp_ep_connect(comm->shm, (uint64_t)peer, addr, len, &ep);
+        if (st == TC_ERR_UNSUPPORTED || st == TC_ERR_NOT_FOUND)
+            tc_log_info(TC_SUBSYS_RUNTIME, "comm '%s': rank %d over tcp: %s", comm->name, peer,
+                        tc_last_error());
+        else if (st != TC_OK)
+            return st;
+    }
+    if (!ep) {
+        if ((st = tc_boot_get(comm->boot, peer, TC_RT_ADDR_KEY, addr, sizeof(addr), &len,
+                              deadline_ns)) != TC_OK ||
+            (st = tc_tp_ep_connect(comm->tp, (uint64_t)peer, addr, len, &ep)) != TC_OK)
+            return st;
+    }
     if ((st = tc_hmap_put(&comm->eps, (uint64_t)peer, ep)) != TC_OK) {
         tc_tp_ep_close(ep);
         return st;
     }
-    tc_log_debug(TC_SUBSYS_RUNTIME, "comm '%s': connected to rank %d (%s node) over tcp",
-                 comm->name, peer, same_node ? "same" : "another");
+    comm->shm_eps += ep->ops == &tc_tp_shm_ops;
+    tc_log_debug(TC_SUBSYS_RUNTIME, "comm '%s': connected to rank %d (%s node) over %s",
+                 comm->name, peer, same_node ? "same" : "another", ep->ops->name);
     *ep_p = ep;
     return TC_OK;
+}
+
+int tc_rt_comm_progress(tc_rt_comm_t *comm)
+{
+    int n = tc_tp_progress(comm->tp);
+    if (n >= 0 && comm->shm) {
+        int m = tc_tp_progress(comm->shm);
+        n = m < 0 ? m : n + m;
+    }
+    return n;
+}
+
+void tc_rt_comm_wait(tc_rt_comm_t *comm, int max_ms)
+{
+    /* shm has no descriptor to sleep on: when it carries traffic, nap in its
+     * wait (it backs off from 10 us to 1 ms) and only glance at tcp. */
+    if (comm->shm_eps > 0) {
+        tc_tp_wait(comm->shm, max_ms < 1 ? max_ms : 1);
+        return;
+    }
+    tc_tp_wait(comm->tp, max_ms < 100 ? max_ms : 100);
 }
 
 const char *tc_rt_op_what(const tc_rt_op_t *op, char *buf, size_t cap)

@@ -54,7 +54,9 @@ struct tc_rt_comm {
     uint64_t seq;          /* operations issued on this communicator */
     tc_status_t broken;    /* TC_OK, or why the communicator can no longer be used */
     char broken_why[512];
-    tc_tp_ctx_t *tp;
+    tc_tp_ctx_t *tp;       /* tcp: every peer */
+    tc_tp_ctx_t *shm;      /* shared memory: peers on this node (NULL with TC_SHM=0) */
+    int shm_eps;           /* endpoints over shm so far */
     tc_hmap_t eps;         /* rank -> tc_tp_ep_t*, only the peers actually used */
     uint64_t node_id;      /* this node's id (topo), published as TC_RT_NODE_KEY */
     tc_hmap_t locality;    /* rank -> TC_RT_LOCAL/TC_RT_REMOTE, learnt on first use */
@@ -64,6 +66,12 @@ struct tc_rt_comm {
     uint64_t sched_uses;
     tc_rt_sched_entry_t sched_cache[TC_RT_SCHED_CACHE];
 };
+
+/* Progress every transport context; completions, or a negative status. */
+int tc_rt_comm_progress(tc_rt_comm_t *comm);
+
+/* Sleep until a transport may have progress to make, at most @p max_ms. */
+void tc_rt_comm_wait(tc_rt_comm_t *comm, int max_ms);
 
 /* The endpoint to @p peer, connected on first use. */
 tc_status_t tc_rt_comm_ep(tc_rt_comm_t *comm, int peer, uint64_t deadline_ns, tc_tp_ep_t **ep_p);

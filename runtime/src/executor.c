@@ -305,7 +305,7 @@ tc_status_t tc_rt_exec_run(tc_rt_comm_t *comm, const tc_sched_t *sched, const tc
         int changed = exec_pass(&x, &st);
         if (changed < 0)
             goto fail;
-        int n = tc_tp_progress(comm->tp);
+        int n = tc_rt_comm_progress(comm);
         if (n < 0) {
             st = (tc_status_t)n;
             tc_error_prefix("%s: transport progress: ", exec_what(&x));
@@ -328,7 +328,7 @@ tc_status_t tc_rt_exec_run(tc_rt_comm_t *comm, const tc_sched_t *sched, const tc
             idle_since = now;
         if (now - idle_since >= comm->spin_ns) {
             int left = tc_deadline_left_ms(deadline_ns);
-            tc_tp_wait(comm->tp, left < 100 ? left : 100);
+            tc_rt_comm_wait(comm, left);
         }
     }
     if (call->op == TC_AVG && call->coll == TC_COLL_ALL_REDUCE)

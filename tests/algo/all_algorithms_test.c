@@ -137,6 +137,120 @@ static void test_larger_rank_counts(void **state)
     }
 }
 
+/* Pipelined trees with explicit chunk sizes (the generic loops use auto,
+ * one chunk for these small counts), both roots and in place. */
+static void test_pipelined_trees(void **state)
+{
+    static const char *const names[] = {"binary_tree", "double_binary_tree"};
+    static const tc_coll_t colls[] = {TC_COLL_BROADCAST, TC_COLL_REDUCE, TC_COLL_ALL_REDUCE};
+    const uint64_t chunks[] = {1, 3, 16};
+    const uint64_t counts[] = {1, 2, 7, 37};
+    size_t i, k, c, ch;
+    int p, ip, nrun = 0;
+
+    (void)state;
+    for (i = 0; i < 3; i++) {
+        for (k = 0; k < 2; k++) {
+            const tc_algo_desc_t *d = NULL;
+            size_t nd, x;
+            const tc_algo_desc_t *t = tc_algo_table(&nd);
+            for (x = 0; x < nd; x++) {
+                if (t[x].coll == colls[i] && strcmp(t[x].name, names[k]) == 0) {
+                    d = &t[x];
+                }
+            }
+            assert_non_null(d);
+            for (p = 1; p <= 33; p++) {
+                for (c = 0; c < 4; c++) {
+                    for (ch = 0; ch < 3; ch++) {
+                        for (ip = 0; ip < 2; ip++) {
+                            tc_algo_args_t a = {.coll = colls[i],
+                                                .nranks = p,
+                                                .root = colls[i] == TC_COLL_ALL_REDUCE ? -1 : p / 2,
+                                                .count = counts[c],
+                                                .in_place = ip,
+                                                .chunk_count = chunks[ch]};
+                            verify_one(d, &a);
+                            nrun++;
+                        }
+                    }
+                }
+            }
+        }
+    }
+    assert_int_equal(nrun, 3 * 2 * 33 * 4 * 3 * 2);
+}
+
+/* The double binary tree's two trees are complementary: a rank is interior
+ * (has children) in at most one, and a leaf in both only once, with an odd
+ * number of ranks. Children are counted as the receive-reduces of each
+ * tree's first chunk (tree A carries [0, 37), tree B [37, 74)). */
+static void test_double_tree_shape(void **state)
+{
+    tc_algo_args_t a = {.coll = TC_COLL_ALL_REDUCE, .root = -1, .count = 74, .chunk_count = 3};
+    int p, r;
+    uint32_t i;
+
+    (void)state;
+    for (p = 1; p <= 40; p++) {
+        int both_leaf = 0;
+        a.nranks = p;
+        for (r = 0; r < p; r++) {
+            tc_sched_t s;
+            int kids[2] = {0, 0};
+            a.rank = r;
+            assert_int_equal(tc_algo_build(&a, "double_binary_tree", &s), TC_OK);
+            for (i = 0; i < s.nsteps; i++) {
+                if (s.steps[i].kind == TC_STEP_RECV_REDUCE) {
+                    kids[0] += s.steps[i].dst_off < 3;
+                    kids[1] += s.steps[i].dst_off >= 37 && s.steps[i].dst_off < 40;
+                }
+            }
+            assert_true(kids[0] <= 2 && kids[1] <= 2);
+            assert_false(kids[0] > 0 && kids[1] > 0);
+            both_leaf += kids[0] == 0 && kids[1] == 0;
+            tc_sched_free(&s);
+        }
+        assert_int_equal(both_leaf, p % 2);
+    }
+}
+
+/* Hierarchical all-reduce for node sizes that divide p and that leave a
+ * smaller last node, one rank per node, and one node. */
+static void test_hierarchical(void **state)
+{
+    const int rpn[] = {1, 2, 3, 4, 5, 8, 64};
+    const uint64_t counts[] = {0, 1, 3, 37};
+    size_t i, c, nd, x;
+    const tc_algo_desc_t *t = tc_algo_table(&nd), *d = NULL;
+    int p, ip, nrun = 0;
+
+    (void)state;
+    for (x = 0; x < nd; x++) {
+        if (t[x].coll == TC_COLL_ALL_REDUCE && strcmp(t[x].name, "hierarchical") == 0) {
+            d = &t[x];
+        }
+    }
+    assert_non_null(d);
+    for (p = 1; p <= 33; p++) {
+        for (i = 0; i < sizeof(rpn) / sizeof(rpn[0]); i++) {
+            for (c = 0; c < 4; c++) {
+                for (ip = 0; ip < 2; ip++) {
+                    tc_algo_args_t a = {.coll = TC_COLL_ALL_REDUCE,
+                                        .nranks = p,
+                                        .root = -1,
+                                        .count = counts[c],
+                                        .in_place = ip,
+                                        .ranks_per_node = rpn[i]};
+                    verify_one(d, &a);
+                    nrun++;
+                }
+            }
+        }
+    }
+    assert_int_equal(nrun, 33 * 7 * 4 * 2);
+}
+
 /* ---- broken variants of real schedules ------------------------------------ */
 
 enum { MUT_DROP, MUT_OFFSET, MUT_PEER };
@@ -233,13 +347,23 @@ static void test_broken_schedules_are_caught(void **state)
         tc_coll_t coll;
         const char *algo;
     } cases[] = {
-        {TC_COLL_ALL_REDUCE, "ring"},         {TC_COLL_ALL_REDUCE, "recursive_doubling"},
-        {TC_COLL_ALL_REDUCE, "rabenseifner"}, {TC_COLL_REDUCE, "binomial_tree"},
-        {TC_COLL_BROADCAST, "binomial_tree"}, {TC_COLL_ALL_GATHER, "ring"},
-        {TC_COLL_ALL_GATHER, "bruck"},        {TC_COLL_REDUCE_SCATTER, "ring"},
-        {TC_COLL_REDUCE_SCATTER, "pairwise"}, {TC_COLL_ALL_TO_ALL, "pairwise"},
-        {TC_COLL_GATHER, "binomial_tree"},    {TC_COLL_SCATTER, "binomial_tree"},
+        {TC_COLL_ALL_REDUCE, "ring"},
+        {TC_COLL_ALL_REDUCE, "recursive_doubling"},
+        {TC_COLL_ALL_REDUCE, "rabenseifner"},
+        {TC_COLL_REDUCE, "binomial_tree"},
+        {TC_COLL_BROADCAST, "binomial_tree"},
+        {TC_COLL_ALL_GATHER, "ring"},
+        {TC_COLL_ALL_GATHER, "bruck"},
+        {TC_COLL_REDUCE_SCATTER, "ring"},
+        {TC_COLL_REDUCE_SCATTER, "pairwise"},
+        {TC_COLL_ALL_TO_ALL, "pairwise"},
+        {TC_COLL_GATHER, "binomial_tree"},
+        {TC_COLL_SCATTER, "binomial_tree"},
         {TC_COLL_BARRIER, "bruck"},
+        {TC_COLL_ALL_REDUCE, "binary_tree"},
+        {TC_COLL_ALL_REDUCE, "double_binary_tree"},
+        {TC_COLL_BROADCAST, "double_binary_tree"},
+        {TC_COLL_REDUCE, "double_binary_tree"},
     };
     size_t i;
     int w;
@@ -317,6 +441,16 @@ static void test_select(void **state)
     assert_int_equal(tc_algo_select(&a, 4, "rabenseifner", &name), TC_OK);
     assert_string_equal(name, "rabenseifner");
     assert_int_equal(tc_algo_select(&a, 4, "butterfly", &name), TC_ERR_NOT_FOUND);
+    a.coll = TC_COLL_BROADCAST;
+    a.root = 0;
+    assert_int_equal(tc_algo_select(&a, 4, NULL, &name), TC_OK);
+    assert_string_equal(name, "double_binary_tree"); /* large broadcast: n beta, pipelined */
+    a.count = 1;
+    assert_int_equal(tc_algo_select(&a, 4, NULL, &name), TC_OK);
+    assert_string_equal(name, "binomial_tree");
+    a.coll = TC_COLL_ALL_REDUCE;
+    a.root = -1;
+    a.count = 1u << 26;
     assert_non_null(strstr(tc_last_error(), "valid names: ring, recursive_doubling, rabenseifner"));
     setenv("TC_ALGO_ALL_REDUCE", "recursive_doubling", 1);
     assert_int_equal(tc_algo_select(&a, 4, NULL, &name), TC_OK);
@@ -343,6 +477,9 @@ int main(void)
         cmocka_unit_test(test_every_algorithm_every_small_rank_count),
         cmocka_unit_test(test_v_variants),
         cmocka_unit_test(test_larger_rank_counts),
+        cmocka_unit_test(test_pipelined_trees),
+        cmocka_unit_test(test_double_tree_shape),
+        cmocka_unit_test(test_hierarchical),
         cmocka_unit_test(test_broken_schedules_are_caught),
         cmocka_unit_test(test_detects_wrong_offset_precisely),
         cmocka_unit_test(test_sampled_verification),

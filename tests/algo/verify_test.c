@@ -90,8 +90,8 @@ static void test_registered_all_reduce_algorithms_verify(void **state)
             }
         }
     }
-    assert_int_equal(nalgo, 3);
-    assert_int_equal(nrun, 3 * 33 * 9 * 2);
+    assert_int_equal(nalgo, 6); /* + two trees, hierarchical (one node here) */
+    assert_int_equal(nrun, 6 * 33 * 9 * 2);
 }
 
 static void test_verify_larger_rank_counts(void **state)

@@ -269,7 +269,9 @@ int main(int argc, char **argv)
     tc_comm_rank(comm, &rank);
     tc_comm_size(comm, &nranks);
 
-    static const char *const algos[] = {"ring", "recursive_doubling", "rabenseifner", "auto"};
+    static const char *const algos[] = {"ring",        "recursive_doubling", "rabenseifner",
+                                        "binary_tree", "double_binary_tree", "hierarchical",
+                                        "auto"};
     const int nalgos = sizeof(algos) / sizeof(algos[0]);
     size_t n = (size_t)nranks;
     size_t counts[] = {0, 1, 2, n - 1 ? n - 1 : 1, n, n + 1, 2 * n + 1, 1000, 4097};
