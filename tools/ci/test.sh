@@ -79,6 +79,10 @@ step "layering_check (clang): transitive include refused" \
 # size=large tests (the 131072-rank verifier runs) take minutes under ASan: plain build only
 step "unit tests (ASan+UBSan)" bazel test --config=asan --test_size_filters=small,medium //...
 step "integration (ASan+UBSan)" asan_integration
+step "unit tests (TSan): threads in base, tcp, shm, self" \
+    bazel test --config=tsan //tests/base:test_log //tests/base:test_status \
+    //tests/transport:tcp_pair_test //tests/transport:tcp_rma_test \
+    //tests/transport/shm/... //tests/transport/self/...
 step "fuzz: every libFuzzer target, 20 s each" tests/fuzz/run_fuzz.sh 20
 step "doxygen: public headers, warnings as errors" \
     bash -c 'mkdir -p build && doxygen docs/Doxyfile'

@@ -22,6 +22,15 @@
  *   is taken as 0); only a failing epoll_wait() is an error.
  * - Connecting an id to itself is refused (use the self backend).
  *
+ * One-sided operations travel on the same connection as messages: the target
+ * applies a put, get or signal in its own progress, after checking the key
+ * (slot and generation, so a key used after dereg misses) and the range, and
+ * answers in order. A put or signal completes when that answer arrives, so the
+ * data is visible at the target by then; a signal follows every earlier put
+ * because the stream is ordered. A bad key, range or alignment from the peer
+ * fails the endpoint with TC_ERR_PROTOCOL. A one-sided request already on the
+ * wire cannot be cancelled (TC_ERR_INVALID_STATE).
+ *
  * A context is not thread-safe: one thread at a time may call into it.
  */
 #ifndef TCOMMS_TRANSPORT_TCP_H
