@@ -3,6 +3,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sched.h>
 #include <unistd.h>
 
 #include "comm_impl.h"
@@ -14,6 +15,7 @@
 
 #define TC_RT_ADDR_KEY "tc.tcp.addr"
 #define TC_RT_SHM_ADDR_KEY "tc.shm.addr"
+#define TC_RT_YIELD_NS 5000000ull /* idle time spent yielding before napping */
 #define TC_RT_NODE_KEY "tc.node.id"   /* 8 bytes: which node a rank runs on */
 #define TC_RT_DESC_KEY "tc.topo.desc" /* the node descriptor, for tools and topology-aware algorithms */
 #define TC_RT_LOCAL ((void *)2)
@@ -295,12 +297,17 @@ int tc_rt_comm_progress(tc_rt_comm_t *comm)
     return n;
 }
 
-void tc_rt_comm_wait(tc_rt_comm_t *comm, int max_ms)
+void tc_rt_comm_wait(tc_rt_comm_t *comm, int max_ms, uint64_t idle_ns)
 {
-    /* shm has no descriptor to sleep on: when it carries traffic, nap in its
-     * wait (it backs off from 10 us to 1 ms) and only glance at tcp. */
+    /* shm has no descriptor to sleep on. For the first milliseconds without
+     * progress, yield the core (a peer that shares it gets to run, and we come
+     * back at once); after that, nap in shm's wait, which backs off from 10 us
+     * to 1 ms, so a long wait does not burn a core. */
     if (comm->shm_eps > 0) {
-        tc_tp_wait(comm->shm, max_ms < 1 ? max_ms : 1);
+        if (idle_ns < TC_RT_YIELD_NS)
+            sched_yield();
+        else
+            tc_tp_wait(comm->shm, max_ms < 1 ? max_ms : 1);
         return;
     }
     tc_tp_wait(comm->tp, max_ms < 100 ? max_ms : 100);

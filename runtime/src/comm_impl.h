@@ -70,8 +70,9 @@ struct tc_rt_comm {
 /* Progress every transport context; completions, or a negative status. */
 int tc_rt_comm_progress(tc_rt_comm_t *comm);
 
-/* Sleep until a transport may have progress to make, at most @p max_ms. */
-void tc_rt_comm_wait(tc_rt_comm_t *comm, int max_ms);
+/* Sleep until a transport may have progress to make, at most @p max_ms;
+ * @p idle_ns is how long the caller has gone without progress. */
+void tc_rt_comm_wait(tc_rt_comm_t *comm, int max_ms, uint64_t idle_ns);
 
 /* The endpoint to @p peer, connected on first use. */
 tc_status_t tc_rt_comm_ep(tc_rt_comm_t *comm, int peer, uint64_t deadline_ns, tc_tp_ep_t **ep_p);

@@ -328,7 +328,7 @@ tc_status_t tc_rt_exec_run(tc_rt_comm_t *comm, const tc_sched_t *sched, const tc
             idle_since = now;
         if (now - idle_since >= comm->spin_ns) {
             int left = tc_deadline_left_ms(deadline_ns);
-            tc_rt_comm_wait(comm, left);
+            tc_rt_comm_wait(comm, left, now - idle_since);
         }
     }
     if (call->op == TC_AVG && call->coll == TC_COLL_ALL_REDUCE)
