@@ -250,6 +250,7 @@ typedef struct order_arg {
     region_t *r;
     int errors;
     int done;
+    uint64_t checked; /* last round the target has checked */
 } order_arg_t;
 
 enum { ORD_N = 64, ORD_CHUNK = 32768, ORD_ROUNDS = 4 };
@@ -267,6 +268,9 @@ static void *order_target(void *argp)
             if (tp_check(a->r->buf + (size_t)i * ORD_CHUNK, ORD_CHUNK, round * 1000 + i) !=
                 ORD_CHUNK)
                 a->errors++;
+        /* one progress call may apply the next round's puts too, so the
+         * initiator starts a round only after this one has been checked */
+        __atomic_store_n(&a->checked, round, __ATOMIC_RELEASE);
         round++;
     }
     /* keep answering until the initiator is done */
@@ -285,7 +289,7 @@ static void test_put_then_signal_order(void **state)
     memset(r.buf, 0, r.len);
     unsigned char *src = malloc((size_t)ORD_N * ORD_CHUNK);
     assert_non_null(src);
-    order_arg_t a = {&p, &r, 0, 0};
+    order_arg_t a = {&p, &r, 0, 0, 0};
     pthread_t th;
     assert_int_equal(pthread_create(&th, NULL, order_target, &a), 0);
     static tc_tp_req_t put[ORD_N];
@@ -305,6 +309,11 @@ static void test_put_then_signal_order(void **state)
         assert_int_equal(tp_wait_req(&p.ctx[0], 1, &sig, WAIT_MS), TC_OK);
         for (int i = 0; i < ORD_N; i++)
             assert_int_equal(put[i].status, TC_OK); /* answered in order, before the signal */
+        uint64_t deadline = tc_deadline_after_ms(WAIT_MS);
+        while (__atomic_load_n(&a.checked, __ATOMIC_ACQUIRE) < round &&
+               !tc_deadline_passed(deadline))
+            tc_tp_progress(p.ctx[0]);
+        assert_int_equal(__atomic_load_n(&a.checked, __ATOMIC_ACQUIRE), round);
     }
     __atomic_store_n(&a.done, 1, __ATOMIC_RELEASE);
     pthread_join(th, NULL);
