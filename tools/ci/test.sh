@@ -24,24 +24,6 @@ step() {
     fi
 }
 
-# A build that must fail, with the given message.
-must_fail() {
-    local expect=$1
-    shift
-    local out
-    out=$(bazel build "$@" 2>&1)
-    if [ $? -eq 0 ]; then
-        echo "expected the build of $* to fail, it succeeded"
-        return 1
-    fi
-    if ! grep -q "$expect" <<<"$out"; then
-        echo "the build of $* failed, but not with '$expect':"
-        tail -n 20 <<<"$out"
-        return 1
-    fi
-    echo "refused as expected: $(grep -m1 "$expect" <<<"$out" | cut -c1-200)"
-}
-
 # Copy the binaries of the current configuration aside (bazel-bin moves with --config).
 stash_bin() {
     local dest=$1
@@ -68,14 +50,8 @@ step "install dependencies" tools/setup/install-deps.sh
 step "build (gcc)" bazel build //...
 step "unit tests (gcc)" bazel test //...
 step "integration: tcrun, mpirun, srun, no launcher" integration opt
-step "layering: upward dependency refused" \
-    must_fail "is not visible from target" //base/layering_probe:upward_dependency
-step "layering: algo may not use transport" \
-    must_fail "is not visible from target" //algo/layering_probe:sideways_dependency
 step "layering_check (clang): build" bazel build --config=layering //...
-step "layering_check (clang): transitive include refused" \
-    must_fail "does not depend on a module exporting" --config=layering \
-    //runtime/layering_probe:transitive_include
+step "layering: upward, sideways and transitive dependencies refused" tests/layering/run_probes.sh
 # size=large tests (the 131072-rank verifier runs) take minutes under ASan: plain build only
 step "unit tests (ASan+UBSan)" bazel test --config=asan --test_size_filters=small,medium //...
 step "integration (ASan+UBSan)" asan_integration
