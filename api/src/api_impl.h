@@ -1,4 +1,4 @@
-/* Internal: what a public communicator handle holds. */
+/* Internal: what public communicator and work handles hold. */
 #ifndef TC_API_IMPL_H
 #define TC_API_IMPL_H
 
@@ -6,17 +6,34 @@
 #include "tcomms/tcomms.h"
 
 #define TC_COMM_MAGIC 0x7463636f6d6d0001ull
+#define TC_WORK_MAGIC 0x7463776f726b0001ull
 
 struct tc_comm {
-    uint64_t magic;     /* TC_COMM_MAGIC while alive */
+    uint64_t magic;       /* TC_COMM_MAGIC while alive */
     tc_rt_comm_t *rt;
+    int in_batch;         /* between tc_batch_begin and tc_batch_end */
+    tc_rt_p2p_t *batch;   /* the sends and receives recorded */
+    int batch_n, batch_cap;
 };
 
-/* Check a communicator handle; sets the detail naming @p fn. */
-tc_status_t tc_api_check_comm(const tc_comm_t *comm, const char *fn);
+struct tc_work {
+    uint64_t magic;       /* TC_WORK_MAGIC while alive */
+    tc_rt_work_t *rt;
+};
 
-/* Parse per-operation options into hints and a timeout. */
+/* Check a communicator handle (and that no batch is being recorded unless
+ * @p batch_ok); sets the detail naming @p fn. */
+tc_status_t tc_api_check_comm(const tc_comm_t *comm, const char *fn);
+tc_status_t tc_api_check_not_batching(const tc_comm_t *comm, const char *fn);
+
+/* Parse per-operation options into hints, a timeout and the runtime flags;
+ * checks that asynchronous calls have somewhere to put their work. */
 tc_status_t tc_api_op_opts(const tc_op_opts_t *opts, const char *fn, tc_hints_t *hints,
-                           int64_t *timeout_ms_p);
+                           int64_t *timeout_ms_p, int *flags_p, tc_work_t **work_p);
+
+/* Wrap a runtime work into a handle (allocated before issuing, so issuing
+ * never fails after the fact). */
+tc_status_t tc_api_work_new(const char *fn, tc_work_t **work_p);
+void tc_api_work_drop(tc_work_t *work);
 
 #endif

@@ -1,5 +1,7 @@
 /* Public communicator calls: argument checks, then the runtime. */
+#include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "api_impl.h"
 #include "tcomms/base/config.h"
@@ -14,50 +16,77 @@ tc_status_t tc_api_check_comm(const tc_comm_t *comm, const char *fn)
     return TC_OK;
 }
 
+tc_status_t tc_api_check_not_batching(const tc_comm_t *comm, const char *fn)
+{
+    tc_status_t st = tc_api_check_comm(comm, fn);
+    if (st == TC_OK && comm->in_batch)
+        st = tc_error_set(TC_ERR_INVALID_STATE, "%s: comm '%s' is recording a batch (only "
+                          "tc_send and tc_recv until tc_batch_end)", fn, tc_rt_comm_name(comm->rt));
+    return st;
+}
+
+/* Options shared by create, split and dup: size, name, hints, timeout. */
+static tc_status_t comm_opts(const tc_comm_opts_t *opts, const char *fn, tc_hints_t *hints)
+{
+    if (opts->size < sizeof(tc_comm_opts_t))
+        return tc_error_set(TC_ERR_INVALID_ARG, "%s: opts->size is %u, expected %zu "
+                            "(initialise with TC_COMM_OPTS_INIT)", fn, opts->size,
+                            sizeof(tc_comm_opts_t));
+    if (opts->device != TC_DEVICE_CPU)
+        return tc_error_set(opts->device < 0 ? TC_ERR_INVALID_ARG : TC_ERR_UNSUPPORTED,
+                            "%s: opts->device is %d: only TC_DEVICE_CPU (-1) is supported (the "
+                            "runtime does not move CUDA memory yet)", fn, opts->device);
+    if (opts->name && strlen(opts->name) >= 64)
+        return tc_error_set(TC_ERR_INVALID_ARG, "%s: opts->name is %zu characters (at most 63)",
+                            fn, strlen(opts->name));
+    tc_status_t st = opts->hints ? tc_hints_parse(hints, opts->hints) : TC_OK;
+    if (st != TC_OK)
+        tc_error_prefix("%s: opts->hints: ", fn);
+    return st;
+}
+
+static tc_status_t comm_wrap(tc_rt_comm_t *rt, const char *fn, tc_comm_t **comm_p)
+{
+    tc_comm_t *comm = calloc(1, sizeof(*comm));
+    if (!comm) {
+        tc_rt_comm_destroy(rt);
+        return tc_error_set(TC_ERR_NO_MEMORY, "%s: allocating the handle", fn);
+    }
+    comm->magic = TC_COMM_MAGIC;
+    comm->rt = rt;
+    *comm_p = comm;
+    return TC_OK;
+}
+
 tc_status_t tc_comm_create(const tc_comm_opts_t *opts, tc_comm_t **comm_p)
 {
+    static const char fn[] = "tc_comm_create";
     tc_comm_opts_t defaults = TC_COMM_OPTS_INIT;
     if (!comm_p)
-        return tc_error_set(TC_ERR_INVALID_ARG, "tc_comm_create: comm_p is NULL");
+        return tc_error_set(TC_ERR_INVALID_ARG, "%s: comm_p is NULL", fn);
     if (!opts)
         opts = &defaults;
-    if (opts->size < sizeof(tc_comm_opts_t))
-        return tc_error_set(TC_ERR_INVALID_ARG, "tc_comm_create: opts->size is %u, expected %zu "
-                            "(initialise with TC_COMM_OPTS_INIT)", opts->size,
-                            sizeof(tc_comm_opts_t));
     tc_boot_kind_t boot;
-    switch (opts->bootstrap) {
+    switch (opts->size >= sizeof(tc_comm_opts_t) ? opts->bootstrap : TC_BOOTSTRAP_AUTO) {
     case TC_BOOTSTRAP_AUTO: boot = TC_BOOT_AUTO; break;
     case TC_BOOTSTRAP_PMIX: boot = TC_BOOT_PMIX; break;
     case TC_BOOTSTRAP_SELF: boot = TC_BOOT_SELF; break;
+    case TC_BOOTSTRAP_ENV: boot = TC_BOOT_ENV; break;
     default:
-        return tc_error_set(TC_ERR_INVALID_ARG, "tc_comm_create: opts->bootstrap is %d (accepted: "
-                            "TC_BOOTSTRAP_AUTO, TC_BOOTSTRAP_PMIX, TC_BOOTSTRAP_SELF)",
-                            (int)opts->bootstrap);
+        return tc_error_set(TC_ERR_INVALID_ARG, "%s: opts->bootstrap is %d (accepted: "
+                            "TC_BOOTSTRAP_AUTO, TC_BOOTSTRAP_PMIX, TC_BOOTSTRAP_SELF, "
+                            "TC_BOOTSTRAP_ENV)", fn, (int)opts->bootstrap);
     }
-
     tc_hints_t hints;
     tc_hints_init(&hints);
-    tc_status_t st = opts->hints ? tc_hints_parse(&hints, opts->hints) : TC_OK;
-    if (st != TC_OK) {
-        tc_error_prefix("tc_comm_create: opts->hints: ");
-        return st;
+    tc_status_t st = comm_opts(opts, fn, &hints);
+    tc_rt_comm_t *rt = NULL;
+    if (st == TC_OK) {
+        tc_rt_comm_params_t params = {boot, opts->name, &hints, opts->timeout_ms};
+        st = tc_rt_comm_create(&params, &rt);
     }
-    tc_comm_t *comm = calloc(1, sizeof(*comm));
-    if (!comm) {
-        tc_hints_free(&hints);
-        return tc_error_set(TC_ERR_NO_MEMORY, "tc_comm_create: allocating the handle");
-    }
-    tc_rt_comm_params_t params = {boot, opts->name, &hints, opts->timeout_ms};
-    st = tc_rt_comm_create(&params, &comm->rt);
     tc_hints_free(&hints);
-    if (st != TC_OK) {
-        free(comm);
-        return st;
-    }
-    comm->magic = TC_COMM_MAGIC;
-    *comm_p = comm;
-    return TC_OK;
+    return st == TC_OK ? comm_wrap(rt, fn, comm_p) : st;
 }
 
 tc_status_t tc_comm_destroy(tc_comm_t *comm)
@@ -68,6 +97,7 @@ tc_status_t tc_comm_destroy(tc_comm_t *comm)
     if (st != TC_OK)
         return st;
     tc_rt_comm_destroy(comm->rt);
+    free(comm->batch);
     comm->magic = 0;
     comm->rt = NULL;
     free(comm);
@@ -94,4 +124,120 @@ tc_status_t tc_comm_size(const tc_comm_t *comm, int *size_p)
         return tc_error_set(TC_ERR_INVALID_ARG, "tc_comm_size: size_p is NULL");
     *size_p = tc_rt_comm_size(comm->rt);
     return TC_OK;
+}
+
+tc_status_t tc_comm_name(const tc_comm_t *comm, const char **name_p)
+{
+    tc_status_t st = tc_api_check_comm(comm, "tc_comm_name");
+    if (st != TC_OK)
+        return st;
+    if (!name_p)
+        return tc_error_set(TC_ERR_INVALID_ARG, "tc_comm_name: name_p is NULL");
+    *name_p = tc_rt_comm_name(comm->rt);
+    return TC_OK;
+}
+
+tc_status_t tc_comm_info(const tc_comm_t *comm, tc_comm_info_t *info)
+{
+    tc_status_t st = tc_api_check_comm(comm, "tc_comm_info");
+    if (st != TC_OK)
+        return st;
+    if (!info)
+        return tc_error_set(TC_ERR_INVALID_ARG, "tc_comm_info: info is NULL");
+    tc_rt_comm_info_t rt;
+    tc_rt_comm_info(comm->rt, &rt);
+    memset(info, 0, sizeof(*info));
+    info->rank = tc_rt_comm_rank(comm->rt);
+    info->size = tc_rt_comm_size(comm->rt);
+    info->local_size = rt.local_size;
+    info->device = TC_DEVICE_CPU;
+    snprintf(info->name, sizeof(info->name), "%s", tc_rt_comm_name(comm->rt));
+    snprintf(info->launcher, sizeof(info->launcher), "%s", rt.launcher);
+    snprintf(info->host, sizeof(info->host), "%s", rt.host);
+    info->peers_shm = rt.peers_shm;
+    info->peers_tcp = rt.peers_tcp;
+    info->peers_self = rt.peers_self;
+    return TC_OK;
+}
+
+/* Split with checked options; list_hash guards split_ranks' lists. */
+static tc_status_t comm_split(tc_comm_t *comm, const char *fn, int color, int key,
+                              uint64_t list_hash, const tc_comm_opts_t *opts,
+                              tc_comm_t **newcomm_p)
+{
+    tc_status_t st = tc_api_check_not_batching(comm, fn);
+    if (st != TC_OK)
+        return st;
+    if (!newcomm_p)
+        return tc_error_set(TC_ERR_INVALID_ARG, "%s: newcomm_p is NULL", fn);
+    tc_comm_opts_t defaults = TC_COMM_OPTS_INIT;
+    tc_hints_t hints;
+    tc_hints_init(&hints);
+    st = comm_opts(opts ? opts : &defaults, fn, &hints);
+    tc_rt_comm_t *rt = NULL;
+    if (st == TC_OK) {
+        tc_rt_comm_params_t params = {TC_BOOT_AUTO, opts ? opts->name : NULL,
+                                      opts && opts->hints ? &hints : NULL,
+                                      opts ? opts->timeout_ms : 0};
+        st = tc_rt_comm_split(comm->rt, color, key, list_hash, &params, &rt);
+    }
+    tc_hints_free(&hints);
+    if (st != TC_OK)
+        return st;
+    if (!rt) {
+        *newcomm_p = NULL;
+        return TC_OK;
+    }
+    return comm_wrap(rt, fn, newcomm_p);
+}
+
+tc_status_t tc_comm_split(tc_comm_t *comm, int color, int key, const tc_comm_opts_t *opts,
+                          tc_comm_t **newcomm_p)
+{
+    if (color < TC_SPLIT_NONE)
+        return tc_error_set(TC_ERR_INVALID_ARG, "tc_comm_split: color %d is negative (use a "
+                            "colour >= 0, or TC_SPLIT_NONE to join no communicator)", color);
+    return comm_split(comm, "tc_comm_split", color, key, 0, opts, newcomm_p);
+}
+
+tc_status_t tc_comm_split_ranks(tc_comm_t *comm, const int *ranks, int nranks,
+                                const tc_comm_opts_t *opts, tc_comm_t **newcomm_p)
+{
+    static const char fn[] = "tc_comm_split_ranks";
+    tc_status_t st = tc_api_check_not_batching(comm, fn);
+    if (st != TC_OK)
+        return st;
+    int size = tc_rt_comm_size(comm->rt), me = tc_rt_comm_rank(comm->rt);
+    if (!ranks || nranks <= 0 || nranks > size)
+        return tc_error_set(TC_ERR_INVALID_ARG, "%s: %s (%d ranks; the communicator has %d)", fn,
+                            !ranks ? "ranks is NULL" : "the list must hold 1 to size ranks",
+                            nranks, size);
+    unsigned char *seen = calloc((size_t)size, 1);
+    if (!seen)
+        return tc_error_set(TC_ERR_NO_MEMORY, "%s: %d flags", fn, size);
+    int key = -1;
+    uint64_t hash = 0xcbf29ce484222325ull;
+    for (int i = 0; i < nranks; i++) {
+        if (ranks[i] < 0 || ranks[i] >= size || seen[ranks[i]]) {
+            int r = ranks[i];
+            free(seen);
+            return tc_error_set(TC_ERR_INVALID_ARG, "%s: ranks[%d] = %d is %s", fn, i, r,
+                                r < 0 || r >= size ? "out of range" : "repeated");
+        }
+        seen[ranks[i]] = 1;
+        if (ranks[i] == me)
+            key = i;
+        hash = (hash ^ (uint64_t)ranks[i]) * 0x100000001b3ull;
+    }
+    free(seen);
+    hash = (hash ^ (uint64_t)nranks) * 0x100000001b3ull;
+    return comm_split(comm, fn, key >= 0 ? 0 : TC_SPLIT_NONE, key, hash | 1, opts, newcomm_p);
+}
+
+tc_status_t tc_comm_dup(tc_comm_t *comm, const tc_comm_opts_t *opts, tc_comm_t **newcomm_p)
+{
+    tc_status_t st = tc_api_check_comm(comm, "tc_comm_dup");
+    if (st != TC_OK)
+        return st;
+    return comm_split(comm, "tc_comm_dup", 0, tc_rt_comm_rank(comm->rt), 0, opts, newcomm_p);
 }

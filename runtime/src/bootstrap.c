@@ -32,7 +32,10 @@ tc_status_t tc_boot_create(tc_boot_kind_t kind, uint64_t deadline_ns, tc_boot_t 
     case TC_BOOT_AUTO:
         if (tc_boot_pmix_announced())
             return tc_boot_pmix_create(deadline_ns, boot_p);
-        tc_log_info(TC_SUBSYS_RUNTIME, "no PMIx server announced in the environment: world of one");
+        if (tc_boot_env_announced())
+            return tc_boot_env_create(deadline_ns, boot_p);
+        tc_log_info(TC_SUBSYS_RUNTIME, "no PMIx server and no MASTER_ADDR in the environment: "
+                    "world of one");
         return tc_boot_self_create(boot_p);
     case TC_BOOT_PMIX:
         if (!tc_boot_pmix_announced())
@@ -43,6 +46,8 @@ tc_status_t tc_boot_create(tc_boot_kind_t kind, uint64_t deadline_ns, tc_boot_t 
         return tc_boot_pmix_create(deadline_ns, boot_p);
     case TC_BOOT_SELF:
         return tc_boot_self_create(boot_p);
+    case TC_BOOT_ENV:
+        return tc_boot_env_create(deadline_ns, boot_p);
     }
     return tc_error_set(TC_ERR_INVALID_ARG, "bootstrap: unknown kind %d", (int)kind);
 }

@@ -6,6 +6,9 @@
 
 tc_status_t tc_boot_pmix_create(uint64_t deadline_ns, tc_boot_t **boot_p);
 tc_status_t tc_boot_self_create(tc_boot_t **boot_p);
+tc_status_t tc_boot_env_create(uint64_t deadline_ns, tc_boot_t **boot_p);
+/* MASTER_ADDR is set: the torchrun environment describes the job. */
+int tc_boot_env_announced(void);
 int tc_boot_pmix_announced(void);
 void tc_boot_fill_common(tc_boot_t *boot);
 

@@ -1,32 +1,19 @@
-/* The runtime communicator: join the job, publish the transport address,
- * connect endpoints on first use, and run collectives. */
+/* Communicators: the world communicator, split and duplicated ones, and the
+ * schedule each operation runs (cached, or built for the call). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sched.h>
-#include <unistd.h>
 
 #include "comm_impl.h"
 #include "tcomms/base/log.h"
 #include "tcomms/base/time.h"
-#include "tcomms/topo/topo.h"
-#include "tcomms/transport/shm.h"
-#include "tcomms/transport/tcp.h"
 
-#define TC_RT_ADDR_KEY "tc.tcp.addr"
-#define TC_RT_SHM_ADDR_KEY "tc.shm.addr"
-#define TC_RT_YIELD_NS 5000000ull /* idle time spent yielding before napping */
-#define TC_RT_NODE_KEY "tc.node.id"   /* 8 bytes: which node a rank runs on */
-#define TC_RT_DESC_KEY "tc.topo.desc" /* the node descriptor, for tools and topology-aware algorithms */
-#define TC_RT_LOCAL ((void *)2)
-#define TC_RT_REMOTE ((void *)1)
-#define TC_RT_ADDR_MAX 256
 #define TC_RT_DEFAULT_TIMEOUT_S 600
 
-static tc_status_t comm_timeout(const tc_rt_comm_params_t *params, int64_t *timeout_ms_p)
+static tc_status_t comm_timeout(int64_t asked_ms, int64_t *timeout_ms_p)
 {
-    if (params->timeout_ms > 0) {
-        *timeout_ms_p = params->timeout_ms;
+    if (asked_ms > 0) {
+        *timeout_ms_p = asked_ms;
         return TC_OK;
     }
     int64_t s;
@@ -36,103 +23,45 @@ static tc_status_t comm_timeout(const tc_rt_comm_params_t *params, int64_t *time
     return st;
 }
 
-/* Polling before sleeping cuts latency when every rank has a core of its own;
- * when ranks outnumber cores it steals the core the peer needs, so sleep at
- * once. TC_SPIN_US overrides the choice. */
-static tc_status_t comm_spin(tc_rt_comm_t *comm)
+/* A communicator without its world and membership: name, hints, check flag. */
+static tc_status_t comm_alloc(const char *name, const tc_hints_t *hints, tc_rt_comm_t **comm_p)
 {
-    long cores = sysconf(_SC_NPROCESSORS_ONLN);
-    int oversubscribed = cores > 0 && comm->boot->local_size > cores;
-    int64_t us;
-    tc_status_t st = tc_config_int("TC_SPIN_US", oversubscribed ? 0 : 50, 0, 1000000, &us);
-    if (st != TC_OK)
+    tc_rt_comm_t *comm = calloc(1, sizeof(*comm));
+    if (!comm)
+        return tc_error_set(TC_ERR_NO_MEMORY, "allocating a communicator");
+    snprintf(comm->name, sizeof(comm->name), "%s", name);
+    tc_hints_init(&comm->hints);
+    tc_hmap_init(&comm->p2p_seq);
+    bool check;
+    tc_status_t st = tc_config_bool("TC_CHECK", false, &check);
+    if (st == TC_OK && hints)
+        st = tc_hints_copy(&comm->hints, hints);
+    if (st != TC_OK) {
+        tc_hints_free(&comm->hints);
+        free(comm);
         return st;
-    comm->spin_ns = (uint64_t)us * 1000;
-    tc_log_info(TC_SUBSYS_RUNTIME, "comm '%s': %d local ranks on %ld cores: poll %lld us before "
-                "sleeping", comm->name, comm->boot->local_size, cores, (long long)us);
-    return TC_OK;
-}
-
-/* Describe this node and publish it: its id (what locality is decided on)
- * and its full descriptor. Topology discovery degrades, never fails, but a
- * broken override (TC_TOPO_XML, TC_TOPO_SYNTHETIC) is an error. */
-static tc_status_t comm_publish_node(tc_rt_comm_t *comm)
-{
-    tc_topo_node_t *node = calloc(1, sizeof(*node));
-    unsigned char *desc = malloc(TC_TOPO_DESC_MAX);
-    size_t len;
-    tc_status_t st = TC_ERR_NO_MEMORY;
-    if (!node || !desc) {
-        tc_error_set(st, "allocating the node descriptor");
-        goto out;
     }
-    if ((st = tc_topo_node_probe(node)) != TC_OK ||
-        (st = tc_topo_desc_encode(node, desc, TC_TOPO_DESC_MAX, &len)) != TC_OK ||
-        (st = tc_boot_put(comm->boot, TC_RT_DESC_KEY, desc, len)) != TC_OK ||
-        (st = tc_boot_put(comm->boot, TC_RT_NODE_KEY, &node->node_id, sizeof(node->node_id))) !=
-            TC_OK)
-        goto out;
-    comm->node_id = node->node_id;
-    tc_log_info(TC_SUBSYS_RUNTIME, "comm '%s': node %s (id %016llx): %d cores, %d GPUs, %d NICs",
-                comm->name, node->hostname, (unsigned long long)node->node_id, node->ncores,
-                node->ngpus, node->nnics);
-out:
-    free(node);
-    free(desc);
-    return st;
-}
-
-tc_status_t tc_rt_comm_same_node(tc_rt_comm_t *comm, int peer, uint64_t deadline_ns, int *same_p)
-{
-    void *known = tc_hmap_get(&comm->locality, (uint64_t)peer);
-    if (!known) {
-        uint64_t id;
-        size_t len;
-        tc_status_t st = tc_boot_get(comm->boot, peer, TC_RT_NODE_KEY, &id, sizeof(id), &len,
-                                     deadline_ns);
-        if (st == TC_OK && len != sizeof(id))
-            st = tc_error_set(TC_ERR_PROTOCOL, "rank %d published a node id of %zu bytes", peer,
-                              len);
-        if (st != TC_OK)
-            return st;
-        known = id == comm->node_id ? TC_RT_LOCAL : TC_RT_REMOTE;
-        if ((st = tc_hmap_put(&comm->locality, (uint64_t)peer, known)) != TC_OK)
-            return st;
-        comm->local_peers_seen += known == TC_RT_LOCAL;
-    }
-    *same_p = known == TC_RT_LOCAL;
+    comm->check = check;
+    *comm_p = comm;
     return TC_OK;
 }
 
-/* Same-node peers are reached over shared memory unless TC_SHM=0. The shm
- * context is created even when no peer shares the node: it costs no segment
- * until a peer connects. Its address is published beside the tcp one. */
-static tc_status_t comm_open_shm(tc_rt_comm_t *comm, const tc_tp_ctx_params_t *params)
+/* Free what comm_alloc and the communicator's operations allocated. */
+static void comm_free(tc_rt_comm_t *comm)
 {
-    bool use;
-    tc_status_t st = tc_config_bool("TC_SHM", true, &use);
-    if (st != TC_OK || !use)
-        return st;
-    unsigned char addr[TC_RT_ADDR_MAX];
-    size_t len;
-    if ((st = tc_tp_ctx_create(&tc_tp_shm_ops, params, &comm->shm)) != TC_OK ||
-        (st = tc_tp_addr_pack(comm->shm, addr, sizeof(addr), &len)) != TC_OK ||
-        (st = tc_boot_put(comm->boot, TC_RT_SHM_ADDR_KEY, addr, len)) != TC_OK)
-        return st;
-    return TC_OK;
-}
-
-/* The secret that authenticates this job's connections: TC_JOB_SECRET when the
- * launcher provides one (tcrun does), else the bootstrap's job identity, which
- * at least keeps other jobs' and stale connections out. */
-static void comm_secret(const tc_rt_comm_t *comm, char *buf, size_t cap)
-{
-    const char *s = tc_config_string("TC_JOB_SECRET", NULL);
-    if (s && *s)
-        snprintf(buf, cap, "%s", s);
-    else
-        snprintf(buf, cap, "tcomms:%s:%s:%d", comm->boot->launcher,
-                 tc_config_string("PMIX_NAMESPACE", "self"), comm->size);
+    size_t iter = 0;
+    uint64_t peer;
+    void *seq;
+    while (tc_hmap_next(&comm->p2p_seq, &iter, &peer, &seq))
+        free(seq);
+    tc_hmap_free(&comm->p2p_seq);
+    tc_rt_exec_free(&comm->inline_work.ex);
+    for (int i = 0; i < TC_RT_SCHED_CACHE; i++)
+        if (comm->sched_cache[i].last_use)
+            tc_sched_free(&comm->sched_cache[i].sched);
+    tc_hints_free(&comm->hints);
+    free(comm->ranks);
+    free(comm);
 }
 
 tc_status_t tc_rt_comm_create(const tc_rt_comm_params_t *params, tc_rt_comm_t **comm_p)
@@ -140,89 +69,168 @@ tc_status_t tc_rt_comm_create(const tc_rt_comm_params_t *params, tc_rt_comm_t **
     tc_status_t st = tc_log_init();
     if (st != TC_OK)
         return st;
-    tc_rt_comm_t *comm = calloc(1, sizeof(*comm));
-    if (!comm)
-        return tc_error_set(TC_ERR_NO_MEMORY, "comm create: allocating the communicator");
-    snprintf(comm->name, sizeof(comm->name), "%s", params->name ? params->name : "world");
-    tc_hints_init(&comm->hints);
-    tc_hmap_init(&comm->eps);
-    tc_hmap_init(&comm->locality);
-    if (params->hints && (st = tc_hints_copy(&comm->hints, params->hints)) != TC_OK)
-        goto err;
-    if ((st = comm_timeout(params, &comm->timeout_ms)) != TC_OK)
-        goto err;
-    uint64_t deadline = tc_deadline_after_ms((uint64_t)comm->timeout_ms);
-
-    tc_boot_kind_t boot = params->boot;
-    if (boot == TC_BOOT_AUTO) {
-        static const char *const kinds[] = {"auto", "pmix", "self", NULL};
-        int kind;
-        if ((st = tc_config_enum("TC_BOOTSTRAP", kinds, TC_BOOT_AUTO, &kind)) != TC_OK)
-            goto err;
-        boot = (tc_boot_kind_t)kind;
+    const char *name = params->name ? params->name : "world";
+    tc_rt_comm_t *comm;
+    if ((st = comm_alloc(name, params->hints, &comm)) != TC_OK ||
+        (st = comm_timeout(params->timeout_ms, &comm->timeout_ms)) != TC_OK) {
+        if (st != TC_OK && comm)
+            comm_free(comm);
+        tc_error_prefix("comm '%s' create: ", name);
+        return st;
     }
-    if ((st = tc_boot_create(boot, deadline, &comm->boot)) != TC_OK)
-        goto err;
-    comm->rank = comm->boot->rank;
-    comm->size = comm->boot->size;
-    tc_log_set_rank(comm->rank);
-
-    if ((st = comm_spin(comm)) != TC_OK)
-        goto err;
-
-    char secret[256];
-    comm_secret(comm, secret, sizeof(secret));
-    tc_tp_ctx_params_t tp_params = TC_TP_CTX_PARAMS_INIT;
-    tp_params.self_id = (uint64_t)comm->rank;
-    tp_params.secret = secret;
-    tp_params.secret_len = strlen(secret);
-    tp_params.hints = &comm->hints;
-    if ((st = tc_tp_ctx_create(&tc_tp_tcp_ops, &tp_params, &comm->tp)) != TC_OK ||
-        (st = comm_open_shm(comm, &tp_params)) != TC_OK)
-        goto err;
-
-    unsigned char addr[TC_RT_ADDR_MAX];
-    size_t addr_len;
-    if ((st = tc_tp_addr_pack(comm->tp, addr, sizeof(addr), &addr_len)) != TC_OK ||
-        (st = tc_boot_put(comm->boot, TC_RT_ADDR_KEY, addr, addr_len)) != TC_OK ||
-        (st = comm_publish_node(comm)) != TC_OK ||
-        (st = tc_boot_fence(comm->boot, deadline)) != TC_OK)
-        goto err;
-
-    tc_log_info(TC_SUBSYS_RUNTIME, "comm '%s': rank %d of %d on %s via %s, timeout %lld ms",
-                comm->name, comm->rank, comm->size, comm->boot->host, comm->boot->launcher,
-                (long long)comm->timeout_ms);
+    uint64_t deadline = tc_deadline_after_ms((uint64_t)comm->timeout_ms);
+    if ((st = tc_rt_world_create(params->boot, &comm->hints, deadline, &comm->world)) != TC_OK) {
+        comm_free(comm);
+        tc_error_prefix("comm '%s' create: ", name);
+        return st;
+    }
+    tc_boot_t *boot = comm->world->boot;
+    comm->rank = boot->rank;
+    comm->size = boot->size;
+    comm->ranks_per_node = boot->local_size;
+    tc_log_info(TC_SUBSYS_RUNTIME, "comm '%s': rank %d of %d on %s via %s, timeout %lld ms%s",
+                comm->name, comm->rank, comm->size, boot->host, boot->launcher,
+                (long long)comm->timeout_ms, comm->check ? ", TC_CHECK on" : "");
     *comm_p = comm;
     return TC_OK;
+}
 
-err:
-    tc_error_prefix("comm '%s' create: ", comm->name);
-    tc_rt_comm_destroy(comm);
-    return st;
+typedef struct {
+    int64_t color, key, next_id, list_hash;
+} split_entry_t;
+
+typedef struct {
+    int64_t key;
+    int rank;
+} split_member_t;
+
+static int member_cmp(const void *a, const void *b)
+{
+    const split_member_t *x = a, *y = b;
+    if (x->key != y->key)
+        return x->key < y->key ? -1 : 1;
+    return (x->rank > y->rank) - (x->rank < y->rank);
+}
+
+/* Everyone's (color, key, next free id, list hash), gathered over the parent. */
+static tc_status_t split_gather(tc_rt_comm_t *parent, int color, int key, uint64_t list_hash,
+                                split_entry_t **all_p)
+{
+    split_entry_t *all = calloc((size_t)parent->size, sizeof(*all));
+    if (!all)
+        return tc_error_set(TC_ERR_NO_MEMORY, "split: %d entries", parent->size);
+    tc_rt_world_lock(parent->world);
+    split_entry_t mine = {color, key, parent->world->next_comm_id, (int64_t)list_hash};
+    tc_rt_world_unlock(parent->world);
+    tc_rt_coll_t call = {.coll = TC_COLL_ALL_GATHER, .sendbuf = &mine, .recvbuf = all,
+                         .count = 4, .dtype = TC_INT64, .op = TC_SUM, .root = -1};
+    tc_status_t st = tc_rt_coll_run(parent, &call);
+    if (st != TC_OK) {
+        free(all);
+        return st;
+    }
+    for (int q = 0; q < parent->size; q++) {
+        if (all[q].list_hash != all[0].list_hash) {
+            free(all);
+            return tc_error_set(TC_ERR_MISMATCH, "rank %d passed a different rank list from "
+                                "rank 0", q);
+        }
+    }
+    *all_p = all;
+    return TC_OK;
+}
+
+tc_status_t tc_rt_comm_split(tc_rt_comm_t *parent, int color, int key, uint64_t list_hash,
+                             const tc_rt_comm_params_t *params, tc_rt_comm_t **child_p)
+{
+    split_entry_t *all = NULL;
+    tc_status_t st = split_gather(parent, color, key, list_hash, &all);
+    if (st != TC_OK) {
+        tc_error_prefix("comm '%s' split: ", parent->name);
+        return st;
+    }
+    if (color < 0) {
+        free(all);
+        *child_p = NULL;
+        return TC_OK;
+    }
+    split_member_t *members = malloc((size_t)parent->size * sizeof(*members));
+    if (!members) {
+        free(all);
+        return tc_error_set(TC_ERR_NO_MEMORY, "comm '%s' split: members", parent->name);
+    }
+    int n = 0;
+    int64_t id = 0;
+    for (int q = 0; q < parent->size; q++) {
+        if (all[q].color != color)
+            continue;
+        members[n++] = (split_member_t){all[q].key, q};
+        if (all[q].next_id > id)
+            id = all[q].next_id; /* unused by every member: tags cannot collide */
+    }
+    free(all);
+    qsort(members, (size_t)n, sizeof(*members), member_cmp);
+
+    char name[64];
+    if (params && params->name)
+        snprintf(name, sizeof(name), "%s", params->name);
+    else
+        snprintf(name, sizeof(name), "%.40s.%d", parent->name, color);
+    tc_rt_comm_t *child = NULL;
+    if (id > TC_RT_COMM_ID_MAX)
+        st = tc_error_set(TC_ERR_NO_RESOURCE, "this process has used all %u communicator ids",
+                          TC_RT_COMM_ID_MAX);
+    if (st == TC_OK)
+        st = comm_alloc(name, params && params->hints ? params->hints : &parent->hints, &child);
+    if (st == TC_OK && !(child->ranks = malloc((size_t)n * sizeof(int))))
+        st = tc_error_set(TC_ERR_NO_MEMORY, "%d ranks", n);
+    if (st != TC_OK) {
+        free(members);
+        if (child)
+            comm_free(child);
+        tc_error_prefix("comm '%s' split: ", parent->name);
+        return st;
+    }
+    for (int i = 0; i < n; i++) {
+        child->ranks[i] = tc_rt_world_rank(parent, members[i].rank);
+        if (members[i].rank == parent->rank)
+            child->rank = i;
+    }
+    free(members);
+    child->size = n;
+    child->comm_id = (uint32_t)id;
+    child->timeout_ms = params && params->timeout_ms > 0 ? params->timeout_ms : parent->timeout_ms;
+    child->check = parent->check;
+    tc_rt_world_t *world = parent->world;
+    tc_rt_world_lock(world);
+    child->world = world;
+    world->refs++;
+    if ((uint32_t)id >= world->next_comm_id)
+        world->next_comm_id = (uint32_t)id + 1;
+    tc_rt_world_unlock(world);
+    tc_log_info(TC_SUBSYS_RUNTIME, "comm '%s': rank %d of %d, split from '%s' (color %d), id %u",
+                child->name, child->rank, child->size, parent->name, color, child->comm_id);
+    *child_p = child;
+    return TC_OK;
 }
 
 void tc_rt_comm_destroy(tc_rt_comm_t *comm)
 {
     if (!comm)
         return;
-    size_t iter = 0;
-    uint64_t peer;
-    void *ep;
-    while (tc_hmap_next(&comm->eps, &iter, &peer, &ep))
-        tc_tp_ep_close(ep);
-    tc_hmap_free(&comm->eps);
-    tc_hmap_free(&comm->locality);
-    if (comm->tp)
-        tc_tp_ctx_destroy(comm->tp);
-    if (comm->shm)
-        tc_tp_ctx_destroy(comm->shm);
-    tc_boot_destroy(comm->boot);
-    tc_rt_exec_free(&comm->exec);
-    for (int i = 0; i < TC_RT_SCHED_CACHE; i++)
-        if (comm->sched_cache[i].last_use)
-            tc_sched_free(&comm->sched_cache[i].sched);
-    tc_hints_free(&comm->hints);
-    free(comm);
+    tc_rt_world_t *world = comm->world;
+    if (!world) {
+        comm_free(comm);
+        return;
+    }
+    tc_rt_world_lock(world);
+    tc_rt_comm_cancel_works(comm, TC_ERR_ABORTED, "the communicator was destroyed");
+    for (tc_rt_work_t *w = comm->works; w; w = w->cnext) {
+        tc_rt_sched_release(w);
+        w->comm = NULL;
+    }
+    comm_free(comm);
+    tc_rt_world_release(world); /* unlocks */
 }
 
 int tc_rt_comm_rank(const tc_rt_comm_t *comm)
@@ -240,124 +248,163 @@ const char *tc_rt_comm_name(const tc_rt_comm_t *comm)
     return comm->name;
 }
 
-tc_status_t tc_rt_comm_ep(tc_rt_comm_t *comm, int peer, uint64_t deadline_ns, tc_tp_ep_t **ep_p)
+void tc_rt_comm_info(tc_rt_comm_t *comm, tc_rt_comm_info_t *info)
 {
-    tc_tp_ep_t *ep = tc_hmap_get(&comm->eps, (uint64_t)peer);
-    if (ep) {
-        *ep_p = ep;
-        return TC_OK;
-    }
-    if (peer == comm->rank || peer < 0 || peer >= comm->size)
-        return tc_error_set(TC_ERR_INTERNAL, "comm '%s': schedule names peer %d (self %d, size %d)",
-                            comm->name, peer, comm->rank, comm->size);
-    unsigned char addr[TC_RT_ADDR_MAX];
-    size_t len;
-    int same_node;
-    tc_status_t st = tc_rt_comm_same_node(comm, peer, deadline_ns, &same_node);
-    if (st != TC_OK)
-        return st;
-    ep = NULL;
-    if (same_node && comm->shm) {
-        /* Both sides of a pair connect (every message has a sender and a
-         * receiver); a peer shm cannot reach (another pid namespace) takes tcp. */
-        st = tc_boot_get(comm->boot, peer, TC_RT_SHM_ADDR_KEY, addr, sizeof(addr), &len,
-                         deadline_ns);
-        if (st == TC_OK)
-            st = tc_tp_ep_connect(comm->shm, (uint64_t)peer, addr, len, &ep);
-        if (st == TC_ERR_UNSUPPORTED || st == TC_ERR_NOT_FOUND)
-            tc_log_info(TC_SUBSYS_RUNTIME, "comm '%s': rank %d over tcp: %s", comm->name, peer,
-                        tc_last_error());
-        else if (st != TC_OK)
-            return st;
-    }
-    if (!ep) {
-        if ((st = tc_boot_get(comm->boot, peer, TC_RT_ADDR_KEY, addr, sizeof(addr), &len,
-                              deadline_ns)) != TC_OK ||
-            (st = tc_tp_ep_connect(comm->tp, (uint64_t)peer, addr, len, &ep)) != TC_OK)
-            return st;
-    }
-    if ((st = tc_hmap_put(&comm->eps, (uint64_t)peer, ep)) != TC_OK) {
-        tc_tp_ep_close(ep);
-        return st;
-    }
-    comm->shm_eps += ep->ops == &tc_tp_shm_ops;
-    tc_log_debug(TC_SUBSYS_RUNTIME, "comm '%s': connected to rank %d (%s node) over %s",
-                 comm->name, peer, same_node ? "same" : "another", ep->ops->name);
-    *ep_p = ep;
-    return TC_OK;
+    tc_rt_world_t *world = comm->world;
+    tc_rt_world_lock(world);
+    info->local_size = world->boot->local_size;
+    snprintf(info->launcher, sizeof(info->launcher), "%s", world->boot->launcher);
+    snprintf(info->host, sizeof(info->host), "%s", world->boot->host);
+    info->peers_shm = world->shm_eps;
+    info->peers_tcp = world->tcp_eps;
+    info->peers_self = world->self_ep != NULL;
+    tc_rt_world_unlock(world);
 }
 
-int tc_rt_comm_progress(tc_rt_comm_t *comm)
+tc_status_t tc_rt_comm_same_node(tc_rt_comm_t *comm, int peer, uint64_t deadline_ns, int *same_p)
 {
-    int n = tc_tp_progress(comm->tp);
-    if (n >= 0 && comm->shm) {
-        int m = tc_tp_progress(comm->shm);
-        n = m < 0 ? m : n + m;
-    }
-    return n;
-}
-
-void tc_rt_comm_wait(tc_rt_comm_t *comm, int max_ms, uint64_t idle_ns)
-{
-    /* shm has no descriptor to sleep on. For the first milliseconds without
-     * progress, yield the core (a peer that shares it gets to run, and we come
-     * back at once); after that, nap in shm's wait, which backs off from 10 us
-     * to 1 ms, so a long wait does not burn a core. */
-    if (comm->shm_eps > 0) {
-        if (idle_ns < TC_RT_YIELD_NS)
-            sched_yield();
-        else
-            tc_tp_wait(comm->shm, max_ms < 1 ? max_ms : 1);
-        return;
-    }
-    tc_tp_wait(comm->tp, max_ms < 100 ? max_ms : 100);
+    if (peer < 0 || peer >= comm->size)
+        return tc_error_set(TC_ERR_INVALID_ARG, "comm '%s': rank %d of %d", comm->name, peer,
+                            comm->size);
+    tc_rt_world_lock(comm->world);
+    tc_status_t st = tc_rt_world_same_node(comm->world, tc_rt_world_rank(comm, peer), deadline_ns,
+                                           same_p);
+    tc_rt_world_unlock(comm->world);
+    return st;
 }
 
 const char *tc_rt_op_what(const tc_rt_op_t *op, char *buf, size_t cap)
 {
-    snprintf(buf, cap, "%s #%llu on comm '%s'", tc_coll_name(op->coll),
+    snprintf(buf, cap, "%s #%llu on comm '%s'",
+             op->coll == TC_COLL_COUNT ? "send/recv" : tc_coll_name(op->coll),
              (unsigned long long)op->seq, op->comm_name);
     return buf;
 }
 
-/* The schedule for (call, hint), from the cache, or chosen by the cost model
- * (which honours the hint and TC_ALGO_<COLLECTIVE>), built and cached. */
-static tc_status_t comm_sched(tc_rt_comm_t *comm, const tc_rt_coll_t *call, const char *hint,
-                              const tc_sched_t **sched_p)
+void tc_rt_sched_release(tc_rt_work_t *work)
 {
+    if (work->entry) {
+        work->entry->users--;
+        work->entry = NULL;
+    }
+    if (work->sched == &work->own && !work->persistent) {
+        tc_sched_free(&work->own);
+        work->sched = NULL;
+    }
+}
+
+/* Build the schedule of a call the algorithm layer knows into @p sched. */
+static tc_status_t comm_build(tc_rt_comm_t *comm, const tc_rt_work_t *work, const char *hint,
+                              tc_sched_t *sched)
+{
+    const tc_rt_coll_t *call = &work->call;
     int in_place = call->sendbuf == call->recvbuf;
     size_t elem_size = tc_dtype_size(call->dtype);
-    const char *key = hint ? hint : "";
-    tc_rt_sched_entry_t *victim = &comm->sched_cache[0];
-    for (int i = 0; i < TC_RT_SCHED_CACHE; i++) {
-        tc_rt_sched_entry_t *e = &comm->sched_cache[i];
-        if (e->last_use && e->coll == call->coll && e->count == call->count &&
-            e->elem_size == elem_size && e->root == call->root && e->in_place == in_place &&
-            strcmp(e->algo, key) == 0) {
-            e->last_use = ++comm->sched_uses;
-            *sched_p = &e->sched;
-            return TC_OK;
-        }
-        if (e->last_use < victim->last_use)
-            victim = e;
+    uint64_t *counts = NULL, *displs = NULL;
+    if (call->counts) {
+        counts = work->varr;
+        displs = call->displs ? work->varr + comm->size : NULL;
     }
-    if (strlen(key) >= sizeof(victim->algo))
-        return tc_error_set(TC_ERR_NOT_FOUND, "algorithm name '%.40s...' is too long", key);
     tc_algo_args_t args = {.coll = call->coll,
                            .nranks = comm->size,
                            .rank = comm->rank,
                            .root = call->root,
                            .count = call->count,
                            .in_place = in_place,
-                           .ranks_per_node = comm->boot->local_size};
+                           .counts = counts,
+                           .displs = displs,
+                           .ranks_per_node = comm->ranks_per_node};
     const char *name;
-    tc_sched_t sched = {0};
     tc_status_t st = tc_algo_select(&args, elem_size, hint, &name);
-    if (st != TC_OK || (st = tc_algo_build(&args, name, &sched)) != TC_OK)
+    if (st == TC_OK)
+        st = tc_algo_build(&args, name, sched);
+    return st;
+}
+
+/* all_to_all_v: pairwise exchange; step k sends to rank + k and receives from
+ * rank - k, so no rank receives from two peers at once. Zero-length blocks
+ * still send an empty message, which keeps matching trivial. */
+static tc_status_t comm_build_a2av(tc_rt_comm_t *comm, const tc_rt_work_t *work, tc_sched_t *sched)
+{
+    int p = comm->size, me = comm->rank;
+    const uint64_t *sc = work->varr, *sd = sc + p, *rc = sd + p, *rd = rc + p;
+    tc_algo_args_t args = {.coll = TC_COLL_ALL_TO_ALL, .nranks = p, .rank = me, .root = -1};
+    tc_sched_init(sched, &args, "pairwise_v");
+    tc_status_t st = TC_OK;
+    for (int q = 0; q < p; q++) {
+        if (sd[q] + sc[q] > sched->buf_count[TC_BUF_SEND])
+            sched->buf_count[TC_BUF_SEND] = sd[q] + sc[q];
+        if (rd[q] + rc[q] > sched->buf_count[TC_BUF_RECV])
+            sched->buf_count[TC_BUF_RECV] = rd[q] + rc[q];
+    }
+    tc_step_t copy = {.kind = TC_STEP_COPY, .buf = TC_BUF_SEND, .dst_buf = TC_BUF_RECV,
+                      .off = sd[me], .dst_off = rd[me], .count = sc[me],
+                      .dep = {TC_STEP_NO_DEP, TC_STEP_NO_DEP}};
+    if (sc[me] != rc[me])
+        return tc_error_set(TC_ERR_INVALID_ARG, "rank %d sends itself %llu elements but expects "
+                            "%llu", me, (unsigned long long)sc[me], (unsigned long long)rc[me]);
+    if (sc[me] && (st = tc_sched_add(sched, &copy, NULL)) != TC_OK)
+        goto fail;
+    for (int k = 1; k < p && st == TC_OK; k++) {
+        int to = (me + k) % p, from = (me - k + p) % p;
+        tc_step_t send = {.kind = TC_STEP_SEND, .buf = TC_BUF_SEND, .peer = to, .off = sd[to],
+                          .count = sc[to], .dep = {TC_STEP_NO_DEP, TC_STEP_NO_DEP}};
+        tc_step_t recv = {.kind = TC_STEP_RECV, .dst_buf = TC_BUF_RECV, .peer = from,
+                          .dst_off = rd[from], .count = rc[from],
+                          .dep = {TC_STEP_NO_DEP, TC_STEP_NO_DEP}};
+        if ((st = tc_sched_add(sched, &send, NULL)) == TC_OK)
+            st = tc_sched_add(sched, &recv, NULL);
+    }
+    if (st == TC_OK)
+        return TC_OK;
+fail:
+    tc_sched_free(sched);
+    return st;
+}
+
+tc_status_t tc_rt_comm_sched(tc_rt_comm_t *comm, tc_rt_work_t *work, const char *hint)
+{
+    const tc_rt_coll_t *call = &work->call;
+    tc_status_t st;
+    if (call->sendcounts || call->counts || work->persistent) {
+        /* the shape is the call's own (or held for good): not cached */
+        st = call->sendcounts ? comm_build_a2av(comm, work, &work->own)
+                              : comm_build(comm, work, hint, &work->own);
+        if (st == TC_OK)
+            work->sched = &work->own;
         return st;
+    }
+    int in_place = call->sendbuf == call->recvbuf;
+    size_t elem_size = tc_dtype_size(call->dtype);
+    const char *key = hint ? hint : "";
+    tc_rt_sched_entry_t *victim = NULL;
+    for (int i = 0; i < TC_RT_SCHED_CACHE; i++) {
+        tc_rt_sched_entry_t *e = &comm->sched_cache[i];
+        if (e->last_use && e->coll == call->coll && e->count == call->count &&
+            e->elem_size == elem_size && e->root == call->root && e->in_place == in_place &&
+            strcmp(e->algo, key) == 0) {
+            e->last_use = ++comm->sched_uses;
+            e->users++;
+            work->entry = e;
+            work->sched = &e->sched;
+            return TC_OK;
+        }
+        if (e->users == 0 && (!victim || e->last_use < victim->last_use))
+            victim = e;
+    }
+    tc_sched_t sched = {0};
+    if ((st = comm_build(comm, work, hint, &sched)) != TC_OK)
+        return st;
+    if (!victim || strlen(key) >= sizeof(victim->algo)) {
+        /* every entry is running (many asynchronous shapes at once) */
+        work->own = sched;
+        work->sched = &work->own;
+        return TC_OK;
+    }
     if (victim->last_use)
         tc_sched_free(&victim->sched);
     *victim = (tc_rt_sched_entry_t){.last_use = ++comm->sched_uses,
+                                    .users = 1,
                                     .coll = call->coll,
                                     .count = call->count,
                                     .elem_size = elem_size,
@@ -368,30 +415,7 @@ static tc_status_t comm_sched(tc_rt_comm_t *comm, const tc_rt_coll_t *call, cons
     tc_log_debug(TC_SUBSYS_RUNTIME, "comm '%s': %s schedule %s for %llu elements, %u steps",
                  comm->name, tc_coll_name(call->coll), sched.algo,
                  (unsigned long long)call->count, sched.nsteps);
-    *sched_p = &victim->sched;
+    work->entry = victim;
+    work->sched = &victim->sched;
     return TC_OK;
-}
-
-tc_status_t tc_rt_coll_run(tc_rt_comm_t *comm, const tc_rt_coll_t *call)
-{
-    tc_rt_op_t op = {call->coll, ++comm->seq, comm->name};
-    char what[128];
-    if (comm->broken != TC_OK)
-        return tc_error_set(comm->broken, "%s: the communicator is unusable since an earlier "
-                            "failure: %s", tc_rt_op_what(&op, what, sizeof(what)),
-                            comm->broken_why);
-
-    const char *algo = call->hints ? tc_hints_get(call->hints, "algo") : NULL;
-    if (!algo)
-        algo = tc_hints_get(&comm->hints, "algo");
-
-    const tc_sched_t *sched = NULL;
-    tc_status_t st = comm_sched(comm, call, algo, &sched);
-    if (st != TC_OK) {
-        tc_error_prefix("%s: ", tc_rt_op_what(&op, what, sizeof(what)));
-        return st;
-    }
-    int64_t timeout = call->timeout_ms > 0 ? call->timeout_ms : comm->timeout_ms;
-    uint64_t tag = (comm->comm_id << 48) | (op.seq & ((1ull << 48) - 1));
-    return tc_rt_exec_run(comm, sched, call, tag, tc_deadline_after_ms((uint64_t)timeout), &op);
 }

@@ -1,29 +1,53 @@
-/* Internal: the runtime communicator and its executor. */
+/* Internal: the world (what communicators of one job share), communicators,
+ * work objects and the executor. */
 #ifndef TC_RUNTIME_COMM_IMPL_H
 #define TC_RUNTIME_COMM_IMPL_H
+
+#include <pthread.h>
 
 #include "tcomms/base/hmap.h"
 #include "tcomms/runtime/comm.h"
 #include "tcomms/transport/transport.h"
 
-/* Per-step state the executor keeps, reused across operations (grow-only). */
-typedef struct tc_rt_exec_state {
+/* Tags: [comm id: 20 bits][kind: 2 bits][sequence: 42 bits]. Collectives
+ * use the communicator's operation sequence; point-to-point messages a
+ * per-peer, per-direction sequence; TC_CHECK exchanges their own kind. */
+#define TC_RT_TAG_SEQ_BITS 42
+#define TC_RT_TAG_KIND_SHIFT 42
+#define TC_RT_TAG_ID_SHIFT 44
+#define TC_RT_COMM_ID_MAX ((1u << 20) - 1)
+enum { TC_RT_TAG_COLL = 0, TC_RT_TAG_P2P = 1, TC_RT_TAG_CHECK = 2 };
+
+static inline uint64_t tc_rt_tag(uint64_t comm_id, unsigned kind, uint64_t seq)
+{
+    return (comm_id << TC_RT_TAG_ID_SHIFT) | ((uint64_t)kind << TC_RT_TAG_KIND_SHIFT) |
+           (seq & ((UINT64_C(1) << TC_RT_TAG_SEQ_BITS) - 1));
+}
+
+/* Per-step execution state of one work (grow-only, reused when restarted). */
+typedef struct tc_rt_exec {
     uint32_t cap;          /* steps the arrays below hold */
-    uint8_t *state;        /* TC_RT_STEP_* per step */
+    uint8_t *state;        /* STEP_* per step */
     tc_tp_req_t *reqs;     /* one request per step (used by communication steps) */
     uint64_t *tmp_off;     /* byte offset into tmp of each RECV_REDUCE step */
     void *tmp;             /* landing area for RECV_REDUCE steps */
     size_t tmp_cap;
     void *scratch;         /* the schedule's scratch buffer */
     size_t scratch_cap;
-} tc_rt_exec_state_t;
+    char *bufs[3];         /* SEND, RECV, SCRATCH of the running schedule */
+    size_t esize;
+    uint32_t first;        /* lowest step not done */
+    uint32_t ndone;
+} tc_rt_exec_t;
 
 /* Schedules are pure functions of these keys, so a communicator keeps the
- * last few it built: repeated operations (training loops) build nothing. */
+ * last few it built: repeated operations (training loops) build nothing. An
+ * entry in use by a running work (users > 0) is never evicted. */
 #define TC_RT_SCHED_CACHE 8
 
 typedef struct tc_rt_sched_entry {
     uint64_t last_use;     /* 0: empty */
+    int users;             /* works running on this schedule */
     tc_coll_t coll;
     uint64_t count;
     size_t elem_size;      /* the model's choice depends on bytes, not elements */
@@ -35,7 +59,7 @@ typedef struct tc_rt_sched_entry {
 
 /* What an operation is, for error messages (formatted only when needed). */
 typedef struct tc_rt_op {
-    tc_coll_t coll;
+    tc_coll_t coll;        /* TC_COLL_COUNT: point-to-point */
     uint64_t seq;
     const char *comm_name;
 } tc_rt_op_t;
@@ -43,44 +67,136 @@ typedef struct tc_rt_op {
 /* "all_reduce #12 on comm 'world'" */
 const char *tc_rt_op_what(const tc_rt_op_t *op, char *buf, size_t cap);
 
-struct tc_rt_comm {
-    tc_boot_t *boot;
-    int rank;
-    int size;
-    char name[64];
+typedef struct tc_rt_world tc_rt_world_t;
+
+enum { TC_RT_WORK_IDLE = 0, TC_RT_WORK_RUNNING, TC_RT_WORK_DONE };
+
+struct tc_rt_work {
+    tc_rt_comm_t *comm;            /* NULL once the communicator is destroyed */
+    tc_rt_work_t *next, *prev;     /* the world's list of running works */
+    tc_rt_work_t *cnext, *cprev;   /* the communicator's list of heap works */
+    int heap;                      /* allocated (freed by tc_rt_work_free) */
+    int async;                     /* progressed by the progress thread */
+    int persistent;                /* restartable; owns its schedule */
+    int state;                     /* TC_RT_WORK_* */
+    tc_status_t result;
+    char error[512];
+    tc_rt_coll_t call;             /* the call (arrays point into varr) */
+    uint64_t *varr;                /* owned copies of the call's arrays */
+    tc_rt_sched_entry_t *entry;    /* the cached schedule in use, or NULL */
+    tc_sched_t own;                /* a schedule owned by this work */
+    const tc_sched_t *sched;       /* what runs: entry's or own */
+    uint64_t *step_tags;           /* per-step tags (point-to-point), or NULL */
+    uint64_t tag;                  /* the tag of every step when step_tags is NULL */
     int64_t timeout_ms;
-    uint64_t spin_ns;      /* how long a blocking call polls before sleeping in the transport */
-    uint64_t comm_id;      /* high bits of every tag: separates communicators */
-    uint64_t seq;          /* operations issued on this communicator */
-    tc_status_t broken;    /* TC_OK, or why the communicator can no longer be used */
-    char broken_why[512];
+    uint64_t deadline;
+    tc_rt_op_t op;
+    tc_rt_exec_t ex;
+};
+
+struct tc_rt_world {
+    int refs;              /* communicators using it */
+    tc_boot_t *boot;
+    uint64_t spin_ns;      /* how long a blocking call polls before sleeping */
     tc_tp_ctx_t *tp;       /* tcp: every peer */
     tc_tp_ctx_t *shm;      /* shared memory: peers on this node (NULL with TC_SHM=0) */
-    int shm_eps;           /* endpoints over shm so far */
-    tc_hmap_t eps;         /* rank -> tc_tp_ep_t*, only the peers actually used */
+    tc_tp_ctx_t *self;     /* this process to itself, created on first use */
+    tc_tp_ep_t *self_ep;
+    int shm_eps, tcp_eps;  /* endpoints connected so far */
+    tc_hmap_t eps;         /* world rank -> tc_tp_ep_t*, only the peers actually used */
     uint64_t node_id;      /* this node's id (topo), published as TC_RT_NODE_KEY */
-    tc_hmap_t locality;    /* rank -> TC_RT_LOCAL/TC_RT_REMOTE, learnt on first use */
-    int local_peers_seen;  /* peers found on this node so far */
+    tc_hmap_t locality;    /* world rank -> local/remote, learnt on first use */
+    uint32_t next_comm_id; /* lowest communicator id this process has not used */
+    tc_rt_work_t *active;  /* running works of every communicator */
+    int nasync;            /* of which asynchronous */
+    /* Threads: once the progress thread exists (first asynchronous
+     * operation), every entry point takes mu; before that there is one
+     * caller at a time and no lock is taken. */
+    int threaded;
+    int stop;
+    pthread_t thread;
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+};
+
+struct tc_rt_comm {
+    tc_rt_world_t *world;
+    int rank;
+    int size;
+    int *ranks;            /* world rank of each rank, or NULL (the world's own order) */
+    int ranks_per_node;    /* for hierarchical algorithms; 0 when unknown */
+    char name[64];
+    int64_t timeout_ms;
+    uint32_t comm_id;      /* high bits of every tag: separates communicators */
+    uint64_t seq;          /* collectives issued on this communicator */
+    uint64_t p2p_ops;      /* point-to-point batches issued (for messages only) */
+    tc_hmap_t p2p_seq;     /* peer -> {sends, receives} issued, for p2p tags */
+    tc_status_t broken;    /* TC_OK, or why the communicator can no longer be used */
+    char broken_why[512];
+    int check;             /* TC_CHECK: compare each collective's arguments first */
     tc_hints_t hints;
-    tc_rt_exec_state_t exec;
+    tc_rt_work_t inline_work;  /* blocking operations without a work object */
+    tc_rt_work_t *works;       /* live heap works */
     uint64_t sched_uses;
     tc_rt_sched_entry_t sched_cache[TC_RT_SCHED_CACHE];
 };
 
+/* world.c */
+tc_status_t tc_rt_world_create(tc_boot_kind_t boot, const tc_hints_t *hints, uint64_t deadline,
+                               tc_rt_world_t **world_p);
+void tc_rt_world_release(tc_rt_world_t *world);
+void tc_rt_world_lock(tc_rt_world_t *world);
+void tc_rt_world_unlock(tc_rt_world_t *world);
+/* Start the progress thread (first asynchronous operation); lock held after. */
+tc_status_t tc_rt_world_go_threaded(tc_rt_world_t *world);
+/* The endpoint to world rank @p peer (itself included), connected on first use. */
+tc_status_t tc_rt_world_ep(tc_rt_world_t *world, int peer, uint64_t deadline_ns,
+                           tc_tp_ep_t **ep_p);
+tc_status_t tc_rt_world_same_node(tc_rt_world_t *world, int peer, uint64_t deadline_ns,
+                                  int *same_p);
 /* Progress every transport context; completions, or a negative status. */
-int tc_rt_comm_progress(tc_rt_comm_t *comm);
+int tc_rt_world_progress_tp(tc_rt_world_t *world);
+/* Sleep until a transport may have progress, at most @p max_ms; @p idle_ns is
+ * how long the caller has gone without progress. */
+void tc_rt_world_wait(tc_rt_world_t *world, int max_ms, uint64_t idle_ns);
 
-/* Sleep until a transport may have progress to make, at most @p max_ms;
- * @p idle_ns is how long the caller has gone without progress. */
-void tc_rt_comm_wait(tc_rt_comm_t *comm, int max_ms, uint64_t idle_ns);
+/* work.c */
+/* Advance every running work once and the transports; returns the changes. */
+int tc_rt_world_progress(tc_rt_world_t *world);
+/* Wait (lock held) for @p work, at most until @p wait_deadline (0: its own). */
+tc_status_t tc_rt_work_wait_locked(tc_rt_work_t *work, uint64_t wait_deadline);
+void tc_rt_work_fail(tc_rt_work_t *work, tc_status_t st);
+/* Run a prepared internal work (comm, call, sched, tag, op, timeout set) to
+ * completion; lock held. */
+tc_status_t tc_rt_work_run_internal(tc_rt_work_t *work);
+/* Cancel every running work of @p comm with @p st (destroy, abort). */
+void tc_rt_comm_cancel_works(tc_rt_comm_t *comm, tc_status_t st, const char *why);
 
-/* The endpoint to @p peer, connected on first use. */
-tc_status_t tc_rt_comm_ep(tc_rt_comm_t *comm, int peer, uint64_t deadline_ns, tc_tp_ep_t **ep_p);
+/* executor.c */
+/* Prepare @p work's state for its schedule (allocation happens here). */
+tc_status_t tc_rt_exec_begin(tc_rt_work_t *work);
+/* One pass: finish what completed, start what is ready. Returns the steps
+ * that changed state, or a negative status (the error is set). */
+int tc_rt_exec_pass(tc_rt_work_t *work);
+/* All steps done. */
+int tc_rt_exec_done(const tc_rt_work_t *work);
+/* The ranks that posted receives still wait on, for a timeout message. */
+void tc_rt_exec_awaited(const tc_rt_work_t *work, char *buf, size_t cap);
+/* Cancel what is posted, so no request points into the caller's buffers. */
+void tc_rt_exec_abandon(tc_rt_work_t *work);
+void tc_rt_exec_free(tc_rt_exec_t *ex);
 
-/* Run a schedule; @p op names the operation in errors. */
-tc_status_t tc_rt_exec_run(tc_rt_comm_t *comm, const tc_sched_t *sched, const tc_rt_coll_t *call,
-                           uint64_t tag, uint64_t deadline_ns, const tc_rt_op_t *op);
+/* comm.c */
+/* The world rank of rank @p peer of @p comm. */
+static inline int tc_rt_world_rank(const tc_rt_comm_t *comm, int peer)
+{
+    return comm->ranks ? comm->ranks[peer] : peer;
+}
+/* Find or build the schedule of @p work's call. */
+tc_status_t tc_rt_comm_sched(tc_rt_comm_t *comm, tc_rt_work_t *work, const char *hint);
+void tc_rt_sched_release(tc_rt_work_t *work);
 
-void tc_rt_exec_free(tc_rt_exec_state_t *exec);
+/* check.c: TC_CHECK, every rank compares the call's arguments (blocking). */
+tc_status_t tc_rt_check_call(tc_rt_comm_t *comm, const tc_rt_coll_t *call, uint64_t seq);
 
 #endif

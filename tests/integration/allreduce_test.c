@@ -250,8 +250,12 @@ static void bad_arguments(tc_comm_t *comm)
     expect(tc_all_reduce(comm, a, b, 8, TC_FLOAT32, TC_SUM, &o, NULL), TC_ERR_INVALID_ARG,
            "opts without TC_OP_OPTS_INIT");
     tc_work_t *w = NULL;
-    expect(tc_all_reduce(comm, a, b, 8, TC_FLOAT32, TC_SUM, NULL, &w), TC_ERR_UNSUPPORTED,
-           "async work");
+    tc_work_state_t ws = TC_WORK_FAILED;
+    expect(tc_all_reduce(comm, a, b, 8, TC_FLOAT32, TC_SUM, NULL, &w), TC_OK,
+           "blocking call with a work object");
+    expect(tc_work_status(w, &ws, NULL), TC_OK, "status of a finished work");
+    expect(ws == TC_WORK_COMPLETED ? TC_OK : TC_ERR_INTERNAL, TC_OK, "finished work completed");
+    expect(tc_work_free(w), TC_OK, "free a finished work");
     int x;
     expect(tc_comm_rank(NULL, &x), TC_ERR_INVALID_ARG, "rank of NULL comm");
     expect(tc_comm_size(comm, NULL), TC_ERR_INVALID_ARG, "size into NULL");

@@ -3,8 +3,8 @@
  * @brief The public C API of tcomms.
  *
  * A communicator is created eagerly over every process of a job (bootstrapped
- * through PMIx when a PMIx server is present — tcrun, mpirun, srun --mpi=pmix —
- * or as a world of one), bound to the CPU. Collectives are called by every rank
+ * through PMIx when a PMIx server is present — tcrun, mpirun, srun --mpi=pmix —,
+ * from the torchrun environment, or as a world of one), bound to the CPU. Collectives are called by every rank
  * of the communicator in the same order with matching arguments.
  *
  * Every call returns a ::tc_status_t; on error, tc_last_error() says what
@@ -37,15 +37,22 @@ extern "C" {
 /** @brief A communicator: a group of ranks that run collectives together. */
 typedef struct tc_comm tc_comm_t;
 
-/** @brief A handle on an asynchronous operation (not yet available: pass NULL). */
+/** @brief A handle on an operation: asynchronous, persistent, or a batch. */
 typedef struct tc_work tc_work_t;
 
 /** @brief How a communicator finds the other processes of the job. */
 typedef enum tc_bootstrap {
-    TC_BOOTSTRAP_AUTO = 0, /**< PMIx when a server is present, else a world of one */
+    TC_BOOTSTRAP_AUTO = 0, /**< PMIx when a server is present, else the torchrun
+                                environment when MASTER_ADDR/RANK/WORLD_SIZE are set,
+                                else a world of one */
     TC_BOOTSTRAP_PMIX,     /**< PMIx; an error (not a hang) when no server is present */
     TC_BOOTSTRAP_SELF,     /**< a world of one process */
+    TC_BOOTSTRAP_ENV,      /**< torchrun's environment: MASTER_ADDR, MASTER_PORT, RANK,
+                                WORLD_SIZE, LOCAL_RANK; rank 0 serves a TCP key/value store */
 } tc_bootstrap_t;
+
+/** @brief The device a communicator is bound to: the CPU (-1) or CUDA device N. */
+#define TC_DEVICE_CPU (-1)
 
 /** @brief Options of tc_comm_create(). Initialise with ::TC_COMM_OPTS_INIT. */
 typedef struct tc_comm_opts {
@@ -54,20 +61,60 @@ typedef struct tc_comm_opts {
     const char *name;         /**< a name for logs and errors, or NULL ("world") */
     const char *hints;        /**< "key=value,..." hints, or NULL */
     int64_t timeout_ms;       /**< default timeout of every operation; <= 0: TC_TIMEOUT_S or 600 s */
+    int device;               /**< ::TC_DEVICE_CPU; CUDA devices are refused (TC_ERR_UNSUPPORTED)
+                                   until the runtime moves device memory */
 } tc_comm_opts_t;
 
 /** @brief Default communicator options. */
-#define TC_COMM_OPTS_INIT {sizeof(tc_comm_opts_t), TC_BOOTSTRAP_AUTO, NULL, NULL, 0}
+#define TC_COMM_OPTS_INIT {sizeof(tc_comm_opts_t), TC_BOOTSTRAP_AUTO, NULL, NULL, 0, TC_DEVICE_CPU}
 
 /** @brief Per-operation options. Initialise with ::TC_OP_OPTS_INIT. */
 typedef struct tc_op_opts {
     uint32_t size;       /**< sizeof(tc_op_opts_t) */
     int64_t timeout_ms;  /**< timeout of this operation; <= 0: the communicator's */
     const char *hints;   /**< "key=value,..." e.g. "algo=ring", or NULL */
+    int async;           /**< non-zero: return at once with a work object in *work_p; the
+                              operation progresses in the background */
 } tc_op_opts_t;
 
 /** @brief Default operation options. */
-#define TC_OP_OPTS_INIT {sizeof(tc_op_opts_t), 0, NULL}
+#define TC_OP_OPTS_INIT {sizeof(tc_op_opts_t), 0, NULL, 0}
+
+/**
+ * @page tc_ops Conventions of every operation
+ *
+ * - Every operation takes `opts` (NULL for the defaults) and `work_p`.
+ *   With `opts->async` set the call returns at once and `*work_p` receives a
+ *   work object (required); the operation progresses without the caller (a
+ *   progress thread) and its buffers must stay untouched until it completes.
+ *   Without `async`, the call blocks; if `work_p` is not NULL it receives a
+ *   completed work object all the same. Free work objects with tc_work_free().
+ * - Operations on one communicator are matched across ranks in the order each
+ *   rank issues them; asynchronous ones may run concurrently.
+ * - Every wait is bounded by the operation's timeout; a timeout or a peer's
+ *   failure leaves the communicator unusable (later calls fail at once with
+ *   the first error).
+ * - Counts are in elements; `count == 0` is allowed and moves nothing (but
+ *   still synchronises like the operation would).
+ * - In place: see each collective.
+ */
+
+/** @brief Undefined colour for tc_comm_split(): this rank joins no new communicator. */
+#define TC_SPLIT_NONE (-1)
+
+/** @brief What tc_comm_info() reports. */
+typedef struct tc_comm_info {
+    int rank;               /**< this rank */
+    int size;               /**< ranks in the communicator */
+    int local_size;         /**< ranks of the job on this node */
+    int device;             /**< ::TC_DEVICE_CPU */
+    char name[64];          /**< the communicator's name */
+    char launcher[32];      /**< "tcrun", "mpirun", "srun", "pmix", "env" or "self" */
+    char host[64];          /**< this host */
+    int peers_shm;          /**< peers connected over shared memory so far */
+    int peers_tcp;          /**< peers connected over TCP so far */
+    int peers_self;         /**< 1 when this rank sends to itself through the self path */
+} tc_comm_info_t;
 
 /**
  * @brief Create the world communicator over every process of the job.
@@ -77,47 +124,66 @@ typedef struct tc_op_opts {
  * @param comm_p receives the communicator on success.
  * @return TC_OK; TC_ERR_BOOTSTRAP when the job cannot be joined (e.g. no PMIx
  *         server with TC_BOOTSTRAP_PMIX); TC_ERR_CONFIG for a malformed TC_*
- *         variable or hint; TC_ERR_INVALID_ARG for bad options.
+ *         variable or hint; TC_ERR_INVALID_ARG for bad options;
+ *         TC_ERR_UNSUPPORTED for a CUDA device.
  */
 tc_status_t tc_comm_create(const tc_comm_opts_t *opts, tc_comm_t **comm_p);
 
 /**
  * @brief Destroy a communicator and free its resources. Local, never waits on peers.
+ *
+ * Pending asynchronous operations are cancelled (their work objects report
+ * TC_ERR_ABORTED and must still be freed). Communicators split or duplicated
+ * from this one stay valid.
  * @param comm a communicator, or NULL (nothing happens).
- * @return TC_OK.
+ * @return TC_OK, or TC_ERR_INVALID_STATE for a handle that is not a live communicator.
  */
 tc_status_t tc_comm_destroy(tc_comm_t *comm);
 
-/**
- * @brief This process's rank in @p comm.
- * @param comm the communicator.
- * @param rank_p receives the rank, in [0, size).
- * @return TC_OK or TC_ERR_INVALID_ARG.
- */
+/** @brief This process's rank in @p comm, in [0, size). */
 tc_status_t tc_comm_rank(const tc_comm_t *comm, int *rank_p);
 
-/**
- * @brief The number of ranks in @p comm.
- * @param comm the communicator.
- * @param size_p receives the size.
- * @return TC_OK or TC_ERR_INVALID_ARG.
- */
+/** @brief The number of ranks in @p comm. */
 tc_status_t tc_comm_size(const tc_comm_t *comm, int *size_p);
+
+/** @brief The communicator's name (valid while it lives). */
+tc_status_t tc_comm_name(const tc_comm_t *comm, const char **name_p);
+
+/** @brief Rank, size, device, launcher and transports of @p comm. */
+tc_status_t tc_comm_info(const tc_comm_t *comm, tc_comm_info_t *info);
+
+/**
+ * @brief Split @p comm: ranks with the same @p color form a new communicator,
+ *        ordered by @p key, then by their rank in @p comm.
+ *
+ * Collective over @p comm. A rank passing ::TC_SPLIT_NONE gets NULL.
+ * @param opts name, hints and timeout of the new communicator (bootstrap and
+ *        device are inherited), or NULL.
+ */
+tc_status_t tc_comm_split(tc_comm_t *comm, int color, int key, const tc_comm_opts_t *opts,
+                          tc_comm_t **newcomm_p);
+
+/**
+ * @brief A new communicator of the ranks in @p ranks (ranks of @p comm, in the
+ *        order that becomes their new rank). Collective over @p comm: every
+ *        rank passes the same list; ranks not in it get NULL.
+ * @return TC_ERR_INVALID_ARG for an out-of-range or repeated rank, or an empty
+ *         list; TC_ERR_MISMATCH when ranks passed different lists.
+ */
+tc_status_t tc_comm_split_ranks(tc_comm_t *comm, const int *ranks, int nranks,
+                                const tc_comm_opts_t *opts, tc_comm_t **newcomm_p);
+
+/** @brief A new communicator of the same ranks, independent of @p comm. Collective. */
+tc_status_t tc_comm_dup(tc_comm_t *comm, const tc_comm_opts_t *opts, tc_comm_t **newcomm_p);
 
 /**
  * @brief Reduce @p count elements across all ranks; every rank gets the result.
  *
  * In place when @p sendbuf == @p recvbuf. Otherwise the buffers must not overlap.
- * The algorithm is chosen by the library, or by the hint `algo=<name>`
- * (`ring`, `recursive_doubling`, `rabenseifner`; by default the cost model chooses) in @p opts or `TC_ALGO_ALL_REDUCE`.
- * @param comm the communicator.
- * @param sendbuf input of this rank: @p count elements of @p dtype.
- * @param recvbuf output: @p count elements of @p dtype.
- * @param count number of elements (0 is allowed and moves nothing).
- * @param dtype element type.
- * @param op reduction operation (bitwise ops on integer types only).
- * @param opts per-operation options, or NULL.
- * @param work_p must be NULL: asynchronous operations are not available yet.
+ * The algorithm is chosen by the cost model, or by the hint `algo=<name>`
+ * (`ring`, `recursive_doubling`, `rabenseifner`, `binary_tree`,
+ * `double_binary_tree`, `hierarchical`) in @p opts or `TC_ALGO_ALL_REDUCE`.
+ * Every operation of this header follows the conventions of @ref tc_ops.
  * @return TC_OK; TC_ERR_INVALID_ARG for a bad argument; TC_ERR_UNSUPPORTED for
  *         an op that does not apply to the type; TC_ERR_TIMEOUT naming the
  *         ranks not yet heard from; TC_ERR_PEER_FAILED naming the failed rank.
@@ -125,6 +191,142 @@ tc_status_t tc_comm_size(const tc_comm_t *comm, int *size_p);
 tc_status_t tc_all_reduce(tc_comm_t *comm, const void *sendbuf, void *recvbuf, size_t count,
                           tc_dtype_t dtype, tc_redop_t op, const tc_op_opts_t *opts,
                           tc_work_t **work_p);
+
+/** @brief Reduce @p count elements to @p root's @p recvbuf (other ranks' recvbuf
+ *         is not written and may be NULL). In place when sendbuf == recvbuf. */
+tc_status_t tc_reduce(tc_comm_t *comm, const void *sendbuf, void *recvbuf, size_t count,
+                      tc_dtype_t dtype, tc_redop_t op, int root, const tc_op_opts_t *opts,
+                      tc_work_t **work_p);
+
+/** @brief Copy @p count elements of @p root's @p buf into every rank's @p buf. */
+tc_status_t tc_broadcast(tc_comm_t *comm, void *buf, size_t count, tc_dtype_t dtype, int root,
+                         const tc_op_opts_t *opts, tc_work_t **work_p);
+
+/** @brief Every rank's @p count elements, concatenated in rank order into every
+ *         rank's @p recvbuf (size * count). In place when sendbuf == recvbuf +
+ *         rank * count elements. */
+tc_status_t tc_all_gather(tc_comm_t *comm, const void *sendbuf, void *recvbuf, size_t count,
+                          tc_dtype_t dtype, const tc_op_opts_t *opts, tc_work_t **work_p);
+
+/** @brief all_gather with @p recvcounts[q] elements from rank q placed at
+ *         @p displs[q] (NULL: packed). @p sendcount must equal recvcounts[rank].
+ *         In place when sendbuf == recvbuf + displs[rank] elements. */
+tc_status_t tc_all_gather_v(tc_comm_t *comm, const void *sendbuf, size_t sendcount,
+                            void *recvbuf, const size_t *recvcounts, const size_t *displs,
+                            tc_dtype_t dtype, const tc_op_opts_t *opts, tc_work_t **work_p);
+
+/** @brief Reduce size * @p recvcount elements; rank r gets block r (recvcount
+ *         elements). In place when sendbuf == recvbuf (the result is left at
+ *         block rank of the buffer). */
+tc_status_t tc_reduce_scatter(tc_comm_t *comm, const void *sendbuf, void *recvbuf,
+                              size_t recvcount, tc_dtype_t dtype, tc_redop_t op,
+                              const tc_op_opts_t *opts, tc_work_t **work_p);
+
+/** @brief reduce_scatter with block q of @p recvcounts[q] elements at @p displs[q]
+ *         of the input (NULL: packed); rank r receives recvcounts[r] elements. */
+tc_status_t tc_reduce_scatter_v(tc_comm_t *comm, const void *sendbuf, void *recvbuf,
+                                const size_t *recvcounts, const size_t *displs, tc_dtype_t dtype,
+                                tc_redop_t op, const tc_op_opts_t *opts, tc_work_t **work_p);
+
+/** @brief Block q (@p count elements) of my sendbuf goes to rank q, landing at
+ *         block (my rank) of its recvbuf. In place when sendbuf == recvbuf. */
+tc_status_t tc_all_to_all(tc_comm_t *comm, const void *sendbuf, void *recvbuf, size_t count,
+                          tc_dtype_t dtype, const tc_op_opts_t *opts, tc_work_t **work_p);
+
+/** @brief all_to_all with per-peer counts and displacements (elements). Rank q's
+ *         sendcounts[me] must equal my recvcounts[q]. Not in place. */
+tc_status_t tc_all_to_all_v(tc_comm_t *comm, const void *sendbuf, const size_t *sendcounts,
+                            const size_t *sdispls, void *recvbuf, const size_t *recvcounts,
+                            const size_t *rdispls, tc_dtype_t dtype, const tc_op_opts_t *opts,
+                            tc_work_t **work_p);
+
+/** @brief Every rank's @p count elements, concatenated in rank order into
+ *         @p root's recvbuf (size * count; others may pass NULL). In place at
+ *         the root when sendbuf == recvbuf + root * count elements. */
+tc_status_t tc_gather(tc_comm_t *comm, const void *sendbuf, void *recvbuf, size_t count,
+                      tc_dtype_t dtype, int root, const tc_op_opts_t *opts, tc_work_t **work_p);
+
+/** @brief Block r (@p count elements) of @p root's sendbuf (size * count; others
+ *         may pass NULL) into rank r's recvbuf. In place at the root when
+ *         recvbuf == sendbuf + root * count elements. */
+tc_status_t tc_scatter(tc_comm_t *comm, const void *sendbuf, void *recvbuf, size_t count,
+                       tc_dtype_t dtype, int root, const tc_op_opts_t *opts, tc_work_t **work_p);
+
+/** @brief Return when every rank has entered the barrier. */
+tc_status_t tc_barrier(tc_comm_t *comm, const tc_op_opts_t *opts, tc_work_t **work_p);
+
+/**
+ * @brief Send @p count elements to rank @p peer of @p comm.
+ *
+ * Messages between two ranks are received in the order they were sent. The
+ * receiver's count must equal the sender's (TC_ERR_MISMATCH otherwise).
+ * Inside tc_batch_begin() / tc_batch_end() the send is only recorded.
+ */
+tc_status_t tc_send(tc_comm_t *comm, const void *buf, size_t count, tc_dtype_t dtype, int peer,
+                    const tc_op_opts_t *opts, tc_work_t **work_p);
+
+/** @brief Receive @p count elements from rank @p peer (see tc_send()). */
+tc_status_t tc_recv(tc_comm_t *comm, void *buf, size_t count, tc_dtype_t dtype, int peer,
+                    const tc_op_opts_t *opts, tc_work_t **work_p);
+
+/**
+ * @brief Start recording a batch: tc_send() and tc_recv() calls on @p comm
+ *        until tc_batch_end() are issued together, concurrently.
+ *
+ * Inside a batch, send and recv take NULL opts and work_p; any other
+ * operation on @p comm is TC_ERR_INVALID_STATE.
+ */
+tc_status_t tc_batch_begin(tc_comm_t *comm);
+
+/** @brief Issue every send and receive recorded since tc_batch_begin(). */
+tc_status_t tc_batch_end(tc_comm_t *comm, const tc_op_opts_t *opts, tc_work_t **work_p);
+
+/**
+ * @brief Prepare an all-gather that is started many times with tc_work_start()
+ *        (same buffers, same counts), like torchcomms' persistent all_gather.
+ *
+ * Collective in the sense that every rank must prepare it; nothing moves until
+ * started. The schedule is built once.
+ */
+tc_status_t tc_all_gather_init(tc_comm_t *comm, const void *sendbuf, void *recvbuf, size_t count,
+                               tc_dtype_t dtype, const tc_op_opts_t *opts, tc_work_t **work_p);
+
+/** @brief Start a persistent work (from tc_all_gather_init()) that is not running. */
+tc_status_t tc_work_start(tc_work_t *work);
+
+/** @brief The states of a work object. */
+typedef enum tc_work_state {
+    TC_WORK_NOT_STARTED = 0, /**< persistent, not started (or completed and restartable) */
+    TC_WORK_IN_PROGRESS,     /**< running */
+    TC_WORK_COMPLETED,       /**< finished successfully */
+    TC_WORK_TIMED_OUT,       /**< its timeout ran out */
+    TC_WORK_FAILED,          /**< failed: see tc_work_status()'s result and tc_work_error() */
+} tc_work_state_t;
+
+/**
+ * @brief Wait until @p work completes, at most @p timeout_ms (< 0: until the
+ *        operation's own timeout).
+ * @return the operation's result; TC_ERR_TIMEOUT when @p timeout_ms ran out
+ *         first (the operation goes on: wait again, or test).
+ */
+tc_status_t tc_work_wait(tc_work_t *work, int64_t timeout_ms);
+
+/** @brief Progress @p work without blocking; *done_p = 1 when it has finished
+ *         (then the return value is its result). */
+tc_status_t tc_work_test(tc_work_t *work, int *done_p);
+
+/** @brief The state and result of @p work without progressing it. */
+tc_status_t tc_work_status(const tc_work_t *work, tc_work_state_t *state_p,
+                           tc_status_t *result_p);
+
+/** @brief The error text of a failed work ("" otherwise); valid until freed. */
+const char *tc_work_error(const tc_work_t *work);
+
+/**
+ * @brief Free a work object. A work still in progress is first waited for (up
+ *        to its timeout) so that no transfer into freed buffers can follow.
+ */
+tc_status_t tc_work_free(tc_work_t *work);
 
 #ifdef __cplusplus
 }

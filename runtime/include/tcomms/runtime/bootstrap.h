@@ -4,7 +4,8 @@
  *
  * Each rank puts its keys, one fence publishes them, and a peer's key is
  * fetched only when needed (so start-up does not grow with the world size).
- * Backends: PMIx (tcrun, mpirun, srun --mpi=pmix) and a world of one.
+ * Backends: PMIx (tcrun, mpirun, srun --mpi=pmix), the torchrun environment
+ * (a TCP store served by rank 0) and a world of one.
  * Every call that can wait takes a deadline.
  */
 #ifndef TCOMMS_RUNTIME_BOOTSTRAP_H
@@ -21,9 +22,12 @@ extern "C" {
 
 /** @brief Which bootstrap to use. */
 typedef enum tc_boot_kind {
-    TC_BOOT_AUTO = 0, /**< PMIx when a server is announced in the environment, else self */
+    TC_BOOT_AUTO = 0, /**< PMIx when a server is announced in the environment, else the
+                           torchrun environment when MASTER_ADDR is set, else self */
     TC_BOOT_PMIX,     /**< PMIx, an error when there is no server */
     TC_BOOT_SELF,     /**< a world of one */
+    TC_BOOT_ENV,      /**< torchrun's environment (MASTER_ADDR, MASTER_PORT, RANK, WORLD_SIZE,
+                           LOCAL_RANK, LOCAL_WORLD_SIZE); rank 0 serves a TCP key/value store */
 } tc_boot_kind_t;
 
 typedef struct tc_boot tc_boot_t;

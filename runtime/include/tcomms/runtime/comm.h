@@ -22,15 +22,18 @@ extern "C" {
 
 typedef struct tc_rt_comm tc_rt_comm_t;
 
-/** @brief Parameters of tc_rt_comm_create(). */
+/** @brief A running, finished or persistent operation. */
+typedef struct tc_rt_work tc_rt_work_t;
+
+/** @brief Parameters of tc_rt_comm_create() and of split communicators. */
 typedef struct tc_rt_comm_params {
-    tc_boot_kind_t boot;      /**< bootstrap */
+    tc_boot_kind_t boot;      /**< bootstrap (create only) */
     const char *name;         /**< name for logs, or NULL */
     const tc_hints_t *hints;  /**< communicator hints, or NULL */
-    int64_t timeout_ms;       /**< default timeout; <= 0: TC_TIMEOUT_S or 600 s */
+    int64_t timeout_ms;       /**< default timeout; <= 0: TC_TIMEOUT_S or 600 s (split: the parent's) */
 } tc_rt_comm_params_t;
 
-/** @brief One collective call. */
+/** @brief One collective call (or, with coll = TC_COLL_COUNT, a point-to-point batch). */
 typedef struct tc_rt_coll {
     tc_coll_t coll;
     const void *sendbuf;
@@ -41,17 +44,58 @@ typedef struct tc_rt_coll {
     int root;                 /**< -1 when not rooted */
     const tc_hints_t *hints;  /**< per-operation hints (algo=...), or NULL */
     int64_t timeout_ms;       /**< <= 0: the communicator's */
+    /** all_gather_v / reduce_scatter_v: [size] block lengths and offsets
+     *  (displs NULL: packed); NULL for the regular collectives. */
+    const size_t *counts;
+    const size_t *displs;
+    /** all_to_all_v (coll = TC_COLL_ALL_TO_ALL with these set): [size] each. */
+    const size_t *sendcounts, *sdispls, *recvcounts, *rdispls;
 } tc_rt_coll_t;
+
+/** @brief One send or receive of a point-to-point batch. */
+typedef struct tc_rt_p2p {
+    int is_send;
+    void *buf;
+    size_t count;
+    tc_dtype_t dtype;
+    int peer;
+} tc_rt_p2p_t;
+
+/** @brief How an operation is issued. */
+enum {
+    TC_RT_ASYNC = 1,      /**< return at once; the progress thread drives it */
+    TC_RT_PERSISTENT = 2, /**< prepare only; tc_rt_work_start() runs it, many times */
+};
 
 /** @brief Join the job and build the world communicator. Collective, bounded. */
 tc_status_t tc_rt_comm_create(const tc_rt_comm_params_t *params, tc_rt_comm_t **comm_p);
 
-/** @brief Free a communicator (local; never waits on peers). */
+/**
+ * @brief Split: ranks with the same @p color (>= 0) form a communicator ordered
+ *        by (@p key, rank). Collective over @p parent. @p color < 0: *child_p = NULL.
+ * @param list_hash a value every rank must pass equal (0 when unused), e.g. a
+ *        hash of an explicit rank list: ranks that differ get TC_ERR_MISMATCH.
+ */
+tc_status_t tc_rt_comm_split(tc_rt_comm_t *parent, int color, int key, uint64_t list_hash,
+                             const tc_rt_comm_params_t *params, tc_rt_comm_t **child_p);
+
+/** @brief Free a communicator (local; never waits on peers). Running works are
+ *         cancelled with TC_ERR_ABORTED; their objects stay valid until freed. */
 void tc_rt_comm_destroy(tc_rt_comm_t *comm);
 
 int tc_rt_comm_rank(const tc_rt_comm_t *comm);
 int tc_rt_comm_size(const tc_rt_comm_t *comm);
 const char *tc_rt_comm_name(const tc_rt_comm_t *comm);
+
+/** @brief Facts about a communicator. */
+typedef struct tc_rt_comm_info {
+    int local_size;
+    char launcher[32];
+    char host[64];
+    int peers_shm, peers_tcp, peers_self;
+} tc_rt_comm_info_t;
+
+void tc_rt_comm_info(tc_rt_comm_t *comm, tc_rt_comm_info_t *info);
 
 /**
  * @brief Whether rank @p peer runs on this node (its published topology node
@@ -67,6 +111,39 @@ tc_status_t tc_rt_comm_same_node(tc_rt_comm_t *comm, int peer, uint64_t deadline
  *         TC_ERR_PEER_FAILED naming the failed rank, or the algorithm's error.
  */
 tc_status_t tc_rt_coll_run(tc_rt_comm_t *comm, const tc_rt_coll_t *call);
+
+/**
+ * @brief Issue a collective with @p flags (TC_RT_ASYNC, TC_RT_PERSISTENT).
+ *        Without flags the call blocks and *work_p receives the finished work.
+ */
+tc_status_t tc_rt_coll_issue(tc_rt_comm_t *comm, const tc_rt_coll_t *call, int flags,
+                             tc_rt_work_t **work_p);
+
+/**
+ * @brief Issue @p n sends and receives together. Messages between two ranks
+ *        match in issue order. @p work_p NULL: blocking, no work object.
+ */
+tc_status_t tc_rt_p2p_issue(tc_rt_comm_t *comm, const tc_rt_p2p_t *ops, int n,
+                            const tc_hints_t *hints, int64_t timeout_ms, int flags,
+                            tc_rt_work_t **work_p);
+
+/** @brief Start a persistent work that is not running. */
+tc_status_t tc_rt_work_start(tc_rt_work_t *work);
+
+/** @brief Wait at most @p timeout_ms (< 0: the operation's own timeout). */
+tc_status_t tc_rt_work_wait(tc_rt_work_t *work, int64_t timeout_ms);
+
+/** @brief Progress once; *done_p = 1 when finished (the result is returned). */
+tc_status_t tc_rt_work_test(tc_rt_work_t *work, int *done_p);
+
+/** @brief Whether it runs (TC_RT_WORK_RUNNING...) and its result. */
+void tc_rt_work_state(const tc_rt_work_t *work, int *running_p, int *started_p,
+                      tc_status_t *result_p);
+
+const char *tc_rt_work_error(const tc_rt_work_t *work);
+
+/** @brief Free a work (a running one is waited for, bounded by its timeout). */
+tc_status_t tc_rt_work_free(tc_rt_work_t *work);
 
 #ifdef __cplusplus
 }

@@ -1,0 +1,117 @@
+/* Public point-to-point: send, receive, and batches of them. */
+#include <stdlib.h>
+
+#include "api_impl.h"
+
+static tc_status_t p2p_check(tc_comm_t *comm, const char *fn, const void *buf, size_t count,
+                             tc_dtype_t dtype, int peer)
+{
+    tc_status_t st = tc_api_check_comm(comm, fn);
+    if (st != TC_OK)
+        return st;
+    int size = tc_rt_comm_size(comm->rt);
+    if ((unsigned)dtype >= TC_DTYPE_COUNT)
+        return tc_error_set(TC_ERR_INVALID_ARG, "%s: dtype %d is not a tc_dtype_t", fn,
+                            (int)dtype);
+    if (peer < 0 || peer >= size)
+        return tc_error_set(TC_ERR_INVALID_ARG, "%s: peer %d is not a rank of the communicator "
+                            "(size %d)", fn, peer, size);
+    if (count > (UINT64_C(1) << 48) / tc_dtype_size(dtype))
+        return tc_error_set(TC_ERR_INVALID_ARG, "%s: count %zu of %s is too large", fn, count,
+                            tc_dtype_name(dtype));
+    if (count && !buf)
+        return tc_error_set(TC_ERR_INVALID_ARG, "%s: buf is NULL with %zu elements", fn, count);
+    return TC_OK;
+}
+
+static tc_status_t batch_add(tc_comm_t *comm, const char *fn, const tc_rt_p2p_t *op,
+                             const tc_op_opts_t *opts, tc_work_t **work_p)
+{
+    if (opts || work_p)
+        return tc_error_set(TC_ERR_INVALID_ARG, "%s: inside a batch, opts and work_p must be "
+                            "NULL (pass them to tc_batch_end)", fn);
+    if (comm->batch_n == comm->batch_cap) {
+        int cap = comm->batch_cap ? comm->batch_cap * 2 : 16;
+        tc_rt_p2p_t *b = realloc(comm->batch, (size_t)cap * sizeof(*b));
+        if (!b)
+            return tc_error_set(TC_ERR_NO_MEMORY, "%s: a batch of %d operations", fn, cap);
+        comm->batch = b;
+        comm->batch_cap = cap;
+    }
+    comm->batch[comm->batch_n++] = *op;
+    return TC_OK;
+}
+
+static tc_status_t p2p_issue(tc_comm_t *comm, const char *fn, const tc_rt_p2p_t *ops, int n,
+                             const tc_op_opts_t *opts, tc_work_t **work_p)
+{
+    tc_hints_t hints;
+    tc_hints_init(&hints);
+    int64_t timeout_ms;
+    int flags;
+    tc_work_t *work = NULL;
+    tc_status_t st = tc_api_op_opts(opts, fn, &hints, &timeout_ms, &flags, work_p);
+    if (st == TC_OK && work_p)
+        st = tc_api_work_new(fn, &work);
+    if (st == TC_OK) {
+        tc_rt_work_t *rt = NULL;
+        st = tc_rt_p2p_issue(comm->rt, ops, n, &hints, timeout_ms, flags, work_p ? &rt : NULL);
+        if (rt) {
+            work->rt = rt;
+            *work_p = work;
+            work = NULL;
+        }
+    }
+    tc_api_work_drop(work);
+    tc_hints_free(&hints);
+    return st;
+}
+
+static tc_status_t p2p(tc_comm_t *comm, const char *fn, int is_send, void *buf, size_t count,
+                       tc_dtype_t dtype, int peer, const tc_op_opts_t *opts, tc_work_t **work_p)
+{
+    tc_status_t st = p2p_check(comm, fn, buf, count, dtype, peer);
+    if (st != TC_OK)
+        return st;
+    tc_rt_p2p_t op = {is_send, buf, count, dtype, peer};
+    if (comm->in_batch)
+        return batch_add(comm, fn, &op, opts, work_p);
+    return p2p_issue(comm, fn, &op, 1, opts, work_p);
+}
+
+tc_status_t tc_send(tc_comm_t *comm, const void *buf, size_t count, tc_dtype_t dtype, int peer,
+                    const tc_op_opts_t *opts, tc_work_t **work_p)
+{
+    return p2p(comm, "tc_send", 1, (void *)buf, count, dtype, peer, opts, work_p);
+}
+
+tc_status_t tc_recv(tc_comm_t *comm, void *buf, size_t count, tc_dtype_t dtype, int peer,
+                    const tc_op_opts_t *opts, tc_work_t **work_p)
+{
+    return p2p(comm, "tc_recv", 0, buf, count, dtype, peer, opts, work_p);
+}
+
+tc_status_t tc_batch_begin(tc_comm_t *comm)
+{
+    tc_status_t st = tc_api_check_not_batching(comm, "tc_batch_begin");
+    if (st != TC_OK)
+        return st;
+    comm->in_batch = 1;
+    comm->batch_n = 0;
+    return TC_OK;
+}
+
+tc_status_t tc_batch_end(tc_comm_t *comm, const tc_op_opts_t *opts, tc_work_t **work_p)
+{
+    static const char fn[] = "tc_batch_end";
+    tc_status_t st = tc_api_check_comm(comm, fn);
+    if (st != TC_OK)
+        return st;
+    if (!comm->in_batch)
+        return tc_error_set(TC_ERR_INVALID_STATE, "%s: no tc_batch_begin on comm '%s'", fn,
+                            tc_rt_comm_name(comm->rt));
+    comm->in_batch = 0;
+    int n = comm->batch_n;
+    comm->batch_n = 0;
+    return p2p_issue(comm, fn, comm->batch, n, opts, work_p);
+}

@@ -1,0 +1,1005 @@
+/*
+ * The key/value store of the torchrun-environment bootstrap, served by rank 0.
+ *
+ * One thread polls the listening socket and every client's non-blocking
+ * socket; nothing it does can block on one client. Bytes from a client are
+ * untrusted: a malformed frame closes that connection with a logged error.
+ * A connection must say hello within BS_HELLO_TIMEOUT_NS; a client that leaves
+ * more than BS_MAX_OUT bytes of replies unread is dropped.
+ *
+ * Fences: rank r has reached arrived[r]; fence_count[s-1] counts the ranks
+ * that reached fence s. A client waits in at most one fence; it is answered
+ * when every rank has reached it, when its wait ran out (with the missing
+ * ranks), or at once when a rank that has not reached it left the store.
+ *
+ * Memory grows with the keys stored (it is the store) and O(world) per rank.
+ */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <poll.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/eventfd.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "boot_store.h"
+#include "tcomms/base/hmap.h"
+#include "tcomms/base/log.h"
+#include "tcomms/base/time.h"
+#include "tcomms/base/vec.h"
+#include "tcomms/base/wire.h"
+
+#define BS_NS_PER_MS 1000000ull
+#define BS_HELLO_TIMEOUT_NS (10ull * 1000000000ull)
+#define BS_CLOSE_FLUSH_NS (2ull * 1000000000ull)
+#define BS_MAX_OUT (16u << 20)
+#define BS_READ_BUDGET (1u << 20) /* bytes read from one client per poll round */
+#define BS_MISSING_LISTED 16
+#define BS_REPLY_FIXED 16 /* request, status, length */
+
+typedef struct bs_entry {
+    struct bs_entry *next; /* same hash */
+    uint32_t rank;
+    uint32_t vlen;
+    uint16_t klen;
+    uint8_t data[]; /* key, then value */
+} bs_entry_t;
+
+enum { BS_RANK_ABSENT = 0, BS_RANK_JOINED, BS_RANK_LEFT };
+
+typedef struct bs_conn {
+    int fd;
+    int rank;            /* -1 until its hello is accepted */
+    bool said_bye;
+    bool closing;        /* flush the output, then close */
+    bool dead;           /* closed: removed after this poll round */
+    uint64_t deadline_ns; /* of the hello, or of the flush before closing */
+    char name[64];       /* the peer's address, for logs */
+    uint8_t hdr[TC_BS_HDR_LEN];
+    size_t hdr_got;
+    bool in_body;
+    uint8_t type;
+    uint8_t *body;
+    uint32_t body_len;
+    size_t body_got;
+    uint8_t *out;
+    size_t out_len, out_off, out_cap;
+    bool fence_waiting;
+    uint64_t fence_req, fence_seq, fence_start_ns, fence_deadline_ns;
+} bs_conn_t;
+
+struct tc_boot_store {
+    int listen_fd;
+    int wake_fd;
+    int port;
+    int world;
+    char secret[TC_BS_MAX_SECRET];
+    size_t secret_len;
+    pthread_t thread;
+    atomic_bool stop;
+    _Atomic uint64_t linger_deadline_ns;
+    /* Everything below belongs to the thread. */
+    bs_conn_t **conns;
+    size_t nconns, conns_cap;
+    struct pollfd *pfds;
+    size_t pfds_cap;
+    uint64_t accept_pause_until_ns;
+    uint8_t *rank_state;
+    uint64_t *arrived;
+    uint64_t left_min_arrived; /* the least fence reached by a rank that left */
+    int left_min_rank;
+    tc_vec_t fence_count; /* uint32_t per fence */
+    tc_hmap_t table;      /* hash of (rank, key) -> chain of bs_entry_t */
+    size_t nkeys;
+};
+
+/* ---- frame headers (shared with the clients) ---- */
+
+void tc_boot_store_hdr_write(uint8_t hdr[TC_BS_HDR_LEN], uint8_t type, uint32_t body_len)
+{
+    tc_wire_writer_t w;
+    tc_wire_writer_init(&w, hdr, TC_BS_HDR_LEN);
+    /* Cannot fail: the header fits exactly. */
+    (void)tc_wire_put_u32(&w, body_len);
+    (void)tc_wire_put_u8(&w, type);
+    (void)tc_wire_put_u8(&w, 0);
+    (void)tc_wire_put_u16(&w, 0);
+}
+
+tc_status_t tc_boot_store_hdr_parse(const uint8_t hdr[TC_BS_HDR_LEN], uint8_t *type_p,
+                                    uint32_t *body_len_p)
+{
+    tc_wire_reader_t r;
+    uint32_t len;
+    uint8_t type, zero8;
+    uint16_t zero16;
+    tc_wire_reader_init(&r, hdr, TC_BS_HDR_LEN);
+    (void)tc_wire_get_u32(&r, &len);
+    (void)tc_wire_get_u8(&r, &type);
+    (void)tc_wire_get_u8(&r, &zero8);
+    (void)tc_wire_get_u16(&r, &zero16);
+    if (zero8 != 0 || zero16 != 0)
+        return tc_error_set(TC_ERR_PROTOCOL, "frame header with non-zero reserved bytes "
+                            "(0x%02x 0x%04x): not a tcomms store peer", zero8, zero16);
+    if (type != TC_BS_HELLO && type != TC_BS_PUT && type != TC_BS_FENCE && type != TC_BS_GET &&
+        type != TC_BS_BYE && type != TC_BS_REPLY)
+        return tc_error_set(TC_ERR_PROTOCOL, "frame of unknown type %u", type);
+    if (len > TC_BS_MAX_BODY)
+        return tc_error_set(TC_ERR_PROTOCOL, "frame of type %u announces %u bytes, more than "
+                            "the limit of %u", type, len, TC_BS_MAX_BODY);
+    *type_p = type;
+    *body_len_p = len;
+    return TC_OK;
+}
+
+/* ---- the table ---- */
+
+static uint64_t bs_hash(uint32_t rank, const uint8_t *key, size_t klen)
+{
+    uint64_t h = 1469598103934665603ull; /* FNV-1a */
+    for (int i = 0; i < 4; i++) {
+        h ^= (rank >> (8 * i)) & 0xff;
+        h *= 1099511628211ull;
+    }
+    for (size_t i = 0; i < klen; i++) {
+        h ^= key[i];
+        h *= 1099511628211ull;
+    }
+    return h;
+}
+
+static bs_entry_t *bs_find(tc_boot_store_t *st, uint32_t rank, const uint8_t *key, size_t klen)
+{
+    for (bs_entry_t *e = tc_hmap_get(&st->table, bs_hash(rank, key, klen)); e; e = e->next)
+        if (e->rank == rank && e->klen == klen && memcmp(e->data, key, klen) == 0)
+            return e;
+    return NULL;
+}
+
+static tc_status_t bs_store(tc_boot_store_t *st, uint32_t rank, const uint8_t *key, uint16_t klen,
+                            const uint8_t *val, uint32_t vlen)
+{
+    uint64_t h = bs_hash(rank, key, klen);
+    bs_entry_t *head = tc_hmap_get(&st->table, h);
+    bs_entry_t *e = malloc(sizeof(*e) + klen + (size_t)vlen);
+    if (!e)
+        return tc_error_set(TC_ERR_NO_MEMORY, "store: no memory for a value of %u bytes", vlen);
+    e->rank = rank;
+    e->klen = klen;
+    e->vlen = vlen;
+    memcpy(e->data, key, klen);
+    if (vlen)
+        memcpy(e->data + klen, val, vlen);
+    /* Replace an earlier value of the same key in place in its chain. */
+    for (bs_entry_t **pp = &head; *pp; pp = &(*pp)->next) {
+        bs_entry_t *old = *pp;
+        if (old->rank == rank && old->klen == klen && memcmp(old->data, key, klen) == 0) {
+            e->next = old->next;
+            *pp = e;
+            free(old);
+            return tc_hmap_put(&st->table, h, head); /* only replaces: cannot fail */
+        }
+    }
+    e->next = head;
+    tc_status_t rc = tc_hmap_put(&st->table, h, e);
+    if (rc != TC_OK) {
+        free(e);
+        return rc;
+    }
+    st->nkeys++;
+    return TC_OK;
+}
+
+static void bs_table_free(tc_boot_store_t *st)
+{
+    size_t it = 0;
+    void *v;
+    while (tc_hmap_next(&st->table, &it, NULL, &v)) {
+        for (bs_entry_t *e = v, *next; e; e = next) {
+            next = e->next;
+            free(e);
+        }
+    }
+    tc_hmap_free(&st->table);
+}
+
+/* ---- output ---- */
+
+static void bs_drop(tc_boot_store_t *st, bs_conn_t *c, const char *why);
+
+static void bs_flush(tc_boot_store_t *st, bs_conn_t *c)
+{
+    while (!c->dead && c->out_off < c->out_len) {
+        ssize_t n = send(c->fd, c->out + c->out_off, c->out_len - c->out_off,
+                         MSG_NOSIGNAL | MSG_DONTWAIT);
+        if (n > 0) {
+            c->out_off += (size_t)n;
+        } else if (n < 0 && errno == EINTR) {
+            continue;
+        } else if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
+            return;
+        } else {
+            char why[160];
+            snprintf(why, sizeof(why), "send failed: %s", strerror(errno));
+            bs_drop(st, c, why);
+            return;
+        }
+    }
+    c->out_off = c->out_len = 0;
+}
+
+/* Queue a REPLY frame and try to send it at once. */
+static void bs_reply(tc_boot_store_t *st, bs_conn_t *c, uint64_t req, tc_status_t status,
+                     const void *data, uint32_t len)
+{
+    size_t need = TC_BS_HDR_LEN + BS_REPLY_FIXED + (size_t)len;
+    if (c->dead)
+        return;
+    if (c->out_len - c->out_off + need > BS_MAX_OUT) {
+        tc_log_error(TC_SUBSYS_RUNTIME, "bootstrap store: dropping %s (rank %d): it leaves more "
+                     "than %u bytes of replies unread", c->name, c->rank, BS_MAX_OUT);
+        bs_drop(st, c, "too many unread replies");
+        return;
+    }
+    if (c->out_off > 0 && c->out_off == c->out_len)
+        c->out_off = c->out_len = 0;
+    if (c->out_len + need > c->out_cap) {
+        size_t cap = c->out_cap ? c->out_cap : 4096;
+        while (cap < c->out_len + need)
+            cap *= 2;
+        uint8_t *p = realloc(c->out, cap);
+        if (!p) {
+            tc_log_error(TC_SUBSYS_RUNTIME, "bootstrap store: no memory for a reply of %zu "
+                         "bytes to %s", need, c->name);
+            bs_drop(st, c, "out of memory");
+            return;
+        }
+        c->out = p;
+        c->out_cap = cap;
+    }
+    uint8_t *p = c->out + c->out_len;
+    tc_wire_writer_t w;
+    tc_boot_store_hdr_write(p, TC_BS_REPLY, (uint32_t)(BS_REPLY_FIXED + len));
+    tc_wire_writer_init(&w, p + TC_BS_HDR_LEN, need - TC_BS_HDR_LEN);
+    (void)tc_wire_put_u64(&w, req);
+    (void)tc_wire_put_u32(&w, (uint32_t)(int32_t)status);
+    (void)tc_wire_put_u32(&w, len);
+    (void)tc_wire_put_bytes(&w, data, len);
+    c->out_len += need;
+    bs_flush(st, c);
+}
+
+static void bs_reply_text(tc_boot_store_t *st, bs_conn_t *c, uint64_t req, tc_status_t status,
+                          const char *fmt, ...) __attribute__((format(printf, 5, 6)));
+
+static void bs_reply_text(tc_boot_store_t *st, bs_conn_t *c, uint64_t req, tc_status_t status,
+                          const char *fmt, ...)
+{
+    char text[TC_BS_MAX_TEXT];
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vsnprintf(text, sizeof(text), fmt, ap);
+    va_end(ap);
+    if (n < 0)
+        n = 0;
+    if ((size_t)n >= sizeof(text))
+        n = (int)sizeof(text) - 1;
+    bs_reply(st, c, req, status, text, (uint32_t)n);
+}
+
+/* ---- fences ---- */
+
+static uint32_t bs_fence_count(const tc_boot_store_t *st, uint64_t seq)
+{
+    uint32_t *n = tc_vec_at(&st->fence_count, (size_t)(seq - 1));
+    return n ? *n : 0;
+}
+
+/* Answer every client waiting in fence @p seq if all ranks have reached it. */
+static void bs_fence_check_complete(tc_boot_store_t *st, uint64_t seq)
+{
+    if (bs_fence_count(st, seq) != (uint32_t)st->world)
+        return;
+    for (size_t i = 0; i < st->nconns; i++) {
+        bs_conn_t *c = st->conns[i];
+        if (c->fence_waiting && c->fence_seq == seq) {
+            c->fence_waiting = false;
+            bs_reply(st, c, c->fence_req, TC_OK, NULL, 0);
+        }
+    }
+}
+
+/* A rank that left before fence s dooms it: answer its waiters now rather than at their deadline. */
+static void bs_fence_fail_doomed(tc_boot_store_t *st)
+{
+    for (size_t i = 0; i < st->nconns; i++) {
+        bs_conn_t *c = st->conns[i];
+        if (c->fence_waiting && c->fence_seq > st->left_min_arrived) {
+            c->fence_waiting = false;
+            bs_reply_text(st, c, c->fence_req, TC_ERR_PEER_FAILED,
+                          "fence %llu cannot complete: rank %d left the store after reaching "
+                          "fence %llu only", (unsigned long long)c->fence_seq, st->left_min_rank,
+                          (unsigned long long)st->left_min_arrived);
+        }
+    }
+}
+
+static void bs_fence_timeout(tc_boot_store_t *st, bs_conn_t *c, uint64_t now)
+{
+    char list[TC_BS_MAX_TEXT / 2];
+    size_t off = 0;
+    int missing = 0, never = 0;
+    uint64_t seq = c->fence_seq;
+    list[0] = '\0';
+    for (int r = 0; r < st->world; r++) {
+        if (st->arrived[r] >= seq)
+            continue;
+        if (st->rank_state[r] == BS_RANK_ABSENT)
+            never++;
+        if (missing++ < BS_MISSING_LISTED && off < sizeof(list)) {
+            int n = snprintf(list + off, sizeof(list) - off, "%s%d", off ? " " : "", r);
+            off += n > 0 ? (size_t)n : 0;
+        }
+    }
+    c->fence_waiting = false;
+    bs_reply_text(st, c, c->fence_req, TC_ERR_TIMEOUT,
+                  "fence %llu: %d of %d ranks arrived within %llu ms; missing %s%s "
+                  "(%d of the missing never connected to the store)",
+                  (unsigned long long)seq, st->world - missing, st->world,
+                  (unsigned long long)((now - c->fence_start_ns) / BS_NS_PER_MS), list,
+                  missing > BS_MISSING_LISTED ? " ..." : "", never);
+}
+
+static tc_status_t bs_on_fence(tc_boot_store_t *st, bs_conn_t *c, tc_wire_reader_t *r)
+{
+    uint64_t req, seq;
+    uint32_t wait_ms;
+    if (tc_wire_get_u64(r, &req) != TC_OK || tc_wire_get_u64(r, &seq) != TC_OK ||
+        tc_wire_get_u32(r, &wait_ms) != TC_OK || tc_wire_reader_left(r) != 0)
+        return tc_error_set(TC_ERR_PROTOCOL, "FENCE body of %zu bytes, expected 20", r->len);
+    uint64_t have = st->arrived[c->rank];
+    if (seq != have && seq != have + 1)
+        return tc_error_set(TC_ERR_PROTOCOL, "FENCE %llu after fence %llu",
+                            (unsigned long long)seq, (unsigned long long)have);
+    if (seq == 0)
+        return tc_error_set(TC_ERR_PROTOCOL, "FENCE 0 (fences count from 1)");
+    uint64_t now = tc_time_ns();
+    if (seq == have + 1) {
+        if (tc_vec_size(&st->fence_count) < seq) {
+            uint32_t zero = 0;
+            if (tc_vec_push(&st->fence_count, &zero) != TC_OK)
+                return tc_error_set(TC_ERR_NO_MEMORY, "store: no memory for fence %llu",
+                                    (unsigned long long)seq);
+        }
+        (*(uint32_t *)tc_vec_at(&st->fence_count, (size_t)(seq - 1)))++;
+        st->arrived[c->rank] = seq;
+    }
+    /* A repeated fence (the client timed out and tries again) replaces the old wait. */
+    c->fence_waiting = true;
+    c->fence_req = req;
+    c->fence_seq = seq;
+    c->fence_start_ns = now;
+    c->fence_deadline_ns =
+        wait_ms == TC_BS_WAIT_FOREVER ? UINT64_MAX : now + (uint64_t)wait_ms * BS_NS_PER_MS;
+    bs_fence_check_complete(st, seq);
+    if (c->fence_waiting && st->left_min_arrived < seq)
+        bs_fence_fail_doomed(st);
+    return TC_OK;
+}
+
+static void bs_rank_left(tc_boot_store_t *st, int rank, const char *how)
+{
+    st->rank_state[rank] = BS_RANK_LEFT;
+    if (st->arrived[rank] < st->left_min_arrived) {
+        st->left_min_arrived = st->arrived[rank];
+        st->left_min_rank = rank;
+    }
+    tc_log_debug(TC_SUBSYS_RUNTIME, "bootstrap store: rank %d %s after fence %llu", rank, how,
+                 (unsigned long long)st->arrived[rank]);
+    bs_fence_fail_doomed(st);
+}
+
+/* ---- requests ---- */
+
+static bool bs_secret_ok(const tc_boot_store_t *st, const uint8_t *s, size_t len)
+{
+    /* Compare in time independent of where the bytes differ. */
+    unsigned diff = len != st->secret_len;
+    for (size_t i = 0; i < len && i < st->secret_len; i++)
+        diff |= (unsigned)(s[i] ^ (uint8_t)st->secret[i]);
+    return diff == 0;
+}
+
+static void bs_reject(tc_boot_store_t *st, bs_conn_t *c, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+/* Tell a client why its hello was refused, then close once that is sent. */
+static void bs_reject(tc_boot_store_t *st, bs_conn_t *c, const char *fmt, ...)
+{
+    char text[TC_BS_MAX_TEXT];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(text, sizeof(text), fmt, ap);
+    va_end(ap);
+    tc_log_warn(TC_SUBSYS_RUNTIME, "bootstrap store: refused %s: %s", c->name, text);
+    bs_reply(st, c, 0, TC_ERR_BOOTSTRAP, text, (uint32_t)strlen(text));
+    c->closing = true;
+    c->deadline_ns = tc_time_ns() + BS_CLOSE_FLUSH_NS;
+}
+
+static tc_status_t bs_on_hello(tc_boot_store_t *st, bs_conn_t *c, tc_wire_reader_t *r)
+{
+    uint32_t magic, rank, world;
+    uint16_t version, slen;
+    const void *secret;
+    if (tc_wire_get_u32(r, &magic) != TC_OK || tc_wire_get_u16(r, &version) != TC_OK)
+        return tc_error_set(TC_ERR_PROTOCOL, "HELLO body of %zu bytes is too short", r->len);
+    if (magic != TC_BS_MAGIC)
+        return tc_error_set(TC_ERR_PROTOCOL, "HELLO with magic 0x%08x, expected 0x%08x: not a "
+                            "tcomms client", magic, TC_BS_MAGIC);
+    if (version != TC_BS_VERSION) {
+        bs_reject(st, c, "protocol version %u, the store speaks %u (mixed tcomms versions?)",
+                  version, TC_BS_VERSION);
+        return TC_OK;
+    }
+    if (tc_wire_get_u32(r, &rank) != TC_OK || tc_wire_get_u32(r, &world) != TC_OK ||
+        tc_wire_get_u16(r, &slen) != TC_OK || slen > TC_BS_MAX_SECRET ||
+        tc_wire_get_view(r, slen, &secret) != TC_OK || tc_wire_reader_left(r) != 0)
+        return tc_error_set(TC_ERR_PROTOCOL, "malformed HELLO body of %zu bytes", r->len);
+    if (!bs_secret_ok(st, secret, slen)) {
+        if (slen == 0)
+            bs_reject(st, c, "rank %u sent no TC_JOB_SECRET but the store has one", rank);
+        else if (st->secret_len == 0)
+            bs_reject(st, c, "rank %u sent a TC_JOB_SECRET but the store has none", rank);
+        else
+            bs_reject(st, c, "rank %u sent a TC_JOB_SECRET that does not match the store's",
+                      rank);
+    } else if (world != (uint32_t)st->world) {
+        bs_reject(st, c, "rank %u has WORLD_SIZE=%u but the store (rank 0) has WORLD_SIZE=%d",
+                  rank, world, st->world);
+    } else if (rank >= world) {
+        bs_reject(st, c, "RANK=%u is not below WORLD_SIZE=%u", rank, world);
+    } else if (st->rank_state[rank] == BS_RANK_JOINED) {
+        bs_reject(st, c, "rank %u is already connected to the store (duplicate RANK?)", rank);
+    } else if (st->rank_state[rank] == BS_RANK_LEFT) {
+        bs_reject(st, c, "rank %u already joined and left this store", rank);
+    } else {
+        c->rank = (int)rank;
+        c->deadline_ns = UINT64_MAX;
+        st->rank_state[rank] = BS_RANK_JOINED;
+        tc_log_debug(TC_SUBSYS_RUNTIME, "bootstrap store: rank %u joined from %s", rank, c->name);
+        bs_reply(st, c, 0, TC_OK, NULL, 0);
+    }
+    return TC_OK;
+}
+
+/* Read a key: 1..TC_BS_MAX_KEY bytes, no NUL. */
+static tc_status_t bs_get_key(tc_wire_reader_t *r, const uint8_t **key_p, uint16_t *klen_p)
+{
+    uint16_t klen;
+    const void *key;
+    if (tc_wire_get_u16(r, &klen) != TC_OK || klen == 0 || klen > TC_BS_MAX_KEY ||
+        tc_wire_get_view(r, klen, &key) != TC_OK)
+        return tc_error_set(TC_ERR_PROTOCOL, "malformed key (length 1..%d expected)",
+                            TC_BS_MAX_KEY);
+    if (memchr(key, '\0', klen))
+        return tc_error_set(TC_ERR_PROTOCOL, "key with a NUL byte");
+    *key_p = key;
+    *klen_p = klen;
+    return TC_OK;
+}
+
+static tc_status_t bs_on_put(tc_boot_store_t *st, bs_conn_t *c, tc_wire_reader_t *r)
+{
+    const uint8_t *key;
+    const void *val;
+    uint16_t klen;
+    uint32_t vlen;
+    tc_status_t rc = bs_get_key(r, &key, &klen);
+    if (rc != TC_OK)
+        return rc;
+    if (tc_wire_get_u32(r, &vlen) != TC_OK || vlen > TC_BS_MAX_VALUE ||
+        tc_wire_get_view(r, vlen, &val) != TC_OK || tc_wire_reader_left(r) != 0)
+        return tc_error_set(TC_ERR_PROTOCOL, "malformed PUT of key '%.*s' (body %zu bytes)",
+                            (int)klen, (const char *)key, r->len);
+    return bs_store(st, (uint32_t)c->rank, key, klen, val, vlen);
+}
+
+static tc_status_t bs_on_get(tc_boot_store_t *st, bs_conn_t *c, tc_wire_reader_t *r)
+{
+    uint64_t req;
+    uint32_t rank;
+    const uint8_t *key;
+    uint16_t klen;
+    tc_status_t rc;
+    if (tc_wire_get_u64(r, &req) != TC_OK || tc_wire_get_u32(r, &rank) != TC_OK)
+        return tc_error_set(TC_ERR_PROTOCOL, "GET body of %zu bytes is too short", r->len);
+    if ((rc = bs_get_key(r, &key, &klen)) != TC_OK)
+        return rc;
+    if (tc_wire_reader_left(r) != 0)
+        return tc_error_set(TC_ERR_PROTOCOL, "GET with %zu trailing bytes",
+                            tc_wire_reader_left(r));
+    if (rank >= (uint32_t)st->world) {
+        bs_reply_text(st, c, req, TC_ERR_INVALID_ARG, "get of rank %u of %d", rank, st->world);
+        return TC_OK;
+    }
+    bs_entry_t *e = bs_find(st, rank, key, klen);
+    if (!e)
+        bs_reply_text(st, c, req, TC_ERR_NOT_FOUND, "rank %u has no key '%.*s' in the store "
+                      "(never put, or not fenced yet)", rank, (int)klen, (const char *)key);
+    else
+        bs_reply(st, c, req, TC_OK, e->data + e->klen, e->vlen);
+    return TC_OK;
+}
+
+static tc_status_t bs_on_frame(tc_boot_store_t *st, bs_conn_t *c)
+{
+    tc_wire_reader_t r;
+    tc_wire_reader_init(&r, c->body, c->body_len);
+    if (c->rank < 0 && c->type != TC_BS_HELLO)
+        return tc_error_set(TC_ERR_PROTOCOL, "frame of type %u before the hello", c->type);
+    if (c->said_bye)
+        return tc_error_set(TC_ERR_PROTOCOL, "frame of type %u after the goodbye", c->type);
+    switch (c->type) {
+    case TC_BS_HELLO:
+        if (c->rank >= 0)
+            return tc_error_set(TC_ERR_PROTOCOL, "second HELLO");
+        return bs_on_hello(st, c, &r);
+    case TC_BS_PUT:
+        return bs_on_put(st, c, &r);
+    case TC_BS_FENCE:
+        return bs_on_fence(st, c, &r);
+    case TC_BS_GET:
+        return bs_on_get(st, c, &r);
+    case TC_BS_BYE:
+        if (c->body_len != 0)
+            return tc_error_set(TC_ERR_PROTOCOL, "BYE with a body of %u bytes", c->body_len);
+        c->said_bye = true;
+        c->fence_waiting = false;
+        bs_rank_left(st, c->rank, "said goodbye");
+        return TC_OK;
+    default:
+        return tc_error_set(TC_ERR_PROTOCOL, "frame of type %u from a client", c->type);
+    }
+}
+
+/* ---- connections ---- */
+
+static void bs_drop(tc_boot_store_t *st, bs_conn_t *c, const char *why)
+{
+    if (c->dead)
+        return;
+    c->dead = true;
+    c->fence_waiting = false;
+    if (c->rank >= 0 && !c->said_bye) {
+        tc_log_debug(TC_SUBSYS_RUNTIME, "bootstrap store: rank %d (%s) disconnected: %s", c->rank,
+                     c->name, why);
+        bs_rank_left(st, c->rank, "disconnected without goodbye");
+    }
+}
+
+static void bs_conn_free(bs_conn_t *c)
+{
+    if (c->fd >= 0)
+        close(c->fd);
+    free(c->body);
+    free(c->out);
+    free(c);
+}
+
+/* Read what is there (up to a budget, for fairness) and handle every complete frame. */
+static void bs_read(tc_boot_store_t *st, bs_conn_t *c)
+{
+    size_t budget = BS_READ_BUDGET;
+    while (!c->dead && !c->closing && budget > 0) {
+        uint8_t *dst;
+        size_t want;
+        if (!c->in_body) {
+            dst = c->hdr + c->hdr_got;
+            want = TC_BS_HDR_LEN - c->hdr_got;
+        } else {
+            dst = c->body + c->body_got;
+            want = c->body_len - c->body_got;
+        }
+        ssize_t n = want ? recv(c->fd, dst, want < budget ? want : budget, MSG_DONTWAIT) : 0;
+        if (want && n == 0) {
+            bs_drop(st, c, c->hdr_got || c->in_body ? "closed in the middle of a frame"
+                                                    : "closed the connection");
+            return;
+        }
+        if (n < 0) {
+            if (errno == EINTR)
+                continue;
+            if (errno != EAGAIN && errno != EWOULDBLOCK) {
+                char why[160];
+                snprintf(why, sizeof(why), "recv failed: %s", strerror(errno));
+                bs_drop(st, c, why);
+            }
+            return;
+        }
+        budget -= (size_t)n;
+        if (!c->in_body) {
+            c->hdr_got += (size_t)n;
+            if (c->hdr_got < TC_BS_HDR_LEN)
+                continue;
+            tc_status_t rc = tc_boot_store_hdr_parse(c->hdr, &c->type, &c->body_len);
+            if (rc == TC_OK && c->type == TC_BS_REPLY)
+                rc = tc_error_set(TC_ERR_PROTOCOL, "REPLY frame from a client");
+            if (rc == TC_OK && c->rank < 0 && c->body_len > 64 + TC_BS_MAX_SECRET)
+                rc = tc_error_set(TC_ERR_PROTOCOL, "%u-byte frame before the hello",
+                                  c->body_len);
+            if (rc == TC_OK && c->body_len > 0 && !(c->body = malloc(c->body_len)))
+                rc = tc_error_set(TC_ERR_NO_MEMORY, "no memory for a frame of %u bytes",
+                                  c->body_len);
+            if (rc != TC_OK) {
+                tc_log_error(TC_SUBSYS_RUNTIME, "bootstrap store: closing the connection "
+                             "from %s (rank %d): %s", c->name, c->rank, tc_last_error());
+                bs_drop(st, c, "malformed frame");
+                return;
+            }
+            c->in_body = true;
+            c->body_got = 0;
+        } else {
+            c->body_got += (size_t)n;
+        }
+        if (c->body_got < c->body_len)
+            continue;
+        tc_status_t rc = bs_on_frame(st, c);
+        free(c->body);
+        c->body = NULL;
+        c->in_body = false;
+        c->hdr_got = 0;
+        if (rc != TC_OK) {
+            tc_log_error(TC_SUBSYS_RUNTIME, "bootstrap store: closing the connection from %s "
+                         "(rank %d): %s", c->name, c->rank, tc_last_error());
+            bs_drop(st, c, "malformed frame");
+            return;
+        }
+    }
+}
+
+static void bs_accept(tc_boot_store_t *st)
+{
+    for (;;) {
+        struct sockaddr_storage ss;
+        socklen_t sl = sizeof(ss);
+        int fd = accept4(st->listen_fd, (struct sockaddr *)&ss, &sl, SOCK_NONBLOCK | SOCK_CLOEXEC);
+        if (fd < 0) {
+            if (errno == EINTR || errno == ECONNABORTED)
+                continue;
+            if (errno == EMFILE || errno == ENFILE || errno == ENOBUFS || errno == ENOMEM) {
+                /* The connection stays queued; look again a little later instead of spinning. */
+                tc_log_warn(TC_SUBSYS_RUNTIME, "bootstrap store: accept failed: %s",
+                            strerror(errno));
+                st->accept_pause_until_ns = tc_time_ns() + 100 * BS_NS_PER_MS;
+            }
+            return;
+        }
+        bs_conn_t *c = NULL;
+        if (st->nconns >= (size_t)st->world * 2 + 64) {
+            tc_log_warn(TC_SUBSYS_RUNTIME, "bootstrap store: refusing a connection: already %zu "
+                        "for %d ranks", st->nconns, st->world);
+            goto refuse;
+        }
+        if (st->nconns == st->conns_cap) {
+            size_t cap = st->conns_cap ? st->conns_cap * 2 : 16;
+            bs_conn_t **p = realloc(st->conns, cap * sizeof(*p));
+            if (!p)
+                goto refuse;
+            st->conns = p;
+            st->conns_cap = cap;
+        }
+        if (!(c = calloc(1, sizeof(*c))))
+            goto refuse;
+        int one = 1;
+        (void)setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+        c->fd = fd;
+        c->rank = -1;
+        c->deadline_ns = tc_time_ns() + BS_HELLO_TIMEOUT_NS;
+        char host[INET6_ADDRSTRLEN] = "?";
+        int port = 0;
+        if (ss.ss_family == AF_INET6) {
+            struct sockaddr_in6 *a = (struct sockaddr_in6 *)&ss;
+            inet_ntop(AF_INET6, &a->sin6_addr, host, sizeof(host));
+            port = ntohs(a->sin6_port);
+        } else if (ss.ss_family == AF_INET) {
+            struct sockaddr_in *a = (struct sockaddr_in *)&ss;
+            inet_ntop(AF_INET, &a->sin_addr, host, sizeof(host));
+            port = ntohs(a->sin_port);
+        }
+        snprintf(c->name, sizeof(c->name), "%s port %d", host, port);
+        st->conns[st->nconns++] = c;
+        continue;
+    refuse:
+        close(fd);
+    }
+}
+
+/* ---- the thread ---- */
+
+static bool bs_clients_remain(const tc_boot_store_t *st)
+{
+    for (size_t i = 0; i < st->nconns; i++)
+        if (!st->conns[i]->dead && st->conns[i]->rank >= 0 && !st->conns[i]->said_bye)
+            return true;
+    return false;
+}
+
+/* Fire expired timers; return the earliest deadline still pending. */
+static uint64_t bs_timers(tc_boot_store_t *st, uint64_t now)
+{
+    uint64_t next = UINT64_MAX;
+    for (size_t i = 0; i < st->nconns; i++) {
+        bs_conn_t *c = st->conns[i];
+        if (c->dead)
+            continue;
+        if (c->fence_waiting && now >= c->fence_deadline_ns)
+            bs_fence_timeout(st, c, now);
+        if (c->fence_waiting && c->fence_deadline_ns < next)
+            next = c->fence_deadline_ns;
+        if (c->deadline_ns != UINT64_MAX && now >= c->deadline_ns) {
+            if (!c->closing)
+                tc_log_warn(TC_SUBSYS_RUNTIME, "bootstrap store: closing %s: no hello within "
+                            "%llu s", c->name, BS_HELLO_TIMEOUT_NS / 1000000000ull);
+            bs_drop(st, c, "timed out");
+        } else if (c->deadline_ns < next) {
+            next = c->deadline_ns;
+        }
+    }
+    return next;
+}
+
+static void bs_reap(tc_boot_store_t *st)
+{
+    size_t j = 0;
+    for (size_t i = 0; i < st->nconns; i++) {
+        bs_conn_t *c = st->conns[i];
+        if (!c->dead && c->closing && c->out_off == c->out_len)
+            c->dead = true; /* a refused client: its reason is sent */
+        if (c->dead)
+            bs_conn_free(c);
+        else
+            st->conns[j++] = c;
+    }
+    st->nconns = j;
+}
+
+static void *bs_main(void *arg)
+{
+    tc_boot_store_t *st = arg;
+    for (;;) {
+        uint64_t now = tc_time_ns();
+        uint64_t next = bs_timers(st, now);
+        bool stopping = atomic_load(&st->stop);
+        if (stopping) {
+            uint64_t linger = atomic_load(&st->linger_deadline_ns);
+            if (st->listen_fd >= 0) {
+                close(st->listen_fd); /* later connections are refused */
+                st->listen_fd = -1;
+            }
+            if (!bs_clients_remain(st) || now >= linger)
+                break;
+            if (linger < next)
+                next = linger;
+        }
+        bs_reap(st);
+        if (st->nconns + 2 > st->pfds_cap) {
+            size_t cap = (st->nconns + 2) * 2;
+            struct pollfd *p = realloc(st->pfds, cap * sizeof(*p));
+            if (!p) {
+                tc_log_error(TC_SUBSYS_RUNTIME, "bootstrap store: no memory for %zu poll "
+                             "entries; the store stops", cap);
+                break;
+            }
+            st->pfds = p;
+            st->pfds_cap = cap;
+        }
+        st->pfds[0] = (struct pollfd){.fd = st->wake_fd, .events = POLLIN};
+        bool listening = st->listen_fd >= 0 && now >= st->accept_pause_until_ns;
+        st->pfds[1] = (struct pollfd){.fd = listening ? st->listen_fd : -1, .events = POLLIN};
+        if (st->listen_fd >= 0 && !listening && st->accept_pause_until_ns < next)
+            next = st->accept_pause_until_ns;
+        for (size_t i = 0; i < st->nconns; i++) {
+            bs_conn_t *c = st->conns[i];
+            short ev = c->closing ? 0 : POLLIN;
+            if (c->out_off < c->out_len)
+                ev |= POLLOUT;
+            st->pfds[2 + i] = (struct pollfd){.fd = c->fd, .events = ev};
+        }
+        /* Wake at least once a second so that a lost wake-up cannot stall a stop. */
+        int timeout = 1000;
+        if (next != UINT64_MAX) {
+            uint64_t ms = next > now ? (next - now + BS_NS_PER_MS - 1) / BS_NS_PER_MS : 0;
+            if (ms < (uint64_t)timeout)
+                timeout = (int)ms;
+        }
+        int n = poll(st->pfds, st->nconns + 2, timeout);
+        if (n < 0 && errno != EINTR) {
+            tc_log_error(TC_SUBSYS_RUNTIME, "bootstrap store: poll failed: %s; the store stops",
+                         strerror(errno));
+            break;
+        }
+        if (n <= 0)
+            continue;
+        if (st->pfds[0].revents) {
+            uint64_t v;
+            (void)!read(st->wake_fd, &v, sizeof(v));
+        }
+        /* Connections first: accepting may grow the array past the poll entries. */
+        size_t polled = st->nconns;
+        for (size_t i = 0; i < polled; i++) {
+            bs_conn_t *c = st->conns[i];
+            short rev = st->pfds[2 + i].revents;
+            if (!rev || c->dead)
+                continue;
+            if (rev & POLLOUT)
+                bs_flush(st, c);
+            if (rev & (POLLIN | POLLHUP | POLLERR)) {
+                if (!c->closing)
+                    bs_read(st, c);
+                else if (rev & (POLLHUP | POLLERR))
+                    c->dead = true;
+            }
+            if (rev & POLLNVAL)
+                bs_drop(st, c, "invalid descriptor");
+        }
+        if (st->pfds[1].revents)
+            bs_accept(st);
+    }
+    for (size_t i = 0; i < st->nconns; i++)
+        bs_conn_free(st->conns[i]);
+    st->nconns = 0;
+    return NULL;
+}
+
+/* ---- start and stop ---- */
+
+static tc_status_t bs_listen(tc_boot_store_t *st, int port)
+{
+    int one = 1, zero = 0;
+    /* IPv6 with IPv4-mapped addresses serves both families; fall back to IPv4 alone. */
+    int fd = socket(AF_INET6, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+    if (fd >= 0 && setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &zero, sizeof(zero)) != 0) {
+        close(fd);
+        fd = -1;
+    }
+    if (fd >= 0) {
+        struct sockaddr_in6 a6 = {.sin6_family = AF_INET6, .sin6_port = htons((uint16_t)port),
+                                  .sin6_addr = IN6ADDR_ANY_INIT};
+        if (setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one)) != 0 ||
+            bind(fd, (struct sockaddr *)&a6, sizeof(a6)) != 0) {
+            if (errno == EADDRINUSE)
+                goto in_use;
+            close(fd); /* e.g. IPv6 disabled: try IPv4 */
+            fd = -1;
+        }
+    }
+    if (fd < 0) {
+        fd = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+        if (fd < 0)
+            return tc_error_set(TC_ERR_BOOTSTRAP, "bootstrap(env): rank 0 cannot create the "
+                                "store's socket: %s", strerror(errno));
+        struct sockaddr_in a4 = {.sin_family = AF_INET, .sin_port = htons((uint16_t)port),
+                                 .sin_addr = {htonl(INADDR_ANY)}};
+        if (setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one)) != 0 ||
+            bind(fd, (struct sockaddr *)&a4, sizeof(a4)) != 0) {
+            if (errno == EADDRINUSE)
+                goto in_use;
+            int err = errno;
+            close(fd);
+            return tc_error_set(TC_ERR_BOOTSTRAP, "bootstrap(env): rank 0 cannot bind the store "
+                                "to port %d: %s", port, strerror(err));
+        }
+    }
+    if (listen(fd, 4096) != 0) {
+        int err = errno;
+        close(fd);
+        return tc_error_set(TC_ERR_BOOTSTRAP, "bootstrap(env): rank 0 cannot listen on port %d: "
+                            "%s", port, strerror(err));
+    }
+    st->listen_fd = fd;
+    return TC_OK;
+
+in_use:
+    close(fd);
+    return tc_error_set(TC_ERR_BOOTSTRAP, "bootstrap(env): rank 0 cannot serve the store on port "
+                        "%d: %s (another process holds it; under torchrun's agent store, set "
+                        "TC_STORE_PORT to a free port for every rank)", port, strerror(EADDRINUSE));
+}
+
+static void bs_free(tc_boot_store_t *st)
+{
+    if (st->listen_fd >= 0)
+        close(st->listen_fd);
+    if (st->wake_fd >= 0)
+        close(st->wake_fd);
+    bs_table_free(st);
+    tc_vec_free(&st->fence_count);
+    free(st->conns);
+    free(st->pfds);
+    free(st->rank_state);
+    free(st->arrived);
+    free(st);
+}
+
+tc_status_t tc_boot_store_start(int port, int world, const char *secret,
+                                tc_boot_store_t **store_p)
+{
+    tc_status_t rc;
+    size_t slen = secret ? strlen(secret) : 0;
+    if (world < 1 || port < 1 || port > 65535 || slen > TC_BS_MAX_SECRET)
+        return tc_error_set(TC_ERR_INVALID_ARG, "bootstrap store: world %d, port %d, secret of "
+                            "%zu bytes", world, port, slen);
+    tc_boot_store_t *st = calloc(1, sizeof(*st));
+    if (!st)
+        return tc_error_set(TC_ERR_NO_MEMORY, "bootstrap(env): allocating the store");
+    st->listen_fd = st->wake_fd = -1;
+    st->port = port;
+    st->world = world;
+    st->secret_len = slen;
+    memcpy(st->secret, secret ? secret : "", slen);
+    st->left_min_arrived = UINT64_MAX;
+    st->left_min_rank = -1;
+    atomic_init(&st->stop, false);
+    atomic_init(&st->linger_deadline_ns, 0);
+    tc_hmap_init(&st->table);
+    tc_vec_init(&st->fence_count, sizeof(uint32_t));
+    st->rank_state = calloc((size_t)world, sizeof(*st->rank_state));
+    st->arrived = calloc((size_t)world, sizeof(*st->arrived));
+    if (!st->rank_state || !st->arrived) {
+        rc = tc_error_set(TC_ERR_NO_MEMORY, "bootstrap(env): the store's table of %d ranks", world);
+        goto fail;
+    }
+    if ((rc = bs_listen(st, port)) != TC_OK)
+        goto fail;
+    st->wake_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+    if (st->wake_fd < 0) {
+        rc = tc_error_set(TC_ERR_SYSTEM, "bootstrap(env): eventfd for the store: %s",
+                          strerror(errno));
+        goto fail;
+    }
+    /* Signals go to the application's threads, never to the store's. */
+    sigset_t all, old;
+    sigfillset(&all);
+    pthread_sigmask(SIG_SETMASK, &all, &old);
+    int err = pthread_create(&st->thread, NULL, bs_main, st);
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    if (err != 0) {
+        rc = tc_error_set(TC_ERR_SYSTEM, "bootstrap(env): starting the store's thread: %s",
+                          strerror(err));
+        goto fail;
+    }
+    tc_log_info(TC_SUBSYS_RUNTIME, "bootstrap(env): rank 0 serves the store on port %d for %d "
+                "ranks", port, world);
+    *store_p = st;
+    return TC_OK;
+
+fail:
+    bs_free(st);
+    return rc;
+}
+
+void tc_boot_store_stop(tc_boot_store_t *store, uint64_t linger_ns)
+{
+    if (!store)
+        return;
+    uint64_t now = tc_time_ns();
+    atomic_store(&store->linger_deadline_ns,
+                 linger_ns > UINT64_MAX - now ? UINT64_MAX : now + linger_ns);
+    atomic_store(&store->stop, true);
+    uint64_t one = 1;
+    (void)!write(store->wake_fd, &one, sizeof(one));
+    pthread_join(store->thread, NULL);
+    tc_log_debug(TC_SUBSYS_RUNTIME, "bootstrap(env): the store stopped after %.3f s of lingering "
+                 "(%zu keys)", (double)(tc_time_ns() - now) * 1e-9, store->nkeys);
+    bs_free(store);
+}

@@ -1,0 +1,643 @@
+/*
+ * The torchrun-environment bootstrap: MASTER_ADDR, MASTER_PORT (29500),
+ * RANK, WORLD_SIZE, LOCAL_RANK and LOCAL_WORLD_SIZE describe the job, and rank
+ * 0 serves a key/value store (boot_store.c) on MASTER_PORT. Every rank, rank 0
+ * too over loopback, is a client of that store:
+ *   put    buffers the key here until the next fence;
+ *   fence  sends the buffered keys, then waits until every rank has reached
+ *          the same fence (a barrier in the store);
+ *   get    one round trip for "rank/key" (fetched lazily, no all-to-all).
+ * A client keeps O(1) state besides the keys put since the last fence.
+ *
+ * Other variables: TC_JOB_SECRET (every rank must send the same one, up to
+ * 256 bytes), TC_STORE_PORT (overrides MASTER_PORT, e.g. when torchrun's agent
+ * already holds it), TC_BOOT_LINGER_S (default 30: how long rank 0's destroy
+ * keeps serving ranks that are still connected and have not left; it returns
+ * as soon as they all have, so only a rank that keeps running longer than
+ * rank 0 makes it wait; 0 stops at once).
+ *
+ * Requests are answered in order, each reply carrying its request number, so a
+ * late reply to a request that timed out here is recognised and skipped. A
+ * timeout in the middle of a frame leaves the stream unusable: later calls fail
+ * at once with TC_ERR_BOOTSTRAP.
+ */
+#include <errno.h>
+#include <netdb.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <poll.h>
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "boot_store.h"
+#include "bootstrap_impl.h"
+#include "tcomms/base/config.h"
+#include "tcomms/base/log.h"
+#include "tcomms/base/time.h"
+#include "tcomms/base/wire.h"
+
+#define ENV_NS_PER_MS 1000000ull
+#define ENV_DEFAULT_PORT 29500
+#define ENV_DEFAULT_LINGER_S 30
+#define ENV_MAX_WORLD (1 << 22)
+#define ENV_MAX_HOST 255
+#define ENV_CONNECT_TRY_MS 5000 /* one connect attempt, before trying the next address */
+#define ENV_FENCE_MARGIN_MS 100 /* the store answers a timed-out fence this much early */
+#define ENV_BYE_WAIT_MS 1000
+
+typedef struct {
+    tc_boot_t head;
+    int fd;
+    pthread_mutex_t lock; /* one request at a time on the connection */
+    bool broken;          /* the stream is unusable: every call fails */
+    uint64_t next_req;
+    uint64_t fences;      /* fences completed */
+    uint8_t *pending;     /* PUT frames not yet sent */
+    size_t pending_len, pending_cap;
+    char master[ENV_MAX_HOST + 16]; /* "MASTER_ADDR:port", for messages */
+    tc_boot_store_t *store;        /* rank 0: the store it serves */
+    uint64_t linger_ns;
+} tc_boot_env_t;
+
+typedef struct {
+    const char *addr;
+    int port, rank, world, local_rank, local_size;
+    const char *secret;
+    uint64_t linger_ns;
+} env_config_t;
+
+typedef struct {
+    uint8_t *body; /* owns the bytes */
+    const uint8_t *data;
+    uint32_t len;
+    tc_status_t status;
+} env_reply_t;
+
+int tc_boot_env_announced(void)
+{
+    return getenv("MASTER_ADDR") != NULL;
+}
+
+/* ---- configuration ---- */
+
+static tc_status_t env_required_int(const char *name, int64_t min, int64_t max, int *value_p)
+{
+    const char *text = getenv(name);
+    int64_t v;
+    if (!text)
+        return tc_error_set(TC_ERR_CONFIG, "bootstrap(env): %s is not set (the torchrun "
+                            "environment needs MASTER_ADDR, RANK and WORLD_SIZE)", name);
+    tc_status_t rc = tc_parse_int(name, text, min, max, &v);
+    if (rc != TC_OK) {
+        tc_error_prefix("bootstrap(env): ");
+        return rc;
+    }
+    *value_p = (int)v;
+    return TC_OK;
+}
+
+static tc_status_t env_optional_int(const char *name, int64_t def, int64_t min, int64_t max,
+                                    int *value_p)
+{
+    int64_t v;
+    tc_status_t rc = tc_config_int(name, def, min, max, &v);
+    if (rc != TC_OK) {
+        tc_error_prefix("bootstrap(env): ");
+        return rc;
+    }
+    *value_p = (int)v;
+    return TC_OK;
+}
+
+static tc_status_t env_read_config(env_config_t *cfg)
+{
+    tc_status_t rc;
+    int linger_s;
+    memset(cfg, 0, sizeof(*cfg));
+    cfg->addr = getenv("MASTER_ADDR");
+    if (!cfg->addr || !*cfg->addr || strlen(cfg->addr) > ENV_MAX_HOST)
+        return tc_error_set(TC_ERR_CONFIG, "bootstrap(env): MASTER_ADDR=\"%.64s\" %s (a host "
+                            "name or an IPv4/IPv6 address of rank 0)",
+                            cfg->addr ? cfg->addr : "",
+                            !cfg->addr ? "is not set" : !*cfg->addr ? "is empty" : "is too long");
+    if ((rc = env_optional_int("MASTER_PORT", ENV_DEFAULT_PORT, 1, 65535, &cfg->port)) != TC_OK ||
+        (rc = env_optional_int("TC_STORE_PORT", cfg->port, 1, 65535, &cfg->port)) != TC_OK ||
+        (rc = env_required_int("WORLD_SIZE", 1, ENV_MAX_WORLD, &cfg->world)) != TC_OK ||
+        (rc = env_required_int("RANK", 0, ENV_MAX_WORLD, &cfg->rank)) != TC_OK ||
+        (rc = env_optional_int("LOCAL_WORLD_SIZE", 1, 1, cfg->world, &cfg->local_size)) !=
+            TC_OK ||
+        (rc = env_optional_int("LOCAL_RANK", 0, 0, cfg->world - 1, &cfg->local_rank)) != TC_OK ||
+        (rc = env_optional_int("TC_BOOT_LINGER_S", ENV_DEFAULT_LINGER_S, 0, 86400, &linger_s)) !=
+            TC_OK)
+        return rc;
+    if (cfg->rank >= cfg->world)
+        return tc_error_set(TC_ERR_CONFIG, "bootstrap(env): RANK=\"%s\" is not below "
+                            "WORLD_SIZE=\"%s\"", getenv("RANK"), getenv("WORLD_SIZE"));
+    /* Without LOCAL_WORLD_SIZE the local size is unknown (1); with it, they must agree. */
+    if (getenv("LOCAL_WORLD_SIZE") && cfg->local_rank >= cfg->local_size)
+        return tc_error_set(TC_ERR_CONFIG, "bootstrap(env): LOCAL_RANK=\"%s\" is not below "
+                            "LOCAL_WORLD_SIZE=\"%s\"", getenv("LOCAL_RANK"),
+                            getenv("LOCAL_WORLD_SIZE"));
+    cfg->secret = getenv("TC_JOB_SECRET");
+    if (cfg->secret && strlen(cfg->secret) > TC_BS_MAX_SECRET)
+        return tc_error_set(TC_ERR_CONFIG, "bootstrap(env): TC_JOB_SECRET has %zu bytes, more "
+                            "than the %d accepted", strlen(cfg->secret), TC_BS_MAX_SECRET);
+    cfg->linger_ns = (uint64_t)linger_s * 1000000000ull;
+    return TC_OK;
+}
+
+/* ---- the connection ---- */
+
+static tc_status_t env_broken_error(tc_boot_env_t *e)
+{
+    return tc_error_set(TC_ERR_BOOTSTRAP, "bootstrap(env): rank %d: the connection to the store "
+                        "at %s failed earlier and is unusable", e->head.rank, e->master);
+}
+
+/* Wait until @p fd is ready for @p events: 1 ready, 0 deadline passed, -1 error (errno). */
+static int env_poll(int fd, short events, uint64_t deadline_ns)
+{
+    for (;;) {
+        struct pollfd p = {.fd = fd, .events = events};
+        int n = poll(&p, 1, tc_deadline_left_ms(deadline_ns));
+        if (n > 0)
+            return 1;
+        if (n == 0) {
+            if (tc_deadline_passed(deadline_ns))
+                return 0;
+            continue; /* INT32_MAX ms went by */
+        }
+        if (errno != EINTR)
+            return -1;
+    }
+}
+
+static tc_status_t env_send(tc_boot_env_t *e, const void *buf, size_t len, uint64_t deadline_ns,
+                            const char *what)
+{
+    const uint8_t *p = buf;
+    size_t done = 0;
+    while (done < len) {
+        ssize_t n = send(e->fd, p + done, len - done, MSG_NOSIGNAL | MSG_DONTWAIT);
+        if (n > 0) {
+            done += (size_t)n;
+            continue;
+        }
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
+            int r = env_poll(e->fd, POLLOUT, deadline_ns);
+            if (r > 0)
+                continue;
+            if (r == 0) {
+                e->broken = done > 0; /* half a frame is on the wire */
+                return tc_error_set(TC_ERR_TIMEOUT, "bootstrap(env): rank %d: %s: the store at "
+                                    "%s took no more bytes before the deadline (%zu of %zu sent)",
+                                    e->head.rank, what, e->master, done, len);
+            }
+        }
+        e->broken = true;
+        return tc_error_set(TC_ERR_BOOTSTRAP, "bootstrap(env): rank %d: %s: lost the connection "
+                            "to the store at %s: %s", e->head.rank, what, e->master,
+                            strerror(errno));
+    }
+    return TC_OK;
+}
+
+/* Receive exactly @p len bytes; *got_p tells how many came before an error. */
+static tc_status_t env_recv(tc_boot_env_t *e, void *buf, size_t len, uint64_t deadline_ns,
+                            const char *what, size_t *got_p)
+{
+    uint8_t *p = buf;
+    size_t done = 0;
+    tc_status_t rc = TC_OK;
+    while (done < len) {
+        ssize_t n = recv(e->fd, p + done, len - done, MSG_DONTWAIT);
+        if (n > 0) {
+            done += (size_t)n;
+            continue;
+        }
+        if (n == 0) {
+            e->broken = true;
+            rc = tc_error_set(TC_ERR_BOOTSTRAP, "bootstrap(env): rank %d: %s: the store at %s "
+                              "closed the connection (rank 0 gone?)", e->head.rank, what,
+                              e->master);
+            break;
+        }
+        if (errno == EINTR)
+            continue;
+        if (errno == EAGAIN || errno == EWOULDBLOCK) {
+            int r = env_poll(e->fd, POLLIN, deadline_ns);
+            if (r > 0)
+                continue;
+            if (r == 0) {
+                rc = tc_error_set(TC_ERR_TIMEOUT, "bootstrap(env): rank %d: %s: no answer from "
+                                  "the store at %s before the deadline", e->head.rank, what,
+                                  e->master);
+                break;
+            }
+        }
+        e->broken = true;
+        rc = tc_error_set(TC_ERR_BOOTSTRAP, "bootstrap(env): rank %d: %s: lost the connection "
+                          "to the store at %s: %s", e->head.rank, what, e->master,
+                          strerror(errno));
+        break;
+    }
+    *got_p = done;
+    return rc;
+}
+
+static bool env_reply_status_known(tc_status_t s)
+{
+    return s == TC_OK || s == TC_ERR_NOT_FOUND || s == TC_ERR_TIMEOUT ||
+           s == TC_ERR_PEER_FAILED || s == TC_ERR_BOOTSTRAP || s == TC_ERR_INVALID_ARG;
+}
+
+/* Wait for the reply to request @p req, skipping late replies to earlier ones. */
+static tc_status_t env_wait_reply(tc_boot_env_t *e, uint64_t req, uint64_t deadline_ns,
+                                  const char *what, env_reply_t *reply)
+{
+    for (;;) {
+        uint8_t hdr[TC_BS_HDR_LEN];
+        uint8_t type;
+        uint32_t len;
+        size_t got;
+        tc_status_t rc = env_recv(e, hdr, sizeof(hdr), deadline_ns, what, &got);
+        if (rc != TC_OK) {
+            if (got > 0)
+                e->broken = true;
+            return rc;
+        }
+        if ((rc = tc_boot_store_hdr_parse(hdr, &type, &len)) != TC_OK || type != TC_BS_REPLY ||
+            len < 16) {
+            e->broken = true;
+            if (rc == TC_OK)
+                tc_error_set(TC_ERR_PROTOCOL, "frame of type %u and %u bytes", type, len);
+            tc_error_prefix("bootstrap(env): rank %d: %s: bad frame from the store at %s: ",
+                            e->head.rank, what, e->master);
+            return TC_ERR_PROTOCOL;
+        }
+        uint8_t *body = malloc(len);
+        if (!body) {
+            e->broken = true;
+            return tc_error_set(TC_ERR_NO_MEMORY, "bootstrap(env): %s: a reply of %u bytes",
+                                what, len);
+        }
+        if ((rc = env_recv(e, body, len, deadline_ns, what, &got)) != TC_OK) {
+            e->broken = true;
+            free(body);
+            return rc;
+        }
+        tc_wire_reader_t r;
+        uint64_t rreq;
+        uint32_t status, dlen;
+        tc_wire_reader_init(&r, body, len);
+        (void)tc_wire_get_u64(&r, &rreq);
+        (void)tc_wire_get_u32(&r, &status);
+        (void)tc_wire_get_u32(&r, &dlen);
+        if (dlen != tc_wire_reader_left(&r) ||
+            !env_reply_status_known((tc_status_t)(int32_t)status)) {
+            e->broken = true;
+            free(body);
+            return tc_error_set(TC_ERR_PROTOCOL, "bootstrap(env): rank %d: %s: malformed reply "
+                                "from the store at %s (status %d, %u of %zu bytes)",
+                                e->head.rank, what, e->master, (int)(int32_t)status, dlen,
+                                tc_wire_reader_left(&r));
+        }
+        if (rreq != req) {
+            free(body); /* a reply to a request that timed out here */
+            continue;
+        }
+        reply->body = body;
+        reply->data = body + 16;
+        reply->len = dlen;
+        reply->status = (tc_status_t)(int32_t)status;
+        return TC_OK;
+    }
+}
+
+/* One connection attempt to one address: the socket, or -1 with the reason in @p why. */
+static int env_try_connect(const struct addrinfo *ai, uint64_t deadline_ns, char *why,
+                           size_t cap)
+{
+    int fd = socket(ai->ai_family, ai->ai_socktype | SOCK_NONBLOCK | SOCK_CLOEXEC,
+                    ai->ai_protocol);
+    int err = 0;
+    if (fd < 0) {
+        snprintf(why, cap, "socket: %s", strerror(errno));
+        return -1;
+    }
+    if (connect(fd, ai->ai_addr, ai->ai_addrlen) != 0) {
+        if (errno != EINPROGRESS) {
+            err = errno;
+        } else {
+            uint64_t try_end = tc_deadline_after_ms(ENV_CONNECT_TRY_MS);
+            int r = env_poll(fd, POLLOUT, try_end < deadline_ns ? try_end : deadline_ns);
+            socklen_t sl = sizeof(err);
+            if (r == 0)
+                err = ETIMEDOUT;
+            else if (r < 0)
+                err = errno;
+            else if (getsockopt(fd, SOL_SOCKET, SO_ERROR, &err, &sl) != 0)
+                err = errno;
+        }
+    }
+    if (!err) {
+        /* Connecting to a port with no listener on this host can, rarely, connect the
+         * socket to itself (TCP simultaneous open); that is no store. */
+        struct sockaddr_storage me, peer;
+        socklen_t ml = sizeof(me), pl = sizeof(peer);
+        if (getsockname(fd, (struct sockaddr *)&me, &ml) == 0 &&
+            getpeername(fd, (struct sockaddr *)&peer, &pl) == 0 && ml == pl &&
+            memcmp(&me, &peer, ml) == 0)
+            err = ECONNREFUSED;
+    }
+    if (err) {
+        snprintf(why, cap, "connect: %s", strerror(err));
+        close(fd);
+        return -1;
+    }
+    int one = 1;
+    (void)setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+    return fd;
+}
+
+/* Connect to @p host:port, trying again until the deadline (rank 0 may start later). */
+static tc_status_t env_connect(tc_boot_env_t *e, const char *host, int port,
+                               uint64_t deadline_ns)
+{
+    char service[8], why[256] = "no attempt";
+    uint64_t start = tc_time_ns(), backoff_ms = 10;
+    snprintf(service, sizeof(service), "%d", port);
+    for (;;) {
+        struct addrinfo hints = {.ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM};
+        struct addrinfo *res = NULL;
+        int g = getaddrinfo(host, service, &hints, &res);
+        if (g == 0) {
+            for (struct addrinfo *ai = res; ai; ai = ai->ai_next) {
+                int fd = env_try_connect(ai, deadline_ns, why, sizeof(why));
+                if (fd >= 0) {
+                    freeaddrinfo(res);
+                    e->fd = fd;
+                    return TC_OK;
+                }
+            }
+            freeaddrinfo(res);
+        } else {
+            /* A name that does not resolve yet (a container still starting) may later. */
+            snprintf(why, sizeof(why), "resolving \"%s\": %s", host,
+                     g == EAI_SYSTEM ? strerror(errno) : gai_strerror(g));
+        }
+        if (tc_deadline_passed(deadline_ns))
+            break;
+        uint64_t left = (uint64_t)tc_deadline_left_ms(deadline_ns);
+        tc_sleep_ns((backoff_ms < left ? backoff_ms : left) * ENV_NS_PER_MS);
+        backoff_ms = backoff_ms * 2 > 500 ? 500 : backoff_ms * 2;
+    }
+    return tc_error_set(TC_ERR_TIMEOUT, "bootstrap(env): rank %d could not reach the store at %s "
+                        "within %.1f s (last error: %s); is rank 0 running with the same "
+                        "MASTER_ADDR and MASTER_PORT?", e->head.rank, e->master,
+                        (double)(tc_time_ns() - start) * 1e-9, why);
+}
+
+static tc_status_t env_hello(tc_boot_env_t *e, const env_config_t *cfg, uint64_t deadline_ns)
+{
+    uint8_t buf[TC_BS_HDR_LEN + 16 + TC_BS_MAX_SECRET];
+    size_t slen = cfg->secret ? strlen(cfg->secret) : 0;
+    size_t body = 16 + slen;
+    tc_wire_writer_t w;
+    tc_boot_store_hdr_write(buf, TC_BS_HELLO, (uint32_t)body);
+    tc_wire_writer_init(&w, buf + TC_BS_HDR_LEN, body);
+    (void)tc_wire_put_u32(&w, TC_BS_MAGIC);
+    (void)tc_wire_put_u16(&w, TC_BS_VERSION);
+    (void)tc_wire_put_u32(&w, (uint32_t)cfg->rank);
+    (void)tc_wire_put_u32(&w, (uint32_t)cfg->world);
+    (void)tc_wire_put_u16(&w, (uint16_t)slen);
+    (void)tc_wire_put_bytes(&w, cfg->secret, slen);
+    env_reply_t reply;
+    tc_status_t rc = env_send(e, buf, TC_BS_HDR_LEN + body, deadline_ns, "hello");
+    if (rc == TC_OK)
+        rc = env_wait_reply(e, 0, deadline_ns, "hello", &reply);
+    if (rc != TC_OK)
+        return rc;
+    if (reply.status != TC_OK)
+        rc = tc_error_set(TC_ERR_BOOTSTRAP, "bootstrap(env): the store at %s refused rank %d: "
+                          "%.*s", e->master, cfg->rank, (int)reply.len, (const char *)reply.data);
+    free(reply.body);
+    return rc;
+}
+
+/* ---- the operations ---- */
+
+static tc_status_t env_put(tc_boot_t *boot, const char *key, const void *val, size_t len)
+{
+    tc_boot_env_t *e = (tc_boot_env_t *)boot;
+    size_t klen = key ? strlen(key) : 0;
+    if (klen == 0 || klen > TC_BS_MAX_KEY || (len > 0 && !val))
+        return tc_error_set(TC_ERR_INVALID_ARG, "bootstrap(env): put of key '%s' (%zu bytes; "
+                            "keys have 1 to %d bytes) with %s value", key ? key : "(null)", klen,
+                            TC_BS_MAX_KEY, val ? "a" : "a NULL");
+    if (len > TC_BS_MAX_VALUE)
+        return tc_error_set(TC_ERR_INVALID_ARG, "bootstrap(env): put of key '%s': %zu bytes, "
+                            "more than the store's limit of %u", key, len, TC_BS_MAX_VALUE);
+    size_t body = 2 + klen + 4 + len, need = TC_BS_HDR_LEN + body;
+    tc_status_t rc = TC_OK;
+    pthread_mutex_lock(&e->lock);
+    if (e->pending_len + need > e->pending_cap) {
+        size_t cap = e->pending_cap ? e->pending_cap : 1024;
+        while (cap < e->pending_len + need)
+            cap *= 2;
+        uint8_t *p = realloc(e->pending, cap);
+        if (!p) {
+            rc = tc_error_set(TC_ERR_NO_MEMORY, "bootstrap(env): put of key '%s' (%zu bytes)",
+                              key, len);
+            goto out;
+        }
+        e->pending = p;
+        e->pending_cap = cap;
+    }
+    tc_wire_writer_t w;
+    tc_boot_store_hdr_write(e->pending + e->pending_len, TC_BS_PUT, (uint32_t)body);
+    tc_wire_writer_init(&w, e->pending + e->pending_len + TC_BS_HDR_LEN, body);
+    (void)tc_wire_put_u16(&w, (uint16_t)klen);
+    (void)tc_wire_put_bytes(&w, key, klen);
+    (void)tc_wire_put_u32(&w, (uint32_t)len);
+    (void)tc_wire_put_bytes(&w, val, len);
+    e->pending_len += need;
+out:
+    pthread_mutex_unlock(&e->lock);
+    return rc;
+}
+
+static tc_status_t env_fence(tc_boot_t *boot, uint64_t deadline_ns)
+{
+    tc_boot_env_t *e = (tc_boot_env_t *)boot;
+    uint8_t frame[TC_BS_HDR_LEN + 20];
+    char what[64];
+    env_reply_t reply;
+    tc_status_t rc;
+    pthread_mutex_lock(&e->lock);
+    if (e->broken) {
+        rc = env_broken_error(e);
+        goto out;
+    }
+    uint64_t seq = e->fences + 1, req = e->next_req++;
+    /* Let the store answer a timeout (with the missing ranks) a little before ours. */
+    uint32_t wait_ms = TC_BS_WAIT_FOREVER;
+    if (deadline_ns != UINT64_MAX) {
+        uint64_t left = (uint64_t)tc_deadline_left_ms(deadline_ns);
+        uint64_t margin = left / 4 < ENV_FENCE_MARGIN_MS ? left / 4 : ENV_FENCE_MARGIN_MS;
+        wait_ms = (uint32_t)(left - margin);
+    }
+    snprintf(what, sizeof(what), "fence %llu", (unsigned long long)seq);
+    tc_wire_writer_t w;
+    tc_boot_store_hdr_write(frame, TC_BS_FENCE, 20);
+    tc_wire_writer_init(&w, frame + TC_BS_HDR_LEN, 20);
+    (void)tc_wire_put_u64(&w, req);
+    (void)tc_wire_put_u64(&w, seq);
+    (void)tc_wire_put_u32(&w, wait_ms);
+    if (e->pending_len > 0) {
+        rc = env_send(e, e->pending, e->pending_len, deadline_ns, what);
+        if (rc != TC_OK) {
+            e->broken = true; /* which keys arrived is unknown */
+            goto out;
+        }
+        e->pending_len = 0;
+    }
+    if ((rc = env_send(e, frame, sizeof(frame), deadline_ns, what)) != TC_OK ||
+        (rc = env_wait_reply(e, req, deadline_ns, what, &reply)) != TC_OK)
+        goto out;
+    if (reply.status == TC_OK) {
+        e->fences = seq;
+    } else {
+        tc_status_t s = reply.status == TC_ERR_TIMEOUT || reply.status == TC_ERR_PEER_FAILED
+                            ? reply.status
+                            : TC_ERR_BOOTSTRAP;
+        rc = tc_error_set(s, "bootstrap(env): rank %d: %.*s (store at %s)", e->head.rank,
+                          (int)reply.len, (const char *)reply.data, e->master);
+    }
+    free(reply.body);
+out:
+    pthread_mutex_unlock(&e->lock);
+    return rc;
+}
+
+static tc_status_t env_get(tc_boot_t *boot, int peer, const char *key, void *buf, size_t cap,
+                           size_t *len_p, uint64_t deadline_ns)
+{
+    tc_boot_env_t *e = (tc_boot_env_t *)boot;
+    size_t klen = key ? strlen(key) : 0;
+    uint8_t frame[TC_BS_HDR_LEN + 14 + TC_BS_MAX_KEY];
+    char what[TC_BS_MAX_KEY + 48];
+    env_reply_t reply;
+    tc_status_t rc;
+    if (klen == 0 || klen > TC_BS_MAX_KEY || !len_p || (cap > 0 && !buf))
+        return tc_error_set(TC_ERR_INVALID_ARG, "bootstrap(env): get of key '%s' (%zu bytes; "
+                            "keys have 1 to %d bytes) of rank %d", key ? key : "(null)", klen,
+                            TC_BS_MAX_KEY, peer);
+    snprintf(what, sizeof(what), "get of key '%s' of rank %d", key, peer);
+    pthread_mutex_lock(&e->lock);
+    if (e->broken) {
+        rc = env_broken_error(e);
+        goto out;
+    }
+    uint64_t req = e->next_req++;
+    size_t body = 14 + klen;
+    tc_wire_writer_t w;
+    tc_boot_store_hdr_write(frame, TC_BS_GET, (uint32_t)body);
+    tc_wire_writer_init(&w, frame + TC_BS_HDR_LEN, body);
+    (void)tc_wire_put_u64(&w, req);
+    (void)tc_wire_put_u32(&w, (uint32_t)peer);
+    (void)tc_wire_put_u16(&w, (uint16_t)klen);
+    (void)tc_wire_put_bytes(&w, key, klen);
+    if ((rc = env_send(e, frame, TC_BS_HDR_LEN + body, deadline_ns, what)) != TC_OK ||
+        (rc = env_wait_reply(e, req, deadline_ns, what, &reply)) != TC_OK)
+        goto out;
+    if (reply.status == TC_OK && reply.len > cap) {
+        rc = tc_error_set(TC_ERR_TRUNCATED, "bootstrap(env): key '%s' of rank %d has %u bytes, "
+                          "more than the %zu expected", key, peer, reply.len, cap);
+    } else if (reply.status == TC_OK) {
+        if (reply.len)
+            memcpy(buf, reply.data, reply.len);
+        *len_p = reply.len;
+    } else {
+        tc_status_t s = reply.status == TC_ERR_NOT_FOUND || reply.status == TC_ERR_INVALID_ARG
+                            ? reply.status
+                            : TC_ERR_BOOTSTRAP;
+        rc = tc_error_set(s, "bootstrap(env): rank %d: %.*s (store at %s)", e->head.rank,
+                          (int)reply.len, (const char *)reply.data, e->master);
+    }
+    free(reply.body);
+out:
+    pthread_mutex_unlock(&e->lock);
+    return rc;
+}
+
+static void env_destroy(tc_boot_t *boot)
+{
+    tc_boot_env_t *e = (tc_boot_env_t *)boot;
+    if (e->fd >= 0) {
+        if (!e->broken) {
+            /* Say goodbye so that rank 0 need not linger for this rank. */
+            uint8_t bye[TC_BS_HDR_LEN];
+            tc_boot_store_hdr_write(bye, TC_BS_BYE, 0);
+            (void)env_send(e, bye, sizeof(bye), tc_deadline_after_ms(ENV_BYE_WAIT_MS), "goodbye");
+        }
+        close(e->fd);
+    }
+    tc_boot_store_stop(e->store, e->linger_ns);
+    pthread_mutex_destroy(&e->lock);
+    free(e->pending);
+    free(e);
+}
+
+static const tc_boot_ops_t env_ops = {"env", env_put, env_fence, env_get, env_destroy};
+
+tc_status_t tc_boot_env_create(uint64_t deadline_ns, tc_boot_t **boot_p)
+{
+    env_config_t cfg;
+    tc_status_t rc = env_read_config(&cfg);
+    if (rc != TC_OK)
+        return rc;
+    tc_boot_env_t *e = calloc(1, sizeof(*e));
+    if (!e)
+        return tc_error_set(TC_ERR_NO_MEMORY, "bootstrap(env): allocating the bootstrap");
+    e->fd = -1;
+    e->next_req = 1; /* 0 is the hello's */
+    e->linger_ns = cfg.linger_ns;
+    e->head.ops = &env_ops;
+    e->head.rank = cfg.rank;
+    e->head.size = cfg.world;
+    e->head.local_size = cfg.local_size;
+    strcpy(e->head.launcher, "env");
+    tc_boot_fill_common(&e->head);
+    /* An IPv6 literal is written in brackets before the port. */
+    snprintf(e->master, sizeof(e->master), strchr(cfg.addr, ':') ? "[%s]:%d" : "%s:%d",
+             cfg.addr, cfg.port);
+    pthread_mutex_init(&e->lock, NULL);
+    if (cfg.rank == 0 &&
+        (rc = tc_boot_store_start(cfg.port, cfg.world, cfg.secret, &e->store)) != TC_OK)
+        goto fail;
+    /* Rank 0 reaches its own store over loopback (IPv4, which the store always serves). */
+    if ((rc = env_connect(e, cfg.rank == 0 ? "127.0.0.1" : cfg.addr, cfg.port, deadline_ns)) !=
+            TC_OK ||
+        (rc = env_hello(e, &cfg, deadline_ns)) != TC_OK)
+        goto fail;
+    tc_log_info(TC_SUBSYS_RUNTIME, "bootstrap: env rank %d of %d (local %d of %d), store at %s",
+                cfg.rank, cfg.world, cfg.local_rank, cfg.local_size, e->master);
+    *boot_p = &e->head;
+    return TC_OK;
+
+fail:
+    if (e->fd >= 0)
+        close(e->fd);
+    tc_boot_store_stop(e->store, 0);
+    pthread_mutex_destroy(&e->lock);
+    free(e);
+    return rc;
+}

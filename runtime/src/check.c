@@ -1,0 +1,111 @@
+/* TC_CHECK=1: before each collective, every rank gathers every other rank's
+ * description of the call (collective, type, op, count, root, a hash of the
+ * v-counts) and compares. A mismatch becomes TC_ERR_MISMATCH on every rank,
+ * naming the ranks that disagree and how, instead of a hang or garbage. The
+ * exchange has its own tags and a fixed shape, so it cannot itself mismatch. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "comm_impl.h"
+#include "tcomms/base/log.h"
+
+typedef struct {
+    int32_t coll, dtype, op, root;
+    uint64_t count;
+    uint64_t vhash;
+} check_desc_t;
+
+static uint64_t hash_sizes(uint64_t h, const size_t *v, int n)
+{
+    for (int i = 0; v && i < n; i++) {
+        h ^= (uint64_t)v[i];
+        h *= 0x100000001b3ull; /* FNV-1a over the values */
+    }
+    return h;
+}
+
+/* Fields that do not apply to a collective are normalised, so that ranks
+ * are not told apart by arguments the collective ignores. */
+static void check_describe(const tc_rt_comm_t *comm, const tc_rt_coll_t *call, check_desc_t *d)
+{
+    int reduces = call->coll == TC_COLL_ALL_REDUCE || call->coll == TC_COLL_REDUCE ||
+                  call->coll == TC_COLL_REDUCE_SCATTER;
+    int rooted = call->coll == TC_COLL_REDUCE || call->coll == TC_COLL_BROADCAST ||
+                 call->coll == TC_COLL_GATHER || call->coll == TC_COLL_SCATTER;
+    int barrier = call->coll == TC_COLL_BARRIER;
+    memset(d, 0, sizeof(*d));
+    d->coll = (int32_t)call->coll;
+    d->dtype = barrier ? -1 : (int32_t)call->dtype;
+    d->op = reduces ? (int32_t)call->op : -1;
+    d->root = rooted ? call->root : -1;
+    d->count = barrier || call->sendcounts ? 0 : call->count;
+    /* v-variants: the block lengths are the same on every rank */
+    d->vhash = call->counts ? hash_sizes(0xcbf29ce484222325ull, call->counts, comm->size) : 0;
+}
+
+static int check_print(const check_desc_t *d, char *buf, size_t cap)
+{
+    return snprintf(buf, cap, "%s(%s, %s, count %llu, root %d%s)",
+                    tc_coll_name((tc_coll_t)d->coll),
+                    d->dtype < 0 ? "-" : tc_dtype_name((tc_dtype_t)d->dtype),
+                    d->op < 0 ? "-" : tc_redop_name((tc_redop_t)d->op),
+                    (unsigned long long)d->count, d->root, d->vhash ? ", v-counts" : "");
+}
+
+/* Compare against rank 0 and describe up to a few disagreeing ranks. */
+static tc_status_t check_compare(const tc_rt_comm_t *comm, const check_desc_t *all, uint64_t seq)
+{
+    int bad = 0;
+    char msg[768], desc[160];
+    size_t used = 0;
+    for (int q = 1; q < comm->size; q++) {
+        if (memcmp(&all[q], &all[0], sizeof(all[0])) == 0)
+            continue;
+        if (bad++ < 4) {
+            check_print(&all[q], desc, sizeof(desc));
+            int n = snprintf(msg + used, sizeof(msg) - used, "; rank %d called %s", q, desc);
+            if (n > 0 && (size_t)n < sizeof(msg) - used)
+                used += (size_t)n;
+        }
+    }
+    if (!bad)
+        return TC_OK;
+    check_print(&all[0], desc, sizeof(desc));
+    return tc_error_set(TC_ERR_MISMATCH, "TC_CHECK: collective #%llu on comm '%s': %d rank(s) "
+                        "disagree with rank 0, which called %s%s%s",
+                        (unsigned long long)seq, comm->name, bad, desc, msg,
+                        bad > 4 ? "; ..." : "");
+}
+
+tc_status_t tc_rt_check_call(tc_rt_comm_t *comm, const tc_rt_coll_t *call, uint64_t seq)
+{
+    if (comm->size == 1)
+        return TC_OK;
+    check_desc_t mine, *all = malloc((size_t)comm->size * sizeof(*all));
+    if (!all)
+        return tc_error_set(TC_ERR_NO_MEMORY, "TC_CHECK: %d descriptions", comm->size);
+    check_describe(comm, call, &mine);
+    tc_algo_args_t args = {.coll = TC_COLL_ALL_GATHER, .nranks = comm->size, .rank = comm->rank,
+                           .root = -1, .count = sizeof(mine)};
+    tc_rt_work_t w = {0};
+    w.comm = comm;
+    w.call = (tc_rt_coll_t){.coll = TC_COLL_ALL_GATHER, .sendbuf = &mine, .recvbuf = all,
+                            .count = sizeof(mine), .dtype = TC_UINT8, .op = TC_SUM, .root = -1};
+    w.op = (tc_rt_op_t){TC_COLL_ALL_GATHER, seq, comm->name};
+    w.tag = tc_rt_tag(comm->comm_id, TC_RT_TAG_CHECK, seq);
+    w.timeout_ms = call->timeout_ms > 0 ? call->timeout_ms : comm->timeout_ms;
+    tc_status_t st = tc_algo_build(&args, "bruck", &w.own);
+    if (st == TC_OK) {
+        w.sched = &w.own;
+        st = tc_rt_work_run_internal(&w);
+        tc_sched_free(&w.own);
+    }
+    tc_rt_exec_free(&w.ex);
+    if (st == TC_OK)
+        st = check_compare(comm, all, seq);
+    else
+        tc_error_prefix("TC_CHECK exchange: ");
+    free(all);
+    return st;
+}

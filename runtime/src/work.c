@@ -1,0 +1,569 @@
+/* Work objects: issuing operations, progressing every running one, waiting.
+ *
+ * Every operation is a work. A blocking call without a work object uses the
+ * communicator's inline work (no allocation); asynchronous and persistent
+ * ones are allocated. Running works of every communicator of the world sit
+ * in one list; whoever progresses (a blocking caller, a waiter, or the
+ * progress thread) advances all of them, so a rank blocked in one operation
+ * still serves the others. Operations of one communicator are matched by
+ * their tags (issue order), so they may overlap. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "comm_impl.h"
+#include "tcomms/base/log.h"
+#include "tcomms/base/time.h"
+#include "tcomms/kernels/reduce.h"
+
+static void work_link(tc_rt_work_t *w)
+{
+    tc_rt_world_t *world = w->comm->world;
+    w->prev = NULL;
+    w->next = world->active;
+    if (world->active)
+        world->active->prev = w;
+    world->active = w;
+    if (w->async && world->nasync++ == 0)
+        pthread_cond_signal(&world->cv);
+}
+
+static void work_unlink(tc_rt_work_t *w)
+{
+    tc_rt_world_t *world = w->comm->world;
+    if (w->prev)
+        w->prev->next = w->next;
+    else
+        world->active = w->next;
+    if (w->next)
+        w->next->prev = w->prev;
+    w->next = w->prev = NULL;
+    if (w->async)
+        world->nasync--;
+}
+
+/* AVG: the schedules sum; divide this rank's defined output. */
+static tc_status_t work_finish_avg(tc_rt_work_t *w)
+{
+    const tc_rt_coll_t *c = &w->call;
+    if (c->op != TC_AVG || (c->coll != TC_COLL_ALL_REDUCE && c->coll != TC_COLL_REDUCE &&
+                            c->coll != TC_COLL_REDUCE_SCATTER))
+        return TC_OK;
+    tc_algo_args_t args = {.coll = c->coll, .nranks = w->comm->size, .rank = w->comm->rank,
+                           .root = c->root, .count = c->count,
+                           .in_place = c->sendbuf == c->recvbuf,
+                           .counts = c->counts ? w->varr : NULL,
+                           .displs = c->displs ? w->varr + w->comm->size : NULL};
+    tc_algo_layout_t lay;
+    tc_status_t st = tc_algo_layout(&args, &lay);
+    if (st == TC_OK && lay.out_count)
+        st = tc_kern_scale_div(c->dtype, (char *)c->recvbuf + lay.out_off * w->ex.esize,
+                               lay.out_count, w->comm->size);
+    return st;
+}
+
+static void work_complete(tc_rt_work_t *w)
+{
+    tc_status_t st = work_finish_avg(w);
+    work_unlink(w);
+    tc_rt_sched_release(w);
+    w->state = TC_RT_WORK_DONE;
+    w->result = st;
+    if (st != TC_OK)
+        snprintf(w->error, sizeof(w->error), "%s", tc_last_error());
+}
+
+void tc_rt_work_fail(tc_rt_work_t *w, tc_status_t st)
+{
+    tc_rt_comm_t *comm = w->comm;
+    snprintf(w->error, sizeof(w->error), "%s", tc_last_error());
+    tc_log_error(TC_SUBSYS_RUNTIME, "%s", w->error);
+    tc_rt_exec_abandon(w);
+    work_unlink(w);
+    tc_rt_sched_release(w);
+    w->state = TC_RT_WORK_DONE;
+    w->result = st;
+    if (comm->broken == TC_OK) {
+        comm->broken = st;
+        snprintf(comm->broken_why, sizeof(comm->broken_why), "%s", w->error);
+        /* the others of this communicator cannot complete consistently either */
+        tc_rt_comm_cancel_works(comm, st, comm->broken_why);
+    }
+}
+
+void tc_rt_comm_cancel_works(tc_rt_comm_t *comm, tc_status_t st, const char *why)
+{
+    tc_rt_world_t *world = comm->world;
+    for (tc_rt_work_t *w = world->active, *next; w; w = next) {
+        next = w->next;
+        if (w->comm != comm)
+            continue;
+        char what[128];
+        snprintf(w->error, sizeof(w->error), "%s: %s", tc_rt_op_what(&w->op, what, sizeof(what)),
+                 why);
+        tc_rt_exec_abandon(w);
+        work_unlink(w);
+        tc_rt_sched_release(w);
+        w->state = TC_RT_WORK_DONE;
+        w->result = st;
+        next = world->active; /* abandon may have closed endpoints: restart the walk */
+    }
+}
+
+static void work_timeout(tc_rt_work_t *w)
+{
+    char awaited[160], what[128];
+    tc_rt_exec_awaited(w, awaited, sizeof(awaited));
+    tc_status_t st = tc_error_set(TC_ERR_TIMEOUT, "%s (%s, rank %d of %d): timed out after %lld "
+                                  "ms at step %u of %u; waiting for rank(s) %s",
+                                  tc_rt_op_what(&w->op, what, sizeof(what)), w->sched->algo,
+                                  w->comm->rank, w->comm->size, (long long)w->timeout_ms,
+                                  w->ex.first, w->sched->nsteps, awaited);
+    tc_rt_work_fail(w, st);
+}
+
+int tc_rt_world_progress(tc_rt_world_t *world)
+{
+    int total = 0;
+    for (tc_rt_work_t *w = world->active, *next; w; w = next) {
+        next = w->next;
+        int c = tc_rt_exec_pass(w);
+        if (c < 0) {
+            tc_rt_work_fail(w, (tc_status_t)c);
+            next = world->active;
+            total++;
+            continue;
+        }
+        total += c;
+        if (tc_rt_exec_done(w)) {
+            work_complete(w);
+            total++;
+        } else if (c == 0 && tc_deadline_passed(w->deadline)) {
+            work_timeout(w);
+            next = world->active;
+        }
+    }
+    int n = tc_rt_world_progress_tp(world);
+    if (n < 0) {
+        tc_error_prefix("transport progress: ");
+        tc_status_t st = (tc_status_t)n;
+        while (world->active)
+            tc_rt_work_fail(world->active, st);
+        return 1;
+    }
+    return total + n;
+}
+
+tc_status_t tc_rt_work_wait_locked(tc_rt_work_t *w, uint64_t wait_deadline)
+{
+    tc_rt_world_t *world = w->comm->world;
+    uint64_t idle_since = 0; /* when the current stretch without progress began */
+    while (w->state == TC_RT_WORK_RUNNING) {
+        int n = tc_rt_world_progress(world);
+        if (w->state != TC_RT_WORK_RUNNING)
+            break;
+        if (n > 0) {
+            idle_since = 0;
+            continue;
+        }
+        uint64_t now = tc_time_ns();
+        if (wait_deadline && now >= wait_deadline)
+            return TC_ERR_TIMEOUT;
+        if (idle_since == 0)
+            idle_since = now;
+        if (now - idle_since >= world->spin_ns) {
+            uint64_t until = wait_deadline && wait_deadline < w->deadline ? wait_deadline
+                                                                          : w->deadline;
+            tc_rt_world_wait(world, tc_deadline_left_ms(until), now - idle_since);
+        }
+    }
+    return w->result;
+}
+
+/* Start a prepared work: a fresh tag, its deadline, its state; it is running after. */
+static tc_status_t work_start(tc_rt_work_t *w)
+{
+    tc_rt_comm_t *comm = w->comm;
+    if (w->call.coll != TC_COLL_COUNT) {
+        w->op.seq = ++comm->seq;
+        w->tag = tc_rt_tag(comm->comm_id, TC_RT_TAG_COLL, w->op.seq);
+    }
+    tc_status_t st = tc_rt_exec_begin(w);
+    if (st != TC_OK)
+        return st;
+    w->deadline = tc_deadline_after_ms((uint64_t)w->timeout_ms);
+    w->state = TC_RT_WORK_RUNNING;
+    w->result = TC_INPROGRESS;
+    w->error[0] = '\0';
+    work_link(w);
+    return TC_OK;
+}
+
+static tc_status_t comm_usable(tc_rt_comm_t *comm, const char *what)
+{
+    if (comm->broken != TC_OK)
+        return tc_error_set(comm->broken, "%s on comm '%s': the communicator is unusable since "
+                            "an earlier failure: %s", what, comm->name, comm->broken_why);
+    return TC_OK;
+}
+
+/* Copy the call's arrays: the work may outlive the caller's. */
+static tc_status_t work_copy_arrays(tc_rt_work_t *w, const tc_rt_coll_t *call, int p)
+{
+    const size_t *src[6] = {call->counts, call->displs, NULL, NULL, NULL, NULL};
+    int n = call->counts ? 2 : 0;
+    if (call->sendcounts) {
+        src[0] = call->sendcounts, src[1] = call->sdispls, src[2] = call->recvcounts,
+        src[3] = call->rdispls;
+        n = 4;
+    }
+    if (n == 0)
+        return TC_OK;
+    w->varr = calloc((size_t)n * (size_t)p, sizeof(uint64_t));
+    if (!w->varr)
+        return tc_error_set(TC_ERR_NO_MEMORY, "copying %d arrays of %d counts", n, p);
+    for (int a = 0; a < n; a++) {
+        uint64_t *dst = w->varr + (size_t)a * (size_t)p;
+        if (src[a]) {
+            for (int q = 0; q < p; q++)
+                dst[q] = src[a][q];
+        } else if (a == 1 || a == 3) { /* displacements left out: packed */
+            uint64_t off = 0;
+            for (int q = 0; q < p; q++) {
+                dst[q] = off;
+                off += w->varr[(size_t)(a - 1) * (size_t)p + q];
+            }
+        }
+    }
+    return TC_OK;
+}
+
+static tc_rt_work_t *work_alloc(tc_rt_comm_t *comm)
+{
+    tc_rt_work_t *w = calloc(1, sizeof(*w));
+    if (!w)
+        return NULL;
+    w->heap = 1;
+    w->comm = comm;
+    w->cnext = comm->works;
+    if (comm->works)
+        comm->works->cprev = w;
+    comm->works = w;
+    return w;
+}
+
+/* Free a work's memory (lock held; the work is not running). */
+static void work_release(tc_rt_work_t *w)
+{
+    tc_rt_comm_t *comm = w->comm;
+    if (comm) {
+        tc_rt_sched_release(w);
+        if (w->cprev)
+            w->cprev->cnext = w->cnext;
+        else
+            comm->works = w->cnext;
+        if (w->cnext)
+            w->cnext->cprev = w->cprev;
+    }
+    if (w->sched == &w->own)
+        tc_sched_free(&w->own);
+    tc_rt_exec_free(&w->ex);
+    free(w->varr);
+    free(w->step_tags);
+    free(w);
+}
+
+/* Lock the world; the first asynchronous operation starts the progress thread. */
+static tc_status_t issue_lock(tc_rt_comm_t *comm, int flags)
+{
+    if ((flags & (TC_RT_ASYNC | TC_RT_PERSISTENT)) && !comm->world->threaded)
+        return tc_rt_world_go_threaded(comm->world);
+    tc_rt_world_lock(comm->world);
+    return TC_OK;
+}
+
+/* Run or hand over a prepared work, per the flags; lock held. */
+static tc_status_t issue_finish(tc_rt_work_t *w, int flags, tc_rt_work_t **work_p)
+{
+    tc_status_t st = TC_OK;
+    if (flags & TC_RT_PERSISTENT) {
+        *work_p = w;
+        return TC_OK;
+    }
+    w->async = (flags & TC_RT_ASYNC) != 0;
+    if ((st = work_start(w)) != TC_OK)
+        goto fail;
+    if (w->async) {
+        *work_p = w;
+        return TC_OK;
+    }
+    st = tc_rt_work_wait_locked(w, 0);
+    if (st != TC_OK)
+        tc_error_set(st, "%s", w->error);
+    if (w->heap) {
+        *work_p = w; /* a finished work object, as asked */
+        return st;
+    }
+    return st;
+fail:
+    if (w->heap)
+        work_release(w);
+    else
+        tc_rt_sched_release(w);
+    return st;
+}
+
+tc_status_t tc_rt_coll_issue(tc_rt_comm_t *comm, const tc_rt_coll_t *call, int flags,
+                             tc_rt_work_t **work_p)
+{
+    char what[128];
+    tc_rt_op_t op = {call->coll, comm->seq + 1, comm->name};
+    tc_status_t st = issue_lock(comm, flags);
+    if (st != TC_OK)
+        return st;
+    if ((st = comm_usable(comm, tc_coll_name(call->coll))) != TC_OK)
+        goto out;
+    if (comm->check && (st = tc_rt_check_call(comm, call, comm->seq + 1)) != TC_OK)
+        goto out;
+    tc_rt_work_t *w;
+    if (work_p) {
+        if (!(w = work_alloc(comm))) {
+            st = tc_error_set(TC_ERR_NO_MEMORY, "%s: work object", tc_rt_op_what(&op, what, 128));
+            goto out;
+        }
+    } else {
+        w = &comm->inline_work;
+        if (w->state == TC_RT_WORK_RUNNING) {
+            st = tc_error_set(TC_ERR_INVALID_STATE, "%s: another blocking operation is running "
+                              "on this communicator (calls on one communicator must not be "
+                              "concurrent)", tc_rt_op_what(&op, what, 128));
+            goto out;
+        }
+        w->comm = comm;
+        w->varr = NULL;
+    }
+    w->call = *call;
+    w->call.hints = NULL;
+    w->op = op;
+    w->persistent = (flags & TC_RT_PERSISTENT) != 0;
+    w->timeout_ms = call->timeout_ms > 0 ? call->timeout_ms : comm->timeout_ms;
+    const char *algo = call->hints ? tc_hints_get(call->hints, "algo") : NULL;
+    if (!algo)
+        algo = tc_hints_get(&comm->hints, "algo");
+    if ((st = work_copy_arrays(w, call, comm->size)) != TC_OK ||
+        (st = tc_rt_comm_sched(comm, w, algo)) != TC_OK) {
+        tc_error_prefix("%s: ", tc_rt_op_what(&op, what, sizeof(what)));
+        if (w->heap)
+            work_release(w);
+        else
+            free(w->varr);
+        goto out;
+    }
+    st = issue_finish(w, flags, work_p);
+    if (!w->heap) {
+        free(w->varr);
+        w->varr = NULL;
+    }
+out:
+    tc_rt_world_unlock(comm->world);
+    return st;
+}
+
+tc_status_t tc_rt_work_run_internal(tc_rt_work_t *w)
+{
+    tc_status_t st = tc_rt_exec_begin(w);
+    if (st != TC_OK)
+        return st;
+    w->deadline = tc_deadline_after_ms((uint64_t)w->timeout_ms);
+    w->state = TC_RT_WORK_RUNNING;
+    w->result = TC_INPROGRESS;
+    work_link(w);
+    st = tc_rt_work_wait_locked(w, 0);
+    return st == TC_OK ? TC_OK : tc_error_set(st, "%s", w->error);
+}
+
+tc_status_t tc_rt_coll_run(tc_rt_comm_t *comm, const tc_rt_coll_t *call)
+{
+    return tc_rt_coll_issue(comm, call, 0, NULL);
+}
+
+typedef struct {
+    uint64_t sends, recvs;
+} p2p_seq_t;
+
+/* The next tag for a message to (is_send) or from @p peer. */
+static tc_status_t p2p_tag(tc_rt_comm_t *comm, int peer, int is_send, uint64_t *tag_p)
+{
+    p2p_seq_t *seq = tc_hmap_get(&comm->p2p_seq, (uint64_t)peer);
+    if (!seq) {
+        tc_status_t st;
+        if (!(seq = calloc(1, sizeof(*seq))))
+            return tc_error_set(TC_ERR_NO_MEMORY, "point-to-point state of rank %d", peer);
+        if ((st = tc_hmap_put(&comm->p2p_seq, (uint64_t)peer, seq)) != TC_OK) {
+            free(seq);
+            return st;
+        }
+    }
+    uint64_t n = is_send ? seq->sends++ : seq->recvs++;
+    *tag_p = tc_rt_tag(comm->comm_id, TC_RT_TAG_P2P, n);
+    return TC_OK;
+}
+
+/* A schedule of the batch in bytes: the send buffer is based at the lowest
+ * send address and the receive buffer at the lowest receive address. */
+static tc_status_t p2p_build(tc_rt_comm_t *comm, tc_rt_work_t *w, const tc_rt_p2p_t *ops, int n)
+{
+    char *base[2] = {NULL, NULL};
+    for (int i = 0; i < n; i++) {
+        char *b = ops[i].buf;
+        int k = !ops[i].is_send;
+        if (ops[i].count && (!base[k] || b < base[k]))
+            base[k] = b;
+    }
+    tc_algo_args_t args = {.coll = TC_COLL_COUNT, .nranks = comm->size, .rank = comm->rank,
+                           .root = -1};
+    tc_sched_init(&w->own, &args, "p2p");
+    w->sched = &w->own;
+    if (!(w->step_tags = malloc((size_t)n * sizeof(uint64_t))))
+        return tc_error_set(TC_ERR_NO_MEMORY, "tags of %d messages", n);
+    tc_status_t st = TC_OK;
+    for (int i = 0; i < n && st == TC_OK; i++) {
+        const tc_rt_p2p_t *o = &ops[i];
+        uint64_t bytes = o->count * tc_dtype_size(o->dtype);
+        int k = !o->is_send;
+        uint64_t off = bytes ? (uint64_t)((char *)o->buf - base[k]) : 0;
+        tc_step_t s = {.kind = o->is_send ? TC_STEP_SEND : TC_STEP_RECV,
+                       .buf = TC_BUF_SEND, .dst_buf = TC_BUF_RECV, .peer = o->peer,
+                       .off = o->is_send ? off : 0, .dst_off = o->is_send ? 0 : off,
+                       .count = bytes, .dep = {TC_STEP_NO_DEP, TC_STEP_NO_DEP}};
+        if (off + bytes > w->own.buf_count[k ? TC_BUF_RECV : TC_BUF_SEND])
+            w->own.buf_count[k ? TC_BUF_RECV : TC_BUF_SEND] = off + bytes;
+        if ((st = tc_sched_add(&w->own, &s, NULL)) == TC_OK)
+            st = p2p_tag(comm, o->peer, o->is_send, &w->step_tags[i]);
+    }
+    w->call.sendbuf = base[0];
+    w->call.recvbuf = base[1];
+    return st;
+}
+
+tc_status_t tc_rt_p2p_issue(tc_rt_comm_t *comm, const tc_rt_p2p_t *ops, int n,
+                            const tc_hints_t *hints, int64_t timeout_ms, int flags,
+                            tc_rt_work_t **work_p)
+{
+    (void)hints;
+    tc_status_t st = issue_lock(comm, flags);
+    if (st != TC_OK)
+        return st;
+    if ((st = comm_usable(comm, "send/recv")) != TC_OK)
+        goto out;
+    /* A batch owns its schedule and tags: always a heap work (freed here when
+     * the caller wants none). */
+    tc_rt_work_t *w = work_alloc(comm);
+    if (!w) {
+        st = tc_error_set(TC_ERR_NO_MEMORY, "send/recv on comm '%s': work object", comm->name);
+        goto out;
+    }
+    w->call = (tc_rt_coll_t){.coll = TC_COLL_COUNT, .dtype = TC_UINT8, .op = TC_SUM, .root = -1};
+    w->op = (tc_rt_op_t){TC_COLL_COUNT, ++comm->p2p_ops, comm->name};
+    w->timeout_ms = timeout_ms > 0 ? timeout_ms : comm->timeout_ms;
+    if ((st = p2p_build(comm, w, ops, n)) != TC_OK) {
+        work_release(w);
+        goto out;
+    }
+    tc_rt_work_t *keep = NULL;
+    st = issue_finish(w, flags & TC_RT_ASYNC, &keep);
+    if (keep && work_p)
+        *work_p = keep;
+    else if (keep)
+        work_release(keep);
+out:
+    tc_rt_world_unlock(comm->world);
+    return st;
+}
+
+tc_status_t tc_rt_work_start(tc_rt_work_t *w)
+{
+    if (!w->comm)
+        return tc_error_set(TC_ERR_INVALID_STATE, "work start: its communicator was destroyed");
+    tc_rt_world_lock(w->comm->world);
+    tc_status_t st;
+    char what[128];
+    if (!w->persistent)
+        st = tc_error_set(TC_ERR_INVALID_STATE, "work start: %s is not persistent",
+                          tc_rt_op_what(&w->op, what, sizeof(what)));
+    else if (w->state == TC_RT_WORK_RUNNING)
+        st = tc_error_set(TC_ERR_INVALID_STATE, "work start: %s is still running",
+                          tc_rt_op_what(&w->op, what, sizeof(what)));
+    else if ((st = comm_usable(w->comm, tc_coll_name(w->call.coll))) == TC_OK &&
+             (!w->comm->check || (st = tc_rt_check_call(w->comm, &w->call, w->comm->seq + 1)) ==
+                                     TC_OK)) {
+        w->async = 1;
+        st = work_start(w);
+    }
+    tc_rt_world_unlock(w->comm->world);
+    return st;
+}
+
+tc_status_t tc_rt_work_wait(tc_rt_work_t *w, int64_t timeout_ms)
+{
+    if (w->state != TC_RT_WORK_RUNNING) {
+        if (w->state == TC_RT_WORK_IDLE)
+            return tc_error_set(TC_ERR_INVALID_STATE, "work wait: the persistent work was never "
+                                "started");
+        return w->result == TC_OK ? TC_OK : tc_error_set(w->result, "%s", w->error);
+    }
+    tc_rt_world_lock(w->comm->world);
+    uint64_t until = timeout_ms >= 0 ? tc_deadline_after_ms((uint64_t)timeout_ms) : 0;
+    if (timeout_ms == 0)
+        until = tc_time_ns();
+    tc_status_t st = tc_rt_work_wait_locked(w, until);
+    int running = w->state == TC_RT_WORK_RUNNING;
+    tc_rt_world_unlock(w->comm->world);
+    char what[128];
+    if (running)
+        return tc_error_set(TC_ERR_TIMEOUT, "work wait: %s still running after %lld ms",
+                            tc_rt_op_what(&w->op, what, sizeof(what)), (long long)timeout_ms);
+    return st == TC_OK ? TC_OK : tc_error_set(st, "%s", w->error);
+}
+
+tc_status_t tc_rt_work_test(tc_rt_work_t *w, int *done_p)
+{
+    if (w->state == TC_RT_WORK_RUNNING) {
+        tc_rt_world_lock(w->comm->world);
+        if (w->state == TC_RT_WORK_RUNNING)
+            tc_rt_world_progress(w->comm->world);
+        tc_rt_world_unlock(w->comm->world);
+    }
+    *done_p = w->state != TC_RT_WORK_RUNNING;
+    if (!*done_p)
+        return TC_INPROGRESS;
+    return w->result == TC_OK ? TC_OK : tc_error_set(w->result, "%s", w->error);
+}
+
+void tc_rt_work_state(const tc_rt_work_t *w, int *running_p, int *started_p, tc_status_t *result_p)
+{
+    *running_p = w->state == TC_RT_WORK_RUNNING;
+    *started_p = w->state != TC_RT_WORK_IDLE;
+    *result_p = w->result;
+}
+
+const char *tc_rt_work_error(const tc_rt_work_t *w)
+{
+    return w->result == TC_OK || w->result == TC_INPROGRESS ? "" : w->error;
+}
+
+tc_status_t tc_rt_work_free(tc_rt_work_t *w)
+{
+    if (!w->comm) { /* detached when its communicator was destroyed */
+        work_release(w);
+        return TC_OK;
+    }
+    tc_rt_world_t *world = w->comm->world;
+    tc_rt_world_lock(world);
+    tc_status_t st = TC_OK;
+    if (w->state == TC_RT_WORK_RUNNING)
+        st = tc_rt_work_wait_locked(w, 0);
+    work_release(w);
+    tc_rt_world_unlock(world);
+    return st == TC_OK || st == TC_INPROGRESS ? TC_OK : st;
+}
