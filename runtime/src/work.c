@@ -16,6 +16,18 @@
 #include "tcomms/base/time.h"
 #include "tcomms/kernels/reduce.h"
 
+/* The state is read without the lock by waiters and testers: what a work
+ * produced (result, error, the caller's buffers) is published before it. */
+static int work_get_state(const tc_rt_work_t *w)
+{
+    return __atomic_load_n(&w->state, __ATOMIC_ACQUIRE);
+}
+
+static void work_set_state(tc_rt_work_t *w, int state)
+{
+    __atomic_store_n(&w->state, state, __ATOMIC_RELEASE);
+}
+
 static void work_link(tc_rt_work_t *w)
 {
     tc_rt_world_t *world = w->comm->world;
@@ -67,10 +79,10 @@ static void work_complete(tc_rt_work_t *w)
     tc_status_t st = work_finish_avg(w);
     work_unlink(w);
     tc_rt_sched_release(w);
-    w->state = TC_RT_WORK_DONE;
-    w->result = st;
     if (st != TC_OK)
         snprintf(w->error, sizeof(w->error), "%s", tc_last_error());
+    w->result = st;
+    work_set_state(w, TC_RT_WORK_DONE);
 }
 
 void tc_rt_work_fail(tc_rt_work_t *w, tc_status_t st)
@@ -81,8 +93,8 @@ void tc_rt_work_fail(tc_rt_work_t *w, tc_status_t st)
     tc_rt_exec_abandon(w);
     work_unlink(w);
     tc_rt_sched_release(w);
-    w->state = TC_RT_WORK_DONE;
     w->result = st;
+    work_set_state(w, TC_RT_WORK_DONE);
     if (comm->broken == TC_OK) {
         comm->broken = st;
         snprintf(comm->broken_why, sizeof(comm->broken_why), "%s", w->error);
@@ -104,8 +116,8 @@ void tc_rt_comm_cancel_works(tc_rt_comm_t *comm, tc_status_t st, const char *why
         tc_rt_exec_abandon(w);
         work_unlink(w);
         tc_rt_sched_release(w);
-        w->state = TC_RT_WORK_DONE;
         w->result = st;
+        work_set_state(w, TC_RT_WORK_DONE);
         next = world->active; /* abandon may have closed endpoints: restart the walk */
     }
 }
@@ -158,9 +170,9 @@ tc_status_t tc_rt_work_wait_locked(tc_rt_work_t *w, uint64_t wait_deadline)
 {
     tc_rt_world_t *world = w->comm->world;
     uint64_t idle_since = 0; /* when the current stretch without progress began */
-    while (w->state == TC_RT_WORK_RUNNING) {
+    while (work_get_state(w) == TC_RT_WORK_RUNNING) {
         int n = tc_rt_world_progress(world);
-        if (w->state != TC_RT_WORK_RUNNING)
+        if (work_get_state(w) != TC_RT_WORK_RUNNING)
             break;
         if (n > 0) {
             idle_since = 0;
@@ -192,7 +204,7 @@ static tc_status_t work_start(tc_rt_work_t *w)
     if (st != TC_OK)
         return st;
     w->deadline = tc_deadline_after_ms((uint64_t)w->timeout_ms);
-    w->state = TC_RT_WORK_RUNNING;
+    work_set_state(w, TC_RT_WORK_RUNNING);
     w->result = TC_INPROGRESS;
     w->error[0] = '\0';
     work_link(w);
@@ -333,7 +345,7 @@ tc_status_t tc_rt_coll_issue(tc_rt_comm_t *comm, const tc_rt_coll_t *call, int f
         }
     } else {
         w = &comm->inline_work;
-        if (w->state == TC_RT_WORK_RUNNING) {
+        if (work_get_state(w) == TC_RT_WORK_RUNNING) {
             st = tc_error_set(TC_ERR_INVALID_STATE, "%s: another blocking operation is running "
                               "on this communicator (calls on one communicator must not be "
                               "concurrent)", tc_rt_op_what(&op, what, 128));
@@ -375,7 +387,7 @@ tc_status_t tc_rt_work_run_internal(tc_rt_work_t *w)
     if (st != TC_OK)
         return st;
     w->deadline = tc_deadline_after_ms((uint64_t)w->timeout_ms);
-    w->state = TC_RT_WORK_RUNNING;
+    work_set_state(w, TC_RT_WORK_RUNNING);
     w->result = TC_INPROGRESS;
     work_link(w);
     st = tc_rt_work_wait_locked(w, 0);
@@ -491,7 +503,7 @@ tc_status_t tc_rt_work_start(tc_rt_work_t *w)
     if (!w->persistent)
         st = tc_error_set(TC_ERR_INVALID_STATE, "work start: %s is not persistent",
                           tc_rt_op_what(&w->op, what, sizeof(what)));
-    else if (w->state == TC_RT_WORK_RUNNING)
+    else if (work_get_state(w) == TC_RT_WORK_RUNNING)
         st = tc_error_set(TC_ERR_INVALID_STATE, "work start: %s is still running",
                           tc_rt_op_what(&w->op, what, sizeof(what)));
     else if ((st = comm_usable(w->comm, tc_coll_name(w->call.coll))) == TC_OK &&
@@ -506,8 +518,8 @@ tc_status_t tc_rt_work_start(tc_rt_work_t *w)
 
 tc_status_t tc_rt_work_wait(tc_rt_work_t *w, int64_t timeout_ms)
 {
-    if (w->state != TC_RT_WORK_RUNNING) {
-        if (w->state == TC_RT_WORK_IDLE)
+    if (work_get_state(w) != TC_RT_WORK_RUNNING) {
+        if (work_get_state(w) == TC_RT_WORK_IDLE)
             return tc_error_set(TC_ERR_INVALID_STATE, "work wait: the persistent work was never "
                                 "started");
         return w->result == TC_OK ? TC_OK : tc_error_set(w->result, "%s", w->error);
@@ -517,7 +529,7 @@ tc_status_t tc_rt_work_wait(tc_rt_work_t *w, int64_t timeout_ms)
     if (timeout_ms == 0)
         until = tc_time_ns();
     tc_status_t st = tc_rt_work_wait_locked(w, until);
-    int running = w->state == TC_RT_WORK_RUNNING;
+    int running = work_get_state(w) == TC_RT_WORK_RUNNING;
     tc_rt_world_unlock(w->comm->world);
     char what[128];
     if (running)
@@ -528,13 +540,13 @@ tc_status_t tc_rt_work_wait(tc_rt_work_t *w, int64_t timeout_ms)
 
 tc_status_t tc_rt_work_test(tc_rt_work_t *w, int *done_p)
 {
-    if (w->state == TC_RT_WORK_RUNNING) {
+    if (work_get_state(w) == TC_RT_WORK_RUNNING) {
         tc_rt_world_lock(w->comm->world);
-        if (w->state == TC_RT_WORK_RUNNING)
+        if (work_get_state(w) == TC_RT_WORK_RUNNING)
             tc_rt_world_progress(w->comm->world);
         tc_rt_world_unlock(w->comm->world);
     }
-    *done_p = w->state != TC_RT_WORK_RUNNING;
+    *done_p = work_get_state(w) != TC_RT_WORK_RUNNING;
     if (!*done_p)
         return TC_INPROGRESS;
     return w->result == TC_OK ? TC_OK : tc_error_set(w->result, "%s", w->error);
@@ -542,8 +554,8 @@ tc_status_t tc_rt_work_test(tc_rt_work_t *w, int *done_p)
 
 void tc_rt_work_state(const tc_rt_work_t *w, int *running_p, int *started_p, tc_status_t *result_p)
 {
-    *running_p = w->state == TC_RT_WORK_RUNNING;
-    *started_p = w->state != TC_RT_WORK_IDLE;
+    *running_p = work_get_state(w) == TC_RT_WORK_RUNNING;
+    *started_p = work_get_state(w) != TC_RT_WORK_IDLE;
     *result_p = w->result;
 }
 
@@ -561,7 +573,7 @@ tc_status_t tc_rt_work_free(tc_rt_work_t *w)
     tc_rt_world_t *world = w->comm->world;
     tc_rt_world_lock(world);
     tc_status_t st = TC_OK;
-    if (w->state == TC_RT_WORK_RUNNING)
+    if (work_get_state(w) == TC_RT_WORK_RUNNING)
         st = tc_rt_work_wait_locked(w, 0);
     work_release(w);
     tc_rt_world_unlock(world);
