@@ -241,3 +241,62 @@ tc_status_t tc_comm_dup(tc_comm_t *comm, const tc_comm_opts_t *opts, tc_comm_t *
         return st;
     return comm_split(comm, "tc_comm_dup", 0, tc_rt_comm_rank(comm->rt), 0, opts, newcomm_p);
 }
+
+tc_status_t tc_comm_abort(tc_comm_t *comm)
+{
+    tc_status_t st = tc_api_check_comm(comm, "tc_comm_abort");
+    if (st != TC_OK)
+        return st;
+    comm->in_batch = 0;
+    tc_rt_comm_abort(comm->rt);
+    return TC_OK;
+}
+
+tc_status_t tc_comm_revoke(tc_comm_t *comm)
+{
+    tc_status_t st = tc_api_check_comm(comm, "tc_comm_revoke");
+    return st != TC_OK ? st : tc_rt_comm_revoke(comm->rt);
+}
+
+tc_status_t tc_comm_shrink(tc_comm_t *comm, const tc_comm_opts_t *opts, tc_comm_t **newcomm_p)
+{
+    static const char fn[] = "tc_comm_shrink";
+    tc_status_t st = tc_api_check_comm(comm, fn);
+    if (st != TC_OK)
+        return st;
+    if (!newcomm_p)
+        return tc_error_set(TC_ERR_INVALID_ARG, "%s: newcomm_p is NULL", fn);
+    comm->in_batch = 0;
+    tc_comm_opts_t defaults = TC_COMM_OPTS_INIT;
+    tc_hints_t hints;
+    tc_hints_init(&hints);
+    st = comm_opts(opts ? opts : &defaults, fn, &hints);
+    tc_rt_comm_t *rt = NULL;
+    if (st == TC_OK) {
+        tc_rt_comm_params_t params = {TC_BOOT_AUTO, opts ? opts->name : NULL,
+                                      opts && opts->hints ? &hints : NULL,
+                                      opts ? opts->timeout_ms : 0};
+        st = tc_rt_comm_shrink(comm->rt, &params, &rt);
+    }
+    tc_hints_free(&hints);
+    return st == TC_OK ? comm_wrap(rt, fn, newcomm_p) : st;
+}
+
+tc_status_t tc_comm_failed_ranks(tc_comm_t *comm, int *ranks, int cap, int *n_p)
+{
+    static const char fn[] = "tc_comm_failed_ranks";
+    tc_status_t st = tc_api_check_comm(comm, fn);
+    if (st != TC_OK)
+        return st;
+    if (!n_p || cap < 0 || (cap > 0 && !ranks))
+        return tc_error_set(TC_ERR_INVALID_ARG, "%s: %s", fn,
+                            !n_p ? "n_p is NULL" : cap < 0 ? "cap is negative" : "ranks is NULL");
+    *n_p = tc_rt_comm_failed_ranks(comm->rt, ranks, cap);
+    return TC_OK;
+}
+
+tc_status_t tc_comm_dump_fr(tc_comm_t *comm)
+{
+    tc_status_t st = tc_api_check_comm(comm, "tc_comm_dump_fr");
+    return st != TC_OK ? st : tc_rt_comm_dump_fr(comm->rt);
+}

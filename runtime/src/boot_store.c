@@ -58,12 +58,12 @@ enum { BS_RANK_ABSENT = 0, BS_RANK_JOINED, BS_RANK_LEFT };
 
 typedef struct bs_conn {
     int fd;
-    int rank;            /* -1 until its hello is accepted */
+    int rank; /* -1 until its hello is accepted */
     bool said_bye;
-    bool closing;        /* flush the output, then close */
-    bool dead;           /* closed: removed after this poll round */
+    bool closing;         /* flush the output, then close */
+    bool dead;            /* closed: removed after this poll round */
     uint64_t deadline_ns; /* of the hello, or of the flush before closing */
-    char name[64];       /* the peer's address, for logs */
+    char name[64];        /* the peer's address, for logs */
     uint8_t hdr[TC_BS_HDR_LEN];
     size_t hdr_got;
     bool in_body;
@@ -128,14 +128,18 @@ tc_status_t tc_boot_store_hdr_parse(const uint8_t hdr[TC_BS_HDR_LEN], uint8_t *t
     (void)tc_wire_get_u8(&r, &zero8);
     (void)tc_wire_get_u16(&r, &zero16);
     if (zero8 != 0 || zero16 != 0)
-        return tc_error_set(TC_ERR_PROTOCOL, "frame header with non-zero reserved bytes "
-                            "(0x%02x 0x%04x): not a tcomms store peer", zero8, zero16);
+        return tc_error_set(TC_ERR_PROTOCOL,
+                            "frame header with non-zero reserved bytes "
+                            "(0x%02x 0x%04x): not a tcomms store peer",
+                            zero8, zero16);
     if (type != TC_BS_HELLO && type != TC_BS_PUT && type != TC_BS_FENCE && type != TC_BS_GET &&
         type != TC_BS_BYE && type != TC_BS_REPLY)
         return tc_error_set(TC_ERR_PROTOCOL, "frame of unknown type %u", type);
     if (len > TC_BS_MAX_BODY)
-        return tc_error_set(TC_ERR_PROTOCOL, "frame of type %u announces %u bytes, more than "
-                            "the limit of %u", type, len, TC_BS_MAX_BODY);
+        return tc_error_set(TC_ERR_PROTOCOL,
+                            "frame of type %u announces %u bytes, more than "
+                            "the limit of %u",
+                            type, len, TC_BS_MAX_BODY);
     *type_p = type;
     *body_len_p = len;
     return TC_OK;
@@ -179,23 +183,26 @@ static tc_status_t bs_store(tc_boot_store_t *st, uint32_t rank, const uint8_t *k
     memcpy(e->data, key, klen);
     if (vlen)
         memcpy(e->data + klen, val, vlen);
-    /* Replace an earlier value of the same key in place in its chain. */
-    for (bs_entry_t **pp = &head; *pp; pp = &(*pp)->next) {
-        bs_entry_t *old = *pp;
-        if (old->rank == rank && old->klen == klen && memcmp(old->data, key, klen) == 0) {
-            e->next = old->next;
-            *pp = e;
-            free(old);
-            return tc_hmap_put(&st->table, h, head); /* only replaces: cannot fail */
+    /* An earlier value of the same key is replaced in place in its chain. */
+    bs_entry_t **pp = &head;
+    while (*pp &&
+           !((*pp)->rank == rank && (*pp)->klen == klen && memcmp((*pp)->data, key, klen) == 0))
+        pp = &(*pp)->next;
+    bs_entry_t *old = *pp;
+    e->next = old ? old->next : head;
+    if (old && pp != &head) {
+        *pp = e; /* inside the chain: the map still points at its head */
+    } else {
+        tc_status_t rc = tc_hmap_put(&st->table, h, e);
+        if (rc != TC_OK) {
+            free(e); /* the table is unchanged */
+            return rc;
         }
     }
-    e->next = head;
-    tc_status_t rc = tc_hmap_put(&st->table, h, e);
-    if (rc != TC_OK) {
-        free(e);
-        return rc;
-    }
-    st->nkeys++;
+    if (old)
+        free(old);
+    else
+        st->nkeys++;
     return TC_OK;
 }
 
@@ -214,13 +221,23 @@ static void bs_table_free(tc_boot_store_t *st)
 
 /* ---- output ---- */
 
+/* " (rank r)" once the client has joined, for logs. */
+static const char *bs_who(const bs_conn_t *c)
+{
+    static _Thread_local char buf[32];
+    if (c->rank < 0)
+        return " (before its hello)";
+    snprintf(buf, sizeof(buf), " (rank %d)", c->rank);
+    return buf;
+}
+
 static void bs_drop(tc_boot_store_t *st, bs_conn_t *c, const char *why);
 
 static void bs_flush(tc_boot_store_t *st, bs_conn_t *c)
 {
     while (!c->dead && c->out_off < c->out_len) {
-        ssize_t n = send(c->fd, c->out + c->out_off, c->out_len - c->out_off,
-                         MSG_NOSIGNAL | MSG_DONTWAIT);
+        ssize_t n =
+            send(c->fd, c->out + c->out_off, c->out_len - c->out_off, MSG_NOSIGNAL | MSG_DONTWAIT);
         if (n > 0) {
             c->out_off += (size_t)n;
         } else if (n < 0 && errno == EINTR) {
@@ -245,8 +262,10 @@ static void bs_reply(tc_boot_store_t *st, bs_conn_t *c, uint64_t req, tc_status_
     if (c->dead)
         return;
     if (c->out_len - c->out_off + need > BS_MAX_OUT) {
-        tc_log_error(TC_SUBSYS_RUNTIME, "bootstrap store: dropping %s (rank %d): it leaves more "
-                     "than %u bytes of replies unread", c->name, c->rank, BS_MAX_OUT);
+        tc_log_error(TC_SUBSYS_RUNTIME,
+                     "bootstrap store: dropping %s%s: it leaves more than %u "
+                     "bytes of replies unread",
+                     c->name, bs_who(c), BS_MAX_OUT);
         bs_drop(st, c, "too many unread replies");
         return;
     }
@@ -258,8 +277,10 @@ static void bs_reply(tc_boot_store_t *st, bs_conn_t *c, uint64_t req, tc_status_
             cap *= 2;
         uint8_t *p = realloc(c->out, cap);
         if (!p) {
-            tc_log_error(TC_SUBSYS_RUNTIME, "bootstrap store: no memory for a reply of %zu "
-                         "bytes to %s", need, c->name);
+            tc_log_error(TC_SUBSYS_RUNTIME,
+                         "bootstrap store: no memory for a reply of %zu "
+                         "bytes to %s",
+                         need, c->name);
             bs_drop(st, c, "out of memory");
             return;
         }
@@ -318,7 +339,7 @@ static void bs_fence_check_complete(tc_boot_store_t *st, uint64_t seq)
     }
 }
 
-/* A rank that left before fence s dooms it: answer its waiters now rather than at their deadline. */
+/* A rank that left before fence s dooms it: answer its waiters now, not at their deadline. */
 static void bs_fence_fail_doomed(tc_boot_store_t *st)
 {
     for (size_t i = 0; i < st->nconns; i++) {
@@ -327,7 +348,8 @@ static void bs_fence_fail_doomed(tc_boot_store_t *st)
             c->fence_waiting = false;
             bs_reply_text(st, c, c->fence_req, TC_ERR_PEER_FAILED,
                           "fence %llu cannot complete: rank %d left the store after reaching "
-                          "fence %llu only", (unsigned long long)c->fence_seq, st->left_min_rank,
+                          "fence %llu only",
+                          (unsigned long long)c->fence_seq, st->left_min_rank,
                           (unsigned long long)st->left_min_arrived);
         }
     }
@@ -368,8 +390,8 @@ static tc_status_t bs_on_fence(tc_boot_store_t *st, bs_conn_t *c, tc_wire_reader
         return tc_error_set(TC_ERR_PROTOCOL, "FENCE body of %zu bytes, expected 20", r->len);
     uint64_t have = st->arrived[c->rank];
     if (seq != have && seq != have + 1)
-        return tc_error_set(TC_ERR_PROTOCOL, "FENCE %llu after fence %llu",
-                            (unsigned long long)seq, (unsigned long long)have);
+        return tc_error_set(TC_ERR_PROTOCOL, "FENCE %llu after fence %llu", (unsigned long long)seq,
+                            (unsigned long long)have);
     if (seq == 0)
         return tc_error_set(TC_ERR_PROTOCOL, "FENCE 0 (fences count from 1)");
     uint64_t now = tc_time_ns();
@@ -419,11 +441,11 @@ static bool bs_secret_ok(const tc_boot_store_t *st, const uint8_t *s, size_t len
     return diff == 0;
 }
 
-static void bs_reject(tc_boot_store_t *st, bs_conn_t *c, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
+static void bs_reject(tc_boot_store_t *st, bs_conn_t *c, tc_status_t status, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
 
 /* Tell a client why its hello was refused, then close once that is sent. */
-static void bs_reject(tc_boot_store_t *st, bs_conn_t *c, const char *fmt, ...)
+static void bs_reject(tc_boot_store_t *st, bs_conn_t *c, tc_status_t status, const char *fmt, ...)
 {
     char text[TC_BS_MAX_TEXT];
     va_list ap;
@@ -431,7 +453,7 @@ static void bs_reject(tc_boot_store_t *st, bs_conn_t *c, const char *fmt, ...)
     vsnprintf(text, sizeof(text), fmt, ap);
     va_end(ap);
     tc_log_warn(TC_SUBSYS_RUNTIME, "bootstrap store: refused %s: %s", c->name, text);
-    bs_reply(st, c, 0, TC_ERR_BOOTSTRAP, text, (uint32_t)strlen(text));
+    bs_reply(st, c, 0, status, text, (uint32_t)strlen(text));
     c->closing = true;
     c->deadline_ns = tc_time_ns() + BS_CLOSE_FLUSH_NS;
 }
@@ -444,11 +466,14 @@ static tc_status_t bs_on_hello(tc_boot_store_t *st, bs_conn_t *c, tc_wire_reader
     if (tc_wire_get_u32(r, &magic) != TC_OK || tc_wire_get_u16(r, &version) != TC_OK)
         return tc_error_set(TC_ERR_PROTOCOL, "HELLO body of %zu bytes is too short", r->len);
     if (magic != TC_BS_MAGIC)
-        return tc_error_set(TC_ERR_PROTOCOL, "HELLO with magic 0x%08x, expected 0x%08x: not a "
-                            "tcomms client", magic, TC_BS_MAGIC);
+        return tc_error_set(TC_ERR_PROTOCOL,
+                            "HELLO with magic 0x%08x, expected 0x%08x: not a "
+                            "tcomms client",
+                            magic, TC_BS_MAGIC);
     if (version != TC_BS_VERSION) {
-        bs_reject(st, c, "protocol version %u, the store speaks %u (mixed tcomms versions?)",
-                  version, TC_BS_VERSION);
+        bs_reject(st, c, TC_ERR_BOOTSTRAP,
+                  "protocol version %u, the store speaks %u (mixed tcomms versions?)", version,
+                  TC_BS_VERSION);
         return TC_OK;
     }
     if (tc_wire_get_u32(r, &rank) != TC_OK || tc_wire_get_u32(r, &world) != TC_OK ||
@@ -457,21 +482,30 @@ static tc_status_t bs_on_hello(tc_boot_store_t *st, bs_conn_t *c, tc_wire_reader
         return tc_error_set(TC_ERR_PROTOCOL, "malformed HELLO body of %zu bytes", r->len);
     if (!bs_secret_ok(st, secret, slen)) {
         if (slen == 0)
-            bs_reject(st, c, "rank %u sent no TC_JOB_SECRET but the store has one", rank);
+            bs_reject(st, c, TC_ERR_BOOTSTRAP,
+                      "rank %u sent no TC_JOB_SECRET but the store has one", rank);
         else if (st->secret_len == 0)
-            bs_reject(st, c, "rank %u sent a TC_JOB_SECRET but the store has none", rank);
+            bs_reject(st, c, TC_ERR_BOOTSTRAP,
+                      "rank %u sent a TC_JOB_SECRET but the store has none", rank);
         else
-            bs_reject(st, c, "rank %u sent a TC_JOB_SECRET that does not match the store's",
-                      rank);
+            bs_reject(st, c, TC_ERR_BOOTSTRAP,
+                      "rank %u sent a TC_JOB_SECRET that does not match the store's", rank);
     } else if (world != (uint32_t)st->world) {
-        bs_reject(st, c, "rank %u has WORLD_SIZE=%u but the store (rank 0) has WORLD_SIZE=%d",
-                  rank, world, st->world);
+        bs_reject(st, c, TC_ERR_BOOTSTRAP,
+                  "rank %u has WORLD_SIZE=%u but the store (rank 0) has WORLD_SIZE=%d", rank, world,
+                  st->world);
     } else if (rank >= world) {
-        bs_reject(st, c, "RANK=%u is not below WORLD_SIZE=%u", rank, world);
+        bs_reject(st, c, TC_ERR_BOOTSTRAP, "RANK=%u is not below WORLD_SIZE=%u", rank, world);
     } else if (st->rank_state[rank] == BS_RANK_JOINED) {
-        bs_reject(st, c, "rank %u is already connected to the store (duplicate RANK?)", rank);
+        bs_reject(st, c, TC_ERR_BOOTSTRAP,
+                  "rank %u is already connected to the store (duplicate RANK?)", rank);
     } else if (st->rank_state[rank] == BS_RANK_LEFT) {
-        bs_reject(st, c, "rank %u already joined and left this store", rank);
+        /* Most likely the store of this job's previous bootstrap, still lingering: the
+         * distinct status tells the client to try again until the next store is up. */
+        bs_reject(st, c, TC_ERR_INVALID_STATE,
+                  "rank %u already joined and left this store "
+                  "(the store of an earlier bootstrap?)",
+                  rank);
     } else {
         c->rank = (int)rank;
         c->deadline_ns = UINT64_MAX;
@@ -526,16 +560,17 @@ static tc_status_t bs_on_get(tc_boot_store_t *st, bs_conn_t *c, tc_wire_reader_t
     if ((rc = bs_get_key(r, &key, &klen)) != TC_OK)
         return rc;
     if (tc_wire_reader_left(r) != 0)
-        return tc_error_set(TC_ERR_PROTOCOL, "GET with %zu trailing bytes",
-                            tc_wire_reader_left(r));
+        return tc_error_set(TC_ERR_PROTOCOL, "GET with %zu trailing bytes", tc_wire_reader_left(r));
     if (rank >= (uint32_t)st->world) {
         bs_reply_text(st, c, req, TC_ERR_INVALID_ARG, "get of rank %u of %d", rank, st->world);
         return TC_OK;
     }
     bs_entry_t *e = bs_find(st, rank, key, klen);
     if (!e)
-        bs_reply_text(st, c, req, TC_ERR_NOT_FOUND, "rank %u has no key '%.*s' in the store "
-                      "(never put, or not fenced yet)", rank, (int)klen, (const char *)key);
+        bs_reply_text(st, c, req, TC_ERR_NOT_FOUND,
+                      "rank %u has no key '%.*s' in the store "
+                      "(never put, or not fenced yet)",
+                      rank, (int)klen, (const char *)key);
     else
         bs_reply(st, c, req, TC_OK, e->data + e->klen, e->vlen);
     return TC_OK;
@@ -612,8 +647,9 @@ static void bs_read(tc_boot_store_t *st, bs_conn_t *c)
         }
         ssize_t n = want ? recv(c->fd, dst, want < budget ? want : budget, MSG_DONTWAIT) : 0;
         if (want && n == 0) {
-            bs_drop(st, c, c->hdr_got || c->in_body ? "closed in the middle of a frame"
-                                                    : "closed the connection");
+            bs_drop(st, c,
+                    c->hdr_got || c->in_body ? "closed in the middle of a frame"
+                                             : "closed the connection");
             return;
         }
         if (n < 0) {
@@ -635,14 +671,15 @@ static void bs_read(tc_boot_store_t *st, bs_conn_t *c)
             if (rc == TC_OK && c->type == TC_BS_REPLY)
                 rc = tc_error_set(TC_ERR_PROTOCOL, "REPLY frame from a client");
             if (rc == TC_OK && c->rank < 0 && c->body_len > 64 + TC_BS_MAX_SECRET)
-                rc = tc_error_set(TC_ERR_PROTOCOL, "%u-byte frame before the hello",
-                                  c->body_len);
+                rc = tc_error_set(TC_ERR_PROTOCOL, "%u-byte frame before the hello", c->body_len);
             if (rc == TC_OK && c->body_len > 0 && !(c->body = malloc(c->body_len)))
                 rc = tc_error_set(TC_ERR_NO_MEMORY, "no memory for a frame of %u bytes",
                                   c->body_len);
             if (rc != TC_OK) {
-                tc_log_error(TC_SUBSYS_RUNTIME, "bootstrap store: closing the connection "
-                             "from %s (rank %d): %s", c->name, c->rank, tc_last_error());
+                tc_log_error(TC_SUBSYS_RUNTIME,
+                             "bootstrap store: closing the connection "
+                             "from %s%s: %s",
+                             c->name, bs_who(c), tc_last_error());
                 bs_drop(st, c, "malformed frame");
                 return;
             }
@@ -659,8 +696,10 @@ static void bs_read(tc_boot_store_t *st, bs_conn_t *c)
         c->in_body = false;
         c->hdr_got = 0;
         if (rc != TC_OK) {
-            tc_log_error(TC_SUBSYS_RUNTIME, "bootstrap store: closing the connection from %s "
-                         "(rank %d): %s", c->name, c->rank, tc_last_error());
+            tc_log_error(TC_SUBSYS_RUNTIME,
+                         "bootstrap store: closing the connection from %s%s: "
+                         "%s",
+                         c->name, bs_who(c), tc_last_error());
             bs_drop(st, c, "malformed frame");
             return;
         }
@@ -686,8 +725,10 @@ static void bs_accept(tc_boot_store_t *st)
         }
         bs_conn_t *c = NULL;
         if (st->nconns >= (size_t)st->world * 2 + 64) {
-            tc_log_warn(TC_SUBSYS_RUNTIME, "bootstrap store: refusing a connection: already %zu "
-                        "for %d ranks", st->nconns, st->world);
+            tc_log_warn(TC_SUBSYS_RUNTIME,
+                        "bootstrap store: refusing a connection: already %zu "
+                        "for %d ranks",
+                        st->nconns, st->world);
             goto refuse;
         }
         if (st->nconns == st->conns_cap) {
@@ -748,8 +789,10 @@ static uint64_t bs_timers(tc_boot_store_t *st, uint64_t now)
             next = c->fence_deadline_ns;
         if (c->deadline_ns != UINT64_MAX && now >= c->deadline_ns) {
             if (!c->closing)
-                tc_log_warn(TC_SUBSYS_RUNTIME, "bootstrap store: closing %s: no hello within "
-                            "%llu s", c->name, BS_HELLO_TIMEOUT_NS / 1000000000ull);
+                tc_log_warn(TC_SUBSYS_RUNTIME,
+                            "bootstrap store: closing %s: no hello within "
+                            "%llu s",
+                            c->name, BS_HELLO_TIMEOUT_NS / 1000000000ull);
             bs_drop(st, c, "timed out");
         } else if (c->deadline_ns < next) {
             next = c->deadline_ns;
@@ -796,8 +839,10 @@ static void *bs_main(void *arg)
             size_t cap = (st->nconns + 2) * 2;
             struct pollfd *p = realloc(st->pfds, cap * sizeof(*p));
             if (!p) {
-                tc_log_error(TC_SUBSYS_RUNTIME, "bootstrap store: no memory for %zu poll "
-                             "entries; the store stops", cap);
+                tc_log_error(TC_SUBSYS_RUNTIME,
+                             "bootstrap store: no memory for %zu poll "
+                             "entries; the store stops",
+                             cap);
                 break;
             }
             st->pfds = p;
@@ -873,7 +918,8 @@ static tc_status_t bs_listen(tc_boot_store_t *st, int port)
         fd = -1;
     }
     if (fd >= 0) {
-        struct sockaddr_in6 a6 = {.sin6_family = AF_INET6, .sin6_port = htons((uint16_t)port),
+        struct sockaddr_in6 a6 = {.sin6_family = AF_INET6,
+                                  .sin6_port = htons((uint16_t)port),
                                   .sin6_addr = IN6ADDR_ANY_INIT};
         if (setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one)) != 0 ||
             bind(fd, (struct sockaddr *)&a6, sizeof(a6)) != 0) {
@@ -886,9 +932,12 @@ static tc_status_t bs_listen(tc_boot_store_t *st, int port)
     if (fd < 0) {
         fd = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
         if (fd < 0)
-            return tc_error_set(TC_ERR_BOOTSTRAP, "bootstrap(env): rank 0 cannot create the "
-                                "store's socket: %s", strerror(errno));
-        struct sockaddr_in a4 = {.sin_family = AF_INET, .sin_port = htons((uint16_t)port),
+            return tc_error_set(TC_ERR_BOOTSTRAP,
+                                "bootstrap(env): rank 0 cannot create the "
+                                "store's socket: %s",
+                                strerror(errno));
+        struct sockaddr_in a4 = {.sin_family = AF_INET,
+                                 .sin_port = htons((uint16_t)port),
                                  .sin_addr = {htonl(INADDR_ANY)}};
         if (setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one)) != 0 ||
             bind(fd, (struct sockaddr *)&a4, sizeof(a4)) != 0) {
@@ -896,24 +945,30 @@ static tc_status_t bs_listen(tc_boot_store_t *st, int port)
                 goto in_use;
             int err = errno;
             close(fd);
-            return tc_error_set(TC_ERR_BOOTSTRAP, "bootstrap(env): rank 0 cannot bind the store "
-                                "to port %d: %s", port, strerror(err));
+            return tc_error_set(TC_ERR_BOOTSTRAP,
+                                "bootstrap(env): rank 0 cannot bind the store "
+                                "to port %d: %s",
+                                port, strerror(err));
         }
     }
     if (listen(fd, 4096) != 0) {
         int err = errno;
         close(fd);
-        return tc_error_set(TC_ERR_BOOTSTRAP, "bootstrap(env): rank 0 cannot listen on port %d: "
-                            "%s", port, strerror(err));
+        return tc_error_set(TC_ERR_BOOTSTRAP,
+                            "bootstrap(env): rank 0 cannot listen on port %d: "
+                            "%s",
+                            port, strerror(err));
     }
     st->listen_fd = fd;
     return TC_OK;
 
 in_use:
     close(fd);
-    return tc_error_set(TC_ERR_BOOTSTRAP, "bootstrap(env): rank 0 cannot serve the store on port "
+    return tc_error_set(TC_ERR_BOOTSTRAP,
+                        "bootstrap(env): rank 0 cannot serve the store on port "
                         "%d: %s (another process holds it; under torchrun's agent store, set "
-                        "TC_STORE_PORT to a free port for every rank)", port, strerror(EADDRINUSE));
+                        "TC_STORE_PORT to a free port for every rank)",
+                        port, strerror(EADDRINUSE));
 }
 
 static void bs_free(tc_boot_store_t *st)
@@ -931,14 +986,15 @@ static void bs_free(tc_boot_store_t *st)
     free(st);
 }
 
-tc_status_t tc_boot_store_start(int port, int world, const char *secret,
-                                tc_boot_store_t **store_p)
+tc_status_t tc_boot_store_start(int port, int world, const char *secret, tc_boot_store_t **store_p)
 {
     tc_status_t rc;
     size_t slen = secret ? strlen(secret) : 0;
     if (world < 1 || port < 1 || port > 65535 || slen > TC_BS_MAX_SECRET)
-        return tc_error_set(TC_ERR_INVALID_ARG, "bootstrap store: world %d, port %d, secret of "
-                            "%zu bytes", world, port, slen);
+        return tc_error_set(TC_ERR_INVALID_ARG,
+                            "bootstrap store: world %d, port %d, secret of "
+                            "%zu bytes",
+                            world, port, slen);
     tc_boot_store_t *st = calloc(1, sizeof(*st));
     if (!st)
         return tc_error_set(TC_ERR_NO_MEMORY, "bootstrap(env): allocating the store");
@@ -978,8 +1034,10 @@ tc_status_t tc_boot_store_start(int port, int world, const char *secret,
                           strerror(err));
         goto fail;
     }
-    tc_log_info(TC_SUBSYS_RUNTIME, "bootstrap(env): rank 0 serves the store on port %d for %d "
-                "ranks", port, world);
+    tc_log_info(TC_SUBSYS_RUNTIME,
+                "bootstrap(env): rank 0 serves the store on port %d for %d "
+                "ranks",
+                port, world);
     *store_p = st;
     return TC_OK;
 
@@ -999,7 +1057,9 @@ void tc_boot_store_stop(tc_boot_store_t *store, uint64_t linger_ns)
     uint64_t one = 1;
     (void)!write(store->wake_fd, &one, sizeof(one));
     pthread_join(store->thread, NULL);
-    tc_log_debug(TC_SUBSYS_RUNTIME, "bootstrap(env): the store stopped after %.3f s of lingering "
-                 "(%zu keys)", (double)(tc_time_ns() - now) * 1e-9, store->nkeys);
+    tc_log_debug(TC_SUBSYS_RUNTIME,
+                 "bootstrap(env): the store stopped after %.3f s of lingering "
+                 "(%zu keys)",
+                 (double)(tc_time_ns() - now) * 1e-9, store->nkeys);
     bs_free(store);
 }

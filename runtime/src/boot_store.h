@@ -49,8 +49,7 @@ typedef struct tc_boot_store tc_boot_store_t;
  * serve a store for @p world ranks in a background thread. @p secret (NULL or
  * "" for none) must match every client's.
  */
-tc_status_t tc_boot_store_start(int port, int world, const char *secret,
-                                tc_boot_store_t **store_p);
+tc_status_t tc_boot_store_start(int port, int world, const char *secret, tc_boot_store_t **store_p);
 
 /**
  * Stop serving. Until @p linger_ns have passed, keep serving as long as some

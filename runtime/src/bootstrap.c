@@ -76,3 +76,16 @@ void tc_boot_destroy(tc_boot_t *boot)
     if (boot)
         boot->ops->destroy(boot);
 }
+
+int tc_boot_poll_event(tc_boot_t *boot, tc_boot_event_t *ev)
+{
+    return boot->ops->poll_event ? boot->ops->poll_event(boot, ev) : 0;
+}
+
+tc_status_t tc_boot_notify(tc_boot_t *boot, const tc_boot_event_t *ev)
+{
+    if (!boot->ops->notify)
+        return tc_error_set(TC_ERR_UNSUPPORTED, "bootstrap(%s): no event channel to tell the "
+                            "other ranks", boot->ops->name);
+    return boot->ops->notify(boot, ev);
+}

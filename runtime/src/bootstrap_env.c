@@ -16,6 +16,10 @@
  * as soon as they all have, so only a rank that keeps running longer than
  * rank 0 makes it wait; 0 stops at once).
  *
+ * A rank that creates a new bootstrap right after destroying one may reach the
+ * previous store (rank 0 not done with it yet): that store refuses it as a rank
+ * that already left, and it tries again until the deadline.
+ *
  * Requests are answered in order, each reply carrying its request number, so a
  * late reply to a request that timed out here is recognised and skipped. A
  * timeout in the middle of a frame leaves the stream unusable: later calls fail
@@ -49,6 +53,7 @@
 #define ENV_CONNECT_TRY_MS 5000 /* one connect attempt, before trying the next address */
 #define ENV_FENCE_MARGIN_MS 100 /* the store answers a timed-out fence this much early */
 #define ENV_BYE_WAIT_MS 1000
+#define ENV_STALE_RETRY_MS 50 /* between hellos to the lingering store of an earlier bootstrap */
 
 typedef struct {
     tc_boot_t head;
@@ -56,11 +61,11 @@ typedef struct {
     pthread_mutex_t lock; /* one request at a time on the connection */
     bool broken;          /* the stream is unusable: every call fails */
     uint64_t next_req;
-    uint64_t fences;      /* fences completed */
-    uint8_t *pending;     /* PUT frames not yet sent */
+    uint64_t fences;  /* fences completed */
+    uint8_t *pending; /* PUT frames not yet sent */
     size_t pending_len, pending_cap;
     char master[ENV_MAX_HOST + 16]; /* "MASTER_ADDR:port", for messages */
-    tc_boot_store_t *store;        /* rank 0: the store it serves */
+    tc_boot_store_t *store;         /* rank 0: the store it serves */
     uint64_t linger_ns;
 } tc_boot_env_t;
 
@@ -90,8 +95,10 @@ static tc_status_t env_required_int(const char *name, int64_t min, int64_t max, 
     const char *text = getenv(name);
     int64_t v;
     if (!text)
-        return tc_error_set(TC_ERR_CONFIG, "bootstrap(env): %s is not set (the torchrun "
-                            "environment needs MASTER_ADDR, RANK and WORLD_SIZE)", name);
+        return tc_error_set(TC_ERR_CONFIG,
+                            "bootstrap(env): %s is not set (the torchrun "
+                            "environment needs MASTER_ADDR, RANK and WORLD_SIZE)",
+                            name);
     tc_status_t rc = tc_parse_int(name, text, min, max, &v);
     if (rc != TC_OK) {
         tc_error_prefix("bootstrap(env): ");
@@ -121,32 +128,39 @@ static tc_status_t env_read_config(env_config_t *cfg)
     memset(cfg, 0, sizeof(*cfg));
     cfg->addr = getenv("MASTER_ADDR");
     if (!cfg->addr || !*cfg->addr || strlen(cfg->addr) > ENV_MAX_HOST)
-        return tc_error_set(TC_ERR_CONFIG, "bootstrap(env): MASTER_ADDR=\"%.64s\" %s (a host "
+        return tc_error_set(TC_ERR_CONFIG,
+                            "bootstrap(env): MASTER_ADDR=\"%.64s\" %s (a host "
                             "name or an IPv4/IPv6 address of rank 0)",
                             cfg->addr ? cfg->addr : "",
-                            !cfg->addr ? "is not set" : !*cfg->addr ? "is empty" : "is too long");
+                            !cfg->addr    ? "is not set"
+                            : !*cfg->addr ? "is empty"
+                                          : "is too long");
     if ((rc = env_optional_int("MASTER_PORT", ENV_DEFAULT_PORT, 1, 65535, &cfg->port)) != TC_OK ||
         (rc = env_optional_int("TC_STORE_PORT", cfg->port, 1, 65535, &cfg->port)) != TC_OK ||
         (rc = env_required_int("WORLD_SIZE", 1, ENV_MAX_WORLD, &cfg->world)) != TC_OK ||
         (rc = env_required_int("RANK", 0, ENV_MAX_WORLD, &cfg->rank)) != TC_OK ||
-        (rc = env_optional_int("LOCAL_WORLD_SIZE", 1, 1, cfg->world, &cfg->local_size)) !=
-            TC_OK ||
+        (rc = env_optional_int("LOCAL_WORLD_SIZE", 1, 1, cfg->world, &cfg->local_size)) != TC_OK ||
         (rc = env_optional_int("LOCAL_RANK", 0, 0, cfg->world - 1, &cfg->local_rank)) != TC_OK ||
         (rc = env_optional_int("TC_BOOT_LINGER_S", ENV_DEFAULT_LINGER_S, 0, 86400, &linger_s)) !=
             TC_OK)
         return rc;
     if (cfg->rank >= cfg->world)
-        return tc_error_set(TC_ERR_CONFIG, "bootstrap(env): RANK=\"%s\" is not below "
-                            "WORLD_SIZE=\"%s\"", getenv("RANK"), getenv("WORLD_SIZE"));
+        return tc_error_set(TC_ERR_CONFIG,
+                            "bootstrap(env): RANK=\"%s\" is not below "
+                            "WORLD_SIZE=\"%s\"",
+                            getenv("RANK"), getenv("WORLD_SIZE"));
     /* Without LOCAL_WORLD_SIZE the local size is unknown (1); with it, they must agree. */
     if (getenv("LOCAL_WORLD_SIZE") && cfg->local_rank >= cfg->local_size)
-        return tc_error_set(TC_ERR_CONFIG, "bootstrap(env): LOCAL_RANK=\"%s\" is not below "
-                            "LOCAL_WORLD_SIZE=\"%s\"", getenv("LOCAL_RANK"),
-                            getenv("LOCAL_WORLD_SIZE"));
+        return tc_error_set(TC_ERR_CONFIG,
+                            "bootstrap(env): LOCAL_RANK=\"%s\" is not below "
+                            "LOCAL_WORLD_SIZE=\"%s\"",
+                            getenv("LOCAL_RANK"), getenv("LOCAL_WORLD_SIZE"));
     cfg->secret = getenv("TC_JOB_SECRET");
     if (cfg->secret && strlen(cfg->secret) > TC_BS_MAX_SECRET)
-        return tc_error_set(TC_ERR_CONFIG, "bootstrap(env): TC_JOB_SECRET has %zu bytes, more "
-                            "than the %d accepted", strlen(cfg->secret), TC_BS_MAX_SECRET);
+        return tc_error_set(TC_ERR_CONFIG,
+                            "bootstrap(env): TC_JOB_SECRET has %zu bytes, more "
+                            "than the %d accepted",
+                            strlen(cfg->secret), TC_BS_MAX_SECRET);
     cfg->linger_ns = (uint64_t)linger_s * 1000000000ull;
     return TC_OK;
 }
@@ -155,8 +169,10 @@ static tc_status_t env_read_config(env_config_t *cfg)
 
 static tc_status_t env_broken_error(tc_boot_env_t *e)
 {
-    return tc_error_set(TC_ERR_BOOTSTRAP, "bootstrap(env): rank %d: the connection to the store "
-                        "at %s failed earlier and is unusable", e->head.rank, e->master);
+    return tc_error_set(TC_ERR_BOOTSTRAP,
+                        "bootstrap(env): rank %d: the connection to the store "
+                        "at %s failed earlier and is unusable",
+                        e->head.rank, e->master);
 }
 
 /* Wait until @p fd is ready for @p events: 1 ready, 0 deadline passed, -1 error (errno). */
@@ -196,15 +212,17 @@ static tc_status_t env_send(tc_boot_env_t *e, const void *buf, size_t len, uint6
                 continue;
             if (r == 0) {
                 e->broken = done > 0; /* half a frame is on the wire */
-                return tc_error_set(TC_ERR_TIMEOUT, "bootstrap(env): rank %d: %s: the store at "
+                return tc_error_set(TC_ERR_TIMEOUT,
+                                    "bootstrap(env): rank %d: %s: the store at "
                                     "%s took no more bytes before the deadline (%zu of %zu sent)",
                                     e->head.rank, what, e->master, done, len);
             }
         }
         e->broken = true;
-        return tc_error_set(TC_ERR_BOOTSTRAP, "bootstrap(env): rank %d: %s: lost the connection "
-                            "to the store at %s: %s", e->head.rank, what, e->master,
-                            strerror(errno));
+        return tc_error_set(TC_ERR_BOOTSTRAP,
+                            "bootstrap(env): rank %d: %s: lost the connection "
+                            "to the store at %s: %s",
+                            e->head.rank, what, e->master, strerror(errno));
     }
     return TC_OK;
 }
@@ -224,9 +242,10 @@ static tc_status_t env_recv(tc_boot_env_t *e, void *buf, size_t len, uint64_t de
         }
         if (n == 0) {
             e->broken = true;
-            rc = tc_error_set(TC_ERR_BOOTSTRAP, "bootstrap(env): rank %d: %s: the store at %s "
-                              "closed the connection (rank 0 gone?)", e->head.rank, what,
-                              e->master);
+            rc = tc_error_set(TC_ERR_BOOTSTRAP,
+                              "bootstrap(env): rank %d: %s: the store at %s "
+                              "closed the connection (rank 0 gone?)",
+                              e->head.rank, what, e->master);
             break;
         }
         if (errno == EINTR)
@@ -236,16 +255,18 @@ static tc_status_t env_recv(tc_boot_env_t *e, void *buf, size_t len, uint64_t de
             if (r > 0)
                 continue;
             if (r == 0) {
-                rc = tc_error_set(TC_ERR_TIMEOUT, "bootstrap(env): rank %d: %s: no answer from "
-                                  "the store at %s before the deadline", e->head.rank, what,
-                                  e->master);
+                rc = tc_error_set(TC_ERR_TIMEOUT,
+                                  "bootstrap(env): rank %d: %s: no answer from "
+                                  "the store at %s before the deadline",
+                                  e->head.rank, what, e->master);
                 break;
             }
         }
         e->broken = true;
-        rc = tc_error_set(TC_ERR_BOOTSTRAP, "bootstrap(env): rank %d: %s: lost the connection "
-                          "to the store at %s: %s", e->head.rank, what, e->master,
-                          strerror(errno));
+        rc = tc_error_set(TC_ERR_BOOTSTRAP,
+                          "bootstrap(env): rank %d: %s: lost the connection "
+                          "to the store at %s: %s",
+                          e->head.rank, what, e->master, strerror(errno));
         break;
     }
     *got_p = done;
@@ -254,8 +275,8 @@ static tc_status_t env_recv(tc_boot_env_t *e, void *buf, size_t len, uint64_t de
 
 static bool env_reply_status_known(tc_status_t s)
 {
-    return s == TC_OK || s == TC_ERR_NOT_FOUND || s == TC_ERR_TIMEOUT ||
-           s == TC_ERR_PEER_FAILED || s == TC_ERR_BOOTSTRAP || s == TC_ERR_INVALID_ARG;
+    return s == TC_OK || s == TC_ERR_NOT_FOUND || s == TC_ERR_TIMEOUT || s == TC_ERR_PEER_FAILED ||
+           s == TC_ERR_BOOTSTRAP || s == TC_ERR_INVALID_ARG || s == TC_ERR_INVALID_STATE;
 }
 
 /* Wait for the reply to request @p req, skipping late replies to earlier ones. */
@@ -285,8 +306,8 @@ static tc_status_t env_wait_reply(tc_boot_env_t *e, uint64_t req, uint64_t deadl
         uint8_t *body = malloc(len);
         if (!body) {
             e->broken = true;
-            return tc_error_set(TC_ERR_NO_MEMORY, "bootstrap(env): %s: a reply of %u bytes",
-                                what, len);
+            return tc_error_set(TC_ERR_NO_MEMORY, "bootstrap(env): %s: a reply of %u bytes", what,
+                                len);
         }
         if ((rc = env_recv(e, body, len, deadline_ns, what, &got)) != TC_OK) {
             e->broken = true;
@@ -304,7 +325,8 @@ static tc_status_t env_wait_reply(tc_boot_env_t *e, uint64_t req, uint64_t deadl
             !env_reply_status_known((tc_status_t)(int32_t)status)) {
             e->broken = true;
             free(body);
-            return tc_error_set(TC_ERR_PROTOCOL, "bootstrap(env): rank %d: %s: malformed reply "
+            return tc_error_set(TC_ERR_PROTOCOL,
+                                "bootstrap(env): rank %d: %s: malformed reply "
                                 "from the store at %s (status %d, %u of %zu bytes)",
                                 e->head.rank, what, e->master, (int)(int32_t)status, dlen,
                                 tc_wire_reader_left(&r));
@@ -322,11 +344,9 @@ static tc_status_t env_wait_reply(tc_boot_env_t *e, uint64_t req, uint64_t deadl
 }
 
 /* One connection attempt to one address: the socket, or -1 with the reason in @p why. */
-static int env_try_connect(const struct addrinfo *ai, uint64_t deadline_ns, char *why,
-                           size_t cap)
+static int env_try_connect(const struct addrinfo *ai, uint64_t deadline_ns, char *why, size_t cap)
 {
-    int fd = socket(ai->ai_family, ai->ai_socktype | SOCK_NONBLOCK | SOCK_CLOEXEC,
-                    ai->ai_protocol);
+    int fd = socket(ai->ai_family, ai->ai_socktype | SOCK_NONBLOCK | SOCK_CLOEXEC, ai->ai_protocol);
     int err = 0;
     if (fd < 0) {
         snprintf(why, cap, "socket: %s", strerror(errno));
@@ -368,8 +388,7 @@ static int env_try_connect(const struct addrinfo *ai, uint64_t deadline_ns, char
 }
 
 /* Connect to @p host:port, trying again until the deadline (rank 0 may start later). */
-static tc_status_t env_connect(tc_boot_env_t *e, const char *host, int port,
-                               uint64_t deadline_ns)
+static tc_status_t env_connect(tc_boot_env_t *e, const char *host, int port, uint64_t deadline_ns)
 {
     char service[8], why[256] = "no attempt";
     uint64_t start = tc_time_ns(), backoff_ms = 10;
@@ -397,12 +416,13 @@ static tc_status_t env_connect(tc_boot_env_t *e, const char *host, int port,
             break;
         uint64_t left = (uint64_t)tc_deadline_left_ms(deadline_ns);
         tc_sleep_ns((backoff_ms < left ? backoff_ms : left) * ENV_NS_PER_MS);
-        backoff_ms = backoff_ms * 2 > 500 ? 500 : backoff_ms * 2;
+        backoff_ms = backoff_ms * 2 > 250 ? 250 : backoff_ms * 2;
     }
-    return tc_error_set(TC_ERR_TIMEOUT, "bootstrap(env): rank %d could not reach the store at %s "
+    return tc_error_set(TC_ERR_TIMEOUT,
+                        "bootstrap(env): rank %d could not reach the store at %s "
                         "within %.1f s (last error: %s); is rank 0 running with the same "
-                        "MASTER_ADDR and MASTER_PORT?", e->head.rank, e->master,
-                        (double)(tc_time_ns() - start) * 1e-9, why);
+                        "MASTER_ADDR and MASTER_PORT?",
+                        e->head.rank, e->master, (double)(tc_time_ns() - start) * 1e-9, why);
 }
 
 static tc_status_t env_hello(tc_boot_env_t *e, const env_config_t *cfg, uint64_t deadline_ns)
@@ -425,9 +445,12 @@ static tc_status_t env_hello(tc_boot_env_t *e, const env_config_t *cfg, uint64_t
         rc = env_wait_reply(e, 0, deadline_ns, "hello", &reply);
     if (rc != TC_OK)
         return rc;
+    /* TC_ERR_INVALID_STATE: a lingering store of an earlier bootstrap; the caller retries. */
     if (reply.status != TC_OK)
-        rc = tc_error_set(TC_ERR_BOOTSTRAP, "bootstrap(env): the store at %s refused rank %d: "
-                          "%.*s", e->master, cfg->rank, (int)reply.len, (const char *)reply.data);
+        rc = tc_error_set(reply.status == TC_ERR_INVALID_STATE ? TC_ERR_INVALID_STATE
+                                                               : TC_ERR_BOOTSTRAP,
+                          "bootstrap(env): the store at %s refused rank %d: %.*s", e->master,
+                          cfg->rank, (int)reply.len, (const char *)reply.data);
     free(reply.body);
     return rc;
 }
@@ -439,12 +462,15 @@ static tc_status_t env_put(tc_boot_t *boot, const char *key, const void *val, si
     tc_boot_env_t *e = (tc_boot_env_t *)boot;
     size_t klen = key ? strlen(key) : 0;
     if (klen == 0 || klen > TC_BS_MAX_KEY || (len > 0 && !val))
-        return tc_error_set(TC_ERR_INVALID_ARG, "bootstrap(env): put of key '%s' (%zu bytes; "
-                            "keys have 1 to %d bytes) with %s value", key ? key : "(null)", klen,
-                            TC_BS_MAX_KEY, val ? "a" : "a NULL");
+        return tc_error_set(TC_ERR_INVALID_ARG,
+                            "bootstrap(env): put of key '%s' (%zu bytes; "
+                            "keys have 1 to %d bytes) with %s value",
+                            key ? key : "(null)", klen, TC_BS_MAX_KEY, val ? "a" : "a NULL");
     if (len > TC_BS_MAX_VALUE)
-        return tc_error_set(TC_ERR_INVALID_ARG, "bootstrap(env): put of key '%s': %zu bytes, "
-                            "more than the store's limit of %u", key, len, TC_BS_MAX_VALUE);
+        return tc_error_set(TC_ERR_INVALID_ARG,
+                            "bootstrap(env): put of key '%s': %zu bytes, "
+                            "more than the store's limit of %u",
+                            key, len, TC_BS_MAX_VALUE);
     size_t body = 2 + klen + 4 + len, need = TC_BS_HDR_LEN + body;
     tc_status_t rc = TC_OK;
     pthread_mutex_lock(&e->lock);
@@ -454,8 +480,8 @@ static tc_status_t env_put(tc_boot_t *boot, const char *key, const void *val, si
             cap *= 2;
         uint8_t *p = realloc(e->pending, cap);
         if (!p) {
-            rc = tc_error_set(TC_ERR_NO_MEMORY, "bootstrap(env): put of key '%s' (%zu bytes)",
-                              key, len);
+            rc = tc_error_set(TC_ERR_NO_MEMORY, "bootstrap(env): put of key '%s' (%zu bytes)", key,
+                              len);
             goto out;
         }
         e->pending = p;
@@ -537,9 +563,10 @@ static tc_status_t env_get(tc_boot_t *boot, int peer, const char *key, void *buf
     env_reply_t reply;
     tc_status_t rc;
     if (klen == 0 || klen > TC_BS_MAX_KEY || !len_p || (cap > 0 && !buf))
-        return tc_error_set(TC_ERR_INVALID_ARG, "bootstrap(env): get of key '%s' (%zu bytes; "
-                            "keys have 1 to %d bytes) of rank %d", key ? key : "(null)", klen,
-                            TC_BS_MAX_KEY, peer);
+        return tc_error_set(TC_ERR_INVALID_ARG,
+                            "bootstrap(env): get of key '%s' (%zu bytes; "
+                            "keys have 1 to %d bytes) of rank %d",
+                            key ? key : "(null)", klen, TC_BS_MAX_KEY, peer);
     snprintf(what, sizeof(what), "get of key '%s' of rank %d", key, peer);
     pthread_mutex_lock(&e->lock);
     if (e->broken) {
@@ -559,8 +586,10 @@ static tc_status_t env_get(tc_boot_t *boot, int peer, const char *key, void *buf
         (rc = env_wait_reply(e, req, deadline_ns, what, &reply)) != TC_OK)
         goto out;
     if (reply.status == TC_OK && reply.len > cap) {
-        rc = tc_error_set(TC_ERR_TRUNCATED, "bootstrap(env): key '%s' of rank %d has %u bytes, "
-                          "more than the %zu expected", key, peer, reply.len, cap);
+        rc = tc_error_set(TC_ERR_TRUNCATED,
+                          "bootstrap(env): key '%s' of rank %d has %u bytes, "
+                          "more than the %zu expected",
+                          key, peer, reply.len, cap);
     } else if (reply.status == TC_OK) {
         if (reply.len)
             memcpy(buf, reply.data, reply.len);
@@ -596,7 +625,13 @@ static void env_destroy(tc_boot_t *boot)
     free(e);
 }
 
-static const tc_boot_ops_t env_ops = {"env", env_put, env_fence, env_get, env_destroy};
+static const tc_boot_ops_t env_ops = {
+    .name = "env",
+    .put = env_put,
+    .fence = env_fence,
+    .get = env_get,
+    .destroy = env_destroy,
+};
 
 tc_status_t tc_boot_env_create(uint64_t deadline_ns, tc_boot_t **boot_p)
 {
@@ -617,16 +652,33 @@ tc_status_t tc_boot_env_create(uint64_t deadline_ns, tc_boot_t **boot_p)
     strcpy(e->head.launcher, "env");
     tc_boot_fill_common(&e->head);
     /* An IPv6 literal is written in brackets before the port. */
-    snprintf(e->master, sizeof(e->master), strchr(cfg.addr, ':') ? "[%s]:%d" : "%s:%d",
-             cfg.addr, cfg.port);
+    snprintf(e->master, sizeof(e->master), strchr(cfg.addr, ':') ? "[%s]:%d" : "%s:%d", cfg.addr,
+             cfg.port);
     pthread_mutex_init(&e->lock, NULL);
     if (cfg.rank == 0 &&
         (rc = tc_boot_store_start(cfg.port, cfg.world, cfg.secret, &e->store)) != TC_OK)
         goto fail;
     /* Rank 0 reaches its own store over loopback (IPv4, which the store always serves). */
-    if ((rc = env_connect(e, cfg.rank == 0 ? "127.0.0.1" : cfg.addr, cfg.port, deadline_ns)) !=
-            TC_OK ||
-        (rc = env_hello(e, &cfg, deadline_ns)) != TC_OK)
+    for (;;) {
+        if ((rc = env_connect(e, cfg.rank == 0 ? "127.0.0.1" : cfg.addr, cfg.port, deadline_ns)) !=
+                TC_OK ||
+            (rc = env_hello(e, &cfg, deadline_ns)) != TC_ERR_INVALID_STATE)
+            break;
+        /* This rank left that store already: it is the previous bootstrap's, which rank 0
+         * has not closed yet. Try again until rank 0 serves the new one. */
+        close(e->fd);
+        e->fd = -1;
+        e->broken = false;
+        if (tc_deadline_passed(deadline_ns)) {
+            char why[TC_BS_MAX_TEXT + 128];
+            snprintf(why, sizeof(why), "%s", tc_last_error());
+            rc = tc_error_set(TC_ERR_BOOTSTRAP, "%s; still so at the deadline", why);
+            break;
+        }
+        uint64_t left = (uint64_t)tc_deadline_left_ms(deadline_ns);
+        tc_sleep_ns((left < ENV_STALE_RETRY_MS ? left : ENV_STALE_RETRY_MS) * ENV_NS_PER_MS);
+    }
+    if (rc != TC_OK)
         goto fail;
     tc_log_info(TC_SUBSYS_RUNTIME, "bootstrap: env rank %d of %d (local %d of %d), store at %s",
                 cfg.rank, cfg.world, cfg.local_rank, cfg.local_size, e->master);

@@ -12,4 +12,10 @@ int tc_boot_env_announced(void);
 int tc_boot_pmix_announced(void);
 void tc_boot_fill_common(tc_boot_t *boot);
 
+/* PMIx events (bootstrap_pmix_events.c) */
+void tc_boot_pmix_events_start(const char *nspace);
+void tc_boot_pmix_events_stop(void);
+int tc_boot_pmix_poll_event(tc_boot_t *boot, tc_boot_event_t *ev);
+tc_status_t tc_boot_pmix_notify(tc_boot_t *boot, const tc_boot_event_t *ev);
+
 #endif

@@ -114,11 +114,13 @@ static tc_status_t pmix_get(tc_boot_t *boot, int peer, const char *key, void *bu
 
 static void pmix_destroy(tc_boot_t *boot)
 {
+    tc_boot_pmix_events_stop();
     PMIx_Finalize(NULL, 0);
     free(boot);
 }
 
-static const tc_boot_ops_t pmix_ops = {"pmix", pmix_put, pmix_fence, pmix_get, pmix_destroy};
+static const tc_boot_ops_t pmix_ops = {"pmix",      pmix_put, pmix_fence, pmix_get, pmix_destroy,
+                                       tc_boot_pmix_poll_event, tc_boot_pmix_notify};
 
 static void detect_launcher(char *out, size_t cap)
 {
@@ -167,6 +169,7 @@ tc_status_t tc_boot_pmix_create(uint64_t deadline_ns, tc_boot_t **boot_p)
     if (v)
         PMIX_VALUE_RELEASE(v);
     detect_launcher(p->head.launcher, sizeof(p->head.launcher));
+    tc_boot_pmix_events_start(p->self.nspace);
     tc_boot_fill_common(&p->head);
     tc_log_info(TC_SUBSYS_RUNTIME, "bootstrap: pmix (%s) namespace %s rank %d of %d",
                 p->head.launcher, p->self.nspace, p->head.rank, p->head.size);

@@ -83,7 +83,8 @@ static void self_destroy(tc_boot_t *boot)
     free(s);
 }
 
-static const tc_boot_ops_t self_ops = {"self", self_put, self_fence, self_get, self_destroy};
+static const tc_boot_ops_t self_ops = {"self", self_put, self_fence, self_get, self_destroy,
+                                       NULL, NULL};
 
 tc_status_t tc_boot_self_create(tc_boot_t **boot_p)
 {

@@ -42,6 +42,11 @@ static tc_status_t comm_alloc(const char *name, const tc_hints_t *hints, tc_rt_c
         return st;
     }
     comm->check = check;
+    if ((st = tc_rt_fr_init(comm)) != TC_OK) {
+        tc_hints_free(&comm->hints);
+        free(comm);
+        return st;
+    }
     *comm_p = comm;
     return TC_OK;
 }
@@ -60,6 +65,7 @@ static void comm_free(tc_rt_comm_t *comm)
         if (comm->sched_cache[i].last_use)
             tc_sched_free(&comm->sched_cache[i].sched);
     tc_hints_free(&comm->hints);
+    tc_rt_fr_free(comm);
     free(comm->ranks);
     free(comm);
 }
@@ -85,6 +91,7 @@ tc_status_t tc_rt_comm_create(const tc_rt_comm_params_t *params, tc_rt_comm_t **
         return st;
     }
     tc_boot_t *boot = comm->world->boot;
+    tc_rt_world_add_comm(comm->world, comm);
     comm->rank = boot->rank;
     comm->size = boot->size;
     comm->ranks_per_node = boot->local_size;
@@ -93,6 +100,18 @@ tc_status_t tc_rt_comm_create(const tc_rt_comm_params_t *params, tc_rt_comm_t **
                 (long long)comm->timeout_ms, comm->check ? ", TC_CHECK on" : "");
     *comm_p = comm;
     return TC_OK;
+}
+
+void tc_rt_comm_adopt(tc_rt_comm_t *comm)
+{
+    tc_rt_world_t *world = comm->world;
+    tc_rt_world_add_comm(world, comm);
+    /* a member that failed before the communicator existed breaks it at once */
+    for (int i = 0; i < world->nfailed; i++)
+        if (tc_rt_comm_rank_of(comm, world->failed[i].rank) >= 0) {
+            tc_rt_world_fail_comms(world, &world->failed[i]);
+            break;
+        }
 }
 
 typedef struct {
@@ -171,45 +190,68 @@ tc_status_t tc_rt_comm_split(tc_rt_comm_t *parent, int color, int key, uint64_t 
     free(all);
     qsort(members, (size_t)n, sizeof(*members), member_cmp);
 
+    int *wranks = malloc((size_t)n * sizeof(int));
+    int me = -1;
+    for (int i = 0; wranks && i < n; i++) {
+        wranks[i] = tc_rt_world_rank(parent, members[i].rank);
+        if (members[i].rank == parent->rank)
+            me = i;
+    }
+    free(members);
     char name[64];
-    if (params && params->name)
-        snprintf(name, sizeof(name), "%s", params->name);
-    else
-        snprintf(name, sizeof(name), "%.40s.%d", parent->name, color);
+    snprintf(name, sizeof(name), "%.40s.%d", parent->name, color);
     tc_rt_comm_t *child = NULL;
-    if (id > TC_RT_COMM_ID_MAX)
-        st = tc_error_set(TC_ERR_NO_RESOURCE, "this process has used all %u communicator ids",
-                          TC_RT_COMM_ID_MAX);
-    if (st == TC_OK)
-        st = comm_alloc(name, params && params->hints ? params->hints : &parent->hints, &child);
-    if (st == TC_OK && !(child->ranks = malloc((size_t)n * sizeof(int))))
-        st = tc_error_set(TC_ERR_NO_MEMORY, "%d ranks", n);
+    st = wranks ? tc_rt_comm_make(parent, params, name, wranks, n, me, id, &child)
+                : tc_error_set(TC_ERR_NO_MEMORY, "%d ranks", n);
+    free(wranks);
     if (st != TC_OK) {
-        free(members);
-        if (child)
-            comm_free(child);
         tc_error_prefix("comm '%s' split: ", parent->name);
         return st;
     }
-    for (int i = 0; i < n; i++) {
-        child->ranks[i] = tc_rt_world_rank(parent, members[i].rank);
-        if (members[i].rank == parent->rank)
-            child->rank = i;
+    tc_log_info(TC_SUBSYS_RUNTIME, "comm '%s': rank %d of %d, split from '%s' (color %d), id %u",
+                child->name, child->rank, child->size, parent->name, color, child->comm_id);
+    *child_p = child;
+    return TC_OK;
+}
+
+tc_status_t tc_rt_comm_make(tc_rt_comm_t *parent, const tc_rt_comm_params_t *params,
+                            const char *default_name, const int *wranks, int n, int rank,
+                            int64_t id, tc_rt_comm_t **child_p)
+{
+    if (id > TC_RT_COMM_ID_MAX)
+        return tc_error_set(TC_ERR_NO_RESOURCE, "this process has used all %u communicator ids",
+                            TC_RT_COMM_ID_MAX);
+    tc_rt_comm_t *child = NULL;
+    const char *name = params && params->name ? params->name : default_name;
+    tc_status_t st =
+        comm_alloc(name, params && params->hints ? params->hints : &parent->hints, &child);
+    if (st != TC_OK)
+        return st;
+    tc_rt_world_t *world = parent->world;
+    int identity = n == world->boot->size;
+    for (int i = 0; i < n && identity; i++)
+        identity = wranks[i] == i;
+    if (!identity) {
+        if (!(child->ranks = malloc((size_t)n * sizeof(int)))) {
+            comm_free(child);
+            return tc_error_set(TC_ERR_NO_MEMORY, "%d ranks", n);
+        }
+        memcpy(child->ranks, wranks, (size_t)n * sizeof(int));
+    } else {
+        child->ranks_per_node = world->boot->local_size;
     }
-    free(members);
+    child->rank = rank;
     child->size = n;
     child->comm_id = (uint32_t)id;
     child->timeout_ms = params && params->timeout_ms > 0 ? params->timeout_ms : parent->timeout_ms;
     child->check = parent->check;
-    tc_rt_world_t *world = parent->world;
     tc_rt_world_lock(world);
     child->world = world;
     world->refs++;
+    tc_rt_comm_adopt(child);
     if ((uint32_t)id >= world->next_comm_id)
         world->next_comm_id = (uint32_t)id + 1;
     tc_rt_world_unlock(world);
-    tc_log_info(TC_SUBSYS_RUNTIME, "comm '%s': rank %d of %d, split from '%s' (color %d), id %u",
-                child->name, child->rank, child->size, parent->name, color, child->comm_id);
     *child_p = child;
     return TC_OK;
 }
@@ -225,6 +267,7 @@ void tc_rt_comm_destroy(tc_rt_comm_t *comm)
     }
     tc_rt_world_lock(world);
     tc_rt_comm_cancel_works(comm, TC_ERR_ABORTED, "the communicator was destroyed");
+    tc_rt_world_remove_comm(world, comm);
     for (tc_rt_work_t *w = comm->works; w; w = w->cnext) {
         tc_rt_sched_release(w);
         w->comm = NULL;
@@ -418,4 +461,59 @@ tc_status_t tc_rt_comm_sched(tc_rt_comm_t *comm, tc_rt_work_t *work, const char 
     work->entry = victim;
     work->sched = &victim->sched;
     return TC_OK;
+}
+
+void tc_rt_comm_abort(tc_rt_comm_t *comm)
+{
+    tc_rt_world_lock(comm->world);
+    if (comm->broken == TC_OK) {
+        comm->broken = TC_ERR_ABORTED;
+        snprintf(comm->broken_why, sizeof(comm->broken_why), "comm '%s' was aborted by the "
+                 "application", comm->name);
+    }
+    tc_rt_comm_cancel_works(comm, TC_ERR_ABORTED, "the communicator was aborted");
+    tc_rt_world_unlock(comm->world);
+}
+
+tc_status_t tc_rt_comm_revoke(tc_rt_comm_t *comm)
+{
+    tc_rt_world_t *world = comm->world;
+    tc_rt_world_lock(world);
+    char why[128];
+    snprintf(why, sizeof(why), "comm '%s' was revoked by rank %d (this rank)", comm->name,
+             comm->rank);
+    tc_rt_comm_revoke_local(comm, why);
+    tc_boot_event_t ev = {TC_BOOT_EV_REVOKE, world->boot->rank, comm->comm_id, 0};
+    tc_status_t st = comm->size > 1 ? tc_boot_notify(world->boot, &ev) : TC_OK;
+    tc_rt_world_unlock(world);
+    if (st != TC_OK)
+        tc_error_prefix("comm '%s' revoke: revoked here, but the other ranks cannot be told: ",
+                        comm->name);
+    return st;
+}
+
+int tc_rt_comm_failed_ranks(tc_rt_comm_t *comm, int *ranks, int cap)
+{
+    tc_rt_world_t *world = comm->world;
+    tc_rt_world_lock(world);
+    tc_rt_world_poll_events(world);
+    int n = 0;
+    for (int i = 0; i < world->nfailed; i++) {
+        int r = tc_rt_comm_rank_of(comm, world->failed[i].rank);
+        if (r < 0)
+            continue;
+        if (n < cap)
+            ranks[n] = r;
+        n++;
+    }
+    tc_rt_world_unlock(world);
+    return n;
+}
+
+tc_status_t tc_rt_comm_dump_fr(tc_rt_comm_t *comm)
+{
+    tc_rt_world_lock(comm->world);
+    tc_status_t st = tc_rt_fr_dump(comm, "requested");
+    tc_rt_world_unlock(comm->world);
+    return st;
 }

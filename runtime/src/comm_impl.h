@@ -16,7 +16,7 @@
 #define TC_RT_TAG_KIND_SHIFT 42
 #define TC_RT_TAG_ID_SHIFT 44
 #define TC_RT_COMM_ID_MAX ((1u << 20) - 1)
-enum { TC_RT_TAG_COLL = 0, TC_RT_TAG_P2P = 1, TC_RT_TAG_CHECK = 2 };
+enum { TC_RT_TAG_COLL = 0, TC_RT_TAG_P2P = 1, TC_RT_TAG_CHECK = 2, TC_RT_TAG_SHRINK = 3 };
 
 static inline uint64_t tc_rt_tag(uint64_t comm_id, unsigned kind, uint64_t seq)
 {
@@ -69,6 +69,30 @@ const char *tc_rt_op_what(const tc_rt_op_t *op, char *buf, size_t cap);
 
 typedef struct tc_rt_world tc_rt_world_t;
 
+/* One operation in the flight recorder. */
+enum { TC_RT_FR_RUNNING = 0, TC_RT_FR_DONE, TC_RT_FR_TIMED_OUT, TC_RT_FR_FAILED };
+typedef struct tc_rt_fr_entry {
+    uint64_t id;           /* 1 + position in the communicator's history (0: empty) */
+    uint64_t seq;          /* the operation's sequence number */
+    int coll;              /* tc_coll_t; TC_COLL_COUNT: send/recv */
+    int dtype, op, root;
+    uint64_t count;
+    const char *algo;      /* static */
+    int state;             /* TC_RT_FR_* */
+    tc_status_t status;
+    uint64_t start_ns, end_ns; /* CLOCK_REALTIME, comparable across ranks */
+    char awaited[64];      /* ranks still awaited when it ended or was dumped */
+} tc_rt_fr_entry_t;
+
+/* A rank of the job known to have failed. */
+typedef struct tc_rt_failed {
+    int rank;              /* world rank */
+    int pid;               /* -1 when it could not be learnt */
+    char host[64];
+    char why[192];         /* how it was learnt */
+    uint64_t when_ns;      /* when this process learnt it */
+} tc_rt_failed_t;
+
 enum { TC_RT_WORK_IDLE = 0, TC_RT_WORK_RUNNING, TC_RT_WORK_DONE };
 
 struct tc_rt_work {
@@ -90,6 +114,8 @@ struct tc_rt_work {
     uint64_t tag;                  /* the tag of every step when step_tags is NULL */
     int64_t timeout_ms;
     uint64_t deadline;
+    int failed_peer;               /* world rank whose failure ended this work, or -1 */
+    uint64_t fr_id;                /* its flight-recorder entry, or 0 */
     tc_rt_op_t op;
     tc_rt_exec_t ex;
 };
@@ -108,6 +134,9 @@ struct tc_rt_world {
     tc_hmap_t locality;    /* world rank -> local/remote, learnt on first use */
     uint32_t next_comm_id; /* lowest communicator id this process has not used */
     tc_rt_work_t *active;  /* running works of every communicator */
+    tc_rt_comm_t *comms;   /* every live communicator (to fail or revoke them) */
+    tc_rt_failed_t *failed; /* ranks known to have failed, in the order learnt */
+    int nfailed, failed_cap;
     int nasync;            /* of which asynchronous */
     /* Threads: once the progress thread exists (first asynchronous
      * operation), every entry point takes mu; before that there is one
@@ -121,6 +150,7 @@ struct tc_rt_world {
 
 struct tc_rt_comm {
     tc_rt_world_t *world;
+    tc_rt_comm_t *wnext, *wprev; /* the world's list of communicators */
     int rank;
     int size;
     int *ranks;            /* world rank of each rank, or NULL (the world's own order) */
@@ -135,6 +165,9 @@ struct tc_rt_comm {
     char broken_why[512];
     int check;             /* TC_CHECK: compare each collective's arguments first */
     tc_hints_t hints;
+    tc_rt_fr_entry_t *fr;  /* flight recorder: the last fr_cap operations (NULL: off) */
+    uint32_t fr_cap;
+    uint64_t fr_next;
     tc_rt_work_t inline_work;  /* blocking operations without a work object */
     tc_rt_work_t *works;       /* live heap works */
     uint64_t sched_uses;
@@ -192,9 +225,47 @@ static inline int tc_rt_world_rank(const tc_rt_comm_t *comm, int peer)
 {
     return comm->ranks ? comm->ranks[peer] : peer;
 }
+/* Register a new communicator with its world (lock held); breaks it at once
+ * if a member is known to have failed. */
+void tc_rt_comm_adopt(tc_rt_comm_t *comm);
+/* A new communicator of world ranks @p wranks (this process is @p rank among
+ * them) with id @p id, inheriting from @p parent what @p params leaves out. */
+tc_status_t tc_rt_comm_make(tc_rt_comm_t *parent, const tc_rt_comm_params_t *params,
+                            const char *default_name, const int *wranks, int n, int rank,
+                            int64_t id, tc_rt_comm_t **child_p);
 /* Find or build the schedule of @p work's call. */
 tc_status_t tc_rt_comm_sched(tc_rt_comm_t *comm, tc_rt_work_t *work, const char *hint);
 void tc_rt_sched_release(tc_rt_work_t *work);
+
+/* failure.c: failed ranks, learnt from the transports, the launcher or peers */
+/* Dequeue the bootstrap's events (failures, revocations) and apply them. */
+void tc_rt_world_poll_events(tc_rt_world_t *world);
+/* Record that world rank @p rank failed (once); @p notify tells the other ranks. */
+const tc_rt_failed_t *tc_rt_world_note_failure(tc_rt_world_t *world, int rank, const char *why,
+                                               int notify);
+/* Break every communicator holding @p f's rank and cancel its running works. */
+void tc_rt_world_fail_comms(tc_rt_world_t *world, const tc_rt_failed_t *f);
+const tc_rt_failed_t *tc_rt_world_failed(const tc_rt_world_t *world, int rank);
+/* "rank 3 (world rank 5, host h, pid 42)" */
+void tc_rt_failed_describe(const tc_rt_comm_t *comm, const tc_rt_failed_t *f, char *buf,
+                           size_t cap);
+/* The rank of world rank @p wrank in @p comm, or -1. */
+int tc_rt_comm_rank_of(const tc_rt_comm_t *comm, int wrank);
+void tc_rt_world_add_comm(tc_rt_world_t *world, tc_rt_comm_t *comm);
+void tc_rt_world_remove_comm(tc_rt_world_t *world, tc_rt_comm_t *comm);
+/* Local revoke: leave every pending operation with TC_ERR_REVOKED. */
+void tc_rt_comm_revoke_local(tc_rt_comm_t *comm, const char *why);
+
+/* fr.c: the flight recorder */
+tc_status_t tc_rt_fr_init(tc_rt_comm_t *comm);
+void tc_rt_fr_free(tc_rt_comm_t *comm);
+void tc_rt_fr_begin(tc_rt_work_t *work);
+void tc_rt_fr_end(tc_rt_work_t *work, tc_status_t st);
+tc_status_t tc_rt_fr_dump(tc_rt_comm_t *comm, const char *reason);
+/* Dump if TC_FR_DIR is set, keeping the caller's error (@p keep) as it was. */
+void tc_rt_fr_dump_auto(tc_rt_comm_t *comm, const char *reason, tc_status_t keep);
+/* Dump every communicator if SIGUSR1 arrived. */
+void tc_rt_fr_poll_signal(tc_rt_world_t *world);
 
 /* check.c: TC_CHECK, every rank compares the call's arguments (blocking). */
 tc_status_t tc_rt_check_call(tc_rt_comm_t *comm, const tc_rt_coll_t *call, uint64_t seq);

@@ -78,6 +78,8 @@ static const char *step_kind_name(uint8_t kind)
 static tc_status_t step_fail(tc_rt_work_t *w, uint32_t i, tc_status_t st, const char *why)
 {
     const tc_step_t *s = &w->sched->steps[i];
+    if (st == TC_ERR_PEER_FAILED && s->peer >= 0 && s->peer < w->comm->size)
+        w->failed_peer = tc_rt_world_rank(w->comm, s->peer);
     char what[128];
     return tc_error_set(st, "%s (%s, rank %d of %d): step %u of %u (%s %s rank %d): %s",
                         tc_rt_op_what(&w->op, what, sizeof(what)), w->sched->algo,

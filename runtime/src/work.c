@@ -77,6 +77,7 @@ static tc_status_t work_finish_avg(tc_rt_work_t *w)
 static void work_complete(tc_rt_work_t *w)
 {
     tc_status_t st = work_finish_avg(w);
+    tc_rt_fr_end(w, st);
     work_unlink(w);
     tc_rt_sched_release(w);
     if (st != TC_OK)
@@ -88,8 +89,20 @@ static void work_complete(tc_rt_work_t *w)
 void tc_rt_work_fail(tc_rt_work_t *w, tc_status_t st)
 {
     tc_rt_comm_t *comm = w->comm;
+    const tc_rt_failed_t *f = NULL;
+    if (w->failed_peer >= 0) {
+        /* name the failed rank with its host and pid, and tell the others */
+        char why[256], desc[160];
+        snprintf(why, sizeof(why), "%s", tc_last_error());
+        f = tc_rt_world_note_failure(comm->world, w->failed_peer, why, 1);
+        if (f) {
+            tc_rt_failed_describe(comm, f, desc, sizeof(desc));
+            tc_error_set(st, "%s; %s failed", why, desc);
+        }
+    }
     snprintf(w->error, sizeof(w->error), "%s", tc_last_error());
     tc_log_error(TC_SUBSYS_RUNTIME, "%s", w->error);
+    tc_rt_fr_end(w, st);
     tc_rt_exec_abandon(w);
     work_unlink(w);
     tc_rt_sched_release(w);
@@ -101,6 +114,9 @@ void tc_rt_work_fail(tc_rt_work_t *w, tc_status_t st)
         /* the others of this communicator cannot complete consistently either */
         tc_rt_comm_cancel_works(comm, st, comm->broken_why);
     }
+    if (f)
+        tc_rt_world_fail_comms(comm->world, f);
+    tc_rt_fr_dump_auto(comm, st == TC_ERR_TIMEOUT ? "timeout" : "error", st);
 }
 
 void tc_rt_comm_cancel_works(tc_rt_comm_t *comm, tc_status_t st, const char *why)
@@ -113,6 +129,7 @@ void tc_rt_comm_cancel_works(tc_rt_comm_t *comm, tc_status_t st, const char *why
         char what[128];
         snprintf(w->error, sizeof(w->error), "%s: %s", tc_rt_op_what(&w->op, what, sizeof(what)),
                  why);
+        tc_rt_fr_end(w, st);
         tc_rt_exec_abandon(w);
         work_unlink(w);
         tc_rt_sched_release(w);
@@ -137,6 +154,8 @@ static void work_timeout(tc_rt_work_t *w)
 int tc_rt_world_progress(tc_rt_world_t *world)
 {
     int total = 0;
+    tc_rt_world_poll_events(world);
+    tc_rt_fr_poll_signal(world);
     for (tc_rt_work_t *w = world->active, *next; w; w = next) {
         next = w->next;
         int c = tc_rt_exec_pass(w);
@@ -204,6 +223,8 @@ static tc_status_t work_start(tc_rt_work_t *w)
     if (st != TC_OK)
         return st;
     w->deadline = tc_deadline_after_ms((uint64_t)w->timeout_ms);
+    w->failed_peer = -1;
+    tc_rt_fr_begin(w);
     work_set_state(w, TC_RT_WORK_RUNNING);
     w->result = TC_INPROGRESS;
     w->error[0] = '\0';
@@ -213,6 +234,7 @@ static tc_status_t work_start(tc_rt_work_t *w)
 
 static tc_status_t comm_usable(tc_rt_comm_t *comm, const char *what)
 {
+    tc_rt_world_poll_events(comm->world);
     if (comm->broken != TC_OK)
         return tc_error_set(comm->broken, "%s on comm '%s': the communicator is unusable since "
                             "an earlier failure: %s", what, comm->name, comm->broken_why);
@@ -387,6 +409,8 @@ tc_status_t tc_rt_work_run_internal(tc_rt_work_t *w)
     if (st != TC_OK)
         return st;
     w->deadline = tc_deadline_after_ms((uint64_t)w->timeout_ms);
+    w->failed_peer = -1;
+    w->fr_id = 0; /* internal exchanges are not the application's operations */
     work_set_state(w, TC_RT_WORK_RUNNING);
     w->result = TC_INPROGRESS;
     work_link(w);

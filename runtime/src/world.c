@@ -84,6 +84,19 @@ out:
     return st;
 }
 
+/* Host and pid, so that a failure report can name them. */
+static tc_status_t world_publish_proc(tc_rt_world_t *world)
+{
+    struct {
+        int32_t pid;
+        char host[64];
+    } proc;
+    memset(&proc, 0, sizeof(proc));
+    proc.pid = (int32_t)getpid();
+    snprintf(proc.host, sizeof(proc.host), "%s", world->boot->host);
+    return tc_boot_put(world->boot, "tc.proc", &proc, sizeof(proc));
+}
+
 tc_status_t tc_rt_world_same_node(tc_rt_world_t *world, int peer, uint64_t deadline_ns,
                                   int *same_p)
 {
@@ -180,6 +193,7 @@ tc_status_t tc_rt_world_create(tc_boot_kind_t boot, const tc_hints_t *hints, uin
     if ((st = tc_tp_addr_pack(world->tp, addr, sizeof(addr), &addr_len)) != TC_OK ||
         (st = tc_boot_put(world->boot, TC_RT_ADDR_KEY, addr, addr_len)) != TC_OK ||
         (st = world_publish_node(world)) != TC_OK ||
+        (st = world_publish_proc(world)) != TC_OK ||
         (st = tc_boot_fence(world->boot, deadline)) != TC_OK)
         goto err;
     *world_p = world;
@@ -222,6 +236,7 @@ void tc_rt_world_release(tc_rt_world_t *world)
     }
     world_close_eps(world);
     tc_hmap_free(&world->locality);
+    free(world->failed);
     if (world->tp)
         tc_tp_ctx_destroy(world->tp);
     if (world->shm)

@@ -13,13 +13,16 @@
 static void usage(FILE *f)
 {
     fprintf(f,
-            "usage: tcrun -n N [--timeout SECONDS] [--kill-grace SECONDS] [-v] [--] prog "
+            "usage: tcrun -n N [--timeout SECONDS] [--kill-grace SECONDS] [--keep-going] [-v] [--] "
+            "prog "
             "[args...]\n"
             "  -n N                 number of ranks to start (1..%d)\n"
             "  --timeout SECONDS    kill the whole job after SECONDS (exit status 124);\n"
             "                       default: env TCRUN_TIMEOUT, else no timeout\n"
             "  --kill-grace SECONDS delay between SIGTERM and SIGKILL when stopping ranks "
             "(default %g)\n"
+            "  --keep-going         when a rank fails, tell the others (PMIx event) and let them\n"
+            "                       go on instead of stopping them; the exit status is the worst\n"
             "  -v, --verbose        report PMIx server events on stderr\n",
             TC_RUN_MAX_RANKS, TC_RUN_DEFAULT_GRACE_S);
 }
@@ -153,6 +156,8 @@ int tc_run_args_parse(int argc, char **argv, tc_run_args_t *out)
             return 1;
         } else if (strcmp(arg, "-v") == 0 || strcmp(arg, "--verbose") == 0) {
             a.verbose = 1;
+        } else if (strcmp(arg, "--keep-going") == 0) {
+            a.keep_going = 1;
         } else if (strncmp(arg, "-n", 2) == 0 &&
                    (arg[2] == '\0' || arg[2] == '=' || (arg[2] >= '0' && arg[2] <= '9'))) {
             if ((v = option_value(argc, argv, &i, "-n", 2)) == NULL ||

@@ -147,7 +147,11 @@ static void reap(void)
             }
         }
     }
-    if (worst != 0) {
+    if (worst != 0 && J.args.keep_going) {
+        /* the others go on (fault-tolerant jobs); the job's status stays the worst */
+        if (worst > J.exit_code)
+            J.exit_code = worst;
+    } else if (worst != 0) {
         begin_stop(worst, SIGTERM);
     }
 }

@@ -320,6 +320,33 @@ static int tc_tcp_queue_remove(tc_tp_req_t **head, tc_tp_req_t **tail, tc_tp_req
     return 0;
 }
 
+/* A send cancelled after part of it was written: the rest must still go out
+ * (the peer's stream expects it), so it continues from a private copy. */
+static tc_status_t tc_tcp_orphan_send(tc_tcp_ctx_t *ctx, tc_tcp_ep_t *ep, tc_tp_req_t *req)
+{
+    uint64_t len = tc_tcp_sq_payload_len(req);
+    tc_tp_req_t *o = malloc(sizeof(*o) + (size_t)len);
+    if (o == NULL)
+        return tc_error_set(TC_ERR_NO_MEMORY, "tcp cancel: copying the %llu bytes of a send to "
+                            "peer %llu that is partly written", (unsigned long long)len,
+                            (unsigned long long)ep->super.peer_id);
+    *o = *req;
+    memcpy(o + 1, (const void *)(uintptr_t)req->priv[TC_TCP_P_BUF], (size_t)len);
+    o->priv[TC_TCP_P_BUF] = (uintptr_t)(o + 1);
+    o->bytes = TC_TCP_ORPHAN;
+    tc_tp_req_t *prev = NULL;
+    for (tc_tp_req_t *r = ep->sq_head; r != req; r = TC_TCP_REQ_NEXT(r))
+        prev = r;
+    if (prev != NULL)
+        prev->priv[TC_TCP_P_NEXT] = (uintptr_t)o;
+    else
+        ep->sq_head = o;
+    if (ep->sq_tail == req)
+        ep->sq_tail = o;
+    tc_tcp_req_complete(ctx, req, TC_ERR_ABORTED, 0);
+    return TC_OK;
+}
+
 tc_status_t tc_tcp_cancel(tc_tp_ep_t *super, tc_tp_req_t *req)
 {
     tc_tcp_ep_t *ep = (tc_tcp_ep_t *)super;
@@ -328,17 +355,25 @@ tc_status_t tc_tcp_cancel(tc_tp_ep_t *super, tc_tp_req_t *req)
         return tc_error_set(TC_ERR_INVALID_ARG, "tcp cancel: req is NULL");
     if (req->status != TC_INPROGRESS)
         return tc_error_set(TC_ERR_INVALID_STATE, "tcp cancel: the request already completed");
-    if (req == ep->rx_req)
-        return tc_error_set(TC_ERR_INVALID_STATE,
-                            "tcp cancel: the receive from peer %llu is being filled",
-                            (unsigned long long)super->peer_id);
+    if (req == ep->rx_req) {
+        /* being filled: the rest of the message is read and dropped */
+        ep->rx_discard += ep->rx_dst_left;
+        ep->rx_dst_left = 0;
+        ep->rx_dst = NULL;
+        ep->rx_req = NULL;
+        tc_tcp_req_complete(ctx, req, TC_ERR_ABORTED, 0);
+        return TC_OK;
+    }
     for (tc_tp_req_t *r = ep->sq_head; r != NULL; r = TC_TCP_REQ_NEXT(r)) {
         if (r != req)
             continue;
-        if (req->priv[TC_TCP_P_OFF] > 0)
-            return tc_error_set(TC_ERR_INVALID_STATE,
-                                "tcp cancel: the send to peer %llu is partly written",
-                                (unsigned long long)super->peer_id);
+        if (req->priv[TC_TCP_P_OFF] > 0) {
+            if (tc_tcp_sq_kind(req) != TC_TCP_K_MSG)
+                return tc_error_set(TC_ERR_INVALID_STATE,
+                                    "tcp cancel: the one-sided request to peer %llu is partly "
+                                    "written", (unsigned long long)super->peer_id);
+            return tc_tcp_orphan_send(ctx, ep, req);
+        }
         tc_tcp_queue_remove(&ep->sq_head, &ep->sq_tail, req);
         ep->nsq--;
         tc_tcp_req_complete(ctx, req, TC_ERR_ABORTED, 0);

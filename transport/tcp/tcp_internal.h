@@ -247,6 +247,10 @@ tc_status_t tc_tcp_recv(tc_tp_ep_t *ep, uint64_t tag, void *buf, size_t cap, tc_
 /* Read what the socket has and deliver it. */
 void tc_tcp_ep_read(tc_tcp_ctx_t *ctx, tc_tcp_ep_t *ep);
 
+/* req->bytes of a send cancelled half-written, now owned by the backend (its
+ * payload follows the request in the same allocation). */
+#define TC_TCP_ORPHAN ((size_t)-1)
+
 #define TC_TCP_REQ_NEXT(req) ((tc_tp_req_t *)(uintptr_t)(req)->priv[TC_TCP_P_NEXT])
 
 /* The header of a queued send, its kind and lengths. */

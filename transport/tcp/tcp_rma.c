@@ -195,7 +195,9 @@ static int tc_tcp_kind_is_ctl(int kind)
 void tc_tcp_sq_written(tc_tcp_ctx_t *ctx, tc_tcp_ep_t *ep, tc_tp_req_t *req)
 {
     int kind = tc_tcp_sq_kind(req);
-    if (kind == TC_TCP_K_MSG) {
+    if (kind == TC_TCP_K_MSG && req->bytes == TC_TCP_ORPHAN) {
+        free(req);
+    } else if (kind == TC_TCP_K_MSG) {
         tc_tcp_req_complete(ctx, req, TC_OK, req->priv[TC_TCP_P_LEN]);
     } else if (tc_tcp_kind_is_ctl(kind)) {
         tc_tcp_ctl_t *ctl = (tc_tcp_ctl_t *)req;
@@ -221,6 +223,8 @@ void tc_tcp_sq_drop(tc_tcp_ctx_t *ctx, tc_tcp_ep_t *ep, tc_status_t status)
             tc_tcp_ctl_t *ctl = (tc_tcp_ctl_t *)req;
             ctl->next_free = ep->ctl_free;
             ep->ctl_free = ctl;
+        } else if (req->bytes == TC_TCP_ORPHAN) {
+            free(req);
         } else {
             tc_tcp_req_complete(ctx, req, status, 0);
         }

@@ -177,6 +177,52 @@ tc_status_t tc_comm_split_ranks(tc_comm_t *comm, const int *ranks, int nranks,
 tc_status_t tc_comm_dup(tc_comm_t *comm, const tc_comm_opts_t *opts, tc_comm_t **newcomm_p);
 
 /**
+ * @brief Abort: every pending operation of @p comm ends with TC_ERR_ABORTED
+ *        and later ones fail at once. Local; returns promptly and never waits
+ *        on a peer. The communicator must still be destroyed.
+ */
+tc_status_t tc_comm_abort(tc_comm_t *comm);
+
+/**
+ * @brief Revoke: every rank of @p comm leaves its pending operations with
+ *        TC_ERR_REVOKED (here at once, elsewhere when the notice arrives
+ *        through the launcher's PMIx server), and later operations fail.
+ *        Use tc_comm_shrink() to go on.
+ * @return TC_OK; TC_ERR_UNSUPPORTED when the bootstrap has no way to tell the
+ *         other ranks (torchrun environment, world of one): revoked here only.
+ */
+tc_status_t tc_comm_revoke(tc_comm_t *comm);
+
+/**
+ * @brief The survivors of @p comm agree on the failed ranks and form a new
+ *        communicator of the others (in their old order).
+ *
+ * Collective over the surviving ranks; works on a communicator broken by a
+ * failure or revoked. A rank failing during the agreement is added to the
+ * set and the agreement repeated. Bounded by the communicator's timeout.
+ */
+tc_status_t tc_comm_shrink(tc_comm_t *comm, const tc_comm_opts_t *opts, tc_comm_t **newcomm_p);
+
+/**
+ * @brief The ranks of @p comm known here to have failed.
+ * @param ranks receives up to @p cap ranks (may be NULL when @p cap is 0).
+ * @param n_p receives how many are known (may exceed @p cap).
+ */
+tc_status_t tc_comm_failed_ranks(tc_comm_t *comm, int *ranks, int cap, int *n_p);
+
+/**
+ * @brief Write the flight recorder of @p comm (its last TC_FR_SIZE operations,
+ *        default 64) as JSON to `TC_FR_DIR/tc_fr.<comm name>.<rank>.json`.
+ *
+ * It is also written on a timeout or an error, and on SIGUSR1 (when the
+ * application does not handle that signal). `tc-fr DIR` reads the dumps of
+ * every rank and names the culprit.
+ * @return TC_ERR_CONFIG when TC_FR_DIR is not set; TC_ERR_INVALID_STATE when
+ *         the recorder is off (TC_FR_SIZE=0); TC_ERR_SYSTEM when writing fails.
+ */
+tc_status_t tc_comm_dump_fr(tc_comm_t *comm);
+
+/**
  * @brief Reduce @p count elements across all ranks; every rank gets the result.
  *
  * In place when @p sendbuf == @p recvbuf. Otherwise the buffers must not overlap.

@@ -32,6 +32,20 @@ typedef enum tc_boot_kind {
 
 typedef struct tc_boot tc_boot_t;
 
+/** @brief What a launcher or a peer tells every rank of the job. */
+typedef enum tc_boot_event_kind {
+    TC_BOOT_EV_PROC_FAILED = 1, /**< world rank @c rank died (launcher) or was seen failing (peer) */
+    TC_BOOT_EV_REVOKE,          /**< world rank @c rank revoked its communicator @c comm_id */
+} tc_boot_event_kind_t;
+
+/** @brief One event. */
+typedef struct tc_boot_event {
+    int kind;          /**< tc_boot_event_kind_t */
+    int rank;          /**< the world rank it is about (failed, or revoker) */
+    uint32_t comm_id;  /**< REVOKE: the revoker's communicator id */
+    int from_launcher; /**< PROC_FAILED: reported by the launcher (else by a peer) */
+} tc_boot_event_t;
+
 /** @brief The operations of one bootstrap backend. */
 typedef struct tc_boot_ops {
     const char *name;
@@ -40,6 +54,10 @@ typedef struct tc_boot_ops {
     tc_status_t (*get)(tc_boot_t *boot, int peer, const char *key, void *buf, size_t cap,
                        size_t *len_p, uint64_t deadline_ns);
     void (*destroy)(tc_boot_t *boot);
+    /** optional: dequeue one event (1) or none (0); must be cheap (called while progressing) */
+    int (*poll_event)(tc_boot_t *boot, tc_boot_event_t *ev);
+    /** optional: tell every rank of the job */
+    tc_status_t (*notify)(tc_boot_t *boot, const tc_boot_event_t *ev);
 } tc_boot_ops_t;
 
 /** @brief Common head of every bootstrap. */
@@ -72,6 +90,13 @@ tc_status_t tc_boot_fence(tc_boot_t *boot, uint64_t deadline_ns);
  */
 tc_status_t tc_boot_get(tc_boot_t *boot, int peer, const char *key, void *buf, size_t cap,
                         size_t *len_p, uint64_t deadline_ns);
+
+/** @brief Dequeue one event of the launcher or of peers: 1, or 0 when none
+ *         (or when the bootstrap has no event channel). */
+int tc_boot_poll_event(tc_boot_t *boot, tc_boot_event_t *ev);
+
+/** @brief Tell every rank of the job; TC_ERR_UNSUPPORTED without an event channel. */
+tc_status_t tc_boot_notify(tc_boot_t *boot, const tc_boot_event_t *ev);
 
 /** @brief Leave the job (local). */
 void tc_boot_destroy(tc_boot_t *boot);

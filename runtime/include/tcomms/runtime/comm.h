@@ -79,6 +79,31 @@ tc_status_t tc_rt_comm_create(const tc_rt_comm_params_t *params, tc_rt_comm_t **
 tc_status_t tc_rt_comm_split(tc_rt_comm_t *parent, int color, int key, uint64_t list_hash,
                              const tc_rt_comm_params_t *params, tc_rt_comm_t **child_p);
 
+/** @brief Cancel every pending operation with TC_ERR_ABORTED and make the
+ *         communicator unusable; local, never waits on a peer. */
+void tc_rt_comm_abort(tc_rt_comm_t *comm);
+
+/** @brief Revoke: pending and later operations end with TC_ERR_REVOKED, here
+ *         at once and on the other ranks when the bootstrap's notice arrives.
+ * @return TC_ERR_UNSUPPORTED when the bootstrap cannot tell the others (revoked here only). */
+tc_status_t tc_rt_comm_revoke(tc_rt_comm_t *comm);
+
+/** @brief Write the flight recorder to TC_FR_DIR (see tc_comm_dump_fr). */
+tc_status_t tc_rt_comm_dump_fr(tc_rt_comm_t *comm);
+
+/** @brief The ranks of @p comm known to have failed: writes up to @p cap, returns how many. */
+int tc_rt_comm_failed_ranks(tc_rt_comm_t *comm, int *ranks, int cap);
+
+/**
+ * @brief The survivors agree on the failed ranks and form a new communicator.
+ *
+ * Collective over the surviving ranks of @p comm (which may be broken). A
+ * rank failing during the agreement is added and the agreement repeated.
+ * @return TC_ERR_TIMEOUT when the survivors do not agree within the timeout.
+ */
+tc_status_t tc_rt_comm_shrink(tc_rt_comm_t *comm, const tc_rt_comm_params_t *params,
+                              tc_rt_comm_t **child_p);
+
 /** @brief Free a communicator (local; never waits on peers). Running works are
  *         cancelled with TC_ERR_ABORTED; their objects stay valid until freed. */
 void tc_rt_comm_destroy(tc_rt_comm_t *comm);

@@ -1,0 +1,163 @@
+/* Failed ranks: learnt from a transport (a closed connection, a shared-memory
+ * peer whose process is gone), from the launcher (PMIx "process terminated")
+ * or from another rank's notice. Each failure is recorded once per process
+ * with the rank's host and pid, every communicator holding the rank is
+ * broken, and its pending operations end with TC_ERR_PEER_FAILED naming it. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "comm_impl.h"
+#include "tcomms/base/log.h"
+#include "tcomms/base/time.h"
+
+#define TC_RT_PROC_KEY "tc.proc"
+#define TC_RT_PROC_INFO_MS 500 /* how long to ask the bootstrap for a failed rank's host/pid */
+
+int tc_rt_comm_rank_of(const tc_rt_comm_t *comm, int wrank)
+{
+    if (!comm->ranks)
+        return wrank < comm->size ? wrank : -1;
+    for (int i = 0; i < comm->size; i++)
+        if (comm->ranks[i] == wrank)
+            return i;
+    return -1;
+}
+
+void tc_rt_world_add_comm(tc_rt_world_t *world, tc_rt_comm_t *comm)
+{
+    comm->wprev = NULL;
+    comm->wnext = world->comms;
+    if (world->comms)
+        world->comms->wprev = comm;
+    world->comms = comm;
+}
+
+void tc_rt_world_remove_comm(tc_rt_world_t *world, tc_rt_comm_t *comm)
+{
+    if (comm->wprev)
+        comm->wprev->wnext = comm->wnext;
+    else if (world->comms == comm)
+        world->comms = comm->wnext;
+    if (comm->wnext)
+        comm->wnext->wprev = comm->wprev;
+    comm->wnext = comm->wprev = NULL;
+}
+
+const tc_rt_failed_t *tc_rt_world_failed(const tc_rt_world_t *world, int rank)
+{
+    for (int i = 0; i < world->nfailed; i++)
+        if (world->failed[i].rank == rank)
+            return &world->failed[i];
+    return NULL;
+}
+
+void tc_rt_failed_describe(const tc_rt_comm_t *comm, const tc_rt_failed_t *f, char *buf,
+                           size_t cap)
+{
+    int r = comm ? tc_rt_comm_rank_of(comm, f->rank) : f->rank;
+    char pid[24] = "?";
+    if (f->pid >= 0)
+        snprintf(pid, sizeof(pid), "%d", f->pid);
+    if (comm && comm->ranks)
+        snprintf(buf, cap, "rank %d (world rank %d, host %s, pid %s)", r, f->rank, f->host, pid);
+    else
+        snprintf(buf, cap, "rank %d (host %s, pid %s)", r, f->host, pid);
+}
+
+const tc_rt_failed_t *tc_rt_world_note_failure(tc_rt_world_t *world, int rank, const char *why,
+                                               int notify)
+{
+    const tc_rt_failed_t *known = tc_rt_world_failed(world, rank);
+    if (known || rank < 0 || rank >= world->boot->size || rank == world->boot->rank)
+        return known;
+    if (world->nfailed == world->failed_cap) {
+        int cap = world->failed_cap ? world->failed_cap * 2 : 4;
+        tc_rt_failed_t *f = realloc(world->failed, (size_t)cap * sizeof(*f));
+        if (!f)
+            return NULL; /* the failure still ends the operations that saw it */
+        world->failed = f;
+        world->failed_cap = cap;
+    }
+    tc_rt_failed_t *f = &world->failed[world->nfailed++];
+    memset(f, 0, sizeof(*f));
+    f->rank = rank;
+    f->pid = -1;
+    f->when_ns = tc_time_ns();
+    snprintf(f->host, sizeof(f->host), "?");
+    snprintf(f->why, sizeof(f->why), "%s", why);
+    /* Host and pid were published at start-up; the bootstrap still has them
+     * (unless it died with the rank). Bounded: a failure report never waits long. */
+    struct {
+        int32_t pid;
+        char host[64];
+    } proc;
+    size_t len;
+    char saved[256];
+    snprintf(saved, sizeof(saved), "%s", tc_last_error());
+    if (tc_boot_get(world->boot, rank, TC_RT_PROC_KEY, &proc, sizeof(proc), &len,
+                    tc_deadline_after_ms(TC_RT_PROC_INFO_MS)) == TC_OK &&
+        len == sizeof(proc)) {
+        f->pid = proc.pid;
+        proc.host[sizeof(proc.host) - 1] = '\0';
+        snprintf(f->host, sizeof(f->host), "%s", proc.host);
+    }
+    tc_error_set(TC_ERR_PEER_FAILED, "%s", saved);
+    char desc[160];
+    tc_rt_failed_describe(NULL, f, desc, sizeof(desc));
+    tc_log_error(TC_SUBSYS_RUNTIME, "world %s failed: %s", desc, f->why);
+    if (notify) {
+        tc_boot_event_t ev = {TC_BOOT_EV_PROC_FAILED, rank, 0, 0};
+        if (tc_boot_notify(world->boot, &ev) != TC_OK)
+            tc_log_debug(TC_SUBSYS_RUNTIME, "could not tell the other ranks: %s", tc_last_error());
+        tc_error_set(TC_ERR_PEER_FAILED, "%s", saved);
+    }
+    return f;
+}
+
+void tc_rt_world_fail_comms(tc_rt_world_t *world, const tc_rt_failed_t *f)
+{
+    for (tc_rt_comm_t *c = world->comms; c; c = c->wnext) {
+        if (tc_rt_comm_rank_of(c, f->rank) < 0 || c->broken != TC_OK)
+            continue;
+        char desc[160];
+        tc_rt_failed_describe(c, f, desc, sizeof(desc));
+        c->broken = TC_ERR_PEER_FAILED;
+        snprintf(c->broken_why, sizeof(c->broken_why), "%s failed: %s", desc, f->why);
+        tc_rt_comm_cancel_works(c, TC_ERR_PEER_FAILED, c->broken_why);
+        tc_rt_fr_dump_auto(c, "peer failed", TC_OK);
+    }
+}
+
+void tc_rt_comm_revoke_local(tc_rt_comm_t *comm, const char *why)
+{
+    if (comm->broken == TC_ERR_REVOKED)
+        return;
+    comm->broken = TC_ERR_REVOKED;
+    snprintf(comm->broken_why, sizeof(comm->broken_why), "%s", why);
+    tc_rt_comm_cancel_works(comm, TC_ERR_REVOKED, comm->broken_why);
+}
+
+void tc_rt_world_poll_events(tc_rt_world_t *world)
+{
+    tc_boot_event_t ev;
+    while (tc_boot_poll_event(world->boot, &ev)) {
+        if (ev.kind == TC_BOOT_EV_PROC_FAILED) {
+            const tc_rt_failed_t *f = tc_rt_world_note_failure(
+                world, ev.rank, ev.from_launcher ? "the launcher reported that its process ended"
+                                                 : "another rank saw it fail", 0);
+            if (f)
+                tc_rt_world_fail_comms(world, f);
+        } else if (ev.kind == TC_BOOT_EV_REVOKE && ev.rank != world->boot->rank) {
+            /* ids are unique among one process's communicators, so (revoker, id) names one */
+            for (tc_rt_comm_t *c = world->comms; c; c = c->wnext) {
+                int r = tc_rt_comm_rank_of(c, ev.rank);
+                if (c->comm_id == ev.comm_id && r >= 0) {
+                    char why[160];
+                    snprintf(why, sizeof(why), "comm '%s' was revoked by rank %d", c->name, r);
+                    tc_rt_comm_revoke_local(c, why);
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,231 @@
+/* The flight recorder: every communicator keeps its last TC_FR_SIZE
+ * operations (default 64; 0 turns it off) — sequence number, collective,
+ * type, count, op, root, algorithm, state, start and end times, and the
+ * peers still awaited — and writes them as JSON into TC_FR_DIR on a timeout
+ * or an error, on SIGUSR1, or when asked (tc_comm_dump_fr). tools/tc-fr reads
+ * the dumps of every rank and names the culprit.
+ *
+ * Recording costs one slot write and a clock read per operation; the dump
+ * happens on the thread that progresses, never in the signal handler (which
+ * only sets a flag). */
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "comm_impl.h"
+#include "tcomms/base/log.h"
+
+static volatile sig_atomic_t fr_signalled;
+static int fr_handler_installed;
+
+static void fr_on_signal(int sig)
+{
+    (void)sig;
+    fr_signalled = 1;
+}
+
+static uint64_t fr_now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+tc_status_t tc_rt_fr_init(tc_rt_comm_t *comm)
+{
+    int64_t n;
+    tc_status_t st = tc_config_int("TC_FR_SIZE", 64, 0, 1 << 20, &n);
+    if (st != TC_OK || n == 0)
+        return st;
+    if (!(comm->fr = calloc((size_t)n, sizeof(*comm->fr))))
+        return tc_error_set(TC_ERR_NO_MEMORY, "flight recorder of %lld entries", (long long)n);
+    comm->fr_cap = (uint32_t)n;
+    const char *dir = tc_config_string("TC_FR_DIR", NULL);
+    if (dir && *dir && !fr_handler_installed) {
+        /* SIGUSR1 asks for a dump, unless the application handles it itself */
+        struct sigaction old;
+        if (sigaction(SIGUSR1, NULL, &old) == 0 && old.sa_handler == SIG_DFL) {
+            struct sigaction sa;
+            memset(&sa, 0, sizeof(sa));
+            sa.sa_handler = fr_on_signal;
+            sigemptyset(&sa.sa_mask);
+            sa.sa_flags = SA_RESTART;
+            if (sigaction(SIGUSR1, &sa, NULL) == 0)
+                fr_handler_installed = 1;
+        }
+    }
+    return TC_OK;
+}
+
+void tc_rt_fr_free(tc_rt_comm_t *comm)
+{
+    free(comm->fr);
+    comm->fr = NULL;
+}
+
+void tc_rt_fr_begin(tc_rt_work_t *w)
+{
+    tc_rt_comm_t *comm = w->comm;
+    if (!comm->fr)
+        return;
+    uint64_t n = comm->fr_next++;
+    tc_rt_fr_entry_t *e = &comm->fr[n % comm->fr_cap];
+    w->fr_id = n + 1;
+    *e = (tc_rt_fr_entry_t){.id = n + 1,
+                            .seq = w->op.seq,
+                            .coll = w->op.coll,
+                            .dtype = w->call.dtype,
+                            .op = w->call.op,
+                            .root = w->call.root,
+                            .count = w->call.sendcounts ? 0 : w->call.count,
+                            .algo = w->sched ? w->sched->algo : "?",
+                            .state = TC_RT_FR_RUNNING,
+                            .start_ns = fr_now()};
+}
+
+void tc_rt_fr_end(tc_rt_work_t *w, tc_status_t st)
+{
+    tc_rt_comm_t *comm = w->comm;
+    if (!comm || !comm->fr || !w->fr_id)
+        return;
+    tc_rt_fr_entry_t *e = &comm->fr[(w->fr_id - 1) % comm->fr_cap];
+    if (e->id != w->fr_id)
+        return; /* overwritten by newer operations */
+    e->end_ns = fr_now();
+    e->status = st;
+    e->state = st == TC_OK ? TC_RT_FR_DONE : st == TC_ERR_TIMEOUT ? TC_RT_FR_TIMED_OUT
+                                                                 : TC_RT_FR_FAILED;
+    if (st != TC_OK && w->sched)
+        tc_rt_exec_awaited(w, e->awaited, sizeof(e->awaited));
+}
+
+static const char *fr_state_name(int state)
+{
+    static const char *const names[] = {"running", "completed", "timed_out", "failed"};
+    return state >= 0 && state < 4 ? names[state] : "unknown";
+}
+
+/* JSON string: the names here are ours and plain, but the comm name is the
+ * user's: escape what JSON requires. */
+static void fr_json_string(FILE *f, const char *s)
+{
+    fputc('"', f);
+    for (; *s; s++) {
+        unsigned char c = (unsigned char)*s;
+        if (c == '"' || c == '\\')
+            fprintf(f, "\\%c", c);
+        else if (c < 0x20)
+            fprintf(f, "\\u%04x", c);
+        else
+            fputc(c, f);
+    }
+    fputc('"', f);
+}
+
+/* "1, 3" (the executor's list) or "none ..." -> [1,3] */
+static void fr_json_ranks(FILE *f, const char *list)
+{
+    fputc('[', f);
+    int first = 1;
+    for (const char *p = list; *p;) {
+        char *end;
+        long r = strtol(p, &end, 10);
+        if (end == p) {
+            p++;
+            continue;
+        }
+        fprintf(f, "%s%ld", first ? "" : ",", r);
+        first = 0;
+        p = end;
+    }
+    fputc(']', f);
+}
+
+tc_status_t tc_rt_fr_dump(tc_rt_comm_t *comm, const char *reason)
+{
+    const char *dir = tc_config_string("TC_FR_DIR", NULL);
+    if (!comm->fr)
+        return tc_error_set(TC_ERR_INVALID_STATE, "flight recorder of comm '%s' is off "
+                            "(TC_FR_SIZE=0)", comm->name);
+    if (!dir || !*dir)
+        return tc_error_set(TC_ERR_CONFIG, "flight recorder of comm '%s': TC_FR_DIR is not set",
+                            comm->name);
+    /* running works: what they still await, now */
+    for (tc_rt_work_t *w = comm->world->active; w; w = w->next) {
+        if (w->comm != comm || !w->fr_id)
+            continue;
+        tc_rt_fr_entry_t *e = &comm->fr[(w->fr_id - 1) % comm->fr_cap];
+        if (e->id == w->fr_id && e->state == TC_RT_FR_RUNNING)
+            tc_rt_exec_awaited(w, e->awaited, sizeof(e->awaited));
+    }
+    char path[512], tmp[520];
+    snprintf(path, sizeof(path), "%s/tc_fr.%s.%d.json", dir, comm->name, comm->rank);
+    snprintf(tmp, sizeof(tmp), "%s.tmp", path);
+    FILE *f = fopen(tmp, "w");
+    if (!f)
+        return tc_error_set(TC_ERR_SYSTEM, "flight recorder: cannot write %s: %s", tmp,
+                            strerror(errno));
+    tc_boot_t *boot = comm->world->boot;
+    fprintf(f, "{\"version\": 1, \"comm\": ");
+    fr_json_string(f, comm->name);
+    fprintf(f, ", \"comm_id\": %u, \"rank\": %d, \"size\": %d, \"world_rank\": %d, \"host\": ",
+            comm->comm_id, comm->rank, comm->size, boot->rank);
+    fr_json_string(f, boot->host);
+    fprintf(f, ", \"pid\": %d, \"reason\": ", (int)getpid());
+    fr_json_string(f, reason);
+    fprintf(f, ", \"dump_ns\": %llu, \"last_seq\": %llu, \"ops\": [",
+            (unsigned long long)fr_now(), (unsigned long long)comm->seq);
+    uint64_t first = comm->fr_next > comm->fr_cap ? comm->fr_next - comm->fr_cap : 0;
+    for (uint64_t n = first; n < comm->fr_next; n++) {
+        const tc_rt_fr_entry_t *e = &comm->fr[n % comm->fr_cap];
+        int p2p = e->coll == TC_COLL_COUNT;
+        fprintf(f, "%s\n  {\"seq\": %llu, \"coll\": \"%s\", \"dtype\": \"%s\", \"count\": %llu, "
+                "\"op\": \"%s\", \"root\": %d, \"algo\": \"%s\", \"state\": \"%s\", "
+                "\"start_ns\": %llu, \"end_ns\": %llu, \"status\": \"%s\", \"awaited\": ",
+                n == first ? "" : ",", (unsigned long long)e->seq,
+                p2p ? "send_recv" : tc_coll_name((tc_coll_t)e->coll),
+                p2p ? "bytes" : tc_dtype_name((tc_dtype_t)e->dtype),
+                (unsigned long long)e->count, tc_redop_name((tc_redop_t)e->op), e->root,
+                e->algo, fr_state_name(e->state), (unsigned long long)e->start_ns,
+                (unsigned long long)e->end_ns,
+                e->state == TC_RT_FR_RUNNING ? "TC_INPROGRESS" : tc_status_string(e->status));
+        fr_json_ranks(f, e->state == TC_RT_FR_DONE ? "" : e->awaited);
+        fputc('}', f);
+    }
+    fprintf(f, "\n]}\n");
+    int bad = ferror(f);
+    if (fclose(f) != 0 || bad || rename(tmp, path) != 0) {
+        unlink(tmp);
+        return tc_error_set(TC_ERR_SYSTEM, "flight recorder: writing %s failed: %s", path,
+                            strerror(errno));
+    }
+    tc_log_info(TC_SUBSYS_RUNTIME, "flight recorder of comm '%s' written to %s (%s)", comm->name,
+                path, reason);
+    return TC_OK;
+}
+
+void tc_rt_fr_dump_auto(tc_rt_comm_t *comm, const char *reason, tc_status_t keep)
+{
+    const char *dir = tc_config_string("TC_FR_DIR", NULL);
+    if (!comm->fr || !dir || !*dir)
+        return;
+    char saved[512];
+    snprintf(saved, sizeof(saved), "%s", tc_last_error());
+    if (tc_rt_fr_dump(comm, reason) != TC_OK)
+        tc_log_warn(TC_SUBSYS_RUNTIME, "%s", tc_last_error());
+    if (keep != TC_OK)
+        tc_error_set(keep, "%s", saved); /* the caller's error stays the one reported */
+}
+
+void tc_rt_fr_poll_signal(tc_rt_world_t *world)
+{
+    if (!fr_signalled)
+        return;
+    fr_signalled = 0;
+    for (tc_rt_comm_t *c = world->comms; c; c = c->wnext)
+        tc_rt_fr_dump_auto(c, "SIGUSR1", TC_OK);
+}
