@@ -115,6 +115,7 @@ struct tc_rt_work {
     int64_t timeout_ms;
     uint64_t deadline;
     int failed_peer;               /* world rank whose failure ended this work, or -1 */
+    int tolerant;                  /* a failed peer ends only its own steps (shrink) */
     uint64_t fr_id;                /* its flight-recorder entry, or 0 */
     tc_rt_op_t op;
     tc_rt_exec_t ex;

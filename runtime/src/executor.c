@@ -138,6 +138,8 @@ static tc_status_t step_start(tc_rt_work_t *w, uint32_t i)
     int peer = tc_rt_world_rank(w->comm, s->peer);
     if ((st = tc_rt_world_ep(w->comm->world, peer, w->deadline, &ep)) != TC_OK) {
         char what[128];
+        if (w->tolerant) /* a rank that cannot be reached counts as failed here */
+            w->failed_peer = peer, st = TC_ERR_PEER_FAILED;
         tc_error_prefix("%s: connecting to rank %d: ", tc_rt_op_what(&w->op, what, sizeof(what)),
                         s->peer);
         return st;
@@ -226,6 +228,19 @@ int tc_rt_exec_done(const tc_rt_work_t *w)
     return w->ex.ndone == w->sched->nsteps;
 }
 
+/* A tolerant work (the shrink agreement) records a failed peer and goes on
+ * without that step; the caller sees the missing message. */
+static int exec_tolerate(tc_rt_work_t *w, uint32_t i, tc_status_t st)
+{
+    if (!w->tolerant || st != TC_ERR_PEER_FAILED || w->failed_peer < 0)
+        return 0;
+    tc_rt_world_note_failure(w->comm->world, w->failed_peer, tc_last_error(), 1);
+    w->failed_peer = -1;
+    w->ex.state[i] = STEP_DONE;
+    w->ex.ndone++;
+    return 1;
+}
+
 int tc_rt_exec_pass(tc_rt_work_t *w)
 {
     tc_rt_exec_t *ex = &w->ex;
@@ -241,7 +256,7 @@ int tc_rt_exec_pass(tc_rt_work_t *w)
         const tc_step_t *s = &sched->steps[i];
         uint8_t state = ex->state[i];
         if (state == STEP_POSTED && ex->reqs[i].status != TC_INPROGRESS) {
-            if ((st = step_finish(w, i)) != TC_OK)
+            if ((st = step_finish(w, i)) != TC_OK && !exec_tolerate(w, i, st))
                 return st;
             changed++;
             continue;
@@ -253,11 +268,11 @@ int tc_rt_exec_pass(tc_rt_work_t *w)
         for (int b = 0; b < nblocked && key >= 0; b++)
             is_blocked |= blocked[b] == key;
         if (!is_blocked && deps_done(ex, s)) {
-            if ((st = step_start(w, i)) != TC_OK)
+            if ((st = step_start(w, i)) != TC_OK && !exec_tolerate(w, i, st))
                 return st;
             /* a step that completed as it was posted (self, eager) is finished now */
             if (ex->state[i] == STEP_POSTED && ex->reqs[i].status != TC_INPROGRESS &&
-                (st = step_finish(w, i)) != TC_OK)
+                (st = step_finish(w, i)) != TC_OK && !exec_tolerate(w, i, st))
                 return st;
             changed++;
         } else if (key >= 0 && !is_blocked) {

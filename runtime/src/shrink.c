@@ -3,10 +3,9 @@
  *
  * Each round, every survivor sends its set of failed ranks (and the lowest
  * communicator id it has not used) to every rank it believes alive, and
- * receives theirs. A rank found dead during the round (its connection drops,
- * or the launcher reports it) joins the set, and the round is repeated; so is
- * a round in which any set received differs from this rank's own (after the
- * union). A round where every set received equals this rank's own ends the
+ * receives theirs. A rank found dead during the round (its connection drops)
+ * sends nothing; it joins the set and the round is repeated; so is a round in
+ * which any set received differs from this rank's own (after the union). A round where every set received equals this rank's own ends the
  * agreement: every rank that ends in that round received the same set from
  * every other, so they all hold it. Each round has its own tags, so a stale
  * message of an earlier round never matches. Bounded by the timeout. */
@@ -39,6 +38,8 @@ static tc_status_t shrink_round(tc_rt_comm_t *comm, uint32_t round, const uint8_
     size_t len = SHRINK_HDR + (size_t)comm->size;
     tc_rt_work_t w = {0};
     w.comm = comm;
+    w.tolerant = 1;
+    memset(theirs, 0, len * (size_t)comm->size); /* a rank lost in the round leaves zeros */
     w.call = (tc_rt_coll_t){.coll = TC_COLL_BARRIER, .sendbuf = mine, .recvbuf = theirs,
                             .dtype = TC_UINT8, .op = TC_SUM, .root = -1};
     w.op = (tc_rt_op_t){TC_COLL_COUNT, round, comm->name};
@@ -96,17 +97,25 @@ tc_status_t tc_rt_comm_shrink(tc_rt_comm_t *comm, const tc_rt_comm_params_t *par
         memcpy(mine + 4, &round, 4);
         memcpy(mine + SHRINK_HDR, dead, (size_t)comm->size);
         st = shrink_round(comm, round, mine, theirs, dead, deadline);
-        if (st == TC_ERR_PEER_FAILED)
-            continue; /* the failed rank is recorded now: again without it */
         if (st != TC_OK)
             break;
+        /* A rank lost during the round sent nothing (its slot is zeros): it
+         * joins the set, which differs now, so everyone repeats. Every rank
+         * finishes every round (a lost peer ends only its own steps), so the
+         * survivors stay in step. */
         int agree = 1;
         for (int q = 0; q < comm->size; q++) {
             if (q == comm->rank || dead[q])
                 continue;
             const uint8_t *m = theirs + (size_t)q * len;
-            uint32_t id;
+            uint32_t id, their_round;
             memcpy(&id, m, 4);
+            memcpy(&their_round, m + 4, 4);
+            if (their_round != round) {
+                dead[q] = 1;
+                agree = 0;
+                continue;
+            }
             if (id > next_id)
                 next_id = id;
             for (int r = 0; r < comm->size; r++) {

@@ -124,7 +124,7 @@ void tc_rt_comm_cancel_works(tc_rt_comm_t *comm, tc_status_t st, const char *why
     tc_rt_world_t *world = comm->world;
     for (tc_rt_work_t *w = world->active, *next; w; w = next) {
         next = w->next;
-        if (w->comm != comm)
+        if (w->comm != comm || w->tolerant)
             continue;
         char what[128];
         snprintf(w->error, sizeof(w->error), "%s: %s", tc_rt_op_what(&w->op, what, sizeof(what)),

@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # Installs every Debian package that building and testing tcomms needs.
 # Idempotent: when everything is present it only checks and returns.
+#   tools/setup/install-deps.sh [--bench]
+# --bench adds the peers of bench/run_collectives.sh: Gloo (C++) and PyTorch (gloo backend).
 set -euo pipefail
 
 packages=(
@@ -15,6 +17,14 @@ packages=(
   doxygen graphviz       # public header documentation, warnings as errors
   procps psmisc          # pgrep/pkill/fuser used by the test scripts
 )
+
+for arg in "$@"; do
+  case $arg in
+    --bench) packages+=(libgloo-dev python3-torch) ;;  # bench/run_collectives.sh peers
+    -h|--help) sed -n '2,5p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    *) echo "install-deps: unknown option $arg (try --help)" >&2; exit 2 ;;
+  esac
+done
 
 missing=()
 for p in "${packages[@]}"; do

@@ -19,6 +19,10 @@
 
 void tc_shm_req_complete(tc_shm_ctx_t *ctx, tc_tp_req_t *req, tc_status_t status, size_t bytes)
 {
+    if (req->bytes == TC_SHM_ORPHAN) { /* cancelled by its owner, finished by us */
+        free(req);
+        return;
+    }
     req->bytes = bytes;
     req->priv[TC_SHM_P_NEXT] = 0;
     req->status = status;

@@ -501,6 +501,34 @@ void tc_shm_ep_close(tc_tp_ep_t *super)
     free(ep);
 }
 
+/* Hand @p req's place in queue @p q to a private copy the backend finishes
+ * and frees (payload bytes copied too when @p copy_len), and abort @p req. */
+static tc_status_t tc_shm_orphan(tc_shm_ctx_t *ctx, tc_shm_queue_t *q, tc_tp_req_t *req,
+                                 uint64_t copy_len)
+{
+    tc_tp_req_t *o = malloc(sizeof(*o) + (size_t)copy_len);
+    if (o == NULL)
+        return tc_error_set(TC_ERR_NO_MEMORY, "shm cancel: copying a request of %llu bytes",
+                            (unsigned long long)copy_len);
+    *o = *req;
+    if (copy_len) {
+        memcpy(o + 1, (const void *)(uintptr_t)req->priv[TC_SHM_P_BUF], (size_t)copy_len);
+        o->priv[TC_SHM_P_BUF] = (uintptr_t)(o + 1);
+    }
+    o->bytes = TC_SHM_ORPHAN;
+    tc_tp_req_t *prev = NULL;
+    for (tc_tp_req_t *r = q->head; r != NULL && r != req; r = TC_SHM_NEXT(r))
+        prev = r;
+    if (prev != NULL)
+        prev->priv[TC_SHM_P_NEXT] = (uintptr_t)o;
+    else
+        q->head = o;
+    if (q->tail == req)
+        q->tail = o;
+    tc_shm_req_complete(ctx, req, TC_ERR_ABORTED, 0);
+    return TC_OK;
+}
+
 tc_status_t tc_shm_cancel(tc_tp_ep_t *super, tc_tp_req_t *req)
 {
     tc_shm_ep_t *ep = (tc_shm_ep_t *)super;
@@ -514,15 +542,29 @@ tc_status_t tc_shm_cancel(tc_tp_ep_t *super, tc_tp_req_t *req)
             tc_shm_req_complete(ctx, req, TC_ERR_ABORTED, 0);
             return TC_OK;
         }
-        return tc_error_set(TC_ERR_INVALID_STATE,
-                            "shm cancel: the receive from peer %llu is being filled",
-                            (unsigned long long)super->peer_id);
-    }
-    if (req->priv[TC_SHM_P_OFF] == 0 && tc_shm_queue_remove(&ep->sq, req)) {
+        /* being filled: the rest of the message is dropped */
+        if (ep->rx_req == req)
+            ep->rx_req = NULL;
+        for (tc_shm_unexp_t *u = ep->uq_head; u != NULL; u = u->next)
+            if (u->req == req)
+                u->req = NULL; /* stays unexpected; freed with the endpoint */
         tc_shm_req_complete(ctx, req, TC_ERR_ABORTED, 0);
         return TC_OK;
     }
+    if (req->priv[TC_SHM_P_KIND] == TC_SHM_K_SEND) {
+        if (req->priv[TC_SHM_P_OFF] == 0 && tc_shm_queue_remove(&ep->sq, req)) {
+            tc_shm_req_complete(ctx, req, TC_ERR_ABORTED, 0);
+            return TC_OK;
+        }
+        for (tc_tp_req_t *r = ep->sq.head; r != NULL; r = TC_SHM_NEXT(r))
+            if (r == req) /* half pushed through the cells: the rest goes from a copy */
+                return tc_shm_orphan(ctx, &ep->sq, req, req->priv[TC_SHM_P_LEN]);
+        for (tc_tp_req_t *r = ep->wq.head; r != NULL; r = TC_SHM_NEXT(r))
+            if (r == req) /* announced for a single-copy read: wait for the ack privately;
+                           * a reader that comes later finds the caller's memory gone */
+                return tc_shm_orphan(ctx, &ep->wq, req, 0);
+    }
     return tc_error_set(TC_ERR_INVALID_STATE,
-                        "shm cancel: the request to peer %llu is partly or wholly sent",
+                        "shm cancel: the one-sided request to peer %llu is partly or wholly sent",
                         (unsigned long long)super->peer_id);
 }

@@ -38,6 +38,11 @@ enum {
     TC_SHM_K_GET = 4,
     TC_SHM_K_SIGNAL = 5,
 };
+/* req->bytes of a request its owner cancelled while the peer still holds a
+ * part of it (a send half pushed, or announced for a single-copy read): the
+ * backend owns this copy and frees it when it completes. */
+#define TC_SHM_ORPHAN ((size_t)-1)
+
 #define TC_SHM_NEXT(req) ((tc_tp_req_t *)(uintptr_t)(req)->priv[TC_SHM_P_NEXT])
 
 typedef struct tc_shm_queue {

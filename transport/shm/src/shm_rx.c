@@ -108,7 +108,7 @@ static void tc_shm_rx_data(tc_shm_ctx_t *ctx, tc_shm_ep_t *ep, const unsigned ch
         if (off < cap && len > 0)
             memcpy((unsigned char *)(uintptr_t)req->priv[TC_SHM_P_BUF] + off, p,
                    len < cap - off ? len : cap - off);
-    } else if (len > 0) {
+    } else if (ep->rx_unexp != NULL && len > 0) { /* neither: its receive was cancelled */
         memcpy(ep->rx_unexp->data + off, p, len);
     }
     ep->rx_off = off + len;
@@ -125,6 +125,8 @@ static void tc_shm_rx_data(tc_shm_ctx_t *ctx, tc_shm_ep_t *ep, const unsigned ch
     }
     tc_shm_unexp_t *u = ep->rx_unexp;
     ep->rx_unexp = NULL;
+    if (u == NULL)
+        return;
     u->complete = 1;
     if (u->req != NULL) { /* a receive matched it while it arrived */
         tc_shm_deliver(ctx, u->req, u->data, u->total);

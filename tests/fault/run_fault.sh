@@ -1,0 +1,120 @@
+#!/usr/bin/env bash
+# Fault injection under tcrun: ranks killed (SIGKILL) before, during and after
+# all-reduces of every algorithm family, a second failure during shrink, a
+# rank stopped (SIGSTOP), a rank calling a different collective, and abort
+# with operations pending on a dead rank. Every run is bounded by tcrun's
+# --timeout and `timeout`.
+#   run_fault.sh BIN [--trials N]     (BIN: a bazel-bin with tools/tcrun and tests/fault)
+# Prints one line per case and the distribution of detection times; exits
+# non-zero if any trial failed.
+set -uo pipefail
+bin=${1:?bazel-bin directory}
+shift
+trials=10
+while [ $# -gt 0 ]; do
+    case $1 in
+    --trials) trials=$2; shift 2 ;;
+    *) echo "run_fault.sh: unknown option $1" >&2; exit 2 ;;
+    esac
+done
+here=$(cd "$(dirname "$0")" && pwd)
+tcrun=$bin/tools/tcrun/tcrun
+ft=$bin/tests/fault/ft_test
+tcfr=$here/../../tools/tc-fr/tc-fr
+log=$(mktemp -d /tmp/tc-fault.XXXXXX)
+pass=0 fail=0
+detect=$log/detect_ms
+
+# one NAME RANKS WANT_CLEAN MODE VICTIM SEED [ENV...]: a trial passes when WANT_CLEAN
+# ranks print "0 failures" and no rank prints FAIL.
+one() {
+    local name=$1 n=$2 want=$3 mode=$4 victim=$5 seed=$6
+    shift 6
+    local dir=$log/$name.$seed
+    mkdir -p "$dir"
+    env TC_FT_DIR="$dir" TC_FR_DIR="$dir" "$@" timeout -k 5 90 \
+        "$tcrun" --keep-going --timeout 60 -n "$n" "$ft" "$mode" "$victim" "$seed" \
+        >"$dir/out" 2>&1 &
+    local job=$!
+    if [ "$mode" = stop ]; then
+        # the stopped rank never ends: once the others are done, kill it
+        for _ in $(seq 1 120); do
+            [ "$(grep -c ' failures' "$dir/out")" -ge $((n - 1)) ] && break
+            sleep 0.25
+        done
+        pkill -KILL -f "^$ft stop $victim $seed" 2>/dev/null
+    fi
+    wait $job
+    local clean=$(grep -c ': 0 failures' "$dir/out")
+    local bad=$(grep -c ': FAIL:' "$dir/out")
+    grep -ho 'detect_ms [0-9.]*' "$dir/out" | awk '{print $2}' >>"$detect.$name"
+    if [ "$clean" -ge "$want" ] && [ "$bad" -eq 0 ]; then
+        pass=$((pass + 1))
+        return 0
+    fi
+    echo "FAIL  $name seed $seed victim $victim ($clean of $want ranks clean); see $dir/out:"
+    grep -E ': FAIL:|ERROR' "$dir/out" | head -n 8 | sed 's/^/      /'
+    fail=$((fail + 1))
+    return 1
+}
+
+# case NAME TRIALS RANKS WANT MODE [ENV...]: random victims and seeds
+case_() {
+    local name=$1 count=$2 n=$3 want=$4 mode=$5
+    shift 5
+    local start=$SECONDS f0=$fail
+    for t in $(seq 1 "$count"); do
+        local seed=$((RANDOM * 32768 + RANDOM)) victim=$((RANDOM % n))
+        [ "$mode" = kill-shrink ] && victim=$((RANDOM % (n - 1)))
+        one "$name" "$n" "$want" "$mode" "$victim" "$seed" "$@" || true
+    done
+    echo "$([ $fail -eq $f0 ] && echo PASS || echo FAIL)  $name: $count trials, $n ranks ($((SECONDS - start)) s)"
+}
+
+for algo in ring recursive_doubling rabenseifner double_binary_tree; do
+    case_ "kill-during-$algo" "$trials" 8 7 kill-during TC_ALGO_ALL_REDUCE=$algo
+done
+case_ kill-before $((trials / 2 + 1)) 8 7 kill-before
+case_ kill-after $((trials / 2 + 1)) 8 7 kill-after
+case_ kill-shrink $((trials / 2 + 1)) 8 6 kill-shrink
+case_ abort $((trials / 2 + 1)) 8 7 abort
+case_ mismatch-check 2 4 4 mismatch TC_CHECK=1
+case_ kill-during-tcp 3 4 3 kill-during TC_SHM=0
+
+# SIGSTOP: the others time out at the bound; tc-fr names the stopped rank.
+start=$SECONDS f0=$fail
+for t in $(seq 1 $((trials / 2 + 1))); do
+    seed=$((RANDOM * 32768 + RANDOM)) victim=$((RANDOM % 8))
+    if one stop 8 7 stop "$victim" "$seed" TC_TIMEOUT_S=3; then
+        verdict=$("$tcfr" "$log/stop.$seed" | grep VERDICT)
+        if ! echo "$verdict" | grep -qE ": rank $victim\$"; then
+            echo "FAIL  stop seed $seed: tc-fr says '$verdict', the stopped rank is $victim"
+            fail=$((fail + 1)) pass=$((pass - 1))
+        fi
+    fi
+done
+echo "$([ $fail -eq $f0 ] && echo PASS || echo FAIL)  stop + tc-fr: $((trials / 2 + 1)) trials ($((SECONDS - start)) s)"
+
+# A different collective without TC_CHECK: errors or timeouts; tc-fr names the rank.
+seed=$((RANDOM * 32768 + RANDOM))
+one mismatch-fr 4 3 mismatch 2 "$seed" TC_TIMEOUT_S=3 || true
+if "$tcfr" "$log/mismatch-fr.$seed" | grep -q 'rank 2 called broadcast'; then
+    echo "PASS  mismatch without TC_CHECK: tc-fr names rank 2"
+    pass=$((pass + 1))
+else
+    echo "FAIL  mismatch without TC_CHECK: tc-fr does not name rank 2:"
+    "$tcfr" "$log/mismatch-fr.$seed" | sed 's/^/      /'
+    fail=$((fail + 1))
+fi
+
+cat "$detect".kill-* 2>/dev/null | sort -n | awk '
+    { v[NR] = $1 }
+    END {
+        if (NR == 0) exit
+        printf "detection (ms, every survivor of every kill trial, n=%d): min %.1f  median %.1f  p90 %.1f  p99 %.1f  max %.1f\n",
+               NR, v[1], v[int((NR + 1) / 2)], v[int(NR * 0.9 + 0.5)], v[int(NR * 0.99 + 0.5)], v[NR]
+        if (v[NR] > 2000) { print "FAIL  a survivor took more than 2 s to see the failure"; exit 1 }
+    }' || fail=$((fail + 1))
+echo "fault injection: $pass trials passed, $fail failed (logs: $log)"
+[ "$fail" -eq 0 ] && rm -rf "$log"
+[ "$fail" -eq 0 ]

@@ -1,0 +1,938 @@
+/*
+ * The torchrun-environment bootstrap: forked ranks exchange keys through the
+ * store that rank 0 serves; configuration errors, a missing rank, a wrong
+ * secret, a duplicate rank, a master that never starts, and hostile bytes on
+ * the store's socket each give their precise status.
+ *
+ * Children report through their exit status (0 = every check passed; the
+ * failing check is printed on stderr). Every wait is bounded.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cmocka.h>
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "tcomms/base/status.h"
+#include "tcomms/base/time.h"
+#include "tcomms/runtime/bootstrap.h"
+
+#define MAX_RANKS 8
+#define BIG_LEN ((1u << 20) + 3)
+#define CHILD_TIMEOUT_S 60.0
+
+/* ---- the job's environment ---- */
+
+typedef struct {
+    int world;
+    int port;
+    const char *addr;
+    const char *secret; /* NULL: none */
+    const char *linger_s;
+} job_t;
+
+static void env_clear(void)
+{
+    static const char *const names[] = {"MASTER_ADDR",   "MASTER_PORT",
+                                        "RANK",          "WORLD_SIZE",
+                                        "LOCAL_RANK",    "LOCAL_WORLD_SIZE",
+                                        "TC_JOB_SECRET", "TC_BOOT_LINGER_S",
+                                        "TC_STORE_PORT", NULL};
+    for (int i = 0; names[i]; i++)
+        unsetenv(names[i]);
+}
+
+static void env_set_int(const char *name, int v)
+{
+    char buf[32];
+    snprintf(buf, sizeof(buf), "%d", v);
+    setenv(name, buf, 1);
+}
+
+static void env_set_job(const job_t *j, int rank)
+{
+    env_clear();
+    setenv("MASTER_ADDR", j->addr ? j->addr : "127.0.0.1", 1);
+    env_set_int("MASTER_PORT", j->port);
+    env_set_int("RANK", rank);
+    env_set_int("WORLD_SIZE", j->world);
+    env_set_int("LOCAL_RANK", rank);
+    env_set_int("LOCAL_WORLD_SIZE", j->world);
+    if (j->secret)
+        setenv("TC_JOB_SECRET", j->secret, 1);
+    setenv("TC_BOOT_LINGER_S", j->linger_s ? j->linger_s : "10", 1);
+}
+
+/* A port nothing listens on now (bind port 0 and give it back). */
+static int free_port(void)
+{
+    int fd = socket(AF_INET, SOCK_STREAM, 0);
+    struct sockaddr_in a = {.sin_family = AF_INET, .sin_addr = {htonl(INADDR_LOOPBACK)}};
+    socklen_t len = sizeof(a);
+    assert_true(fd >= 0);
+    assert_int_equal(bind(fd, (struct sockaddr *)&a, sizeof(a)), 0);
+    assert_int_equal(getsockname(fd, (struct sockaddr *)&a, &len), 0);
+    close(fd);
+    return ntohs(a.sin_port);
+}
+
+static double since_s(uint64_t t0)
+{
+    return (double)(tc_time_ns() - t0) * 1e-9;
+}
+
+/* ---- the values each rank puts: a reference both sides compute on their own ---- */
+
+static size_t value_len(int rank, int round)
+{
+    return 1 + (size_t)((rank * 37 + round * 11) % 200);
+}
+
+static uint8_t value_byte(int rank, int round, size_t i)
+{
+    return (uint8_t)(rank * 131 + round * 17 + (int)(i * 7) + 1);
+}
+
+static void value_fill(uint8_t *buf, int rank, int round, size_t len)
+{
+    for (size_t i = 0; i < len; i++)
+        buf[i] = value_byte(rank, round, i);
+}
+
+/* 0 when @p buf holds rank's value of round (of @p want bytes), else the first wrong index + 1. */
+static size_t value_check(const uint8_t *buf, size_t len, int rank, int round, size_t want)
+{
+    if (len != want)
+        return (size_t)-1;
+    for (size_t i = 0; i < len; i++)
+        if (buf[i] != value_byte(rank, round, i))
+            return i + 1;
+    return 0;
+}
+
+/* ---- children ---- */
+
+#define CHILD_CHECK(cond, code, ...)                                                               \
+    do {                                                                                           \
+        if (!(cond)) {                                                                             \
+            fprintf(stderr, "rank %d: check %d failed: ", rank, (code));                           \
+            fprintf(stderr, __VA_ARGS__);                                                          \
+            fprintf(stderr, " [last error: %s]\n", tc_last_error());                               \
+            return (code);                                                                         \
+        }                                                                                          \
+    } while (0)
+
+/* Get @p key of every rank and compare it with that rank's value of @p round. */
+static int child_get_all(tc_boot_t *boot, int rank, int world, const char *key, int round,
+                         uint8_t *buf)
+{
+    for (int q = 0; q < world; q++) {
+        size_t len = 0;
+        tc_status_t st = tc_boot_get(boot, q, key, buf, BIG_LEN, &len, tc_deadline_after_ms(20000));
+        CHILD_CHECK(st == TC_OK, 20, "get '%s' of rank %d: %s", key, q, tc_status_string(st));
+        size_t bad = value_check(buf, len, q, round, value_len(q, round));
+        CHILD_CHECK(bad == 0, 21, "'%s' of rank %d: %zu bytes, wrong at %zu", key, q, len, bad);
+    }
+    return 0;
+}
+
+/* create, put, fence, get every peer's value, a second round, destroy. */
+static int child_roundtrip(const job_t *j, int rank)
+{
+    uint8_t *buf = malloc(BIG_LEN), *mine = malloc(BIG_LEN);
+    tc_boot_t *boot = NULL;
+    int rc = 0, world = j->world;
+    size_t len;
+    if (!buf || !mine)
+        return 2;
+    tc_status_t st = tc_boot_create(TC_BOOT_ENV, tc_deadline_after_ms(30000), &boot);
+    if (st != TC_OK) {
+        fprintf(stderr, "rank %d: create: %s: %s\n", rank, tc_status_string(st), tc_last_error());
+        rc = 10;
+        goto out;
+    }
+#define CHECK_OUT(cond, code, ...)                                                                 \
+    do {                                                                                           \
+        if (!(cond)) {                                                                             \
+            fprintf(stderr, "rank %d: check %d failed: ", rank, (code));                           \
+            fprintf(stderr, __VA_ARGS__);                                                          \
+            fprintf(stderr, " [last error: %s]\n", tc_last_error());                               \
+            rc = (code);                                                                           \
+            goto out;                                                                              \
+        }                                                                                          \
+    } while (0)
+    CHECK_OUT(boot->rank == rank && boot->size == world && boot->local_size == world &&
+                  strcmp(boot->launcher, "env") == 0,
+              11, "head: rank %d size %d local %d launcher %s", boot->rank, boot->size,
+              boot->local_size, boot->launcher);
+    for (int round = 1; round <= 2; round++) {
+        len = value_len(rank, round);
+        value_fill(mine, rank, round, len);
+        /* A key per round: a peer's next put may reach the store before this rank has
+         * read the round before. */
+        char key[16];
+        snprintf(key, sizeof(key), "val%d", round);
+        st = tc_boot_put(boot, key, mine, len);
+        CHECK_OUT(st == TC_OK, 12, "put round %d: %s", round, tc_status_string(st));
+        if (round == 1 && rank == 1 && world >= 3) {
+            value_fill(mine, 1, 9, BIG_LEN);
+            st = tc_boot_put(boot, "big", mine, BIG_LEN);
+            CHECK_OUT(st == TC_OK, 13, "put big: %s", tc_status_string(st));
+        }
+        st = tc_boot_fence(boot, tc_deadline_after_ms(30000));
+        CHECK_OUT(st == TC_OK, 14, "fence %d: %s", round, tc_status_string(st));
+        if ((rc = child_get_all(boot, rank, world, key, round, buf)) != 0)
+            goto out;
+    }
+    if (world >= 3) {
+        st = tc_boot_get(boot, 1, "big", buf, BIG_LEN, &len, tc_deadline_after_ms(20000));
+        CHECK_OUT(st == TC_OK && value_check(buf, len, 1, 9, BIG_LEN) == 0, 15,
+                  "big value of rank 1: %s, %zu bytes", tc_status_string(st), len);
+    }
+    int peer = (rank + 1) % world;
+    st = tc_boot_get(boot, peer, "never-put", buf, BIG_LEN, &len, tc_deadline_after_ms(20000));
+    CHECK_OUT(st == TC_ERR_NOT_FOUND && strstr(tc_last_error(), "never-put"), 16,
+              "get of a key never put: %s", tc_status_string(st));
+    size_t want = value_len(peer, 2);
+    st = tc_boot_get(boot, peer, "val2", buf, want - 1, &len, tc_deadline_after_ms(20000));
+    CHECK_OUT(st == TC_ERR_TRUNCATED, 17, "get into %zu bytes of a %zu-byte value: %s", want - 1,
+              want, tc_status_string(st));
+    if (rank != 0) {
+        /* Rank 0 has most likely destroyed its bootstrap by now: its store must still serve
+         * ranks that fetch lazily until they leave. */
+        tc_sleep_ns(300 * 1000000ull);
+        if ((rc = child_get_all(boot, rank, world, "val2", 2, buf)) != 0)
+            goto out;
+    }
+out:
+    tc_boot_destroy(boot);
+    free(buf);
+    free(mine);
+    return rc;
+}
+
+/* Two bootstraps one after the other on the same port. Rank 0 keeps the first a
+ * while, so the others reach its lingering store first and must wait for the next. */
+static int child_twice(const job_t *j, int rank)
+{
+    for (int it = 0; it < 2; it++) {
+        tc_boot_t *boot = NULL;
+        char key[16], buf[64];
+        size_t len = 0;
+        snprintf(key, sizeof(key), "it%d", it);
+        tc_status_t st = tc_boot_create(TC_BOOT_ENV, tc_deadline_after_ms(20000), &boot);
+        CHILD_CHECK(st == TC_OK, 10 + it, "create %d: %s", it, tc_status_string(st));
+        int rc = 0;
+        uint8_t v = (uint8_t)(rank * 10 + it);
+        if (tc_boot_put(boot, key, &v, 1) != TC_OK ||
+            tc_boot_fence(boot, tc_deadline_after_ms(20000)) != TC_OK)
+            rc = 20 + it;
+        for (int q = 0; rc == 0 && q < j->world; q++) {
+            st = tc_boot_get(boot, q, key, buf, sizeof(buf), &len, tc_deadline_after_ms(20000));
+            if (st != TC_OK || len != 1 || (uint8_t)buf[0] != (uint8_t)(q * 10 + it))
+                rc = 30 + it;
+        }
+        if (rc)
+            fprintf(stderr, "rank %d: bootstrap %d: check %d: %s\n", rank, it, rc, tc_last_error());
+        if (rank == 0 && it == 0)
+            tc_sleep_ns(300 * 1000000ull);
+        tc_boot_destroy(boot);
+        if (rc)
+            return rc;
+    }
+    return 0;
+}
+
+/* Create, then fence with a short deadline while one rank never starts. */
+static int child_missing_rank(const job_t *j, int rank)
+{
+    tc_boot_t *boot = NULL;
+    tc_status_t st = tc_boot_create(TC_BOOT_ENV, tc_deadline_after_ms(20000), &boot);
+    CHILD_CHECK(st == TC_OK, 10, "create: %s", tc_status_string(st));
+    uint64_t t0 = tc_time_ns();
+    st = tc_boot_fence(boot, tc_deadline_after_ms(1500));
+    double dt = since_s(t0);
+    int rc = 0;
+    char expect[64];
+    snprintf(expect, sizeof(expect), "%d of %d ranks arrived", j->world - 1, j->world);
+    if (st != TC_ERR_TIMEOUT || !strstr(tc_last_error(), "missing 2") ||
+        !strstr(tc_last_error(), expect) || !strstr(tc_last_error(), "fence 1")) {
+        fprintf(stderr, "rank %d: fence without rank 2: %s: %s\n", rank, tc_status_string(st),
+                tc_last_error());
+        rc = 11;
+    } else if (dt > 1.5 + 0.05 || dt < 1.0) {
+        fprintf(stderr, "rank %d: the fence with a 1.5 s deadline ended after %.3f s\n", rank, dt);
+        rc = 12;
+    }
+    tc_boot_destroy(boot);
+    return rc;
+}
+
+typedef int (*child_fn)(const job_t *, int);
+
+/* Start @p ranks[0..n) (in that order, rank 0 after a pause if @p delay_rank0) with the job's
+ * environment; return their pids. */
+static void spawn(const job_t *j, const int *ranks, int n, child_fn fn, int delay_rank0,
+                  pid_t *pids)
+{
+    fflush(stdout);
+    fflush(stderr);
+    for (int i = 0; i < n; i++) {
+        pid_t pid = fork();
+        assert_true(pid >= 0);
+        if (pid == 0) {
+            if (ranks[i] == 0 && delay_rank0)
+                tc_sleep_ns(200 * 1000000ull); /* the others must retry their connects */
+            env_set_job(j, ranks[i]);
+            exit(fn(j, ranks[i]));
+        }
+        pids[i] = pid;
+    }
+}
+
+/* Wait for every child, at most @p timeout_s; kill what is left. Codes: exit status,
+ * 128 + signal, or -1 when it had to be killed. */
+static void reap(pid_t *pids, int n, int *codes, double timeout_s)
+{
+    uint64_t deadline = tc_time_ns() + (uint64_t)(timeout_s * 1e9);
+    int left = n;
+    for (int i = 0; i < n; i++)
+        codes[i] = -2;
+    while (left > 0 && tc_time_ns() < deadline) {
+        for (int i = 0; i < n; i++) {
+            int status;
+            if (codes[i] != -2 || waitpid(pids[i], &status, WNOHANG) != pids[i])
+                continue;
+            codes[i] = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+            left--;
+        }
+        if (left > 0)
+            tc_sleep_ns(10 * 1000000ull);
+    }
+    for (int i = 0; i < n; i++) {
+        if (codes[i] != -2)
+            continue;
+        kill(pids[i], SIGKILL);
+        waitpid(pids[i], NULL, 0);
+        codes[i] = -1;
+    }
+}
+
+static void run_world(int world, const char *addr)
+{
+    job_t j = {.world = world, .port = free_port(), .addr = addr};
+    int ranks[MAX_RANKS], codes[MAX_RANKS];
+    pid_t pids[MAX_RANKS];
+    for (int i = 0; i < world; i++)
+        ranks[i] = world - 1 - i; /* rank 0 last */
+    spawn(&j, ranks, world, child_roundtrip, 1, pids);
+    reap(pids, world, codes, CHILD_TIMEOUT_S);
+    for (int i = 0; i < world; i++) {
+        if (codes[i] != 0)
+            print_error("rank %d of %d exited with %d\n", ranks[i], world, codes[i]);
+        assert_int_equal(codes[i], 0);
+    }
+}
+
+static void test_world_1(void **state)
+{
+    run_world(1, NULL);
+}
+
+static void test_world_3_by_name(void **state)
+{
+    run_world(3, "localhost");
+}
+
+static void test_world_4(void **state)
+{
+    run_world(4, NULL);
+}
+
+static void test_world_2_ipv6(void **state)
+{
+    int fd = socket(AF_INET6, SOCK_STREAM, 0);
+    struct sockaddr_in6 a = {.sin6_family = AF_INET6, .sin6_addr = IN6ADDR_LOOPBACK_INIT};
+    int ok = fd >= 0 && bind(fd, (struct sockaddr *)&a, sizeof(a)) == 0;
+    if (fd >= 0)
+        close(fd);
+    if (!ok)
+        skip(); /* no IPv6 loopback here */
+    run_world(2, "::1");
+}
+
+static void test_world_3_twice(void **state)
+{
+    job_t j = {.world = 3, .port = free_port()};
+    int ranks[3] = {0, 1, 2}, codes[3];
+    pid_t pids[3];
+    spawn(&j, ranks, 3, child_twice, 0, pids);
+    reap(pids, 3, codes, CHILD_TIMEOUT_S);
+    for (int i = 0; i < 3; i++)
+        assert_int_equal(codes[i], 0);
+}
+
+static void test_missing_rank_times_out(void **state)
+{
+    job_t j = {.world = 3, .port = free_port()};
+    int ranks[2] = {0, 1}, codes[2];
+    pid_t pids[2];
+    spawn(&j, ranks, 2, child_missing_rank, 0, pids);
+    reap(pids, 2, codes, CHILD_TIMEOUT_S);
+    assert_int_equal(codes[0], 0);
+    assert_int_equal(codes[1], 0);
+}
+
+/* ---- in-process error cases ---- */
+
+static void expect_create_fails_ms(uint64_t ms, tc_status_t want, const char *text1,
+                                   const char *text2)
+{
+    tc_boot_t *boot = NULL;
+    tc_status_t st = tc_boot_create(TC_BOOT_ENV, tc_deadline_after_ms(ms), &boot);
+    if (st != want || (text1 && !strstr(tc_last_error(), text1)) ||
+        (text2 && !strstr(tc_last_error(), text2)))
+        print_error("create gave %s: %s (expected %s with '%s' '%s')\n", tc_status_string(st),
+                    tc_last_error(), tc_status_string(want), text1 ? text1 : "",
+                    text2 ? text2 : "");
+    assert_int_equal(st, want);
+    assert_null(boot);
+    if (text1)
+        assert_non_null(strstr(tc_last_error(), text1));
+    if (text2)
+        assert_non_null(strstr(tc_last_error(), text2));
+}
+
+static void expect_create_fails(tc_status_t want, const char *text1, const char *text2)
+{
+    expect_create_fails_ms(5000, want, text1, text2);
+}
+
+static void test_config_errors(void **state)
+{
+    job_t j = {.world = 4, .port = free_port()};
+    env_set_job(&j, 1);
+    unsetenv("RANK");
+    expect_create_fails(TC_ERR_CONFIG, "RANK", "not set");
+
+    env_set_job(&j, 1);
+    setenv("WORLD_SIZE", "abc", 1);
+    expect_create_fails(TC_ERR_CONFIG, "WORLD_SIZE", "abc");
+    setenv("WORLD_SIZE", "0", 1);
+    expect_create_fails(TC_ERR_CONFIG, "WORLD_SIZE", "\"0\"");
+    unsetenv("WORLD_SIZE");
+    expect_create_fails(TC_ERR_CONFIG, "WORLD_SIZE", "not set");
+
+    env_set_job(&j, 1);
+    setenv("RANK", "4", 1);
+    expect_create_fails(TC_ERR_CONFIG, "RANK=\"4\"", "WORLD_SIZE=\"4\"");
+    setenv("RANK", "-1", 1);
+    expect_create_fails(TC_ERR_CONFIG, "RANK", "-1");
+    setenv("RANK", " 1", 1);
+    expect_create_fails(TC_ERR_CONFIG, "RANK", "not an integer");
+
+    env_set_job(&j, 1);
+    setenv("MASTER_PORT", "70000", 1);
+    expect_create_fails(TC_ERR_CONFIG, "MASTER_PORT", "70000");
+    setenv("MASTER_PORT", "http", 1);
+    expect_create_fails(TC_ERR_CONFIG, "MASTER_PORT", "http");
+
+    env_set_job(&j, 1);
+    setenv("LOCAL_RANK", "4", 1);
+    setenv("LOCAL_WORLD_SIZE", "4", 1);
+    expect_create_fails(TC_ERR_CONFIG, "LOCAL_RANK", "4");
+    setenv("LOCAL_RANK", "1", 1);
+    setenv("LOCAL_WORLD_SIZE", "5", 1);
+    expect_create_fails(TC_ERR_CONFIG, "LOCAL_WORLD_SIZE", "5");
+
+    env_set_job(&j, 1);
+    setenv("TC_BOOT_LINGER_S", "-1", 1);
+    expect_create_fails(TC_ERR_CONFIG, "TC_BOOT_LINGER_S", "-1");
+
+    env_set_job(&j, 1);
+    unsetenv("MASTER_ADDR");
+    expect_create_fails(TC_ERR_CONFIG, "MASTER_ADDR", "not set");
+    setenv("MASTER_ADDR", "", 1);
+    expect_create_fails(TC_ERR_CONFIG, "MASTER_ADDR", "empty");
+
+    /* AUTO chooses the environment when MASTER_ADDR is set (and no PMIx server is). */
+    env_set_job(&j, 1);
+    setenv("RANK", "x", 1);
+    tc_boot_t *boot = NULL;
+    if (!getenv("PMIX_NAMESPACE")) {
+        assert_int_equal(tc_boot_create(TC_BOOT_AUTO, tc_deadline_after_ms(5000), &boot),
+                         TC_ERR_CONFIG);
+        assert_null(boot);
+    }
+    env_clear();
+}
+
+static void test_master_never_starts(void **state)
+{
+    job_t j = {.world = 2, .port = free_port()};
+    char where[64];
+    env_set_job(&j, 1);
+    snprintf(where, sizeof(where), "127.0.0.1:%d", j.port);
+    uint64_t t0 = tc_time_ns();
+    expect_create_fails_ms(1500, TC_ERR_TIMEOUT, where, "MASTER_PORT");
+    double dt = since_s(t0);
+    if (dt < 1.45 || dt > 2.0)
+        print_error("create with a 1.5 s deadline took %.3f s\n", dt);
+    assert_true(dt >= 1.45 && dt <= 2.0);
+    env_clear();
+}
+
+/* ---- raw sockets: hand-built frames (little-endian, see runtime/src/boot_store.h) ---- */
+
+static void le16(uint8_t *p, uint16_t v)
+{
+    p[0] = (uint8_t)v;
+    p[1] = (uint8_t)(v >> 8);
+}
+
+static void le32(uint8_t *p, uint32_t v)
+{
+    for (int i = 0; i < 4; i++)
+        p[i] = (uint8_t)(v >> (8 * i));
+}
+
+static uint32_t get_le32(const uint8_t *p)
+{
+    return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
+}
+
+static int raw_connect(int port)
+{
+    int fd = socket(AF_INET, SOCK_STREAM, 0);
+    struct sockaddr_in a = {.sin_family = AF_INET,
+                            .sin_port = htons((uint16_t)port),
+                            .sin_addr = {htonl(INADDR_LOOPBACK)}};
+    struct timeval tv = {.tv_sec = 5};
+    assert_true(fd >= 0);
+    assert_int_equal(connect(fd, (struct sockaddr *)&a, sizeof(a)), 0);
+    assert_int_equal(setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv)), 0);
+    return fd;
+}
+
+static void raw_send(int fd, const void *buf, size_t len)
+{
+    assert_int_equal(send(fd, buf, len, MSG_NOSIGNAL), (ssize_t)len);
+}
+
+/* A frame: header (length, type, reserved) then body. */
+static size_t frame(uint8_t *out, uint8_t type, const void *body, uint32_t len)
+{
+    le32(out, len);
+    out[4] = type;
+    out[5] = out[6] = out[7] = 0;
+    memcpy(out + 8, body, len);
+    return 8 + len;
+}
+
+static size_t hello(uint8_t *out, uint32_t magic, uint32_t rank, uint32_t world, const char *secret)
+{
+    uint8_t b[16 + 256];
+    size_t slen = secret ? strlen(secret) : 0;
+    le32(b, magic);
+    le16(b + 4, 1);
+    le32(b + 6, rank);
+    le32(b + 10, world);
+    le16(b + 14, (uint16_t)slen);
+    memcpy(b + 16, secret ? secret : "", slen);
+    return frame(out, 1, b, (uint32_t)(16 + slen));
+}
+
+/* True when the store closes the connection within 5 s (data before that is skipped). */
+static int raw_closed(int fd)
+{
+    uint8_t b[256];
+    for (;;) {
+        ssize_t n = recv(fd, b, sizeof(b), 0);
+        if (n == 0 || (n < 0 && errno == ECONNRESET))
+            return 1;
+        if (n < 0)
+            return 0; /* SO_RCVTIMEO ran out */
+    }
+}
+
+/* Read one REPLY: its status and text. */
+static void raw_reply(int fd, int32_t *status_p, char *text, size_t cap)
+{
+    uint8_t b[8 + 16 + 1024];
+    size_t got = 0;
+    while (got < 8) {
+        ssize_t n = recv(fd, b + got, 8 - got, 0);
+        assert_true(n > 0);
+        got += (size_t)n;
+    }
+    uint32_t len = get_le32(b);
+    assert_int_equal(b[4], 16);
+    assert_true(len >= 16 && len <= sizeof(b) - 8);
+    while (got < 8 + len) {
+        ssize_t n = recv(fd, b + got, 8 + len - got, 0);
+        assert_true(n > 0);
+        got += (size_t)n;
+    }
+    uint32_t tlen = get_le32(b + 8 + 12);
+    assert_int_equal(tlen, len - 16);
+    *status_p = (int32_t)get_le32(b + 8 + 8);
+    snprintf(text, cap, "%.*s", (int)tlen, (const char *)b + 24);
+}
+
+static tc_boot_t *create_in_process(const job_t *j, int rank)
+{
+    tc_boot_t *boot = NULL;
+    env_set_job(j, rank);
+    tc_status_t st = tc_boot_create(TC_BOOT_ENV, tc_deadline_after_ms(10000), &boot);
+    if (st != TC_OK)
+        print_error("create: %s\n", tc_last_error());
+    assert_int_equal(st, TC_OK);
+    return boot;
+}
+
+static void check_store_value(tc_boot_t *boot, int peer, const char *key, const char *want)
+{
+    char buf[64];
+    size_t len = 0;
+    assert_int_equal(
+        tc_boot_get(boot, peer, key, buf, sizeof(buf), &len, tc_deadline_after_ms(5000)), TC_OK);
+    assert_int_equal(len, strlen(want));
+    assert_memory_equal(buf, want, len);
+}
+
+typedef struct {
+    const char *what;
+    size_t len;
+} hostile_t;
+
+/* One rank in this process: the API's bad arguments, then hostile clients. */
+static void test_world_1_bad_input_and_hostile_frames(void **state)
+{
+    job_t j = {.world = 1, .port = free_port(), .linger_s = "20"};
+    tc_boot_t *boot = create_in_process(&j, 0);
+    char buf[64], text[1100];
+    size_t len = 12345;
+    int32_t status;
+
+    assert_int_equal(tc_boot_put(boot, "k", "hello", 5), TC_OK);
+    /* Not visible before the fence. */
+    assert_int_equal(tc_boot_get(boot, 0, "k", buf, sizeof(buf), &len, tc_deadline_after_ms(5000)),
+                     TC_ERR_NOT_FOUND);
+    assert_int_equal(len, 12345);
+    assert_int_equal(tc_boot_fence(boot, tc_deadline_after_ms(5000)), TC_OK);
+    check_store_value(boot, 0, "k", "hello");
+    assert_int_equal(tc_boot_get(boot, 0, "k", buf, 4, &len, tc_deadline_after_ms(5000)),
+                     TC_ERR_TRUNCATED);
+    assert_int_equal(tc_boot_get(boot, 0, "nope", buf, 4, &len, tc_deadline_after_ms(5000)),
+                     TC_ERR_NOT_FOUND);
+    assert_non_null(strstr(tc_last_error(), "'nope'"));
+    assert_int_equal(tc_boot_get(boot, 1, "k", buf, 4, &len, tc_deadline_after_ms(5000)),
+                     TC_ERR_INVALID_ARG);
+    char long_key[300];
+    memset(long_key, 'a', sizeof(long_key) - 1);
+    long_key[sizeof(long_key) - 1] = '\0';
+    assert_int_equal(tc_boot_put(boot, long_key, "x", 1), TC_ERR_INVALID_ARG);
+    assert_int_equal(tc_boot_put(boot, "", "x", 1), TC_ERR_INVALID_ARG);
+    assert_int_equal(tc_boot_put(boot, "k", NULL, 5), TC_ERR_INVALID_ARG);
+    static uint8_t huge[(4u << 20) + 1];
+    assert_int_equal(tc_boot_put(boot, "huge", huge, sizeof(huge)), TC_ERR_INVALID_ARG);
+    /* Empty values are values. */
+    assert_int_equal(tc_boot_put(boot, "empty", "", 0), TC_OK);
+    assert_int_equal(tc_boot_fence(boot, tc_deadline_after_ms(5000)), TC_OK);
+    assert_int_equal(tc_boot_get(boot, 0, "empty", buf, 0, &len, tc_deadline_after_ms(5000)),
+                     TC_OK);
+    assert_int_equal(len, 0);
+
+    /* A client that connects and says nothing must not hold anyone up. */
+    int silent = raw_connect(j.port);
+
+    uint8_t f[1024];
+    uint8_t body[64];
+    size_t n;
+    hostile_t cases[16];
+    int ncases = 0;
+    uint8_t frames[16][512];
+    /* 1: a 4 GiB frame */
+    le32(frames[ncases], 0xffffffffu);
+    frames[ncases][4] = 2;
+    memset(frames[ncases] + 5, 0, 3);
+    cases[ncases++] = (hostile_t){"4 GiB length", 8};
+    /* 2: unknown type */
+    cases[ncases] = (hostile_t){"unknown type", frame(frames[ncases], 99, "abcd", 4)};
+    ncases++;
+    /* 3: reserved bytes set */
+    n = hello(frames[ncases], 0x53424354u, 0, 1, NULL);
+    frames[ncases][6] = 7;
+    cases[ncases++] = (hostile_t){"reserved bytes", n};
+    /* 4: a PUT before the hello */
+    le16(body, 1);
+    body[2] = 'k';
+    le32(body + 3, 1);
+    body[7] = 'v';
+    cases[ncases] = (hostile_t){"put before hello", frame(frames[ncases], 2, body, 8)};
+    ncases++;
+    /* 5: a hello with a wrong magic */
+    cases[ncases] = (hostile_t){"bad magic", hello(frames[ncases], 0x12345678u, 0, 1, NULL)};
+    ncases++;
+    /* 6: a hello whose secret length runs past its body */
+    n = hello(frames[ncases], 0x53424354u, 0, 1, "abc");
+    le16(frames[ncases] + 8 + 14, 200);
+    cases[ncases++] = (hostile_t){"secret past the body", n};
+    /* 7: a hello with trailing bytes */
+    n = hello(frames[ncases], 0x53424354u, 0, 1, NULL);
+    le32(frames[ncases], 16 + 5);
+    memset(frames[ncases] + n, 0xee, 5);
+    cases[ncases++] = (hostile_t){"hello with trailing bytes", n + 5};
+    /* 8: a REPLY sent to the store */
+    memset(body, 0, 16);
+    cases[ncases] = (hostile_t){"reply to the store", frame(frames[ncases], 16, body, 16)};
+    ncases++;
+    /* 9: noise */
+    for (int i = 0; i < 64; i++)
+        frames[ncases][i] = (uint8_t)(i * 97 + 13);
+    cases[ncases++] = (hostile_t){"noise", 64};
+    /* 10: a large frame before the hello */
+    le32(frames[ncases], 100000);
+    frames[ncases][4] = 1;
+    memset(frames[ncases] + 5, 0, 3);
+    cases[ncases++] = (hostile_t){"large hello", 8};
+
+    for (int i = 0; i < ncases; i++) {
+        int fd = raw_connect(j.port);
+        raw_send(fd, frames[i], cases[i].len);
+        int closed = raw_closed(fd);
+        if (!closed)
+            print_error("the store kept a connection after: %s\n", cases[i].what);
+        assert_true(closed);
+        close(fd);
+        check_store_value(boot, 0, "k", "hello"); /* the store still serves */
+    }
+
+    /* Half a header, then gone. */
+    int fd = raw_connect(j.port);
+    raw_send(fd, "\x10\x00", 2);
+    close(fd);
+
+    /* Refused hellos are answered with the reason. */
+    fd = raw_connect(j.port);
+    n = hello(f, 0x53424354u, 0, 1, NULL);
+    raw_send(fd, f, n);
+    raw_reply(fd, &status, text, sizeof(text));
+    assert_int_equal(status, TC_ERR_BOOTSTRAP);
+    assert_non_null(strstr(text, "already connected"));
+    assert_true(raw_closed(fd));
+    close(fd);
+
+    fd = raw_connect(j.port);
+    n = hello(f, 0x53424354u, 0, 7, NULL);
+    raw_send(fd, f, n);
+    raw_reply(fd, &status, text, sizeof(text));
+    assert_int_equal(status, TC_ERR_BOOTSTRAP);
+    assert_non_null(strstr(text, "WORLD_SIZE=7"));
+    close(fd);
+
+    check_store_value(boot, 0, "k", "hello");
+    /* The silent client has not joined: destroy does not wait for it. */
+    uint64_t t0 = tc_time_ns();
+    tc_boot_destroy(boot);
+    assert_true(since_s(t0) < 2.0);
+    close(silent);
+    env_clear();
+}
+
+/* Two ranks, rank 0 here, rank 1 a raw socket. */
+static void test_peer_left_and_linger(void **state)
+{
+    job_t j = {.world = 2, .port = free_port(), .linger_s = "1"};
+    uint8_t f[512], body[16];
+    char text[1100];
+    int32_t status;
+
+    /* Rank 1 joins, then sends a PUT whose key is too long: the store drops it, and the
+     * fence that rank 1 can no longer reach fails at once instead of at its deadline. */
+    tc_boot_t *boot = create_in_process(&j, 0);
+    int fd = raw_connect(j.port);
+    raw_send(fd, f, hello(f, 0x53424354u, 1, 2, NULL));
+    raw_reply(fd, &status, text, sizeof(text));
+    assert_int_equal(status, TC_OK);
+    le16(body, 300);
+    raw_send(fd, f, frame(f, 2, body, 2));
+    assert_true(raw_closed(fd));
+    close(fd);
+    uint64_t t0 = tc_time_ns();
+    tc_status_t st = tc_boot_fence(boot, tc_deadline_after_ms(10000));
+    if (st != TC_ERR_PEER_FAILED)
+        print_error("fence: %s: %s\n", tc_status_string(st), tc_last_error());
+    assert_int_equal(st, TC_ERR_PEER_FAILED);
+    assert_non_null(strstr(tc_last_error(), "rank 1 left"));
+    assert_true(since_s(t0) < 3.0);
+    tc_boot_destroy(boot);
+
+    /* Rank 1 joins and stays without a word: rank 0's destroy lingers 1 s for it. */
+    j.port = free_port();
+    boot = create_in_process(&j, 0);
+    fd = raw_connect(j.port);
+    raw_send(fd, f, hello(f, 0x53424354u, 1, 2, NULL));
+    raw_reply(fd, &status, text, sizeof(text));
+    assert_int_equal(status, TC_OK);
+    t0 = tc_time_ns();
+    tc_boot_destroy(boot);
+    double dt = since_s(t0);
+    if (dt < 0.9 || dt > 3.0)
+        print_error("destroy with TC_BOOT_LINGER_S=1 took %.3f s\n", dt);
+    assert_true(dt >= 0.9 && dt <= 3.0);
+    assert_true(raw_closed(fd));
+    close(fd);
+
+    /* Rank 1 joins and says goodbye: no lingering even with a long linger. */
+    j.port = free_port();
+    j.linger_s = "30";
+    boot = create_in_process(&j, 0);
+    fd = raw_connect(j.port);
+    raw_send(fd, f, hello(f, 0x53424354u, 1, 2, NULL));
+    raw_reply(fd, &status, text, sizeof(text));
+    assert_int_equal(status, TC_OK);
+    raw_send(fd, f, frame(f, 5, body, 0));
+    /* Rank 1 has left: joining again is refused with the status that makes a client try
+     * again (the store of an earlier bootstrap). Until the store has read the goodbye it
+     * is a duplicate instead. */
+    int fd2 = -1;
+    uint64_t until = tc_deadline_after_ms(5000);
+    do {
+        if (fd2 >= 0)
+            close(fd2);
+        tc_sleep_ns(10 * 1000000ull);
+        fd2 = raw_connect(j.port);
+        raw_send(fd2, f, hello(f, 0x53424354u, 1, 2, NULL));
+        raw_reply(fd2, &status, text, sizeof(text));
+    } while (status == TC_ERR_BOOTSTRAP && strstr(text, "already connected") &&
+             !tc_deadline_passed(until));
+    assert_int_equal(status, TC_ERR_INVALID_STATE);
+    assert_non_null(strstr(text, "already joined and left"));
+    close(fd2);
+    t0 = tc_time_ns();
+    tc_boot_destroy(boot);
+    assert_true(since_s(t0) < 5.0);
+    close(fd);
+    env_clear();
+}
+
+/* ---- secrets and duplicate ranks ---- */
+
+static int wait_byte(int fd, int timeout_ms)
+{
+    struct pollfd p = {.fd = fd, .events = POLLIN};
+    char c;
+    return poll(&p, 1, timeout_ms) == 1 && read(fd, &c, 1) == 1;
+}
+
+static int sync_in = -1, sync_out = -1; /* the child's ends, set before fork */
+
+/* Rank 0 with the secret: tells the parent it is up, then fences with the real rank 1. */
+static int child_secret_rank0(const job_t *j, int rank)
+{
+    tc_boot_t *boot = NULL;
+    tc_status_t st = tc_boot_create(TC_BOOT_ENV, tc_deadline_after_ms(20000), &boot);
+    CHILD_CHECK(st == TC_OK, 10, "create: %s", tc_status_string(st));
+    CHILD_CHECK(write(sync_out, "r", 1) == 1, 11, "write");
+    int rc = 0;
+    if (tc_boot_put(boot, "k", "zero", 4) != TC_OK ||
+        tc_boot_fence(boot, tc_deadline_after_ms(30000)) != TC_OK) {
+        fprintf(stderr, "rank 0: put+fence: %s\n", tc_last_error());
+        rc = 12;
+    }
+    tc_boot_destroy(boot);
+    return rc;
+}
+
+/* The real rank 1: joins, tells the parent, waits for its go, then fences. */
+static int child_secret_rank1(const job_t *j, int rank)
+{
+    tc_boot_t *boot = NULL;
+    tc_status_t st = tc_boot_create(TC_BOOT_ENV, tc_deadline_after_ms(20000), &boot);
+    CHILD_CHECK(st == TC_OK, 10, "create: %s", tc_status_string(st));
+    int rc = 0;
+    char buf[8];
+    size_t len = 0;
+    if (write(sync_out, "j", 1) != 1 || !wait_byte(sync_in, 20000)) {
+        rc = 11;
+    } else if (tc_boot_fence(boot, tc_deadline_after_ms(30000)) != TC_OK ||
+               tc_boot_get(boot, 0, "k", buf, sizeof(buf), &len, tc_deadline_after_ms(5000)) !=
+                   TC_OK ||
+               len != 4 || memcmp(buf, "zero", 4) != 0) {
+        fprintf(stderr, "rank 1: fence+get: %s\n", tc_last_error());
+        rc = 12;
+    }
+    tc_boot_destroy(boot);
+    return rc;
+}
+
+static void test_secret_world_and_duplicate(void **state)
+{
+    job_t j = {.world = 2, .port = free_port(), .secret = "s3cret-of-the-job"};
+    int up[2], down[2], codes[2];
+    pid_t pids[2];
+    int r0 = 0, r1 = 1;
+    assert_int_equal(pipe(up), 0);
+    assert_int_equal(pipe(down), 0);
+    sync_out = up[1];
+    sync_in = down[0];
+    spawn(&j, &r0, 1, child_secret_rank0, 0, &pids[0]);
+    assert_true(wait_byte(up[0], 20000));
+
+    env_set_job(&j, 1);
+    setenv("TC_JOB_SECRET", "s3cret-of-the-jub", 1);
+    expect_create_fails(TC_ERR_BOOTSTRAP, "TC_JOB_SECRET", "does not match");
+    unsetenv("TC_JOB_SECRET");
+    expect_create_fails(TC_ERR_BOOTSTRAP, "no TC_JOB_SECRET", NULL);
+    env_set_job(&j, 1);
+    setenv("WORLD_SIZE", "3", 1);
+    setenv("LOCAL_WORLD_SIZE", "3", 1);
+    expect_create_fails(TC_ERR_BOOTSTRAP, "WORLD_SIZE=3", "WORLD_SIZE=2");
+
+    spawn(&j, &r1, 1, child_secret_rank1, 0, &pids[1]);
+    assert_true(wait_byte(up[0], 20000));
+    env_set_job(&j, 1);
+    expect_create_fails(TC_ERR_BOOTSTRAP, "rank 1 is already connected", NULL);
+    assert_int_equal(write(down[1], "g", 1), 1);
+
+    reap(pids, 2, codes, CHILD_TIMEOUT_S);
+    assert_int_equal(codes[0], 0);
+    assert_int_equal(codes[1], 0);
+    close(up[0]);
+    close(up[1]);
+    close(down[0]);
+    close(down[1]);
+    env_clear();
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_config_errors),
+        cmocka_unit_test(test_world_1_bad_input_and_hostile_frames),
+        cmocka_unit_test(test_peer_left_and_linger),
+        cmocka_unit_test(test_world_1),
+        cmocka_unit_test(test_world_3_by_name),
+        cmocka_unit_test(test_world_4),
+        cmocka_unit_test(test_world_2_ipv6),
+        cmocka_unit_test(test_world_3_twice),
+        cmocka_unit_test(test_missing_rank_times_out),
+        cmocka_unit_test(test_secret_world_and_duplicate),
+        cmocka_unit_test(test_master_never_starts),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
