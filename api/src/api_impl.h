@@ -9,15 +9,15 @@
 #define TC_WORK_MAGIC 0x7463776f726b0001ull
 
 struct tc_comm {
-    uint64_t magic;       /* TC_COMM_MAGIC while alive */
+    uint64_t magic; /* TC_COMM_MAGIC while alive */
     tc_rt_comm_t *rt;
-    int in_batch;         /* between tc_batch_begin and tc_batch_end */
-    tc_rt_p2p_t *batch;   /* the sends and receives recorded */
+    int in_batch;       /* between tc_batch_begin and tc_batch_end */
+    tc_rt_p2p_t *batch; /* the sends and receives recorded */
     int batch_n, batch_cap;
 };
 
 struct tc_work {
-    uint64_t magic;       /* TC_WORK_MAGIC while alive */
+    uint64_t magic; /* TC_WORK_MAGIC while alive */
     tc_rt_work_t *rt;
 };
 

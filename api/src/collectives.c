@@ -17,11 +17,15 @@ tc_status_t tc_api_op_opts(const tc_op_opts_t *opts, const char *fn, tc_hints_t 
     if (!opts)
         return TC_OK;
     if (opts->size < sizeof(tc_op_opts_t))
-        return tc_error_set(TC_ERR_INVALID_ARG, "%s: opts->size is %u, expected %zu (initialise "
-                            "with TC_OP_OPTS_INIT)", fn, opts->size, sizeof(tc_op_opts_t));
+        return tc_error_set(TC_ERR_INVALID_ARG,
+                            "%s: opts->size is %u, expected %zu (initialise "
+                            "with TC_OP_OPTS_INIT)",
+                            fn, opts->size, sizeof(tc_op_opts_t));
     if (opts->async && !work_p)
-        return tc_error_set(TC_ERR_INVALID_ARG, "%s: opts->async is set but work_p is NULL "
-                            "(an asynchronous operation needs a work object)", fn);
+        return tc_error_set(TC_ERR_INVALID_ARG,
+                            "%s: opts->async is set but work_p is NULL "
+                            "(an asynchronous operation needs a work object)",
+                            fn);
     *timeout_ms_p = opts->timeout_ms;
     *flags_p = opts->async ? TC_RT_ASYNC : 0;
     if (opts->hints) {
@@ -37,8 +41,7 @@ tc_status_t tc_api_op_opts(const tc_op_opts_t *opts, const char *fn, tc_hints_t 
 static tc_status_t check_dtype(const char *fn, tc_dtype_t dtype)
 {
     if ((unsigned)dtype >= TC_DTYPE_COUNT)
-        return tc_error_set(TC_ERR_INVALID_ARG, "%s: dtype %d is not a tc_dtype_t", fn,
-                            (int)dtype);
+        return tc_error_set(TC_ERR_INVALID_ARG, "%s: dtype %d is not a tc_dtype_t", fn, (int)dtype);
     return TC_OK;
 }
 
@@ -58,16 +61,16 @@ static tc_status_t check_count(const char *fn, const char *what, size_t count, s
 {
     size_t esize = tc_dtype_size(dtype);
     if (count > MAX_ELEMS / mult || count * mult > SIZE_MAX / esize)
-        return tc_error_set(TC_ERR_INVALID_ARG, "%s: %s %zu of %s is too large%s", fn, what,
-                            count, tc_dtype_name(dtype), mult > 1 ? " for this many ranks" : "");
+        return tc_error_set(TC_ERR_INVALID_ARG, "%s: %s %zu of %s is too large%s", fn, what, count,
+                            tc_dtype_name(dtype), mult > 1 ? " for this many ranks" : "");
     return TC_OK;
 }
 
 static tc_status_t check_buf(const char *fn, const char *name, const void *buf, size_t elems)
 {
     if (elems && !buf)
-        return tc_error_set(TC_ERR_INVALID_ARG, "%s: %s is NULL with %zu elements to %s", fn,
-                            name, elems, name[0] == 's' ? "send" : "receive");
+        return tc_error_set(TC_ERR_INVALID_ARG, "%s: %s is NULL with %zu elements to %s", fn, name,
+                            elems, name[0] == 's' ? "send" : "receive");
     return TC_OK;
 }
 
@@ -79,8 +82,10 @@ static tc_status_t check_overlap(const char *fn, const void *a, size_t abytes, c
     if (!a || !b || !abytes || !bbytes)
         return TC_OK;
     if (x < y + bbytes && y < x + abytes)
-        return tc_error_set(TC_ERR_INVALID_ARG, "%s: sendbuf %p (%zu bytes) and recvbuf %p "
-                            "(%zu bytes) overlap; %s", fn, a, abytes, b, bbytes, how);
+        return tc_error_set(TC_ERR_INVALID_ARG,
+                            "%s: sendbuf %p (%zu bytes) and recvbuf %p "
+                            "(%zu bytes) overlap; %s",
+                            fn, a, abytes, b, bbytes, how);
     return TC_OK;
 }
 
@@ -105,8 +110,10 @@ static tc_status_t begin(api_call_t *c, const char *fn, tc_comm_t *comm)
 static tc_status_t check_root(const api_call_t *c, int root)
 {
     if (root < 0 || root >= c->size)
-        return tc_error_set(TC_ERR_INVALID_ARG, "%s: root %d is not a rank of the communicator "
-                            "(size %d)", c->fn, root, c->size);
+        return tc_error_set(TC_ERR_INVALID_ARG,
+                            "%s: root %d is not a rank of the communicator "
+                            "(size %d)",
+                            c->fn, root, c->size);
     return TC_OK;
 }
 
@@ -149,12 +156,16 @@ tc_status_t tc_all_reduce(tc_comm_t *comm, const void *sendbuf, void *recvbuf, s
         (st = check_buf(c.fn, "sendbuf", sendbuf, count)) != TC_OK ||
         (st = check_buf(c.fn, "recvbuf", recvbuf, count)) != TC_OK)
         return st;
-    if (sendbuf != recvbuf &&
-        (st = check_overlap(c.fn, sendbuf, count * es, recvbuf, count * es,
-                            "in place needs sendbuf == recvbuf")) != TC_OK)
+    if (sendbuf != recvbuf && (st = check_overlap(c.fn, sendbuf, count * es, recvbuf, count * es,
+                                                  "in place needs sendbuf == recvbuf")) != TC_OK)
         return st;
-    tc_rt_coll_t call = {.coll = TC_COLL_ALL_REDUCE, .sendbuf = sendbuf, .recvbuf = recvbuf,
-                         .count = count, .dtype = dtype, .op = op, .root = -1};
+    tc_rt_coll_t call = {.coll = TC_COLL_ALL_REDUCE,
+                         .sendbuf = sendbuf,
+                         .recvbuf = recvbuf,
+                         .count = count,
+                         .dtype = dtype,
+                         .op = op,
+                         .root = -1};
     return issue(&c, &call, opts, work_p);
 }
 
@@ -180,8 +191,13 @@ tc_status_t tc_reduce(tc_comm_t *comm, const void *sendbuf, void *recvbuf, size_
     } else {
         recvbuf = sendbuf == recvbuf ? (void *)sendbuf : NULL; /* not written off the root */
     }
-    tc_rt_coll_t call = {.coll = TC_COLL_REDUCE, .sendbuf = sendbuf, .recvbuf = recvbuf,
-                         .count = count, .dtype = dtype, .op = op, .root = root};
+    tc_rt_coll_t call = {.coll = TC_COLL_REDUCE,
+                         .sendbuf = sendbuf,
+                         .recvbuf = recvbuf,
+                         .count = count,
+                         .dtype = dtype,
+                         .op = op,
+                         .root = root};
     return issue(&c, &call, opts, work_p);
 }
 
@@ -195,8 +211,13 @@ tc_status_t tc_broadcast(tc_comm_t *comm, void *buf, size_t count, tc_dtype_t dt
         (st = check_count(c.fn, "count", count, 1, dtype)) != TC_OK ||
         (st = check_buf(c.fn, "buf", buf, count)) != TC_OK)
         return st;
-    tc_rt_coll_t call = {.coll = TC_COLL_BROADCAST, .sendbuf = buf, .recvbuf = buf,
-                         .count = count, .dtype = dtype, .op = TC_SUM, .root = root};
+    tc_rt_coll_t call = {.coll = TC_COLL_BROADCAST,
+                         .sendbuf = buf,
+                         .recvbuf = buf,
+                         .count = count,
+                         .dtype = dtype,
+                         .op = TC_SUM,
+                         .root = root};
     return issue(&c, &call, opts, work_p);
 }
 
@@ -226,11 +247,16 @@ tc_status_t tc_all_gather(tc_comm_t *comm, const void *sendbuf, void *recvbuf, s
         (st = check_count(c.fn, "count", count, (size_t)c.size, dtype)) != TC_OK ||
         (st = check_buf(c.fn, "sendbuf", sendbuf, count)) != TC_OK ||
         (st = check_buf(c.fn, "recvbuf", recvbuf, count * (size_t)c.size)) != TC_OK ||
-        (st = gathered(&c, sendbuf, count, recvbuf, count * (size_t)c.size,
-                       (size_t)c.rank * count, dtype, &sendbuf)) != TC_OK)
+        (st = gathered(&c, sendbuf, count, recvbuf, count * (size_t)c.size, (size_t)c.rank * count,
+                       dtype, &sendbuf)) != TC_OK)
         return st;
-    tc_rt_coll_t call = {.coll = TC_COLL_ALL_GATHER, .sendbuf = sendbuf, .recvbuf = recvbuf,
-                         .count = count, .dtype = dtype, .op = TC_SUM, .root = -1};
+    tc_rt_coll_t call = {.coll = TC_COLL_ALL_GATHER,
+                         .sendbuf = sendbuf,
+                         .recvbuf = recvbuf,
+                         .count = count,
+                         .dtype = dtype,
+                         .op = TC_SUM,
+                         .root = -1};
     return issue(&c, &call, opts, work_p);
 }
 
@@ -244,15 +270,15 @@ static tc_status_t check_v(const api_call_t *c, const char *cname, const size_t 
     size_t extent = 0, packed = 0;
     for (int q = 0; q < c->size; q++) {
         size_t off = displs ? displs[q] : packed;
-        if (counts[q] > MAX_ELEMS || off > MAX_ELEMS || (displs && displs[q] > MAX_ELEMS - counts[q]))
+        if (counts[q] > MAX_ELEMS || off > MAX_ELEMS ||
+            (displs && displs[q] > MAX_ELEMS - counts[q]))
             return tc_error_set(TC_ERR_INVALID_ARG, "%s: %s[%d] = %zu%s is too large", c->fn,
                                 counts[q] > MAX_ELEMS ? cname : dname, q,
-                                counts[q] > MAX_ELEMS ? counts[q] : off,
-                                displs ? "" : " (packed)");
+                                counts[q] > MAX_ELEMS ? counts[q] : off, displs ? "" : " (packed)");
         packed += counts[q];
         if (packed > MAX_ELEMS)
-            return tc_error_set(TC_ERR_INVALID_ARG, "%s: the %s add up past %llu elements",
-                                c->fn, cname, (unsigned long long)MAX_ELEMS);
+            return tc_error_set(TC_ERR_INVALID_ARG, "%s: the %s add up past %llu elements", c->fn,
+                                cname, (unsigned long long)MAX_ELEMS);
         if (off + counts[q] > extent)
             extent = off + counts[q];
         if (q == c->rank)
@@ -264,34 +290,42 @@ static tc_status_t check_v(const api_call_t *c, const char *cname, const size_t 
     return st;
 }
 
-tc_status_t tc_all_gather_v(tc_comm_t *comm, const void *sendbuf, size_t sendcount,
-                            void *recvbuf, const size_t *recvcounts, const size_t *displs,
-                            tc_dtype_t dtype, const tc_op_opts_t *opts, tc_work_t **work_p)
+tc_status_t tc_all_gather_v(tc_comm_t *comm, const void *sendbuf, size_t sendcount, void *recvbuf,
+                            const size_t *recvcounts, const size_t *displs, tc_dtype_t dtype,
+                            const tc_op_opts_t *opts, tc_work_t **work_p)
 {
     api_call_t c;
     size_t extent = 0, my_off = 0;
     tc_status_t st;
     if ((st = begin(&c, "tc_all_gather_v", comm)) != TC_OK ||
         (st = check_dtype(c.fn, dtype)) != TC_OK ||
-        (st = check_v(&c, "recvcounts", recvcounts, "displs", displs, dtype, &extent,
-                      &my_off)) != TC_OK)
+        (st = check_v(&c, "recvcounts", recvcounts, "displs", displs, dtype, &extent, &my_off)) !=
+            TC_OK)
         return st;
     if (sendcount != recvcounts[c.rank])
-        return tc_error_set(TC_ERR_INVALID_ARG, "%s: sendcount %zu differs from recvcounts[%d] "
-                            "= %zu", c.fn, sendcount, c.rank, recvcounts[c.rank]);
+        return tc_error_set(TC_ERR_INVALID_ARG,
+                            "%s: sendcount %zu differs from recvcounts[%d] "
+                            "= %zu",
+                            c.fn, sendcount, c.rank, recvcounts[c.rank]);
     if ((st = check_buf(c.fn, "sendbuf", sendbuf, sendcount)) != TC_OK ||
         (st = check_buf(c.fn, "recvbuf", recvbuf, extent)) != TC_OK ||
         (st = gathered(&c, sendbuf, sendcount, recvbuf, extent, my_off, dtype, &sendbuf)) != TC_OK)
         return st;
-    tc_rt_coll_t call = {.coll = TC_COLL_ALL_GATHER, .sendbuf = sendbuf, .recvbuf = recvbuf,
-                         .count = sendcount, .dtype = dtype, .op = TC_SUM, .root = -1,
-                         .counts = recvcounts, .displs = displs};
+    tc_rt_coll_t call = {.coll = TC_COLL_ALL_GATHER,
+                         .sendbuf = sendbuf,
+                         .recvbuf = recvbuf,
+                         .count = sendcount,
+                         .dtype = dtype,
+                         .op = TC_SUM,
+                         .root = -1,
+                         .counts = recvcounts,
+                         .displs = displs};
     return issue(&c, &call, opts, work_p);
 }
 
-tc_status_t tc_reduce_scatter(tc_comm_t *comm, const void *sendbuf, void *recvbuf,
-                              size_t recvcount, tc_dtype_t dtype, tc_redop_t op,
-                              const tc_op_opts_t *opts, tc_work_t **work_p)
+tc_status_t tc_reduce_scatter(tc_comm_t *comm, const void *sendbuf, void *recvbuf, size_t recvcount,
+                              tc_dtype_t dtype, tc_redop_t op, const tc_op_opts_t *opts,
+                              tc_work_t **work_p)
 {
     api_call_t c;
     tc_status_t st;
@@ -303,11 +337,16 @@ tc_status_t tc_reduce_scatter(tc_comm_t *comm, const void *sendbuf, void *recvbu
         (st = check_buf(c.fn, "recvbuf", recvbuf, recvcount)) != TC_OK)
         return st;
     if (sendbuf != recvbuf &&
-        (st = check_overlap(c.fn, sendbuf, recvcount * (size_t)c.size * es, recvbuf,
-                            recvcount * es, "in place needs sendbuf == recvbuf")) != TC_OK)
+        (st = check_overlap(c.fn, sendbuf, recvcount * (size_t)c.size * es, recvbuf, recvcount * es,
+                            "in place needs sendbuf == recvbuf")) != TC_OK)
         return st;
-    tc_rt_coll_t call = {.coll = TC_COLL_REDUCE_SCATTER, .sendbuf = sendbuf, .recvbuf = recvbuf,
-                         .count = recvcount, .dtype = dtype, .op = op, .root = -1};
+    tc_rt_coll_t call = {.coll = TC_COLL_REDUCE_SCATTER,
+                         .sendbuf = sendbuf,
+                         .recvbuf = recvbuf,
+                         .count = recvcount,
+                         .dtype = dtype,
+                         .op = op,
+                         .root = -1};
     return issue(&c, &call, opts, work_p);
 }
 
@@ -320,8 +359,8 @@ tc_status_t tc_reduce_scatter_v(tc_comm_t *comm, const void *sendbuf, void *recv
     tc_status_t st;
     if ((st = begin(&c, "tc_reduce_scatter_v", comm)) != TC_OK ||
         (st = check_dtype(c.fn, dtype)) != TC_OK || (st = check_op(c.fn, dtype, op)) != TC_OK ||
-        (st = check_v(&c, "recvcounts", recvcounts, "displs", displs, dtype, &extent,
-                      &my_off)) != TC_OK ||
+        (st = check_v(&c, "recvcounts", recvcounts, "displs", displs, dtype, &extent, &my_off)) !=
+            TC_OK ||
         (st = check_buf(c.fn, "sendbuf", sendbuf, extent)) != TC_OK ||
         (st = check_buf(c.fn, "recvbuf", recvbuf, recvcounts[c.rank])) != TC_OK)
         return st;
@@ -329,9 +368,15 @@ tc_status_t tc_reduce_scatter_v(tc_comm_t *comm, const void *sendbuf, void *recv
         (st = check_overlap(c.fn, sendbuf, extent * es, recvbuf, recvcounts[c.rank] * es,
                             "in place needs sendbuf == recvbuf")) != TC_OK)
         return st;
-    tc_rt_coll_t call = {.coll = TC_COLL_REDUCE_SCATTER, .sendbuf = sendbuf, .recvbuf = recvbuf,
-                         .count = recvcounts[c.rank], .dtype = dtype, .op = op, .root = -1,
-                         .counts = recvcounts, .displs = displs};
+    tc_rt_coll_t call = {.coll = TC_COLL_REDUCE_SCATTER,
+                         .sendbuf = sendbuf,
+                         .recvbuf = recvbuf,
+                         .count = recvcounts[c.rank],
+                         .dtype = dtype,
+                         .op = op,
+                         .root = -1,
+                         .counts = recvcounts,
+                         .displs = displs};
     return issue(&c, &call, opts, work_p);
 }
 
@@ -348,12 +393,16 @@ tc_status_t tc_all_to_all(tc_comm_t *comm, const void *sendbuf, void *recvbuf, s
         (st = check_buf(c.fn, "recvbuf", recvbuf, count * (size_t)c.size)) != TC_OK)
         return st;
     size_t bytes = count * (size_t)c.size * es;
-    if (sendbuf != recvbuf &&
-        (st = check_overlap(c.fn, sendbuf, bytes, recvbuf, bytes,
-                            "in place needs sendbuf == recvbuf")) != TC_OK)
+    if (sendbuf != recvbuf && (st = check_overlap(c.fn, sendbuf, bytes, recvbuf, bytes,
+                                                  "in place needs sendbuf == recvbuf")) != TC_OK)
         return st;
-    tc_rt_coll_t call = {.coll = TC_COLL_ALL_TO_ALL, .sendbuf = sendbuf, .recvbuf = recvbuf,
-                         .count = count, .dtype = dtype, .op = TC_SUM, .root = -1};
+    tc_rt_coll_t call = {.coll = TC_COLL_ALL_TO_ALL,
+                         .sendbuf = sendbuf,
+                         .recvbuf = recvbuf,
+                         .count = count,
+                         .dtype = dtype,
+                         .op = TC_SUM,
+                         .root = -1};
     return issue(&c, &call, opts, work_p);
 }
 
@@ -375,18 +424,28 @@ tc_status_t tc_all_to_all_v(tc_comm_t *comm, const void *sendbuf, const size_t *
         (st = check_buf(c.fn, "recvbuf", recvbuf, rext)) != TC_OK)
         return st;
     if (sendcounts[c.rank] != recvcounts[c.rank])
-        return tc_error_set(TC_ERR_INVALID_ARG, "%s: sendcounts[%d] = %zu but recvcounts[%d] = "
-                            "%zu (this rank's block to itself)", c.fn, c.rank,
-                            sendcounts[c.rank], c.rank, recvcounts[c.rank]);
+        return tc_error_set(TC_ERR_INVALID_ARG,
+                            "%s: sendcounts[%d] = %zu but recvcounts[%d] = "
+                            "%zu (this rank's block to itself)",
+                            c.fn, c.rank, sendcounts[c.rank], c.rank, recvcounts[c.rank]);
     if ((sext && sendbuf == recvbuf) ||
         (st = check_overlap(c.fn, sendbuf, sext * es, recvbuf, rext * es,
                             "all_to_all_v is never in place")) != TC_OK)
         return st != TC_OK ? st
-                           : tc_error_set(TC_ERR_INVALID_ARG, "%s: sendbuf == recvbuf: "
-                                          "all_to_all_v is never in place", c.fn);
-    tc_rt_coll_t call = {.coll = TC_COLL_ALL_TO_ALL, .sendbuf = sendbuf, .recvbuf = recvbuf,
-                         .count = 0, .dtype = dtype, .op = TC_SUM, .root = -1,
-                         .sendcounts = sendcounts, .sdispls = sdispls, .recvcounts = recvcounts,
+                           : tc_error_set(TC_ERR_INVALID_ARG,
+                                          "%s: sendbuf == recvbuf: "
+                                          "all_to_all_v is never in place",
+                                          c.fn);
+    tc_rt_coll_t call = {.coll = TC_COLL_ALL_TO_ALL,
+                         .sendbuf = sendbuf,
+                         .recvbuf = recvbuf,
+                         .count = 0,
+                         .dtype = dtype,
+                         .op = TC_SUM,
+                         .root = -1,
+                         .sendcounts = sendcounts,
+                         .sdispls = sdispls,
+                         .recvcounts = recvcounts,
                          .rdispls = rdispls};
     return issue(&c, &call, opts, work_p);
 }
@@ -409,8 +468,13 @@ tc_status_t tc_gather(tc_comm_t *comm, const void *sendbuf, void *recvbuf, size_
     } else {
         recvbuf = NULL;
     }
-    tc_rt_coll_t call = {.coll = TC_COLL_GATHER, .sendbuf = sendbuf, .recvbuf = recvbuf,
-                         .count = count, .dtype = dtype, .op = TC_SUM, .root = root};
+    tc_rt_coll_t call = {.coll = TC_COLL_GATHER,
+                         .sendbuf = sendbuf,
+                         .recvbuf = recvbuf,
+                         .count = count,
+                         .dtype = dtype,
+                         .op = TC_SUM,
+                         .root = root};
     return issue(&c, &call, opts, work_p);
 }
 
@@ -434,8 +498,13 @@ tc_status_t tc_scatter(tc_comm_t *comm, const void *sendbuf, void *recvbuf, size
     } else {
         sendbuf = NULL;
     }
-    tc_rt_coll_t call = {.coll = TC_COLL_SCATTER, .sendbuf = sendbuf, .recvbuf = recvbuf,
-                         .count = count, .dtype = dtype, .op = TC_SUM, .root = root};
+    tc_rt_coll_t call = {.coll = TC_COLL_SCATTER,
+                         .sendbuf = sendbuf,
+                         .recvbuf = recvbuf,
+                         .count = count,
+                         .dtype = dtype,
+                         .op = TC_SUM,
+                         .root = root};
     return issue(&c, &call, opts, work_p);
 }
 
@@ -462,11 +531,16 @@ tc_status_t tc_all_gather_init(tc_comm_t *comm, const void *sendbuf, void *recvb
         (st = check_count(c.fn, "count", count, (size_t)c.size, dtype)) != TC_OK ||
         (st = check_buf(c.fn, "sendbuf", sendbuf, count)) != TC_OK ||
         (st = check_buf(c.fn, "recvbuf", recvbuf, count * (size_t)c.size)) != TC_OK ||
-        (st = gathered(&c, sendbuf, count, recvbuf, count * (size_t)c.size,
-                       (size_t)c.rank * count, dtype, &sendbuf)) != TC_OK)
+        (st = gathered(&c, sendbuf, count, recvbuf, count * (size_t)c.size, (size_t)c.rank * count,
+                       dtype, &sendbuf)) != TC_OK)
         return st;
-    tc_rt_coll_t call = {.coll = TC_COLL_ALL_GATHER, .sendbuf = sendbuf, .recvbuf = recvbuf,
-                         .count = count, .dtype = dtype, .op = TC_SUM, .root = -1};
+    tc_rt_coll_t call = {.coll = TC_COLL_ALL_GATHER,
+                         .sendbuf = sendbuf,
+                         .recvbuf = recvbuf,
+                         .count = count,
+                         .dtype = dtype,
+                         .op = TC_SUM,
+                         .root = -1};
     tc_hints_t hints;
     tc_hints_init(&hints);
     int flags;

@@ -11,8 +11,8 @@ tc_status_t tc_api_check_comm(const tc_comm_t *comm, const char *fn)
     if (!comm)
         return tc_error_set(TC_ERR_INVALID_ARG, "%s: comm is NULL", fn);
     if (comm->magic != TC_COMM_MAGIC || !comm->rt)
-        return tc_error_set(TC_ERR_INVALID_STATE, "%s: comm %p is not a live communicator",
-                            fn, (const void *)comm);
+        return tc_error_set(TC_ERR_INVALID_STATE, "%s: comm %p is not a live communicator", fn,
+                            (const void *)comm);
     return TC_OK;
 }
 
@@ -20,8 +20,10 @@ tc_status_t tc_api_check_not_batching(const tc_comm_t *comm, const char *fn)
 {
     tc_status_t st = tc_api_check_comm(comm, fn);
     if (st == TC_OK && comm->in_batch)
-        st = tc_error_set(TC_ERR_INVALID_STATE, "%s: comm '%s' is recording a batch (only "
-                          "tc_send and tc_recv until tc_batch_end)", fn, tc_rt_comm_name(comm->rt));
+        st = tc_error_set(TC_ERR_INVALID_STATE,
+                          "%s: comm '%s' is recording a batch (only "
+                          "tc_send and tc_recv until tc_batch_end)",
+                          fn, tc_rt_comm_name(comm->rt));
     return st;
 }
 
@@ -29,16 +31,18 @@ tc_status_t tc_api_check_not_batching(const tc_comm_t *comm, const char *fn)
 static tc_status_t comm_opts(const tc_comm_opts_t *opts, const char *fn, tc_hints_t *hints)
 {
     if (opts->size < sizeof(tc_comm_opts_t))
-        return tc_error_set(TC_ERR_INVALID_ARG, "%s: opts->size is %u, expected %zu "
-                            "(initialise with TC_COMM_OPTS_INIT)", fn, opts->size,
-                            sizeof(tc_comm_opts_t));
+        return tc_error_set(TC_ERR_INVALID_ARG,
+                            "%s: opts->size is %u, expected %zu "
+                            "(initialise with TC_COMM_OPTS_INIT)",
+                            fn, opts->size, sizeof(tc_comm_opts_t));
     if (opts->device != TC_DEVICE_CPU)
         return tc_error_set(opts->device < 0 ? TC_ERR_INVALID_ARG : TC_ERR_UNSUPPORTED,
                             "%s: opts->device is %d: only TC_DEVICE_CPU (-1) is supported (the "
-                            "runtime does not move CUDA memory yet)", fn, opts->device);
+                            "runtime does not move CUDA memory yet)",
+                            fn, opts->device);
     if (opts->name && strlen(opts->name) >= 64)
-        return tc_error_set(TC_ERR_INVALID_ARG, "%s: opts->name is %zu characters (at most 63)",
-                            fn, strlen(opts->name));
+        return tc_error_set(TC_ERR_INVALID_ARG, "%s: opts->name is %zu characters (at most 63)", fn,
+                            strlen(opts->name));
     tc_status_t st = opts->hints ? tc_hints_parse(hints, opts->hints) : TC_OK;
     if (st != TC_OK)
         tc_error_prefix("%s: opts->hints: ", fn);
@@ -68,14 +72,24 @@ tc_status_t tc_comm_create(const tc_comm_opts_t *opts, tc_comm_t **comm_p)
         opts = &defaults;
     tc_boot_kind_t boot;
     switch (opts->size >= sizeof(tc_comm_opts_t) ? opts->bootstrap : TC_BOOTSTRAP_AUTO) {
-    case TC_BOOTSTRAP_AUTO: boot = TC_BOOT_AUTO; break;
-    case TC_BOOTSTRAP_PMIX: boot = TC_BOOT_PMIX; break;
-    case TC_BOOTSTRAP_SELF: boot = TC_BOOT_SELF; break;
-    case TC_BOOTSTRAP_ENV: boot = TC_BOOT_ENV; break;
+    case TC_BOOTSTRAP_AUTO:
+        boot = TC_BOOT_AUTO;
+        break;
+    case TC_BOOTSTRAP_PMIX:
+        boot = TC_BOOT_PMIX;
+        break;
+    case TC_BOOTSTRAP_SELF:
+        boot = TC_BOOT_SELF;
+        break;
+    case TC_BOOTSTRAP_ENV:
+        boot = TC_BOOT_ENV;
+        break;
     default:
-        return tc_error_set(TC_ERR_INVALID_ARG, "%s: opts->bootstrap is %d (accepted: "
+        return tc_error_set(TC_ERR_INVALID_ARG,
+                            "%s: opts->bootstrap is %d (accepted: "
                             "TC_BOOTSTRAP_AUTO, TC_BOOTSTRAP_PMIX, TC_BOOTSTRAP_SELF, "
-                            "TC_BOOTSTRAP_ENV)", fn, (int)opts->bootstrap);
+                            "TC_BOOTSTRAP_ENV)",
+                            fn, (int)opts->bootstrap);
     }
     tc_hints_t hints;
     tc_hints_init(&hints);
@@ -162,8 +176,7 @@ tc_status_t tc_comm_info(const tc_comm_t *comm, tc_comm_info_t *info)
 
 /* Split with checked options; list_hash guards split_ranks' lists. */
 static tc_status_t comm_split(tc_comm_t *comm, const char *fn, int color, int key,
-                              uint64_t list_hash, const tc_comm_opts_t *opts,
-                              tc_comm_t **newcomm_p)
+                              uint64_t list_hash, const tc_comm_opts_t *opts, tc_comm_t **newcomm_p)
 {
     tc_status_t st = tc_api_check_not_batching(comm, fn);
     if (st != TC_OK)
@@ -195,8 +208,10 @@ tc_status_t tc_comm_split(tc_comm_t *comm, int color, int key, const tc_comm_opt
                           tc_comm_t **newcomm_p)
 {
     if (color < TC_SPLIT_NONE)
-        return tc_error_set(TC_ERR_INVALID_ARG, "tc_comm_split: color %d is negative (use a "
-                            "colour >= 0, or TC_SPLIT_NONE to join no communicator)", color);
+        return tc_error_set(TC_ERR_INVALID_ARG,
+                            "tc_comm_split: color %d is negative (use a "
+                            "colour >= 0, or TC_SPLIT_NONE to join no communicator)",
+                            color);
     return comm_split(comm, "tc_comm_split", color, key, 0, opts, newcomm_p);
 }
 
@@ -210,8 +225,8 @@ tc_status_t tc_comm_split_ranks(tc_comm_t *comm, const int *ranks, int nranks,
     int size = tc_rt_comm_size(comm->rt), me = tc_rt_comm_rank(comm->rt);
     if (!ranks || nranks <= 0 || nranks > size)
         return tc_error_set(TC_ERR_INVALID_ARG, "%s: %s (%d ranks; the communicator has %d)", fn,
-                            !ranks ? "ranks is NULL" : "the list must hold 1 to size ranks",
-                            nranks, size);
+                            !ranks ? "ranks is NULL" : "the list must hold 1 to size ranks", nranks,
+                            size);
     unsigned char *seen = calloc((size_t)size, 1);
     if (!seen)
         return tc_error_set(TC_ERR_NO_MEMORY, "%s: %d flags", fn, size);
@@ -290,7 +305,9 @@ tc_status_t tc_comm_failed_ranks(tc_comm_t *comm, int *ranks, int cap, int *n_p)
         return st;
     if (!n_p || cap < 0 || (cap > 0 && !ranks))
         return tc_error_set(TC_ERR_INVALID_ARG, "%s: %s", fn,
-                            !n_p ? "n_p is NULL" : cap < 0 ? "cap is negative" : "ranks is NULL");
+                            !n_p      ? "n_p is NULL"
+                            : cap < 0 ? "cap is negative"
+                                      : "ranks is NULL");
     *n_p = tc_rt_comm_failed_ranks(comm->rt, ranks, cap);
     return TC_OK;
 }

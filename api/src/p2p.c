@@ -11,11 +11,12 @@ static tc_status_t p2p_check(tc_comm_t *comm, const char *fn, const void *buf, s
         return st;
     int size = tc_rt_comm_size(comm->rt);
     if ((unsigned)dtype >= TC_DTYPE_COUNT)
-        return tc_error_set(TC_ERR_INVALID_ARG, "%s: dtype %d is not a tc_dtype_t", fn,
-                            (int)dtype);
+        return tc_error_set(TC_ERR_INVALID_ARG, "%s: dtype %d is not a tc_dtype_t", fn, (int)dtype);
     if (peer < 0 || peer >= size)
-        return tc_error_set(TC_ERR_INVALID_ARG, "%s: peer %d is not a rank of the communicator "
-                            "(size %d)", fn, peer, size);
+        return tc_error_set(TC_ERR_INVALID_ARG,
+                            "%s: peer %d is not a rank of the communicator "
+                            "(size %d)",
+                            fn, peer, size);
     if (count > (UINT64_C(1) << 48) / tc_dtype_size(dtype))
         return tc_error_set(TC_ERR_INVALID_ARG, "%s: count %zu of %s is too large", fn, count,
                             tc_dtype_name(dtype));
@@ -28,8 +29,10 @@ static tc_status_t batch_add(tc_comm_t *comm, const char *fn, const tc_rt_p2p_t 
                              const tc_op_opts_t *opts, tc_work_t **work_p)
 {
     if (opts || work_p)
-        return tc_error_set(TC_ERR_INVALID_ARG, "%s: inside a batch, opts and work_p must be "
-                            "NULL (pass them to tc_batch_end)", fn);
+        return tc_error_set(TC_ERR_INVALID_ARG,
+                            "%s: inside a batch, opts and work_p must be "
+                            "NULL (pass them to tc_batch_end)",
+                            fn);
     if (comm->batch_n == comm->batch_cap) {
         int cap = comm->batch_cap ? comm->batch_cap * 2 : 16;
         tc_rt_p2p_t *b = realloc(comm->batch, (size_t)cap * sizeof(*b));

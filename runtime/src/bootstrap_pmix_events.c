@@ -51,8 +51,8 @@ static void ev_handler(size_t id, pmix_status_t status, const pmix_proc_t *sourc
     tc_boot_event_t e = {0};
     e.rank = -1;
     for (size_t i = 0; i < ninfo; i++) {
-        if (PMIX_CHECK_KEY(&info[i], PMIX_EVENT_AFFECTED_PROC) &&
-            info[i].value.type == PMIX_PROC && info[i].value.data.proc)
+        if (PMIX_CHECK_KEY(&info[i], PMIX_EVENT_AFFECTED_PROC) && info[i].value.type == PMIX_PROC &&
+            info[i].value.data.proc)
             e.rank = (int)info[i].value.data.proc->rank;
         else if (PMIX_CHECK_KEY(&info[i], TC_PMIX_KEY_COMM) && info[i].value.type == PMIX_UINT32)
             e.comm_id = info[i].value.data.uint32;
@@ -67,8 +67,8 @@ static void ev_handler(size_t id, pmix_status_t status, const pmix_proc_t *sourc
         if (e.rank < 0 && source)
             e.rank = (int)source->rank;
     }
-    if (e.kind && e.rank >= 0 && (!source || strcmp(source->nspace, ev.nspace) == 0 ||
-                                  status == PMIX_EVENT_PROC_TERMINATED))
+    if (e.kind && e.rank >= 0 &&
+        (!source || strcmp(source->nspace, ev.nspace) == 0 || status == PMIX_EVENT_PROC_TERMINATED))
         ev_push(&e);
     if (cbfunc)
         cbfunc(PMIX_EVENT_ACTION_COMPLETE, NULL, 0, NULL, NULL, cbdata);
@@ -76,13 +76,13 @@ static void ev_handler(size_t id, pmix_status_t status, const pmix_proc_t *sourc
 
 void tc_boot_pmix_events_start(const char *nspace)
 {
-    pmix_status_t codes[] = {PMIX_EVENT_PROC_TERMINATED, TC_PMIX_EV_PEER_FAILED,
-                             TC_PMIX_EV_REVOKE};
+    pmix_status_t codes[] = {PMIX_EVENT_PROC_TERMINATED, TC_PMIX_EV_PEER_FAILED, TC_PMIX_EV_REVOKE};
     snprintf(ev.nspace, sizeof(ev.nspace), "%s", nspace);
     __atomic_store_n(&ev.tail, __atomic_load_n(&ev.head, __ATOMIC_ACQUIRE), __ATOMIC_RELEASE);
     pmix_status_t rc = PMIx_Register_event_handler(codes, 3, NULL, 0, ev_handler, NULL, NULL);
     if (rc < 0) {
-        tc_log_warn(TC_SUBSYS_RUNTIME, "bootstrap(pmix): cannot register for failure events "
+        tc_log_warn(TC_SUBSYS_RUNTIME,
+                    "bootstrap(pmix): cannot register for failure events "
                     "(%s): failures are seen by the transports and timeouts only",
                     PMIx_Error_string(rc));
         return;

@@ -46,8 +46,7 @@ static void check_describe(const tc_rt_comm_t *comm, const tc_rt_coll_t *call, c
 
 static int check_print(const check_desc_t *d, char *buf, size_t cap)
 {
-    return snprintf(buf, cap, "%s(%s, %s, count %llu, root %d%s)",
-                    tc_coll_name((tc_coll_t)d->coll),
+    return snprintf(buf, cap, "%s(%s, %s, count %llu, root %d%s)", tc_coll_name((tc_coll_t)d->coll),
                     d->dtype < 0 ? "-" : tc_dtype_name((tc_dtype_t)d->dtype),
                     d->op < 0 ? "-" : tc_redop_name((tc_redop_t)d->op),
                     (unsigned long long)d->count, d->root, d->vhash ? ", v-counts" : "");
@@ -72,7 +71,8 @@ static tc_status_t check_compare(const tc_rt_comm_t *comm, const check_desc_t *a
     if (!bad)
         return TC_OK;
     check_print(&all[0], desc, sizeof(desc));
-    return tc_error_set(TC_ERR_MISMATCH, "TC_CHECK: collective #%llu on comm '%s': %d rank(s) "
+    return tc_error_set(TC_ERR_MISMATCH,
+                        "TC_CHECK: collective #%llu on comm '%s': %d rank(s) "
                         "disagree with rank 0, which called %s%s%s",
                         (unsigned long long)seq, comm->name, bad, desc, msg,
                         bad > 4 ? "; ..." : "");
@@ -86,12 +86,20 @@ tc_status_t tc_rt_check_call(tc_rt_comm_t *comm, const tc_rt_coll_t *call, uint6
     if (!all)
         return tc_error_set(TC_ERR_NO_MEMORY, "TC_CHECK: %d descriptions", comm->size);
     check_describe(comm, call, &mine);
-    tc_algo_args_t args = {.coll = TC_COLL_ALL_GATHER, .nranks = comm->size, .rank = comm->rank,
-                           .root = -1, .count = sizeof(mine)};
+    tc_algo_args_t args = {.coll = TC_COLL_ALL_GATHER,
+                           .nranks = comm->size,
+                           .rank = comm->rank,
+                           .root = -1,
+                           .count = sizeof(mine)};
     tc_rt_work_t w = {0};
     w.comm = comm;
-    w.call = (tc_rt_coll_t){.coll = TC_COLL_ALL_GATHER, .sendbuf = &mine, .recvbuf = all,
-                            .count = sizeof(mine), .dtype = TC_UINT8, .op = TC_SUM, .root = -1};
+    w.call = (tc_rt_coll_t){.coll = TC_COLL_ALL_GATHER,
+                            .sendbuf = &mine,
+                            .recvbuf = all,
+                            .count = sizeof(mine),
+                            .dtype = TC_UINT8,
+                            .op = TC_SUM,
+                            .root = -1};
     w.op = (tc_rt_op_t){TC_COLL_ALL_GATHER, seq, comm->name};
     w.tag = tc_rt_tag(comm->comm_id, TC_RT_TAG_CHECK, seq);
     w.timeout_ms = call->timeout_ms > 0 ? call->timeout_ms : comm->timeout_ms;

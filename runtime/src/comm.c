@@ -141,8 +141,13 @@ static tc_status_t split_gather(tc_rt_comm_t *parent, int color, int key, uint64
     tc_rt_world_lock(parent->world);
     split_entry_t mine = {color, key, parent->world->next_comm_id, (int64_t)list_hash};
     tc_rt_world_unlock(parent->world);
-    tc_rt_coll_t call = {.coll = TC_COLL_ALL_GATHER, .sendbuf = &mine, .recvbuf = all,
-                         .count = 4, .dtype = TC_INT64, .op = TC_SUM, .root = -1};
+    tc_rt_coll_t call = {.coll = TC_COLL_ALL_GATHER,
+                         .sendbuf = &mine,
+                         .recvbuf = all,
+                         .count = 4,
+                         .dtype = TC_INT64,
+                         .op = TC_SUM,
+                         .root = -1};
     tc_status_t st = tc_rt_coll_run(parent, &call);
     if (st != TC_OK) {
         free(all);
@@ -151,8 +156,10 @@ static tc_status_t split_gather(tc_rt_comm_t *parent, int color, int key, uint64
     for (int q = 0; q < parent->size; q++) {
         if (all[q].list_hash != all[0].list_hash) {
             free(all);
-            return tc_error_set(TC_ERR_MISMATCH, "rank %d passed a different rank list from "
-                                "rank 0", q);
+            return tc_error_set(TC_ERR_MISMATCH,
+                                "rank %d passed a different rank list from "
+                                "rank 0",
+                                q);
         }
     }
     *all_p = all;
@@ -310,8 +317,8 @@ tc_status_t tc_rt_comm_same_node(tc_rt_comm_t *comm, int peer, uint64_t deadline
         return tc_error_set(TC_ERR_INVALID_ARG, "comm '%s': rank %d of %d", comm->name, peer,
                             comm->size);
     tc_rt_world_lock(comm->world);
-    tc_status_t st = tc_rt_world_same_node(comm->world, tc_rt_world_rank(comm, peer), deadline_ns,
-                                           same_p);
+    tc_status_t st =
+        tc_rt_world_same_node(comm->world, tc_rt_world_rank(comm, peer), deadline_ns, same_p);
     tc_rt_world_unlock(comm->world);
     return st;
 }
@@ -380,20 +387,33 @@ static tc_status_t comm_build_a2av(tc_rt_comm_t *comm, const tc_rt_work_t *work,
         if (rd[q] + rc[q] > sched->buf_count[TC_BUF_RECV])
             sched->buf_count[TC_BUF_RECV] = rd[q] + rc[q];
     }
-    tc_step_t copy = {.kind = TC_STEP_COPY, .buf = TC_BUF_SEND, .dst_buf = TC_BUF_RECV,
-                      .off = sd[me], .dst_off = rd[me], .count = sc[me],
+    tc_step_t copy = {.kind = TC_STEP_COPY,
+                      .buf = TC_BUF_SEND,
+                      .dst_buf = TC_BUF_RECV,
+                      .off = sd[me],
+                      .dst_off = rd[me],
+                      .count = sc[me],
                       .dep = {TC_STEP_NO_DEP, TC_STEP_NO_DEP}};
     if (sc[me] != rc[me])
-        return tc_error_set(TC_ERR_INVALID_ARG, "rank %d sends itself %llu elements but expects "
-                            "%llu", me, (unsigned long long)sc[me], (unsigned long long)rc[me]);
+        return tc_error_set(TC_ERR_INVALID_ARG,
+                            "rank %d sends itself %llu elements but expects "
+                            "%llu",
+                            me, (unsigned long long)sc[me], (unsigned long long)rc[me]);
     if (sc[me] && (st = tc_sched_add(sched, &copy, NULL)) != TC_OK)
         goto fail;
     for (int k = 1; k < p && st == TC_OK; k++) {
         int to = (me + k) % p, from = (me - k + p) % p;
-        tc_step_t send = {.kind = TC_STEP_SEND, .buf = TC_BUF_SEND, .peer = to, .off = sd[to],
-                          .count = sc[to], .dep = {TC_STEP_NO_DEP, TC_STEP_NO_DEP}};
-        tc_step_t recv = {.kind = TC_STEP_RECV, .dst_buf = TC_BUF_RECV, .peer = from,
-                          .dst_off = rd[from], .count = rc[from],
+        tc_step_t send = {.kind = TC_STEP_SEND,
+                          .buf = TC_BUF_SEND,
+                          .peer = to,
+                          .off = sd[to],
+                          .count = sc[to],
+                          .dep = {TC_STEP_NO_DEP, TC_STEP_NO_DEP}};
+        tc_step_t recv = {.kind = TC_STEP_RECV,
+                          .dst_buf = TC_BUF_RECV,
+                          .peer = from,
+                          .dst_off = rd[from],
+                          .count = rc[from],
                           .dep = {TC_STEP_NO_DEP, TC_STEP_NO_DEP}};
         if ((st = tc_sched_add(sched, &send, NULL)) == TC_OK)
             st = tc_sched_add(sched, &recv, NULL);
@@ -456,8 +476,8 @@ tc_status_t tc_rt_comm_sched(tc_rt_comm_t *comm, tc_rt_work_t *work, const char 
                                     .sched = sched};
     strcpy(victim->algo, key);
     tc_log_debug(TC_SUBSYS_RUNTIME, "comm '%s': %s schedule %s for %llu elements, %u steps",
-                 comm->name, tc_coll_name(call->coll), sched.algo,
-                 (unsigned long long)call->count, sched.nsteps);
+                 comm->name, tc_coll_name(call->coll), sched.algo, (unsigned long long)call->count,
+                 sched.nsteps);
     work->entry = victim;
     work->sched = &victim->sched;
     return TC_OK;
@@ -468,8 +488,10 @@ void tc_rt_comm_abort(tc_rt_comm_t *comm)
     tc_rt_world_lock(comm->world);
     if (comm->broken == TC_OK) {
         comm->broken = TC_ERR_ABORTED;
-        snprintf(comm->broken_why, sizeof(comm->broken_why), "comm '%s' was aborted by the "
-                 "application", comm->name);
+        snprintf(comm->broken_why, sizeof(comm->broken_why),
+                 "comm '%s' was aborted by the "
+                 "application",
+                 comm->name);
     }
     tc_rt_comm_cancel_works(comm, TC_ERR_ABORTED, "the communicator was aborted");
     tc_rt_world_unlock(comm->world);

@@ -26,17 +26,17 @@ static inline uint64_t tc_rt_tag(uint64_t comm_id, unsigned kind, uint64_t seq)
 
 /* Per-step execution state of one work (grow-only, reused when restarted). */
 typedef struct tc_rt_exec {
-    uint32_t cap;          /* steps the arrays below hold */
-    uint8_t *state;        /* STEP_* per step */
-    tc_tp_req_t *reqs;     /* one request per step (used by communication steps) */
-    uint64_t *tmp_off;     /* byte offset into tmp of each RECV_REDUCE step */
-    void *tmp;             /* landing area for RECV_REDUCE steps */
+    uint32_t cap;      /* steps the arrays below hold */
+    uint8_t *state;    /* STEP_* per step */
+    tc_tp_req_t *reqs; /* one request per step (used by communication steps) */
+    uint64_t *tmp_off; /* byte offset into tmp of each RECV_REDUCE step */
+    void *tmp;         /* landing area for RECV_REDUCE steps */
     size_t tmp_cap;
-    void *scratch;         /* the schedule's scratch buffer */
+    void *scratch; /* the schedule's scratch buffer */
     size_t scratch_cap;
-    char *bufs[3];         /* SEND, RECV, SCRATCH of the running schedule */
+    char *bufs[3]; /* SEND, RECV, SCRATCH of the running schedule */
     size_t esize;
-    uint32_t first;        /* lowest step not done */
+    uint32_t first; /* lowest step not done */
     uint32_t ndone;
 } tc_rt_exec_t;
 
@@ -46,20 +46,20 @@ typedef struct tc_rt_exec {
 #define TC_RT_SCHED_CACHE 8
 
 typedef struct tc_rt_sched_entry {
-    uint64_t last_use;     /* 0: empty */
-    int users;             /* works running on this schedule */
+    uint64_t last_use; /* 0: empty */
+    int users;         /* works running on this schedule */
     tc_coll_t coll;
     uint64_t count;
-    size_t elem_size;      /* the model's choice depends on bytes, not elements */
+    size_t elem_size; /* the model's choice depends on bytes, not elements */
     int root;
     int in_place;
-    char algo[32];         /* the hint asked for, "" to let the cost model choose */
+    char algo[32]; /* the hint asked for, "" to let the cost model choose */
     tc_sched_t sched;
 } tc_rt_sched_entry_t;
 
 /* What an operation is, for error messages (formatted only when needed). */
 typedef struct tc_rt_op {
-    tc_coll_t coll;        /* TC_COLL_COUNT: point-to-point */
+    tc_coll_t coll; /* TC_COLL_COUNT: point-to-point */
     uint64_t seq;
     const char *comm_name;
 } tc_rt_op_t;
@@ -72,73 +72,73 @@ typedef struct tc_rt_world tc_rt_world_t;
 /* One operation in the flight recorder. */
 enum { TC_RT_FR_RUNNING = 0, TC_RT_FR_DONE, TC_RT_FR_TIMED_OUT, TC_RT_FR_FAILED };
 typedef struct tc_rt_fr_entry {
-    uint64_t id;           /* 1 + position in the communicator's history (0: empty) */
-    uint64_t seq;          /* the operation's sequence number */
-    int coll;              /* tc_coll_t; TC_COLL_COUNT: send/recv */
+    uint64_t id;  /* 1 + position in the communicator's history (0: empty) */
+    uint64_t seq; /* the operation's sequence number */
+    int coll;     /* tc_coll_t; TC_COLL_COUNT: send/recv */
     int dtype, op, root;
     uint64_t count;
-    const char *algo;      /* static */
-    int state;             /* TC_RT_FR_* */
+    const char *algo; /* static */
+    int state;        /* TC_RT_FR_* */
     tc_status_t status;
     uint64_t start_ns, end_ns; /* CLOCK_REALTIME, comparable across ranks */
-    char awaited[64];      /* ranks still awaited when it ended or was dumped */
+    char awaited[64];          /* ranks still awaited when it ended or was dumped */
 } tc_rt_fr_entry_t;
 
 /* A rank of the job known to have failed. */
 typedef struct tc_rt_failed {
-    int rank;              /* world rank */
-    int pid;               /* -1 when it could not be learnt */
+    int rank; /* world rank */
+    int pid;  /* -1 when it could not be learnt */
     char host[64];
-    char why[192];         /* how it was learnt */
-    uint64_t when_ns;      /* when this process learnt it */
+    char why[192];    /* how it was learnt */
+    uint64_t when_ns; /* when this process learnt it */
 } tc_rt_failed_t;
 
 enum { TC_RT_WORK_IDLE = 0, TC_RT_WORK_RUNNING, TC_RT_WORK_DONE };
 
 struct tc_rt_work {
-    tc_rt_comm_t *comm;            /* NULL once the communicator is destroyed */
-    tc_rt_work_t *next, *prev;     /* the world's list of running works */
-    tc_rt_work_t *cnext, *cprev;   /* the communicator's list of heap works */
-    int heap;                      /* allocated (freed by tc_rt_work_free) */
-    int async;                     /* progressed by the progress thread */
-    int persistent;                /* restartable; owns its schedule */
-    int state;                     /* TC_RT_WORK_* */
+    tc_rt_comm_t *comm;          /* NULL once the communicator is destroyed */
+    tc_rt_work_t *next, *prev;   /* the world's list of running works */
+    tc_rt_work_t *cnext, *cprev; /* the communicator's list of heap works */
+    int heap;                    /* allocated (freed by tc_rt_work_free) */
+    int async;                   /* progressed by the progress thread */
+    int persistent;              /* restartable; owns its schedule */
+    int state;                   /* TC_RT_WORK_* */
     tc_status_t result;
     char error[512];
-    tc_rt_coll_t call;             /* the call (arrays point into varr) */
-    uint64_t *varr;                /* owned copies of the call's arrays */
-    tc_rt_sched_entry_t *entry;    /* the cached schedule in use, or NULL */
-    tc_sched_t own;                /* a schedule owned by this work */
-    const tc_sched_t *sched;       /* what runs: entry's or own */
-    uint64_t *step_tags;           /* per-step tags (point-to-point), or NULL */
-    uint64_t tag;                  /* the tag of every step when step_tags is NULL */
+    tc_rt_coll_t call;          /* the call (arrays point into varr) */
+    uint64_t *varr;             /* owned copies of the call's arrays */
+    tc_rt_sched_entry_t *entry; /* the cached schedule in use, or NULL */
+    tc_sched_t own;             /* a schedule owned by this work */
+    const tc_sched_t *sched;    /* what runs: entry's or own */
+    uint64_t *step_tags;        /* per-step tags (point-to-point), or NULL */
+    uint64_t tag;               /* the tag of every step when step_tags is NULL */
     int64_t timeout_ms;
     uint64_t deadline;
-    int failed_peer;               /* world rank whose failure ended this work, or -1 */
-    int tolerant;                  /* a failed peer ends only its own steps (shrink) */
-    uint64_t fr_id;                /* its flight-recorder entry, or 0 */
+    int failed_peer; /* world rank whose failure ended this work, or -1 */
+    int tolerant;    /* a failed peer ends only its own steps (shrink) */
+    uint64_t fr_id;  /* its flight-recorder entry, or 0 */
     tc_rt_op_t op;
     tc_rt_exec_t ex;
 };
 
 struct tc_rt_world {
-    int refs;              /* communicators using it */
+    int refs; /* communicators using it */
     tc_boot_t *boot;
-    uint64_t spin_ns;      /* how long a blocking call polls before sleeping */
-    tc_tp_ctx_t *tp;       /* tcp: every peer */
-    tc_tp_ctx_t *shm;      /* shared memory: peers on this node (NULL with TC_SHM=0) */
-    tc_tp_ctx_t *self;     /* this process to itself, created on first use */
+    uint64_t spin_ns;  /* how long a blocking call polls before sleeping */
+    tc_tp_ctx_t *tp;   /* tcp: every peer */
+    tc_tp_ctx_t *shm;  /* shared memory: peers on this node (NULL with TC_SHM=0) */
+    tc_tp_ctx_t *self; /* this process to itself, created on first use */
     tc_tp_ep_t *self_ep;
-    int shm_eps, tcp_eps;  /* endpoints connected so far */
-    tc_hmap_t eps;         /* world rank -> tc_tp_ep_t*, only the peers actually used */
-    uint64_t node_id;      /* this node's id (topo), published as TC_RT_NODE_KEY */
-    tc_hmap_t locality;    /* world rank -> local/remote, learnt on first use */
-    uint32_t next_comm_id; /* lowest communicator id this process has not used */
-    tc_rt_work_t *active;  /* running works of every communicator */
-    tc_rt_comm_t *comms;   /* every live communicator (to fail or revoke them) */
+    int shm_eps, tcp_eps;   /* endpoints connected so far */
+    tc_hmap_t eps;          /* world rank -> tc_tp_ep_t*, only the peers actually used */
+    uint64_t node_id;       /* this node's id (topo), published as TC_RT_NODE_KEY */
+    tc_hmap_t locality;     /* world rank -> local/remote, learnt on first use */
+    uint32_t next_comm_id;  /* lowest communicator id this process has not used */
+    tc_rt_work_t *active;   /* running works of every communicator */
+    tc_rt_comm_t *comms;    /* every live communicator (to fail or revoke them) */
     tc_rt_failed_t *failed; /* ranks known to have failed, in the order learnt */
     int nfailed, failed_cap;
-    int nasync;            /* of which asynchronous */
+    int nasync; /* of which asynchronous */
     /* Threads: once the progress thread exists (first asynchronous
      * operation), every entry point takes mu; before that there is one
      * caller at a time and no lock is taken. */
@@ -154,23 +154,23 @@ struct tc_rt_comm {
     tc_rt_comm_t *wnext, *wprev; /* the world's list of communicators */
     int rank;
     int size;
-    int *ranks;            /* world rank of each rank, or NULL (the world's own order) */
-    int ranks_per_node;    /* for hierarchical algorithms; 0 when unknown */
+    int *ranks;         /* world rank of each rank, or NULL (the world's own order) */
+    int ranks_per_node; /* for hierarchical algorithms; 0 when unknown */
     char name[64];
     int64_t timeout_ms;
-    uint32_t comm_id;      /* high bits of every tag: separates communicators */
-    uint64_t seq;          /* collectives issued on this communicator */
-    uint64_t p2p_ops;      /* point-to-point batches issued (for messages only) */
-    tc_hmap_t p2p_seq;     /* peer -> {sends, receives} issued, for p2p tags */
-    tc_status_t broken;    /* TC_OK, or why the communicator can no longer be used */
+    uint32_t comm_id;   /* high bits of every tag: separates communicators */
+    uint64_t seq;       /* collectives issued on this communicator */
+    uint64_t p2p_ops;   /* point-to-point batches issued (for messages only) */
+    tc_hmap_t p2p_seq;  /* peer -> {sends, receives} issued, for p2p tags */
+    tc_status_t broken; /* TC_OK, or why the communicator can no longer be used */
     char broken_why[512];
-    int check;             /* TC_CHECK: compare each collective's arguments first */
+    int check; /* TC_CHECK: compare each collective's arguments first */
     tc_hints_t hints;
-    tc_rt_fr_entry_t *fr;  /* flight recorder: the last fr_cap operations (NULL: off) */
+    tc_rt_fr_entry_t *fr; /* flight recorder: the last fr_cap operations (NULL: off) */
     uint32_t fr_cap;
     uint64_t fr_next;
-    tc_rt_work_t inline_work;  /* blocking operations without a work object */
-    tc_rt_work_t *works;       /* live heap works */
+    tc_rt_work_t inline_work; /* blocking operations without a work object */
+    tc_rt_work_t *works;      /* live heap works */
     uint64_t sched_uses;
     tc_rt_sched_entry_t sched_cache[TC_RT_SCHED_CACHE];
 };
@@ -184,8 +184,7 @@ void tc_rt_world_unlock(tc_rt_world_t *world);
 /* Start the progress thread (first asynchronous operation); lock held after. */
 tc_status_t tc_rt_world_go_threaded(tc_rt_world_t *world);
 /* The endpoint to world rank @p peer (itself included), connected on first use. */
-tc_status_t tc_rt_world_ep(tc_rt_world_t *world, int peer, uint64_t deadline_ns,
-                           tc_tp_ep_t **ep_p);
+tc_status_t tc_rt_world_ep(tc_rt_world_t *world, int peer, uint64_t deadline_ns, tc_tp_ep_t **ep_p);
 tc_status_t tc_rt_world_same_node(tc_rt_world_t *world, int peer, uint64_t deadline_ns,
                                   int *same_p);
 /* Progress every transport context; completions, or a negative status. */

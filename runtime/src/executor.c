@@ -82,10 +82,9 @@ static tc_status_t step_fail(tc_rt_work_t *w, uint32_t i, tc_status_t st, const 
         w->failed_peer = tc_rt_world_rank(w->comm, s->peer);
     char what[128];
     return tc_error_set(st, "%s (%s, rank %d of %d): step %u of %u (%s %s rank %d): %s",
-                        tc_rt_op_what(&w->op, what, sizeof(what)), w->sched->algo,
-                        w->comm->rank, w->comm->size, i, w->sched->nsteps,
-                        step_kind_name(s->kind), s->kind == TC_STEP_SEND ? "to" : "from", s->peer,
-                        why);
+                        tc_rt_op_what(&w->op, what, sizeof(what)), w->sched->algo, w->comm->rank,
+                        w->comm->size, i, w->sched->nsteps, step_kind_name(s->kind),
+                        s->kind == TC_STEP_SEND ? "to" : "from", s->peer, why);
 }
 
 /* Bounds of a step against its buffers; a bad schedule is an internal error. */
@@ -100,7 +99,8 @@ static tc_status_t step_check(tc_rt_work_t *w, uint32_t i)
         (reads && (s->off > sizes[s->buf] || s->count > sizes[s->buf] - s->off)) ||
         (writes && (s->dst_off > sizes[s->dst_buf] || s->count > sizes[s->dst_buf] - s->dst_off)) ||
         (step_is_comm(s) && (s->peer < 0 || s->peer >= w->comm->size)))
-        return step_fail(w, i, TC_ERR_INTERNAL, "the schedule's step is out of its buffers or ranks");
+        return step_fail(w, i, TC_ERR_INTERNAL,
+                         "the schedule's step is out of its buffers or ranks");
     return TC_OK;
 }
 
@@ -166,15 +166,17 @@ static tc_status_t step_finish(tc_rt_work_t *w, uint32_t i)
     const tc_step_t *s = &w->sched->steps[i];
     tc_tp_req_t *req = &ex->reqs[i];
     if (req->status != TC_OK) {
-        tc_tp_ep_t *ep = tc_hmap_get(&w->comm->world->eps,
-                                     (uint64_t)tc_rt_world_rank(w->comm, s->peer));
+        tc_tp_ep_t *ep =
+            tc_hmap_get(&w->comm->world->eps, (uint64_t)tc_rt_world_rank(w->comm, s->peer));
         const char *why = ep && tc_tp_ep_error(ep)[0] ? tc_tp_ep_error(ep) : tc_last_error();
         return step_fail(w, i, req->status, why[0] ? why : tc_status_string(req->status));
     }
     if (s->kind != TC_STEP_SEND && req->bytes != s->count * ex->esize) {
         char why[128];
-        snprintf(why, sizeof(why), "received %zu bytes, expected %llu (the ranks passed "
-                 "different counts)", req->bytes, (unsigned long long)(s->count * ex->esize));
+        snprintf(why, sizeof(why),
+                 "received %zu bytes, expected %llu (the ranks passed "
+                 "different counts)",
+                 req->bytes, (unsigned long long)(s->count * ex->esize));
         return step_fail(w, i, TC_ERR_MISMATCH, why);
     }
     if (s->kind == TC_STEP_RECV_REDUCE) {
@@ -319,8 +321,8 @@ void tc_rt_exec_abandon(tc_rt_work_t *w)
         if (ex->state[i] != STEP_POSTED || ex->reqs[i].status != TC_INPROGRESS)
             continue;
         int peer = tc_rt_world_rank(w->comm, w->sched->steps[i].peer);
-        tc_tp_ep_t *ep = peer == world->boot->rank ? world->self_ep
-                                                   : tc_hmap_get(&world->eps, (uint64_t)peer);
+        tc_tp_ep_t *ep =
+            peer == world->boot->rank ? world->self_ep : tc_hmap_get(&world->eps, (uint64_t)peer);
         if (ep && (!ep->ops->cancel || ep->ops->cancel(ep, &ex->reqs[i]) != TC_OK)) {
             /* cannot take the request back: close the endpoint, which does */
             if (ep == world->self_ep)

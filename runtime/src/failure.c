@@ -52,8 +52,7 @@ const tc_rt_failed_t *tc_rt_world_failed(const tc_rt_world_t *world, int rank)
     return NULL;
 }
 
-void tc_rt_failed_describe(const tc_rt_comm_t *comm, const tc_rt_failed_t *f, char *buf,
-                           size_t cap)
+void tc_rt_failed_describe(const tc_rt_comm_t *comm, const tc_rt_failed_t *f, char *buf, size_t cap)
 {
     int r = comm ? tc_rt_comm_rank_of(comm, f->rank) : f->rank;
     char pid[24] = "?";
@@ -144,8 +143,10 @@ void tc_rt_world_poll_events(tc_rt_world_t *world)
     while (tc_boot_poll_event(world->boot, &ev)) {
         if (ev.kind == TC_BOOT_EV_PROC_FAILED) {
             const tc_rt_failed_t *f = tc_rt_world_note_failure(
-                world, ev.rank, ev.from_launcher ? "the launcher reported that its process ended"
-                                                 : "another rank saw it fail", 0);
+                world, ev.rank,
+                ev.from_launcher ? "the launcher reported that its process ended"
+                                 : "another rank saw it fail",
+                0);
             if (f)
                 tc_rt_world_fail_comms(world, f);
         } else if (ev.kind == TC_BOOT_EV_REVOKE && ev.rank != world->boot->rank) {

@@ -97,8 +97,9 @@ void tc_rt_fr_end(tc_rt_work_t *w, tc_status_t st)
         return; /* overwritten by newer operations */
     e->end_ns = fr_now();
     e->status = st;
-    e->state = st == TC_OK ? TC_RT_FR_DONE : st == TC_ERR_TIMEOUT ? TC_RT_FR_TIMED_OUT
-                                                                 : TC_RT_FR_FAILED;
+    e->state = st == TC_OK            ? TC_RT_FR_DONE
+               : st == TC_ERR_TIMEOUT ? TC_RT_FR_TIMED_OUT
+                                      : TC_RT_FR_FAILED;
     if (st != TC_OK && w->sched)
         tc_rt_exec_awaited(w, e->awaited, sizeof(e->awaited));
 }
@@ -149,8 +150,10 @@ tc_status_t tc_rt_fr_dump(tc_rt_comm_t *comm, const char *reason)
 {
     const char *dir = tc_config_string("TC_FR_DIR", NULL);
     if (!comm->fr)
-        return tc_error_set(TC_ERR_INVALID_STATE, "flight recorder of comm '%s' is off "
-                            "(TC_FR_SIZE=0)", comm->name);
+        return tc_error_set(TC_ERR_INVALID_STATE,
+                            "flight recorder of comm '%s' is off "
+                            "(TC_FR_SIZE=0)",
+                            comm->name);
     if (!dir || !*dir)
         return tc_error_set(TC_ERR_CONFIG, "flight recorder of comm '%s': TC_FR_DIR is not set",
                             comm->name);
@@ -177,21 +180,21 @@ tc_status_t tc_rt_fr_dump(tc_rt_comm_t *comm, const char *reason)
     fr_json_string(f, boot->host);
     fprintf(f, ", \"pid\": %d, \"reason\": ", (int)getpid());
     fr_json_string(f, reason);
-    fprintf(f, ", \"dump_ns\": %llu, \"last_seq\": %llu, \"ops\": [",
-            (unsigned long long)fr_now(), (unsigned long long)comm->seq);
+    fprintf(f, ", \"dump_ns\": %llu, \"last_seq\": %llu, \"ops\": [", (unsigned long long)fr_now(),
+            (unsigned long long)comm->seq);
     uint64_t first = comm->fr_next > comm->fr_cap ? comm->fr_next - comm->fr_cap : 0;
     for (uint64_t n = first; n < comm->fr_next; n++) {
         const tc_rt_fr_entry_t *e = &comm->fr[n % comm->fr_cap];
         int p2p = e->coll == TC_COLL_COUNT;
-        fprintf(f, "%s\n  {\"seq\": %llu, \"coll\": \"%s\", \"dtype\": \"%s\", \"count\": %llu, "
+        fprintf(f,
+                "%s\n  {\"seq\": %llu, \"coll\": \"%s\", \"dtype\": \"%s\", \"count\": %llu, "
                 "\"op\": \"%s\", \"root\": %d, \"algo\": \"%s\", \"state\": \"%s\", "
                 "\"start_ns\": %llu, \"end_ns\": %llu, \"status\": \"%s\", \"awaited\": ",
                 n == first ? "" : ",", (unsigned long long)e->seq,
                 p2p ? "send_recv" : tc_coll_name((tc_coll_t)e->coll),
-                p2p ? "bytes" : tc_dtype_name((tc_dtype_t)e->dtype),
-                (unsigned long long)e->count, tc_redop_name((tc_redop_t)e->op), e->root,
-                e->algo, fr_state_name(e->state), (unsigned long long)e->start_ns,
-                (unsigned long long)e->end_ns,
+                p2p ? "bytes" : tc_dtype_name((tc_dtype_t)e->dtype), (unsigned long long)e->count,
+                tc_redop_name((tc_redop_t)e->op), e->root, e->algo, fr_state_name(e->state),
+                (unsigned long long)e->start_ns, (unsigned long long)e->end_ns,
                 e->state == TC_RT_FR_RUNNING ? "TC_INPROGRESS" : tc_status_string(e->status));
         fr_json_ranks(f, e->state == TC_RT_FR_DONE ? "" : e->awaited);
         fputc('}', f);

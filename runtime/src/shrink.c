@@ -5,9 +5,9 @@
  * communicator id it has not used) to every rank it believes alive, and
  * receives theirs. A rank found dead during the round (its connection drops)
  * sends nothing; it joins the set and the round is repeated; so is a round in
- * which any set received differs from this rank's own (after the union). A round where every set received equals this rank's own ends the
- * agreement: every rank that ends in that round received the same set from
- * every other, so they all hold it. Each round has its own tags, so a stale
+ * which any set received differs from this rank's own (after the union). A round where every set
+ * received equals this rank's own ends the agreement: every rank that ends in that round received
+ * the same set from every other, so they all hold it. Each round has its own tags, so a stale
  * message of an earlier round never matches. Bounded by the timeout. */
 #include <stdio.h>
 #include <stdlib.h>
@@ -40,14 +40,18 @@ static tc_status_t shrink_round(tc_rt_comm_t *comm, uint32_t round, const uint8_
     w.comm = comm;
     w.tolerant = 1;
     memset(theirs, 0, len * (size_t)comm->size); /* a rank lost in the round leaves zeros */
-    w.call = (tc_rt_coll_t){.coll = TC_COLL_BARRIER, .sendbuf = mine, .recvbuf = theirs,
-                            .dtype = TC_UINT8, .op = TC_SUM, .root = -1};
+    w.call = (tc_rt_coll_t){.coll = TC_COLL_BARRIER,
+                            .sendbuf = mine,
+                            .recvbuf = theirs,
+                            .dtype = TC_UINT8,
+                            .op = TC_SUM,
+                            .root = -1};
     w.op = (tc_rt_op_t){TC_COLL_COUNT, round, comm->name};
     w.tag = tc_rt_tag(comm->comm_id, TC_RT_TAG_SHRINK, round);
     int64_t left = (int64_t)tc_deadline_left_ms(deadline);
     w.timeout_ms = left > 0 ? left : 1;
-    tc_algo_args_t args = {.coll = TC_COLL_BARRIER, .nranks = comm->size, .rank = comm->rank,
-                           .root = -1};
+    tc_algo_args_t args = {
+        .coll = TC_COLL_BARRIER, .nranks = comm->size, .rank = comm->rank, .root = -1};
     tc_sched_init(&w.own, &args, "shrink");
     w.own.buf_count[TC_BUF_SEND] = len;
     w.own.buf_count[TC_BUF_RECV] = len * (size_t)comm->size;
@@ -56,10 +60,16 @@ static tc_status_t shrink_round(tc_rt_comm_t *comm, uint32_t round, const uint8_
     for (int q = 0; q < comm->size && st == TC_OK; q++) {
         if (q == comm->rank || dead[q])
             continue;
-        tc_step_t send = {.kind = TC_STEP_SEND, .buf = TC_BUF_SEND, .peer = q, .count = len,
+        tc_step_t send = {.kind = TC_STEP_SEND,
+                          .buf = TC_BUF_SEND,
+                          .peer = q,
+                          .count = len,
                           .dep = {TC_STEP_NO_DEP, TC_STEP_NO_DEP}};
-        tc_step_t recv = {.kind = TC_STEP_RECV, .dst_buf = TC_BUF_RECV, .peer = q,
-                          .dst_off = (uint64_t)q * len, .count = len,
+        tc_step_t recv = {.kind = TC_STEP_RECV,
+                          .dst_buf = TC_BUF_RECV,
+                          .peer = q,
+                          .dst_off = (uint64_t)q * len,
+                          .count = len,
                           .dep = {TC_STEP_NO_DEP, TC_STEP_NO_DEP}};
         if ((st = tc_sched_add(&w.own, &send, NULL)) == TC_OK)
             st = tc_sched_add(&w.own, &recv, NULL);
@@ -153,8 +163,10 @@ tc_status_t tc_rt_comm_shrink(tc_rt_comm_t *comm, const tc_rt_comm_params_t *par
         tc_error_prefix("comm '%s' shrink: ", comm->name);
         return st;
     }
-    tc_log_info(TC_SUBSYS_RUNTIME, "comm '%s' shrink: %d failed, %d survivors agreed in %u "
-                "round(s), %.1f ms; new comm '%s' id %u", comm->name, nfailed, n, round,
-                (double)(tc_time_ns() - start) / 1e6, (*child_p)->name, (*child_p)->comm_id);
+    tc_log_info(TC_SUBSYS_RUNTIME,
+                "comm '%s' shrink: %d failed, %d survivors agreed in %u "
+                "round(s), %.1f ms; new comm '%s' id %u",
+                comm->name, nfailed, n, round, (double)(tc_time_ns() - start) / 1e6,
+                (*child_p)->name, (*child_p)->comm_id);
     return TC_OK;
 }

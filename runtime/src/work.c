@@ -61,8 +61,11 @@ static tc_status_t work_finish_avg(tc_rt_work_t *w)
     if (c->op != TC_AVG || (c->coll != TC_COLL_ALL_REDUCE && c->coll != TC_COLL_REDUCE &&
                             c->coll != TC_COLL_REDUCE_SCATTER))
         return TC_OK;
-    tc_algo_args_t args = {.coll = c->coll, .nranks = w->comm->size, .rank = w->comm->rank,
-                           .root = c->root, .count = c->count,
+    tc_algo_args_t args = {.coll = c->coll,
+                           .nranks = w->comm->size,
+                           .rank = w->comm->rank,
+                           .root = c->root,
+                           .count = c->count,
                            .in_place = c->sendbuf == c->recvbuf,
                            .counts = c->counts ? w->varr : NULL,
                            .displs = c->displs ? w->varr + w->comm->size : NULL};
@@ -143,7 +146,8 @@ static void work_timeout(tc_rt_work_t *w)
 {
     char awaited[160], what[128];
     tc_rt_exec_awaited(w, awaited, sizeof(awaited));
-    tc_status_t st = tc_error_set(TC_ERR_TIMEOUT, "%s (%s, rank %d of %d): timed out after %lld "
+    tc_status_t st = tc_error_set(TC_ERR_TIMEOUT,
+                                  "%s (%s, rank %d of %d): timed out after %lld "
                                   "ms at step %u of %u; waiting for rank(s) %s",
                                   tc_rt_op_what(&w->op, what, sizeof(what)), w->sched->algo,
                                   w->comm->rank, w->comm->size, (long long)w->timeout_ms,
@@ -203,8 +207,8 @@ tc_status_t tc_rt_work_wait_locked(tc_rt_work_t *w, uint64_t wait_deadline)
         if (idle_since == 0)
             idle_since = now;
         if (now - idle_since >= world->spin_ns) {
-            uint64_t until = wait_deadline && wait_deadline < w->deadline ? wait_deadline
-                                                                          : w->deadline;
+            uint64_t until =
+                wait_deadline && wait_deadline < w->deadline ? wait_deadline : w->deadline;
             tc_rt_world_wait(world, tc_deadline_left_ms(until), now - idle_since);
         }
     }
@@ -236,8 +240,10 @@ static tc_status_t comm_usable(tc_rt_comm_t *comm, const char *what)
 {
     tc_rt_world_poll_events(comm->world);
     if (comm->broken != TC_OK)
-        return tc_error_set(comm->broken, "%s on comm '%s': the communicator is unusable since "
-                            "an earlier failure: %s", what, comm->name, comm->broken_why);
+        return tc_error_set(comm->broken,
+                            "%s on comm '%s': the communicator is unusable since "
+                            "an earlier failure: %s",
+                            what, comm->name, comm->broken_why);
     return TC_OK;
 }
 
@@ -368,9 +374,11 @@ tc_status_t tc_rt_coll_issue(tc_rt_comm_t *comm, const tc_rt_coll_t *call, int f
     } else {
         w = &comm->inline_work;
         if (work_get_state(w) == TC_RT_WORK_RUNNING) {
-            st = tc_error_set(TC_ERR_INVALID_STATE, "%s: another blocking operation is running "
+            st = tc_error_set(TC_ERR_INVALID_STATE,
+                              "%s: another blocking operation is running "
                               "on this communicator (calls on one communicator must not be "
-                              "concurrent)", tc_rt_op_what(&op, what, 128));
+                              "concurrent)",
+                              tc_rt_op_what(&op, what, 128));
             goto out;
         }
         w->comm = comm;
@@ -456,8 +464,8 @@ static tc_status_t p2p_build(tc_rt_comm_t *comm, tc_rt_work_t *w, const tc_rt_p2
         if (ops[i].count && (!base[k] || b < base[k]))
             base[k] = b;
     }
-    tc_algo_args_t args = {.coll = TC_COLL_COUNT, .nranks = comm->size, .rank = comm->rank,
-                           .root = -1};
+    tc_algo_args_t args = {
+        .coll = TC_COLL_COUNT, .nranks = comm->size, .rank = comm->rank, .root = -1};
     tc_sched_init(&w->own, &args, "p2p");
     w->sched = &w->own;
     if (!(w->step_tags = malloc((size_t)n * sizeof(uint64_t))))
@@ -469,9 +477,13 @@ static tc_status_t p2p_build(tc_rt_comm_t *comm, tc_rt_work_t *w, const tc_rt_p2
         int k = !o->is_send;
         uint64_t off = bytes ? (uint64_t)((char *)o->buf - base[k]) : 0;
         tc_step_t s = {.kind = o->is_send ? TC_STEP_SEND : TC_STEP_RECV,
-                       .buf = TC_BUF_SEND, .dst_buf = TC_BUF_RECV, .peer = o->peer,
-                       .off = o->is_send ? off : 0, .dst_off = o->is_send ? 0 : off,
-                       .count = bytes, .dep = {TC_STEP_NO_DEP, TC_STEP_NO_DEP}};
+                       .buf = TC_BUF_SEND,
+                       .dst_buf = TC_BUF_RECV,
+                       .peer = o->peer,
+                       .off = o->is_send ? off : 0,
+                       .dst_off = o->is_send ? 0 : off,
+                       .count = bytes,
+                       .dep = {TC_STEP_NO_DEP, TC_STEP_NO_DEP}};
         if (off + bytes > w->own.buf_count[k ? TC_BUF_RECV : TC_BUF_SEND])
             w->own.buf_count[k ? TC_BUF_RECV : TC_BUF_SEND] = off + bytes;
         if ((st = tc_sched_add(&w->own, &s, NULL)) == TC_OK)
@@ -531,8 +543,8 @@ tc_status_t tc_rt_work_start(tc_rt_work_t *w)
         st = tc_error_set(TC_ERR_INVALID_STATE, "work start: %s is still running",
                           tc_rt_op_what(&w->op, what, sizeof(what)));
     else if ((st = comm_usable(w->comm, tc_coll_name(w->call.coll))) == TC_OK &&
-             (!w->comm->check || (st = tc_rt_check_call(w->comm, &w->call, w->comm->seq + 1)) ==
-                                     TC_OK)) {
+             (!w->comm->check ||
+              (st = tc_rt_check_call(w->comm, &w->call, w->comm->seq + 1)) == TC_OK)) {
         w->async = 1;
         st = work_start(w);
     }
@@ -545,7 +557,7 @@ tc_status_t tc_rt_work_wait(tc_rt_work_t *w, int64_t timeout_ms)
     if (work_get_state(w) != TC_RT_WORK_RUNNING) {
         if (work_get_state(w) == TC_RT_WORK_IDLE)
             return tc_error_set(TC_ERR_INVALID_STATE, "work wait: the persistent work was never "
-                                "started");
+                                                      "started");
         return w->result == TC_OK ? TC_OK : tc_error_set(w->result, "%s", w->error);
     }
     tc_rt_world_lock(w->comm->world);

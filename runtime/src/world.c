@@ -19,9 +19,10 @@
 
 #define TC_RT_ADDR_KEY "tc.tcp.addr"
 #define TC_RT_SHM_ADDR_KEY "tc.shm.addr"
-#define TC_RT_NODE_KEY "tc.node.id"   /* 8 bytes: which node a rank runs on */
-#define TC_RT_DESC_KEY "tc.topo.desc" /* the node descriptor, for tools and topology-aware algorithms */
-#define TC_RT_YIELD_NS 5000000ull     /* idle time spent yielding before napping */
+#define TC_RT_NODE_KEY "tc.node.id" /* 8 bytes: which node a rank runs on */
+#define TC_RT_DESC_KEY                                                                             \
+    "tc.topo.desc"                /* the node descriptor, for tools and topology-aware algorithms */
+#define TC_RT_YIELD_NS 5000000ull /* idle time spent yielding before napping */
 #define TC_RT_LOCAL ((void *)2)
 #define TC_RT_REMOTE ((void *)1)
 #define TC_RT_ADDR_MAX 256
@@ -97,15 +98,14 @@ static tc_status_t world_publish_proc(tc_rt_world_t *world)
     return tc_boot_put(world->boot, "tc.proc", &proc, sizeof(proc));
 }
 
-tc_status_t tc_rt_world_same_node(tc_rt_world_t *world, int peer, uint64_t deadline_ns,
-                                  int *same_p)
+tc_status_t tc_rt_world_same_node(tc_rt_world_t *world, int peer, uint64_t deadline_ns, int *same_p)
 {
     void *known = tc_hmap_get(&world->locality, (uint64_t)peer);
     if (!known) {
         uint64_t id;
         size_t len;
-        tc_status_t st = tc_boot_get(world->boot, peer, TC_RT_NODE_KEY, &id, sizeof(id), &len,
-                                     deadline_ns);
+        tc_status_t st =
+            tc_boot_get(world->boot, peer, TC_RT_NODE_KEY, &id, sizeof(id), &len, deadline_ns);
         if (st == TC_OK && len != sizeof(id))
             st = tc_error_set(TC_ERR_PROTOCOL, "rank %d published a node id of %zu bytes", peer,
                               len);
@@ -147,8 +147,8 @@ static void world_secret(const tc_rt_world_t *world, char *buf, size_t cap)
         snprintf(buf, cap, "%s", s);
     else
         snprintf(buf, cap, "tcomms:%s:%s:%s:%d", world->boot->launcher,
-                 tc_config_string("PMIX_NAMESPACE", "self"),
-                 tc_config_string("MASTER_PORT", "-"), world->boot->size);
+                 tc_config_string("PMIX_NAMESPACE", "self"), tc_config_string("MASTER_PORT", "-"),
+                 world->boot->size);
 }
 
 tc_status_t tc_rt_world_create(tc_boot_kind_t boot, const tc_hints_t *hints, uint64_t deadline,
@@ -192,8 +192,7 @@ tc_status_t tc_rt_world_create(tc_boot_kind_t boot, const tc_hints_t *hints, uin
     size_t addr_len;
     if ((st = tc_tp_addr_pack(world->tp, addr, sizeof(addr), &addr_len)) != TC_OK ||
         (st = tc_boot_put(world->boot, TC_RT_ADDR_KEY, addr, addr_len)) != TC_OK ||
-        (st = world_publish_node(world)) != TC_OK ||
-        (st = world_publish_proc(world)) != TC_OK ||
+        (st = world_publish_node(world)) != TC_OK || (st = world_publish_proc(world)) != TC_OK ||
         (st = tc_boot_fence(world->boot, deadline)) != TC_OK)
         goto err;
     *world_p = world;
@@ -308,7 +307,8 @@ static tc_status_t world_self_ep(tc_rt_world_t *world, tc_tp_ep_t **ep_p)
         tc_tp_ctx_params_t params = TC_TP_CTX_PARAMS_INIT;
         params.self_id = (uint64_t)world->boot->rank;
         tc_status_t st;
-        if (!world->self && (st = tc_tp_ctx_create(&tc_tp_self_ops, &params, &world->self)) != TC_OK)
+        if (!world->self &&
+            (st = tc_tp_ctx_create(&tc_tp_self_ops, &params, &world->self)) != TC_OK)
             return st;
         if ((st = tc_tp_addr_pack(world->self, addr, sizeof(addr), &len)) != TC_OK ||
             (st = tc_tp_ep_connect(world->self, params.self_id, addr, len, &world->self_ep)) !=

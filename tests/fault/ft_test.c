@@ -261,8 +261,8 @@ int main(int argc, char **argv)
         const char *bound_s = getenv("TC_TIMEOUT_S");
         double bound = bound_s ? atof(bound_s) * 1e3 : 600e3, took = t_err - t_start;
         if (st != TC_ERR_TIMEOUT)
-            FAIL("with the victim stopped: got %s, want TC_ERR_TIMEOUT (%s)",
-                 tc_status_string(st), tc_last_error());
+            FAIL("with the victim stopped: got %s, want TC_ERR_TIMEOUT (%s)", tc_status_string(st),
+                 tc_last_error());
         else if (took < bound - 1 || took > bound + 1500)
             FAIL("timed out after %.0f ms, the bound is %.0f ms", took, bound);
         printf("rank %d: timed out after %.0f ms (bound %.0f ms): %s\n", rank, took, bound,

@@ -140,16 +140,36 @@ tc_status_t tc_comm_create(const tc_comm_opts_t *opts, tc_comm_t **comm_p);
  */
 tc_status_t tc_comm_destroy(tc_comm_t *comm);
 
-/** @brief This process's rank in @p comm, in [0, size). */
+/**
+ * @brief This process's rank in @p comm.
+ * @param comm the communicator.
+ * @param rank_p receives the rank, in [0, size).
+ * @return TC_OK or TC_ERR_INVALID_ARG.
+ */
 tc_status_t tc_comm_rank(const tc_comm_t *comm, int *rank_p);
 
-/** @brief The number of ranks in @p comm. */
+/**
+ * @brief The number of ranks in @p comm.
+ * @param comm the communicator.
+ * @param size_p receives the size.
+ * @return TC_OK or TC_ERR_INVALID_ARG.
+ */
 tc_status_t tc_comm_size(const tc_comm_t *comm, int *size_p);
 
-/** @brief The communicator's name (valid while it lives). */
+/**
+ * @brief The communicator's name.
+ * @param comm the communicator.
+ * @param name_p receives the name, valid while @p comm lives.
+ * @return TC_OK or TC_ERR_INVALID_ARG.
+ */
 tc_status_t tc_comm_name(const tc_comm_t *comm, const char **name_p);
 
-/** @brief Rank, size, device, launcher and transports of @p comm. */
+/**
+ * @brief Rank, size, device, launcher and transports of @p comm.
+ * @param comm the communicator.
+ * @param info receives the facts.
+ * @return TC_OK or TC_ERR_INVALID_ARG.
+ */
 tc_status_t tc_comm_info(const tc_comm_t *comm, tc_comm_info_t *info);
 
 /**
@@ -159,6 +179,11 @@ tc_status_t tc_comm_info(const tc_comm_t *comm, tc_comm_info_t *info);
  * Collective over @p comm. A rank passing ::TC_SPLIT_NONE gets NULL.
  * @param opts name, hints and timeout of the new communicator (bootstrap and
  *        device are inherited), or NULL.
+ * @param comm the communicator.
+ * @param color ranks with the same colour (>= 0) form one communicator; ::TC_SPLIT_NONE: none.
+ * @param key orders the ranks of the new communicator (ties: by rank in @p comm).
+ * @param newcomm_p receives the new communicator (NULL when this rank joins none).
+ * @return TC_OK, or an error status with the detail in tc_last_error() (see @ref tc_ops).
  */
 tc_status_t tc_comm_split(tc_comm_t *comm, int color, int key, const tc_comm_opts_t *opts,
                           tc_comm_t **newcomm_p);
@@ -169,17 +194,30 @@ tc_status_t tc_comm_split(tc_comm_t *comm, int color, int key, const tc_comm_opt
  *        rank passes the same list; ranks not in it get NULL.
  * @return TC_ERR_INVALID_ARG for an out-of-range or repeated rank, or an empty
  *         list; TC_ERR_MISMATCH when ranks passed different lists.
+ * @param comm the communicator.
+ * @param ranks ranks of @p comm.
+ * @param nranks entries in @p ranks.
+ * @param opts per-operation options (timeout, hints, async), or NULL.
+ * @param newcomm_p receives the new communicator (NULL when this rank joins none).
  */
 tc_status_t tc_comm_split_ranks(tc_comm_t *comm, const int *ranks, int nranks,
                                 const tc_comm_opts_t *opts, tc_comm_t **newcomm_p);
 
-/** @brief A new communicator of the same ranks, independent of @p comm. Collective. */
+/**
+ * @brief A new communicator of the same ranks, independent of @p comm. Collective.
+ * @param comm the communicator.
+ * @param opts per-operation options (timeout, hints, async), or NULL.
+ * @param newcomm_p receives the new communicator (NULL when this rank joins none).
+ * @return TC_OK, or an error status with the detail in tc_last_error() (see @ref tc_ops).
+ */
 tc_status_t tc_comm_dup(tc_comm_t *comm, const tc_comm_opts_t *opts, tc_comm_t **newcomm_p);
 
 /**
  * @brief Abort: every pending operation of @p comm ends with TC_ERR_ABORTED
  *        and later ones fail at once. Local; returns promptly and never waits
  *        on a peer. The communicator must still be destroyed.
+ * @param comm the communicator.
+ * @return TC_OK, or an error status with the detail in tc_last_error() (see @ref tc_ops).
  */
 tc_status_t tc_comm_abort(tc_comm_t *comm);
 
@@ -190,6 +228,7 @@ tc_status_t tc_comm_abort(tc_comm_t *comm);
  *        Use tc_comm_shrink() to go on.
  * @return TC_OK; TC_ERR_UNSUPPORTED when the bootstrap has no way to tell the
  *         other ranks (torchrun environment, world of one): revoked here only.
+ * @param comm the communicator.
  */
 tc_status_t tc_comm_revoke(tc_comm_t *comm);
 
@@ -200,6 +239,10 @@ tc_status_t tc_comm_revoke(tc_comm_t *comm);
  * Collective over the surviving ranks; works on a communicator broken by a
  * failure or revoked. A rank failing during the agreement is added to the
  * set and the agreement repeated. Bounded by the communicator's timeout.
+ * @param comm the communicator.
+ * @param opts per-operation options (timeout, hints, async), or NULL.
+ * @param newcomm_p receives the new communicator (NULL when this rank joins none).
+ * @return TC_OK, or an error status with the detail in tc_last_error() (see @ref tc_ops).
  */
 tc_status_t tc_comm_shrink(tc_comm_t *comm, const tc_comm_opts_t *opts, tc_comm_t **newcomm_p);
 
@@ -207,6 +250,9 @@ tc_status_t tc_comm_shrink(tc_comm_t *comm, const tc_comm_opts_t *opts, tc_comm_
  * @brief The ranks of @p comm known here to have failed.
  * @param ranks receives up to @p cap ranks (may be NULL when @p cap is 0).
  * @param n_p receives how many are known (may exceed @p cap).
+ * @param comm the communicator.
+ * @param cap entries @p ranks can hold.
+ * @return TC_OK, or an error status with the detail in tc_last_error() (see @ref tc_ops).
  */
 tc_status_t tc_comm_failed_ranks(tc_comm_t *comm, int *ranks, int cap, int *n_p);
 
@@ -219,6 +265,7 @@ tc_status_t tc_comm_failed_ranks(tc_comm_t *comm, int *ranks, int cap, int *n_p)
  * every rank and names the culprit.
  * @return TC_ERR_CONFIG when TC_FR_DIR is not set; TC_ERR_INVALID_STATE when
  *         the recorder is off (TC_FR_SIZE=0); TC_ERR_SYSTEM when writing fails.
+ * @param comm the communicator.
  */
 tc_status_t tc_comm_dump_fr(tc_comm_t *comm);
 
@@ -233,54 +280,145 @@ tc_status_t tc_comm_dump_fr(tc_comm_t *comm);
  * @return TC_OK; TC_ERR_INVALID_ARG for a bad argument; TC_ERR_UNSUPPORTED for
  *         an op that does not apply to the type; TC_ERR_TIMEOUT naming the
  *         ranks not yet heard from; TC_ERR_PEER_FAILED naming the failed rank.
+ * @param comm the communicator.
+ * @param sendbuf this rank's input (see the collective for its size and in-place rule).
+ * @param recvbuf this rank's output (see the collective for its size).
+ * @param count number of elements (per rank where the collective says so).
+ * @param dtype element type.
+ * @param op reduction operation (bitwise ops on integer types only).
+ * @param opts per-operation options (timeout, hints, async), or NULL.
+ * @param work_p receives a work object (required with opts->async), or NULL.
  */
 tc_status_t tc_all_reduce(tc_comm_t *comm, const void *sendbuf, void *recvbuf, size_t count,
                           tc_dtype_t dtype, tc_redop_t op, const tc_op_opts_t *opts,
                           tc_work_t **work_p);
 
 /** @brief Reduce @p count elements to @p root's @p recvbuf (other ranks' recvbuf
- *         is not written and may be NULL). In place when sendbuf == recvbuf. */
+ *         is not written and may be NULL). In place when sendbuf == recvbuf.
+ * @param comm the communicator.
+ * @param sendbuf this rank's input (see the collective for its size and in-place rule).
+ * @param recvbuf this rank's output (see the collective for its size).
+ * @param count number of elements (per rank where the collective says so).
+ * @param dtype element type.
+ * @param op reduction operation (bitwise ops on integer types only).
+ * @param root the root rank.
+ * @param opts per-operation options (timeout, hints, async), or NULL.
+ * @param work_p receives a work object (required with opts->async), or NULL.
+ * @return TC_OK, or an error status with the detail in tc_last_error() (see @ref tc_ops).
+ */
 tc_status_t tc_reduce(tc_comm_t *comm, const void *sendbuf, void *recvbuf, size_t count,
                       tc_dtype_t dtype, tc_redop_t op, int root, const tc_op_opts_t *opts,
                       tc_work_t **work_p);
 
-/** @brief Copy @p count elements of @p root's @p buf into every rank's @p buf. */
+/**
+ * @brief Copy @p count elements of @p root's @p buf into every rank's @p buf.
+ * @param comm the communicator.
+ * @param buf the data: input at the root (or the sender), output elsewhere.
+ * @param count number of elements (per rank where the collective says so).
+ * @param dtype element type.
+ * @param root the root rank.
+ * @param opts per-operation options (timeout, hints, async), or NULL.
+ * @param work_p receives a work object (required with opts->async), or NULL.
+ * @return TC_OK, or an error status with the detail in tc_last_error() (see @ref tc_ops).
+ */
 tc_status_t tc_broadcast(tc_comm_t *comm, void *buf, size_t count, tc_dtype_t dtype, int root,
                          const tc_op_opts_t *opts, tc_work_t **work_p);
 
 /** @brief Every rank's @p count elements, concatenated in rank order into every
  *         rank's @p recvbuf (size * count). In place when sendbuf == recvbuf +
- *         rank * count elements. */
+ *         rank * count elements.
+ * @param comm the communicator.
+ * @param sendbuf this rank's input (see the collective for its size and in-place rule).
+ * @param recvbuf this rank's output (see the collective for its size).
+ * @param count number of elements (per rank where the collective says so).
+ * @param dtype element type.
+ * @param opts per-operation options (timeout, hints, async), or NULL.
+ * @param work_p receives a work object (required with opts->async), or NULL.
+ * @return TC_OK, or an error status with the detail in tc_last_error() (see @ref tc_ops).
+ */
 tc_status_t tc_all_gather(tc_comm_t *comm, const void *sendbuf, void *recvbuf, size_t count,
                           tc_dtype_t dtype, const tc_op_opts_t *opts, tc_work_t **work_p);
 
 /** @brief all_gather with @p recvcounts[q] elements from rank q placed at
  *         @p displs[q] (NULL: packed). @p sendcount must equal recvcounts[rank].
- *         In place when sendbuf == recvbuf + displs[rank] elements. */
+ *         In place when sendbuf == recvbuf + displs[rank] elements.
+ * @param comm the communicator.
+ * @param sendbuf this rank's input (see the collective for its size and in-place rule).
+ * @param sendcount elements this rank contributes.
+ * @param recvbuf this rank's output (see the collective for its size).
+ * @param recvcounts [size] elements from (or to) each rank.
+ * @param displs [size] element offset of each rank's block, or NULL (packed).
+ * @param dtype element type.
+ * @param opts per-operation options (timeout, hints, async), or NULL.
+ * @param work_p receives a work object (required with opts->async), or NULL.
+ * @return TC_OK, or an error status with the detail in tc_last_error() (see @ref tc_ops).
+ */
 tc_status_t tc_all_gather_v(tc_comm_t *comm, const void *sendbuf, size_t sendcount,
                             void *recvbuf, const size_t *recvcounts, const size_t *displs,
                             tc_dtype_t dtype, const tc_op_opts_t *opts, tc_work_t **work_p);
 
 /** @brief Reduce size * @p recvcount elements; rank r gets block r (recvcount
  *         elements). In place when sendbuf == recvbuf (the result is left at
- *         block rank of the buffer). */
+ *         block rank of the buffer).
+ * @param comm the communicator.
+ * @param sendbuf this rank's input (see the collective for its size and in-place rule).
+ * @param recvbuf this rank's output (see the collective for its size).
+ * @param recvcount elements each rank receives.
+ * @param dtype element type.
+ * @param op reduction operation (bitwise ops on integer types only).
+ * @param opts per-operation options (timeout, hints, async), or NULL.
+ * @param work_p receives a work object (required with opts->async), or NULL.
+ * @return TC_OK, or an error status with the detail in tc_last_error() (see @ref tc_ops).
+ */
 tc_status_t tc_reduce_scatter(tc_comm_t *comm, const void *sendbuf, void *recvbuf,
                               size_t recvcount, tc_dtype_t dtype, tc_redop_t op,
                               const tc_op_opts_t *opts, tc_work_t **work_p);
 
 /** @brief reduce_scatter with block q of @p recvcounts[q] elements at @p displs[q]
- *         of the input (NULL: packed); rank r receives recvcounts[r] elements. */
+ *         of the input (NULL: packed); rank r receives recvcounts[r] elements.
+ * @param comm the communicator.
+ * @param sendbuf this rank's input (see the collective for its size and in-place rule).
+ * @param recvbuf this rank's output (see the collective for its size).
+ * @param recvcounts [size] elements from (or to) each rank.
+ * @param displs [size] element offset of each rank's block, or NULL (packed).
+ * @param dtype element type.
+ * @param op reduction operation (bitwise ops on integer types only).
+ * @param opts per-operation options (timeout, hints, async), or NULL.
+ * @param work_p receives a work object (required with opts->async), or NULL.
+ * @return TC_OK, or an error status with the detail in tc_last_error() (see @ref tc_ops).
+ */
 tc_status_t tc_reduce_scatter_v(tc_comm_t *comm, const void *sendbuf, void *recvbuf,
                                 const size_t *recvcounts, const size_t *displs, tc_dtype_t dtype,
                                 tc_redop_t op, const tc_op_opts_t *opts, tc_work_t **work_p);
 
 /** @brief Block q (@p count elements) of my sendbuf goes to rank q, landing at
- *         block (my rank) of its recvbuf. In place when sendbuf == recvbuf. */
+ *         block (my rank) of its recvbuf. In place when sendbuf == recvbuf.
+ * @param comm the communicator.
+ * @param sendbuf this rank's input (see the collective for its size and in-place rule).
+ * @param recvbuf this rank's output (see the collective for its size).
+ * @param count number of elements (per rank where the collective says so).
+ * @param dtype element type.
+ * @param opts per-operation options (timeout, hints, async), or NULL.
+ * @param work_p receives a work object (required with opts->async), or NULL.
+ * @return TC_OK, or an error status with the detail in tc_last_error() (see @ref tc_ops).
+ */
 tc_status_t tc_all_to_all(tc_comm_t *comm, const void *sendbuf, void *recvbuf, size_t count,
                           tc_dtype_t dtype, const tc_op_opts_t *opts, tc_work_t **work_p);
 
 /** @brief all_to_all with per-peer counts and displacements (elements). Rank q's
- *         sendcounts[me] must equal my recvcounts[q]. Not in place. */
+ *         sendcounts[me] must equal my recvcounts[q]. Not in place.
+ * @param comm the communicator.
+ * @param sendbuf this rank's input (see the collective for its size and in-place rule).
+ * @param sendcounts [size] elements this rank sends to each rank.
+ * @param sdispls [size] element offset of each block in @p sendbuf, or NULL (packed).
+ * @param recvbuf this rank's output (see the collective for its size).
+ * @param recvcounts [size] elements from (or to) each rank.
+ * @param rdispls [size] element offset of each block in @p recvbuf, or NULL (packed).
+ * @param dtype element type.
+ * @param opts per-operation options (timeout, hints, async), or NULL.
+ * @param work_p receives a work object (required with opts->async), or NULL.
+ * @return TC_OK, or an error status with the detail in tc_last_error() (see @ref tc_ops).
+ */
 tc_status_t tc_all_to_all_v(tc_comm_t *comm, const void *sendbuf, const size_t *sendcounts,
                             const size_t *sdispls, void *recvbuf, const size_t *recvcounts,
                             const size_t *rdispls, tc_dtype_t dtype, const tc_op_opts_t *opts,
@@ -288,17 +426,43 @@ tc_status_t tc_all_to_all_v(tc_comm_t *comm, const void *sendbuf, const size_t *
 
 /** @brief Every rank's @p count elements, concatenated in rank order into
  *         @p root's recvbuf (size * count; others may pass NULL). In place at
- *         the root when sendbuf == recvbuf + root * count elements. */
+ *         the root when sendbuf == recvbuf + root * count elements.
+ * @param comm the communicator.
+ * @param sendbuf this rank's input (see the collective for its size and in-place rule).
+ * @param recvbuf this rank's output (see the collective for its size).
+ * @param count number of elements (per rank where the collective says so).
+ * @param dtype element type.
+ * @param root the root rank.
+ * @param opts per-operation options (timeout, hints, async), or NULL.
+ * @param work_p receives a work object (required with opts->async), or NULL.
+ * @return TC_OK, or an error status with the detail in tc_last_error() (see @ref tc_ops).
+ */
 tc_status_t tc_gather(tc_comm_t *comm, const void *sendbuf, void *recvbuf, size_t count,
                       tc_dtype_t dtype, int root, const tc_op_opts_t *opts, tc_work_t **work_p);
 
 /** @brief Block r (@p count elements) of @p root's sendbuf (size * count; others
  *         may pass NULL) into rank r's recvbuf. In place at the root when
- *         recvbuf == sendbuf + root * count elements. */
+ *         recvbuf == sendbuf + root * count elements.
+ * @param comm the communicator.
+ * @param sendbuf this rank's input (see the collective for its size and in-place rule).
+ * @param recvbuf this rank's output (see the collective for its size).
+ * @param count number of elements (per rank where the collective says so).
+ * @param dtype element type.
+ * @param root the root rank.
+ * @param opts per-operation options (timeout, hints, async), or NULL.
+ * @param work_p receives a work object (required with opts->async), or NULL.
+ * @return TC_OK, or an error status with the detail in tc_last_error() (see @ref tc_ops).
+ */
 tc_status_t tc_scatter(tc_comm_t *comm, const void *sendbuf, void *recvbuf, size_t count,
                        tc_dtype_t dtype, int root, const tc_op_opts_t *opts, tc_work_t **work_p);
 
-/** @brief Return when every rank has entered the barrier. */
+/**
+ * @brief Return when every rank has entered the barrier.
+ * @param comm the communicator.
+ * @param opts per-operation options (timeout, hints, async), or NULL.
+ * @param work_p receives a work object (required with opts->async), or NULL.
+ * @return TC_OK, or an error status with the detail in tc_last_error() (see @ref tc_ops).
+ */
 tc_status_t tc_barrier(tc_comm_t *comm, const tc_op_opts_t *opts, tc_work_t **work_p);
 
 /**
@@ -307,11 +471,29 @@ tc_status_t tc_barrier(tc_comm_t *comm, const tc_op_opts_t *opts, tc_work_t **wo
  * Messages between two ranks are received in the order they were sent. The
  * receiver's count must equal the sender's (TC_ERR_MISMATCH otherwise).
  * Inside tc_batch_begin() / tc_batch_end() the send is only recorded.
+ * @param comm the communicator.
+ * @param buf the data: input at the root (or the sender), output elsewhere.
+ * @param count number of elements (per rank where the collective says so).
+ * @param dtype element type.
+ * @param peer the other rank.
+ * @param opts per-operation options (timeout, hints, async), or NULL.
+ * @param work_p receives a work object (required with opts->async), or NULL.
+ * @return TC_OK, or an error status with the detail in tc_last_error() (see @ref tc_ops).
  */
 tc_status_t tc_send(tc_comm_t *comm, const void *buf, size_t count, tc_dtype_t dtype, int peer,
                     const tc_op_opts_t *opts, tc_work_t **work_p);
 
-/** @brief Receive @p count elements from rank @p peer (see tc_send()). */
+/**
+ * @brief Receive @p count elements from rank @p peer (see tc_send()).
+ * @param comm the communicator.
+ * @param buf the data: input at the root (or the sender), output elsewhere.
+ * @param count number of elements (per rank where the collective says so).
+ * @param dtype element type.
+ * @param peer the other rank.
+ * @param opts per-operation options (timeout, hints, async), or NULL.
+ * @param work_p receives a work object (required with opts->async), or NULL.
+ * @return TC_OK, or an error status with the detail in tc_last_error() (see @ref tc_ops).
+ */
 tc_status_t tc_recv(tc_comm_t *comm, void *buf, size_t count, tc_dtype_t dtype, int peer,
                     const tc_op_opts_t *opts, tc_work_t **work_p);
 
@@ -321,10 +503,18 @@ tc_status_t tc_recv(tc_comm_t *comm, void *buf, size_t count, tc_dtype_t dtype, 
  *
  * Inside a batch, send and recv take NULL opts and work_p; any other
  * operation on @p comm is TC_ERR_INVALID_STATE.
+ * @param comm the communicator.
+ * @return TC_OK, or an error status with the detail in tc_last_error() (see @ref tc_ops).
  */
 tc_status_t tc_batch_begin(tc_comm_t *comm);
 
-/** @brief Issue every send and receive recorded since tc_batch_begin(). */
+/**
+ * @brief Issue every send and receive recorded since tc_batch_begin().
+ * @param comm the communicator.
+ * @param opts per-operation options (timeout, hints, async), or NULL.
+ * @param work_p receives a work object (required with opts->async), or NULL.
+ * @return TC_OK, or an error status with the detail in tc_last_error() (see @ref tc_ops).
+ */
 tc_status_t tc_batch_end(tc_comm_t *comm, const tc_op_opts_t *opts, tc_work_t **work_p);
 
 /**
@@ -333,11 +523,23 @@ tc_status_t tc_batch_end(tc_comm_t *comm, const tc_op_opts_t *opts, tc_work_t **
  *
  * Collective in the sense that every rank must prepare it; nothing moves until
  * started. The schedule is built once.
+ * @param comm the communicator.
+ * @param sendbuf this rank's input (see the collective for its size and in-place rule).
+ * @param recvbuf this rank's output (see the collective for its size).
+ * @param count number of elements (per rank where the collective says so).
+ * @param dtype element type.
+ * @param opts per-operation options (timeout, hints, async), or NULL.
+ * @param work_p receives a work object (required with opts->async), or NULL.
+ * @return TC_OK, or an error status with the detail in tc_last_error() (see @ref tc_ops).
  */
 tc_status_t tc_all_gather_init(tc_comm_t *comm, const void *sendbuf, void *recvbuf, size_t count,
                                tc_dtype_t dtype, const tc_op_opts_t *opts, tc_work_t **work_p);
 
-/** @brief Start a persistent work (from tc_all_gather_init()) that is not running. */
+/**
+ * @brief Start a persistent work (from tc_all_gather_init()) that is not running.
+ * @param work the work object.
+ * @return TC_OK, or an error status with the detail in tc_last_error() (see @ref tc_ops).
+ */
 tc_status_t tc_work_start(tc_work_t *work);
 
 /** @brief The states of a work object. */
@@ -354,23 +556,41 @@ typedef enum tc_work_state {
  *        operation's own timeout).
  * @return the operation's result; TC_ERR_TIMEOUT when @p timeout_ms ran out
  *         first (the operation goes on: wait again, or test).
+ * @param work the work object.
+ * @param timeout_ms longest wait in milliseconds (< 0: the operation's own timeout).
  */
 tc_status_t tc_work_wait(tc_work_t *work, int64_t timeout_ms);
 
 /** @brief Progress @p work without blocking; *done_p = 1 when it has finished
- *         (then the return value is its result). */
+ *         (then the return value is its result).
+ * @param work the work object.
+ * @param done_p receives 1 when finished, else 0.
+ * @return TC_OK, or an error status with the detail in tc_last_error() (see @ref tc_ops).
+ */
 tc_status_t tc_work_test(tc_work_t *work, int *done_p);
 
-/** @brief The state and result of @p work without progressing it. */
+/**
+ * @brief The state and result of @p work without progressing it.
+ * @param work the work object.
+ * @param state_p receives the state.
+ * @param result_p receives the result (TC_INPROGRESS while running), or NULL.
+ * @return TC_OK, or an error status with the detail in tc_last_error() (see @ref tc_ops).
+ */
 tc_status_t tc_work_status(const tc_work_t *work, tc_work_state_t *state_p,
                            tc_status_t *result_p);
 
-/** @brief The error text of a failed work ("" otherwise); valid until freed. */
+/**
+ * @brief The error text of a failed work ("" otherwise); valid until freed.
+ * @param work the work object.
+ * @return the text; "" while running or after success.
+ */
 const char *tc_work_error(const tc_work_t *work);
 
 /**
  * @brief Free a work object. A work still in progress is first waited for (up
  *        to its timeout) so that no transfer into freed buffers can follow.
+ * @param work the work object.
+ * @return TC_OK, or an error status with the detail in tc_last_error() (see @ref tc_ops).
  */
 tc_status_t tc_work_free(tc_work_t *work);
 

@@ -27,10 +27,10 @@ typedef struct tc_rt_work tc_rt_work_t;
 
 /** @brief Parameters of tc_rt_comm_create() and of split communicators. */
 typedef struct tc_rt_comm_params {
-    tc_boot_kind_t boot;      /**< bootstrap (create only) */
-    const char *name;         /**< name for logs, or NULL */
-    const tc_hints_t *hints;  /**< communicator hints, or NULL */
-    int64_t timeout_ms;       /**< default timeout; <= 0: TC_TIMEOUT_S or 600 s (split: the parent's) */
+    tc_boot_kind_t boot;     /**< bootstrap (create only) */
+    const char *name;        /**< name for logs, or NULL */
+    const tc_hints_t *hints; /**< communicator hints, or NULL */
+    int64_t timeout_ms; /**< default timeout; <= 0: TC_TIMEOUT_S or 600 s (split: the parent's) */
 } tc_rt_comm_params_t;
 
 /** @brief One collective call (or, with coll = TC_COLL_COUNT, a point-to-point batch). */
@@ -41,9 +41,9 @@ typedef struct tc_rt_coll {
     size_t count;
     tc_dtype_t dtype;
     tc_redop_t op;
-    int root;                 /**< -1 when not rooted */
-    const tc_hints_t *hints;  /**< per-operation hints (algo=...), or NULL */
-    int64_t timeout_ms;       /**< <= 0: the communicator's */
+    int root;                /**< -1 when not rooted */
+    const tc_hints_t *hints; /**< per-operation hints (algo=...), or NULL */
+    int64_t timeout_ms;      /**< <= 0: the communicator's */
     /** all_gather_v / reduce_scatter_v: [size] block lengths and offsets
      *  (displs NULL: packed); NULL for the regular collectives. */
     const size_t *counts;
@@ -127,8 +127,7 @@ void tc_rt_comm_info(tc_rt_comm_t *comm, tc_rt_comm_info_t *info);
  *        id equals ours). Looked up once per peer and cached, so peers never
  *        used cost nothing.
  */
-tc_status_t tc_rt_comm_same_node(tc_rt_comm_t *comm, int peer, uint64_t deadline_ns,
-                                 int *same_p);
+tc_status_t tc_rt_comm_same_node(tc_rt_comm_t *comm, int peer, uint64_t deadline_ns, int *same_p);
 
 /**
  * @brief Run one collective to completion (blocking, bounded by its timeout).
