@@ -130,8 +130,9 @@ void tc_rt_comm_cancel_works(tc_rt_comm_t *comm, tc_status_t st, const char *why
         if (w->comm != comm || w->tolerant)
             continue;
         char what[128];
-        snprintf(w->error, sizeof(w->error), "%s: %s", tc_rt_op_what(&w->op, what, sizeof(what)),
-                 why);
+        snprintf(w->error, sizeof(w->error), "%s (%s, rank %d of %d, at step %u of %u): %s",
+                 tc_rt_op_what(&w->op, what, sizeof(what)), w->sched ? w->sched->algo : "?",
+                 comm->rank, comm->size, w->ex.first, w->sched ? w->sched->nsteps : 0, why);
         tc_rt_fr_end(w, st);
         tc_rt_exec_abandon(w);
         work_unlink(w);

@@ -107,6 +107,20 @@ else
     fail=$((fail + 1))
 fi
 
+# The documentation's example: a training loop that loses a rank and goes on.
+dir=$log/example
+mkdir -p "$dir"
+timeout -k 5 90 "$tcrun" --keep-going --timeout 60 -n 4 "$bin/tests/fault/resilient_training" \
+    --die-rank 2 --die-step 50 >"$dir/out" 2>&1
+if [ "$(grep -c '200 steps, 1 recoveries, 0 wrong sums' "$dir/out")" -eq 3 ]; then
+    echo "PASS  docs/examples/resilient_training: 3 survivors finish with correct sums"
+    pass=$((pass + 1))
+else
+    echo "FAIL  docs/examples/resilient_training; last lines:"
+    tail -n 12 "$dir/out" | sed 's/^/      /'
+    fail=$((fail + 1))
+fi
+
 cat "$detect".kill-* 2>/dev/null | sort -n | awk '
     { v[NR] = $1 }
     END {
