@@ -26,8 +26,12 @@ struct tc_work {
 tc_status_t tc_api_check_comm(const tc_comm_t *comm, const char *fn);
 tc_status_t tc_api_check_not_batching(const tc_comm_t *comm, const char *fn);
 
+/* Whether @p opts carries hints to parse. */
+int tc_api_opts_have_hints(const tc_op_opts_t *opts);
+
 /* Parse per-operation options into hints, a timeout and the runtime flags;
- * checks that asynchronous calls have somewhere to put their work. */
+ * checks that asynchronous calls have somewhere to put their work. @p hints
+ * may be NULL when tc_api_opts_have_hints() says there are none. */
 tc_status_t tc_api_op_opts(const tc_op_opts_t *opts, const char *fn, tc_hints_t *hints,
                            int64_t *timeout_ms_p, int *flags_p, tc_work_t **work_p);
 

@@ -7,6 +7,11 @@
 
 #define MAX_ELEMS (UINT64_C(1) << 48)
 
+int tc_api_opts_have_hints(const tc_op_opts_t *opts)
+{
+    return opts && opts->size >= sizeof(*opts) && opts->hints;
+}
+
 tc_status_t tc_api_op_opts(const tc_op_opts_t *opts, const char *fn, tc_hints_t *hints,
                            int64_t *timeout_ms_p, int *flags_p, tc_work_t **work_p)
 {
@@ -28,7 +33,7 @@ tc_status_t tc_api_op_opts(const tc_op_opts_t *opts, const char *fn, tc_hints_t 
                             fn);
     *timeout_ms_p = opts->timeout_ms;
     *flags_p = opts->async ? TC_RT_ASYNC : 0;
-    if (opts->hints) {
+    if (opts->hints && hints) {
         tc_status_t st = tc_hints_parse(hints, opts->hints);
         if (st != TC_OK) {
             tc_error_prefix("%s: opts->hints: ", fn);
@@ -121,15 +126,19 @@ static tc_status_t check_root(const api_call_t *c, int root)
 static tc_status_t issue(const api_call_t *c, tc_rt_coll_t *call, const tc_op_opts_t *opts,
                          tc_work_t **work_p)
 {
+    /* hints are parsed only when given: the common call allocates nothing */
     tc_hints_t hints;
-    tc_hints_init(&hints);
+    int have_hints = tc_api_opts_have_hints(opts);
+    if (have_hints)
+        tc_hints_init(&hints);
     int flags;
     tc_work_t *work = NULL;
-    tc_status_t st = tc_api_op_opts(opts, c->fn, &hints, &call->timeout_ms, &flags, work_p);
+    tc_status_t st = tc_api_op_opts(opts, c->fn, have_hints ? &hints : NULL, &call->timeout_ms,
+                                    &flags, work_p);
     if (st == TC_OK && work_p)
         st = tc_api_work_new(c->fn, &work);
     if (st == TC_OK) {
-        call->hints = &hints;
+        call->hints = have_hints ? &hints : NULL;
         tc_rt_work_t *rt = NULL;
         st = tc_rt_coll_issue(c->comm->rt, call, flags, work_p ? &rt : NULL);
         if (rt) {
@@ -139,7 +148,8 @@ static tc_status_t issue(const api_call_t *c, tc_rt_coll_t *call, const tc_op_op
         }
     }
     tc_api_work_drop(work);
-    tc_hints_free(&hints);
+    if (have_hints)
+        tc_hints_free(&hints);
     return st;
 }
 

@@ -49,16 +49,20 @@ static tc_status_t p2p_issue(tc_comm_t *comm, const char *fn, const tc_rt_p2p_t 
                              const tc_op_opts_t *opts, tc_work_t **work_p)
 {
     tc_hints_t hints;
-    tc_hints_init(&hints);
+    int have_hints = tc_api_opts_have_hints(opts);
+    if (have_hints)
+        tc_hints_init(&hints);
     int64_t timeout_ms;
     int flags;
     tc_work_t *work = NULL;
-    tc_status_t st = tc_api_op_opts(opts, fn, &hints, &timeout_ms, &flags, work_p);
+    tc_status_t st =
+        tc_api_op_opts(opts, fn, have_hints ? &hints : NULL, &timeout_ms, &flags, work_p);
     if (st == TC_OK && work_p)
         st = tc_api_work_new(fn, &work);
     if (st == TC_OK) {
         tc_rt_work_t *rt = NULL;
-        st = tc_rt_p2p_issue(comm->rt, ops, n, &hints, timeout_ms, flags, work_p ? &rt : NULL);
+        st = tc_rt_p2p_issue(comm->rt, ops, n, have_hints ? &hints : NULL, timeout_ms, flags,
+                             work_p ? &rt : NULL);
         if (rt) {
             work->rt = rt;
             *work_p = work;
@@ -66,7 +70,8 @@ static tc_status_t p2p_issue(tc_comm_t *comm, const char *fn, const tc_rt_p2p_t 
         }
     }
     tc_api_work_drop(work);
-    tc_hints_free(&hints);
+    if (have_hints)
+        tc_hints_free(&hints);
     return st;
 }
 

@@ -80,7 +80,7 @@ typedef struct tc_rt_fr_entry {
     const char *algo; /* static */
     int state;        /* TC_RT_FR_* */
     tc_status_t status;
-    uint64_t start_ns, end_ns; /* CLOCK_REALTIME, comparable across ranks */
+    uint64_t start_ns, end_ns; /* CLOCK_MONOTONIC; dumps convert to the real time */
     char awaited[64];          /* ranks still awaited when it ended or was dumped */
 } tc_rt_fr_entry_t;
 
@@ -130,6 +130,9 @@ struct tc_rt_world {
     tc_tp_ctx_t *self; /* this process to itself, created on first use */
     tc_tp_ep_t *self_ep;
     int shm_eps, tcp_eps;   /* endpoints connected so far */
+    unsigned tcp_idle_passes; /* progress passes since tcp was last looked at */
+    unsigned idle_passes;     /* progress passes in a row that moved nothing */
+    uint64_t now_ns;          /* the clock as read by the last idle pass that read it */
     tc_hmap_t eps;          /* world rank -> tc_tp_ep_t*, only the peers actually used */
     uint64_t node_id;       /* this node's id (topo), published as TC_RT_NODE_KEY */
     tc_hmap_t locality;     /* world rank -> local/remote, learnt on first use */
@@ -259,7 +262,7 @@ void tc_rt_comm_revoke_local(tc_rt_comm_t *comm, const char *why);
 /* fr.c: the flight recorder */
 tc_status_t tc_rt_fr_init(tc_rt_comm_t *comm);
 void tc_rt_fr_free(tc_rt_comm_t *comm);
-void tc_rt_fr_begin(tc_rt_work_t *work);
+void tc_rt_fr_begin(tc_rt_work_t *work, uint64_t now_ns);
 void tc_rt_fr_end(tc_rt_work_t *work, tc_status_t st);
 tc_status_t tc_rt_fr_dump(tc_rt_comm_t *comm, const char *reason);
 /* Dump if TC_FR_DIR is set, keeping the caller's error (@p keep) as it was. */

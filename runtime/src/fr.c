@@ -18,6 +18,7 @@
 
 #include "comm_impl.h"
 #include "tcomms/base/log.h"
+#include "tcomms/base/time.h"
 
 static volatile sig_atomic_t fr_signalled;
 static int fr_handler_installed;
@@ -67,7 +68,7 @@ void tc_rt_fr_free(tc_rt_comm_t *comm)
     comm->fr = NULL;
 }
 
-void tc_rt_fr_begin(tc_rt_work_t *w)
+void tc_rt_fr_begin(tc_rt_work_t *w, uint64_t now_ns)
 {
     tc_rt_comm_t *comm = w->comm;
     if (!comm->fr)
@@ -84,7 +85,7 @@ void tc_rt_fr_begin(tc_rt_work_t *w)
                             .count = w->call.sendcounts ? 0 : w->call.count,
                             .algo = w->sched ? w->sched->algo : "?",
                             .state = TC_RT_FR_RUNNING,
-                            .start_ns = fr_now()};
+                            .start_ns = now_ns};
 }
 
 void tc_rt_fr_end(tc_rt_work_t *w, tc_status_t st)
@@ -95,7 +96,7 @@ void tc_rt_fr_end(tc_rt_work_t *w, tc_status_t st)
     tc_rt_fr_entry_t *e = &comm->fr[(w->fr_id - 1) % comm->fr_cap];
     if (e->id != w->fr_id)
         return; /* overwritten by newer operations */
-    e->end_ns = fr_now();
+    e->end_ns = tc_time_ns();
     e->status = st;
     e->state = st == TC_OK            ? TC_RT_FR_DONE
                : st == TC_ERR_TIMEOUT ? TC_RT_FR_TIMED_OUT
@@ -182,6 +183,9 @@ tc_status_t tc_rt_fr_dump(tc_rt_comm_t *comm, const char *reason)
     fr_json_string(f, reason);
     fprintf(f, ", \"dump_ns\": %llu, \"last_seq\": %llu, \"ops\": [", (unsigned long long)fr_now(),
             (unsigned long long)comm->seq);
+    /* entries hold the monotonic clock; dumps give the real time, comparable
+     * across ranks */
+    uint64_t offset = fr_now() - tc_time_ns();
     uint64_t first = comm->fr_next > comm->fr_cap ? comm->fr_next - comm->fr_cap : 0;
     for (uint64_t n = first; n < comm->fr_next; n++) {
         const tc_rt_fr_entry_t *e = &comm->fr[n % comm->fr_cap];
@@ -194,7 +198,8 @@ tc_status_t tc_rt_fr_dump(tc_rt_comm_t *comm, const char *reason)
                 p2p ? "send_recv" : tc_coll_name((tc_coll_t)e->coll),
                 p2p ? "bytes" : tc_dtype_name((tc_dtype_t)e->dtype), (unsigned long long)e->count,
                 tc_redop_name((tc_redop_t)e->op), e->root, e->algo, fr_state_name(e->state),
-                (unsigned long long)e->start_ns, (unsigned long long)e->end_ns,
+                (unsigned long long)(e->start_ns + offset),
+                (unsigned long long)(e->end_ns ? e->end_ns + offset : 0),
                 e->state == TC_RT_FR_RUNNING ? "TC_INPROGRESS" : tc_status_string(e->status));
         fr_json_ranks(f, e->state == TC_RT_FR_DONE ? "" : e->awaited);
         fputc('}', f);

@@ -174,9 +174,6 @@ int tc_rt_world_progress(tc_rt_world_t *world)
         if (tc_rt_exec_done(w)) {
             work_complete(w);
             total++;
-        } else if (c == 0 && tc_deadline_passed(w->deadline)) {
-            work_timeout(w);
-            next = world->active;
         }
     }
     int n = tc_rt_world_progress_tp(world);
@@ -186,6 +183,20 @@ int tc_rt_world_progress(tc_rt_world_t *world)
         while (world->active)
             tc_rt_work_fail(world->active, st);
         return 1;
+    }
+    if (total + n > 0) {
+        world->idle_passes = 0;
+    } else if (world->active && ++world->idle_passes % 16 == 0) {
+        /* nothing moved for a while: the time to look at the clock (once,
+         * for every waiter of this pass: see world->now_ns) */
+        uint64_t now = world->now_ns = tc_time_ns();
+        for (tc_rt_work_t *w = world->active, *next; w; w = next) {
+            next = w->next;
+            if (now >= w->deadline) {
+                work_timeout(w);
+                next = world->active;
+            }
+        }
     }
     return total + n;
 }
@@ -202,7 +213,9 @@ tc_status_t tc_rt_work_wait_locked(tc_rt_work_t *w, uint64_t wait_deadline)
             idle_since = 0;
             continue;
         }
-        uint64_t now = tc_time_ns();
+        if (world->idle_passes % 16 != 0)
+            continue; /* poll a while before looking at the clock */
+        uint64_t now = world->now_ns; /* read by this idle pass */
         if (wait_deadline && now >= wait_deadline)
             return TC_ERR_TIMEOUT;
         if (idle_since == 0)
@@ -227,9 +240,10 @@ static tc_status_t work_start(tc_rt_work_t *w)
     tc_status_t st = tc_rt_exec_begin(w);
     if (st != TC_OK)
         return st;
-    w->deadline = tc_deadline_after_ms((uint64_t)w->timeout_ms);
+    uint64_t now = tc_time_ns();
+    w->deadline = now + (uint64_t)w->timeout_ms * 1000000ull;
     w->failed_peer = -1;
-    tc_rt_fr_begin(w);
+    tc_rt_fr_begin(w, now);
     work_set_state(w, TC_RT_WORK_RUNNING);
     w->result = TC_INPROGRESS;
     w->error[0] = '\0';

@@ -370,9 +370,17 @@ tc_status_t tc_rt_world_ep(tc_rt_world_t *world, int peer, uint64_t deadline_ns,
     return TC_OK;
 }
 
+/* Without a tcp endpoint, tcp only has connections to accept: look at it
+ * one pass in TC_RT_TCP_IDLE_PASSES (its progress is a system call). */
+#define TC_RT_TCP_IDLE_PASSES 64
+
 int tc_rt_world_progress_tp(tc_rt_world_t *world)
 {
-    int n = tc_tp_progress(world->tp);
+    int n = 0;
+    if (world->tcp_eps > 0 || ++world->tcp_idle_passes >= TC_RT_TCP_IDLE_PASSES) {
+        world->tcp_idle_passes = 0;
+        n = tc_tp_progress(world->tp);
+    }
     if (n >= 0 && world->shm) {
         int m = tc_tp_progress(world->shm);
         n = m < 0 ? m : n + m;

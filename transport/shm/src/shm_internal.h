@@ -118,6 +118,7 @@ typedef struct tc_shm_ctx {
     size_t seg_size;
     int cma; /* allowed by the options and process_vm_readv works in this process */
     uint64_t liveness_ns, next_check_ns;
+    unsigned progress_calls; /* progress() calls, to read the clock only every 64 */
     tc_shm_ep_t *eps;
     tc_shm_mem_t *mems;
     uint64_t next_key;
