@@ -28,7 +28,8 @@ step() {
 stash_bin() {
     local dest=$1
     rm -rf "$dest" && mkdir -p "$dest"
-    for b in tools/tcrun/tcrun tools/tcperf/tcperf tests/integration/allreduce_test; do
+    for b in tools/tcrun/tcrun tools/tcperf/tcperf tests/integration/allreduce_test \
+        tests/fault/ft_test tests/fault/resilient_training tests/runtime/env_boot_prog; do
         mkdir -p "$dest/$(dirname $b)" && cp "bazel-bin/$b" "$dest/$b" || return 1
     done
 }
@@ -50,14 +51,17 @@ step "install dependencies" tools/setup/install-deps.sh
 step "build (gcc)" bazel build //...
 step "unit tests (gcc)" bazel test //...
 step "integration: tcrun, mpirun, srun, no launcher" integration opt
+step "fault injection: kill, stop, mismatch, abort, shrink; tc-fr" \
+    tests/fault/run_fault.sh build/bin-opt --trials 3
 step "layering_check (clang): build" bazel build --config=layering //...
 step "layering: upward, sideways and transitive dependencies refused" tests/layering/run_probes.sh
 # size=large tests (the 131072-rank verifier runs) take minutes under ASan: plain build only
 step "unit tests (ASan+UBSan)" bazel test --config=asan --test_size_filters=small,medium //...
 step "integration (ASan+UBSan)" asan_integration
-step "unit tests (TSan): threads in base, tcp, shm, self" \
+step "unit tests (TSan): threads in base, tcp, shm, self, the env store" \
     bazel test --config=tsan //tests/base:test_log //tests/base:test_status \
     //tests/transport:tcp_pair_test //tests/transport:tcp_rma_test \
+    //tests/runtime:bootstrap_env_test \
     //tests/transport/shm/... //tests/transport/self/...
 step "fuzz: every libFuzzer target, 20 s each" tests/fuzz/run_fuzz.sh 20
 step "doxygen: public headers, warnings as errors" \
