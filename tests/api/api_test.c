@@ -142,12 +142,193 @@ static void test_configuration_errors(void **state)
     tc_comm_destroy(comm);
 }
 
+/* Every operation in a world of one: results equal the inputs (block 0 is
+ * this rank's), and work objects, batches, persistent work, split, dup,
+ * shrink and the fault-tolerance calls behave. */
+static void test_every_call_alone(void **state)
+{
+    no_pmix_env();
+    tc_comm_t *comm;
+    assert_int_equal(tc_comm_create(NULL, &comm), TC_OK);
+    int32_t in[6] = {3, -1, 4, 1, -5, 9}, out[6];
+    memset(out, 0, sizeof(out));
+    assert_int_equal(tc_reduce(comm, in, out, 6, TC_INT32, TC_MAX, 0, NULL, NULL), TC_OK);
+    assert_memory_equal(in, out, sizeof(in));
+    memcpy(out, in, sizeof(in));
+    assert_int_equal(tc_broadcast(comm, out, 6, TC_INT32, 0, NULL, NULL), TC_OK);
+    assert_memory_equal(in, out, sizeof(in));
+    memset(out, 0, sizeof(out));
+    assert_int_equal(tc_all_gather(comm, in, out, 6, TC_INT32, NULL, NULL), TC_OK);
+    assert_memory_equal(in, out, sizeof(in));
+    memset(out, 0, sizeof(out));
+    assert_int_equal(tc_reduce_scatter(comm, in, out, 6, TC_INT32, TC_SUM, NULL, NULL), TC_OK);
+    assert_memory_equal(in, out, sizeof(in));
+    memset(out, 0, sizeof(out));
+    assert_int_equal(tc_all_to_all(comm, in, out, 6, TC_INT32, NULL, NULL), TC_OK);
+    assert_memory_equal(in, out, sizeof(in));
+    memset(out, 0, sizeof(out));
+    assert_int_equal(tc_gather(comm, in, out, 6, TC_INT32, 0, NULL, NULL), TC_OK);
+    assert_memory_equal(in, out, sizeof(in));
+    memset(out, 0, sizeof(out));
+    assert_int_equal(tc_scatter(comm, in, out, 6, TC_INT32, 0, NULL, NULL), TC_OK);
+    assert_memory_equal(in, out, sizeof(in));
+    size_t c6[1] = {6}, d2[1] = {2};
+    int32_t wide[8];
+    memset(wide, 0, sizeof(wide));
+    assert_int_equal(tc_all_gather_v(comm, in, 6, wide, c6, d2, TC_INT32, NULL, NULL), TC_OK);
+    assert_memory_equal(in, wide + 2, sizeof(in));
+    memset(out, 0, sizeof(out));
+    assert_int_equal(tc_all_to_all_v(comm, in, c6, NULL, out, c6, NULL, TC_INT32, NULL, NULL),
+                     TC_OK);
+    assert_memory_equal(in, out, sizeof(in));
+    assert_int_equal(tc_barrier(comm, NULL, NULL), TC_OK);
+
+    /* send to itself inside a batch */
+    memset(out, 0, sizeof(out));
+    assert_int_equal(tc_batch_begin(comm), TC_OK);
+    assert_int_equal(tc_send(comm, in, 6, TC_INT32, 0, NULL, NULL), TC_OK);
+    assert_int_equal(tc_recv(comm, out, 6, TC_INT32, 0, NULL, NULL), TC_OK);
+    assert_int_equal(tc_batch_end(comm, NULL, NULL), TC_OK);
+    assert_memory_equal(in, out, sizeof(in));
+
+    /* asynchronous, then waited for; test; status */
+    tc_op_opts_t o = TC_OP_OPTS_INIT;
+    o.async = 1;
+    tc_work_t *w = NULL;
+    memset(out, 0, sizeof(out));
+    assert_int_equal(tc_all_reduce(comm, in, out, 6, TC_INT32, TC_SUM, &o, &w), TC_OK);
+    assert_int_equal(tc_work_wait(w, 5000), TC_OK);
+    assert_memory_equal(in, out, sizeof(in));
+    int done = 0;
+    assert_int_equal(tc_work_test(w, &done), TC_OK);
+    assert_int_equal(done, 1);
+    tc_work_state_t ws;
+    tc_status_t res;
+    assert_int_equal(tc_work_status(w, &ws, &res), TC_OK);
+    assert_int_equal(ws, TC_WORK_COMPLETED);
+    assert_int_equal(res, TC_OK);
+    assert_string_equal(tc_work_error(w), "");
+    expect(tc_work_start(w), TC_ERR_INVALID_STATE, "not persistent");
+    assert_int_equal(tc_work_free(w), TC_OK);
+
+    /* persistent: started three times with new data */
+    int32_t mine = 0, all = -1;
+    tc_work_t *pw;
+    assert_int_equal(tc_all_gather_init(comm, &mine, &all, 1, TC_INT32, NULL, &pw), TC_OK);
+    assert_int_equal(tc_work_status(pw, &ws, NULL), TC_OK);
+    assert_int_equal(ws, TC_WORK_NOT_STARTED);
+    expect(tc_work_wait(pw, 0), TC_ERR_INVALID_STATE, "never started");
+    for (int i = 1; i <= 3; i++) {
+        mine = 10 * i;
+        assert_int_equal(tc_work_start(pw), TC_OK);
+        assert_int_equal(tc_work_wait(pw, -1), TC_OK);
+        assert_int_equal(all, 10 * i);
+    }
+    assert_int_equal(tc_work_free(pw), TC_OK);
+
+    /* split, split by list, dup, shrink: each a working world of one */
+    tc_comm_t *c2 = NULL, *c3 = NULL, *c4 = NULL, *c5 = NULL, *none = (tc_comm_t *)1;
+    assert_int_equal(tc_comm_split(comm, 7, 0, NULL, &c2), TC_OK);
+    assert_int_equal(tc_comm_split(comm, TC_SPLIT_NONE, 0, NULL, &none), TC_OK);
+    assert_null(none);
+    int zero = 0;
+    assert_int_equal(tc_comm_split_ranks(comm, &zero, 1, NULL, &c3), TC_OK);
+    tc_comm_opts_t co = TC_COMM_OPTS_INIT;
+    co.name = "copy";
+    assert_int_equal(tc_comm_dup(comm, &co, &c4), TC_OK);
+    const char *name;
+    assert_int_equal(tc_comm_name(c4, &name), TC_OK);
+    assert_string_equal(name, "copy");
+    assert_int_equal(tc_comm_shrink(comm, NULL, &c5), TC_OK);
+    tc_comm_t *cs[] = {c2, c3, c4, c5};
+    for (int i = 0; i < 4; i++) {
+        int32_t v = 5 + i, r = 0;
+        assert_int_equal(tc_all_reduce(cs[i], &v, &r, 1, TC_INT32, TC_SUM, NULL, NULL), TC_OK);
+        assert_int_equal(r, 5 + i);
+        assert_int_equal(tc_comm_destroy(cs[i]), TC_OK);
+    }
+    tc_comm_info_t info;
+    assert_int_equal(tc_comm_info(comm, &info), TC_OK);
+    assert_int_equal(info.size, 1);
+    assert_string_equal(info.launcher, "self");
+    int failed[4], nfailed = -1;
+    assert_int_equal(tc_comm_failed_ranks(comm, failed, 4, &nfailed), TC_OK);
+    assert_int_equal(nfailed, 0);
+    unsetenv("TC_FR_DIR");
+    expect(tc_comm_dump_fr(comm), TC_ERR_CONFIG, "TC_FR_DIR");
+
+    /* abort: later operations fail at once, naming why */
+    assert_int_equal(tc_comm_abort(comm), TC_OK);
+    expect(tc_barrier(comm, NULL, NULL), TC_ERR_ABORTED, "aborted");
+    assert_int_equal(tc_comm_destroy(comm), TC_OK);
+}
+
+/* Every new call rejects bad arguments with its status and a detail. */
+static void test_bad_arguments_everywhere(void **state)
+{
+    no_pmix_env();
+    tc_comm_t *comm;
+    assert_int_equal(tc_comm_create(NULL, &comm), TC_OK);
+    int32_t a[4] = {0}, b[4];
+    size_t c1[1] = {4}, c2[1] = {3};
+    expect(tc_reduce(comm, a, b, 4, TC_INT32, TC_SUM, 1, NULL, NULL), TC_ERR_INVALID_ARG,
+           "root 1");
+    expect(tc_broadcast(comm, NULL, 4, TC_INT32, 0, NULL, NULL), TC_ERR_INVALID_ARG,
+           "buf is NULL");
+    expect(tc_gather(comm, a, b, 4, TC_INT32, -1, NULL, NULL), TC_ERR_INVALID_ARG, "root -1");
+    expect(tc_scatter(comm, a, b, 4, (tc_dtype_t)99, 0, NULL, NULL), TC_ERR_INVALID_ARG,
+           "dtype 99");
+    expect(tc_reduce_scatter(comm, a, b, 4, TC_FLOAT32, TC_BOR, NULL, NULL), TC_ERR_UNSUPPORTED,
+           "bor");
+    expect(tc_all_gather(comm, a, a + 1, 2, TC_INT32, NULL, NULL), TC_ERR_INVALID_ARG,
+           "overlap");
+    expect(tc_all_gather_v(comm, a, 4, b, NULL, NULL, TC_INT32, NULL, NULL), TC_ERR_INVALID_ARG,
+           "recvcounts is NULL");
+    expect(tc_all_gather_v(comm, a, 4, b, c2, NULL, TC_INT32, NULL, NULL), TC_ERR_INVALID_ARG,
+           "sendcount 4 differs");
+    expect(tc_reduce_scatter_v(comm, a, b, NULL, NULL, TC_INT32, TC_SUM, NULL, NULL),
+           TC_ERR_INVALID_ARG, "recvcounts is NULL");
+    expect(tc_all_to_all_v(comm, a, c1, NULL, b, c2, NULL, TC_INT32, NULL, NULL),
+           TC_ERR_INVALID_ARG, "this rank's block to itself");
+    expect(tc_all_to_all_v(comm, a, c1, NULL, a, c1, NULL, TC_INT32, NULL, NULL),
+           TC_ERR_INVALID_ARG, "never in place");
+    expect(tc_send(comm, a, 4, TC_INT32, 1, NULL, NULL), TC_ERR_INVALID_ARG, "peer 1");
+    expect(tc_recv(comm, NULL, 4, TC_INT32, 0, NULL, NULL), TC_ERR_INVALID_ARG, "buf is NULL");
+    expect(tc_batch_end(comm, NULL, NULL), TC_ERR_INVALID_STATE, "no tc_batch_begin");
+    assert_int_equal(tc_batch_begin(comm), TC_OK);
+    expect(tc_batch_begin(comm), TC_ERR_INVALID_STATE, "recording a batch");
+    expect(tc_all_reduce(comm, a, b, 4, TC_INT32, TC_SUM, NULL, NULL), TC_ERR_INVALID_STATE,
+           "recording a batch");
+    tc_work_t *w;
+    tc_comm_t *nc;
+    expect(tc_send(comm, a, 4, TC_INT32, 0, NULL, &w), TC_ERR_INVALID_ARG, "inside a batch");
+    assert_int_equal(tc_batch_end(comm, NULL, NULL), TC_OK); /* empty batch */
+    expect(tc_all_gather_init(comm, a, b, 4, TC_INT32, NULL, NULL), TC_ERR_INVALID_ARG,
+           "work_p is NULL");
+    expect(tc_work_wait(NULL, 0), TC_ERR_INVALID_ARG, "work is NULL");
+    expect(tc_work_test(NULL, NULL), TC_ERR_INVALID_ARG, "work is NULL");
+    expect(tc_comm_split(comm, -2, 0, NULL, &nc), TC_ERR_INVALID_ARG, "negative");
+    int dup2[2] = {0, 0};
+    expect(tc_comm_split_ranks(comm, dup2, 1, NULL, NULL), TC_ERR_INVALID_ARG, "newcomm_p");
+    expect(tc_comm_split_ranks(comm, dup2, 2, NULL, &nc), TC_ERR_INVALID_ARG, "1 to size");
+    int bad = 3;
+    expect(tc_comm_split_ranks(comm, &bad, 1, NULL, &nc), TC_ERR_INVALID_ARG, "out of range");
+    tc_comm_opts_t co = TC_COMM_OPTS_INIT;
+    co.device = 0;
+    expect(tc_comm_create(&co, &nc), TC_ERR_UNSUPPORTED, "TC_DEVICE_CPU");
+    expect(tc_comm_failed_ranks(comm, NULL, 2, &bad), TC_ERR_INVALID_ARG, "ranks is NULL");
+    expect(tc_comm_shrink(comm, NULL, NULL), TC_ERR_INVALID_ARG, "newcomm_p");
+    assert_int_equal(tc_comm_destroy(comm), TC_OK);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_world_of_one),
         cmocka_unit_test(test_bad_arguments),
         cmocka_unit_test(test_configuration_errors),
+        cmocka_unit_test(test_every_call_alone),
+        cmocka_unit_test(test_bad_arguments_everywhere),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
