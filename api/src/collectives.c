@@ -150,6 +150,8 @@ static tc_status_t issue(const api_call_t *c, tc_rt_coll_t *call, const tc_op_op
     tc_api_work_drop(work);
     if (have_hints)
         tc_hints_free(&hints);
+    if (st == TC_OK)
+        tc_error_clear(); /* no stale detail from alternatives tried on the way */
     return st;
 }
 
@@ -199,7 +201,7 @@ tc_status_t tc_reduce(tc_comm_t *comm, const void *sendbuf, void *recvbuf, size_
                                 "in place needs sendbuf == recvbuf")) != TC_OK)
             return st;
     } else {
-        recvbuf = sendbuf == recvbuf ? (void *)sendbuf : NULL; /* not written off the root */
+        recvbuf = NULL; /* never written off the root: the runtime stands in */
     }
     tc_rt_coll_t call = {.coll = TC_COLL_REDUCE,
                          .sendbuf = sendbuf,

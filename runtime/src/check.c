@@ -2,7 +2,9 @@
  * description of the call (collective, type, op, count, root, a hash of the
  * v-counts) and compares. A mismatch becomes TC_ERR_MISMATCH on every rank,
  * naming the ranks that disagree and how, instead of a hang or garbage. The
- * exchange has its own tags and a fixed shape, so it cannot itself mismatch. */
+ * exchange has its own tags and a fixed shape, so it cannot itself mismatch.
+ * It runs as the first phase of the operation's work, so an asynchronous
+ * call stays asynchronous. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -39,7 +41,8 @@ static void check_describe(const tc_rt_comm_t *comm, const tc_rt_coll_t *call, c
     d->dtype = barrier ? -1 : (int32_t)call->dtype;
     d->op = reduces ? (int32_t)call->op : -1;
     d->root = rooted ? call->root : -1;
-    d->count = barrier || call->sendcounts ? 0 : call->count;
+    /* v-variants: each rank's own count differs; the hash of the counts is compared */
+    d->count = barrier || call->sendcounts || call->counts ? 0 : call->count;
     /* v-variants: the block lengths are the same on every rank */
     d->vhash = call->counts ? hash_sizes(0xcbf29ce484222325ull, call->counts, comm->size) : 0;
 }
@@ -78,42 +81,36 @@ static tc_status_t check_compare(const tc_rt_comm_t *comm, const check_desc_t *a
                         bad > 4 ? "; ..." : "");
 }
 
-tc_status_t tc_rt_check_call(tc_rt_comm_t *comm, const tc_rt_coll_t *call, uint64_t seq)
+void tc_rt_check_free(tc_rt_work_t *w)
 {
-    if (comm->size == 1)
-        return TC_OK;
-    check_desc_t mine, *all = malloc((size_t)comm->size * sizeof(*all));
-    if (!all)
+    tc_sched_free(&w->check_sched);
+    free(w->check_buf);
+    w->check_buf = NULL;
+}
+
+tc_status_t tc_rt_check_prepare(tc_rt_work_t *w)
+{
+    tc_rt_comm_t *comm = w->comm;
+    size_t one = sizeof(check_desc_t);
+    tc_rt_check_free(w);
+    if (!(w->check_buf = malloc(one * (1 + (size_t)comm->size))))
         return tc_error_set(TC_ERR_NO_MEMORY, "TC_CHECK: %d descriptions", comm->size);
-    check_describe(comm, call, &mine);
-    tc_algo_args_t args = {.coll = TC_COLL_ALL_GATHER,
-                           .nranks = comm->size,
-                           .rank = comm->rank,
-                           .root = -1,
-                           .count = sizeof(mine)};
-    tc_rt_work_t w = {0};
-    w.comm = comm;
-    w.call = (tc_rt_coll_t){.coll = TC_COLL_ALL_GATHER,
-                            .sendbuf = &mine,
-                            .recvbuf = all,
-                            .count = sizeof(mine),
-                            .dtype = TC_UINT8,
-                            .op = TC_SUM,
-                            .root = -1};
-    w.op = (tc_rt_op_t){TC_COLL_ALL_GATHER, seq, comm->name};
-    w.tag = tc_rt_tag(comm->comm_id, TC_RT_TAG_CHECK, seq);
-    w.timeout_ms = call->timeout_ms > 0 ? call->timeout_ms : comm->timeout_ms;
-    tc_status_t st = tc_algo_build(&args, "bruck", &w.own);
-    if (st == TC_OK) {
-        w.sched = &w.own;
-        st = tc_rt_work_run_internal(&w);
-        tc_sched_free(&w.own);
-    }
-    tc_rt_exec_free(&w.ex);
-    if (st == TC_OK)
-        st = check_compare(comm, all, seq);
-    else
-        tc_error_prefix("TC_CHECK exchange: ");
-    free(all);
-    return st;
+    check_desc_t mine;
+    check_describe(comm, &w->call, &mine);
+    memcpy(w->check_buf, &mine, one);
+    tc_algo_args_t args = {.coll = TC_COLL_ALL_GATHER, .nranks = comm->size, .rank = comm->rank,
+                           .root = -1, .count = one};
+    tc_status_t st = tc_algo_build(&args, "bruck", &w->check_sched);
+    if (st != TC_OK)
+        return st;
+    w->sched = &w->check_sched;
+    w->tag = tc_rt_tag(comm->comm_id, TC_RT_TAG_CHECK, w->op.seq);
+    return tc_rt_exec_begin_raw(w, w->check_buf, (char *)w->check_buf + one, 1);
+}
+
+tc_status_t tc_rt_check_finish(tc_rt_work_t *w)
+{
+    const check_desc_t *all =
+        (const check_desc_t *)(const void *)((char *)w->check_buf + sizeof(check_desc_t));
+    return check_compare(w->comm, all, w->op.seq);
 }

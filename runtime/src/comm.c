@@ -337,10 +337,12 @@ void tc_rt_sched_release(tc_rt_work_t *work)
         work->entry->users--;
         work->entry = NULL;
     }
-    if (work->sched == &work->own && !work->persistent) {
+    if (!work->persistent) { /* a persistent work keeps its schedule for the next start */
         tc_sched_free(&work->own);
+        work->main_sched = NULL;
         work->sched = NULL;
     }
+    tc_rt_check_free(work);
 }
 
 /* Build the schedule of a call the algorithm layer knows into @p sched. */
@@ -348,7 +350,7 @@ static tc_status_t comm_build(tc_rt_comm_t *comm, const tc_rt_work_t *work, cons
                               tc_sched_t *sched)
 {
     const tc_rt_coll_t *call = &work->call;
-    int in_place = call->sendbuf == call->recvbuf;
+    int in_place = call->sendbuf == call->recvbuf && !work->stage_send;
     size_t elem_size = tc_dtype_size(call->dtype);
     uint64_t *counts = NULL, *displs = NULL;
     if (call->counts) {
@@ -434,7 +436,7 @@ tc_status_t tc_rt_comm_sched(tc_rt_comm_t *comm, tc_rt_work_t *work, const char 
         st = call->sendcounts ? comm_build_a2av(comm, work, &work->own)
                               : comm_build(comm, work, hint, &work->own);
         if (st == TC_OK)
-            work->sched = &work->own;
+            work->sched = work->main_sched = &work->own;
         return st;
     }
     int in_place = call->sendbuf == call->recvbuf;
@@ -449,7 +451,7 @@ tc_status_t tc_rt_comm_sched(tc_rt_comm_t *comm, tc_rt_work_t *work, const char 
             e->last_use = ++comm->sched_uses;
             e->users++;
             work->entry = e;
-            work->sched = &e->sched;
+            work->sched = work->main_sched = &e->sched;
             return TC_OK;
         }
         if (e->users == 0 && (!victim || e->last_use < victim->last_use))
@@ -461,7 +463,7 @@ tc_status_t tc_rt_comm_sched(tc_rt_comm_t *comm, tc_rt_work_t *work, const char 
     if (!victim || strlen(key) >= sizeof(victim->algo)) {
         /* every entry is running (many asynchronous shapes at once) */
         work->own = sched;
-        work->sched = &work->own;
+        work->sched = work->main_sched = &work->own;
         return TC_OK;
     }
     if (victim->last_use)
@@ -479,7 +481,7 @@ tc_status_t tc_rt_comm_sched(tc_rt_comm_t *comm, tc_rt_work_t *work, const char 
                  comm->name, tc_coll_name(call->coll), sched.algo, (unsigned long long)call->count,
                  sched.nsteps);
     work->entry = victim;
-    work->sched = &victim->sched;
+    work->sched = work->main_sched = &victim->sched;
     return TC_OK;
 }
 

@@ -34,6 +34,8 @@ typedef struct tc_rt_exec {
     size_t tmp_cap;
     void *scratch; /* the schedule's scratch buffer */
     size_t scratch_cap;
+    void *stand; /* stand-ins for buffers the caller did not give; staged input */
+    size_t stand_cap;
     char *bufs[3]; /* SEND, RECV, SCRATCH of the running schedule */
     size_t esize;
     uint32_t first; /* lowest step not done */
@@ -109,7 +111,12 @@ struct tc_rt_work {
     uint64_t *varr;             /* owned copies of the call's arrays */
     tc_rt_sched_entry_t *entry; /* the cached schedule in use, or NULL */
     tc_sched_t own;             /* a schedule owned by this work */
-    const tc_sched_t *sched;    /* what runs: entry's or own */
+    const tc_sched_t *sched;    /* what runs now: main_sched, or check_sched first */
+    const tc_sched_t *main_sched; /* the operation's schedule: entry's or own */
+    int checking;               /* TC_CHECK: the exchange runs first (check.c) */
+    tc_sched_t check_sched;     /* its schedule, and its buffer: mine, then everyone's */
+    void *check_buf;
+    int stage_send;             /* all_to_all in place: run out of place from a copy */
     uint64_t *step_tags;        /* per-step tags (point-to-point), or NULL */
     uint64_t tag;               /* the tag of every step when step_tags is NULL */
     int64_t timeout_ms;
@@ -211,6 +218,8 @@ void tc_rt_comm_cancel_works(tc_rt_comm_t *comm, tc_status_t st, const char *why
 /* executor.c */
 /* Prepare @p work's state for its schedule (allocation happens here). */
 tc_status_t tc_rt_exec_begin(tc_rt_work_t *work);
+/* The same with explicit buffers and element size (internal exchanges). */
+tc_status_t tc_rt_exec_begin_raw(tc_rt_work_t *work, const void *send, void *recv, size_t esize);
 /* One pass: finish what completed, start what is ready. Returns the steps
  * that changed state, or a negative status (the error is set). */
 int tc_rt_exec_pass(tc_rt_work_t *work);
@@ -270,7 +279,11 @@ void tc_rt_fr_dump_auto(tc_rt_comm_t *comm, const char *reason, tc_status_t keep
 /* Dump every communicator if SIGUSR1 arrived. */
 void tc_rt_fr_poll_signal(tc_rt_world_t *world);
 
-/* check.c: TC_CHECK, every rank compares the call's arguments (blocking). */
-tc_status_t tc_rt_check_call(tc_rt_comm_t *comm, const tc_rt_coll_t *call, uint64_t seq);
+/* check.c: TC_CHECK. The exchange of the call's description runs as the
+ * first phase of the work: prepare sets it running (w->sched, tag, buffers),
+ * finish compares once it completed. */
+tc_status_t tc_rt_check_prepare(tc_rt_work_t *work);
+tc_status_t tc_rt_check_finish(tc_rt_work_t *work);
+void tc_rt_check_free(tc_rt_work_t *work);
 
 #endif

@@ -27,6 +27,7 @@ void tc_rt_exec_free(tc_rt_exec_t *ex)
     free(ex->tmp_off);
     free(ex->tmp);
     free(ex->scratch);
+    free(ex->stand);
     memset(ex, 0, sizeof(*ex));
 }
 
@@ -198,12 +199,12 @@ static int deps_done(const tc_rt_exec_t *ex, const tc_step_t *s)
     return 1;
 }
 
-tc_status_t tc_rt_exec_begin(tc_rt_work_t *w)
+/* Step states and the receive area of @p w's schedule. */
+static tc_status_t exec_prepare(tc_rt_work_t *w)
 {
     tc_rt_exec_t *ex = &w->ex;
     const tc_sched_t *sched = w->sched;
     size_t tmp_bytes = 0;
-    ex->esize = w->call.coll == TC_COLL_BARRIER ? 1 : tc_dtype_size(w->call.dtype);
     tc_status_t st = exec_reserve(ex, sched->nsteps, 0, 0);
     if (st != TC_OK)
         return st;
@@ -217,11 +218,56 @@ tc_status_t tc_rt_exec_begin(tc_rt_work_t *w)
     if ((st = exec_reserve(ex, sched->nsteps, tmp_bytes, sched->scratch_count * ex->esize)) !=
         TC_OK)
         return st;
-    ex->bufs[TC_BUF_SEND] = (char *)w->call.sendbuf;
-    ex->bufs[TC_BUF_RECV] = w->call.recvbuf;
     ex->bufs[TC_BUF_SCRATCH] = ex->scratch;
     ex->first = 0;
     ex->ndone = 0;
+    return TC_OK;
+}
+
+tc_status_t tc_rt_exec_begin_raw(tc_rt_work_t *w, const void *send, void *recv, size_t esize)
+{
+    w->ex.esize = esize;
+    tc_status_t st = exec_prepare(w);
+    w->ex.bufs[TC_BUF_SEND] = (char *)send;
+    w->ex.bufs[TC_BUF_RECV] = recv;
+    return st;
+}
+
+tc_status_t tc_rt_exec_begin(tc_rt_work_t *w)
+{
+    tc_rt_exec_t *ex = &w->ex;
+    const tc_sched_t *sched = w->sched;
+    ex->esize = w->call.coll == TC_COLL_BARRIER ? 1 : tc_dtype_size(w->call.dtype);
+    tc_status_t st = exec_prepare(w);
+    if (st != TC_OK)
+        return st;
+    /* Stand-ins: a buffer the caller need not give (a non-root's receive
+     * buffer of reduce, which the trees use on the way) and the staged input
+     * of an all-to-all in place (the schedule runs out of place from a copy). */
+    const char *send = w->call.sendbuf;
+    char *recv = w->call.recvbuf;
+    size_t send_bytes = sched->buf_count[TC_BUF_SEND] * ex->esize;
+    size_t recv_bytes = sched->buf_count[TC_BUF_RECV] * ex->esize;
+    size_t stand_send = (w->stage_send || !send) ? send_bytes : 0;
+    size_t stand_recv = !recv ? recv_bytes : 0;
+    if (stand_send + stand_recv > ex->stand_cap) {
+        void *p = realloc(ex->stand, stand_send + stand_recv);
+        if (!p)
+            return tc_error_set(TC_ERR_NO_MEMORY, "executor: %zu bytes of stand-in buffers",
+                                stand_send + stand_recv);
+        ex->stand = p;
+        ex->stand_cap = stand_send + stand_recv;
+    }
+    if (w->stage_send && stand_send) {
+        tc_kern_copy(ex->stand, recv, stand_send);
+        send = ex->stand;
+    } else if (!send && stand_send) {
+        send = ex->stand;
+    }
+    if (stand_recv)
+        recv = (char *)ex->stand + stand_send;
+    ex->bufs[TC_BUF_SEND] = (char *)send;
+    ex->bufs[TC_BUF_RECV] = recv;
     return TC_OK;
 }
 

@@ -83,7 +83,7 @@ void tc_rt_fr_begin(tc_rt_work_t *w, uint64_t now_ns)
                             .op = w->call.op,
                             .root = w->call.root,
                             .count = w->call.sendcounts ? 0 : w->call.count,
-                            .algo = w->sched ? w->sched->algo : "?",
+                            .algo = w->main_sched ? w->main_sched->algo : "?",
                             .state = TC_RT_FR_RUNNING,
                             .start_ns = now_ns};
 }

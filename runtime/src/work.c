@@ -156,6 +156,29 @@ static void work_timeout(tc_rt_work_t *w)
     tc_rt_work_fail(w, st);
 }
 
+/* TC_CHECK's exchange completed: compare, then run the operation. A
+ * mismatch ends the work on every rank alike and leaves the communicator
+ * usable (nothing of the operation was sent). */
+static void work_check_done(tc_rt_work_t *w)
+{
+    tc_status_t st = tc_rt_check_finish(w);
+    if (st == TC_OK) {
+        tc_rt_check_free(w);
+        w->sched = w->main_sched;
+        w->tag = tc_rt_tag(w->comm->comm_id, TC_RT_TAG_COLL, w->op.seq);
+        if ((st = tc_rt_exec_begin(w)) == TC_OK)
+            return;
+        tc_rt_work_fail(w, st);
+        return;
+    }
+    snprintf(w->error, sizeof(w->error), "%s", tc_last_error());
+    tc_rt_fr_end(w, st);
+    work_unlink(w);
+    tc_rt_sched_release(w);
+    w->result = st;
+    work_set_state(w, TC_RT_WORK_DONE);
+}
+
 int tc_rt_world_progress(tc_rt_world_t *world)
 {
     int total = 0;
@@ -171,7 +194,11 @@ int tc_rt_world_progress(tc_rt_world_t *world)
             continue;
         }
         total += c;
-        if (tc_rt_exec_done(w)) {
+        if (tc_rt_exec_done(w) && w->sched == &w->check_sched) {
+            work_check_done(w); /* the arguments agree: the operation itself starts */
+            next = world->active;
+            total++;
+        } else if (tc_rt_exec_done(w)) {
             work_complete(w);
             total++;
         }
@@ -233,11 +260,12 @@ tc_status_t tc_rt_work_wait_locked(tc_rt_work_t *w, uint64_t wait_deadline)
 static tc_status_t work_start(tc_rt_work_t *w)
 {
     tc_rt_comm_t *comm = w->comm;
+    w->sched = w->main_sched;
     if (w->call.coll != TC_COLL_COUNT) {
         w->op.seq = ++comm->seq;
         w->tag = tc_rt_tag(comm->comm_id, TC_RT_TAG_COLL, w->op.seq);
     }
-    tc_status_t st = tc_rt_exec_begin(w);
+    tc_status_t st = w->checking ? tc_rt_check_prepare(w) : tc_rt_exec_begin(w);
     if (st != TC_OK)
         return st;
     uint64_t now = tc_time_ns();
@@ -378,8 +406,6 @@ tc_status_t tc_rt_coll_issue(tc_rt_comm_t *comm, const tc_rt_coll_t *call, int f
         return st;
     if ((st = comm_usable(comm, tc_coll_name(call->coll))) != TC_OK)
         goto out;
-    if (comm->check && (st = tc_rt_check_call(comm, call, comm->seq + 1)) != TC_OK)
-        goto out;
     tc_rt_work_t *w;
     if (work_p) {
         if (!(w = work_alloc(comm))) {
@@ -401,8 +427,12 @@ tc_status_t tc_rt_coll_issue(tc_rt_comm_t *comm, const tc_rt_coll_t *call, int f
     }
     w->call = *call;
     w->call.hints = NULL;
+    /* no algorithm runs all-to-all in place: stage the input, run out of place */
+    w->stage_send = call->coll == TC_COLL_ALL_TO_ALL && !call->sendcounts &&
+                    call->sendbuf == call->recvbuf;
     w->op = op;
     w->persistent = (flags & TC_RT_PERSISTENT) != 0;
+    w->checking = comm->check && comm->size > 1;
     w->timeout_ms = call->timeout_ms > 0 ? call->timeout_ms : comm->timeout_ms;
     const char *algo = call->hints ? tc_hints_get(call->hints, "algo") : NULL;
     if (!algo)
@@ -482,7 +512,7 @@ static tc_status_t p2p_build(tc_rt_comm_t *comm, tc_rt_work_t *w, const tc_rt_p2
     tc_algo_args_t args = {
         .coll = TC_COLL_COUNT, .nranks = comm->size, .rank = comm->rank, .root = -1};
     tc_sched_init(&w->own, &args, "p2p");
-    w->sched = &w->own;
+    w->sched = w->main_sched = &w->own;
     if (!(w->step_tags = malloc((size_t)n * sizeof(uint64_t))))
         return tc_error_set(TC_ERR_NO_MEMORY, "tags of %d messages", n);
     tc_status_t st = TC_OK;
@@ -557,9 +587,7 @@ tc_status_t tc_rt_work_start(tc_rt_work_t *w)
     else if (work_get_state(w) == TC_RT_WORK_RUNNING)
         st = tc_error_set(TC_ERR_INVALID_STATE, "work start: %s is still running",
                           tc_rt_op_what(&w->op, what, sizeof(what)));
-    else if ((st = comm_usable(w->comm, tc_coll_name(w->call.coll))) == TC_OK &&
-             (!w->comm->check ||
-              (st = tc_rt_check_call(w->comm, &w->call, w->comm->seq + 1)) == TC_OK)) {
+    else if ((st = comm_usable(w->comm, tc_coll_name(w->call.coll))) == TC_OK) {
         w->async = 1;
         st = work_start(w);
     }

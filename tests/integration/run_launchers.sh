@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
-# The all-reduce integration test under every launcher tcomms supports.
+# The all-reduce and every-collective integration tests under every launcher
+# tcomms supports.
 #   run_launchers.sh BIN [--quick]
 # BIN is a bazel-bin directory holding tools/tcrun/tcrun,
-# tests/integration/allreduce_test and tools/tcperf/tcperf.
+# tests/integration/allreduce_test, tests/integration/coll_test and
+# tools/tcperf/tcperf.
 # Every run is bounded by `timeout`; prints one line per case and exits
 # non-zero if any failed.
 set -uo pipefail
@@ -11,6 +13,7 @@ mode=${2:-full}
 here=$(cd "$(dirname "$0")" && pwd)
 tcrun=$bin/tools/tcrun/tcrun
 test=$bin/tests/integration/allreduce_test
+coll=$bin/tests/integration/coll_test
 tcperf=$bin/tools/tcperf/tcperf
 quick=()
 [ "$mode" = --quick ] && quick=(--quick)
@@ -41,15 +44,31 @@ for n in 1 2 3 4 5 7 8; do
     run "tcrun -n $n allreduce_test" "$n" "$tcrun" -n "$n" "$test" "${quick[@]}"
 done
 
+# 1b. Every collective, the same rank counts (the full matrix at 8 ranks takes
+# 25 s on 2 cores, 80 s with the runtime of e26b664; above 4 ranks its
+# largest size runs sum only). Then
+# TC_CHECK=1 (every call's description exchanged first, about 5 times slower):
+# the reduced matrix, which still has every collective and v-variant (no false
+# mismatch), and a deliberate mismatch every rank must see.
+for n in 1 2 3 4 5 7 8; do
+    run "tcrun -n $n coll_test" "$n" "$tcrun" -n "$n" "$coll" "${quick[@]}"
+done
+run "TC_CHECK=1 tcrun -n 3 coll_test --quick" 3 env TC_CHECK=1 "$tcrun" -n 3 "$coll" --quick
+
 # 2. Open MPI's mpirun as the PMIx server
 run "mpirun -np 4 allreduce_test" 4 \
     mpirun --allow-run-as-root --oversubscribe -np 4 "$test" "${quick[@]}"
+# the launcher's part, not the matrix: coll_test's reduced matrix
+run "mpirun -np 4 coll_test --quick" 4 \
+    mpirun --allow-run-as-root --oversubscribe -np 4 "$coll" --quick
 
 # 3. Slurm: a one-node cluster on loopback, started and stopped here
 slurm_dir=$log/slurm
 if "$here/slurm_cluster.sh" start "$slurm_dir" >"$log/slurm-start.out" 2>&1; then
     SLURM_CONF=$slurm_dir/slurm.conf run "srun --mpi=pmix -n 4 allreduce_test" 4 \
         srun -O -n 4 --mpi=pmix "$test" "${quick[@]}"
+    SLURM_CONF=$slurm_dir/slurm.conf run "srun --mpi=pmix -n 4 coll_test --quick" 4 \
+        srun -O -n 4 --mpi=pmix "$coll" --quick
     "$here/slurm_cluster.sh" stop "$slurm_dir"
 else
     echo "FAIL  slurm one-node cluster did not start:"
@@ -59,6 +78,7 @@ fi
 
 # 4. Without any PMIx server: a world of one by default, a clear error when PMIx is required.
 run "no launcher: world of one" 1 env -u PMIX_NAMESPACE "$test" "${quick[@]}"
+run "no launcher: world of one, coll_test" 1 env -u PMIX_NAMESPACE "$coll" "${quick[@]}"
 start=$SECONDS
 out=$(TC_BOOTSTRAP=pmix timeout 30 "$test" 2>&1)
 rc=$?
@@ -80,6 +100,23 @@ if [ $rc -eq 0 ] && grep -q 'Out of bounds values : 0 OK' "$out"; then
 else
     echo "FAIL  tcperf -c 1 over 4 ranks under tcrun (exit $rc):"
     tail -n 20 "$out" | sed 's/^/      /'
+    fail=$((fail + 1))
+fi
+
+# 6. tcperf over every collective, asynchronous issue, 3 ranks, a root that is
+# not 0: every element checked, nothing refused.
+out=$log/tcperf-all.out
+timeout -k 10 300 "$tcrun" -n 3 "$tcperf" --coll all -b 8 -e 1M -f 8 -n 2 -w 1 -c 1 -z 1 \
+    -r 2 -d bf16 >"$out" 2>&1
+rc=$?
+if [ $rc -eq 0 ] && grep -q 'Out of bounds values : 0 OK' "$out" &&
+    [ "$(grep -c '# tcperf ' "$out")" -eq 9 ] && ! grep -q 'refused' "$out"; then
+    echo "PASS  tcperf --coll all -c 1 -z 1 over 3 ranks under tcrun"
+    pass=$((pass + 1))
+else
+    echo "FAIL  tcperf --coll all -c 1 -z 1 over 3 ranks under tcrun (exit $rc):"
+    grep -E 'refused|FAILED|tcperf:|tcrun:' "$out" | head -n 10 | sed 's/^/      /'
+    tail -n 5 "$out" | sed 's/^/      /'
     fail=$((fail + 1))
 fi
 
