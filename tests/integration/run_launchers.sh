@@ -76,6 +76,12 @@ else
     fail=$((fail + 1))
 fi
 
+# 3b. torchrun's environment (MASTER_ADDR, RANK, WORLD_SIZE...): rank 0 serves the store
+run "torchrun env -n 4 allreduce_test" 4 "$here/run_torchrun_env.sh" --timeout 300 4 \
+    "$test" "${quick[@]}"
+run "torchrun env -n 3 coll_test --quick" 3 "$here/run_torchrun_env.sh" --timeout 300 3 \
+    "$coll" --quick
+
 # 4. Without any PMIx server: a world of one by default, a clear error when PMIx is required.
 run "no launcher: world of one" 1 env -u PMIX_NAMESPACE "$test" "${quick[@]}"
 run "no launcher: world of one, coll_test" 1 env -u PMIX_NAMESPACE "$coll" "${quick[@]}"
