@@ -8,9 +8,18 @@
 #define TC_COMM_MAGIC 0x7463636f6d6d0001ull
 #define TC_WORK_MAGIC 0x7463776f726b0001ull
 
+/* A user's hook, called through the runtime's. */
+typedef struct tc_api_hook {
+    tc_comm_t *comm;
+    tc_hook_fn fn;
+    void *arg;
+} tc_api_hook_t;
+
 struct tc_comm {
     uint64_t magic; /* TC_COMM_MAGIC while alive */
     tc_rt_comm_t *rt;
+    tc_api_hook_t hooks[TC_RT_HOOKS];
+    int nhooks;
     int in_batch;       /* between tc_batch_begin and tc_batch_end */
     tc_rt_p2p_t *batch; /* the sends and receives recorded */
     int batch_n, batch_cap;
@@ -21,8 +30,8 @@ struct tc_work {
     tc_rt_work_t *rt;
 };
 
-/* Check a communicator handle (and that no batch is being recorded unless
- * @p batch_ok); sets the detail naming @p fn. */
+/* Check a communicator handle (and, for the second, that no batch is being
+ * recorded); sets the detail naming @p fn. */
 tc_status_t tc_api_check_comm(const tc_comm_t *comm, const char *fn);
 tc_status_t tc_api_check_not_batching(const tc_comm_t *comm, const char *fn);
 

@@ -317,3 +317,61 @@ tc_status_t tc_comm_dump_fr(tc_comm_t *comm)
     tc_status_t st = tc_api_check_comm(comm, "tc_comm_dump_fr");
     return st != TC_OK ? st : tc_rt_comm_dump_fr(comm->rt);
 }
+
+static const char *coll_name(int coll)
+{
+    return coll == TC_COLL_COUNT ? "send_recv" : tc_coll_name((tc_coll_t)coll);
+}
+
+tc_status_t tc_comm_stats(tc_comm_t *comm, tc_comm_stat_t *stats, int cap, int *n_p)
+{
+    static const char fn[] = "tc_comm_stats";
+    tc_status_t st = tc_api_check_comm(comm, fn);
+    if (st != TC_OK)
+        return st;
+    if (!n_p || cap < 0 || (cap > 0 && !stats))
+        return tc_error_set(TC_ERR_INVALID_ARG, "%s: %s", fn,
+                            !n_p      ? "n_p is NULL"
+                            : cap < 0 ? "cap is negative"
+                                      : "stats is NULL");
+    tc_rt_stat_t rt[32];
+    int n = tc_rt_comm_stats(comm->rt, rt, 32);
+    for (int i = 0; i < n && i < cap && i < 32; i++)
+        stats[i] =
+            (tc_comm_stat_t){coll_name(rt[i].coll), rt[i].algo,  rt[i].ops,
+                             rt[i].failed,          rt[i].bytes, (double)rt[i].time_ns / 1e9};
+    *n_p = n;
+    return TC_OK;
+}
+
+static void hook_trampoline(const tc_rt_op_info_t *in, int after, void *arg)
+{
+    const tc_api_hook_t *h = arg;
+    tc_op_info_t info = {coll_name(in->coll),
+                         in->seq,
+                         in->count,
+                         in->dtype,
+                         in->root,
+                         in->algo ? in->algo : "?",
+                         in->status,
+                         (double)in->time_ns / 1e9};
+    h->fn(h->comm, &info, after, h->arg);
+}
+
+tc_status_t tc_comm_add_hook(tc_comm_t *comm, tc_hook_fn fn, void *arg)
+{
+    static const char fnname[] = "tc_comm_add_hook";
+    tc_status_t st = tc_api_check_comm(comm, fnname);
+    if (st != TC_OK)
+        return st;
+    if (!fn)
+        return tc_error_set(TC_ERR_INVALID_ARG, "%s: fn is NULL", fnname);
+    if (comm->nhooks == TC_RT_HOOKS)
+        return tc_error_set(TC_ERR_NO_RESOURCE, "%s: comm '%s' already has %d hooks", fnname,
+                            tc_rt_comm_name(comm->rt), TC_RT_HOOKS);
+    tc_api_hook_t *h = &comm->hooks[comm->nhooks];
+    *h = (tc_api_hook_t){comm, fn, arg};
+    if ((st = tc_rt_comm_add_hook(comm->rt, hook_trampoline, h)) == TC_OK)
+        comm->nhooks++;
+    return st;
+}

@@ -124,6 +124,7 @@ struct tc_rt_work {
     int failed_peer; /* world rank whose failure ended this work, or -1 */
     int tolerant;    /* a failed peer ends only its own steps (shrink) */
     uint64_t fr_id;  /* its flight-recorder entry, or 0 */
+    uint64_t start_ns; /* when it started (stats, hooks) */
     tc_rt_op_t op;
     tc_rt_exec_t ex;
 };
@@ -176,6 +177,13 @@ struct tc_rt_comm {
     char broken_why[512];
     int check; /* TC_CHECK: compare each collective's arguments first */
     tc_hints_t hints;
+    tc_rt_stat_t stats[32]; /* per collective and algorithm (stats.c) */
+    int nstats;
+    struct {
+        tc_rt_hook_fn fn;
+        void *arg;
+    } hooks[TC_RT_HOOKS];
+    int nhooks;
     tc_rt_fr_entry_t *fr; /* flight recorder: the last fr_cap operations (NULL: off) */
     uint32_t fr_cap;
     uint64_t fr_next;
@@ -267,6 +275,10 @@ void tc_rt_world_add_comm(tc_rt_world_t *world, tc_rt_comm_t *comm);
 void tc_rt_world_remove_comm(tc_rt_world_t *world, tc_rt_comm_t *comm);
 /* Local revoke: leave every pending operation with TC_ERR_REVOKED. */
 void tc_rt_comm_revoke_local(tc_rt_comm_t *comm, const char *why);
+
+/* stats.c: statistics and hooks */
+void tc_rt_stats_hook_before(tc_rt_work_t *work);
+void tc_rt_stats_end(tc_rt_work_t *work, tc_status_t st);
 
 /* fr.c: the flight recorder */
 tc_status_t tc_rt_fr_init(tc_rt_comm_t *comm);

@@ -81,6 +81,7 @@ static void work_complete(tc_rt_work_t *w)
 {
     tc_status_t st = work_finish_avg(w);
     tc_rt_fr_end(w, st);
+    tc_rt_stats_end(w, st);
     work_unlink(w);
     tc_rt_sched_release(w);
     if (st != TC_OK)
@@ -106,6 +107,7 @@ void tc_rt_work_fail(tc_rt_work_t *w, tc_status_t st)
     snprintf(w->error, sizeof(w->error), "%s", tc_last_error());
     tc_log_error(TC_SUBSYS_RUNTIME, "%s", w->error);
     tc_rt_fr_end(w, st);
+    tc_rt_stats_end(w, st);
     tc_rt_exec_abandon(w);
     work_unlink(w);
     tc_rt_sched_release(w);
@@ -134,6 +136,7 @@ void tc_rt_comm_cancel_works(tc_rt_comm_t *comm, tc_status_t st, const char *why
                  tc_rt_op_what(&w->op, what, sizeof(what)), w->sched ? w->sched->algo : "?",
                  comm->rank, comm->size, w->ex.first, w->sched ? w->sched->nsteps : 0, why);
         tc_rt_fr_end(w, st);
+        tc_rt_stats_end(w, st);
         tc_rt_exec_abandon(w);
         work_unlink(w);
         tc_rt_sched_release(w);
@@ -173,6 +176,7 @@ static void work_check_done(tc_rt_work_t *w)
     }
     snprintf(w->error, sizeof(w->error), "%s", tc_last_error());
     tc_rt_fr_end(w, st);
+    tc_rt_stats_end(w, st);
     work_unlink(w);
     tc_rt_sched_release(w);
     w->result = st;
@@ -271,7 +275,9 @@ static tc_status_t work_start(tc_rt_work_t *w)
     uint64_t now = tc_time_ns();
     w->deadline = now + (uint64_t)w->timeout_ms * 1000000ull;
     w->failed_peer = -1;
+    w->start_ns = now;
     tc_rt_fr_begin(w, now);
+    tc_rt_stats_hook_before(w);
     work_set_state(w, TC_RT_WORK_RUNNING);
     w->result = TC_INPROGRESS;
     w->error[0] = '\0';

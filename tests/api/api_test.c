@@ -263,6 +263,51 @@ static void test_every_call_alone(void **state)
     assert_int_equal(tc_comm_destroy(comm), TC_OK);
 }
 
+static int hook_calls[2];
+static void count_hook(tc_comm_t *comm, const tc_op_info_t *info, int after, void *arg)
+{
+    (void)comm;
+    if (strcmp(info->coll, "all_reduce") == 0 && arg == (void *)hook_calls)
+        hook_calls[after ? 1 : 0]++;
+}
+
+/* Statistics count what ran, per collective and algorithm; hooks see each
+ * operation before and after. */
+static void test_stats_and_hooks(void **state)
+{
+    no_pmix_env();
+    tc_comm_t *comm;
+    assert_int_equal(tc_comm_create(NULL, &comm), TC_OK);
+    assert_int_equal(tc_comm_add_hook(comm, count_hook, hook_calls), TC_OK);
+    float a[16] = {0}, b[16];
+    for (int i = 0; i < 3; i++)
+        assert_int_equal(tc_all_reduce(comm, a, b, 16, TC_FLOAT32, TC_SUM, NULL, NULL), TC_OK);
+    assert_int_equal(tc_barrier(comm, NULL, NULL), TC_OK);
+    assert_int_equal(hook_calls[0], 3);
+    assert_int_equal(hook_calls[1], 3);
+    tc_comm_stat_t st[8];
+    int n = 0;
+    assert_int_equal(tc_comm_stats(comm, st, 8, &n), TC_OK);
+    assert_int_equal(n, 2);
+    uint64_t ar_ops = 0, ar_bytes = 0, bar_ops = 0;
+    for (int i = 0; i < n; i++) {
+        if (strcmp(st[i].coll, "all_reduce") == 0)
+            ar_ops += st[i].ops, ar_bytes += st[i].bytes;
+        if (strcmp(st[i].coll, "barrier") == 0)
+            bar_ops += st[i].ops;
+        assert_true(st[i].time_s >= 0);
+    }
+    assert_int_equal(ar_ops, 3);
+    assert_int_equal(ar_bytes, 3 * 16 * sizeof(float));
+    assert_int_equal(bar_ops, 1);
+    expect(tc_comm_add_hook(comm, NULL, NULL), TC_ERR_INVALID_ARG, "fn is NULL");
+    for (int i = 0; i < 3; i++)
+        assert_int_equal(tc_comm_add_hook(comm, count_hook, NULL), TC_OK);
+    expect(tc_comm_add_hook(comm, count_hook, NULL), TC_ERR_NO_RESOURCE, "4 hooks");
+    expect(tc_comm_stats(comm, NULL, 1, &n), TC_ERR_INVALID_ARG, "stats is NULL");
+    assert_int_equal(tc_comm_destroy(comm), TC_OK);
+}
+
 /* Every new call rejects bad arguments with its status and a detail. */
 static void test_bad_arguments_everywhere(void **state)
 {
@@ -329,6 +374,7 @@ int main(void)
         cmocka_unit_test(test_configuration_errors),
         cmocka_unit_test(test_every_call_alone),
         cmocka_unit_test(test_bad_arguments_everywhere),
+        cmocka_unit_test(test_stats_and_hooks),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -256,6 +256,54 @@ tc_status_t tc_comm_shrink(tc_comm_t *comm, const tc_comm_opts_t *opts, tc_comm_
  */
 tc_status_t tc_comm_failed_ranks(tc_comm_t *comm, int *ranks, int cap, int *n_p);
 
+/** @brief What one collective and algorithm cost on a communicator (tc_comm_stats()). */
+typedef struct tc_comm_stat {
+    const char *coll;   /**< "all_reduce", ..., or "send_recv" */
+    const char *algo;   /**< the algorithm that ran */
+    uint64_t ops;       /**< operations ended */
+    uint64_t failed;    /**< of which failed */
+    uint64_t bytes;     /**< this rank's payload bytes (count x element size) */
+    double time_s;      /**< start to end, summed */
+} tc_comm_stat_t;
+
+/**
+ * @brief Operations, bytes and time per collective and algorithm used on @p comm.
+ * @param comm the communicator.
+ * @param stats receives up to @p cap entries (may be NULL when @p cap is 0).
+ * @param cap entries @p stats can hold.
+ * @param n_p receives how many entries exist (may exceed @p cap).
+ * @return TC_OK or TC_ERR_INVALID_ARG.
+ */
+tc_status_t tc_comm_stats(tc_comm_t *comm, tc_comm_stat_t *stats, int cap, int *n_p);
+
+/** @brief One operation, as a hook sees it. */
+typedef struct tc_op_info {
+    const char *coll;   /**< "all_reduce", ..., or "send_recv" */
+    uint64_t seq;       /**< its sequence number on the communicator */
+    size_t count;       /**< elements (bytes for send_recv) */
+    tc_dtype_t dtype;   /**< element type */
+    int root;           /**< root, or -1 */
+    const char *algo;   /**< the algorithm */
+    tc_status_t status; /**< after: the result; before: TC_INPROGRESS */
+    double time_s;      /**< after: start to end */
+} tc_op_info_t;
+
+/**
+ * @brief A hook: called when an operation starts (@p after 0) and when it ends
+ *        (1), on the thread that starts or completes it (possibly the progress
+ *        thread). It must be quick and must not call tcomms on @p comm.
+ */
+typedef void (*tc_hook_fn)(tc_comm_t *comm, const tc_op_info_t *info, int after, void *arg);
+
+/**
+ * @brief Add a hook to @p comm (at most 4).
+ * @param comm the communicator.
+ * @param fn the hook.
+ * @param arg passed to @p fn.
+ * @return TC_OK; TC_ERR_INVALID_ARG for a NULL @p fn; TC_ERR_NO_RESOURCE past 4 hooks.
+ */
+tc_status_t tc_comm_add_hook(tc_comm_t *comm, tc_hook_fn fn, void *arg);
+
 /**
  * @brief Write the flight recorder of @p comm (its last TC_FR_SIZE operations,
  *        default 64) as JSON to `TC_FR_DIR/tc_fr.<comm name>.<rank>.json`.

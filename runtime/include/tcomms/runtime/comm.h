@@ -88,6 +88,38 @@ void tc_rt_comm_abort(tc_rt_comm_t *comm);
  * @return TC_ERR_UNSUPPORTED when the bootstrap cannot tell the others (revoked here only). */
 tc_status_t tc_rt_comm_revoke(tc_rt_comm_t *comm);
 
+/** @brief What one kind of operation cost on a communicator. */
+typedef struct tc_rt_stat {
+    int coll;            /**< tc_coll_t; TC_COLL_COUNT: send/recv */
+    const char *algo;    /**< the algorithm (static string) */
+    uint64_t ops;        /**< operations completed or failed */
+    uint64_t failed;     /**< of which failed */
+    uint64_t bytes;      /**< payload bytes of this rank (count x element size) */
+    uint64_t time_ns;    /**< time from start to completion, summed */
+} tc_rt_stat_t;
+
+/** @brief Up to @p cap entries (one per collective and algorithm used); returns how many exist. */
+int tc_rt_comm_stats(tc_rt_comm_t *comm, tc_rt_stat_t *stats, int cap);
+
+/** @brief One operation, as a hook sees it. */
+typedef struct tc_rt_op_info {
+    int coll;            /**< tc_coll_t; TC_COLL_COUNT: send/recv */
+    uint64_t seq;
+    size_t count;
+    tc_dtype_t dtype;
+    int root;
+    const char *algo;    /**< NULL before the schedule is known */
+    tc_status_t status;  /**< after: the result */
+    uint64_t time_ns;    /**< after: start to completion */
+} tc_rt_op_info_t;
+
+/** @brief Called before each operation is issued (@p after 0) and when it ends (1). */
+typedef void (*tc_rt_hook_fn)(const tc_rt_op_info_t *info, int after, void *arg);
+
+/** @brief At most TC_RT_HOOKS hooks per communicator. */
+#define TC_RT_HOOKS 4
+tc_status_t tc_rt_comm_add_hook(tc_rt_comm_t *comm, tc_rt_hook_fn fn, void *arg);
+
 /** @brief Write the flight recorder to TC_FR_DIR (see tc_comm_dump_fr). */
 tc_status_t tc_rt_comm_dump_fr(tc_rt_comm_t *comm);
 

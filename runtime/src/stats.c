@@ -1,0 +1,89 @@
+/* Statistics (operations, bytes and time per collective and algorithm) and
+ * the hooks called before and after each operation. Both run under the
+ * world's lock, on whichever thread issues or completes the operation. */
+#include <string.h>
+
+#include "comm_impl.h"
+#include "tcomms/base/time.h"
+
+#define STATS_MAX ((int)(sizeof(((tc_rt_comm_t *)0)->stats) / sizeof(tc_rt_stat_t)))
+
+static void stats_info(const tc_rt_work_t *w, tc_rt_op_info_t *info)
+{
+    *info = (tc_rt_op_info_t){.coll = w->op.coll,
+                              .seq = w->op.seq,
+                              .count = w->call.count,
+                              .dtype = w->call.dtype,
+                              .root = w->call.root,
+                              .algo = w->main_sched ? w->main_sched->algo : NULL,
+                              .status = TC_INPROGRESS};
+}
+
+void tc_rt_stats_hook_before(tc_rt_work_t *w)
+{
+    tc_rt_comm_t *comm = w->comm;
+    if (comm->nhooks == 0)
+        return;
+    tc_rt_op_info_t info;
+    stats_info(w, &info);
+    for (int i = 0; i < comm->nhooks; i++)
+        comm->hooks[i].fn(&info, 0, comm->hooks[i].arg);
+}
+
+void tc_rt_stats_end(tc_rt_work_t *w, tc_status_t st)
+{
+    tc_rt_comm_t *comm = w->comm;
+    if (!comm || w->tolerant || !w->start_ns)
+        return; /* internal exchanges are not the application's operations */
+    uint64_t took = tc_time_ns() - w->start_ns;
+    const char *algo = w->main_sched ? w->main_sched->algo : "?";
+    tc_rt_stat_t *e = NULL;
+    for (int i = 0; i < comm->nstats && !e; i++)
+        if (comm->stats[i].coll == (int)w->op.coll && strcmp(comm->stats[i].algo, algo) == 0)
+            e = &comm->stats[i];
+    if (!e && comm->nstats < STATS_MAX) {
+        e = &comm->stats[comm->nstats++];
+        *e = (tc_rt_stat_t){.coll = w->op.coll, .algo = algo};
+    }
+    if (e) {
+        e->ops++;
+        e->failed += st != TC_OK;
+        e->bytes += (uint64_t)w->call.count *
+                    (w->op.coll == TC_COLL_COUNT ? 1 : tc_dtype_size(w->call.dtype));
+        e->time_ns += took;
+    }
+    if (comm->nhooks == 0)
+        return;
+    tc_rt_op_info_t info;
+    stats_info(w, &info);
+    info.status = st;
+    info.time_ns = took;
+    for (int i = 0; i < comm->nhooks; i++)
+        comm->hooks[i].fn(&info, 1, comm->hooks[i].arg);
+}
+
+int tc_rt_comm_stats(tc_rt_comm_t *comm, tc_rt_stat_t *stats, int cap)
+{
+    tc_rt_world_lock(comm->world);
+    int n = comm->nstats;
+    for (int i = 0; i < n && i < cap; i++)
+        stats[i] = comm->stats[i];
+    tc_rt_world_unlock(comm->world);
+    return n;
+}
+
+tc_status_t tc_rt_comm_add_hook(tc_rt_comm_t *comm, tc_rt_hook_fn fn, void *arg)
+{
+    tc_rt_world_lock(comm->world);
+    tc_status_t st = TC_OK;
+    if (comm->nhooks == TC_RT_HOOKS)
+        st = tc_error_set(TC_ERR_NO_RESOURCE, "comm '%s': already %d hooks", comm->name,
+                          TC_RT_HOOKS);
+    else {
+        comm->hooks[comm->nhooks].fn = fn;
+        comm->hooks[comm->nhooks].arg = arg;
+        comm->nhooks++;
+    }
+    tc_rt_world_unlock(comm->world);
+    return st;
+}
