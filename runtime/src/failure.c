@@ -3,9 +3,12 @@
  * or from another rank's notice. Each failure is recorded once per process
  * with the rank's host and pid, every communicator holding the rank is
  * broken, and its pending operations end with TC_ERR_PEER_FAILED naming it. */
+#include <errno.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/types.h>
 
 #include "comm_impl.h"
 #include "tcomms/base/log.h"
@@ -105,7 +108,14 @@ const tc_rt_failed_t *tc_rt_world_note_failure(tc_rt_world_t *world, int rank, c
     char desc[160];
     tc_rt_failed_describe(NULL, f, desc, sizeof(desc));
     tc_log_error(TC_SUBSYS_RUNTIME, "world %s failed: %s", desc, f->why);
-    if (notify) {
+    /* Tell the others only what is certain: a process on this host that is
+     * gone. A connection that broke while its process lives (a cut link, a
+     * peer that left the operation) is this rank's failure to see, not an
+     * accusation to spread; real deaths elsewhere reach everyone through the
+     * launcher. */
+    int confirmed = f->pid > 0 && strcmp(f->host, world->boot->host) == 0 &&
+                    kill((pid_t)f->pid, 0) != 0 && errno == ESRCH;
+    if (notify && confirmed) {
         tc_boot_event_t ev = {TC_BOOT_EV_PROC_FAILED, rank, 0, 0};
         if (tc_boot_notify(world->boot, &ev) != TC_OK)
             tc_log_debug(TC_SUBSYS_RUNTIME, "could not tell the other ranks: %s", tc_last_error());

@@ -17,9 +17,16 @@
  *         abort: the victim dies; each survivor has an asynchronous all-reduce
  *             pending on it and aborts the communicator: the abort must return
  *             within 100 ms.
+ *         slow: the victim sleeps 3 s in the loop; nobody fails (TC_TIMEOUT_S
+ *             larger) and every result is right.
+ *         cut: the victim shuts down its TCP connections (run with TC_SHM=0);
+ *             every rank ends with TC_ERR_PEER_FAILED or TC_ERR_TIMEOUT, none
+ *             hangs, and the ranks that used a cut connection name the victim.
  * Each survivor prints "rank R: ... detect_ms D ... 0 failures" (or the
  * failures); the victim's death time is shared through TC_FT_DIR/killed_at. */
+#include <netinet/in.h>
 #include <signal.h>
+#include <sys/socket.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -65,6 +72,26 @@ static void die(int sig)
     }
     fflush(stdout);
     raise(sig);
+}
+
+/* Cut every established TCP connection of this process (not the listening
+ * socket, not PMIx's local socket). */
+static int cut_tcp(void)
+{
+    int cut = 0;
+    for (int fd = 3; fd < 1024; fd++) {
+        struct sockaddr_storage sa;
+        socklen_t len = sizeof(sa);
+        int type = 0, listening = 0;
+        socklen_t ilen = sizeof(int);
+        if (getsockname(fd, (struct sockaddr *)&sa, &len) != 0 ||
+            (sa.ss_family != AF_INET && sa.ss_family != AF_INET6) ||
+            getsockopt(fd, SOL_SOCKET, SO_TYPE, &type, &ilen) != 0 || type != SOCK_STREAM ||
+            getsockopt(fd, SOL_SOCKET, SO_ACCEPTCONN, &listening, &ilen) != 0 || listening)
+            continue;
+        cut += shutdown(fd, SHUT_RDWR) == 0;
+    }
+    return cut;
 }
 
 /* When the victim died (ms since the epoch), waiting briefly for its note. */
@@ -213,6 +240,10 @@ int main(int argc, char **argv)
             }
             if (strcmp(mode, "stop") == 0)
                 die(SIGSTOP);
+            if (strcmp(mode, "slow") == 0)
+                sleep(3);
+            if (strcmp(mode, "cut") == 0)
+                printf("rank %d: cut %d connections\n", rank, cut_tcp());
             if (strcmp(mode, "mismatch") == 0) {
                 st = tc_broadcast(comm, a, (size_t)n, TC_FLOAT32, 0, NULL, NULL);
                 t_err = now_ms();
@@ -270,6 +301,23 @@ int main(int argc, char **argv)
         /* stay a moment: a rank leaving closes its connections, and the others,
          * whose clocks started a little later, would see that before their bound */
         usleep(1500000);
+    } else if (strcmp(mode, "slow") == 0) {
+        if (st != TC_OK)
+            FAIL("with a slow rank: %s (%s)", tc_status_string(st), tc_last_error());
+        for (int i = 0; i < n && st == TC_OK; i++) {
+            float want = (float)(size * (size - 1) / 2 + size * (i % 5));
+            if (b[i] != want) {
+                FAIL("with a slow rank: [%d] = %g, want %g", i, b[i], want);
+                break;
+            }
+        }
+    } else if (strcmp(mode, "cut") == 0) {
+        char needle[32];
+        snprintf(needle, sizeof(needle), "rank %d", victim);
+        if (st != TC_ERR_PEER_FAILED && st != TC_ERR_TIMEOUT)
+            FAIL("with connections cut: %s (%s)", tc_status_string(st), tc_last_error());
+        printf("rank %d: cut: %s names_victim=%d\n", rank, tc_status_string(st),
+               rank != victim && strstr(tc_last_error(), needle) != NULL);
     } else if (strcmp(mode, "mismatch") == 0 && getenv("TC_CHECK")) {
         check_failure(st, TC_ERR_MISMATCH, victim, "with the victim calling broadcast");
         /* the check leaves the communicator usable */

@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Fault injection under tcrun: ranks killed (SIGKILL) before, during and after
 # all-reduces of every algorithm family, a second failure during shrink, a
-# rank stopped (SIGSTOP), a rank calling a different collective, and abort
-# with operations pending on a dead rank. Every run is bounded by tcrun's
+# rank stopped (SIGSTOP), a slow rank, cut TCP connections, a rank calling a
+# different collective, and abort with operations pending on a dead rank. Every run is bounded by tcrun's
 # --timeout and `timeout`.
 #   run_fault.sh BIN [--trials N]     (BIN: a bazel-bin with tools/tcrun and tests/fault)
 # Prints one line per case and the distribution of detection times; exits
@@ -80,6 +80,21 @@ case_ kill-shrink $((trials / 2 + 1)) 8 6 kill-shrink
 case_ abort $((trials / 2 + 1)) 8 7 abort
 case_ mismatch-check 2 4 4 mismatch TC_CHECK=1
 case_ kill-during-tcp 3 4 3 kill-during TC_SHM=0
+
+case_ slow 2 4 4 slow TC_TIMEOUT_S=20
+
+# A cut TCP link: every rank ends (failure or timeout, none hangs) and the
+# ranks that used the link name the victim.
+start=$SECONDS f0=$fail
+for t in 1 2; do
+    seed=$((RANDOM * 32768 + RANDOM)) victim=$((RANDOM % 4))
+    if one cut 4 4 cut "$victim" "$seed" TC_SHM=0 TC_TIMEOUT_S=5 &&
+        [ "$(grep -c 'names_victim=1' "$log/cut.$seed/out")" -lt 1 ]; then
+        echo "FAIL  cut seed $seed: no rank named the victim $victim"
+        fail=$((fail + 1)) pass=$((pass - 1))
+    fi
+done
+echo "$([ $fail -eq $f0 ] && echo PASS || echo FAIL)  cut TCP connections: 2 trials ($((SECONDS - start)) s)"
 
 # SIGSTOP: the others time out at the bound; tc-fr names the stopped rank.
 start=$SECONDS f0=$fail
