@@ -135,9 +135,11 @@ struct tc_rt_world {
     uint64_t spin_ns;  /* how long a blocking call polls before sleeping */
     tc_tp_ctx_t *tp;   /* tcp: every peer */
     tc_tp_ctx_t *shm;  /* shared memory: peers on this node (NULL with TC_SHM=0) */
+    tc_tp_ctx_t *ib;        /* verbs: peers on other nodes, when this node has a device */
     tc_tp_ctx_t *self; /* this process to itself, created on first use */
     tc_tp_ep_t *self_ep;
     int shm_eps, tcp_eps;   /* endpoints connected so far */
+    int ib_eps;
     unsigned tcp_idle_passes; /* progress passes since tcp was last looked at */
     unsigned idle_passes;     /* progress passes in a row that moved nothing */
     uint64_t now_ns;          /* the clock as read by the last idle pass that read it */

@@ -13,12 +13,14 @@
 #include "tcomms/base/log.h"
 #include "tcomms/base/time.h"
 #include "tcomms/topo/topo.h"
+#include "tcomms/transport/ib.h"
 #include "tcomms/transport/self.h"
 #include "tcomms/transport/shm.h"
 #include "tcomms/transport/tcp.h"
 
 #define TC_RT_ADDR_KEY "tc.tcp.addr"
 #define TC_RT_SHM_ADDR_KEY "tc.shm.addr"
+#define TC_RT_IB_ADDR_KEY "tc.ib.addr"
 #define TC_RT_NODE_KEY "tc.node.id" /* 8 bytes: which node a rank runs on */
 #define TC_RT_DESC_KEY                                                                             \
     "tc.topo.desc"                /* the node descriptor, for tools and topology-aware algorithms */
@@ -137,6 +139,32 @@ static tc_status_t world_open_shm(tc_rt_world_t *world, const tc_tp_ctx_params_t
     return TC_OK;
 }
 
+/* Peers on other nodes are reached over InfiniBand/RoCE when this node has a
+ * device (TC_IB=auto, the default; 1: an error without one; 0: never). With
+ * no device the context is refused at once and tcp carries everything. */
+static tc_status_t world_open_ib(tc_rt_world_t *world, const tc_tp_ctx_params_t *params)
+{
+    static const char *const modes[] = {"0", "1", "auto", NULL};
+    int mode;
+    tc_status_t st = tc_config_enum("TC_IB", modes, 2, &mode);
+    if (st != TC_OK || mode == 0)
+        return st;
+    unsigned char addr[TC_RT_ADDR_MAX];
+    size_t len;
+    st = tc_tp_ctx_create(&tc_tp_ib_ops, params, &world->ib);
+    if (st != TC_OK) {
+        if (mode == 1)
+            return st;
+        tc_log_info(TC_SUBSYS_RUNTIME, "no ib: %s; other nodes over tcp", tc_last_error());
+        world->ib = NULL;
+        return TC_OK;
+    }
+    if ((st = tc_tp_addr_pack(world->ib, addr, sizeof(addr), &len)) != TC_OK ||
+        (st = tc_boot_put(world->boot, TC_RT_IB_ADDR_KEY, addr, len)) != TC_OK)
+        return st;
+    return TC_OK;
+}
+
 /* The secret that authenticates this job's connections: TC_JOB_SECRET when the
  * launcher provides one (tcrun does), else the bootstrap's job identity, which
  * at least keeps other jobs' and stale connections out. */
@@ -185,7 +213,8 @@ tc_status_t tc_rt_world_create(tc_boot_kind_t boot, const tc_hints_t *hints, uin
     tp_params.secret_len = strlen(secret);
     tp_params.hints = hints;
     if ((st = tc_tp_ctx_create(&tc_tp_tcp_ops, &tp_params, &world->tp)) != TC_OK ||
-        (st = world_open_shm(world, &tp_params)) != TC_OK)
+        (st = world_open_shm(world, &tp_params)) != TC_OK ||
+        (st = world_open_ib(world, &tp_params)) != TC_OK)
         goto err;
 
     unsigned char addr[TC_RT_ADDR_MAX];
@@ -242,6 +271,8 @@ void tc_rt_world_release(tc_rt_world_t *world)
         tc_tp_ctx_destroy(world->shm);
     if (world->self)
         tc_tp_ctx_destroy(world->self);
+    if (world->ib)
+        tc_tp_ctx_destroy(world->ib);
     tc_boot_destroy(world->boot);
     pthread_cond_destroy(&world->cv);
     pthread_mutex_destroy(&world->mu);
@@ -350,6 +381,17 @@ tc_status_t tc_rt_world_ep(tc_rt_world_t *world, int peer, uint64_t deadline_ns,
         else if (st != TC_OK)
             return st;
     }
+    if (!same_node && world->ib) {
+        /* another node, and both have a device: verbs; a peer without one: tcp */
+        st = tc_boot_get(world->boot, peer, TC_RT_IB_ADDR_KEY, addr, sizeof(addr), &len,
+                         deadline_ns);
+        if (st == TC_OK)
+            st = tc_tp_ep_connect(world->ib, (uint64_t)peer, addr, len, &ep);
+        if (st == TC_ERR_NOT_FOUND || st == TC_ERR_UNSUPPORTED)
+            tc_log_info(TC_SUBSYS_RUNTIME, "rank %d over tcp: %s", peer, tc_last_error());
+        else if (st != TC_OK)
+            return st;
+    }
     if (!ep) {
         if ((st = tc_boot_get(world->boot, peer, TC_RT_ADDR_KEY, addr, sizeof(addr), &len,
                               deadline_ns)) != TC_OK ||
@@ -362,8 +404,10 @@ tc_status_t tc_rt_world_ep(tc_rt_world_t *world, int peer, uint64_t deadline_ns,
     }
     if (ep->ops == &tc_tp_shm_ops)
         world->shm_eps++;
-    else
+    else if (ep->ops == &tc_tp_tcp_ops)
         world->tcp_eps++;
+    else
+        world->ib_eps++;
     tc_log_debug(TC_SUBSYS_RUNTIME, "connected to rank %d (%s node) over %s", peer,
                  same_node ? "same" : "another", ep->ops->name);
     *ep_p = ep;
@@ -387,6 +431,10 @@ int tc_rt_world_progress_tp(tc_rt_world_t *world)
     }
     if (n >= 0 && world->self) {
         int m = tc_tp_progress(world->self);
+        n = m < 0 ? m : n + m;
+    }
+    if (n >= 0 && world->ib) {
+        int m = tc_tp_progress(world->ib);
         n = m < 0 ? m : n + m;
     }
     return n;
