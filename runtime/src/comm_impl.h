@@ -15,7 +15,8 @@
 #define TC_RT_TAG_SEQ_BITS 42
 #define TC_RT_TAG_KIND_SHIFT 42
 #define TC_RT_TAG_ID_SHIFT 44
-#define TC_RT_COMM_ID_MAX ((1u << 20) - 1)
+#define TC_RT_COMM_ID_MAX ((1u << 20) - 2)
+#define TC_RT_HB_COMM_ID ((1u << 20) - 1) /* heartbeats (heartbeat.c), never a communicator */
 enum { TC_RT_TAG_COLL = 0, TC_RT_TAG_P2P = 1, TC_RT_TAG_CHECK = 2, TC_RT_TAG_SHRINK = 3 };
 
 static inline uint64_t tc_rt_tag(uint64_t comm_id, unsigned kind, uint64_t seq)
@@ -151,6 +152,11 @@ struct tc_rt_world {
     tc_rt_comm_t *comms;    /* every live communicator (to fail or revoke them) */
     tc_rt_failed_t *failed; /* ranks known to have failed, in the order learnt */
     int nfailed, failed_cap;
+    uint64_t hb_ns;         /* heartbeat period (0: off) */
+    int hb_misses;          /* periods of silence before a peer is failed */
+    uint64_t hb_next;       /* next heartbeat duty */
+    unsigned hb_passes;     /* progress passes, to look at the clock every 64 */
+    tc_hmap_t hb;           /* world rank -> heartbeat state, peers connected only */
     int nasync; /* of which asynchronous */
     /* Threads: once the progress thread exists (first asynchronous
      * operation), every entry point takes mu; before that there is one
@@ -277,6 +283,14 @@ void tc_rt_world_add_comm(tc_rt_world_t *world, tc_rt_comm_t *comm);
 void tc_rt_world_remove_comm(tc_rt_world_t *world, tc_rt_comm_t *comm);
 /* Local revoke: leave every pending operation with TC_ERR_REVOKED. */
 void tc_rt_comm_revoke_local(tc_rt_comm_t *comm, const char *why);
+
+/* heartbeat.c */
+tc_status_t tc_rt_hb_init(tc_rt_world_t *world);
+void tc_rt_hb_free(tc_rt_world_t *world);
+/* A new endpoint: start exchanging heartbeats with its peer. */
+void tc_rt_hb_peer(tc_rt_world_t *world, int peer, tc_tp_ep_t *ep);
+/* Send due heartbeats, repost receives, fail peers silent too long. */
+void tc_rt_hb_tick(tc_rt_world_t *world, uint64_t now);
 
 /* stats.c: statistics and hooks */
 void tc_rt_stats_hook_before(tc_rt_work_t *work);

@@ -188,6 +188,8 @@ int tc_rt_world_progress(tc_rt_world_t *world)
     int total = 0;
     tc_rt_world_poll_events(world);
     tc_rt_fr_poll_signal(world);
+    if (world->hb_ns && (++world->hb_passes & 63) == 0)
+        tc_rt_hb_tick(world, tc_time_ns());
     for (tc_rt_work_t *w = world->active, *next; w; w = next) {
         next = w->next;
         int c = tc_rt_exec_pass(w);

@@ -202,7 +202,7 @@ tc_status_t tc_rt_world_create(tc_boot_kind_t boot, const tc_hints_t *hints, uin
     if ((st = tc_boot_create(boot, deadline, &world->boot)) != TC_OK)
         goto err;
     tc_log_set_rank(world->boot->rank);
-    if ((st = world_spin(world)) != TC_OK)
+    if ((st = world_spin(world)) != TC_OK || (st = tc_rt_hb_init(world)) != TC_OK)
         goto err;
 
     char secret[256];
@@ -224,6 +224,12 @@ tc_status_t tc_rt_world_create(tc_boot_kind_t boot, const tc_hints_t *hints, uin
         (st = world_publish_node(world)) != TC_OK || (st = world_publish_proc(world)) != TC_OK ||
         (st = tc_boot_fence(world->boot, deadline)) != TC_OK)
         goto err;
+    if (world->hb_ns) {
+        /* heartbeats are sent by the progress thread, whatever the caller does */
+        if ((st = tc_rt_world_go_threaded(world)) != TC_OK)
+            goto err;
+        pthread_mutex_unlock(&world->mu);
+    }
     *world_p = world;
     return TC_OK;
 
@@ -263,6 +269,7 @@ void tc_rt_world_release(tc_rt_world_t *world)
         pthread_join(world->thread, NULL);
     }
     world_close_eps(world);
+    tc_rt_hb_free(world);
     tc_hmap_free(&world->locality);
     free(world->failed);
     if (world->tp)
@@ -288,6 +295,19 @@ static void *world_progress_main(void *arg)
     unsigned nap_us = 0, passes = 0;
     pthread_mutex_lock(&world->mu);
     while (!world->stop) {
+        if (world->nasync == 0 && world->hb_ns) {
+            /* nothing asynchronous, but heartbeats are due every period */
+            struct timespec until;
+            clock_gettime(CLOCK_REALTIME, &until);
+            uint64_t ns = (uint64_t)until.tv_nsec + world->hb_ns / 4;
+            until.tv_sec += (time_t)(ns / 1000000000ull);
+            until.tv_nsec = (long)(ns % 1000000000ull);
+            pthread_cond_timedwait(&world->cv, &world->mu, &until);
+            tc_rt_world_progress(world);
+            tc_rt_hb_tick(world, tc_time_ns());
+            nap_us = 0;
+            continue;
+        }
         if (world->nasync == 0) {
             pthread_cond_wait(&world->cv, &world->mu);
             nap_us = 0;
@@ -410,6 +430,7 @@ tc_status_t tc_rt_world_ep(tc_rt_world_t *world, int peer, uint64_t deadline_ns,
         world->ib_eps++;
     tc_log_debug(TC_SUBSYS_RUNTIME, "connected to rank %d (%s node) over %s", peer,
                  same_node ? "same" : "another", ep->ops->name);
+    tc_rt_hb_peer(world, peer, ep);
     *ep_p = ep;
     return TC_OK;
 }

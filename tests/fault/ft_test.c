@@ -17,6 +17,9 @@
  *         abort: the victim dies; each survivor has an asynchronous all-reduce
  *             pending on it and aborts the communicator: the abort must return
  *             within 100 ms.
+ *         stop-hb: like stop, with heartbeats (TC_HEARTBEAT_MS): the others get
+ *             TC_ERR_PEER_FAILED naming it long before the timeout, then
+ *             shrink and check an all-reduce without it.
  *         slow: the victim sleeps 3 s in the loop; nobody fails (TC_TIMEOUT_S
  *             larger) and every result is right.
  *         cut: the victim shuts down its TCP connections (run with TC_SHM=0);
@@ -238,7 +241,7 @@ int main(int argc, char **argv)
                 usleep((useconds_t)delay_us);
                 die(SIGKILL);
             }
-            if (strcmp(mode, "stop") == 0)
+            if (strcmp(mode, "stop") == 0 || strcmp(mode, "stop-hb") == 0)
                 die(SIGSTOP);
             if (strcmp(mode, "slow") == 0)
                 sleep(3);
@@ -313,6 +316,13 @@ int main(int argc, char **argv)
         /* stay a moment: a rank leaving closes its connections, and the others,
          * whose clocks started a little later, would see that before their bound */
         usleep(1500000);
+    } else if (strcmp(mode, "stop-hb") == 0) {
+        check_failure(st, TC_ERR_PEER_FAILED, victim, "with the victim stopped (heartbeats)");
+        double k = killed_at(victim);
+        printf("rank %d: detect_ms %.1f (%s)\n", rank, k > 0 ? t_err - k : -1.0,
+               tc_status_string(st));
+        int dead[1] = {victim};
+        shrink_and_check(comm, size, dead, 1);
     } else if (strcmp(mode, "slow") == 0) {
         if (st != TC_OK)
             FAIL("with a slow rank: %s (%s)", tc_status_string(st), tc_last_error());

@@ -36,13 +36,13 @@ one() {
         "$tcrun" --keep-going --timeout 60 -n "$n" "$ft" "$mode" "$victim" "$seed" \
         >"$dir/out" 2>&1 &
     local job=$!
-    if [ "$mode" = stop ]; then
+    if [ "$mode" = stop ] || [ "$mode" = stop-hb ]; then
         # the stopped rank never ends: once the others are done, kill it
         for _ in $(seq 1 120); do
             [ "$(grep -c ' failures' "$dir/out")" -ge $((n - 1)) ] && break
             sleep 0.25
         done
-        pkill -KILL -f "^$ft stop $victim $seed" 2>/dev/null
+        pkill -KILL -f "^$ft $mode $victim $seed" 2>/dev/null
     fi
     wait $job
     local clean=$(grep -c ': 0 failures' "$dir/out")
@@ -81,7 +81,9 @@ case_ abort $((trials / 2 + 1)) 8 7 abort
 case_ mismatch-check 2 4 4 mismatch TC_CHECK=1
 case_ kill-during-tcp 3 4 3 kill-during TC_SHM=0
 
-case_ slow 2 4 4 slow TC_TIMEOUT_S=20
+case_ slow 2 4 4 slow TC_TIMEOUT_S=20 TC_HEARTBEAT_MS=200
+# A stopped rank with heartbeats every 200 ms: found in about 0.6 s, not at the timeout.
+case_ stop-hb $((trials / 2 + 1)) 8 7 stop-hb TC_TIMEOUT_S=60 TC_HEARTBEAT_MS=200
 
 # A cut TCP link: every rank ends (failure or timeout, none hangs) and the
 # ranks that used the link name the victim.

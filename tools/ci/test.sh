@@ -49,8 +49,8 @@ tsan_integration() {
         mkdir -p build/bin-tsan && cp -f bazel-bin/tests/integration/coll_test build/bin-tsan/ &&
         TSAN_OPTIONS=halt_on_error=1:exitcode=66 timeout -k 10 600 \
             build/bin-opt/tools/tcrun/tcrun -n 3 build/bin-tsan/coll_test --quick &&
-        TC_CHECK=1 TSAN_OPTIONS=halt_on_error=1:exitcode=66 timeout -k 10 600 \
-            build/bin-opt/tools/tcrun/tcrun -n 4 build/bin-tsan/coll_test --quick
+        TC_CHECK=1 TC_HEARTBEAT_MS=50 TSAN_OPTIONS=halt_on_error=1:exitcode=66 \
+            timeout -k 10 600 build/bin-opt/tools/tcrun/tcrun -n 4 build/bin-tsan/coll_test --quick
 }
 
 asan_integration() {
