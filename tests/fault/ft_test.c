@@ -20,6 +20,9 @@
  *         stop-hb: like stop, with heartbeats (TC_HEARTBEAT_MS): the others get
  *             TC_ERR_PEER_FAILED naming it long before the timeout, then
  *             shrink and check an all-reduce without it.
+ *         revoke: the victim revokes the communicator instead of joining an
+ *             all-reduce; every other rank leaves it with TC_ERR_REVOKED, then
+ *             all shrink (nobody failed: same size) and check an all-reduce.
  *         slow: the victim sleeps 3 s in the loop; nobody fails (TC_TIMEOUT_S
  *             larger) and every result is right.
  *         cut: the victim shuts down its TCP connections (run with TC_SHM=0);
@@ -245,6 +248,15 @@ int main(int argc, char **argv)
                 die(SIGSTOP);
             if (strcmp(mode, "slow") == 0)
                 sleep(3);
+            if (strcmp(mode, "revoke") == 0) {
+                usleep((useconds_t)delay_us);
+                st = tc_comm_revoke(comm);
+                if (st != TC_OK)
+                    FAIL("revoke: %s (%s)", tc_status_string(st), tc_last_error());
+                st = tc_all_reduce(comm, a, b, (size_t)n, TC_FLOAT32, TC_SUM, NULL, NULL);
+                t_err = now_ms();
+                break;
+            }
             if (strcmp(mode, "cut") == 0)
                 printf("rank %d: cut %d connections\n", rank, cut_tcp());
             if (strcmp(mode, "mismatch") == 0) {
@@ -323,6 +335,15 @@ int main(int argc, char **argv)
                tc_status_string(st));
         int dead[1] = {victim};
         shrink_and_check(comm, size, dead, 1);
+    } else if (strcmp(mode, "revoke") == 0) {
+        if (st != TC_ERR_REVOKED)
+            FAIL("after the revoke: got %s, want TC_ERR_REVOKED (%s)", tc_status_string(st),
+                 tc_last_error());
+        char needle[48];
+        snprintf(needle, sizeof(needle), "revoked by rank %d", victim);
+        if (st == TC_ERR_REVOKED && rank != victim && !strstr(tc_last_error(), needle))
+            FAIL("the revoke does not name rank %d: %s", victim, tc_last_error());
+        shrink_and_check(comm, size, NULL, 0);
     } else if (strcmp(mode, "slow") == 0) {
         if (st != TC_OK)
             FAIL("with a slow rank: %s (%s)", tc_status_string(st), tc_last_error());

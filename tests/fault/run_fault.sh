@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Fault injection under tcrun: ranks killed (SIGKILL) before, during and after
 # all-reduces of every algorithm family, a second failure during shrink, a
-# rank stopped (SIGSTOP), a slow rank, cut TCP connections, a rank calling a
+# rank stopped (SIGSTOP, with and without heartbeats), a revoke, a slow rank, cut TCP connections, a rank calling a
 # different collective, and abort with operations pending on a dead rank. Every run is bounded by tcrun's
 # --timeout and `timeout`.
 #   run_fault.sh BIN [--trials N]     (BIN: a bazel-bin with tools/tcrun and tests/fault)
@@ -81,6 +81,7 @@ case_ abort $((trials / 2 + 1)) 8 7 abort
 case_ mismatch-check 2 4 4 mismatch TC_CHECK=1
 case_ kill-during-tcp 3 4 3 kill-during TC_SHM=0
 
+case_ revoke 3 8 8 revoke
 case_ slow 2 4 4 slow TC_TIMEOUT_S=20 TC_HEARTBEAT_MS=200
 # A stopped rank with heartbeats every 200 ms: found in about 0.6 s, not at the timeout.
 case_ stop-hb $((trials / 2 + 1)) 8 7 stop-hb TC_TIMEOUT_S=60 TC_HEARTBEAT_MS=200
