@@ -35,10 +35,9 @@ static tc_status_t comm_opts(const tc_comm_opts_t *opts, const char *fn, tc_hint
                             "%s: opts->size is %u, expected %zu "
                             "(initialise with TC_COMM_OPTS_INIT)",
                             fn, opts->size, sizeof(tc_comm_opts_t));
-    if (opts->device != TC_DEVICE_CPU)
-        return tc_error_set(opts->device < 0 ? TC_ERR_INVALID_ARG : TC_ERR_UNSUPPORTED,
-                            "%s: opts->device is %d: only TC_DEVICE_CPU (-1) is supported (the "
-                            "runtime does not move CUDA memory yet)",
+    if (opts->device < TC_DEVICE_CPU)
+        return tc_error_set(TC_ERR_INVALID_ARG,
+                            "%s: opts->device is %d: TC_DEVICE_CPU (-1) or a CUDA device number",
                             fn, opts->device);
     if (opts->name && strlen(opts->name) >= 64)
         return tc_error_set(TC_ERR_INVALID_ARG, "%s: opts->name is %zu characters (at most 63)", fn,
@@ -96,7 +95,8 @@ tc_status_t tc_comm_create(const tc_comm_opts_t *opts, tc_comm_t **comm_p)
     tc_status_t st = comm_opts(opts, fn, &hints);
     tc_rt_comm_t *rt = NULL;
     if (st == TC_OK) {
-        tc_rt_comm_params_t params = {boot, opts->name, &hints, opts->timeout_ms};
+        tc_rt_comm_params_t params = {boot,          opts->name,       &hints,
+                                      opts->timeout_ms, opts->device >= 0, opts->device};
         st = tc_rt_comm_create(&params, &rt);
     }
     tc_hints_free(&hints);
@@ -164,7 +164,7 @@ tc_status_t tc_comm_info(const tc_comm_t *comm, tc_comm_info_t *info)
     info->rank = tc_rt_comm_rank(comm->rt);
     info->size = tc_rt_comm_size(comm->rt);
     info->local_size = rt.local_size;
-    info->device = TC_DEVICE_CPU;
+    info->device = tc_rt_comm_device(comm->rt);
     snprintf(info->name, sizeof(info->name), "%s", tc_rt_comm_name(comm->rt));
     snprintf(info->launcher, sizeof(info->launcher), "%s", rt.launcher);
     snprintf(info->host, sizeof(info->host), "%s", rt.host);
@@ -191,7 +191,7 @@ static tc_status_t comm_split(tc_comm_t *comm, const char *fn, int color, int ke
     if (st == TC_OK) {
         tc_rt_comm_params_t params = {TC_BOOT_AUTO, opts ? opts->name : NULL,
                                       opts && opts->hints ? &hints : NULL,
-                                      opts ? opts->timeout_ms : 0};
+                                      opts ? opts->timeout_ms : 0, 0, -1}; /* device: inherited */
         st = tc_rt_comm_split(comm->rt, color, key, list_hash, &params, &rt);
     }
     tc_hints_free(&hints);
@@ -290,7 +290,7 @@ tc_status_t tc_comm_shrink(tc_comm_t *comm, const tc_comm_opts_t *opts, tc_comm_
     if (st == TC_OK) {
         tc_rt_comm_params_t params = {TC_BOOT_AUTO, opts ? opts->name : NULL,
                                       opts && opts->hints ? &hints : NULL,
-                                      opts ? opts->timeout_ms : 0};
+                                      opts ? opts->timeout_ms : 0, 0, -1}; /* device: inherited */
         st = tc_rt_comm_shrink(comm->rt, &params, &rt);
     }
     tc_hints_free(&hints);

@@ -42,6 +42,7 @@ static tc_status_t comm_alloc(const char *name, const tc_hints_t *hints, tc_rt_c
         return st;
     }
     comm->check = check;
+    comm->device = -1;
     if ((st = tc_rt_fr_init(comm)) != TC_OK) {
         tc_hints_free(&comm->hints);
         free(comm);
@@ -61,6 +62,7 @@ static void comm_free(tc_rt_comm_t *comm)
         free(seq);
     tc_hmap_free(&comm->p2p_seq);
     tc_rt_exec_free(&comm->inline_work.ex);
+    free(comm->inline_work.h_buf);
     for (int i = 0; i < TC_RT_SCHED_CACHE; i++)
         if (comm->sched_cache[i].last_use)
             tc_sched_free(&comm->sched_cache[i].sched);
@@ -92,6 +94,11 @@ tc_status_t tc_rt_comm_create(const tc_rt_comm_params_t *params, tc_rt_comm_t **
     }
     tc_boot_t *boot = comm->world->boot;
     tc_rt_world_add_comm(comm->world, comm);
+    if (params->use_cuda && (st = tc_rt_cuda_bind(comm, params->cuda_device)) != TC_OK) {
+        tc_error_prefix("comm '%s' create: ", name);
+        tc_rt_comm_destroy(comm);
+        return st;
+    }
     comm->rank = boot->rank;
     comm->size = boot->size;
     comm->ranks_per_node = boot->local_size;
@@ -252,6 +259,7 @@ tc_status_t tc_rt_comm_make(tc_rt_comm_t *parent, const tc_rt_comm_params_t *par
     child->comm_id = (uint32_t)id;
     child->timeout_ms = params && params->timeout_ms > 0 ? params->timeout_ms : parent->timeout_ms;
     child->check = parent->check;
+    child->device = parent->device;
     tc_rt_world_lock(world);
     child->world = world;
     world->refs++;
@@ -286,6 +294,11 @@ void tc_rt_comm_destroy(tc_rt_comm_t *comm)
 int tc_rt_comm_rank(const tc_rt_comm_t *comm)
 {
     return comm->rank;
+}
+
+int tc_rt_comm_device(const tc_rt_comm_t *comm)
+{
+    return comm->device;
 }
 
 int tc_rt_comm_size(const tc_rt_comm_t *comm)

@@ -118,6 +118,10 @@ struct tc_rt_work {
     tc_sched_t check_sched;     /* its schedule, and its buffer: mine, then everyone's */
     void *check_buf;
     int stage_send;             /* all_to_all in place: run out of place from a copy */
+    void *d_send, *d_recv;      /* CUDA communicator: the caller's device buffers (cuda.c) */
+    void *h_buf;                /* their host copies (grow-only) */
+    size_t h_cap, h_recv_bytes;
+    int staged;                 /* the call's buffers point at h_buf */
     uint64_t *step_tags;        /* per-step tags (point-to-point), or NULL */
     uint64_t tag;               /* the tag of every step when step_tags is NULL */
     int64_t timeout_ms;
@@ -171,6 +175,7 @@ struct tc_rt_world {
 struct tc_rt_comm {
     tc_rt_world_t *world;
     tc_rt_comm_t *wnext, *wprev; /* the world's list of communicators */
+    int device;         /* CUDA device the buffers live on, or -1 (the CPU) */
     int rank;
     int size;
     int *ranks;         /* world rank of each rank, or NULL (the world's own order) */
@@ -291,6 +296,13 @@ void tc_rt_hb_free(tc_rt_world_t *world);
 void tc_rt_hb_peer(tc_rt_world_t *world, int peer, tc_tp_ep_t *ep);
 /* Send due heartbeats, repost receives, fail peers silent too long. */
 void tc_rt_hb_tick(tc_rt_world_t *world, uint64_t now);
+
+/* cuda.c: communicators bound to a CUDA device stage their buffers in host memory */
+tc_status_t tc_rt_cuda_bind(tc_rt_comm_t *comm, int device);
+/* Copy the device input to host memory and point the call at it (work start). */
+tc_status_t tc_rt_cuda_stage_in(tc_rt_work_t *work);
+/* Copy the host result back to the device (work completion). */
+tc_status_t tc_rt_cuda_stage_out(tc_rt_work_t *work);
 
 /* stats.c: statistics and hooks */
 void tc_rt_stats_hook_before(tc_rt_work_t *work);

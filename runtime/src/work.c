@@ -80,6 +80,8 @@ static tc_status_t work_finish_avg(tc_rt_work_t *w)
 static void work_complete(tc_rt_work_t *w)
 {
     tc_status_t st = work_finish_avg(w);
+    if (st == TC_OK && w->staged)
+        st = tc_rt_cuda_stage_out(w);
     tc_rt_fr_end(w, st);
     tc_rt_stats_end(w, st);
     work_unlink(w);
@@ -271,7 +273,11 @@ static tc_status_t work_start(tc_rt_work_t *w)
         w->op.seq = ++comm->seq;
         w->tag = tc_rt_tag(comm->comm_id, TC_RT_TAG_COLL, w->op.seq);
     }
-    tc_status_t st = w->checking ? tc_rt_check_prepare(w) : tc_rt_exec_begin(w);
+    tc_status_t st = TC_OK;
+    if (comm->device >= 0 && w->call.coll != TC_COLL_COUNT)
+        st = tc_rt_cuda_stage_in(w); /* device buffers: run on host copies */
+    if (st == TC_OK)
+        st = w->checking ? tc_rt_check_prepare(w) : tc_rt_exec_begin(w);
     if (st != TC_OK)
         return st;
     uint64_t now = tc_time_ns();
@@ -361,6 +367,7 @@ static void work_release(tc_rt_work_t *w)
     tc_rt_exec_free(&w->ex);
     free(w->varr);
     free(w->step_tags);
+    free(w->h_buf);
     free(w);
 }
 
@@ -435,6 +442,7 @@ tc_status_t tc_rt_coll_issue(tc_rt_comm_t *comm, const tc_rt_coll_t *call, int f
     }
     w->call = *call;
     w->call.hints = NULL;
+    w->staged = 0;
     /* no algorithm runs all-to-all in place: stage the input, run out of place */
     w->stage_send = call->coll == TC_COLL_ALL_TO_ALL && !call->sendcounts &&
                     call->sendbuf == call->recvbuf;
@@ -557,6 +565,12 @@ tc_status_t tc_rt_p2p_issue(tc_rt_comm_t *comm, const tc_rt_p2p_t *ops, int n,
         return st;
     if ((st = comm_usable(comm, "send/recv")) != TC_OK)
         goto out;
+    if (comm->device >= 0) {
+        st = tc_error_set(TC_ERR_UNSUPPORTED, "send/recv on comm '%s', bound to CUDA device "
+                          "%d: device buffers are staged for collectives only", comm->name,
+                          comm->device);
+        goto out;
+    }
     /* A batch owns its schedule and tags: always a heap work (freed here when
      * the caller wants none). */
     tc_rt_work_t *w = work_alloc(comm);

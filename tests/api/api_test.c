@@ -360,7 +360,10 @@ static void test_bad_arguments_everywhere(void **state)
     expect(tc_comm_split_ranks(comm, &bad, 1, NULL, &nc), TC_ERR_INVALID_ARG, "out of range");
     tc_comm_opts_t co = TC_COMM_OPTS_INIT;
     co.device = 0;
-    expect(tc_comm_create(&co, &nc), TC_ERR_UNSUPPORTED, "TC_DEVICE_CPU");
+    /* no GPU here (or no toolkit): refused, naming CUDA */
+    expect(tc_comm_create(&co, &nc), TC_ERR_UNSUPPORTED, "CUDA");
+    co.device = -2;
+    expect(tc_comm_create(&co, &nc), TC_ERR_INVALID_ARG, "opts->device is -2");
     expect(tc_comm_failed_ranks(comm, NULL, 2, &bad), TC_ERR_INVALID_ARG, "ranks is NULL");
     expect(tc_comm_shrink(comm, NULL, NULL), TC_ERR_INVALID_ARG, "newcomm_p");
     assert_int_equal(tc_comm_destroy(comm), TC_OK);

@@ -61,8 +61,9 @@ typedef struct tc_comm_opts {
     const char *name;         /**< a name for logs and errors, or NULL ("world") */
     const char *hints;        /**< "key=value,..." hints, or NULL */
     int64_t timeout_ms;       /**< default timeout of every operation; <= 0: TC_TIMEOUT_S or 600 s */
-    int device;               /**< ::TC_DEVICE_CPU; CUDA devices are refused (TC_ERR_UNSUPPORTED)
-                                   until the runtime moves device memory */
+    int device;               /**< ::TC_DEVICE_CPU, or CUDA device N: buffers of collectives
+                                   are then device memory, staged through host memory (split
+                                   communicators inherit it; send/recv is refused) */
 } tc_comm_opts_t;
 
 /** @brief Default communicator options. */
@@ -107,7 +108,7 @@ typedef struct tc_comm_info {
     int rank;               /**< this rank */
     int size;               /**< ranks in the communicator */
     int local_size;         /**< ranks of the job on this node */
-    int device;             /**< ::TC_DEVICE_CPU */
+    int device;             /**< ::TC_DEVICE_CPU or the CUDA device */
     char name[64];          /**< the communicator's name */
     char launcher[32];      /**< "tcrun", "mpirun", "srun", "pmix", "env" or "self" */
     char host[64];          /**< this host */
@@ -124,8 +125,9 @@ typedef struct tc_comm_info {
  * @param comm_p receives the communicator on success.
  * @return TC_OK; TC_ERR_BOOTSTRAP when the job cannot be joined (e.g. no PMIx
  *         server with TC_BOOTSTRAP_PMIX); TC_ERR_CONFIG for a malformed TC_*
- *         variable or hint; TC_ERR_INVALID_ARG for bad options;
- *         TC_ERR_UNSUPPORTED for a CUDA device.
+ *         variable or hint; TC_ERR_INVALID_ARG for bad options or a device
+ *         that does not exist; TC_ERR_UNSUPPORTED for a CUDA device where
+ *         there is none (or tcomms was built without CUDA).
  */
 tc_status_t tc_comm_create(const tc_comm_opts_t *opts, tc_comm_t **comm_p);
 

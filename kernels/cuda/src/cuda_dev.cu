@@ -632,6 +632,26 @@ extern "C" tc_status_t tc_kern_cuda_dev_count(int *count_p)
     return TC_OK;
 }
 
+extern "C" tc_status_t tc_kern_cuda_dev_set_device(int device)
+{
+    cudaError_t e = cudaSetDevice(device);
+    if (e != cudaSuccess) {
+        (void)cudaGetLastError();
+        return tc_cuda_error(e, "tc_kern_cuda_set_device", "cudaSetDevice");
+    }
+    return TC_OK;
+}
+
+extern "C" tc_status_t tc_kern_cuda_dev_memcpy(void *dst, const void *src, size_t bytes)
+{
+    cudaError_t e = cudaMemcpy(dst, src, bytes, cudaMemcpyDefault);
+    if (e != cudaSuccess) {
+        (void)cudaGetLastError();
+        return tc_cuda_error(e, "tc_kern_cuda_memcpy", "cudaMemcpy");
+    }
+    return TC_OK;
+}
+
 extern "C" tc_status_t tc_kern_cuda_dev_reduce(tc_dtype_t dtype, tc_redop_t op, void *dst,
                                                const void *a, const void *b, size_t n, void *stream)
 {

@@ -22,6 +22,13 @@ extern "C" {
 /* The number of devices, or TC_ERR_UNSUPPORTED "no CUDA device: ...". */
 tc_status_t tc_kern_cuda_dev_count(int *count_p);
 
+/* Make @p device current for the calling thread. */
+tc_status_t tc_kern_cuda_dev_set_device(int device);
+
+/* Copy @p bytes between any two of host and device memory (unified addressing),
+ * synchronously. */
+tc_status_t tc_kern_cuda_dev_memcpy(void *dst, const void *src, size_t bytes);
+
 /* Launch the kernels on `stream` (a cudaStream_t). */
 tc_status_t tc_kern_cuda_dev_reduce(tc_dtype_t dtype, tc_redop_t op, void *dst, const void *a,
                                     const void *b, size_t n, void *stream);

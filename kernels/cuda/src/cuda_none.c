@@ -38,3 +38,17 @@ tc_status_t tc_kern_cuda_dev_emulate_scale_div(tc_dtype_t dtype, void *dst, size
 {
     return tc_kern_cuda_none("tc_kern_cuda_emulate_scale_div");
 }
+
+tc_status_t tc_kern_cuda_dev_set_device(int device)
+{
+    (void)device;
+    return tc_kern_cuda_none("tc_kern_cuda_set_device");
+}
+
+tc_status_t tc_kern_cuda_dev_memcpy(void *dst, const void *src, size_t bytes)
+{
+    (void)dst;
+    (void)src;
+    (void)bytes;
+    return tc_kern_cuda_none("tc_kern_cuda_memcpy");
+}

@@ -152,3 +152,20 @@ tc_status_t tc_kern_cuda_emulate_scale_div(tc_dtype_t dtype, void *dst, size_t n
     }
     return tc_kern_cuda_dev_emulate_scale_div(dtype, dst, n, divisor, max_blocks);
 }
+
+tc_status_t tc_kern_cuda_set_device(int device)
+{
+    if (device < 0)
+        return tc_error_set(TC_ERR_INVALID_ARG, "tc_kern_cuda_set_device: device %d", device);
+    return tc_kern_cuda_dev_set_device(device);
+}
+
+tc_status_t tc_kern_cuda_memcpy(void *dst, const void *src, size_t bytes)
+{
+    if (bytes == 0)
+        return TC_OK;
+    if (dst == NULL || src == NULL)
+        return tc_error_set(TC_ERR_INVALID_ARG, "tc_kern_cuda_memcpy: %s is NULL with %zu bytes",
+                            dst == NULL ? "dst" : "src", bytes);
+    return tc_kern_cuda_dev_memcpy(dst, src, bytes);
+}

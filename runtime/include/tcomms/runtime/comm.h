@@ -31,6 +31,8 @@ typedef struct tc_rt_comm_params {
     const char *name;        /**< name for logs, or NULL */
     const tc_hints_t *hints; /**< communicator hints, or NULL */
     int64_t timeout_ms; /**< default timeout; <= 0: TC_TIMEOUT_S or 600 s (split: the parent's) */
+    int use_cuda;       /**< create: bind to CUDA device @c cuda_device (split: inherited) */
+    int cuda_device;
 } tc_rt_comm_params_t;
 
 /** @brief One collective call (or, with coll = TC_COLL_COUNT, a point-to-point batch). */
@@ -141,6 +143,8 @@ tc_status_t tc_rt_comm_shrink(tc_rt_comm_t *comm, const tc_rt_comm_params_t *par
 void tc_rt_comm_destroy(tc_rt_comm_t *comm);
 
 int tc_rt_comm_rank(const tc_rt_comm_t *comm);
+/** @brief The CUDA device the communicator is bound to, or -1 (the CPU). */
+int tc_rt_comm_device(const tc_rt_comm_t *comm);
 int tc_rt_comm_size(const tc_rt_comm_t *comm);
 const char *tc_rt_comm_name(const tc_rt_comm_t *comm);
 

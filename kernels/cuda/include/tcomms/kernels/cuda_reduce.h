@@ -40,6 +40,21 @@ extern "C" {
 tc_status_t tc_kern_cuda_available(int *count_p);
 
 /**
+ * @brief Make CUDA device @p device current for the calling thread.
+ * @return TC_OK; TC_ERR_INVALID_ARG for a negative device; CUDA's error
+ *         otherwise (TC_ERR_UNSUPPORTED when built without CUDA).
+ */
+tc_status_t tc_kern_cuda_set_device(int device);
+
+/**
+ * @brief Copy @p bytes between host and device memory in either direction
+ *        (unified addressing decides), synchronously.
+ * @return TC_OK; TC_ERR_INVALID_ARG for a NULL pointer with bytes > 0; CUDA's
+ *         error otherwise (TC_ERR_UNSUPPORTED when built without CUDA).
+ */
+tc_status_t tc_kern_cuda_memcpy(void *dst, const void *src, size_t bytes);
+
+/**
  * @brief Enqueue dst[i] = a[i] op b[i] for i < n on @p stream.
  *
  * TC_AVG reduces as TC_SUM; scale once at the end with tc_kern_cuda_scale_div().
