@@ -7,6 +7,8 @@
 
 #define TC_COMM_MAGIC 0x7463636f6d6d0001ull
 #define TC_WORK_MAGIC 0x7463776f726b0001ull
+#define TC_COMM_DEAD 0x7463636f6d6dDEADull /* destroyed (handles.c) */
+#define TC_WORK_DEAD 0x7463776f726bDEADull
 
 /* A user's hook, called through the runtime's. */
 typedef struct tc_api_hook {
@@ -23,12 +25,21 @@ struct tc_comm {
     int in_batch;       /* between tc_batch_begin and tc_batch_end */
     tc_rt_p2p_t *batch; /* the sends and receives recorded */
     int batch_n, batch_cap;
+    tc_comm_t *next_free; /* once destroyed: the list of retired handles */
 };
 
 struct tc_work {
     uint64_t magic; /* TC_WORK_MAGIC while alive */
     tc_rt_work_t *rt;
+    tc_work_t *next_free; /* once freed: the list of retired handles */
 };
+
+/* handles.c: handles are retired, never freed, so that a call on a destroyed
+ * one is refused rather than reading freed memory. */
+tc_comm_t *tc_api_comm_alloc(void);
+void tc_api_comm_retire(tc_comm_t *comm);
+tc_work_t *tc_api_work_alloc(void);
+void tc_api_work_retire(tc_work_t *work);
 
 /* Check a communicator handle (and, for the second, that no batch is being
  * recorded); sets the detail naming @p fn. */

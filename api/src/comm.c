@@ -10,6 +10,9 @@ tc_status_t tc_api_check_comm(const tc_comm_t *comm, const char *fn)
 {
     if (!comm)
         return tc_error_set(TC_ERR_INVALID_ARG, "%s: comm is NULL", fn);
+    if (comm->magic == TC_COMM_DEAD)
+        return tc_error_set(TC_ERR_INVALID_STATE, "%s: comm %p was destroyed", fn,
+                            (const void *)comm);
     if (comm->magic != TC_COMM_MAGIC || !comm->rt)
         return tc_error_set(TC_ERR_INVALID_STATE, "%s: comm %p is not a live communicator", fn,
                             (const void *)comm);
@@ -50,7 +53,7 @@ static tc_status_t comm_opts(const tc_comm_opts_t *opts, const char *fn, tc_hint
 
 static tc_status_t comm_wrap(tc_rt_comm_t *rt, const char *fn, tc_comm_t **comm_p)
 {
-    tc_comm_t *comm = calloc(1, sizeof(*comm));
+    tc_comm_t *comm = tc_api_comm_alloc();
     if (!comm) {
         tc_rt_comm_destroy(rt);
         return tc_error_set(TC_ERR_NO_MEMORY, "%s: allocating the handle", fn);
@@ -95,8 +98,8 @@ tc_status_t tc_comm_create(const tc_comm_opts_t *opts, tc_comm_t **comm_p)
     tc_status_t st = comm_opts(opts, fn, &hints);
     tc_rt_comm_t *rt = NULL;
     if (st == TC_OK) {
-        tc_rt_comm_params_t params = {boot,          opts->name,       &hints,
-                                      opts->timeout_ms, opts->device >= 0, opts->device};
+        tc_rt_comm_params_t params = {
+            boot, opts->name, &hints, opts->timeout_ms, opts->device >= 0, opts->device};
         st = tc_rt_comm_create(&params, &rt);
     }
     tc_hints_free(&hints);
@@ -111,10 +114,7 @@ tc_status_t tc_comm_destroy(tc_comm_t *comm)
     if (st != TC_OK)
         return st;
     tc_rt_comm_destroy(comm->rt);
-    free(comm->batch);
-    comm->magic = 0;
-    comm->rt = NULL;
-    free(comm);
+    tc_api_comm_retire(comm);
     return TC_OK;
 }
 
@@ -189,9 +189,12 @@ static tc_status_t comm_split(tc_comm_t *comm, const char *fn, int color, int ke
     st = comm_opts(opts ? opts : &defaults, fn, &hints);
     tc_rt_comm_t *rt = NULL;
     if (st == TC_OK) {
-        tc_rt_comm_params_t params = {TC_BOOT_AUTO, opts ? opts->name : NULL,
+        tc_rt_comm_params_t params = {TC_BOOT_AUTO,
+                                      opts ? opts->name : NULL,
                                       opts && opts->hints ? &hints : NULL,
-                                      opts ? opts->timeout_ms : 0, 0, -1}; /* device: inherited */
+                                      opts ? opts->timeout_ms : 0,
+                                      0,
+                                      -1}; /* device: inherited */
         st = tc_rt_comm_split(comm->rt, color, key, list_hash, &params, &rt);
     }
     tc_hints_free(&hints);
@@ -288,9 +291,12 @@ tc_status_t tc_comm_shrink(tc_comm_t *comm, const tc_comm_opts_t *opts, tc_comm_
     st = comm_opts(opts ? opts : &defaults, fn, &hints);
     tc_rt_comm_t *rt = NULL;
     if (st == TC_OK) {
-        tc_rt_comm_params_t params = {TC_BOOT_AUTO, opts ? opts->name : NULL,
+        tc_rt_comm_params_t params = {TC_BOOT_AUTO,
+                                      opts ? opts->name : NULL,
                                       opts && opts->hints ? &hints : NULL,
-                                      opts ? opts->timeout_ms : 0, 0, -1}; /* device: inherited */
+                                      opts ? opts->timeout_ms : 0,
+                                      0,
+                                      -1}; /* device: inherited */
         st = tc_rt_comm_shrink(comm->rt, &params, &rt);
     }
     tc_hints_free(&hints);

@@ -5,7 +5,7 @@
 
 tc_status_t tc_api_work_new(const char *fn, tc_work_t **work_p)
 {
-    tc_work_t *w = calloc(1, sizeof(*w));
+    tc_work_t *w = tc_api_work_alloc();
     if (!w)
         return tc_error_set(TC_ERR_NO_MEMORY, "%s: allocating the work handle", fn);
     w->magic = TC_WORK_MAGIC;
@@ -16,14 +16,15 @@ tc_status_t tc_api_work_new(const char *fn, tc_work_t **work_p)
 void tc_api_work_drop(tc_work_t *work)
 {
     if (work)
-        work->magic = 0;
-    free(work);
+        tc_api_work_retire(work);
 }
 
 static tc_status_t check_work(const tc_work_t *work, const char *fn)
 {
     if (!work)
         return tc_error_set(TC_ERR_INVALID_ARG, "%s: work is NULL", fn);
+    if (work->magic == TC_WORK_DEAD)
+        return tc_error_set(TC_ERR_INVALID_STATE, "%s: work %p was freed", fn, (const void *)work);
     if (work->magic != TC_WORK_MAGIC || !work->rt)
         return tc_error_set(TC_ERR_INVALID_STATE, "%s: work %p is not a live work object", fn,
                             (const void *)work);

@@ -366,7 +366,16 @@ static void test_bad_arguments_everywhere(void **state)
     expect(tc_comm_create(&co, &nc), TC_ERR_INVALID_ARG, "opts->device is -2");
     expect(tc_comm_failed_ranks(comm, NULL, 2, &bad), TC_ERR_INVALID_ARG, "ranks is NULL");
     expect(tc_comm_shrink(comm, NULL, NULL), TC_ERR_INVALID_ARG, "newcomm_p");
+    tc_work_t *done = NULL;
+    assert_int_equal(tc_barrier(comm, NULL, &done), TC_OK);
+    assert_int_equal(tc_work_free(done), TC_OK);
+    /* after free and destroy: refused, and no freed memory is read (ASan) */
+    expect(tc_work_wait(done, 0), TC_ERR_INVALID_STATE, "was freed");
     assert_int_equal(tc_comm_destroy(comm), TC_OK);
+    expect(tc_barrier(comm, NULL, NULL), TC_ERR_INVALID_STATE, "was destroyed");
+    expect(tc_comm_destroy(comm), TC_ERR_INVALID_STATE, "was destroyed");
+    int r;
+    expect(tc_comm_rank(comm, &r), TC_ERR_INVALID_STATE, "was destroyed");
 }
 
 int main(void)
