@@ -123,8 +123,10 @@ static tc_status_t check_root(const api_call_t *c, int root)
 }
 
 /* Options, work handle and the runtime call. */
+/* Options, work handle and the runtime call; @p extra_flags adds
+ * TC_RT_PERSISTENT for prepared operations. */
 static tc_status_t issue(const api_call_t *c, tc_rt_coll_t *call, const tc_op_opts_t *opts,
-                         tc_work_t **work_p)
+                         tc_work_t **work_p, int extra_flags)
 {
     /* hints are parsed only when given: the common call allocates nothing */
     tc_hints_t hints;
@@ -133,14 +135,14 @@ static tc_status_t issue(const api_call_t *c, tc_rt_coll_t *call, const tc_op_op
         tc_hints_init(&hints);
     int flags;
     tc_work_t *work = NULL;
-    tc_status_t st = tc_api_op_opts(opts, c->fn, have_hints ? &hints : NULL, &call->timeout_ms,
-                                    &flags, work_p);
+    tc_status_t st =
+        tc_api_op_opts(opts, c->fn, have_hints ? &hints : NULL, &call->timeout_ms, &flags, work_p);
     if (st == TC_OK && work_p)
         st = tc_api_work_new(c->fn, &work);
     if (st == TC_OK) {
         call->hints = have_hints ? &hints : NULL;
         tc_rt_work_t *rt = NULL;
-        st = tc_rt_coll_issue(c->comm->rt, call, flags, work_p ? &rt : NULL);
+        st = tc_rt_coll_issue(c->comm->rt, call, flags | extra_flags, work_p ? &rt : NULL);
         if (rt) {
             work->rt = rt;
             *work_p = work;
@@ -178,7 +180,7 @@ tc_status_t tc_all_reduce(tc_comm_t *comm, const void *sendbuf, void *recvbuf, s
                          .dtype = dtype,
                          .op = op,
                          .root = -1};
-    return issue(&c, &call, opts, work_p);
+    return issue(&c, &call, opts, work_p, 0);
 }
 
 tc_status_t tc_reduce(tc_comm_t *comm, const void *sendbuf, void *recvbuf, size_t count,
@@ -210,7 +212,7 @@ tc_status_t tc_reduce(tc_comm_t *comm, const void *sendbuf, void *recvbuf, size_
                          .dtype = dtype,
                          .op = op,
                          .root = root};
-    return issue(&c, &call, opts, work_p);
+    return issue(&c, &call, opts, work_p, 0);
 }
 
 tc_status_t tc_broadcast(tc_comm_t *comm, void *buf, size_t count, tc_dtype_t dtype, int root,
@@ -230,7 +232,7 @@ tc_status_t tc_broadcast(tc_comm_t *comm, void *buf, size_t count, tc_dtype_t dt
                          .dtype = dtype,
                          .op = TC_SUM,
                          .root = root};
-    return issue(&c, &call, opts, work_p);
+    return issue(&c, &call, opts, work_p, 0);
 }
 
 /* A gathered buffer of @p size blocks where block @p at may hold the input:
@@ -249,13 +251,18 @@ static tc_status_t gathered(const api_call_t *c, const void *small, size_t small
                          "in place puts this rank's block at its place in the gathered buffer");
 }
 
-tc_status_t tc_all_gather(tc_comm_t *comm, const void *sendbuf, void *recvbuf, size_t count,
-                          tc_dtype_t dtype, const tc_op_opts_t *opts, tc_work_t **work_p)
+/* all_gather, issued now or prepared (@p extra_flags TC_RT_PERSISTENT). */
+static tc_status_t all_gather(const char *fn, tc_comm_t *comm, const void *sendbuf, void *recvbuf,
+                              size_t count, tc_dtype_t dtype, const tc_op_opts_t *opts,
+                              tc_work_t **work_p, int extra_flags)
 {
     api_call_t c;
     tc_status_t st;
-    if ((st = begin(&c, "tc_all_gather", comm)) != TC_OK ||
-        (st = check_dtype(c.fn, dtype)) != TC_OK ||
+    if ((st = begin(&c, fn, comm)) != TC_OK)
+        return st;
+    if (extra_flags && !work_p)
+        return tc_error_set(TC_ERR_INVALID_ARG, "%s: work_p is NULL", fn);
+    if ((st = check_dtype(c.fn, dtype)) != TC_OK ||
         (st = check_count(c.fn, "count", count, (size_t)c.size, dtype)) != TC_OK ||
         (st = check_buf(c.fn, "sendbuf", sendbuf, count)) != TC_OK ||
         (st = check_buf(c.fn, "recvbuf", recvbuf, count * (size_t)c.size)) != TC_OK ||
@@ -269,7 +276,13 @@ tc_status_t tc_all_gather(tc_comm_t *comm, const void *sendbuf, void *recvbuf, s
                          .dtype = dtype,
                          .op = TC_SUM,
                          .root = -1};
-    return issue(&c, &call, opts, work_p);
+    return issue(&c, &call, opts, work_p, extra_flags);
+}
+
+tc_status_t tc_all_gather(tc_comm_t *comm, const void *sendbuf, void *recvbuf, size_t count,
+                          tc_dtype_t dtype, const tc_op_opts_t *opts, tc_work_t **work_p)
+{
+    return all_gather("tc_all_gather", comm, sendbuf, recvbuf, count, dtype, opts, work_p, 0);
 }
 
 /* Per-rank counts and optional displacements; returns the extent in elements. */
@@ -332,7 +345,7 @@ tc_status_t tc_all_gather_v(tc_comm_t *comm, const void *sendbuf, size_t sendcou
                          .root = -1,
                          .counts = recvcounts,
                          .displs = displs};
-    return issue(&c, &call, opts, work_p);
+    return issue(&c, &call, opts, work_p, 0);
 }
 
 tc_status_t tc_reduce_scatter(tc_comm_t *comm, const void *sendbuf, void *recvbuf, size_t recvcount,
@@ -359,7 +372,7 @@ tc_status_t tc_reduce_scatter(tc_comm_t *comm, const void *sendbuf, void *recvbu
                          .dtype = dtype,
                          .op = op,
                          .root = -1};
-    return issue(&c, &call, opts, work_p);
+    return issue(&c, &call, opts, work_p, 0);
 }
 
 tc_status_t tc_reduce_scatter_v(tc_comm_t *comm, const void *sendbuf, void *recvbuf,
@@ -389,7 +402,7 @@ tc_status_t tc_reduce_scatter_v(tc_comm_t *comm, const void *sendbuf, void *recv
                          .root = -1,
                          .counts = recvcounts,
                          .displs = displs};
-    return issue(&c, &call, opts, work_p);
+    return issue(&c, &call, opts, work_p, 0);
 }
 
 tc_status_t tc_all_to_all(tc_comm_t *comm, const void *sendbuf, void *recvbuf, size_t count,
@@ -415,7 +428,7 @@ tc_status_t tc_all_to_all(tc_comm_t *comm, const void *sendbuf, void *recvbuf, s
                          .dtype = dtype,
                          .op = TC_SUM,
                          .root = -1};
-    return issue(&c, &call, opts, work_p);
+    return issue(&c, &call, opts, work_p, 0);
 }
 
 tc_status_t tc_all_to_all_v(tc_comm_t *comm, const void *sendbuf, const size_t *sendcounts,
@@ -459,7 +472,7 @@ tc_status_t tc_all_to_all_v(tc_comm_t *comm, const void *sendbuf, const size_t *
                          .sdispls = sdispls,
                          .recvcounts = recvcounts,
                          .rdispls = rdispls};
-    return issue(&c, &call, opts, work_p);
+    return issue(&c, &call, opts, work_p, 0);
 }
 
 tc_status_t tc_gather(tc_comm_t *comm, const void *sendbuf, void *recvbuf, size_t count,
@@ -487,7 +500,7 @@ tc_status_t tc_gather(tc_comm_t *comm, const void *sendbuf, void *recvbuf, size_
                          .dtype = dtype,
                          .op = TC_SUM,
                          .root = root};
-    return issue(&c, &call, opts, work_p);
+    return issue(&c, &call, opts, work_p, 0);
 }
 
 tc_status_t tc_scatter(tc_comm_t *comm, const void *sendbuf, void *recvbuf, size_t count,
@@ -517,7 +530,7 @@ tc_status_t tc_scatter(tc_comm_t *comm, const void *sendbuf, void *recvbuf, size
                          .dtype = dtype,
                          .op = TC_SUM,
                          .root = root};
-    return issue(&c, &call, opts, work_p);
+    return issue(&c, &call, opts, work_p, 0);
 }
 
 tc_status_t tc_barrier(tc_comm_t *comm, const tc_op_opts_t *opts, tc_work_t **work_p)
@@ -527,47 +540,12 @@ tc_status_t tc_barrier(tc_comm_t *comm, const tc_op_opts_t *opts, tc_work_t **wo
     if (st != TC_OK)
         return st;
     tc_rt_coll_t call = {.coll = TC_COLL_BARRIER, .dtype = TC_UINT8, .op = TC_SUM, .root = -1};
-    return issue(&c, &call, opts, work_p);
+    return issue(&c, &call, opts, work_p, 0);
 }
 
 tc_status_t tc_all_gather_init(tc_comm_t *comm, const void *sendbuf, void *recvbuf, size_t count,
                                tc_dtype_t dtype, const tc_op_opts_t *opts, tc_work_t **work_p)
 {
-    api_call_t c;
-    tc_status_t st;
-    if ((st = begin(&c, "tc_all_gather_init", comm)) != TC_OK)
-        return st;
-    if (!work_p)
-        return tc_error_set(TC_ERR_INVALID_ARG, "%s: work_p is NULL", c.fn);
-    if ((st = check_dtype(c.fn, dtype)) != TC_OK ||
-        (st = check_count(c.fn, "count", count, (size_t)c.size, dtype)) != TC_OK ||
-        (st = check_buf(c.fn, "sendbuf", sendbuf, count)) != TC_OK ||
-        (st = check_buf(c.fn, "recvbuf", recvbuf, count * (size_t)c.size)) != TC_OK ||
-        (st = gathered(&c, sendbuf, count, recvbuf, count * (size_t)c.size, (size_t)c.rank * count,
-                       dtype, &sendbuf)) != TC_OK)
-        return st;
-    tc_rt_coll_t call = {.coll = TC_COLL_ALL_GATHER,
-                         .sendbuf = sendbuf,
-                         .recvbuf = recvbuf,
-                         .count = count,
-                         .dtype = dtype,
-                         .op = TC_SUM,
-                         .root = -1};
-    tc_hints_t hints;
-    tc_hints_init(&hints);
-    int flags;
-    tc_work_t *work = NULL;
-    if ((st = tc_api_op_opts(opts, c.fn, &hints, &call.timeout_ms, &flags, work_p)) == TC_OK &&
-        (st = tc_api_work_new(c.fn, &work)) == TC_OK) {
-        call.hints = &hints;
-        tc_rt_work_t *rt = NULL;
-        if ((st = tc_rt_coll_issue(comm->rt, &call, TC_RT_PERSISTENT, &rt)) == TC_OK) {
-            work->rt = rt;
-            *work_p = work;
-            work = NULL;
-        }
-    }
-    tc_api_work_drop(work);
-    tc_hints_free(&hints);
-    return st;
+    return all_gather("tc_all_gather_init", comm, sendbuf, recvbuf, count, dtype, opts, work_p,
+                      TC_RT_PERSISTENT);
 }
