@@ -63,6 +63,13 @@ static void comm_free(tc_rt_comm_t *comm)
     tc_hmap_free(&comm->p2p_seq);
     tc_rt_exec_free(&comm->inline_work.ex);
     free(comm->inline_work.h_buf);
+    tc_rt_work_t *p2p = comm->p2p_work;
+    if (p2p) {
+        tc_sched_free(&p2p->own);
+        tc_rt_exec_free(&p2p->ex);
+        free(p2p->step_tags);
+        free(p2p);
+    }
     for (int i = 0; i < TC_RT_SCHED_CACHE; i++)
         if (comm->sched_cache[i].last_use)
             tc_sched_free(&comm->sched_cache[i].sched);

@@ -123,6 +123,7 @@ struct tc_rt_work {
     size_t h_cap, h_recv_bytes;
     int staged;                 /* the call's buffers point at h_buf */
     uint64_t *step_tags;        /* per-step tags (point-to-point), or NULL */
+    uint32_t step_tags_cap;
     uint64_t tag;               /* the tag of every step when step_tags is NULL */
     int64_t timeout_ms;
     uint64_t deadline;
@@ -200,6 +201,7 @@ struct tc_rt_comm {
     tc_rt_fr_entry_t *fr; /* flight recorder: the last fr_cap operations (NULL: off) */
     uint32_t fr_cap;
     uint64_t fr_next;
+    tc_rt_work_t *p2p_work;    /* blocking send/recv without a work object, reused */
     tc_rt_work_t inline_work; /* blocking operations without a work object */
     tc_rt_work_t *works;      /* live heap works */
     uint64_t sched_uses;

@@ -249,7 +249,7 @@ tc_status_t tc_rt_work_wait_locked(tc_rt_work_t *w, uint64_t wait_deadline)
             continue;
         }
         if (world->idle_passes % 16 != 0)
-            continue; /* poll a while before looking at the clock */
+            continue;                 /* poll a while before looking at the clock */
         uint64_t now = world->now_ns; /* read by this idle pass */
         if (wait_deadline && now >= wait_deadline)
             return TC_ERR_TIMEOUT;
@@ -444,8 +444,8 @@ tc_status_t tc_rt_coll_issue(tc_rt_comm_t *comm, const tc_rt_coll_t *call, int f
     w->call.hints = NULL;
     w->staged = 0;
     /* no algorithm runs all-to-all in place: stage the input, run out of place */
-    w->stage_send = call->coll == TC_COLL_ALL_TO_ALL && !call->sendcounts &&
-                    call->sendbuf == call->recvbuf;
+    w->stage_send =
+        call->coll == TC_COLL_ALL_TO_ALL && !call->sendcounts && call->sendbuf == call->recvbuf;
     w->op = op;
     w->persistent = (flags & TC_RT_PERSISTENT) != 0;
     w->checking = comm->check && comm->size > 1;
@@ -527,10 +527,20 @@ static tc_status_t p2p_build(tc_rt_comm_t *comm, tc_rt_work_t *w, const tc_rt_p2
     }
     tc_algo_args_t args = {
         .coll = TC_COLL_COUNT, .nranks = comm->size, .rank = comm->rank, .root = -1};
+    /* a reused work keeps its arrays: no allocation in the steady state */
+    tc_step_t *steps = w->own.steps;
+    uint32_t cap = w->own.cap;
     tc_sched_init(&w->own, &args, "p2p");
+    w->own.steps = steps;
+    w->own.cap = cap;
     w->sched = w->main_sched = &w->own;
-    if (!(w->step_tags = malloc((size_t)n * sizeof(uint64_t))))
-        return tc_error_set(TC_ERR_NO_MEMORY, "tags of %d messages", n);
+    if ((uint32_t)n > w->step_tags_cap) {
+        uint64_t *tags = realloc(w->step_tags, (size_t)n * sizeof(uint64_t));
+        if (!tags)
+            return tc_error_set(TC_ERR_NO_MEMORY, "tags of %d messages", n);
+        w->step_tags = tags;
+        w->step_tags_cap = (uint32_t)n;
+    }
     tc_status_t st = TC_OK;
     for (int i = 0; i < n && st == TC_OK; i++) {
         const tc_rt_p2p_t *o = &ops[i];
@@ -566,14 +576,33 @@ tc_status_t tc_rt_p2p_issue(tc_rt_comm_t *comm, const tc_rt_p2p_t *ops, int n,
     if ((st = comm_usable(comm, "send/recv")) != TC_OK)
         goto out;
     if (comm->device >= 0) {
-        st = tc_error_set(TC_ERR_UNSUPPORTED, "send/recv on comm '%s', bound to CUDA device "
-                          "%d: device buffers are staged for collectives only", comm->name,
-                          comm->device);
+        st = tc_error_set(TC_ERR_UNSUPPORTED,
+                          "send/recv on comm '%s', bound to CUDA device "
+                          "%d: device buffers are staged for collectives only",
+                          comm->name, comm->device);
         goto out;
     }
-    /* A batch owns its schedule and tags: always a heap work (freed here when
-     * the caller wants none). */
-    tc_rt_work_t *w = work_alloc(comm);
+    /* A batch owns its schedule and tags. Blocking without a work object: the
+     * communicator's send/recv work, reused (its arrays only grow); else a
+     * heap work (freed here when the caller wants none). */
+    tc_rt_work_t *w;
+    if (!(flags & TC_RT_ASYNC) && !work_p) {
+        if (!comm->p2p_work && (comm->p2p_work = calloc(1, sizeof(*w))) != NULL) {
+            comm->p2p_work->comm = comm;
+            comm->p2p_work->persistent = 1; /* keeps its schedule's steps between calls */
+        }
+        w = comm->p2p_work;
+        if (w && work_get_state(w) == TC_RT_WORK_RUNNING) {
+            st = tc_error_set(TC_ERR_INVALID_STATE,
+                              "send/recv on comm '%s': another blocking "
+                              "send/recv is running (calls on one communicator must not be "
+                              "concurrent)",
+                              comm->name);
+            goto out;
+        }
+    } else {
+        w = work_alloc(comm);
+    }
     if (!w) {
         st = tc_error_set(TC_ERR_NO_MEMORY, "send/recv on comm '%s': work object", comm->name);
         goto out;
@@ -582,7 +611,8 @@ tc_status_t tc_rt_p2p_issue(tc_rt_comm_t *comm, const tc_rt_p2p_t *ops, int n,
     w->op = (tc_rt_op_t){TC_COLL_COUNT, ++comm->p2p_ops, comm->name};
     w->timeout_ms = timeout_ms > 0 ? timeout_ms : comm->timeout_ms;
     if ((st = p2p_build(comm, w, ops, n)) != TC_OK) {
-        work_release(w);
+        if (w->heap)
+            work_release(w);
         goto out;
     }
     tc_rt_work_t *keep = NULL;
