@@ -48,12 +48,24 @@ static emu_qp_t *emu_qps;
 static uint32_t emu_next_key = 0x100, emu_next_qpn = 0x40, emu_next_lid = 1;
 static int emu_no_device, emu_port_down;
 static ib_emu_stats_t emu_stats;
+static ib_emu_tamper_fn emu_tamper;
+static void *emu_tamper_arg;
 
 void ib_emu_reset(void)
 {
     pthread_mutex_lock(&emu_lock);
     memset(&emu_stats, 0, sizeof(emu_stats));
     emu_no_device = emu_port_down = 0;
+    emu_tamper = NULL;
+    emu_tamper_arg = NULL;
+    pthread_mutex_unlock(&emu_lock);
+}
+
+void ib_emu_set_tamper(ib_emu_tamper_fn fn, void *arg)
+{
+    pthread_mutex_lock(&emu_lock);
+    emu_tamper = fn;
+    emu_tamper_arg = arg;
     pthread_mutex_unlock(&emu_lock);
 }
 
@@ -221,13 +233,14 @@ static int e_destroy_cq(struct ibv_cq *cq)
 }
 
 /* Lock held. */
-static void cq_push(struct ibv_cq *cq, uint64_t wr_id, enum ibv_wc_status st, enum ibv_wc_opcode op,
-                    uint32_t qpn, uint32_t len)
+static struct ibv_wc *cq_push(struct ibv_cq *cq, uint64_t wr_id, enum ibv_wc_status st,
+                              enum ibv_wc_opcode op, uint32_t qpn, uint32_t len)
 {
+    static struct ibv_wc dropped;
     emu_cq_t *q = (emu_cq_t *)cq;
     if (q->n == q->cap) {
         emu_stats.cq_overflow++;
-        return;
+        return &dropped;
     }
     struct ibv_wc *wc = &q->ring[(q->head + q->n++) % q->cap];
     memset(wc, 0, sizeof(*wc));
@@ -236,6 +249,7 @@ static void cq_push(struct ibv_cq *cq, uint64_t wr_id, enum ibv_wc_status st, en
     wc->opcode = op;
     wc->qp_num = qpn;
     wc->byte_len = len;
+    return wc;
 }
 
 static int e_poll_cq(struct ibv_cq *cq, int num, struct ibv_wc *wc)
@@ -368,7 +382,7 @@ static void deliver(emu_qp_t *d, const unsigned char *data, uint32_t len)
     emu_recv_t *r = &d->rq[d->rq_head];
     d->rq_head = (d->rq_head + 1) % d->rq_cap;
     d->rq_n--;
-    if (len > r->len || !mr_find(r->lkey, 0, r->addr, len, IBV_ACCESS_LOCAL_WRITE)) {
+    if (len > r->len || (len > 0 && !mr_find(r->lkey, 0, r->addr, len, IBV_ACCESS_LOCAL_WRITE))) {
         cq_push(d->qp.recv_cq, r->wr_id, IBV_WC_LOC_LEN_ERR, IBV_WC_RECV, d->qp.qp_num, 0);
         qp_error(d);
         return;
@@ -411,9 +425,35 @@ static enum ibv_wc_status exec(emu_qp_t *q, emu_qp_t *d, struct ibv_send_wr *wr,
         d->in_tail = msg;
         return IBV_WC_SUCCESS;
     }
+    case IBV_WR_RDMA_WRITE_WITH_IMM: {
+        if (d->rq_n == 0) { /* receiver not ready, and we do not retry */
+            emu_stats.rnr_errors++;
+            return IBV_WC_RNR_RETRY_EXC_ERR;
+        }
+        if (llen > 0) {
+            m = mr_find(wr->wr.rdma.rkey, 1, wr->wr.rdma.remote_addr, llen,
+                        IBV_ACCESS_REMOTE_WRITE);
+            if (m == NULL || !(d->access & IBV_ACCESS_REMOTE_WRITE))
+                return IBV_WC_REM_ACCESS_ERR;
+            memmove((void *)(uintptr_t)wr->wr.rdma.remote_addr, (void *)(uintptr_t)laddr, llen);
+        }
+        emu_recv_t *r = &d->rq[d->rq_head];
+        d->rq_head = (d->rq_head + 1) % d->rq_cap;
+        d->rq_n--;
+        struct ibv_wc *wc = cq_push(d->qp.recv_cq, r->wr_id, IBV_WC_SUCCESS,
+                                    IBV_WC_RECV_RDMA_WITH_IMM, d->qp.qp_num, llen);
+        wc->wc_flags = IBV_WC_WITH_IMM;
+        wc->imm_data = wr->imm_data;
+        emu_stats.writes_imm++;
+        return IBV_WC_SUCCESS;
+    }
     case IBV_WR_RDMA_WRITE:
     case IBV_WR_RDMA_READ: {
         int w = wr->opcode == IBV_WR_RDMA_WRITE;
+        if (w && llen == 0) { /* no R_Key / VA check for a zero-length write (IB spec) */
+            emu_stats.zero_writes++;
+            return IBV_WC_SUCCESS;
+        }
         m = mr_find(wr->wr.rdma.rkey, 1, wr->wr.rdma.remote_addr, llen,
                     w ? IBV_ACCESS_REMOTE_WRITE : IBV_ACCESS_REMOTE_READ);
         if (m == NULL || !(d->access & (w ? IBV_ACCESS_REMOTE_WRITE : IBV_ACCESS_REMOTE_READ)))
@@ -452,6 +492,7 @@ static enum ibv_wc_opcode wc_op(enum ibv_wr_opcode op)
 {
     switch (op) {
     case IBV_WR_RDMA_WRITE:
+    case IBV_WR_RDMA_WRITE_WITH_IMM:
         return IBV_WC_RDMA_WRITE;
     case IBV_WR_RDMA_READ:
         return IBV_WC_RDMA_READ;
@@ -478,6 +519,8 @@ static int e_post_send(struct ibv_qp *qp, struct ibv_send_wr *wr, struct ibv_sen
         enum ibv_wc_status st;
         uint32_t len = 0;
         emu_qp_t *d = qp_find(q->dest);
+        if (emu_tamper != NULL)
+            emu_tamper(wr, emu_tamper_arg);
         if (q->qp.state == IBV_QPS_ERR)
             st = IBV_WC_WR_FLUSH_ERR;
         else if (d == NULL || (d->qp.state != IBV_QPS_RTR && d->qp.state != IBV_QPS_RTS))
@@ -499,7 +542,7 @@ static int e_post_recv(struct ibv_qp *qp, struct ibv_recv_wr *wr, struct ibv_rec
     emu_qp_t *q = (emu_qp_t *)qp;
     pthread_mutex_lock(&emu_lock);
     for (; wr; wr = wr->next) {
-        if (q->rq_n == q->rq_cap || wr->num_sge != 1) {
+        if (q->rq_n == q->rq_cap || wr->num_sge > 1) {
             pthread_mutex_unlock(&emu_lock);
             *bad = wr;
             errno = ENOMEM;
@@ -511,9 +554,9 @@ static int e_post_recv(struct ibv_qp *qp, struct ibv_recv_wr *wr, struct ibv_rec
         }
         emu_recv_t *r = &q->rq[(q->rq_head + q->rq_n++) % q->rq_cap];
         r->wr_id = wr->wr_id;
-        r->addr = wr->sg_list[0].addr;
-        r->len = wr->sg_list[0].length;
-        r->lkey = wr->sg_list[0].lkey;
+        r->addr = wr->num_sge ? wr->sg_list[0].addr : 0;
+        r->len = wr->num_sge ? wr->sg_list[0].length : 0;
+        r->lkey = wr->num_sge ? wr->sg_list[0].lkey : 0;
         if (q->in_head != NULL) { /* a sender was waiting (RNR retry) */
             emu_msg_t *m = q->in_head;
             q->in_head = m->next;

@@ -1,7 +1,12 @@
 /* An emulated HCA behind the verbs seam: queue pairs of contexts in one process (any threads)
  * execute work requests by memcpy into the peer's registered memory and generate completions,
  * including remote access errors for bad keys and retry-exceeded errors once the peer QP is
- * destroyed. One global instance, protected by a mutex. */
+ * destroyed. RDMA write with immediate data consumes the oldest posted receive of the target
+ * and completes it as IBV_WC_RECV_RDMA_WITH_IMM; with no receive posted the write fails with
+ * IBV_WC_RNR_RETRY_EXC_ERR (strict: real rnr_retry 7 would retry forever, the emulation makes a
+ * flow-control bug visible). Zero-length RDMA writes are not checked against the rkey (as in the
+ * InfiniBand specification) but need a live peer QP. One global instance, protected by a
+ * mutex. */
 #ifndef TCOMMS_TESTS_TRANSPORT_IB_EMU_H
 #define TCOMMS_TESTS_TRANSPORT_IB_EMU_H
 
@@ -17,6 +22,9 @@ typedef struct ib_emu_stats {
     int live_qps;    /* QPs not destroyed */
     int live_mrs;
     int cq_overflow; /* completions dropped for a full CQ (a bug in the backend) */
+    int writes_imm;  /* RDMA writes with immediate data executed */
+    int zero_writes; /* zero-length RDMA writes (without immediate) executed */
+    int rnr_errors;  /* writes with immediate data that found no posted receive */
 } ib_emu_stats_t;
 
 void ib_emu_reset(void);
@@ -25,5 +33,10 @@ ib_emu_stats_t ib_emu_stats(void);
 void ib_emu_set_no_device(int on);
 /* 1: the port reports DOWN. */
 void ib_emu_set_port_down(int on);
+/* Called (emulation lock held) with every send work request before it executes: a test plays a
+ * corrupt or hostile peer by changing it (immediate data, the bytes it sends, their length).
+ * NULL: none. ib_emu_reset() removes it. */
+typedef void (*ib_emu_tamper_fn)(struct ibv_send_wr *wr, void *arg);
+void ib_emu_set_tamper(ib_emu_tamper_fn fn, void *arg);
 
 #endif

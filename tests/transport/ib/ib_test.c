@@ -1,5 +1,6 @@
 /* The verbs backend against the emulated HCA (two contexts in one process, one thread or two),
  * and against the real libibverbs of this machine (which has no RDMA device). */
+#include <arpa/inet.h>
 #include <pthread.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -496,6 +497,472 @@ static void test_two_threads(void **state)
     pair_close(&p);
 }
 
+/* ---- eager ring: RDMA write with immediate data and credits ---- */
+
+#define RING_SLOTS 64 /* TC_IB_NRECV: ring slots, i.e. credits, per endpoint (ib_internal.h) */
+
+static size_t ring_size(int i)
+{
+    static const size_t sizes[] = {0, 1, 7, TC_TP_IB_EAGER_MAX - 1, TC_TP_IB_EAGER_MAX, 100};
+    return sizes[i % 6];
+}
+
+/* More sends than ring slots while the receiver does not progress: exactly RING_SLOTS are
+ * written (then the sender waits for credits, never overwriting an unconsumed slot and never
+ * finding no receive posted), and all arrive in order and intact once the receiver runs. */
+static void test_ring_credits(void **state)
+{
+    (void)state;
+    pair_t p;
+    pair_open(&p, NULL, NULL);
+    enum { N = 3 * RING_SLOTS + 5 };
+    static unsigned char out[N][TC_TP_IB_EAGER_MAX], in[N][TC_TP_IB_EAGER_MAX + 8];
+    static tc_tp_req_t s[N], r[N];
+    /* bring the QPs up first (handshake), so that the count below is about credits only */
+    xfer(&p, 0, 1, 1, 1, 1, TC_OK);
+    int w0 = ib_emu_stats().writes_imm;
+    for (int i = 0; i < N; i++) {
+        fill(out[i], ring_size(i), (uint64_t)i);
+        s[i] = (tc_tp_req_t)TC_TP_REQ_INIT;
+        r[i] = (tc_tp_req_t)TC_TP_REQ_INIT;
+        assert_int_equal(tc_tp_send(p.ep[0], 9, out[i], ring_size(i), &s[i]), TC_OK);
+    }
+    for (int k = 0; k < 2000; k++) /* the slow receiver: only the sender progresses */
+        tc_tp_progress(p.ctx[0]);
+    /* the first message's credit is still owed by the receiver (credits go back in batches of
+     * half the ring, or with the receiver's own messages) */
+    int done = 0;
+    for (int i = 0; i < N; i++)
+        done += s[i].status == TC_OK;
+    assert_int_equal(done, RING_SLOTS - 1);
+    for (int i = 0; i < RING_SLOTS - 1; i++)
+        assert_int_equal(s[i].status, TC_OK); /* in posting order */
+    ib_emu_stats_t st = ib_emu_stats();
+    assert_int_equal(st.writes_imm - w0, RING_SLOTS - 1);
+    assert_int_equal(st.rnr_errors, 0);
+    assert_int_equal(p.ep[0]->failed, TC_OK);
+    /* now the receiver consumes (unexpected queue), credits flow back, the rest is written */
+    spin_until(&p, &s[N - 1].status, WAIT_MS);
+    for (int i = 0; i < N; i++)
+        assert_int_equal(s[i].status, TC_OK);
+    for (int i = 0; i < N; i++) {
+        memset(in[i], 0xEE, sizeof(in[i]));
+        assert_int_equal(tc_tp_recv(p.ep[1], 9, in[i], TC_TP_IB_EAGER_MAX + 8, &r[i]), TC_OK);
+    }
+    spin_until(&p, &r[N - 1].status, WAIT_MS);
+    for (int i = 0; i < N; i++) {
+        assert_int_equal(r[i].status, TC_OK);
+        assert_int_equal(r[i].bytes, ring_size(i));
+        assert_int_equal(check(in[i], ring_size(i), (uint64_t)i), ring_size(i));
+        assert_int_equal(in[i][ring_size(i)], 0xEE);
+    }
+    /* both directions at once, with receives posted first: credits also return piggybacked */
+    for (int i = 0; i < N; i++) {
+        int from = i % 2;
+        r[i] = (tc_tp_req_t)TC_TP_REQ_INIT;
+        assert_int_equal(tc_tp_recv(p.ep[1 - from], 10, in[i], sizeof(in[i]), &r[i]), TC_OK);
+    }
+    for (int i = 0; i < N; i++) {
+        s[i] = (tc_tp_req_t)TC_TP_REQ_INIT;
+        assert_int_equal(tc_tp_send(p.ep[i % 2], 10, out[i], ring_size(i), &s[i]), TC_OK);
+    }
+    spin_until(&p, &r[N - 1].status, WAIT_MS);
+    spin_until(&p, &r[N - 2].status, WAIT_MS);
+    for (int i = 0; i < N; i++) {
+        assert_int_equal(r[i].status, TC_OK);
+        assert_int_equal(check(in[i], ring_size(i), (uint64_t)i), ring_size(i));
+    }
+    assert_int_equal(ib_emu_stats().rnr_errors, 0);
+    pair_close(&p);
+}
+
+/* A corrupt or hostile peer: the emulation rewrites its next write with immediate data. */
+typedef struct tamper {
+    int mode, fired;
+} tamper_t;
+
+enum {
+    T_SLOT_OUT,   /* slot index beyond the ring */
+    T_SLOT_SKIP,  /* a valid slot, not the next one */
+    T_LEN_BIG,    /* length beyond the slot */
+    T_LEN_SHORT,  /* shorter than a header */
+    T_LEN_WRONG,  /* immediate length differs from the bytes written */
+    T_HDR_LEN,    /* header length disagrees with the payload */
+    T_KIND,       /* unknown kind */
+    T_CREDITS,    /* returns more credits than it could owe */
+    T_SEND,       /* a zero-length SEND instead of a write with immediate data */
+    T_FIN,        /* FIN for a rendezvous that does not exist */
+    T_RTS_ID,     /* RTS with a rendezvous id beyond 22 bits */
+};
+
+static void tamper_fn(struct ibv_send_wr *wr, void *arg)
+{
+    tamper_t *t = arg;
+    if (t->fired || wr->opcode != IBV_WR_RDMA_WRITE_WITH_IMM)
+        return;
+    uint32_t imm = ntohl(wr->imm_data), kind = imm >> 30;
+    unsigned char *b = wr->num_sge ? (unsigned char *)(uintptr_t)wr->sg_list[0].addr : NULL;
+    if (t->mode == T_FIN ? kind != 2 : kind != 0)
+        return;
+    t->fired = 1;
+    switch (t->mode) {
+    case T_SLOT_OUT:
+        imm = (imm & ~(0xffu << 14)) | (200u << 14);
+        break;
+    case T_SLOT_SKIP:
+        imm = (imm & ~(0xffu << 14)) | ((((imm >> 14) & 0xff) + 5) << 14);
+        break;
+    case T_LEN_BIG:
+        imm |= 0x3fff;
+        break;
+    case T_LEN_SHORT:
+        imm = (imm & ~0x3fffu) | 10;
+        break;
+    case T_LEN_WRONG:
+        imm = (imm & ~0x3fffu) | ((imm & 0x3fff) - 1);
+        break;
+    case T_HDR_LEN:
+        b[16] ^= 0x40; /* the u64 length in the header */
+        break;
+    case T_KIND:
+        imm |= 3u << 30;
+        break;
+    case T_CREDITS:
+        imm = (imm & ~(0xffu << 22)) | (200u << 22);
+        break;
+    case T_SEND:
+        wr->opcode = IBV_WR_SEND;
+        wr->num_sge = 0;
+        break;
+    case T_FIN:
+        imm ^= 0x155555;
+        break;
+    case T_RTS_ID:
+        b[44] = 0x7f; /* the u64 rendezvous id */
+        break;
+    }
+    wr->imm_data = htonl(imm);
+}
+
+static void test_hostile_immediate(void **state)
+{
+    (void)state;
+    static const struct {
+        int mode;
+        const char *text;
+    } cases[] = {
+        {T_SLOT_OUT, "wrote ring slot 200 where slot"},
+        {T_SLOT_SKIP, "where slot"},
+        {T_LEN_BIG, "announced 16383 bytes"},
+        {T_LEN_SHORT, "announced 10 bytes"},
+        {T_LEN_WRONG, "bytes in ring slot"},
+        {T_HDR_LEN, "malformed message"},
+        {T_KIND, "unknown kind"},
+        {T_CREDITS, "returned 200 credits"},
+        {T_SEND, "not an RDMA write with immediate data"},
+        {T_FIN, "FIN for an unknown rendezvous"},
+        {T_RTS_ID, "malformed message"},
+    };
+    static unsigned char big[20000], in[20000];
+    for (size_t c = 0; c < sizeof(cases) / sizeof(cases[0]); c++) {
+        pair_t p;
+        pair_open(&p, NULL, NULL);
+        xfer(&p, 0, 1, 10, 10, 1, TC_OK); /* up, and one message through the ring first */
+        tamper_t t = {cases[c].mode, 0};
+        ib_emu_set_tamper(tamper_fn, &t);
+        tc_tp_req_t s = TC_TP_REQ_INIT, r = TC_TP_REQ_INIT;
+        int victim = 1; /* the receiver of the tampered write */
+        int big_msg = cases[c].mode == T_FIN || cases[c].mode == T_RTS_ID;
+        assert_int_equal(tc_tp_recv(p.ep[1], 2, in, sizeof(in), &r), TC_OK);
+        assert_int_equal(tc_tp_send(p.ep[0], 2, big, big_msg ? sizeof(big) : 5, &s), TC_OK);
+        tc_tp_req_t *watch = &r;
+        if (cases[c].mode == T_FIN) { /* the FIN goes from 1 to 0: the sender is the victim */
+            victim = 0;
+            watch = &s;
+        }
+        spin_until(&p, &watch->status, WAIT_MS);
+        assert_int_equal(t.fired, 1);
+        assert_int_equal(watch->status, TC_ERR_PROTOCOL);
+        assert_int_equal(p.ep[victim]->failed, TC_ERR_PROTOCOL);
+        if (strstr(tc_tp_ep_error(p.ep[victim]), cases[c].text) == NULL)
+            print_error("case %zu: %s\n", c, tc_tp_ep_error(p.ep[victim]));
+        assert_non_null(strstr(tc_tp_ep_error(p.ep[victim]), cases[c].text));
+        assert_non_null(strstr(tc_tp_ep_error(p.ep[victim]), victim ? "peer 0" : "peer 1"));
+        ib_emu_set_tamper(NULL, NULL);
+        pair_close(&p);
+    }
+}
+
+/* ---- keepalive: a dead peer noticed on an idle endpoint ---- */
+
+static void pair_open_ka(pair_t *p, const char *ka_ms)
+{
+    setenv("TC_IB_KEEPALIVE_MS", ka_ms, 1);
+    pair_open(p, NULL, NULL);
+    unsetenv("TC_IB_KEEPALIVE_MS");
+    xfer(p, 0, 1, 1, 1, 1, TC_OK); /* up */
+}
+
+/* A receive pending on an endpoint whose peer's QP is destroyed completes with PEER_FAILED
+ * within a bounded time although nothing is sent by the test. */
+static void test_keepalive_dead_peer(void **state)
+{
+    (void)state;
+    pair_t p;
+    pair_open_ka(&p, "100");
+    unsigned char buf[16];
+    tc_tp_req_t r = TC_TP_REQ_INIT;
+    assert_int_equal(tc_tp_recv(p.ep[1], 5, buf, sizeof(buf), &r), TC_OK);
+    tc_tp_ep_close(p.ep[0]); /* the peer dies: its QP is destroyed */
+    tc_tp_ctx_destroy(p.ctx[0]);
+    uint64_t t0 = tc_time_ns(), deadline = tc_deadline_after_ms(WAIT_MS);
+    while (r.status == TC_INPROGRESS && !tc_deadline_passed(deadline)) {
+        tc_tp_progress(p.ctx[1]);
+        tc_tp_wait(p.ctx[1], 1);
+    }
+    uint64_t ms = (tc_time_ns() - t0) / 1000000u;
+    assert_int_equal(r.status, TC_ERR_PEER_FAILED);
+    assert_true(ms >= 90);   /* after an idle interval, not at once */
+    assert_true(ms < 1500);  /* and soon after it */
+    assert_int_equal(p.ep[1]->failed, TC_ERR_PEER_FAILED);
+    assert_non_null(strstr(tc_tp_ep_error(p.ep[1]), "peer 0"));
+    assert_non_null(strstr(tc_tp_ep_error(p.ep[1]), "keepalive"));
+    assert_int_equal(ib_emu_stats().zero_writes, 0); /* it failed: the peer was gone */
+    tc_tp_ep_close(p.ep[1]);
+    tc_tp_ctx_destroy(p.ctx[1]);
+    ib_emu_stats_t s = ib_emu_stats();
+    assert_int_equal(s.live_qps, 0);
+    assert_int_equal(s.live_mrs, 0);
+}
+
+static void progress_for(pair_t *p, int ms)
+{
+    uint64_t deadline = tc_deadline_after_ms((uint64_t)ms);
+    while (!tc_deadline_passed(deadline)) {
+        tc_tp_progress(p->ctx[0]);
+        tc_tp_progress(p->ctx[1]);
+        tc_tp_wait(p->ctx[0], 1);
+    }
+}
+
+/* A live peer: keepalives only while something waits, they succeed, the endpoint stays up; and
+ * TC_IB_KEEPALIVE_MS=0 turns them off (then a dead peer is not noticed by a receive). */
+static void test_keepalive_live_and_off(void **state)
+{
+    (void)state;
+    pair_t p;
+    pair_open_ka(&p, "50");
+    progress_for(&p, 300); /* nothing pending: no keepalive */
+    assert_int_equal(ib_emu_stats().zero_writes, 0);
+    unsigned char buf[16] = {0};
+    tc_tp_req_t r = TC_TP_REQ_INIT, s = TC_TP_REQ_INIT;
+    assert_int_equal(tc_tp_recv(p.ep[1], 5, buf, sizeof(buf), &r), TC_OK);
+    progress_for(&p, 400);
+    int ka = ib_emu_stats().zero_writes;
+    assert_true(ka >= 2);
+    assert_true(ka <= 9); /* one per idle interval, not one per progress call */
+    assert_int_equal(r.status, TC_INPROGRESS);
+    assert_int_equal(p.ep[1]->failed, TC_OK);
+    assert_int_equal(tc_tp_send(p.ep[0], 5, "alive", 5, &s), TC_OK);
+    spin_until(&p, &r.status, WAIT_MS);
+    assert_int_equal(r.status, TC_OK);
+    assert_memory_equal(buf, "alive", 5);
+    pair_close(&p);
+
+    pair_open_ka(&p, "0");
+    r = (tc_tp_req_t)TC_TP_REQ_INIT;
+    assert_int_equal(tc_tp_recv(p.ep[1], 5, buf, sizeof(buf), &r), TC_OK);
+    tc_tp_ep_close(p.ep[0]);
+    tc_tp_ctx_destroy(p.ctx[0]);
+    uint64_t deadline = tc_deadline_after_ms(300);
+    while (!tc_deadline_passed(deadline))
+        tc_tp_progress(p.ctx[1]);
+    assert_int_equal(r.status, TC_INPROGRESS);
+    assert_int_equal(ib_emu_stats().zero_writes, 0);
+    tc_tp_ep_close(p.ep[1]);
+    assert_int_equal(r.status, TC_ERR_ABORTED);
+    tc_tp_ctx_destroy(p.ctx[1]);
+    assert_int_equal(ib_emu_stats().live_qps, 0);
+}
+
+/* ---- registration cache: invalidation, bound, off ---- */
+
+static void put_from(pair_t *p, region_t *r, const unsigned char *buf, size_t len, uint64_t seed)
+{
+    tc_tp_req_t q = TC_TP_REQ_INIT;
+    assert_int_equal(tc_tp_put(p->ep[0], buf, len, r->rkey, 0, &q), TC_OK);
+    spin_until(p, &q.status, WAIT_MS);
+    assert_int_equal(q.status, TC_OK);
+    assert_int_equal(check(r->buf, len, seed), len);
+}
+
+typedef struct mrcount {
+    int reg, dereg;
+} mrcount_t;
+
+static mrcount_t mr_delta(const ib_emu_stats_t *base)
+{
+    ib_emu_stats_t s = ib_emu_stats();
+    return (mrcount_t){s.reg_mr - base->reg_mr, s.dereg_mr - base->dereg_mr};
+}
+
+#define ASSERT_MR(base, r, d)                                                                  \
+    do {                                                                                       \
+        mrcount_t m_ = mr_delta(base);                                                         \
+        assert_int_equal(m_.reg, r);                                                           \
+        assert_int_equal(m_.dereg, d);                                                         \
+    } while (0)
+
+static void test_reg_cache_invalidate(void **state)
+{
+    (void)state;
+    pair_t p;
+    pair_open(&p, NULL, NULL);
+    region_t r;
+    region_open(&p, 1, 65536, &r);
+    size_t len = 65536;
+    unsigned char *a = aligned_alloc(4096, len), *b = aligned_alloc(4096, len);
+    assert_non_null(a);
+    assert_non_null(b);
+    fill(a, len, 1);
+    fill(b, len, 2);
+    ib_emu_stats_t base = ib_emu_stats();
+    put_from(&p, &r, a, len, 1);
+    put_from(&p, &r, b, len, 2);
+    put_from(&p, &r, a, len, 1);
+    ASSERT_MR(&base, 2, 0); /* a and b, cached */
+    /* one byte of a: its entry goes (deregistered: unused); b stays */
+    assert_int_equal(tc_tp_ib_mem_invalidate(p.ctx[0], a + len - 1, 1), TC_OK);
+    ASSERT_MR(&base, 2, 1);
+    put_from(&p, &r, b, len, 2);
+    ASSERT_MR(&base, 2, 1);
+    fill(a, len, 3); /* "freed and reused": a new registration, not the stale one */
+    put_from(&p, &r, a, len, 3);
+    ASSERT_MR(&base, 3, 1);
+    /* ranges that touch no entry, and an empty range */
+    assert_int_equal(tc_tp_ib_mem_invalidate(p.ctx[0], a + len, 0), TC_OK);
+    assert_int_equal(tc_tp_ib_mem_invalidate(p.ctx[1], a, len), TC_OK); /* other context */
+    ASSERT_MR(&base, 3, 1);
+    /* in use by a rendezvous send that waits for the receiver: released only after its FIN */
+    tc_tp_req_t s = TC_TP_REQ_INIT, rr = TC_TP_REQ_INIT;
+    unsigned char *in = malloc(len);
+    assert_non_null(in);
+    assert_int_equal(tc_tp_send(p.ep[0], 4, a, len, &s), TC_OK);
+    for (int k = 0; k < 100; k++)
+        tc_tp_progress(p.ctx[0]);
+    assert_int_equal(tc_tp_ib_mem_invalidate(p.ctx[0], a, len), TC_OK);
+    ASSERT_MR(&base, 3, 1);
+    assert_int_equal(tc_tp_recv(p.ep[1], 4, in, len, &rr), TC_OK);
+    spin_until(&p, &rr.status, WAIT_MS);
+    spin_until(&p, &s.status, WAIT_MS);
+    assert_int_equal(s.status, TC_OK);
+    assert_int_equal(rr.status, TC_OK);
+    assert_int_equal(check(in, len, 3), len);
+    mrcount_t m = mr_delta(&base); /* + the receiver's registration of in (cached) */
+    assert_int_equal(m.reg, 4);
+    assert_int_equal(m.dereg, 2);
+    put_from(&p, &r, a, len, 3); /* a registers again */
+    ASSERT_MR(&base, 5, 2);
+    /* tc_tp_mem_dereg releases a registration nothing else uses */
+    tc_tp_mem_t *mem;
+    assert_int_equal(tc_tp_mem_reg(p.ctx[0], in, 100, &mem), TC_OK);
+    ASSERT_MR(&base, 6, 2); /* a miss: "in" is cached by ctx 1, not by ctx 0 */
+    tc_tp_mem_dereg(mem);
+    ASSERT_MR(&base, 6, 3); /* released at once; a, b (ctx 0) and in (ctx 1) stay cached */
+    /* bad arguments */
+    assert_int_equal(tc_tp_ib_mem_invalidate(NULL, a, len), TC_ERR_INVALID_ARG);
+    tc_tp_ctx_t fake = {NULL};
+    assert_int_equal(tc_tp_ib_mem_invalidate(&fake, a, len), TC_ERR_INVALID_ARG);
+    assert_int_equal(tc_tp_ib_mem_invalidate(p.ctx[0], (void *)(UINTPTR_MAX - 10), 100),
+                     TC_ERR_INVALID_ARG);
+    free(in);
+    free(a);
+    free(b);
+    region_close(&r);
+    pair_close(&p);
+}
+
+/* TC_IB_REG_CACHE_MAX bounds the unused entries, least recently used released first. */
+static void test_reg_cache_lru(void **state)
+{
+    (void)state;
+    pair_t p;
+    setenv("TC_IB_REG_CACHE_MAX", "3", 1);
+    pair_open(&p, NULL, NULL);
+    unsetenv("TC_IB_REG_CACHE_MAX");
+    region_t r;
+    region_open(&p, 1, 8192, &r);
+    enum { B = 5 };
+    unsigned char *buf[B];
+    for (int i = 0; i < B; i++) {
+        buf[i] = aligned_alloc(4096, 8192);
+        assert_non_null(buf[i]);
+        fill(buf[i], 8192, (uint64_t)i);
+    }
+    ib_emu_stats_t base = ib_emu_stats();
+    for (int i = 0; i < B; i++)
+        put_from(&p, &r, buf[i], 8192, (uint64_t)i);
+    ASSERT_MR(&base, 5, 2); /* 0 and 1 released; 2, 3, 4 kept */
+    put_from(&p, &r, buf[2], 8192, 2); /* hit: 2 becomes the most recent, 3 the least */
+    ASSERT_MR(&base, 5, 2);
+    put_from(&p, &r, buf[0], 8192, 0); /* miss; 3 released */
+    ASSERT_MR(&base, 6, 3);
+    put_from(&p, &r, buf[4], 8192, 4); /* hit */
+    put_from(&p, &r, buf[2], 8192, 2); /* hit */
+    ASSERT_MR(&base, 6, 3);
+    put_from(&p, &r, buf[3], 8192, 3); /* miss: it was released; 0 is the least recent now */
+    ASSERT_MR(&base, 7, 4);
+    put_from(&p, &r, buf[4], 8192, 4); /* hit */
+    ASSERT_MR(&base, 7, 4);
+    for (int i = 0; i < B; i++)
+        free(buf[i]);
+    region_close(&r);
+    pair_close(&p);
+    /* a bad value is refused when the context is created */
+    setenv("TC_IB_REG_CACHE_MAX", "-1", 1);
+    tc_tp_ctx_params_t pp = TC_TP_CTX_PARAMS_INIT;
+    tc_tp_ctx_t *ctx = NULL;
+    assert_int_equal(tc_tp_ib_ctx_create_verbs(ib_emu_verbs(), &pp, &ctx), TC_ERR_CONFIG);
+    assert_null(ctx);
+    assert_non_null(strstr(tc_last_error(), "TC_IB_REG_CACHE_MAX"));
+    unsetenv("TC_IB_REG_CACHE_MAX");
+    assert_int_equal(ib_emu_stats().live_mrs, 0);
+}
+
+/* TC_IB_REG_CACHE=0: a registration per transfer, released when it completes. */
+static void test_reg_cache_off(void **state)
+{
+    (void)state;
+    pair_t p;
+    setenv("TC_IB_REG_CACHE", "0", 1);
+    pair_open(&p, NULL, NULL);
+    unsetenv("TC_IB_REG_CACHE");
+    region_t r;
+    region_open(&p, 1, 65536, &r);
+    unsigned char *a = aligned_alloc(4096, 65536), *in = malloc(65536);
+    assert_non_null(a);
+    assert_non_null(in);
+    fill(a, 65536, 9);
+    ib_emu_stats_t base = ib_emu_stats();
+    for (int k = 1; k <= 3; k++) {
+        put_from(&p, &r, a, 65536, 9);
+        ASSERT_MR(&base, k, k);
+    }
+    tc_tp_req_t s = TC_TP_REQ_INIT, rr = TC_TP_REQ_INIT; /* rendezvous: both sides */
+    assert_int_equal(tc_tp_recv(p.ep[1], 4, in, 65536, &rr), TC_OK);
+    assert_int_equal(tc_tp_send(p.ep[0], 4, a, 65536, &s), TC_OK);
+    spin_until(&p, &rr.status, WAIT_MS);
+    spin_until(&p, &s.status, WAIT_MS);
+    assert_int_equal(rr.status, TC_OK);
+    assert_int_equal(s.status, TC_OK);
+    assert_int_equal(check(in, 65536, 9), 65536);
+    ASSERT_MR(&base, 5, 5);
+    free(a);
+    free(in);
+    region_close(&r);
+    pair_close(&p);
+}
+
 int main(void)
 {
     setenv("TC_SOCKET_IFNAME", "lo", 1);
@@ -505,6 +972,12 @@ int main(void)
         cmocka_unit_test(test_put_get_signal), cmocka_unit_test(test_reg_cache),
         cmocka_unit_test(test_bad_rkey),       cmocka_unit_test(test_peer_gone),
         cmocka_unit_test(test_wrong_secret),   cmocka_unit_test(test_two_threads),
+        cmocka_unit_test(test_ring_credits),   cmocka_unit_test(test_hostile_immediate),
+        cmocka_unit_test(test_keepalive_dead_peer),
+        cmocka_unit_test(test_keepalive_live_and_off),
+        cmocka_unit_test(test_reg_cache_invalidate),
+        cmocka_unit_test(test_reg_cache_lru),
+        cmocka_unit_test(test_reg_cache_off),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -82,13 +82,13 @@ static void tc_ib_qp_drain(tc_ib_ctx_t *ctx, tc_ib_ep_t *ep)
         struct ibv_wc wc[16];
         int n = ctx->v->poll_cq(ep->cq, 16, wc);
         for (int i = 0; i < n; i++) {
-            if ((wc[i].wr_id & 7) == TC_IB_WR_SLOT && !((tc_ib_slot_t *)(uintptr_t)(wc[i].wr_id &
-                                                                                 ~7ULL))->is_recv)
+            int type = (int)(wc[i].wr_id & 7);
+            if (type == TC_IB_WR_RECV)
+                continue;
+            if (type == TC_IB_WR_SLOT)
                 ep->send_free[ep->nsend_free++] =
                     ((tc_ib_slot_t *)(uintptr_t)(wc[i].wr_id & ~7ULL))->index;
-            if (!((wc[i].wr_id & 7) == TC_IB_WR_SLOT &&
-                  ((tc_ib_slot_t *)(uintptr_t)(wc[i].wr_id & ~7ULL))->is_recv))
-                ep->sq_used--;
+            ep->sq_used--;
         }
         if (n <= 0)
             sched_yield();
@@ -130,7 +130,7 @@ static tc_status_t tc_ib_qp_create(tc_ib_ctx_t *ctx, tc_ib_ep_t *ep)
     struct ibv_qp_init_attr ia = {
         .send_cq = ep->cq,
         .recv_cq = ep->cq,
-        .cap = {.max_send_wr = TC_IB_SQ_DEPTH + 8, .max_recv_wr = TC_IB_NRECV,
+        .cap = {.max_send_wr = TC_IB_SQ_DEPTH + TC_IB_SQ_CTRL, .max_recv_wr = TC_IB_NRQ,
                 .max_send_sge = 1, .max_recv_sge = 1, .max_inline_data = 64},
         .qp_type = IBV_QPT_RC,
         .sq_sig_all = 1,
@@ -151,7 +151,8 @@ static tc_status_t tc_ib_qp_create(tc_ib_ctx_t *ctx, tc_ib_ep_t *ep)
         return tc_error_set(TC_ERR_SYSTEM, "ib: QP %u to INIT failed: %s", ep->qp->qp_num,
                             strerror(errno));
 
-    /* bounce buffers: send slots then one atomic scratch word per send work request */
+    /* send bounce buffers then one atomic scratch word per send work request; the receive
+     * ring the peer writes into with RDMA write with immediate data */
     size_t slen = (size_t)TC_IB_NSEND * TC_IB_SLOT + TC_IB_SQ_DEPTH * 8;
     size_t rlen = (size_t)TC_IB_NRECV * TC_IB_SLOT;
     if (posix_memalign((void **)&ep->send_buf, 4096, slen) != 0 ||
@@ -159,19 +160,19 @@ static tc_status_t tc_ib_qp_create(tc_ib_ctx_t *ctx, tc_ib_ep_t *ep)
         return tc_error_set(TC_ERR_NO_MEMORY, "ib: bounce buffers of %zu bytes", slen + rlen);
     memset(ep->send_buf, 0, slen);
     memset(ep->recv_buf, 0, rlen);
-    int acc = IBV_ACCESS_LOCAL_WRITE;
-    ep->send_mr = v->reg_mr(ctx->pd, ep->send_buf, slen, acc);
-    ep->recv_mr = ep->send_mr ? v->reg_mr(ctx->pd, ep->recv_buf, rlen, acc) : NULL;
+    ep->send_mr = v->reg_mr(ctx->pd, ep->send_buf, slen, IBV_ACCESS_LOCAL_WRITE);
+    ep->recv_mr = ep->send_mr ? v->reg_mr(ctx->pd, ep->recv_buf, rlen,
+                                          IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE)
+                              : NULL;
     if (ep->recv_mr == NULL)
-        return tc_error_set(TC_ERR_NO_RESOURCE, "ib: ibv_reg_mr of the bounce buffers failed: %s",
-                            strerror(errno));
+        return tc_error_set(TC_ERR_NO_RESOURCE, "ib: ibv_reg_mr of the bounce buffers and the "
+                            "receive ring failed: %s", strerror(errno));
     for (int i = 0; i < TC_IB_NSEND; i++) {
-        ep->send_slot[i] = (tc_ib_slot_t){ep, ep->send_buf + (size_t)i * TC_IB_SLOT, i, 0};
+        ep->send_slot[i] = (tc_ib_slot_t){ep, ep->send_buf + (size_t)i * TC_IB_SLOT, i};
         ep->send_free[i] = TC_IB_NSEND - 1 - i;
     }
     ep->nsend_free = TC_IB_NSEND;
-    for (int i = 0; i < TC_IB_NRECV; i++)
-        ep->recv_slot[i] = (tc_ib_slot_t){ep, ep->recv_buf + (size_t)i * TC_IB_SLOT, i, 1};
+    ep->tx_credits = TC_IB_NRECV;
     return tc_ib_post_recvs(ep);
 }
 
@@ -182,6 +183,8 @@ static tc_status_t tc_ib_qp_connect(tc_ib_ctx_t *ctx, tc_ib_ep_t *ep, const unsi
     uint16_t lid = tc_ib_get_u16(hs + 32);
     union ibv_gid gid;
     memcpy(gid.raw, hs + 40, 16);
+    ep->r_addr = tc_ib_get_u64(hs + 64);
+    ep->r_rkey = tc_ib_get_u32(hs + 72);
     static const unsigned char zero[16];
     struct ibv_qp_attr a = {
         .qp_state = IBV_QPS_RTR,
@@ -208,7 +211,7 @@ static tc_status_t tc_ib_qp_connect(tc_ib_ctx_t *ctx, tc_ib_ep_t *ep, const unsi
     a.qp_state = IBV_QPS_RTS;
     a.timeout = 14;
     a.retry_cnt = 7;
-    a.rnr_retry = 7; /* infinite: a sender waits for the receiver to repost bounce buffers */
+    a.rnr_retry = 7; /* never needed: credits guarantee a posted receive (infinite anyway) */
     a.sq_psn = ep->psn;
     a.max_rd_atomic = 16;
     if (ctx->v->modify_qp(ep->qp, &a,
@@ -235,6 +238,12 @@ static void tc_ib_hs_fill(tc_ib_ctx_t *ctx, tc_ib_ep_t *ep, unsigned char *h, un
     tc_ib_put_u16(h + 32, ctx->port_attr.lid);
     memcpy(h + 40, ctx->gid.raw, 16);
     tc_ib_put_u64(h + 56, ctx->digest);
+    if (ep != NULL) {
+        tc_ib_put_u64(h + 64, (uint64_t)(uintptr_t)ep->recv_buf);
+        tc_ib_put_u32(h + 72, ep->recv_mr->rkey);
+    }
+    tc_ib_put_u16(h + 76, TC_IB_NRECV);
+    tc_ib_put_u16(h + 78, TC_IB_SLOT);
 }
 
 /* Why a handshake from @p sender to us is refused, or NULL. */
@@ -250,6 +259,8 @@ static const char *tc_ib_hs_check(tc_ib_ctx_t *ctx, const unsigned char *h, int 
         return "wrong secret (another job?)";
     if (from_smaller && tc_ib_get_u64(h + 8) >= ctx->self_id)
         return "the connecting id must be the smaller one";
+    if (tc_ib_get_u16(h + 76) != TC_IB_NRECV || tc_ib_get_u16(h + 78) != TC_IB_SLOT)
+        return "its receive ring has another geometry (slots or slot size)";
     return NULL;
 }
 
@@ -314,7 +325,7 @@ static void tc_ib_accept_hello(tc_ib_ctx_t *ctx, tc_ib_ep_t *ep, int fd, const u
     tc_ib_ep_connected(ctx, ep, hs, 0);
     if (ep->state == TC_IB_EP_FAILED)
         return;
-    /* 64 bytes into an empty socket buffer: one send */
+    /* 80 bytes into an empty socket buffer: one send */
     ssize_t n = send(fd, reply, sizeof(reply), MSG_NOSIGNAL | MSG_DONTWAIT);
     if (n != (ssize_t)sizeof(reply))
         tc_ib_ep_fail(ctx, ep, TC_ERR_PEER_FAILED, "handshake reply could not be sent: %s",

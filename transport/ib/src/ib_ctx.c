@@ -238,6 +238,13 @@ tc_status_t tc_tp_ib_ctx_create_verbs(const tc_ib_verbs_t *v, const tc_tp_ctx_pa
                           (int)ctx->port_attr.state);
         goto err;
     }
+    int64_t ka_ms = TC_IB_KEEPALIVE_MS_DEFAULT;
+    st = tc_config_int("TC_IB_KEEPALIVE_MS", TC_IB_KEEPALIVE_MS_DEFAULT, 0, 3600000, &ka_ms);
+    if (st == TC_OK)
+        st = tc_ib_mr_cache_init(ctx);
+    if (st != TC_OK)
+        goto err;
+    ctx->ka_ns = (uint64_t)ka_ms * 1000000u;
     if (v->query_gid(ctx->dev, ctx->port, ctx->gid_index, &ctx->gid) != 0)
         memset(&ctx->gid, 0, sizeof(ctx->gid)); /* InfiniBand with LIDs only */
     ctx->pd = v->alloc_pd(ctx->dev);
@@ -288,8 +295,10 @@ static int tc_ib_progress(tc_tp_ctx_t *super)
     uint64_t before = ctx->ncompleted;
     tc_ib_handshake_progress(ctx);
     for (tc_ib_ep_t *ep = ctx->eps; ep != NULL; ep = ep->next)
-        if (ep->state == TC_IB_EP_UP)
+        if (ep->state == TC_IB_EP_UP) {
             tc_ib_ep_poll(ctx, ep);
+            tc_ib_ep_keepalive(ctx, ep);
+        }
     uint64_t done = ctx->ncompleted - before;
     return done > INT_MAX ? INT_MAX : (int)done;
 }

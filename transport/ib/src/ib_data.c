@@ -1,8 +1,12 @@
-/* Data movement of the verbs backend: eager sends through bounce buffers, rendezvous with RDMA
- * read, one-sided RDMA write / read / atomics, and the completion handler. */
+/* Data movement of the verbs backend: eager messages written into the peer's receive ring with
+ * RDMA write with immediate data (credit flow control), rendezvous with RDMA read and a FIN
+ * carried by a zero-length write with immediate, one-sided RDMA write / read / atomics,
+ * keepalives, and the completion handler. */
+#include <arpa/inet.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "tcomms/base/time.h"
 #include "ib_internal.h"
 
 #define TC_IB_WRID(ptr, type) ((uint64_t)(uintptr_t)(ptr) | (uint64_t)(type))
@@ -13,12 +17,12 @@ static uint64_t *tc_ib_scratch(tc_ib_ep_t *ep, uint64_t i)
     return (uint64_t *)(void *)(ep->send_buf + (size_t)TC_IB_NSEND * TC_IB_SLOT + i * 8);
 }
 
-static tc_status_t tc_ib_post_recv_slot(tc_ib_ep_t *ep, int i)
+/* One zero-length receive: a write with immediate data consumes it and says, in its
+ * immediate, which ring slot it filled. */
+static tc_status_t tc_ib_post_recv_one(tc_ib_ep_t *ep)
 {
     tc_ib_ctx_t *ctx = (tc_ib_ctx_t *)ep->super.ctx;
-    struct ibv_sge sge = {(uintptr_t)ep->recv_slot[i].buf, TC_IB_SLOT, ep->recv_mr->lkey};
-    struct ibv_recv_wr wr = {.wr_id = TC_IB_WRID(&ep->recv_slot[i], TC_IB_WR_SLOT),
-                             .sg_list = &sge, .num_sge = 1};
+    struct ibv_recv_wr wr = {.wr_id = TC_IB_WR_RECV, .sg_list = NULL, .num_sge = 0};
     struct ibv_recv_wr *bad = NULL;
     if (ctx->v->post_recv(ep->qp, &wr, &bad) != 0)
         return tc_error_set(TC_ERR_SYSTEM, "ib: ibv_post_recv on QP %u failed", ep->qp->qp_num);
@@ -27,8 +31,8 @@ static tc_status_t tc_ib_post_recv_slot(tc_ib_ep_t *ep, int i)
 
 tc_status_t tc_ib_post_recvs(tc_ib_ep_t *ep)
 {
-    for (int i = 0; i < TC_IB_NRECV; i++) {
-        tc_status_t st = tc_ib_post_recv_slot(ep, i);
+    for (int i = 0; i < TC_IB_NRQ; i++) {
+        tc_status_t st = tc_ib_post_recv_one(ep);
         if (st != TC_OK)
             return st;
     }
@@ -54,7 +58,24 @@ static int tc_ib_room(const tc_ib_ep_t *ep)
     return ep->state == TC_IB_EP_UP && ep->sq_used < TC_IB_SQ_DEPTH;
 }
 
-/* A message through a send bounce buffer: header, then @p len bytes of @p data. */
+/* Credit returns and keepalives may use a few more send requests, so that a send queue full of
+ * one-sided work never holds them back. */
+static int tc_ib_ctrl_room(const tc_ib_ep_t *ep)
+{
+    return ep->state == TC_IB_EP_UP && ep->sq_used < TC_IB_SQ_DEPTH + TC_IB_SQ_CTRL;
+}
+
+/* The credits we owe the peer, handed over in the immediate data being built. */
+static uint32_t tc_ib_take_owed(tc_ib_ep_t *ep)
+{
+    uint32_t c = ep->rx_unacked;
+    ep->rx_unacked = 0;
+    return c;
+}
+
+/* A message into the peer's next ring slot: header, then @p dlen bytes of @p data, written
+ * from a send bounce buffer with RDMA write with immediate data. The caller checked room, a
+ * free bounce buffer and a credit. */
 static int tc_ib_post_msg(tc_ib_ctx_t *ctx, tc_ib_ep_t *ep, int type, uint64_t tag, uint64_t len,
                           const void *data, size_t dlen, uint64_t addr, uint32_t rkey,
                           uint64_t cookie)
@@ -70,19 +91,46 @@ static int tc_ib_post_msg(tc_ib_ctx_t *ctx, tc_ib_ep_t *ep, int type, uint64_t t
     tc_ib_put_u64(b + 40, cookie);
     if (dlen > 0)
         memcpy(b + TC_IB_MSG_HDR, data, dlen);
-    struct ibv_sge sge = {(uintptr_t)b, (uint32_t)(TC_IB_MSG_HDR + dlen), ep->send_mr->lkey};
+    uint32_t n = (uint32_t)(TC_IB_MSG_HDR + dlen), slot = ep->tx_seq % TC_IB_NRECV;
+    struct ibv_sge sge = {(uintptr_t)b, n, ep->send_mr->lkey};
     struct ibv_send_wr wr = {.wr_id = TC_IB_WRID(&ep->send_slot[i], TC_IB_WR_SLOT),
-                             .sg_list = &sge, .num_sge = 1, .opcode = IBV_WR_SEND};
+                             .sg_list = &sge, .num_sge = 1,
+                             .opcode = IBV_WR_RDMA_WRITE_WITH_IMM};
+    wr.imm_data = htonl(TC_IB_IMM(TC_IB_IMM_MSG, tc_ib_take_owed(ep),
+                                  TC_IB_IMM_SLOT_LEN(slot, n)));
+    wr.wr.rdma.remote_addr = ep->r_addr + (uint64_t)slot * TC_IB_SLOT;
+    wr.wr.rdma.rkey = ep->r_rkey;
     if (!tc_ib_post(ctx, ep, &wr)) {
         ep->send_free[ep->nsend_free++] = i;
         return 0;
     }
+    ep->tx_seq++;
+    ep->tx_credits--;
     return 1;
 }
 
-static void tc_ib_post_fin(tc_ib_ctx_t *ctx, tc_ib_ep_t *ep, uint64_t cookie)
+/* A zero-length write with immediate data (no ring data): FIN (takes a credit) or CREDIT. */
+static int tc_ib_post_ctrl(tc_ib_ctx_t *ctx, tc_ib_ep_t *ep, int kind, uint32_t low)
 {
-    if (!tc_ib_room(ep) || ep->nsend_free == 0) {
+    struct ibv_send_wr wr = {.wr_id = TC_IB_WR_CTRL, .sg_list = NULL, .num_sge = 0,
+                             .opcode = IBV_WR_RDMA_WRITE_WITH_IMM};
+    wr.imm_data = htonl(TC_IB_IMM(kind, tc_ib_take_owed(ep), low));
+    wr.wr.rdma.remote_addr = ep->r_addr;
+    wr.wr.rdma.rkey = ep->r_rkey;
+    if (!tc_ib_post(ctx, ep, &wr))
+        return 0;
+    if (kind == TC_IB_IMM_FIN) {
+        ep->tx_seq++;
+        ep->tx_credits--;
+    }
+    return 1;
+}
+
+/* The rendezvous with id @p id may complete at the sender: FIN now, or once there is room and a
+ * credit (in order behind earlier FINs). */
+static void tc_ib_post_fin(tc_ib_ctx_t *ctx, tc_ib_ep_t *ep, uint64_t id)
+{
+    if (ep->nfin > 0 || !tc_ib_room(ep) || ep->tx_credits == 0) {
         if (ep->nfin == ep->fin_cap) {
             size_t cap = ep->fin_cap ? 2 * ep->fin_cap : 16;
             uint64_t *f = realloc(ep->fin_backlog, cap * sizeof(*f));
@@ -93,10 +141,44 @@ static void tc_ib_post_fin(tc_ib_ctx_t *ctx, tc_ib_ep_t *ep, uint64_t cookie)
             ep->fin_backlog = f;
             ep->fin_cap = cap;
         }
-        ep->fin_backlog[ep->nfin++] = cookie;
+        ep->fin_backlog[ep->nfin++] = id;
         return;
     }
-    tc_ib_post_msg(ctx, ep, TC_IB_MSG_FIN, cookie, 0, NULL, 0, 0, 0, 0);
+    tc_ib_post_ctrl(ctx, ep, TC_IB_IMM_FIN, (uint32_t)id & TC_IB_RNDV_ID_MASK);
+}
+
+/* Return owed credits in a message of their own once half the ring is owed (they travel in the
+ * immediate data of any MSG or FIN before that). */
+static void tc_ib_post_credit(tc_ib_ctx_t *ctx, tc_ib_ep_t *ep)
+{
+    if (ep->rx_unacked >= TC_IB_CREDIT_BATCH && tc_ib_ctrl_room(ep))
+        tc_ib_post_ctrl(ctx, ep, TC_IB_IMM_CREDIT, 0);
+}
+
+void tc_ib_ep_keepalive(tc_ib_ctx_t *ctx, tc_ib_ep_t *ep)
+{
+    if (ctx->ka_ns == 0 || ep->state != TC_IB_EP_UP || (ep->npending == 0 && ep->nfin == 0)) {
+        ep->ka_since = 0; /* not waiting for the peer */
+        return;
+    }
+    uint64_t now = tc_time_ns();
+    if (ep->ka_since == 0 || ep->ka_seen != ep->nactivity) {
+        ep->ka_since = now;
+        ep->ka_seen = ep->nactivity;
+        return;
+    }
+    if (now - ep->ka_since < ctx->ka_ns || ep->ka_inflight || !tc_ib_ctrl_room(ep))
+        return;
+    /* A zero-length RDMA write needs no receive and touches no memory, but the peer's HCA must
+     * acknowledge it: a dead peer or a destroyed QP ends in retries exceeded. */
+    struct ibv_send_wr wr = {.wr_id = TC_IB_WR_KA, .sg_list = NULL, .num_sge = 0,
+                             .opcode = IBV_WR_RDMA_WRITE};
+    wr.wr.rdma.remote_addr = ep->r_addr;
+    wr.wr.rdma.rkey = ep->r_rkey;
+    if (tc_ib_post(ctx, ep, &wr)) {
+        ep->ka_inflight = 1;
+        ep->ka_since = now;
+    }
 }
 
 /* The registration a request holds (none for signals, whose AUX is the CAS compare value). */
@@ -154,8 +236,8 @@ static int tc_ib_start(tc_ib_ctx_t *ctx, tc_ib_ep_t *ep, tc_tp_req_t *req)
     tc_status_t st;
     switch (kind) {
     case TC_IB_K_SEND:
-        if (ep->nsend_free == 0)
-            return 0;
+        if (ep->nsend_free == 0 || ep->tx_credits == 0)
+            return 0; /* a credit comes back when the peer consumed a ring slot */
         if (len <= TC_TP_IB_EAGER_MAX) {
             if (tc_ib_post_msg(ctx, ep, TC_IB_MSG_EAGER, req->priv[TC_IB_P_TAG], len, buf, len, 0,
                                0, 0)) {
@@ -171,10 +253,13 @@ static int tc_ib_start(tc_ib_ctx_t *ctx, tc_ib_ep_t *ep, tc_tp_req_t *req)
             return 1;
         }
         req->priv[TC_IB_P_AUX] = (uintptr_t)e;
+        /* the id comes back in the FIN's immediate data (22 bits: an id is reused only after
+         * 4 Mi later rendezvous on this endpoint) */
+        req->priv[TC_IB_P_ARG] = ep->rndv_next++ & TC_IB_RNDV_ID_MASK;
         req->priv[TC_IB_P_NEXT] = (uintptr_t)ep->rndv;
         ep->rndv = req;
         tc_ib_post_msg(ctx, ep, TC_IB_MSG_RTS, req->priv[TC_IB_P_TAG], len, NULL, 0,
-                       (uintptr_t)buf, e->mr->rkey, (uintptr_t)req);
+                       (uintptr_t)buf, e->mr->rkey, req->priv[TC_IB_P_ARG]);
         return 1;
     case TC_IB_K_RECV: /* a rendezvous read into the receive buffer */
     case TC_IB_K_PUT:
@@ -211,11 +296,16 @@ static int tc_ib_start(tc_ib_ctx_t *ctx, tc_ib_ep_t *ep, tc_tp_req_t *req)
 
 void tc_ib_ep_kick(tc_ib_ctx_t *ctx, tc_ib_ep_t *ep)
 {
-    while (ep->nfin > 0 && tc_ib_room(ep) && ep->nsend_free > 0) {
-        uint64_t cookie = ep->fin_backlog[0];
-        memmove(ep->fin_backlog, ep->fin_backlog + 1, (ep->nfin - 1) * sizeof(uint64_t));
-        ep->nfin--;
-        tc_ib_post_msg(ctx, ep, TC_IB_MSG_FIN, cookie, 0, NULL, 0, 0, 0, 0);
+    size_t nf = 0;
+    while (nf < ep->nfin && tc_ib_room(ep) && ep->tx_credits > 0) {
+        if (!tc_ib_post_ctrl(ctx, ep, TC_IB_IMM_FIN,
+                             (uint32_t)ep->fin_backlog[nf] & TC_IB_RNDV_ID_MASK))
+            return; /* the endpoint failed */
+        nf++;
+    }
+    if (nf > 0) {
+        memmove(ep->fin_backlog, ep->fin_backlog + nf, (ep->nfin - nf) * sizeof(uint64_t));
+        ep->nfin -= nf;
     }
     while (ep->pq_head != NULL && ep->state == TC_IB_EP_UP) {
         tc_tp_req_t *req = ep->pq_head;
@@ -422,27 +512,16 @@ static void tc_ib_wc_fail(tc_ib_ctx_t *ctx, tc_ib_ep_t *ep, const struct ibv_wc 
     }
 }
 
+/* A message the peer wrote into ring slot @p b (@p n bytes, checked to fit the slot). */
 static void tc_ib_on_message(tc_ib_ctx_t *ctx, tc_ib_ep_t *ep, const unsigned char *b, uint32_t n)
 {
-    int type = n >= TC_IB_MSG_HDR ? b[0] : 0;
-    uint64_t tag = n >= TC_IB_MSG_HDR ? tc_ib_get_u64(b + 8) : 0;
-    uint64_t len = n >= TC_IB_MSG_HDR ? tc_ib_get_u64(b + 16) : 0;
-    if (type == TC_IB_MSG_FIN && n == TC_IB_MSG_HDR) {
-        tc_tp_req_t *req = (tc_tp_req_t *)(uintptr_t)tag;
-        if (!tc_ib_list_remove(&ep->rndv, NULL, req)) {
-            tc_ib_ep_fail(ctx, ep, TC_ERR_PROTOCOL, "sent a FIN for an unknown rendezvous: "
-                          "corrupt or hostile");
-            return;
-        }
-        tc_ib_mr_put(ctx, (tc_ib_mr_entry_t *)(uintptr_t)req->priv[TC_IB_P_AUX]);
-        ep->npending--;
-        tc_ib_req_complete(ctx, req, TC_OK, req->priv[TC_IB_P_LEN]);
-        return;
-    }
+    int type = b[0];
+    uint64_t tag = tc_ib_get_u64(b + 8);
+    uint64_t len = tc_ib_get_u64(b + 16);
     int eager_ok = type == TC_IB_MSG_EAGER && len == n - (uint64_t)TC_IB_MSG_HDR &&
                    len <= TC_TP_IB_EAGER_MAX;
     int rts_ok = type == TC_IB_MSG_RTS && n == TC_IB_MSG_HDR && len > TC_TP_IB_EAGER_MAX &&
-                 len <= UINT32_MAX;
+                 len <= UINT32_MAX && tc_ib_get_u64(b + 40) <= TC_IB_RNDV_ID_MASK;
     if (!eager_ok && !rts_ok) {
         tc_ib_ep_fail(ctx, ep, TC_ERR_PROTOCOL, "sent a malformed message (type %d, length "
                       "%llu in %u bytes): corrupt or hostile", type, (unsigned long long)len, n);
@@ -503,7 +582,7 @@ static void tc_ib_on_req_done(tc_ib_ctx_t *ctx, tc_ib_ep_t *ep, tc_tp_req_t *req
             return;
         }
     }
-    tc_ib_mr_put(ctx, tc_ib_req_mr(req));
+    tc_ib_mr_put(ctx, tc_ib_req_mr(req), 0);
     ep->npending--;
     if (kind == TC_IB_K_RECV) {
         uint64_t len = req->priv[TC_IB_P_ARG], cap = req->priv[TC_IB_P_LEN];
@@ -515,37 +594,116 @@ static void tc_ib_on_req_done(tc_ib_ctx_t *ctx, tc_ib_ep_t *ep, tc_tp_req_t *req
     tc_ib_req_complete(ctx, req, TC_OK, req->priv[TC_IB_P_LEN]);
 }
 
+/* A FIN: the rendezvous send with this id is complete (the peer has read its buffer). */
+static void tc_ib_on_fin(tc_ib_ctx_t *ctx, tc_ib_ep_t *ep, uint32_t id)
+{
+    tc_tp_req_t *req = ep->rndv;
+    while (req != NULL && req->priv[TC_IB_P_ARG] != id)
+        req = TC_IB_REQ_NEXT(req);
+    if (req == NULL) {
+        tc_ib_ep_fail(ctx, ep, TC_ERR_PROTOCOL, "sent a FIN for an unknown rendezvous (id %u): "
+                      "corrupt or hostile", id);
+        return;
+    }
+    tc_ib_list_remove(&ep->rndv, NULL, req);
+    tc_ib_mr_put(ctx, (tc_ib_mr_entry_t *)(uintptr_t)req->priv[TC_IB_P_AUX], 0);
+    ep->npending--;
+    tc_ib_req_complete(ctx, req, TC_OK, req->priv[TC_IB_P_LEN]);
+}
+
+/* A write with immediate data from the peer, @p n bytes written: check the immediate before
+ * trusting anything it names (a hostile or corrupt peer gets TC_ERR_PROTOCOL, never a read
+ * outside the ring). */
+static void tc_ib_on_imm(tc_ib_ctx_t *ctx, tc_ib_ep_t *ep, uint32_t imm, uint32_t n)
+{
+    uint32_t kind = imm >> 30, credits = (imm >> 22) & 0xffu, low = imm & 0x3fffffu;
+    if (credits > TC_IB_NRECV - ep->tx_credits) {
+        tc_ib_ep_fail(ctx, ep, TC_ERR_PROTOCOL, "returned %u credits with %u ring slots "
+                      "outstanding: corrupt or hostile", credits,
+                      TC_IB_NRECV - ep->tx_credits);
+        return;
+    }
+    ep->tx_credits += credits;
+    if (kind == TC_IB_IMM_CREDIT && low == 0 && n == 0)
+        return;
+    if (kind == TC_IB_IMM_FIN && n == 0) {
+        ep->rx_seq++; /* a FIN takes a credit (and a ring slot it leaves unused) */
+        ep->rx_unacked++;
+        tc_ib_on_fin(ctx, ep, low);
+        return;
+    }
+    uint32_t slot = low >> 14, len = low & 0x3fffu, want = ep->rx_seq % TC_IB_NRECV;
+    if (kind != TC_IB_IMM_MSG) {
+        tc_ib_ep_fail(ctx, ep, TC_ERR_PROTOCOL, "sent immediate data 0x%08x of an unknown kind "
+                      "or with %u bytes: corrupt or hostile", imm, n);
+        return;
+    }
+    if (slot != want) {
+        tc_ib_ep_fail(ctx, ep, TC_ERR_PROTOCOL, "wrote ring slot %u where slot %u was next "
+                      "(immediate 0x%08x): corrupt or hostile", slot, want, imm);
+        return;
+    }
+    if (len < TC_IB_MSG_HDR || len > TC_IB_SLOT || len != n) {
+        tc_ib_ep_fail(ctx, ep, TC_ERR_PROTOCOL, "announced %u bytes in ring slot %u (%u "
+                      "written, a slot holds %d): corrupt or hostile", len, slot, n, TC_IB_SLOT);
+        return;
+    }
+    tc_ib_on_message(ctx, ep, ep->recv_buf + (size_t)slot * TC_IB_SLOT, len);
+    /* the slot is consumed (copied out or matched): its credit may go back */
+    ep->rx_seq++;
+    ep->rx_unacked++;
+}
+
 void tc_ib_ep_poll(tc_ib_ctx_t *ctx, tc_ib_ep_t *ep)
 {
     struct ibv_wc wc[16];
     int n = ctx->v->poll_cq(ep->cq, 16, wc);
+    if (n <= 0)
+        return;
+    ep->nactivity++; /* the peer's HCA answered something: not idle */
+    /* account every send completion first, so that a failure met below leaves none behind */
+    for (int i = 0; i < n; i++) {
+        int type = (int)(wc[i].wr_id & 7);
+        if (type == TC_IB_WR_RECV)
+            continue;
+        ep->sq_used--;
+        if (type == TC_IB_WR_SLOT)
+            ep->send_free[ep->nsend_free++] = ((tc_ib_slot_t *)TC_IB_WRPTR(wc[i].wr_id))->index;
+        else if (type == TC_IB_WR_KA)
+            ep->ka_inflight = 0;
+    }
     for (int i = 0; i < n && ep->state == TC_IB_EP_UP; i++) {
         int type = (int)(wc[i].wr_id & 7);
         void *obj = TC_IB_WRPTR(wc[i].wr_id);
-        if (type == TC_IB_WR_SLOT && ((tc_ib_slot_t *)obj)->is_recv) {
-            tc_ib_slot_t *s = obj;
+        if (type == TC_IB_WR_RECV) {
             if (wc[i].status != IBV_WC_SUCCESS) {
                 tc_ib_wc_fail(ctx, ep, &wc[i], "receive");
                 break;
             }
-            tc_ib_on_message(ctx, ep, s->buf, wc[i].byte_len);
-            if (ep->state == TC_IB_EP_UP && tc_ib_post_recv_slot(ep, s->index) != TC_OK)
-                tc_ib_ep_fail(ctx, ep, TC_ERR_SYSTEM, "could not repost a receive buffer");
+            if (tc_ib_post_recv_one(ep) != TC_OK) {
+                tc_ib_ep_fail(ctx, ep, TC_ERR_SYSTEM, "could not repost a receive: %s",
+                              tc_last_error());
+                break;
+            }
+            if (wc[i].opcode != IBV_WC_RECV_RDMA_WITH_IMM || !(wc[i].wc_flags & IBV_WC_WITH_IMM)) {
+                tc_ib_ep_fail(ctx, ep, TC_ERR_PROTOCOL, "sent %u bytes that are not an RDMA "
+                              "write with immediate data (opcode %d): corrupt or hostile",
+                              wc[i].byte_len, (int)wc[i].opcode);
+                break;
+            }
+            tc_ib_on_imm(ctx, ep, ntohl(wc[i].imm_data), wc[i].byte_len);
             continue;
         }
-        ep->sq_used--;
-        if (type == TC_IB_WR_SLOT)
-            ep->send_free[ep->nsend_free++] = ((tc_ib_slot_t *)obj)->index;
         if (wc[i].status != IBV_WC_SUCCESS) {
             if (type == TC_IB_WR_REQ) {
                 tc_tp_req_t *req = obj;
                 tc_ib_list_remove(&ep->if_head, &ep->if_tail, req);
-                tc_ib_mr_put(ctx, tc_ib_req_mr(req));
+                tc_ib_mr_put(ctx, tc_ib_req_mr(req), 0);
                 ep->npending--;
                 tc_ib_wc_fail(ctx, ep, &wc[i], "one-sided operation");
                 tc_ib_req_complete(ctx, req, ep->super.failed, 0);
             } else {
-                tc_ib_wc_fail(ctx, ep, &wc[i], "send");
+                tc_ib_wc_fail(ctx, ep, &wc[i], type == TC_IB_WR_KA ? "keepalive" : "send");
             }
             break;
         }
@@ -554,6 +712,8 @@ void tc_ib_ep_poll(tc_ib_ctx_t *ctx, tc_ib_ep_t *ep)
     }
     if (ep->state == TC_IB_EP_UP && (ep->pq_head != NULL || ep->nfin > 0))
         tc_ib_ep_kick(ctx, ep);
+    if (ep->state == TC_IB_EP_UP)
+        tc_ib_post_credit(ctx, ep);
 }
 
 static void tc_ib_fail_list(tc_ib_ctx_t *ctx, tc_tp_req_t *head, tc_status_t status, int mr)
@@ -561,7 +721,7 @@ static void tc_ib_fail_list(tc_ib_ctx_t *ctx, tc_tp_req_t *head, tc_status_t sta
     while (head != NULL) {
         tc_tp_req_t *next = TC_IB_REQ_NEXT(head);
         if (mr)
-            tc_ib_mr_put(ctx, tc_ib_req_mr(head));
+            tc_ib_mr_put(ctx, tc_ib_req_mr(head), 0);
         tc_ib_req_complete(ctx, head, status, 0);
         head = next;
     }

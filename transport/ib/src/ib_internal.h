@@ -13,31 +13,56 @@
 /* ---- wire formats (integers little-endian unless said) ----
  * address  (32): u8 version 1, u8 port, u16 lid, 16-byte gid, 4-byte IPv4 and 2-byte TCP port
  *                of the handshake listener (both big-endian), 6 zero bytes
- * handshake(64): u32 magic "TCIB", u16 version, u16 result, u64 sender, u64 receiver,
- *                u32 qpn, u32 psn, u16 lid, 6 zero bytes, 16-byte gid, u64 secret digest
- * message header (48, in a bounce buffer): u8 type, 7 zero bytes, u64 tag, u64 length,
- *                then for RTS: u64 address, u32 rkey, u32 0, u64 cookie; FIN: cookie in tag
+ * handshake(80): u32 magic "TCIB", u16 version, u16 result, u64 sender, u64 receiver,
+ *                u32 qpn, u32 psn, u16 lid, 6 zero bytes, 16-byte gid, u64 secret digest,
+ *                u64 receive-ring address, u32 ring rkey, u16 ring slots, u16 slot bytes
+ * message header (48, at the start of a ring slot): u8 type, 7 zero bytes, u64 tag,
+ *                u64 length, then for RTS: u64 address, u32 rkey, u32 0, u64 rendezvous id
+ * immediate data (32 bits, big-endian on the wire), see TC_IB_IMM_*:
+ *                bits 31-30 kind, 29-22 credits returned to the receiver of the immediate;
+ *                MSG: 21-14 ring slot, 13-0 bytes written (header + payload);
+ *                FIN: 21-0 rendezvous id; CREDIT: 21-0 zero
  * remote key (40): u32 magic "TCIK", u32 version 1, u64 owner id, u64 address, u64 length,
  *                u32 rkey, u32 0 */
 #define TC_IB_ADDR_LEN 32
-#define TC_IB_HS_LEN 64
+#define TC_IB_HS_LEN 80
 #define TC_IB_HS_MAGIC 0x42494354u /* "TCIB" */
-#define TC_IB_HS_VERSION 1
+#define TC_IB_HS_VERSION 2
 #define TC_IB_MSG_HDR 48
 #define TC_IB_RKEY_LEN 40
 #define TC_IB_RKEY_MAGIC 0x4b494354u /* "TCIK" */
 
-enum { TC_IB_MSG_EAGER = 1, TC_IB_MSG_RTS = 2, TC_IB_MSG_FIN = 3 };
+enum { TC_IB_MSG_EAGER = 1, TC_IB_MSG_RTS = 2 };
 
-#define TC_IB_NRECV 64                                 /* receive bounce buffers per QP */
+/* Kinds of immediate data. MSG and FIN each take one credit (a ring slot and a receive work
+ * request of the peer); CREDIT only returns credits and uses a reserved receive request. */
+enum { TC_IB_IMM_MSG = 0, TC_IB_IMM_CREDIT = 1, TC_IB_IMM_FIN = 2 };
+#define TC_IB_IMM(kind, credits, low) \
+    (((uint32_t)(kind) << 30) | ((uint32_t)(credits) << 22) | ((uint32_t)(low)&0x3fffffu))
+#define TC_IB_IMM_SLOT_LEN(slot, n) (((uint32_t)(slot) << 14) | (uint32_t)(n))
+#define TC_IB_RNDV_ID_MASK 0x3fffffu
+
+#define TC_IB_NRECV 64                                 /* ring slots per endpoint (= credits) */
+#define TC_IB_NCTRL 4                                  /* extra receive requests for CREDIT */
+#define TC_IB_NRQ (TC_IB_NRECV + TC_IB_NCTRL)          /* zero-length receives posted */
 #define TC_IB_NSEND 64                                 /* send bounce buffers per QP */
-#define TC_IB_SLOT (TC_IB_MSG_HDR + TC_TP_IB_EAGER_MAX) /* bytes of a bounce buffer */
-#define TC_IB_SQ_DEPTH 256                             /* send work requests in flight */
-#define TC_IB_CQ_DEPTH (TC_IB_SQ_DEPTH + TC_IB_NRECV + 16)
+#define TC_IB_SLOT (TC_IB_MSG_HDR + TC_TP_IB_EAGER_MAX) /* bytes of a ring slot / bounce buffer */
+#define TC_IB_CREDIT_BATCH (TC_IB_NRECV / 2) /* credits owed that trigger a CREDIT message */
+#define TC_IB_SQ_DEPTH 256                   /* data work requests in flight */
+#define TC_IB_SQ_CTRL 8                      /* extra send requests for CREDIT / keepalive */
+#define TC_IB_CQ_DEPTH (TC_IB_SQ_DEPTH + TC_IB_SQ_CTRL + TC_IB_NRQ + 16)
 #define TC_IB_HS_TIMEOUT_MS 30000
+#define TC_IB_KEEPALIVE_MS_DEFAULT 1000
+#define TC_IB_REG_CACHE_MAX_DEFAULT 256
 
-/* wr_id: an object pointer with its type in the low 3 bits */
-enum { TC_IB_WR_SLOT = 1, TC_IB_WR_REQ = 2, TC_IB_WR_CTRL = 3 };
+/* wr_id: an object pointer (or 0) with its type in the low 3 bits */
+enum {
+    TC_IB_WR_SLOT = 1, /* a send bounce buffer (tc_ib_slot_t) */
+    TC_IB_WR_REQ = 2,  /* a request (one-sided, rendezvous read) */
+    TC_IB_WR_CTRL = 3, /* FIN or CREDIT: zero-length write with immediate */
+    TC_IB_WR_RECV = 4, /* a zero-length receive */
+    TC_IB_WR_KA = 5,   /* keepalive: zero-length RDMA write */
+};
 
 /* Layout of tc_tp_req_t.priv. */
 enum {
@@ -47,7 +72,7 @@ enum {
     TC_IB_P_KIND = 3, /* TC_IB_K_* */
     TC_IB_P_TAG = 4,  /* tag; remote address for one-sided */
     TC_IB_P_KEY = 5,  /* rkey for one-sided; cache entry of a rendezvous */
-    TC_IB_P_ARG = 6,  /* signal value; received length of a rendezvous */
+    TC_IB_P_ARG = 6,  /* signal value; received length of a rendezvous; rendezvous id (send) */
     TC_IB_P_AUX = 7,  /* CAS compare value; scratch index */
 };
 enum {
@@ -66,11 +91,17 @@ typedef struct tc_ib_mr_entry {
     uintptr_t start, end; /* page-aligned registered range */
     struct ibv_mr *mr;
     int refs;
+    int detached;      /* invalidated or uncached: released when refs drops to 0 */
+    uint64_t last_use; /* cache clock at the last lookup (LRU) */
 } tc_ib_mr_entry_t;
 
 typedef struct tc_ib_mr_cache {
     tc_ib_mr_entry_t **v; /* sorted by start */
     size_t n, cap;
+    size_t nunused;  /* entries in v with refs == 0 */
+    size_t max_unused; /* TC_IB_REG_CACHE_MAX */
+    int enabled;       /* TC_IB_REG_CACHE */
+    uint64_t clock;
     uint64_t hits, misses;
 } tc_ib_mr_cache_t;
 
@@ -82,7 +113,6 @@ typedef struct tc_ib_slot {
     tc_ib_ep_t *ep;
     unsigned char *buf;
     int index;
-    int is_recv;
 } tc_ib_slot_t;
 
 typedef struct tc_ib_unexp {
@@ -118,20 +148,34 @@ struct tc_ib_ep {
 
     struct ibv_cq *cq;
     struct ibv_qp *qp;
-    unsigned char *send_buf, *recv_buf; /* bounce buffers (+ atomic scratch after send's) */
+    unsigned char *send_buf, *recv_buf; /* send bounce buffers (+ atomic scratch); the ring */
     struct ibv_mr *send_mr, *recv_mr;
-    tc_ib_slot_t send_slot[TC_IB_NSEND], recv_slot[TC_IB_NRECV];
+    tc_ib_slot_t send_slot[TC_IB_NSEND];
     int send_free[TC_IB_NSEND];
     int nsend_free;
     int sq_used;            /* send work requests posted, not completed */
     unsigned scratch_next;  /* ring index of the atomic scratch words */
+
+    /* eager ring: the peer writes into our ring (recv_buf), we into its (r_addr, r_rkey) */
+    uint64_t r_addr;
+    uint32_t r_rkey;
+    uint32_t tx_seq;      /* sequence of our next MSG/FIN; its slot is tx_seq % TC_IB_NRECV */
+    uint32_t tx_credits;  /* peer slots we may still fill */
+    uint32_t rx_seq;      /* sequence the next MSG/FIN from the peer must have */
+    uint32_t rx_unacked;  /* slots consumed, not yet returned to the peer as credits */
+    uint32_t rndv_next;   /* next rendezvous id */
+
+    /* keepalive of an idle endpoint that waits for the peer */
+    uint64_t nactivity, ka_seen; /* completions polled; value at ka_since */
+    uint64_t ka_since;           /* when the endpoint was last seen active (0: not waiting) */
+    int ka_inflight;
 
     tc_tp_req_t *pq_head, *pq_tail; /* posted sends/one-sided waiting for resources (FIFO) */
     tc_tp_req_t *rq_head, *rq_tail; /* posted receives */
     tc_tp_req_t *rndv;              /* rendezvous sends waiting for their FIN */
     tc_tp_req_t *if_head, *if_tail; /* one-sided ops and rendezvous reads posted (FIFO) */
     tc_ib_unexp_t *uq_head, *uq_tail;
-    uint64_t *fin_backlog; /* FIN cookies not sent yet for lack of send room */
+    uint64_t *fin_backlog; /* FIN ids not sent yet for lack of send room or credits */
     size_t nfin, fin_cap;
     size_t npending; /* requests owned by the endpoint (for the failure text) */
 };
@@ -161,6 +205,7 @@ struct tc_ib_ctx {
     } *accepted; /* accepted sockets, hello being read or waiting for ep_connect */
     tc_ib_mr_cache_t cache;
     uint64_t ncompleted;
+    uint64_t ka_ns; /* TC_IB_KEEPALIVE_MS in ns; 0: off */
 };
 
 /* ---- helpers ---- */
@@ -172,9 +217,12 @@ uint32_t tc_ib_get_u32(const unsigned char *p);
 uint64_t tc_ib_get_u64(const unsigned char *p);
 
 /* ---- ib_mr.c ---- */
+/* Read TC_IB_REG_CACHE and TC_IB_REG_CACHE_MAX. */
+tc_status_t tc_ib_mr_cache_init(tc_ib_ctx_t *ctx);
 /* The cache entry covering [addr, addr+len), registering it on a miss (refcounted). */
 tc_status_t tc_ib_mr_get(tc_ib_ctx_t *ctx, const void *addr, size_t len, tc_ib_mr_entry_t **e_p);
-void tc_ib_mr_put(tc_ib_ctx_t *ctx, tc_ib_mr_entry_t *e);
+/* Drop a reference; @p drop: release the entry at once if now unused (explicit dereg). */
+void tc_ib_mr_put(tc_ib_ctx_t *ctx, tc_ib_mr_entry_t *e, int drop);
 void tc_ib_mr_cache_free(tc_ib_ctx_t *ctx);
 
 /* ---- ib_conn.c ---- */
@@ -200,8 +248,10 @@ tc_status_t tc_ib_get(tc_tp_ep_t *ep, void *buf, size_t len, tc_tp_rkey_t *rkey,
                       tc_tp_req_t *req);
 tc_status_t tc_ib_signal(tc_tp_ep_t *ep, tc_tp_rkey_t *rkey, uint64_t offset,
                          tc_tp_signal_op_t op, uint64_t value, tc_tp_req_t *req);
-/* Post the receive bounce buffers of a new QP. */
+/* Post the zero-length receives of a new QP (one per ring slot, plus TC_IB_NCTRL). */
 tc_status_t tc_ib_post_recvs(tc_ib_ep_t *ep);
+/* Send a keepalive when the endpoint waits for its peer and has been idle long enough. */
+void tc_ib_ep_keepalive(tc_ib_ctx_t *ctx, tc_ib_ep_t *ep);
 /* Poll an endpoint's completion queue and act on what completed. */
 void tc_ib_ep_poll(tc_ib_ctx_t *ctx, tc_ib_ep_t *ep);
 /* Complete every request the endpoint owns with @p status (failure or close). */

@@ -25,7 +25,9 @@ tc_status_t tc_ib_mem_reg(tc_tp_ctx_t *super, void *addr, size_t len, tc_tp_mem_
 void tc_ib_mem_dereg(tc_tp_mem_t *super)
 {
     tc_ib_mem_t *mem = (tc_ib_mem_t *)super;
-    tc_ib_mr_put((tc_ib_ctx_t *)super->ctx, mem->entry);
+    /* an explicit deregistration hints that the memory may be freed next: do not keep the
+     * registration cached once nothing else uses it */
+    tc_ib_mr_put((tc_ib_ctx_t *)super->ctx, mem->entry, 1);
     free(mem);
 }
 

@@ -12,6 +12,15 @@
  * PSN exchange before the RTR/RTS transitions); the smaller id connects.
  *
  * A context is not thread-safe: one thread at a time may call into it.
+ *
+ * Environment: TC_IB_DEVICE, TC_IB_PORT (see tc_tp_ib_ctx_create_verbs()),
+ * TC_IB_KEEPALIVE_MS (default 1000, 0: off): an endpoint that waits for its
+ * peer (a pending receive, a rendezvous send waiting for its FIN, ...) and has
+ * seen no completion for that long sends a zero-length RDMA write, whose
+ * failure fails the endpoint with TC_ERR_PEER_FAILED;
+ * TC_IB_REG_CACHE (default 1; 0: register per use, deregister after it) and
+ * TC_IB_REG_CACHE_MAX (default 256): unused cached registrations kept, least
+ * recently used released first. All are read when a context is created.
  */
 #ifndef TCOMMS_TRANSPORT_IB_H
 #define TCOMMS_TRANSPORT_IB_H
@@ -70,8 +79,28 @@ tc_status_t tc_tp_ib_query_verbs(const tc_ib_verbs_t *verbs, tc_tp_caps_t *caps_
 tc_status_t tc_tp_ib_ctx_create_verbs(const tc_ib_verbs_t *verbs, const tc_tp_ctx_params_t *params,
                                       tc_tp_ctx_t **ctx_p);
 
-/** @brief Largest message sent eagerly (through bounce buffers); larger ones use RDMA read. */
+/**
+ * @brief Largest message sent eagerly (RDMA write with immediate data into a slot of the peer's
+ *        receive ring); larger ones use rendezvous with RDMA read.
+ */
 #define TC_TP_IB_EAGER_MAX 8192
+
+/**
+ * @brief Forget cached registrations overlapping [addr, addr + len) of @p ctx, before that
+ *        memory is freed or unmapped (or right after, before the range can be reused).
+ *
+ * The registration cache keeps buffers used by rendezvous sends/receives, put and get
+ * registered after the transfer; nothing tells it when the application frees them. A range
+ * freed and then mapped again at the same address would otherwise be served by the stale
+ * registration (pinned pages of the old mapping) on real hardware. Dropped entries that no
+ * request in flight uses are deregistered at once, the others when their last request
+ * completes. Memory registered with tc_tp_mem_reg() stays valid until tc_tp_mem_dereg() (which
+ * also releases its registration once unused). Not needed with TC_IB_REG_CACHE=0.
+ *
+ * @return TC_OK (also when nothing overlaps or @p len is 0); TC_ERR_INVALID_ARG when @p ctx is
+ *         NULL or not an "ib" context, or the range wraps.
+ */
+tc_status_t tc_tp_ib_mem_invalidate(tc_tp_ctx_t *ctx, const void *addr, size_t len);
 
 #ifdef __cplusplus
 }
