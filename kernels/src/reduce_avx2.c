@@ -25,13 +25,18 @@ TC_T_ATTR static inline __m256 tc_kern_avx2_bf16_odd(__m256i x)
 }
 
 /* v rounded to bfloat16 in the top 16 bits of each lane, as tc_kern_f32_to_bf16:
- * to nearest even by x + 0x7fff + lsb (a NaN may turn into infinity here). */
+ * to nearest even. x + 0x8000 rounds half up; the one case where that is wrong
+ * is an exact tie with an even bfloat16 (low 17 bits 0x08000), which must go
+ * down: subtract 1 there (the compare gives -1). No shift, so the adds and
+ * compares spread over more execution ports than x + 0x7fff + lsb would.
+ * (A NaN may turn into infinity here.) */
 TC_T_ATTR static inline __m256i tc_kern_avx2_bf16_round(__m256 v)
 {
     __m256i x = _mm256_castps_si256(v);
-    __m256i lsb = _mm256_and_si256(_mm256_srli_epi32(x, 16), _mm256_set1_epi32(1));
+    __m256i tie = _mm256_cmpeq_epi32(_mm256_and_si256(x, _mm256_set1_epi32(0x1ffff)),
+                                     _mm256_set1_epi32(0x8000));
 
-    return _mm256_add_epi32(x, _mm256_add_epi32(lsb, _mm256_set1_epi32(0x7fff)));
+    return _mm256_add_epi32(_mm256_add_epi32(x, _mm256_set1_epi32(0x8000)), tie);
 }
 
 /* As above, with NaNs kept: their top bits, made quiet. */
@@ -53,6 +58,17 @@ TC_T_ATTR static inline __m256i tc_kern_avx2_bf16_pack(__m256 even, __m256 odd)
         return _mm256_blend_epi16(_mm256_srli_epi32(tc_kern_avx2_bf16_round_nan(even), 16),
                                   tc_kern_avx2_bf16_round_nan(odd), 0xaa);
     }
+    return _mm256_blend_epi16(_mm256_srli_epi32(tc_kern_avx2_bf16_round(even), 16),
+                              tc_kern_avx2_bf16_round(odd), 0xaa);
+}
+
+/* The pack for sum and prod. Their NaN results are an input NaN made quiet or
+ * the default NaN, and every input came from a bfloat16, so a NaN's low 16 bits
+ * are zero and its quiet bit is set: plain rounding keeps it exact, and the NaN
+ * test of tc_kern_avx2_bf16_pack is not needed. (min/max can return an input
+ * NaN as it is, signalling, hence the careful pack.) */
+TC_T_ATTR static inline __m256i tc_kern_avx2_bf16_pack_arith(__m256 even, __m256 odd)
+{
     return _mm256_blend_epi16(_mm256_srli_epi32(tc_kern_avx2_bf16_round(even), 16),
                               tc_kern_avx2_bf16_round(odd), 0xaa);
 }
@@ -114,6 +130,7 @@ TC_T_ATTR static inline __m256d tc_kern_avx2_max_pd(__m256d x, __m256d y)
 #define TC_T_BF16_EVEN(x) tc_kern_avx2_bf16_even(x)
 #define TC_T_BF16_ODD(x) tc_kern_avx2_bf16_odd(x)
 #define TC_T_BF16_PACK(e, o) tc_kern_avx2_bf16_pack(e, o)
+#define TC_T_BF16_PACK_ARITH(e, o) tc_kern_avx2_bf16_pack_arith(e, o)
 #define TC_T_SFENCE() _mm_sfence()
 #define TC_T_SUMF _mm256_add_ps
 #define TC_T_PRODF _mm256_mul_ps

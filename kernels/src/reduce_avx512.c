@@ -109,6 +109,7 @@ TC_T_ATTR static inline __m512d tc_kern_avx512_max_pd(__m512d x, __m512d y)
 #define TC_T_BF16_EVEN(x) tc_kern_avx512_bf16_even(x)
 #define TC_T_BF16_ODD(x) tc_kern_avx512_bf16_odd(x)
 #define TC_T_BF16_PACK(e, o) tc_kern_avx512_bf16_pack(e, o)
+#define TC_T_BF16_PACK_ARITH(e, o) tc_kern_avx512_bf16_pack(e, o)
 #define TC_T_SFENCE() _mm_sfence()
 #define TC_T_SUMF _mm512_add_ps
 #define TC_T_PRODF _mm512_mul_ps

@@ -12,6 +12,8 @@
  *   TC_T_LDI/STI/NTI               its load / store / non-temporal store
  *   TC_T_BF16_EVEN/ODD(vi)         the even / odd bfloat16 of vi as floats
  *   TC_T_BF16_PACK(even, odd)      both rounded back into one integer vector
+ *   TC_T_BF16_PACK_ARITH(e, o)     the same for results of sum and prod, whose
+ *                                  NaNs need no care (may be TC_T_BF16_PACK)
  *   TC_T_SFENCE()                  orders the non-temporal stores
  *   TC_T_{SUM,PROD,MIN,MAX}F, ..D  the operations (MIN/MAX: IEEE 754-2019, as ops.h)
  * and expands TC_T_GEN_ALL(SFX), which defines tc_kern_<op>_<type>_<SFX> for
@@ -75,13 +77,12 @@
     }
 
 /* bfloat16: an integer vector of 2 * TC_T_NF elements, as even and odd floats. */
-#define TC_T_BF16_OP(x, y, VOP)                                                                    \
-    TC_T_BF16_PACK(VOP(TC_T_BF16_EVEN(x), TC_T_BF16_EVEN(y)),                                      \
-                   VOP(TC_T_BF16_ODD(x), TC_T_BF16_ODD(y)))
-#define TC_T_BF16_SUM(x, y) TC_T_BF16_OP(x, y, TC_T_SUMF)
-#define TC_T_BF16_PROD(x, y) TC_T_BF16_OP(x, y, TC_T_PRODF)
-#define TC_T_BF16_MIN(x, y) TC_T_BF16_OP(x, y, TC_T_MINF)
-#define TC_T_BF16_MAX(x, y) TC_T_BF16_OP(x, y, TC_T_MAXF)
+#define TC_T_BF16_OP(x, y, VOP, PACK)                                                              \
+    PACK(VOP(TC_T_BF16_EVEN(x), TC_T_BF16_EVEN(y)), VOP(TC_T_BF16_ODD(x), TC_T_BF16_ODD(y)))
+#define TC_T_BF16_SUM(x, y) TC_T_BF16_OP(x, y, TC_T_SUMF, TC_T_BF16_PACK_ARITH)
+#define TC_T_BF16_PROD(x, y) TC_T_BF16_OP(x, y, TC_T_PRODF, TC_T_BF16_PACK_ARITH)
+#define TC_T_BF16_MIN(x, y) TC_T_BF16_OP(x, y, TC_T_MINF, TC_T_BF16_PACK)
+#define TC_T_BF16_MAX(x, y) TC_T_BF16_OP(x, y, TC_T_MAXF, TC_T_BF16_PACK)
 
 #define TC_T_GEN_OP(SFX, OP, OPU)                                                                  \
     TC_T_LOOP(tc_kern_##OP##_f32_##SFX, float, TC_T_VF, TC_T_NF, TC_T_LDF, TC_T_STF, TC_T_NTF,     \
