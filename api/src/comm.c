@@ -5,6 +5,7 @@
 
 #include "api_impl.h"
 #include "tcomms/base/config.h"
+#include "tcomms/runtime/bootstrap.h"
 
 tc_status_t tc_api_check_comm(const tc_comm_t *comm, const char *fn)
 {
@@ -104,6 +105,11 @@ tc_status_t tc_comm_create(const tc_comm_opts_t *opts, tc_comm_t **comm_p)
     }
     tc_hints_free(&hints);
     return st == TC_OK ? comm_wrap(rt, fn, comm_p) : st;
+}
+
+void tc_comm_create_abort(void)
+{
+    tc_boot_abort_creations();
 }
 
 tc_status_t tc_comm_destroy(tc_comm_t *comm)

@@ -1,4 +1,5 @@
 /* Bootstrap selection and the backend-independent entry points. */
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -7,6 +8,41 @@
 #include "tcomms/base/log.h"
 
 extern char **environ;
+
+/* Bumped by every abort; a creation is aborted once it differs from the value
+ * its thread saw at the beginning. */
+static _Atomic uint64_t tc_boot_abort_gen;
+static _Thread_local int tc_boot_creating;
+static _Thread_local uint64_t tc_boot_creation_gen;
+
+void tc_boot_abort_creations(void)
+{
+    atomic_fetch_add(&tc_boot_abort_gen, 1);
+}
+
+void tc_boot_creation_begin(void)
+{
+    tc_boot_creation_gen = atomic_load(&tc_boot_abort_gen);
+    tc_boot_creating = 1;
+}
+
+void tc_boot_creation_end(void)
+{
+    tc_boot_creating = 0;
+}
+
+int tc_boot_creation_is_aborted(void)
+{
+    return tc_boot_creating && atomic_load(&tc_boot_abort_gen) != tc_boot_creation_gen;
+}
+
+tc_status_t tc_boot_creation_aborted(const char *what)
+{
+    if (!tc_boot_creation_is_aborted())
+        return TC_OK;
+    return tc_error_set(TC_ERR_ABORTED, "bootstrap: creation aborted by tc_comm_create_abort() "
+                        "while waiting for %s", what);
+}
 
 int tc_boot_pmix_announced(void)
 {

@@ -175,18 +175,23 @@ static tc_status_t env_broken_error(tc_boot_env_t *e)
                         e->head.rank, e->master);
 }
 
-/* Wait until @p fd is ready for @p events: 1 ready, 0 deadline passed, -1 error (errno). */
+/* Wait until @p fd is ready for @p events: 1 ready, 0 deadline passed, -1 error
+ * (errno), -2 the creation was aborted (the detail is set). Sleeps in slices so
+ * that an abort is seen within TC_BOOT_ABORT_POLL_MS. */
 static int env_poll(int fd, short events, uint64_t deadline_ns)
 {
     for (;;) {
+        if (tc_boot_creation_aborted("the torchrun-environment store") != TC_OK)
+            return -2;
         struct pollfd p = {.fd = fd, .events = events};
-        int n = poll(&p, 1, tc_deadline_left_ms(deadline_ns));
+        int left = tc_deadline_left_ms(deadline_ns);
+        int n = poll(&p, 1, left < TC_BOOT_ABORT_POLL_MS ? left : TC_BOOT_ABORT_POLL_MS);
         if (n > 0)
             return 1;
         if (n == 0) {
             if (tc_deadline_passed(deadline_ns))
                 return 0;
-            continue; /* INT32_MAX ms went by */
+            continue;
         }
         if (errno != EINTR)
             return -1;
@@ -210,6 +215,10 @@ static tc_status_t env_send(tc_boot_env_t *e, const void *buf, size_t len, uint6
             int r = env_poll(e->fd, POLLOUT, deadline_ns);
             if (r > 0)
                 continue;
+            if (r == -2) {
+                e->broken = done > 0;
+                return TC_ERR_ABORTED;
+            }
             if (r == 0) {
                 e->broken = done > 0; /* half a frame is on the wire */
                 return tc_error_set(TC_ERR_TIMEOUT,
@@ -254,6 +263,11 @@ static tc_status_t env_recv(tc_boot_env_t *e, void *buf, size_t len, uint64_t de
             int r = env_poll(e->fd, POLLIN, deadline_ns);
             if (r > 0)
                 continue;
+            if (r == -2) {
+                e->broken = done > 0;
+                rc = TC_ERR_ABORTED;
+                break;
+            }
             if (r == 0) {
                 rc = tc_error_set(TC_ERR_TIMEOUT,
                                   "bootstrap(env): rank %d: %s: no answer from "
@@ -359,6 +373,11 @@ static int env_try_connect(const struct addrinfo *ai, uint64_t deadline_ns, char
             uint64_t try_end = tc_deadline_after_ms(ENV_CONNECT_TRY_MS);
             int r = env_poll(fd, POLLOUT, try_end < deadline_ns ? try_end : deadline_ns);
             socklen_t sl = sizeof(err);
+            if (r == -2) {
+                snprintf(why, cap, "%s", tc_last_error());
+                close(fd);
+                return -2;
+            }
             if (r == 0)
                 err = ETIMEDOUT;
             else if (r < 0)
@@ -400,6 +419,10 @@ static tc_status_t env_connect(tc_boot_env_t *e, const char *host, int port, uin
         if (g == 0) {
             for (struct addrinfo *ai = res; ai; ai = ai->ai_next) {
                 int fd = env_try_connect(ai, deadline_ns, why, sizeof(why));
+                if (fd == -2) {
+                    freeaddrinfo(res);
+                    return TC_ERR_ABORTED;
+                }
                 if (fd >= 0) {
                     freeaddrinfo(res);
                     e->fd = fd;
@@ -415,7 +438,13 @@ static tc_status_t env_connect(tc_boot_env_t *e, const char *host, int port, uin
         if (tc_deadline_passed(deadline_ns))
             break;
         uint64_t left = (uint64_t)tc_deadline_left_ms(deadline_ns);
-        tc_sleep_ns((backoff_ms < left ? backoff_ms : left) * ENV_NS_PER_MS);
+        for (uint64_t slept = 0; slept < backoff_ms && slept < left;
+             slept += TC_BOOT_ABORT_POLL_MS) {
+            tc_status_t ab = tc_boot_creation_aborted("the torchrun-environment store to accept");
+            if (ab != TC_OK)
+                return ab;
+            tc_sleep_ns(TC_BOOT_ABORT_POLL_MS * ENV_NS_PER_MS);
+        }
         backoff_ms = backoff_ms * 2 > 250 ? 250 : backoff_ms * 2;
     }
     return tc_error_set(TC_ERR_TIMEOUT,
@@ -619,7 +648,8 @@ static void env_destroy(tc_boot_t *boot)
         }
         close(e->fd);
     }
-    tc_boot_store_stop(e->store, e->linger_ns);
+    /* An aborted creation must return promptly: no lingering for the others. */
+    tc_boot_store_stop(e->store, tc_boot_creation_is_aborted() ? 0 : e->linger_ns);
     pthread_mutex_destroy(&e->lock);
     free(e->pending);
     free(e);

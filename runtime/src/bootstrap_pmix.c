@@ -1,9 +1,11 @@
 /* PMIx bootstrap: works under any PMIx server (tcrun, mpirun, srun --mpi=pmix). */
 #include <pmix.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "bootstrap_impl.h"
 #include "tcomms/base/log.h"
@@ -48,6 +50,52 @@ static tc_status_t pmix_put(tc_boot_t *boot, const char *key, const void *val, s
     return TC_OK;
 }
 
+/* A non-blocking fence's state. The callback may come after an aborted waiter
+ * has left, so the state is on the heap and freed by whichever of the two
+ * lets go last. PMIx wants the info array alive until the callback. */
+typedef struct {
+    _Atomic int refs;
+    _Atomic int done;
+    _Atomic int rc;
+    pmix_info_t info[2];
+} pmix_fence_op_t;
+
+static void pmix_fence_op_release(pmix_fence_op_t *op)
+{
+    if (atomic_fetch_sub(&op->refs, 1) == 1) {
+        PMIX_INFO_DESTRUCT(&op->info[0]);
+        PMIX_INFO_DESTRUCT(&op->info[1]);
+        free(op);
+    }
+}
+
+static void pmix_fence_done(pmix_status_t status, void *cbdata)
+{
+    pmix_fence_op_t *op = cbdata;
+    atomic_store(&op->rc, status);
+    atomic_store(&op->done, 1);
+    pmix_fence_op_release(op);
+}
+
+/* Waits for @p op in slices of TC_BOOT_ABORT_POLL_MS, so that an abort is seen.
+ * PMIx's own timeout ends it at the deadline (whole seconds, rounded up); one
+ * more second and the wait ends regardless, should the server not answer. */
+static pmix_status_t pmix_fence_wait(pmix_fence_op_t *op, int nranks, uint64_t deadline_ns,
+                                     tc_status_t *abort_p)
+{
+    struct timespec slice = {0, TC_BOOT_ABORT_POLL_MS * 1000000L};
+    while (!atomic_load(&op->done)) {
+        if (deadline_ns != UINT64_MAX && tc_time_ns() > deadline_ns + 2000000000ull)
+            return PMIX_ERR_TIMEOUT;
+        char what[64];
+        snprintf(what, sizeof(what), "the PMIx fence of %d ranks", nranks);
+        if ((*abort_p = tc_boot_creation_aborted(what)) != TC_OK)
+            return PMIX_ERROR;
+        nanosleep(&slice, NULL);
+    }
+    return atomic_load(&op->rc);
+}
+
 static tc_status_t pmix_fence(tc_boot_t *boot, uint64_t deadline_ns)
 {
     tc_boot_pmix_t *p = (tc_boot_pmix_t *)boot;
@@ -57,14 +105,26 @@ static tc_status_t pmix_fence(tc_boot_t *boot, uint64_t deadline_ns)
                             PMIx_Error_string(rc));
     pmix_proc_t all;
     PMIX_LOAD_PROCID(&all, p->self.nspace, PMIX_RANK_WILDCARD);
-    pmix_info_t info[2];
+    pmix_fence_op_t *op = calloc(1, sizeof(*op));
+    if (!op)
+        return tc_error_set(TC_ERR_NO_MEMORY, "bootstrap(pmix): allocating the fence");
     bool collect = true;
     int timeout = pmix_timeout_s(deadline_ns);
-    PMIX_INFO_LOAD(&info[0], PMIX_COLLECT_DATA, &collect, PMIX_BOOL);
-    PMIX_INFO_LOAD(&info[1], PMIX_TIMEOUT, &timeout, PMIX_INT);
-    rc = PMIx_Fence(&all, 1, info, timeout > 0 ? 2 : 1);
-    PMIX_INFO_DESTRUCT(&info[0]);
-    PMIX_INFO_DESTRUCT(&info[1]);
+    PMIX_INFO_LOAD(&op->info[0], PMIX_COLLECT_DATA, &collect, PMIX_BOOL);
+    PMIX_INFO_LOAD(&op->info[1], PMIX_TIMEOUT, &timeout, PMIX_INT);
+    atomic_init(&op->refs, 2);
+    rc = PMIx_Fence_nb(&all, 1, op->info, timeout > 0 ? 2 : 1, pmix_fence_done, op);
+    if (rc != PMIX_SUCCESS) {
+        atomic_store(&op->refs, 1); /* the callback will not come */
+        pmix_fence_op_release(op);
+        return tc_error_set(TC_ERR_BOOTSTRAP, "bootstrap(pmix): PMIx_Fence_nb over %d ranks "
+                            "failed: %s", boot->size, PMIx_Error_string(rc));
+    }
+    tc_status_t aborted = TC_OK;
+    rc = pmix_fence_wait(op, boot->size, deadline_ns, &aborted);
+    pmix_fence_op_release(op);
+    if (aborted != TC_OK)
+        return aborted;
     if (rc == PMIX_ERR_TIMEOUT)
         return tc_error_set(TC_ERR_TIMEOUT, "bootstrap(pmix): fence of %d ranks did not complete "
                             "within %d s (some rank has not joined)", boot->size, timeout);

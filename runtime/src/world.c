@@ -179,8 +179,22 @@ static void world_secret(const tc_rt_world_t *world, char *buf, size_t cap)
                  world->boot->size);
 }
 
+static tc_status_t world_create(tc_boot_kind_t boot, const tc_hints_t *hints, uint64_t deadline,
+                                tc_rt_world_t **world_p);
+
+/* Creation runs with this thread marked as creating, so tc_comm_create_abort()
+ * from another thread or a signal handler ends its bootstrap waits. */
 tc_status_t tc_rt_world_create(tc_boot_kind_t boot, const tc_hints_t *hints, uint64_t deadline,
                                tc_rt_world_t **world_p)
+{
+    tc_boot_creation_begin();
+    tc_status_t st = world_create(boot, hints, deadline, world_p);
+    tc_boot_creation_end();
+    return st;
+}
+
+static tc_status_t world_create(tc_boot_kind_t boot, const tc_hints_t *hints, uint64_t deadline,
+                                tc_rt_world_t **world_p)
 {
     tc_rt_world_t *world = calloc(1, sizeof(*world));
     if (!world)

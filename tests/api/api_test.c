@@ -51,6 +51,18 @@ static void test_world_of_one(void **state)
     assert_int_equal(tc_comm_destroy(NULL), TC_OK);
 }
 
+/* An abort with no creation in progress must not touch the creations after it. */
+static void test_create_abort_is_not_sticky(void **state)
+{
+    (void)state;
+    no_pmix_env();
+    tc_comm_create_abort();
+    tc_comm_create_abort();
+    tc_comm_t *comm = NULL;
+    assert_int_equal(tc_comm_create(NULL, &comm), TC_OK);
+    assert_int_equal(tc_comm_destroy(comm), TC_OK);
+}
+
 static void expect(tc_status_t got, tc_status_t want, const char *needle)
 {
     assert_int_equal(got, want);
@@ -382,6 +394,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_world_of_one),
+        cmocka_unit_test(test_create_abort_is_not_sticky),
         cmocka_unit_test(test_bad_arguments),
         cmocka_unit_test(test_configuration_errors),
         cmocka_unit_test(test_every_call_alone),

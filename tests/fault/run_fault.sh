@@ -2,7 +2,8 @@
 # Fault injection under tcrun: ranks killed (SIGKILL) before, during and after
 # all-reduces of every algorithm family, a second failure during shrink, a
 # rank stopped (SIGSTOP, with and without heartbeats), a revoke, a slow rank, cut TCP connections, a rank calling a
-# different collective, and abort with operations pending on a dead rank. Every run is bounded by tcrun's
+# different collective, abort with operations pending on a dead rank, and
+# tc_comm_create_abort() of a creation waiting for a rank that never joins. Every run is bounded by tcrun's
 # --timeout and `timeout`.
 #   run_fault.sh BIN [--trials N]     (BIN: a bazel-bin with tools/tcrun and tests/fault)
 # Prints one line per case and the distribution of detection times; exits
@@ -124,6 +125,36 @@ else
     "$tcfr" "$log/mismatch-fr.$seed" | sed 's/^/      /'
     fail=$((fail + 1))
 fi
+
+# tc_comm_create_abort(): a creation waiting for a rank that never joins ends
+# with TC_ERR_ABORTED within 200 ms of the abort, from a thread or a signal
+# handler, under PMIx (tcrun) and the torchrun environment (rank 0 waiting in
+# its store's fence; rank 1 waiting for a store that is not there).
+ca=$bin/tests/fault/create_abort_test
+start=$SECONDS f0=$fail
+port=$((20000 + RANDOM % 20000))
+for spec in "tcrun 2 thread 1" "tcrun 3 signal 2" "env 0 thread 1" "env 1 signal 0"; do
+    set -- $spec
+    dir=$log/create-abort.$1.$2.$3
+    mkdir -p "$dir"
+    if [ "$1" = tcrun ]; then
+        timeout -k 5 60 "$tcrun" --timeout 50 -n "$2" "$ca" "$3" "$4" 300 >"$dir/out" 2>&1
+    else
+        port=$((port + 1))
+        timeout -k 5 60 env MASTER_ADDR=127.0.0.1 MASTER_PORT=$port RANK=$2 WORLD_SIZE=2 \
+            LOCAL_RANK=$2 LOCAL_WORLD_SIZE=2 "$ca" "$3" "$4" 300 >"$dir/out" 2>&1
+    fi
+    rc=$?
+    if [ $rc -eq 0 ] && grep -q 'TC_ERR_ABORTED' "$dir/out" && ! grep -q FAIL "$dir/out"; then
+        pass=$((pass + 1))
+    else
+        echo "FAIL  create-abort $spec (exit $rc):"
+        sed 's/^/      /' "$dir/out" | head -n 8
+        fail=$((fail + 1))
+    fi
+done
+echo "$([ $fail -eq $f0 ] && echo PASS || echo FAIL)  create-abort: 4 trials ($((SECONDS - start)) s)"
+grep -ho 'ABORTED [0-9.]* ms after the abort ([a-z]*)' "$log"/create-abort.*/out | sed 's/^/      /'
 
 # The documentation's example: a training loop that loses a rank and goes on.
 dir=$log/example

@@ -120,16 +120,31 @@ typedef struct tc_comm_info {
 /**
  * @brief Create the world communicator over every process of the job.
  *
- * Collective over all processes of the job. Bounded by the timeout.
+ * Collective over all processes of the job. Bounded by the timeout, and
+ * abortable from another thread or a signal handler with
+ * tc_comm_create_abort().
  * @param opts options, or NULL for the defaults.
  * @param comm_p receives the communicator on success.
- * @return TC_OK; TC_ERR_BOOTSTRAP when the job cannot be joined (e.g. no PMIx
+ * @return TC_OK; TC_ERR_TIMEOUT when some rank did not join in time;
+ *         TC_ERR_ABORTED after tc_comm_create_abort();
+ *         TC_ERR_BOOTSTRAP when the job cannot be joined (e.g. no PMIx
  *         server with TC_BOOTSTRAP_PMIX); TC_ERR_CONFIG for a malformed TC_*
  *         variable or hint; TC_ERR_INVALID_ARG for bad options or a device
  *         that does not exist; TC_ERR_UNSUPPORTED for a CUDA device where
  *         there is none (or tcomms was built without CUDA).
  */
 tc_status_t tc_comm_create(const tc_comm_opts_t *opts, tc_comm_t **comm_p);
+
+/**
+ * @brief Make every tc_comm_create() in progress in this process return
+ *        TC_ERR_ABORTED promptly (within about 10 ms), wherever its bootstrap
+ *        is waiting: the launcher's fence or the torchrun store.
+ *
+ * Creations that start after the call are not affected. Safe from any thread
+ * and from a signal handler: it only increments an atomic counter. To abort
+ * operations on a communicator that exists, use tc_comm_abort().
+ */
+void tc_comm_create_abort(void);
 
 /**
  * @brief Destroy a communicator and free its resources. Local, never waits on peers.

@@ -101,6 +101,29 @@ tc_status_t tc_boot_notify(tc_boot_t *boot, const tc_boot_event_t *ev);
 /** @brief Leave the job (local). */
 void tc_boot_destroy(tc_boot_t *boot);
 
+/**
+ * Aborting a creation in progress. tc_rt_world_create() marks its thread as
+ * creating (begin/end); every bootstrap wait made on that thread polls
+ * tc_boot_creation_aborted() at least every TC_BOOT_ABORT_POLL_MS and gives up
+ * with TC_ERR_ABORTED once tc_boot_abort_creations() has been called since
+ * the creation began. Waits on other threads (lazy key lookups by the progress
+ * thread) are not affected.
+ */
+#define TC_BOOT_ABORT_POLL_MS 10
+
+/** Makes every creation in progress in this process fail with TC_ERR_ABORTED.
+ *  Async-signal-safe: one atomic increment. */
+void tc_boot_abort_creations(void);
+/** This thread starts creating (a nested begin is not supported). */
+void tc_boot_creation_begin(void);
+/** This thread is done creating. */
+void tc_boot_creation_end(void);
+/** Nonzero when this thread's creation has been aborted (no detail set). */
+int tc_boot_creation_is_aborted(void);
+/** TC_ERR_ABORTED, with a message naming @p what was being waited for, when this
+ *  thread's creation has been aborted; else TC_OK. */
+tc_status_t tc_boot_creation_aborted(const char *what);
+
 #ifdef __cplusplus
 }
 #endif
