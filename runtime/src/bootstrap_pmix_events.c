@@ -6,6 +6,7 @@
  * at a time), single-consumer (the runtime's world lock) ring; a full ring
  * drops the event and counts it, which only delays detection to the timeout. */
 #include <pmix.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -113,7 +114,7 @@ static void notify_done(pmix_status_t status, void *cbdata)
 {
     (void)status;
     pmix_info_t *info = cbdata;
-    PMIX_INFO_FREE(info, 2);
+    PMIX_INFO_FREE(info, 3);
 }
 
 tc_status_t tc_boot_pmix_notify(tc_boot_t *boot, const tc_boot_event_t *e)
@@ -121,7 +122,7 @@ tc_status_t tc_boot_pmix_notify(tc_boot_t *boot, const tc_boot_event_t *e)
     (void)boot;
     /* PMIx reads the info until its callback: keep it on the heap until then */
     pmix_info_t *info;
-    PMIX_INFO_CREATE(info, 2);
+    PMIX_INFO_CREATE(info, 3);
     if (!info)
         return tc_error_set(TC_ERR_NO_MEMORY, "bootstrap(pmix): event info");
     pmix_status_t code = e->kind == TC_BOOT_EV_REVOKE ? TC_PMIX_EV_REVOKE : TC_PMIX_EV_PEER_FAILED;
@@ -129,11 +130,15 @@ tc_status_t tc_boot_pmix_notify(tc_boot_t *boot, const tc_boot_event_t *e)
     uint32_t comm = e->comm_id;
     PMIX_INFO_LOAD(&info[0], TC_PMIX_KEY_RANK, &rank, PMIX_INT);
     PMIX_INFO_LOAD(&info[1], TC_PMIX_KEY_COMM, &comm, PMIX_UINT32);
+    /* Only for handlers registered for these codes: a launcher's default
+     * handler (Slurm's kills the whole step on any error event) never sees it. */
+    bool non_default = true;
+    PMIX_INFO_LOAD(&info[2], PMIX_EVENT_NON_DEFAULT, &non_default, PMIX_BOOL);
     pmix_status_t rc =
-        PMIx_Notify_event(code, NULL, PMIX_RANGE_NAMESPACE, info, 2, notify_done, info);
+        PMIx_Notify_event(code, NULL, PMIX_RANGE_NAMESPACE, info, 3, notify_done, info);
     if (rc == PMIX_SUCCESS)
         return TC_OK;
-    PMIX_INFO_FREE(info, 2);
+    PMIX_INFO_FREE(info, 3);
     if (rc == PMIX_OPERATION_SUCCEEDED)
         return TC_OK;
     return tc_error_set(TC_ERR_BOOTSTRAP, "bootstrap(pmix): PMIx_Notify_event failed: %s",

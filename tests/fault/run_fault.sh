@@ -170,6 +170,47 @@ else
     fail=$((fail + 1))
 fi
 
+# Under Slurm (srun --mpi=pmix, a one-node cluster on loopback): a rank killed
+# during the loop, with -K0 so that Slurm leaves the survivors running; they
+# detect, shrink and check, as under tcrun. tcomms' own PMIx notices are sent
+# to non-default handlers only: Slurm's default handler would kill the step.
+slurm_dir=$log/slurm
+if "$here/../integration/slurm_cluster.sh" start "$slurm_dir" >"$log/slurm-start.out" 2>&1; then
+    start=$SECONDS f0=$fail
+    for t in 1 2; do
+        seed=$((RANDOM * 32768 + RANDOM)) victim=$((RANDOM % 4))
+        dir=$log/srun-kill.$seed
+        mkdir -p "$dir"
+        SLURM_CONF=$slurm_dir/slurm.conf TC_FT_DIR=$dir timeout -k 5 90 \
+            srun -O -K0 -n 4 --mpi=pmix "$ft" kill-during "$victim" "$seed" >"$dir/out" 2>&1
+        if [ "$(grep -c ': 0 failures' "$dir/out")" -ge 3 ] && ! grep -q ': FAIL:' "$dir/out"; then
+            pass=$((pass + 1))
+            grep -ho 'detect_ms [0-9.]*' "$dir/out" | awk '{print $2}' >>"$detect.kill-srun"
+        else
+            echo "FAIL  srun kill-during seed $seed victim $victim; see $dir/out:"
+            grep -E ': FAIL:|ERROR|error' "$dir/out" | head -n 8 | sed 's/^/      /'
+            fail=$((fail + 1))
+        fi
+    done
+    dir=$log/srun-example
+    mkdir -p "$dir"
+    SLURM_CONF=$slurm_dir/slurm.conf timeout -k 5 90 srun -O -K0 -n 4 --mpi=pmix \
+        "$bin/tests/fault/resilient_training" --die-rank 1 --die-step 80 >"$dir/out" 2>&1
+    if [ "$(grep -c '200 steps, 1 recoveries, 0 wrong sums' "$dir/out")" -eq 3 ]; then
+        pass=$((pass + 1))
+    else
+        echo "FAIL  resilient_training under srun; last lines:"
+        tail -n 12 "$dir/out" | sed 's/^/      /'
+        fail=$((fail + 1))
+    fi
+    "$here/../integration/slurm_cluster.sh" stop "$slurm_dir"
+    echo "$([ $fail -eq $f0 ] && echo PASS || echo FAIL)  srun -K0: 2 kill-during trials and the example ($((SECONDS - start)) s)"
+else
+    echo "FAIL  the one-node Slurm cluster did not start:"
+    tail -n 20 "$log/slurm-start.out" | sed 's/^/      /'
+    fail=$((fail + 1))
+fi
+
 cat "$detect".kill-* 2>/dev/null | sort -n | awk '
     { v[NR] = $1 }
     END {
