@@ -9,6 +9,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include "tcomms/base/config.h"
 #include "tcomms/base/log.h"
 #include "tcp_internal.h"
 
@@ -55,8 +56,11 @@ static tc_status_t tc_tcp_listen(tc_tcp_ctx_t *ctx)
     if (epoll_ctl(ctx->epfd, EPOLL_CTL_ADD, ctx->listen_fd, &ev) != 0)
         return tc_error_set(TC_ERR_SYSTEM, "tcp: epoll_ctl(ADD) of the listening socket: %s",
                             strerror(errno));
-    tc_log_info(TC_SUBSYS_TRANSPORT, "tcp: id %llu listening on %s (%s)",
-                (unsigned long long)ctx->self_id, where, ctx->ifname);
+    tc_log_info(TC_SUBSYS_TRANSPORT,
+                "tcp: id %llu listening on %s (%s), %d socket%s per peer, striping from %llu "
+                "bytes",
+                (unsigned long long)ctx->self_id, where, ctx->ifname, ctx->nsocks,
+                ctx->nsocks == 1 ? "" : "s", (unsigned long long)ctx->stripe_min);
     return TC_OK;
 }
 
@@ -77,12 +81,46 @@ static void tc_tcp_ctx_destroy(tc_tp_ctx_t *super)
         ctx->parked = conn->next;
         tc_tcp_conn_free(conn);
     }
+    while (ctx->parked_data != NULL) {
+        tc_tcp_conn_t *conn = ctx->parked_data;
+        ctx->parked_data = conn->next;
+        tc_tcp_conn_free(conn);
+    }
     if (ctx->listen_fd >= 0)
         close(ctx->listen_fd);
     if (ctx->epfd >= 0)
         close(ctx->epfd);
     tc_tcp_mem_table_free(ctx);
     free(ctx);
+}
+
+/* Sockets per peer and the striping threshold: the environment, then the hints. */
+static tc_status_t tc_tcp_options(tc_tcp_ctx_t *ctx, const tc_hints_t *hints)
+{
+    int64_t nsocks;
+    uint64_t stripe_min;
+    tc_status_t st =
+        tc_config_int("TC_SOCKET_NSOCKS", TC_TCP_NSOCKS_DEFAULT, 1, TC_TCP_NSOCKS_MAX, &nsocks);
+    if (st == TC_OK && hints != NULL)
+        st = tc_hints_int(hints, "tcp_nsocks", nsocks, 1, TC_TCP_NSOCKS_MAX, &nsocks);
+    if (st != TC_OK)
+        return st;
+    const char *what = "TC_SOCKET_STRIPE_MIN";
+    st = tc_config_size(what, TC_TCP_STRIPE_MIN_DEFAULT, &stripe_min);
+    if (st == TC_OK && hints != NULL && tc_hints_get(hints, "tcp_stripe_min") != NULL) {
+        what = "tcp_stripe_min";
+        st = tc_hints_size(hints, what, stripe_min, &stripe_min);
+    }
+    if (st != TC_OK)
+        return st;
+    if (stripe_min < TC_TCP_STRIPE_MIN_LOW || stripe_min > TC_TP_TCP_MAX_MSG)
+        return tc_error_set(TC_ERR_CONFIG,
+                            "%s=%llu: out of range (accepted: sizes in [%u, %llu] bytes)", what,
+                            (unsigned long long)stripe_min, TC_TCP_STRIPE_MIN_LOW,
+                            (unsigned long long)TC_TP_TCP_MAX_MSG);
+    ctx->nsocks = (int)nsocks;
+    ctx->stripe_min = stripe_min;
+    return TC_OK;
 }
 
 static tc_status_t tc_tcp_ctx_create(const tc_tp_ctx_params_t *params, tc_tp_ctx_t **ctx_p)
@@ -98,12 +136,15 @@ static tc_status_t tc_tcp_ctx_create(const tc_tp_ctx_params_t *params, tc_tp_ctx
     ctx->super.ops = &tc_tp_tcp_ops;
     ctx->self_id = params->self_id;
     ctx->listen_fd = -1;
+    ctx->epfd = -1;
     ctx->listen_poll.kind = TC_TCP_POLL_LISTEN;
     ctx->listen_poll.owner = ctx;
     ctx->has_secret = params->secret_len != 0;
     tc_tcp_digest(params->secret, params->secret_len, ctx->digest);
 
-    tc_status_t status;
+    tc_status_t status = tc_tcp_options(ctx, params->hints);
+    if (status != TC_OK)
+        goto err;
     ctx->epfd = epoll_create1(EPOLL_CLOEXEC);
     if (ctx->epfd < 0) {
         status = tc_error_set(TC_ERR_SYSTEM, "tcp: epoll_create1 failed: %s", strerror(errno));
@@ -160,6 +201,9 @@ static int tc_tcp_progress(tc_tp_ctx_t *super)
             break;
         case TC_TCP_POLL_EP:
             tc_tcp_ep_on_events(ctx, poll->owner, events[i].events);
+            break;
+        case TC_TCP_POLL_LANE:
+            tc_tcp_lane_on_events(ctx, poll->owner, events[i].events);
             break;
         }
     }

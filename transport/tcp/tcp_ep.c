@@ -32,7 +32,7 @@ void tc_tcp_req_complete(tc_tcp_ctx_t *ctx, tc_tp_req_t *req, tc_status_t status
 
 /* Complete every request of a queue with @p status. */
 void tc_tcp_queue_fail(tc_tcp_ctx_t *ctx, tc_tp_req_t **head, tc_tp_req_t **tail,
-                              tc_status_t status)
+                       tc_status_t status)
 {
     tc_tp_req_t *req = *head;
     while (req != NULL) {
@@ -80,8 +80,8 @@ void tc_tcp_ep_fail(tc_tcp_ctx_t *ctx, tc_tcp_ep_t *ep, tc_status_t status, cons
     vsnprintf(reason, sizeof(reason), fmt, ap);
     va_end(ap);
 
-    size_t nsend = ep->nsq + ep->nwq;
-    size_t nrecv = ep->nrq + (ep->rx_req != NULL);
+    size_t nsend = ep->nsq + ep->nwq + ep->nlq;
+    size_t nrecv = ep->nrq + (ep->rx_req != NULL) + tc_tcp_lrx_nrecv(ep);
     snprintf(ep->super.error, sizeof(ep->super.error),
              "tcp: peer %llu (%s) %s (%zu send%s, %zu receive%s pending)",
              (unsigned long long)ep->super.peer_id, ep->peer_str, reason, nsend,
@@ -96,7 +96,9 @@ void tc_tcp_ep_fail(tc_tcp_ctx_t *ctx, tc_tcp_ep_t *ep, tc_status_t status, cons
         tc_log_debug(TC_SUBSYS_TRANSPORT, "%s", ep->super.error);
 
     tc_tcp_ep_close_fd(ctx, ep);
+    tc_tcp_lanes_close(ctx, ep);
     tc_tcp_sq_drop(ctx, ep, status);
+    tc_tcp_stripe_drop(ctx, ep, status);
     tc_tcp_queue_fail(ctx, &ep->rq_head, &ep->rq_tail, status);
     ep->nrq = 0;
     if (ep->rx_req != NULL)
@@ -114,7 +116,8 @@ void tc_tcp_ep_update_events(tc_tcp_ctx_t *ctx, tc_tcp_ep_t *ep)
     if (ep->fd < 0)
         return;
     uint32_t want = EPOLLIN;
-    if (ep->state == TC_TCP_EP_CONNECTING || ep->tx_pre_off < ep->tx_pre_len || ep->sq_head != NULL)
+    if (ep->state == TC_TCP_EP_CONNECTING || ep->tx_pre_off < ep->tx_pre_len ||
+        ep->sq_head != NULL || ep->tx_chunk.req != NULL)
         want |= EPOLLOUT;
     if (want == ep->ev_mask)
         return;
@@ -130,6 +133,17 @@ void tc_tcp_ep_update_events(tc_tcp_ctx_t *ctx, tc_tcp_ep_t *ep)
 
 void tc_tcp_ep_attach(tc_tcp_ctx_t *ctx, tc_tcp_ep_t *ep, tc_tcp_conn_t *conn)
 {
+    /* the connecting side chose the socket count; this side follows */
+    if (conn->nsocks != ctx->nsocks)
+        tc_log_debug(TC_SUBSYS_TRANSPORT,
+                     "tcp: peer %llu (%s) uses %d socket%s per peer, this side would use %d: "
+                     "the connecting side's count holds",
+                     (unsigned long long)ep->super.peer_id, conn->remote, conn->nsocks,
+                     conn->nsocks == 1 ? "" : "s", ctx->nsocks);
+    int asked = conn->nsocks;
+    ep->nsocks = conn->nsocks;
+    ep->token = conn->token;
+    int lanes_ok = tc_tcp_lanes_alloc(ep);
     ep->fd = conn->fd;
     conn->fd = -1;
     ep->state = TC_TCP_EP_UP;
@@ -141,9 +155,26 @@ void tc_tcp_ep_attach(tc_tcp_ctx_t *ctx, tc_tcp_ep_t *ep, tc_tcp_conn_t *conn)
     epoll_ctl(ctx->epfd, EPOLL_CTL_DEL, ep->fd, NULL);
     ep->ev_mask = 0;
     tc_tcp_conn_free(conn);
+    if (!lanes_ok) {
+        ep->nsocks = 1;
+        tc_tcp_ep_fail(ctx, ep, TC_ERR_NO_MEMORY,
+                       "asks for %d sockets, whose state cannot be "
+                       "allocated: out of memory",
+                       asked);
+        return;
+    }
     tc_tcp_ep_update_events(ctx, ep);
     if (ep->state == TC_TCP_EP_UP)
         tc_tcp_ep_flush(ctx, ep);
+    /* data sockets that came while the primary was parked */
+    tc_tcp_conn_t *data;
+    while ((data = tc_tcp_conn_unpark_data(ctx, ep->super.peer_id)) != NULL) {
+        if (ep->state == TC_TCP_EP_UP && ep->lanes != NULL && data->token == ep->token &&
+            data->index < ep->nsocks && ep->lanes[data->index - 1].state == TC_TCP_LANE_OFF)
+            tc_tcp_lane_attach(ctx, ep, data);
+        else
+            tc_tcp_conn_free(data);
+    }
 }
 
 static tc_status_t tc_tcp_addr_unpack(uint64_t peer_id, const void *addr, size_t addr_len,
@@ -182,11 +213,15 @@ static tc_status_t tc_tcp_ep_start_connect(tc_tcp_ctx_t *ctx, tc_tcp_ep_t *ep,
     unsigned char *h = ep->tx_pre;
     tc_tcp_put_u32(h, TC_TCP_MAGIC);
     tc_tcp_put_u16(h + 4, TC_TCP_WIRE_VERSION);
-    tc_tcp_put_u16(h + 6, 0);
+    tc_tcp_put_u16(h + 6, (uint16_t)(ep->nsocks - 1));
     tc_tcp_put_u64(h + 8, ctx->self_id);
     tc_tcp_put_u64(h + 16, ep->super.peer_id);
     memcpy(h + 24, ctx->digest, TC_TCP_DIGEST_LEN);
     ep->tx_pre_len = TC_TCP_HELLO_LEN;
+    if (ep->nsocks > 1) {
+        tc_tcp_put_u64(h + TC_TCP_HELLO_LEN, ep->token);
+        ep->tx_pre_len = TC_TCP_HELLO_EXT_LEN;
+    }
     ep->tx_pre_off = 0;
     ep->rx_state = TC_TCP_RX_ACK;
 
@@ -235,11 +270,24 @@ tc_status_t tc_tcp_ep_connect(tc_tp_ctx_t *super, uint64_t peer_id, const void *
     ep->poll.kind = TC_TCP_POLL_EP;
     ep->poll.owner = ep;
     ep->fd = -1;
+    ep->nsocks = 1;
+    ep->peer_sa = sa;
     tc_tcp_sockaddr_string(&sa, ep->peer_str, sizeof(ep->peer_str));
 
     if (ctx->self_id < peer_id) {
+        ep->nsocks = ctx->nsocks;
+        if (ep->nsocks > 1) {
+            ep->token = tc_tcp_token_new();
+            if (!tc_tcp_lanes_alloc(ep)) {
+                free(ep);
+                return tc_error_set(TC_ERR_NO_MEMORY,
+                                    "tcp: cannot allocate %d data sockets to peer %llu",
+                                    ctx->nsocks - 1, (unsigned long long)peer_id);
+            }
+        }
         status = tc_tcp_ep_start_connect(ctx, ep, &sa);
         if (status != TC_OK) {
+            free(ep->lanes);
             free(ep);
             return status;
         }
@@ -271,12 +319,15 @@ void tc_tcp_ep_close(tc_tp_ep_t *super)
         }
     }
     tc_tcp_ep_close_fd(ctx, ep);
+    tc_tcp_lanes_close(ctx, ep);
     tc_tcp_sq_drop(ctx, ep, TC_ERR_ABORTED);
+    tc_tcp_stripe_drop(ctx, ep, TC_ERR_ABORTED);
     tc_tcp_queue_fail(ctx, &ep->rq_head, &ep->rq_tail, TC_ERR_ABORTED);
     if (ep->rx_req != NULL)
         tc_tcp_req_complete(ctx, ep->rx_req, TC_ERR_ABORTED, 0);
     tc_tcp_unexp_free_all(ep, 0);
     tc_tcp_ctl_free_all(ep);
+    free(ep->lanes);
     free(ep);
 }
 
@@ -327,9 +378,10 @@ static tc_status_t tc_tcp_orphan_send(tc_tcp_ctx_t *ctx, tc_tcp_ep_t *ep, tc_tp_
     uint64_t len = tc_tcp_sq_payload_len(req);
     tc_tp_req_t *o = malloc(sizeof(*o) + (size_t)len);
     if (o == NULL)
-        return tc_error_set(TC_ERR_NO_MEMORY, "tcp cancel: copying the %llu bytes of a send to "
-                            "peer %llu that is partly written", (unsigned long long)len,
-                            (unsigned long long)ep->super.peer_id);
+        return tc_error_set(TC_ERR_NO_MEMORY,
+                            "tcp cancel: copying the %llu bytes of a send to "
+                            "peer %llu that is partly written",
+                            (unsigned long long)len, (unsigned long long)ep->super.peer_id);
     *o = *req;
     memcpy(o + 1, (const void *)(uintptr_t)req->priv[TC_TCP_P_BUF], (size_t)len);
     o->priv[TC_TCP_P_BUF] = (uintptr_t)(o + 1);
@@ -368,10 +420,11 @@ tc_status_t tc_tcp_cancel(tc_tp_ep_t *super, tc_tp_req_t *req)
         if (r != req)
             continue;
         if (req->priv[TC_TCP_P_OFF] > 0) {
-            if (tc_tcp_sq_kind(req) != TC_TCP_K_MSG)
+            if (tc_tcp_sq_kind(req) != TC_TCP_K_MSG && tc_tcp_sq_kind(req) != TC_TCP_K_LMSG)
                 return tc_error_set(TC_ERR_INVALID_STATE,
                                     "tcp cancel: the one-sided request to peer %llu is partly "
-                                    "written", (unsigned long long)super->peer_id);
+                                    "written",
+                                    (unsigned long long)super->peer_id);
             return tc_tcp_orphan_send(ctx, ep, req);
         }
         tc_tcp_queue_remove(&ep->sq_head, &ep->sq_tail, req);
@@ -380,6 +433,9 @@ tc_status_t tc_tcp_cancel(tc_tp_ep_t *super, tc_tp_req_t *req)
         tc_tcp_ep_update_events(ctx, ep);
         return TC_OK;
     }
+    tc_status_t status;
+    if (tc_tcp_lq_cancel(ctx, ep, req, &status))
+        return status;
     for (tc_tp_req_t *r = ep->wq_head; r != NULL; r = TC_TCP_REQ_NEXT(r))
         if (r == req)
             return tc_error_set(TC_ERR_INVALID_STATE,
@@ -391,6 +447,8 @@ tc_status_t tc_tcp_cancel(tc_tp_ep_t *super, tc_tp_req_t *req)
         tc_tcp_req_complete(ctx, req, TC_ERR_ABORTED, 0);
         return TC_OK;
     }
+    if (tc_tcp_lrx_cancel(ctx, ep, req))
+        return TC_OK;
     return tc_error_set(TC_ERR_NOT_FOUND, "tcp cancel: the request is not pending on peer %llu",
                         (unsigned long long)super->peer_id);
 }

@@ -7,6 +7,7 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/uio.h>
 
 #include "tcomms/base/status.h"
 #include "tcomms/transport/tcp.h"
@@ -14,19 +15,31 @@
 
 /* ---- wire format (all integers little-endian) ----
  * address  : u8 version=1, u8 family=4, u16 port (big-endian), u32 IPv4 (big-endian)
- * hello    : u32 magic, u16 version, u16 flags=0, u64 sender id, u64 receiver id, 32-byte digest
+ * hello    : u32 magic, u16 version, u16 flags, u64 sender id, u64 receiver id, 32-byte digest,
+ *            then, when flags != 0, a u64 session token (64 bytes in all)
+ *            flags of the primary socket: the number of sockets - 1 (0: one socket, no token);
+ *            flags of a data socket: TC_TCP_HELLO_F_DATA | its index (1 .. sockets - 1)
  * ack      : u32 magic, u16 version, u16 result, u64 sender id, u64 receiver id
  * message  : u64 tag, u64 kind << 56 | length, then length payload bytes (kind 0)
+ * large    : u64 tag, u64 LMSG << 56 | length, u64 message id, u64 0; no payload: the bytes
+ *            follow as chunks (primary socket only; ids strictly increase)
+ * chunk    : u64 message id, u64 CHUNK << 56 | length, u64 offset, u64 0, then length bytes
+ *            of the large message at offset (any socket, after the large header on the primary)
  * one-sided: u64 key, u64 kind << 56 | length, u64 offset, u64 arg, then length
  *            payload bytes (kinds TC_TCP_K_*; see tcp_rma.c)
  * The connecting side (smaller id) sends the hello, then messages; the
- * accepting side answers with the ack, then messages. */
+ * accepting side answers with the ack, then messages. With several sockets the
+ * connecting side opens the data sockets once the primary's ack arrived; each
+ * carries the primary's token (see tcp_lane.c). */
 #define TC_TCP_ADDR_LEN 8
 #define TC_TCP_ADDR_VERSION 1
 #define TC_TCP_MAGIC 0x50544354u /* "TCTP" */
 #define TC_TCP_WIRE_VERSION 1
 #define TC_TCP_DIGEST_LEN 32
 #define TC_TCP_HELLO_LEN 56
+#define TC_TCP_HELLO_EXT_LEN 64 /* with the session token */
+#define TC_TCP_HELLO_F_DATA 0x8000u
+#define TC_TCP_HELLO_F_INDEX 0x00ffu
 #define TC_TCP_ACK_LEN 24
 #define TC_TCP_HDR_LEN 16
 #define TC_TCP_RMA_HDR_LEN 32
@@ -45,6 +58,8 @@ enum {
     TC_TCP_K_SIG_SET = 0xA4,
     TC_TCP_K_ACK = 0xA5,      /* all zero */
     TC_TCP_K_GET_RESP = 0xA6, /* payload: the data */
+    TC_TCP_K_LMSG = 0xB1,     /* a striped message: tag, length, id; its bytes come as chunks */
+    TC_TCP_K_CHUNK = 0xB2,    /* id, offset; payload: bytes of that message */
 };
 
 /* Result codes carried by the ack. */
@@ -55,7 +70,28 @@ enum {
     TC_TCP_ACK_WRONG_SECRET = 3,
     TC_TCP_ACK_WRONG_DIRECTION = 4,
     TC_TCP_ACK_DUPLICATE = 5,
+    TC_TCP_ACK_BAD_FLAGS = 6,     /* socket count or data socket index out of bounds */
+    TC_TCP_ACK_NO_PRIMARY = 7,    /* a data socket, but no primary connection from that id */
+    TC_TCP_ACK_WRONG_SESSION = 8, /* a data socket with another token than the primary's */
+    TC_TCP_ACK_LANE_RANGE = 9,    /* a data socket index beyond the primary's socket count */
 };
+
+/* Sockets per peer (TC_SOCKET_NSOCKS, hint tcp_nsocks): 1 .. TC_TCP_NSOCKS_MAX. One is the
+ * default: on loopback and on a 2-core machine more sockets only add system calls (see
+ * docs/transport_tcp.md for the measurements). */
+#define TC_TCP_NSOCKS_MAX 16
+#define TC_TCP_NSOCKS_DEFAULT 1
+/* Messages of at least this many bytes are striped when there are several sockets
+ * (TC_SOCKET_STRIPE_MIN, hint tcp_stripe_min); smaller ones are not worth the extra headers. */
+#define TC_TCP_STRIPE_MIN_DEFAULT (256u << 10)
+#define TC_TCP_STRIPE_MIN_LOW 4096u
+/* Chunks of a striped message: at most this long (a socket takes one chunk at a time, so this
+ * bounds how long a small message waits behind chunk data on the primary), at least
+ * TC_TCP_CHUNK_MIN unless the message ends. */
+#define TC_TCP_CHUNK_LEN (512u << 10)
+#define TC_TCP_CHUNK_MIN (64u << 10)
+/* Longest chunk a receiver accepts (the sender never exceeds TC_TCP_CHUNK_LEN). */
+#define TC_TCP_CHUNK_MAX (16u << 20)
 
 /* Bytes read per recv() into the staging buffer; many small messages arrive in one call. */
 #define TC_TCP_STAGE_LEN 65536
@@ -74,10 +110,15 @@ enum {
     TC_TCP_P_OFF = 3,  /* bytes of header + payload already written (sends) */
     TC_TCP_P_TAG = 4,  /* receives: the tag */
     TC_TCP_P_HDR = 4,  /* sends: priv[4..7], the header in wire order (16 or 32 bytes) */
+    /* striped sends once their header is written (the tag is not needed any more; priv[5],
+     * kind and length, and priv[6], the message id, stay as in the header) */
+    TC_TCP_P_LNEXT = 4, /* next byte not handed to a socket yet */
+    TC_TCP_P_LID = 6,   /* message id */
+    TC_TCP_P_LDONE = 7, /* bytes written in whole chunks */
 };
 
 /* What an epoll event points at. */
-enum { TC_TCP_POLL_LISTEN = 1, TC_TCP_POLL_CONN, TC_TCP_POLL_EP };
+enum { TC_TCP_POLL_LISTEN = 1, TC_TCP_POLL_CONN, TC_TCP_POLL_EP, TC_TCP_POLL_LANE };
 typedef struct tc_tcp_pollable {
     int kind;
     void *owner;
@@ -96,14 +137,31 @@ typedef enum tc_tcp_rx_state {
     TC_TCP_RX_PAYLOAD, /* a message payload */
 } tc_tcp_rx_state_t;
 
+struct tc_tcp_lrx;
+
 /* A message that arrived before its receive was posted. */
 typedef struct tc_tcp_unexp {
     struct tc_tcp_unexp *next;
     uint64_t tag;
     uint64_t len;
     int complete;
+    struct tc_tcp_lrx *lrx; /* a striped message still arriving, or NULL */
     unsigned char data[];
 } tc_tcp_unexp_t;
+
+/* A striped message being received: chunks land at dst + offset (below cap). */
+typedef struct tc_tcp_lrx {
+    struct tc_tcp_lrx *next;
+    uint64_t id;
+    uint64_t len;          /* message length */
+    uint64_t begun;        /* bytes of chunks whose header arrived (bounded by len) */
+    uint64_t done;         /* bytes of chunks received whole; complete when == len */
+    unsigned char *dst;    /* the posted buffer or the unexpected one; NULL: drop (cancelled) */
+    uint64_t cap;          /* bytes of dst */
+    tc_tp_req_t *req;      /* the matched receive, or NULL */
+    tc_tcp_unexp_t *unexp; /* the unexpected buffer, or NULL */
+    int claimed;           /* unexp was taken out of the queue by a receive: copy, then free */
+} tc_tcp_lrx_t;
 
 /* An accepted socket before it belongs to an endpoint. */
 typedef struct tc_tcp_conn {
@@ -114,10 +172,58 @@ typedef struct tc_tcp_conn {
     uint64_t peer_id;
     uint64_t deadline_ns; /* for the hello */
     size_t hello_got;
-    unsigned char hello[TC_TCP_HELLO_LEN];
+    unsigned char hello[TC_TCP_HELLO_EXT_LEN];
     unsigned char ack[TC_TCP_ACK_LEN];
     size_t ack_off; /* ack bytes already written */
+    int is_data;    /* a data socket (index) or the primary (nsocks) */
+    int index;
+    int nsocks;
+    uint64_t token;
 } tc_tcp_conn_t;
+
+/* A chunk of a striped send being written on one socket. */
+typedef struct tc_tcp_chunk_tx {
+    tc_tp_req_t *req; /* the striped send, or NULL: idle */
+    uint64_t off, len;
+    size_t done; /* bytes of header + payload written */
+    unsigned char hdr[TC_TCP_RMA_HDR_LEN];
+} tc_tcp_chunk_tx_t;
+
+typedef enum tc_tcp_lane_state {
+    TC_TCP_LANE_OFF,        /* not opened (yet) */
+    TC_TCP_LANE_CONNECTING, /* active side: connect() in progress */
+    TC_TCP_LANE_HANDSHAKE,  /* active side: hello sent or being sent, waiting for the ack */
+    TC_TCP_LANE_UP,         /* carries chunks */
+    TC_TCP_LANE_CLOSED,     /* the peer closed it while no striped message was in flight */
+} tc_tcp_lane_state_t;
+
+typedef enum tc_tcp_lane_rx {
+    TC_TCP_LANE_RX_HDR,     /* a chunk header (the ack while in HANDSHAKE) */
+    TC_TCP_LANE_RX_PAYLOAD, /* chunk bytes */
+    TC_TCP_LANE_RX_STALLED, /* a chunk of a message the primary has not announced yet */
+} tc_tcp_lane_rx_t;
+
+/* A data socket of an endpoint (index 1 .. nsocks - 1): chunks only, both ways. */
+typedef struct tc_tcp_lane {
+    tc_tcp_pollable_t poll;
+    struct tc_tcp_ep *ep;
+    int index;
+    int fd;
+    tc_tcp_lane_state_t state;
+    uint32_t ev_mask;
+    int registered;                          /* in the epoll set (ev_mask may be 0 while stalled) */
+    unsigned char pre[TC_TCP_HELLO_EXT_LEN]; /* hello (active side) or ack (passive side) */
+    size_t pre_len, pre_off;
+    tc_tcp_chunk_tx_t tx;
+    tc_tcp_lane_rx_t rx_state;
+    unsigned char rx_hdr[TC_TCP_RMA_HDR_LEN];
+    size_t rx_hdr_got;
+    uint64_t rx_len;
+    tc_tcp_lrx_t *rx_lrx;
+    unsigned char *rx_dst;
+    uint64_t rx_dst_left;
+    uint64_t rx_discard;
+} tc_tcp_lane_t;
 
 typedef struct tc_tcp_ep tc_tcp_ep_t;
 
@@ -156,10 +262,13 @@ typedef struct tc_tcp_ctx {
     struct sockaddr_in addr; /* where listen_fd is bound */
     char ifname[IF_NAMESIZE];
     tc_tcp_ep_t *eps;
-    tc_tcp_conn_t *hello_conns;            /* accepted, hello not complete */
-    tc_tcp_conn_t *parked;                 /* validated, waiting for ep_connect (not in epoll) */
-    uint64_t ncompleted;                   /* requests completed, ever */
-    tc_tcp_mem_slot_t *mems;               /* registered memory by slot */
+    tc_tcp_conn_t *hello_conns; /* accepted, hello not complete */
+    tc_tcp_conn_t *parked;      /* validated, waiting for ep_connect (not in epoll) */
+    tc_tcp_conn_t *parked_data; /* data sockets of parked primaries */
+    int nsocks;                 /* sockets per peer this side asks for */
+    uint64_t stripe_min;        /* smallest striped message */
+    uint64_t ncompleted;        /* requests completed, ever */
+    tc_tcp_mem_slot_t *mems;    /* registered memory by slot */
     uint32_t nmems;
     unsigned char stage[TC_TCP_STAGE_LEN]; /* always fully consumed before use elsewhere */
 } tc_tcp_ctx_t;
@@ -172,9 +281,14 @@ struct tc_tcp_ep {
     tc_tcp_ep_state_t state;
     uint32_t ev_mask; /* events registered in epoll (0: not registered) */
     char peer_str[32];
+    struct sockaddr_in peer_sa; /* active side: where the data sockets connect */
+    int nsocks;                 /* sockets of this pair (the connecting side's choice) */
+    uint64_t token;             /* binds the data sockets to the primary */
+    tc_tcp_lane_t *lanes;       /* nsocks - 1 data sockets, or NULL */
 
-    /* tx: handshake bytes first (hello or ack), then the send queue */
-    unsigned char tx_pre[TC_TCP_HELLO_LEN];
+    /* tx: handshake bytes first (hello or ack), then a chunk being written, then the send
+     * queue */
+    unsigned char tx_pre[TC_TCP_HELLO_EXT_LEN];
     size_t tx_pre_len;
     size_t tx_pre_off;
     tc_tp_req_t *sq_head, *sq_tail;
@@ -183,6 +297,11 @@ struct tc_tcp_ep {
     tc_tp_req_t *wq_head, *wq_tail;
     size_t nwq;
     tc_tcp_ctl_t *ctl_free; /* recycled response requests */
+    /* striped sends whose header is written, until their last chunk is (FIFO) */
+    tc_tp_req_t *lq_head, *lq_tail;
+    size_t nlq;
+    uint64_t tx_last_id;        /* id of the last striped send posted */
+    tc_tcp_chunk_tx_t tx_chunk; /* a chunk on the primary socket */
 
     /* rx */
     tc_tp_req_t *rq_head, *rq_tail; /* posted receives not matched yet */
@@ -198,6 +317,10 @@ struct tc_tcp_ep {
     unsigned char *rx_dst;    /* where the next payload byte goes */
     uint64_t rx_dst_left;     /* bytes still to store at rx_dst */
     uint64_t rx_discard;      /* bytes to drop after that (truncation) */
+    tc_tcp_lrx_t *rx_lrx;     /* the striped message of a chunk being received */
+    tc_tcp_lrx_t *lrx_head;   /* striped messages announced and not complete */
+    uint64_t rx_last_id;      /* id of the last striped message announced */
+    int draining;             /* the primary ended: the data sockets are being read out */
 };
 
 /* ---- tcp_wire.c ---- */
@@ -210,6 +333,8 @@ uint64_t tc_tcp_get_u64(const unsigned char *p);
 void tc_tcp_digest(const void *secret, size_t len, unsigned char out[TC_TCP_DIGEST_LEN]);
 int tc_tcp_digest_equal(const unsigned char *a, const unsigned char *b);
 const char *tc_tcp_ack_string(unsigned result);
+/* A fresh non-zero session token (getrandom, else time and pid mixed). */
+uint64_t tc_tcp_token_new(void);
 void tc_tcp_sockaddr_string(const struct sockaddr_in *sa, char *buf, size_t cap);
 
 /* ---- tcp_iface.c ---- */
@@ -244,6 +369,8 @@ void tc_tcp_ep_flush(tc_tcp_ctx_t *ctx, tc_tcp_ep_t *ep);
 
 /* ---- tcp_rx.c ---- */
 tc_status_t tc_tcp_recv(tc_tp_ep_t *ep, uint64_t tag, void *buf, size_t cap, tc_tp_req_t *req);
+/* Unlink and return the oldest posted receive for @p tag, or NULL. */
+tc_tp_req_t *tc_tcp_rq_match(tc_tcp_ep_t *ep, uint64_t tag);
 /* Read what the socket has and deliver it. */
 void tc_tcp_ep_read(tc_tcp_ctx_t *ctx, tc_tcp_ep_t *ep);
 
@@ -270,6 +397,11 @@ static inline uint64_t tc_tcp_sq_payload_len(tc_tp_req_t *req)
 {
     return tc_tcp_get_u64(tc_tcp_sq_hdr(req) + 8) & TC_TCP_LEN_MASK;
 }
+/* Payload bytes that follow the header on the primary (none for a striped message). */
+static inline uint64_t tc_tcp_sq_wire_len(tc_tp_req_t *req)
+{
+    return tc_tcp_sq_kind(req) == TC_TCP_K_LMSG ? 0 : tc_tcp_sq_payload_len(req);
+}
 /* Append @p req to the send queue and write at once if it is alone there. */
 void tc_tcp_sq_push(tc_tcp_ctx_t *ctx, tc_tcp_ep_t *ep, tc_tp_req_t *req);
 
@@ -283,8 +415,8 @@ tc_status_t tc_tcp_put(tc_tp_ep_t *ep, const void *buf, size_t len, tc_tp_rkey_t
                        uint64_t offset, tc_tp_req_t *req);
 tc_status_t tc_tcp_get(tc_tp_ep_t *ep, void *buf, size_t len, tc_tp_rkey_t *rkey, uint64_t offset,
                        tc_tp_req_t *req);
-tc_status_t tc_tcp_signal(tc_tp_ep_t *ep, tc_tp_rkey_t *rkey, uint64_t offset,
-                          tc_tp_signal_op_t op, uint64_t value, tc_tp_req_t *req);
+tc_status_t tc_tcp_signal(tc_tp_ep_t *ep, tc_tp_rkey_t *rkey, uint64_t offset, tc_tp_signal_op_t op,
+                          uint64_t value, tc_tp_req_t *req);
 void tc_tcp_mem_table_free(tc_tcp_ctx_t *ctx);
 /* A one-sided header (kind != 0) arrived whole in ep->rx_hdr: validate and act on it. */
 void tc_tcp_rx_on_rma(tc_tcp_ctx_t *ctx, tc_tcp_ep_t *ep, int kind, uint64_t len);
@@ -296,12 +428,63 @@ void tc_tcp_sq_written(tc_tcp_ctx_t *ctx, tc_tcp_ep_t *ep, tc_tp_req_t *req);
 void tc_tcp_sq_drop(tc_tcp_ctx_t *ctx, tc_tcp_ep_t *ep, tc_status_t status);
 void tc_tcp_ctl_free_all(tc_tcp_ep_t *ep);
 
+/* ---- tcp_stripe.c: striped messages ---- */
+/* The header of striped send @p req is written: its chunks may go out on any socket. */
+void tc_tcp_lq_push(tc_tcp_ctx_t *ctx, tc_tcp_ep_t *ep, tc_tp_req_t *req);
+/* Hand @p tx the next chunk of the oldest striped send with bytes left; 0 when none. */
+int tc_tcp_chunk_pull(tc_tcp_ep_t *ep, tc_tcp_chunk_tx_t *tx);
+/* iovecs of what is left of @p tx (at most 2); adds their bytes to *total_p. */
+int tc_tcp_chunk_iov(tc_tcp_chunk_tx_t *tx, struct iovec *iov, size_t *total_p);
+/* Account up to @p n written bytes to @p tx; returns how many it took. A send whose last
+ * chunk is written completes. */
+size_t tc_tcp_chunk_advance(tc_tcp_ctx_t *ctx, tc_tcp_ep_t *ep, tc_tcp_chunk_tx_t *tx, size_t n);
+/* Cancel of a striped send already on the wire: its chunks continue from a private copy.
+ * Returns 0 when @p req is not such a send. */
+int tc_tcp_lq_cancel(tc_tcp_ctx_t *ctx, tc_tcp_ep_t *ep, tc_tp_req_t *req, tc_status_t *status_p);
+/* The primary announced a striped message (header in @p hdr): match or buffer it. */
+void tc_tcp_lrx_announce(tc_tcp_ctx_t *ctx, tc_tcp_ep_t *ep, const unsigned char *hdr);
+/* A chunk header arrived on socket @p index: 1 when *dst_p etc. say where its bytes go, 0 when
+ * its message is not announced yet (data sockets only), -1 when the endpoint failed. */
+int tc_tcp_chunk_rx_begin(tc_tcp_ctx_t *ctx, tc_tcp_ep_t *ep, int index, const unsigned char *hdr,
+                          tc_tcp_lrx_t **lrx_p, unsigned char **dst_p, uint64_t *dst_left_p,
+                          uint64_t *discard_p, uint64_t *len_p);
+/* A chunk of @p len bytes of @p lrx is in; the message completes with its last one. */
+void tc_tcp_chunk_rx_done(tc_tcp_ctx_t *ctx, tc_tcp_ep_t *ep, tc_tcp_lrx_t *lrx, uint64_t len);
+/* A receive claims an unexpected striped message still arriving. */
+void tc_tcp_lrx_claim(tc_tcp_lrx_t *lrx, tc_tp_req_t *req);
+/* Cancel of a receive matched to a striped message: 0 when @p req is not one. */
+int tc_tcp_lrx_cancel(tc_tcp_ctx_t *ctx, tc_tcp_ep_t *ep, tc_tp_req_t *req);
+/* Pending striped sends and receives (for failure texts). */
+size_t tc_tcp_lrx_nrecv(const tc_tcp_ep_t *ep);
+/* The endpoint fails or closes: complete striped sends and receives with @p status. */
+void tc_tcp_stripe_drop(tc_tcp_ctx_t *ctx, tc_tcp_ep_t *ep, tc_status_t status);
+
+/* ---- tcp_lane.c: data sockets ---- */
+/* Room for the nsocks - 1 data sockets of @p ep (nsocks already set); 0 when out of memory. */
+int tc_tcp_lanes_alloc(tc_tcp_ep_t *ep);
+/* Active side, primary acknowledged: connect the data sockets. */
+void tc_tcp_lanes_start(tc_tcp_ctx_t *ctx, tc_tcp_ep_t *ep);
+/* Passive side: give a validated data connection to its lane (frees @p conn). */
+void tc_tcp_lane_attach(tc_tcp_ctx_t *ctx, tc_tcp_ep_t *ep, tc_tcp_conn_t *conn);
+void tc_tcp_lane_on_events(tc_tcp_ctx_t *ctx, tc_tcp_lane_t *lane, uint32_t events);
+/* Idle data sockets take chunks of the striped sends. */
+void tc_tcp_lanes_kick(tc_tcp_ctx_t *ctx, tc_tcp_ep_t *ep);
+/* A striped message was announced: data sockets waiting for it go on. */
+void tc_tcp_lanes_unstall(tc_tcp_ctx_t *ctx, tc_tcp_ep_t *ep);
+/* Close the data sockets (their requests are the caller's business). */
+void tc_tcp_lanes_close(tc_tcp_ctx_t *ctx, tc_tcp_ep_t *ep);
+/* The primary ended: take the chunks already in the data sockets, so that striped messages
+ * sent whole before the end can still be received. */
+void tc_tcp_lanes_drain(tc_tcp_ctx_t *ctx, tc_tcp_ep_t *ep);
+
 /* ---- tcp_accept.c ---- */
 void tc_tcp_on_listen(tc_tcp_ctx_t *ctx);
 void tc_tcp_conn_on_events(tc_tcp_ctx_t *ctx, tc_tcp_conn_t *conn, uint32_t events);
 void tc_tcp_conn_expire(tc_tcp_ctx_t *ctx);
 /* Remove and return the parked connection from @p peer_id, or NULL. */
 tc_tcp_conn_t *tc_tcp_conn_unpark(tc_tcp_ctx_t *ctx, uint64_t peer_id);
+/* Remove and return a parked data connection from @p peer_id, or NULL. */
+tc_tcp_conn_t *tc_tcp_conn_unpark_data(tc_tcp_ctx_t *ctx, uint64_t peer_id);
 void tc_tcp_conn_free(tc_tcp_conn_t *conn);
 
 #endif /* TCOMMS_TRANSPORT_TCP_INTERNAL_H */

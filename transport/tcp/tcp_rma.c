@@ -195,7 +195,9 @@ static int tc_tcp_kind_is_ctl(int kind)
 void tc_tcp_sq_written(tc_tcp_ctx_t *ctx, tc_tcp_ep_t *ep, tc_tp_req_t *req)
 {
     int kind = tc_tcp_sq_kind(req);
-    if (kind == TC_TCP_K_MSG && req->bytes == TC_TCP_ORPHAN) {
+    if (kind == TC_TCP_K_LMSG) {
+        tc_tcp_lq_push(ctx, ep, req); /* its chunks follow, orphaned or not */
+    } else if (kind == TC_TCP_K_MSG && req->bytes == TC_TCP_ORPHAN) {
         free(req);
     } else if (kind == TC_TCP_K_MSG) {
         tc_tcp_req_complete(ctx, req, TC_OK, req->priv[TC_TCP_P_LEN]);

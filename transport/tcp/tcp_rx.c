@@ -14,18 +14,33 @@ static int tc_tcp_kind_is_rma(int kind)
     return kind >= TC_TCP_K_PUT && kind <= TC_TCP_K_GET_RESP;
 }
 
-/* Header bytes the parser needs now: one-sided kinds carry 16 more (offset, argument). */
+static int tc_tcp_kind_is_stripe(int kind)
+{
+    return kind == TC_TCP_K_LMSG || kind == TC_TCP_K_CHUNK;
+}
+
+/* Header bytes the parser needs now: one-sided and striped kinds carry 16 more. */
 static size_t tc_tcp_rx_hdr_need(const tc_tcp_ep_t *ep)
 {
     if (ep->rx_state == TC_TCP_RX_ACK)
         return TC_TCP_ACK_LEN;
-    if (ep->rx_hdr_got >= TC_TCP_HDR_LEN && tc_tcp_kind_is_rma(ep->rx_hdr[15]))
+    if (ep->rx_hdr_got >= TC_TCP_HDR_LEN &&
+        (tc_tcp_kind_is_rma(ep->rx_hdr[15]) || tc_tcp_kind_is_stripe(ep->rx_hdr[15])))
         return TC_TCP_RMA_HDR_LEN;
     return TC_TCP_HDR_LEN;
 }
 
 static void tc_tcp_rx_message_done(tc_tcp_ctx_t *ctx, tc_tcp_ep_t *ep)
 {
+    if (ep->rx_kind == TC_TCP_K_CHUNK) {
+        tc_tcp_lrx_t *lrx = ep->rx_lrx;
+        ep->rx_lrx = NULL;
+        ep->rx_dst = NULL;
+        ep->rx_state = TC_TCP_RX_HDR;
+        ep->rx_kind = TC_TCP_K_MSG;
+        tc_tcp_chunk_rx_done(ctx, ep, lrx, ep->rx_len);
+        return;
+    }
     if (ep->rx_kind == TC_TCP_K_PUT) {
         ep->rx_dst = NULL;
         ep->rx_state = TC_TCP_RX_HDR;
@@ -72,7 +87,30 @@ static void tc_tcp_rx_on_ack(tc_tcp_ctx_t *ctx, tc_tcp_ep_t *ep)
                        (unsigned long long)sender, (unsigned long long)receiver);
     } else {
         ep->rx_state = TC_TCP_RX_HDR;
+        if (ep->nsocks > 1)
+            tc_tcp_lanes_start(ctx, ep);
     }
+}
+
+tc_tp_req_t *tc_tcp_rq_match(tc_tcp_ep_t *ep, uint64_t tag)
+{
+    tc_tp_req_t *prev = NULL;
+    tc_tp_req_t *req = ep->rq_head;
+    while (req != NULL && req->priv[TC_TCP_P_TAG] != tag) {
+        prev = req;
+        req = TC_TCP_REQ_NEXT(req);
+    }
+    if (req == NULL)
+        return NULL;
+    tc_tp_req_t *next = TC_TCP_REQ_NEXT(req);
+    if (prev != NULL)
+        prev->priv[TC_TCP_P_NEXT] = (uintptr_t)next;
+    else
+        ep->rq_head = next;
+    if (ep->rq_tail == req)
+        ep->rq_tail = prev;
+    ep->nrq--;
+    return req;
 }
 
 static void tc_tcp_rx_on_header(tc_tcp_ctx_t *ctx, tc_tcp_ep_t *ep)
@@ -86,6 +124,20 @@ static void tc_tcp_rx_on_header(tc_tcp_ctx_t *ctx, tc_tcp_ep_t *ep)
             tc_tcp_rx_message_done(ctx, ep);
         return;
     }
+    if (kind == TC_TCP_K_LMSG) {
+        tc_tcp_lrx_announce(ctx, ep, ep->rx_hdr); /* no payload: the bytes come as chunks */
+        return;
+    }
+    if (kind == TC_TCP_K_CHUNK) {
+        if (tc_tcp_chunk_rx_begin(ctx, ep, 0, ep->rx_hdr, &ep->rx_lrx, &ep->rx_dst,
+                                  &ep->rx_dst_left, &ep->rx_discard, &ep->rx_len) != 1)
+            return; /* failed: the primary never waits for an announcement */
+        ep->rx_kind = TC_TCP_K_CHUNK;
+        ep->rx_state = TC_TCP_RX_PAYLOAD;
+        ep->rx_req = NULL;
+        ep->rx_unexp = NULL;
+        return;
+    }
     if (len > TC_TP_TCP_MAX_MSG) {
         tc_tcp_ep_fail(ctx, ep, TC_ERR_PROTOCOL,
                        "sent a message header (tag %llu) with length %llu, more than the "
@@ -96,23 +148,10 @@ static void tc_tcp_rx_on_header(tc_tcp_ctx_t *ctx, tc_tcp_ep_t *ep)
     }
 
     ep->rx_kind = TC_TCP_K_MSG;
-    tc_tp_req_t *prev = NULL;
-    tc_tp_req_t *req = ep->rq_head;
-    while (req != NULL && req->priv[TC_TCP_P_TAG] != tag) {
-        prev = req;
-        req = TC_TCP_REQ_NEXT(req);
-    }
+    tc_tp_req_t *req = tc_tcp_rq_match(ep, tag);
     ep->rx_len = len;
     ep->rx_state = TC_TCP_RX_PAYLOAD;
     if (req != NULL) {
-        tc_tp_req_t *next = TC_TCP_REQ_NEXT(req);
-        if (prev != NULL)
-            prev->priv[TC_TCP_P_NEXT] = (uintptr_t)next;
-        else
-            ep->rq_head = next;
-        if (ep->rq_tail == req)
-            ep->rq_tail = prev;
-        ep->nrq--;
         uint64_t cap = req->priv[TC_TCP_P_LEN];
         ep->rx_req = req;
         ep->rx_dst = (unsigned char *)(uintptr_t)req->priv[TC_TCP_P_BUF];
@@ -131,6 +170,7 @@ static void tc_tcp_rx_on_header(tc_tcp_ctx_t *ctx, tc_tcp_ep_t *ep)
         u->tag = tag;
         u->len = len;
         u->complete = 0;
+        u->lrx = NULL;
         if (ep->uq_tail != NULL)
             ep->uq_tail->next = u;
         else
@@ -206,10 +246,16 @@ void tc_tcp_ep_read(tc_tcp_ctx_t *ctx, tc_tcp_ep_t *ep)
             continue;
         }
         if (n == 0) {
+            if (ep->lrx_head != NULL) {
+                tc_tcp_lanes_drain(ctx, ep);
+                if (ep->state != TC_TCP_EP_UP)
+                    return;
+            }
             if (ep->rx_state == TC_TCP_RX_PAYLOAD)
                 tc_tcp_ep_fail(ctx, ep, TC_ERR_PEER_FAILED,
-                               "closed the connection in the middle of a message (%llu of "
+                               "closed the connection in the middle of a %s (%llu of "
                                "%llu bytes received)",
+                               ep->rx_kind == TC_TCP_K_CHUNK ? "chunk" : "message",
                                (unsigned long long)(ep->rx_len - ep->rx_dst_left - ep->rx_discard),
                                (unsigned long long)ep->rx_len);
             else
@@ -280,6 +326,10 @@ tc_status_t tc_tcp_recv(tc_tp_ep_t *super, uint64_t tag, void *buf, size_t cap, 
             if (n > 0)
                 memcpy(buf, u->data, n);
             tc_tcp_req_complete(ctx, req, u->len > cap ? TC_ERR_TRUNCATED : TC_OK, n);
+        } else if (u->lrx != NULL) {
+            /* striped and still arriving: its chunks keep landing in u, copied at the end */
+            tc_tcp_lrx_claim(u->lrx, req);
+            return TC_OK;
         } else {
             tc_tcp_rx_claim_partial(ep, u, buf, cap, req);
         }

@@ -29,9 +29,17 @@ tc_status_t tc_tcp_send(tc_tp_ep_t *super, uint64_t tag, const void *buf, size_t
     req->priv[TC_TCP_P_LEN] = len;
     req->priv[TC_TCP_P_OFF] = 0;
     unsigned char *hdr = tc_tcp_sq_hdr(req);
+    tc_tcp_ctx_t *ctx = (tc_tcp_ctx_t *)super->ctx;
     tc_tcp_put_u64(hdr, tag);
-    tc_tcp_put_u64(hdr + 8, len); /* kind 0 */
-    tc_tcp_sq_push((tc_tcp_ctx_t *)super->ctx, ep, req);
+    if (ep->nsocks > 1 && (uint64_t)len >= ctx->stripe_min) {
+        /* striped: the header goes in order with the other messages, the bytes as chunks */
+        tc_tcp_put_u64(hdr + 8, (uint64_t)TC_TCP_K_LMSG << 56 | len);
+        tc_tcp_put_u64(hdr + 16, ++ep->tx_last_id);
+        tc_tcp_put_u64(hdr + 24, 0);
+    } else {
+        tc_tcp_put_u64(hdr + 8, len); /* kind 0 */
+    }
+    tc_tcp_sq_push(ctx, ep, req);
     return TC_OK;
 }
 
@@ -60,9 +68,10 @@ static void tc_tcp_tx_advance(tc_tcp_ctx_t *ctx, tc_tcp_ep_t *ep, size_t n)
         ep->tx_pre_off += k;
         n -= k;
     }
+    n -= tc_tcp_chunk_advance(ctx, ep, &ep->tx_chunk, n);
     while (n > 0 && ep->sq_head != NULL) {
         tc_tp_req_t *req = ep->sq_head;
-        uint64_t left = tc_tcp_sq_hdr_len(req) + tc_tcp_sq_payload_len(req) - req->priv[TC_TCP_P_OFF];
+        uint64_t left = tc_tcp_sq_hdr_len(req) + tc_tcp_sq_wire_len(req) - req->priv[TC_TCP_P_OFF];
         if (n < left) {
             req->priv[TC_TCP_P_OFF] += n;
             return;
@@ -87,10 +96,15 @@ void tc_tcp_ep_flush(tc_tcp_ctx_t *ctx, tc_tcp_ep_t *ep)
             iov[n].iov_len = ep->tx_pre_len - ep->tx_pre_off;
             total += iov[n++].iov_len;
         }
+        /* a chunk being written finishes before the next frame; a new one is taken only when
+         * no message waits, so small messages pass large ones between chunks */
+        if (ep->tx_chunk.req == NULL && ep->sq_head == NULL && ep->lq_head != NULL)
+            tc_tcp_chunk_pull(ep, &ep->tx_chunk);
+        n += tc_tcp_chunk_iov(&ep->tx_chunk, iov + n, &total);
         for (tc_tp_req_t *req = ep->sq_head; req != NULL && n < TC_TCP_IOV_MAX - 1;
              req = TC_TCP_REQ_NEXT(req)) {
             uint64_t off = req->priv[TC_TCP_P_OFF];
-            uint64_t len = tc_tcp_sq_payload_len(req);
+            uint64_t len = tc_tcp_sq_wire_len(req);
             size_t hlen = tc_tcp_sq_hdr_len(req);
             if (off < hlen) {
                 iov[n].iov_base = tc_tcp_sq_hdr(req) + off;
@@ -99,7 +113,8 @@ void tc_tcp_ep_flush(tc_tcp_ctx_t *ctx, tc_tcp_ep_t *ep)
                 off = hlen;
             }
             if (len > off - hlen) {
-                iov[n].iov_base = (unsigned char *)(uintptr_t)req->priv[TC_TCP_P_BUF] + (off - hlen);
+                iov[n].iov_base =
+                    (unsigned char *)(uintptr_t)req->priv[TC_TCP_P_BUF] + (off - hlen);
                 iov[n].iov_len = len - (off - hlen);
                 total += iov[n++].iov_len;
             }
@@ -123,4 +138,6 @@ void tc_tcp_ep_flush(tc_tcp_ctx_t *ctx, tc_tcp_ep_t *ep)
             break; /* the socket buffer is full */
     }
     tc_tcp_ep_update_events(ctx, ep);
+    if (ep->nlq > 0 && ep->state == TC_TCP_EP_UP)
+        tc_tcp_lanes_kick(ctx, ep);
 }

@@ -1,6 +1,6 @@
 /**
  * @file tcp.h
- * @brief The TCP backend: non-blocking sockets and epoll, one socket per pair.
+ * @brief The TCP backend: non-blocking sockets and epoll, one or several sockets per pair.
  *
  * The listening socket is bound when the context is created, on the IPv4
  * interface named by TC_SOCKET_IFNAME, or else on the first non-loopback IPv4
@@ -8,16 +8,47 @@
  * processes the one with the smaller id connects and the other accepts; the
  * connecting side authenticates with a digest of the context's secret.
  *
+ * Sockets per pair: TC_SOCKET_NSOCKS (hint tcp_nsocks, which wins), 1 to 16,
+ * default 1; anything else fails ctx_create with TC_ERR_CONFIG naming the
+ * variable. The connecting side's count holds for the pair: its primary hello
+ * carries the count and a random session token, and once the primary is
+ * acknowledged it opens the other (data) sockets, each authenticated with the
+ * same secret digest and bound to the primary by the token and its index. A
+ * data socket with another token, an index out of range or taken, or no
+ * primary from that id is refused with a reason and logged; the endpoint it
+ * claims to belong to is not affected.
+ *
+ * With several sockets, a message of at least TC_SOCKET_STRIPE_MIN bytes (hint
+ * tcp_stripe_min, default 256 KiB, at least 4 KiB) is striped: its header
+ * (tag, length, message id) goes in order on the primary, where matching
+ * happens, and its bytes follow as chunks of at most 512 KiB, each carrying
+ * (message id, offset, length), that whichever socket is free takes, the
+ * primary included when no smaller message waits. Chunks land straight in the
+ * posted receive buffer (no copy; an unexpected message is buffered as
+ * usual), are checked against the message (a chunk outside it, beyond its
+ * length, of an unknown id or before its header fails the endpoint with
+ * TC_ERR_PROTOCOL) and never write past the receive's capacity. Smaller
+ * messages and one-sided operations stay on the primary. Receives complete
+ * in any order across messages; matching keeps the posting order.
+ *
  * Behaviour the generic interface leaves open:
  * - A truncated receive (TC_ERR_TRUNCATED) reports req->bytes = its capacity.
  * - Messages that arrived whole before an endpoint failed can still be
  *   received from it; any other post on a failed endpoint fails at once with
  *   ep->failed (and sets req->status to it).
- * - A failed connect, a refused handshake or a closed/reset socket fail the
- *   endpoint with TC_ERR_PEER_FAILED; bytes that break the wire format with
- *   TC_ERR_PROTOCOL. ep->error names the peer id and address.
- * - cancel() completes a queued request with TC_ERR_ABORTED; a send partly
- *   written or a receive being filled gives TC_ERR_INVALID_STATE.
+ * - A failed connect, a refused handshake or a closed/reset socket, primary
+ *   or data socket alike, fail the endpoint with TC_ERR_PEER_FAILED; bytes
+ *   that break the wire format with TC_ERR_PROTOCOL. ep->error names the peer
+ *   id and address (and the data socket). Before failing, what the other
+ *   sockets already hold is read, so messages sent whole before a peer closed
+ *   can still be received. A data socket closed cleanly while no striped
+ *   message is in flight is only closed: the primary reports the peer's end.
+ * - cancel() completes a queued request with TC_ERR_ABORTED. A send partly
+ *   written (striped sends once their header is written) also completes with
+ *   TC_ERR_ABORTED at once, and its rest goes out from a private copy, since
+ *   the peer expects it. A receive being filled completes with
+ *   TC_ERR_ABORTED, and the rest of its message is dropped: nothing more is
+ *   written to its buffer. A finished request gives TC_ERR_INVALID_STATE.
  * - wait() returns TC_OK both on activity and on timeout (a negative timeout
  *   is taken as 0); only a failing epoll_wait() is an error.
  * - Connecting an id to itself is refused (use the self backend).
