@@ -74,7 +74,7 @@ step "unit tests (ASan+UBSan)" bazel test --config=asan --test_size_filters=smal
 step "integration (ASan+UBSan)" asan_integration
 step "unit tests (TSan): threads in base, tcp, shm, self, the env store" \
     bazel test --config=tsan //tests/base:test_log //tests/base:test_status \
-    //tests/transport:tcp_pair_test //tests/transport:tcp_rma_test \
+    //tests/transport:tcp_pair_test //tests/transport:tcp_rma_test //tests/transport:tcp_nsocks_test \
     //tests/runtime:bootstrap_env_test \
     //tests/transport/shm/... //tests/transport/self/...
 step "integration (TSan): coll_test over 3 and 4 ranks, async work and the progress thread" \
