@@ -42,6 +42,14 @@
  * results stay in the cache for whatever uses them next.
  */
 #define TC_KERN_NT_MIN_BYTES ((size_t)8 << 20)
+/*
+ * How far ahead the non-temporal loop prefetches its inputs. The hardware
+ * prefetcher alone leaves the half-precision loops (many instructions per
+ * cache line) short of memory speed: measured here at 64 MiB, bfloat16 sum
+ * went from 0.57-0.78 to 0.81-0.93 of the streaming bound with 512 bytes.
+ * A prefetch never faults, so reading past the end is harmless.
+ */
+#define TC_KERN_PF_BYTES 512
 
 /* Elements i .. i + 2 * NL - 1, two vectors of NL, stored with ST. */
 #define TC_T_STEP(V, NL, LD, ST, VOP)                                                              \
@@ -64,6 +72,8 @@
                 d[i] = SOP(a[i], b[i]);                                                            \
             }                                                                                      \
             for (; i + 2 * (NL) <= n; i += 2 * (NL)) {                                             \
+                __builtin_prefetch((const char *)(a + i) + TC_KERN_PF_BYTES);                      \
+                __builtin_prefetch((const char *)(b + i) + TC_KERN_PF_BYTES);                      \
                 TC_T_STEP(V, NL, LD, NT, VOP);                                                     \
             }                                                                                      \
             TC_T_SFENCE();                                                                         \
