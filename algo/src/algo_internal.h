@@ -19,6 +19,35 @@ static inline uint64_t tc_algo_chunk_off(uint64_t count, int n, int c)
     return base * (uint64_t)c + ((uint64_t)c < extra ? (uint64_t)c : extra);
 }
 
+/* Rings: a block of len elements travels in pieces of chunk elements
+ * (args->chunk_count; 0: the whole block in one piece). The number of pieces
+ * (0 for an empty block) and the length of piece j (at offset j * chunk). */
+static inline uint64_t tc_algo_pieces(uint64_t len, uint64_t chunk)
+{
+    if (len == 0) {
+        return 0;
+    }
+    return chunk == 0 ? 1 : (len + chunk - 1) / chunk;
+}
+
+static inline uint64_t tc_algo_piece_len(uint64_t len, uint64_t chunk, uint64_t j)
+{
+    if (chunk == 0) {
+        return len;
+    }
+    return len - j * chunk < chunk ? len - j * chunk : chunk;
+}
+
+/* A ring step emits its ns sends and nr receives alternately from index
+ * start: send 0, receive 0, send 1, ... (the rest of the longer list last).
+ * The index of send j (is_recv 0) or receive j (1). */
+static inline uint32_t tc_algo_ring_pos(uint32_t start, uint64_t j, uint64_t ns, uint64_t nr,
+                                        int is_recv)
+{
+    const uint64_t other = is_recv ? (j + 1 < ns ? j + 1 : ns) : (j < nr ? j : nr);
+    return start + (uint32_t)(j + other);
+}
+
 /* (a mod n) in [0, n) for any sign of a. */
 static inline int tc_algo_mod(int a, int n)
 {
@@ -92,28 +121,30 @@ static inline int tc_algo_ceil_log2(int p)
     tc_status_t tc_algo_##fn(const tc_algo_args_t *args, tc_sched_t *sched);                       \
     void tc_algo_##fn##_cost(const tc_algo_args_t *args, tc_algo_cost_t *cost)
 
+/*
+ * Registers an algorithm. Written at the start of a line in its source file:
+ *   TC_ALGO_DEFINE(ALL_REDUCE, ring, all_reduce_ring, NULL, 10);
+ * registers tc_algo_all_reduce_ring() and tc_algo_all_reduce_ring_cost() as
+ * the all_reduce algorithm "ring", applicable where applies (NULL: always; else
+ * a non-static tc_ function) says so, ordered among its collective's
+ * algorithms by priority (lowest first; the first is the default). The table
+ * is generated at build time from these lines (algo/registry_gen.sh, see
+ * algo/BUILD.bazel): no constructor, no linker section. In C the line only
+ * declares the two functions and checks its arguments' types.
+ */
+#define TC_ALGO_DEFINE(coll, name, fn, applies, priority)                                          \
+    TC_ALGO_DECLARE(fn);                                                                           \
+    static inline tc_status_t (*tc_algo_##fn##_applies_check_(void))(const tc_algo_args_t *)       \
+    {                                                                                              \
+        return applies;                                                                            \
+    }                                                                                              \
+    _Static_assert(TC_COLL_##coll < TC_COLL_COUNT && (priority) >= 0,                              \
+                   "TC_ALGO_DEFINE(" #coll ", " #name ")")
+
+/* Generators other files call (the hierarchical forms run them on sub-groups). */
 TC_ALGO_DECLARE(all_reduce_ring);
-TC_ALGO_DECLARE(all_reduce_recursive_doubling);
-TC_ALGO_DECLARE(all_reduce_rabenseifner);
 TC_ALGO_DECLARE(broadcast_binomial_tree);
-TC_ALGO_DECLARE(broadcast_linear);
 TC_ALGO_DECLARE(reduce_binomial_tree);
-TC_ALGO_DECLARE(reduce_linear);
-TC_ALGO_DECLARE(all_gather_ring);
-TC_ALGO_DECLARE(all_gather_recursive_doubling);
-TC_ALGO_DECLARE(all_gather_bruck);
-TC_ALGO_DECLARE(all_gather_linear);
-TC_ALGO_DECLARE(reduce_scatter_ring);
-TC_ALGO_DECLARE(reduce_scatter_pairwise);
-TC_ALGO_DECLARE(reduce_scatter_linear);
-TC_ALGO_DECLARE(all_to_all_pairwise);
-TC_ALGO_DECLARE(all_to_all_linear);
-TC_ALGO_DECLARE(gather_binomial_tree);
-TC_ALGO_DECLARE(gather_linear);
-TC_ALGO_DECLARE(scatter_binomial_tree);
-TC_ALGO_DECLARE(scatter_linear);
-TC_ALGO_DECLARE(barrier_bruck);
-TC_ALGO_DECLARE(barrier_linear);
 
 /* ---- pipelined trees (tree.c) ---------------------------------------------- */
 
@@ -147,13 +178,75 @@ tc_status_t tc_algo_tree_steps(tc_sched_t *sched, const tc_algo_args_t *args, in
 void tc_algo_ptree_cost(const tc_algo_args_t *args, int mode, int ntrees, int depth,
                         tc_algo_tree_role_fn role, tc_algo_cost_t *cost);
 
-TC_ALGO_DECLARE(broadcast_binary_tree);
-TC_ALGO_DECLARE(reduce_binary_tree);
-TC_ALGO_DECLARE(all_reduce_binary_tree);
-TC_ALGO_DECLARE(broadcast_double_binary_tree);
-TC_ALGO_DECLARE(reduce_double_binary_tree);
-TC_ALGO_DECLARE(all_reduce_double_binary_tree);
-TC_ALGO_DECLARE(all_reduce_hierarchical);
+/* ---- hierarchical (two-level) forms (hierarchical.c) ----------------------- */
+
+/* Nodes hold L consecutive ranks (ranks_per_node; 0 or >= p: one node), the
+ * last node may hold fewer; N nodes. This rank's node, its first rank (the
+ * node leader, local rank 0) and its size. */
+typedef struct tc_algo_hier {
+    int L, N;
+    int node, base, nl;
+} tc_algo_hier_t;
+
+void tc_algo_hier_geom(const tc_algo_args_t *args, tc_algo_hier_t *g);
+
+static inline int tc_algo_hier_node_size(const tc_algo_hier_t *g, int p, int q)
+{
+    return p - q * g->L < g->L ? p - q * g->L : g->L;
+}
+
+/* The leader of node q in a job rooted at root (-1: not rooted): the root
+ * leads its own node, local rank 0 every other. */
+static inline int tc_algo_hier_leader(const tc_algo_hier_t *g, int root, int q)
+{
+    return root >= 0 && q == root / g->L ? root : q * g->L;
+}
+
+/* Rank q of a sub-group is base + q * stride, except special_q (when >= 0),
+ * which is special_rank (the root's node leads with the root itself). */
+typedef struct tc_algo_hier_map {
+    int base, stride, special_q, special_rank;
+} tc_algo_hier_map_t;
+
+/* Runs gen on sub_args (a sub-group) and appends its steps, peers mapped;
+ * steps with a free dependency slot wait for *last_p (the previous phase);
+ * *last_p then receives one step after every step of the phase (unchanged if
+ * the phase has none). */
+tc_status_t tc_algo_hier_phase(tc_sched_t *sched, const tc_algo_args_t *sub_args,
+                               tc_algo_gen_fn gen, const tc_algo_hier_map_t *map, uint32_t *last_p);
+/* One step after every step of [from, nsteps) (its sinks, joined pairwise by
+ * empty local copies) into *last_p; unchanged when the range is empty. */
+tc_status_t tc_algo_hier_join(tc_sched_t *sched, uint32_t from, uint32_t *last_p);
+/* Children of relative rank v in a binomial tree over n ranks rooted at 0. */
+int tc_algo_binomial_kids(int v, int n);
+/* Weights of the same-node class relative to the across-node class (alpha
+ * and beta ratios of the model; 1 when the job is one node). */
+void tc_algo_hier_weights(const tc_algo_args_t *args, double *wa, double *wb);
+
+/* The runs of elements ranks [first, first + cnt) own in a gathered or
+ * scattered buffer: one run when the blocks are packed (displs NULL), else
+ * one per non-empty block (blocks may lie apart, in any order). next()
+ * returns 0 at the end. */
+typedef struct tc_algo_segs {
+    const tc_algo_args_t *args;
+    int q, end;
+} tc_algo_segs_t;
+
+void tc_algo_segs_init(tc_algo_segs_t *it, const tc_algo_args_t *args, int first, int cnt);
+int tc_algo_segs_next(tc_algo_segs_t *it, uint64_t *off, uint64_t *len);
+/* How many runs; and the elements of blocks [first, first + cnt). */
+uint64_t tc_algo_segs_count(const tc_algo_args_t *args, int first, int cnt);
+uint64_t tc_algo_blocks_sum(const tc_algo_args_t *args, int first, int cnt);
+
+/* A ring among the node leaders (this rank must lead its node) over
+ * node-blocks (the runs of a node's ranks, tc_algo_segs_*), in buf: step s
+ * sends node-block (node - s - shift) and receives (kind: RECV or
+ * RECV_REDUCE) node-block (node - s - shift - 1), run j after run j of the
+ * step before (step 0 after first_dep); receives wait for recv_dep.
+ * shift 0: all-gather, 1: reduce-scatter. */
+tc_status_t tc_algo_hier_ring(tc_sched_t *sched, const tc_algo_args_t *args,
+                              const tc_algo_hier_t *g, tc_buf_t buf, tc_step_kind_t kind, int shift,
+                              uint32_t first_dep, uint32_t recv_dep);
 
 tc_status_t tc_algo_applies_pow2(const tc_algo_args_t *args);
 tc_status_t tc_algo_applies_uniform(const tc_algo_args_t *args);

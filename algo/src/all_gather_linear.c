@@ -9,6 +9,8 @@
 
 #include "algo_internal.h"
 
+TC_ALGO_DEFINE(ALL_GATHER, linear, all_gather_linear, NULL, 40);
+
 tc_status_t tc_algo_all_gather_linear(const tc_algo_args_t *args, tc_sched_t *sched)
 {
     const int p = args->nranks, r = args->rank;

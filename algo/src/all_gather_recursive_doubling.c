@@ -10,6 +10,9 @@
 
 #include "algo_internal.h"
 
+TC_ALGO_DEFINE(ALL_GATHER, recursive_doubling, all_gather_recursive_doubling, tc_algo_applies_pow2,
+               20);
+
 tc_status_t tc_algo_all_gather_recursive_doubling(const tc_algo_args_t *args, tc_sched_t *sched)
 {
     const int p = args->nranks, r = args->rank;

@@ -15,6 +15,8 @@
 
 #include "algo_internal.h"
 
+TC_ALGO_DEFINE(ALL_REDUCE, rabenseifner, all_reduce_rabenseifner, NULL, 30);
+
 static uint64_t tc_rab_off(uint64_t n, int p2, int c)
 {
     return tc_algo_chunk_off(n, p2, c);

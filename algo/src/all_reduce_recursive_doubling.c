@@ -22,6 +22,8 @@
 
 #include "algo_internal.h"
 
+TC_ALGO_DEFINE(ALL_REDUCE, recursive_doubling, all_reduce_recursive_doubling, NULL, 20);
+
 #define TC_RD_TRY(expr)                                                                            \
     do {                                                                                           \
         tc_status_t tc_rd_status_ = (expr);                                                        \

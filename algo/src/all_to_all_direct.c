@@ -10,6 +10,9 @@
 
 #include "algo_internal.h"
 
+TC_ALGO_DEFINE(ALL_TO_ALL, pairwise, all_to_all_pairwise, NULL, 10);
+TC_ALGO_DEFINE(ALL_TO_ALL, linear, all_to_all_linear, NULL, 20);
+
 static tc_status_t tc_algo_a2a_direct(const tc_algo_args_t *args, tc_sched_t *sched, int pairwise)
 {
     const int p = args->nranks, r = args->rank;

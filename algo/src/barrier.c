@@ -10,6 +10,9 @@
 
 #include "algo_internal.h"
 
+TC_ALGO_DEFINE(BARRIER, bruck, barrier_bruck, NULL, 10);
+TC_ALGO_DEFINE(BARRIER, linear, barrier_linear, NULL, 20);
+
 tc_status_t tc_algo_barrier_bruck(const tc_algo_args_t *args, tc_sched_t *sched)
 {
     const int p = args->nranks, r = args->rank;

@@ -16,6 +16,10 @@
  */
 #include "algo_internal.h"
 
+TC_ALGO_DEFINE(ALL_REDUCE, binary_tree, all_reduce_binary_tree, NULL, 40);
+TC_ALGO_DEFINE(REDUCE, binary_tree, reduce_binary_tree, NULL, 30);
+TC_ALGO_DEFINE(BROADCAST, binary_tree, broadcast_binary_tree, NULL, 30);
+
 /* Rooted: label x <-> relative rank v = (x - R) mod p. */
 static int tc_bt_rank(const tc_algo_args_t *a, int R, int x)
 {

@@ -9,6 +9,8 @@
 
 #include "algo_internal.h"
 
+TC_ALGO_DEFINE(BROADCAST, binomial_tree, broadcast_binomial_tree, NULL, 10);
+
 tc_status_t tc_algo_broadcast_binomial_tree(const tc_algo_args_t *args, tc_sched_t *sched)
 {
     const int p = args->nranks, r = args->rank, root = args->root;

@@ -8,6 +8,8 @@
 
 #include "algo_internal.h"
 
+TC_ALGO_DEFINE(BROADCAST, linear, broadcast_linear, NULL, 20);
+
 tc_status_t tc_algo_broadcast_linear(const tc_algo_args_t *args, tc_sched_t *sched)
 {
     const int p = args->nranks, r = args->rank, root = args->root;

@@ -18,6 +18,10 @@
  */
 #include "algo_internal.h"
 
+TC_ALGO_DEFINE(ALL_REDUCE, double_binary_tree, all_reduce_double_binary_tree, NULL, 50);
+TC_ALGO_DEFINE(REDUCE, double_binary_tree, reduce_double_binary_tree, NULL, 40);
+TC_ALGO_DEFINE(BROADCAST, double_binary_tree, broadcast_double_binary_tree, NULL, 40);
+
 /* Label of relative index v (1..m) in tree B, and back. */
 static int tc_dbt_label_b(int v, int m)
 {

@@ -10,6 +10,9 @@
 
 #include "algo_internal.h"
 
+TC_ALGO_DEFINE(GATHER, binomial_tree, gather_binomial_tree, NULL, 10);
+TC_ALGO_DEFINE(SCATTER, binomial_tree, scatter_binomial_tree, NULL, 10);
+
 /* Blocks of the subtree of relative rank v. */
 static int tc_algo_subtree(int v, int p, int top)
 {

@@ -7,6 +7,9 @@
 
 #include "algo_internal.h"
 
+TC_ALGO_DEFINE(GATHER, linear, gather_linear, NULL, 20);
+TC_ALGO_DEFINE(SCATTER, linear, scatter_linear, NULL, 20);
+
 tc_status_t tc_algo_gather_linear(const tc_algo_args_t *args, tc_sched_t *sched)
 {
     const int p = args->nranks, r = args->rank, root = args->root;

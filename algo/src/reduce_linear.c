@@ -10,6 +10,8 @@
 
 #include "algo_internal.h"
 
+TC_ALGO_DEFINE(REDUCE, linear, reduce_linear, NULL, 20);
+
 tc_status_t tc_algo_reduce_linear(const tc_algo_args_t *args, tc_sched_t *sched)
 {
     const int p = args->nranks, r = args->rank, root = args->root;

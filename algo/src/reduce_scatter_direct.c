@@ -11,6 +11,9 @@
 
 #include "algo_internal.h"
 
+TC_ALGO_DEFINE(REDUCE_SCATTER, pairwise, reduce_scatter_pairwise, NULL, 20);
+TC_ALGO_DEFINE(REDUCE_SCATTER, linear, reduce_scatter_linear, NULL, 30);
+
 static tc_status_t tc_algo_rs_direct(const tc_algo_args_t *args, tc_sched_t *sched, int pairwise)
 {
     const int p = args->nranks, r = args->rank;

@@ -1,48 +1,30 @@
 /* The table of algorithms, lookup by name, and tc_algo_build.
- * A new algorithm is one file with a generator and a cost formula, and one
- * line here (docs/algorithms/README.md). */
+ * The table is generated at build time from the TC_ALGO_DEFINE lines of the
+ * generator files (algo/registry_gen.sh, algo/BUILD.bazel): a new algorithm
+ * is one file (docs/algorithms/README.md). */
 #include <stdio.h>
 #include <string.h>
 
 #include "algo_internal.h"
 
-#define TC_REG(coll, name, fn, applies)                                                            \
-    {                                                                                              \
-#name, TC_COLL_##coll, tc_algo_##fn, tc_algo_##fn##_cost, applies                          \
-    }
+/* The generated file, included twice: declarations, then the table. */
+#define TC_ALGO_APPLIES(fn) tc_status_t fn(const tc_algo_args_t *args);
+#define TC_ALGO_ENTRY(coll, name, fn, applies) TC_ALGO_DECLARE(fn);
+#include "algo/src/registry_table.inc"
+#undef TC_ALGO_APPLIES
+#undef TC_ALGO_ENTRY
 
-/* The first entry of a collective is its default for tc_algo_build(NULL). */
+#define TC_ALGO_APPLIES(fn)
+#define TC_ALGO_ENTRY(coll, name, fn, applies)                                                     \
+    {#name, TC_COLL_##coll, tc_algo_##fn, tc_algo_##fn##_cost, applies},
+
+/* Ordered by collective, then priority: the first entry of a collective is
+ * its default for tc_algo_build(NULL). */
 static const tc_algo_desc_t tc_algo_registry[] = {
-    TC_REG(ALL_REDUCE, ring, all_reduce_ring, NULL),
-    TC_REG(ALL_REDUCE, recursive_doubling, all_reduce_recursive_doubling, NULL),
-    TC_REG(ALL_REDUCE, rabenseifner, all_reduce_rabenseifner, NULL),
-    TC_REG(ALL_REDUCE, binary_tree, all_reduce_binary_tree, NULL),
-    TC_REG(ALL_REDUCE, double_binary_tree, all_reduce_double_binary_tree, NULL),
-    TC_REG(ALL_REDUCE, hierarchical, all_reduce_hierarchical, NULL),
-    TC_REG(REDUCE, binomial_tree, reduce_binomial_tree, NULL),
-    TC_REG(REDUCE, linear, reduce_linear, NULL),
-    TC_REG(REDUCE, binary_tree, reduce_binary_tree, NULL),
-    TC_REG(REDUCE, double_binary_tree, reduce_double_binary_tree, NULL),
-    TC_REG(BROADCAST, binomial_tree, broadcast_binomial_tree, NULL),
-    TC_REG(BROADCAST, linear, broadcast_linear, NULL),
-    TC_REG(BROADCAST, binary_tree, broadcast_binary_tree, NULL),
-    TC_REG(BROADCAST, double_binary_tree, broadcast_double_binary_tree, NULL),
-    TC_REG(ALL_GATHER, ring, all_gather_ring, NULL),
-    TC_REG(ALL_GATHER, recursive_doubling, all_gather_recursive_doubling, tc_algo_applies_pow2),
-    TC_REG(ALL_GATHER, bruck, all_gather_bruck, tc_algo_applies_uniform),
-    TC_REG(ALL_GATHER, linear, all_gather_linear, NULL),
-    TC_REG(REDUCE_SCATTER, ring, reduce_scatter_ring, NULL),
-    TC_REG(REDUCE_SCATTER, pairwise, reduce_scatter_pairwise, NULL),
-    TC_REG(REDUCE_SCATTER, linear, reduce_scatter_linear, NULL),
-    TC_REG(ALL_TO_ALL, pairwise, all_to_all_pairwise, NULL),
-    TC_REG(ALL_TO_ALL, linear, all_to_all_linear, NULL),
-    TC_REG(GATHER, binomial_tree, gather_binomial_tree, NULL),
-    TC_REG(GATHER, linear, gather_linear, NULL),
-    TC_REG(SCATTER, binomial_tree, scatter_binomial_tree, NULL),
-    TC_REG(SCATTER, linear, scatter_linear, NULL),
-    TC_REG(BARRIER, bruck, barrier_bruck, NULL),
-    TC_REG(BARRIER, linear, barrier_linear, NULL),
+#include "algo/src/registry_table.inc"
 };
+#undef TC_ALGO_APPLIES
+#undef TC_ALGO_ENTRY
 
 #define TC_ALGO_NREG (sizeof(tc_algo_registry) / sizeof(tc_algo_registry[0]))
 

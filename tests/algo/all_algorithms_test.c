@@ -25,7 +25,8 @@ static int applies(const tc_algo_desc_t *d, const tc_algo_args_t *a)
     return d->applies == NULL || d->applies(a) == TC_OK;
 }
 
-static void verify_one(const tc_algo_desc_t *d, tc_algo_args_t *a)
+static void verify_one_rep(const tc_algo_desc_t *d, tc_algo_args_t *a,
+                           tc_algo_verify_report_t *repp)
 {
     tc_algo_verify_report_t rep;
     tc_status_t st;
@@ -44,6 +45,14 @@ static void verify_one(const tc_algo_desc_t *d, tc_algo_args_t *a)
     /* the formula is exact for the busiest rank */
     assert_int_equal(rep.max_send_msgs, rep.formula.max_send_msgs);
     assert_int_equal(rep.max_send_elems, rep.formula.max_send_elems);
+    if (repp != NULL) {
+        *repp = rep;
+    }
+}
+
+static void verify_one(const tc_algo_desc_t *d, tc_algo_args_t *a)
+{
+    verify_one_rep(d, a, NULL);
 }
 
 static void test_every_algorithm_every_small_rank_count(void **state)
@@ -181,6 +190,162 @@ static void test_pipelined_trees(void **state)
     assert_int_equal(nrun, 3 * 2 * 33 * 4 * 3 * 2);
 }
 
+static const tc_algo_desc_t *find_algo(tc_coll_t coll, const char *name)
+{
+    size_t nd, x;
+    const tc_algo_desc_t *t = tc_algo_table(&nd);
+
+    for (x = 0; x < nd; x++) {
+        if (t[x].coll == coll && strcmp(t[x].name, name) == 0) {
+            return &t[x];
+        }
+    }
+    return NULL;
+}
+
+/* The rings split every step into pieces of chunk_count elements: proven at
+ * every p, uneven and tiny counts, several chunk sizes, in and out of place,
+ * with the same bytes on the wire as unchunked and one message per piece. */
+static void test_chunked_rings(void **state)
+{
+    static const tc_coll_t colls[] = {TC_COLL_ALL_REDUCE, TC_COLL_ALL_GATHER,
+                                      TC_COLL_REDUCE_SCATTER};
+    const uint64_t chunks[] = {1, 3, 7};
+    size_t i, c, ch;
+    int p, ip, nrun = 0;
+
+    (void)state;
+    for (i = 0; i < 3; i++) {
+        const tc_algo_desc_t *d = find_algo(colls[i], "ring");
+        assert_non_null(d);
+        for (p = 1; p <= 33; p++) {
+            /* all_reduce: the whole vector; the others: one block per rank */
+            const uint64_t counts[] = {0, 1, 3, (uint64_t)p + 1, 37, 100};
+            const uint64_t bcounts[] = {0, 1, 2, 3, 5, 11};
+            for (c = 0; c < 6; c++) {
+                for (ip = 0; ip < 2; ip++) {
+                    tc_algo_args_t a = {.coll = colls[i],
+                                        .nranks = p,
+                                        .root = -1,
+                                        .count =
+                                            colls[i] == TC_COLL_ALL_REDUCE ? counts[c] : bcounts[c],
+                                        .in_place = ip};
+                    tc_algo_verify_report_t whole, rep;
+                    uint64_t block, pieces;
+                    verify_one_rep(d, &a, &whole);
+                    for (ch = 0; ch < 3; ch++) {
+                        a.chunk_count = chunks[ch];
+                        verify_one_rep(d, &a, &rep);
+                        /* same bytes; messages: the pieces of the blocks */
+                        assert_int_equal(rep.max_send_elems, whole.max_send_elems);
+                        assert_int_equal(rep.max_recv_elems, whole.max_recv_elems);
+                        block = colls[i] == TC_COLL_ALL_REDUCE
+                                    ? counts[c] / (uint64_t)p + (counts[c] % (uint64_t)p != 0)
+                                    : bcounts[c];
+                        pieces = (block + chunks[ch] - 1) / chunks[ch];
+                        if (p > 1 && block > 0) {
+                            assert_true(rep.max_send_msgs >= whole.max_send_msgs);
+                            assert_true(rep.max_send_msgs <=
+                                        whole.max_send_msgs * (pieces > 1 ? pieces : 1));
+                        }
+                        nrun++;
+                    }
+                }
+            }
+        }
+    }
+    assert_int_equal(nrun, 3 * 33 * 6 * 2 * 3);
+}
+
+/* Chunked rings with per-rank counts (some empty), packed and with gaps. */
+static void test_chunked_rings_v(void **state)
+{
+    static const tc_coll_t colls[] = {TC_COLL_ALL_GATHER, TC_COLL_REDUCE_SCATTER};
+    uint64_t counts[40], displs[40], off;
+    const uint64_t chunks[] = {1, 2, 3};
+    size_t i, ch;
+    int p, q, ip, packed, nrun = 0;
+
+    (void)state;
+    for (i = 0; i < 2; i++) {
+        const tc_algo_desc_t *d = find_algo(colls[i], "ring");
+        assert_non_null(d);
+        for (p = 1; p <= 33; p++) {
+            for (q = 0, off = 1; q < p; q++) {
+                counts[q] = (uint64_t)((q * 5 + 2) % 7); /* 0..6 */
+                displs[q] = off;
+                off += counts[q] + 1;
+            }
+            for (packed = 0; packed < 2; packed++) {
+                for (ip = 0; ip < 2; ip++) {
+                    for (ch = 0; ch < 3; ch++) {
+                        tc_algo_args_t a = {.coll = colls[i],
+                                            .nranks = p,
+                                            .root = -1,
+                                            .in_place = ip,
+                                            .counts = counts,
+                                            .displs = packed ? NULL : displs,
+                                            .chunk_count = chunks[ch]};
+                        verify_one(d, &a);
+                        nrun++;
+                    }
+                }
+            }
+        }
+    }
+    assert_int_equal(nrun, 2 * 33 * 2 * 2 * 3);
+}
+
+/* Pipelining: every send of a chunked ring waits only for the step that
+ * produced exactly its piece (a receive, or the reduction, of the same
+ * elements), never for a whole step, so piece j+1 of step s can still be in
+ * flight while piece j moves on to step s+1. */
+static void test_ring_pieces_flow_independently(void **state)
+{
+    static const tc_coll_t colls[] = {TC_COLL_ALL_REDUCE, TC_COLL_ALL_GATHER,
+                                      TC_COLL_REDUCE_SCATTER};
+    size_t i;
+    int r, nsend = 0;
+    uint32_t k;
+
+    (void)state;
+    for (i = 0; i < 3; i++) {
+        tc_algo_args_t a = {.coll = colls[i],
+                            .nranks = 5,
+                            .root = -1,
+                            .count = colls[i] == TC_COLL_ALL_REDUCE ? 5 * 12 : 12,
+                            .in_place = 1,
+                            .chunk_count = 4};
+        for (r = 0; r < 5; r++) {
+            tc_sched_t s;
+            int first = 1;
+            a.rank = r;
+            assert_int_equal(tc_algo_build(&a, "ring", &s), TC_OK);
+            for (k = 0; k < s.nsteps; k++) {
+                const tc_step_t *x = &s.steps[k], *dep;
+                if (x->kind != TC_STEP_SEND) {
+                    continue;
+                }
+                assert_int_equal(x->count, 4); /* 12-element blocks in 3 pieces */
+                assert_int_equal(x->dep[1], TC_STEP_NO_DEP);
+                if (first && x->dep[0] == TC_STEP_NO_DEP) {
+                    continue; /* the first step's pieces are there from the start */
+                }
+                first = 0;
+                assert_true(x->dep[0] < k);
+                dep = &s.steps[x->dep[0]];
+                assert_true(dep->kind == TC_STEP_RECV || dep->kind == TC_STEP_RECV_REDUCE);
+                assert_int_equal(dep->dst_off, x->off);
+                assert_int_equal(dep->count, x->count);
+                nsend++;
+            }
+            tc_sched_free(&s);
+        }
+    }
+    /* ranks x (sends that forward: all_reduce 7 steps, the others 3) x 3 pieces */
+    assert_int_equal(nsend, 5 * (7 + 3 + 3) * 3);
+}
+
 /* The double binary tree's two trees are complementary: a rank is interior
  * (has children) in at most one, and a leaf in both only once, with an odd
  * number of ranks. Children are counted as the receive-reduces of each
@@ -215,40 +380,126 @@ static void test_double_tree_shape(void **state)
     }
 }
 
-/* Hierarchical all-reduce for node sizes that divide p and that leave a
- * smaller last node, one rank per node, and one node. */
+/* Every hierarchical algorithm (all_reduce, broadcast, reduce, all_gather,
+ * reduce_scatter) for node sizes that divide p and that leave a smaller last
+ * node, one rank per node, and one node; rooted ones at several roots (the
+ * root leads its node, anywhere in it). */
 static void test_hierarchical(void **state)
 {
     const int rpn[] = {1, 2, 3, 4, 5, 8, 64};
     const uint64_t counts[] = {0, 1, 3, 37};
     size_t i, c, nd, x;
-    const tc_algo_desc_t *t = tc_algo_table(&nd), *d = NULL;
-    int p, ip, nrun = 0;
+    const tc_algo_desc_t *t = tc_algo_table(&nd);
+    int p, ip, root, nalgo = 0, nrun = 0;
 
     (void)state;
     for (x = 0; x < nd; x++) {
-        if (t[x].coll == TC_COLL_ALL_REDUCE && strcmp(t[x].name, "hierarchical") == 0) {
-            d = &t[x];
+        if (strcmp(t[x].name, "hierarchical") != 0) {
+            continue;
         }
-    }
-    assert_non_null(d);
-    for (p = 1; p <= 33; p++) {
-        for (i = 0; i < sizeof(rpn) / sizeof(rpn[0]); i++) {
-            for (c = 0; c < 4; c++) {
-                for (ip = 0; ip < 2; ip++) {
-                    tc_algo_args_t a = {.coll = TC_COLL_ALL_REDUCE,
-                                        .nranks = p,
-                                        .root = -1,
-                                        .count = counts[c],
-                                        .in_place = ip,
-                                        .ranks_per_node = rpn[i]};
-                    verify_one(d, &a);
-                    nrun++;
+        nalgo++;
+        for (p = 1; p <= 33; p++) {
+            for (i = 0; i < sizeof(rpn) / sizeof(rpn[0]); i++) {
+                for (c = 0; c < 4; c++) {
+                    for (ip = 0; ip < 2; ip++) {
+                        const int roots[] = {0, p - 1, (2 * p) / 3, rpn[i] % p};
+                        for (root = 0; root < (is_rooted(t[x].coll) ? 4 : 1); root++) {
+                            tc_algo_args_t a = {.coll = t[x].coll,
+                                                .nranks = p,
+                                                .root = is_rooted(t[x].coll) ? roots[root] : -1,
+                                                .count = counts[c],
+                                                .in_place = ip,
+                                                .ranks_per_node = rpn[i]};
+                            verify_one(&t[x], &a);
+                            nrun++;
+                        }
+                    }
                 }
             }
         }
     }
-    assert_int_equal(nrun, 33 * 7 * 4 * 2);
+    assert_int_equal(nalgo, 5);
+    assert_int_equal(nrun, 33 * 7 * 4 * 2 * (3 + 2 * 4));
+}
+
+/* Hierarchical all_gather_v and reduce_scatter_v: per-rank counts (some
+ * empty), packed and with gaps in reversed order, over node layouts. */
+static void test_hierarchical_v(void **state)
+{
+    static const tc_coll_t colls[] = {TC_COLL_ALL_GATHER, TC_COLL_REDUCE_SCATTER};
+    const int rpn[] = {1, 2, 3, 5, 8};
+    uint64_t counts[40], displs[40], off;
+    size_t i, k;
+    int p, q, ip, packed, nrun = 0;
+
+    (void)state;
+    for (k = 0; k < 2; k++) {
+        const tc_algo_desc_t *d = find_algo(colls[k], "hierarchical");
+        assert_non_null(d);
+        for (p = 1; p <= 33; p++) {
+            for (q = 0; q < p; q++) {
+                counts[q] = (uint64_t)((q * 7 + 3) % 5); /* some empty */
+            }
+            for (q = p - 1, off = 2; q >= 0; q--) {
+                displs[q] = off;
+                off += counts[q] + 1;
+            }
+            for (i = 0; i < sizeof(rpn) / sizeof(rpn[0]); i++) {
+                for (packed = 0; packed < 2; packed++) {
+                    for (ip = 0; ip < 2; ip++) {
+                        tc_algo_args_t a = {.coll = colls[k],
+                                            .nranks = p,
+                                            .root = -1,
+                                            .in_place = ip,
+                                            .counts = counts,
+                                            .displs = packed ? NULL : displs,
+                                            .ranks_per_node = rpn[i]};
+                        verify_one(d, &a);
+                        nrun++;
+                    }
+                }
+            }
+        }
+    }
+    assert_int_equal(nrun, 2 * 33 * 5 * 2 * 2);
+}
+
+/* Only leaders cross nodes: a non-leader's peers are all in its node. */
+static void test_hierarchical_stays_in_node(void **state)
+{
+    static const tc_coll_t colls[] = {TC_COLL_ALL_REDUCE, TC_COLL_BROADCAST, TC_COLL_REDUCE,
+                                      TC_COLL_ALL_GATHER, TC_COLL_REDUCE_SCATTER};
+    const int p = 14, L = 4;
+    size_t k;
+    int r, crossing;
+    uint32_t i;
+
+    (void)state;
+    for (k = 0; k < 5; k++) {
+        tc_algo_args_t a = {.coll = colls[k],
+                            .nranks = p,
+                            .root = is_rooted(colls[k]) ? 6 : -1,
+                            .count = 9,
+                            .ranks_per_node = L};
+        crossing = 0;
+        for (r = 0; r < p; r++) {
+            tc_sched_t s;
+            const int leader = is_rooted(colls[k]) && r / L == 6 / L ? 6 : r / L * L;
+            a.rank = r;
+            assert_int_equal(tc_algo_build(&a, "hierarchical", &s), TC_OK);
+            for (i = 0; i < s.nsteps; i++) {
+                const tc_step_t *x = &s.steps[i];
+                if (x->kind == TC_STEP_COPY || x->kind == TC_STEP_REDUCE || x->peer / L == r / L) {
+                    continue;
+                }
+                assert_int_equal(r, leader); /* only a leader talks to another node */
+                assert_int_equal(x->peer % L == 0 || x->peer == a.root, 1);
+                crossing++;
+            }
+            tc_sched_free(&s);
+        }
+        assert_true(crossing > 0);
+    }
 }
 
 /* ---- broken variants of real schedules ------------------------------------ */
@@ -478,8 +729,13 @@ int main(void)
         cmocka_unit_test(test_v_variants),
         cmocka_unit_test(test_larger_rank_counts),
         cmocka_unit_test(test_pipelined_trees),
+        cmocka_unit_test(test_chunked_rings),
+        cmocka_unit_test(test_chunked_rings_v),
+        cmocka_unit_test(test_ring_pieces_flow_independently),
         cmocka_unit_test(test_double_tree_shape),
         cmocka_unit_test(test_hierarchical),
+        cmocka_unit_test(test_hierarchical_v),
+        cmocka_unit_test(test_hierarchical_stays_in_node),
         cmocka_unit_test(test_broken_schedules_are_caught),
         cmocka_unit_test(test_detects_wrong_offset_precisely),
         cmocka_unit_test(test_sampled_verification),

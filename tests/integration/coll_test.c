@@ -57,7 +57,8 @@ static uint64_t salt; /* changes every case: stale data from an earlier case nev
     } while (0)
 
 /* ------------------------------------------------------------------------ */
-/* Collectives and the algorithm names registered for them (algo/src/registry.c). */
+/* Collectives and the algorithm names registered for them (the TC_ALGO_DEFINE lines of
+ * algo/src/; docs/algorithms/). */
 
 enum { C_ALL_REDUCE, C_REDUCE, C_BROADCAST, C_ALL_GATHER, C_REDUCE_SCATTER, C_ALL_TO_ALL,
        C_GATHER, C_SCATTER, C_BARRIER, C_COUNT };
@@ -71,12 +72,13 @@ typedef struct {
 static const coll_t colls[C_COUNT] = {
     {"all_reduce", 1, 0, 0, {"ring", "recursive_doubling", "rabenseifner", "binary_tree",
                              "double_binary_tree", "hierarchical", "auto", NULL}},
-    {"reduce", 1, 1, 0, {"binomial_tree", "linear", "binary_tree", "double_binary_tree", "auto",
-                         NULL}},
-    {"broadcast", 0, 1, 0, {"binomial_tree", "linear", "binary_tree", "double_binary_tree", "auto",
-                            NULL}},
-    {"all_gather", 0, 0, 1, {"ring", "recursive_doubling", "bruck", "linear", "auto", NULL}},
-    {"reduce_scatter", 1, 0, 1, {"ring", "pairwise", "linear", "auto", NULL}},
+    {"reduce", 1, 1, 0, {"binomial_tree", "linear", "binary_tree", "double_binary_tree",
+                         "hierarchical", "auto", NULL}},
+    {"broadcast", 0, 1, 0, {"binomial_tree", "linear", "binary_tree", "double_binary_tree",
+                            "hierarchical", "auto", NULL}},
+    {"all_gather", 0, 0, 1, {"ring", "recursive_doubling", "bruck", "linear", "hierarchical",
+                             "auto", NULL}},
+    {"reduce_scatter", 1, 0, 1, {"ring", "pairwise", "linear", "hierarchical", "auto", NULL}},
     {"all_to_all", 0, 0, 1, {"pairwise", "linear", "auto", NULL}},
     {"gather", 0, 1, 1, {"binomial_tree", "linear", "auto", NULL}},
     {"scatter", 0, 1, 1, {"binomial_tree", "linear", "auto", NULL}},
@@ -857,8 +859,9 @@ static void all_to_all_v_case(tc_comm_t *comm, tc_dtype_t t, size_t scale, int g
 
 static void v_variants(tc_comm_t *comm)
 {
-    static const char *const ag[] = {"ring", "recursive_doubling", "bruck", "linear", "auto"};
-    static const char *const rs[] = {"ring", "pairwise", "linear", "auto"};
+    static const char *const ag[] = {"ring", "recursive_doubling", "bruck", "linear",
+                                     "hierarchical", "auto"};
+    static const char *const rs[] = {"ring", "pairwise", "linear", "hierarchical", "auto"};
     size_t scales[] = {1, 997};
     int64_t *tab = malloc(PERIOD * sizeof(int64_t));
     for (int si = 0; si < 2; si++)
