@@ -27,8 +27,10 @@
  * and their direct peers (up to 16 per sampled rank, chosen at random where
  * there are more, as in all-to-all), and does 1-3 and 6 for the sampled
  * ranks: every message a sampled rank exchanges with a built peer is matched
- * against that peer's real schedule. It does not execute (an output of a linear-depth algorithm
- * depends on every rank's schedule); full mode does.
+ * against that peer's real schedule. It does not execute every rank; instead
+ * sampled output elements of the sampled ranks are traced back through the
+ * schedules they depend on, within a budget of generated steps
+ * (verify_flow.c); full mode executes everything.
  */
 #include <stdarg.h>
 #include <stdio.h>
@@ -1418,6 +1420,37 @@ static tc_status_t tc_v_check_cost(tc_verify_t *v, const tc_algo_desc_t *desc,
     return TC_OK;
 }
 
+/* Sampled mode: the sampled ranks' output elements traced back (verify_flow.c). */
+static tc_status_t tc_v_flow(tc_verify_t *v, tc_algo_gen_fn gen, const tc_algo_verify_opts_t *opts,
+                             tc_algo_verify_report_t *rep)
+{
+    tc_vflow_in_t in;
+    tc_status_t status;
+    int *sampled = malloc(((size_t)v->nbuilt + 1) * sizeof(int)), b, n = 0;
+
+    if (sampled == NULL) {
+        return tc_error_set(TC_ERR_NO_MEMORY, "verifier: no memory");
+    }
+    for (b = 0; b < v->nbuilt; b++) {
+        if (v->ranks[v->built[b]]->sampled) {
+            sampled[n++] = v->built[b];
+        }
+    }
+    memset(&in, 0, sizeof(in));
+    in.args = v->args;
+    in.gen = gen;
+    in.name = v->name;
+    in.sampled = sampled;
+    in.nsampled = n;
+    in.elems = opts->flow_elems > 0 ? opts->flow_elems : 8;
+    in.seed = opts->seed;
+    in.budget = opts->flow_budget > 0 ? opts->flow_budget : (1ull << 24);
+    in.symmetry = opts->flow_symmetry;
+    status = tc_vflow_run(&in, rep);
+    free(sampled);
+    return status;
+}
+
 static void tc_v_free_rank(tc_vrank_t *vr)
 {
     int b;
@@ -1508,6 +1541,9 @@ static tc_status_t tc_algo_verify_core(const tc_algo_args_t *args, tc_algo_gen_f
     if (status == TC_OK) {
         status = tc_v_check_cost(&v, desc, &rep);
     }
+    if (status == TC_OK && opts->mode == TC_ALGO_VERIFY_SAMPLE && opts->flow_elems >= 0) {
+        status = tc_v_flow(&v, gen, opts, &rep);
+    }
     if (report != NULL && (status == TC_OK || status == TC_ERR_INTERNAL)) {
         *report = rep;
     }
@@ -1529,7 +1565,7 @@ out:
 tc_status_t tc_algo_verify_ex(const tc_algo_args_t *args, const char *algo, tc_algo_gen_fn gen,
                               const tc_algo_verify_opts_t *opts, tc_algo_verify_report_t *report)
 {
-    const tc_algo_verify_opts_t defaults = {TC_ALGO_VERIFY_FULL, 0, 0, 0, 0};
+    const tc_algo_verify_opts_t defaults = {TC_ALGO_VERIFY_FULL, 0, 0, 0, 0, 0, 0, 0};
     const tc_algo_desc_t *desc = NULL;
     tc_status_t status;
 

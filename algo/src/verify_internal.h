@@ -83,4 +83,51 @@ tc_status_t tc_vbuf_move(tc_varena_t *a, tc_vbuf_t *dst, uint64_t doff, const tc
 /* Index of the segment holding element e (e < size). */
 uint32_t tc_vbuf_find(const tc_vbuf_t *b, uint64_t e);
 
+/* ---- the flow trace of sampled mode (verify_flow.c) ------------------------ */
+
+typedef struct tc_vflow_in {
+    const tc_algo_args_t *args;
+    tc_algo_gen_fn gen;
+    const char *name;   /* for messages */
+    const int *sampled; /* the sampled ranks */
+    int nsampled;
+    int elems;       /* output elements traced per sampled rank */
+    uint64_t seed;   /* for the random elements */
+    uint64_t budget; /* steps the trace may generate */
+    int symmetry;    /* tc_algo_verify_opts_t.flow_symmetry */
+} tc_vflow_in_t;
+
+/* Trace sampled output elements back to the inputs; fills the flow_* fields
+ * of rep. TC_ERR_INTERNAL with the first problem in the detail. */
+tc_status_t tc_vflow_run(const tc_vflow_in_t *in, tc_algo_verify_report_t *rep);
+
+/* ---- rotational symmetry of schedules (verify_sym.c) ------------------------ */
+
+/* The rotation of rank v: buffers of p * blk elements (rot) move by v blocks,
+ * the others stay (see verify_sym.c). size: rank 0's buffers, resolved. */
+typedef struct tc_vsym {
+    int p;
+    int in_place;
+    uint64_t blk;
+    uint64_t size[3];
+    uint8_t rot[3];
+} tc_vsym_t;
+
+/* The block size B of a layout of p equal blocks of a collective a rotation
+ * can apply to (all_reduce: count / p; all_gather, reduce_scatter,
+ * all_to_all: equal packed blocks); 0: none. */
+uint64_t tc_vsym_block(const tc_algo_args_t *a);
+
+void tc_vsym_init(tc_vsym_t *s, const tc_algo_args_t *a, uint64_t blk, const uint64_t size[3]);
+
+/* Position y of (resolved) buffer b of rank 0 as a position of rank v (to),
+ * and back (from). */
+uint64_t tc_vsym_to(const tc_vsym_t *s, unsigned b, uint64_t y, int v);
+uint64_t tc_vsym_from(const tc_vsym_t *s, unsigned b, uint64_t y, int v);
+
+/* Whether x (rank v's schedule) is t (rank 0's) rotated by v, step by step;
+ * else *step_p is the first step that differs. */
+int tc_vsym_match(const tc_vsym_t *s, const tc_sched_t *t, const tc_sched_t *x, int v,
+                  uint32_t *step_p);
+
 #endif /* TCOMMS_ALGO_SRC_VERIFY_INTERNAL_H */

@@ -102,6 +102,41 @@ static void test_linear_depth_sampled(void **state)
     run(TC_COLL_ALL_TO_ALL, "pairwise", P / 4, 2, TC_ALGO_VERIFY_SAMPLE);
 }
 
+/* Every registered algorithm, sampled at 131072 ranks with the flow trace:
+ * whatever it traces within the default budget is proven, the rest is cut. */
+static void test_every_algorithm_sampled_flow(void **state)
+{
+    size_t nd, d;
+    const tc_algo_desc_t *t = tc_algo_table(&nd);
+    uint64_t proven = 0;
+
+    (void)state;
+    for (d = 0; d < nd; d++) {
+        tc_algo_args_t a = {.coll = t[d].coll,
+                            .nranks = P,
+                            .root = -1,
+                            .count = t[d].coll == TC_COLL_ALL_TO_ALL ? 2 : 1000,
+                            .ranks_per_node = 8};
+        tc_algo_verify_opts_t o = {
+            .mode = TC_ALGO_VERIFY_SAMPLE, .nsample = 2, .seed = 9, .flow_elems = 4};
+        tc_algo_verify_report_t rep;
+
+        if (a.coll == TC_COLL_REDUCE || a.coll == TC_COLL_BROADCAST || a.coll == TC_COLL_GATHER ||
+            a.coll == TC_COLL_SCATTER) {
+            a.root = P / 3;
+        }
+        if (t[d].applies != NULL && t[d].applies(&a) != TC_OK) {
+            continue;
+        }
+        if (tc_algo_verify_ex(&a, t[d].name, NULL, &o, &rep) != TC_OK) {
+            fail_msg("%s %s p=%d: %s", tc_coll_name(a.coll), t[d].name, P, tc_last_error());
+        }
+        proven += rep.flow_elems_proven;
+        assert_true(rep.flow_steps_built <= (1ull << 24) + 4ull * P + 8); /* the budget holds */
+    }
+    assert_true(proven > 0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -109,6 +144,7 @@ int main(void)
         cmocka_unit_test(test_linear_depth_sampled),
         cmocka_unit_test(test_pipelined_trees_full),
         cmocka_unit_test(test_hierarchical_scale),
+        cmocka_unit_test(test_every_algorithm_sampled_flow),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -23,12 +23,22 @@ static void usage(FILE *f)
 {
     fprintf(f, "usage: tc-sim --coll COLL --algo NAME --ranks P --bytes SIZE [--nodes N]\n"
                "              [--verify full|sample] [--dtype-size B] [--samples K] [--seed S]\n"
-               "              [--root R] [--in-place]\n"
+               "              [--root R] [--in-place] [--flow-elems E] [--flow-budget STEPS]\n"
+               "              [--flow-symmetry off|cut|all]\n"
                "  COLL: all_reduce reduce broadcast all_gather reduce_scatter all_to_all\n"
                "        gather scatter barrier; NAME: an algorithm of COLL, or 'auto'\n"
                "  SIZE: bytes with an optional K, M, G suffix (powers of 1024)\n"
                "  --nodes N: ranks spread over N nodes in blocks (default: one rank per node)\n"
                "  --verify: default full up to 4096 ranks, else sample\n"
+               "  --flow-elems E: sample: output elements per sampled rank traced back to\n"
+               "        the inputs (default 8; 0: none)\n"
+               "  --flow-budget STEPS: sample: schedule steps the trace may generate\n"
+               "        (default 2^24; 0: no limit)\n"
+               "  --flow-symmetry: sample: elements the budget would cut (cut, the default)\n"
+               "        or all elements are traced through rank 0's schedule rotated when\n"
+               "        the checked ranks' schedules are rank 0's rotated (ring-type\n"
+               "        algorithms); the other ranks are then assumed to be, and the output\n"
+               "        says so\n"
                "  model parameters: TC_ALGO_ALPHA_INTRA_US, TC_ALGO_ALPHA_INTER_US,\n"
                "  TC_ALGO_BETA_INTRA_US, TC_ALGO_BETA_INTER_US, TC_ALGO_GAMMA_US\n");
 }
@@ -76,9 +86,10 @@ static double lower_bound(const tc_algo_model_t *m, const tc_algo_args_t *a, siz
 
 int main(int argc, char **argv)
 {
-    const char *coll_s = NULL, *algo = NULL, *mode_s = NULL;
+    const char *coll_s = NULL, *algo = NULL, *mode_s = NULL, *sym_s = "cut";
     uint64_t bytes = 0, esize = 4, seed = 1;
-    int64_t ranks = 0, nodes = 0, samples = 8, root = 0;
+    int64_t ranks = 0, nodes = 0, samples = 8, root = 0, flow_elems = 8;
+    uint64_t flow_budget = 1ull << 24;
     int in_place = 0, i, c, link;
     tc_algo_args_t a;
     tc_algo_verify_opts_t o;
@@ -118,6 +129,12 @@ int main(int argc, char **argv)
             st = tc_parse_int("--samples", v, 1, 1 << 20, &samples);
         } else if (strcmp(k, "--root") == 0) {
             st = tc_parse_int("--root", v, 0, 1 << 30, &root);
+        } else if (strcmp(k, "--flow-elems") == 0) {
+            st = tc_parse_int("--flow-elems", v, 0, 1 << 20, &flow_elems);
+        } else if (strcmp(k, "--flow-budget") == 0) {
+            st = tc_parse_size("--flow-budget", v, &flow_budget);
+        } else if (strcmp(k, "--flow-symmetry") == 0) {
+            sym_s = v;
         } else if (strcmp(k, "--bytes") == 0) {
             st = tc_parse_size("--bytes", v, &bytes);
         } else if (strcmp(k, "--dtype-size") == 0) {
@@ -184,6 +201,18 @@ int main(int argc, char **argv)
     o.nsample = (int)samples;
     o.seed = seed;
     o.elem_size = (size_t)esize;
+    o.flow_elems = flow_elems > 0 ? (int)flow_elems : -1;
+    o.flow_budget = flow_budget > 0 ? flow_budget : UINT64_MAX;
+    if (strcmp(sym_s, "off") == 0) {
+        o.flow_symmetry = TC_ALGO_FLOW_SYM_OFF;
+    } else if (strcmp(sym_s, "cut") == 0) {
+        o.flow_symmetry = TC_ALGO_FLOW_SYM_CUT;
+    } else if (strcmp(sym_s, "all") == 0) {
+        o.flow_symmetry = TC_ALGO_FLOW_SYM_ALL;
+    } else {
+        fprintf(stderr, "tc-sim: --flow-symmetry must be off, cut or all, not '%s'\n", sym_s);
+        return 2;
+    }
     if ((st = tc_algo_model_get(&model)) != TC_OK) {
         fprintf(stderr, "tc-sim: %s\n", tc_last_error());
         return 2;
@@ -209,6 +238,27 @@ int main(int argc, char **argv)
     printf("verified (%s: %d ranks checked%s) in %.2f s\n",
            o.mode == TC_ALGO_VERIFY_FULL ? "full, every rank executed" : "sampled",
            rep.ranks_checked, o.mode == TC_ALGO_VERIFY_FULL ? "" : " with their peers", dt);
+    if (o.mode == TC_ALGO_VERIFY_SAMPLE && o.flow_elems > 0) {
+        printf("flow: %llu sampled output elements proven from the inputs, %llu cut by the "
+               "budget; %llu schedules (%llu steps) generated, %llu steps traced back\n",
+               (unsigned long long)rep.flow_elems_proven, (unsigned long long)rep.flow_elems_cut,
+               (unsigned long long)rep.flow_ranks_built, (unsigned long long)rep.flow_steps_built,
+               (unsigned long long)rep.flow_hops);
+        if (rep.flow_sym_state == 1) {
+            printf("flow symmetry: %llu more elements proven through rank 0's schedule rotated, "
+                   "ASSUMING every rank's schedule is rank 0's rotated: checked on %d of %d "
+                   "ranks, not proven for the other %d\n",
+                   (unsigned long long)rep.flow_elems_sym, rep.flow_sym_checked + 1, a.nranks,
+                   a.nranks - rep.flow_sym_checked - 1);
+        } else if (rep.flow_sym_state == -1) {
+            printf("flow symmetry: not applicable (not p equal blocks of all_reduce, all_gather, "
+                   "reduce_scatter or all_to_all)\n");
+        } else if (rep.flow_sym_state == -2) {
+            printf("flow symmetry: not used: rank %d's step %u is not rank 0's rotated (%d "
+                   "ranks compared)\n",
+                   rep.flow_sym_rank, rep.flow_sym_step, rep.flow_sym_checked);
+        }
+    }
     printf("per rank (busiest): %u steps, %llu messages sent, %llu bytes sent, %llu bytes "
            "received, %llu bytes reduced\n",
            rep.max_steps, (unsigned long long)rep.max_send_msgs,
