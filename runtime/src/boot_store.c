@@ -5,7 +5,12 @@
  * socket; nothing it does can block on one client. Bytes from a client are
  * untrusted: a malformed frame closes that connection with a logged error.
  * A connection must say hello within BS_HELLO_TIMEOUT_NS; a client that leaves
- * more than BS_MAX_OUT bytes of replies unread is dropped.
+ * more than BS_MAX_OUT bytes of replies, or BS_MAX_EVENTS events, unread is
+ * dropped.
+ *
+ * Notices: a NOTIFY from one client becomes an EVENT frame queued to every
+ * other client that joined and has not left, after whatever is already queued
+ * for it; the store remembers nothing else about it.
  *
  * Fences: rank r has reached arrived[r]; fence_count[s-1] counts the ranks
  * that reached fence s. A client waits in at most one fence; it is answered
@@ -33,6 +38,7 @@
 
 #include "boot_store.h"
 #include "tcomms/base/hmap.h"
+#include "tcomms/runtime/bootstrap.h"
 #include "tcomms/base/log.h"
 #include "tcomms/base/time.h"
 #include "tcomms/base/vec.h"
@@ -45,6 +51,9 @@
 #define BS_READ_BUDGET (1u << 20) /* bytes read from one client per poll round */
 #define BS_MISSING_LISTED 16
 #define BS_REPLY_FIXED 16 /* request, status, length */
+/* Events queued for one client since its output was last fully sent: a client
+ * that reads (the kernel's buffers take thousands) never comes near it. */
+#define BS_MAX_EVENTS 4096
 
 typedef struct bs_entry {
     struct bs_entry *next; /* same hash */
@@ -73,6 +82,7 @@ typedef struct bs_conn {
     size_t body_got;
     uint8_t *out;
     size_t out_len, out_off, out_cap;
+    uint32_t events_unsent; /* EVENT frames queued since out was last empty */
     bool fence_waiting;
     uint64_t fence_req, fence_seq, fence_start_ns, fence_deadline_ns;
 } bs_conn_t;
@@ -133,7 +143,7 @@ tc_status_t tc_boot_store_hdr_parse(const uint8_t hdr[TC_BS_HDR_LEN], uint8_t *t
                             "(0x%02x 0x%04x): not a tcomms store peer",
                             zero8, zero16);
     if (type != TC_BS_HELLO && type != TC_BS_PUT && type != TC_BS_FENCE && type != TC_BS_GET &&
-        type != TC_BS_BYE && type != TC_BS_REPLY)
+        type != TC_BS_BYE && type != TC_BS_NOTIFY && type != TC_BS_REPLY && type != TC_BS_EVENT)
         return tc_error_set(TC_ERR_PROTOCOL, "frame of unknown type %u", type);
     if (len > TC_BS_MAX_BODY)
         return tc_error_set(TC_ERR_PROTOCOL,
@@ -252,22 +262,22 @@ static void bs_flush(tc_boot_store_t *st, bs_conn_t *c)
         }
     }
     c->out_off = c->out_len = 0;
+    c->events_unsent = 0;
 }
 
-/* Queue a REPLY frame and try to send it at once. */
-static void bs_reply(tc_boot_store_t *st, bs_conn_t *c, uint64_t req, tc_status_t status,
-                     const void *data, uint32_t len)
+/* Room for @p need more bytes of output (at c->out + c->out_len), or NULL when
+ * the client was dropped (too much unread, or no memory). */
+static uint8_t *bs_out_reserve(tc_boot_store_t *st, bs_conn_t *c, size_t need)
 {
-    size_t need = TC_BS_HDR_LEN + BS_REPLY_FIXED + (size_t)len;
     if (c->dead)
-        return;
+        return NULL;
     if (c->out_len - c->out_off + need > BS_MAX_OUT) {
         tc_log_error(TC_SUBSYS_RUNTIME,
                      "bootstrap store: dropping %s%s: it leaves more than %u "
-                     "bytes of replies unread",
+                     "bytes of output unread",
                      c->name, bs_who(c), BS_MAX_OUT);
-        bs_drop(st, c, "too many unread replies");
-        return;
+        bs_drop(st, c, "too much unread output");
+        return NULL;
     }
     if (c->out_off > 0 && c->out_off == c->out_len)
         c->out_off = c->out_len = 0;
@@ -278,16 +288,26 @@ static void bs_reply(tc_boot_store_t *st, bs_conn_t *c, uint64_t req, tc_status_
         uint8_t *p = realloc(c->out, cap);
         if (!p) {
             tc_log_error(TC_SUBSYS_RUNTIME,
-                         "bootstrap store: no memory for a reply of %zu "
-                         "bytes to %s",
+                         "bootstrap store: no memory for %zu bytes of output "
+                         "to %s",
                          need, c->name);
             bs_drop(st, c, "out of memory");
-            return;
+            return NULL;
         }
         c->out = p;
         c->out_cap = cap;
     }
-    uint8_t *p = c->out + c->out_len;
+    return c->out + c->out_len;
+}
+
+/* Queue a REPLY frame and try to send it at once. */
+static void bs_reply(tc_boot_store_t *st, bs_conn_t *c, uint64_t req, tc_status_t status,
+                     const void *data, uint32_t len)
+{
+    size_t need = TC_BS_HDR_LEN + BS_REPLY_FIXED + (size_t)len;
+    uint8_t *p = bs_out_reserve(st, c, need);
+    if (!p)
+        return;
     tc_wire_writer_t w;
     tc_boot_store_hdr_write(p, TC_BS_REPLY, (uint32_t)(BS_REPLY_FIXED + len));
     tc_wire_writer_init(&w, p + TC_BS_HDR_LEN, need - TC_BS_HDR_LEN);
@@ -315,6 +335,35 @@ static void bs_reply_text(tc_boot_store_t *st, bs_conn_t *c, uint64_t req, tc_st
     if ((size_t)n >= sizeof(text))
         n = (int)sizeof(text) - 1;
     bs_reply(st, c, req, status, text, (uint32_t)n);
+}
+
+/* Queue an EVENT frame for @p c and try to send it at once. */
+static void bs_event(tc_boot_store_t *st, bs_conn_t *c, uint32_t kind, uint32_t rank,
+                     uint32_t comm_id, uint32_t from)
+{
+    if (c->out_off == c->out_len)
+        c->events_unsent = 0;
+    if (c->events_unsent >= BS_MAX_EVENTS) {
+        tc_log_error(TC_SUBSYS_RUNTIME,
+                     "bootstrap store: dropping %s%s: it leaves more than %u "
+                     "events unread (%zu bytes queued)",
+                     c->name, bs_who(c), BS_MAX_EVENTS, c->out_len - c->out_off);
+        bs_drop(st, c, "too many unread events");
+        return;
+    }
+    uint8_t *p = bs_out_reserve(st, c, TC_BS_HDR_LEN + TC_BS_EVENT_LEN);
+    if (!p)
+        return;
+    tc_wire_writer_t w;
+    tc_boot_store_hdr_write(p, TC_BS_EVENT, TC_BS_EVENT_LEN);
+    tc_wire_writer_init(&w, p + TC_BS_HDR_LEN, TC_BS_EVENT_LEN);
+    (void)tc_wire_put_u32(&w, kind);
+    (void)tc_wire_put_u32(&w, rank);
+    (void)tc_wire_put_u32(&w, comm_id);
+    (void)tc_wire_put_u32(&w, from);
+    c->out_len += TC_BS_HDR_LEN + TC_BS_EVENT_LEN;
+    c->events_unsent++;
+    bs_flush(st, c);
 }
 
 /* ---- fences ---- */
@@ -576,6 +625,36 @@ static tc_status_t bs_on_get(tc_boot_store_t *st, bs_conn_t *c, tc_wire_reader_t
     return TC_OK;
 }
 
+/* A notice for every other rank. Only what a rank may say is accepted: it
+ * revokes its own communicators, and reports others (not itself) failed. */
+static tc_status_t bs_on_notify(tc_boot_store_t *st, bs_conn_t *c, tc_wire_reader_t *r)
+{
+    uint32_t kind, rank, comm_id;
+    if (tc_wire_get_u32(r, &kind) != TC_OK || tc_wire_get_u32(r, &rank) != TC_OK ||
+        tc_wire_get_u32(r, &comm_id) != TC_OK || tc_wire_reader_left(r) != 0)
+        return tc_error_set(TC_ERR_PROTOCOL, "NOTIFY body of %zu bytes, expected %d", r->len,
+                            TC_BS_NOTIFY_LEN);
+    if (kind != TC_BOOT_EV_PROC_FAILED && kind != TC_BOOT_EV_REVOKE)
+        return tc_error_set(TC_ERR_PROTOCOL, "NOTIFY of unknown kind %u", kind);
+    if (rank >= (uint32_t)st->world)
+        return tc_error_set(TC_ERR_PROTOCOL, "NOTIFY about rank %u of %d", rank, st->world);
+    if (kind == TC_BOOT_EV_REVOKE && rank != (uint32_t)c->rank)
+        return tc_error_set(TC_ERR_PROTOCOL, "NOTIFY: a revoke on behalf of rank %u", rank);
+    if (kind == TC_BOOT_EV_PROC_FAILED && (rank == (uint32_t)c->rank || comm_id != 0))
+        return tc_error_set(TC_ERR_PROTOCOL,
+                            "NOTIFY: rank %u failed, with comm id %u (another rank, id 0 "
+                            "expected)",
+                            rank, comm_id);
+    tc_log_debug(TC_SUBSYS_RUNTIME, "bootstrap store: rank %d notifies %s of rank %u (comm %u)",
+                 c->rank, kind == TC_BOOT_EV_REVOKE ? "a revoke" : "the failure", rank, comm_id);
+    for (size_t i = 0; i < st->nconns; i++) {
+        bs_conn_t *o = st->conns[i];
+        if (o != c && o->rank >= 0 && !o->said_bye && !o->dead && !o->closing)
+            bs_event(st, o, kind, rank, comm_id, (uint32_t)c->rank);
+    }
+    return TC_OK;
+}
+
 static tc_status_t bs_on_frame(tc_boot_store_t *st, bs_conn_t *c)
 {
     tc_wire_reader_t r;
@@ -595,6 +674,8 @@ static tc_status_t bs_on_frame(tc_boot_store_t *st, bs_conn_t *c)
         return bs_on_fence(st, c, &r);
     case TC_BS_GET:
         return bs_on_get(st, c, &r);
+    case TC_BS_NOTIFY:
+        return bs_on_notify(st, c, &r);
     case TC_BS_BYE:
         if (c->body_len != 0)
             return tc_error_set(TC_ERR_PROTOCOL, "BYE with a body of %u bytes", c->body_len);
@@ -668,8 +749,12 @@ static void bs_read(tc_boot_store_t *st, bs_conn_t *c)
             if (c->hdr_got < TC_BS_HDR_LEN)
                 continue;
             tc_status_t rc = tc_boot_store_hdr_parse(c->hdr, &c->type, &c->body_len);
-            if (rc == TC_OK && c->type == TC_BS_REPLY)
-                rc = tc_error_set(TC_ERR_PROTOCOL, "REPLY frame from a client");
+            if (rc == TC_OK && (c->type == TC_BS_REPLY || c->type == TC_BS_EVENT))
+                rc = tc_error_set(TC_ERR_PROTOCOL, "%s frame from a client",
+                                  c->type == TC_BS_REPLY ? "REPLY" : "EVENT");
+            if (rc == TC_OK && c->type == TC_BS_NOTIFY && c->body_len != TC_BS_NOTIFY_LEN)
+                rc = tc_error_set(TC_ERR_PROTOCOL, "NOTIFY frame of %u bytes, expected %d",
+                                  c->body_len, TC_BS_NOTIFY_LEN);
             if (rc == TC_OK && c->rank < 0 && c->body_len > 64 + TC_BS_MAX_SECRET)
                 rc = tc_error_set(TC_ERR_PROTOCOL, "%u-byte frame before the hello", c->body_len);
             if (rc == TC_OK && c->body_len > 0 && !(c->body = malloc(c->body_len)))

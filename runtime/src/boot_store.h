@@ -10,8 +10,14 @@
  *   FENCE  u64 request, u64 fence number, u32 wait ms (UINT32_MAX: no limit)
  *   GET    u64 request, u32 rank, u16 key length, key
  *   BYE    (empty)
- * Body (store to client), one per HELLO (request 0), FENCE and GET:
- *   REPLY  u64 request, i32 status, u32 length, bytes (the value, or the error text)
+ *   NOTIFY u32 kind, u32 rank, u32 comm id   (tc_boot_event_t; no reply)
+ *          REVOKE: rank is the sender's own; PROC_FAILED: another rank, comm id 0
+ * Bodies (store to client):
+ *   REPLY  u64 request, i32 status, u32 length, bytes (the value, or the error text);
+ *          one per HELLO (request 0), FENCE and GET
+ *   EVENT  u32 kind, u32 rank, u32 comm id, u32 notifying rank; pushed for each
+ *          NOTIFY to every other client that said hello and not goodbye, at any
+ *          time between two frames (a client waiting for a reply may get events first)
  * Every field is checked and a body must be consumed exactly; anything else
  * closes the connection. Keys are 1..TC_BS_MAX_KEY bytes without NUL.
  */
@@ -24,7 +30,7 @@
 #include "tcomms/base/status.h"
 
 #define TC_BS_MAGIC 0x53424354u /* "TCBS" */
-#define TC_BS_VERSION 1
+#define TC_BS_VERSION 2         /* 2: NOTIFY and EVENT */
 #define TC_BS_HDR_LEN 8
 #define TC_BS_MAX_KEY 255
 #define TC_BS_MAX_VALUE (4u << 20)
@@ -32,6 +38,8 @@
 #define TC_BS_MAX_TEXT 1024
 #define TC_BS_MAX_BODY (TC_BS_MAX_VALUE + 64u)
 #define TC_BS_WAIT_FOREVER UINT32_MAX
+#define TC_BS_NOTIFY_LEN 12
+#define TC_BS_EVENT_LEN 16
 
 enum {
     TC_BS_HELLO = 1,
@@ -39,7 +47,9 @@ enum {
     TC_BS_FENCE = 3,
     TC_BS_GET = 4,
     TC_BS_BYE = 5,
+    TC_BS_NOTIFY = 6,
     TC_BS_REPLY = 16,
+    TC_BS_EVENT = 17,
 };
 
 typedef struct tc_boot_store tc_boot_store_t;

@@ -22,8 +22,18 @@
  *
  * Requests are answered in order, each reply carrying its request number, so a
  * late reply to a request that timed out here is recognised and skipped. A
- * timeout in the middle of a frame leaves the stream unusable: later calls fail
- * at once with TC_ERR_BOOTSTRAP.
+ * frame is read incrementally (what arrived stays for the next call), but a
+ * timeout in the middle of sending one leaves the stream unusable: later calls
+ * fail at once with TC_ERR_BOOTSTRAP.
+ *
+ * Events (failure and revoke notices): notify sends a NOTIFY frame, and the
+ * store pushes an EVENT frame to every other rank. Those arrive whenever they
+ * do: a request waiting for its reply queues them, and poll_event reads the
+ * socket without waiting, at most once per ENV_EVENT_POLL_NS and only when no
+ * other thread holds the connection (a trylock), so the progress thread
+ * neither makes a syscall per pass nor waits behind a get. They go into a
+ * fixed ring; a full ring drops the oldest (the runtime takes events as hints:
+ * a lost one leaves the failure to the transports and timeouts).
  */
 #include <errno.h>
 #include <netdb.h>
@@ -31,6 +41,7 @@
 #include <netinet/tcp.h>
 #include <poll.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -54,13 +65,38 @@
 #define ENV_FENCE_MARGIN_MS 100 /* the store answers a timed-out fence this much early */
 #define ENV_BYE_WAIT_MS 1000
 #define ENV_STALE_RETRY_MS 50 /* between hellos to the lingering store of an earlier bootstrap */
+#define ENV_EVENT_POLL_NS 1000000ull /* poll_event reads the socket at most this often */
+#define ENV_EVENT_RING 64
+#define ENV_DRAIN_FRAMES 256 /* frames one poll_event reads at most */
+#define ENV_NOTIFY_WAIT_MS 1000
+#define ENV_REPLY_FIXED 16 /* request, status, length */
+
+/* The frame being received: its header, then its body (EVENTs in place, replies on the heap). */
+typedef struct {
+    uint8_t hdr[TC_BS_HDR_LEN];
+    size_t hdr_got;
+    bool in_body;
+    uint8_t type;
+    uint32_t len;
+    uint8_t *body; /* small, or a reply's heap buffer */
+    size_t got;
+    uint8_t small[TC_BS_EVENT_LEN];
+} env_rx_t;
 
 typedef struct {
     tc_boot_t head;
     int fd;
-    pthread_mutex_t lock; /* one request at a time on the connection */
+    pthread_mutex_t lock; /* one request at a time on the connection; the rx state */
     bool broken;          /* the stream is unusable: every call fails */
+    env_rx_t rx;
     uint64_t next_req;
+    /* Events received, not yet polled: a ring under its own lock (never held long). */
+    pthread_mutex_t ev_lock;
+    tc_boot_event_t ev_ring[ENV_EVENT_RING];
+    unsigned ev_head, ev_len; /* under ev_lock */
+    atomic_uint ev_count;     /* ev_len, read without the lock */
+    uint64_t ev_dropped;      /* under ev_lock */
+    _Atomic uint64_t ev_polled_ns;
     uint64_t fences;  /* fences completed */
     uint8_t *pending; /* PUT frames not yet sent */
     size_t pending_len, pending_cap;
@@ -236,55 +272,165 @@ static tc_status_t env_send(tc_boot_env_t *e, const void *buf, size_t len, uint6
     return TC_OK;
 }
 
-/* Receive exactly @p len bytes; *got_p tells how many came before an error. */
-static tc_status_t env_recv(tc_boot_env_t *e, void *buf, size_t len, uint64_t deadline_ns,
-                            const char *what, size_t *got_p)
+static void env_rx_reset(env_rx_t *rx)
 {
-    uint8_t *p = buf;
-    size_t done = 0;
-    tc_status_t rc = TC_OK;
-    while (done < len) {
-        ssize_t n = recv(e->fd, p + done, len - done, MSG_DONTWAIT);
+    if (rx->body && rx->body != rx->small)
+        free(rx->body);
+    rx->body = NULL;
+    rx->hdr_got = rx->got = 0;
+    rx->in_body = false;
+}
+
+/* A header just completed: check it and make room for the body. */
+static tc_status_t env_rx_header(tc_boot_env_t *e, const char *what)
+{
+    env_rx_t *rx = &e->rx;
+    tc_status_t rc = tc_boot_store_hdr_parse(rx->hdr, &rx->type, &rx->len);
+    if (rc == TC_OK && rx->type == TC_BS_EVENT && rx->len != TC_BS_EVENT_LEN)
+        rc = tc_error_set(TC_ERR_PROTOCOL, "EVENT frame of %u bytes, expected %d", rx->len,
+                          TC_BS_EVENT_LEN);
+    else if (rc == TC_OK && rx->type == TC_BS_REPLY && rx->len < ENV_REPLY_FIXED)
+        rc = tc_error_set(TC_ERR_PROTOCOL, "REPLY frame of %u bytes", rx->len);
+    else if (rc == TC_OK && rx->type != TC_BS_EVENT && rx->type != TC_BS_REPLY)
+        rc = tc_error_set(TC_ERR_PROTOCOL, "frame of type %u and %u bytes", rx->type, rx->len);
+    if (rc != TC_OK) {
+        e->broken = true;
+        tc_error_prefix("bootstrap(env): rank %d: %s: bad frame from the store at %s: ",
+                        e->head.rank, what, e->master);
+        return TC_ERR_PROTOCOL;
+    }
+    rx->body = rx->type == TC_BS_EVENT ? rx->small : malloc(rx->len);
+    if (!rx->body) {
+        e->broken = true;
+        return tc_error_set(TC_ERR_NO_MEMORY, "bootstrap(env): %s: a reply of %u bytes", what,
+                            rx->len);
+    }
+    rx->in_body = true;
+    rx->got = 0;
+    return TC_OK;
+}
+
+/*
+ * Read until a whole frame is in e->rx: TC_OK. When nothing more is there,
+ * wait until @p deadline_ns if @p wait (TC_ERR_TIMEOUT, or TC_ERR_ABORTED
+ * for an aborted creation), else return TC_INPROGRESS at once. What was read
+ * stays for the next call. A lost connection or a bad frame breaks the stream.
+ */
+static tc_status_t env_rx(tc_boot_env_t *e, uint64_t deadline_ns, bool wait, const char *what)
+{
+    env_rx_t *rx = &e->rx;
+    for (;;) {
+        uint8_t *dst = rx->in_body ? rx->body + rx->got : rx->hdr + rx->hdr_got;
+        size_t want = rx->in_body ? rx->len - rx->got : TC_BS_HDR_LEN - rx->hdr_got;
+        if (rx->in_body && want == 0)
+            return TC_OK; /* an empty body cannot be: REPLY and EVENT have fixed fields */
+        ssize_t n = recv(e->fd, dst, want, MSG_DONTWAIT);
         if (n > 0) {
-            done += (size_t)n;
+            if (!rx->in_body) {
+                rx->hdr_got += (size_t)n;
+                tc_status_t rc;
+                if (rx->hdr_got == TC_BS_HDR_LEN && (rc = env_rx_header(e, what)) != TC_OK)
+                    return rc;
+            } else if ((rx->got += (size_t)n) == rx->len) {
+                return TC_OK;
+            }
             continue;
         }
         if (n == 0) {
             e->broken = true;
-            rc = tc_error_set(TC_ERR_BOOTSTRAP,
-                              "bootstrap(env): rank %d: %s: the store at %s "
-                              "closed the connection (rank 0 gone?)",
-                              e->head.rank, what, e->master);
-            break;
+            return tc_error_set(TC_ERR_BOOTSTRAP,
+                                "bootstrap(env): rank %d: %s: the store at %s "
+                                "closed the connection (rank 0 gone?)",
+                                e->head.rank, what, e->master);
         }
         if (errno == EINTR)
             continue;
         if (errno == EAGAIN || errno == EWOULDBLOCK) {
+            if (!wait)
+                return TC_INPROGRESS;
             int r = env_poll(e->fd, POLLIN, deadline_ns);
             if (r > 0)
                 continue;
-            if (r == -2) {
-                e->broken = done > 0;
-                rc = TC_ERR_ABORTED;
-                break;
-            }
-            if (r == 0) {
-                rc = tc_error_set(TC_ERR_TIMEOUT,
-                                  "bootstrap(env): rank %d: %s: no answer from "
-                                  "the store at %s before the deadline",
-                                  e->head.rank, what, e->master);
-                break;
-            }
+            if (r == -2)
+                return TC_ERR_ABORTED;
+            if (r == 0)
+                return tc_error_set(TC_ERR_TIMEOUT,
+                                    "bootstrap(env): rank %d: %s: no answer from "
+                                    "the store at %s before the deadline",
+                                    e->head.rank, what, e->master);
         }
         e->broken = true;
-        rc = tc_error_set(TC_ERR_BOOTSTRAP,
-                          "bootstrap(env): rank %d: %s: lost the connection "
-                          "to the store at %s: %s",
-                          e->head.rank, what, e->master, strerror(errno));
-        break;
+        return tc_error_set(TC_ERR_BOOTSTRAP,
+                            "bootstrap(env): rank %d: %s: lost the connection "
+                            "to the store at %s: %s",
+                            e->head.rank, what, e->master, strerror(errno));
     }
-    *got_p = done;
-    return rc;
+}
+
+/* Queue an event for poll_event; a full ring loses its oldest. */
+static void env_ev_push(tc_boot_env_t *e, const tc_boot_event_t *ev)
+{
+    uint64_t dropped = 0;
+    pthread_mutex_lock(&e->ev_lock);
+    if (e->ev_len == ENV_EVENT_RING) {
+        e->ev_head = (e->ev_head + 1) % ENV_EVENT_RING;
+        e->ev_len--;
+        dropped = ++e->ev_dropped;
+    }
+    e->ev_ring[(e->ev_head + e->ev_len) % ENV_EVENT_RING] = *ev;
+    e->ev_len++;
+    atomic_store_explicit(&e->ev_count, e->ev_len, memory_order_release);
+    pthread_mutex_unlock(&e->ev_lock);
+    /* The first loss, then one line per thousand: a flood must not flood the log too. */
+    if (dropped % 1000 == 1)
+        tc_log_warn(TC_SUBSYS_RUNTIME,
+                    "bootstrap(env): rank %d: %llu events not polled in time were dropped "
+                    "(a ring of %d); failures they reported are left to the transports",
+                    e->head.rank, (unsigned long long)dropped, ENV_EVENT_RING);
+}
+
+static int env_ev_pop(tc_boot_env_t *e, tc_boot_event_t *ev)
+{
+    if (atomic_load_explicit(&e->ev_count, memory_order_acquire) == 0)
+        return 0;
+    int got = 0;
+    pthread_mutex_lock(&e->ev_lock);
+    if (e->ev_len > 0) {
+        *ev = e->ev_ring[e->ev_head];
+        e->ev_head = (e->ev_head + 1) % ENV_EVENT_RING;
+        e->ev_len--;
+        atomic_store_explicit(&e->ev_count, e->ev_len, memory_order_release);
+        got = 1;
+    }
+    pthread_mutex_unlock(&e->ev_lock);
+    return got;
+}
+
+/* The EVENT frame in e->rx: check it and queue it. */
+static tc_status_t env_rx_event(tc_boot_env_t *e, const char *what)
+{
+    tc_wire_reader_t r;
+    uint32_t kind, rank, comm_id, from;
+    tc_wire_reader_init(&r, e->rx.body, e->rx.len);
+    /* Cannot fail: the length was checked with the header. */
+    (void)tc_wire_get_u32(&r, &kind);
+    (void)tc_wire_get_u32(&r, &rank);
+    (void)tc_wire_get_u32(&r, &comm_id);
+    (void)tc_wire_get_u32(&r, &from);
+    env_rx_reset(&e->rx);
+    if ((kind != TC_BOOT_EV_PROC_FAILED && kind != TC_BOOT_EV_REVOKE) ||
+        rank >= (uint32_t)e->head.size || from >= (uint32_t)e->head.size) {
+        e->broken = true;
+        return tc_error_set(TC_ERR_PROTOCOL,
+                            "bootstrap(env): rank %d: %s: malformed EVENT from the store at %s "
+                            "(kind %u, rank %u, from rank %u, of %d ranks)",
+                            e->head.rank, what, e->master, kind, rank, from, e->head.size);
+    }
+    tc_boot_event_t ev = {.kind = (int)kind, .rank = (int)rank, .comm_id = comm_id};
+    tc_log_debug(TC_SUBSYS_RUNTIME, "bootstrap(env): rank %u notifies %s of rank %u (comm %u)",
+                 from, kind == TC_BOOT_EV_REVOKE ? "a revoke" : "the failure", rank, comm_id);
+    env_ev_push(e, &ev);
+    return TC_OK;
 }
 
 static bool env_reply_status_known(tc_status_t s)
@@ -293,41 +439,24 @@ static bool env_reply_status_known(tc_status_t s)
            s == TC_ERR_BOOTSTRAP || s == TC_ERR_INVALID_ARG || s == TC_ERR_INVALID_STATE;
 }
 
-/* Wait for the reply to request @p req, skipping late replies to earlier ones. */
+/* Wait for the reply to request @p req, queueing events and skipping late
+ * replies to earlier requests. */
 static tc_status_t env_wait_reply(tc_boot_env_t *e, uint64_t req, uint64_t deadline_ns,
                                   const char *what, env_reply_t *reply)
 {
     for (;;) {
-        uint8_t hdr[TC_BS_HDR_LEN];
-        uint8_t type;
-        uint32_t len;
-        size_t got;
-        tc_status_t rc = env_recv(e, hdr, sizeof(hdr), deadline_ns, what, &got);
-        if (rc != TC_OK) {
-            if (got > 0)
-                e->broken = true;
+        tc_status_t rc = env_rx(e, deadline_ns, true, what);
+        if (rc != TC_OK)
             return rc;
+        if (e->rx.type == TC_BS_EVENT) {
+            if ((rc = env_rx_event(e, what)) != TC_OK)
+                return rc;
+            continue;
         }
-        if ((rc = tc_boot_store_hdr_parse(hdr, &type, &len)) != TC_OK || type != TC_BS_REPLY ||
-            len < 16) {
-            e->broken = true;
-            if (rc == TC_OK)
-                tc_error_set(TC_ERR_PROTOCOL, "frame of type %u and %u bytes", type, len);
-            tc_error_prefix("bootstrap(env): rank %d: %s: bad frame from the store at %s: ",
-                            e->head.rank, what, e->master);
-            return TC_ERR_PROTOCOL;
-        }
-        uint8_t *body = malloc(len);
-        if (!body) {
-            e->broken = true;
-            return tc_error_set(TC_ERR_NO_MEMORY, "bootstrap(env): %s: a reply of %u bytes", what,
-                                len);
-        }
-        if ((rc = env_recv(e, body, len, deadline_ns, what, &got)) != TC_OK) {
-            e->broken = true;
-            free(body);
-            return rc;
-        }
+        uint8_t *body = e->rx.body;
+        uint32_t len = e->rx.len;
+        e->rx.body = NULL; /* the reply's now */
+        env_rx_reset(&e->rx);
         tc_wire_reader_t r;
         uint64_t rreq;
         uint32_t status, dlen;
@@ -350,7 +479,7 @@ static tc_status_t env_wait_reply(tc_boot_env_t *e, uint64_t req, uint64_t deadl
             continue;
         }
         reply->body = body;
-        reply->data = body + 16;
+        reply->data = body + ENV_REPLY_FIXED;
         reply->len = dlen;
         reply->status = (tc_status_t)(int32_t)status;
         return TC_OK;
@@ -636,6 +765,72 @@ out:
     return rc;
 }
 
+/* Dequeue an event; read what the store sent (without waiting) at most once per
+ * ENV_EVENT_POLL_NS, and only when no request holds the connection. */
+static int env_poll_event(tc_boot_t *boot, tc_boot_event_t *ev)
+{
+    tc_boot_env_t *e = (tc_boot_env_t *)boot;
+    if (env_ev_pop(e, ev))
+        return 1;
+    uint64_t now = tc_time_ns();
+    if (now - atomic_load_explicit(&e->ev_polled_ns, memory_order_relaxed) < ENV_EVENT_POLL_NS)
+        return 0;
+    atomic_store_explicit(&e->ev_polled_ns, now, memory_order_relaxed);
+    if (pthread_mutex_trylock(&e->lock) != 0)
+        return 0; /* a request is reading: it queues what comes */
+    if (!e->broken && e->fd >= 0) {
+        /* Nothing of this is the caller's error: keep its detail. */
+        char saved[2048];
+        snprintf(saved, sizeof(saved), "%s", tc_last_error());
+        tc_status_t rc = TC_OK;
+        for (int i = 0; i < ENV_DRAIN_FRAMES && rc == TC_OK; i++) {
+            rc = env_rx(e, 0, false, "reading events");
+            if (rc == TC_OK && e->rx.type == TC_BS_EVENT)
+                rc = env_rx_event(e, "reading events");
+            else if (rc == TC_OK)
+                env_rx_reset(&e->rx); /* a late reply to a request that timed out */
+        }
+        if (rc != TC_OK && rc != TC_INPROGRESS) {
+            tc_log_warn(TC_SUBSYS_RUNTIME, "%s; other ranks' notices no longer arrive",
+                        tc_last_error());
+            tc_error_set(TC_ERR_BOOTSTRAP, "%s", saved);
+        }
+    }
+    pthread_mutex_unlock(&e->lock);
+    return env_ev_pop(e, ev);
+}
+
+/* Tell every other rank through the store (no reply: the store passes it on). */
+static tc_status_t env_notify(tc_boot_t *boot, const tc_boot_event_t *ev)
+{
+    tc_boot_env_t *e = (tc_boot_env_t *)boot;
+    int me = e->head.rank;
+    if (!ev || (ev->kind != TC_BOOT_EV_PROC_FAILED && ev->kind != TC_BOOT_EV_REVOKE) ||
+        ev->rank < 0 || ev->rank >= e->head.size ||
+        (ev->kind == TC_BOOT_EV_REVOKE) != (ev->rank == me))
+        return tc_error_set(TC_ERR_INVALID_ARG,
+                            "bootstrap(env): rank %d: notify of kind %d about rank %d of %d "
+                            "(a rank revokes its own communicators, and reports other ranks "
+                            "failed)",
+                            me, ev ? ev->kind : -1, ev ? ev->rank : -1, e->head.size);
+    uint8_t frame[TC_BS_HDR_LEN + TC_BS_NOTIFY_LEN];
+    tc_wire_writer_t w;
+    tc_boot_store_hdr_write(frame, TC_BS_NOTIFY, TC_BS_NOTIFY_LEN);
+    tc_wire_writer_init(&w, frame + TC_BS_HDR_LEN, TC_BS_NOTIFY_LEN);
+    (void)tc_wire_put_u32(&w, (uint32_t)ev->kind);
+    (void)tc_wire_put_u32(&w, (uint32_t)ev->rank);
+    (void)tc_wire_put_u32(&w, ev->kind == TC_BOOT_EV_REVOKE ? ev->comm_id : 0);
+    tc_status_t rc;
+    pthread_mutex_lock(&e->lock);
+    if (e->broken)
+        rc = env_broken_error(e);
+    else
+        rc = env_send(e, frame, sizeof(frame), tc_deadline_after_ms(ENV_NOTIFY_WAIT_MS),
+                      ev->kind == TC_BOOT_EV_REVOKE ? "revoke notice" : "failure notice");
+    pthread_mutex_unlock(&e->lock);
+    return rc;
+}
+
 static void env_destroy(tc_boot_t *boot)
 {
     tc_boot_env_t *e = (tc_boot_env_t *)boot;
@@ -650,6 +845,8 @@ static void env_destroy(tc_boot_t *boot)
     }
     /* An aborted creation must return promptly: no lingering for the others. */
     tc_boot_store_stop(e->store, tc_boot_creation_is_aborted() ? 0 : e->linger_ns);
+    env_rx_reset(&e->rx);
+    pthread_mutex_destroy(&e->ev_lock);
     pthread_mutex_destroy(&e->lock);
     free(e->pending);
     free(e);
@@ -661,6 +858,8 @@ static const tc_boot_ops_t env_ops = {
     .fence = env_fence,
     .get = env_get,
     .destroy = env_destroy,
+    .poll_event = env_poll_event,
+    .notify = env_notify,
 };
 
 tc_status_t tc_boot_env_create(uint64_t deadline_ns, tc_boot_t **boot_p)
@@ -685,6 +884,9 @@ tc_status_t tc_boot_env_create(uint64_t deadline_ns, tc_boot_t **boot_p)
     snprintf(e->master, sizeof(e->master), strchr(cfg.addr, ':') ? "[%s]:%d" : "%s:%d", cfg.addr,
              cfg.port);
     pthread_mutex_init(&e->lock, NULL);
+    pthread_mutex_init(&e->ev_lock, NULL);
+    atomic_init(&e->ev_count, 0);
+    atomic_init(&e->ev_polled_ns, 0);
     if (cfg.rank == 0 &&
         (rc = tc_boot_store_start(cfg.port, cfg.world, cfg.secret, &e->store)) != TC_OK)
         goto fail;
@@ -699,6 +901,7 @@ tc_status_t tc_boot_env_create(uint64_t deadline_ns, tc_boot_t **boot_p)
         close(e->fd);
         e->fd = -1;
         e->broken = false;
+        env_rx_reset(&e->rx);
         if (tc_deadline_passed(deadline_ns)) {
             char why[TC_BS_MAX_TEXT + 128];
             snprintf(why, sizeof(why), "%s", tc_last_error());
@@ -719,6 +922,8 @@ fail:
     if (e->fd >= 0)
         close(e->fd);
     tc_boot_store_stop(e->store, 0);
+    env_rx_reset(&e->rx);
+    pthread_mutex_destroy(&e->ev_lock);
     pthread_mutex_destroy(&e->lock);
     free(e);
     return rc;

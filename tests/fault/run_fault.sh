@@ -3,7 +3,8 @@
 # all-reduces of every algorithm family, a second failure during shrink, a
 # rank stopped (SIGSTOP, with and without heartbeats), a revoke, a slow rank, cut TCP connections, a rank calling a
 # different collective, abort with operations pending on a dead rank, and
-# tc_comm_create_abort() of a creation waiting for a rank that never joins. Every run is bounded by tcrun's
+# tc_comm_create_abort() of a creation waiting for a rank that never joins;
+# a kill under srun -K0; a revoke and a kill under the torchrun environment. Every run is bounded by tcrun's
 # --timeout and `timeout`.
 #   run_fault.sh BIN [--trials N]     (BIN: a bazel-bin with tools/tcrun and tests/fault)
 # Prints one line per case and the distribution of detection times; exits
@@ -210,6 +211,49 @@ else
     tail -n 20 "$log/slurm-start.out" | sed 's/^/      /'
     fail=$((fail + 1))
 fi
+
+# Under the torchrun environment (no launcher, no PMIx: the ranks bootstrap
+# through rank 0's store, as run by tests/integration/run_torchrun_env.sh):
+# a revoke reaches every other rank through the store's notices, and a rank
+# killed during the loop is found, reported and shrunk away as under tcrun.
+# The victim is never rank 0, which serves the store. Ranks are started here,
+# not by run_torchrun_env.sh, which stops every rank when one dies.
+env_port=$((40000 + RANDOM % 20000))
+# env_one NAME WANT MODE VICTIM SEED [ENV...]: 4 ranks, bounded by `timeout`
+env_one() {
+    local name=$1 want=$2 mode=$3 victim=$4 seed=$5 n=4
+    shift 5
+    local dir=$log/$name.$seed pids=() r
+    mkdir -p "$dir"
+    env_port=$((env_port + 1))
+    for ((r = 0; r < n; r++)); do
+        env TC_FT_DIR="$dir" TC_FR_DIR="$dir" MASTER_ADDR=127.0.0.1 MASTER_PORT=$env_port \
+            RANK=$r WORLD_SIZE=$n LOCAL_RANK=$r LOCAL_WORLD_SIZE=$n TC_BOOT_LINGER_S=10 "$@" \
+            timeout -k 5 90 "$ft" "$mode" "$victim" "$seed" >"$dir/out.$r" 2>&1 </dev/null &
+        pids+=($!)
+    done
+    for r in "${pids[@]}"; do { wait "$r"; } 2>/dev/null; done # a killed victim is expected
+    cat "$dir"/out.* >"$dir/out"
+    local clean=$(grep -c ': 0 failures' "$dir/out")
+    local bad=$(grep -c ': FAIL:' "$dir/out")
+    grep -ho 'detect_ms [0-9.]*' "$dir/out" | awk '{print $2}' >>"$detect.$name"
+    if [ "$clean" -ge "$want" ] && [ "$bad" -eq 0 ]; then
+        pass=$((pass + 1))
+        return 0
+    fi
+    echo "FAIL  $name seed $seed victim $victim ($clean of $want ranks clean); see $dir/out:"
+    grep -E ': FAIL:|ERROR' "$dir/out" | head -n 8 | sed 's/^/      /'
+    fail=$((fail + 1))
+    return 1
+}
+for spec in "revoke-env 4 revoke" "kill-during-env 3 kill-during"; do
+    set -- $spec
+    start=$SECONDS f0=$fail
+    for t in $(seq 1 $((trials / 2 + 1))); do
+        env_one "$1" "$2" "$3" $((1 + RANDOM % 3)) $((RANDOM * 32768 + RANDOM)) || true
+    done
+    echo "$([ $fail -eq $f0 ] && echo PASS || echo FAIL)  $1 (torchrun environment): $((trials / 2 + 1)) trials, 4 ranks ($((SECONDS - start)) s)"
+done
 
 cat "$detect".kill-* 2>/dev/null | sort -n | awk '
     { v[NR] = $1 }

@@ -547,7 +547,7 @@ static size_t hello(uint8_t *out, uint32_t magic, uint32_t rank, uint32_t world,
     uint8_t b[16 + 256];
     size_t slen = secret ? strlen(secret) : 0;
     le32(b, magic);
-    le16(b + 4, 1);
+    le16(b + 4, 2); /* protocol version */
     le32(b + 6, rank);
     le32(b + 10, world);
     le16(b + 14, (uint16_t)slen);

@@ -240,11 +240,13 @@ tc_status_t tc_comm_abort(tc_comm_t *comm);
 
 /**
  * @brief Revoke: every rank of @p comm leaves its pending operations with
- *        TC_ERR_REVOKED (here at once, elsewhere when the notice arrives
- *        through the launcher's PMIx server), and later operations fail.
+ *        TC_ERR_REVOKED (here at once, elsewhere when the notice arrives:
+ *        through the launcher's PMIx server, or under the torchrun
+ *        environment through rank 0's store), and later operations fail.
  *        Use tc_comm_shrink() to go on.
- * @return TC_OK; TC_ERR_UNSUPPORTED when the bootstrap has no way to tell the
- *         other ranks (torchrun environment, world of one): revoked here only.
+ * @return TC_OK; when the other ranks cannot be told, revoked here only and
+ *         TC_ERR_UNSUPPORTED (a bootstrap without notices) or TC_ERR_BOOTSTRAP
+ *         (the notice could not be sent, e.g. rank 0's store is gone).
  * @param comm the communicator.
  */
 tc_status_t tc_comm_revoke(tc_comm_t *comm);
