@@ -454,8 +454,8 @@ static size_t tc_v_cut_find(const uint64_t *cut, size_t n, uint64_t x)
     return lo;
 }
 
-/* Whether step a (< b) is a transitive dependency of step b. */
-static int tc_v_before(tc_verify_t *v, const tc_sched_t *s, uint32_t a, uint32_t b)
+int tc_v_reaches(const tc_sched_t *s, uint32_t a, uint32_t b, uint32_t *stamp,
+                 uint32_t *stamp_gen, uint32_t stamp_cap, uint32_t *stack)
 {
     size_t top = 0;
     int k;
@@ -463,26 +463,32 @@ static int tc_v_before(tc_verify_t *v, const tc_sched_t *s, uint32_t a, uint32_t
     if (s->steps[b].dep[0] == a || s->steps[b].dep[1] == a) {
         return 1;
     }
-    if (++v->stamp_gen == 0) {
-        memset(v->stamp, 0, (size_t)v->stamp_cap * sizeof(*v->stamp));
-        v->stamp_gen = 1;
+    if (++*stamp_gen == 0) {
+        memset(stamp, 0, (size_t)stamp_cap * sizeof(*stamp));
+        *stamp_gen = 1;
     }
-    v->stack[top++] = b;
+    stack[top++] = b;
     while (top > 0) {
-        uint32_t x = v->stack[--top];
+        uint32_t x = stack[--top];
         for (k = 0; k < 2; k++) {
             uint32_t d = s->steps[x].dep[k];
             if (d == a) {
                 return 1;
             }
-            if (d == TC_STEP_NO_DEP || d < a || v->stamp[d] == v->stamp_gen) {
+            if (d == TC_STEP_NO_DEP || d < a || stamp[d] == *stamp_gen) {
                 continue;
             }
-            v->stamp[d] = v->stamp_gen;
-            v->stack[top++] = d;
+            stamp[d] = *stamp_gen;
+            stack[top++] = d;
         }
     }
     return 0;
+}
+
+/* Whether step a (< b) is a transitive dependency of step b. */
+static int tc_v_before(tc_verify_t *v, const tc_sched_t *s, uint32_t a, uint32_t b)
+{
+    return tc_v_reaches(s, a, b, v->stamp, &v->stamp_gen, v->stamp_cap, v->stack);
 }
 
 static tc_status_t tc_v_race_fail(tc_verify_t *v, int r, uint32_t i, uint32_t j, unsigned b,

@@ -529,32 +529,7 @@ static uint64_t tc_f_out(const tc_flow_t *f, unsigned b, uint64_t y, int rot)
 /* Whether step a (< b) is a transitive dependency of step b. */
 static int tc_f_before(tc_flow_t *f, const tc_sched_t *s, uint32_t a, uint32_t b)
 {
-    size_t top = 0;
-    int k;
-
-    if (s->steps[b].dep[0] == a || s->steps[b].dep[1] == a) {
-        return 1;
-    }
-    if (++f->stamp_gen == 0) {
-        memset(f->stamp, 0, (size_t)f->stamp_cap * sizeof(uint32_t));
-        f->stamp_gen = 1;
-    }
-    f->stack[top++] = b;
-    while (top > 0) {
-        uint32_t x = f->stack[--top];
-        for (k = 0; k < 2; k++) {
-            uint32_t d = s->steps[x].dep[k];
-            if (d == a) {
-                return 1;
-            }
-            if (d == TC_STEP_NO_DEP || d < a || f->stamp[d] == f->stamp_gen) {
-                continue;
-            }
-            f->stamp[d] = f->stamp_gen;
-            f->stack[top++] = d;
-        }
-    }
-    return 0;
+    return tc_v_reaches(s, a, b, f->stamp, &f->stamp_gen, f->stamp_cap, f->stack);
 }
 
 static tc_status_t tc_f_race(const tc_flow_t *f, const tc_frank_t *fr, uint32_t x, uint32_t y,

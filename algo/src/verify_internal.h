@@ -130,4 +130,10 @@ uint64_t tc_vsym_from(const tc_vsym_t *s, unsigned b, uint64_t y, int v);
 int tc_vsym_match(const tc_vsym_t *s, const tc_sched_t *t, const tc_sched_t *x, int v,
                   uint32_t *step_p);
 
+/* Whether step a (< b) of @p s is a transitive dependency of step b: a walk
+ * over the dependencies with a visit stamp per step (stamp_cap of them, reset
+ * when *stamp_gen wraps) and a stack of stamp_cap entries. */
+int tc_v_reaches(const tc_sched_t *s, uint32_t a, uint32_t b, uint32_t *stamp,
+                 uint32_t *stamp_gen, uint32_t stamp_cap, uint32_t *stack);
+
 #endif /* TCOMMS_ALGO_SRC_VERIFY_INTERNAL_H */
