@@ -248,6 +248,21 @@ tc_status_t tc_algo_hier_ring(tc_sched_t *sched, const tc_algo_args_t *args,
                               const tc_algo_hier_t *g, tc_buf_t buf, tc_step_kind_t kind, int shift,
                               uint32_t first_dep, uint32_t recv_dep);
 
+/* ---- all_to_all_v (a2a_counts set; layout.c) -------------------------------- */
+
+/* Elements rank q sends to rank r. */
+static inline uint64_t tc_algo_a2av_count(const tc_algo_args_t *args, int q, int r)
+{
+    return args->a2a_counts[(size_t)q * (size_t)args->nranks + (size_t)r];
+}
+
+/* Rank r's offsets of its send block to q (soff[q]) and of its receive block
+ * from q (roff[q]), each array [nranks] or NULL, and the spans of its send
+ * and recv (largest block end; may be NULL). Reads row r and column r only.
+ * TC_ERR_INVALID_ARG naming the block whose end (or packed offset) overflows. */
+tc_status_t tc_algo_a2av_offsets(const tc_algo_args_t *args, int r, uint64_t *soff, uint64_t *roff,
+                                 uint64_t *sspan, uint64_t *rspan);
+
 tc_status_t tc_algo_applies_pow2(const tc_algo_args_t *args);
 tc_status_t tc_algo_applies_uniform(const tc_algo_args_t *args);
 

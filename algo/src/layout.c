@@ -58,6 +58,47 @@ static tc_status_t tc_algo_blocks_span(const tc_algo_args_t *args, uint64_t *spa
     return TC_OK;
 }
 
+/* One side (send: row r, recv: column r) of all_to_all_v for rank r. */
+static tc_status_t tc_algo_a2av_side(const tc_algo_args_t *args, int r, int recv, uint64_t *off_a,
+                                     uint64_t *span_p)
+{
+    const int p = args->nranks;
+    const uint64_t *displs = recv ? args->a2a_rdispls : args->a2a_sdispls;
+    const char *what = recv ? "receive block from" : "send block to";
+    uint64_t packed = 0, span = 0, c, o;
+    int q;
+
+    for (q = 0; q < p; q++) {
+        c = recv ? tc_algo_a2av_count(args, q, r) : tc_algo_a2av_count(args, r, q);
+        o = displs != NULL ? displs[(size_t)r * (size_t)p + (size_t)q] : packed;
+        if (c > UINT64_MAX - o) {
+            return tc_error_set(TC_ERR_INVALID_ARG,
+                                "all_to_all_v: rank %d's %s rank %d (%llu elements at %llu) "
+                                "overflows",
+                                r, what, q, (unsigned long long)c, (unsigned long long)o);
+        }
+        if (off_a != NULL) {
+            off_a[q] = o;
+        }
+        packed = o + c;
+        if (o + c > span) {
+            span = o + c;
+        }
+    }
+    if (span_p != NULL) {
+        *span_p = span;
+    }
+    return TC_OK;
+}
+
+tc_status_t tc_algo_a2av_offsets(const tc_algo_args_t *args, int r, uint64_t *soff, uint64_t *roff,
+                                 uint64_t *sspan, uint64_t *rspan)
+{
+    tc_status_t status = tc_algo_a2av_side(args, r, 0, soff, sspan);
+
+    return status != TC_OK ? status : tc_algo_a2av_side(args, r, 1, roff, rspan);
+}
+
 tc_status_t tc_algo_layout(const tc_algo_args_t *args, tc_algo_layout_t *layout)
 {
     tc_algo_layout_t l = {{0, 0}, TC_BUF_SEND, 0, 0, 0, 0};
@@ -109,6 +150,15 @@ tc_status_t tc_algo_layout(const tc_algo_args_t *args, tc_algo_layout_t *layout)
         }
         break;
     case TC_COLL_ALL_TO_ALL:
+        if (args->a2a_counts != NULL) {
+            status = tc_algo_a2av_offsets(args, r, NULL, NULL, &l.buf_count[0], &l.buf_count[1]);
+            if (status != TC_OK) {
+                return status;
+            }
+            l.in_count = l.buf_count[0];
+            l.out_count = l.buf_count[1];
+            break;
+        }
         if ((status = tc_algo_blocks_span(args, &span)) != TC_OK) {
             return status;
         }

@@ -84,6 +84,27 @@ tc_status_t tc_algo_args_check(const tc_algo_args_t *args, const char *who)
     if (args->displs != NULL && args->counts == NULL) {
         return tc_error_set(TC_ERR_INVALID_ARG, "%s: displs without counts", who);
     }
+    if ((args->a2a_sdispls != NULL || args->a2a_rdispls != NULL) && args->a2a_counts == NULL) {
+        return tc_error_set(TC_ERR_INVALID_ARG, "%s: a2a_%sdispls without a2a_counts", who,
+                            args->a2a_sdispls != NULL ? "s" : "r");
+    }
+    if (args->a2a_counts != NULL) {
+        if (args->coll != TC_COLL_ALL_TO_ALL) {
+            return tc_error_set(TC_ERR_INVALID_ARG,
+                                "%s: a2a_counts set for %s (only all_to_all has per-pair counts)",
+                                who, tc_coll_name(args->coll));
+        }
+        if (args->counts != NULL) {
+            return tc_error_set(TC_ERR_INVALID_ARG,
+                                "%s: all_to_all with both counts and a2a_counts (use one)", who);
+        }
+        if (args->count != 0) {
+            return tc_error_set(TC_ERR_INVALID_ARG,
+                                "%s: all_to_all_v: count must be 0 with a2a_counts (the matrix "
+                                "gives every block), got %llu",
+                                who, (unsigned long long)args->count);
+        }
+    }
     return TC_OK;
 }
 

@@ -98,6 +98,9 @@ typedef struct tc_verify {
     uint32_t *stamp;
     uint32_t stamp_cap, stamp_gen;
     uint32_t *stack;
+    /* all_to_all_v: [p * p], row r: rank r's send offsets (block to q) and
+     * receive offsets (block from q); NULL otherwise */
+    uint64_t *a2a_soff, *a2a_roff;
 } tc_verify_t;
 
 static const char *tc_v_bufname(unsigned b)
@@ -1123,6 +1126,63 @@ static tc_status_t tc_v_check_rank_output(const tc_verify_t *v, const tc_vblocks
     return TC_OK;
 }
 
+/* all_to_all_v: rank r's receive block from q holds rank q's send elements
+ * of its block to r, in order; gaps between blocks have no rule. */
+static tc_status_t tc_v_check_a2av_output(const tc_verify_t *v, int r)
+{
+    const tc_vbuf_t *out = &v->ranks[r]->buf[TC_BUF_RECV];
+    const size_t p = (size_t)v->p;
+    int q;
+
+    for (q = 0; q < v->p; q++) {
+        const uint64_t c = tc_algo_a2av_count(v->args, q, r);
+        const uint64_t ro = v->a2a_roff[(size_t)r * p + (size_t)q];
+        const uint64_t so = v->a2a_soff[(size_t)q * p + (size_t)r];
+        uint64_t x = ro;
+        uint32_t k = c > 0 ? tc_vbuf_find(out, ro) : 0;
+
+        while (x < ro + c) {
+            const tc_vseg_t *sg = &out->seg[k];
+            const uint64_t seg_end = sg->off + sg->len, end = seg_end < ro + c ? seg_end : ro + c;
+            uint64_t aidx = sg->idx + (x - sg->off), eidx = so + (x - ro), run = end - x;
+            int arank;
+
+            if (sg->blk > 0) {
+                arank = sg->r0 + (int)(aidx / sg->blk);
+                aidx %= sg->blk;
+                run = run < sg->blk - aidx ? run : sg->blk - aidx;
+            } else if (sg->set == NULL) {
+                return tc_v_fail(v,
+                                 "wrong result: rank %d recv[%llu] holds uninitialised data "
+                                 "(never written), not rank %d's element %llu",
+                                 r, (unsigned long long)x, q, (unsigned long long)eidx);
+            } else if (sg->set->n != 1 || sg->set->iv[1] - sg->set->iv[0] != 1 || sg->set->mixed ||
+                       sg->set->dup >= 0) {
+                return tc_v_fail(v,
+                                 "wrong result: rank %d recv[%llu] holds a combination of "
+                                 "%llu ranks' data, not rank %d's element %llu",
+                                 r, (unsigned long long)x,
+                                 (unsigned long long)tc_vset_size(sg->set), q,
+                                 (unsigned long long)eidx);
+            } else {
+                arank = sg->set->iv[0];
+            }
+            if (arank != q || aidx != eidx) {
+                return tc_v_fail(v,
+                                 "wrong result: rank %d recv[%llu] holds rank %d's element "
+                                 "%llu instead of rank %d's element %llu",
+                                 r, (unsigned long long)x, arank, (unsigned long long)aidx, q,
+                                 (unsigned long long)eidx);
+            }
+            x += run;
+            if (x == seg_end) {
+                k++;
+            }
+        }
+    }
+    return TC_OK;
+}
+
 static tc_status_t tc_v_check_result(tc_verify_t *v)
 {
     tc_vblocks_t bl = {NULL};
@@ -1140,6 +1200,12 @@ static tc_status_t tc_v_check_result(tc_verify_t *v)
             }
         }
         return TC_OK;
+    }
+    if (v->args->a2a_counts != NULL) {
+        for (r = 0; r < v->p && status == TC_OK; r++) {
+            status = tc_v_check_a2av_output(v, r);
+        }
+        return status;
     }
     if (v->args->counts != NULL) {
         tc_vboff_t *srt = malloc((size_t)v->p * sizeof(*srt));
@@ -1162,6 +1228,54 @@ static tc_status_t tc_v_check_result(tc_verify_t *v)
         status = tc_v_check_rank_output(v, &bl, r);
     }
     free(bl.order);
+    return status;
+}
+
+/* all_to_all_v: every rank's offsets (an overflow is the caller's error, so
+ * reported before any generator runs), and no rank's receive blocks may
+ * overlap (the result would be undefined). O(p^2 log p). */
+static tc_status_t tc_v_a2av_prepare(tc_verify_t *v)
+{
+    const size_t p = (size_t)v->p;
+    tc_vboff_t *srt = NULL;
+    tc_status_t status = TC_OK;
+    size_t n, i;
+    int r, q;
+
+    v->a2a_soff = malloc(p * p * sizeof(uint64_t));
+    v->a2a_roff = malloc(p * p * sizeof(uint64_t));
+    srt = malloc(p * sizeof(*srt));
+    if (v->a2a_soff == NULL || v->a2a_roff == NULL || srt == NULL) {
+        status = tc_error_set(TC_ERR_NO_MEMORY, "verifier: no memory for %zu x %zu offsets", p, p);
+        goto out;
+    }
+    for (r = 0; r < v->p && status == TC_OK; r++) {
+        status = tc_algo_a2av_offsets(v->args, r, v->a2a_soff + (size_t)r * p,
+                                      v->a2a_roff + (size_t)r * p, NULL, NULL);
+        for (q = 0, n = 0; q < v->p && status == TC_OK; q++) {
+            if (tc_algo_a2av_count(v->args, q, r) > 0) {
+                srt[n++] = (tc_vboff_t){v->a2a_roff[(size_t)r * p + (size_t)q], q};
+            }
+        }
+        if (status != TC_OK) {
+            break;
+        }
+        qsort(srt, n, sizeof(*srt), tc_v_boff_cmp);
+        for (i = 1; i < n; i++) {
+            uint64_t prev_end = srt[i - 1].off + tc_algo_a2av_count(v->args, srt[i - 1].q, r);
+            if (prev_end > srt[i].off) {
+                status = tc_error_set(
+                    TC_ERR_INVALID_ARG,
+                    "all_to_all_v: rank %d's receive blocks from rank %d [%llu, %llu) and from "
+                    "rank %d (at %llu) overlap",
+                    r, srt[i - 1].q, (unsigned long long)srt[i - 1].off,
+                    (unsigned long long)prev_end, srt[i].q, (unsigned long long)srt[i].off);
+                break;
+            }
+        }
+    }
+out:
+    free(srt);
     return status;
 }
 
@@ -1452,6 +1566,8 @@ static tc_status_t tc_v_flow(tc_verify_t *v, tc_algo_gen_fn gen, const tc_algo_v
     in.seed = opts->seed;
     in.budget = opts->flow_budget > 0 ? opts->flow_budget : (1ull << 24);
     in.symmetry = opts->flow_symmetry;
+    in.a2a_soff = v->a2a_soff;
+    in.a2a_roff = v->a2a_roff;
     status = tc_vflow_run(&in, rep);
     free(sampled);
     return status;
@@ -1516,6 +1632,9 @@ static tc_status_t tc_algo_verify_core(const tc_algo_args_t *args, tc_algo_gen_f
         status = tc_error_set(TC_ERR_NO_MEMORY, "verifier: no memory for %d ranks", v.p);
         goto out;
     }
+    if (args->a2a_counts != NULL && (status = tc_v_a2av_prepare(&v)) != TC_OK) {
+        goto out;
+    }
     status = tc_v_build_all(&v, gen);
     for (b = 0; b < v.nbuilt && status == TC_OK; b++) {
         status = tc_v_check_steps(&v, v.built[b]);
@@ -1559,6 +1678,8 @@ out:
             tc_v_free_rank(v.ranks[v.built[b]]);
         }
     }
+    free(v.a2a_roff);
+    free(v.a2a_soff);
     free(v.stack);
     free(v.stamp);
     free(v.heap);

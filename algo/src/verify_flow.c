@@ -642,6 +642,18 @@ static void tc_f_expect(const tc_flow_t *f, int r, const tc_algo_layout_t *lay, 
         break;
     }
     *src = -2;
+    if (a->a2a_counts != NULL) { /* all_to_all_v: the block from q */
+        const size_t p = (size_t)f->p;
+        for (q = 0; q < f->p; q++) {
+            uint64_t o = f->in->a2a_roff[(size_t)r * p + (size_t)q];
+            if (x >= o && x - o < tc_algo_a2av_count(a, q, r)) {
+                *src = q;
+                *idx = f->in->a2a_soff[(size_t)q * p + (size_t)r] + (x - o);
+                return;
+            }
+        }
+        return;
+    }
     for (q = 0; q < f->p; q++) { /* few elements: a scan is fine */
         uint64_t o = tc_algo_block_off(a, q);
         if (x >= o && x - o < tc_algo_block_len(a, q)) {

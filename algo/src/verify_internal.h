@@ -95,6 +95,8 @@ typedef struct tc_vflow_in {
     uint64_t seed;   /* for the random elements */
     uint64_t budget; /* steps the trace may generate */
     int symmetry;    /* tc_algo_verify_opts_t.flow_symmetry */
+    /* all_to_all_v: [p * p] send and receive offsets, row r for rank r */
+    const uint64_t *a2a_soff, *a2a_roff;
 } tc_vflow_in_t;
 
 /* Trace sampled output elements back to the inputs; fills the flow_* fields

@@ -48,6 +48,9 @@ uint64_t tc_vsym_block(const tc_algo_args_t *a)
     case TC_COLL_ALL_GATHER:
     case TC_COLL_REDUCE_SCATTER:
     case TC_COLL_ALL_TO_ALL:
+        if (a->a2a_counts != NULL) {
+            return 0; /* per-pair blocks: no rotation in general */
+        }
         if (a->counts == NULL) {
             return a->count;
         }

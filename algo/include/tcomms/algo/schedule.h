@@ -108,7 +108,13 @@ typedef struct tc_sched {
  *  - reduce_scatter(v): send = all blocks; recv = my block's length; recv[i] =
  *                    sum over ranks of their send block[rank][i].
  *  - all_to_all:     send p*count, recv p*count; block q of my recv = block
- *                    rank of q's send (v-variants are not supported yet).
+ *                    rank of q's send (counts/displs are not supported).
+ *  - all_to_all_v:   all_to_all with a2a_counts set (MPI_Alltoallv): rank r
+ *                    sends a2a_counts[r*p+q] elements at a2a_sdispls[r*p+q]
+ *                    of its send to rank q, which receives them at
+ *                    a2a_rdispls[q*p+r] of its recv; send = max over q of
+ *                    sdispl + count, recv = max over q of rdispl + count;
+ *                    gaps between blocks are no output (left alone).
  *  - gather:         send count; root's recv p*count (others: 0); block q of
  *                    root's recv = rank q's send.
  *  - scatter:        root's send p*count (others: 0); recv count; my recv =
@@ -141,6 +147,23 @@ typedef struct tc_algo_args {
     /** hierarchical: ranks per node, nodes holding consecutive ranks (the
      *  last node may hold fewer); 0: one node. */
     int ranks_per_node;
+    /** all_to_all_v (all_to_all only; counts, displs unset; count must be 0):
+     *  [nranks * nranks] row-major, a2a_counts[q * nranks + r] = elements
+     *  rank q sends to rank r (= what r receives from q: one matrix, so the
+     *  two sides always agree). A generator for rank r reads only row r and
+     *  column r. A pair with 0 elements exchanges no message. In place is
+     *  not supported (TC_ERR_UNSUPPORTED: the layer has no staging; the
+     *  caller stages). NULL: the uniform all_to_all of count. */
+    const uint64_t *a2a_counts;
+    /** [nranks * nranks] rank q's send displacements: a2a_sdispls[q * nranks
+     *  + r] = offset in q's send of its block to r; NULL: packed (prefix
+     *  sums of row q of a2a_counts). Only read when a2a_counts is set. */
+    const uint64_t *a2a_sdispls;
+    /** [nranks * nranks] rank r's receive displacements: a2a_rdispls[r *
+     *  nranks + q] = offset in r's recv of the block from q; NULL: packed
+     *  (prefix sums of column r). The receive blocks of a rank must not
+     *  overlap (the verifier rejects that with TC_ERR_INVALID_ARG). */
+    const uint64_t *a2a_rdispls;
 } tc_algo_args_t;
 
 /** @brief Where a rank's input and output live (see tc_algo_args_t). */
