@@ -134,7 +134,8 @@ static inline int tc_algo_ceil_log2(int p)
  */
 #define TC_ALGO_DEFINE(coll, name, fn, applies, priority)                                          \
     TC_ALGO_DECLARE(fn);                                                                           \
-    static inline tc_status_t (*tc_algo_##fn##_applies_check_(void))(const tc_algo_args_t *)       \
+    __attribute__((unused)) static inline tc_status_t (*tc_algo_##fn##_applies_check_(void))(      \
+        const tc_algo_args_t *)                                                                    \
     {                                                                                              \
         return applies;                                                                            \
     }                                                                                              \
