@@ -19,7 +19,8 @@ sizes=(-b 8 -e 64M -f 8)   # 8 B, 64 B, ..., 4 MiB, 32 MiB; 64 MiB measured sepa
 backends=${BACKENDS:-shm tcp}
 
 run_sizes() { # command... : prints "size lat bw" for 8 B, 4 MiB and 64 MiB
-    { "$@" -b 8 -e 8 -f 2; "$@" -b 4M -e 4M -f 2; "$@" -b 64M -e 64M -f 2; } | grep -v '^#'
+    # 8 B: 100000 round trips (the default 1000 last half a millisecond: mostly warm-up)
+    { "$@" -b 8 -e 8 -f 2 -n 100000; "$@" -b 4M -e 4M -f 2; "$@" -b 64M -e 64M -f 2; } | grep -v '^#'
 }
 
 echo "# machine: $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | xargs)"
