@@ -487,4 +487,7 @@ tc_tcp_conn_t *tc_tcp_conn_unpark(tc_tcp_ctx_t *ctx, uint64_t peer_id);
 tc_tcp_conn_t *tc_tcp_conn_unpark_data(tc_tcp_ctx_t *ctx, uint64_t peer_id);
 void tc_tcp_conn_free(tc_tcp_conn_t *conn);
 
+/* tcp_rx.c: a new unexpected message at the end of the queue, or NULL (no memory). */
+tc_tcp_unexp_t *tc_tcp_unexp_append(tc_tcp_ep_t *ep, uint64_t tag, uint64_t len);
+
 #endif /* TCOMMS_TRANSPORT_TCP_INTERNAL_H */

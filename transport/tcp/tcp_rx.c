@@ -6,6 +6,26 @@
 
 #include "tcp_internal.h"
 
+/* A new unexpected message of @p len bytes at the end of @p ep's queue (its
+ * bytes still to come), or NULL when it cannot be allocated. */
+tc_tcp_unexp_t *tc_tcp_unexp_append(tc_tcp_ep_t *ep, uint64_t tag, uint64_t len)
+{
+    tc_tcp_unexp_t *u = malloc(sizeof(*u) + (size_t)len);
+    if (u == NULL)
+        return NULL;
+    u->next = NULL;
+    u->tag = tag;
+    u->len = len;
+    u->complete = 0;
+    u->lrx = NULL;
+    if (ep->uq_tail != NULL)
+        ep->uq_tail->next = u;
+    else
+        ep->uq_head = u;
+    ep->uq_tail = u;
+    return u;
+}
+
 /* Largest single recv() straight into a destination (keeps the length an ssize_t). */
 #define TC_TCP_RECV_CHUNK (1u << 30)
 
@@ -158,7 +178,7 @@ static void tc_tcp_rx_on_header(tc_tcp_ctx_t *ctx, tc_tcp_ep_t *ep)
         ep->rx_dst_left = len < cap ? len : cap;
         ep->rx_discard = len - ep->rx_dst_left;
     } else {
-        tc_tcp_unexp_t *u = malloc(sizeof(*u) + (size_t)len);
+        tc_tcp_unexp_t *u = tc_tcp_unexp_append(ep, tag, len);
         if (u == NULL) {
             tc_tcp_ep_fail(ctx, ep, TC_ERR_NO_MEMORY,
                            "sent an unexpected message (tag %llu) of %llu bytes that cannot "
@@ -166,16 +186,6 @@ static void tc_tcp_rx_on_header(tc_tcp_ctx_t *ctx, tc_tcp_ep_t *ep)
                            (unsigned long long)tag, (unsigned long long)len);
             return;
         }
-        u->next = NULL;
-        u->tag = tag;
-        u->len = len;
-        u->complete = 0;
-        u->lrx = NULL;
-        if (ep->uq_tail != NULL)
-            ep->uq_tail->next = u;
-        else
-            ep->uq_head = u;
-        ep->uq_tail = u;
         ep->rx_unexp = u;
         ep->rx_dst = u->data;
         ep->rx_dst_left = len;

@@ -202,7 +202,7 @@ void tc_tcp_lrx_announce(tc_tcp_ctx_t *ctx, tc_tcp_ep_t *ep, const unsigned char
         lrx->dst = (unsigned char *)(uintptr_t)req->priv[TC_TCP_P_BUF];
         lrx->cap = req->priv[TC_TCP_P_LEN];
     } else {
-        tc_tcp_unexp_t *u = malloc(sizeof(*u) + (size_t)len);
+        tc_tcp_unexp_t *u = tc_tcp_unexp_append(ep, tag, len);
         if (u == NULL) {
             free(lrx);
             tc_tcp_ep_fail(ctx, ep, TC_ERR_NO_MEMORY,
@@ -211,16 +211,7 @@ void tc_tcp_lrx_announce(tc_tcp_ctx_t *ctx, tc_tcp_ep_t *ep, const unsigned char
                            (unsigned long long)tag, (unsigned long long)len);
             return;
         }
-        u->next = NULL;
-        u->tag = tag;
-        u->len = len;
-        u->complete = 0;
         u->lrx = lrx;
-        if (ep->uq_tail != NULL)
-            ep->uq_tail->next = u;
-        else
-            ep->uq_head = u;
-        ep->uq_tail = u;
         lrx->unexp = u;
         lrx->dst = u->data;
         lrx->cap = len;
