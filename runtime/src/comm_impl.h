@@ -135,6 +135,14 @@ struct tc_rt_work {
     tc_rt_exec_t ex;
 };
 
+/* Failure points of TC_FAULT_INJECT for this process (fault_inject.c). */
+typedef struct tc_rt_fault {
+    uint32_t shrink_round; /* die in this round of a shrink (0: never) */
+    int shrink_sends;      /* after sending to this many peers */
+    uint64_t step_op;      /* die as step step_idx of collective step_op starts (0: never) */
+    uint32_t step_idx;
+} tc_rt_fault_t;
+
 struct tc_rt_world {
     int refs; /* communicators using it */
     tc_boot_t *boot;
@@ -163,6 +171,7 @@ struct tc_rt_world {
     unsigned hb_passes;     /* progress passes, to look at the clock every 64 */
     tc_hmap_t hb;           /* world rank -> heartbeat state, peers connected only */
     int nasync; /* of which asynchronous */
+    tc_rt_fault_t fault;
     /* Threads: once the progress thread exists (first asynchronous
      * operation), every entry point takes mu; before that there is one
      * caller at a time and no lock is taken. */
@@ -185,6 +194,7 @@ struct tc_rt_comm {
     int64_t timeout_ms;
     uint32_t comm_id;   /* high bits of every tag: separates communicators */
     uint64_t seq;       /* collectives issued on this communicator */
+    uint32_t shrinks;   /* shrinks of this communicator begun (their tags) */
     uint64_t p2p_ops;   /* point-to-point batches issued (for messages only) */
     tc_hmap_t p2p_seq;  /* peer -> {sends, receives} issued, for p2p tags */
     tc_status_t broken; /* TC_OK, or why the communicator can no longer be used */
@@ -290,6 +300,15 @@ void tc_rt_world_add_comm(tc_rt_world_t *world, tc_rt_comm_t *comm);
 void tc_rt_world_remove_comm(tc_rt_world_t *world, tc_rt_comm_t *comm);
 /* Local revoke: leave every pending operation with TC_ERR_REVOKED. */
 void tc_rt_comm_revoke_local(tc_rt_comm_t *comm, const char *why);
+
+/* fault_inject.c: TC_FAULT_INJECT */
+tc_status_t tc_rt_fault_init(tc_rt_world_t *world);
+/* In round @p round of a shrink: -1, or how many peers to send to before dying. */
+int tc_rt_fault_shrink_sends(const tc_rt_world_t *world, uint32_t round);
+/* Die if step @p step of collective @p op is this process's failure point. */
+void tc_rt_fault_step(tc_rt_world_t *world, uint64_t op, uint32_t step);
+/* End this process as a crash would (SIGKILL), saying where. */
+void tc_rt_fault_die(tc_rt_world_t *world, const char *where);
 
 /* heartbeat.c */
 tc_status_t tc_rt_hb_init(tc_rt_world_t *world);

@@ -123,6 +123,8 @@ static tc_status_t step_start(tc_rt_work_t *w, uint32_t i)
     tc_status_t st = step_check(w, i);
     if (st != TC_OK)
         return st;
+    if (w->comm->world->fault.step_op && w->op.coll != TC_COLL_COUNT)
+        tc_rt_fault_step(w->comm->world, w->op.seq, i);
     size_t bytes = s->count * ex->esize;
     char *src = ex->bufs[s->buf] + s->off * ex->esize;
     char *dst = ex->bufs[s->dst_buf] + s->dst_off * ex->esize;

@@ -216,7 +216,8 @@ static tc_status_t world_create(tc_boot_kind_t boot, const tc_hints_t *hints, ui
     if ((st = tc_boot_create(boot, deadline, &world->boot)) != TC_OK)
         goto err;
     tc_log_set_rank(world->boot->rank);
-    if ((st = world_spin(world)) != TC_OK || (st = tc_rt_hb_init(world)) != TC_OK)
+    if ((st = world_spin(world)) != TC_OK || (st = tc_rt_hb_init(world)) != TC_OK ||
+        (st = tc_rt_fault_init(world)) != TC_OK)
         goto err;
 
     char secret[256];

@@ -4,6 +4,7 @@
 # rank stopped (SIGSTOP, with and without heartbeats), a revoke, a slow rank, cut TCP connections, a rank calling a
 # different collective, abort with operations pending on a dead rank, and
 # tc_comm_create_abort() of a creation waiting for a rank that never joins;
+# deaths placed inside shrink's agreement (TC_FAULT_INJECT);
 # a kill under srun -K0; a revoke and a kill under the torchrun environment. Every run is bounded by tcrun's
 # --timeout and `timeout`.
 #   run_fault.sh BIN [--trials N]     (BIN: a bazel-bin with tools/tcrun and tests/fault)
@@ -126,6 +127,69 @@ else
     "$tcfr" "$log/mismatch-fr.$seed" | sed 's/^/      /'
     fail=$((fail + 1))
 fi
+
+# Shrink's agreement with failures placed inside it (TC_FAULT_INJECT): a rank
+# dies before the loop, others die half way through the sends of a round of
+# the shrink. Every rank still alive must end with the same members, exactly
+# the ranks still alive, and a right all-reduce over them (agree_test).
+ag=$bin/tests/fault/agree_test
+# agree_one NAME RANKS VICTIM SPEC [WANT]: WANT, when given, is the members list
+agree_one() {
+    local name=$1 n=$2 victim=$3 spec=$4 want=${5:-}
+    local dir=$log/agree-$name
+    mkdir -p "$dir"
+    TC_TIMEOUT_S=10 TC_FAULT_INJECT="$spec" timeout -k 5 60 "$tcrun" --keep-going --timeout 40 \
+        -n "$n" "$ag" "$victim" >"$dir/out" 2>&1
+    local members alive printed
+    members=$(grep -o 'members [0-9,]*' "$dir/out" | sort -u)
+    printed=$(grep -o '^\[[0-9]*\] rank [0-9]*: agree' "$dir/out" | awk '{print $3}' | tr -d : |
+        sort -n | paste -sd, -)
+    if grep -q ': FAIL:' "$dir/out" || [ "$(echo "$members" | wc -l)" -ne 1 ] ||
+        [ "$members" != "members $printed" ] || { [ -n "$want" ] && [ "$members" != "members $want" ]; }; then
+        echo "FAIL  agree $name ($n ranks, victim $victim, TC_FAULT_INJECT='$spec'):" \
+            "alive $printed, ${members:-no members}${want:+, want $want}; see $dir/out:"
+        grep -E ': FAIL:|members' "$dir/out" | head -n 8 | sed 's/^/      /'
+        fail=$((fail + 1))
+        return 1
+    fi
+    pass=$((pass + 1))
+    # the window: the first shrink decided with a rank that died in it, a second removed it
+    grep -q 'first shrink size' "$dir/out" &&
+        [ "$(grep -o 'first shrink size [0-9]*' "$dir/out" | head -n 1 | awk '{print $4}')" -gt \
+            "$(echo "$members" | tr , '\n' | wc -l)" ] && agree_window=$((agree_window + 1))
+    return 0
+}
+start=$SECONDS f0=$fail agree_window=0
+# rank 2 dies in round 1 after its message reached rank 0 only: rank 0 may
+# decide in round 1 (rank 2 alive) while the others go on; they must adopt
+agree_one window 6 5 "shrink:rank=2:round=1:sends=1" 0,1,3,4
+# ... and the rank that decided dies after telling one rank: that rank relays it
+agree_one relay 6 5 "shrink:rank=2:round=1:sends=1;shrink:rank=0:round=2:sends=1" 1,3,4
+agree_one silent 6 5 "shrink:rank=2:round=1:sends=0" 0,1,3,4
+# the other kind of point: rank 3 dies as it starts step 1 of the first all-reduce
+agree_one step 6 -1 "step:rank=3:op=1:step=1" 0,1,2,4,5
+# a malformed value fails creation, naming what is wrong
+for bad in "shrink:rank=1" "shrnk:rank=1:round=1" "shrink:rank=1:round=x" "step:rank=0:op=1:when=2"; do
+    out=$(TC_FAULT_INJECT="$bad" timeout -k 5 30 "$tcrun" --timeout 20 -n 2 "$ag" -1 2>&1)
+    if echo "$out" | grep -q 'create: .*TC_FAULT_INJECT'; then
+        pass=$((pass + 1))
+    else
+        echo "FAIL  agree: TC_FAULT_INJECT='$bad' did not fail creation naming it:"
+        echo "$out" | tail -n 4 | sed 's/^/      /'
+        fail=$((fail + 1))
+    fi
+done
+for t in $(seq 1 $((trials * 2))); do
+    victim=$((RANDOM % 8)) spec=
+    for k in 1 2; do
+        r=$((RANDOM % 8))
+        [ "$r" -eq "$victim" ] && continue
+        spec="${spec:+$spec;}shrink:rank=$r:round=$((1 + RANDOM % 3)):sends=$((RANDOM % 7))"
+    done
+    agree_one "random.$t" 8 "$victim" "$spec" || true
+done
+echo "$([ $fail -eq $f0 ] && echo PASS || echo FAIL)  agree: $((trials * 2 + 4)) trials with deaths inside shrink and a step, 4 malformed values," \
+    "$agree_window ended a first shrink holding a rank that died in it ($((SECONDS - start)) s)"
 
 # tc_comm_create_abort(): a creation waiting for a rank that never joins ends
 # with TC_ERR_ABORTED within 200 ms of the abort, from a thread or a signal

@@ -256,8 +256,11 @@ tc_status_t tc_comm_revoke(tc_comm_t *comm);
  *        communicator of the others (in their old order).
  *
  * Collective over the surviving ranks; works on a communicator broken by a
- * failure or revoked. A rank failing during the agreement is added to the
- * set and the agreement repeated. Bounded by the communicator's timeout.
+ * failure or revoked. Ranks failing during the agreement do not break it:
+ * every survivor returns the same set (a rank that dies after the decision
+ * may remain; the next operation fails naming it and a new shrink removes
+ * it). Bounded by the communicator's timeout; TC_ERR_PEER_FAILED when the
+ * others count this rank as failed.
  * @param comm the communicator.
  * @param opts per-operation options (timeout, hints, async), or NULL.
  * @param newcomm_p receives the new communicator (NULL when this rank joins none).

@@ -131,9 +131,12 @@ int tc_rt_comm_failed_ranks(tc_rt_comm_t *comm, int *ranks, int cap);
 /**
  * @brief The survivors agree on the failed ranks and form a new communicator.
  *
- * Collective over the surviving ranks of @p comm (which may be broken). A
- * rank failing during the agreement is added and the agreement repeated.
- * @return TC_ERR_TIMEOUT when the survivors do not agree within the timeout.
+ * Collective over the surviving ranks of @p comm (which may be broken). The
+ * agreement tolerates more failures during it: every survivor returns the
+ * same set (a rank dying after the decision may remain in it; the next
+ * operation fails naming it). See docs/fault_tolerance.md.
+ * @return TC_ERR_TIMEOUT when the survivors do not agree within the timeout;
+ *         TC_ERR_PEER_FAILED when the others count this rank as failed.
  */
 tc_status_t tc_rt_comm_shrink(tc_rt_comm_t *comm, const tc_rt_comm_params_t *params,
                               tc_rt_comm_t **child_p);

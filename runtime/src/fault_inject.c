@@ -1,0 +1,119 @@
+/* TC_FAULT_INJECT: failure points chosen in advance, for fault-injection tests
+ * that need a failure at an exact place no timing can hit reliably (half way
+ * through the sends of one round of a shrink).
+ *
+ * The variable holds points separated by ';', each KIND:key=value:...:
+ *   shrink:rank=W:round=K[:sends=N]  world rank W, in round K of a shrink,
+ *                                    sends its message to its first N peers
+ *                                    (in rank order; default 0) and dies;
+ *   step:rank=W:op=S[:step=I]        world rank W dies as it starts step I
+ *                                    (default 0) of collective number S (from
+ *                                    1) of any communicator.
+ * Points naming other ranks are ignored, so one value serves every rank of a
+ * job. "Dies" is SIGKILL to itself, as a crash would: that is what the variable
+ * asks for, and nothing else in the library ends the process. A malformed
+ * value fails communicator creation with TC_ERR_CONFIG. */
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "comm_impl.h"
+#include "tcomms/base/config.h"
+#include "tcomms/base/log.h"
+
+/* One "key=value" of a point into *value_p; the key must be one of @p keys. */
+static tc_status_t point_field(const char *point, char *field, const char *const *keys,
+                               int64_t *values)
+{
+    char *eq = strchr(field, '=');
+    if (!eq)
+        return tc_error_set(TC_ERR_CONFIG, "TC_FAULT_INJECT: '%s' in point '%s' is not key=value",
+                            field, point);
+    *eq = '\0';
+    for (int k = 0; keys[k]; k++) {
+        if (strcmp(field, keys[k]) != 0)
+            continue;
+        char what[192];
+        snprintf(what, sizeof(what), "TC_FAULT_INJECT (%s of '%s')", keys[k], point);
+        return tc_parse_int(what, eq + 1, 0, INT32_MAX, &values[k]);
+    }
+    return tc_error_set(TC_ERR_CONFIG, "TC_FAULT_INJECT: unknown key '%s' in point '%s'", field,
+                        point);
+}
+
+/* Parse one point; store it when it names this rank. */
+static tc_status_t point_parse(tc_rt_world_t *world, char *point)
+{
+    static const char *const shrink_keys[] = {"rank", "round", "sends", NULL};
+    static const char *const step_keys[] = {"rank", "op", "step", NULL};
+    char saved[128];
+    snprintf(saved, sizeof(saved), "%s", point);
+    char *save = NULL, *kind = strtok_r(point, ":", &save);
+    int is_shrink = kind && strcmp(kind, "shrink") == 0;
+    if (!kind || (!is_shrink && strcmp(kind, "step") != 0))
+        return tc_error_set(TC_ERR_CONFIG,
+                            "TC_FAULT_INJECT: point '%s' is not shrink:... or step:...", saved);
+    const char *const *keys = is_shrink ? shrink_keys : step_keys;
+    int64_t values[3] = {-1, -1, 0};
+    tc_status_t st = TC_OK;
+    for (char *f = strtok_r(NULL, ":", &save); f && st == TC_OK; f = strtok_r(NULL, ":", &save))
+        st = point_field(saved, f, keys, values);
+    if (st != TC_OK)
+        return st;
+    if (values[0] < 0 || values[1] < 1)
+        return tc_error_set(TC_ERR_CONFIG,
+                            "TC_FAULT_INJECT: point '%s' needs %s=N and %s=N (from 1)", saved,
+                            keys[0], keys[1]);
+    if (values[0] != world->boot->rank)
+        return TC_OK;
+    if (is_shrink) {
+        world->fault.shrink_round = (uint32_t)values[1];
+        world->fault.shrink_sends = (int)values[2];
+    } else {
+        world->fault.step_op = (uint64_t)values[1];
+        world->fault.step_idx = (uint32_t)values[2];
+    }
+    tc_log_warn(TC_SUBSYS_RUNTIME, "TC_FAULT_INJECT: this process will die at '%s'", saved);
+    return TC_OK;
+}
+
+tc_status_t tc_rt_fault_init(tc_rt_world_t *world)
+{
+    const char *spec = tc_config_string("TC_FAULT_INJECT", NULL);
+    memset(&world->fault, 0, sizeof(world->fault));
+    if (!spec || !*spec)
+        return TC_OK;
+    char *copy = strdup(spec);
+    if (!copy)
+        return tc_error_set(TC_ERR_NO_MEMORY, "TC_FAULT_INJECT");
+    tc_status_t st = TC_OK;
+    char *save = NULL;
+    for (char *p = strtok_r(copy, ";", &save); p && st == TC_OK; p = strtok_r(NULL, ";", &save))
+        st = point_parse(world, p);
+    free(copy);
+    return st;
+}
+
+int tc_rt_fault_shrink_sends(const tc_rt_world_t *world, uint32_t round)
+{
+    return world->fault.shrink_round && world->fault.shrink_round == round
+               ? world->fault.shrink_sends
+               : -1;
+}
+
+void tc_rt_fault_step(tc_rt_world_t *world, uint64_t op, uint32_t step)
+{
+    if (op == world->fault.step_op && step == world->fault.step_idx) {
+        char where[64];
+        snprintf(where, sizeof(where), "step %u of collective %llu", step, (unsigned long long)op);
+        tc_rt_fault_die(world, where);
+    }
+}
+
+void tc_rt_fault_die(tc_rt_world_t *world, const char *where)
+{
+    tc_log_warn(TC_SUBSYS_RUNTIME, "TC_FAULT_INJECT: rank %d dies at %s", world->boot->rank, where);
+    kill(getpid(), SIGKILL);
+}
