@@ -246,7 +246,7 @@ static int tc_ib_start(tc_ib_ctx_t *ctx, tc_ib_ep_t *ep, tc_tp_req_t *req)
             }
             return 1;
         }
-        st = tc_ib_mr_get(ctx, buf, len, &e);
+        st = tc_ib_mr_get(ctx, buf, len, 0, &e);
         if (st != TC_OK) {
             ep->npending--;
             tc_ib_req_complete(ctx, req, st, 0);
@@ -268,7 +268,7 @@ static int tc_ib_start(tc_ib_ctx_t *ctx, tc_ib_ep_t *ep, tc_tp_req_t *req)
                                                                          : req->priv[TC_IB_P_ARG])
                                         : len;
         if (n > 0) {
-            st = tc_ib_mr_get(ctx, buf, n, &e);
+            st = tc_ib_mr_get(ctx, buf, n, 0, &e);
             if (st != TC_OK) {
                 ep->npending--;
                 tc_ib_req_complete(ctx, req, st, 0);

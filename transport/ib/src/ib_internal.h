@@ -90,8 +90,8 @@ enum {
 typedef struct tc_ib_mr_entry {
     uintptr_t start, end; /* page-aligned registered range */
     struct ibv_mr *mr;
-    int refs;
-    int detached;      /* invalidated or uncached: released when refs drops to 0 */
+    int refs;          /* explicit registrations (tc_tp_mem_reg) and requests in flight */
+    int detached;      /* not in the array (invalidated or uncached): released at refs 0 */
     uint64_t last_use; /* cache clock at the last lookup (LRU) */
 } tc_ib_mr_entry_t;
 
@@ -100,7 +100,7 @@ typedef struct tc_ib_mr_cache {
     size_t n, cap;
     size_t nunused;  /* entries in v with refs == 0 */
     size_t max_unused; /* TC_IB_REG_CACHE_MAX */
-    int enabled;       /* TC_IB_REG_CACHE */
+    int enabled;       /* TC_IB_REG_CACHE; 0: only explicit registrations are in v */
     uint64_t clock;
     uint64_t hits, misses;
 } tc_ib_mr_cache_t;
@@ -219,10 +219,15 @@ uint64_t tc_ib_get_u64(const unsigned char *p);
 /* ---- ib_mr.c ---- */
 /* Read TC_IB_REG_CACHE and TC_IB_REG_CACHE_MAX. */
 tc_status_t tc_ib_mr_cache_init(tc_ib_ctx_t *ctx);
-/* The cache entry covering [addr, addr+len), registering it on a miss (refcounted). */
-tc_status_t tc_ib_mr_get(tc_ib_ctx_t *ctx, const void *addr, size_t len, tc_ib_mr_entry_t **e_p);
-/* Drop a reference; @p drop: release the entry at once if now unused (explicit dereg). */
-void tc_ib_mr_put(tc_ib_ctx_t *ctx, tc_ib_mr_entry_t *e, int drop);
+/* The entry covering [addr, addr+len) (refcounted): one in the array (cached, or an explicit
+ * registration), else a new registration, put in the array when the cache is on or
+ * @p explicit_reg (tc_tp_mem_reg) is set, else kept out of it and released after its use.
+ * Cache off: an explicit registration always gets a new entry of its own. */
+tc_status_t tc_ib_mr_get(tc_ib_ctx_t *ctx, const void *addr, size_t len, int explicit_reg,
+                         tc_ib_mr_entry_t **e_p);
+/* Drop a reference; @p explicit_dereg (tc_tp_mem_dereg): the entry is released at once if now
+ * unused, and with the cache off it leaves the array (later transfers no longer find it). */
+void tc_ib_mr_put(tc_ib_ctx_t *ctx, tc_ib_mr_entry_t *e, int explicit_dereg);
 void tc_ib_mr_cache_free(tc_ib_ctx_t *ctx);
 
 /* ---- ib_conn.c ---- */

@@ -1,6 +1,11 @@
 /* The memory-registration cache: page-aligned registrations in a sorted array, looked up by
- * interval (binary search), refcounted, unused ones kept up to TC_IB_REG_CACHE_MAX and released
- * least recently used first; tc_tp_ib_mem_invalidate() drops entries over freed memory. */
+ * interval (binary search), refcounted.
+ * TC_IB_REG_CACHE=1: every registration goes in the array; unused ones are kept up to
+ * TC_IB_REG_CACHE_MAX, least recently used released first; tc_tp_ib_mem_invalidate() drops
+ * entries over freed memory.
+ * TC_IB_REG_CACHE=0 (default): the array holds only explicit registrations (tc_tp_mem_reg), one
+ * entry each, from reg to dereg; a transfer inside one uses it, any other transfer registers its
+ * buffer for itself and releases it when it completes (the cache cannot see free/munmap). */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -18,9 +23,9 @@
 
 tc_status_t tc_ib_mr_cache_init(tc_ib_ctx_t *ctx)
 {
-    bool on = true;
+    bool on = false;
     int64_t max = TC_IB_REG_CACHE_MAX_DEFAULT;
-    tc_status_t st = tc_config_bool("TC_IB_REG_CACHE", true, &on);
+    tc_status_t st = tc_config_bool("TC_IB_REG_CACHE", false, &on);
     if (st == TC_OK)
         st = tc_config_int("TC_IB_REG_CACHE_MAX", TC_IB_REG_CACHE_MAX_DEFAULT, 0, 1 << 20, &max);
     if (st != TC_OK)
@@ -42,6 +47,15 @@ static size_t tc_ib_mr_upper(const tc_ib_mr_cache_t *c, uintptr_t a)
             hi = mid;
     }
     return lo;
+}
+
+/* Index of entry @p e in the array, or c->n when it is not there. */
+static size_t tc_ib_mr_find(const tc_ib_mr_cache_t *c, const tc_ib_mr_entry_t *e)
+{
+    for (size_t i = tc_ib_mr_upper(c, e->start); i-- > 0 && c->v[i]->start == e->start;)
+        if (c->v[i] == e)
+            return i;
+    return c->n;
 }
 
 static void tc_ib_mr_release(tc_ib_ctx_t *ctx, tc_ib_mr_entry_t *e)
@@ -101,22 +115,16 @@ static tc_status_t tc_ib_mr_register(tc_ib_ctx_t *ctx, uintptr_t a, uintptr_t en
     return TC_OK;
 }
 
-tc_status_t tc_ib_mr_get(tc_ib_ctx_t *ctx, const void *addr, size_t len, tc_ib_mr_entry_t **e_p)
+tc_status_t tc_ib_mr_get(tc_ib_ctx_t *ctx, const void *addr, size_t len, int explicit_reg,
+                         tc_ib_mr_entry_t **e_p)
 {
     tc_ib_mr_cache_t *c = &ctx->cache;
     uintptr_t a = (uintptr_t)addr, end = a + (len ? len : 1);
     tc_ib_mr_entry_t *ent = NULL;
-    if (!c->enabled) { /* TC_IB_REG_CACHE=0: a registration per use, released after it */
-        tc_status_t st = tc_ib_mr_register(ctx, a, end, &ent);
-        if (st != TC_OK)
-            return st;
-        ent->detached = 1;
-        c->misses++;
-        *e_p = ent;
-        return TC_OK;
-    }
-    /* Entries may overlap; any of those starting at or before a may cover the range. */
-    for (size_t i = tc_ib_mr_upper(c, a); i-- > 0;) {
+    /* Uncached, an explicit registration gets an entry of its own: it must not outlive its
+     * dereg by being shared with one covering more (whose memory may be unmapped first).
+     * Entries may overlap; any of those starting at or before a may cover the range. */
+    for (size_t i = c->enabled || !explicit_reg ? tc_ib_mr_upper(c, a) : 0; i-- > 0;) {
         if (c->v[i]->end >= end) {
             ent = c->v[i];
             if (ent->refs++ == 0)
@@ -130,6 +138,14 @@ tc_status_t tc_ib_mr_get(tc_ib_ctx_t *ctx, const void *addr, size_t len, tc_ib_m
             break; /* far below: nothing further left can cover it */
     }
     c->misses++;
+    if (!c->enabled && !explicit_reg) { /* not cached: registered for this transfer only */
+        tc_status_t st = tc_ib_mr_register(ctx, a, end, &ent);
+        if (st != TC_OK)
+            return st;
+        ent->detached = 1;
+        *e_p = ent;
+        return TC_OK;
+    }
     if (c->n == c->cap) {
         size_t ncap = c->cap ? 2 * c->cap : 32;
         tc_ib_mr_entry_t **v = realloc(c->v, ncap * sizeof(*v));
@@ -150,22 +166,32 @@ tc_status_t tc_ib_mr_get(tc_ib_ctx_t *ctx, const void *addr, size_t len, tc_ib_m
     return TC_OK;
 }
 
-void tc_ib_mr_put(tc_ib_ctx_t *ctx, tc_ib_mr_entry_t *e, int drop)
+void tc_ib_mr_put(tc_ib_ctx_t *ctx, tc_ib_mr_entry_t *e, int explicit_dereg)
 {
     tc_ib_mr_cache_t *c = &ctx->cache;
-    if (e == NULL || e->refs <= 0 || --e->refs > 0)
+    if (e == NULL || e->refs <= 0)
+        return;
+    if (explicit_dereg && !c->enabled && !e->detached) {
+        /* uncached: the user's promise about this memory ends here, so later transfers must no
+         * longer find it; one still in flight keeps it registered until it completes */
+        size_t i = tc_ib_mr_find(c, e);
+        if (i < c->n)
+            tc_ib_mr_unlink(c, i);
+        e->detached = 1;
+    }
+    if (--e->refs > 0)
         return;
     if (e->detached) {
         tc_ib_mr_release(ctx, e);
         return;
     }
     c->nunused++;
-    if (drop) {
-        for (size_t i = tc_ib_mr_upper(c, e->start); i-- > 0;)
-            if (c->v[i] == e) {
-                tc_ib_mr_release(ctx, tc_ib_mr_unlink(c, i));
-                return;
-            }
+    if (explicit_dereg) { /* the memory may be freed next: do not keep it cached */
+        size_t i = tc_ib_mr_find(c, e);
+        if (i < c->n) {
+            tc_ib_mr_release(ctx, tc_ib_mr_unlink(c, i));
+            return;
+        }
     }
     tc_ib_mr_trim(ctx);
 }

@@ -9,7 +9,7 @@ tc_status_t tc_ib_mem_reg(tc_tp_ctx_t *super, void *addr, size_t len, tc_tp_mem_
     tc_ib_mem_t *mem = calloc(1, sizeof(*mem));
     if (mem == NULL)
         return tc_error_set(TC_ERR_NO_MEMORY, "ib mem_reg: out of memory");
-    tc_status_t st = tc_ib_mr_get(ctx, addr, len, &mem->entry);
+    tc_status_t st = tc_ib_mr_get(ctx, addr, len, 1, &mem->entry);
     if (st != TC_OK) {
         free(mem);
         return st;
@@ -26,7 +26,7 @@ void tc_ib_mem_dereg(tc_tp_mem_t *super)
 {
     tc_ib_mem_t *mem = (tc_ib_mem_t *)super;
     /* an explicit deregistration hints that the memory may be freed next: do not keep the
-     * registration cached once nothing else uses it */
+     * registration once nothing else uses it */
     tc_ib_mr_put((tc_ib_ctx_t *)super->ctx, mem->entry, 1);
     free(mem);
 }

@@ -18,7 +18,9 @@
  * peer (a pending receive, a rendezvous send waiting for its FIN, ...) and has
  * seen no completion for that long sends a zero-length RDMA write, whose
  * failure fails the endpoint with TC_ERR_PEER_FAILED;
- * TC_IB_REG_CACHE (default 1; 0: register per use, deregister after it) and
+ * TC_IB_REG_CACHE (default 0: a transfer of memory not registered with
+ * tc_tp_mem_reg() registers it and deregisters it when it completes; 1: such
+ * registrations stay cached, see tc_tp_ib_mem_invalidate()) and
  * TC_IB_REG_CACHE_MAX (default 256): unused cached registrations kept, least
  * recently used released first. All are read when a context is created.
  */
@@ -89,13 +91,15 @@ tc_status_t tc_tp_ib_ctx_create_verbs(const tc_ib_verbs_t *verbs, const tc_tp_ct
  * @brief Forget cached registrations overlapping [addr, addr + len) of @p ctx, before that
  *        memory is freed or unmapped (or right after, before the range can be reused).
  *
- * The registration cache keeps buffers used by rendezvous sends/receives, put and get
- * registered after the transfer; nothing tells it when the application frees them. A range
- * freed and then mapped again at the same address would otherwise be served by the stale
- * registration (pinned pages of the old mapping) on real hardware. Dropped entries that no
- * request in flight uses are deregistered at once, the others when their last request
- * completes. Memory registered with tc_tp_mem_reg() stays valid until tc_tp_mem_dereg() (which
- * also releases its registration once unused). Not needed with TC_IB_REG_CACHE=0.
+ * With TC_IB_REG_CACHE=1 the registration cache keeps buffers used by rendezvous
+ * sends/receives, put and get registered after the transfer; nothing tells it when the
+ * application frees them. A range freed and then mapped again at the same address would
+ * otherwise be served by the stale registration (pinned pages of the old mapping) on real
+ * hardware. Dropped entries that no request in flight uses are deregistered at once, the others
+ * when their last request completes. Memory registered with tc_tp_mem_reg() stays valid until
+ * tc_tp_mem_dereg() (which also releases its registration once unused). Not needed with
+ * TC_IB_REG_CACHE=0 (the default), where only tc_tp_mem_reg() registrations outlive a transfer,
+ * and those end at tc_tp_mem_dereg().
  *
  * @return TC_OK (also when nothing overlaps or @p len is 0); TC_ERR_INVALID_ARG when @p ctx is
  *         NULL or not an "ib" context, or the range wraps.
