@@ -45,12 +45,6 @@
 /* Sampled mode: peers built per sampled rank, at most. */
 #define TC_V_MAX_PEERS 16u
 
-/* A communication entry of one rank, sorted by (peer, direction, step). */
-typedef struct tc_vcomm {
-    int32_t peer;
-    uint32_t dir; /* 0: send, 1: receive */
-    uint32_t step;
-} tc_vcomm_t;
 
 typedef struct tc_vrank {
     int rank;
@@ -298,7 +292,7 @@ static tc_status_t tc_v_check_steps(const tc_verify_t *v, int r)
 
 /* ---- 2. matching ----------------------------------------------------------- */
 
-static int tc_v_comm_cmp(const void *pa, const void *pb)
+int tc_v_comm_cmp(const void *pa, const void *pb)
 {
     const tc_vcomm_t *a = pa, *b = pb;
 
@@ -311,7 +305,6 @@ static int tc_v_comm_cmp(const void *pa, const void *pb)
     return a->step < b->step ? -1 : (a->step > b->step);
 }
 
-/* First index of (peer, dir) in a sorted array, and the length of that group. */
 /* First index of (peer, dir) in a sorted array, and the length of that group. */
 static size_t tc_v_group(const tc_vcomm_t *c, size_t n, int32_t peer, uint32_t dir, size_t *len_p)
 {
@@ -436,25 +429,30 @@ typedef struct tc_vrace {
     size_t npool, cappool;
 } tc_vrace_t;
 
-static int tc_v_u64_cmp(const void *pa, const void *pb)
+int tc_v_u64_cmp(const void *pa, const void *pb)
 {
     uint64_t a = *(const uint64_t *)pa, b = *(const uint64_t *)pb;
     return a < b ? -1 : a > b;
 }
 
-static size_t tc_v_cut_find(const uint64_t *cut, size_t n, uint64_t x)
+size_t tc_v_lower_bound(const uint64_t *v, size_t n, uint64_t x)
 {
     size_t lo = 0, hi = n;
 
     while (lo < hi) {
         size_t mid = lo + (hi - lo) / 2;
-        if (cut[mid] < x) {
+        if (v[mid] < x) {
             lo = mid + 1;
         } else {
             hi = mid;
         }
     }
     return lo;
+}
+
+size_t tc_v_upper_bound(const uint64_t *v, size_t n, uint64_t x)
+{
+    return x == UINT64_MAX ? n : tc_v_lower_bound(v, n, x + 1);
 }
 
 int tc_v_reaches(const tc_sched_t *s, uint32_t a, uint32_t b, uint32_t *stamp,
@@ -518,8 +516,8 @@ static tc_status_t tc_v_access(tc_verify_t *v, tc_vrace_t *rc, int r, uint32_t j
     if (count == 0) {
         return TC_OK;
     }
-    e0 = tc_v_cut_find(rc->cut[b], rc->ncut[b], off);
-    e1 = tc_v_cut_find(rc->cut[b], rc->ncut[b], off + count);
+    e0 = tc_v_lower_bound(rc->cut[b], rc->ncut[b], off);
+    e1 = tc_v_lower_bound(rc->cut[b], rc->ncut[b], off + count);
     for (e = e0; e < e1; e++) {
         tc_vacc_t *a = &rc->acc[b][e];
         uint64_t lo = rc->cut[b][e], hi = rc->cut[b][e + 1];

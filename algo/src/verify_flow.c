@@ -63,18 +63,13 @@
 #define TC_F_CACHE_STEPS (1ull << 24) /* about 1.3 GB at most */
 #define TC_F_SYM_RANDOM 16            /* random ranks checked for symmetry */
 
-typedef struct tc_fcomm {
-    int32_t peer;
-    uint32_t dir; /* 0 send, 1 receive */
-    uint32_t step;
-} tc_fcomm_t;
 
 typedef struct tc_frank {
     int rank;
     tc_sched_t sched;
     tc_algo_layout_t lay;
     uint64_t size[3];
-    tc_fcomm_t *comm; /* sorted by (peer, dir, step) */
+    tc_vcomm_t *comm; /* sorted by (peer, dir, step) */
     size_t ncomm;
     uint32_t *ordinal; /* per step: its message number with its peer, per direction */
     /* writers per elementary interval of each buffer: [cut[e], cut[e+1]) is
@@ -206,41 +201,6 @@ static void tc_f_push_front(tc_flow_t *f, tc_frank_t *fr)
     }
 }
 
-static int tc_f_comm_cmp(const void *pa, const void *pb)
-{
-    const tc_fcomm_t *a = pa, *b = pb;
-
-    if (a->peer != b->peer) {
-        return a->peer < b->peer ? -1 : 1;
-    }
-    if (a->dir != b->dir) {
-        return a->dir < b->dir ? -1 : 1;
-    }
-    return a->step < b->step ? -1 : (a->step > b->step);
-}
-
-static int tc_f_u64_cmp(const void *pa, const void *pb)
-{
-    uint64_t a = *(const uint64_t *)pa, b = *(const uint64_t *)pb;
-    return a < b ? -1 : a > b;
-}
-
-/* Upper bound: first index with cut[k] > x. */
-static size_t tc_f_upper(const uint64_t *cut, size_t n, uint64_t x)
-{
-    size_t lo = 0, hi = n;
-
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        if (cut[mid] <= x) {
-            lo = mid + 1;
-        } else {
-            hi = mid;
-        }
-    }
-    return lo;
-}
-
 /* Every step well formed (the checks of verify.c, with a shorter detail). */
 static tc_status_t tc_f_check_steps(const tc_flow_t *f, const tc_frank_t *fr)
 {
@@ -312,7 +272,7 @@ static tc_status_t tc_f_index_writes(const tc_flow_t *f, tc_frank_t *fr, unsigne
             fr->cut[b][n++] = st->dst_off + st->count;
         }
     }
-    qsort(fr->cut[b], n, sizeof(uint64_t), tc_f_u64_cmp);
+    qsort(fr->cut[b], n, sizeof(uint64_t), tc_v_u64_cmp);
     for (k = 0, fr->ncut[b] = 0; k < n; k++) {
         if (fr->ncut[b] == 0 || fr->cut[b][fr->ncut[b] - 1] != fr->cut[b][k]) {
             fr->cut[b][fr->ncut[b]++] = fr->cut[b][k];
@@ -328,8 +288,8 @@ static tc_status_t tc_f_index_writes(const tc_flow_t *f, tc_frank_t *fr, unsigne
     for (i = 0; i < s->nsteps; i++) {
         const tc_step_t *st = &s->steps[i];
         if (st->kind != TC_STEP_SEND && st->count > 0 && tc_f_resolve(f, st->dst_buf) == b) {
-            size_t e0 = tc_f_upper(fr->cut[b], fr->ncut[b], st->dst_off) - 1;
-            size_t e1 = tc_f_upper(fr->cut[b], fr->ncut[b], st->dst_off + st->count - 1);
+            size_t e0 = tc_v_upper_bound(fr->cut[b], fr->ncut[b], st->dst_off) - 1;
+            size_t e1 = tc_v_upper_bound(fr->cut[b], fr->ncut[b], st->dst_off + st->count - 1);
             total += e1 - e0;
             for (k = e0; k < e1 && total <= 8ull * s->nsteps + (1u << 20); k++) {
                 fr->wstart[b][k + 1]++;
@@ -355,8 +315,8 @@ static tc_status_t tc_f_index_writes(const tc_flow_t *f, tc_frank_t *fr, unsigne
     for (i = 0; i < s->nsteps; i++) {
         const tc_step_t *st = &s->steps[i];
         if (st->kind != TC_STEP_SEND && st->count > 0 && tc_f_resolve(f, st->dst_buf) == b) {
-            size_t e0 = tc_f_upper(fr->cut[b], fr->ncut[b], st->dst_off) - 1;
-            size_t e1 = tc_f_upper(fr->cut[b], fr->ncut[b], st->dst_off + st->count - 1);
+            size_t e0 = tc_v_upper_bound(fr->cut[b], fr->ncut[b], st->dst_off) - 1;
+            size_t e1 = tc_v_upper_bound(fr->cut[b], fr->ncut[b], st->dst_off + st->count - 1);
             for (k = e0; k < e1; k++) {
                 fr->wlist[b][fill[k]++] = i;
             }
@@ -414,11 +374,11 @@ static tc_status_t tc_f_build(tc_flow_t *f, int r, tc_frank_t **out)
     }
     for (i = 0; i < s->nsteps; i++) {
         if (tc_f_is_comm(s->steps[i].kind)) {
-            fr->comm[fr->ncomm++] = (tc_fcomm_t){s->steps[i].peer,
+            fr->comm[fr->ncomm++] = (tc_vcomm_t){s->steps[i].peer,
                                                  s->steps[i].kind == TC_STEP_SEND ? 0u : 1u, i};
         }
     }
-    qsort(fr->comm, fr->ncomm, sizeof(*fr->comm), tc_f_comm_cmp);
+    qsort(fr->comm, fr->ncomm, sizeof(*fr->comm), tc_v_comm_cmp);
     for (k = 0; k < fr->ncomm; k++) {
         if (k == 0 || fr->comm[k - 1].peer != fr->comm[k].peer ||
             fr->comm[k - 1].dir != fr->comm[k].dir) {
@@ -568,7 +528,7 @@ static tc_status_t tc_f_writer(tc_flow_t *f, const tc_frank_t *fr, unsigned b, u
             return tc_f_race(f, fr, w, before, b, y);
         }
     } else {
-        size_t e = tc_f_upper(fr->cut[b], fr->ncut[b], y) - 1;
+        size_t e = tc_v_upper_bound(fr->cut[b], fr->ncut[b], y) - 1;
         const uint32_t *l = fr->wlist[b] + fr->wstart[b][e];
         uint32_t n = fr->wstart[b][e + 1] - fr->wstart[b][e], lo = 0, hi = n;
 

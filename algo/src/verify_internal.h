@@ -138,4 +138,20 @@ int tc_vsym_match(const tc_vsym_t *s, const tc_sched_t *t, const tc_sched_t *x, 
 int tc_v_reaches(const tc_sched_t *s, uint32_t a, uint32_t b, uint32_t *stamp,
                  uint32_t *stamp_gen, uint32_t stamp_cap, uint32_t *stack);
 
+/* A communication step of one rank, sorted by (peer, direction, step): how
+ * the verifier and the flow trace match sends with receives. */
+typedef struct tc_vcomm {
+    int32_t peer;
+    uint32_t dir; /* 0: send, 1: receive */
+    uint32_t step;
+} tc_vcomm_t;
+
+/* qsort comparators: tc_vcomm_t by (peer, dir, step); uint64_t. */
+int tc_v_comm_cmp(const void *pa, const void *pb);
+int tc_v_u64_cmp(const void *pa, const void *pb);
+
+/* In sorted v[0, n): the first index with v[k] >= x (lower) or > x (upper). */
+size_t tc_v_lower_bound(const uint64_t *v, size_t n, uint64_t x);
+size_t tc_v_upper_bound(const uint64_t *v, size_t n, uint64_t x);
+
 #endif /* TCOMMS_ALGO_SRC_VERIFY_INTERNAL_H */
