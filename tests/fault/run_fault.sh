@@ -35,6 +35,7 @@ one() {
     shift 6
     local dir=$log/$name.$seed
     mkdir -p "$dir"
+    : >"$dir/out" # exists before the stop cases look at it
     env TC_FT_DIR="$dir" TC_FR_DIR="$dir" "$@" timeout -k 5 90 \
         "$tcrun" --keep-going --timeout 60 -n "$n" "$ft" "$mode" "$victim" "$seed" \
         >"$dir/out" 2>&1 &
