@@ -110,19 +110,29 @@ static tc_status_t msg_check(const tc_rt_agree_t *a, const uint8_t *m, int q, ui
     return TC_OK;
 }
 
+/* Peer @p q's message of the round, its kind (MSG_NONE: none came) and id. */
+static tc_status_t msg_read(const tc_rt_agree_t *a, const uint8_t *theirs, int q,
+                            const uint8_t **m_p, uint32_t *kind_p, uint32_t *id_p)
+{
+    const uint8_t *m = theirs + (size_t)q * a->msg_len;
+    tc_status_t st = msg_check(a, m, q, kind_p);
+    memcpy(id_p, m + 8, 4);
+    *m_p = m;
+    return st;
+}
+
 /* The last round: only DECIDE messages are compared (SETs come from ranks
  * still deciding, which adopt this rank's DECIDE). */
 static tc_status_t end_last(tc_rt_agree_t *a, const uint8_t *theirs)
 {
     for (int q = 0; q < a->size; q++) {
-        const uint8_t *m = theirs + (size_t)q * a->msg_len;
+        const uint8_t *m;
         uint32_t kind, id;
         tc_status_t st;
         if (!a->to[q])
             continue;
-        if ((st = msg_check(a, m, q, &kind)) != TC_OK)
+        if ((st = msg_read(a, theirs, q, &m, &kind, &id)) != TC_OK)
             return st;
-        memcpy(&id, m + 8, 4);
         if (kind == MSG_DECIDE && (id != a->next_id || !same_set(m + MSG_HDR, a->decided, a->size)))
             return tc_error_set(TC_ERR_INTERNAL,
                                 "rank %d decided a different set from this rank's in round %u", q,
@@ -139,19 +149,18 @@ tc_status_t tc_rt_agree_end(tc_rt_agree_t *a, const uint8_t *theirs)
     int n = a->size, same = 1;
     uint32_t round_id = a->next_id;
     for (int q = 0; q < n; q++) {
-        const uint8_t *m = theirs + (size_t)q * a->msg_len;
+        const uint8_t *m;
         uint32_t kind, id;
         tc_status_t st;
         if (!a->to[q])
             continue;
-        if ((st = msg_check(a, m, q, &kind)) != TC_OK)
+        if ((st = msg_read(a, theirs, q, &m, &kind, &id)) != TC_OK)
             return st;
         if (kind == MSG_NONE) { /* lost in the round */
             a->dead[q] = 1;
             same = 0;
             continue;
         }
-        memcpy(&id, m + 8, 4);
         if (kind == MSG_DECIDE) {
             a->got_decide[q] = 1;
             if (a->adopted_from < 0) {

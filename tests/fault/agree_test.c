@@ -17,17 +17,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ft_fail.h"
 #include "tcomms/tcomms.h"
 
 static int rank = -1, fails;
-
-#define FAIL(...)                                                                                  \
-    do {                                                                                           \
-        printf("rank %d: FAIL: ", rank);                                                           \
-        printf(__VA_ARGS__);                                                                       \
-        printf("\n");                                                                              \
-        fails++;                                                                                   \
-    } while (0)
 
 int main(int argc, char **argv)
 {

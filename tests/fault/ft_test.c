@@ -40,18 +40,11 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "ft_fail.h"
 #include "tcomms/tcomms.h"
 
 static int fails;
 static int rank = -1;
-
-#define FAIL(...)                                                                                  \
-    do {                                                                                           \
-        printf("rank %d: FAIL: ", rank);                                                           \
-        printf(__VA_ARGS__);                                                                       \
-        printf("\n");                                                                              \
-        fails++;                                                                                   \
-    } while (0)
 
 static double now_ms(void)
 {
@@ -289,8 +282,8 @@ int main(int argc, char **argv)
         snprintf(n1, sizeof(n1), "rank %d ", victim);
         snprintf(n2, sizeof(n2), "rank %d ", second);
         if (!strstr(tc_last_error(), n1) && !strstr(tc_last_error(), n2))
-            FAIL("after the victims died: the error names neither %d nor %d: %s", victim,
-                 second, tc_last_error());
+            FAIL("after the victims died: the error names neither %d nor %d: %s", victim, second,
+                 tc_last_error());
     } else if (strncmp(mode, "kill", 4) == 0) {
         check_failure(st, TC_ERR_PEER_FAILED, victim, "after the victim died");
     }
@@ -302,7 +295,8 @@ int main(int argc, char **argv)
         tc_comm_failed_ranks(comm, failed, 8, &nf);
         int named = 0;
         for (int i = 0; i < nf && i < 8; i++)
-            named |= failed[i] == victim || (strcmp(mode, "kill-shrink") == 0 && failed[i] == second);
+            named |=
+                failed[i] == victim || (strcmp(mode, "kill-shrink") == 0 && failed[i] == second);
         if (!named)
             FAIL("tc_comm_failed_ranks (%d ranks) does not hold %d", nf, victim);
         int dead[2] = {victim, second}, ndead = 1;

@@ -218,33 +218,33 @@ static void report(const char *what)
     scenarios = decided_with_dead = 0;
 }
 
-static void test_three_ranks_two_crashes(void **state)
+/* Every rank dead before the start (or none), known to every subset of the
+ * others, then @p crashes crashes during the agreement (@p crashes_none when
+ * nobody is dead before). */
+static void enumerate(int n, int crashes, int crashes_none)
 {
-    (void)state;
-    for (int pre = -1; pre < 3; pre++)
-        for (unsigned knows = 0; knows < 8; knows++) {
+    for (int pre = -1; pre < n; pre++)
+        for (unsigned knows = 0; knows < (1u << n); knows++) {
             if (pre < 0 && knows)
                 break;
             if (pre >= 0 && (knows >> pre & 1))
                 continue;
-            scenario_t s = {.n = 3, .predead = pre, .knows = knows};
-            enumerate_crashes(&s, pre < 0 ? 2 : 1, 0);
+            scenario_t s = {.n = n, .predead = pre, .knows = knows};
+            enumerate_crashes(&s, pre < 0 ? crashes_none : crashes, 0);
         }
+}
+
+static void test_three_ranks_two_crashes(void **state)
+{
+    (void)state;
+    enumerate(3, 1, 2);
     report("3 ranks");
 }
 
 static void test_four_ranks_one_crash(void **state)
 {
     (void)state;
-    for (int pre = -1; pre < 4; pre++)
-        for (unsigned knows = 0; knows < 16; knows++) {
-            if (pre < 0 && knows)
-                break;
-            if (pre >= 0 && (knows >> pre & 1))
-                continue;
-            scenario_t s = {.n = 4, .predead = pre, .knows = knows};
-            enumerate_crashes(&s, 1, 0);
-        }
+    enumerate(4, 1, 1);
     report("4 ranks, one crash");
 }
 
