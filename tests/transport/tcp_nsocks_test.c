@@ -3,9 +3,8 @@
  * (configuration, hints, the connecting side's choice), data sockets refused, chunks from a
  * hostile peer, and a data socket cut in the middle of a transfer.
  *
- * Raw-socket tests spell the wire format out here, independently of the backend's sources. */
-#include <arpa/inet.h>
-#include <errno.h>
+ * Raw-socket tests use the wire format spelled out in tcp_util.h, independently of the
+ * backend's sources. */
 #include <linux/tcp.h>
 #include <netinet/in.h>
 #include <setjmp.h>
@@ -24,11 +23,9 @@
 #include "tcomms/base/time.h"
 #include "tcomms/transport/tcp.h"
 #include "tcomms/transport/transport.h"
+#include "tcp_util.h"
 #include "tp_util.h"
 
-#define WAIT_MS 30000
-#define GUARD 64
-#define GUARD_BYTE 0xA5
 #define THR (256u << 10) /* the default striping threshold (TC_SOCKET_STRIPE_MIN) */
 
 /* ---- helpers ---- */
@@ -42,55 +39,23 @@ static void set_nsocks(int n)
 
 static void pair_open_n(tp_pair_t *p, int n0, int n1)
 {
-    unsigned char addr[2][64];
+    unsigned char addr[2][TP_ADDR_MAX];
     size_t len[2];
     set_nsocks(n0);
-    p->ctx[0] = tp_ctx_new(0, "stripes");
+    p->ctx[0] = tcp_ctx_new(0, "stripes");
     set_nsocks(n1);
-    p->ctx[1] = tp_ctx_new(1, "stripes");
+    p->ctx[1] = tcp_ctx_new(1, "stripes");
     unsetenv("TC_SOCKET_NSOCKS");
     for (int i = 0; i < 2; i++)
         len[i] = tp_addr(p->ctx[i], addr[i]);
-    for (int i = 0; i < 2; i++)
-        assert_int_equal(
-            tc_tp_ep_connect(p->ctx[i], (uint64_t)(1 - i), addr[1 - i], len[1 - i], &p->ep[i]),
-            TC_OK);
-}
-
-static unsigned char *guarded_alloc(size_t cap)
-{
-    unsigned char *raw = malloc(cap + 2 * GUARD);
-    assert_non_null(raw);
-    memset(raw, GUARD_BYTE, cap + 2 * GUARD);
-    return raw + GUARD;
-}
-
-static void guarded_check_free(unsigned char *buf, size_t cap)
-{
-    unsigned char *raw = buf - GUARD;
-    for (size_t i = 0; i < GUARD; i++) {
-        assert_int_equal(raw[i], GUARD_BYTE);
-        assert_int_equal(buf[cap + i], GUARD_BYTE);
-    }
-    free(raw);
-}
-
-/* The IPv4 address a context listens on (from its packed address). */
-static struct sockaddr_in listen_addr(tc_tp_ctx_t *ctx)
-{
-    unsigned char addr[64];
-    tp_addr(ctx, addr);
-    struct sockaddr_in sa = {.sin_family = AF_INET};
-    memcpy(&sa.sin_port, addr + 2, 2);
-    memcpy(&sa.sin_addr.s_addr, addr + 4, 4);
-    return sa;
+    tp_pair_connect(p, addr, len);
 }
 
 /* Sockets of this process that @p ctx accepted (local address = its listening one, with a
  * peer), in ascending fd order; returns how many. */
 static int accepted_fds(tc_tp_ctx_t *ctx, int *fds, int max)
 {
-    struct sockaddr_in want = listen_addr(ctx);
+    struct sockaddr_in want = tcp_listen_addr(ctx);
     int n = 0;
     for (int fd = 0; fd < 4096 && n < max; fd++) {
         struct sockaddr_in sa, peer;
@@ -118,6 +83,16 @@ static int wait_accepted(tp_pair_t *p, int want)
     return n;
 }
 
+/* pair_open_n(@p n, @p n), then up: @p len bytes of pattern @p seed (left in @p tiny) went
+ * 0 -> 1 and every data socket was accepted. */
+static void pair_open_up(tp_pair_t *p, int n, unsigned char *tiny, size_t len, uint64_t seed)
+{
+    pair_open_n(p, n, n);
+    tp_fill(tiny, len, seed);
+    tp_transfer(p, 0, 1, tiny, len, seed, 1);
+    assert_int_equal(wait_accepted(p, n), n); /* every data socket is up */
+}
+
 static uint64_t bytes_received(int fd)
 {
     struct tcp_info ti;
@@ -125,28 +100,6 @@ static uint64_t bytes_received(int fd)
     memset(&ti, 0, sizeof(ti));
     assert_int_equal(getsockopt(fd, IPPROTO_TCP, TCP_INFO, &ti, &len), 0);
     return ti.tcpi_bytes_received;
-}
-
-/* Send @p len bytes of @p src (pattern @p seed) from side @p from and check them. */
-static void transfer(tp_pair_t *p, int from, uint64_t tag, const unsigned char *src, size_t len,
-                     uint64_t seed, int recv_first)
-{
-    int to = 1 - from;
-    unsigned char *dst = guarded_alloc(len);
-    tc_tp_req_t s = TC_TP_REQ_INIT, r = TC_TP_REQ_INIT;
-    if (recv_first)
-        assert_int_equal(tc_tp_recv(p->ep[to], tag, dst, len, &r), TC_OK);
-    assert_int_equal(tc_tp_send(p->ep[from], tag, src, len, &s), TC_OK);
-    if (!recv_first) {
-        assert_int_equal(tp_wait_req(p->ctx, 2, &s, WAIT_MS), TC_OK); /* buffered unexpected */
-        assert_int_equal(tc_tp_recv(p->ep[to], tag, dst, len, &r), TC_OK);
-    }
-    assert_int_equal(tp_wait_req(p->ctx, 2, &r, WAIT_MS), TC_OK);
-    assert_int_equal(tp_wait_req(p->ctx, 2, &s, WAIT_MS), TC_OK);
-    assert_int_equal(r.bytes, len);
-    assert_int_equal(s.bytes, len);
-    assert_int_equal(tp_check(dst, len, seed), len);
-    guarded_check_free(dst, len);
 }
 
 /* ---- configuration ---- */
@@ -190,7 +143,7 @@ static void test_bad_config(void **state)
     const char *good[] = {"1", "16"};
     for (size_t i = 0; i < 2; i++) {
         setenv("TC_SOCKET_NSOCKS", good[i], 1);
-        tc_tp_ctx_t *ctx = tp_ctx_new(0, NULL);
+        tc_tp_ctx_t *ctx = tcp_ctx_new(0, NULL);
         tc_tp_ctx_destroy(ctx);
     }
     unsetenv("TC_SOCKET_NSOCKS");
@@ -209,18 +162,15 @@ static void test_sizes(void **state)
     for (size_t c = 0; c < sizeof(counts) / sizeof(counts[0]); c++) {
         int n = counts[c];
         tp_pair_t p;
-        pair_open_n(&p, n, n);
-        tp_fill(src, 16, 1);
-        transfer(&p, 0, 1, src, 16, 1, 1);
-        assert_int_equal(wait_accepted(&p, n), n); /* every data socket is up */
+        pair_open_up(&p, n, src, 16, 1);
         for (size_t i = 0; i < nsizes; i++) {
             size_t len = sizes[i];
             for (int from = 0; from < 2; from++) {
                 uint64_t seed = 1000 * (uint64_t)n + 10 * i + (uint64_t)from;
                 tp_fill(src, len, seed);
-                transfer(&p, from, 100 + i, src, len, seed, 1);
+                tp_transfer(&p, from, 100 + i, src, len, seed, 1);
                 if (len <= (3u << 20) + 7) /* unexpected (buffered) as well */
-                    transfer(&p, from, 200 + i, src, len, seed, 0);
+                    tp_transfer(&p, from, 200 + i, src, len, seed, 0);
             }
         }
         /* the 64 MiB messages went over every socket: each received far more than a chunk */
@@ -243,58 +193,12 @@ static void test_many_in_flight(void **state)
     (void)state;
     tp_pair_t p;
     pair_open_n(&p, 4, 4);
-    static tc_tp_req_t sreq[2][NMSG], rreq[2][NMSG];
-    static unsigned char *sbuf[2][NMSG], *rbuf[2][NMSG];
     size_t len[NMSG];
-    uint64_t tag[NMSG];
-    int seq_of[NMSG];
-    int count[3] = {0, 0, 0};
-    for (int i = 0; i < NMSG; i++) {
-        tag[i] = (uint64_t)((i * 7 + i / 5) % 3);
-        seq_of[i] = count[tag[i]]++;
-        /* every third one striped (around and well above the threshold), the rest small */
+    /* every third one striped (around and well above the threshold), the rest small */
+    for (int i = 0; i < NMSG; i++)
         len[i] = i % 3 == 0 ? THR + (size_t)((i * 104729) % (3u << 20)) - (i % 2 ? 1 : 0)
                             : (size_t)((i * 131) % 3000);
-    }
-    for (int d = 0; d < 2; d++) {
-        for (int i = 0; i < NMSG; i++) {
-            sbuf[d][i] = malloc(len[i] + 1);
-            rbuf[d][i] = guarded_alloc(len[i]);
-            tp_fill(sbuf[d][i], len[i], (uint64_t)(d * 100000 + tag[i] * 1000 + seq_of[i]));
-            tc_tp_req_t init = TC_TP_REQ_INIT;
-            sreq[d][i] = rreq[d][i] = init;
-        }
-    }
-    /* the first half of the receives posted before any send, in a tag-permuted order */
-    for (int d = 0; d < 2; d++)
-        for (int t = 2; t >= 0; t--)
-            for (int i = 0; i < NMSG / 2; i++)
-                if (tag[i] == (uint64_t)t)
-                    assert_int_equal(
-                        tc_tp_recv(p.ep[1 - d], tag[i], rbuf[d][i], len[i], &rreq[d][i]), TC_OK);
-    for (int i = 0; i < NMSG; i++)
-        for (int d = 0; d < 2; d++)
-            assert_int_equal(tc_tp_send(p.ep[d], tag[i], sbuf[d][i], len[i], &sreq[d][i]), TC_OK);
-    tp_spin(p.ctx, 2, 30);
-    /* the second half: some buffered whole, some still arriving, claimed in another order */
-    for (int d = 0; d < 2; d++)
-        for (int t = 1; t < 4; t++)
-            for (int i = NMSG / 2; i < NMSG; i++)
-                if (tag[i] == (uint64_t)(t % 3))
-                    assert_int_equal(
-                        tc_tp_recv(p.ep[1 - d], tag[i], rbuf[d][i], len[i], &rreq[d][i]), TC_OK);
-    for (int d = 0; d < 2; d++) {
-        for (int i = 0; i < NMSG; i++) {
-            assert_int_equal(tp_wait_req(p.ctx, 2, &rreq[d][i], WAIT_MS), TC_OK);
-            assert_int_equal(tp_wait_req(p.ctx, 2, &sreq[d][i], WAIT_MS), TC_OK);
-            assert_int_equal(rreq[d][i].bytes, len[i]);
-            assert_int_equal(
-                tp_check(rbuf[d][i], len[i], (uint64_t)(d * 100000 + tag[i] * 1000 + seq_of[i])),
-                len[i]);
-            guarded_check_free(rbuf[d][i], len[i]);
-            free(sbuf[d][i]);
-        }
-    }
+    tp_many_in_flight(&p, NMSG, len, 30);
     tp_pair_close(&p);
 }
 
@@ -305,13 +209,13 @@ static void truncate_case(tp_pair_t *p, size_t len, size_t cap, int mode)
 {
     unsigned char *src = malloc(len > THR + 5 ? len : THR + 5);
     tp_fill(src, len, len + cap);
-    unsigned char *dst = guarded_alloc(cap);
+    unsigned char *dst = tp_guarded_alloc(cap);
     tc_tp_req_t s = TC_TP_REQ_INIT, r = TC_TP_REQ_INIT;
     if (mode == 0)
         assert_int_equal(tc_tp_recv(p->ep[1], 11, dst, cap, &r), TC_OK);
     assert_int_equal(tc_tp_send(p->ep[0], 11, src, len, &s), TC_OK);
     if (mode == 1)
-        assert_int_equal(tp_wait_req(p->ctx, 2, &s, WAIT_MS), TC_OK);
+        assert_int_equal(tp_wait_req(p->ctx, 2, &s, TP_WAIT_MS), TC_OK);
     if (mode == 2)
         for (int k = 0; k < 3; k++) {
             tc_tp_progress(p->ctx[0]);
@@ -319,14 +223,14 @@ static void truncate_case(tp_pair_t *p, size_t len, size_t cap, int mode)
         }
     if (mode != 0)
         assert_int_equal(tc_tp_recv(p->ep[1], 11, dst, cap, &r), TC_OK);
-    assert_int_equal(tp_wait_req(p->ctx, 2, &r, WAIT_MS), TC_ERR_TRUNCATED);
-    assert_int_equal(tp_wait_req(p->ctx, 2, &s, WAIT_MS), TC_OK);
+    assert_int_equal(tp_wait_req(p->ctx, 2, &r, TP_WAIT_MS), TC_ERR_TRUNCATED);
+    assert_int_equal(tp_wait_req(p->ctx, 2, &s, TP_WAIT_MS), TC_OK);
     assert_int_equal(r.bytes, cap);
     assert_int_equal(tp_check(dst, cap, len + cap), cap);
-    guarded_check_free(dst, cap);
+    tp_guarded_check_free(dst, cap);
     /* the next message on the same tag is whole: the rest was consumed */
     tp_fill(src, THR + 5, 77);
-    transfer(p, 0, 11, src, THR + 5, 77, mode == 0);
+    tp_transfer(p, 0, 11, src, THR + 5, 77, mode == 0);
     free(src);
 }
 
@@ -352,11 +256,8 @@ static void test_cancel(void **state)
 {
     (void)state;
     tp_pair_t p;
-    pair_open_n(&p, 4, 4);
     unsigned char tiny[16];
-    tp_fill(tiny, sizeof(tiny), 3);
-    transfer(&p, 0, 1, tiny, sizeof(tiny), 3, 1);
-    assert_int_equal(wait_accepted(&p, 4), 4);
+    pair_open_up(&p, 4, tiny, sizeof(tiny), 3);
     size_t len = 64u << 20;
     unsigned char *big = malloc(len), *copy = malloc(len), *dst = malloc(len);
     tp_fill(big, len, 5);
@@ -372,7 +273,7 @@ static void test_cancel(void **state)
     assert_int_equal(s1.status, TC_ERR_ABORTED);
     memset(big, 0x5a, len); /* no longer read */
     assert_int_equal(tc_tp_recv(p.ep[1], 1, dst, len, &r1), TC_OK);
-    assert_int_equal(tp_wait_req(p.ctx, 2, &r1, WAIT_MS), TC_OK);
+    assert_int_equal(tp_wait_req(p.ctx, 2, &r1, TP_WAIT_MS), TC_OK);
     assert_int_equal(r1.bytes, len);
     assert_int_equal(tp_check(dst, len, 5), len);
     memcpy(big, copy, len);
@@ -389,7 +290,7 @@ static void test_cancel(void **state)
     assert_int_equal(r2.status, TC_ERR_ABORTED);
     assert_int_equal(p.ep[1]->ops->cancel(p.ep[1], &r2), TC_ERR_INVALID_STATE);
     memset(dst, 0xee, len);
-    assert_int_equal(tp_wait_req(p.ctx, 2, &s2, WAIT_MS), TC_OK);
+    assert_int_equal(tp_wait_req(p.ctx, 2, &s2, TP_WAIT_MS), TC_OK);
     tp_spin(p.ctx, 2, 50);
     for (size_t i = 0; i < len; i += 4093)
         assert_int_equal(dst[i], 0xee);
@@ -400,21 +301,14 @@ static void test_cancel(void **state)
     tc_tp_progress(p.ctx[0]);
     tc_tp_progress(p.ctx[1]);
     assert_int_equal(tc_tp_recv(p.ep[1], 3, dst, len, &r3), TC_OK);
-    if (r3.status == TC_INPROGRESS) {
-        assert_int_equal(p.ep[1]->ops->cancel(p.ep[1], &r3), TC_OK);
-        assert_int_equal(r3.status, TC_ERR_ABORTED);
-        memset(dst, 0xee, len);
-        assert_int_equal(tp_wait_req(p.ctx, 2, &s3, WAIT_MS), TC_OK);
-        tp_spin(p.ctx, 2, 50);
-        for (size_t i = 0; i < len; i += 4093)
-            assert_int_equal(dst[i], 0xee);
-    } else {
+    if (r3.status == TC_INPROGRESS)
+        tp_cancel_filling(&p, &r3, &s3, dst, len, TP_WAIT_MS, 50, 4093);
+    else
         assert_int_equal(r3.status, TC_OK);
-    }
 
     /* the stream is intact: a striped and a small message arrive whole */
-    transfer(&p, 0, 4, big, len, 5, 1);
-    transfer(&p, 1, 5, tiny, sizeof(tiny), 3, 1);
+    tp_transfer(&p, 0, 4, big, len, 5, 1);
+    tp_transfer(&p, 1, 5, tiny, sizeof(tiny), 3, 1);
     free(big);
     free(copy);
     free(dst);
@@ -432,41 +326,25 @@ static void test_count_agreement(void **state)
         pair_open_n(&p, cases[c][0], cases[c][1]); /* id 0 connects */
         unsigned char *src = malloc(3u << 20);
         tp_fill(src, 3u << 20, c);
-        transfer(&p, 0, 1, src, 3u << 20, c, 1);
-        transfer(&p, 1, 1, src, 3u << 20, c, 1);
+        tp_transfer(&p, 0, 1, src, 3u << 20, c, 1);
+        tp_transfer(&p, 1, 1, src, 3u << 20, c, 1);
         assert_int_equal(wait_accepted(&p, cases[c][2]), cases[c][2]);
         tp_spin(p.ctx, 2, 30);
         int fds[32];
         assert_int_equal(accepted_fds(p.ctx[1], fds, 32), cases[c][2]);
-        transfer(&p, 1, 2, src, 3u << 20, c, 0);
+        tp_transfer(&p, 1, 2, src, 3u << 20, c, 0);
         free(src);
         tp_pair_close(&p);
     }
 
     /* tcp_nsocks=3 in the hints beats TC_SOCKET_NSOCKS=5 */
     setenv("TC_SOCKET_NSOCKS", "5", 1);
-    tc_hints_t hints;
-    tc_hints_init(&hints);
-    assert_int_equal(tc_hints_parse(&hints, "tcp_nsocks=3"), TC_OK);
     tp_pair_t p;
-    unsigned char addr[2][64];
-    size_t alen[2];
-    for (int i = 0; i < 2; i++) {
-        tc_tp_ctx_params_t params = TC_TP_CTX_PARAMS_INIT;
-        params.self_id = (uint64_t)i;
-        params.hints = &hints;
-        assert_int_equal(tc_tp_ctx_create(&tc_tp_tcp_ops, &params, &p.ctx[i]), TC_OK);
-        alen[i] = tp_addr(p.ctx[i], addr[i]);
-    }
+    tp_pair_open(&p, &tc_tp_tcp_ops, NULL, "tcp_nsocks=3");
     unsetenv("TC_SOCKET_NSOCKS");
-    tc_hints_free(&hints);
-    for (int i = 0; i < 2; i++)
-        assert_int_equal(
-            tc_tp_ep_connect(p.ctx[i], (uint64_t)(1 - i), addr[1 - i], alen[1 - i], &p.ep[i]),
-            TC_OK);
     unsigned char tiny[8];
     tp_fill(tiny, sizeof(tiny), 9);
-    transfer(&p, 0, 1, tiny, sizeof(tiny), 9, 1);
+    tp_transfer(&p, 0, 1, tiny, sizeof(tiny), 9, 1);
     assert_int_equal(wait_accepted(&p, 3), 3);
     tp_pair_close(&p);
 }
@@ -476,14 +354,14 @@ static void test_parked(void **state)
 {
     (void)state;
     set_nsocks(4);
-    tc_tp_ctx_t *ctx[2] = {tp_ctx_new(0, "k"), tp_ctx_new(1, "k")};
+    tc_tp_ctx_t *ctx[2] = {tcp_ctx_new(0, "k"), tcp_ctx_new(1, "k")};
     unsetenv("TC_SOCKET_NSOCKS");
     unsigned char addr[2][64];
     size_t alen[2] = {tp_addr(ctx[0], addr[0]), tp_addr(ctx[1], addr[1])};
     tc_tp_ep_t *ep0, *ep1;
     assert_int_equal(tc_tp_ep_connect(ctx[0], 1, addr[1], alen[1], &ep0), TC_OK);
     size_t len = 2u << 20;
-    unsigned char *src = malloc(len), *dst = guarded_alloc(len);
+    unsigned char *src = malloc(len), *dst = tp_guarded_alloc(len);
     tp_fill(src, len, 44);
     tc_tp_req_t s = TC_TP_REQ_INIT, r = TC_TP_REQ_INIT;
     assert_int_equal(tc_tp_send(ep0, 5, src, len, &s), TC_OK);
@@ -494,133 +372,40 @@ static void test_parked(void **state)
     assert_int_equal(tc_tp_ep_connect(ctx[1], 0, addr[0], alen[0], &ep1), TC_OK);
     p.ep[1] = ep1;
     assert_int_equal(tc_tp_recv(ep1, 5, dst, len, &r), TC_OK);
-    assert_int_equal(tp_wait_req(ctx, 2, &r, WAIT_MS), TC_OK);
-    assert_int_equal(tp_wait_req(ctx, 2, &s, WAIT_MS), TC_OK);
+    assert_int_equal(tp_wait_req(ctx, 2, &r, TP_WAIT_MS), TC_OK);
+    assert_int_equal(tp_wait_req(ctx, 2, &s, TP_WAIT_MS), TC_OK);
     assert_int_equal(r.bytes, len);
     assert_int_equal(tp_check(dst, len, 44), len);
-    guarded_check_free(dst, len);
-    transfer(&p, 1, 6, src, len, 44, 1);
+    tp_guarded_check_free(dst, len);
+    tp_transfer(&p, 1, 6, src, len, 44, 1);
     free(src);
     tp_pair_close(&p);
 }
 
 /* ---- raw sockets: data sockets refused, chunks checked ---- */
 
-static void le(unsigned char *p, uint64_t v, int n)
-{
-    for (int i = 0; i < n; i++)
-        p[i] = (unsigned char)(v >> (8 * i));
-}
-
-/* hello: u32 "TCTP", u16 version 1, u16 flags, u64 sender, u64 receiver, 32-byte digest
- * (zero: no secret), then the u64 token when flags != 0 */
-static size_t make_hello(unsigned char h[64], uint16_t flags, uint64_t sender, uint64_t receiver,
-                         uint64_t token)
-{
-    memset(h, 0, 64);
-    le(h, 0x50544354u, 4);
-    le(h + 4, 1, 2);
-    le(h + 6, flags, 2);
-    le(h + 8, sender, 8);
-    le(h + 16, receiver, 8);
-    le(h + 56, token, 8);
-    return flags != 0 ? 64 : 56;
-}
-
-/* large header: tag, 0xB1 << 56 | length, id, 0; chunk: id, 0xB2 << 56 | length, offset, 0 */
-static void make_hdr32(unsigned char h[32], uint64_t a, int kind, uint64_t len, uint64_t c)
-{
-    le(h, a, 8);
-    le(h + 8, (uint64_t)kind << 56 | len, 8);
-    le(h + 16, c, 8);
-    le(h + 24, 0, 8);
-}
-
-static int raw_connect(tc_tp_ctx_t *ctx)
-{
-    struct sockaddr_in sa = listen_addr(ctx);
-    int fd = socket(AF_INET, SOCK_STREAM, 0);
-    assert_true(fd >= 0);
-    assert_int_equal(connect(fd, (struct sockaddr *)&sa, sizeof(sa)), 0);
-    return fd;
-}
-
-static void raw_send(int fd, const void *buf, size_t len)
-{
-    assert_int_equal(send(fd, buf, len, MSG_NOSIGNAL), (ssize_t)len);
-}
-
-static size_t raw_read(tc_tp_ctx_t *ctx, int fd, unsigned char *buf, size_t want, int *eof_p)
-{
-    size_t got = 0;
-    *eof_p = 0;
-    uint64_t deadline = tc_deadline_after_ms(5000);
-    while (got < want && !tc_deadline_passed(deadline)) {
-        tc_tp_progress(ctx);
-        ssize_t n = recv(fd, buf + got, want - got, MSG_DONTWAIT);
-        if (n > 0) {
-            got += (size_t)n;
-        } else if (n == 0 || (errno != EAGAIN && errno != EWOULDBLOCK)) {
-            *eof_p = 1;
-            break;
-        } else {
-            tc_tp_wait(ctx, 5);
-        }
-    }
-    return got;
-}
-
-/* Connect, send a hello, expect an ack with @p result (and EOF after a refusal). */
-static int raw_hello(tc_tp_ctx_t *ctx, uint16_t flags, uint64_t sender, uint64_t receiver,
-                     uint64_t token, unsigned result)
-{
-    int fd = raw_connect(ctx);
-    unsigned char h[64], ack[24], expect[24], b[1];
-    raw_send(fd, h, make_hello(h, flags, sender, receiver, token));
-    int eof;
-    assert_int_equal(raw_read(ctx, fd, ack, sizeof(ack), &eof), sizeof(ack));
-    le(expect, 0x50544354u, 4);
-    le(expect + 4, 1, 2);
-    le(expect + 6, result, 2);
-    le(expect + 8, receiver, 8);
-    le(expect + 16, sender, 8);
-    if (memcmp(ack, expect, sizeof(ack)) != 0)
-        print_error("ack result %u, expected %u\n", ack[6] | ack[7] << 8, result);
-    assert_memory_equal(ack, expect, sizeof(ack));
-    if (result != 0) {
-        assert_int_equal(raw_read(ctx, fd, b, 1, &eof), 0);
-        assert_true(eof);
-        close(fd);
-        return -1;
-    }
-    return fd;
-}
-
 static void test_data_socket_refused(void **state)
 {
     (void)state;
-    tc_tp_ctx_t *ctx = tp_ctx_new(5, NULL);
-    unsigned char self[64];
-    size_t alen = tp_addr(ctx, self);
-    tc_tp_ep_t *ep;
-    assert_int_equal(tc_tp_ep_connect(ctx, 2, self, alen, &ep), TC_OK);
+    tc_tp_ctx_t *ctx = tcp_ctx_new(5, NULL);
+    tc_tp_ep_t *ep = tcp_loop_ep(ctx, 2);
     const uint64_t token = 0x1234abcd5678ef90ULL;
 
     /* a data socket before any primary from id 2: result 7 */
-    raw_hello(ctx, 0x8001, 2, 5, token, 7);
+    tcp_raw_hello(ctx, 0x8001, 2, 5, token, 7);
     /* the primary of id 2 asks for 4 sockets */
-    int prim = raw_hello(ctx, 3, 2, 5, token, 0);
+    int prim = tcp_raw_hello(ctx, 3, 2, 5, token, 0);
     /* data socket 1 with the primary's token is taken */
-    int d1 = raw_hello(ctx, 0x8001, 2, 5, token, 0);
-    raw_hello(ctx, 0x8001, 2, 5, token, 5);     /* again: duplicate */
-    raw_hello(ctx, 0x8002, 2, 5, token + 1, 8); /* another token: stale or foreign */
-    raw_hello(ctx, 0x8004, 2, 5, token, 9);     /* beyond the primary's 4 sockets */
-    raw_hello(ctx, 0x8000, 2, 5, token, 6);     /* index 0 */
-    raw_hello(ctx, 0x8010, 2, 5, token, 6);     /* index 16 */
-    raw_hello(ctx, 0x4001, 2, 5, token, 6);     /* unknown flag */
-    raw_hello(ctx, 0x8002, 3, 5, token, 7);     /* from an id without a primary */
-    raw_hello(ctx, 0x0010, 1, 5, token, 6);     /* a primary asking for 17 sockets */
-    raw_hello(ctx, 0x8002, 9, 5, token, 4);     /* from a larger id */
+    int d1 = tcp_raw_hello(ctx, 0x8001, 2, 5, token, 0);
+    tcp_raw_hello(ctx, 0x8001, 2, 5, token, 5);     /* again: duplicate */
+    tcp_raw_hello(ctx, 0x8002, 2, 5, token + 1, 8); /* another token: stale or foreign */
+    tcp_raw_hello(ctx, 0x8004, 2, 5, token, 9);     /* beyond the primary's 4 sockets */
+    tcp_raw_hello(ctx, 0x8000, 2, 5, token, 6);     /* index 0 */
+    tcp_raw_hello(ctx, 0x8010, 2, 5, token, 6);     /* index 16 */
+    tcp_raw_hello(ctx, 0x4001, 2, 5, token, 6);     /* unknown flag */
+    tcp_raw_hello(ctx, 0x8002, 3, 5, token, 7);     /* from an id without a primary */
+    tcp_raw_hello(ctx, 0x0010, 1, 5, token, 6);     /* a primary asking for 17 sockets */
+    tcp_raw_hello(ctx, 0x8002, 9, 5, token, 4);     /* from a larger id */
     assert_int_equal(ep->failed, TC_OK);
 
     /* A striped message of 300000 bytes, tag 9, id 1: its second chunk comes first, on the
@@ -628,45 +413,39 @@ static void test_data_socket_refused(void **state)
     size_t len = 300000;
     unsigned char *msg = malloc(len), h[32];
     tp_fill(msg, len, 21);
-    unsigned char *dst = guarded_alloc(len);
+    unsigned char *dst = tp_guarded_alloc(len);
     tc_tp_req_t r = TC_TP_REQ_INIT;
     assert_int_equal(tc_tp_recv(ep, 9, dst, len, &r), TC_OK);
-    make_hdr32(h, 1, 0xB2, len - 100000, 100000);
-    raw_send(d1, h, 32);
-    raw_send(d1, msg + 100000, len - 100000);
+    tcp_make_hdr32(h, 1, 0xB2, len - 100000, 100000, 0);
+    tcp_raw_send(d1, h, 32);
+    tcp_raw_send(d1, msg + 100000, len - 100000);
     tp_spin(&ctx, 1, 50);
     assert_int_equal(r.status, TC_INPROGRESS);
-    make_hdr32(h, 9, 0xB1, len, 1);
-    raw_send(prim, h, 32);
-    make_hdr32(h, 1, 0xB2, 100000, 0);
-    raw_send(prim, h, 32);
-    raw_send(prim, msg, 100000);
+    tcp_make_hdr32(h, 9, 0xB1, len, 1, 0);
+    tcp_raw_send(prim, h, 32);
+    tcp_make_hdr32(h, 1, 0xB2, 100000, 0, 0);
+    tcp_raw_send(prim, h, 32);
+    tcp_raw_send(prim, msg, 100000);
     assert_int_equal(tp_wait_req(&ctx, 1, &r, 5000), TC_OK);
     assert_int_equal(r.bytes, len);
     assert_int_equal(tp_check(dst, len, 21), len);
-    guarded_check_free(dst, len);
+    tp_guarded_check_free(dst, len);
 
     /* the endpoint answers on its primary (a small message, not striped) */
     tc_tp_req_t s = TC_TP_REQ_INIT;
     assert_int_equal(tc_tp_send(ep, 78, "back", 4, &s), TC_OK);
     assert_int_equal(tp_wait_req(&ctx, 1, &s, 5000), TC_OK);
-    unsigned char out[20], expect[20];
-    int eof;
-    assert_int_equal(raw_read(ctx, prim, out, sizeof(out), &eof), sizeof(out));
-    le(expect, 78, 8);
-    le(expect + 8, 4, 8);
-    memcpy(expect + 16, "back", 4);
-    assert_memory_equal(out, expect, sizeof(out));
+    tcp_expect_msg(ctx, prim, 78, "back", 4);
 
     /* the data socket is cut in the middle of a chunk: TC_ERR_PEER_FAILED naming the peer */
     tc_tp_req_t r2 = TC_TP_REQ_INIT;
-    unsigned char *dst2 = guarded_alloc(len);
+    unsigned char *dst2 = tp_guarded_alloc(len);
     assert_int_equal(tc_tp_recv(ep, 10, dst2, len, &r2), TC_OK);
-    make_hdr32(h, 10, 0xB1, len, 2);
-    raw_send(prim, h, 32);
-    make_hdr32(h, 2, 0xB2, len, 0);
-    raw_send(d1, h, 32);
-    raw_send(d1, msg, 1000);
+    tcp_make_hdr32(h, 10, 0xB1, len, 2, 0);
+    tcp_raw_send(prim, h, 32);
+    tcp_make_hdr32(h, 2, 0xB2, len, 0, 0);
+    tcp_raw_send(d1, h, 32);
+    tcp_raw_send(d1, msg, 1000);
     tp_spin(&ctx, 1, 50);
     assert_int_equal(r2.status, TC_INPROGRESS);
     close(d1);
@@ -676,7 +455,7 @@ static void test_data_socket_refused(void **state)
     assert_non_null(strstr(err, "peer 2 (127.0.0.1:"));
     assert_non_null(strstr(err, "data socket 1 of 4 in the middle of a chunk (1000 of 300000"));
     assert_non_null(strstr(err, "1 receive pending"));
-    guarded_check_free(dst2, len);
+    tp_guarded_check_free(dst2, len);
     close(prim);
     free(msg);
     tc_tp_ep_close(ep);
@@ -687,31 +466,28 @@ static void test_data_socket_refused(void **state)
 static void test_data_socket_wrong_secret(void **state)
 {
     (void)state;
-    tc_tp_ctx_t *ctx = tp_ctx_new(1, "job-42");
-    raw_hello(ctx, 0x8001, 0, 1, 77, 3);
+    tc_tp_ctx_t *ctx = tcp_ctx_new(1, "job-42");
+    tcp_raw_hello(ctx, 0x8001, 0, 1, 77, 3);
     tc_tp_ctx_destroy(ctx);
 }
 
 /* A raw primary (one socket: chunks on the primary are still checked) sends @p frames. */
 static void hostile_case(const unsigned char *frames, size_t len, const char *expect)
 {
-    tc_tp_ctx_t *ctx = tp_ctx_new(1, NULL);
-    unsigned char self[64];
-    size_t alen = tp_addr(ctx, self);
-    tc_tp_ep_t *ep;
-    assert_int_equal(tc_tp_ep_connect(ctx, 0, self, alen, &ep), TC_OK);
-    unsigned char *dst = guarded_alloc(4096);
+    tc_tp_ctx_t *ctx = tcp_ctx_new(1, NULL);
+    tc_tp_ep_t *ep = tcp_loop_ep(ctx, 0);
+    unsigned char *dst = tp_guarded_alloc(4096);
     tc_tp_req_t r = TC_TP_REQ_INIT;
     assert_int_equal(tc_tp_recv(ep, 9, dst, 4096, &r), TC_OK);
-    int fd = raw_hello(ctx, 0, 0, 1, 0, 0);
-    raw_send(fd, frames, len);
+    int fd = tcp_raw_hello(ctx, 0, 0, 1, 0, 0);
+    tcp_raw_send(fd, frames, len);
     assert_int_equal(tp_wait_failed(&ctx, 1, ep, 5000), TC_ERR_PROTOCOL);
     assert_int_equal(r.status, TC_ERR_PROTOCOL);
     if (strstr(tc_tp_ep_error(ep), expect) == NULL)
         print_error("'%s' lacks '%s'\n", tc_tp_ep_error(ep), expect);
     assert_non_null(strstr(tc_tp_ep_error(ep), expect));
     assert_non_null(strstr(tc_tp_ep_error(ep), "peer 0 (127.0.0.1:"));
-    guarded_check_free(dst, 4096); /* nothing written outside the receive */
+    tp_guarded_check_free(dst, 4096); /* nothing written outside the receive */
     close(fd);
     tc_tp_ep_close(ep);
     tc_tp_ctx_destroy(ctx);
@@ -723,39 +499,39 @@ static void test_hostile_chunks(void **state)
     static unsigned char f[8192];
     memset(f, 0x33, sizeof(f));
     /* a chunk before its header */
-    make_hdr32(f, 1, 0xB2, 64, 0);
+    tcp_make_hdr32(f, 1, 0xB2, 64, 0, 0);
     hostile_case(f, 32 + 64, "before its header");
     /* a chunk reaching past the end of the message (and of the receive) */
-    make_hdr32(f, 9, 0xB1, 4096, 1);
-    make_hdr32(f + 32, 1, 0xB2, 64, 4096 - 32);
+    tcp_make_hdr32(f, 9, 0xB1, 4096, 1, 0);
+    tcp_make_hdr32(f + 32, 1, 0xB2, 64, 4096 - 32, 0);
     hostile_case(f, 64 + 64, "has fewer bytes left");
     /* chunks adding up to more than the message */
-    make_hdr32(f, 9, 0xB1, 4096, 1);
-    make_hdr32(f + 32, 1, 0xB2, 4000, 0);
+    tcp_make_hdr32(f, 9, 0xB1, 4096, 1, 0);
+    tcp_make_hdr32(f + 32, 1, 0xB2, 4000, 0, 0);
     memset(f + 64, 0x44, 4000);
-    make_hdr32(f + 64 + 4000, 1, 0xB2, 200, 3896);
+    tcp_make_hdr32(f + 64 + 4000, 1, 0xB2, 200, 3896, 0);
     hostile_case(f, 64 + 4000 + 32, "has fewer bytes left");
     /* chunk lengths 0 and beyond 16 MiB, a chunk with a non-zero reserved word */
-    make_hdr32(f, 9, 0xB1, 4096, 1);
-    make_hdr32(f + 32, 1, 0xB2, 0, 0);
+    tcp_make_hdr32(f, 9, 0xB1, 4096, 1, 0);
+    tcp_make_hdr32(f + 32, 1, 0xB2, 0, 0, 0);
     hostile_case(f, 64, "malformed chunk");
-    make_hdr32(f + 32, 1, 0xB2, (16u << 20) + 1, 0);
+    tcp_make_hdr32(f + 32, 1, 0xB2, (16u << 20) + 1, 0, 0);
     hostile_case(f, 64, "malformed chunk");
-    make_hdr32(f + 32, 1, 0xB2, 64, 0);
-    le(f + 32 + 24, 1, 8);
+    tcp_make_hdr32(f + 32, 1, 0xB2, 64, 0, 0);
+    tcp_le(f + 32 + 24, 1, 8);
     hostile_case(f, 64, "malformed chunk");
     /* headers: length 0, length beyond the maximum, an id that does not increase */
-    make_hdr32(f, 9, 0xB1, 0, 1);
+    tcp_make_hdr32(f, 9, 0xB1, 0, 1, 0);
     hostile_case(f, 32, "out of bounds");
-    make_hdr32(f, 9, 0xB1, (1ULL << 40) + 1, 1);
+    tcp_make_hdr32(f, 9, 0xB1, (1ULL << 40) + 1, 1, 0);
     hostile_case(f, 32, "out of bounds");
-    make_hdr32(f, 8, 0xB1, 64, 5); /* tag 8: nobody waits for it, buffered */
-    make_hdr32(f + 32, 5, 0xB2, 64, 0);
+    tcp_make_hdr32(f, 8, 0xB1, 64, 5, 0); /* tag 8: nobody waits for it, buffered */
+    tcp_make_hdr32(f + 32, 5, 0xB2, 64, 0, 0);
     memset(f + 64, 0x55, 64);
-    make_hdr32(f + 128, 9, 0xB1, 64, 5);
+    tcp_make_hdr32(f + 128, 9, 0xB1, 64, 5, 0);
     hostile_case(f, 160, "out of bounds");
     /* a chunk of a message already complete */
-    make_hdr32(f + 128, 5, 0xB2, 64, 0);
+    tcp_make_hdr32(f + 128, 5, 0xB2, 64, 0, 0);
     hostile_case(f, 160, "is not being received");
 }
 
@@ -765,11 +541,8 @@ static void test_cut_data_socket(void **state)
 {
     (void)state;
     tp_pair_t p;
-    pair_open_n(&p, 4, 4);
     unsigned char tiny[8];
-    tp_fill(tiny, sizeof(tiny), 1);
-    transfer(&p, 0, 1, tiny, sizeof(tiny), 1, 1);
-    assert_int_equal(wait_accepted(&p, 4), 4);
+    pair_open_up(&p, 4, tiny, sizeof(tiny), 1);
     int fds[8];
     assert_int_equal(accepted_fds(p.ctx[1], fds, 8), 4);
     size_t len = 64u << 20;
@@ -783,8 +556,8 @@ static void test_cut_data_socket(void **state)
     assert_int_equal(r.status, TC_INPROGRESS);
     /* the last accepted socket is a data socket (the primary came first) */
     assert_int_equal(shutdown(fds[3], SHUT_RDWR), 0);
-    assert_int_equal(tp_wait_req(p.ctx, 2, &r, WAIT_MS), TC_ERR_PEER_FAILED);
-    assert_int_equal(tp_wait_req(p.ctx, 2, &s, WAIT_MS), TC_ERR_PEER_FAILED);
+    assert_int_equal(tp_wait_req(p.ctx, 2, &r, TP_WAIT_MS), TC_ERR_PEER_FAILED);
+    assert_int_equal(tp_wait_req(p.ctx, 2, &s, TP_WAIT_MS), TC_ERR_PEER_FAILED);
     assert_int_equal(p.ep[1]->failed, TC_ERR_PEER_FAILED);
     assert_int_equal(p.ep[0]->failed, TC_ERR_PEER_FAILED);
     assert_non_null(strstr(tc_tp_ep_error(p.ep[1]), "peer 0 (127.0.0.1:"));

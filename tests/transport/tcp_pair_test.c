@@ -1,7 +1,5 @@
 /* TCP between two contexts of one process: driven by one thread, and by two threads. */
-#include <netinet/in.h>
 #include <pthread.h>
-#include <sys/socket.h>
 #include <unistd.h>
 #include <stdio.h>
 #include <setjmp.h>
@@ -16,57 +14,19 @@
 #include "tcomms/base/time.h"
 #include "tcomms/transport/tcp.h"
 #include "tcomms/transport/transport.h"
+#include "tcp_util.h"
 #include "tp_util.h"
 
-#define GUARD 64
-#define GUARD_BYTE 0xA5
-#define WAIT_MS 30000
-
 static const size_t sizes[] = {0, 1, 7, 4096, 1u << 20, 64u << 20};
-
-/* A receive buffer of @p cap bytes between two guard zones. */
-static unsigned char *guarded_alloc(size_t cap)
-{
-    unsigned char *raw = malloc(cap + 2 * GUARD);
-    assert_non_null(raw);
-    memset(raw, GUARD_BYTE, cap + 2 * GUARD);
-    return raw + GUARD;
-}
-
-static void guarded_check_free(unsigned char *buf, size_t cap)
-{
-    unsigned char *raw = buf - GUARD;
-    for (size_t i = 0; i < GUARD; i++) {
-        assert_int_equal(raw[i], GUARD_BYTE);
-        assert_int_equal(buf[cap + i], GUARD_BYTE);
-    }
-    free(raw);
-}
 
 /* Send @p len bytes of pattern @p seed from pair side @p from; receive and check them. */
 static void transfer(tp_pair_t *p, int from, uint64_t tag, size_t len, uint64_t seed,
                      int recv_first)
 {
-    int to = 1 - from;
     unsigned char *src = malloc(len ? len : 1);
     assert_non_null(src);
     tp_fill(src, len, seed);
-    unsigned char *dst = guarded_alloc(len);
-    tc_tp_req_t sreq = TC_TP_REQ_INIT, rreq = TC_TP_REQ_INIT;
-
-    if (recv_first)
-        assert_int_equal(tc_tp_recv(p->ep[to], tag, dst, len, &rreq), TC_OK);
-    assert_int_equal(tc_tp_send(p->ep[from], tag, src, len, &sreq), TC_OK);
-    if (!recv_first) {
-        assert_int_equal(tp_wait_req(p->ctx, 2, &sreq, WAIT_MS), TC_OK); /* buffered unexpected */
-        assert_int_equal(tc_tp_recv(p->ep[to], tag, dst, len, &rreq), TC_OK);
-    }
-    assert_int_equal(tp_wait_req(p->ctx, 2, &rreq, WAIT_MS), TC_OK);
-    assert_int_equal(tp_wait_req(p->ctx, 2, &sreq, WAIT_MS), TC_OK);
-    assert_int_equal(rreq.bytes, len);
-    assert_int_equal(sreq.bytes, len);
-    assert_int_equal(tp_check(dst, len, seed), len);
-    guarded_check_free(dst, len);
+    tp_transfer(p, from, tag, src, len, seed, recv_first);
     free(src);
 }
 
@@ -74,7 +34,7 @@ static void test_pingpong_sizes(void **state)
 {
     (void)state;
     tp_pair_t p;
-    tp_pair_open(&p, "s3cret");
+    tcp_pair_open(&p, "s3cret");
     for (size_t i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++) {
         transfer(&p, 0, 100 + i, sizes[i], 2 * i, 1);
         transfer(&p, 1, 100 + i, sizes[i], 2 * i + 1, 1);
@@ -86,7 +46,7 @@ static void test_unexpected(void **state)
 {
     (void)state;
     tp_pair_t p;
-    tp_pair_open(&p, NULL);
+    tcp_pair_open(&p, NULL);
     for (size_t i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++) {
         transfer(&p, 1, 7, sizes[i], 50 + i, 0);
         transfer(&p, 0, 7, sizes[i], 60 + i, 0);
@@ -99,12 +59,12 @@ static void test_unexpected_partial(void **state)
 {
     (void)state;
     tp_pair_t p;
-    tp_pair_open(&p, NULL);
+    tcp_pair_open(&p, NULL);
     for (int rounds = 1; rounds <= 64; rounds *= 4) {
         size_t len = 16u << 20;
         unsigned char *src = malloc(len);
         tp_fill(src, len, (uint64_t)rounds);
-        unsigned char *dst = guarded_alloc(len);
+        unsigned char *dst = tp_guarded_alloc(len);
         tc_tp_req_t s = TC_TP_REQ_INIT, r = TC_TP_REQ_INIT;
         assert_int_equal(tc_tp_send(p.ep[0], 3, src, len, &s), TC_OK);
         for (int k = 0; k < rounds; k++) {
@@ -112,11 +72,11 @@ static void test_unexpected_partial(void **state)
             tc_tp_progress(p.ctx[1]);
         }
         assert_int_equal(tc_tp_recv(p.ep[1], 3, dst, len, &r), TC_OK);
-        assert_int_equal(tp_wait_req(p.ctx, 2, &r, WAIT_MS), TC_OK);
-        assert_int_equal(tp_wait_req(p.ctx, 2, &s, WAIT_MS), TC_OK);
+        assert_int_equal(tp_wait_req(p.ctx, 2, &r, TP_WAIT_MS), TC_OK);
+        assert_int_equal(tp_wait_req(p.ctx, 2, &s, TP_WAIT_MS), TC_OK);
         assert_int_equal(r.bytes, len);
         assert_int_equal(tp_check(dst, len, (uint64_t)rounds), len);
-        guarded_check_free(dst, len);
+        tp_guarded_check_free(dst, len);
         free(src);
     }
     tp_pair_close(&p);
@@ -128,59 +88,11 @@ static void test_ordering(void **state)
 {
     (void)state;
     tp_pair_t p;
-    tp_pair_open(&p, NULL);
-    static tc_tp_req_t sreq[2][NMSG], rreq[2][NMSG];
-    static unsigned char *sbuf[2][NMSG], *rbuf[2][NMSG];
+    tcp_pair_open(&p, NULL);
     size_t len[NMSG];
-    uint64_t tag[NMSG];
-    int seq_of[NMSG]; /* k-th message of its tag */
-    int count[3] = {0, 0, 0};
-    for (int i = 0; i < NMSG; i++) {
-        tag[i] = (uint64_t)((i * 7 + i / 5) % 3);
-        seq_of[i] = count[tag[i]]++;
-        len[i] = (size_t)((i * 131) % 3000) + (i % 17 == 0 ? 70000 : 0);
-    }
-    for (int d = 0; d < 2; d++) {
-        for (int i = 0; i < NMSG; i++) {
-            sbuf[d][i] = malloc(len[i] + 1);
-            rbuf[d][i] = malloc(len[i] + 1);
-            /* content identifies (direction, tag, index within the tag) */
-            tp_fill(sbuf[d][i], len[i], (uint64_t)(d * 100000 + tag[i] * 1000 + seq_of[i]));
-            tc_tp_req_t init = TC_TP_REQ_INIT;
-            sreq[d][i] = rreq[d][i] = init;
-        }
-    }
-    /* Receives: the first half posted before any send, in a tag-permuted order. */
-    for (int d = 0; d < 2; d++) {
-        for (int t = 2; t >= 0; t--)
-            for (int i = 0; i < NMSG / 2; i++)
-                if (tag[i] == (uint64_t)t)
-                    assert_int_equal(
-                        tc_tp_recv(p.ep[1 - d], tag[i], rbuf[d][i], len[i], &rreq[d][i]), TC_OK);
-    }
     for (int i = 0; i < NMSG; i++)
-        for (int d = 0; d < 2; d++)
-            assert_int_equal(tc_tp_send(p.ep[d], tag[i], sbuf[d][i], len[i], &sreq[d][i]), TC_OK);
-    tp_spin(p.ctx, 2, 50);
-    /* the second half is (mostly) unexpected by now: claim it in another tag order */
-    for (int d = 0; d < 2; d++)
-        for (int t = 1; t < 4; t++)
-            for (int i = NMSG / 2; i < NMSG; i++)
-                if (tag[i] == (uint64_t)(t % 3))
-                    assert_int_equal(
-                        tc_tp_recv(p.ep[1 - d], tag[i], rbuf[d][i], len[i], &rreq[d][i]), TC_OK);
-    for (int d = 0; d < 2; d++) {
-        for (int i = 0; i < NMSG; i++) {
-            assert_int_equal(tp_wait_req(p.ctx, 2, &rreq[d][i], WAIT_MS), TC_OK);
-            assert_int_equal(tp_wait_req(p.ctx, 2, &sreq[d][i], WAIT_MS), TC_OK);
-            assert_int_equal(rreq[d][i].bytes, len[i]);
-            assert_int_equal(
-                tp_check(rbuf[d][i], len[i], (uint64_t)(d * 100000 + tag[i] * 1000 + seq_of[i])),
-                len[i]);
-            free(sbuf[d][i]);
-            free(rbuf[d][i]);
-        }
-    }
+        len[i] = (size_t)((i * 131) % 3000) + (i % 17 == 0 ? 70000 : 0);
+    tp_many_in_flight(&p, NMSG, len, 50);
     tp_pair_close(&p);
 }
 
@@ -189,20 +101,20 @@ static void truncate_case(tp_pair_t *p, size_t len, size_t cap, int recv_first)
 {
     unsigned char *src = malloc(len);
     tp_fill(src, len, len);
-    unsigned char *dst = guarded_alloc(cap);
+    unsigned char *dst = tp_guarded_alloc(cap);
     tc_tp_req_t s = TC_TP_REQ_INIT, r = TC_TP_REQ_INIT;
     if (recv_first)
         assert_int_equal(tc_tp_recv(p->ep[1], 11, dst, cap, &r), TC_OK);
     assert_int_equal(tc_tp_send(p->ep[0], 11, src, len, &s), TC_OK);
     if (!recv_first) {
-        assert_int_equal(tp_wait_req(p->ctx, 2, &s, WAIT_MS), TC_OK);
+        assert_int_equal(tp_wait_req(p->ctx, 2, &s, TP_WAIT_MS), TC_OK);
         assert_int_equal(tc_tp_recv(p->ep[1], 11, dst, cap, &r), TC_OK);
     }
-    assert_int_equal(tp_wait_req(p->ctx, 2, &r, WAIT_MS), TC_ERR_TRUNCATED);
-    assert_int_equal(tp_wait_req(p->ctx, 2, &s, WAIT_MS), TC_OK);
+    assert_int_equal(tp_wait_req(p->ctx, 2, &r, TP_WAIT_MS), TC_ERR_TRUNCATED);
+    assert_int_equal(tp_wait_req(p->ctx, 2, &s, TP_WAIT_MS), TC_OK);
     assert_int_equal(r.bytes, cap);
     assert_int_equal(tp_check(dst, cap, len), cap);
-    guarded_check_free(dst, cap);
+    tp_guarded_check_free(dst, cap);
     free(src);
     /* the next message on the same tag is whole: the rest was consumed */
     transfer(p, 0, 11, 100, 77, recv_first);
@@ -212,7 +124,7 @@ static void test_truncation(void **state)
 {
     (void)state;
     tp_pair_t p;
-    tp_pair_open(&p, NULL);
+    tcp_pair_open(&p, NULL);
     truncate_case(&p, 100, 40, 1);
     truncate_case(&p, 100, 40, 0);
     truncate_case(&p, 100, 0, 1);
@@ -228,7 +140,7 @@ static void test_truncation(void **state)
 static void test_parked(void **state)
 {
     (void)state;
-    tc_tp_ctx_t *ctx[2] = {tp_ctx_new(0, "k"), tp_ctx_new(1, "k")};
+    tc_tp_ctx_t *ctx[2] = {tcp_ctx_new(0, "k"), tcp_ctx_new(1, "k")};
     unsigned char addr[2][64];
     size_t alen[2] = {tp_addr(ctx[0], addr[0]), tp_addr(ctx[1], addr[1])};
     tc_tp_ep_t *ep0, *ep1;
@@ -245,9 +157,9 @@ static void test_parked(void **state)
         unsigned char in[1000];
         tc_tp_req_t r = TC_TP_REQ_INIT;
         assert_int_equal(tc_tp_recv(ep1, 5, in, sizeof(in), &r), TC_OK);
-        assert_int_equal(tp_wait_req(ctx, 2, &r, WAIT_MS), TC_OK);
+        assert_int_equal(tp_wait_req(ctx, 2, &r, TP_WAIT_MS), TC_OK);
         assert_int_equal(tp_check(in, sizeof(in), 900 + i), sizeof(in));
-        assert_int_equal(tp_wait_req(ctx, 2, &s[i], WAIT_MS), TC_OK);
+        assert_int_equal(tp_wait_req(ctx, 2, &s[i], TP_WAIT_MS), TC_OK);
     }
     tc_tp_ep_close(ep0);
     tc_tp_ep_close(ep1);
@@ -260,7 +172,7 @@ static void test_parked(void **state)
 static void test_wrong_secret(void **state)
 {
     (void)state;
-    tc_tp_ctx_t *ctx[2] = {tp_ctx_new(0, "alpha"), tp_ctx_new(1, "beta")};
+    tc_tp_ctx_t *ctx[2] = {tcp_ctx_new(0, "alpha"), tcp_ctx_new(1, "beta")};
     unsigned char addr[2][64];
     size_t alen[2] = {tp_addr(ctx[0], addr[0]), tp_addr(ctx[1], addr[1])};
     tc_tp_ep_t *ep0, *ep1;
@@ -293,7 +205,7 @@ static void test_peer_close(void **state)
     (void)state;
     for (int closer = 0; closer < 2; closer++) {
         tp_pair_t p;
-        tp_pair_open(&p, NULL);
+        tcp_pair_open(&p, NULL);
         transfer(&p, 0, 1, 10, 1, 1); /* connection is up */
         int other = 1 - closer;
         unsigned char in[16];
@@ -319,7 +231,7 @@ static void test_cancel(void **state)
 {
     (void)state;
     tp_pair_t p;
-    tp_pair_open(&p, NULL);
+    tcp_pair_open(&p, NULL);
     transfer(&p, 0, 1, 10, 1, 1);
     size_t len = 64u << 20; /* far more than the socket buffers: stays partly written */
     unsigned char *big = malloc(len);
@@ -348,7 +260,7 @@ static void test_cancel(void **state)
     unsigned char *dst = malloc(len);
     tc_tp_req_t r1 = TC_TP_REQ_INIT, r2 = TC_TP_REQ_INIT, r3 = TC_TP_REQ_INIT;
     assert_int_equal(tc_tp_recv(p.ep[1], 1, dst, len, &r1), TC_OK);
-    assert_int_equal(tp_wait_req(p.ctx, 2, &r1, WAIT_MS), TC_OK);
+    assert_int_equal(tp_wait_req(p.ctx, 2, &r1, TP_WAIT_MS), TC_OK);
     assert_int_equal(tp_check(dst, len, 3), len);
     assert_int_equal(tc_tp_recv(p.ep[1], 2, dst, 100, &r2), TC_OK);
     tp_spin(p.ctx, 2, 50);
@@ -364,17 +276,10 @@ static void test_cancel(void **state)
         tc_tp_progress(p.ctx[0]);
         tc_tp_progress(p.ctx[1]);
     }
-    if (r3.status == TC_INPROGRESS) {
-        assert_int_equal(p.ep[1]->ops->cancel(p.ep[1], &r3), TC_OK);
-        assert_int_equal(r3.status, TC_ERR_ABORTED);
-        memset(dst, 0xee, len);
-        assert_int_equal(tp_wait_req(p.ctx, 2, &s3, WAIT_MS), TC_OK);
-        tp_spin(p.ctx, 2, 50);
-        for (size_t i = 0; i < len; i += 4096)
-            assert_int_equal(dst[i], 0xee);
-    } else {
-        assert_int_equal(tp_wait_req(p.ctx, 2, &s3, WAIT_MS), TC_OK);
-    }
+    if (r3.status == TC_INPROGRESS)
+        tp_cancel_filling(&p, &r3, &s3, dst, len, TP_WAIT_MS, 50, 4096);
+    else
+        assert_int_equal(tp_wait_req(p.ctx, 2, &s3, TP_WAIT_MS), TC_OK);
     transfer(&p, 0, 6, 1000, 9, 1);
     free(dst);
     free(big);
@@ -387,12 +292,12 @@ static void test_destroy_busy(void **state)
 {
     (void)state;
     tp_pair_t p;
-    tp_pair_open(&p, NULL);
+    tcp_pair_open(&p, NULL);
     unsigned char buf[100];
     tp_fill(buf, sizeof(buf), 1);
     tc_tp_req_t s = TC_TP_REQ_INIT, r = TC_TP_REQ_INIT;
     assert_int_equal(tc_tp_send(p.ep[0], 1, buf, sizeof(buf), &s), TC_OK);
-    assert_int_equal(tp_wait_req(p.ctx, 2, &s, WAIT_MS), TC_OK);
+    assert_int_equal(tp_wait_req(p.ctx, 2, &s, TP_WAIT_MS), TC_OK);
     tp_spin(p.ctx, 2, 20); /* now an unexpected message in ctx 1 */
     assert_int_equal(tc_tp_recv(p.ep[1], 2, buf, sizeof(buf), &r), TC_OK);
 
@@ -402,16 +307,12 @@ static void test_destroy_busy(void **state)
 
     /* a context holding a parked connection (its endpoint never comes) and one that has not
      * sent its hello yet */
-    tc_tp_ctx_t *hub = tp_ctx_new(7, NULL), *late = tp_ctx_new(3, NULL);
+    tc_tp_ctx_t *hub = tcp_ctx_new(7, NULL), *late = tcp_ctx_new(3, NULL);
     unsigned char addr[64];
     size_t alen = tp_addr(hub, addr);
     tc_tp_ep_t *lep;
     assert_int_equal(tc_tp_ep_connect(late, 7, addr, alen, &lep), TC_OK);
-    int raw = socket(AF_INET, SOCK_STREAM, 0);
-    struct sockaddr_in sa = {.sin_family = AF_INET};
-    memcpy(&sa.sin_port, addr + 2, 2);
-    memcpy(&sa.sin_addr.s_addr, addr + 4, 4);
-    assert_int_equal(connect(raw, (struct sockaddr *)&sa, sizeof(sa)), 0);
+    int raw = tcp_raw_connect(hub);
     tc_tp_ctx_t *two[2] = {hub, late};
     tp_spin(two, 2, 50);
     assert_int_equal(lep->failed, TC_OK);
@@ -436,24 +337,11 @@ typedef struct thread_arg {
     int errors; /* counted here, asserted by the main thread */
 } thread_arg_t;
 
-static tc_status_t thread_wait(tc_tp_ctx_t *ctx, tc_tp_req_t *req)
-{
-    uint64_t deadline = tc_deadline_after_ms(WAIT_MS);
-    while (req->status == TC_INPROGRESS && !tc_deadline_passed(deadline))
-        if (tc_tp_progress(ctx) == 0)
-            tc_tp_wait(ctx, 10);
-    return req->status;
-}
-
 static void *thread_main(void *p)
 {
     thread_arg_t *a = p;
-    tc_tp_ctx_params_t params = TC_TP_CTX_PARAMS_INIT;
-    params.self_id = a->id;
-    params.secret = "threads";
-    params.secret_len = 7;
     tc_tp_ctx_t *ctx = NULL;
-    if (tc_tp_ctx_create(&tc_tp_tcp_ops, &params, &ctx) != TC_OK) {
+    if (tp_ctx_try(&tc_tp_tcp_ops, a->id, "threads", NULL, &ctx) != TC_OK) {
         a->errors++;
         pthread_barrier_wait(&a->sh->barrier);
         pthread_barrier_wait(&a->sh->barrier);
@@ -474,11 +362,11 @@ static void *thread_main(void *p)
             if ((uint64_t)turn == a->id) { /* my turn to send */
                 tp_fill(buf, len, seed);
                 tc_tp_send(ep, i, buf, len, &req);
-                a->errors += thread_wait(ctx, &req) != TC_OK;
+                a->errors += tp_wait_bare(ctx, &req, TP_WAIT_MS, 10) != TC_OK;
             } else {
                 memset(buf, 0, len + 1);
                 tc_tp_recv(ep, i, buf, len, &req);
-                a->errors += thread_wait(ctx, &req) != TC_OK;
+                a->errors += tp_wait_bare(ctx, &req, TP_WAIT_MS, 10) != TC_OK;
                 a->errors += req.bytes != len;
                 a->errors += tp_check(buf, len, seed) != len;
                 a->errors += buf[len] != 0;

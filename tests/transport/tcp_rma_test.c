@@ -1,16 +1,12 @@
 /* One-sided operations over TCP: put / get / signal contents, ranges, ordering of a signal
  * after puts, hostile one-sided headers from a raw socket, and a peer lost during a get.
- * The wire format is spelled out here independently of the backend's sources. */
-#include <arpa/inet.h>
-#include <errno.h>
-#include <netinet/in.h>
+ * The wire format is spelled out in tcp_util.h, independently of the backend's sources. */
 #include <pthread.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/socket.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -19,9 +15,9 @@
 #include "tcomms/base/time.h"
 #include "tcomms/transport/tcp.h"
 #include "tcomms/transport/transport.h"
+#include "tcp_util.h"
 #include "tp_util.h"
 
-#define WAIT_MS 30000
 #define GUARD 64
 #define GUARD_BYTE 0x5A
 
@@ -67,7 +63,7 @@ static void test_put_get_contents(void **state)
 {
     (void)state;
     tp_pair_t p;
-    tp_pair_open(&p, "rma");
+    tcp_pair_open(&p, "rma");
     const size_t total = (4u << 20) + 64;
     region_t r;
     region_open(&p, 1, total, &r);
@@ -94,7 +90,7 @@ static void test_put_get_contents(void **state)
             unsigned char after = off + len < total ? r.buf[off + len] : 0;
             tc_tp_req_t put = TC_TP_REQ_INIT, get = TC_TP_REQ_INIT;
             assert_int_equal(tc_tp_put(p.ep[0], src, len, r.rkey, off, &put), TC_OK);
-            assert_int_equal(tp_wait_req(p.ctx, 2, &put, WAIT_MS), TC_OK);
+            assert_int_equal(tp_wait_req(p.ctx, 2, &put, TP_WAIT_MS), TC_OK);
             assert_int_equal(put.bytes, len);
             /* completion of the put: the data is in the target's memory already */
             assert_int_equal(tp_check(r.buf + off, len, seed), len);
@@ -103,7 +99,7 @@ static void test_put_get_contents(void **state)
             if (off + len < total)
                 assert_int_equal(r.buf[off + len], after);
             assert_int_equal(tc_tp_get(p.ep[0], back, len, r.rkey, off, &get), TC_OK);
-            assert_int_equal(tp_wait_req(p.ctx, 2, &get, WAIT_MS), TC_OK);
+            assert_int_equal(tp_wait_req(p.ctx, 2, &get, TP_WAIT_MS), TC_OK);
             assert_int_equal(get.bytes, len);
             assert_int_equal(tp_check(back, len, seed), len);
             assert_int_equal(back[len], 0);
@@ -118,7 +114,7 @@ static void test_put_get_contents(void **state)
     unsigned char got[40];
     tc_tp_req_t get = TC_TP_REQ_INIT;
     assert_int_equal(tc_tp_get(p.ep[1], got, 40, r0.rkey, 60, &get), TC_OK);
-    assert_int_equal(tp_wait_req(p.ctx, 2, &get, WAIT_MS), TC_OK);
+    assert_int_equal(tp_wait_req(p.ctx, 2, &get, TP_WAIT_MS), TC_OK);
     for (size_t i = 0; i < 40; i++)
         assert_int_equal(got[i], tp_pattern(99, 60 + i));
     region_close(&r0);
@@ -131,7 +127,7 @@ static void test_many_in_flight(void **state)
 {
     (void)state;
     tp_pair_t p;
-    tp_pair_open(&p, NULL);
+    tcp_pair_open(&p, NULL);
     enum { N = 256, CHUNK = 3000 };
     region_t r;
     region_open(&p, 1, N * CHUNK, &r);
@@ -152,7 +148,7 @@ static void test_many_in_flight(void **state)
         assert_int_equal(tc_tp_get(p.ep[0], back + i * CHUNK, CHUNK, r.rkey,
                                    (uint64_t)i * CHUNK, &get[i]),
                          TC_OK);
-    assert_int_equal(tp_wait_req(p.ctx, 2, &get[N - 1], WAIT_MS), TC_OK);
+    assert_int_equal(tp_wait_req(p.ctx, 2, &get[N - 1], TP_WAIT_MS), TC_OK);
     for (int i = 0; i < N; i++) {
         assert_int_equal(put[i].status, TC_OK);
         assert_int_equal(get[i].status, TC_OK);
@@ -170,7 +166,7 @@ static void test_signal_values(void **state)
 {
     (void)state;
     tp_pair_t p;
-    tp_pair_open(&p, NULL);
+    tcp_pair_open(&p, NULL);
     region_t r;
     region_open(&p, 1, 64, &r);
     memset(r.buf, 0, 64);
@@ -179,14 +175,14 @@ static void test_signal_values(void **state)
         tc_tp_req_t s = TC_TP_REQ_INIT;
         assert_int_equal(tc_tp_signal(p.ep[0], r.rkey, 8, TC_TP_SIGNAL_ADD, v * 1000003, &s),
                          TC_OK);
-        assert_int_equal(tp_wait_req(p.ctx, 2, &s, WAIT_MS), TC_OK);
+        assert_int_equal(tp_wait_req(p.ctx, 2, &s, TP_WAIT_MS), TC_OK);
         expect += v * 1000003;
         assert_int_equal(tc_tp_signal_read(r.mem, 8), expect);
     }
     tc_tp_req_t s = TC_TP_REQ_INIT;
     assert_int_equal(tc_tp_signal(p.ep[0], r.rkey, 56, TC_TP_SIGNAL_SET, 0xfedcba9876543210ULL, &s),
                      TC_OK);
-    assert_int_equal(tp_wait_req(p.ctx, 2, &s, WAIT_MS), TC_OK);
+    assert_int_equal(tp_wait_req(p.ctx, 2, &s, TP_WAIT_MS), TC_OK);
     assert_int_equal(tc_tp_signal_read(r.mem, 56), 0xfedcba9876543210ULL);
     assert_int_equal(tc_tp_signal_read(r.mem, 8), expect);
     for (uint64_t off = 0; off < 64; off += 8)
@@ -201,7 +197,7 @@ static void test_ranges_and_keys(void **state)
 {
     (void)state;
     tp_pair_t p;
-    tp_pair_open(&p, NULL);
+    tcp_pair_open(&p, NULL);
     region_t r;
     region_open(&p, 1, 100, &r);
     unsigned char b[200];
@@ -221,10 +217,10 @@ static void test_ranges_and_keys(void **state)
     /* exactly at the end is fine */
     memset(b, 0x33, sizeof(b));
     assert_int_equal(tc_tp_put(p.ep[0], b, 0, r.rkey, 100, &q), TC_OK);
-    assert_int_equal(tp_wait_req(p.ctx, 2, &q, WAIT_MS), TC_OK);
+    assert_int_equal(tp_wait_req(p.ctx, 2, &q, TP_WAIT_MS), TC_OK);
     q = (tc_tp_req_t)TC_TP_REQ_INIT;
     assert_int_equal(tc_tp_put(p.ep[0], b, 100, r.rkey, 0, &q), TC_OK);
-    assert_int_equal(tp_wait_req(p.ctx, 2, &q, WAIT_MS), TC_OK);
+    assert_int_equal(tp_wait_req(p.ctx, 2, &q, TP_WAIT_MS), TC_OK);
     for (int i = 0; i < 100; i++)
         assert_int_equal(r.buf[i], 0x33);
 
@@ -258,7 +254,7 @@ enum { ORD_N = 64, ORD_CHUNK = 32768, ORD_ROUNDS = 4 };
 static void *order_target(void *argp)
 {
     order_arg_t *a = argp;
-    uint64_t deadline = tc_deadline_after_ms(WAIT_MS);
+    uint64_t deadline = tc_deadline_after_ms(TP_WAIT_MS);
     for (uint64_t round = 1; round <= ORD_ROUNDS && !tc_deadline_passed(deadline);) {
         tc_tp_progress(a->p->ctx[1]);
         if (tc_tp_signal_read(a->r->mem, (uint64_t)ORD_N * ORD_CHUNK) < round)
@@ -283,7 +279,7 @@ static void test_put_then_signal_order(void **state)
 {
     (void)state;
     tp_pair_t p;
-    tp_pair_open(&p, NULL);
+    tcp_pair_open(&p, NULL);
     region_t r;
     region_open(&p, 1, (size_t)ORD_N * ORD_CHUNK + 8, &r);
     memset(r.buf, 0, r.len);
@@ -306,10 +302,10 @@ static void test_put_then_signal_order(void **state)
         assert_int_equal(tc_tp_signal(p.ep[0], r.rkey, (uint64_t)ORD_N * ORD_CHUNK,
                                       TC_TP_SIGNAL_ADD, 1, &sig),
                          TC_OK);
-        assert_int_equal(tp_wait_req(&p.ctx[0], 1, &sig, WAIT_MS), TC_OK);
+        assert_int_equal(tp_wait_req(&p.ctx[0], 1, &sig, TP_WAIT_MS), TC_OK);
         for (int i = 0; i < ORD_N; i++)
             assert_int_equal(put[i].status, TC_OK); /* answered in order, before the signal */
-        uint64_t deadline = tc_deadline_after_ms(WAIT_MS);
+        uint64_t deadline = tc_deadline_after_ms(TP_WAIT_MS);
         while (__atomic_load_n(&a.checked, __ATOMIC_ACQUIRE) < round &&
                !tc_deadline_passed(deadline))
             tc_tp_progress(p.ctx[0]);
@@ -329,7 +325,7 @@ static void test_stale_key(void **state)
 {
     (void)state;
     tp_pair_t p;
-    tp_pair_open(&p, NULL);
+    tcp_pair_open(&p, NULL);
     region_t r;
     region_open(&p, 1, 64, &r);
     tc_tp_mem_dereg(r.mem);
@@ -338,9 +334,9 @@ static void test_stale_key(void **state)
     unsigned char b[8] = {0};
     tc_tp_req_t q = TC_TP_REQ_INIT;
     assert_int_equal(tc_tp_put(p.ep[0], b, 8, r.rkey, 0, &q), TC_OK);
-    assert_int_equal(tp_wait_failed(p.ctx, 2, p.ep[1], WAIT_MS), TC_ERR_PROTOCOL);
+    assert_int_equal(tp_wait_failed(p.ctx, 2, p.ep[1], TP_WAIT_MS), TC_ERR_PROTOCOL);
     assert_non_null(strstr(tc_tp_ep_error(p.ep[1]), "not registered here"));
-    assert_int_equal(tp_wait_req(p.ctx, 2, &q, WAIT_MS), TC_ERR_PEER_FAILED);
+    assert_int_equal(tp_wait_req(p.ctx, 2, &q, TP_WAIT_MS), TC_ERR_PEER_FAILED);
     tc_tp_mem_dereg(again);
     tc_tp_rkey_release(r.rkey);
     free(r.raw);
@@ -349,65 +345,12 @@ static void test_stale_key(void **state)
 
 /* ---- raw sockets ---- */
 
-static void le(unsigned char *p, uint64_t v, int n)
-{
-    for (int i = 0; i < n; i++)
-        p[i] = (unsigned char)(v >> (8 * i));
-}
-
 static uint64_t rd(const unsigned char *p)
 {
     uint64_t v = 0;
     for (int i = 7; i >= 0; i--)
         v = (v << 8) | p[i];
     return v;
-}
-
-/* A raw socket logged in as id 0 to a context of id 1 (no secret); returns the fd. */
-static int raw_login(tc_tp_ctx_t *ctx)
-{
-    unsigned char addr[64];
-    tp_addr(ctx, addr);
-    struct sockaddr_in sa = {.sin_family = AF_INET};
-    memcpy(&sa.sin_port, addr + 2, 2);
-    memcpy(&sa.sin_addr.s_addr, addr + 4, 4);
-    int fd = socket(AF_INET, SOCK_STREAM, 0);
-    assert_true(fd >= 0);
-    assert_int_equal(connect(fd, (struct sockaddr *)&sa, sizeof(sa)), 0);
-    unsigned char hello[56] = {0};
-    le(hello, 0x50544354u, 4); /* "TCTP" */
-    le(hello + 4, 1, 2);
-    le(hello + 8, 0, 8);
-    le(hello + 16, 1, 8);
-    assert_int_equal(send(fd, hello, sizeof(hello), MSG_NOSIGNAL), (ssize_t)sizeof(hello));
-    return fd;
-}
-
-/* Read exactly @p want bytes while progressing @p ctx (bounded); returns bytes read. */
-static size_t raw_read(tc_tp_ctx_t *ctx, int fd, unsigned char *buf, size_t want)
-{
-    size_t got = 0;
-    uint64_t deadline = tc_deadline_after_ms(5000);
-    while (got < want && !tc_deadline_passed(deadline)) {
-        tc_tp_progress(ctx);
-        ssize_t n = recv(fd, buf + got, want - got, MSG_DONTWAIT);
-        if (n > 0)
-            got += (size_t)n;
-        else if (n == 0 || (errno != EAGAIN && errno != EWOULDBLOCK))
-            break;
-        else
-            tc_tp_wait(ctx, 5);
-    }
-    return got;
-}
-
-static void rma_hdr(unsigned char h[32], uint64_t key, int kind, uint64_t len, uint64_t off,
-                    uint64_t arg)
-{
-    le(h, key, 8);
-    le(h + 8, (uint64_t)kind << 56 | len, 8);
-    le(h + 16, off, 8);
-    le(h + 24, arg, 8);
 }
 
 typedef struct raw_target {
@@ -419,13 +362,11 @@ typedef struct raw_target {
     uint64_t key;
 } raw_target_t;
 
-/* ctx id 1 with 256 bytes registered, and a raw peer logged in as id 0. */
+/* ctx id 1 with 256 bytes registered, and a raw peer logged in as id 0 (no secret). */
 static void raw_target_open(raw_target_t *t)
 {
-    t->ctx = tp_ctx_new(1, NULL);
-    unsigned char self[64];
-    size_t alen = tp_addr(t->ctx, self);
-    assert_int_equal(tc_tp_ep_connect(t->ctx, 0, self, alen, &t->ep), TC_OK);
+    t->ctx = tcp_ctx_new(1, NULL);
+    t->ep = tcp_loop_ep(t->ctx, 0);
     memset(t->buf, 0, sizeof(t->buf));
     assert_int_equal(tc_tp_mem_reg(t->ctx, t->buf, sizeof(t->buf), &t->mem), TC_OK);
     unsigned char blob[32];
@@ -435,10 +376,7 @@ static void raw_target_open(raw_target_t *t)
     assert_int_equal(rd(blob + 8), 1);
     assert_int_equal(rd(blob + 24), sizeof(t->buf));
     t->key = rd(blob + 16);
-    t->fd = raw_login(t->ctx);
-    unsigned char ack[24];
-    assert_int_equal(raw_read(t->ctx, t->fd, ack, 24), 24);
-    assert_int_equal(ack[6], 0); /* accepted */
+    t->fd = tcp_raw_hello(t->ctx, 0, 0, 1, 0, 0); /* logged in as id 0, accepted */
 }
 
 static void raw_target_close(raw_target_t *t)
@@ -456,26 +394,26 @@ static void test_raw_wire_format(void **state)
     raw_target_t t;
     raw_target_open(&t);
     unsigned char m[32 + 5];
-    rma_hdr(m, t.key, 0xA1, 5, 10, 0);
+    tcp_make_hdr32(m, t.key, 0xA1, 5, 10, 0);
     memcpy(m + 32, "abcde", 5);
-    assert_int_equal(send(t.fd, m, sizeof(m), MSG_NOSIGNAL), (ssize_t)sizeof(m));
+    tcp_raw_send(t.fd, m, sizeof(m));
     unsigned char a[32], expect[32];
-    assert_int_equal(raw_read(t.ctx, t.fd, a, 32), 32);
-    rma_hdr(expect, 0, 0xA5, 0, 0, 0);
+    assert_int_equal(tcp_raw_read(t.ctx, t.fd, a, 32, NULL), 32);
+    tcp_make_hdr32(expect, 0, 0xA5, 0, 0, 0);
     assert_memory_equal(a, expect, 32);
     assert_memory_equal(t.buf + 10, "abcde", 5);
 
-    rma_hdr(m, t.key, 0xA3, 0, 16, 41);
-    assert_int_equal(send(t.fd, m, 32, MSG_NOSIGNAL), 32);
-    assert_int_equal(raw_read(t.ctx, t.fd, a, 32), 32);
+    tcp_make_hdr32(m, t.key, 0xA3, 0, 16, 41);
+    tcp_raw_send(t.fd, m, 32);
+    assert_int_equal(tcp_raw_read(t.ctx, t.fd, a, 32, NULL), 32);
     assert_memory_equal(a, expect, 32);
     assert_int_equal(tc_tp_signal_read(t.mem, 16), 41);
 
-    rma_hdr(m, t.key, 0xA2, 0, 10, 5);
-    assert_int_equal(send(t.fd, m, 32, MSG_NOSIGNAL), 32);
+    tcp_make_hdr32(m, t.key, 0xA2, 0, 10, 5);
+    tcp_raw_send(t.fd, m, 32);
     unsigned char r[37];
-    assert_int_equal(raw_read(t.ctx, t.fd, r, 37), 37);
-    rma_hdr(expect, 0, 0xA6, 5, 0, 0);
+    assert_int_equal(tcp_raw_read(t.ctx, t.fd, r, 37, NULL), 37);
+    tcp_make_hdr32(expect, 0, 0xA6, 5, 0, 0);
     assert_memory_equal(r, expect, 32);
     assert_memory_equal(r + 32, "abcde", 5);
     assert_int_equal(t.ep->failed, TC_OK);
@@ -512,9 +450,8 @@ static void test_raw_hostile(void **state)
         unsigned char m[32 + 8];
         memset(m, 0x77, sizeof(m));
         uint64_t key = cases[c].kind >= 0xA5 ? 0 : cases[c].bad_key ? t.key + 1 : t.key;
-        rma_hdr(m, key, cases[c].kind, cases[c].len,
-                cases[c].off, cases[c].arg);
-        assert_int_equal(send(t.fd, m, sizeof(m), MSG_NOSIGNAL), (ssize_t)sizeof(m));
+        tcp_make_hdr32(m, key, cases[c].kind, cases[c].len, cases[c].off, cases[c].arg);
+        tcp_raw_send(t.fd, m, sizeof(m));
         assert_int_equal(tp_wait_failed(&t.ctx, 1, t.ep, 5000), TC_ERR_PROTOCOL);
         if (strstr(tc_tp_ep_error(t.ep), cases[c].text) == NULL)
             print_error("case %zu: '%s' lacks '%s'\n", c, tc_tp_ep_error(t.ep), cases[c].text);
@@ -534,25 +471,25 @@ static void test_peer_lost_during_get(void **state)
         raw_target_t t; /* here the raw side plays the target of a get by ctx 1 */
         raw_target_open(&t);
         unsigned char blob[32];
-        le(blob, 0x4b524354u, 4); /* "TCRK" */
-        le(blob + 4, 1, 4);
-        le(blob + 8, 0, 8); /* owner: id 0, the raw peer */
-        le(blob + 16, 5, 8);
-        le(blob + 24, 1000, 8);
+        tcp_le(blob, 0x4b524354u, 4); /* "TCRK" */
+        tcp_le(blob + 4, 1, 4);
+        tcp_le(blob + 8, 0, 8); /* owner: id 0, the raw peer */
+        tcp_le(blob + 16, 5, 8);
+        tcp_le(blob + 24, 1000, 8);
         tc_tp_rkey_t *k = NULL;
         assert_int_equal(tc_tp_rkey_unpack(t.ep, blob, sizeof(blob), &k), TC_OK);
         unsigned char dst[100];
         tc_tp_req_t g = TC_TP_REQ_INIT;
         assert_int_equal(tc_tp_get(t.ep, dst, sizeof(dst), k, 20, &g), TC_OK);
         unsigned char req[32], expect[32];
-        assert_int_equal(raw_read(t.ctx, t.fd, req, 32), 32);
-        rma_hdr(expect, 5, 0xA2, 0, 20, 100);
+        assert_int_equal(tcp_raw_read(t.ctx, t.fd, req, 32, NULL), 32);
+        tcp_make_hdr32(expect, 5, 0xA2, 0, 20, 100);
         assert_memory_equal(req, expect, 32);
         if (partial) {
             unsigned char resp[32 + 30];
-            rma_hdr(resp, 0, 0xA6, 100, 0, 0);
+            tcp_make_hdr32(resp, 0, 0xA6, 100, 0, 0);
             memset(resp + 32, 1, 30);
-            assert_int_equal(send(t.fd, resp, sizeof(resp), MSG_NOSIGNAL), (ssize_t)sizeof(resp));
+            tcp_raw_send(t.fd, resp, sizeof(resp));
         }
         close(t.fd);
         t.fd = -1;

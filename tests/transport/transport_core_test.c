@@ -16,6 +16,7 @@
 #include "tcomms/base/status.h"
 #include "tcomms/transport/tcp.h"
 #include "tcomms/transport/transport.h"
+#include "tcp_util.h"
 #include "tp_util.h"
 
 static void test_register_lookup(void **state)
@@ -93,7 +94,7 @@ static void test_bad_ifname(void **state)
 static void test_addr_pack(void **state)
 {
     (void)state;
-    tc_tp_ctx_t *ctx = tp_ctx_new(5, NULL);
+    tc_tp_ctx_t *ctx = tcp_ctx_new(5, NULL);
     unsigned char addr[64];
     size_t len = 0;
     assert_int_equal(tc_tp_addr_pack(ctx, addr, 7, &len), TC_ERR_INVALID_ARG);
@@ -135,7 +136,7 @@ static void test_default_iface(void **state)
     }
     freeifaddrs(list);
 
-    tc_tp_ctx_t *ctx = tp_ctx_new(0, NULL);
+    tc_tp_ctx_t *ctx = tcp_ctx_new(0, NULL);
     unsigned char addr[64];
     tp_addr(ctx, addr);
     uint32_t ip;
@@ -148,7 +149,7 @@ static void test_default_iface(void **state)
 static void test_ep_connect_args(void **state)
 {
     (void)state;
-    tc_tp_ctx_t *ctx = tp_ctx_new(2, NULL);
+    tc_tp_ctx_t *ctx = tcp_ctx_new(2, NULL);
     unsigned char addr[64];
     size_t len = tp_addr(ctx, addr);
     tc_tp_ep_t *ep = (tc_tp_ep_t *)0x1;
@@ -202,7 +203,7 @@ static void test_ep_connect_args(void **state)
 static void test_connect_refused(void **state)
 {
     (void)state;
-    tc_tp_ctx_t *ctx = tp_ctx_new(0, NULL);
+    tc_tp_ctx_t *ctx = tcp_ctx_new(0, NULL);
     unsigned char addr[64];
     size_t len = tp_addr(ctx, addr);
 

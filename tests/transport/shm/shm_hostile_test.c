@@ -14,6 +14,7 @@
 #include "tcomms/transport/shm.h"
 #include "tcomms/transport/shm_layout.h"
 #include "tcomms/transport/transport.h"
+#include "tests/transport/tp_util.h"
 
 /* Ring @p r (0: creator -> opener) of the segment of @p ep. */
 typedef struct ring {
@@ -41,7 +42,7 @@ static ring_t ring_of(tc_tp_ep_t *ep, int r)
 }
 
 /* Write one cell into ring 0 (ctx 0 -> ctx 1) as its producer would. */
-static void inject(su_pair_t *p, tc_shm_cell_hdr_t cell)
+static void inject(tp_pair_t *p, tc_shm_cell_hdr_t cell)
 {
     ring_t g = ring_of(p->ep[0], 0);
     uint64_t pos = __atomic_load_n(g.tail, __ATOMIC_ACQUIRE);
@@ -51,17 +52,17 @@ static void inject(su_pair_t *p, tc_shm_cell_hdr_t cell)
 }
 
 /* The victim (ctx 1) fails with TC_ERR_PROTOCOL naming @p text; so does its pending receive. */
-static void expect_protocol(su_pair_t *p, tc_tp_req_t *pending, const char *text)
+static void expect_protocol(tp_pair_t *p, tc_tp_req_t *pending, const char *text)
 {
     tc_tp_ctx_t *victim[] = {p->ctx[1]};
-    assert_int_equal(su_wait_failed(victim, 1, p->ep[1], SU_WAIT_MS), TC_ERR_PROTOCOL);
+    assert_int_equal(tp_wait_failed(victim, 1, p->ep[1], SU_WAIT_MS), TC_ERR_PROTOCOL);
     if (strstr(tc_tp_ep_error(p->ep[1]), text) == NULL)
         fail_msg("error '%s' does not say '%s'", tc_tp_ep_error(p->ep[1]), text);
     assert_non_null(strstr(tc_tp_ep_error(p->ep[1]), "shm: peer 0 (pid "));
     assert_int_equal(pending->status, TC_ERR_PROTOCOL);
     /* the honest side learns that the victim gave up */
     tc_tp_ctx_t *honest[] = {p->ctx[0]};
-    assert_int_equal(su_wait_failed(honest, 1, p->ep[0], SU_WAIT_MS), TC_ERR_PEER_FAILED);
+    assert_int_equal(tp_wait_failed(honest, 1, p->ep[0], SU_WAIT_MS), TC_ERR_PEER_FAILED);
 }
 
 typedef struct hostile_case {
@@ -73,7 +74,7 @@ typedef struct hostile_case {
 static void run_case(void **state)
 {
     const hostile_case_t *hc = *state;
-    su_pair_t p;
+    tp_pair_t p;
     su_pair_open(&p, hc->hints);
     /* a registration on the victim, for the one-sided cases */
     static uint64_t words[4];
@@ -90,13 +91,13 @@ static void run_case(void **state)
     for (int i = 0; i < 4; i++)
         assert_int_equal(words[i], 0);
     tc_tp_mem_dereg(mem);
-    su_pair_close(&p);
+    tp_pair_close(&p);
 }
 
 /* The tail moved beyond the ring's capacity. */
 static void test_tail_beyond(void **state)
 {
-    su_pair_t p;
+    tp_pair_t p;
     su_pair_open(&p, NULL);
     tc_tp_req_t r = TC_TP_REQ_INIT;
     char buf[16];
@@ -104,13 +105,13 @@ static void test_tail_beyond(void **state)
     ring_t g = ring_of(p.ep[0], 0);
     __atomic_store_n(g.tail, *g.tail + g.ncells + 1, __ATOMIC_RELEASE);
     expect_protocol(&p, &r, "broke the ring");
-    su_pair_close(&p);
+    tp_pair_close(&p);
 }
 
 /* The consumer of the victim's tx ring claims more than was produced. */
 static void test_head_beyond(void **state)
 {
-    su_pair_t p;
+    tp_pair_t p;
     su_pair_open(&p, "shm_cells=4");
     tc_tp_req_t r = TC_TP_REQ_INIT;
     char buf[16];
@@ -123,7 +124,7 @@ static void test_head_beyond(void **state)
         tc_tp_send(p.ep[1], 2, "x", 1, &s[i]); /* the fifth finds the ring "full" */
     }
     expect_protocol(&p, &r, "broke the ring: head");
-    su_pair_close(&p);
+    tp_pair_close(&p);
 }
 
 #define CELL(...) ((tc_shm_cell_hdr_t){__VA_ARGS__})

@@ -16,6 +16,7 @@
 #include "tcomms/base/time.h"
 #include "tcomms/transport/shm.h"
 #include "tcomms/transport/transport.h"
+#include "tests/transport/tp_util.h"
 
 #define NMSG 400
 #define WIN 16 /* receives and sends in flight per direction */
@@ -46,13 +47,10 @@ typedef struct worker {
         goto out;                                                                                 \
     } while (0)
 
+/* A worker's bounded wait (no cmocka in the workers). */
 static tc_status_t wait1(tc_tp_ctx_t *ctx, tc_tp_req_t *req)
 {
-    uint64_t deadline = tc_deadline_after_ms(SU_WAIT_MS);
-    while (req->status == TC_INPROGRESS && !tc_deadline_passed(deadline))
-        if (tc_tp_progress(ctx) == 0)
-            tc_tp_wait(ctx, 1);
-    return req->status;
+    return tp_wait_bare(ctx, req, SU_WAIT_MS, 1);
 }
 
 static void *worker_main(void *arg)
@@ -85,7 +83,7 @@ static void *worker_main(void *arg)
         FAIL("rkey: %s", tc_last_error());
 
     /* stream NMSG messages each way, WIN in flight, contents depend on the sender */
-    su_fill(src, 1u << 20, (uint64_t)me);
+    tp_fill(src, 1u << 20, (uint64_t)me);
     for (int k = 0; k < WIN; k++)
         s[k] = r[k] = (tc_tp_req_t)TC_TP_REQ_INIT;
     for (int i = 0; i < NMSG + WIN; i++) {
@@ -95,7 +93,7 @@ static void *worker_main(void *arg)
             if (wait1(ctx, &r[k]) != TC_OK || r[k].bytes != msg_len(j))
                 FAIL("recv %d: %s, %zu bytes: %s", j, tc_status_string(r[k].status), r[k].bytes,
                      tc_tp_ep_error(ep));
-            if (su_check(dst[k], msg_len(j), (uint64_t)(1 - me)) != msg_len(j))
+            if (tp_check(dst[k], msg_len(j), (uint64_t)(1 - me)) != msg_len(j))
                 FAIL("recv %d: wrong contents", j);
             if (wait1(ctx, &s[k]) != TC_OK)
                 FAIL("send %d: %s", j, tc_status_string(s[k].status));
@@ -122,7 +120,7 @@ static void *worker_main(void *arg)
         FAIL("signal %llu, put %s, signal %s",
              (unsigned long long)tc_tp_signal_read(mem, 8), tc_status_string(put.status),
              tc_status_string(sig.status));
-    if (su_check(reg + 64, 200000, (uint64_t)(1 - me)) != 200000)
+    if (tp_check(reg + 64, 200000, (uint64_t)(1 - me)) != 200000)
         FAIL("put contents");
     /* nobody frees memory the other may still touch: a last exchange */
     tc_tp_req_t a = TC_TP_REQ_INIT, b = TC_TP_REQ_INIT;
