@@ -122,7 +122,6 @@ static tc_status_t check_root(const api_call_t *c, int root)
     return TC_OK;
 }
 
-/* Options, work handle and the runtime call. */
 /* Options, work handle and the runtime call; @p extra_flags adds
  * TC_RT_PERSISTENT for prepared operations. */
 static tc_status_t issue(const api_call_t *c, tc_rt_coll_t *call, const tc_op_opts_t *opts,

@@ -40,6 +40,8 @@ typedef struct {
     int round;      /* ... during its sends of this round (from 1) */
     unsigned reach; /* the peers its message of that round reaches */
     unsigned late;  /* the ranks that learn of it only at the next round's start */
+    unsigned early; /* the ranks that learn of it before they begin that round (a notice that
+                       overtook its messages); the others at the end of that round */
 } crash_t;
 
 typedef struct {
@@ -57,8 +59,9 @@ static void describe(const scenario_t *s, char *buf, size_t cap)
     int used = snprintf(buf, cap, "n=%d predead=%d knows=0x%x", s->n, s->predead, s->knows);
     for (int c = 0; c < s->ncrash && used > 0 && (size_t)used < cap; c++)
         used += snprintf(buf + used, cap - (size_t)used,
-                         " crash{rank %d, round %d, reach 0x%x, late 0x%x}", s->crash[c].proc,
-                         s->crash[c].round, s->crash[c].reach, s->crash[c].late);
+                         " crash{rank %d, round %d, reach 0x%x, late 0x%x, early 0x%x}",
+                         s->crash[c].proc, s->crash[c].round, s->crash[c].reach, s->crash[c].late,
+                         s->crash[c].early);
 }
 
 #define VIOLATION(s, ...)                                                                          \
@@ -112,9 +115,10 @@ static void run_scenario(const scenario_t *s)
                        a[p].phase != TC_RT_AGREE_DONE;
             if (!began[p])
                 continue;
-            /* crashes of the last round learnt late */
+            /* crashes of the last round learnt late, of this one early */
             for (int c = 0; c < s->ncrash; c++)
-                if (s->crash[c].round == round - 1 && (s->crash[c].late >> p & 1))
+                if ((s->crash[c].round == round - 1 && (s->crash[c].late >> p & 1)) ||
+                    (s->crash[c].round == round && (s->crash[c].early >> p & 1)))
                     tc_rt_agree_learn(&a[p], s->crash[c].proc);
             tc_rt_agree_begin(&a[p]);
             active++;
@@ -144,7 +148,8 @@ static void run_scenario(const scenario_t *s)
             if (!began[p] || dead_by[p] == round)
                 continue;
             for (int c = 0; c < s->ncrash; c++)
-                if (s->crash[c].round == round && !(s->crash[c].late >> p & 1))
+                if (s->crash[c].round == round &&
+                    !((s->crash[c].late | s->crash[c].early) >> p & 1))
                     tc_rt_agree_learn(&a[p], s->crash[c].proc);
             tc_status_t st = tc_rt_agree_end(&a[p], theirs[p]);
             if (st != TC_OK)
@@ -203,8 +208,9 @@ static void enumerate_crashes(scenario_t *s, int more, int from_proc)
                 if (c->reach & ~others)
                     continue;
                 for (c->late = 0; c->late <= all; c->late++)
-                    if (!(c->late & ~others))
-                        enumerate_crashes(s, more - 1, p + 1);
+                    for (c->early = 0; c->early <= all && !(c->late & ~others); c->early++)
+                        if (!(c->early & (~others | c->late)))
+                            enumerate_crashes(s, more - 1, p + 1);
             }
         s->ncrash--;
     }
@@ -273,10 +279,11 @@ static void test_random_larger(void **state)
                 p = rand() % n;
             while (p == s.predead || crash_round(&s, p, NULL) > 0 ||
                    (c > 0 && s.crash[c - 1].proc == p));
-            s.crash[c] = (crash_t){p, 0, 0, 0};
+            s.crash[c] = (crash_t){p, 0, 0, 0, 0};
             s.crash[c].round = 1 + rand() % 4;
             s.crash[c].reach = (unsigned)rand() & all & ~(1u << p);
             s.crash[c].late = (unsigned)rand() & all & ~(1u << p);
+            s.crash[c].early = (unsigned)rand() & all & ~(1u << p) & ~s.crash[c].late;
         }
         run_scenario(&s);
     }
