@@ -7,16 +7,20 @@
 # deaths placed inside shrink's agreement (TC_FAULT_INJECT);
 # a kill under srun -K0; a revoke and a kill under the torchrun environment. Every run is bounded by tcrun's
 # --timeout and `timeout`.
-#   run_fault.sh BIN [--trials N]     (BIN: a bazel-bin with tools/tcrun and tests/fault)
+#   run_fault.sh BIN [--trials N] [--only REGEX]
+#     BIN: a bazel-bin with tools/tcrun and tests/fault; --only: the cases whose
+#     names match REGEX (grep -E), e.g. --only 'kill-during-(ring|rec|rab|dou)' for the
+#     8-rank all-reduce loops
 # Prints one line per case and the distribution of detection times; exits
 # non-zero if any trial failed.
 set -uo pipefail
 bin=${1:?bazel-bin directory}
 shift
-trials=10
+trials=10 only=
 while [ $# -gt 0 ]; do
     case $1 in
     --trials) trials=$2; shift 2 ;;
+    --only) only=$2; shift 2 ;;
     *) echo "run_fault.sh: unknown option $1" >&2; exit 2 ;;
     esac
 done
@@ -64,10 +68,16 @@ one() {
     return 1
 }
 
+# want NAME: whether the case is to run (--only)
+want() {
+    [ -z "$only" ] || echo "$1" | grep -qE "$only"
+}
+
 # case NAME TRIALS RANKS WANT MODE [ENV...]: random victims and seeds
 case_() {
     local name=$1 count=$2 n=$3 want=$4 mode=$5
     shift 5
+    want "$name" || return 0
     local start=$SECONDS f0=$fail
     for t in $(seq 1 "$count"); do
         local seed=$((RANDOM * 32768 + RANDOM)) victim=$((RANDOM % n))
@@ -92,6 +102,7 @@ case_ slow 2 4 4 slow TC_TIMEOUT_S=20 TC_HEARTBEAT_MS=200
 # A stopped rank with heartbeats every 200 ms: found in about 0.6 s, not at the timeout.
 case_ stop-hb $((trials / 2 + 1)) 8 7 stop-hb TC_TIMEOUT_S=60 TC_HEARTBEAT_MS=200
 
+if want cut; then
 # A cut TCP link: every rank ends (failure or timeout, none hangs) and the
 # ranks that used the link name the victim.
 start=$SECONDS f0=$fail
@@ -104,7 +115,9 @@ for t in 1 2; do
     fi
 done
 echo "$([ $fail -eq $f0 ] && echo PASS || echo FAIL)  cut TCP connections: 2 trials ($((SECONDS - start)) s)"
+fi # cut
 
+if want stop; then
 # SIGSTOP: the others time out at the bound; tc-fr names the stopped rank.
 start=$SECONDS f0=$fail
 for t in $(seq 1 $((trials / 2 + 1))); do
@@ -118,7 +131,9 @@ for t in $(seq 1 $((trials / 2 + 1))); do
     fi
 done
 echo "$([ $fail -eq $f0 ] && echo PASS || echo FAIL)  stop + tc-fr: $((trials / 2 + 1)) trials ($((SECONDS - start)) s)"
+fi # stop
 
+if want mismatch-fr; then
 # A different collective without TC_CHECK: errors or timeouts; tc-fr names the rank.
 seed=$((RANDOM * 32768 + RANDOM))
 one mismatch-fr 4 3 mismatch 2 "$seed" TC_TIMEOUT_S=3 || true
@@ -130,7 +145,9 @@ else
     "$tcfr" "$log/mismatch-fr.$seed" | sed 's/^/      /'
     fail=$((fail + 1))
 fi
+fi # mismatch-fr
 
+if want agree; then
 # Shrink's agreement with failures placed inside it (TC_FAULT_INJECT): a rank
 # dies before the loop, others die half way through the sends of a round of
 # the shrink. Every rank still alive must end with the same members, exactly
@@ -193,7 +210,9 @@ for t in $(seq 1 $((trials * 2))); do
 done
 echo "$([ $fail -eq $f0 ] && echo PASS || echo FAIL)  agree: $((trials * 2 + 4)) trials with deaths inside shrink and a step, 4 malformed values," \
     "$agree_window ended a first shrink holding a rank that died in it ($((SECONDS - start)) s)"
+fi # agree
 
+if want create-abort; then
 # tc_comm_create_abort(): a creation waiting for a rank that never joins ends
 # with TC_ERR_ABORTED within 200 ms of the abort, from a thread or a signal
 # handler, under PMIx (tcrun) and the torchrun environment (rank 0 waiting in
@@ -223,7 +242,9 @@ for spec in "tcrun 2 thread 1" "tcrun 3 signal 2" "env 0 thread 1" "env 1 signal
 done
 echo "$([ $fail -eq $f0 ] && echo PASS || echo FAIL)  create-abort: 4 trials ($((SECONDS - start)) s)"
 grep -ho 'ABORTED [0-9.]* ms after the abort ([a-z]*)' "$log"/create-abort.*/out | sed 's/^/      /'
+fi # create-abort
 
+if want example; then
 # The documentation's example: a training loop that loses a rank and goes on.
 dir=$log/example
 mkdir -p "$dir"
@@ -237,7 +258,9 @@ else
     tail -n 12 "$dir/out" | sed 's/^/      /'
     fail=$((fail + 1))
 fi
+fi # example
 
+if want srun; then
 # Under Slurm (srun --mpi=pmix, a one-node cluster on loopback): a rank killed
 # during the loop, with -K0 so that Slurm leaves the survivors running; they
 # detect, shrink and check, as under tcrun. tcomms' own PMIx notices are sent
@@ -278,7 +301,9 @@ else
     tail -n 20 "$log/slurm-start.out" | sed 's/^/      /'
     fail=$((fail + 1))
 fi
+fi # srun
 
+if want env; then
 # Under the torchrun environment (no launcher, no PMIx: the ranks bootstrap
 # through rank 0's store, as run by tests/integration/run_torchrun_env.sh):
 # a revoke reaches every other rank through the store's notices, and a rank
@@ -321,6 +346,7 @@ for spec in "revoke-env 4 revoke" "kill-during-env 3 kill-during"; do
     done
     echo "$([ $fail -eq $f0 ] && echo PASS || echo FAIL)  $1 (torchrun environment): $((trials / 2 + 1)) trials, 4 ranks ($((SECONDS - start)) s)"
 done
+fi # env
 
 # dist LABEL FILE...: the distribution of the numbers in the files
 dist() {
