@@ -57,7 +57,7 @@ one() {
     local bad=$(grep -c ': FAIL:' "$dir/out")
     grep -ho 'detect_ms [0-9.]*' "$dir/out" | awk '{print $2}' >>"$detect.$name"
     grep -ho 'abort returned in [0-9.]* ms' "$dir/out" | awk '{print $4}' >>"$log/abort_ms"
-    grep -ho 'timed out after [0-9.]* ms' "$dir/out" | awk '{print $4}' >>"$log/timeout_ms.$name"
+    grep -ho 'timed out after [0-9.]* ms (bound' "$dir/out" | awk '{print $4}' >>"$log/timeout_ms.$name"
     if [ "$clean" -ge "$want" ] && [ "$bad" -eq 0 ]; then
         pass=$((pass + 1))
         return 0
