@@ -24,14 +24,14 @@ static const size_t sizes[] = {0, 1, 7, 4096, 1u << 20, 64u << 20};
  * there); failures become the exit status. */
 static tc_status_t child_wait(tc_tp_ctx_t *ctx, tc_tp_req_t *req)
 {
-    return tp_wait_bare(ctx, req, TP_WAIT_MS, 10);
+    return tc_tpt_wait_bare(ctx, req, TP_WAIT_MS, 10);
 }
 
 /* Create a context, send its address on @p out, read the peer's from @p in, connect. */
 static int exchange(uint64_t self, uint64_t peer, int in, int out, tc_tp_ctx_t **ctx_p,
                     tc_tp_ep_t **ep_p)
 {
-    return tp_exchange(&tc_tp_tcp_ops, self, peer, "fork-job", NULL, in, out, ctx_p, ep_p);
+    return tc_tpt_exchange(&tc_tp_tcp_ops, self, peer, "fork-job", NULL, in, out, ctx_p, ep_p);
 }
 
 /* The child echoes each size back with another pattern after checking it. */
@@ -51,9 +51,9 @@ static int echo_child(void *arg, int in, int out)
         tc_tp_recv(ep, i, buf, len, &r);
         if (child_wait(ctx, &r) != TC_OK || r.bytes != len)
             return 20 + (int)i;
-        if (tp_check(buf, len, 10 + i) != len || buf[len] != 0x5A)
+        if (tc_tpt_check(buf, len, 10 + i) != len || buf[len] != 0x5A)
             return 30 + (int)i;
-        tp_fill(buf, len, 100 + i);
+        tc_tpt_fill(buf, len, 100 + i);
         tc_tp_send(ep, 1000 + i, buf, len, &s);
         if (child_wait(ctx, &s) != TC_OK)
             return 40 + (int)i;
@@ -61,7 +61,7 @@ static int echo_child(void *arg, int in, int out)
     }
     /* wait until the parent says it has everything, then leave */
     char done;
-    if (tp_read_all(in, &done, 1))
+    if (tc_tpt_read_all(in, &done, 1))
         return 50;
     tc_tp_ep_close(ep);
     tc_tp_ctx_destroy(ctx);
@@ -72,29 +72,29 @@ static void test_fork_echo(void **state)
 {
     (void)state;
     int in, out;
-    pid_t pid = tp_fork(echo_child, NULL, &in, &out);
+    pid_t pid = tc_tpt_fork(echo_child, NULL, &in, &out);
     tc_tp_ctx_t *ctx;
     tc_tp_ep_t *ep;
     assert_int_equal(exchange(1, 0, in, out, &ctx, &ep), 0);
     for (size_t i = 0; i < NSIZES; i++) {
         size_t len = sizes[i];
         unsigned char *src = malloc(len + 1), *dst = malloc(len + 1);
-        tp_fill(src, len, 10 + i);
+        tc_tpt_fill(src, len, 10 + i);
         dst[len] = 0xC3;
         tc_tp_req_t s = TC_TP_REQ_INIT, r = TC_TP_REQ_INIT;
         /* the echo's receive is posted after our send: it may arrive as unexpected */
         assert_int_equal(tc_tp_send(ep, i, src, len, &s), TC_OK);
-        assert_int_equal(tp_wait_req(&ctx, 1, &s, TP_WAIT_MS), TC_OK);
+        assert_int_equal(tc_tpt_wait_req(&ctx, 1, &s, TP_WAIT_MS), TC_OK);
         assert_int_equal(tc_tp_recv(ep, 1000 + i, dst, len, &r), TC_OK);
-        assert_int_equal(tp_wait_req(&ctx, 1, &r, TP_WAIT_MS), TC_OK);
+        assert_int_equal(tc_tpt_wait_req(&ctx, 1, &r, TP_WAIT_MS), TC_OK);
         assert_int_equal(r.bytes, len);
-        assert_int_equal(tp_check(dst, len, 100 + i), len);
+        assert_int_equal(tc_tpt_check(dst, len, 100 + i), len);
         assert_int_equal(dst[len], 0xC3);
         free(src);
         free(dst);
     }
     assert_int_equal(write(out, "x", 1), 1);
-    int st = tp_reap(pid, TP_WAIT_MS);
+    int st = tc_tpt_reap(pid, TP_WAIT_MS);
     assert_true(WIFEXITED(st));
     assert_int_equal(WEXITSTATUS(st), 0);
     close(in);
@@ -126,7 +126,7 @@ static void test_fork_peer_killed(void **state)
 {
     (void)state;
     int in, out;
-    pid_t pid = tp_fork(sleeper_child, NULL, &in, &out);
+    pid_t pid = tc_tpt_fork(sleeper_child, NULL, &in, &out);
     tc_tp_ctx_t *ctx;
     tc_tp_ep_t *ep;
     assert_int_equal(exchange(0, 1, in, out, &ctx, &ep), 0);
@@ -134,12 +134,12 @@ static void test_fork_peer_killed(void **state)
     tc_tp_req_t r = TC_TP_REQ_INIT, pending = TC_TP_REQ_INIT;
     assert_int_equal(tc_tp_recv(ep, 2, never, sizeof(never), &pending), TC_OK);
     assert_int_equal(tc_tp_recv(ep, 1, ready, sizeof(ready), &r), TC_OK);
-    assert_int_equal(tp_wait_req(&ctx, 1, &r, TP_WAIT_MS), TC_OK);
+    assert_int_equal(tc_tpt_wait_req(&ctx, 1, &r, TP_WAIT_MS), TC_OK);
     assert_memory_equal(ready, "ready", 5);
 
     uint64_t t0 = tc_time_ns();
     assert_int_equal(kill(pid, SIGKILL), 0);
-    assert_int_equal(tp_wait_req(&ctx, 1, &pending, 5000), TC_ERR_PEER_FAILED);
+    assert_int_equal(tc_tpt_wait_req(&ctx, 1, &pending, 5000), TC_ERR_PEER_FAILED);
     assert_true(tc_time_ns() - t0 < 5000000000ULL);
     assert_int_equal(ep->failed, TC_ERR_PEER_FAILED);
     const char *err = tc_tp_ep_error(ep);
@@ -148,7 +148,7 @@ static void test_fork_peer_killed(void **state)
     tc_tp_req_t late = TC_TP_REQ_INIT;
     assert_int_equal(tc_tp_send(ep, 3, "x", 1, &late), TC_ERR_PEER_FAILED);
 
-    int st = tp_reap(pid, TP_WAIT_MS);
+    int st = tc_tpt_reap(pid, TP_WAIT_MS);
     assert_true(WIFSIGNALED(st));
     assert_int_equal(WTERMSIG(st), SIGKILL);
     close(in);

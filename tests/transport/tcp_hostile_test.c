@@ -19,23 +19,23 @@
 static void test_huge_length(void **state)
 {
     (void)state;
-    tc_tp_ctx_t *ctx = tcp_ctx_new(1, NULL);
-    tc_tp_ep_t *ep = tcp_loop_ep(ctx, 0);
+    tc_tp_ctx_t *ctx = tc_tcpt_ctx_new(1, NULL);
+    tc_tp_ep_t *ep = tc_tcpt_loop_ep(ctx, 0);
     unsigned char in[16];
     tc_tp_req_t r = TC_TP_REQ_INIT;
     assert_int_equal(tc_tp_recv(ep, 4, in, sizeof(in), &r), TC_OK);
 
-    int fd = tcp_raw_hello(ctx, 0, 0, 1, 0, 0);
+    int fd = tc_tcpt_raw_hello(ctx, 0, 0, 1, 0, 0);
     unsigned char hdr[16];
-    tcp_le(hdr, 9, 8);
-    tcp_le(hdr + 8, 1ULL << 62, 8);
-    tcp_raw_send(fd, hdr, sizeof(hdr));
+    tc_tcpt_le(hdr, 9, 8);
+    tc_tcpt_le(hdr + 8, 1ULL << 62, 8);
+    tc_tcpt_raw_send(fd, hdr, sizeof(hdr));
 
-    assert_int_equal(tp_wait_req(&ctx, 1, &r, 5000), TC_ERR_PROTOCOL);
+    assert_int_equal(tc_tpt_wait_req(&ctx, 1, &r, 5000), TC_ERR_PROTOCOL);
     assert_int_equal(ep->failed, TC_ERR_PROTOCOL);
     assert_non_null(strstr(tc_tp_ep_error(ep), "peer 0 ("));
     assert_non_null(strstr(tc_tp_ep_error(ep), "length 4611686018427387904"));
-    tcp_expect_eof(ctx, fd); /* and the socket is closed */
+    tc_tcpt_expect_eof(ctx, fd); /* and the socket is closed */
     close(fd);
     tc_tp_ep_close(ep);
     tc_tp_ctx_destroy(ctx);
@@ -45,22 +45,22 @@ static void test_huge_length(void **state)
 static void test_cut_mid_message(void **state)
 {
     (void)state;
-    tc_tp_ctx_t *ctx = tcp_ctx_new(1, NULL);
-    tc_tp_ep_t *ep = tcp_loop_ep(ctx, 0);
+    tc_tp_ctx_t *ctx = tc_tcpt_ctx_new(1, NULL);
+    tc_tp_ep_t *ep = tc_tcpt_loop_ep(ctx, 0);
 
-    int fd = tcp_raw_hello(ctx, 0, 0, 1, 0, 0);
+    int fd = tc_tcpt_raw_hello(ctx, 0, 0, 1, 0, 0);
     unsigned char msg[16 + 5 + 16 + 3];
-    tcp_le(msg, 2, 8); /* a whole 5-byte message, tag 2 */
-    tcp_le(msg + 8, 5, 8);
+    tc_tcpt_le(msg, 2, 8); /* a whole 5-byte message, tag 2 */
+    tc_tcpt_le(msg + 8, 5, 8);
     memcpy(msg + 16, "hello", 5);
-    tcp_le(msg + 21, 2, 8); /* then 3 of 100 bytes */
-    tcp_le(msg + 29, 100, 8);
+    tc_tcpt_le(msg + 21, 2, 8); /* then 3 of 100 bytes */
+    tc_tcpt_le(msg + 29, 100, 8);
     memcpy(msg + 37, "abc", 3);
-    tcp_raw_send(fd, msg, sizeof(msg));
+    tc_tcpt_raw_send(fd, msg, sizeof(msg));
     close(fd);
 
     /* The whole message arrived before the failure: it can still be received after it. */
-    assert_int_equal(tp_wait_failed(&ctx, 1, ep, 5000), TC_ERR_PEER_FAILED);
+    assert_int_equal(tc_tpt_wait_failed(&ctx, 1, ep, 5000), TC_ERR_PEER_FAILED);
     assert_non_null(strstr(tc_tp_ep_error(ep), "in the middle of a message (3 of 100 bytes"));
     unsigned char a[5], b[100];
     tc_tp_req_t ra = TC_TP_REQ_INIT, rb = TC_TP_REQ_INIT;
@@ -78,66 +78,66 @@ static void test_cut_mid_message(void **state)
 static void test_refused_hellos(void **state)
 {
     (void)state;
-    tc_tp_ctx_t *ctx = tcp_ctx_new(5, NULL);
-    tc_tp_ep_t *ep = tcp_loop_ep(ctx, 2);
+    tc_tp_ctx_t *ctx = tc_tcpt_ctx_new(5, NULL);
+    tc_tp_ep_t *ep = tc_tcpt_loop_ep(ctx, 2);
     unsigned char hello[64];
 
     /* not a tcomms hello: dropped without an answer */
-    int fd = tcp_raw_connect(ctx);
-    tcp_raw_send(fd, hello, tcp_make_hello(hello, 0x48545450u, 0, 2, 5, 0));
-    tcp_expect_eof(ctx, fd);
+    int fd = tc_tcpt_raw_connect(ctx);
+    tc_tcpt_raw_send(fd, hello, tc_tcpt_make_hello(hello, 0x48545450u, 0, 2, 5, 0));
+    tc_tcpt_expect_eof(ctx, fd);
     close(fd);
 
     /* addressed to another id (a stale address): result 2 */
-    fd = tcp_raw_connect(ctx);
-    tcp_raw_send(fd, hello, tcp_make_hello(hello, TCP_MAGIC, 0, 2, 6, 0));
-    tcp_expect_ack(ctx, fd, 2, 5, 2);
-    tcp_expect_eof(ctx, fd);
+    fd = tc_tcpt_raw_connect(ctx);
+    tc_tcpt_raw_send(fd, hello, tc_tcpt_make_hello(hello, TCP_MAGIC, 0, 2, 6, 0));
+    tc_tcpt_expect_ack(ctx, fd, 2, 5, 2);
+    tc_tcpt_expect_eof(ctx, fd);
     close(fd);
 
     /* from a larger id, which must accept rather than connect: result 4 */
-    fd = tcp_raw_connect(ctx);
-    tcp_raw_send(fd, hello, tcp_make_hello(hello, TCP_MAGIC, 0, 9, 5, 0));
-    tcp_expect_ack(ctx, fd, 4, 5, 9);
+    fd = tc_tcpt_raw_connect(ctx);
+    tc_tcpt_raw_send(fd, hello, tc_tcpt_make_hello(hello, TCP_MAGIC, 0, 9, 5, 0));
+    tc_tcpt_expect_ack(ctx, fd, 4, 5, 9);
     close(fd);
 
     /* another wire version: result 1 */
-    fd = tcp_raw_connect(ctx);
-    tcp_make_hello(hello, TCP_MAGIC, 0, 2, 5, 0);
-    tcp_le(hello + 4, 7, 2);
-    tcp_raw_send(fd, hello, TCP_HELLO_LEN);
-    tcp_expect_ack(ctx, fd, 1, 5, 2);
+    fd = tc_tcpt_raw_connect(ctx);
+    tc_tcpt_make_hello(hello, TCP_MAGIC, 0, 2, 5, 0);
+    tc_tcpt_le(hello + 4, 7, 2);
+    tc_tcpt_raw_send(fd, hello, TCP_HELLO_LEN);
+    tc_tcpt_expect_ack(ctx, fd, 1, 5, 2);
     close(fd);
 
     /* half a hello, then gone; and silence */
-    fd = tcp_raw_connect(ctx);
-    tcp_raw_send(fd, hello, 20);
+    fd = tc_tcpt_raw_connect(ctx);
+    tc_tcpt_raw_send(fd, hello, 20);
     close(fd);
-    tp_spin(&ctx, 1, 50);
+    tc_tpt_spin(&ctx, 1, 50);
 
     assert_int_equal(ep->failed, TC_OK);
 
     /* the real one is accepted, a second one from the same id is a duplicate: result 5 */
-    int good = tcp_raw_hello(ctx, 0, 2, 5, 0, 0);
-    fd = tcp_raw_connect(ctx);
-    tcp_raw_send(fd, hello, tcp_make_hello(hello, TCP_MAGIC, 0, 2, 5, 0));
-    tcp_expect_ack(ctx, fd, 5, 5, 2);
+    int good = tc_tcpt_raw_hello(ctx, 0, 2, 5, 0, 0);
+    fd = tc_tcpt_raw_connect(ctx);
+    tc_tcpt_raw_send(fd, hello, tc_tcpt_make_hello(hello, TCP_MAGIC, 0, 2, 5, 0));
+    tc_tcpt_expect_ack(ctx, fd, 5, 5, 2);
     close(fd);
 
     /* the good connection carries data to the endpoint, and from it */
     unsigned char msg[16 + 4];
-    tcp_le(msg, 77, 8);
-    tcp_le(msg + 8, 4, 8);
+    tc_tcpt_le(msg, 77, 8);
+    tc_tcpt_le(msg + 8, 4, 8);
     memcpy(msg + 16, "data", 4);
-    tcp_raw_send(good, msg, sizeof(msg));
+    tc_tcpt_raw_send(good, msg, sizeof(msg));
     unsigned char in[4];
     tc_tp_req_t r = TC_TP_REQ_INIT, s = TC_TP_REQ_INIT;
     assert_int_equal(tc_tp_recv(ep, 77, in, sizeof(in), &r), TC_OK);
-    assert_int_equal(tp_wait_req(&ctx, 1, &r, 5000), TC_OK);
+    assert_int_equal(tc_tpt_wait_req(&ctx, 1, &r, 5000), TC_OK);
     assert_memory_equal(in, "data", 4);
     assert_int_equal(tc_tp_send(ep, 78, "back", 4, &s), TC_OK);
-    assert_int_equal(tp_wait_req(&ctx, 1, &s, 5000), TC_OK);
-    tcp_expect_msg(ctx, good, 78, "back", 4);
+    assert_int_equal(tc_tpt_wait_req(&ctx, 1, &s, 5000), TC_OK);
+    tc_tcpt_expect_msg(ctx, good, 78, "back", 4);
     close(good);
     tc_tp_ep_close(ep);
     tc_tp_ctx_destroy(ctx);
@@ -147,8 +147,8 @@ static void test_refused_hellos(void **state)
 static void test_wrong_digest(void **state)
 {
     (void)state;
-    tc_tp_ctx_t *ctx = tcp_ctx_new(1, "job-42");
-    assert_int_equal(tcp_raw_hello(ctx, 0, 0, 1, 0, 3), -1); /* and EOF */
+    tc_tp_ctx_t *ctx = tc_tcpt_ctx_new(1, "job-42");
+    assert_int_equal(tc_tcpt_raw_hello(ctx, 0, 0, 1, 0, 3), -1); /* and EOF */
     tc_tp_ctx_destroy(ctx);
 }
 
@@ -157,21 +157,21 @@ static void test_garbage_stream(void **state)
 {
     (void)state;
     for (uint64_t seed = 0; seed < 20; seed++) {
-        tc_tp_ctx_t *ctx = tcp_ctx_new(1, NULL);
-        tc_tp_ep_t *ep = tcp_loop_ep(ctx, 0);
+        tc_tp_ctx_t *ctx = tc_tcpt_ctx_new(1, NULL);
+        tc_tp_ep_t *ep = tc_tcpt_loop_ep(ctx, 0);
         unsigned char buf[64];
         tc_tp_req_t r = TC_TP_REQ_INIT;
         assert_int_equal(tc_tp_recv(ep, seed, buf, sizeof(buf), &r), TC_OK);
-        int fd = tcp_raw_hello(ctx, 0, 0, 1, 0, 0);
+        int fd = tc_tcpt_raw_hello(ctx, 0, 0, 1, 0, 0);
         unsigned char junk[4096];
-        tp_fill(junk, sizeof(junk), seed);
+        tc_tpt_fill(junk, sizeof(junk), seed);
         if (seed % 2) /* small lengths so some messages parse */
             for (size_t i = 0; i + 16 <= sizeof(junk); i += 16 + (seed % 7))
-                tcp_le(junk + i + 8, junk[i] % 40, 8);
-        tcp_raw_send(fd, junk, sizeof(junk));
-        tp_spin(&ctx, 1, 30);
+                tc_tcpt_le(junk + i + 8, junk[i] % 40, 8);
+        tc_tcpt_raw_send(fd, junk, sizeof(junk));
+        tc_tpt_spin(&ctx, 1, 30);
         close(fd);
-        tc_status_t st = tp_wait_failed(&ctx, 1, ep, 5000);
+        tc_status_t st = tc_tpt_wait_failed(&ctx, 1, ep, 5000);
         assert_true(st == TC_ERR_PROTOCOL || st == TC_ERR_PEER_FAILED);
         assert_true(r.status != TC_INPROGRESS);
         tc_tp_ep_close(ep);

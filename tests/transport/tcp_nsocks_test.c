@@ -42,20 +42,20 @@ static void pair_open_n(tp_pair_t *p, int n0, int n1)
     unsigned char addr[2][TP_ADDR_MAX];
     size_t len[2];
     set_nsocks(n0);
-    p->ctx[0] = tcp_ctx_new(0, "stripes");
+    p->ctx[0] = tc_tcpt_ctx_new(0, "stripes");
     set_nsocks(n1);
-    p->ctx[1] = tcp_ctx_new(1, "stripes");
+    p->ctx[1] = tc_tcpt_ctx_new(1, "stripes");
     unsetenv("TC_SOCKET_NSOCKS");
     for (int i = 0; i < 2; i++)
-        len[i] = tp_addr(p->ctx[i], addr[i]);
-    tp_pair_connect(p, addr, len);
+        len[i] = tc_tpt_addr(p->ctx[i], addr[i]);
+    tc_tpt_pair_connect(p, addr, len);
 }
 
 /* Sockets of this process that @p ctx accepted (local address = its listening one, with a
  * peer), in ascending fd order; returns how many. */
 static int accepted_fds(tc_tp_ctx_t *ctx, int *fds, int max)
 {
-    struct sockaddr_in want = tcp_listen_addr(ctx);
+    struct sockaddr_in want = tc_tcpt_listen_addr(ctx);
     int n = 0;
     for (int fd = 0; fd < 4096 && n < max; fd++) {
         struct sockaddr_in sa, peer;
@@ -77,7 +77,7 @@ static int wait_accepted(tp_pair_t *p, int want)
     uint64_t deadline = tc_deadline_after_ms(5000);
     int n = accepted_fds(p->ctx[1], fds, 64);
     while (n != want && !tc_deadline_passed(deadline)) {
-        tp_spin(p->ctx, 2, 5);
+        tc_tpt_spin(p->ctx, 2, 5);
         n = accepted_fds(p->ctx[1], fds, 64);
     }
     return n;
@@ -88,8 +88,8 @@ static int wait_accepted(tp_pair_t *p, int want)
 static void pair_open_up(tp_pair_t *p, int n, unsigned char *tiny, size_t len, uint64_t seed)
 {
     pair_open_n(p, n, n);
-    tp_fill(tiny, len, seed);
-    tp_transfer(p, 0, 1, tiny, len, seed, 1);
+    tc_tpt_fill(tiny, len, seed);
+    tc_tpt_transfer(p, 0, 1, tiny, len, seed, 1);
     assert_int_equal(wait_accepted(p, n), n); /* every data socket is up */
 }
 
@@ -143,7 +143,7 @@ static void test_bad_config(void **state)
     const char *good[] = {"1", "16"};
     for (size_t i = 0; i < 2; i++) {
         setenv("TC_SOCKET_NSOCKS", good[i], 1);
-        tc_tp_ctx_t *ctx = tcp_ctx_new(0, NULL);
+        tc_tp_ctx_t *ctx = tc_tcpt_ctx_new(0, NULL);
         tc_tp_ctx_destroy(ctx);
     }
     unsetenv("TC_SOCKET_NSOCKS");
@@ -167,10 +167,10 @@ static void test_sizes(void **state)
             size_t len = sizes[i];
             for (int from = 0; from < 2; from++) {
                 uint64_t seed = 1000 * (uint64_t)n + 10 * i + (uint64_t)from;
-                tp_fill(src, len, seed);
-                tp_transfer(&p, from, 100 + i, src, len, seed, 1);
+                tc_tpt_fill(src, len, seed);
+                tc_tpt_transfer(&p, from, 100 + i, src, len, seed, 1);
                 if (len <= (3u << 20) + 7) /* unexpected (buffered) as well */
-                    tp_transfer(&p, from, 200 + i, src, len, seed, 0);
+                    tc_tpt_transfer(&p, from, 200 + i, src, len, seed, 0);
             }
         }
         /* the 64 MiB messages went over every socket: each received far more than a chunk */
@@ -180,7 +180,7 @@ static void test_sizes(void **state)
             assert_true(bytes_received(fds[k]) > (64u << 10));
         assert_int_equal(p.ep[0]->failed, TC_OK);
         assert_int_equal(p.ep[1]->failed, TC_OK);
-        tp_pair_close(&p);
+        tc_tpt_pair_close(&p);
     }
     free(src);
 }
@@ -198,8 +198,8 @@ static void test_many_in_flight(void **state)
     for (int i = 0; i < NMSG; i++)
         len[i] = i % 3 == 0 ? THR + (size_t)((i * 104729) % (3u << 20)) - (i % 2 ? 1 : 0)
                             : (size_t)((i * 131) % 3000);
-    tp_many_in_flight(&p, NMSG, len, 30);
-    tp_pair_close(&p);
+    tc_tpt_many_in_flight(&p, NMSG, len, 30);
+    tc_tpt_pair_close(&p);
 }
 
 /* ---- truncation of a striped message ---- */
@@ -208,14 +208,14 @@ static void test_many_in_flight(void **state)
 static void truncate_case(tp_pair_t *p, size_t len, size_t cap, int mode)
 {
     unsigned char *src = malloc(len > THR + 5 ? len : THR + 5);
-    tp_fill(src, len, len + cap);
-    unsigned char *dst = tp_guarded_alloc(cap);
+    tc_tpt_fill(src, len, len + cap);
+    unsigned char *dst = tc_tpt_guarded_alloc(cap);
     tc_tp_req_t s = TC_TP_REQ_INIT, r = TC_TP_REQ_INIT;
     if (mode == 0)
         assert_int_equal(tc_tp_recv(p->ep[1], 11, dst, cap, &r), TC_OK);
     assert_int_equal(tc_tp_send(p->ep[0], 11, src, len, &s), TC_OK);
     if (mode == 1)
-        assert_int_equal(tp_wait_req(p->ctx, 2, &s, TP_WAIT_MS), TC_OK);
+        assert_int_equal(tc_tpt_wait_req(p->ctx, 2, &s, TP_WAIT_MS), TC_OK);
     if (mode == 2)
         for (int k = 0; k < 3; k++) {
             tc_tp_progress(p->ctx[0]);
@@ -223,14 +223,14 @@ static void truncate_case(tp_pair_t *p, size_t len, size_t cap, int mode)
         }
     if (mode != 0)
         assert_int_equal(tc_tp_recv(p->ep[1], 11, dst, cap, &r), TC_OK);
-    assert_int_equal(tp_wait_req(p->ctx, 2, &r, TP_WAIT_MS), TC_ERR_TRUNCATED);
-    assert_int_equal(tp_wait_req(p->ctx, 2, &s, TP_WAIT_MS), TC_OK);
+    assert_int_equal(tc_tpt_wait_req(p->ctx, 2, &r, TP_WAIT_MS), TC_ERR_TRUNCATED);
+    assert_int_equal(tc_tpt_wait_req(p->ctx, 2, &s, TP_WAIT_MS), TC_OK);
     assert_int_equal(r.bytes, cap);
-    assert_int_equal(tp_check(dst, cap, len + cap), cap);
-    tp_guarded_check_free(dst, cap);
+    assert_int_equal(tc_tpt_check(dst, cap, len + cap), cap);
+    tc_tpt_guarded_check_free(dst, cap);
     /* the next message on the same tag is whole: the rest was consumed */
-    tp_fill(src, THR + 5, 77);
-    tp_transfer(p, 0, 11, src, THR + 5, 77, mode == 0);
+    tc_tpt_fill(src, THR + 5, 77);
+    tc_tpt_transfer(p, 0, 11, src, THR + 5, 77, mode == 0);
     free(src);
 }
 
@@ -247,7 +247,7 @@ static void test_truncation(void **state)
     truncate_case(&p, THR, THR - 1, 0);
     assert_int_equal(p.ep[0]->failed, TC_OK);
     assert_int_equal(p.ep[1]->failed, TC_OK);
-    tp_pair_close(&p);
+    tc_tpt_pair_close(&p);
 }
 
 /* ---- cancel ---- */
@@ -260,7 +260,7 @@ static void test_cancel(void **state)
     pair_open_up(&p, 4, tiny, sizeof(tiny), 3);
     size_t len = 64u << 20;
     unsigned char *big = malloc(len), *copy = malloc(len), *dst = malloc(len);
-    tp_fill(big, len, 5);
+    tc_tpt_fill(big, len, 5);
     memcpy(copy, big, len);
 
     /* a striped send on the wire: cancelled at once, its chunks go on from a private copy */
@@ -273,9 +273,9 @@ static void test_cancel(void **state)
     assert_int_equal(s1.status, TC_ERR_ABORTED);
     memset(big, 0x5a, len); /* no longer read */
     assert_int_equal(tc_tp_recv(p.ep[1], 1, dst, len, &r1), TC_OK);
-    assert_int_equal(tp_wait_req(p.ctx, 2, &r1, TP_WAIT_MS), TC_OK);
+    assert_int_equal(tc_tpt_wait_req(p.ctx, 2, &r1, TP_WAIT_MS), TC_OK);
     assert_int_equal(r1.bytes, len);
-    assert_int_equal(tp_check(dst, len, 5), len);
+    assert_int_equal(tc_tpt_check(dst, len, 5), len);
     memcpy(big, copy, len);
 
     /* a receive being filled by a striped message: nothing more lands in its buffer */
@@ -290,8 +290,8 @@ static void test_cancel(void **state)
     assert_int_equal(r2.status, TC_ERR_ABORTED);
     assert_int_equal(p.ep[1]->ops->cancel(p.ep[1], &r2), TC_ERR_INVALID_STATE);
     memset(dst, 0xee, len);
-    assert_int_equal(tp_wait_req(p.ctx, 2, &s2, TP_WAIT_MS), TC_OK);
-    tp_spin(p.ctx, 2, 50);
+    assert_int_equal(tc_tpt_wait_req(p.ctx, 2, &s2, TP_WAIT_MS), TC_OK);
+    tc_tpt_spin(p.ctx, 2, 50);
     for (size_t i = 0; i < len; i += 4093)
         assert_int_equal(dst[i], 0xee);
 
@@ -302,17 +302,17 @@ static void test_cancel(void **state)
     tc_tp_progress(p.ctx[1]);
     assert_int_equal(tc_tp_recv(p.ep[1], 3, dst, len, &r3), TC_OK);
     if (r3.status == TC_INPROGRESS)
-        tp_cancel_filling(&p, &r3, &s3, dst, len, TP_WAIT_MS, 50, 4093);
+        tc_tpt_cancel_filling(&p, &r3, &s3, dst, len, TP_WAIT_MS, 50, 4093);
     else
         assert_int_equal(r3.status, TC_OK);
 
     /* the stream is intact: a striped and a small message arrive whole */
-    tp_transfer(&p, 0, 4, big, len, 5, 1);
-    tp_transfer(&p, 1, 5, tiny, sizeof(tiny), 3, 1);
+    tc_tpt_transfer(&p, 0, 4, big, len, 5, 1);
+    tc_tpt_transfer(&p, 1, 5, tiny, sizeof(tiny), 3, 1);
     free(big);
     free(copy);
     free(dst);
-    tp_pair_close(&p);
+    tc_tpt_pair_close(&p);
 }
 
 /* ---- the socket count: the connecting side decides, hints override the environment ---- */
@@ -325,28 +325,28 @@ static void test_count_agreement(void **state)
         tp_pair_t p;
         pair_open_n(&p, cases[c][0], cases[c][1]); /* id 0 connects */
         unsigned char *src = malloc(3u << 20);
-        tp_fill(src, 3u << 20, c);
-        tp_transfer(&p, 0, 1, src, 3u << 20, c, 1);
-        tp_transfer(&p, 1, 1, src, 3u << 20, c, 1);
+        tc_tpt_fill(src, 3u << 20, c);
+        tc_tpt_transfer(&p, 0, 1, src, 3u << 20, c, 1);
+        tc_tpt_transfer(&p, 1, 1, src, 3u << 20, c, 1);
         assert_int_equal(wait_accepted(&p, cases[c][2]), cases[c][2]);
-        tp_spin(p.ctx, 2, 30);
+        tc_tpt_spin(p.ctx, 2, 30);
         int fds[32];
         assert_int_equal(accepted_fds(p.ctx[1], fds, 32), cases[c][2]);
-        tp_transfer(&p, 1, 2, src, 3u << 20, c, 0);
+        tc_tpt_transfer(&p, 1, 2, src, 3u << 20, c, 0);
         free(src);
-        tp_pair_close(&p);
+        tc_tpt_pair_close(&p);
     }
 
     /* tcp_nsocks=3 in the hints beats TC_SOCKET_NSOCKS=5 */
     setenv("TC_SOCKET_NSOCKS", "5", 1);
     tp_pair_t p;
-    tp_pair_open(&p, &tc_tp_tcp_ops, NULL, "tcp_nsocks=3");
+    tc_tpt_pair_open(&p, &tc_tp_tcp_ops, NULL, "tcp_nsocks=3");
     unsetenv("TC_SOCKET_NSOCKS");
     unsigned char tiny[8];
-    tp_fill(tiny, sizeof(tiny), 9);
-    tp_transfer(&p, 0, 1, tiny, sizeof(tiny), 9, 1);
+    tc_tpt_fill(tiny, sizeof(tiny), 9);
+    tc_tpt_transfer(&p, 0, 1, tiny, sizeof(tiny), 9, 1);
     assert_int_equal(wait_accepted(&p, 3), 3);
-    tp_pair_close(&p);
+    tc_tpt_pair_close(&p);
 }
 
 /* The accepting side creates its endpoint late: primary and data sockets wait parked. */
@@ -354,32 +354,32 @@ static void test_parked(void **state)
 {
     (void)state;
     set_nsocks(4);
-    tc_tp_ctx_t *ctx[2] = {tcp_ctx_new(0, "k"), tcp_ctx_new(1, "k")};
+    tc_tp_ctx_t *ctx[2] = {tc_tcpt_ctx_new(0, "k"), tc_tcpt_ctx_new(1, "k")};
     unsetenv("TC_SOCKET_NSOCKS");
     unsigned char addr[2][64];
-    size_t alen[2] = {tp_addr(ctx[0], addr[0]), tp_addr(ctx[1], addr[1])};
+    size_t alen[2] = {tc_tpt_addr(ctx[0], addr[0]), tc_tpt_addr(ctx[1], addr[1])};
     tc_tp_ep_t *ep0, *ep1;
     assert_int_equal(tc_tp_ep_connect(ctx[0], 1, addr[1], alen[1], &ep0), TC_OK);
     size_t len = 2u << 20;
-    unsigned char *src = malloc(len), *dst = tp_guarded_alloc(len);
-    tp_fill(src, len, 44);
+    unsigned char *src = malloc(len), *dst = tc_tpt_guarded_alloc(len);
+    tc_tpt_fill(src, len, 44);
     tc_tp_req_t s = TC_TP_REQ_INIT, r = TC_TP_REQ_INIT;
     assert_int_equal(tc_tp_send(ep0, 5, src, len, &s), TC_OK);
-    tp_spin(ctx, 2, 200); /* primary and data sockets accepted and parked by ctx[1] */
+    tc_tpt_spin(ctx, 2, 200); /* primary and data sockets accepted and parked by ctx[1] */
     tp_pair_t p = {{ctx[0], ctx[1]}, {ep0, NULL}};
     int fds[8];
     assert_int_equal(accepted_fds(ctx[1], fds, 8), 4);
     assert_int_equal(tc_tp_ep_connect(ctx[1], 0, addr[0], alen[0], &ep1), TC_OK);
     p.ep[1] = ep1;
     assert_int_equal(tc_tp_recv(ep1, 5, dst, len, &r), TC_OK);
-    assert_int_equal(tp_wait_req(ctx, 2, &r, TP_WAIT_MS), TC_OK);
-    assert_int_equal(tp_wait_req(ctx, 2, &s, TP_WAIT_MS), TC_OK);
+    assert_int_equal(tc_tpt_wait_req(ctx, 2, &r, TP_WAIT_MS), TC_OK);
+    assert_int_equal(tc_tpt_wait_req(ctx, 2, &s, TP_WAIT_MS), TC_OK);
     assert_int_equal(r.bytes, len);
-    assert_int_equal(tp_check(dst, len, 44), len);
-    tp_guarded_check_free(dst, len);
-    tp_transfer(&p, 1, 6, src, len, 44, 1);
+    assert_int_equal(tc_tpt_check(dst, len, 44), len);
+    tc_tpt_guarded_check_free(dst, len);
+    tc_tpt_transfer(&p, 1, 6, src, len, 44, 1);
     free(src);
-    tp_pair_close(&p);
+    tc_tpt_pair_close(&p);
 }
 
 /* ---- raw sockets: data sockets refused, chunks checked ---- */
@@ -387,75 +387,75 @@ static void test_parked(void **state)
 static void test_data_socket_refused(void **state)
 {
     (void)state;
-    tc_tp_ctx_t *ctx = tcp_ctx_new(5, NULL);
-    tc_tp_ep_t *ep = tcp_loop_ep(ctx, 2);
+    tc_tp_ctx_t *ctx = tc_tcpt_ctx_new(5, NULL);
+    tc_tp_ep_t *ep = tc_tcpt_loop_ep(ctx, 2);
     const uint64_t token = 0x1234abcd5678ef90ULL;
 
     /* a data socket before any primary from id 2: result 7 */
-    tcp_raw_hello(ctx, 0x8001, 2, 5, token, 7);
+    tc_tcpt_raw_hello(ctx, 0x8001, 2, 5, token, 7);
     /* the primary of id 2 asks for 4 sockets */
-    int prim = tcp_raw_hello(ctx, 3, 2, 5, token, 0);
+    int prim = tc_tcpt_raw_hello(ctx, 3, 2, 5, token, 0);
     /* data socket 1 with the primary's token is taken */
-    int d1 = tcp_raw_hello(ctx, 0x8001, 2, 5, token, 0);
-    tcp_raw_hello(ctx, 0x8001, 2, 5, token, 5);     /* again: duplicate */
-    tcp_raw_hello(ctx, 0x8002, 2, 5, token + 1, 8); /* another token: stale or foreign */
-    tcp_raw_hello(ctx, 0x8004, 2, 5, token, 9);     /* beyond the primary's 4 sockets */
-    tcp_raw_hello(ctx, 0x8000, 2, 5, token, 6);     /* index 0 */
-    tcp_raw_hello(ctx, 0x8010, 2, 5, token, 6);     /* index 16 */
-    tcp_raw_hello(ctx, 0x4001, 2, 5, token, 6);     /* unknown flag */
-    tcp_raw_hello(ctx, 0x8002, 3, 5, token, 7);     /* from an id without a primary */
-    tcp_raw_hello(ctx, 0x0010, 1, 5, token, 6);     /* a primary asking for 17 sockets */
-    tcp_raw_hello(ctx, 0x8002, 9, 5, token, 4);     /* from a larger id */
+    int d1 = tc_tcpt_raw_hello(ctx, 0x8001, 2, 5, token, 0);
+    tc_tcpt_raw_hello(ctx, 0x8001, 2, 5, token, 5);     /* again: duplicate */
+    tc_tcpt_raw_hello(ctx, 0x8002, 2, 5, token + 1, 8); /* another token: stale or foreign */
+    tc_tcpt_raw_hello(ctx, 0x8004, 2, 5, token, 9);     /* beyond the primary's 4 sockets */
+    tc_tcpt_raw_hello(ctx, 0x8000, 2, 5, token, 6);     /* index 0 */
+    tc_tcpt_raw_hello(ctx, 0x8010, 2, 5, token, 6);     /* index 16 */
+    tc_tcpt_raw_hello(ctx, 0x4001, 2, 5, token, 6);     /* unknown flag */
+    tc_tcpt_raw_hello(ctx, 0x8002, 3, 5, token, 7);     /* from an id without a primary */
+    tc_tcpt_raw_hello(ctx, 0x0010, 1, 5, token, 6);     /* a primary asking for 17 sockets */
+    tc_tcpt_raw_hello(ctx, 0x8002, 9, 5, token, 4);     /* from a larger id */
     assert_int_equal(ep->failed, TC_OK);
 
     /* A striped message of 300000 bytes, tag 9, id 1: its second chunk comes first, on the
      * data socket, before the header on the primary (the data socket waits for it). */
     size_t len = 300000;
     unsigned char *msg = malloc(len), h[32];
-    tp_fill(msg, len, 21);
-    unsigned char *dst = tp_guarded_alloc(len);
+    tc_tpt_fill(msg, len, 21);
+    unsigned char *dst = tc_tpt_guarded_alloc(len);
     tc_tp_req_t r = TC_TP_REQ_INIT;
     assert_int_equal(tc_tp_recv(ep, 9, dst, len, &r), TC_OK);
-    tcp_make_hdr32(h, 1, 0xB2, len - 100000, 100000, 0);
-    tcp_raw_send(d1, h, 32);
-    tcp_raw_send(d1, msg + 100000, len - 100000);
-    tp_spin(&ctx, 1, 50);
+    tc_tcpt_make_hdr32(h, 1, 0xB2, len - 100000, 100000, 0);
+    tc_tcpt_raw_send(d1, h, 32);
+    tc_tcpt_raw_send(d1, msg + 100000, len - 100000);
+    tc_tpt_spin(&ctx, 1, 50);
     assert_int_equal(r.status, TC_INPROGRESS);
-    tcp_make_hdr32(h, 9, 0xB1, len, 1, 0);
-    tcp_raw_send(prim, h, 32);
-    tcp_make_hdr32(h, 1, 0xB2, 100000, 0, 0);
-    tcp_raw_send(prim, h, 32);
-    tcp_raw_send(prim, msg, 100000);
-    assert_int_equal(tp_wait_req(&ctx, 1, &r, 5000), TC_OK);
+    tc_tcpt_make_hdr32(h, 9, 0xB1, len, 1, 0);
+    tc_tcpt_raw_send(prim, h, 32);
+    tc_tcpt_make_hdr32(h, 1, 0xB2, 100000, 0, 0);
+    tc_tcpt_raw_send(prim, h, 32);
+    tc_tcpt_raw_send(prim, msg, 100000);
+    assert_int_equal(tc_tpt_wait_req(&ctx, 1, &r, 5000), TC_OK);
     assert_int_equal(r.bytes, len);
-    assert_int_equal(tp_check(dst, len, 21), len);
-    tp_guarded_check_free(dst, len);
+    assert_int_equal(tc_tpt_check(dst, len, 21), len);
+    tc_tpt_guarded_check_free(dst, len);
 
     /* the endpoint answers on its primary (a small message, not striped) */
     tc_tp_req_t s = TC_TP_REQ_INIT;
     assert_int_equal(tc_tp_send(ep, 78, "back", 4, &s), TC_OK);
-    assert_int_equal(tp_wait_req(&ctx, 1, &s, 5000), TC_OK);
-    tcp_expect_msg(ctx, prim, 78, "back", 4);
+    assert_int_equal(tc_tpt_wait_req(&ctx, 1, &s, 5000), TC_OK);
+    tc_tcpt_expect_msg(ctx, prim, 78, "back", 4);
 
     /* the data socket is cut in the middle of a chunk: TC_ERR_PEER_FAILED naming the peer */
     tc_tp_req_t r2 = TC_TP_REQ_INIT;
-    unsigned char *dst2 = tp_guarded_alloc(len);
+    unsigned char *dst2 = tc_tpt_guarded_alloc(len);
     assert_int_equal(tc_tp_recv(ep, 10, dst2, len, &r2), TC_OK);
-    tcp_make_hdr32(h, 10, 0xB1, len, 2, 0);
-    tcp_raw_send(prim, h, 32);
-    tcp_make_hdr32(h, 2, 0xB2, len, 0, 0);
-    tcp_raw_send(d1, h, 32);
-    tcp_raw_send(d1, msg, 1000);
-    tp_spin(&ctx, 1, 50);
+    tc_tcpt_make_hdr32(h, 10, 0xB1, len, 2, 0);
+    tc_tcpt_raw_send(prim, h, 32);
+    tc_tcpt_make_hdr32(h, 2, 0xB2, len, 0, 0);
+    tc_tcpt_raw_send(d1, h, 32);
+    tc_tcpt_raw_send(d1, msg, 1000);
+    tc_tpt_spin(&ctx, 1, 50);
     assert_int_equal(r2.status, TC_INPROGRESS);
     close(d1);
-    assert_int_equal(tp_wait_req(&ctx, 1, &r2, 5000), TC_ERR_PEER_FAILED);
+    assert_int_equal(tc_tpt_wait_req(&ctx, 1, &r2, 5000), TC_ERR_PEER_FAILED);
     assert_int_equal(ep->failed, TC_ERR_PEER_FAILED);
     const char *err = tc_tp_ep_error(ep);
     assert_non_null(strstr(err, "peer 2 (127.0.0.1:"));
     assert_non_null(strstr(err, "data socket 1 of 4 in the middle of a chunk (1000 of 300000"));
     assert_non_null(strstr(err, "1 receive pending"));
-    tp_guarded_check_free(dst2, len);
+    tc_tpt_guarded_check_free(dst2, len);
     close(prim);
     free(msg);
     tc_tp_ep_close(ep);
@@ -466,28 +466,28 @@ static void test_data_socket_refused(void **state)
 static void test_data_socket_wrong_secret(void **state)
 {
     (void)state;
-    tc_tp_ctx_t *ctx = tcp_ctx_new(1, "job-42");
-    tcp_raw_hello(ctx, 0x8001, 0, 1, 77, 3);
+    tc_tp_ctx_t *ctx = tc_tcpt_ctx_new(1, "job-42");
+    tc_tcpt_raw_hello(ctx, 0x8001, 0, 1, 77, 3);
     tc_tp_ctx_destroy(ctx);
 }
 
 /* A raw primary (one socket: chunks on the primary are still checked) sends @p frames. */
 static void hostile_case(const unsigned char *frames, size_t len, const char *expect)
 {
-    tc_tp_ctx_t *ctx = tcp_ctx_new(1, NULL);
-    tc_tp_ep_t *ep = tcp_loop_ep(ctx, 0);
-    unsigned char *dst = tp_guarded_alloc(4096);
+    tc_tp_ctx_t *ctx = tc_tcpt_ctx_new(1, NULL);
+    tc_tp_ep_t *ep = tc_tcpt_loop_ep(ctx, 0);
+    unsigned char *dst = tc_tpt_guarded_alloc(4096);
     tc_tp_req_t r = TC_TP_REQ_INIT;
     assert_int_equal(tc_tp_recv(ep, 9, dst, 4096, &r), TC_OK);
-    int fd = tcp_raw_hello(ctx, 0, 0, 1, 0, 0);
-    tcp_raw_send(fd, frames, len);
-    assert_int_equal(tp_wait_failed(&ctx, 1, ep, 5000), TC_ERR_PROTOCOL);
+    int fd = tc_tcpt_raw_hello(ctx, 0, 0, 1, 0, 0);
+    tc_tcpt_raw_send(fd, frames, len);
+    assert_int_equal(tc_tpt_wait_failed(&ctx, 1, ep, 5000), TC_ERR_PROTOCOL);
     assert_int_equal(r.status, TC_ERR_PROTOCOL);
     if (strstr(tc_tp_ep_error(ep), expect) == NULL)
         print_error("'%s' lacks '%s'\n", tc_tp_ep_error(ep), expect);
     assert_non_null(strstr(tc_tp_ep_error(ep), expect));
     assert_non_null(strstr(tc_tp_ep_error(ep), "peer 0 (127.0.0.1:"));
-    tp_guarded_check_free(dst, 4096); /* nothing written outside the receive */
+    tc_tpt_guarded_check_free(dst, 4096); /* nothing written outside the receive */
     close(fd);
     tc_tp_ep_close(ep);
     tc_tp_ctx_destroy(ctx);
@@ -499,39 +499,39 @@ static void test_hostile_chunks(void **state)
     static unsigned char f[8192];
     memset(f, 0x33, sizeof(f));
     /* a chunk before its header */
-    tcp_make_hdr32(f, 1, 0xB2, 64, 0, 0);
+    tc_tcpt_make_hdr32(f, 1, 0xB2, 64, 0, 0);
     hostile_case(f, 32 + 64, "before its header");
     /* a chunk reaching past the end of the message (and of the receive) */
-    tcp_make_hdr32(f, 9, 0xB1, 4096, 1, 0);
-    tcp_make_hdr32(f + 32, 1, 0xB2, 64, 4096 - 32, 0);
+    tc_tcpt_make_hdr32(f, 9, 0xB1, 4096, 1, 0);
+    tc_tcpt_make_hdr32(f + 32, 1, 0xB2, 64, 4096 - 32, 0);
     hostile_case(f, 64 + 64, "has fewer bytes left");
     /* chunks adding up to more than the message */
-    tcp_make_hdr32(f, 9, 0xB1, 4096, 1, 0);
-    tcp_make_hdr32(f + 32, 1, 0xB2, 4000, 0, 0);
+    tc_tcpt_make_hdr32(f, 9, 0xB1, 4096, 1, 0);
+    tc_tcpt_make_hdr32(f + 32, 1, 0xB2, 4000, 0, 0);
     memset(f + 64, 0x44, 4000);
-    tcp_make_hdr32(f + 64 + 4000, 1, 0xB2, 200, 3896, 0);
+    tc_tcpt_make_hdr32(f + 64 + 4000, 1, 0xB2, 200, 3896, 0);
     hostile_case(f, 64 + 4000 + 32, "has fewer bytes left");
     /* chunk lengths 0 and beyond 16 MiB, a chunk with a non-zero reserved word */
-    tcp_make_hdr32(f, 9, 0xB1, 4096, 1, 0);
-    tcp_make_hdr32(f + 32, 1, 0xB2, 0, 0, 0);
+    tc_tcpt_make_hdr32(f, 9, 0xB1, 4096, 1, 0);
+    tc_tcpt_make_hdr32(f + 32, 1, 0xB2, 0, 0, 0);
     hostile_case(f, 64, "malformed chunk");
-    tcp_make_hdr32(f + 32, 1, 0xB2, (16u << 20) + 1, 0, 0);
+    tc_tcpt_make_hdr32(f + 32, 1, 0xB2, (16u << 20) + 1, 0, 0);
     hostile_case(f, 64, "malformed chunk");
-    tcp_make_hdr32(f + 32, 1, 0xB2, 64, 0, 0);
-    tcp_le(f + 32 + 24, 1, 8);
+    tc_tcpt_make_hdr32(f + 32, 1, 0xB2, 64, 0, 0);
+    tc_tcpt_le(f + 32 + 24, 1, 8);
     hostile_case(f, 64, "malformed chunk");
     /* headers: length 0, length beyond the maximum, an id that does not increase */
-    tcp_make_hdr32(f, 9, 0xB1, 0, 1, 0);
+    tc_tcpt_make_hdr32(f, 9, 0xB1, 0, 1, 0);
     hostile_case(f, 32, "out of bounds");
-    tcp_make_hdr32(f, 9, 0xB1, (1ULL << 40) + 1, 1, 0);
+    tc_tcpt_make_hdr32(f, 9, 0xB1, (1ULL << 40) + 1, 1, 0);
     hostile_case(f, 32, "out of bounds");
-    tcp_make_hdr32(f, 8, 0xB1, 64, 5, 0); /* tag 8: nobody waits for it, buffered */
-    tcp_make_hdr32(f + 32, 5, 0xB2, 64, 0, 0);
+    tc_tcpt_make_hdr32(f, 8, 0xB1, 64, 5, 0); /* tag 8: nobody waits for it, buffered */
+    tc_tcpt_make_hdr32(f + 32, 5, 0xB2, 64, 0, 0);
     memset(f + 64, 0x55, 64);
-    tcp_make_hdr32(f + 128, 9, 0xB1, 64, 5, 0);
+    tc_tcpt_make_hdr32(f + 128, 9, 0xB1, 64, 5, 0);
     hostile_case(f, 160, "out of bounds");
     /* a chunk of a message already complete */
-    tcp_make_hdr32(f + 128, 5, 0xB2, 64, 0, 0);
+    tc_tcpt_make_hdr32(f + 128, 5, 0xB2, 64, 0, 0);
     hostile_case(f, 160, "is not being received");
 }
 
@@ -547,7 +547,7 @@ static void test_cut_data_socket(void **state)
     assert_int_equal(accepted_fds(p.ctx[1], fds, 8), 4);
     size_t len = 64u << 20;
     unsigned char *src = malloc(len), *dst = malloc(len);
-    tp_fill(src, 4096, 2);
+    tc_tpt_fill(src, 4096, 2);
     tc_tp_req_t s = TC_TP_REQ_INIT, r = TC_TP_REQ_INIT;
     assert_int_equal(tc_tp_recv(p.ep[1], 2, dst, len, &r), TC_OK);
     assert_int_equal(tc_tp_send(p.ep[0], 2, src, len, &s), TC_OK);
@@ -556,8 +556,8 @@ static void test_cut_data_socket(void **state)
     assert_int_equal(r.status, TC_INPROGRESS);
     /* the last accepted socket is a data socket (the primary came first) */
     assert_int_equal(shutdown(fds[3], SHUT_RDWR), 0);
-    assert_int_equal(tp_wait_req(p.ctx, 2, &r, TP_WAIT_MS), TC_ERR_PEER_FAILED);
-    assert_int_equal(tp_wait_req(p.ctx, 2, &s, TP_WAIT_MS), TC_ERR_PEER_FAILED);
+    assert_int_equal(tc_tpt_wait_req(p.ctx, 2, &r, TP_WAIT_MS), TC_ERR_PEER_FAILED);
+    assert_int_equal(tc_tpt_wait_req(p.ctx, 2, &s, TP_WAIT_MS), TC_ERR_PEER_FAILED);
     assert_int_equal(p.ep[1]->failed, TC_ERR_PEER_FAILED);
     assert_int_equal(p.ep[0]->failed, TC_ERR_PEER_FAILED);
     assert_non_null(strstr(tc_tp_ep_error(p.ep[1]), "peer 0 (127.0.0.1:"));
@@ -571,7 +571,7 @@ static void test_cut_data_socket(void **state)
     assert_int_equal(tc_tp_send(p.ep[0], 3, tiny, sizeof(tiny), &s2), TC_ERR_PEER_FAILED);
     free(src);
     free(dst);
-    tp_pair_close(&p);
+    tc_tpt_pair_close(&p);
 }
 
 int main(void)

@@ -63,7 +63,7 @@ static void test_put_get_contents(void **state)
 {
     (void)state;
     tp_pair_t p;
-    tcp_pair_open(&p, "rma");
+    tc_tcpt_pair_open(&p, "rma");
     const size_t total = (4u << 20) + 64;
     region_t r;
     region_open(&p, 1, total, &r);
@@ -83,25 +83,25 @@ static void test_put_get_contents(void **state)
             unsigned char *src = malloc(len + 1), *back = malloc(len + 1);
             assert_non_null(src);
             assert_non_null(back);
-            tp_fill(src, len, seed);
+            tc_tpt_fill(src, len, seed);
             memset(back, 0, len + 1);
             /* the bytes around the target range keep their previous contents */
             unsigned char before = off > 0 ? r.buf[off - 1] : 0;
             unsigned char after = off + len < total ? r.buf[off + len] : 0;
             tc_tp_req_t put = TC_TP_REQ_INIT, get = TC_TP_REQ_INIT;
             assert_int_equal(tc_tp_put(p.ep[0], src, len, r.rkey, off, &put), TC_OK);
-            assert_int_equal(tp_wait_req(p.ctx, 2, &put, TP_WAIT_MS), TC_OK);
+            assert_int_equal(tc_tpt_wait_req(p.ctx, 2, &put, TP_WAIT_MS), TC_OK);
             assert_int_equal(put.bytes, len);
             /* completion of the put: the data is in the target's memory already */
-            assert_int_equal(tp_check(r.buf + off, len, seed), len);
+            assert_int_equal(tc_tpt_check(r.buf + off, len, seed), len);
             if (off > 0)
                 assert_int_equal(r.buf[off - 1], before);
             if (off + len < total)
                 assert_int_equal(r.buf[off + len], after);
             assert_int_equal(tc_tp_get(p.ep[0], back, len, r.rkey, off, &get), TC_OK);
-            assert_int_equal(tp_wait_req(p.ctx, 2, &get, TP_WAIT_MS), TC_OK);
+            assert_int_equal(tc_tpt_wait_req(p.ctx, 2, &get, TP_WAIT_MS), TC_OK);
             assert_int_equal(get.bytes, len);
-            assert_int_equal(tp_check(back, len, seed), len);
+            assert_int_equal(tc_tpt_check(back, len, seed), len);
             assert_int_equal(back[len], 0);
             free(src);
             free(back);
@@ -110,16 +110,16 @@ static void test_put_get_contents(void **state)
     /* the other direction, with a key of ctx 0 */
     region_t r0;
     region_open(&p, 0, 100, &r0);
-    tp_fill(r0.buf, 100, 99);
+    tc_tpt_fill(r0.buf, 100, 99);
     unsigned char got[40];
     tc_tp_req_t get = TC_TP_REQ_INIT;
     assert_int_equal(tc_tp_get(p.ep[1], got, 40, r0.rkey, 60, &get), TC_OK);
-    assert_int_equal(tp_wait_req(p.ctx, 2, &get, TP_WAIT_MS), TC_OK);
+    assert_int_equal(tc_tpt_wait_req(p.ctx, 2, &get, TP_WAIT_MS), TC_OK);
     for (size_t i = 0; i < 40; i++)
-        assert_int_equal(got[i], tp_pattern(99, 60 + i));
+        assert_int_equal(got[i], tc_tpt_pattern(99, 60 + i));
     region_close(&r0);
     region_close(&r);
-    tp_pair_close(&p);
+    tc_tpt_pair_close(&p);
 }
 
 /* Many puts and gets in flight at once complete in order with the right contents. */
@@ -127,38 +127,38 @@ static void test_many_in_flight(void **state)
 {
     (void)state;
     tp_pair_t p;
-    tcp_pair_open(&p, NULL);
+    tc_tcpt_pair_open(&p, NULL);
     enum { N = 256, CHUNK = 3000 };
     region_t r;
     region_open(&p, 1, N * CHUNK, &r);
     unsigned char *src = malloc(N * CHUNK), *back = malloc(N * CHUNK);
     assert_non_null(src);
     assert_non_null(back);
-    tp_fill(src, N * CHUNK, 7);
+    tc_tpt_fill(src, N * CHUNK, 7);
     static tc_tp_req_t put[N], get[N];
     for (int i = 0; i < N; i++) {
         put[i] = (tc_tp_req_t)TC_TP_REQ_INIT;
         get[i] = (tc_tp_req_t)TC_TP_REQ_INIT;
-        assert_int_equal(tc_tp_put(p.ep[0], src + i * CHUNK, CHUNK, r.rkey, (uint64_t)i * CHUNK,
-                                   &put[i]),
-                         TC_OK);
+        assert_int_equal(
+            tc_tp_put(p.ep[0], src + i * CHUNK, CHUNK, r.rkey, (uint64_t)i * CHUNK, &put[i]),
+            TC_OK);
     }
     /* gets posted after the puts on the same endpoint see their data */
     for (int i = 0; i < N; i++)
-        assert_int_equal(tc_tp_get(p.ep[0], back + i * CHUNK, CHUNK, r.rkey,
-                                   (uint64_t)i * CHUNK, &get[i]),
-                         TC_OK);
-    assert_int_equal(tp_wait_req(p.ctx, 2, &get[N - 1], TP_WAIT_MS), TC_OK);
+        assert_int_equal(
+            tc_tp_get(p.ep[0], back + i * CHUNK, CHUNK, r.rkey, (uint64_t)i * CHUNK, &get[i]),
+            TC_OK);
+    assert_int_equal(tc_tpt_wait_req(p.ctx, 2, &get[N - 1], TP_WAIT_MS), TC_OK);
     for (int i = 0; i < N; i++) {
         assert_int_equal(put[i].status, TC_OK);
         assert_int_equal(get[i].status, TC_OK);
     }
-    assert_int_equal(tp_check(back, N * CHUNK, 7), N * CHUNK);
-    assert_int_equal(tp_check(r.buf, N * CHUNK, 7), N * CHUNK);
+    assert_int_equal(tc_tpt_check(back, N * CHUNK, 7), N * CHUNK);
+    assert_int_equal(tc_tpt_check(r.buf, N * CHUNK, 7), N * CHUNK);
     free(src);
     free(back);
     region_close(&r);
-    tp_pair_close(&p);
+    tc_tpt_pair_close(&p);
 }
 
 /* Signals: ADD accumulates, SET overwrites, neighbours untouched. */
@@ -166,7 +166,7 @@ static void test_signal_values(void **state)
 {
     (void)state;
     tp_pair_t p;
-    tcp_pair_open(&p, NULL);
+    tc_tcpt_pair_open(&p, NULL);
     region_t r;
     region_open(&p, 1, 64, &r);
     memset(r.buf, 0, 64);
@@ -175,21 +175,21 @@ static void test_signal_values(void **state)
         tc_tp_req_t s = TC_TP_REQ_INIT;
         assert_int_equal(tc_tp_signal(p.ep[0], r.rkey, 8, TC_TP_SIGNAL_ADD, v * 1000003, &s),
                          TC_OK);
-        assert_int_equal(tp_wait_req(p.ctx, 2, &s, TP_WAIT_MS), TC_OK);
+        assert_int_equal(tc_tpt_wait_req(p.ctx, 2, &s, TP_WAIT_MS), TC_OK);
         expect += v * 1000003;
         assert_int_equal(tc_tp_signal_read(r.mem, 8), expect);
     }
     tc_tp_req_t s = TC_TP_REQ_INIT;
     assert_int_equal(tc_tp_signal(p.ep[0], r.rkey, 56, TC_TP_SIGNAL_SET, 0xfedcba9876543210ULL, &s),
                      TC_OK);
-    assert_int_equal(tp_wait_req(p.ctx, 2, &s, TP_WAIT_MS), TC_OK);
+    assert_int_equal(tc_tpt_wait_req(p.ctx, 2, &s, TP_WAIT_MS), TC_OK);
     assert_int_equal(tc_tp_signal_read(r.mem, 56), 0xfedcba9876543210ULL);
     assert_int_equal(tc_tp_signal_read(r.mem, 8), expect);
     for (uint64_t off = 0; off < 64; off += 8)
         if (off != 8 && off != 56)
             assert_int_equal(tc_tp_signal_read(r.mem, off), 0);
     region_close(&r);
-    tp_pair_close(&p);
+    tc_tpt_pair_close(&p);
 }
 
 /* Initiator-side checks: ranges, alignment, malformed or foreign keys. */
@@ -197,7 +197,7 @@ static void test_ranges_and_keys(void **state)
 {
     (void)state;
     tp_pair_t p;
-    tcp_pair_open(&p, NULL);
+    tc_tcpt_pair_open(&p, NULL);
     region_t r;
     region_open(&p, 1, 100, &r);
     unsigned char b[200];
@@ -206,8 +206,7 @@ static void test_ranges_and_keys(void **state)
     assert_int_equal(tc_tp_put(p.ep[0], b, 101, r.rkey, 0, &q), TC_ERR_INVALID_ARG);
     assert_int_equal(tc_tp_get(p.ep[0], b, 2, r.rkey, 99, &q), TC_ERR_INVALID_ARG);
     assert_int_equal(tc_tp_get(p.ep[0], b, 1, r.rkey, UINT64_MAX, &q), TC_ERR_INVALID_ARG);
-    assert_int_equal(tc_tp_signal(p.ep[0], r.rkey, 4, TC_TP_SIGNAL_ADD, 1, &q),
-                     TC_ERR_INVALID_ARG);
+    assert_int_equal(tc_tp_signal(p.ep[0], r.rkey, 4, TC_TP_SIGNAL_ADD, 1, &q), TC_ERR_INVALID_ARG);
     assert_int_equal(tc_tp_signal(p.ep[0], r.rkey, 96, TC_TP_SIGNAL_ADD, 1, &q),
                      TC_ERR_INVALID_ARG);
     assert_int_equal(tc_tp_signal(p.ep[0], r.rkey, 0, (tc_tp_signal_op_t)7, 1, &q),
@@ -217,10 +216,10 @@ static void test_ranges_and_keys(void **state)
     /* exactly at the end is fine */
     memset(b, 0x33, sizeof(b));
     assert_int_equal(tc_tp_put(p.ep[0], b, 0, r.rkey, 100, &q), TC_OK);
-    assert_int_equal(tp_wait_req(p.ctx, 2, &q, TP_WAIT_MS), TC_OK);
+    assert_int_equal(tc_tpt_wait_req(p.ctx, 2, &q, TP_WAIT_MS), TC_OK);
     q = (tc_tp_req_t)TC_TP_REQ_INIT;
     assert_int_equal(tc_tp_put(p.ep[0], b, 100, r.rkey, 0, &q), TC_OK);
-    assert_int_equal(tp_wait_req(p.ctx, 2, &q, TP_WAIT_MS), TC_OK);
+    assert_int_equal(tc_tpt_wait_req(p.ctx, 2, &q, TP_WAIT_MS), TC_OK);
     for (int i = 0; i < 100; i++)
         assert_int_equal(r.buf[i], 0x33);
 
@@ -237,7 +236,7 @@ static void test_ranges_and_keys(void **state)
     assert_int_equal(tc_tp_rkey_unpack(p.ep[0], blob, blen, &k), TC_ERR_INVALID_ARG);
     assert_null(k);
     region_close(&r);
-    tp_pair_close(&p);
+    tc_tpt_pair_close(&p);
 }
 
 /* The target sees the signal only after every earlier put's data (two threads). */
@@ -261,7 +260,7 @@ static void *order_target(void *argp)
             continue;
         /* every chunk of this round is already there */
         for (int i = 0; i < ORD_N; i++)
-            if (tp_check(a->r->buf + (size_t)i * ORD_CHUNK, ORD_CHUNK, round * 1000 + i) !=
+            if (tc_tpt_check(a->r->buf + (size_t)i * ORD_CHUNK, ORD_CHUNK, round * 1000 + i) !=
                 ORD_CHUNK)
                 a->errors++;
         /* one progress call may apply the next round's puts too, so the
@@ -279,7 +278,7 @@ static void test_put_then_signal_order(void **state)
 {
     (void)state;
     tp_pair_t p;
-    tcp_pair_open(&p, NULL);
+    tc_tcpt_pair_open(&p, NULL);
     region_t r;
     region_open(&p, 1, (size_t)ORD_N * ORD_CHUNK + 8, &r);
     memset(r.buf, 0, r.len);
@@ -291,7 +290,7 @@ static void test_put_then_signal_order(void **state)
     static tc_tp_req_t put[ORD_N];
     for (uint64_t round = 1; round <= ORD_ROUNDS; round++) {
         for (int i = 0; i < ORD_N; i++)
-            tp_fill(src + (size_t)i * ORD_CHUNK, ORD_CHUNK, round * 1000 + i);
+            tc_tpt_fill(src + (size_t)i * ORD_CHUNK, ORD_CHUNK, round * 1000 + i);
         for (int i = 0; i < ORD_N; i++) {
             put[i] = (tc_tp_req_t)TC_TP_REQ_INIT;
             assert_int_equal(tc_tp_put(p.ep[0], src + (size_t)i * ORD_CHUNK, ORD_CHUNK, r.rkey,
@@ -299,10 +298,10 @@ static void test_put_then_signal_order(void **state)
                              TC_OK);
         }
         tc_tp_req_t sig = TC_TP_REQ_INIT;
-        assert_int_equal(tc_tp_signal(p.ep[0], r.rkey, (uint64_t)ORD_N * ORD_CHUNK,
-                                      TC_TP_SIGNAL_ADD, 1, &sig),
-                         TC_OK);
-        assert_int_equal(tp_wait_req(&p.ctx[0], 1, &sig, TP_WAIT_MS), TC_OK);
+        assert_int_equal(
+            tc_tp_signal(p.ep[0], r.rkey, (uint64_t)ORD_N * ORD_CHUNK, TC_TP_SIGNAL_ADD, 1, &sig),
+            TC_OK);
+        assert_int_equal(tc_tpt_wait_req(&p.ctx[0], 1, &sig, TP_WAIT_MS), TC_OK);
         for (int i = 0; i < ORD_N; i++)
             assert_int_equal(put[i].status, TC_OK); /* answered in order, before the signal */
         uint64_t deadline = tc_deadline_after_ms(TP_WAIT_MS);
@@ -317,7 +316,7 @@ static void test_put_then_signal_order(void **state)
     assert_int_equal(tc_tp_signal_read(r.mem, (uint64_t)ORD_N * ORD_CHUNK), ORD_ROUNDS);
     free(src);
     region_close(&r);
-    tp_pair_close(&p);
+    tc_tpt_pair_close(&p);
 }
 
 /* A key used after the target released it fails the connection at the target (stale key). */
@@ -325,7 +324,7 @@ static void test_stale_key(void **state)
 {
     (void)state;
     tp_pair_t p;
-    tcp_pair_open(&p, NULL);
+    tc_tcpt_pair_open(&p, NULL);
     region_t r;
     region_open(&p, 1, 64, &r);
     tc_tp_mem_dereg(r.mem);
@@ -334,13 +333,13 @@ static void test_stale_key(void **state)
     unsigned char b[8] = {0};
     tc_tp_req_t q = TC_TP_REQ_INIT;
     assert_int_equal(tc_tp_put(p.ep[0], b, 8, r.rkey, 0, &q), TC_OK);
-    assert_int_equal(tp_wait_failed(p.ctx, 2, p.ep[1], TP_WAIT_MS), TC_ERR_PROTOCOL);
+    assert_int_equal(tc_tpt_wait_failed(p.ctx, 2, p.ep[1], TP_WAIT_MS), TC_ERR_PROTOCOL);
     assert_non_null(strstr(tc_tp_ep_error(p.ep[1]), "not registered here"));
-    assert_int_equal(tp_wait_req(p.ctx, 2, &q, TP_WAIT_MS), TC_ERR_PEER_FAILED);
+    assert_int_equal(tc_tpt_wait_req(p.ctx, 2, &q, TP_WAIT_MS), TC_ERR_PEER_FAILED);
     tc_tp_mem_dereg(again);
     tc_tp_rkey_release(r.rkey);
     free(r.raw);
-    tp_pair_close(&p);
+    tc_tpt_pair_close(&p);
 }
 
 /* ---- raw sockets ---- */
@@ -365,8 +364,8 @@ typedef struct raw_target {
 /* ctx id 1 with 256 bytes registered, and a raw peer logged in as id 0 (no secret). */
 static void raw_target_open(raw_target_t *t)
 {
-    t->ctx = tcp_ctx_new(1, NULL);
-    t->ep = tcp_loop_ep(t->ctx, 0);
+    t->ctx = tc_tcpt_ctx_new(1, NULL);
+    t->ep = tc_tcpt_loop_ep(t->ctx, 0);
     memset(t->buf, 0, sizeof(t->buf));
     assert_int_equal(tc_tp_mem_reg(t->ctx, t->buf, sizeof(t->buf), &t->mem), TC_OK);
     unsigned char blob[32];
@@ -376,7 +375,7 @@ static void raw_target_open(raw_target_t *t)
     assert_int_equal(rd(blob + 8), 1);
     assert_int_equal(rd(blob + 24), sizeof(t->buf));
     t->key = rd(blob + 16);
-    t->fd = tcp_raw_hello(t->ctx, 0, 0, 1, 0, 0); /* logged in as id 0, accepted */
+    t->fd = tc_tcpt_raw_hello(t->ctx, 0, 0, 1, 0, 0); /* logged in as id 0, accepted */
 }
 
 static void raw_target_close(raw_target_t *t)
@@ -394,26 +393,26 @@ static void test_raw_wire_format(void **state)
     raw_target_t t;
     raw_target_open(&t);
     unsigned char m[32 + 5];
-    tcp_make_hdr32(m, t.key, 0xA1, 5, 10, 0);
+    tc_tcpt_make_hdr32(m, t.key, 0xA1, 5, 10, 0);
     memcpy(m + 32, "abcde", 5);
-    tcp_raw_send(t.fd, m, sizeof(m));
+    tc_tcpt_raw_send(t.fd, m, sizeof(m));
     unsigned char a[32], expect[32];
-    assert_int_equal(tcp_raw_read(t.ctx, t.fd, a, 32, NULL), 32);
-    tcp_make_hdr32(expect, 0, 0xA5, 0, 0, 0);
+    assert_int_equal(tc_tcpt_raw_read(t.ctx, t.fd, a, 32, NULL), 32);
+    tc_tcpt_make_hdr32(expect, 0, 0xA5, 0, 0, 0);
     assert_memory_equal(a, expect, 32);
     assert_memory_equal(t.buf + 10, "abcde", 5);
 
-    tcp_make_hdr32(m, t.key, 0xA3, 0, 16, 41);
-    tcp_raw_send(t.fd, m, 32);
-    assert_int_equal(tcp_raw_read(t.ctx, t.fd, a, 32, NULL), 32);
+    tc_tcpt_make_hdr32(m, t.key, 0xA3, 0, 16, 41);
+    tc_tcpt_raw_send(t.fd, m, 32);
+    assert_int_equal(tc_tcpt_raw_read(t.ctx, t.fd, a, 32, NULL), 32);
     assert_memory_equal(a, expect, 32);
     assert_int_equal(tc_tp_signal_read(t.mem, 16), 41);
 
-    tcp_make_hdr32(m, t.key, 0xA2, 0, 10, 5);
-    tcp_raw_send(t.fd, m, 32);
+    tc_tcpt_make_hdr32(m, t.key, 0xA2, 0, 10, 5);
+    tc_tcpt_raw_send(t.fd, m, 32);
     unsigned char r[37];
-    assert_int_equal(tcp_raw_read(t.ctx, t.fd, r, 37, NULL), 37);
-    tcp_make_hdr32(expect, 0, 0xA6, 5, 0, 0);
+    assert_int_equal(tc_tcpt_raw_read(t.ctx, t.fd, r, 37, NULL), 37);
+    tc_tcpt_make_hdr32(expect, 0, 0xA6, 5, 0, 0);
     assert_memory_equal(r, expect, 32);
     assert_memory_equal(r + 32, "abcde", 5);
     assert_int_equal(t.ep->failed, TC_OK);
@@ -450,9 +449,9 @@ static void test_raw_hostile(void **state)
         unsigned char m[32 + 8];
         memset(m, 0x77, sizeof(m));
         uint64_t key = cases[c].kind >= 0xA5 ? 0 : cases[c].bad_key ? t.key + 1 : t.key;
-        tcp_make_hdr32(m, key, cases[c].kind, cases[c].len, cases[c].off, cases[c].arg);
-        tcp_raw_send(t.fd, m, sizeof(m));
-        assert_int_equal(tp_wait_failed(&t.ctx, 1, t.ep, 5000), TC_ERR_PROTOCOL);
+        tc_tcpt_make_hdr32(m, key, cases[c].kind, cases[c].len, cases[c].off, cases[c].arg);
+        tc_tcpt_raw_send(t.fd, m, sizeof(m));
+        assert_int_equal(tc_tpt_wait_failed(&t.ctx, 1, t.ep, 5000), TC_ERR_PROTOCOL);
         if (strstr(tc_tp_ep_error(t.ep), cases[c].text) == NULL)
             print_error("case %zu: '%s' lacks '%s'\n", c, tc_tp_ep_error(t.ep), cases[c].text);
         assert_non_null(strstr(tc_tp_ep_error(t.ep), cases[c].text));
@@ -471,33 +470,33 @@ static void test_peer_lost_during_get(void **state)
         raw_target_t t; /* here the raw side plays the target of a get by ctx 1 */
         raw_target_open(&t);
         unsigned char blob[32];
-        tcp_le(blob, 0x4b524354u, 4); /* "TCRK" */
-        tcp_le(blob + 4, 1, 4);
-        tcp_le(blob + 8, 0, 8); /* owner: id 0, the raw peer */
-        tcp_le(blob + 16, 5, 8);
-        tcp_le(blob + 24, 1000, 8);
+        tc_tcpt_le(blob, 0x4b524354u, 4); /* "TCRK" */
+        tc_tcpt_le(blob + 4, 1, 4);
+        tc_tcpt_le(blob + 8, 0, 8); /* owner: id 0, the raw peer */
+        tc_tcpt_le(blob + 16, 5, 8);
+        tc_tcpt_le(blob + 24, 1000, 8);
         tc_tp_rkey_t *k = NULL;
         assert_int_equal(tc_tp_rkey_unpack(t.ep, blob, sizeof(blob), &k), TC_OK);
         unsigned char dst[100];
         tc_tp_req_t g = TC_TP_REQ_INIT;
         assert_int_equal(tc_tp_get(t.ep, dst, sizeof(dst), k, 20, &g), TC_OK);
         unsigned char req[32], expect[32];
-        assert_int_equal(tcp_raw_read(t.ctx, t.fd, req, 32, NULL), 32);
-        tcp_make_hdr32(expect, 5, 0xA2, 0, 20, 100);
+        assert_int_equal(tc_tcpt_raw_read(t.ctx, t.fd, req, 32, NULL), 32);
+        tc_tcpt_make_hdr32(expect, 5, 0xA2, 0, 20, 100);
         assert_memory_equal(req, expect, 32);
         if (partial) {
             unsigned char resp[32 + 30];
-            tcp_make_hdr32(resp, 0, 0xA6, 100, 0, 0);
+            tc_tcpt_make_hdr32(resp, 0, 0xA6, 100, 0, 0);
             memset(resp + 32, 1, 30);
-            tcp_raw_send(t.fd, resp, sizeof(resp));
+            tc_tcpt_raw_send(t.fd, resp, sizeof(resp));
         }
         close(t.fd);
         t.fd = -1;
-        assert_int_equal(tp_wait_req(&t.ctx, 1, &g, 5000), TC_ERR_PEER_FAILED);
+        assert_int_equal(tc_tpt_wait_req(&t.ctx, 1, &g, 5000), TC_ERR_PEER_FAILED);
         assert_int_equal(t.ep->failed, TC_ERR_PEER_FAILED);
         assert_non_null(strstr(tc_tp_ep_error(t.ep), partial ? "in the middle of a message (30 "
-                                                                "of 100"
-                                                              : "closed the connection"));
+                                                               "of 100"
+                                                             : "closed the connection"));
         /* later one-sided posts fail at once */
         tc_tp_req_t g2 = TC_TP_REQ_INIT;
         assert_int_equal(tc_tp_get(t.ep, dst, 1, k, 0, &g2), TC_ERR_PEER_FAILED);
@@ -513,10 +512,10 @@ int main(void)
 {
     setenv("TC_SOCKET_IFNAME", "lo", 1);
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_put_get_contents),  cmocka_unit_test(test_many_in_flight),
-        cmocka_unit_test(test_signal_values),     cmocka_unit_test(test_ranges_and_keys),
+        cmocka_unit_test(test_put_get_contents),      cmocka_unit_test(test_many_in_flight),
+        cmocka_unit_test(test_signal_values),         cmocka_unit_test(test_ranges_and_keys),
         cmocka_unit_test(test_put_then_signal_order), cmocka_unit_test(test_stale_key),
-        cmocka_unit_test(test_raw_wire_format),   cmocka_unit_test(test_raw_hostile),
+        cmocka_unit_test(test_raw_wire_format),       cmocka_unit_test(test_raw_hostile),
         cmocka_unit_test(test_peer_lost_during_get),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -13,78 +13,78 @@
 #include "tcomms/base/status.h"
 #include "tcomms/base/time.h"
 
-tc_tp_ctx_t *tcp_ctx_new(uint64_t id, const char *secret)
+tc_tp_ctx_t *tc_tcpt_ctx_new(uint64_t id, const char *secret)
 {
-    return tp_ctx_new(&tc_tp_tcp_ops, id, secret, NULL);
+    return tc_tpt_ctx_new(&tc_tp_tcp_ops, id, secret, NULL);
 }
 
-void tcp_pair_open(tp_pair_t *pair, const char *secret)
+void tc_tcpt_pair_open(tp_pair_t *pair, const char *secret)
 {
-    tp_pair_open(pair, &tc_tp_tcp_ops, secret, NULL);
+    tc_tpt_pair_open(pair, &tc_tp_tcp_ops, secret, NULL);
 }
 
-tc_tp_ep_t *tcp_loop_ep(tc_tp_ctx_t *ctx, uint64_t peer)
+tc_tp_ep_t *tc_tcpt_loop_ep(tc_tp_ctx_t *ctx, uint64_t peer)
 {
     unsigned char self[TP_ADDR_MAX];
-    size_t alen = tp_addr(ctx, self);
+    size_t alen = tc_tpt_addr(ctx, self);
     tc_tp_ep_t *ep = NULL;
     assert_int_equal(tc_tp_ep_connect(ctx, peer, self, alen, &ep), TC_OK);
     return ep;
 }
 
-void tcp_le(unsigned char *p, uint64_t v, int n)
+void tc_tcpt_le(unsigned char *p, uint64_t v, int n)
 {
     for (int i = 0; i < n; i++)
         p[i] = (unsigned char)(v >> (8 * i));
 }
 
-size_t tcp_make_hello(unsigned char h[64], uint32_t magic, uint16_t flags, uint64_t sender,
-                      uint64_t receiver, uint64_t token)
+size_t tc_tcpt_make_hello(unsigned char h[64], uint32_t magic, uint16_t flags, uint64_t sender,
+                          uint64_t receiver, uint64_t token)
 {
     memset(h, 0, 64);
-    tcp_le(h, magic, 4);
-    tcp_le(h + 4, 1, 2);
-    tcp_le(h + 6, flags, 2);
-    tcp_le(h + 8, sender, 8);
-    tcp_le(h + 16, receiver, 8);
-    tcp_le(h + 56, token, 8);
+    tc_tcpt_le(h, magic, 4);
+    tc_tcpt_le(h + 4, 1, 2);
+    tc_tcpt_le(h + 6, flags, 2);
+    tc_tcpt_le(h + 8, sender, 8);
+    tc_tcpt_le(h + 16, receiver, 8);
+    tc_tcpt_le(h + 56, token, 8);
     return flags != 0 ? 64 : TCP_HELLO_LEN;
 }
 
-void tcp_make_hdr32(unsigned char h[32], uint64_t w0, int kind, uint64_t len, uint64_t w2,
-                    uint64_t w3)
+void tc_tcpt_make_hdr32(unsigned char h[32], uint64_t w0, int kind, uint64_t len, uint64_t w2,
+                        uint64_t w3)
 {
-    tcp_le(h, w0, 8);
-    tcp_le(h + 8, (uint64_t)kind << 56 | len, 8);
-    tcp_le(h + 16, w2, 8);
-    tcp_le(h + 24, w3, 8);
+    tc_tcpt_le(h, w0, 8);
+    tc_tcpt_le(h + 8, (uint64_t)kind << 56 | len, 8);
+    tc_tcpt_le(h + 16, w2, 8);
+    tc_tcpt_le(h + 24, w3, 8);
 }
 
-struct sockaddr_in tcp_listen_addr(tc_tp_ctx_t *ctx)
+struct sockaddr_in tc_tcpt_listen_addr(tc_tp_ctx_t *ctx)
 {
     unsigned char addr[TP_ADDR_MAX];
-    tp_addr(ctx, addr);
+    tc_tpt_addr(ctx, addr);
     struct sockaddr_in sa = {.sin_family = AF_INET};
     memcpy(&sa.sin_port, addr + 2, 2);
     memcpy(&sa.sin_addr.s_addr, addr + 4, 4);
     return sa;
 }
 
-int tcp_raw_connect(tc_tp_ctx_t *ctx)
+int tc_tcpt_raw_connect(tc_tp_ctx_t *ctx)
 {
-    struct sockaddr_in sa = tcp_listen_addr(ctx);
+    struct sockaddr_in sa = tc_tcpt_listen_addr(ctx);
     int fd = socket(AF_INET, SOCK_STREAM, 0);
     assert_true(fd >= 0);
     assert_int_equal(connect(fd, (struct sockaddr *)&sa, sizeof(sa)), 0);
     return fd;
 }
 
-void tcp_raw_send(int fd, const void *buf, size_t len)
+void tc_tcpt_raw_send(int fd, const void *buf, size_t len)
 {
     assert_int_equal(send(fd, buf, len, MSG_NOSIGNAL), (ssize_t)len);
 }
 
-size_t tcp_raw_read(tc_tp_ctx_t *ctx, int fd, unsigned char *buf, size_t want, int *eof_p)
+size_t tc_tcpt_raw_read(tc_tp_ctx_t *ctx, int fd, unsigned char *buf, size_t want, int *eof_p)
 {
     size_t got = 0;
     int eof = 0;
@@ -106,48 +106,49 @@ size_t tcp_raw_read(tc_tp_ctx_t *ctx, int fd, unsigned char *buf, size_t want, i
     return got;
 }
 
-void tcp_expect_ack(tc_tp_ctx_t *ctx, int fd, unsigned result, uint64_t sender, uint64_t receiver)
+void tc_tcpt_expect_ack(tc_tp_ctx_t *ctx, int fd, unsigned result, uint64_t sender,
+                        uint64_t receiver)
 {
     unsigned char ack[24], expect[24];
-    assert_int_equal(tcp_raw_read(ctx, fd, ack, sizeof(ack), NULL), sizeof(ack));
-    tcp_le(expect, TCP_MAGIC, 4);
-    tcp_le(expect + 4, 1, 2);
-    tcp_le(expect + 6, result, 2);
-    tcp_le(expect + 8, sender, 8);
-    tcp_le(expect + 16, receiver, 8);
+    assert_int_equal(tc_tcpt_raw_read(ctx, fd, ack, sizeof(ack), NULL), sizeof(ack));
+    tc_tcpt_le(expect, TCP_MAGIC, 4);
+    tc_tcpt_le(expect + 4, 1, 2);
+    tc_tcpt_le(expect + 6, result, 2);
+    tc_tcpt_le(expect + 8, sender, 8);
+    tc_tcpt_le(expect + 16, receiver, 8);
     if (memcmp(ack, expect, sizeof(ack)) != 0)
         print_error("ack result %u, expected %u\n", ack[6] | ack[7] << 8, result);
     assert_memory_equal(ack, expect, sizeof(ack));
 }
 
-void tcp_expect_msg(tc_tp_ctx_t *ctx, int fd, uint64_t tag, const void *data, size_t len)
+void tc_tcpt_expect_msg(tc_tp_ctx_t *ctx, int fd, uint64_t tag, const void *data, size_t len)
 {
     unsigned char out[16 + 64], expect[16 + 64];
     assert_true(len <= 64);
-    assert_int_equal(tcp_raw_read(ctx, fd, out, 16 + len, NULL), 16 + len);
-    tcp_le(expect, tag, 8);
-    tcp_le(expect + 8, len, 8);
+    assert_int_equal(tc_tcpt_raw_read(ctx, fd, out, 16 + len, NULL), 16 + len);
+    tc_tcpt_le(expect, tag, 8);
+    tc_tcpt_le(expect + 8, len, 8);
     memcpy(expect + 16, data, len);
     assert_memory_equal(out, expect, 16 + len);
 }
 
-void tcp_expect_eof(tc_tp_ctx_t *ctx, int fd)
+void tc_tcpt_expect_eof(tc_tp_ctx_t *ctx, int fd)
 {
     unsigned char b[1];
     int eof;
-    assert_int_equal(tcp_raw_read(ctx, fd, b, 1, &eof), 0);
+    assert_int_equal(tc_tcpt_raw_read(ctx, fd, b, 1, &eof), 0);
     assert_true(eof);
 }
 
-int tcp_raw_hello(tc_tp_ctx_t *ctx, uint16_t flags, uint64_t sender, uint64_t receiver,
-                  uint64_t token, unsigned result)
+int tc_tcpt_raw_hello(tc_tp_ctx_t *ctx, uint16_t flags, uint64_t sender, uint64_t receiver,
+                      uint64_t token, unsigned result)
 {
-    int fd = tcp_raw_connect(ctx);
+    int fd = tc_tcpt_raw_connect(ctx);
     unsigned char h[64];
-    tcp_raw_send(fd, h, tcp_make_hello(h, TCP_MAGIC, flags, sender, receiver, token));
-    tcp_expect_ack(ctx, fd, result, receiver, sender);
+    tc_tcpt_raw_send(fd, h, tc_tcpt_make_hello(h, TCP_MAGIC, flags, sender, receiver, token));
+    tc_tcpt_expect_ack(ctx, fd, result, receiver, sender);
     if (result != 0) {
-        tcp_expect_eof(ctx, fd);
+        tc_tcpt_expect_eof(ctx, fd);
         close(fd);
         return -1;
     }

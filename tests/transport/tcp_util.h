@@ -21,39 +21,40 @@
 #define TCP_HELLO_LEN 56      /* a hello without the token */
 
 /* A TCP context with id @p id and @p secret (NULL: none); asserts success. */
-tc_tp_ctx_t *tcp_ctx_new(uint64_t id, const char *secret);
+tc_tp_ctx_t *tc_tcpt_ctx_new(uint64_t id, const char *secret);
 /* Two TCP contexts, ids 0 and 1, with the same @p secret, connected both ways. */
-void tcp_pair_open(tp_pair_t *pair, const char *secret);
+void tc_tcpt_pair_open(tp_pair_t *pair, const char *secret);
 /* An endpoint of @p ctx to id @p peer at @p ctx's own address: a raw socket plays the peer. */
-tc_tp_ep_t *tcp_loop_ep(tc_tp_ctx_t *ctx, uint64_t peer);
+tc_tp_ep_t *tc_tcpt_loop_ep(tc_tp_ctx_t *ctx, uint64_t peer);
 
 /* Store @p v in @p n bytes, little-endian. */
-void tcp_le(unsigned char *p, uint64_t v, int n);
+void tc_tcpt_le(unsigned char *p, uint64_t v, int n);
 /* A hello; returns its length (TCP_HELLO_LEN, or 64 with the token when @p flags != 0). */
-size_t tcp_make_hello(unsigned char h[64], uint32_t magic, uint16_t flags, uint64_t sender,
-                      uint64_t receiver, uint64_t token);
+size_t tc_tcpt_make_hello(unsigned char h[64], uint32_t magic, uint16_t flags, uint64_t sender,
+                          uint64_t receiver, uint64_t token);
 /* A 32-byte header: @p w0, @p kind << 56 | @p len, @p w2, @p w3. */
-void tcp_make_hdr32(unsigned char h[32], uint64_t w0, int kind, uint64_t len, uint64_t w2,
-                    uint64_t w3);
+void tc_tcpt_make_hdr32(unsigned char h[32], uint64_t w0, int kind, uint64_t len, uint64_t w2,
+                        uint64_t w3);
 
 /* The IPv4 address @p ctx listens on (from its packed address). */
-struct sockaddr_in tcp_listen_addr(tc_tp_ctx_t *ctx);
+struct sockaddr_in tc_tcpt_listen_addr(tc_tp_ctx_t *ctx);
 /* A raw socket connected to @p ctx's listening address. */
-int tcp_raw_connect(tc_tp_ctx_t *ctx);
-void tcp_raw_send(int fd, const void *buf, size_t len);
+int tc_tcpt_raw_connect(tc_tp_ctx_t *ctx);
+void tc_tcpt_raw_send(int fd, const void *buf, size_t len);
 /* Read up to @p want bytes from the raw socket while progressing @p ctx, until they arrived,
  * EOF or 5 s passed; returns the bytes read, and *eof_p (when not NULL) says if EOF was seen. */
-size_t tcp_raw_read(tc_tp_ctx_t *ctx, int fd, unsigned char *buf, size_t want, int *eof_p);
+size_t tc_tcpt_raw_read(tc_tp_ctx_t *ctx, int fd, unsigned char *buf, size_t want, int *eof_p);
 /* Assert that the next bytes on @p fd are an ack with @p result from @p sender to @p receiver. */
-void tcp_expect_ack(tc_tp_ctx_t *ctx, int fd, unsigned result, uint64_t sender, uint64_t receiver);
+void tc_tcpt_expect_ack(tc_tp_ctx_t *ctx, int fd, unsigned result, uint64_t sender,
+                        uint64_t receiver);
 /* Assert that the next bytes on @p fd are a small message: tag @p tag, @p len (at most 64)
  * bytes of @p data. */
-void tcp_expect_msg(tc_tp_ctx_t *ctx, int fd, uint64_t tag, const void *data, size_t len);
+void tc_tcpt_expect_msg(tc_tp_ctx_t *ctx, int fd, uint64_t tag, const void *data, size_t len);
 /* Assert that @p fd reaches EOF with no more bytes. */
-void tcp_expect_eof(tc_tp_ctx_t *ctx, int fd);
+void tc_tcpt_expect_eof(tc_tp_ctx_t *ctx, int fd);
 /* Connect, send a hello, expect an ack with @p result; after a refusal (result != 0) also EOF,
  * then close and return -1; else return the fd. */
-int tcp_raw_hello(tc_tp_ctx_t *ctx, uint16_t flags, uint64_t sender, uint64_t receiver,
-                  uint64_t token, unsigned result);
+int tc_tcpt_raw_hello(tc_tp_ctx_t *ctx, uint16_t flags, uint64_t sender, uint64_t receiver,
+                      uint64_t token, unsigned result);
 
 #endif

@@ -20,8 +20,8 @@
 #define GUARD 64
 #define GUARD_BYTE 0xA5
 
-tc_status_t tp_ctx_try(const tc_tp_ops_t *ops, uint64_t id, const char *secret, const char *hints,
-                       tc_tp_ctx_t **ctx_p)
+tc_status_t tc_tpt_ctx_try(const tc_tp_ops_t *ops, uint64_t id, const char *secret,
+                           const char *hints, tc_tp_ctx_t **ctx_p)
 {
     tc_hints_t h;
     tc_hints_init(&h);
@@ -38,10 +38,11 @@ tc_status_t tp_ctx_try(const tc_tp_ops_t *ops, uint64_t id, const char *secret, 
     return st;
 }
 
-tc_tp_ctx_t *tp_ctx_new(const tc_tp_ops_t *ops, uint64_t id, const char *secret, const char *hints)
+tc_tp_ctx_t *tc_tpt_ctx_new(const tc_tp_ops_t *ops, uint64_t id, const char *secret,
+                            const char *hints)
 {
     tc_tp_ctx_t *ctx = NULL;
-    tc_status_t st = tp_ctx_try(ops, id, secret, hints, &ctx);
+    tc_status_t st = tc_tpt_ctx_try(ops, id, secret, hints, &ctx);
     if (st != TC_OK)
         print_error("ctx_create: %s: %s\n", tc_status_string(st), tc_last_error());
     assert_int_equal(st, TC_OK);
@@ -49,7 +50,7 @@ tc_tp_ctx_t *tp_ctx_new(const tc_tp_ops_t *ops, uint64_t id, const char *secret,
     return ctx;
 }
 
-size_t tp_addr(tc_tp_ctx_t *ctx, unsigned char addr[TP_ADDR_MAX])
+size_t tc_tpt_addr(tc_tp_ctx_t *ctx, unsigned char addr[TP_ADDR_MAX])
 {
     size_t len = 0;
     assert_int_equal(tc_tp_addr_pack(ctx, addr, TP_ADDR_MAX, &len), TC_OK);
@@ -57,7 +58,7 @@ size_t tp_addr(tc_tp_ctx_t *ctx, unsigned char addr[TP_ADDR_MAX])
     return len;
 }
 
-void tp_pair_connect(tp_pair_t *pair, unsigned char addr[2][TP_ADDR_MAX], const size_t len[2])
+void tc_tpt_pair_connect(tp_pair_t *pair, unsigned char addr[2][TP_ADDR_MAX], const size_t len[2])
 {
     for (int i = 0; i < 2; i++)
         assert_int_equal(tc_tp_ep_connect(pair->ctx[i], (uint64_t)(1 - i), addr[1 - i], len[1 - i],
@@ -65,29 +66,30 @@ void tp_pair_connect(tp_pair_t *pair, unsigned char addr[2][TP_ADDR_MAX], const 
                          TC_OK);
 }
 
-void tp_pair_open(tp_pair_t *pair, const tc_tp_ops_t *ops, const char *secret, const char *hints)
+void tc_tpt_pair_open(tp_pair_t *pair, const tc_tp_ops_t *ops, const char *secret,
+                      const char *hints)
 {
     unsigned char addr[2][TP_ADDR_MAX];
     size_t len[2];
     for (int i = 0; i < 2; i++) {
-        pair->ctx[i] = tp_ctx_new(ops, (uint64_t)i, secret, hints);
-        len[i] = tp_addr(pair->ctx[i], addr[i]);
+        pair->ctx[i] = tc_tpt_ctx_new(ops, (uint64_t)i, secret, hints);
+        len[i] = tc_tpt_addr(pair->ctx[i], addr[i]);
     }
-    tp_pair_connect(pair, addr, len);
+    tc_tpt_pair_connect(pair, addr, len);
 }
 
-void tp_pair_up(tp_pair_t *pair, int timeout_ms)
+void tc_tpt_pair_up(tp_pair_t *pair, int timeout_ms)
 {
     for (int i = 0; i < 2; i++) {
         tc_tp_req_t s = TC_TP_REQ_INIT, r = TC_TP_REQ_INIT;
         assert_int_equal(tc_tp_recv(pair->ep[1 - i], 999, NULL, 0, &r), TC_OK);
         assert_int_equal(tc_tp_send(pair->ep[i], 999, NULL, 0, &s), TC_OK);
-        assert_int_equal(tp_wait_req(pair->ctx, 2, &r, timeout_ms), TC_OK);
-        assert_int_equal(tp_wait_req(pair->ctx, 2, &s, timeout_ms), TC_OK);
+        assert_int_equal(tc_tpt_wait_req(pair->ctx, 2, &r, timeout_ms), TC_OK);
+        assert_int_equal(tc_tpt_wait_req(pair->ctx, 2, &s, timeout_ms), TC_OK);
     }
 }
 
-void tp_pair_close(tp_pair_t *pair)
+void tc_tpt_pair_close(tp_pair_t *pair)
 {
     for (int i = 0; i < 2; i++) {
         tc_tp_ep_close(pair->ep[i]);
@@ -110,7 +112,7 @@ static void tp_round(tc_tp_ctx_t *const *ctxs, int n, int left_ms)
         sched_yield();
 }
 
-tc_status_t tp_wait_req(tc_tp_ctx_t *const *ctxs, int n, tc_tp_req_t *req, int timeout_ms)
+tc_status_t tc_tpt_wait_req(tc_tp_ctx_t *const *ctxs, int n, tc_tp_req_t *req, int timeout_ms)
 {
     uint64_t deadline = tc_deadline_after_ms((uint64_t)timeout_ms);
     while (req->status == TC_INPROGRESS && !tc_deadline_passed(deadline))
@@ -118,7 +120,7 @@ tc_status_t tp_wait_req(tc_tp_ctx_t *const *ctxs, int n, tc_tp_req_t *req, int t
     return req->status;
 }
 
-tc_status_t tp_wait_failed(tc_tp_ctx_t *const *ctxs, int n, tc_tp_ep_t *ep, int timeout_ms)
+tc_status_t tc_tpt_wait_failed(tc_tp_ctx_t *const *ctxs, int n, tc_tp_ep_t *ep, int timeout_ms)
 {
     uint64_t deadline = tc_deadline_after_ms((uint64_t)timeout_ms);
     while (ep->failed == TC_OK && !tc_deadline_passed(deadline))
@@ -126,14 +128,14 @@ tc_status_t tp_wait_failed(tc_tp_ctx_t *const *ctxs, int n, tc_tp_ep_t *ep, int 
     return ep->failed;
 }
 
-void tp_spin(tc_tp_ctx_t *const *ctxs, int n, int ms)
+void tc_tpt_spin(tc_tp_ctx_t *const *ctxs, int n, int ms)
 {
     uint64_t deadline = tc_deadline_after_ms((uint64_t)ms);
     while (!tc_deadline_passed(deadline))
         tp_round(ctxs, n, tc_deadline_left_ms(deadline));
 }
 
-tc_status_t tp_wait_bare(tc_tp_ctx_t *ctx, tc_tp_req_t *req, int timeout_ms, int idle_ms)
+tc_status_t tc_tpt_wait_bare(tc_tp_ctx_t *ctx, tc_tp_req_t *req, int timeout_ms, int idle_ms)
 {
     uint64_t deadline = tc_deadline_after_ms((uint64_t)timeout_ms);
     while (req->status == TC_INPROGRESS && !tc_deadline_passed(deadline))
@@ -142,21 +144,21 @@ tc_status_t tp_wait_bare(tc_tp_ctx_t *ctx, tc_tp_req_t *req, int timeout_ms, int
     return req->status;
 }
 
-void tp_fill(unsigned char *buf, size_t len, uint64_t seed)
+void tc_tpt_fill(unsigned char *buf, size_t len, uint64_t seed)
 {
     for (size_t i = 0; i < len; i++)
-        buf[i] = tp_pattern(seed, i);
+        buf[i] = tc_tpt_pattern(seed, i);
 }
 
-size_t tp_check(const unsigned char *buf, size_t len, uint64_t seed)
+size_t tc_tpt_check(const unsigned char *buf, size_t len, uint64_t seed)
 {
     for (size_t i = 0; i < len; i++)
-        if (buf[i] != tp_pattern(seed, i))
+        if (buf[i] != tc_tpt_pattern(seed, i))
             return i;
     return len;
 }
 
-unsigned char *tp_guarded_alloc(size_t cap)
+unsigned char *tc_tpt_guarded_alloc(size_t cap)
 {
     unsigned char *raw = malloc(cap + 2 * GUARD);
     assert_non_null(raw);
@@ -164,7 +166,7 @@ unsigned char *tp_guarded_alloc(size_t cap)
     return raw + GUARD;
 }
 
-void tp_guarded_check_free(unsigned char *buf, size_t cap)
+void tc_tpt_guarded_check_free(unsigned char *buf, size_t cap)
 {
     unsigned char *raw = buf - GUARD;
     for (size_t i = 0; i < GUARD; i++) {
@@ -174,28 +176,29 @@ void tp_guarded_check_free(unsigned char *buf, size_t cap)
     free(raw);
 }
 
-void tp_transfer(tp_pair_t *p, int from, uint64_t tag, const unsigned char *src, size_t len,
-                 uint64_t seed, int recv_first)
+void tc_tpt_transfer(tp_pair_t *p, int from, uint64_t tag, const unsigned char *src, size_t len,
+                     uint64_t seed, int recv_first)
 {
     int to = 1 - from;
-    unsigned char *dst = tp_guarded_alloc(len);
+    unsigned char *dst = tc_tpt_guarded_alloc(len);
     tc_tp_req_t s = TC_TP_REQ_INIT, r = TC_TP_REQ_INIT;
     if (recv_first)
         assert_int_equal(tc_tp_recv(p->ep[to], tag, dst, len, &r), TC_OK);
     assert_int_equal(tc_tp_send(p->ep[from], tag, src, len, &s), TC_OK);
     if (!recv_first) {
-        assert_int_equal(tp_wait_req(p->ctx, 2, &s, TP_WAIT_MS), TC_OK); /* buffered unexpected */
+        assert_int_equal(tc_tpt_wait_req(p->ctx, 2, &s, TP_WAIT_MS),
+                         TC_OK); /* buffered unexpected */
         assert_int_equal(tc_tp_recv(p->ep[to], tag, dst, len, &r), TC_OK);
     }
-    assert_int_equal(tp_wait_req(p->ctx, 2, &r, TP_WAIT_MS), TC_OK);
-    assert_int_equal(tp_wait_req(p->ctx, 2, &s, TP_WAIT_MS), TC_OK);
+    assert_int_equal(tc_tpt_wait_req(p->ctx, 2, &r, TP_WAIT_MS), TC_OK);
+    assert_int_equal(tc_tpt_wait_req(p->ctx, 2, &s, TP_WAIT_MS), TC_OK);
     assert_int_equal(r.bytes, len);
     assert_int_equal(s.bytes, len);
-    assert_int_equal(tp_check(dst, len, seed), len);
-    tp_guarded_check_free(dst, len);
+    assert_int_equal(tc_tpt_check(dst, len, seed), len);
+    tc_tpt_guarded_check_free(dst, len);
 }
 
-/* One message of tp_many_in_flight, in both directions (index: the sending side). */
+/* One message of tc_tpt_many_in_flight, in both directions (index: the sending side). */
 typedef struct tp_msg {
     uint64_t tag, seed[2];
     unsigned char *sbuf[2], *rbuf[2];
@@ -215,7 +218,7 @@ static void tp_post_recvs(tp_pair_t *p, tp_msg_t *m, const size_t *len, int lo, 
                         TC_OK);
 }
 
-void tp_many_in_flight(tp_pair_t *p, int n, const size_t *len, int spin_ms)
+void tc_tpt_many_in_flight(tp_pair_t *p, int n, const size_t *len, int spin_ms)
 {
     tp_msg_t *m = calloc((size_t)n, sizeof(*m));
     assert_non_null(m);
@@ -228,8 +231,8 @@ void tp_many_in_flight(tp_pair_t *p, int n, const size_t *len, int spin_ms)
             m[i].seed[d] = (uint64_t)(d * 100000) + m[i].tag * 1000 + (uint64_t)seq;
             m[i].sbuf[d] = malloc(len[i] + 1);
             assert_non_null(m[i].sbuf[d]);
-            m[i].rbuf[d] = tp_guarded_alloc(len[i]);
-            tp_fill(m[i].sbuf[d], len[i], m[i].seed[d]);
+            m[i].rbuf[d] = tc_tpt_guarded_alloc(len[i]);
+            tc_tpt_fill(m[i].sbuf[d], len[i], m[i].seed[d]);
             m[i].sreq[d] = m[i].rreq[d] = (tc_tp_req_t)TC_TP_REQ_INIT;
         }
     }
@@ -239,30 +242,30 @@ void tp_many_in_flight(tp_pair_t *p, int n, const size_t *len, int spin_ms)
         for (int d = 0; d < 2; d++)
             assert_int_equal(tc_tp_send(p->ep[d], m[i].tag, m[i].sbuf[d], len[i], &m[i].sreq[d]),
                              TC_OK);
-    tp_spin(p->ctx, 2, spin_ms);
+    tc_tpt_spin(p->ctx, 2, spin_ms);
     /* the second half: some buffered whole, some still arriving, claimed in another order */
     tp_post_recvs(p, m, len, n / 2, n, second);
     for (int d = 0; d < 2; d++) {
         for (int i = 0; i < n; i++) {
-            assert_int_equal(tp_wait_req(p->ctx, 2, &m[i].rreq[d], TP_WAIT_MS), TC_OK);
-            assert_int_equal(tp_wait_req(p->ctx, 2, &m[i].sreq[d], TP_WAIT_MS), TC_OK);
+            assert_int_equal(tc_tpt_wait_req(p->ctx, 2, &m[i].rreq[d], TP_WAIT_MS), TC_OK);
+            assert_int_equal(tc_tpt_wait_req(p->ctx, 2, &m[i].sreq[d], TP_WAIT_MS), TC_OK);
             assert_int_equal(m[i].rreq[d].bytes, len[i]);
-            assert_int_equal(tp_check(m[i].rbuf[d], len[i], m[i].seed[d]), len[i]);
-            tp_guarded_check_free(m[i].rbuf[d], len[i]);
+            assert_int_equal(tc_tpt_check(m[i].rbuf[d], len[i], m[i].seed[d]), len[i]);
+            tc_tpt_guarded_check_free(m[i].rbuf[d], len[i]);
             free(m[i].sbuf[d]);
         }
     }
     free(m);
 }
 
-void tp_cancel_filling(tp_pair_t *p, tc_tp_req_t *r, tc_tp_req_t *s, unsigned char *dst, size_t len,
-                       int timeout_ms, int spin_ms, size_t stride)
+void tc_tpt_cancel_filling(tp_pair_t *p, tc_tp_req_t *r, tc_tp_req_t *s, unsigned char *dst,
+                           size_t len, int timeout_ms, int spin_ms, size_t stride)
 {
     assert_int_equal(p->ep[1]->ops->cancel(p->ep[1], r), TC_OK);
     assert_int_equal(r->status, TC_ERR_ABORTED);
     memset(dst, 0xee, len);
-    assert_int_equal(tp_wait_req(p->ctx, 2, s, timeout_ms), TC_OK);
-    tp_spin(p->ctx, 2, spin_ms);
+    assert_int_equal(tc_tpt_wait_req(p->ctx, 2, s, timeout_ms), TC_OK);
+    tc_tpt_spin(p->ctx, 2, spin_ms);
     for (size_t i = 0; i < len; i += stride)
         assert_int_equal(dst[i], 0xee);
 }
@@ -281,17 +284,17 @@ static int tp_fd_all(int fd, char *p, size_t len, int out)
     return 0;
 }
 
-int tp_write_all(int fd, const void *buf, size_t len)
+int tc_tpt_write_all(int fd, const void *buf, size_t len)
 {
     return tp_fd_all(fd, (char *)buf, len, 1); /* only read from: the cast is safe */
 }
 
-int tp_read_all(int fd, void *buf, size_t len)
+int tc_tpt_read_all(int fd, void *buf, size_t len)
 {
     return tp_fd_all(fd, buf, len, 0);
 }
 
-pid_t tp_fork(int (*body)(void *arg, int in, int out), void *arg, int *in_p, int *out_p)
+pid_t tc_tpt_fork(int (*body)(void *arg, int in, int out), void *arg, int *in_p, int *out_p)
 {
     int to_child[2], from_child[2];
     assert_int_equal(pipe(to_child), 0);
@@ -311,7 +314,7 @@ pid_t tp_fork(int (*body)(void *arg, int in, int out), void *arg, int *in_p, int
     return pid;
 }
 
-int tp_reap(pid_t pid, int timeout_ms)
+int tc_tpt_reap(pid_t pid, int timeout_ms)
 {
     uint64_t deadline = tc_deadline_after_ms((uint64_t)timeout_ms);
     int st = 0;
@@ -325,31 +328,31 @@ int tp_reap(pid_t pid, int timeout_ms)
     return -1;
 }
 
-int tp_swap_addr(int in, int out, const unsigned char *addr, size_t len,
-                 unsigned char peer[TP_ADDR_MAX], size_t *peer_len)
+int tc_tpt_swap_addr(int in, int out, const unsigned char *addr, size_t len,
+                     unsigned char peer[TP_ADDR_MAX], size_t *peer_len)
 {
     uint64_t len64 = len, peer_len64 = 0;
-    if (tp_write_all(out, &len64, 8) || tp_write_all(out, addr, len))
+    if (tc_tpt_write_all(out, &len64, 8) || tc_tpt_write_all(out, addr, len))
         return -1;
-    if (tp_read_all(in, &peer_len64, 8) || peer_len64 > TP_ADDR_MAX ||
-        tp_read_all(in, peer, (size_t)peer_len64))
+    if (tc_tpt_read_all(in, &peer_len64, 8) || peer_len64 > TP_ADDR_MAX ||
+        tc_tpt_read_all(in, peer, (size_t)peer_len64))
         return -1;
     *peer_len = (size_t)peer_len64;
     return 0;
 }
 
-int tp_exchange(const tc_tp_ops_t *ops, uint64_t self, uint64_t peer, const char *secret,
-                const char *hints, int in, int out, tc_tp_ctx_t **ctx_p, tc_tp_ep_t **ep_p)
+int tc_tpt_exchange(const tc_tp_ops_t *ops, uint64_t self, uint64_t peer, const char *secret,
+                    const char *hints, int in, int out, tc_tp_ctx_t **ctx_p, tc_tp_ep_t **ep_p)
 {
     tc_tp_ctx_t *ctx = NULL;
     tc_tp_ep_t *ep = NULL;
     unsigned char addr[TP_ADDR_MAX], peer_addr[TP_ADDR_MAX];
     size_t len = 0, peer_len = 0;
-    if (tp_ctx_try(ops, self, secret, hints, &ctx) != TC_OK)
+    if (tc_tpt_ctx_try(ops, self, secret, hints, &ctx) != TC_OK)
         goto fail;
     if (tc_tp_addr_pack(ctx, addr, sizeof(addr), &len) != TC_OK)
         goto fail;
-    if (tp_swap_addr(in, out, addr, len, peer_addr, &peer_len) != 0)
+    if (tc_tpt_swap_addr(in, out, addr, len, peer_addr, &peer_len) != 0)
         goto fail;
     if (tc_tp_ep_connect(ctx, peer, peer_addr, peer_len, &ep) != TC_OK)
         goto fail;
@@ -357,7 +360,7 @@ int tp_exchange(const tc_tp_ops_t *ops, uint64_t self, uint64_t peer, const char
     *ep_p = ep;
     return 0;
 fail:
-    fprintf(stderr, "tp_exchange (id %llu): %s\n", (unsigned long long)self, tc_last_error());
+    fprintf(stderr, "tc_tpt_exchange (id %llu): %s\n", (unsigned long long)self, tc_last_error());
     tc_tp_ctx_destroy(ctx);
     return -1;
 }

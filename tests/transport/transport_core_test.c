@@ -94,7 +94,7 @@ static void test_bad_ifname(void **state)
 static void test_addr_pack(void **state)
 {
     (void)state;
-    tc_tp_ctx_t *ctx = tcp_ctx_new(5, NULL);
+    tc_tp_ctx_t *ctx = tc_tcpt_ctx_new(5, NULL);
     unsigned char addr[64];
     size_t len = 0;
     assert_int_equal(tc_tp_addr_pack(ctx, addr, 7, &len), TC_ERR_INVALID_ARG);
@@ -136,9 +136,9 @@ static void test_default_iface(void **state)
     }
     freeifaddrs(list);
 
-    tc_tp_ctx_t *ctx = tcp_ctx_new(0, NULL);
+    tc_tp_ctx_t *ctx = tc_tcpt_ctx_new(0, NULL);
     unsigned char addr[64];
-    tp_addr(ctx, addr);
+    tc_tpt_addr(ctx, addr);
     uint32_t ip;
     memcpy(&ip, addr + 4, 4);
     assert_int_equal(ip, expect);
@@ -149,9 +149,9 @@ static void test_default_iface(void **state)
 static void test_ep_connect_args(void **state)
 {
     (void)state;
-    tc_tp_ctx_t *ctx = tcp_ctx_new(2, NULL);
+    tc_tp_ctx_t *ctx = tc_tcpt_ctx_new(2, NULL);
     unsigned char addr[64];
-    size_t len = tp_addr(ctx, addr);
+    size_t len = tc_tpt_addr(ctx, addr);
     tc_tp_ep_t *ep = (tc_tp_ep_t *)0x1;
 
     assert_int_equal(tc_tp_ep_connect(NULL, 3, addr, len, &ep), TC_ERR_INVALID_ARG);
@@ -203,9 +203,9 @@ static void test_ep_connect_args(void **state)
 static void test_connect_refused(void **state)
 {
     (void)state;
-    tc_tp_ctx_t *ctx = tcp_ctx_new(0, NULL);
+    tc_tp_ctx_t *ctx = tc_tcpt_ctx_new(0, NULL);
     unsigned char addr[64];
-    size_t len = tp_addr(ctx, addr);
+    size_t len = tc_tpt_addr(ctx, addr);
 
     int fd = socket(AF_INET, SOCK_STREAM, 0); /* bound, never listening: refused */
     struct sockaddr_in sa = {.sin_family = AF_INET};
@@ -221,7 +221,7 @@ static void test_connect_refused(void **state)
     unsigned char buf[4] = {1, 2, 3, 4};
     tc_status_t st = tc_tp_send(ep, 1, buf, sizeof(buf), &req);
     assert_true(st == TC_OK || st == TC_ERR_PEER_FAILED);
-    assert_int_equal(tp_wait_req(&ctx, 1, &req, 5000), TC_ERR_PEER_FAILED);
+    assert_int_equal(tc_tpt_wait_req(&ctx, 1, &req, 5000), TC_ERR_PEER_FAILED);
     assert_int_equal(ep->failed, TC_ERR_PEER_FAILED);
     assert_non_null(strstr(tc_tp_ep_error(ep), "peer 9 (127.0.0.1:"));
     assert_non_null(strstr(tc_tp_ep_error(ep), "Connection refused"));

@@ -51,7 +51,7 @@ static ib_emu_stats_t emu_stats;
 static ib_emu_tamper_fn emu_tamper;
 static void *emu_tamper_arg;
 
-void ib_emu_reset(void)
+void tc_ibemu_reset(void)
 {
     pthread_mutex_lock(&emu_lock);
     memset(&emu_stats, 0, sizeof(emu_stats));
@@ -61,7 +61,7 @@ void ib_emu_reset(void)
     pthread_mutex_unlock(&emu_lock);
 }
 
-void ib_emu_set_tamper(ib_emu_tamper_fn fn, void *arg)
+void tc_ibemu_set_tamper(ib_emu_tamper_fn fn, void *arg)
 {
     pthread_mutex_lock(&emu_lock);
     emu_tamper = fn;
@@ -69,7 +69,7 @@ void ib_emu_set_tamper(ib_emu_tamper_fn fn, void *arg)
     pthread_mutex_unlock(&emu_lock);
 }
 
-ib_emu_stats_t ib_emu_stats(void)
+ib_emu_stats_t tc_ibemu_stats(void)
 {
     pthread_mutex_lock(&emu_lock);
     ib_emu_stats_t s = emu_stats;
@@ -77,12 +77,12 @@ ib_emu_stats_t ib_emu_stats(void)
     return s;
 }
 
-void ib_emu_set_no_device(int on)
+void tc_ibemu_set_no_device(int on)
 {
     emu_no_device = on;
 }
 
-void ib_emu_set_port_down(int on)
+void tc_ibemu_set_port_down(int on)
 {
     emu_port_down = on;
 }
@@ -342,8 +342,7 @@ static int e_modify_qp(struct ibv_qp *qp, struct ibv_qp_attr *a, int mask)
                (mask & IBV_QP_DEST_QPN) && (mask & IBV_QP_AV) && (mask & IBV_QP_RQ_PSN)) {
         q->dest = a->dest_qp_num;
         q->qp.state = IBV_QPS_RTR;
-    } else if (a->qp_state == IBV_QPS_RTS && q->qp.state == IBV_QPS_RTR &&
-               (mask & IBV_QP_SQ_PSN)) {
+    } else if (a->qp_state == IBV_QPS_RTS && q->qp.state == IBV_QPS_RTR && (mask & IBV_QP_SQ_PSN)) {
         q->qp.state = IBV_QPS_RTS;
     } else {
         rc = EINVAL;
@@ -592,7 +591,7 @@ static const tc_ib_verbs_t emu_verbs = {
     .poll_cq = e_poll_cq,
 };
 
-const tc_ib_verbs_t *ib_emu_verbs(void)
+const tc_ib_verbs_t *tc_ibemu_verbs(void)
 {
     return &emu_verbs;
 }

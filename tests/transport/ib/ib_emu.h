@@ -13,13 +13,13 @@
 #include "tcomms/transport/ib.h"
 
 /* The seam filled with the emulation. */
-const tc_ib_verbs_t *ib_emu_verbs(void);
+const tc_ib_verbs_t *tc_ibemu_verbs(void);
 
-/* Knobs and counters (reset by ib_emu_reset). */
-typedef struct ib_emu_stats {
-    int reg_mr;      /* ibv_reg_mr calls */
-    int dereg_mr;    /* ibv_dereg_mr calls */
-    int live_qps;    /* QPs not destroyed */
+/* Knobs and counters (reset by tc_ibemu_reset). */
+typedef struct tc_ibemu_stats {
+    int reg_mr;   /* ibv_reg_mr calls */
+    int dereg_mr; /* ibv_dereg_mr calls */
+    int live_qps; /* QPs not destroyed */
     int live_mrs;
     int cq_overflow; /* completions dropped for a full CQ (a bug in the backend) */
     int writes_imm;  /* RDMA writes with immediate data executed */
@@ -27,16 +27,16 @@ typedef struct ib_emu_stats {
     int rnr_errors;  /* writes with immediate data that found no posted receive */
 } ib_emu_stats_t;
 
-void ib_emu_reset(void);
-ib_emu_stats_t ib_emu_stats(void);
+void tc_ibemu_reset(void);
+ib_emu_stats_t tc_ibemu_stats(void);
 /* 1: get_device_list fails with ENOSYS, like on a kernel without RDMA. */
-void ib_emu_set_no_device(int on);
+void tc_ibemu_set_no_device(int on);
 /* 1: the port reports DOWN. */
-void ib_emu_set_port_down(int on);
+void tc_ibemu_set_port_down(int on);
 /* Called (emulation lock held) with every send work request before it executes: a test plays a
  * corrupt or hostile peer by changing it (immediate data, the bytes it sends, their length).
- * NULL: none. ib_emu_reset() removes it. */
+ * NULL: none. tc_ibemu_reset() removes it. */
 typedef void (*ib_emu_tamper_fn)(struct ibv_send_wr *wr, void *arg);
-void ib_emu_set_tamper(ib_emu_tamper_fn fn, void *arg);
+void tc_ibemu_set_tamper(ib_emu_tamper_fn fn, void *arg);
 
 #endif

@@ -50,7 +50,7 @@ static tc_tp_ctx_t *ctx_new(uint64_t id, const char *secret)
     p.secret = secret;
     p.secret_len = secret ? strlen(secret) : 0;
     tc_tp_ctx_t *ctx = NULL;
-    tc_status_t st = tc_tp_ib_ctx_create_verbs(ib_emu_verbs(), &p, &ctx);
+    tc_status_t st = tc_tp_ib_ctx_create_verbs(tc_ibemu_verbs(), &p, &ctx);
     if (st != TC_OK)
         print_error("%s\n", tc_last_error());
     assert_int_equal(st, TC_OK);
@@ -68,7 +68,7 @@ static void spin_until(pair_t *p, volatile tc_status_t *st, int ms)
 
 static void pair_open(pair_t *p, const char *s0, const char *s1)
 {
-    ib_emu_reset();
+    tc_ibemu_reset();
     unsigned char addr[2][64];
     size_t len[2];
     p->ctx[0] = ctx_new(0, s0);
@@ -78,9 +78,9 @@ static void pair_open(pair_t *p, const char *s0, const char *s1)
         assert_int_equal(len[i], 32);
     }
     for (int i = 0; i < 2; i++)
-        assert_int_equal(tc_tp_ep_connect(p->ctx[i], (uint64_t)(1 - i), addr[1 - i], len[1 - i],
-                                          &p->ep[i]),
-                         TC_OK);
+        assert_int_equal(
+            tc_tp_ep_connect(p->ctx[i], (uint64_t)(1 - i), addr[1 - i], len[1 - i], &p->ep[i]),
+            TC_OK);
 }
 
 /* A pair whose contexts cache registrations of transfers (TC_IB_REG_CACHE=1, not the default). */
@@ -97,7 +97,7 @@ static void pair_close(pair_t *p)
         tc_tp_ep_close(p->ep[i]);
         tc_tp_ctx_destroy(p->ctx[i]);
     }
-    ib_emu_stats_t s = ib_emu_stats();
+    ib_emu_stats_t s = tc_ibemu_stats();
     assert_int_equal(s.live_qps, 0);
     assert_int_equal(s.live_mrs, 0);
     assert_int_equal(s.cq_overflow, 0);
@@ -125,24 +125,24 @@ static void test_real_no_device(void **state)
 static void test_emu_no_device_port_down(void **state)
 {
     (void)state;
-    ib_emu_reset();
-    ib_emu_set_no_device(1);
+    tc_ibemu_reset();
+    tc_ibemu_set_no_device(1);
     tc_tp_caps_t caps = {.size = sizeof(caps)};
-    assert_int_equal(tc_tp_ib_query_verbs(ib_emu_verbs(), &caps), TC_OK);
+    assert_int_equal(tc_tp_ib_query_verbs(tc_ibemu_verbs(), &caps), TC_OK);
     assert_int_equal(caps.available, 0);
     assert_non_null(strstr(tc_last_error(), "Function not implemented"));
     tc_tp_ctx_params_t p = TC_TP_CTX_PARAMS_INIT;
     tc_tp_ctx_t *ctx = NULL;
-    assert_int_equal(tc_tp_ib_ctx_create_verbs(ib_emu_verbs(), &p, &ctx), TC_ERR_UNSUPPORTED);
+    assert_int_equal(tc_tp_ib_ctx_create_verbs(tc_ibemu_verbs(), &p, &ctx), TC_ERR_UNSUPPORTED);
     assert_non_null(strstr(tc_last_error(), "no InfiniBand/RoCE device: "));
-    ib_emu_set_no_device(0);
-    ib_emu_set_port_down(1);
-    assert_int_equal(tc_tp_ib_ctx_create_verbs(ib_emu_verbs(), &p, &ctx), TC_ERR_UNSUPPORTED);
+    tc_ibemu_set_no_device(0);
+    tc_ibemu_set_port_down(1);
+    assert_int_equal(tc_tp_ib_ctx_create_verbs(tc_ibemu_verbs(), &p, &ctx), TC_ERR_UNSUPPORTED);
     assert_non_null(strstr(tc_last_error(), "not active"));
-    ib_emu_set_port_down(0);
-    assert_int_equal(tc_tp_ib_query_verbs(ib_emu_verbs(), &caps), TC_OK);
+    tc_ibemu_set_port_down(0);
+    assert_int_equal(tc_tp_ib_query_verbs(tc_ibemu_verbs(), &caps), TC_OK);
     assert_int_equal(caps.available, 1);
-    ib_emu_stats_t s = ib_emu_stats();
+    ib_emu_stats_t s = tc_ibemu_stats();
     assert_int_equal(s.live_mrs, 0);
 }
 
@@ -182,8 +182,9 @@ static void test_send_recv_sizes(void **state)
     (void)state;
     pair_t p;
     pair_open(&p, "s", "s");
-    static const size_t sizes[] = {0, 1, 8, TC_TP_IB_EAGER_MAX - 1, TC_TP_IB_EAGER_MAX,
-                                   TC_TP_IB_EAGER_MAX + 1, 65536, 4u << 20};
+    static const size_t sizes[] = {
+        0,     1,       8, TC_TP_IB_EAGER_MAX - 1, TC_TP_IB_EAGER_MAX, TC_TP_IB_EAGER_MAX + 1,
+        65536, 4u << 20};
     for (size_t i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++)
         for (int rf = 0; rf < 2; rf++) {
             xfer(&p, (int)(i % 2), 100 + i, sizes[i], sizes[i], rf, TC_OK);
@@ -315,12 +316,12 @@ static void test_put_get_signal(void **state)
     fill(src, N * 1000, 77);
     for (int i = 0; i < N; i++) {
         puts[i] = (tc_tp_req_t)TC_TP_REQ_INIT;
-        assert_int_equal(tc_tp_put(p.ep[0], src + i * 1000, 1000, r.rkey, (uint64_t)i * 1000,
-                                   &puts[i]),
-                         TC_OK);
+        assert_int_equal(
+            tc_tp_put(p.ep[0], src + i * 1000, 1000, r.rkey, (uint64_t)i * 1000, &puts[i]), TC_OK);
     }
     tc_tp_req_t sig = TC_TP_REQ_INIT;
-    assert_int_equal(tc_tp_signal(p.ep[0], r.rkey, 800000, TC_TP_SIGNAL_ADD, 1, &sig), TC_OK); /* after the data */
+    assert_int_equal(tc_tp_signal(p.ep[0], r.rkey, 800000, TC_TP_SIGNAL_ADD, 1, &sig),
+                     TC_OK); /* after the data */
     spin_until(&p, &sig.status, WAIT_MS);
     assert_int_equal(sig.status, TC_OK);
     for (int i = 0; i < N; i++)
@@ -343,7 +344,7 @@ static void test_reg_cache(void **state)
     assert_non_null(a);
     assert_non_null(b);
     fill(a, len, 3);
-    int before = ib_emu_stats().reg_mr;
+    int before = tc_ibemu_stats().reg_mr;
     for (int k = 0; k < 10; k++) { /* rendezvous sends of the same buffer, and parts of it */
         tc_tp_req_t s = TC_TP_REQ_INIT, r = TC_TP_REQ_INIT;
         size_t off = (size_t)k * 1000;
@@ -357,11 +358,11 @@ static void test_reg_cache(void **state)
             assert_int_equal(b[i], pat(3, off + i));
     }
     /* one registration for a on the sender, one for b on the receiver */
-    assert_int_equal(ib_emu_stats().reg_mr - before, 2);
+    assert_int_equal(tc_ibemu_stats().reg_mr - before, 2);
     tc_tp_mem_t *m1, *m2;
     assert_int_equal(tc_tp_mem_reg(p.ctx[0], a + 100, 5000, &m1), TC_OK);
     assert_int_equal(tc_tp_mem_reg(p.ctx[0], a, len, &m2), TC_OK);
-    assert_int_equal(ib_emu_stats().reg_mr - before, 2);
+    assert_int_equal(tc_ibemu_stats().reg_mr - before, 2);
     tc_tp_mem_dereg(m1);
     tc_tp_mem_dereg(m2);
     free(a);
@@ -438,7 +439,7 @@ static void test_peer_gone(void **state)
     tc_tp_rkey_release(k);
     tc_tp_ep_close(p.ep[0]);
     tc_tp_ctx_destroy(p.ctx[0]);
-    ib_emu_stats_t s = ib_emu_stats();
+    ib_emu_stats_t s = tc_ibemu_stats();
     assert_int_equal(s.live_qps, 0);
     assert_int_equal(s.live_mrs, 0);
 }
@@ -528,7 +529,7 @@ static void test_ring_credits(void **state)
     static tc_tp_req_t s[N], r[N];
     /* bring the QPs up first (handshake), so that the count below is about credits only */
     xfer(&p, 0, 1, 1, 1, 1, TC_OK);
-    int w0 = ib_emu_stats().writes_imm;
+    int w0 = tc_ibemu_stats().writes_imm;
     for (int i = 0; i < N; i++) {
         fill(out[i], ring_size(i), (uint64_t)i);
         s[i] = (tc_tp_req_t)TC_TP_REQ_INIT;
@@ -545,7 +546,7 @@ static void test_ring_credits(void **state)
     assert_int_equal(done, RING_SLOTS - 1);
     for (int i = 0; i < RING_SLOTS - 1; i++)
         assert_int_equal(s[i].status, TC_OK); /* in posting order */
-    ib_emu_stats_t st = ib_emu_stats();
+    ib_emu_stats_t st = tc_ibemu_stats();
     assert_int_equal(st.writes_imm - w0, RING_SLOTS - 1);
     assert_int_equal(st.rnr_errors, 0);
     assert_int_equal(p.ep[0]->failed, TC_OK);
@@ -580,7 +581,7 @@ static void test_ring_credits(void **state)
         assert_int_equal(r[i].status, TC_OK);
         assert_int_equal(check(in[i], ring_size(i), (uint64_t)i), ring_size(i));
     }
-    assert_int_equal(ib_emu_stats().rnr_errors, 0);
+    assert_int_equal(tc_ibemu_stats().rnr_errors, 0);
     pair_close(&p);
 }
 
@@ -590,17 +591,17 @@ typedef struct tamper {
 } tamper_t;
 
 enum {
-    T_SLOT_OUT,   /* slot index beyond the ring */
-    T_SLOT_SKIP,  /* a valid slot, not the next one */
-    T_LEN_BIG,    /* length beyond the slot */
-    T_LEN_SHORT,  /* shorter than a header */
-    T_LEN_WRONG,  /* immediate length differs from the bytes written */
-    T_HDR_LEN,    /* header length disagrees with the payload */
-    T_KIND,       /* unknown kind */
-    T_CREDITS,    /* returns more credits than it could owe */
-    T_SEND,       /* a zero-length SEND instead of a write with immediate data */
-    T_FIN,        /* FIN for a rendezvous that does not exist */
-    T_RTS_ID,     /* RTS with a rendezvous id beyond 22 bits */
+    T_SLOT_OUT,  /* slot index beyond the ring */
+    T_SLOT_SKIP, /* a valid slot, not the next one */
+    T_LEN_BIG,   /* length beyond the slot */
+    T_LEN_SHORT, /* shorter than a header */
+    T_LEN_WRONG, /* immediate length differs from the bytes written */
+    T_HDR_LEN,   /* header length disagrees with the payload */
+    T_KIND,      /* unknown kind */
+    T_CREDITS,   /* returns more credits than it could owe */
+    T_SEND,      /* a zero-length SEND instead of a write with immediate data */
+    T_FIN,       /* FIN for a rendezvous that does not exist */
+    T_RTS_ID,    /* RTS with a rendezvous id beyond 22 bits */
 };
 
 static void tamper_fn(struct ibv_send_wr *wr, void *arg)
@@ -677,7 +678,7 @@ static void test_hostile_immediate(void **state)
         pair_open(&p, NULL, NULL);
         xfer(&p, 0, 1, 10, 10, 1, TC_OK); /* up, and one message through the ring first */
         tamper_t t = {cases[c].mode, 0};
-        ib_emu_set_tamper(tamper_fn, &t);
+        tc_ibemu_set_tamper(tamper_fn, &t);
         tc_tp_req_t s = TC_TP_REQ_INIT, r = TC_TP_REQ_INIT;
         int victim = 1; /* the receiver of the tampered write */
         int big_msg = cases[c].mode == T_FIN || cases[c].mode == T_RTS_ID;
@@ -696,7 +697,7 @@ static void test_hostile_immediate(void **state)
             print_error("case %zu: %s\n", c, tc_tp_ep_error(p.ep[victim]));
         assert_non_null(strstr(tc_tp_ep_error(p.ep[victim]), cases[c].text));
         assert_non_null(strstr(tc_tp_ep_error(p.ep[victim]), victim ? "peer 0" : "peer 1"));
-        ib_emu_set_tamper(NULL, NULL);
+        tc_ibemu_set_tamper(NULL, NULL);
         pair_close(&p);
     }
 }
@@ -730,15 +731,15 @@ static void test_keepalive_dead_peer(void **state)
     }
     uint64_t ms = (tc_time_ns() - t0) / 1000000u;
     assert_int_equal(r.status, TC_ERR_PEER_FAILED);
-    assert_true(ms >= 90);   /* after an idle interval, not at once */
-    assert_true(ms < 1500);  /* and soon after it */
+    assert_true(ms >= 90);  /* after an idle interval, not at once */
+    assert_true(ms < 1500); /* and soon after it */
     assert_int_equal(p.ep[1]->failed, TC_ERR_PEER_FAILED);
     assert_non_null(strstr(tc_tp_ep_error(p.ep[1]), "peer 0"));
     assert_non_null(strstr(tc_tp_ep_error(p.ep[1]), "keepalive"));
-    assert_int_equal(ib_emu_stats().zero_writes, 0); /* it failed: the peer was gone */
+    assert_int_equal(tc_ibemu_stats().zero_writes, 0); /* it failed: the peer was gone */
     tc_tp_ep_close(p.ep[1]);
     tc_tp_ctx_destroy(p.ctx[1]);
-    ib_emu_stats_t s = ib_emu_stats();
+    ib_emu_stats_t s = tc_ibemu_stats();
     assert_int_equal(s.live_qps, 0);
     assert_int_equal(s.live_mrs, 0);
 }
@@ -761,12 +762,12 @@ static void test_keepalive_live_and_off(void **state)
     pair_t p;
     pair_open_ka(&p, "50");
     progress_for(&p, 300); /* nothing pending: no keepalive */
-    assert_int_equal(ib_emu_stats().zero_writes, 0);
+    assert_int_equal(tc_ibemu_stats().zero_writes, 0);
     unsigned char buf[16] = {0};
     tc_tp_req_t r = TC_TP_REQ_INIT, s = TC_TP_REQ_INIT;
     assert_int_equal(tc_tp_recv(p.ep[1], 5, buf, sizeof(buf), &r), TC_OK);
     progress_for(&p, 400);
-    int ka = ib_emu_stats().zero_writes;
+    int ka = tc_ibemu_stats().zero_writes;
     assert_true(ka >= 2);
     assert_true(ka <= 9); /* one per idle interval, not one per progress call */
     assert_int_equal(r.status, TC_INPROGRESS);
@@ -786,11 +787,11 @@ static void test_keepalive_live_and_off(void **state)
     while (!tc_deadline_passed(deadline))
         tc_tp_progress(p.ctx[1]);
     assert_int_equal(r.status, TC_INPROGRESS);
-    assert_int_equal(ib_emu_stats().zero_writes, 0);
+    assert_int_equal(tc_ibemu_stats().zero_writes, 0);
     tc_tp_ep_close(p.ep[1]);
     assert_int_equal(r.status, TC_ERR_ABORTED);
     tc_tp_ctx_destroy(p.ctx[1]);
-    assert_int_equal(ib_emu_stats().live_qps, 0);
+    assert_int_equal(tc_ibemu_stats().live_qps, 0);
 }
 
 /* ---- registration cache: invalidation, bound, off ---- */
@@ -810,15 +811,15 @@ typedef struct mrcount {
 
 static mrcount_t mr_delta(const ib_emu_stats_t *base)
 {
-    ib_emu_stats_t s = ib_emu_stats();
+    ib_emu_stats_t s = tc_ibemu_stats();
     return (mrcount_t){s.reg_mr - base->reg_mr, s.dereg_mr - base->dereg_mr};
 }
 
-#define ASSERT_MR(base, r, d)                                                                  \
-    do {                                                                                       \
-        mrcount_t m_ = mr_delta(base);                                                         \
-        assert_int_equal(m_.reg, r);                                                           \
-        assert_int_equal(m_.dereg, d);                                                         \
+#define ASSERT_MR(base, r, d)                                                                      \
+    do {                                                                                           \
+        mrcount_t m_ = mr_delta(base);                                                             \
+        assert_int_equal(m_.reg, r);                                                               \
+        assert_int_equal(m_.dereg, d);                                                             \
     } while (0)
 
 static void test_reg_cache_invalidate(void **state)
@@ -834,7 +835,7 @@ static void test_reg_cache_invalidate(void **state)
     assert_non_null(b);
     fill(a, len, 1);
     fill(b, len, 2);
-    ib_emu_stats_t base = ib_emu_stats();
+    ib_emu_stats_t base = tc_ibemu_stats();
     put_from(&p, &r, a, len, 1);
     put_from(&p, &r, b, len, 2);
     put_from(&p, &r, a, len, 1);
@@ -908,10 +909,10 @@ static void test_reg_cache_lru(void **state)
         assert_non_null(buf[i]);
         fill(buf[i], 8192, (uint64_t)i);
     }
-    ib_emu_stats_t base = ib_emu_stats();
+    ib_emu_stats_t base = tc_ibemu_stats();
     for (int i = 0; i < B; i++)
         put_from(&p, &r, buf[i], 8192, (uint64_t)i);
-    ASSERT_MR(&base, 5, 2); /* 0 and 1 released; 2, 3, 4 kept */
+    ASSERT_MR(&base, 5, 2);            /* 0 and 1 released; 2, 3, 4 kept */
     put_from(&p, &r, buf[2], 8192, 2); /* hit: 2 becomes the most recent, 3 the least */
     ASSERT_MR(&base, 5, 2);
     put_from(&p, &r, buf[0], 8192, 0); /* miss; 3 released */
@@ -931,11 +932,11 @@ static void test_reg_cache_lru(void **state)
     setenv("TC_IB_REG_CACHE_MAX", "-1", 1);
     tc_tp_ctx_params_t pp = TC_TP_CTX_PARAMS_INIT;
     tc_tp_ctx_t *ctx = NULL;
-    assert_int_equal(tc_tp_ib_ctx_create_verbs(ib_emu_verbs(), &pp, &ctx), TC_ERR_CONFIG);
+    assert_int_equal(tc_tp_ib_ctx_create_verbs(tc_ibemu_verbs(), &pp, &ctx), TC_ERR_CONFIG);
     assert_null(ctx);
     assert_non_null(strstr(tc_last_error(), "TC_IB_REG_CACHE_MAX"));
     unsetenv("TC_IB_REG_CACHE_MAX");
-    assert_int_equal(ib_emu_stats().live_mrs, 0);
+    assert_int_equal(tc_ibemu_stats().live_mrs, 0);
 }
 
 /* TC_IB_REG_CACHE=0: a registration per transfer, released when it completes. */
@@ -952,7 +953,7 @@ static void test_reg_cache_off(void **state)
     assert_non_null(a);
     assert_non_null(in);
     fill(a, 65536, 9);
-    ib_emu_stats_t base = ib_emu_stats();
+    ib_emu_stats_t base = tc_ibemu_stats();
     for (int k = 1; k <= 3; k++) {
         put_from(&p, &r, a, 65536, 9);
         ASSERT_MR(&base, k, k);
@@ -984,7 +985,7 @@ static void test_reg_default_rndv_released(void **state)
     unsigned char *a = malloc(LEN), *in = malloc(LEN + PAD);
     assert_non_null(a);
     assert_non_null(in);
-    ib_emu_stats_t base = ib_emu_stats();
+    ib_emu_stats_t base = tc_ibemu_stats();
     for (int k = 0; k < 4; k++) { /* the same buffers again: registered again every time */
         uint64_t tag = 40 + (uint64_t)k;
         fill(a, LEN, tag);
@@ -999,7 +1000,7 @@ static void test_reg_default_rndv_released(void **state)
                 tc_tp_progress(p.ctx[0]);
             assert_int_equal(s.status, TC_INPROGRESS);
             ASSERT_MR(&base, 2 * k + 1, 2 * k);
-            assert_int_equal(ib_emu_stats().live_mrs, base.live_mrs + 1);
+            assert_int_equal(tc_ibemu_stats().live_mrs, base.live_mrs + 1);
             assert_int_equal(tc_tp_recv(p.ep[1], tag, in, LEN, &r), TC_OK);
         }
         spin_until(&p, &r.status, WAIT_MS);
@@ -1011,7 +1012,7 @@ static void test_reg_default_rndv_released(void **state)
         for (size_t i = LEN; i < LEN + PAD; i++)
             assert_int_equal(in[i], 0xEE);
         ASSERT_MR(&base, 2 * k + 2, 2 * k + 2); /* sender's and receiver's, both released */
-        assert_int_equal(ib_emu_stats().live_mrs, base.live_mrs);
+        assert_int_equal(tc_ibemu_stats().live_mrs, base.live_mrs);
     }
     free(a);
     free(in);
@@ -1020,11 +1021,11 @@ static void test_reg_default_rndv_released(void **state)
     setenv("TC_IB_REG_CACHE", "maybe", 1);
     tc_tp_ctx_params_t pp = TC_TP_CTX_PARAMS_INIT;
     tc_tp_ctx_t *ctx = NULL;
-    assert_int_equal(tc_tp_ib_ctx_create_verbs(ib_emu_verbs(), &pp, &ctx), TC_ERR_CONFIG);
+    assert_int_equal(tc_tp_ib_ctx_create_verbs(tc_ibemu_verbs(), &pp, &ctx), TC_ERR_CONFIG);
     unsetenv("TC_IB_REG_CACHE");
     assert_null(ctx);
     assert_non_null(strstr(tc_last_error(), "TC_IB_REG_CACHE"));
-    assert_int_equal(ib_emu_stats().live_mrs, 0);
+    assert_int_equal(tc_ibemu_stats().live_mrs, 0);
 }
 
 /* The default: tc_tp_mem_reg registrations live from reg to dereg; put, get and rendezvous
@@ -1036,7 +1037,7 @@ static void test_reg_default_explicit(void **state)
     pair_t p;
     pair_open(&p, NULL, NULL);
     enum { LEN = 1 << 18 };
-    ib_emu_stats_t base = ib_emu_stats();
+    ib_emu_stats_t base = tc_ibemu_stats();
     region_t win; /* the window of ctx 1, target of puts and gets */
     region_open(&p, 1, LEN, &win);
     ASSERT_MR(&base, 1, 0);
@@ -1130,7 +1131,7 @@ static void test_reg_default_explicit(void **state)
     free(loose);
     region_close(&win);
     ASSERT_MR(&base, 8, 8);
-    assert_int_equal(ib_emu_stats().live_mrs, base.live_mrs);
+    assert_int_equal(tc_ibemu_stats().live_mrs, base.live_mrs);
     pair_close(&p);
 }
 
@@ -1138,12 +1139,18 @@ int main(void)
 {
     setenv("TC_SOCKET_IFNAME", "lo", 1);
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_real_no_device), cmocka_unit_test(test_emu_no_device_port_down),
-        cmocka_unit_test(test_send_recv_sizes), cmocka_unit_test(test_many_messages),
-        cmocka_unit_test(test_put_get_signal), cmocka_unit_test(test_reg_cache),
-        cmocka_unit_test(test_bad_rkey),       cmocka_unit_test(test_peer_gone),
-        cmocka_unit_test(test_wrong_secret),   cmocka_unit_test(test_two_threads),
-        cmocka_unit_test(test_ring_credits),   cmocka_unit_test(test_hostile_immediate),
+        cmocka_unit_test(test_real_no_device),
+        cmocka_unit_test(test_emu_no_device_port_down),
+        cmocka_unit_test(test_send_recv_sizes),
+        cmocka_unit_test(test_many_messages),
+        cmocka_unit_test(test_put_get_signal),
+        cmocka_unit_test(test_reg_cache),
+        cmocka_unit_test(test_bad_rkey),
+        cmocka_unit_test(test_peer_gone),
+        cmocka_unit_test(test_wrong_secret),
+        cmocka_unit_test(test_two_threads),
+        cmocka_unit_test(test_ring_credits),
+        cmocka_unit_test(test_hostile_immediate),
         cmocka_unit_test(test_keepalive_dead_peer),
         cmocka_unit_test(test_keepalive_live_and_off),
         cmocka_unit_test(test_reg_cache_invalidate),

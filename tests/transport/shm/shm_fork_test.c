@@ -27,7 +27,7 @@ static const size_t sizes[] = {0, 1, 8191, 8192, 8193, 100000, 1u << 20, 64u << 
 /* Child side: no cmocka (a failed assert would run the rest of the suite there). */
 static tc_status_t child_wait(tc_tp_ctx_t *ctx, tc_tp_req_t *req)
 {
-    return tp_wait_bare(ctx, req, SU_WAIT_MS, 10);
+    return tc_tpt_wait_bare(ctx, req, SU_WAIT_MS, 10);
 }
 
 typedef struct peer {
@@ -46,7 +46,7 @@ static int child_main(void *argp, int in, int out)
     const child_arg_t *a = argp;
     tc_tp_ctx_t *ctx;
     tc_tp_ep_t *ep;
-    if (tp_exchange(&tc_tp_shm_ops, 1, 0, "s3cret", a->hints, in, out, &ctx, &ep) != 0)
+    if (tc_tpt_exchange(&tc_tp_shm_ops, 1, 0, "s3cret", a->hints, in, out, &ctx, &ep) != 0)
         return 10;
     int rc = a->body(ctx, ep, in, out);
     tc_tp_ep_close(ep);
@@ -60,19 +60,19 @@ static void fork_pair(peer_t *pc, const char *hints,
                       tc_tp_ep_t **ep_p)
 {
     child_arg_t arg = {hints, body};
-    pc->pid = tp_fork(child_main, &arg, &pc->from_child, &pc->to_child);
-    *ctx_p = su_ctx_new(0, "s3cret", hints);
+    pc->pid = tc_tpt_fork(child_main, &arg, &pc->from_child, &pc->to_child);
+    *ctx_p = tc_shmt_ctx_new(0, "s3cret", hints);
     unsigned char mine[TC_TP_SHM_ADDR_LEN], theirs[TP_ADDR_MAX];
     size_t len;
-    su_addr(*ctx_p, mine);
-    assert_int_equal(tp_swap_addr(pc->from_child, pc->to_child, mine, sizeof(mine), theirs, &len),
-                     0);
+    tc_shmt_addr(*ctx_p, mine);
+    assert_int_equal(
+        tc_tpt_swap_addr(pc->from_child, pc->to_child, mine, sizeof(mine), theirs, &len), 0);
     assert_int_equal(tc_tp_ep_connect(*ctx_p, 1, theirs, len, ep_p), TC_OK);
 }
 
 static int reap(peer_t *pc, int timeout_ms)
 {
-    int st = tp_reap(pc->pid, timeout_ms);
+    int st = tc_tpt_reap(pc->pid, timeout_ms);
     close(pc->to_child);
     close(pc->from_child);
     if (st == -1)
@@ -100,7 +100,8 @@ static int echo_body(tc_tp_ctx_t *ctx, tc_tp_ep_t *ep, int in, int out)
     unsigned char key[TC_TP_SHM_RKEY_LEN];
     size_t klen;
     if (tc_tp_mem_reg(ctx, buf, 1u << 20, &mem) != TC_OK ||
-        tc_tp_rkey_pack(mem, key, sizeof(key), &klen) != TC_OK || tp_write_all(out, key, klen) != 0)
+        tc_tp_rkey_pack(mem, key, sizeof(key), &klen) != TC_OK ||
+        tc_tpt_write_all(out, key, klen) != 0)
         return 60;
     uint64_t deadline = tc_deadline_after_ms(SU_WAIT_MS);
     while (tc_tp_signal_read(mem, 0) != 1 && !tc_deadline_passed(deadline))
@@ -108,7 +109,7 @@ static int echo_body(tc_tp_ctx_t *ctx, tc_tp_ep_t *ep, int in, int out)
             tc_tp_wait(ctx, 1);
     if (tc_tp_signal_read(mem, 0) != 1)
         return 61;
-    if (tp_check(buf + 64, (1u << 20) - 64, 9) != (1u << 20) - 64)
+    if (tc_tpt_check(buf + 64, (1u << 20) - 64, 9) != (1u << 20) - 64)
         return 62;
     tc_tp_req_t s = TC_TP_REQ_INIT;
     if (tc_tp_send(ep, 555, NULL, 0, &s) != TC_OK || child_wait(ctx, &s) != TC_OK)
@@ -134,38 +135,38 @@ static void test_echo(void **state)
     unsigned char *src = malloc(MAXSZ), *dst = malloc(MAXSZ + 64);
     for (size_t i = 0; i < NSIZES; i++) {
         tc_tp_req_t s = TC_TP_REQ_INIT, r = TC_TP_REQ_INIT;
-        tp_fill(src, sizes[i], i);
+        tc_tpt_fill(src, sizes[i], i);
         memset(dst, 0xA5, sizes[i] + 64);
         assert_int_equal(tc_tp_recv(ep, i + 100, dst, sizes[i] + 64, &r), TC_OK);
         assert_int_equal(tc_tp_send(ep, i, src, sizes[i], &s), TC_OK);
-        assert_int_equal(tp_wait_req(c, 1, &s, SU_WAIT_MS), TC_OK);
-        assert_int_equal(tp_wait_req(c, 1, &r, SU_WAIT_MS), TC_OK);
+        assert_int_equal(tc_tpt_wait_req(c, 1, &s, SU_WAIT_MS), TC_OK);
+        assert_int_equal(tc_tpt_wait_req(c, 1, &r, SU_WAIT_MS), TC_OK);
         assert_int_equal(r.bytes, sizes[i]);
-        assert_int_equal(tp_check(dst, sizes[i], i), sizes[i]);
+        assert_int_equal(tc_tpt_check(dst, sizes[i], i), sizes[i]);
         for (size_t g = 0; g < 64; g++)
             assert_int_equal(dst[sizes[i] + g], 0xA5);
     }
     assert_int_equal(tc_tp_shm_ep_single_copy(ep), strstr(hints, "shm_cma=0") == NULL);
     /* one-sided into the child: put, then signal without waiting */
     unsigned char key[TC_TP_SHM_RKEY_LEN];
-    assert_int_equal(tp_read_all(pc.from_child, key, sizeof(key)), 0);
+    assert_int_equal(tc_tpt_read_all(pc.from_child, key, sizeof(key)), 0);
     tc_tp_rkey_t *rk;
     assert_int_equal(tc_tp_rkey_unpack(ep, key, sizeof(key), &rk), TC_OK);
-    tp_fill(src, (1u << 20) - 64, 9);
+    tc_tpt_fill(src, (1u << 20) - 64, 9);
     tc_tp_req_t put = TC_TP_REQ_INIT, sig = TC_TP_REQ_INIT, ok = TC_TP_REQ_INIT,
                 get = TC_TP_REQ_INIT, done = TC_TP_REQ_INIT;
     assert_int_equal(tc_tp_put(ep, src, (1u << 20) - 64, rk, 64, &put), TC_OK);
     assert_int_equal(tc_tp_signal(ep, rk, 0, TC_TP_SIGNAL_ADD, 1, &sig), TC_OK);
     assert_int_equal(tc_tp_recv(ep, 555, NULL, 0, &ok), TC_OK);
-    assert_int_equal(tp_wait_req(c, 1, &ok, SU_WAIT_MS), TC_OK); /* the child checked */
-    assert_int_equal(tp_wait_req(c, 1, &put, SU_WAIT_MS), TC_OK);
-    assert_int_equal(tp_wait_req(c, 1, &sig, SU_WAIT_MS), TC_OK);
+    assert_int_equal(tc_tpt_wait_req(c, 1, &ok, SU_WAIT_MS), TC_OK); /* the child checked */
+    assert_int_equal(tc_tpt_wait_req(c, 1, &put, SU_WAIT_MS), TC_OK);
+    assert_int_equal(tc_tpt_wait_req(c, 1, &sig, SU_WAIT_MS), TC_OK);
     memset(dst, 0, 4096);
     assert_int_equal(tc_tp_get(ep, dst, 4096, rk, 64, &get), TC_OK);
-    assert_int_equal(tp_wait_req(c, 1, &get, SU_WAIT_MS), TC_OK);
-    assert_int_equal(tp_check(dst, 4096, 9), 4096);
+    assert_int_equal(tc_tpt_wait_req(c, 1, &get, SU_WAIT_MS), TC_OK);
+    assert_int_equal(tc_tpt_check(dst, 4096, 9), 4096);
     assert_int_equal(tc_tp_send(ep, 556, NULL, 0, &done), TC_OK);
-    assert_int_equal(tp_wait_req(c, 1, &done, SU_WAIT_MS), TC_OK);
+    assert_int_equal(tc_tpt_wait_req(c, 1, &done, SU_WAIT_MS), TC_OK);
     tc_tp_rkey_release(rk);
     /* the child closes after the last message: we see it as a closed endpoint */
     assert_int_equal(reap(&pc, SU_WAIT_MS), 0);
@@ -181,7 +182,7 @@ static int sender_body(tc_tp_ctx_t *ctx, tc_tp_ep_t *ep, int in, int out)
     unsigned char *buf = malloc(MAXSZ);
     if (buf == NULL)
         return 11;
-    tp_fill(buf, 1 << 16, 1);
+    tc_tpt_fill(buf, 1 << 16, 1);
     tc_tp_req_t s = TC_TP_REQ_INIT;
     if (tc_tp_send(ep, 1, buf, MAXSZ, &s) != TC_OK)
         return 12;
@@ -189,7 +190,7 @@ static int sender_body(tc_tp_ctx_t *ctx, tc_tp_ep_t *ep, int in, int out)
     while (!tc_deadline_passed(deadline))
         tc_tp_progress(ctx);
     char go = 'g';
-    if (tp_write_all(out, &go, 1) != 0)
+    if (tc_tpt_write_all(out, &go, 1) != 0)
         return 13;
     child_wait(ctx, &s);
     return 14; /* should have been killed */
@@ -204,7 +205,7 @@ static int idle_body(tc_tp_ctx_t *ctx, tc_tp_ep_t *ep, int in, int out)
     uint64_t deadline = tc_deadline_after_ms(100);
     while (!tc_deadline_passed(deadline))
         tc_tp_progress(ctx);
-    if (tp_write_all(out, &go, 1) != 0)
+    if (tc_tpt_write_all(out, &go, 1) != 0)
         return 13;
     child_wait(ctx, &r);
     return 14;
@@ -224,22 +225,22 @@ static void test_killed(void **state)
     tc_tp_req_t req = TC_TP_REQ_INIT;
     if (pipelined) {
         /* the child fills the ring with the first cells of 64 MiB while we do not read */
-        tp_spin(c, 1, 5); /* attach */
+        tc_tpt_spin(c, 1, 5); /* attach */
         char go;
-        assert_int_equal(tp_read_all(pc.from_child, &go, 1), 0);
+        assert_int_equal(tc_tpt_read_all(pc.from_child, &go, 1), 0);
         assert_int_equal(tc_tp_recv(ep, 1, buf, MAXSZ, &req), TC_OK);
-        tp_spin(c, 1, 5); /* some cells arrive */
+        tc_tpt_spin(c, 1, 5); /* some cells arrive */
     } else {
         /* our 64 MiB single-copy send waits for the child, which never reads it */
         char go;
-        assert_int_equal(tp_read_all(pc.from_child, &go, 1), 0);
+        assert_int_equal(tc_tpt_read_all(pc.from_child, &go, 1), 0);
         assert_int_equal(tc_tp_send(ep, 1, buf, MAXSZ, &req), TC_OK);
-        tp_spin(c, 1, 5);
+        tc_tpt_spin(c, 1, 5);
     }
     assert_int_equal(req.status, TC_INPROGRESS);
     assert_int_equal(kill(pc.pid, SIGKILL), 0);
     uint64_t t0 = tc_time_ns();
-    assert_int_equal(tp_wait_req(c, 1, &req, 5000), TC_ERR_PEER_FAILED);
+    assert_int_equal(tc_tpt_wait_req(c, 1, &req, 5000), TC_ERR_PEER_FAILED);
     double ms = (double)(tc_time_ns() - t0) / 1e6;
     assert_true(ms < 2000);
     char want[64];

@@ -55,14 +55,14 @@ static void inject(tp_pair_t *p, tc_shm_cell_hdr_t cell)
 static void expect_protocol(tp_pair_t *p, tc_tp_req_t *pending, const char *text)
 {
     tc_tp_ctx_t *victim[] = {p->ctx[1]};
-    assert_int_equal(tp_wait_failed(victim, 1, p->ep[1], SU_WAIT_MS), TC_ERR_PROTOCOL);
+    assert_int_equal(tc_tpt_wait_failed(victim, 1, p->ep[1], SU_WAIT_MS), TC_ERR_PROTOCOL);
     if (strstr(tc_tp_ep_error(p->ep[1]), text) == NULL)
         fail_msg("error '%s' does not say '%s'", tc_tp_ep_error(p->ep[1]), text);
     assert_non_null(strstr(tc_tp_ep_error(p->ep[1]), "shm: peer 0 (pid "));
     assert_int_equal(pending->status, TC_ERR_PROTOCOL);
     /* the honest side learns that the victim gave up */
     tc_tp_ctx_t *honest[] = {p->ctx[0]};
-    assert_int_equal(tp_wait_failed(honest, 1, p->ep[0], SU_WAIT_MS), TC_ERR_PEER_FAILED);
+    assert_int_equal(tc_tpt_wait_failed(honest, 1, p->ep[0], SU_WAIT_MS), TC_ERR_PEER_FAILED);
 }
 
 typedef struct hostile_case {
@@ -75,7 +75,7 @@ static void run_case(void **state)
 {
     const hostile_case_t *hc = *state;
     tp_pair_t p;
-    su_pair_open(&p, hc->hints);
+    tc_shmt_pair_open(&p, hc->hints);
     /* a registration on the victim, for the one-sided cases */
     static uint64_t words[4];
     tc_tp_mem_t *mem;
@@ -91,28 +91,28 @@ static void run_case(void **state)
     for (int i = 0; i < 4; i++)
         assert_int_equal(words[i], 0);
     tc_tp_mem_dereg(mem);
-    tp_pair_close(&p);
+    tc_tpt_pair_close(&p);
 }
 
 /* The tail moved beyond the ring's capacity. */
 static void test_tail_beyond(void **state)
 {
     tp_pair_t p;
-    su_pair_open(&p, NULL);
+    tc_shmt_pair_open(&p, NULL);
     tc_tp_req_t r = TC_TP_REQ_INIT;
     char buf[16];
     assert_int_equal(tc_tp_recv(p.ep[1], 1, buf, sizeof(buf), &r), TC_OK);
     ring_t g = ring_of(p.ep[0], 0);
     __atomic_store_n(g.tail, *g.tail + g.ncells + 1, __ATOMIC_RELEASE);
     expect_protocol(&p, &r, "broke the ring");
-    tp_pair_close(&p);
+    tc_tpt_pair_close(&p);
 }
 
 /* The consumer of the victim's tx ring claims more than was produced. */
 static void test_head_beyond(void **state)
 {
     tp_pair_t p;
-    su_pair_open(&p, "shm_cells=4");
+    tc_shmt_pair_open(&p, "shm_cells=4");
     tc_tp_req_t r = TC_TP_REQ_INIT;
     char buf[16];
     assert_int_equal(tc_tp_recv(p.ep[1], 1, buf, sizeof(buf), &r), TC_OK);
@@ -124,7 +124,7 @@ static void test_head_beyond(void **state)
         tc_tp_send(p.ep[1], 2, "x", 1, &s[i]); /* the fifth finds the ring "full" */
     }
     expect_protocol(&p, &r, "broke the ring: head");
-    tp_pair_close(&p);
+    tc_tpt_pair_close(&p);
 }
 
 #define CELL(...) ((tc_shm_cell_hdr_t){__VA_ARGS__})

@@ -44,12 +44,12 @@ static void one_message(tp_pair_t *p, size_t len, size_t cap, int unexpected, ui
     unsigned char *dst = malloc(cap + 64);
     assert_non_null(src);
     assert_non_null(dst);
-    tp_fill(src, len, seed);
+    tc_tpt_fill(src, len, seed);
     memset(dst, GUARD, cap + 64);
     tc_tp_req_t s = TC_TP_REQ_INIT, r = TC_TP_REQ_INIT;
     if (unexpected) {
         assert_int_equal(tc_tp_send(p->ep[0], 7, src, len, &s), TC_OK);
-        tp_spin(p->ctx, 2, 1); /* let it arrive before the receive */
+        tc_tpt_spin(p->ctx, 2, 1); /* let it arrive before the receive */
         assert_int_equal(tc_tp_recv(p->ep[1], 7, dst, cap, &r), TC_OK);
     } else {
         assert_int_equal(tc_tp_recv(p->ep[1], 7, dst, cap, &r), TC_OK);
@@ -57,11 +57,11 @@ static void one_message(tp_pair_t *p, size_t len, size_t cap, int unexpected, ui
     }
     tc_status_t want = len <= cap ? TC_OK : TC_ERR_TRUNCATED;
     size_t n = len <= cap ? len : cap;
-    assert_int_equal(tp_wait_req(p->ctx, 2, &r, SU_WAIT_MS), want);
-    assert_int_equal(tp_wait_req(p->ctx, 2, &s, SU_WAIT_MS), TC_OK);
+    assert_int_equal(tc_tpt_wait_req(p->ctx, 2, &r, SU_WAIT_MS), want);
+    assert_int_equal(tc_tpt_wait_req(p->ctx, 2, &s, SU_WAIT_MS), TC_OK);
     assert_int_equal(r.bytes, n);
     assert_int_equal(s.bytes, len);
-    assert_int_equal(tp_check(dst, n, seed), n);
+    assert_int_equal(tc_tpt_check(dst, n, seed), n);
     check_guard(dst + n, cap + 64 - n);
     free(src);
     free(dst);
@@ -70,26 +70,26 @@ static void one_message(tp_pair_t *p, size_t len, size_t cap, int unexpected, ui
 static void test_sizes(void **state)
 {
     tp_pair_t p;
-    su_pair_open(&p, mode(state));
+    tc_shmt_pair_open(&p, mode(state));
     size_t c = cell_of(state);
     int cma = strstr(mode(state), "shm_cma=0") == NULL;
     assert_int_equal(tc_tp_shm_ep_single_copy(p.ep[0]), cma);
     assert_int_equal(tc_tp_shm_ep_single_copy(p.ep[1]), cma);
-    size_t sizes[] = {0, 1, 2, 63, c - 1, c, c + 1, 2 * c - 1, 2 * c, 2 * c + 1, 3 * c + 5,
-                      100000, 1u << 20, 64u << 20};
+    size_t sizes[] = {0,         1,     2,         63,        c - 1,  c,        c + 1,
+                      2 * c - 1, 2 * c, 2 * c + 1, 3 * c + 5, 100000, 1u << 20, 64u << 20};
     for (size_t i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++)
         for (int unexp = 0; unexp < 2; unexp++) {
             if (c == 64 && sizes[i] > (1u << 20))
                 continue; /* a million 64-byte cells: slow under tsan, nothing new */
             one_message(&p, sizes[i], sizes[i], unexp, sizes[i] * 2 + (size_t)unexp);
         }
-    tp_pair_close(&p);
+    tc_tpt_pair_close(&p);
 }
 
 static void test_truncation(void **state)
 {
     tp_pair_t p;
-    su_pair_open(&p, mode(state));
+    tc_shmt_pair_open(&p, mode(state));
     size_t c = cell_of(state);
     size_t sizes[] = {1, c, c + 1, 4 * c + 3, 1u << 20};
     for (size_t i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++)
@@ -98,7 +98,7 @@ static void test_truncation(void **state)
             one_message(&p, sizes[i], 0, unexp, i + 100);
         }
     one_message(&p, 3 * c, 3 * c, 0, 77); /* the stream is intact afterwards */
-    tp_pair_close(&p);
+    tc_tpt_pair_close(&p);
 }
 
 /* Many sends in flight on three tags, receives posted in another tag order: per tag FIFO. */
@@ -106,7 +106,7 @@ static void test_ordering(void **state)
 {
     enum { N = 300 };
     tp_pair_t p;
-    su_pair_open(&p, mode(state));
+    tc_shmt_pair_open(&p, mode(state));
     size_t c = cell_of(state);
     static tc_tp_req_t s[N], r[N];
     static unsigned char *src[N], *dst[N];
@@ -115,7 +115,7 @@ static void test_ordering(void **state)
         len[i] = (size_t)(i * 37) % (3 * c + 7);
         src[i] = malloc(len[i] + 1);
         dst[i] = malloc(len[i] + 1);
-        tp_fill(src[i], len[i], (uint64_t)i);
+        tc_tpt_fill(src[i], len[i], (uint64_t)i);
         memset(dst[i], 0, len[i] + 1);
         s[i] = (tc_tp_req_t)TC_TP_REQ_INIT;
         r[i] = (tc_tp_req_t)TC_TP_REQ_INIT;
@@ -125,57 +125,56 @@ static void test_ordering(void **state)
         assert_int_equal(tc_tp_recv(p.ep[1], 0, dst[i], len[i], &r[i]), TC_OK);
     for (int i = 0; i < N; i++)
         assert_int_equal(tc_tp_send(p.ep[0], (uint64_t)(i % 3), src[i], len[i], &s[i]), TC_OK);
-    tp_spin(p.ctx, 2, 2);
+    tc_tpt_spin(p.ctx, 2, 2);
     for (int t = 2; t >= 1; t--)
         for (int i = t; i < N; i += 3)
             assert_int_equal(tc_tp_recv(p.ep[1], (uint64_t)t, dst[i], len[i], &r[i]), TC_OK);
     for (int i = 0; i < N; i++) {
-        assert_int_equal(tp_wait_req(p.ctx, 2, &r[i], SU_WAIT_MS), TC_OK);
-        assert_int_equal(tp_wait_req(p.ctx, 2, &s[i], SU_WAIT_MS), TC_OK);
+        assert_int_equal(tc_tpt_wait_req(p.ctx, 2, &r[i], SU_WAIT_MS), TC_OK);
+        assert_int_equal(tc_tpt_wait_req(p.ctx, 2, &s[i], SU_WAIT_MS), TC_OK);
         assert_int_equal(r[i].bytes, len[i]);
-        assert_int_equal(tp_check(dst[i], len[i], (uint64_t)i), len[i]);
+        assert_int_equal(tc_tpt_check(dst[i], len[i], (uint64_t)i), len[i]);
     }
     for (int i = 0; i < N; i++) {
         free(src[i]);
         free(dst[i]);
     }
-    tp_pair_close(&p);
+    tc_tpt_pair_close(&p);
 }
 
 /* Both directions at once, with large messages crossing. */
 static void test_both_ways(void **state)
 {
     tp_pair_t p;
-    su_pair_open(&p, mode(state));
+    tc_shmt_pair_open(&p, mode(state));
     size_t len = 3u << 20;
     unsigned char *a = malloc(len), *b = malloc(len), *ra = malloc(len), *rb = malloc(len);
-    tp_fill(a, len, 1);
-    tp_fill(b, len, 2);
-    tc_tp_req_t sa = TC_TP_REQ_INIT, sb = TC_TP_REQ_INIT, qa = TC_TP_REQ_INIT,
-                qb = TC_TP_REQ_INIT;
+    tc_tpt_fill(a, len, 1);
+    tc_tpt_fill(b, len, 2);
+    tc_tp_req_t sa = TC_TP_REQ_INIT, sb = TC_TP_REQ_INIT, qa = TC_TP_REQ_INIT, qb = TC_TP_REQ_INIT;
     assert_int_equal(tc_tp_send(p.ep[0], 1, a, len, &sa), TC_OK);
     assert_int_equal(tc_tp_send(p.ep[1], 1, b, len, &sb), TC_OK);
     assert_int_equal(tc_tp_recv(p.ep[0], 1, rb, len, &qb), TC_OK);
     assert_int_equal(tc_tp_recv(p.ep[1], 1, ra, len, &qa), TC_OK);
     tc_tp_req_t *all[] = {&sa, &sb, &qa, &qb};
     for (int i = 0; i < 4; i++)
-        assert_int_equal(tp_wait_req(p.ctx, 2, all[i], SU_WAIT_MS), TC_OK);
-    assert_int_equal(tp_check(ra, len, 1), len);
-    assert_int_equal(tp_check(rb, len, 2), len);
+        assert_int_equal(tc_tpt_wait_req(p.ctx, 2, all[i], SU_WAIT_MS), TC_OK);
+    assert_int_equal(tc_tpt_check(ra, len, 1), len);
+    assert_int_equal(tc_tpt_check(rb, len, 2), len);
     free(a);
     free(b);
     free(ra);
     free(rb);
-    tp_pair_close(&p);
+    tc_tpt_pair_close(&p);
 }
 
 static void test_one_sided(void **state)
 {
     tp_pair_t p;
-    su_pair_open(&p, mode(state));
+    tc_shmt_pair_open(&p, mode(state));
     size_t len = 1u << 20;
     unsigned char *target = calloc(1, len), *src = malloc(len), *back = malloc(len);
-    tp_fill(src, len, 5);
+    tc_tpt_fill(src, len, 5);
     tc_tp_mem_t *mem;
     assert_int_equal(tc_tp_mem_reg(p.ctx[1], target, len, &mem), TC_OK);
     unsigned char key[64];
@@ -196,13 +195,14 @@ static void test_one_sided(void **state)
         tc_tp_progress(p.ctx[1]);
         if (tc_tp_signal_read(mem, 0) == 5) {
             seen = 1;
-            assert_int_equal(tp_check(target + poff, plen, 5), plen); /* before the put completes */
+            assert_int_equal(tc_tpt_check(target + poff, plen, 5),
+                             plen); /* before the put completes */
         }
         tc_tp_progress(p.ctx[0]);
     }
     assert_true(seen);
-    assert_int_equal(tp_wait_req(p.ctx, 2, &put, SU_WAIT_MS), TC_OK);
-    assert_int_equal(tp_wait_req(p.ctx, 2, &sig, SU_WAIT_MS), TC_OK);
+    assert_int_equal(tc_tpt_wait_req(p.ctx, 2, &put, SU_WAIT_MS), TC_OK);
+    assert_int_equal(tc_tpt_wait_req(p.ctx, 2, &sig, SU_WAIT_MS), TC_OK);
     assert_int_equal(put.bytes, plen);
     for (size_t i = 8; i < poff; i++)
         assert_int_equal(target[i], 0);
@@ -212,29 +212,28 @@ static void test_one_sided(void **state)
     assert_int_equal(tc_tp_signal(p.ep[0], rk, 8, TC_TP_SIGNAL_ADD, 3, &s2), TC_OK);
     assert_int_equal(tc_tp_signal(p.ep[0], rk, 0, TC_TP_SIGNAL_SET, 42, &s3), TC_OK);
     assert_int_equal(tc_tp_signal(p.ep[0], rk, 0, TC_TP_SIGNAL_ADD, 1, &s4), TC_OK);
-    assert_int_equal(tp_wait_req(p.ctx, 2, &s4, SU_WAIT_MS), TC_OK);
+    assert_int_equal(tc_tpt_wait_req(p.ctx, 2, &s4, SU_WAIT_MS), TC_OK);
     assert_int_equal(s2.status, TC_OK);
     assert_int_equal(s3.status, TC_OK);
     assert_int_equal(tc_tp_signal_read(mem, 0), 43);
     assert_int_equal(tc_tp_signal_read(mem, 8), 3);
 
     /* get back what was put, 1 byte at the very end, zero bytes */
-    tc_tp_req_t g = TC_TP_REQ_INIT, g1 = TC_TP_REQ_INIT, g0 = TC_TP_REQ_INIT,
-                p1 = TC_TP_REQ_INIT;
+    tc_tp_req_t g = TC_TP_REQ_INIT, g1 = TC_TP_REQ_INIT, g0 = TC_TP_REQ_INIT, p1 = TC_TP_REQ_INIT;
     memset(back, 0, len);
     assert_int_equal(tc_tp_get(p.ep[0], back, plen, rk, poff, &g), TC_OK);
-    assert_int_equal(tp_wait_req(p.ctx, 2, &g, SU_WAIT_MS), TC_OK);
+    assert_int_equal(tc_tpt_wait_req(p.ctx, 2, &g, SU_WAIT_MS), TC_OK);
     assert_int_equal(g.bytes, plen);
-    assert_int_equal(tp_check(back, plen, 5), plen);
+    assert_int_equal(tc_tpt_check(back, plen, 5), plen);
     unsigned char one = 0x3c, got = 0;
     assert_int_equal(tc_tp_put(p.ep[0], &one, 1, rk, len - 1, &p1), TC_OK);
-    assert_int_equal(tp_wait_req(p.ctx, 2, &p1, SU_WAIT_MS), TC_OK);
+    assert_int_equal(tc_tpt_wait_req(p.ctx, 2, &p1, SU_WAIT_MS), TC_OK);
     assert_int_equal(tc_tp_get(p.ep[0], &got, 1, rk, len - 1, &g1), TC_OK);
-    assert_int_equal(tp_wait_req(p.ctx, 2, &g1, SU_WAIT_MS), TC_OK);
+    assert_int_equal(tc_tpt_wait_req(p.ctx, 2, &g1, SU_WAIT_MS), TC_OK);
     assert_int_equal(got, 0x3c);
     assert_int_equal(target[len - 1], 0x3c);
     assert_int_equal(tc_tp_get(p.ep[0], &got, 0, rk, len, &g0), TC_OK);
-    assert_int_equal(tp_wait_req(p.ctx, 2, &g0, SU_WAIT_MS), TC_OK);
+    assert_int_equal(tc_tpt_wait_req(p.ctx, 2, &g0, SU_WAIT_MS), TC_OK);
 
     /* bad inputs */
     tc_tp_req_t bad = TC_TP_REQ_INIT;
@@ -253,16 +252,16 @@ static void test_one_sided(void **state)
     free(target);
     free(src);
     free(back);
-    tp_pair_close(&p);
+    tc_tpt_pair_close(&p);
 }
 
 static void test_refusals(void **state)
 {
-    tc_tp_ctx_t *a = su_ctx_new(0, "one", mode(state));
-    tc_tp_ctx_t *b = su_ctx_new(1, "two", mode(state));
+    tc_tp_ctx_t *a = tc_shmt_ctx_new(0, "one", mode(state));
+    tc_tp_ctx_t *b = tc_shmt_ctx_new(1, "two", mode(state));
     unsigned char aa[TC_TP_SHM_ADDR_LEN], ab[TC_TP_SHM_ADDR_LEN];
-    su_addr(a, aa);
-    su_addr(b, ab);
+    tc_shmt_addr(a, aa);
+    tc_shmt_addr(b, ab);
     tc_tp_ep_t *ea, *eb, *x;
     assert_int_equal(tc_tp_ep_connect(a, 0, aa, sizeof(aa), &x), TC_ERR_INVALID_ARG);
     assert_non_null(strstr(tc_last_error(), "itself"));
@@ -278,8 +277,8 @@ static void test_refusals(void **state)
     assert_int_equal(tc_tp_ep_connect(a, 1, ab, sizeof(ab), &x), TC_ERR_INVALID_STATE);
     assert_int_equal(tc_tp_ep_connect(b, 0, aa, sizeof(aa), &eb), TC_OK);
     tc_tp_ctx_t *both[] = {a, b};
-    assert_int_equal(tp_wait_failed(both, 2, eb, SU_WAIT_MS), TC_ERR_PEER_FAILED);
-    assert_int_equal(tp_wait_failed(both, 2, ea, SU_WAIT_MS), TC_ERR_PEER_FAILED);
+    assert_int_equal(tc_tpt_wait_failed(both, 2, eb, SU_WAIT_MS), TC_ERR_PEER_FAILED);
+    assert_int_equal(tc_tpt_wait_failed(both, 2, ea, SU_WAIT_MS), TC_ERR_PEER_FAILED);
     assert_non_null(strstr(tc_tp_ep_error(ea), "secrets differ"));
     assert_non_null(strstr(tc_tp_ep_error(eb), "secrets differ"));
     tc_tp_req_t s = TC_TP_REQ_INIT;
@@ -295,21 +294,21 @@ static void test_refusals(void **state)
 static void test_close(void **state)
 {
     tp_pair_t p;
-    su_pair_open(&p, mode(state));
+    tc_shmt_pair_open(&p, mode(state));
     tc_tp_req_t s = TC_TP_REQ_INIT, r = TC_TP_REQ_INIT, pend = TC_TP_REQ_INIT;
     unsigned char msg[100], got[100];
-    tp_fill(msg, sizeof(msg), 3);
+    tc_tpt_fill(msg, sizeof(msg), 3);
     assert_int_equal(tc_tp_send(p.ep[1], 4, msg, sizeof(msg), &s), TC_OK);
     assert_int_equal(s.status, TC_OK); /* eager: copied into the ring */
     assert_int_equal(tc_tp_recv(p.ep[0], 5, got, sizeof(got), &pend), TC_OK);
     tc_tp_ep_close(p.ep[1]);
     tc_tp_ctx_t *c0[] = {p.ctx[0]};
-    assert_int_equal(tp_wait_req(c0, 1, &pend, SU_WAIT_MS), TC_ERR_PEER_FAILED);
+    assert_int_equal(tc_tpt_wait_req(c0, 1, &pend, SU_WAIT_MS), TC_ERR_PEER_FAILED);
     assert_int_equal(p.ep[0]->failed, TC_ERR_PEER_FAILED);
     assert_non_null(strstr(tc_tp_ep_error(p.ep[0]), "closed its endpoint"));
     assert_int_equal(tc_tp_recv(p.ep[0], 4, got, sizeof(got), &r), TC_OK);
     assert_int_equal(r.status, TC_OK);
-    assert_int_equal(tp_check(got, sizeof(got), 3), sizeof(got));
+    assert_int_equal(tc_tpt_check(got, sizeof(got), 3), sizeof(got));
     tc_tp_ep_close(p.ep[0]);
     tc_tp_ctx_destroy(p.ctx[0]);
     tc_tp_ctx_destroy(p.ctx[1]);
@@ -317,11 +316,11 @@ static void test_close(void **state)
 
 static void test_cancel(void **state)
 {
-    tc_tp_ctx_t *a = su_ctx_new(0, NULL, mode(state));
-    tc_tp_ctx_t *b = su_ctx_new(1, NULL, mode(state));
+    tc_tp_ctx_t *a = tc_shmt_ctx_new(0, NULL, mode(state));
+    tc_tp_ctx_t *b = tc_shmt_ctx_new(1, NULL, mode(state));
     unsigned char ab[TC_TP_SHM_ADDR_LEN], aa[TC_TP_SHM_ADDR_LEN];
-    su_addr(a, aa);
-    su_addr(b, ab);
+    tc_shmt_addr(a, aa);
+    tc_shmt_addr(b, ab);
     tc_tp_ep_t *ea, *eb;
     assert_int_equal(tc_tp_ep_connect(a, 1, ab, sizeof(ab), &ea), TC_OK);
     /* not up yet (b has not connected): the send waits and can be cancelled */
@@ -337,14 +336,14 @@ static void test_cancel(void **state)
     char buf[8] = {0};
     assert_int_equal(tc_tp_recv(eb, 1, buf, sizeof(buf), &r), TC_OK);
     tc_tp_ctx_t *both[] = {a, b};
-    assert_int_equal(tp_wait_req(both, 2, &s2, SU_WAIT_MS), TC_OK);
-    tp_spin(both, 2, 20);
+    assert_int_equal(tc_tpt_wait_req(both, 2, &s2, SU_WAIT_MS), TC_OK);
+    tc_tpt_spin(both, 2, 20);
     assert_int_equal(r.status, TC_INPROGRESS); /* the cancelled send never arrived */
     assert_int_equal(eb->ops->cancel(eb, &r), TC_OK);
     assert_int_equal(r.status, TC_ERR_ABORTED);
     tc_tp_req_t r2 = TC_TP_REQ_INIT;
     assert_int_equal(tc_tp_recv(eb, 2, buf, sizeof(buf), &r2), TC_OK);
-    assert_int_equal(tp_wait_req(both, 2, &r2, SU_WAIT_MS), TC_OK);
+    assert_int_equal(tc_tpt_wait_req(both, 2, &r2, SU_WAIT_MS), TC_OK);
     assert_memory_equal(buf, "de", 2);
     tc_tp_ep_close(ea);
     tc_tp_ep_close(eb);
@@ -360,13 +359,13 @@ static void test_cancel(void **state)
 static void test_cancel_in_flight(void **state)
 {
     tp_pair_t p;
-    su_pair_open(&p, mode(state));
+    tc_shmt_pair_open(&p, mode(state));
     int cma = strstr(mode(state), "shm_cma=0") == NULL;
     size_t len = 4u << 20;
     unsigned char *src = malloc(len), *dst = malloc(len);
     assert_non_null(src);
     assert_non_null(dst);
-    tp_fill(src, len, 5);
+    tc_tpt_fill(src, len, 5);
 
     tc_tp_req_t s = TC_TP_REQ_INIT, r = TC_TP_REQ_INIT;
     assert_int_equal(tc_tp_recv(p.ep[1], 1, dst, len, &r), TC_OK);
@@ -378,12 +377,12 @@ static void test_cancel_in_flight(void **state)
         assert_int_equal(p.ep[0]->ops->cancel(p.ep[0], &s), TC_OK);
         assert_int_equal(s.status, TC_ERR_ABORTED);
         memset(src, 0x5a, len); /* no longer read */
-        assert_int_equal(tp_wait_req(p.ctx, 2, &r, SU_WAIT_MS), TC_OK);
-        assert_int_equal(tp_check(dst, len, 5), len);
-        tp_fill(src, len, 5);
+        assert_int_equal(tc_tpt_wait_req(p.ctx, 2, &r, SU_WAIT_MS), TC_OK);
+        assert_int_equal(tc_tpt_check(dst, len, 5), len);
+        tc_tpt_fill(src, len, 5);
     } else {
-        assert_int_equal(tp_wait_req(p.ctx, 2, &r, SU_WAIT_MS), TC_OK);
-        assert_int_equal(tp_wait_req(p.ctx, 2, &s, SU_WAIT_MS), TC_OK);
+        assert_int_equal(tc_tpt_wait_req(p.ctx, 2, &r, SU_WAIT_MS), TC_OK);
+        assert_int_equal(tc_tpt_wait_req(p.ctx, 2, &s, SU_WAIT_MS), TC_OK);
     }
 
     tc_tp_req_t s2 = TC_TP_REQ_INIT, r2 = TC_TP_REQ_INIT;
@@ -396,20 +395,20 @@ static void test_cancel_in_flight(void **state)
     if (!cma)
         assert_int_equal(r2.status, TC_INPROGRESS);
     if (r2.status == TC_INPROGRESS)
-        tp_cancel_filling(&p, &r2, &s2, dst, len, SU_WAIT_MS, 20, 4096);
+        tc_tpt_cancel_filling(&p, &r2, &s2, dst, len, SU_WAIT_MS, 20, 4096);
     else
-        assert_int_equal(tp_wait_req(p.ctx, 2, &s2, SU_WAIT_MS), TC_OK);
+        assert_int_equal(tc_tpt_wait_req(p.ctx, 2, &s2, SU_WAIT_MS), TC_OK);
     one_message(&p, 3000, 3000, 0, 9);
     free(src);
     free(dst);
-    tp_pair_close(&p);
+    tc_tpt_pair_close(&p);
 }
 
 static void test_preflight(void **state)
 {
     tc_tp_ctx_t *ctx = NULL;
     /* 2 x 2^24 cells of 1 MiB: 32 TiB, more than any /dev/shm */
-    assert_int_equal(su_ctx_try(0, NULL, "shm_cells=16777216,shm_cell_size=1M", &ctx),
+    assert_int_equal(tc_shmt_ctx_try(0, NULL, "shm_cells=16777216,shm_cell_size=1M", &ctx),
                      TC_ERR_NO_RESOURCE);
     assert_null(ctx);
     const char *e = tc_last_error();
@@ -417,9 +416,9 @@ static void test_preflight(void **state)
     assert_non_null(strstr(e, "MiB free"));
     assert_non_null(strstr(e, "needs 335564"));
     assert_non_null(strstr(e, "--shm-size"));
-    assert_int_equal(su_ctx_try(0, NULL, "shm_cell_size=100", &ctx), TC_ERR_CONFIG);
-    assert_int_equal(su_ctx_try(0, NULL, "shm_cells=1", &ctx), TC_ERR_CONFIG);
-    assert_int_equal(su_ctx_try(0, NULL, "shm_cma=maybe", &ctx), TC_ERR_CONFIG);
+    assert_int_equal(tc_shmt_ctx_try(0, NULL, "shm_cell_size=100", &ctx), TC_ERR_CONFIG);
+    assert_int_equal(tc_shmt_ctx_try(0, NULL, "shm_cells=1", &ctx), TC_ERR_CONFIG);
+    assert_int_equal(tc_shmt_ctx_try(0, NULL, "shm_cma=maybe", &ctx), TC_ERR_CONFIG);
     tc_tp_caps_t caps = {sizeof(caps), 0, 0, 0, 0};
     assert_int_equal(tc_tp_shm_ops.query(&caps), TC_OK);
     assert_int_equal(caps.available, 1);
@@ -428,16 +427,22 @@ static void test_preflight(void **state)
     assert_int_equal(caps.max_addr_len, TC_TP_SHM_ADDR_LEN);
 }
 
-#define MODES(f)                                                                                  \
-    cmocka_unit_test_prestate(f, ""), cmocka_unit_test_prestate(f, "shm_cma=0"),                  \
+#define MODES(f)                                                                                   \
+    cmocka_unit_test_prestate(f, ""), cmocka_unit_test_prestate(f, "shm_cma=0"),                   \
         cmocka_unit_test_prestate(f, "shm_cell_size=64,shm_cells=2,shm_cma=0")
 
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        MODES(test_sizes),    MODES(test_truncation), MODES(test_ordering),
-        MODES(test_both_ways), MODES(test_one_sided), cmocka_unit_test_prestate(test_refusals, ""),
-        MODES(test_close),    MODES(test_cancel),     MODES(test_cancel_in_flight),
+        MODES(test_sizes),
+        MODES(test_truncation),
+        MODES(test_ordering),
+        MODES(test_both_ways),
+        MODES(test_one_sided),
+        cmocka_unit_test_prestate(test_refusals, ""),
+        MODES(test_close),
+        MODES(test_cancel),
+        MODES(test_cancel_in_flight),
         cmocka_unit_test(test_preflight),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

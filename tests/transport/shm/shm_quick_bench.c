@@ -92,9 +92,9 @@ static void bench(void **state)
     assert_int_equal(pipe(c2p), 0);
     pid_t pid = fork();
     int role = pid == 0;
-    tc_tp_ctx_t *ctx = su_ctx_new((uint64_t)role, "k", hints);
+    tc_tp_ctx_t *ctx = tc_shmt_ctx_new((uint64_t)role, "k", hints);
     unsigned char mine[TC_TP_SHM_ADDR_LEN], theirs[TC_TP_SHM_ADDR_LEN];
-    su_addr(ctx, mine);
+    tc_shmt_addr(ctx, mine);
     assert_int_equal(write(role ? c2p[1] : p2c[1], mine, sizeof(mine)), (ssize_t)sizeof(mine));
     assert_int_equal(read(role ? p2c[0] : c2p[0], theirs, sizeof(theirs)), (ssize_t)sizeof(theirs));
     tc_tp_ep_t *ep;

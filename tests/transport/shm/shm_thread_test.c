@@ -41,16 +41,16 @@ typedef struct worker {
     int me;
 } worker_t;
 
-#define FAIL(...)                                                                                 \
-    do {                                                                                          \
-        snprintf(sh->err[me], sizeof(sh->err[me]), __VA_ARGS__);                                  \
-        goto out;                                                                                 \
+#define FAIL(...)                                                                                  \
+    do {                                                                                           \
+        snprintf(sh->err[me], sizeof(sh->err[me]), __VA_ARGS__);                                   \
+        goto out;                                                                                  \
     } while (0)
 
 /* A worker's bounded wait (no cmocka in the workers). */
 static tc_status_t wait1(tc_tp_ctx_t *ctx, tc_tp_req_t *req)
 {
-    return tp_wait_bare(ctx, req, SU_WAIT_MS, 1);
+    return tc_tpt_wait_bare(ctx, req, SU_WAIT_MS, 1);
 }
 
 static void *worker_main(void *arg)
@@ -69,7 +69,7 @@ static void *worker_main(void *arg)
         dst[k] = malloc(1u << 20);
     size_t len;
 
-    if (su_ctx_try((uint64_t)me, "k", sh->hints, &ctx) != TC_OK)
+    if (tc_shmt_ctx_try((uint64_t)me, "k", sh->hints, &ctx) != TC_OK)
         FAIL("ctx: %s", tc_last_error());
     tc_tp_addr_pack(ctx, sh->addr[me], TC_TP_SHM_ADDR_LEN, &len);
     if (tc_tp_mem_reg(ctx, reg, REG, &mem) != TC_OK ||
@@ -83,7 +83,7 @@ static void *worker_main(void *arg)
         FAIL("rkey: %s", tc_last_error());
 
     /* stream NMSG messages each way, WIN in flight, contents depend on the sender */
-    tp_fill(src, 1u << 20, (uint64_t)me);
+    tc_tpt_fill(src, 1u << 20, (uint64_t)me);
     for (int k = 0; k < WIN; k++)
         s[k] = r[k] = (tc_tp_req_t)TC_TP_REQ_INIT;
     for (int i = 0; i < NMSG + WIN; i++) {
@@ -93,7 +93,7 @@ static void *worker_main(void *arg)
             if (wait1(ctx, &r[k]) != TC_OK || r[k].bytes != msg_len(j))
                 FAIL("recv %d: %s, %zu bytes: %s", j, tc_status_string(r[k].status), r[k].bytes,
                      tc_tp_ep_error(ep));
-            if (tp_check(dst[k], msg_len(j), (uint64_t)(1 - me)) != msg_len(j))
+            if (tc_tpt_check(dst[k], msg_len(j), (uint64_t)(1 - me)) != msg_len(j))
                 FAIL("recv %d: wrong contents", j);
             if (wait1(ctx, &s[k]) != TC_OK)
                 FAIL("send %d: %s", j, tc_status_string(s[k].status));
@@ -117,10 +117,9 @@ static void *worker_main(void *arg)
         if (tc_tp_progress(ctx) == 0)
             tc_tp_wait(ctx, 1);
     if (tc_tp_signal_read(mem, 8) != 7 || put.status != TC_OK || sig.status != TC_OK)
-        FAIL("signal %llu, put %s, signal %s",
-             (unsigned long long)tc_tp_signal_read(mem, 8), tc_status_string(put.status),
-             tc_status_string(sig.status));
-    if (tp_check(reg + 64, 200000, (uint64_t)(1 - me)) != 200000)
+        FAIL("signal %llu, put %s, signal %s", (unsigned long long)tc_tp_signal_read(mem, 8),
+             tc_status_string(put.status), tc_status_string(sig.status));
+    if (tc_tpt_check(reg + 64, 200000, (uint64_t)(1 - me)) != 200000)
         FAIL("put contents");
     /* nobody frees memory the other may still touch: a last exchange */
     tc_tp_req_t a = TC_TP_REQ_INIT, b = TC_TP_REQ_INIT;

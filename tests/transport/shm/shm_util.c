@@ -8,17 +8,17 @@
 
 #include "tcomms/base/status.h"
 
-tc_status_t su_ctx_try(uint64_t id, const char *secret, const char *hints, tc_tp_ctx_t **ctx_p)
+tc_status_t tc_shmt_ctx_try(uint64_t id, const char *secret, const char *hints, tc_tp_ctx_t **ctx_p)
 {
-    return tp_ctx_try(&tc_tp_shm_ops, id, secret, hints, ctx_p);
+    return tc_tpt_ctx_try(&tc_tp_shm_ops, id, secret, hints, ctx_p);
 }
 
-tc_tp_ctx_t *su_ctx_new(uint64_t id, const char *secret, const char *hints)
+tc_tp_ctx_t *tc_shmt_ctx_new(uint64_t id, const char *secret, const char *hints)
 {
-    return tp_ctx_new(&tc_tp_shm_ops, id, secret, hints);
+    return tc_tpt_ctx_new(&tc_tp_shm_ops, id, secret, hints);
 }
 
-size_t su_addr(tc_tp_ctx_t *ctx, unsigned char addr[TC_TP_SHM_ADDR_LEN])
+size_t tc_shmt_addr(tc_tp_ctx_t *ctx, unsigned char addr[TC_TP_SHM_ADDR_LEN])
 {
     size_t len = 0;
     assert_int_equal(tc_tp_addr_pack(ctx, addr, TC_TP_SHM_ADDR_LEN, &len), TC_OK);
@@ -26,14 +26,14 @@ size_t su_addr(tc_tp_ctx_t *ctx, unsigned char addr[TC_TP_SHM_ADDR_LEN])
     return len;
 }
 
-void su_pair_open(tp_pair_t *pair, const char *hints)
+void tc_shmt_pair_open(tp_pair_t *pair, const char *hints)
 {
     unsigned char addr[2][TP_ADDR_MAX];
     size_t len[2];
     for (int i = 0; i < 2; i++) {
-        pair->ctx[i] = su_ctx_new((uint64_t)i, "secret", hints);
-        len[i] = su_addr(pair->ctx[i], addr[i]);
+        pair->ctx[i] = tc_shmt_ctx_new((uint64_t)i, "secret", hints);
+        len[i] = tc_shmt_addr(pair->ctx[i], addr[i]);
     }
-    tp_pair_connect(pair, addr, len);
-    tp_pair_up(pair, SU_WAIT_MS);
+    tc_tpt_pair_connect(pair, addr, len);
+    tc_tpt_pair_up(pair, SU_WAIT_MS);
 }

@@ -15,13 +15,14 @@
 
 /* Create an shm context with id @p id, @p secret (NULL: none) and hints "k=v,..." (NULL: none);
  * returns the status (and *ctx_p on success). No cmocka: usable in forked children. */
-tc_status_t su_ctx_try(uint64_t id, const char *secret, const char *hints, tc_tp_ctx_t **ctx_p);
+tc_status_t tc_shmt_ctx_try(uint64_t id, const char *secret, const char *hints,
+                            tc_tp_ctx_t **ctx_p);
 /* The same, asserting success. */
-tc_tp_ctx_t *su_ctx_new(uint64_t id, const char *secret, const char *hints);
+tc_tp_ctx_t *tc_shmt_ctx_new(uint64_t id, const char *secret, const char *hints);
 /* Pack @p ctx's address; asserts that it is exactly TC_TP_SHM_ADDR_LEN bytes. */
-size_t su_addr(tc_tp_ctx_t *ctx, unsigned char addr[TC_TP_SHM_ADDR_LEN]);
+size_t tc_shmt_addr(tc_tp_ctx_t *ctx, unsigned char addr[TC_TP_SHM_ADDR_LEN]);
 
 /* Two contexts in this process, ids 0 and 1, connected both ways and up. */
-void su_pair_open(tp_pair_t *pair, const char *hints);
+void tc_shmt_pair_open(tp_pair_t *pair, const char *hints);
 
 #endif
