@@ -1,9 +1,10 @@
 """The CUDA kernels library, compiled by nvcc when the toolkit is present.
 
 A BUILD file cannot branch, so the choice lives in this macro: with
-HAVE_CUDA, a genrule runs nvcc on the .cu file and the library links the
-object with the static CUDA runtime; without it, the library is the same
-argument checks with a device side that answers "built without CUDA".
+HAVE_CUDA, a genrule runs nvcc on the .cu file and the plugin
+libtcomms_cuda.so links the object with the static CUDA runtime; the library
+itself (argument checks and the plugin's loader) links neither, in both
+builds. Without the toolkit the loader answers "built without CUDA".
 """
 
 load("@local_cuda//:defs.bzl", "HAVE_CUDA", "NVCC")
@@ -39,22 +40,28 @@ def tc_cuda_kernels_library(
         name,
         cu,
         host_srcs,
-        no_cuda_srcs,
+        plugin_srcs,
+        plugin_map,
         hdrs,
         cu_hdrs,
         cu_deps,
         visibility):
-    """The library `name`; `cu` is compiled by nvcc with `cu_hdrs` visible.
+    """The library `name`, and with the toolkit the plugin libtcomms_cuda.so.
+
+    The library never links the CUDA runtime: it opens the plugin (nvcc's
+    object, `plugin_srcs` and the static CUDA runtime) with dlopen when CUDA
+    is used. Without the toolkit there is no plugin and the library says so.
 
     Args:
       name: the cc_library.
       cu: the .cu file.
-      host_srcs: C sources in both builds.
-      no_cuda_srcs: C sources only without it.
+      host_srcs: C sources of the library (the loader among them).
+      plugin_srcs: C sources of the plugin besides nvcc's object.
+      plugin_map: the plugin's linker version script.
       hdrs: public headers.
       cu_hdrs: headers of this package the .cu file includes.
       cu_deps: cc_library targets whose headers the .cu file includes.
-      visibility: of the library.
+      visibility: of the library and the plugin.
     """
     if HAVE_CUDA:
         obj = name + "_dev.o"
@@ -69,25 +76,29 @@ def tc_cuda_kernels_library(
                 " ".join(NVCC_FLAGS),
                 "$$(for h in $(SRCS); do case $$h in *.h) d=$$(dirname $$h); " +
                 "echo -I$${d%%/tcomms/*};; esac; done | sort -u)",
-                "-c $(location %s) -o $@.tmp" % cu,
-                # The archive is linked into other people's binaries: keep only
-                # the tc_* entry points (and the toolkit's own __ names) global.
-                "&& objcopy -w --localize-symbol='!tc_*' --localize-symbol='!__*'",
-                "--localize-symbol='*' $@.tmp $@ && rm -f $@.tmp",
+                "-c $(location %s) -o $@" % cu,
             ]),
             message = "nvcc %s (sm_80, sm_90, compute_90)" % cu,
         )
-        srcs = host_srcs + [obj]
-        deps = cu_deps + ["@local_cuda//:cudart"]
-    else:
-        srcs = host_srcs + no_cuda_srcs
-        deps = cu_deps
+        native.cc_binary(
+            name = "libtcomms_cuda.so",
+            srcs = [obj] + plugin_srcs + cu_hdrs,
+            linkshared = True,
+            linkopts = [
+                "-Wl,--version-script=$(location %s)" % plugin_map,
+                "-Wl,-z,defs",
+            ],
+            additional_linker_inputs = [plugin_map],
+            visibility = visibility,
+            deps = cu_deps + ["@local_cuda//:cudart"],
+        )
     native.cc_library(
         name = name,
-        srcs = srcs,
+        srcs = host_srcs,
         hdrs = hdrs,
         strip_include_prefix = "include",
-        linkopts = ["-ldl", "-lrt", "-lpthread"],
+        local_defines = ["TC_KERN_CUDA_PLUGIN_BUILT=%d" % (1 if HAVE_CUDA else 0)],
+        linkopts = ["-ldl", "-lpthread"],
         visibility = visibility,
-        deps = deps,
+        deps = cu_deps,
     )

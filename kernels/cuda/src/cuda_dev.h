@@ -1,7 +1,9 @@
 /*
  * The device side of the CUDA kernels (not public). cuda_reduce.c checks the
- * arguments, then calls these; cuda_dev.cu implements them with nvcc, or
- * cuda_none.c (built without the toolkit) refuses them.
+ * arguments, then calls these. cuda_dev.cu implements them with nvcc inside the
+ * plugin libtcomms_cuda.so; in the library, cuda_load.c implements them by
+ * calling into the plugin (cuda_plugin.h), or refuses them when tcomms was
+ * built without the toolkit.
  *
  * Arguments reaching here are valid: a known (type, op) pair that applies,
  * n > 0, non-NULL pointers aligned to the element size, no partial overlap,

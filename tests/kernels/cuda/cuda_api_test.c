@@ -8,6 +8,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include <cmocka.h>
@@ -174,6 +175,23 @@ static int check_available(void)
     return 0;
 }
 
+/* The plugin named by TC_CUDA_PLUGIN (the BUILD file) is the one loaded. */
+static void test_plugin_loaded(void **state)
+{
+    const char *where = NULL;
+    int loaded = tc_kern_cuda_plugin(&where);
+
+    assert_non_null(where);
+#ifdef TC_TEST_HAVE_CUDA
+    assert_int_equal(loaded, 1);
+    assert_non_null(getenv("TC_CUDA_PLUGIN"));
+    assert_string_equal(where, getenv("TC_CUDA_PLUGIN"));
+#else
+    assert_int_equal(loaded, 0);
+    assert_non_null(strstr(where, "built without CUDA"));
+#endif
+}
+
 static void test_available(void **state)
 {
     print_message("tc_kern_cuda_available: %s\n",
@@ -208,7 +226,8 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_unsupported_pairs),     cmocka_unit_test(test_bad_reduce_args),
-        cmocka_unit_test(test_bad_scale_args),        cmocka_unit_test(test_available),
+        cmocka_unit_test(test_bad_scale_args),        cmocka_unit_test(test_plugin_loaded),
+        cmocka_unit_test(test_available),
         cmocka_unit_test(test_launch_without_device),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

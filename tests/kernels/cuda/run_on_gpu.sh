@@ -14,7 +14,7 @@
 # Exit status 0 only if every test passed and the GPU tests really ran (here, a
 # skip for want of a device is a failure).
 set -uo pipefail
-cd "$(dirname "$0")/../.."
+cd "$(dirname "$0")/../../.."
 CUDA_HOME=${CUDA_HOME:-/usr/local/cuda}
 mode=${1:-auto}
 
@@ -41,6 +41,7 @@ run_tests() { # each test binary, with its output; fails on a failure or a skipp
 if [ "$mode" = auto ] && command -v bazel >/dev/null; then
     bazel build //kernels/cuda/... //tests/kernels/cuda/... || exit 1
     bin=bazel-bin/tests/kernels/cuda
+    export TC_CUDA_PLUGIN=$PWD/bazel-bin/kernels/cuda/libtcomms_cuda.so
     run_tests $bin/cuda_api_test $bin/cuda_gpu_test $bin/cuda_emulate_test
     exit
 fi
@@ -55,6 +56,7 @@ CFLAGS=(-std=c11 -D_GNU_SOURCE -O2 -g -Wall -Wextra -Werror -Wno-unused-paramete
     -Ibase/include -Ikernels/cuda/include -Ikernels/cuda/src -I"$CUDA_HOME/include"
     -DTC_TEST_HAVE_CUDA)
 LIBS=(-L"$CUDA_HOME/lib64" -lcudart_static -lcmocka -lstdc++ -lm -ldl -lrt -lpthread)
+PLUGIN_LIBS=(-L"$CUDA_HOME/lib64" -lcudart_static -lstdc++ -lm -ldl -lrt -lpthread)
 if [ -d .gpu/cmocka ]; then
     CFLAGS+=(-I.gpu/cmocka/include)
     LIBS=(-L.gpu/cmocka/lib -Wl,-rpath,"$PWD/.gpu/cmocka/lib" "${LIBS[@]}")
@@ -66,13 +68,23 @@ start=$SECONDS
 "$CUDA_HOME/bin/nvcc" "${NVCC_FLAGS[@]}" -Ibase/include -Ikernels/cuda/src \
     -c kernels/cuda/src/cuda_dev.cu -o "$out/obj/cuda_dev.o" || exit 1
 echo "nvcc took $((SECONDS - start)) s"
-objs=("$out/obj/cuda_dev.o")
-for src in base/src/*.c kernels/cuda/src/cuda_reduce.c tests/kernels/cuda/cref.c \
-    tests/kernels/cuda/matrix.c; do
+base_objs=()
+objs=()
+for src in base/src/*.c kernels/cuda/src/cuda_reduce.c kernels/cuda/src/cuda_load.c \
+    kernels/cuda/src/cuda_plugin.c tests/kernels/cuda/cref.c tests/kernels/cuda/matrix.c; do
     o="$out/obj/$(basename "${src%.c}").o"
-    "$CC" "${CFLAGS[@]}" -c "$src" -o "$o" || exit 1
-    case $src in tests/*) ;; *) objs+=("$o") ;; esac
+    "$CC" "${CFLAGS[@]}" -fPIC -DTC_KERN_CUDA_PLUGIN_BUILT=1 -c "$src" -o "$o" || exit 1
+    case $src in
+    base/*) base_objs+=("$o") ;;
+    kernels/*/cuda_reduce.c | kernels/*/cuda_load.c) objs+=("$o") ;;
+    esac
 done
+objs+=("${base_objs[@]}")
+# The plugin, as kernels/cuda/cuda.bzl links it: nvcc's object, its entry, base, the CUDA runtime.
+"$CC" -shared -o "$out/libtcomms_cuda.so" "$out/obj/cuda_dev.o" "$out/obj/cuda_plugin.o" \
+    "${base_objs[@]}" -Wl,--version-script=kernels/cuda/src/cuda_plugin.map -Wl,-z,defs \
+    "${PLUGIN_LIBS[@]}" || exit 1
+export TC_CUDA_PLUGIN=$PWD/$out/libtcomms_cuda.so
 for t in cuda_api_test cuda_gpu_test cuda_emulate_test; do
     extra=()
     [ $t = cuda_api_test ] || extra=("$out/obj/cref.o" "$out/obj/matrix.o")

@@ -103,6 +103,17 @@ static void pair_close(pair_t *p)
     assert_int_equal(s.cq_overflow, 0);
 }
 
+/* ---- the real library: opened with dlopen, found here (libibverbs-dev brings it) ---- */
+static void test_real_library_loaded(void **state)
+{
+    (void)state;
+    const char *where = NULL;
+    assert_int_equal(tc_tp_ib_verbs_library(&where), 1);
+    assert_non_null(where);
+    assert_non_null(strstr(where, "libibverbs"));
+    assert_non_null(tc_ib_verbs_real());
+}
+
 /* ---- the real library: no device on this machine ---- */
 static void test_real_no_device(void **state)
 {
@@ -1139,6 +1150,7 @@ int main(void)
 {
     setenv("TC_SOCKET_IFNAME", "lo", 1);
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_real_library_loaded),
         cmocka_unit_test(test_real_no_device),
         cmocka_unit_test(test_emu_no_device_port_down),
         cmocka_unit_test(test_send_recv_sizes),

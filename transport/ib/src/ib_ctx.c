@@ -85,7 +85,15 @@ tc_status_t tc_tp_ib_query_verbs(const tc_ib_verbs_t *v, tc_tp_caps_t *caps_p)
 
 static tc_status_t tc_ib_query(tc_tp_caps_t *caps_p)
 {
-    return tc_tp_ib_query_verbs(tc_ib_verbs_real(), caps_p);
+    const tc_ib_verbs_t *v = tc_ib_verbs_real();
+
+    if (v != NULL || caps_p == NULL || caps_p->size != sizeof(tc_tp_caps_t))
+        return tc_tp_ib_query_verbs(v, caps_p);
+    caps_p->same_node_only = 0;
+    caps_p->one_sided = 1;
+    caps_p->max_addr_len = TC_IB_ADDR_LEN;
+    caps_p->available = 0; /* tc_last_error() says why libibverbs is missing */
+    return TC_OK;
 }
 
 /* The IPv4 address peers reach the handshake listener at: TC_SOCKET_IFNAME, else the first
@@ -268,7 +276,11 @@ err:
 
 static tc_status_t tc_ib_ctx_create(const tc_tp_ctx_params_t *params, tc_tp_ctx_t **ctx_p)
 {
-    return tc_tp_ib_ctx_create_verbs(tc_ib_verbs_real(), params, ctx_p);
+    const tc_ib_verbs_t *v = tc_ib_verbs_real();
+
+    if (v == NULL)
+        return TC_ERR_UNSUPPORTED; /* tc_ib_verbs_real() set the detail */
+    return tc_tp_ib_ctx_create_verbs(v, params, ctx_p);
 }
 
 static tc_status_t tc_ib_addr_pack(tc_tp_ctx_t *super, void *buf, size_t cap, size_t *len_p)

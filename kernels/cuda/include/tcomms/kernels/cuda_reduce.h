@@ -31,6 +31,17 @@ extern "C" {
 #endif
 
 /**
+ * @brief Whether the CUDA kernels plugin (libtcomms_cuda.so, which carries
+ *        the CUDA runtime) is loaded; the first call tries to load it:
+ *        `$TC_CUDA_PLUGIN`, else beside the object holding tcomms (and in
+ *        `../lib` from it), else the dynamic loader's search path.
+ * @param where_p receives the plugin's path when loaded, else every place
+ *        tried and why it failed, or "built without CUDA" (may be NULL).
+ * @return 1 when loaded, 0 otherwise. Thread-safe.
+ */
+int tc_kern_cuda_plugin(const char **where_p);
+
+/**
  * @brief Whether a CUDA device can be used by this process.
  * @param count_p receives the number of devices on success (may be NULL).
  * @return TC_OK with at least one device; TC_ERR_UNSUPPORTED with the detail

@@ -62,8 +62,19 @@ typedef struct tc_ib_verbs {
 /** @brief The ops table of the verbs backend (name "ib"), on the real libibverbs. */
 extern const tc_tp_ops_t tc_tp_ib_ops;
 
-/** @brief The table that calls libibverbs. */
+/**
+ * @brief The table that calls libibverbs, which is opened with dlopen
+ *        ("libibverbs.so.1") on the first call: a program linking tcomms does
+ *        not need the library to start. NULL when it cannot be loaded
+ *        (tc_last_error() says why).
+ */
 const tc_ib_verbs_t *tc_ib_verbs_real(void);
+
+/**
+ * @brief Whether libibverbs could be loaded: 1, with @p *where_p the path it
+ *        was loaded from, or 0, with @p *where_p the reason. Thread-safe.
+ */
+int tc_tp_ib_verbs_library(const char **where_p);
 
 /**
  * @brief What @p verbs offers: caps->available is 0 when no device can be
