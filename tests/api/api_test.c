@@ -24,6 +24,16 @@ static void no_pmix_env(void)
     unsetenv("TC_TIMEOUT_S");
 }
 
+/* The library's version is the header's, and the three parts make the whole. */
+static void test_version(void **state)
+{
+    (void)state;
+    assert_int_equal(tc_version(), TC_VERSION);
+    assert_int_equal(TC_VERSION,
+                     TC_VERSION_MAJOR * 10000 + TC_VERSION_MINOR * 100 + TC_VERSION_PATCH);
+    assert_true(TC_VERSION_MINOR < 100 && TC_VERSION_PATCH < 100);
+}
+
 static void test_world_of_one(void **state)
 {
     no_pmix_env();
@@ -393,6 +403,7 @@ static void test_bad_arguments_everywhere(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_version),
         cmocka_unit_test(test_world_of_one),
         cmocka_unit_test(test_create_abort_is_not_sticky),
         cmocka_unit_test(test_bad_arguments),

@@ -48,4 +48,21 @@ for want in "Job (tcrun): 3 ranks on 1 nodes" "rank 2: node 0 (.*) local 2/3 gpu
     "ring: 0 1 2"; do
     grep -q "$want" "$tmp/job.txt" || fail "job placement lacks '$want': $(cat "$tmp/job.txt")"
 done
+# the libraries opened at run time: libibverbs is installed here (libibverbs-dev); a plugin path
+# that does not exist is reported, not fatal
+TC_CUDA_PLUGIN=/nonexistent/libtcomms_cuda.so "$info" --json >"$tmp/libs.json"
+python3 - "$tmp/libs.json" <<'PY' || fail "libraries: $(cat "$tmp/libs.json")"
+import json, re, sys
+d = json.load(open(sys.argv[1]))
+assert re.fullmatch(r"\d+\.\d+\.\d+", d["version"]), d["version"]
+libs = {l["name"]: l for l in d["libraries"]}
+assert libs["libibverbs"]["found"] and "libibverbs" in libs["libibverbs"]["where"], libs
+cuda = libs["cuda_plugin"]
+assert not cuda["found"], cuda
+assert "/nonexistent/libtcomms_cuda.so" in cuda["where"] or "built without CUDA" in cuda["where"], cuda
+assert "cuda_devices" not in libs, libs
+assert any(t["name"] == "ib" for t in d["transports"]), d["transports"]
+PY
+TC_CUDA_PLUGIN=/nonexistent/libtcomms_cuda.so "$info" >"$tmp/libs.txt"
+grep -q "^  libibverbs   found: " "$tmp/libs.txt" || fail "libraries text: $(cat "$tmp/libs.txt")"
 echo "tc-info: all checks passed"

@@ -16,6 +16,7 @@ packages=(
   slurm-wlm              # srun --mpi=pmix launcher (one-node cluster in tests)
   doxygen graphviz       # public header documentation, warnings as errors
   procps psmisc          # pgrep/pkill/fuser used by the test scripts
+  cmake pkg-config       # consumers of the installed prefix (tests/install)
 )
 
 for arg in "$@"; do

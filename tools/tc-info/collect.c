@@ -6,7 +6,10 @@
 #include "info.h"
 #include "tcomms/base/config.h"
 #include "tcomms/base/time.h"
+#include "tcomms/kernels/cuda_reduce.h"
 #include "tcomms/runtime/bootstrap.h"
+#include "tcomms/tcomms.h"
+#include "tcomms/transport/ib.h"
 #include "tcomms/transport/tcp.h"
 #include "tcomms/transport/transport.h"
 
@@ -97,18 +100,46 @@ void tci_collect_config(tci_info_t *info)
 
 void tci_collect_transports(tci_info_t *info)
 {
-    tc_tp_caps_t caps;
-    tci_transport_t *t = &info->transports[0];
+    const tc_tp_ops_t *ops[] = {&tc_tp_tcp_ops, &tc_tp_ib_ops};
 
-    memset(&caps, 0, sizeof(caps));
-    caps.size = sizeof(caps);
-    t->name = tc_tp_tcp_ops.name;
-    if (tc_tp_tcp_ops.query(&caps) == TC_OK) {
-        t->available = caps.available;
-        t->same_node_only = caps.same_node_only;
-        t->one_sided = caps.one_sided;
+    for (size_t i = 0; i < sizeof(ops) / sizeof(ops[0]); i++) {
+        tc_tp_caps_t caps;
+        tci_transport_t *t = &info->transports[info->ntransports++];
+
+        memset(&caps, 0, sizeof(caps));
+        caps.size = sizeof(caps);
+        t->name = ops[i]->name;
+        if (ops[i]->query(&caps) == TC_OK) {
+            t->available = caps.available;
+            t->same_node_only = caps.same_node_only;
+            t->one_sided = caps.one_sided;
+        }
     }
-    info->ntransports = 1;
+}
+
+void tci_collect_libraries(tci_info_t *info)
+{
+    tci_library_t *l = info->libs;
+    const char *where = NULL;
+    int count = 0;
+
+    info->version = tc_version();
+    l[0].name = "libibverbs";
+    l[0].found = tc_tp_ib_verbs_library(&where);
+    snprintf(l[0].where, sizeof(l[0].where), "%s", where);
+    l[1].name = "cuda_plugin";
+    l[1].found = tc_kern_cuda_plugin(&where);
+    snprintf(l[1].where, sizeof(l[1].where), "%s", where);
+    info->nlibs = 2;
+    if (l[1].found) {
+        l[2].name = "cuda_devices";
+        l[2].found = tc_kern_cuda_available(&count) == TC_OK;
+        if (l[2].found)
+            snprintf(l[2].where, sizeof(l[2].where), "%d", count);
+        else
+            snprintf(l[2].where, sizeof(l[2].where), "%s", tc_last_error());
+        info->nlibs = 3;
+    }
 }
 
 /* Put our descriptor, fence, get and decode everyone's, build the job. */

@@ -25,6 +25,15 @@ typedef struct tci_transport {
     int one_sided;
 } tci_transport_t;
 
+/** An optional library, opened at run time when there is a use for it. */
+typedef struct tci_library {
+    const char *name;
+    int found;
+    char where[1024]; /* where it was loaded from, or why not */
+} tci_library_t;
+
+#define TCI_MAX_LIBS 3
+
 /** Everything tc-info prints. */
 typedef struct tci_info {
     tc_topo_node_t node;
@@ -32,6 +41,9 @@ typedef struct tci_info {
     int nvars;
     tci_transport_t transports[4];
     int ntransports;
+    int version; /* tc_version() */
+    tci_library_t libs[TCI_MAX_LIBS];
+    int nlibs;
     int has_job;         /* run under a launcher and the exchange worked */
     char job_error[512]; /* why there is no job, when a launcher was detected */
     char launcher[32];
@@ -43,6 +55,8 @@ typedef struct tci_info {
 /* collect.c */
 void tci_collect_config(tci_info_t *info);
 void tci_collect_transports(tci_info_t *info);
+/* The library's version, libibverbs, the CUDA kernels plugin and the CUDA devices. */
+void tci_collect_libraries(tci_info_t *info);
 /* Exchange descriptors through the bootstrap when a launcher is detected.
  * Returns 1 when this process should print (rank 0, or no launcher). */
 int tci_collect_job(tci_info_t *info);

@@ -115,7 +115,14 @@ tc_status_t tci_print_text(const tci_info_t *info, tc_sbuf_t *sb)
     tci_out_t o = {sb, TC_OK};
     int i;
 
+    o_f(&o, "tcomms %d.%d.%d\n", info->version / 10000, info->version / 100 % 100,
+        info->version % 100);
     tci_text_node(&o, &info->node);
+    o_f(&o, "Libraries opened at run time:\n");
+    for (i = 0; i < info->nlibs; i++) {
+        o_f(&o, "  %-12s %s: %s\n", info->libs[i].name, info->libs[i].found ? "found" : "not found",
+            info->libs[i].where);
+    }
     o_f(&o, "Transports:\n");
     for (i = 0; i < info->ntransports; i++) {
         o_f(&o, "  %-6s %s%s\n", info->transports[i].name,
@@ -244,8 +251,17 @@ tc_status_t tci_print_json(const tci_info_t *info, tc_sbuf_t *sb)
     tci_out_t o = {sb, TC_OK};
     int i;
 
-    o_f(&o, "{\"tc_info_version\": 1,\n \"node\": ");
+    o_f(&o, "{\"tc_info_version\": 1,\n \"version\": \"%d.%d.%d\",\n \"node\": ",
+        info->version / 10000, info->version / 100 % 100, info->version % 100);
     tci_json_node(&o, &info->node);
+    o_f(&o, ",\n \"libraries\": [");
+    for (i = 0; i < info->nlibs; i++) {
+        o_f(&o, "%s{\"name\": \"%s\", \"found\": %s, \"where\": ", i ? ", " : "",
+            info->libs[i].name, info->libs[i].found ? "true" : "false");
+        o_str(&o, info->libs[i].where);
+        o_f(&o, "}");
+    }
+    o_f(&o, "]");
     o_f(&o, ",\n \"transports\": [");
     for (i = 0; i < info->ntransports; i++) {
         const tci_transport_t *t = &info->transports[i];

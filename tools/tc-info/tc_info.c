@@ -10,7 +10,8 @@ static void usage(FILE *f)
 {
     fprintf(f, "usage: tc-info [--json]\n"
                "  Prints this node's topology (CPUs, caches, GPUs, NICs, their NUMA nodes and\n"
-               "  GPU-NIC pairing), the transports available, the TC_* configuration in\n"
+               "  GPU-NIC pairing), the libraries opened at run time (libibverbs, the CUDA\n"
+               "  kernels plugin), the transports available, the TC_* configuration in\n"
                "  effect and, when run under a launcher, the job's rank placement.\n"
                "  TC_TOPO_XML=file or TC_TOPO_SYNTHETIC=string describe another machine.\n");
 }
@@ -40,6 +41,7 @@ int main(int argc, char **argv)
     }
     tci_collect_config(&info);
     tci_collect_transports(&info);
+    tci_collect_libraries(&info);
     print = tci_collect_job(&info);
     if (!print) {
         if (info.job_error[0]) {

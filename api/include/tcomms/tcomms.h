@@ -31,8 +31,23 @@
 extern "C" {
 #endif
 
+/** @brief Major version: raised by a change that breaks the ABI (the shared
+ *         library's soname is libtcomms.so.MAJOR). */
+#define TC_VERSION_MAJOR 0
+/** @brief Minor version: raised by compatible additions. */
+#define TC_VERSION_MINOR 2
+/** @brief Patch version: fixes only. */
+#define TC_VERSION_PATCH 0
 /** @brief Version of this header: major * 10000 + minor * 100 + patch. */
-#define TC_VERSION 100
+#define TC_VERSION (TC_VERSION_MAJOR * 10000 + TC_VERSION_MINOR * 100 + TC_VERSION_PATCH)
+
+/**
+ * @brief The version of the library linked, as ::TC_VERSION encodes it; a
+ *        program built against one header may compare it with the library it
+ *        runs with (same major: compatible).
+ * @return major * 10000 + minor * 100 + patch.
+ */
+int tc_version(void);
 
 /** @brief A communicator: a group of ranks that run collectives together. */
 typedef struct tc_comm tc_comm_t;
