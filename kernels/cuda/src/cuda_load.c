@@ -62,7 +62,7 @@ static int tc_kern_cuda_try(const char *path)
     return 1; /* kept open for the life of the process */
 }
 
-static void tc_kern_cuda_load(void)
+static void tc_kern_cuda_search(void)
 {
     const char *env = getenv("TC_CUDA_PLUGIN");
     char dir[512], path[640];
@@ -84,6 +84,16 @@ static void tc_kern_cuda_load(void)
             return;
     }
     tc_kern_cuda_lib.loaded = tc_kern_cuda_try(TC_KERN_CUDA_PLUGIN_FILE);
+}
+
+static void tc_kern_cuda_load(void)
+{
+    size_t len;
+
+    tc_kern_cuda_search();
+    len = strlen(tc_kern_cuda_lib.where);
+    if (!tc_kern_cuda_lib.loaded && len >= 2) /* the last reason's "; " */
+        tc_kern_cuda_lib.where[len - 2] = '\0';
 }
 #else
 static void tc_kern_cuda_load(void)
