@@ -13,13 +13,21 @@
 #     runtime or API symbol in the binary;
 #  7. tcomms (static) with Open MPI's libmpi and NCCL's libnccl in one binary, under mpirun;
 #  8. without libibverbs (hidden in a mount namespace) the static consumer still runs, and the
-#     installed tc-info says libibverbs is missing and finds the CUDA plugin beside it.
+#     installed tc-info says libibverbs is missing and finds the CUDA plugin beside it;
+#  9. with --deb: tools/package_deb.sh, `apt-get install ./*.deb` into /usr, the C consumer built
+#     with the system's pkg-config and run under /usr/bin/tcrun, then the packages removed.
 # Exit status 0 only if every check passed.
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 root=$PWD
-build=()
-[ "${1:-}" = --no-build ] && build=(--no-build)
+build=() deb=0
+for arg in "$@"; do
+    case $arg in
+    --no-build) build=(--no-build) ;;
+    --deb) deb=1 ;;
+    *) echo "usage: $0 [--no-build] [--deb]" >&2; exit 2 ;;
+    esac
+done
 
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
@@ -77,6 +85,11 @@ if python3 tools/abi/abi_check.py --record tools/abi/tcomms.abi --include "$pref
 else
     cat "$tmp/abi.log" >&2
     bad "the ABI differs from tools/abi/tcomms.abi (see above)"
+fi
+if python3 tools/abi/abi_test.py >"$tmp/abi-self.log" 2>&1; then
+    ok "the ABI tool's own test: $(tail -1 "$tmp/abi-self.log")"
+else
+    bad "tools/abi/abi_test.py: $(tail -10 "$tmp/abi-self.log")"
 fi
 cp -R "$prefix/include" "$tmp/include-broken"
 sed -i 's|^\(    const char \*hints; .*hints.*\)$|\1\n    int tc_abi_probe; /* a field in the middle */|' \
@@ -189,6 +202,42 @@ if [ -e "$prefix/lib/libtcomms_cuda.so" ]; then
         ok "the installed tc-info finds the CUDA plugin: $(grep -A1 cuda_plugin "$tmp/info.out" | tail -1 | sed 's/^ *//')" ||
         bad "tc-info does not find the installed CUDA plugin: $(grep -A2 Libraries "$tmp/info.out")"
 fi
+
+# ---- 9. the Debian packages, installed into /usr and removed again
+deb_test() {
+    local sudo=""
+    [ "$(id -u)" -eq 0 ] || sudo=sudo
+    tools/package_deb.sh --no-build "$tmp/debs" >"$tmp/deb.log" 2>&1 || {
+        bad "package_deb.sh: $(tail -5 "$tmp/deb.log")"
+        return
+    }
+    if dpkg-query -W libtcomms-dev tcomms-tools >/dev/null 2>&1; then
+        bad "libtcomms-dev or tcomms-tools is already installed here: not touching it"
+        return
+    fi
+    # shellcheck disable=SC2064
+    trap "$sudo apt-get remove -y -qq libtcomms-dev tcomms-tools >/dev/null 2>&1; rm -rf '$tmp'" EXIT
+    if ! DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq "$tmp"/debs/*.deb \
+        >>"$tmp/deb.log" 2>&1; then
+        bad "apt-get install ./*.deb: $(tail -5 "$tmp/deb.log")"
+        return
+    fi
+    local v
+    v=$(env -u PKG_CONFIG_PATH pkg-config --modversion tcomms)
+    if cc tests/install/c/app.c -o "$tmp/app_deb" \
+        $(env -u PKG_CONFIG_PATH pkg-config --cflags --libs --static tcomms) 2>>"$tmp/deb.log" &&
+        timeout 120 /usr/bin/tcrun -n 2 "$tmp/app_deb" >"$tmp/deb.out" 2>&1 &&
+        [ "$(grep -c 'elements right' "$tmp/deb.out")" = 2 ] &&
+        tc-info | grep -q "cuda_plugin  found: /usr/bin/../lib/libtcomms_cuda.so"; then
+        ok "Debian packages $(cd "$tmp/debs" && echo *.deb): installed with apt, tcomms $v from /usr built and run under /usr/bin/tcrun"
+    else
+        bad "the consumer of the Debian packages: $(tail -5 "$tmp/deb.out" "$tmp/deb.log")"
+    fi
+    $sudo apt-get remove -y -qq libtcomms-dev tcomms-tools >>"$tmp/deb.log" 2>&1 || bad "apt-get remove"
+    [ ! -e /usr/include/tcomms ] || bad "/usr/include/tcomms is left after the removal"
+    trap 'rm -rf "$tmp"' EXIT
+}
+[ $deb -eq 0 ] || deb_test
 
 echo "install tests: $failures failed"
 [ $failures -eq 0 ]

@@ -64,8 +64,8 @@ asan_integration() {
 step "install dependencies" tools/setup/install-deps.sh
 step "build (gcc)" bazel build //...
 step "unit tests (gcc)" bazel test //...
-step "install: prefix, pkg-config, CMake, the transport alone, with MPI and NCCL, the ABI record" \
-    tests/install/run_install_test.sh --no-build
+step "install: prefix, pkg-config, CMake, the transport alone, with MPI and NCCL, the ABI record, .deb" \
+    tests/install/run_install_test.sh --no-build --deb
 step "integration: tcrun, mpirun, srun, torchrun env, no launcher" integration opt
 step "fault injection: kill, stop, mismatch, abort, shrink; tc-fr" \
     tests/fault/run_fault.sh build/bin-opt --trials 3

@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cuda_dev.h"
 #include "cuda_plugin.h"
@@ -62,20 +63,39 @@ static int tc_kern_cuda_try(const char *path)
     return 1; /* kept open for the life of the process */
 }
 
+/* The folder of the object that holds this code: libtcomms.so, or the program itself (whose
+ * dladdr name is argv[0], without a folder when it was found through PATH). */
+static int tc_kern_cuda_self_dir(char *dir, size_t cap)
+{
+    Dl_info info;
+    ssize_t n;
+
+    if (dladdr((void *)&tc_kern_cuda_lib, &info) != 0 && info.dli_fname != NULL &&
+        strchr(info.dli_fname, '/') != NULL) {
+        snprintf(dir, cap, "%s", info.dli_fname);
+    } else {
+        n = readlink("/proc/self/exe", dir, cap - 1);
+        if (n <= 0)
+            return 0;
+        dir[n] = '\0';
+    }
+    char *slash = strrchr(dir, '/');
+    if (slash == NULL)
+        return 0;
+    *slash = '\0';
+    return 1;
+}
+
 static void tc_kern_cuda_search(void)
 {
     const char *env = getenv("TC_CUDA_PLUGIN");
     char dir[512], path[640];
-    Dl_info info;
-    void *self = (void *)&tc_kern_cuda_lib;
 
     if (env != NULL && env[0] != '\0') {
         tc_kern_cuda_lib.loaded = tc_kern_cuda_try(env);
         return;
     }
-    if (dladdr(self, &info) != 0 && info.dli_fname != NULL && strchr(info.dli_fname, '/')) {
-        snprintf(dir, sizeof(dir), "%s", info.dli_fname);
-        *strrchr(dir, '/') = '\0';
+    if (tc_kern_cuda_self_dir(dir, sizeof(dir))) {
         snprintf(path, sizeof(path), "%s/%s", dir, TC_KERN_CUDA_PLUGIN_FILE);
         if ((tc_kern_cuda_lib.loaded = tc_kern_cuda_try(path)))
             return;
