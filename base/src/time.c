@@ -19,17 +19,18 @@ double tc_time_s(void)
     return (double)tc_time_ns() * 1e-9;
 }
 
+uint64_t tc_deadline_add_ms(uint64_t now_ns, uint64_t timeout_ms)
+{
+    if (timeout_ms > (UINT64_MAX - now_ns) / 1000000ull)
+        return UINT64_MAX;
+    return now_ns + timeout_ms * 1000000ull;
+}
+
 uint64_t tc_deadline_after_ms(uint64_t timeout_ms)
 {
-    uint64_t now, delta;
-
     if (timeout_ms == UINT64_MAX)
         return UINT64_MAX;
-    now = tc_time_ns();
-    if (timeout_ms > (UINT64_MAX - now) / 1000000ull)
-        return UINT64_MAX;
-    delta = timeout_ms * 1000000ull;
-    return now + delta;
+    return tc_deadline_add_ms(tc_time_ns(), timeout_ms);
 }
 
 bool tc_deadline_passed(uint64_t deadline_ns)

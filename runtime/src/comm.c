@@ -85,7 +85,7 @@ tc_status_t tc_rt_comm_create(const tc_rt_comm_params_t *params, tc_rt_comm_t **
     if (st != TC_OK)
         return st;
     const char *name = params->name ? params->name : "world";
-    tc_rt_comm_t *comm;
+    tc_rt_comm_t *comm = NULL;
     if ((st = comm_alloc(name, params->hints, &comm)) != TC_OK ||
         (st = comm_timeout(params->timeout_ms, &comm->timeout_ms)) != TC_OK) {
         if (st != TC_OK && comm)

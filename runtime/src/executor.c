@@ -334,7 +334,9 @@ int tc_rt_exec_pass(tc_rt_work_t *w)
     return changed;
 }
 
-void tc_rt_exec_awaited(const tc_rt_work_t *w, char *buf, size_t cap)
+/* The peers of the posted steps that are sends (@p sends) or not, each once, written to @p buf;
+ * returns how many were listed. */
+static int exec_posted_peers(const tc_rt_work_t *w, int sends, char *buf, size_t cap)
 {
     const tc_rt_exec_t *ex = &w->ex;
     const tc_sched_t *sched = w->sched;
@@ -343,11 +345,12 @@ void tc_rt_exec_awaited(const tc_rt_work_t *w, char *buf, size_t cap)
     buf[0] = '\0';
     for (uint32_t i = ex->first; i < sched->nsteps && listed < 16; i++) {
         const tc_step_t *s = &sched->steps[i];
-        if (ex->state[i] != STEP_POSTED || s->kind == TC_STEP_SEND)
+        if (ex->state[i] != STEP_POSTED || (s->kind == TC_STEP_SEND) != sends)
             continue;
         int dup = 0;
         for (uint32_t j = ex->first; j < i; j++)
-            dup |= ex->state[j] == STEP_POSTED && sched->steps[j].kind != TC_STEP_SEND &&
+            dup |= ex->state[j] == STEP_POSTED &&
+                   (sched->steps[j].kind == TC_STEP_SEND) == sends &&
                    sched->steps[j].peer == s->peer;
         if (dup)
             continue;
@@ -357,8 +360,20 @@ void tc_rt_exec_awaited(const tc_rt_work_t *w, char *buf, size_t cap)
         used += (size_t)n;
         listed++;
     }
-    if (!listed)
-        snprintf(buf, cap, "none (sends not yet accepted)");
+    return listed;
+}
+
+void tc_rt_exec_awaited(const tc_rt_work_t *w, char *buf, size_t cap)
+{
+    if (exec_posted_peers(w, 0, buf, cap) > 0)
+        return;
+    /* only sends are left: name the ranks that have not taken them */
+    if (exec_posted_peers(w, 1, buf, cap) > 0) {
+        size_t used = strlen(buf);
+        snprintf(buf + used, cap - used, " (to accept our sends)");
+    } else {
+        snprintf(buf, cap, "none (no step is posted)");
+    }
 }
 
 void tc_rt_exec_abandon(tc_rt_work_t *w)

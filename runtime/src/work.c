@@ -281,7 +281,7 @@ static tc_status_t work_start(tc_rt_work_t *w)
     if (st != TC_OK)
         return st;
     uint64_t now = tc_time_ns();
-    w->deadline = now + (uint64_t)w->timeout_ms * 1000000ull;
+    w->deadline = tc_deadline_add_ms(now, (uint64_t)w->timeout_ms);
     w->failed_peer = -1;
     w->start_ns = now;
     tc_rt_fr_begin(w, now);

@@ -7,6 +7,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include <cmocka.h>
 
@@ -155,6 +156,14 @@ static void test_configuration_errors(void **state)
     co.bootstrap = TC_BOOTSTRAP_PMIX;
     unsetenv("TC_BOOTSTRAP");
     expect(tc_comm_create(&co, &comm), TC_ERR_BOOTSTRAP, "tcrun, mpirun or srun");
+    /* a malformed value is an error naming the variable, not a crash (comm_alloc failed and
+     * create freed an uninitialised pointer) */
+    setenv("TC_CHECK", "garbage", 1);
+    expect(tc_comm_create(NULL, &comm), TC_ERR_CONFIG, "TC_CHECK");
+    unsetenv("TC_CHECK");
+    setenv("TC_FR_SIZE", "garbage", 1);
+    expect(tc_comm_create(NULL, &comm), TC_ERR_CONFIG, "TC_FR_SIZE");
+    unsetenv("TC_FR_SIZE");
     setenv("TC_ALGO_ALL_REDUCE", "nope", 1);
     assert_int_equal(tc_comm_create(NULL, &comm), TC_OK);
     float a[2] = {1, 2}, b[2];
@@ -162,6 +171,36 @@ static void test_configuration_errors(void **state)
            "nope");
     unsetenv("TC_ALGO_ALL_REDUCE");
     tc_comm_destroy(comm);
+}
+
+/* Timeouts too large for the clock mean "no timeout": the deadline saturates instead of
+ * wrapping into the past (INT64_MAX and 2^62 ms used to time out at once). */
+static void test_huge_timeouts(void **state)
+{
+    no_pmix_env();
+    tc_comm_t *comm;
+    assert_int_equal(tc_comm_create(NULL, &comm), TC_OK);
+    const int64_t huge[] = {INT64_MAX, (int64_t)1 << 62, (int64_t)1 << 53};
+    for (size_t i = 0; i < sizeof(huge) / sizeof(huge[0]); i++) {
+        tc_op_opts_t o = TC_OP_OPTS_INIT;
+        o.timeout_ms = huge[i];
+        o.async = 1;
+        int32_t in[4] = {1, 2, 3, (int32_t)i}, out[4] = {0};
+        tc_work_t *rw = NULL;
+        assert_int_equal(tc_recv(comm, out, 4, TC_INT32, 0, &o, &rw), TC_OK);
+        for (int k = 0; k < 20; k++) { /* the progress thread and tests see it pending */
+            int done = -1;
+            assert_int_equal(tc_work_test(rw, &done), TC_INPROGRESS);
+            assert_int_equal(done, 0);
+            struct timespec ts = {0, 1000000};
+            nanosleep(&ts, NULL);
+        }
+        assert_int_equal(tc_send(comm, in, 4, TC_INT32, 0, NULL, NULL), TC_OK);
+        assert_int_equal(tc_work_wait(rw, 10000), TC_OK);
+        assert_memory_equal(out, in, sizeof(in));
+        assert_int_equal(tc_work_free(rw), TC_OK);
+    }
+    assert_int_equal(tc_comm_destroy(comm), TC_OK);
 }
 
 /* Every operation in a world of one: results equal the inputs (block 0 is
@@ -405,6 +444,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_version),
         cmocka_unit_test(test_world_of_one),
+        cmocka_unit_test(test_huge_timeouts),
         cmocka_unit_test(test_create_abort_is_not_sticky),
         cmocka_unit_test(test_bad_arguments),
         cmocka_unit_test(test_configuration_errors),

@@ -61,6 +61,13 @@ static void test_deadline_never(void **state)
     /* A timeout so large that now + timeout overflows also means never. */
     assert_true(tc_deadline_after_ms(UINT64_MAX - 1) == UINT64_MAX);
     assert_true(tc_deadline_after_ms(UINT64_MAX / 1000) == UINT64_MAX);
+    /* From a given time: exact below the limit, saturating at and beyond it. */
+    assert_true(tc_deadline_add_ms(5, 7) == 5 + 7 * 1000000ull);
+    assert_true(tc_deadline_add_ms(1ull << 62, (uint64_t)INT64_MAX) == UINT64_MAX);
+    assert_true(tc_deadline_add_ms(1ull << 40, 1ull << 62) == UINT64_MAX);
+    uint64_t lim = (UINT64_MAX - 1000) / 1000000ull;
+    assert_true(tc_deadline_add_ms(1000, lim) == 1000 + lim * 1000000ull);
+    assert_true(tc_deadline_add_ms(1000, lim + 1) == UINT64_MAX);
 }
 
 static void test_deadline_finite(void **state)

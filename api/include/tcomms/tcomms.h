@@ -650,7 +650,8 @@ tc_status_t tc_work_wait(tc_work_t *work, int64_t timeout_ms);
  *         (then the return value is its result).
  * @param work the work object.
  * @param done_p receives 1 when finished, else 0.
- * @return TC_OK, or an error status with the detail in tc_last_error() (see @ref tc_ops).
+ * @return TC_INPROGRESS while it runs; once finished its result: TC_OK, or an
+ *         error status with the detail in tc_last_error() (see @ref tc_ops).
  */
 tc_status_t tc_work_test(tc_work_t *work, int *done_p);
 

@@ -24,6 +24,12 @@ double tc_time_s(void);
  */
 uint64_t tc_deadline_after_ms(uint64_t timeout_ms);
 
+/**
+ * @brief @p now_ns + @p timeout_ms, saturating: a sum past the clock's range
+ *        is UINT64_MAX ("never"), not a wrapped time in the past.
+ */
+uint64_t tc_deadline_add_ms(uint64_t now_ns, uint64_t timeout_ms);
+
 /** @brief Whether the monotonic clock has passed @p deadline_ns. */
 bool tc_deadline_passed(uint64_t deadline_ns);
 
