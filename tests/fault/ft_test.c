@@ -199,6 +199,28 @@ int main(int argc, char **argv)
 
     if (strcmp(mode, "kill-before") == 0 && rank == victim)
         die(SIGKILL);
+    if (strcmp(mode, "unreceived") == 0) {
+        /* the others send the victim 8 MiB it never receives: their timeout names it as the
+         * rank that has not taken the sends (it used to say "rank(s) none") */
+        size_t big = 8u << 20;
+        char *buf = calloc(1, big), want[96];
+        tc_op_opts_t o = TC_OP_OPTS_INIT;
+        o.timeout_ms = 1000;
+        if (rank == victim) {
+            usleep(2500000);
+        } else {
+            st = tc_send(comm, buf, big, TC_UINT8, victim, &o, NULL);
+            snprintf(want, sizeof(want), "waiting for rank(s) %d (to accept our sends)", victim);
+            if (st != TC_ERR_TIMEOUT || strstr(tc_last_error(), want) == NULL)
+                FAIL("a send never received: %s (%s), want TC_ERR_TIMEOUT and '%s'",
+                     tc_status_string(st), tc_last_error(), want);
+            usleep(2000000); /* the victim leaves first */
+        }
+        free(buf);
+        tc_comm_destroy(comm);
+        printf("rank %d: %s victim %d: %d failures\n", rank, mode, victim, fails);
+        return fails != 0;
+    }
     if (strcmp(mode, "abort") == 0) {
         if (rank == victim)
             die(SIGKILL);
