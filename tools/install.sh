@@ -58,10 +58,12 @@ header_dirs=(base topo transport transport/self transport/shm transport/ib trans
 tools=(tools/tcrun/tcrun tools/tcperf/tcperf tools/tc-info/tc-info tools/tc-sim/tc-sim
     tools/tc-kbench/tc-kbench tools/tc-tpbench/tc-tpbench)
 # What the archives need from the system (libibverbs and CUDA are opened at run time).
-sys_libs="-lpmix -lhwloc -ldl -lpthread -lrt -lm"
+sys_libs="-lpmix -lhwloc -lsodium -ldl -lpthread -lrt -lm"
 
 if [ $build -eq 1 ]; then
-    bazel build //api:tcomms //transport/builtin:tc_transport_builtin //kernels/cuda/... //tools/...
+    # every layer's library by name: Bazel writes a library's archive only when it is asked for
+    bazel build //base:tc_base //topo:tc_topo //transport/... //algo:tc_algo //kernels/... \
+        //runtime:tc_runtime //api:tcomms //tools/...
 fi
 bin=$(bazel info bazel-bin 2>/dev/null)
 
@@ -138,7 +140,7 @@ pc tcomms "collective communication for distributed training (static archive; li
 pc tcomms-shared "collective communication for distributed training (shared library)" \
     "-ltcomms" "$sys_libs"
 pc tcomms-transport "the tcomms transport layer alone: self, shm, tcp, ib (static archive)" \
-    "-l:libtc_transport.a -l:libtc_base.a" "-ldl -lpthread -lrt"
+    "-l:libtc_transport.a -l:libtc_base.a" "-lsodium -ldl -lpthread -lrt"
 
 # ---- CMake package
 sed -e "s/@VERSION@/$version/g" -e "s/@MAJOR@/$major/g" tools/install/tcommsConfig.cmake.in \

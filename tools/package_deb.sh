@@ -30,7 +30,8 @@ tools/install.sh "${build[@]}" "$stage/usr" >/dev/null
 version=$(sed -n 's/^Version: //p' "$stage/usr/lib/pkgconfig/tcomms.pc")
 arch=$(dpkg --print-architecture)
 # The Debian packages that provide the shared libraries the programs and libtcomms.so load.
-runtime_deps=$(dpkg-query -W -f='${Package} (>= ${Version}), ' libpmix2 libhwloc15 | sed 's/, $//')
+runtime_deps=$(dpkg-query -W -f='${Package} (>= ${Version}), ' libpmix2 libhwloc15 libsodium23 |
+    sed 's/, $//')
 
 package() { # NAME DESCRIPTION DEPENDS PATHS...
     local name=$1 desc=$2 deps=$3 root="$stage/$1"
@@ -58,7 +59,7 @@ EOF
     echo "$out/${name}_${version}_$arch.deb"
 }
 package libtcomms-dev "collective communication for distributed training (development files)" \
-    "$runtime_deps, libpmix-dev, libhwloc-dev" \
+    "$runtime_deps, libpmix-dev, libhwloc-dev, libsodium-dev" \
     usr/include usr/lib
 package tcomms-tools "collective communication for distributed training (launcher and tools)" \
     "$runtime_deps, python3" \

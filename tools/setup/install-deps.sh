@@ -12,6 +12,7 @@ packages=(
   libhwloc-dev           # topology discovery
   libibverbs-dev         # InfiniBand verbs (built; no hardware here)
   libcmocka-dev          # unit tests
+  libsodium-dev          # HMAC-SHA-256, random nonces, constant-time compare (connection authentication)
   openmpi-bin libopenmpi-dev  # mpirun launcher + side-by-side peer
   slurm-wlm              # srun --mpi=pmix launcher (one-node cluster in tests)
   doxygen graphviz       # public header documentation, warnings as errors
