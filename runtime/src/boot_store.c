@@ -4,7 +4,8 @@
  * One thread polls the listening socket and every client's non-blocking
  * socket; nothing it does can block on one client. Bytes from a client are
  * untrusted: a malformed frame closes that connection with a logged error.
- * A connection must say hello within BS_HELLO_TIMEOUT_NS; a client that leaves
+ * A connection must join (hello and proof, boot_store_auth.c) within
+ * BS_HELLO_TIMEOUT_NS; a client that leaves
  * more than BS_MAX_OUT bytes of replies, or BS_MAX_EVENTS events, unread is
  * dropped.
  *
@@ -36,81 +37,13 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-#include "boot_store.h"
+#include "boot_store_impl.h"
 #include "tcomms/base/hmap.h"
 #include "tcomms/runtime/bootstrap.h"
 #include "tcomms/base/log.h"
 #include "tcomms/base/time.h"
 #include "tcomms/base/vec.h"
 #include "tcomms/base/wire.h"
-
-#define BS_NS_PER_MS 1000000ull
-#define BS_HELLO_TIMEOUT_NS (10ull * 1000000000ull)
-#define BS_CLOSE_FLUSH_NS (2ull * 1000000000ull)
-#define BS_MAX_OUT (16u << 20)
-#define BS_READ_BUDGET (1u << 20) /* bytes read from one client per poll round */
-#define BS_MISSING_LISTED 16
-#define BS_REPLY_FIXED 16 /* request, status, length */
-/* Events queued for one client since its output was last fully sent: a client
- * that reads (the kernel's buffers take thousands) never comes near it. */
-#define BS_MAX_EVENTS 4096
-
-typedef struct bs_entry {
-    struct bs_entry *next; /* same hash */
-    uint32_t rank;
-    uint32_t vlen;
-    uint16_t klen;
-    uint8_t data[]; /* key, then value */
-} bs_entry_t;
-
-enum { BS_RANK_ABSENT = 0, BS_RANK_JOINED, BS_RANK_LEFT };
-
-typedef struct bs_conn {
-    int fd;
-    int rank; /* -1 until its hello is accepted */
-    bool said_bye;
-    bool closing;         /* flush the output, then close */
-    bool dead;            /* closed: removed after this poll round */
-    uint64_t deadline_ns; /* of the hello, or of the flush before closing */
-    char name[64];        /* the peer's address, for logs */
-    uint8_t hdr[TC_BS_HDR_LEN];
-    size_t hdr_got;
-    bool in_body;
-    uint8_t type;
-    uint8_t *body;
-    uint32_t body_len;
-    size_t body_got;
-    uint8_t *out;
-    size_t out_len, out_off, out_cap;
-    uint32_t events_unsent; /* EVENT frames queued since out was last empty */
-    bool fence_waiting;
-    uint64_t fence_req, fence_seq, fence_start_ns, fence_deadline_ns;
-} bs_conn_t;
-
-struct tc_boot_store {
-    int listen_fd;
-    int wake_fd;
-    int port;
-    int world;
-    char secret[TC_BS_MAX_SECRET];
-    size_t secret_len;
-    pthread_t thread;
-    atomic_bool stop;
-    _Atomic uint64_t linger_deadline_ns;
-    /* Everything below belongs to the thread. */
-    bs_conn_t **conns;
-    size_t nconns, conns_cap;
-    struct pollfd *pfds;
-    size_t pfds_cap;
-    uint64_t accept_pause_until_ns;
-    uint8_t *rank_state;
-    uint64_t *arrived;
-    uint64_t left_min_arrived; /* the least fence reached by a rank that left */
-    int left_min_rank;
-    tc_vec_t fence_count; /* uint32_t per fence */
-    tc_hmap_t table;      /* hash of (rank, key) -> chain of bs_entry_t */
-    size_t nkeys;
-};
 
 /* ---- frame headers (shared with the clients) ---- */
 
@@ -143,7 +76,8 @@ tc_status_t tc_boot_store_hdr_parse(const uint8_t hdr[TC_BS_HDR_LEN], uint8_t *t
                             "(0x%02x 0x%04x): not a tcomms store peer",
                             zero8, zero16);
     if (type != TC_BS_HELLO && type != TC_BS_PUT && type != TC_BS_FENCE && type != TC_BS_GET &&
-        type != TC_BS_BYE && type != TC_BS_NOTIFY && type != TC_BS_REPLY && type != TC_BS_EVENT)
+        type != TC_BS_BYE && type != TC_BS_NOTIFY && type != TC_BS_PROOF && type != TC_BS_REPLY &&
+        type != TC_BS_EVENT && type != TC_BS_CHALLENGE)
         return tc_error_set(TC_ERR_PROTOCOL, "frame of unknown type %u", type);
     if (len > TC_BS_MAX_BODY)
         return tc_error_set(TC_ERR_PROTOCOL,
@@ -232,7 +166,7 @@ static void bs_table_free(tc_boot_store_t *st)
 /* ---- output ---- */
 
 /* " (rank r)" once the client has joined, for logs. */
-static const char *bs_who(const bs_conn_t *c)
+const char *tc_bs_who(const bs_conn_t *c)
 {
     static _Thread_local char buf[32];
     if (c->rank < 0)
@@ -241,9 +175,8 @@ static const char *bs_who(const bs_conn_t *c)
     return buf;
 }
 
-static void bs_drop(tc_boot_store_t *st, bs_conn_t *c, const char *why);
 
-static void bs_flush(tc_boot_store_t *st, bs_conn_t *c)
+void tc_bs_flush(tc_boot_store_t *st, bs_conn_t *c)
 {
     while (!c->dead && c->out_off < c->out_len) {
         ssize_t n =
@@ -257,7 +190,7 @@ static void bs_flush(tc_boot_store_t *st, bs_conn_t *c)
         } else {
             char why[160];
             snprintf(why, sizeof(why), "send failed: %s", strerror(errno));
-            bs_drop(st, c, why);
+            tc_bs_drop(st, c, why);
             return;
         }
     }
@@ -267,7 +200,7 @@ static void bs_flush(tc_boot_store_t *st, bs_conn_t *c)
 
 /* Room for @p need more bytes of output (at c->out + c->out_len), or NULL when
  * the client was dropped (too much unread, or no memory). */
-static uint8_t *bs_out_reserve(tc_boot_store_t *st, bs_conn_t *c, size_t need)
+uint8_t *tc_bs_out_reserve(tc_boot_store_t *st, bs_conn_t *c, size_t need)
 {
     if (c->dead)
         return NULL;
@@ -275,8 +208,8 @@ static uint8_t *bs_out_reserve(tc_boot_store_t *st, bs_conn_t *c, size_t need)
         tc_log_error(TC_SUBSYS_RUNTIME,
                      "bootstrap store: dropping %s%s: it leaves more than %u "
                      "bytes of output unread",
-                     c->name, bs_who(c), BS_MAX_OUT);
-        bs_drop(st, c, "too much unread output");
+                     c->name, tc_bs_who(c), BS_MAX_OUT);
+        tc_bs_drop(st, c, "too much unread output");
         return NULL;
     }
     if (c->out_off > 0 && c->out_off == c->out_len)
@@ -291,7 +224,7 @@ static uint8_t *bs_out_reserve(tc_boot_store_t *st, bs_conn_t *c, size_t need)
                          "bootstrap store: no memory for %zu bytes of output "
                          "to %s",
                          need, c->name);
-            bs_drop(st, c, "out of memory");
+            tc_bs_drop(st, c, "out of memory");
             return NULL;
         }
         c->out = p;
@@ -301,11 +234,11 @@ static uint8_t *bs_out_reserve(tc_boot_store_t *st, bs_conn_t *c, size_t need)
 }
 
 /* Queue a REPLY frame and try to send it at once. */
-static void bs_reply(tc_boot_store_t *st, bs_conn_t *c, uint64_t req, tc_status_t status,
+void tc_bs_reply(tc_boot_store_t *st, bs_conn_t *c, uint64_t req, tc_status_t status,
                      const void *data, uint32_t len)
 {
     size_t need = TC_BS_HDR_LEN + BS_REPLY_FIXED + (size_t)len;
-    uint8_t *p = bs_out_reserve(st, c, need);
+    uint8_t *p = tc_bs_out_reserve(st, c, need);
     if (!p)
         return;
     tc_wire_writer_t w;
@@ -316,13 +249,10 @@ static void bs_reply(tc_boot_store_t *st, bs_conn_t *c, uint64_t req, tc_status_
     (void)tc_wire_put_u32(&w, len);
     (void)tc_wire_put_bytes(&w, data, len);
     c->out_len += need;
-    bs_flush(st, c);
+    tc_bs_flush(st, c);
 }
 
-static void bs_reply_text(tc_boot_store_t *st, bs_conn_t *c, uint64_t req, tc_status_t status,
-                          const char *fmt, ...) __attribute__((format(printf, 5, 6)));
-
-static void bs_reply_text(tc_boot_store_t *st, bs_conn_t *c, uint64_t req, tc_status_t status,
+void tc_bs_reply_text(tc_boot_store_t *st, bs_conn_t *c, uint64_t req, tc_status_t status,
                           const char *fmt, ...)
 {
     char text[TC_BS_MAX_TEXT];
@@ -334,7 +264,7 @@ static void bs_reply_text(tc_boot_store_t *st, bs_conn_t *c, uint64_t req, tc_st
         n = 0;
     if ((size_t)n >= sizeof(text))
         n = (int)sizeof(text) - 1;
-    bs_reply(st, c, req, status, text, (uint32_t)n);
+    tc_bs_reply(st, c, req, status, text, (uint32_t)n);
 }
 
 /* Queue an EVENT frame for @p c and try to send it at once. */
@@ -347,11 +277,11 @@ static void bs_event(tc_boot_store_t *st, bs_conn_t *c, uint32_t kind, uint32_t 
         tc_log_error(TC_SUBSYS_RUNTIME,
                      "bootstrap store: dropping %s%s: it leaves more than %u "
                      "events unread (%zu bytes queued)",
-                     c->name, bs_who(c), BS_MAX_EVENTS, c->out_len - c->out_off);
-        bs_drop(st, c, "too many unread events");
+                     c->name, tc_bs_who(c), BS_MAX_EVENTS, c->out_len - c->out_off);
+        tc_bs_drop(st, c, "too many unread events");
         return;
     }
-    uint8_t *p = bs_out_reserve(st, c, TC_BS_HDR_LEN + TC_BS_EVENT_LEN);
+    uint8_t *p = tc_bs_out_reserve(st, c, TC_BS_HDR_LEN + TC_BS_EVENT_LEN);
     if (!p)
         return;
     tc_wire_writer_t w;
@@ -363,7 +293,7 @@ static void bs_event(tc_boot_store_t *st, bs_conn_t *c, uint32_t kind, uint32_t 
     (void)tc_wire_put_u32(&w, from);
     c->out_len += TC_BS_HDR_LEN + TC_BS_EVENT_LEN;
     c->events_unsent++;
-    bs_flush(st, c);
+    tc_bs_flush(st, c);
 }
 
 /* ---- fences ---- */
@@ -383,7 +313,7 @@ static void bs_fence_check_complete(tc_boot_store_t *st, uint64_t seq)
         bs_conn_t *c = st->conns[i];
         if (c->fence_waiting && c->fence_seq == seq) {
             c->fence_waiting = false;
-            bs_reply(st, c, c->fence_req, TC_OK, NULL, 0);
+            tc_bs_reply(st, c, c->fence_req, TC_OK, NULL, 0);
         }
     }
 }
@@ -395,7 +325,7 @@ static void bs_fence_fail_doomed(tc_boot_store_t *st)
         bs_conn_t *c = st->conns[i];
         if (c->fence_waiting && c->fence_seq > st->left_min_arrived) {
             c->fence_waiting = false;
-            bs_reply_text(st, c, c->fence_req, TC_ERR_PEER_FAILED,
+            tc_bs_reply_text(st, c, c->fence_req, TC_ERR_PEER_FAILED,
                           "fence %llu cannot complete: rank %d left the store after reaching "
                           "fence %llu only",
                           (unsigned long long)c->fence_seq, st->left_min_rank,
@@ -422,7 +352,7 @@ static void bs_fence_timeout(tc_boot_store_t *st, bs_conn_t *c, uint64_t now)
         }
     }
     c->fence_waiting = false;
-    bs_reply_text(st, c, c->fence_req, TC_ERR_TIMEOUT,
+    tc_bs_reply_text(st, c, c->fence_req, TC_ERR_TIMEOUT,
                   "fence %llu: %d of %d ranks arrived within %llu ms; missing %s%s "
                   "(%d of the missing never connected to the store)",
                   (unsigned long long)seq, st->world - missing, st->world,
@@ -481,90 +411,6 @@ static void bs_rank_left(tc_boot_store_t *st, int rank, const char *how)
 
 /* ---- requests ---- */
 
-static bool bs_secret_ok(const tc_boot_store_t *st, const uint8_t *s, size_t len)
-{
-    /* Compare in time independent of where the bytes differ. */
-    unsigned diff = len != st->secret_len;
-    for (size_t i = 0; i < len && i < st->secret_len; i++)
-        diff |= (unsigned)(s[i] ^ (uint8_t)st->secret[i]);
-    return diff == 0;
-}
-
-static void bs_reject(tc_boot_store_t *st, bs_conn_t *c, tc_status_t status, const char *fmt, ...)
-    __attribute__((format(printf, 4, 5)));
-
-/* Tell a client why its hello was refused, then close once that is sent. */
-static void bs_reject(tc_boot_store_t *st, bs_conn_t *c, tc_status_t status, const char *fmt, ...)
-{
-    char text[TC_BS_MAX_TEXT];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(text, sizeof(text), fmt, ap);
-    va_end(ap);
-    tc_log_warn(TC_SUBSYS_RUNTIME, "bootstrap store: refused %s: %s", c->name, text);
-    bs_reply(st, c, 0, status, text, (uint32_t)strlen(text));
-    c->closing = true;
-    c->deadline_ns = tc_time_ns() + BS_CLOSE_FLUSH_NS;
-}
-
-static tc_status_t bs_on_hello(tc_boot_store_t *st, bs_conn_t *c, tc_wire_reader_t *r)
-{
-    uint32_t magic, rank, world;
-    uint16_t version, slen;
-    const void *secret;
-    if (tc_wire_get_u32(r, &magic) != TC_OK || tc_wire_get_u16(r, &version) != TC_OK)
-        return tc_error_set(TC_ERR_PROTOCOL, "HELLO body of %zu bytes is too short", r->len);
-    if (magic != TC_BS_MAGIC)
-        return tc_error_set(TC_ERR_PROTOCOL,
-                            "HELLO with magic 0x%08x, expected 0x%08x: not a "
-                            "tcomms client",
-                            magic, TC_BS_MAGIC);
-    if (version != TC_BS_VERSION) {
-        bs_reject(st, c, TC_ERR_BOOTSTRAP,
-                  "protocol version %u, the store speaks %u (mixed tcomms versions?)", version,
-                  TC_BS_VERSION);
-        return TC_OK;
-    }
-    if (tc_wire_get_u32(r, &rank) != TC_OK || tc_wire_get_u32(r, &world) != TC_OK ||
-        tc_wire_get_u16(r, &slen) != TC_OK || slen > TC_BS_MAX_SECRET ||
-        tc_wire_get_view(r, slen, &secret) != TC_OK || tc_wire_reader_left(r) != 0)
-        return tc_error_set(TC_ERR_PROTOCOL, "malformed HELLO body of %zu bytes", r->len);
-    if (!bs_secret_ok(st, secret, slen)) {
-        if (slen == 0)
-            bs_reject(st, c, TC_ERR_BOOTSTRAP,
-                      "rank %u sent no TC_JOB_SECRET but the store has one", rank);
-        else if (st->secret_len == 0)
-            bs_reject(st, c, TC_ERR_BOOTSTRAP,
-                      "rank %u sent a TC_JOB_SECRET but the store has none", rank);
-        else
-            bs_reject(st, c, TC_ERR_BOOTSTRAP,
-                      "rank %u sent a TC_JOB_SECRET that does not match the store's", rank);
-    } else if (world != (uint32_t)st->world) {
-        bs_reject(st, c, TC_ERR_BOOTSTRAP,
-                  "rank %u has WORLD_SIZE=%u but the store (rank 0) has WORLD_SIZE=%d", rank, world,
-                  st->world);
-    } else if (rank >= world) {
-        bs_reject(st, c, TC_ERR_BOOTSTRAP, "RANK=%u is not below WORLD_SIZE=%u", rank, world);
-    } else if (st->rank_state[rank] == BS_RANK_JOINED) {
-        bs_reject(st, c, TC_ERR_BOOTSTRAP,
-                  "rank %u is already connected to the store (duplicate RANK?)", rank);
-    } else if (st->rank_state[rank] == BS_RANK_LEFT) {
-        /* Most likely the store of this job's previous bootstrap, still lingering: the
-         * distinct status tells the client to try again until the next store is up. */
-        bs_reject(st, c, TC_ERR_INVALID_STATE,
-                  "rank %u already joined and left this store "
-                  "(the store of an earlier bootstrap?)",
-                  rank);
-    } else {
-        c->rank = (int)rank;
-        c->deadline_ns = UINT64_MAX;
-        st->rank_state[rank] = BS_RANK_JOINED;
-        tc_log_debug(TC_SUBSYS_RUNTIME, "bootstrap store: rank %u joined from %s", rank, c->name);
-        bs_reply(st, c, 0, TC_OK, NULL, 0);
-    }
-    return TC_OK;
-}
-
 /* Read a key: 1..TC_BS_MAX_KEY bytes, no NUL. */
 static tc_status_t bs_get_key(tc_wire_reader_t *r, const uint8_t **key_p, uint16_t *klen_p)
 {
@@ -611,17 +457,17 @@ static tc_status_t bs_on_get(tc_boot_store_t *st, bs_conn_t *c, tc_wire_reader_t
     if (tc_wire_reader_left(r) != 0)
         return tc_error_set(TC_ERR_PROTOCOL, "GET with %zu trailing bytes", tc_wire_reader_left(r));
     if (rank >= (uint32_t)st->world) {
-        bs_reply_text(st, c, req, TC_ERR_INVALID_ARG, "get of rank %u of %d", rank, st->world);
+        tc_bs_reply_text(st, c, req, TC_ERR_INVALID_ARG, "get of rank %u of %d", rank, st->world);
         return TC_OK;
     }
     bs_entry_t *e = bs_find(st, rank, key, klen);
     if (!e)
-        bs_reply_text(st, c, req, TC_ERR_NOT_FOUND,
+        tc_bs_reply_text(st, c, req, TC_ERR_NOT_FOUND,
                       "rank %u has no key '%.*s' in the store "
                       "(never put, or not fenced yet)",
                       rank, (int)klen, (const char *)key);
     else
-        bs_reply(st, c, req, TC_OK, e->data + e->klen, e->vlen);
+        tc_bs_reply(st, c, req, TC_OK, e->data + e->klen, e->vlen);
     return TC_OK;
 }
 
@@ -659,15 +505,19 @@ static tc_status_t bs_on_frame(tc_boot_store_t *st, bs_conn_t *c)
 {
     tc_wire_reader_t r;
     tc_wire_reader_init(&r, c->body, c->body_len);
-    if (c->rank < 0 && c->type != TC_BS_HELLO)
+    if (c->rank < 0 && c->type != TC_BS_HELLO && c->type != TC_BS_PROOF)
         return tc_error_set(TC_ERR_PROTOCOL, "frame of type %u before the hello", c->type);
+    if (c->rank >= 0 && c->type == TC_BS_PROOF)
+        return tc_error_set(TC_ERR_PROTOCOL, "PROOF after joining");
     if (c->said_bye)
         return tc_error_set(TC_ERR_PROTOCOL, "frame of type %u after the goodbye", c->type);
     switch (c->type) {
     case TC_BS_HELLO:
-        if (c->rank >= 0)
+        if (c->rank >= 0 || c->auth != BS_AUTH_HELLO)
             return tc_error_set(TC_ERR_PROTOCOL, "second HELLO");
-        return bs_on_hello(st, c, &r);
+        return tc_bs_on_hello(st, c, &r);
+    case TC_BS_PROOF:
+        return tc_bs_on_proof(st, c, &r);
     case TC_BS_PUT:
         return bs_on_put(st, c, &r);
     case TC_BS_FENCE:
@@ -690,12 +540,15 @@ static tc_status_t bs_on_frame(tc_boot_store_t *st, bs_conn_t *c)
 
 /* ---- connections ---- */
 
-static void bs_drop(tc_boot_store_t *st, bs_conn_t *c, const char *why)
+void tc_bs_drop(tc_boot_store_t *st, bs_conn_t *c, const char *why)
 {
     if (c->dead)
         return;
     c->dead = true;
     c->fence_waiting = false;
+    if (c->auth == BS_AUTH_PROOF && !c->closing)
+        tc_bs_refused(st, c, "it left (%s) after the challenge without proving it holds the "
+                      "job's secret (claimed rank %u)", why, c->claimed_rank);
     if (c->rank >= 0 && !c->said_bye) {
         tc_log_debug(TC_SUBSYS_RUNTIME, "bootstrap store: rank %d (%s) disconnected: %s", c->rank,
                      c->name, why);
@@ -728,7 +581,7 @@ static void bs_read(tc_boot_store_t *st, bs_conn_t *c)
         }
         ssize_t n = want ? recv(c->fd, dst, want < budget ? want : budget, MSG_DONTWAIT) : 0;
         if (want && n == 0) {
-            bs_drop(st, c,
+            tc_bs_drop(st, c,
                     c->hdr_got || c->in_body ? "closed in the middle of a frame"
                                              : "closed the connection");
             return;
@@ -739,7 +592,7 @@ static void bs_read(tc_boot_store_t *st, bs_conn_t *c)
             if (errno != EAGAIN && errno != EWOULDBLOCK) {
                 char why[160];
                 snprintf(why, sizeof(why), "recv failed: %s", strerror(errno));
-                bs_drop(st, c, why);
+                tc_bs_drop(st, c, why);
             }
             return;
         }
@@ -749,14 +602,17 @@ static void bs_read(tc_boot_store_t *st, bs_conn_t *c)
             if (c->hdr_got < TC_BS_HDR_LEN)
                 continue;
             tc_status_t rc = tc_boot_store_hdr_parse(c->hdr, &c->type, &c->body_len);
-            if (rc == TC_OK && (c->type == TC_BS_REPLY || c->type == TC_BS_EVENT))
+            if (rc == TC_OK && (c->type == TC_BS_REPLY || c->type == TC_BS_EVENT ||
+                                c->type == TC_BS_CHALLENGE))
                 rc = tc_error_set(TC_ERR_PROTOCOL, "%s frame from a client",
-                                  c->type == TC_BS_REPLY ? "REPLY" : "EVENT");
+                                  c->type == TC_BS_REPLY   ? "REPLY"
+                                  : c->type == TC_BS_EVENT ? "EVENT"
+                                                           : "CHALLENGE");
             if (rc == TC_OK && c->type == TC_BS_NOTIFY && c->body_len != TC_BS_NOTIFY_LEN)
                 rc = tc_error_set(TC_ERR_PROTOCOL, "NOTIFY frame of %u bytes, expected %d",
                                   c->body_len, TC_BS_NOTIFY_LEN);
-            if (rc == TC_OK && c->rank < 0 && c->body_len > 64 + TC_BS_MAX_SECRET)
-                rc = tc_error_set(TC_ERR_PROTOCOL, "%u-byte frame before the hello", c->body_len);
+            if (rc == TC_OK && c->rank < 0 && c->body_len > TC_BS_HELLO_LEN)
+                rc = tc_error_set(TC_ERR_PROTOCOL, "%u-byte frame before joining", c->body_len);
             if (rc == TC_OK && c->body_len > 0 && !(c->body = malloc(c->body_len)))
                 rc = tc_error_set(TC_ERR_NO_MEMORY, "no memory for a frame of %u bytes",
                                   c->body_len);
@@ -764,8 +620,8 @@ static void bs_read(tc_boot_store_t *st, bs_conn_t *c)
                 tc_log_error(TC_SUBSYS_RUNTIME,
                              "bootstrap store: closing the connection "
                              "from %s%s: %s",
-                             c->name, bs_who(c), tc_last_error());
-                bs_drop(st, c, "malformed frame");
+                             c->name, tc_bs_who(c), tc_last_error());
+                tc_bs_drop(st, c, "malformed frame");
                 return;
             }
             c->in_body = true;
@@ -784,8 +640,8 @@ static void bs_read(tc_boot_store_t *st, bs_conn_t *c)
             tc_log_error(TC_SUBSYS_RUNTIME,
                          "bootstrap store: closing the connection from %s%s: "
                          "%s",
-                         c->name, bs_who(c), tc_last_error());
-            bs_drop(st, c, "malformed frame");
+                         c->name, tc_bs_who(c), tc_last_error());
+            tc_bs_drop(st, c, "malformed frame");
             return;
         }
     }
@@ -875,10 +731,10 @@ static uint64_t bs_timers(tc_boot_store_t *st, uint64_t now)
         if (c->deadline_ns != UINT64_MAX && now >= c->deadline_ns) {
             if (!c->closing)
                 tc_log_warn(TC_SUBSYS_RUNTIME,
-                            "bootstrap store: closing %s: no hello within "
-                            "%llu s",
+                            "bootstrap store: closing %s: it did not join (hello and proof) "
+                            "within %llu s",
                             c->name, BS_HELLO_TIMEOUT_NS / 1000000000ull);
-            bs_drop(st, c, "timed out");
+            tc_bs_drop(st, c, "timed out");
         } else if (c->deadline_ns < next) {
             next = c->deadline_ns;
         }
@@ -972,7 +828,7 @@ static void *bs_main(void *arg)
             if (!rev || c->dead)
                 continue;
             if (rev & POLLOUT)
-                bs_flush(st, c);
+                tc_bs_flush(st, c);
             if (rev & (POLLIN | POLLHUP | POLLERR)) {
                 if (!c->closing)
                     bs_read(st, c);
@@ -980,7 +836,7 @@ static void *bs_main(void *arg)
                     c->dead = true;
             }
             if (rev & POLLNVAL)
-                bs_drop(st, c, "invalid descriptor");
+                tc_bs_drop(st, c, "invalid descriptor");
         }
         if (st->pfds[1].revents)
             bs_accept(st);
@@ -1068,14 +924,15 @@ static void bs_free(tc_boot_store_t *st)
     free(st->pfds);
     free(st->rank_state);
     free(st->arrived);
+    tc_auth_key_wipe(&st->key);
     free(st);
 }
 
-tc_status_t tc_boot_store_start(int port, int world, const char *secret, tc_boot_store_t **store_p)
+tc_status_t tc_boot_store_start(int port, int world, const void *secret, size_t slen,
+                                tc_boot_store_t **store_p)
 {
     tc_status_t rc;
-    size_t slen = secret ? strlen(secret) : 0;
-    if (world < 1 || port < 1 || port > 65535 || slen > TC_BS_MAX_SECRET)
+    if (world < 1 || port < 1 || port > 65535 || (slen > 0 && !secret))
         return tc_error_set(TC_ERR_INVALID_ARG,
                             "bootstrap store: world %d, port %d, secret of "
                             "%zu bytes",
@@ -1086,8 +943,6 @@ tc_status_t tc_boot_store_start(int port, int world, const char *secret, tc_boot
     st->listen_fd = st->wake_fd = -1;
     st->port = port;
     st->world = world;
-    st->secret_len = slen;
-    memcpy(st->secret, secret ? secret : "", slen);
     st->left_min_arrived = UINT64_MAX;
     st->left_min_rank = -1;
     atomic_init(&st->stop, false);
@@ -1100,7 +955,8 @@ tc_status_t tc_boot_store_start(int port, int world, const char *secret, tc_boot
         rc = tc_error_set(TC_ERR_NO_MEMORY, "bootstrap(env): the store's table of %d ranks", world);
         goto fail;
     }
-    if ((rc = bs_listen(st, port)) != TC_OK)
+    if ((rc = tc_auth_key_init(&st->key, secret, slen)) != TC_OK ||
+        (rc = bs_listen(st, port)) != TC_OK)
         goto fail;
     st->wake_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
     if (st->wake_fd < 0) {

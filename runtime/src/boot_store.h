@@ -4,8 +4,22 @@
  *
  * Every frame is an 8-byte header, then a body:
  *   header: u32 body length (<= TC_BS_MAX_BODY), u8 type, u8 0, u16 0   (little-endian)
- * Bodies (client to store):
- *   HELLO  u32 magic, u16 version, u32 rank, u32 world size, u16 secret length, secret
+ *
+ * Joining is a challenge-response (tcomms/transport/auth.h, purpose "store") that
+ * proves both sides hold the job secret without sending it:
+ *   client HELLO      u32 magic, u16 version, u32 rank, u32 world size, u8 keyed, Ni[32]
+ *   store  CHALLENGE  u8 keyed, Na[32], MAC(acceptor)[32]
+ *          (or, for a version it does not speak, a REPLY with the reason)
+ *   client PROOF      MAC(initiator)[32]   -- only once the store's MAC checked out
+ *   store  REPLY      request 0: OK (the rank is taken), or the refusal's text, then close
+ * keyed is 1 when that side has a secret (TC_JOB_SECRET), 0 when it runs with the public
+ * key; it only makes the refusal precise. The transcript binds the purpose, the rank
+ * (initiator id), TC_BS_STORE_ID (acceptor id), both nonces and the extra bytes
+ * tc_boot_store_transcript() lays out (world size, both keyed flags, the version). A rank
+ * is taken only after a PROOF that checks out; a recorded PROOF fails against the next
+ * connection's fresh Na.
+ *
+ * Bodies after joining (client to store):
  *   PUT    u16 key length, key, u32 value length, value      (stored as rank/key)
  *   FENCE  u64 request, u64 fence number, u32 wait ms (UINT32_MAX: no limit)
  *   GET    u64 request, u32 rank, u16 key length, key
@@ -28,13 +42,20 @@
 #include <stdint.h>
 
 #include "tcomms/base/status.h"
+#include "tcomms/transport/auth.h"
 
 #define TC_BS_MAGIC 0x53424354u /* "TCBS" */
-#define TC_BS_VERSION 2         /* 2: NOTIFY and EVENT */
+#define TC_BS_VERSION 3         /* 2: NOTIFY and EVENT; 3: the challenge-response */
 #define TC_BS_HDR_LEN 8
 #define TC_BS_MAX_KEY 255
 #define TC_BS_MAX_VALUE (4u << 20)
-#define TC_BS_MAX_SECRET 256
+#define TC_BS_NONCE_LEN 32  /* TC_AUTH_NONCE_LEN */
+#define TC_BS_MAC_LEN 32    /* TC_AUTH_MAC_LEN */
+#define TC_BS_HELLO_LEN 47  /* magic 4, version 2, rank 4, world 4, keyed 1, nonce 32 */
+#define TC_BS_CHALLENGE_LEN (1 + TC_BS_NONCE_LEN + TC_BS_MAC_LEN)
+#define TC_BS_PROOF_LEN TC_BS_MAC_LEN
+#define TC_BS_STORE_ID UINT64_MAX /* the store's id in the transcript */
+#define TC_BS_AUTH_EXTRA_LEN 8    /* u32 world, u8 client keyed, u8 store keyed, u16 version */
 #define TC_BS_MAX_TEXT 1024
 #define TC_BS_MAX_BODY (TC_BS_MAX_VALUE + 64u)
 #define TC_BS_WAIT_FOREVER UINT32_MAX
@@ -48,18 +69,30 @@ enum {
     TC_BS_GET = 4,
     TC_BS_BYE = 5,
     TC_BS_NOTIFY = 6,
+    TC_BS_PROOF = 7,
     TC_BS_REPLY = 16,
     TC_BS_EVENT = 17,
+    TC_BS_CHALLENGE = 18,
 };
 
 typedef struct tc_boot_store tc_boot_store_t;
 
 /**
  * Listen on @p port of every address (IPv6 with IPv4-mapped, else IPv4) and
- * serve a store for @p world ranks in a background thread. @p secret (NULL or
- * "" for none) must match every client's.
+ * serve a store for @p world ranks in a background thread. Every client must
+ * prove it holds @p secret (@p len bytes; 0: none, the public key).
  */
-tc_status_t tc_boot_store_start(int port, int world, const char *secret, tc_boot_store_t **store_p);
+tc_status_t tc_boot_store_start(int port, int world, const void *secret, size_t len,
+                                tc_boot_store_t **store_p);
+
+/**
+ * Fill @p t (and @p extra, which it points to) for the join of @p rank: both
+ * sides of the challenge-response call it with the same values.
+ */
+void tc_boot_store_transcript(tc_auth_transcript_t *t, uint8_t extra[TC_BS_AUTH_EXTRA_LEN],
+                              uint32_t rank, uint32_t world, uint8_t client_keyed,
+                              uint8_t store_keyed, const uint8_t nonce_i[TC_BS_NONCE_LEN],
+                              const uint8_t nonce_a[TC_BS_NONCE_LEN]);
 
 /**
  * Stop serving. Until @p linger_ns have passed, keep serving as long as some

@@ -62,6 +62,20 @@ void tc_boot_fill_common(tc_boot_t *boot)
     boot->host[sizeof(boot->host) - 1] = '\0';
 }
 
+tc_status_t tc_boot_secret_from_env(tc_boot_t *boot, const char *who)
+{
+    const char *s = getenv("TC_JOB_SECRET");
+    size_t len = s ? strlen(s) : 0;
+    if (len > TC_BOOT_SECRET_MAX)
+        return tc_error_set(TC_ERR_CONFIG,
+                            "bootstrap(%s): TC_JOB_SECRET has %zu bytes, more than the %d "
+                            "accepted",
+                            who, len, TC_BOOT_SECRET_MAX);
+    memcpy(boot->secret, s ? s : "", len);
+    boot->secret_len = len;
+    return TC_OK;
+}
+
 tc_status_t tc_boot_create(tc_boot_kind_t kind, uint64_t deadline_ns, tc_boot_t **boot_p)
 {
     switch (kind) {

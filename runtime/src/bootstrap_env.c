@@ -9,8 +9,10 @@
  *   get    one round trip for "rank/key" (fetched lazily, no all-to-all).
  * A client keeps O(1) state besides the keys put since the last fence.
  *
- * Other variables: TC_JOB_SECRET (every rank must send the same one, up to
- * 256 bytes), TC_STORE_PORT (overrides MASTER_PORT, e.g. when torchrun's agent
+ * Other variables: TC_JOB_SECRET (every rank must hold the same one, up to
+ * 256 bytes; joining the store proves it without sending it, boot_store.h;
+ * without it the store and the transports run with the public key, and each
+ * process warns once: docs/security.md), TC_STORE_PORT (overrides MASTER_PORT, e.g. when torchrun's agent
  * already holds it), TC_BOOT_LINGER_S (default 30: how long rank 0's destroy
  * keeps serving ranks that are still connected and have not left; it returns
  * as soon as they all have, so only a rank that keeps running longer than
@@ -108,7 +110,6 @@ typedef struct {
 typedef struct {
     const char *addr;
     int port, rank, world, local_rank, local_size;
-    const char *secret;
     uint64_t linger_ns;
 } env_config_t;
 
@@ -117,6 +118,7 @@ typedef struct {
     const uint8_t *data;
     uint32_t len;
     tc_status_t status;
+    bool challenge; /* the store's CHALLENGE to a hello (data: its body), not a REPLY */
 } env_reply_t;
 
 int tc_boot_env_announced(void)
@@ -191,12 +193,6 @@ static tc_status_t env_read_config(env_config_t *cfg)
                             "bootstrap(env): LOCAL_RANK=\"%s\" is not below "
                             "LOCAL_WORLD_SIZE=\"%s\"",
                             getenv("LOCAL_RANK"), getenv("LOCAL_WORLD_SIZE"));
-    cfg->secret = getenv("TC_JOB_SECRET");
-    if (cfg->secret && strlen(cfg->secret) > TC_BS_MAX_SECRET)
-        return tc_error_set(TC_ERR_CONFIG,
-                            "bootstrap(env): TC_JOB_SECRET has %zu bytes, more "
-                            "than the %d accepted",
-                            strlen(cfg->secret), TC_BS_MAX_SECRET);
     cfg->linger_ns = (uint64_t)linger_s * 1000000000ull;
     return TC_OK;
 }
@@ -291,7 +287,11 @@ static tc_status_t env_rx_header(tc_boot_env_t *e, const char *what)
                           TC_BS_EVENT_LEN);
     else if (rc == TC_OK && rx->type == TC_BS_REPLY && rx->len < ENV_REPLY_FIXED)
         rc = tc_error_set(TC_ERR_PROTOCOL, "REPLY frame of %u bytes", rx->len);
-    else if (rc == TC_OK && rx->type != TC_BS_EVENT && rx->type != TC_BS_REPLY)
+    else if (rc == TC_OK && rx->type == TC_BS_CHALLENGE && rx->len != TC_BS_CHALLENGE_LEN)
+        rc = tc_error_set(TC_ERR_PROTOCOL, "CHALLENGE frame of %u bytes, expected %d", rx->len,
+                          TC_BS_CHALLENGE_LEN);
+    else if (rc == TC_OK && rx->type != TC_BS_EVENT && rx->type != TC_BS_REPLY &&
+             rx->type != TC_BS_CHALLENGE)
         rc = tc_error_set(TC_ERR_PROTOCOL, "frame of type %u and %u bytes", rx->type, rx->len);
     if (rc != TC_OK) {
         e->broken = true;
@@ -455,8 +455,21 @@ static tc_status_t env_wait_reply(tc_boot_env_t *e, uint64_t req, uint64_t deadl
         }
         uint8_t *body = e->rx.body;
         uint32_t len = e->rx.len;
+        uint8_t type = e->rx.type;
         e->rx.body = NULL; /* the reply's now */
         env_rx_reset(&e->rx);
+        if (type == TC_BS_CHALLENGE) {
+            if (req != 0) { /* only a hello is challenged */
+                e->broken = true;
+                free(body);
+                return tc_error_set(TC_ERR_PROTOCOL,
+                                    "bootstrap(env): rank %d: %s: a CHALLENGE from the store "
+                                    "at %s after joining",
+                                    e->head.rank, what, e->master);
+            }
+            *reply = (env_reply_t){.body = body, .data = body, .len = len, .challenge = true};
+            return TC_OK;
+        }
         tc_wire_reader_t r;
         uint64_t rreq;
         uint32_t status, dlen;
@@ -482,6 +495,7 @@ static tc_status_t env_wait_reply(tc_boot_env_t *e, uint64_t req, uint64_t deadl
         reply->data = body + ENV_REPLY_FIXED;
         reply->len = dlen;
         reply->status = (tc_status_t)(int32_t)status;
+        reply->challenge = false;
         return TC_OK;
     }
 }
@@ -583,24 +597,83 @@ static tc_status_t env_connect(tc_boot_env_t *e, const char *host, int port, uin
                         e->head.rank, e->master, (double)(tc_time_ns() - start) * 1e-9, why);
 }
 
-static tc_status_t env_hello(tc_boot_env_t *e, const env_config_t *cfg, uint64_t deadline_ns)
+/* The store's CHALLENGE (in @p reply): check its MAC, then send this rank's PROOF. The
+ * transcript is kept in @p t (filled here). */
+static tc_status_t env_answer_challenge(tc_boot_env_t *e, const env_config_t *cfg,
+                                        const tc_auth_key_t *key, const uint8_t *nonce_i,
+                                        const env_reply_t *reply, uint64_t deadline_ns)
 {
-    uint8_t buf[TC_BS_HDR_LEN + 16 + TC_BS_MAX_SECRET];
-    size_t slen = cfg->secret ? strlen(cfg->secret) : 0;
-    size_t body = 16 + slen;
+    uint8_t keyed = key->keyed ? 1 : 0, store_keyed = reply->data[0];
+    const uint8_t *nonce_a = reply->data + 1, *mac_a = reply->data + 1 + TC_BS_NONCE_LEN;
+    if (store_keyed > 1) {
+        e->broken = true;
+        return tc_error_set(TC_ERR_PROTOCOL,
+                            "bootstrap(env): rank %d: the store at %s sent a CHALLENGE with "
+                            "keyed=%u",
+                            cfg->rank, e->master, store_keyed);
+    }
+    /* The proof is sent only to a store that has proved it holds this rank's secret. */
+    e->broken = true; /* until the PROOF is on its way */
+    if (store_keyed && !keyed)
+        return tc_error_set(TC_ERR_BOOTSTRAP,
+                            "bootstrap(env): rank %d has no TC_JOB_SECRET but the store at %s "
+                            "(rank 0) has one: set the same TC_JOB_SECRET for every rank",
+                            cfg->rank, e->master);
+    if (!store_keyed && keyed)
+        return tc_error_set(TC_ERR_BOOTSTRAP,
+                            "bootstrap(env): rank %d has a TC_JOB_SECRET but the store at %s "
+                            "(rank 0) has none: set the same TC_JOB_SECRET for every rank",
+                            cfg->rank, e->master);
+    tc_auth_transcript_t t;
+    uint8_t extra[TC_BS_AUTH_EXTRA_LEN];
+    tc_boot_store_transcript(&t, extra, (uint32_t)cfg->rank, (uint32_t)cfg->world, keyed,
+                             store_keyed, nonce_i, nonce_a);
+    if (!tc_auth_check(key, TC_AUTH_ACCEPTOR, &t, mac_a))
+        return tc_error_set(TC_ERR_BOOTSTRAP,
+                            "bootstrap(env): rank %d: the store at %s does not prove it holds "
+                            "this rank's TC_JOB_SECRET: its proof does not match (another job's "
+                            "store on this port, or TC_JOB_SECRET differs between ranks)",
+                            cfg->rank, e->master);
+    e->broken = false;
+    uint8_t frame[TC_BS_HDR_LEN + TC_BS_PROOF_LEN];
+    tc_boot_store_hdr_write(frame, TC_BS_PROOF, TC_BS_PROOF_LEN);
+    tc_auth_mac(key, TC_AUTH_INITIATOR, &t, frame + TC_BS_HDR_LEN);
+    return env_send(e, frame, sizeof(frame), deadline_ns, "proof");
+}
+
+/* Join the store: HELLO, the store's CHALLENGE, PROOF, the verdict (boot_store.h). */
+static tc_status_t env_hello(tc_boot_env_t *e, const env_config_t *cfg, const tc_auth_key_t *key,
+                             uint64_t deadline_ns)
+{
+    uint8_t buf[TC_BS_HDR_LEN + TC_BS_HELLO_LEN], nonce_i[TC_BS_NONCE_LEN];
     tc_wire_writer_t w;
-    tc_boot_store_hdr_write(buf, TC_BS_HELLO, (uint32_t)body);
-    tc_wire_writer_init(&w, buf + TC_BS_HDR_LEN, body);
+    tc_auth_nonce(nonce_i);
+    tc_boot_store_hdr_write(buf, TC_BS_HELLO, TC_BS_HELLO_LEN);
+    tc_wire_writer_init(&w, buf + TC_BS_HDR_LEN, TC_BS_HELLO_LEN);
     (void)tc_wire_put_u32(&w, TC_BS_MAGIC);
     (void)tc_wire_put_u16(&w, TC_BS_VERSION);
     (void)tc_wire_put_u32(&w, (uint32_t)cfg->rank);
     (void)tc_wire_put_u32(&w, (uint32_t)cfg->world);
-    (void)tc_wire_put_u16(&w, (uint16_t)slen);
-    (void)tc_wire_put_bytes(&w, cfg->secret, slen);
+    (void)tc_wire_put_u8(&w, key->keyed ? 1 : 0);
+    (void)tc_wire_put_bytes(&w, nonce_i, TC_BS_NONCE_LEN);
     env_reply_t reply;
-    tc_status_t rc = env_send(e, buf, TC_BS_HDR_LEN + body, deadline_ns, "hello");
+    tc_status_t rc = env_send(e, buf, sizeof(buf), deadline_ns, "hello");
     if (rc == TC_OK)
         rc = env_wait_reply(e, 0, deadline_ns, "hello", &reply);
+    if (rc == TC_OK && reply.challenge) {
+        rc = env_answer_challenge(e, cfg, key, nonce_i, &reply, deadline_ns);
+        free(reply.body);
+        if (rc == TC_OK)
+            rc = env_wait_reply(e, 0, deadline_ns, "proof", &reply);
+        if (rc == TC_OK && reply.challenge) {
+            free(reply.body);
+            e->broken = true;
+            return tc_error_set(TC_ERR_PROTOCOL,
+                                "bootstrap(env): rank %d: the store at %s sent a second "
+                                "CHALLENGE",
+                                cfg->rank, e->master);
+        }
+    }
     if (rc != TC_OK)
         return rc;
     /* TC_ERR_INVALID_STATE: a lingering store of an earlier bootstrap; the caller retries. */
@@ -611,6 +684,22 @@ static tc_status_t env_hello(tc_boot_env_t *e, const env_config_t *cfg, uint64_t
                           cfg->rank, (int)reply.len, (const char *)reply.data);
     free(reply.body);
     return rc;
+}
+
+/* Once per process: without a secret nothing of the job is authenticated. */
+static void env_warn_no_secret(int port)
+{
+    static atomic_int warned;
+    if (atomic_exchange(&warned, 1))
+        return;
+    tc_log_warn(TC_SUBSYS_RUNTIME,
+                "bootstrap(env): TC_JOB_SECRET is not set: this job's store (port %d) and the "
+                "connections between its ranks are NOT authenticated (they run with a public "
+                "key), so any process that can reach them can join as a rank, read and inject "
+                "data. Set TC_JOB_SECRET to the same random value for every rank, e.g. export "
+                "TC_JOB_SECRET=$(head -c 32 /dev/urandom | od -An -tx1 | tr -d ' \\n'); see "
+                "docs/security.md",
+                port);
 }
 
 /* ---- the operations ---- */
@@ -887,14 +976,21 @@ tc_status_t tc_boot_env_create(uint64_t deadline_ns, tc_boot_t **boot_p)
     pthread_mutex_init(&e->ev_lock, NULL);
     atomic_init(&e->ev_count, 0);
     atomic_init(&e->ev_polled_ns, 0);
-    if (cfg.rank == 0 &&
-        (rc = tc_boot_store_start(cfg.port, cfg.world, cfg.secret, &e->store)) != TC_OK)
+    tc_auth_key_t key;
+    memset(&key, 0, sizeof(key));
+    if ((rc = tc_boot_secret_from_env(&e->head, "env")) != TC_OK ||
+        (rc = tc_auth_key_init(&key, e->head.secret, e->head.secret_len)) != TC_OK)
+        goto fail;
+    if (e->head.secret_len == 0)
+        env_warn_no_secret(cfg.port);
+    if (cfg.rank == 0 && (rc = tc_boot_store_start(cfg.port, cfg.world, e->head.secret,
+                                                   e->head.secret_len, &e->store)) != TC_OK)
         goto fail;
     /* Rank 0 reaches its own store over loopback (IPv4, which the store always serves). */
     for (;;) {
         if ((rc = env_connect(e, cfg.rank == 0 ? "127.0.0.1" : cfg.addr, cfg.port, deadline_ns)) !=
                 TC_OK ||
-            (rc = env_hello(e, &cfg, deadline_ns)) != TC_ERR_INVALID_STATE)
+            (rc = env_hello(e, &cfg, &key, deadline_ns)) != TC_ERR_INVALID_STATE)
             break;
         /* This rank left that store already: it is the previous bootstrap's, which rank 0
          * has not closed yet. Try again until rank 0 serves the new one. */
@@ -911,6 +1007,7 @@ tc_status_t tc_boot_env_create(uint64_t deadline_ns, tc_boot_t **boot_p)
         uint64_t left = (uint64_t)tc_deadline_left_ms(deadline_ns);
         tc_sleep_ns((left < ENV_STALE_RETRY_MS ? left : ENV_STALE_RETRY_MS) * ENV_NS_PER_MS);
     }
+    tc_auth_key_wipe(&key);
     if (rc != TC_OK)
         goto fail;
     tc_log_info(TC_SUBSYS_RUNTIME, "bootstrap: env rank %d of %d (local %d of %d), store at %s",
@@ -919,6 +1016,7 @@ tc_status_t tc_boot_env_create(uint64_t deadline_ns, tc_boot_t **boot_p)
     return TC_OK;
 
 fail:
+    tc_auth_key_wipe(&key);
     if (e->fd >= 0)
         close(e->fd);
     tc_boot_store_stop(e->store, 0);

@@ -11,6 +11,9 @@ tc_status_t tc_boot_env_create(uint64_t deadline_ns, tc_boot_t **boot_p);
 int tc_boot_env_announced(void);
 int tc_boot_pmix_announced(void);
 void tc_boot_fill_common(tc_boot_t *boot);
+/* boot->secret := TC_JOB_SECRET (none when unset or empty); TC_ERR_CONFIG naming @p who
+ * when it is longer than TC_BOOT_SECRET_MAX. */
+tc_status_t tc_boot_secret_from_env(tc_boot_t *boot, const char *who);
 
 /* PMIx events (bootstrap_pmix_events.c) */
 void tc_boot_pmix_events_start(const char *nspace);

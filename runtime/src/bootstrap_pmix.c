@@ -1,5 +1,6 @@
 /* PMIx bootstrap: works under any PMIx server (tcrun, mpirun, srun --mpi=pmix). */
 #include <pmix.h>
+#include <pthread.h>
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -10,6 +11,11 @@
 #include "bootstrap_impl.h"
 #include "tcomms/base/log.h"
 #include "tcomms/base/time.h"
+#include "tcomms/transport/auth.h"
+
+/* Rank 0's job secret, put before the secret's fence and read by the others after it. */
+#define PMIX_SECRET_KEY "tc.job.secret"
+#define PMIX_SECRET_LEN TC_AUTH_NONCE_LEN
 
 typedef struct {
     tc_boot_t head;
@@ -182,6 +188,63 @@ static void pmix_destroy(tc_boot_t *boot)
 static const tc_boot_ops_t pmix_ops = {"pmix",      pmix_put, pmix_fence, pmix_get, pmix_destroy,
                                        tc_boot_pmix_poll_event, tc_boot_pmix_notify};
 
+/* Rank 0 draws the secret once per process: a later bootstrap of the same job (a new world
+ * after a destroy) puts the same value, so no rank can read a stale one. */
+static unsigned char pmix_drawn_secret[PMIX_SECRET_LEN];
+static pthread_once_t pmix_drawn_once = PTHREAD_ONCE_INIT;
+
+static void pmix_draw_secret(void)
+{
+    tc_auth_nonce(pmix_drawn_secret); /* 32 bytes of libsodium's randombytes */
+}
+
+/*
+ * The job secret: TC_JOB_SECRET when set (tcrun sets it; every rank has its own copy), else
+ * rank 0 draws one, puts it under a job-scope key, every rank fences, and the others get it.
+ * Only processes of this job reach this job's PMIx data. The value is never logged.
+ */
+static tc_status_t pmix_share_secret(tc_boot_pmix_t *p, uint64_t deadline_ns)
+{
+    tc_boot_t *b = &p->head;
+    size_t len = 0;
+    tc_status_t rc = tc_boot_secret_from_env(b, "pmix");
+    if (rc != TC_OK || b->secret_len > 0)
+        return rc;
+    if (b->rank == 0) {
+        pthread_once(&pmix_drawn_once, pmix_draw_secret);
+        memcpy(b->secret, pmix_drawn_secret, PMIX_SECRET_LEN);
+        if ((rc = pmix_put(b, PMIX_SECRET_KEY, b->secret, PMIX_SECRET_LEN)) != TC_OK)
+            goto fail;
+    }
+    if ((rc = pmix_fence(b, deadline_ns)) != TC_OK) {
+        tc_error_prefix("bootstrap(pmix): rank %d: sharing rank 0's job secret (TC_JOB_SECRET "
+                        "is not set here; set on some ranks only?): ",
+                        b->rank);
+        goto fail;
+    }
+    if (b->rank == 0) {
+        len = PMIX_SECRET_LEN;
+    } else if ((rc = pmix_get(b, 0, PMIX_SECRET_KEY, b->secret, sizeof(b->secret), &len,
+                              deadline_ns)) != TC_OK) {
+        tc_error_prefix("bootstrap(pmix): rank %d: reading rank 0's job secret: ", b->rank);
+        goto fail;
+    } else if (len != PMIX_SECRET_LEN) {
+        rc = tc_error_set(TC_ERR_PROTOCOL,
+                          "bootstrap(pmix): rank %d: rank 0's job secret has %zu bytes, "
+                          "expected %d",
+                          b->rank, len, PMIX_SECRET_LEN);
+        goto fail;
+    }
+    b->secret_len = len;
+    tc_log_debug(TC_SUBSYS_RUNTIME, "bootstrap(pmix): job secret of %zu bytes %s rank 0", len,
+                 b->rank == 0 ? "drawn by" : "received from");
+    return TC_OK;
+fail:
+    memset(b->secret, 0, sizeof(b->secret));
+    b->secret_len = 0;
+    return rc;
+}
+
 static void detect_launcher(char *out, size_t cap)
 {
     const char *name = "pmix";
@@ -231,9 +294,15 @@ tc_status_t tc_boot_pmix_create(uint64_t deadline_ns, tc_boot_t **boot_p)
     detect_launcher(p->head.launcher, sizeof(p->head.launcher));
     tc_boot_pmix_events_start(p->self.nspace);
     tc_boot_fill_common(&p->head);
+    tc_status_t st = pmix_share_secret(p, deadline_ns);
+    if (st != TC_OK) {
+        tc_boot_pmix_events_stop();
+        PMIx_Finalize(NULL, 0);
+        free(p);
+        return st;
+    }
     tc_log_info(TC_SUBSYS_RUNTIME, "bootstrap: pmix (%s) namespace %s rank %d of %d",
                 p->head.launcher, p->self.nspace, p->head.rank, p->head.size);
-    (void)deadline_ns;
     *boot_p = &p->head;
     return TC_OK;
 }

@@ -165,20 +165,6 @@ static tc_status_t world_open_ib(tc_rt_world_t *world, const tc_tp_ctx_params_t 
     return TC_OK;
 }
 
-/* The secret that authenticates this job's connections: TC_JOB_SECRET when the
- * launcher provides one (tcrun does), else the bootstrap's job identity, which
- * at least keeps other jobs' and stale connections out. */
-static void world_secret(const tc_rt_world_t *world, char *buf, size_t cap)
-{
-    const char *s = tc_config_string("TC_JOB_SECRET", NULL);
-    if (s && *s)
-        snprintf(buf, cap, "%s", s);
-    else
-        snprintf(buf, cap, "tcomms:%s:%s:%s:%d", world->boot->launcher,
-                 tc_config_string("PMIX_NAMESPACE", "self"), tc_config_string("MASTER_PORT", "-"),
-                 world->boot->size);
-}
-
 static tc_status_t world_create(tc_boot_kind_t boot, const tc_hints_t *hints, uint64_t deadline,
                                 tc_rt_world_t **world_p);
 
@@ -220,12 +206,13 @@ static tc_status_t world_create(tc_boot_kind_t boot, const tc_hints_t *hints, ui
         (st = tc_rt_fault_init(world)) != TC_OK)
         goto err;
 
-    char secret[256];
-    world_secret(world, secret, sizeof(secret));
+    /* The job secret comes from the bootstrap (docs/security.md): TC_JOB_SECRET, or PMIx
+     * rank 0's; none under the torchrun environment without TC_JOB_SECRET, which the
+     * bootstrap has warned about: the transports then authenticate with the public key. */
     tc_tp_ctx_params_t tp_params = TC_TP_CTX_PARAMS_INIT;
     tp_params.self_id = (uint64_t)world->boot->rank;
-    tp_params.secret = secret;
-    tp_params.secret_len = strlen(secret);
+    tp_params.secret = world->boot->secret;
+    tp_params.secret_len = world->boot->secret_len;
     tp_params.hints = hints;
     if ((st = tc_tp_ctx_create(&tc_tp_tcp_ops, &tp_params, &world->tp)) != TC_OK ||
         (st = world_open_shm(world, &tp_params)) != TC_OK ||

@@ -36,14 +36,12 @@
 #include "tcomms/base/status.h"
 #include "tcomms/base/time.h"
 #include "tcomms/runtime/bootstrap.h"
+#include "tests/runtime/store_client.h"
 
 #define WORLD 4
 #define ROUNDS 8        /* revoke notices per rank, each followed by a put, fence, gets */
 #define MAX_EVENTS 256  /* collected per rank */
 #define WAIT_MS 10000   /* for anything that should come at once */
-#define PROTO_VERSION 2 /* runtime/src/boot_store.h */
-#define MAGIC 0x53424354u
-#define T_HELLO 1
 #define T_NOTIFY 6
 #define T_REPLY 16
 #define T_EVENT 17
@@ -162,18 +160,12 @@ static int raw_join(int port, int rank, int world, int rcvbuf)
     assert_int_equal(setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv)), 0);
     if (rank < 0)
         return fd; /* no hello */
-    uint8_t b[16], f[24], r[24];
-    le32(b, MAGIC);
-    b[4] = PROTO_VERSION;
-    b[5] = 0;
-    le32(b + 6, (uint32_t)rank);
-    le32(b + 10, (uint32_t)world);
-    b[14] = b[15] = 0;
-    raw_send(fd, f, frame(f, T_HELLO, b, 16));
-    assert_true(raw_recv(fd, r, 24));
-    assert_int_equal(r[4], T_REPLY);
-    assert_int_equal(get_le32(r), 16);
-    assert_int_equal(get_le32(r + 16), 0); /* status TC_OK */
+    int32_t status = 1;
+    char text[1100];
+    assert_int_equal(tc_sct_join(fd, NULL, (uint32_t)rank, (uint32_t)world, &status, text,
+                                 sizeof(text)),
+                     0);
+    assert_int_equal(status, 0); /* TC_OK */
     return fd;
 }
 

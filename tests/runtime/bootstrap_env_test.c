@@ -29,6 +29,8 @@
 #include "tcomms/base/status.h"
 #include "tcomms/base/time.h"
 #include "tcomms/runtime/bootstrap.h"
+#include "tcomms/transport/auth.h"
+#include "tests/runtime/store_client.h"
 
 #define MAX_RANKS 8
 #define BIG_LEN ((1u << 20) + 3)
@@ -497,62 +499,31 @@ static void test_master_never_starts(void **state)
 
 /* ---- raw sockets: hand-built frames (little-endian, see runtime/src/boot_store.h) ---- */
 
-static void le16(uint8_t *p, uint16_t v)
-{
-    p[0] = (uint8_t)v;
-    p[1] = (uint8_t)(v >> 8);
-}
-
-static void le32(uint8_t *p, uint32_t v)
-{
-    for (int i = 0; i < 4; i++)
-        p[i] = (uint8_t)(v >> (8 * i));
-}
-
-static uint32_t get_le32(const uint8_t *p)
-{
-    return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
-}
-
-static int raw_connect(int port)
-{
-    int fd = socket(AF_INET, SOCK_STREAM, 0);
-    struct sockaddr_in a = {.sin_family = AF_INET,
-                            .sin_port = htons((uint16_t)port),
-                            .sin_addr = {htonl(INADDR_LOOPBACK)}};
-    struct timeval tv = {.tv_sec = 5};
-    assert_true(fd >= 0);
-    assert_int_equal(connect(fd, (struct sockaddr *)&a, sizeof(a)), 0);
-    assert_int_equal(setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv)), 0);
-    return fd;
-}
+#define le16 tc_sct_le16
+#define le32 tc_sct_le32
+#define get_le32 tc_sct_get_le32
+#define frame tc_sct_frame
+#define raw_connect tc_sct_connect
 
 static void raw_send(int fd, const void *buf, size_t len)
 {
     assert_int_equal(send(fd, buf, len, MSG_NOSIGNAL), (ssize_t)len);
 }
 
-/* A frame: header (length, type, reserved) then body. */
-static size_t frame(uint8_t *out, uint8_t type, const void *body, uint32_t len)
+/* A HELLO of the current version with a fresh nonce (keyed 0: no secret). */
+static size_t hello(uint8_t *out, uint32_t magic, uint32_t rank, uint32_t world)
 {
-    le32(out, len);
-    out[4] = type;
-    out[5] = out[6] = out[7] = 0;
-    memcpy(out + 8, body, len);
-    return 8 + len;
+    uint8_t ni[SCT_NONCE_LEN];
+    tc_auth_nonce(ni);
+    return tc_sct_hello(out, magic, SCT_VERSION, rank, world, 0, ni);
 }
 
-static size_t hello(uint8_t *out, uint32_t magic, uint32_t rank, uint32_t world, const char *secret)
+/* Join as @p rank of @p world without a secret; the store's verdict. */
+static int32_t raw_join(int fd, uint32_t rank, uint32_t world, char *text, size_t cap)
 {
-    uint8_t b[16 + 256];
-    size_t slen = secret ? strlen(secret) : 0;
-    le32(b, magic);
-    le16(b + 4, 2); /* protocol version */
-    le32(b + 6, rank);
-    le32(b + 10, world);
-    le16(b + 14, (uint16_t)slen);
-    memcpy(b + 16, secret ? secret : "", slen);
-    return frame(out, 1, b, (uint32_t)(16 + slen));
+    int32_t status = 1;
+    assert_int_equal(tc_sct_join(fd, NULL, rank, world, &status, text, cap), 0);
+    return status;
 }
 
 /* True when the store closes the connection within 5 s (data before that is skipped). */
@@ -674,7 +645,7 @@ static void test_world_1_bad_input_and_hostile_frames(void **state)
     cases[ncases] = (hostile_t){"unknown type", frame(frames[ncases], 99, "abcd", 4)};
     ncases++;
     /* 3: reserved bytes set */
-    n = hello(frames[ncases], 0x53424354u, 0, 1, NULL);
+    n = hello(frames[ncases], 0x53424354u, 0, 1);
     frames[ncases][6] = 7;
     cases[ncases++] = (hostile_t){"reserved bytes", n};
     /* 4: a PUT before the hello */
@@ -685,15 +656,15 @@ static void test_world_1_bad_input_and_hostile_frames(void **state)
     cases[ncases] = (hostile_t){"put before hello", frame(frames[ncases], 2, body, 8)};
     ncases++;
     /* 5: a hello with a wrong magic */
-    cases[ncases] = (hostile_t){"bad magic", hello(frames[ncases], 0x12345678u, 0, 1, NULL)};
+    cases[ncases] = (hostile_t){"bad magic", hello(frames[ncases], 0x12345678u, 0, 1)};
     ncases++;
-    /* 6: a hello whose secret length runs past its body */
-    n = hello(frames[ncases], 0x53424354u, 0, 1, "abc");
-    le16(frames[ncases] + 8 + 14, 200);
-    cases[ncases++] = (hostile_t){"secret past the body", n};
-    /* 7: a hello with trailing bytes */
-    n = hello(frames[ncases], 0x53424354u, 0, 1, NULL);
-    le32(frames[ncases], 16 + 5);
+    /* 6: a hello cut short (its nonce incomplete) */
+    n = hello(frames[ncases], 0x53424354u, 0, 1);
+    le32(frames[ncases], SCT_HELLO_LEN - 8);
+    cases[ncases++] = (hostile_t){"short hello", n - 8};
+    /* 7: a hello with trailing bytes (past the pre-join limit too) */
+    n = hello(frames[ncases], 0x53424354u, 0, 1);
+    le32(frames[ncases], SCT_HELLO_LEN + 5);
     memset(frames[ncases] + n, 0xee, 5);
     cases[ncases++] = (hostile_t){"hello with trailing bytes", n + 5};
     /* 8: a REPLY sent to the store */
@@ -709,7 +680,22 @@ static void test_world_1_bad_input_and_hostile_frames(void **state)
     frames[ncases][4] = 1;
     memset(frames[ncases] + 5, 0, 3);
     cases[ncases++] = (hostile_t){"large hello", 8};
-
+    /* 11: a proof before any hello */
+    memset(body, 0x5a, SCT_MAC_LEN);
+    cases[ncases] = (hostile_t){"proof before hello", frame(frames[ncases], 7, body, SCT_MAC_LEN)};
+    ncases++;
+    /* 12: a hello whose keyed flag is neither 0 nor 1 */
+    n = hello(frames[ncases], 0x53424354u, 0, 1);
+    frames[ncases][8 + 14] = 2;
+    cases[ncases++] = (hostile_t){"keyed 2", n};
+    /* 13: a hello, then a second one instead of the proof */
+    n = hello(frames[ncases], 0x53424354u, 0, 1);
+    n += hello(frames[ncases] + n, 0x53424354u, 0, 1);
+    cases[ncases++] = (hostile_t){"second hello", n};
+    /* 14: a hello, then a proof of the wrong length */
+    n = hello(frames[ncases], 0x53424354u, 0, 1);
+    n += frame(frames[ncases] + n, 7, body, SCT_MAC_LEN - 1);
+    cases[ncases++] = (hostile_t){"short proof", n};
     for (int i = 0; i < ncases; i++) {
         int fd = raw_connect(j.port);
         raw_send(fd, frames[i], cases[i].len);
@@ -726,22 +712,28 @@ static void test_world_1_bad_input_and_hostile_frames(void **state)
     raw_send(fd, "\x10\x00", 2);
     close(fd);
 
-    /* Refused hellos are answered with the reason. */
+    /* Refused joins are answered with the reason (after the proof: no secret here). */
     fd = raw_connect(j.port);
-    n = hello(f, 0x53424354u, 0, 1, NULL);
-    raw_send(fd, f, n);
-    raw_reply(fd, &status, text, sizeof(text));
+    status = raw_join(fd, 0, 1, text, sizeof(text));
     assert_int_equal(status, TC_ERR_BOOTSTRAP);
     assert_non_null(strstr(text, "already connected"));
     assert_true(raw_closed(fd));
     close(fd);
 
     fd = raw_connect(j.port);
-    n = hello(f, 0x53424354u, 0, 7, NULL);
+    status = raw_join(fd, 0, 7, text, sizeof(text));
+    assert_int_equal(status, TC_ERR_BOOTSTRAP);
+    assert_non_null(strstr(text, "WORLD_SIZE=7"));
+    close(fd);
+
+    /* Another version is told so at once, without a challenge. */
+    fd = raw_connect(j.port);
+    uint8_t ni[SCT_NONCE_LEN] = {0};
+    n = tc_sct_hello(f, 0x53424354u, 2, 0, 1, 0, ni);
     raw_send(fd, f, n);
     raw_reply(fd, &status, text, sizeof(text));
     assert_int_equal(status, TC_ERR_BOOTSTRAP);
-    assert_non_null(strstr(text, "WORLD_SIZE=7"));
+    assert_non_null(strstr(text, "protocol version 2, the store speaks 3"));
     close(fd);
 
     check_store_value(boot, 0, "k", "hello");
@@ -765,8 +757,7 @@ static void test_peer_left_and_linger(void **state)
      * fence that rank 1 can no longer reach fails at once instead of at its deadline. */
     tc_boot_t *boot = create_in_process(&j, 0);
     int fd = raw_connect(j.port);
-    raw_send(fd, f, hello(f, 0x53424354u, 1, 2, NULL));
-    raw_reply(fd, &status, text, sizeof(text));
+    status = raw_join(fd, 1, 2, text, sizeof(text));
     assert_int_equal(status, TC_OK);
     le16(body, 300);
     raw_send(fd, f, frame(f, 2, body, 2));
@@ -785,8 +776,7 @@ static void test_peer_left_and_linger(void **state)
     j.port = free_port();
     boot = create_in_process(&j, 0);
     fd = raw_connect(j.port);
-    raw_send(fd, f, hello(f, 0x53424354u, 1, 2, NULL));
-    raw_reply(fd, &status, text, sizeof(text));
+    status = raw_join(fd, 1, 2, text, sizeof(text));
     assert_int_equal(status, TC_OK);
     t0 = tc_time_ns();
     tc_boot_destroy(boot);
@@ -802,8 +792,7 @@ static void test_peer_left_and_linger(void **state)
     j.linger_s = "30";
     boot = create_in_process(&j, 0);
     fd = raw_connect(j.port);
-    raw_send(fd, f, hello(f, 0x53424354u, 1, 2, NULL));
-    raw_reply(fd, &status, text, sizeof(text));
+    status = raw_join(fd, 1, 2, text, sizeof(text));
     assert_int_equal(status, TC_OK);
     raw_send(fd, f, frame(f, 5, body, 0));
     /* Rank 1 has left: joining again is refused with the status that makes a client try
@@ -816,8 +805,7 @@ static void test_peer_left_and_linger(void **state)
             close(fd2);
         tc_sleep_ns(10 * 1000000ull);
         fd2 = raw_connect(j.port);
-        raw_send(fd2, f, hello(f, 0x53424354u, 1, 2, NULL));
-        raw_reply(fd2, &status, text, sizeof(text));
+        status = raw_join(fd2, 1, 2, text, sizeof(text));
     } while (status == TC_ERR_BOOTSTRAP && strstr(text, "already connected") &&
              !tc_deadline_passed(until));
     assert_int_equal(status, TC_ERR_INVALID_STATE);

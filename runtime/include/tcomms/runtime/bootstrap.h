@@ -60,6 +60,9 @@ typedef struct tc_boot_ops {
     tc_status_t (*notify)(tc_boot_t *boot, const tc_boot_event_t *ev);
 } tc_boot_ops_t;
 
+/** @brief Most bytes of a job secret (TC_JOB_SECRET, or what PMIx rank 0 drew). */
+#define TC_BOOT_SECRET_MAX 256
+
 /** @brief Common head of every bootstrap. */
 struct tc_boot {
     const tc_boot_ops_t *ops;
@@ -68,6 +71,12 @@ struct tc_boot {
     int local_size;       /**< ranks of the job on this node (1 when unknown) */
     char launcher[32];    /**< "tcrun", "mpirun", "srun", "pmix" or "self" */
     char host[64];        /**< this host's name */
+    /** The job secret that authenticates connections between the job's ranks and to its
+     *  store (docs/security.md): TC_JOB_SECRET when set; under PMIx without it, 32 random
+     *  bytes drawn by rank 0 and shared through PMIx; none (secret_len 0) under the torchrun
+     *  environment without TC_JOB_SECRET, and for a world of one. Never logged. */
+    unsigned char secret[TC_BOOT_SECRET_MAX];
+    size_t secret_len; /**< bytes of @c secret; 0: none (connections are not authenticated) */
 };
 
 /**
