@@ -39,27 +39,6 @@ static uint64_t tc_shm_mix64(uint64_t x)
     return x;
 }
 
-/* Not a cryptographic MAC: it tells jobs apart; the segment is 0600 already. */
-void tc_shm_digest(const void *secret, size_t len, unsigned char out[TC_SHM_DIGEST_LEN])
-{
-    const unsigned char *s = secret;
-    for (int lane = 0; lane < 4; lane++) {
-        uint64_t h = 0x84222325cbf29ce4ULL ^ tc_shm_mix64((uint64_t)lane + 7) ^ (uint64_t)len;
-        for (size_t i = 0; i < len; i++)
-            h = tc_shm_mix64(h ^ s[i]);
-        h = tc_shm_mix64(h + (uint64_t)lane);
-        memcpy(out + 8 * lane, &h, 8);
-    }
-}
-
-int tc_shm_digest_equal(const unsigned char *a, const unsigned char *b)
-{
-    unsigned char diff = 0; /* no early exit */
-    for (int i = 0; i < TC_SHM_DIGEST_LEN; i++)
-        diff |= (unsigned char)(a[i] ^ b[i]);
-    return diff == 0;
-}
-
 tc_status_t tc_shm_preflight(size_t need, uint32_t cell_size, uint32_t ncells)
 {
     struct statvfs sv;
@@ -172,6 +151,7 @@ static void tc_shm_ctx_destroy(tc_tp_ctx_t *super)
         ctx->mems = m->next;
         free(m);
     }
+    tc_auth_key_wipe(&ctx->key);
     free(ctx);
 }
 
@@ -187,12 +167,13 @@ static tc_status_t tc_shm_ctx_create(const tc_tp_ctx_params_t *params, tc_tp_ctx
     ctx->super.ops = &tc_tp_shm_ops;
     ctx->self_id = params->self_id;
     ctx->pid = getpid();
-    ctx->has_secret = params->secret_len != 0;
-    tc_shm_digest(params->secret, params->secret_len, ctx->digest);
     ctx->next_key = 1;
     ctx->next_cookie = 1;
 
-    tc_status_t status = tc_shm_options(ctx, params->hints);
+    tc_status_t status = tc_auth_key_init(&ctx->key, params->secret, params->secret_len);
+    if (status != TC_OK)
+        goto err;
+    status = tc_shm_options(ctx, params->hints);
     if (status != TC_OK)
         goto err;
     status = tc_shm_preflight(ctx->seg_size, ctx->cell_size, ctx->ncells);
@@ -292,7 +273,7 @@ static int tc_shm_progress(tc_tp_ctx_t *super)
                 __atomic_load_n(&ep->hdr->state[1 - ep->side], __ATOMIC_ACQUIRE) ==
                     TC_SHM_SIDE_CLOSED &&
                 tc_shm_ep_read(ctx, ep) == 0 && ep->state == TC_SHM_EP_UP)
-                tc_shm_ep_fail(ctx, ep, TC_ERR_PEER_FAILED, "closed its endpoint");
+                tc_shm_ep_fail(ctx, ep, TC_ERR_PEER_FAILED, "%s", tc_shm_ep_closed_why(ep));
         }
         if (check && ep->state != TC_SHM_EP_FAILED && tc_shm_peer_exited(ep)) {
             while (ep->state == TC_SHM_EP_UP && tc_shm_ep_read(ctx, ep) > 0)
@@ -340,7 +321,8 @@ static tc_status_t tc_shm_wait(tc_tp_ctx_t *super, int timeout_ms)
         if (nap < 1000000)
             nap *= 2;
         for (tc_shm_ep_t *ep = ctx->eps; ep != NULL; ep = ep->next)
-            if (ep->state == TC_SHM_EP_OPENING || ep->state == TC_SHM_EP_CONNECTING)
+            if (ep->state == TC_SHM_EP_OPENING || ep->state == TC_SHM_EP_CONNECTING ||
+                ep->state == TC_SHM_EP_PROVING)
                 return TC_OK;
     }
     return TC_OK;

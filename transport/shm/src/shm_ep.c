@@ -1,4 +1,5 @@
-/* shm endpoints: the pair segment (create, open, validate), liveness, failure, close, cancel. */
+/* shm endpoints: the pair segment (create, open, validate, the handshake), liveness, failure,
+ * close, cancel. */
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
@@ -165,6 +166,79 @@ int tc_shm_peer_exited(tc_shm_ep_t *ep)
            (close_paren[2] == 'Z' || close_paren[2] == 'X');
 }
 
+_Static_assert(TC_SHM_NONCE_LEN == TC_AUTH_NONCE_LEN, "shm nonces are auth nonces");
+_Static_assert(TC_SHM_MAC_LEN == TC_AUTH_MAC_LEN, "shm MACs are auth MACs");
+
+#define TC_SHM_AUTH_EXTRA_LEN (sizeof(((tc_shm_ep_t *)0)->name) + 28)
+
+/* The handshake's transcript (shm_layout.h), from this side's own copies only. */
+static void tc_shm_transcript(const tc_shm_ctx_t *ctx, const tc_shm_ep_t *ep,
+                              tc_auth_transcript_t *t, unsigned char *extra)
+{
+    int creator = ep->side == 0;
+    int32_t pid[2] = {creator ? (int32_t)ctx->pid : (int32_t)ep->peer_pid,
+                      creator ? (int32_t)ep->peer_pid : (int32_t)ctx->pid};
+    uint32_t version = TC_SHM_VERSION;
+    size_t off = sizeof(ep->name);
+    memset(extra, 0, TC_SHM_AUTH_EXTRA_LEN);
+    memcpy(extra, ep->name, strnlen(ep->name, sizeof(ep->name)));
+    memcpy(extra + off, &version, 4);
+    memcpy(extra + off + 4, &ep->seg_cell_size, 4);
+    memcpy(extra + off + 8, &ep->seg_ncells, 4);
+    memcpy(extra + off + 12, &ep->seg_size, 8);
+    memcpy(extra + off + 20, pid, 8);
+    memset(t, 0, sizeof(*t));
+    t->purpose = "shm";
+    t->initiator_id = creator ? ctx->self_id : ep->super.peer_id;
+    t->acceptor_id = creator ? ep->super.peer_id : ctx->self_id;
+    memcpy(t->nonce_i, ep->nonce_i, TC_SHM_NONCE_LEN);
+    memcpy(t->nonce_a, ep->nonce_a, TC_SHM_NONCE_LEN);
+    t->extra = extra;
+    t->extra_len = TC_SHM_AUTH_EXTRA_LEN;
+}
+
+/* Check the peer's MAC (copied out of the segment first) for this side's transcript. */
+static int tc_shm_peer_proof_ok(const tc_shm_ctx_t *ctx, const tc_shm_ep_t *ep)
+{
+    tc_auth_transcript_t t;
+    unsigned char extra[TC_SHM_AUTH_EXTRA_LEN], mac[TC_SHM_MAC_LEN];
+    memcpy(mac, ep->hdr->mac[1 - ep->side], TC_SHM_MAC_LEN);
+    tc_shm_transcript(ctx, ep, &t, extra);
+    return tc_auth_check(&ctx->key, ep->side == 0 ? TC_AUTH_ACCEPTOR : TC_AUTH_INITIATOR, &t, mac);
+}
+
+/* Write this side's MAC, then say so (release). */
+static void tc_shm_prove(const tc_shm_ctx_t *ctx, tc_shm_ep_t *ep)
+{
+    tc_auth_transcript_t t;
+    unsigned char extra[TC_SHM_AUTH_EXTRA_LEN];
+    tc_shm_transcript(ctx, ep, &t, extra);
+    tc_auth_mac(&ctx->key, ep->side == 0 ? TC_AUTH_INITIATOR : TC_AUTH_ACCEPTOR, &t,
+                ep->hdr->mac[ep->side]);
+    __atomic_store_n(&ep->hdr->proved[ep->side], 1, __ATOMIC_RELEASE);
+}
+
+/* The peer's proof did not check out: tell it (before our side reads CLOSED), then fail. */
+static void tc_shm_refuse(tc_shm_ctx_t *ctx, tc_shm_ep_t *ep)
+{
+    __atomic_store_n(&ep->hdr->verdict[ep->side], TC_SHM_VERDICT_REFUSED, __ATOMIC_RELEASE);
+    tc_log_warn(TC_SUBSYS_TRANSPORT,
+                "shm: refused peer %llu (pid %d) on %s: its proof does not match this job's "
+                "secret",
+                (unsigned long long)ep->super.peer_id, (int)ep->peer_pid, ep->name);
+    tc_shm_ep_fail(ctx, ep, TC_ERR_PEER_FAILED,
+                   "did not prove it holds this job's secret: its proof does not match (another "
+                   "job, or the secrets differ)");
+}
+
+const char *tc_shm_ep_closed_why(const tc_shm_ep_t *ep)
+{
+    if (ep->hdr != NULL && __atomic_load_n(&ep->hdr->verdict[1 - ep->side], __ATOMIC_ACQUIRE) ==
+                               TC_SHM_VERDICT_REFUSED)
+        return "refused our proof: the secrets differ (another job?)";
+    return "closed its endpoint";
+}
+
 /* Point the rings of @p ep into its mapped segment (geometry already validated). */
 static void tc_shm_ep_map_rings(tc_shm_ep_t *ep)
 {
@@ -235,7 +309,11 @@ static tc_status_t tc_shm_ep_create_segment(tc_shm_ctx_t *ctx, tc_shm_ep_t *ep)
     h->id[1] = ep->super.peer_id;
     h->pid[0] = (int32_t)ctx->pid;
     h->pid[1] = (int32_t)ep->peer_pid;
-    memcpy(h->digest[0], ctx->digest, TC_SHM_DIGEST_LEN);
+    ep->seg_cell_size = ep->cell_size;
+    ep->seg_ncells = ep->ncells;
+    ep->seg_size = ep->seg_len;
+    tc_auth_nonce(ep->nonce_i);
+    memcpy(h->nonce[0], ep->nonce_i, TC_SHM_NONCE_LEN);
     h->cma[0] = (uint32_t)ep->cma_local;
     h->state[0] = TC_SHM_SIDE_UP;
     __atomic_store_n(&h->magic, TC_SHM_MAGIC, __ATOMIC_RELEASE);
@@ -319,50 +397,82 @@ static void tc_shm_ep_try_open(tc_shm_ctx_t *ctx, tc_shm_ep_t *ep)
                        (unsigned long long)ep->super.peer_id, (unsigned long long)ctx->self_id);
         return;
     }
-    memcpy(h->digest[1], ctx->digest, TC_SHM_DIGEST_LEN);
-    unsigned char peer_digest[TC_SHM_DIGEST_LEN];
-    memcpy(peer_digest, h->digest[0], TC_SHM_DIGEST_LEN);
-    if (!tc_shm_digest_equal(peer_digest, ctx->digest)) {
-        tc_log_warn(TC_SUBSYS_TRANSPORT, "shm: refused peer %llu (pid %d): wrong secret",
-                    (unsigned long long)ep->super.peer_id, (int)ep->peer_pid);
-        shm_unlink(ep->name);
-        tc_shm_ep_fail(ctx, ep, TC_ERR_PEER_FAILED,
-                       "was refused: the secrets differ (another job?)");
-        return;
-    }
     ep->cell_size = cell;
     ep->ncells = ncells;
+    ep->seg_cell_size = cell;
+    ep->seg_ncells = ncells;
+    ep->seg_size = size;
+    /* The acceptor's answer: our nonce and our MAC over the creator's; rings untouched. */
+    memcpy(ep->nonce_i, h->nonce[0], TC_SHM_NONCE_LEN);
+    tc_auth_nonce(ep->nonce_a);
+    memcpy(h->nonce[1], ep->nonce_a, TC_SHM_NONCE_LEN);
     tc_shm_ep_map_rings(ep);
     h->cma[1] = (uint32_t)ep->cma_local;
+    tc_shm_prove(ctx, ep);
     __atomic_store_n(&h->state[1], TC_SHM_SIDE_UP, __ATOMIC_RELEASE);
     shm_unlink(ep->name); /* both sides hold it now */
     ep->cma_peer = __atomic_load_n(&h->cma[0], __ATOMIC_RELAXED) != 0;
-    ep->state = TC_SHM_EP_UP;
+    ep->state = TC_SHM_EP_PROVING;
     tc_log_debug(TC_SUBSYS_TRANSPORT, "shm: id %llu attached to %s (peer %llu, pid %d)",
                  (unsigned long long)ctx->self_id, ep->name,
                  (unsigned long long)ep->super.peer_id, (int)ep->peer_pid);
+}
+
+/* Opener: the creator's verdict on our proof, and its own proof. */
+static void tc_shm_ep_await_proof(tc_shm_ctx_t *ctx, tc_shm_ep_t *ep)
+{
+    tc_shm_seg_hdr_t *h = ep->hdr;
+    /* state first: a verdict written before the creator closed is then visible */
+    int closed = __atomic_load_n(&h->state[0], __ATOMIC_ACQUIRE) == TC_SHM_SIDE_CLOSED;
+    uint32_t verdict = __atomic_load_n(&h->verdict[0], __ATOMIC_ACQUIRE);
+    uint32_t proved = __atomic_load_n(&h->proved[0], __ATOMIC_ACQUIRE);
+    if (verdict == TC_SHM_VERDICT_REFUSED) {
+        tc_shm_ep_fail(ctx, ep, TC_ERR_PEER_FAILED, "%s", tc_shm_ep_closed_why(ep));
+    } else if (proved == 1) {
+        if (!tc_shm_peer_proof_ok(ctx, ep)) {
+            tc_shm_refuse(ctx, ep);
+            return;
+        }
+        __atomic_store_n(&h->verdict[1], TC_SHM_VERDICT_OK, __ATOMIC_RELEASE);
+        ep->state = TC_SHM_EP_UP;
+    } else if (closed) {
+        tc_shm_ep_fail(ctx, ep, TC_ERR_PEER_FAILED, "closed its endpoint before proving itself");
+    }
 }
 
 void tc_shm_ep_connecting(tc_shm_ctx_t *ctx, tc_shm_ep_t *ep)
 {
     if (ep->state == TC_SHM_EP_OPENING) {
         tc_shm_ep_try_open(ctx, ep);
+        if (ep->state == TC_SHM_EP_PROVING)
+            tc_shm_ep_await_proof(ctx, ep);
         return;
     }
+    if (ep->state == TC_SHM_EP_PROVING) {
+        tc_shm_ep_await_proof(ctx, ep);
+        return;
+    }
+    uint32_t opener;
     if (ep->state != TC_SHM_EP_CONNECTING ||
-        __atomic_load_n(&ep->hdr->state[1], __ATOMIC_ACQUIRE) == TC_SHM_SIDE_NONE)
+        (opener = __atomic_load_n(&ep->hdr->state[1], __ATOMIC_ACQUIRE)) == TC_SHM_SIDE_NONE)
         return;
     shm_unlink(ep->name); /* the opener did too; whoever is first */
     ep->linked = 0;
-    unsigned char peer_digest[TC_SHM_DIGEST_LEN];
-    memcpy(peer_digest, ep->hdr->digest[1], TC_SHM_DIGEST_LEN);
-    if (!tc_shm_digest_equal(peer_digest, ctx->digest)) {
-        tc_log_warn(TC_SUBSYS_TRANSPORT, "shm: refused peer %llu (pid %d): wrong secret",
-                    (unsigned long long)ep->super.peer_id, (int)ep->peer_pid);
-        tc_shm_ep_fail(ctx, ep, TC_ERR_PEER_FAILED,
-                       "was refused: the secrets differ (another job?)");
+    if (__atomic_load_n(&ep->hdr->proved[1], __ATOMIC_ACQUIRE) != 1) {
+        tc_shm_ep_fail(ctx, ep, opener == TC_SHM_SIDE_CLOSED ? TC_ERR_PEER_FAILED : TC_ERR_PROTOCOL,
+                       "%s", opener == TC_SHM_SIDE_CLOSED
+                                 ? "closed its endpoint before proving itself"
+                                 : "attached to the segment without proving itself");
         return;
     }
+    /* The acceptor's nonce, copied once; its MAC is checked against our own Ni. */
+    memcpy(ep->nonce_a, ep->hdr->nonce[1], TC_SHM_NONCE_LEN);
+    if (!tc_shm_peer_proof_ok(ctx, ep)) {
+        tc_shm_refuse(ctx, ep);
+        return;
+    }
+    __atomic_store_n(&ep->hdr->verdict[0], TC_SHM_VERDICT_OK, __ATOMIC_RELEASE);
+    tc_shm_prove(ctx, ep);
     ep->cma_peer = __atomic_load_n(&ep->hdr->cma[1], __ATOMIC_RELAXED) != 0;
     ep->state = TC_SHM_EP_UP;
 }

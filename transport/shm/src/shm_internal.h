@@ -8,6 +8,7 @@
 #include <sys/types.h>
 
 #include "tcomms/base/status.h"
+#include "tcomms/transport/auth.h"
 #include "tcomms/transport/shm.h"
 #include "tcomms/transport/shm_layout.h"
 #include "tcomms/transport/transport.h"
@@ -98,7 +99,8 @@ typedef struct tc_shm_rkey {
 
 typedef enum tc_shm_ep_state {
     TC_SHM_EP_OPENING,    /* opener: the creator's segment does not exist (or is not ready) yet */
-    TC_SHM_EP_CONNECTING, /* creator: the opener has not attached yet */
+    TC_SHM_EP_CONNECTING, /* creator: the opener has not attached (and proved itself) yet */
+    TC_SHM_EP_PROVING,    /* opener: attached and proved, waiting for the creator's proof */
     TC_SHM_EP_UP,
     TC_SHM_EP_FAILED,
 } tc_shm_ep_state_t;
@@ -112,8 +114,7 @@ typedef struct tc_shm_ctx {
     uint64_t nonce;
     uint64_t pidns;                /* inode of /proc/self/ns/pid (0: unknown) */
     volatile uint64_t probe;       /* == nonce; peers read it to test process_vm_readv */
-    int has_secret;
-    unsigned char digest[TC_SHM_DIGEST_LEN];
+    tc_auth_key_t key; /* from the job secret (keyed 0: the public key) */
     uint32_t cell_size, ncells;
     size_t seg_size;
     int cma; /* allowed by the options and process_vm_readv works in this process */
@@ -136,6 +137,10 @@ struct tc_shm_ep {
     int pidfd;        /* -1: check with kill() */
     char name[96];
     int linked;       /* creator: the name may still exist */
+    /* the handshake: this side's copies, never re-read from the segment */
+    unsigned char nonce_i[TC_SHM_NONCE_LEN], nonce_a[TC_SHM_NONCE_LEN];
+    uint32_t seg_cell_size, seg_ncells; /* the geometry the transcript binds */
+    uint64_t seg_size;
     uint64_t next_open_ns;
 
     unsigned char *seg;
@@ -165,8 +170,6 @@ struct tc_shm_ep {
 
 /* ---- shm_ctx.c ---- */
 void tc_shm_req_complete(tc_shm_ctx_t *ctx, tc_tp_req_t *req, tc_status_t status, size_t bytes);
-void tc_shm_digest(const void *secret, size_t len, unsigned char out[TC_SHM_DIGEST_LEN]);
-int tc_shm_digest_equal(const unsigned char *a, const unsigned char *b);
 /* Check that /dev/shm can hold @p need more bytes. */
 tc_status_t tc_shm_preflight(size_t need, uint32_t cell_size, uint32_t ncells);
 /* Read or write @p len bytes at @p remote in process @p pid (process_vm_readv/writev, looped). */
@@ -182,6 +185,8 @@ void tc_shm_ep_fail(tc_shm_ctx_t *ctx, tc_shm_ep_t *ep, tc_status_t status, cons
     __attribute__((format(printf, 4, 5)));
 /* Connection set-up steps of a non-UP endpoint. */
 void tc_shm_ep_connecting(tc_shm_ctx_t *ctx, tc_shm_ep_t *ep);
+/* Why the peer's side closed: "closed its endpoint", or that it refused our proof. */
+const char *tc_shm_ep_closed_why(const tc_shm_ep_t *ep);
 /* Whether the peer's process has exited. */
 int tc_shm_peer_exited(tc_shm_ep_t *ep);
 

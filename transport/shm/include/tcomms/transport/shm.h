@@ -16,8 +16,14 @@
  * Both sides must call tc_tp_ep_connect() with the other's address; the
  * address (TC_TP_SHM_ADDR_LEN bytes) carries the pid, a random nonce and the
  * pid namespace. Processes in different pid namespaces are refused
- * (TC_ERR_UNSUPPORTED: use tcp). The secret is checked both ways through a
- * digest in the segment.
+ * (TC_ERR_UNSUPPORTED: use tcp). Before either side reads a ring, both prove
+ * they hold the context's secret by a challenge-response through the segment
+ * header (tcomms/transport/auth.h, purpose "shm"; shm_layout.h): fresh nonces
+ * from both sides, HMAC-SHA-256 over both ids, both nonces, the segment's name,
+ * geometry and pids. A side whose proof does not check out is refused
+ * (TC_ERR_PEER_FAILED, "did not prove it holds this job's secret"; the other
+ * side: "refused our proof"). With no secret the same exchange runs with a
+ * public key. See docs/security.md for what this does and does not protect.
  *
  * Options (hint key / environment variable, hint wins):
  * - shm_cell_size / TC_SHM_CELL_SIZE: payload bytes of a cell = eager limit

@@ -3,7 +3,7 @@
  * @brief The layout of an shm segment: the "wire format" of the shm backend.
  *
  * Host byte order (both sides are on one node). Offsets in bytes:
- *   0    tc_shm_seg_hdr_t  identity, geometry, digests, per-side state
+ *   0    tc_shm_seg_hdr_t  identity, geometry, the handshake, per-side state
  *   256  ring 0 (creator -> opener)
  *   256 + ring_bytes  ring 1 (opener -> creator)
  * A ring is a head line (64 bytes, u64 cells consumed, written by the
@@ -18,14 +18,31 @@
 #include <stdint.h>
 
 #define TC_SHM_MAGIC 0x314d485354435431ULL /* written last by the creator */
-#define TC_SHM_VERSION 1
+#define TC_SHM_VERSION 2 /* 2: the challenge-response (nonces, MACs, proved, verdict) */
 #define TC_SHM_LINE 64
 #define TC_SHM_HDR_SIZE 256
 #define TC_SHM_CELL_HDR 64
-#define TC_SHM_DIGEST_LEN 32
+#define TC_SHM_NONCE_LEN 32 /* TC_AUTH_NONCE_LEN */
+#define TC_SHM_MAC_LEN 32   /* TC_AUTH_MAC_LEN */
 
 /** @brief Per-side state word (state[0]: creator, state[1]: opener). */
 enum { TC_SHM_SIDE_NONE = 0, TC_SHM_SIDE_UP = 1, TC_SHM_SIDE_CLOSED = 2 };
+
+/** @brief A side's verdict on the other's proof (verdict[i]: side i's). */
+enum { TC_SHM_VERDICT_NONE = 0, TC_SHM_VERDICT_OK = 1, TC_SHM_VERDICT_REFUSED = 2 };
+
+/*
+ * The handshake (tcomms/transport/auth.h, purpose "shm"; the creator is the
+ * initiator, the opener the acceptor), through the header:
+ *   creator  nonce[0] = Ni, then magic                       (it made the segment)
+ *   opener   nonce[1] = Na, mac[1] = MAC(acceptor), proved[1] = 1, state[1] = UP
+ *   creator  checks mac[1]; verdict[0]; if OK: mac[0] = MAC(initiator), proved[0] = 1
+ *   opener   checks mac[0]; verdict[1]
+ * The transcript binds both ids, both nonces and, as extra bytes, the segment's
+ * name, version, geometry and both pids. Each side keeps its own copy of the
+ * transcript and never re-reads a nonce from the segment after writing or
+ * copying it; neither reads a ring before the other's MAC checked out.
+ */
 
 typedef struct tc_shm_seg_hdr {
     /* line 0: written by the creator before magic */
@@ -38,13 +55,16 @@ typedef struct tc_shm_seg_hdr {
     uint64_t id[2];     /* ids of creator and opener */
     int32_t pid[2];     /* pids of creator and opener */
     uint64_t pad0;
-    /* line 1: secret digests, each written by its side */
-    unsigned char digest[2][TC_SHM_DIGEST_LEN];
+    /* line 1: the handshake's nonces, each written by its side */
+    unsigned char nonce[2][TC_SHM_NONCE_LEN];
     /* line 2: written by each side for itself */
-    uint32_t state[2];  /* TC_SHM_SIDE_* (atomic) */
-    uint32_t cma[2];    /* side i can process_vm_readv/writev the other side's memory */
-    unsigned char pad1[48];
-    unsigned char pad2[64];
+    uint32_t state[2];   /* TC_SHM_SIDE_* (atomic) */
+    uint32_t cma[2];     /* side i can process_vm_readv/writev the other side's memory */
+    uint32_t proved[2];  /* side i has written mac[i] (atomic, release) */
+    uint32_t verdict[2]; /* side i's TC_SHM_VERDICT_* on the other's MAC (atomic) */
+    unsigned char pad1[32];
+    /* line 3: the handshake's MACs, each written by its side */
+    unsigned char mac[2][TC_SHM_MAC_LEN];
 } tc_shm_seg_hdr_t;
 
 /** @brief Cell types. */
