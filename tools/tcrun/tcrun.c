@@ -296,17 +296,29 @@ static void event_loop(void)
 }
 
 /* "TC_JOB_SECRET=<32 hex digits>", drawn once per job: it authenticates the
- * connections between this job's ranks. A secret already in the environment wins. */
+ * connections between this job's ranks. A secret already in the environment wins.
+ * NULL (said on stderr) when no random source works: a secret derived from the time
+ * and pid could be guessed, so there is none rather than a weak one. */
 static const char *job_secret_env(void)
 {
     static char buf[64];
     if (buf[0] == '\0') {
         unsigned char r[16];
-        if (getrandom(r, sizeof(r), 0) != (ssize_t)sizeof(r)) {
-            /* no entropy source: still unique per job, though guessable */
-            uint64_t t = (uint64_t)time(NULL) ^ ((uint64_t)getpid() << 32);
-            memcpy(r, &t, 8);
-            memcpy(r + 8, &t, 8);
+        ssize_t n;
+        do {
+            n = getrandom(r, sizeof(r), 0);
+        } while (n < 0 && errno == EINTR);
+        if (n != (ssize_t)sizeof(r)) {
+            int fd = open("/dev/urandom", O_RDONLY | O_CLOEXEC);
+            n = fd >= 0 ? read(fd, r, sizeof(r)) : -1;
+            if (fd >= 0) {
+                close(fd);
+            }
+            if (n != (ssize_t)sizeof(r)) {
+                fprintf(stderr, "tcrun: no random source for the job secret (getrandom and "
+                                "/dev/urandom failed); set TC_JOB_SECRET yourself\n");
+                return NULL;
+            }
         }
         int len = snprintf(buf, sizeof(buf), "TC_JOB_SECRET=");
         for (size_t i = 0; i < sizeof(r); i++) {
@@ -342,7 +354,8 @@ static char **make_env(void)
     if ((env[k++] = strdup("TC_LAUNCHER=tcrun")) == NULL) {
         goto fail;
     }
-    if (!have_secret && (env[k++] = strdup(job_secret_env())) == NULL) {
+    const char *secret = have_secret ? NULL : job_secret_env();
+    if (!have_secret && (secret == NULL || (env[k++] = strdup(secret)) == NULL)) {
         goto fail;
     }
     return env;
@@ -397,7 +410,8 @@ static int start_rank(int r, int devnull)
     int errp[2] = {-1, -1};
     char **env = make_env();
     if (env == NULL) {
-        fprintf(stderr, "tcrun: out of memory\n");
+        fprintf(stderr,
+                "tcrun: cannot build the ranks' environment (out of memory, or no job secret)\n");
         return -1;
     }
     if (tc_run_pmix_prepare_rank(r, &env) != 0) {
