@@ -107,8 +107,8 @@ tc_status_t tc_bs_on_hello(tc_boot_store_t *st, bs_conn_t *c, tc_wire_reader_t *
         tc_wire_get_u8(r, &c->client_keyed) != TC_OK || c->client_keyed > 1 ||
         tc_wire_get_view(r, TC_BS_NONCE_LEN, &nonce) != TC_OK || tc_wire_reader_left(r) != 0)
         return tc_error_set(TC_ERR_PROTOCOL,
-                            "malformed HELLO body of %zu bytes (expected %d, keyed 0 or 1)",
-                            r->len, TC_BS_HELLO_LEN);
+                            "malformed HELLO body of %zu bytes (expected %d, keyed 0 or 1)", r->len,
+                            TC_BS_HELLO_LEN);
     memcpy(c->nonce_i, nonce, TC_BS_NONCE_LEN);
     tc_auth_nonce(c->nonce_a);
 

@@ -41,7 +41,7 @@ enum { BS_AUTH_HELLO = 0, BS_AUTH_PROOF, BS_AUTH_DONE };
 
 typedef struct bs_conn {
     int fd;
-    int rank; /* -1 until its proof is accepted */
+    int rank;              /* -1 until its proof is accepted */
     uint8_t auth;          /* BS_AUTH_* */
     uint8_t client_keyed;  /* from its HELLO */
     uint32_t claimed_rank; /* from its HELLO, taken only after its proof */

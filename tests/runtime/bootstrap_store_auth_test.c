@@ -41,8 +41,9 @@
 #define SECRET "the-job-secret-7f3a9c"
 #define CHILD_TIMEOUT_S 60.0
 #define FORGERS 20
-#define WANT_REFUSAL "rank 1's proof does not match the store's secret (another job, or " \
-                     "TC_JOB_SECRET differs)"
+#define WANT_REFUSAL                                                                               \
+    "rank 1's proof does not match the store's secret (another job, or "                           \
+    "TC_JOB_SECRET differs)"
 
 /* ---- ranks ---- */
 
@@ -231,8 +232,14 @@ static void test_forged_clients_refused_real_rank_joins(void **state)
     assert_int_equal(close(mkstemp(log1)), 0);
     assert_int_equal(pipe(up), 0);
     assert_int_equal(pipe(go), 0);
-    rank_t r0 = {.port = port, .rank = 0, .world = 2, .secret = SECRET, .log_path = log0,
-                 .up_fd = up[1], .go_fd = -1, .rounds = 1};
+    rank_t r0 = {.port = port,
+                 .rank = 0,
+                 .world = 2,
+                 .secret = SECRET,
+                 .log_path = log0,
+                 .up_fd = up[1],
+                 .go_fd = -1,
+                 .rounds = 1};
     pid_t p0 = spawn(&r0);
     assert_true(wait_byte(up[0], 30000));
 
@@ -240,8 +247,7 @@ static void test_forged_clients_refused_real_rank_joins(void **state)
     int32_t status;
     char text[1100];
     for (int i = 0; i < FORGERS; i++) {
-        forge(port, 1, 1, i % 2 ? "guessed" : "the-job-secret-7f3a9d", &status, text,
-              sizeof(text));
+        forge(port, 1, 1, i % 2 ? "guessed" : "the-job-secret-7f3a9d", &status, text, sizeof(text));
         assert_int_equal(status, TC_ERR_BOOTSTRAP);
         assert_string_equal(text, WANT_REFUSAL);
     }
@@ -256,8 +262,14 @@ static void test_forged_clients_refused_real_rank_joins(void **state)
     assert_int_equal(send(silent, f, n, MSG_NOSIGNAL), (ssize_t)n);
 
     /* A real rank 1 with a wrong secret is told precisely why. */
-    rank_t bad = {.port = port, .rank = 1, .world = 2, .secret = "not-the-secret",
-                  .log_path = log1, .up_fd = -1, .go_fd = -1, .rounds = 1};
+    rank_t bad = {.port = port,
+                  .rank = 1,
+                  .world = 2,
+                  .secret = "not-the-secret",
+                  .log_path = log1,
+                  .up_fd = -1,
+                  .go_fd = -1,
+                  .rounds = 1};
     assert_int_equal(reap(spawn(&bad)), 10);
     char *bad_log = slurp(log1);
     if (!strstr(bad_log, "does not prove it holds this rank's TC_JOB_SECRET: its proof does not "
@@ -267,8 +279,13 @@ static void test_forged_clients_refused_real_rank_joins(void **state)
     free(bad_log);
 
     /* The real rank 1 joins; both see both values. */
-    rank_t r1 = {.port = port, .rank = 1, .world = 2, .secret = SECRET, .up_fd = -1,
-                 .go_fd = -1, .rounds = 1};
+    rank_t r1 = {.port = port,
+                 .rank = 1,
+                 .world = 2,
+                 .secret = SECRET,
+                 .up_fd = -1,
+                 .go_fd = -1,
+                 .rounds = 1};
     assert_int_equal(reap(spawn(&r1)), 0);
     assert_int_equal(reap(p0), 0);
     close(silent);
@@ -373,10 +390,21 @@ static void test_secret_not_sent_and_replay_refused(void **state)
 
     assert_int_equal(pipe(up), 0);
     assert_int_equal(pipe(go), 0);
-    rank_t r0 = {.port = port, .rank = 0, .world = 2, .secret = SECRET, .up_fd = -1,
-                 .go_fd = -1, .rounds = 1};
-    rank_t r1 = {.port = port, .store_port = ntohs(a.sin_port), .rank = 1, .world = 2,
-                 .secret = SECRET, .up_fd = up[1], .go_fd = go[0], .rounds = 1};
+    rank_t r0 = {.port = port,
+                 .rank = 0,
+                 .world = 2,
+                 .secret = SECRET,
+                 .up_fd = -1,
+                 .go_fd = -1,
+                 .rounds = 1};
+    rank_t r1 = {.port = port,
+                 .store_port = ntohs(a.sin_port),
+                 .rank = 1,
+                 .world = 2,
+                 .secret = SECRET,
+                 .up_fd = up[1],
+                 .go_fd = go[0],
+                 .rounds = 1};
     pid_t p0 = spawn(&r0), p1 = spawn(&r1);
     assert_true(wait_byte(up[0], 30000)); /* rank 1 joined through the proxy */
 
@@ -435,8 +463,14 @@ static void test_no_secret_warns_once_and_works(void **state)
     pid_t pids[2];
     for (int i = 0; i < 2; i++) {
         assert_int_equal(close(mkstemp(logs[i])), 0);
-        rank_t r = {.port = port, .rank = i, .world = 2, .secret = NULL, .log_path = logs[i],
-                    .up_fd = -1, .go_fd = -1, .rounds = 2};
+        rank_t r = {.port = port,
+                    .rank = i,
+                    .world = 2,
+                    .secret = NULL,
+                    .log_path = logs[i],
+                    .up_fd = -1,
+                    .go_fd = -1,
+                    .rounds = 2};
         pids[i] = spawn(&r);
     }
     for (int i = 0; i < 2; i++) {
