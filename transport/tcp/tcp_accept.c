@@ -32,8 +32,8 @@ static void tc_tcp_rlog(tc_tcp_ctx_t *ctx, int reason, const char *fmt, ...)
     vsnprintf(line, sizeof(line), fmt, ap);
     va_end(ap);
     if (suppressed > 0)
-        tc_log_warn(TC_SUBSYS_TRANSPORT, "%s (%llu more like it in the last %d ms not logged)",
-                    line, (unsigned long long)suppressed, TC_TCP_LOG_INTERVAL_MS);
+        tc_log_warn(TC_SUBSYS_TRANSPORT, "%s (and %llu more like it since the last such line)",
+                    line, (unsigned long long)suppressed);
     else
         tc_log_warn(TC_SUBSYS_TRANSPORT, "%s", line);
 }
