@@ -330,9 +330,8 @@ static void test_forged(void **state)
 }
 
 /* A listener that answers the hello with a challenge made with @p secret. */
-static void fake_acceptor(const char *ctx_secret, const char *fake_secret, uint16_t nsocks_hint)
+static void fake_acceptor(const char *ctx_secret, const char *fake_secret)
 {
-    (void)nsocks_hint;
     tc_tp_ctx_t *ctx = tc_tcpt_ctx_new(0, ctx_secret);
     proxy_t x; /* only its listening socket */
     unsigned char addr[TP_ADDR_MAX];
@@ -381,9 +380,9 @@ static void fake_acceptor(const char *ctx_secret, const char *fake_secret, uint1
 static void test_fake_acceptor(void **state)
 {
     (void)state;
-    fake_acceptor("job-7", "job-8", 0);
-    fake_acceptor("job-7", NULL, 0);
-    fake_acceptor(NULL, "job-7", 0); /* without a secret, a keyed fake fails the same way */
+    fake_acceptor("job-7", "job-8");
+    fake_acceptor("job-7", NULL);
+    fake_acceptor(NULL, "job-7"); /* without a secret, a keyed fake fails the same way */
 }
 
 /* Whether @p fd was closed by the peer (EOF or reset), without blocking. */
