@@ -167,8 +167,9 @@ static void test_parked(void **state)
     tc_tp_ctx_destroy(ctx[1]);
 }
 
-/* Different secrets: the acceptor refuses (its endpoint never gets data), the connector's
- * endpoint fails within the bound with a text that names the peer and the reason. */
+/* Different secrets: the connector finds that the acceptor's challenge does not prove its
+ * secret (the acceptor's endpoint never gets data), and its endpoint fails within the bound
+ * with a text that names the peer and the reason. */
 static void test_wrong_secret(void **state)
 {
     (void)state;
@@ -186,7 +187,8 @@ static void test_wrong_secret(void **state)
     assert_int_equal(tc_tpt_wait_failed(ctx, 2, ep0, 5000), TC_ERR_PEER_FAILED);
     assert_int_equal(r0.status, TC_ERR_PEER_FAILED);
     assert_non_null(strstr(tc_tp_ep_error(ep0), "peer 1 (127.0.0.1:"));
-    assert_non_null(strstr(tc_tp_ep_error(ep0), "refused the connection: wrong secret"));
+    assert_non_null(strstr(tc_tp_ep_error(ep0), "failed the challenge: its MAC does not prove "
+                                                 "the job secret (wrong secret"));
     assert_non_null(strstr(tc_tp_ep_error(ep0), "1 receive pending"));
 
     tc_tpt_spin(ctx, 2, 100);

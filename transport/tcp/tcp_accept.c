@@ -1,7 +1,11 @@
-/* The accepting side: accept, read and check the hello, park or hand to an endpoint. */
+/* The accepting side: accept (bounded: at most TC_TCP_PENDING_MAX connections in their
+ * exchange, each within a deadline; accept() out of descriptors backs off), run the
+ * challenge-response (hello in, challenge out, proof in), then park the connection or hand it
+ * to its endpoint. Lines about refused connections are rate-limited per reason. */
 #include <errno.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -12,6 +16,27 @@
 #include "tcomms/base/log.h"
 #include "tcomms/base/time.h"
 #include "tcp_internal.h"
+
+/* One line per reason per TC_TCP_LOG_INTERVAL_MS, with the number left out since the last. */
+static void tc_tcp_rlog(tc_tcp_ctx_t *ctx, int reason, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+static void tc_tcp_rlog(tc_tcp_ctx_t *ctx, int reason, const char *fmt, ...)
+{
+    uint64_t suppressed;
+    char line[256];
+    va_list ap;
+    if (!tc_log_enabled(TC_LOG_LEVEL_WARN, TC_SUBSYS_TRANSPORT) ||
+        !tc_tp_loglimit_take(&ctx->rlog[reason], TC_TCP_LOG_INTERVAL_MS, &suppressed))
+        return;
+    va_start(ap, fmt);
+    vsnprintf(line, sizeof(line), fmt, ap);
+    va_end(ap);
+    if (suppressed > 0)
+        tc_log_warn(TC_SUBSYS_TRANSPORT, "%s (and %llu more like it since the last such line)",
+                    line, (unsigned long long)suppressed);
+    else
+        tc_log_warn(TC_SUBSYS_TRANSPORT, "%s", line);
+}
 
 void tc_tcp_conn_free(tc_tcp_conn_t *conn)
 {
@@ -55,9 +80,49 @@ tc_tcp_conn_t *tc_tcp_conn_unpark_data(tc_tcp_ctx_t *ctx, uint64_t peer_id)
     return conn;
 }
 
+/* Drop a connection still in its exchange. */
+static void tc_tcp_conn_drop(tc_tcp_ctx_t *ctx, tc_tcp_conn_t *conn)
+{
+    tc_tcp_conn_unlink(&ctx->hello_conns, conn);
+    ctx->nhello--;
+    tc_tcp_conn_free(conn);
+}
+
+/* accept() failed for lack of descriptors or memory: the listening socket leaves the epoll set
+ * for a growing interval (the pending connections wait in the kernel's queue); progress puts
+ * it back (tc_tcp_listen_resume). */
+static void tc_tcp_listen_pause(tc_tcp_ctx_t *ctx, int err)
+{
+    int ms = ctx->accept_backoff_ms == 0 ? TC_TCP_ACCEPT_BACKOFF_MIN_MS
+                                         : ctx->accept_backoff_ms * 2;
+    if (ms > TC_TCP_ACCEPT_BACKOFF_MAX_MS)
+        ms = TC_TCP_ACCEPT_BACKOFF_MAX_MS;
+    ctx->accept_backoff_ms = ms;
+    ctx->listen_resume_ns = tc_deadline_after_ms((uint64_t)ms);
+    if (!ctx->listen_paused)
+        epoll_ctl(ctx->epfd, EPOLL_CTL_DEL, ctx->listen_fd, NULL);
+    ctx->listen_paused = 1;
+    tc_tcp_rlog(ctx, TC_TCP_RL_ACCEPT,
+                "tcp: id %llu cannot accept connections: accept: %s; not accepting for %d ms",
+                (unsigned long long)ctx->self_id, strerror(err), ms);
+}
+
+void tc_tcp_listen_resume(tc_tcp_ctx_t *ctx)
+{
+    if (!ctx->listen_paused || !tc_deadline_passed(ctx->listen_resume_ns))
+        return;
+    struct epoll_event ev = {.events = EPOLLIN, .data.ptr = &ctx->listen_poll};
+    if (epoll_ctl(ctx->epfd, EPOLL_CTL_ADD, ctx->listen_fd, &ev) != 0) {
+        tc_tcp_listen_pause(ctx, errno);
+        return;
+    }
+    ctx->listen_paused = 0;
+    tc_tcp_on_listen(ctx);
+}
+
 void tc_tcp_on_listen(tc_tcp_ctx_t *ctx)
 {
-    for (int i = 0; i < 64; i++) {
+    for (int i = 0; i < 64 && !ctx->listen_paused; i++) {
         struct sockaddr_in remote;
         socklen_t len = sizeof(remote);
         int fd =
@@ -65,57 +130,71 @@ void tc_tcp_on_listen(tc_tcp_ctx_t *ctx)
         if (fd < 0) {
             if (errno == EINTR || errno == ECONNABORTED)
                 continue;
-            if (errno != EAGAIN && errno != EWOULDBLOCK)
-                tc_log_warn(TC_SUBSYS_TRANSPORT, "tcp: accept failed: %s", strerror(errno));
+            if (errno == EAGAIN || errno == EWOULDBLOCK) {
+                ctx->accept_backoff_ms = 0; /* the queue is empty: the shortage is over */
+                return;
+            }
+            if (errno == EMFILE || errno == ENFILE || errno == ENOBUFS || errno == ENOMEM) {
+                tc_tcp_listen_pause(ctx, errno);
+                return;
+            }
+            tc_tcp_rlog(ctx, TC_TCP_RL_ACCEPT, "tcp: id %llu: accept failed: %s",
+                        (unsigned long long)ctx->self_id, strerror(errno));
             return;
+        }
+        char where[32];
+        tc_tcp_sockaddr_string(&remote, where, sizeof(where));
+        if (ctx->nhello >= TC_TCP_PENDING_MAX) {
+            tc_tcp_rlog(ctx, TC_TCP_RL_CAP,
+                        "tcp: id %llu closed the connection from %s at once: %d connections are "
+                        "in their handshake already",
+                        (unsigned long long)ctx->self_id, where, ctx->nhello);
+            close(fd);
+            continue;
         }
         int one = 1;
         setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
 
         tc_tcp_conn_t *conn = calloc(1, sizeof(*conn));
         if (conn == NULL) {
-            tc_log_warn(TC_SUBSYS_TRANSPORT, "tcp: out of memory for an accepted connection");
+            tc_tcp_rlog(ctx, TC_TCP_RL_OTHER, "tcp: out of memory for an accepted connection");
             close(fd);
             continue;
         }
         conn->poll.kind = TC_TCP_POLL_CONN;
         conn->poll.owner = conn;
         conn->fd = fd;
-        conn->deadline_ns = tc_deadline_after_ms(TC_TCP_HELLO_TIMEOUT_MS);
-        tc_tcp_sockaddr_string(&remote, conn->remote, sizeof(conn->remote));
+        conn->deadline_ns = tc_deadline_after_ms((uint64_t)ctx->hs_timeout_ms);
+        memcpy(conn->remote, where, sizeof(conn->remote));
         struct epoll_event ev = {.events = EPOLLIN, .data.ptr = &conn->poll};
         if (epoll_ctl(ctx->epfd, EPOLL_CTL_ADD, fd, &ev) != 0) {
-            tc_log_warn(TC_SUBSYS_TRANSPORT, "tcp: epoll_ctl(ADD) of a connection from %s: %s",
+            tc_tcp_rlog(ctx, TC_TCP_RL_OTHER, "tcp: epoll_ctl(ADD) of a connection from %s: %s",
                         conn->remote, strerror(errno));
             tc_tcp_conn_free(conn);
             continue;
         }
+        conn->ev_mask = EPOLLIN;
         conn->next = ctx->hello_conns;
         ctx->hello_conns = conn;
+        ctx->nhello++;
     }
 }
 
-/* Answer a refused hello (best effort: one non-blocking send) and drop the connection. */
+/* Answer a refused hello or proof (best effort: one non-blocking send) and drop the
+ * connection. The line names what was refused and why; never a secret or a MAC. */
 static void tc_tcp_conn_refuse(tc_tcp_ctx_t *ctx, tc_tcp_conn_t *conn, unsigned result,
                                uint64_t sender)
 {
     char what[32] = "the connection";
     if (conn->is_data)
         snprintf(what, sizeof(what), "data socket %d", conn->index);
-    tc_log_warn(TC_SUBSYS_TRANSPORT, "tcp: id %llu refused %s from %s (claiming id %llu): %s",
+    tc_tcp_rlog(ctx, (int)result, "tcp: id %llu refused %s from %s (claiming id %llu): %s",
                 (unsigned long long)ctx->self_id, what, conn->remote, (unsigned long long)sender,
                 tc_tcp_ack_string(result));
-    if (result != TC_TCP_ACK_OK) {
-        unsigned char ack[TC_TCP_ACK_LEN];
-        tc_tcp_put_u32(ack, TC_TCP_MAGIC);
-        tc_tcp_put_u16(ack + 4, TC_TCP_WIRE_VERSION);
-        tc_tcp_put_u16(ack + 6, (uint16_t)result);
-        tc_tcp_put_u64(ack + 8, ctx->self_id);
-        tc_tcp_put_u64(ack + 16, sender);
-        (void)!send(conn->fd, ack, sizeof(ack), MSG_NOSIGNAL | MSG_DONTWAIT);
-    }
-    tc_tcp_conn_unlink(&ctx->hello_conns, conn);
-    tc_tcp_conn_free(conn);
+    unsigned char ack[TC_TCP_ACK_LEN];
+    tc_tcp_ack_make(ack, result, ctx->self_id, sender);
+    (void)!send(conn->fd, ack, sizeof(ack), MSG_NOSIGNAL | MSG_DONTWAIT);
+    tc_tcp_conn_drop(ctx, conn);
 }
 
 /* A data socket belongs to the primary from the same id with the same token, at an index
@@ -150,43 +229,58 @@ static unsigned tc_tcp_conn_check_data(tc_tcp_ctx_t *ctx, const tc_tcp_conn_t *c
     return TC_TCP_ACK_OK;
 }
 
-static void tc_tcp_conn_on_hello(tc_tcp_ctx_t *ctx, tc_tcp_conn_t *conn)
+/* The hello is whole and passed the checks that need no secret: answer with the challenge. */
+static void tc_tcp_conn_challenge(tc_tcp_ctx_t *ctx, tc_tcp_conn_t *conn)
 {
-    const unsigned char *h = conn->hello;
-    uint32_t magic = tc_tcp_get_u32(h);
-    uint16_t version = tc_tcp_get_u16(h + 4);
-    uint64_t sender = tc_tcp_get_u64(h + 8);
-    uint64_t receiver = tc_tcp_get_u64(h + 16);
+    tc_auth_nonce(conn->na);
+    tc_tcp_challenge_make(conn->out, &ctx->key, &conn->hello, conn->na);
+    conn->challenged = 1;
+    conn->in_got = 0;
+    conn->out_off = 0;
+}
 
-    if (magic != TC_TCP_MAGIC) {
-        /* Not one of ours: no answer at all. */
-        tc_log_warn(TC_SUBSYS_TRANSPORT,
-                    "tcp: id %llu dropped the connection from %s: not a tcomms hello "
-                    "(magic 0x%08x)",
-                    (unsigned long long)ctx->self_id, conn->remote, magic);
-        tc_tcp_conn_unlink(&ctx->hello_conns, conn);
-        tc_tcp_conn_free(conn);
-        return;
+/* Write what the socket takes of the challenge; 0 when the connection was dropped. */
+static int tc_tcp_conn_flush(tc_tcp_ctx_t *ctx, tc_tcp_conn_t *conn)
+{
+    while (conn->challenged && conn->out_off < sizeof(conn->out)) {
+        ssize_t n = send(conn->fd, conn->out + conn->out_off, sizeof(conn->out) - conn->out_off,
+                         MSG_NOSIGNAL | MSG_DONTWAIT);
+        if (n > 0) {
+            conn->out_off += (size_t)n;
+            continue;
+        }
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
+            break;
+        tc_tcp_rlog(ctx, TC_TCP_RL_CLOSED,
+                    "tcp: id %llu: connection from %s ended before its challenge was sent: %s",
+                    (unsigned long long)ctx->self_id, conn->remote, strerror(errno));
+        tc_tcp_conn_drop(ctx, conn);
+        return 0;
     }
-    uint16_t flags = tc_tcp_get_u16(h + 6);
-    conn->is_data = (flags & TC_TCP_HELLO_F_DATA) != 0;
-    conn->index = conn->is_data ? (int)(flags & TC_TCP_HELLO_F_INDEX) : 0;
-    conn->nsocks = conn->is_data ? 0 : (int)(flags & TC_TCP_HELLO_F_INDEX) + 1;
-    conn->token = flags != 0 ? tc_tcp_get_u64(h + TC_TCP_HELLO_LEN) : 0;
-    unsigned result = TC_TCP_ACK_OK;
+    uint32_t want = EPOLLIN | (conn->challenged && conn->out_off < sizeof(conn->out) ? EPOLLOUT : 0);
+    if (want != conn->ev_mask) {
+        struct epoll_event ev = {.events = want, .data.ptr = &conn->poll};
+        if (epoll_ctl(ctx->epfd, EPOLL_CTL_MOD, conn->fd, &ev) != 0) {
+            tc_tcp_rlog(ctx, TC_TCP_RL_OTHER, "tcp: epoll_ctl(MOD) of a connection from %s: %s",
+                        conn->remote, strerror(errno));
+            tc_tcp_conn_drop(ctx, conn);
+            return 0;
+        }
+        conn->ev_mask = want;
+    }
+    return 1;
+}
+
+/* The proof is in: check it, then whether the connection fits; ack and attach or park. */
+static void tc_tcp_conn_on_proof(tc_tcp_ctx_t *ctx, tc_tcp_conn_t *conn)
+{
+    uint64_t sender = conn->hello.sender;
+    unsigned result = tc_tcp_proof_check(&ctx->key, &conn->hello, conn->na, conn->in, conn->in_got);
     tc_tcp_ep_t *ep = NULL;
-    if (version != TC_TCP_WIRE_VERSION)
-        result = TC_TCP_ACK_BAD_VERSION;
-    else if (receiver != ctx->self_id)
-        result = TC_TCP_ACK_WRONG_RECEIVER;
-    else if (ctx->has_secret && !tc_tcp_digest_equal(h + 24, ctx->digest))
-        result = TC_TCP_ACK_WRONG_SECRET;
-    else if (sender >= ctx->self_id)
-        result = TC_TCP_ACK_WRONG_DIRECTION;
-    else if ((flags & ~(TC_TCP_HELLO_F_DATA | TC_TCP_HELLO_F_INDEX)) != 0 ||
-             (conn->is_data && (conn->index < 1 || conn->index >= TC_TCP_NSOCKS_MAX)) ||
-             (!conn->is_data && conn->nsocks > TC_TCP_NSOCKS_MAX))
-        result = TC_TCP_ACK_BAD_FLAGS;
+    if (result != TC_TCP_ACK_OK)
+        ;
     else if (conn->is_data)
         result = tc_tcp_conn_check_data(ctx, conn, sender, &ep);
     else {
@@ -201,18 +295,16 @@ static void tc_tcp_conn_on_hello(tc_tcp_ctx_t *ctx, tc_tcp_conn_t *conn)
     }
 
     conn->peer_id = sender;
-    tc_tcp_put_u32(conn->ack, TC_TCP_MAGIC);
-    tc_tcp_put_u16(conn->ack + 4, TC_TCP_WIRE_VERSION);
-    tc_tcp_put_u16(conn->ack + 6, TC_TCP_ACK_OK);
-    tc_tcp_put_u64(conn->ack + 8, ctx->self_id);
-    tc_tcp_put_u64(conn->ack + 16, sender);
+    tc_tcp_ack_make(conn->ack, TC_TCP_ACK_OK, ctx->self_id, sender);
     ssize_t n = send(conn->fd, conn->ack, sizeof(conn->ack), MSG_NOSIGNAL | MSG_DONTWAIT);
     conn->ack_off = n > 0 ? (size_t)n : 0; /* the rest goes out with the endpoint's sends */
 
     tc_tcp_conn_unlink(&ctx->hello_conns, conn);
-    tc_log_debug(TC_SUBSYS_TRANSPORT, "tcp: id %llu accepted %s %d of id %llu from %s%s",
+    ctx->nhello--;
+    tc_log_debug(TC_SUBSYS_TRANSPORT, "tcp: id %llu accepted %s %d of id %llu from %s%s%s",
                  (unsigned long long)ctx->self_id, conn->is_data ? "data socket" : "socket",
                  conn->index, (unsigned long long)sender, conn->remote,
+                 ctx->key.keyed ? "" : " (no secret: not authenticated)",
                  ep ? "" : " (parked until its endpoint is created)");
     if (ep != NULL) {
         if (conn->is_data)
@@ -228,37 +320,71 @@ static void tc_tcp_conn_on_hello(tc_tcp_ctx_t *ctx, tc_tcp_conn_t *conn)
     *list = conn;
 }
 
+/* Check what has arrived of the hello: -1 when the connection is refused or dropped, 0 when
+ * more bytes are needed, 1 when the hello is whole and the challenge made. */
+static int tc_tcp_conn_on_hello(tc_tcp_ctx_t *ctx, tc_tcp_conn_t *conn)
+{
+    int r = tc_tcp_hello_parse(conn->in, conn->in_got, ctx->self_id, ctx->key.keyed, &conn->hello);
+    if (r == TC_TCP_HS_MORE)
+        return 0;
+    if (r == TC_TCP_HS_FOREIGN) {
+        /* Not one of ours: no answer at all. */
+        tc_tcp_rlog(ctx, TC_TCP_RL_FOREIGN,
+                    "tcp: id %llu dropped the connection from %s: not a tcomms hello "
+                    "(magic 0x%08x)",
+                    (unsigned long long)ctx->self_id, conn->remote, tc_tcp_get_u32(conn->in));
+        tc_tcp_conn_drop(ctx, conn);
+        return -1;
+    }
+    if (r != TC_TCP_ACK_OK) {
+        uint64_t sender = conn->in_got >= 16 ? tc_tcp_get_u64(conn->in + 8) : 0;
+        conn->is_data = conn->in_got >= 8 && (tc_tcp_get_u16(conn->in + 6) & TC_TCP_HELLO_F_DATA);
+        conn->index = conn->is_data ? (int)(tc_tcp_get_u16(conn->in + 6) & TC_TCP_HELLO_F_INDEX) : 0;
+        tc_tcp_conn_refuse(ctx, conn, (unsigned)r, sender);
+        return -1;
+    }
+    conn->is_data = conn->hello.is_data;
+    conn->index = conn->hello.index;
+    conn->nsocks = conn->hello.nsocks;
+    conn->token = conn->hello.token;
+    tc_tcp_conn_challenge(ctx, conn);
+    return 1;
+}
+
 void tc_tcp_conn_on_events(tc_tcp_ctx_t *ctx, tc_tcp_conn_t *conn, uint32_t events)
 {
     (void)events;
-    /* Read exactly the hello: what follows belongs to the endpoint. A hello of ours with
-     * flags carries the session token after the digest. */
+    if (!tc_tcp_conn_flush(ctx, conn))
+        return;
+    /* Read exactly the hello, then exactly the proof: what follows belongs to the endpoint. */
     for (;;) {
-        size_t need = TC_TCP_HELLO_LEN;
-        if (conn->hello_got >= TC_TCP_HELLO_LEN && tc_tcp_get_u32(conn->hello) == TC_TCP_MAGIC &&
-            tc_tcp_get_u16(conn->hello + 6) != 0)
-            need = TC_TCP_HELLO_EXT_LEN;
-        if (conn->hello_got >= need)
+        size_t need = conn->challenged ? TC_TCP_PROOF_LEN : TC_TCP_HELLO_LEN;
+        if (conn->in_got >= need)
             break;
-        ssize_t n = recv(conn->fd, conn->hello + conn->hello_got, need - conn->hello_got, 0);
+        ssize_t n = recv(conn->fd, conn->in + conn->in_got, need - conn->in_got, 0);
         if (n > 0) {
-            conn->hello_got += (size_t)n;
+            conn->in_got += (size_t)n;
+            if (!conn->challenged) {
+                int r = tc_tcp_conn_on_hello(ctx, conn);
+                if (r < 0 || (r > 0 && !tc_tcp_conn_flush(ctx, conn)))
+                    return;
+            }
             continue;
         }
         if (n < 0 && errno == EINTR)
             continue;
         if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
             return;
-        tc_log_warn(TC_SUBSYS_TRANSPORT,
-                    "tcp: id %llu: connection from %s ended before its hello (%zu of %zu "
-                    "bytes): %s",
-                    (unsigned long long)ctx->self_id, conn->remote, conn->hello_got, need,
-                    n == 0 ? "closed" : strerror(errno));
-        tc_tcp_conn_unlink(&ctx->hello_conns, conn);
-        tc_tcp_conn_free(conn);
+        tc_tcp_rlog(ctx, TC_TCP_RL_CLOSED,
+                    "tcp: id %llu: connection from %s ended %s (%zu of %zu bytes): %s%s",
+                    (unsigned long long)ctx->self_id, conn->remote,
+                    conn->challenged ? "before its proof" : "before its hello", conn->in_got, need,
+                    n == 0 ? "closed" : strerror(errno),
+                    conn->challenged ? " (a peer with another secret?)" : "");
+        tc_tcp_conn_drop(ctx, conn);
         return;
     }
-    tc_tcp_conn_on_hello(ctx, conn);
+    tc_tcp_conn_on_proof(ctx, conn);
 }
 
 void tc_tcp_conn_expire(tc_tcp_ctx_t *ctx)
@@ -267,11 +393,11 @@ void tc_tcp_conn_expire(tc_tcp_ctx_t *ctx)
     while (conn != NULL) {
         tc_tcp_conn_t *next = conn->next;
         if (tc_deadline_passed(conn->deadline_ns)) {
-            tc_log_warn(TC_SUBSYS_TRANSPORT,
-                        "tcp: id %llu dropped the connection from %s: no hello within %d ms",
-                        (unsigned long long)ctx->self_id, conn->remote, TC_TCP_HELLO_TIMEOUT_MS);
-            tc_tcp_conn_unlink(&ctx->hello_conns, conn);
-            tc_tcp_conn_free(conn);
+            tc_tcp_rlog(ctx, TC_TCP_RL_TIMEOUT,
+                        "tcp: id %llu dropped the connection from %s: %s within %d ms",
+                        (unsigned long long)ctx->self_id, conn->remote,
+                        conn->challenged ? "no proof" : "no hello", ctx->hs_timeout_ms);
+            tc_tcp_conn_drop(ctx, conn);
         }
         conn = next;
     }

@@ -11,6 +11,7 @@
 
 #include "tcomms/base/config.h"
 #include "tcomms/base/log.h"
+#include "tcomms/base/time.h"
 #include "tcp_internal.h"
 
 static tc_status_t tc_tcp_query(tc_tp_caps_t *caps_p)
@@ -91,20 +92,25 @@ static void tc_tcp_ctx_destroy(tc_tp_ctx_t *super)
     if (ctx->epfd >= 0)
         close(ctx->epfd);
     tc_tcp_mem_table_free(ctx);
+    tc_auth_key_wipe(&ctx->key);
     free(ctx);
 }
 
 /* Sockets per peer and the striping threshold: the environment, then the hints. */
 static tc_status_t tc_tcp_options(tc_tcp_ctx_t *ctx, const tc_hints_t *hints)
 {
-    int64_t nsocks;
+    int64_t nsocks, hs_ms;
     uint64_t stripe_min;
     tc_status_t st =
         tc_config_int("TC_SOCKET_NSOCKS", TC_TCP_NSOCKS_DEFAULT, 1, TC_TCP_NSOCKS_MAX, &nsocks);
     if (st == TC_OK && hints != NULL)
         st = tc_hints_int(hints, "tcp_nsocks", nsocks, 1, TC_TCP_NSOCKS_MAX, &nsocks);
+    if (st == TC_OK)
+        st = tc_config_int("TC_SOCKET_HANDSHAKE_TIMEOUT_MS", TC_TCP_HELLO_TIMEOUT_MS, 10, 600000,
+                           &hs_ms);
     if (st != TC_OK)
         return st;
+    ctx->hs_timeout_ms = (int)hs_ms;
     const char *what = "TC_SOCKET_STRIPE_MIN";
     st = tc_config_size(what, TC_TCP_STRIPE_MIN_DEFAULT, &stripe_min);
     if (st == TC_OK && hints != NULL && tc_hints_get(hints, "tcp_stripe_min") != NULL) {
@@ -139,10 +145,9 @@ static tc_status_t tc_tcp_ctx_create(const tc_tp_ctx_params_t *params, tc_tp_ctx
     ctx->epfd = -1;
     ctx->listen_poll.kind = TC_TCP_POLL_LISTEN;
     ctx->listen_poll.owner = ctx;
-    ctx->has_secret = params->secret_len != 0;
-    tc_tcp_digest(params->secret, params->secret_len, ctx->digest);
-
-    tc_status_t status = tc_tcp_options(ctx, params->hints);
+    tc_status_t status = tc_auth_key_init(&ctx->key, params->secret, params->secret_len);
+    if (status == TC_OK)
+        status = tc_tcp_options(ctx, params->hints);
     if (status != TC_OK)
         goto err;
     ctx->epfd = epoll_create1(EPOLL_CLOEXEC);
@@ -209,6 +214,8 @@ static int tc_tcp_progress(tc_tp_ctx_t *super)
     }
     if (ctx->hello_conns != NULL)
         tc_tcp_conn_expire(ctx);
+    if (ctx->listen_paused)
+        tc_tcp_listen_resume(ctx);
 
     uint64_t done = ctx->ncompleted - before;
     return done > INT_MAX ? INT_MAX : (int)done;
@@ -221,6 +228,10 @@ static tc_status_t tc_tcp_wait(tc_tp_ctx_t *super, int timeout_ms)
     struct epoll_event ev;
     if (timeout_ms < 0)
         timeout_ms = 0; /* every wait is bounded */
+    if (ctx->listen_paused) { /* wake up when the listener is due back */
+        int left = tc_deadline_left_ms(ctx->listen_resume_ns);
+        timeout_ms = left < timeout_ms ? left : timeout_ms;
+    }
     if (epoll_wait(ctx->epfd, &ev, 1, timeout_ms) < 0 && errno != EINTR)
         return tc_error_set(TC_ERR_SYSTEM, "tcp wait: epoll_wait failed: %s", strerror(errno));
     return TC_OK;

@@ -117,7 +117,7 @@ void tc_tcp_ep_update_events(tc_tcp_ctx_t *ctx, tc_tcp_ep_t *ep)
         return;
     uint32_t want = EPOLLIN;
     if (ep->state == TC_TCP_EP_CONNECTING || ep->tx_pre_off < ep->tx_pre_len ||
-        ep->sq_head != NULL || ep->tx_chunk.req != NULL)
+        (!ep->hs_wait && (ep->sq_head != NULL || ep->tx_chunk.req != NULL)))
         want |= EPOLLOUT;
     if (want == ep->ev_mask)
         return;
@@ -210,20 +210,17 @@ static tc_status_t tc_tcp_ep_start_connect(tc_tcp_ctx_t *ctx, tc_tcp_ep_t *ep,
     setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
     ep->fd = fd;
 
-    unsigned char *h = ep->tx_pre;
-    tc_tcp_put_u32(h, TC_TCP_MAGIC);
-    tc_tcp_put_u16(h + 4, TC_TCP_WIRE_VERSION);
-    tc_tcp_put_u16(h + 6, (uint16_t)(ep->nsocks - 1));
-    tc_tcp_put_u64(h + 8, ctx->self_id);
-    tc_tcp_put_u64(h + 16, ep->super.peer_id);
-    memcpy(h + 24, ctx->digest, TC_TCP_DIGEST_LEN);
+    /* the hello; nothing else goes out before the challenge proved the acceptor */
+    unsigned char nonce[TC_AUTH_NONCE_LEN];
+    tc_auth_nonce(nonce);
+    uint16_t flags = (uint16_t)(ep->nsocks - 1) | (ctx->key.keyed ? TC_TCP_HELLO_F_KEYED : 0);
+    tc_tcp_hello_make(ep->hello, flags, ctx->self_id, ep->super.peer_id, nonce,
+                      ep->nsocks > 1 ? ep->token : 0);
+    memcpy(ep->tx_pre, ep->hello, TC_TCP_HELLO_LEN);
     ep->tx_pre_len = TC_TCP_HELLO_LEN;
-    if (ep->nsocks > 1) {
-        tc_tcp_put_u64(h + TC_TCP_HELLO_LEN, ep->token);
-        ep->tx_pre_len = TC_TCP_HELLO_EXT_LEN;
-    }
     ep->tx_pre_off = 0;
-    ep->rx_state = TC_TCP_RX_ACK;
+    ep->hs_wait = 1;
+    ep->rx_state = TC_TCP_RX_CHALLENGE;
 
     int rc;
     do {

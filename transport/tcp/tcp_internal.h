@@ -10,16 +10,27 @@
 #include <sys/uio.h>
 
 #include "tcomms/base/status.h"
+#include "tcomms/transport/auth.h"
+#include "tcomms/transport/loglimit.h"
 #include "tcomms/transport/tcp.h"
 #include "tcomms/transport/transport.h"
 
 /* ---- wire format (all integers little-endian) ----
  * address  : u8 version=1, u8 family=4, u16 port (big-endian), u32 IPv4 (big-endian)
- * hello    : u32 magic, u16 version, u16 flags, u64 sender id, u64 receiver id, 32-byte digest,
- *            then, when flags != 0, a u64 session token (64 bytes in all)
- *            flags of the primary socket: the number of sockets - 1 (0: one socket, no token);
- *            flags of a data socket: TC_TCP_HELLO_F_DATA | its index (1 .. sockets - 1)
- * ack      : u32 magic, u16 version, u16 result, u64 sender id, u64 receiver id
+ * Every socket (the primary and each data socket) opens with a challenge-response keyed by
+ * the job secret (auth.h: HMAC-SHA-256 over purpose, both ids, both nonces and "extra"):
+ * hello    : u32 magic, u16 version, u16 flags, u64 initiator id, u64 acceptor id, 32-byte
+ *            nonce Ni, u64 session token (0 on a one-socket primary)            (64 bytes)
+ *            flags of the primary socket: the number of sockets - 1 (0: one socket);
+ *            flags of a data socket: TC_TCP_HELLO_F_DATA | its index (1 .. sockets - 1);
+ *            TC_TCP_HELLO_F_KEYED when the initiator has a secret
+ * challenge: u32 magic, u16 version, u16 result 0, u64 acceptor id, u64 initiator id,
+ *            32-byte nonce Na, 32-byte MAC(acceptor role)                        (88 bytes)
+ *            or, for a hello refused as it stands, an ack with the refusal, then close
+ * proof    : 32-byte MAC(initiator role)                                         (32 bytes)
+ *            both MACs: purpose "tcp/primary" or "tcp/data", ids, Ni, Na, and as extra the
+ *            hello's u16 version, u16 flags and u64 token (12 bytes, little-endian)
+ * ack      : u32 magic, u16 version, u16 result, u64 acceptor id, u64 initiator id (24 bytes)
  * message  : u64 tag, u64 kind << 56 | length, then length payload bytes (kind 0)
  * large    : u64 tag, u64 LMSG << 56 | length, u64 message id, u64 0; no payload: the bytes
  *            follow as chunks (primary socket only; ids strictly increase)
@@ -27,18 +38,25 @@
  *            of the large message at offset (any socket, after the large header on the primary)
  * one-sided: u64 key, u64 kind << 56 | length, u64 offset, u64 arg, then length
  *            payload bytes (kinds TC_TCP_K_*; see tcp_rma.c)
- * The connecting side (smaller id) sends the hello, then messages; the
- * accepting side answers with the ack, then messages. With several sockets the
- * connecting side opens the data sockets once the primary's ack arrived; each
- * carries the primary's token (see tcp_lane.c). */
+ * The connecting side (smaller id) sends the hello; the accepting side checks what needs no
+ * secret (version, ids, flags) and answers with the challenge; the connecting side checks the
+ * acceptor's MAC (a fake acceptor fails the endpoint) and sends the proof, then its messages
+ * at once; the accepting side checks the proof in constant time, then whether the connection
+ * fits (duplicate, data socket of which primary), and answers with the ack, then messages.
+ * With several sockets the connecting side opens the data sockets once the primary's ack
+ * arrived; each carries the primary's token (see tcp_lane.c). Without a secret the same
+ * exchange runs with a key anyone can compute: it is not authenticated. Payloads are neither
+ * encrypted nor MACed. */
 #define TC_TCP_ADDR_LEN 8
 #define TC_TCP_ADDR_VERSION 1
 #define TC_TCP_MAGIC 0x50544354u /* "TCTP" */
-#define TC_TCP_WIRE_VERSION 1
-#define TC_TCP_DIGEST_LEN 32
-#define TC_TCP_HELLO_LEN 56
-#define TC_TCP_HELLO_EXT_LEN 64 /* with the session token */
+#define TC_TCP_WIRE_VERSION 2
+#define TC_TCP_HELLO_LEN 64
+#define TC_TCP_CHALLENGE_LEN 88
+#define TC_TCP_PROOF_LEN 32
+#define TC_TCP_HS_EXTRA_LEN 12
 #define TC_TCP_HELLO_F_DATA 0x8000u
+#define TC_TCP_HELLO_F_KEYED 0x0100u
 #define TC_TCP_HELLO_F_INDEX 0x00ffu
 #define TC_TCP_ACK_LEN 24
 #define TC_TCP_HDR_LEN 16
@@ -74,7 +92,13 @@ enum {
     TC_TCP_ACK_NO_PRIMARY = 7,    /* a data socket, but no primary connection from that id */
     TC_TCP_ACK_WRONG_SESSION = 8, /* a data socket with another token than the primary's */
     TC_TCP_ACK_LANE_RANGE = 9,    /* a data socket index beyond the primary's socket count */
+    TC_TCP_ACK_BAD_PROOF = 10,    /* the proof is not the MAC of this exchange under our key */
+    TC_TCP_ACK_COUNT = 11,
 };
+/* tc_tcp_hello_parse(), besides the ack codes: not a tcomms hello (no answer at all), and
+ * not enough bytes yet to decide. */
+#define TC_TCP_HS_FOREIGN (-1)
+#define TC_TCP_HS_MORE (-2)
 
 /* Sockets per peer (TC_SOCKET_NSOCKS, hint tcp_nsocks): 1 .. TC_TCP_NSOCKS_MAX. One is the
  * default: on loopback and on a 2-core machine more sockets only add system calls (see
@@ -99,8 +123,17 @@ enum {
 #define TC_TCP_DIRECT_MIN 16384
 /* Most iovecs handed to one sendmsg(). */
 #define TC_TCP_IOV_MAX 64
-/* An accepted socket must deliver its hello within this time. */
-#define TC_TCP_HELLO_TIMEOUT_MS 30000
+/* An accepted socket must complete the whole exchange (hello, challenge, proof) within this
+ * time (TC_SOCKET_HANDSHAKE_TIMEOUT_MS); at most this many are in it at once per listener
+ * (beyond, a new connection is closed at once). */
+#define TC_TCP_HELLO_TIMEOUT_MS 5000
+#define TC_TCP_PENDING_MAX 64
+/* accept() failing for lack of descriptors or memory: the listener is not polled for this
+ * long, doubling up to the maximum while it keeps failing. */
+#define TC_TCP_ACCEPT_BACKOFF_MIN_MS 10
+#define TC_TCP_ACCEPT_BACKOFF_MAX_MS 1000
+/* Lines about refused or dropped connections: at most one per reason per this interval. */
+#define TC_TCP_LOG_INTERVAL_MS 1000
 
 /* Layout of tc_tp_req_t.priv while a request is pending. */
 enum {
@@ -132,7 +165,8 @@ typedef enum tc_tcp_ep_state {
 } tc_tcp_ep_state_t;
 
 typedef enum tc_tcp_rx_state {
-    TC_TCP_RX_ACK,     /* active side: the handshake answer */
+    TC_TCP_RX_CHALLENGE, /* active side: the challenge (or a refusal) */
+    TC_TCP_RX_ACK,     /* active side: the answer to the proof */
     TC_TCP_RX_HDR,     /* a message header */
     TC_TCP_RX_PAYLOAD, /* a message payload */
 } tc_tcp_rx_state_t;
@@ -163,6 +197,18 @@ typedef struct tc_tcp_lrx {
     int claimed;           /* unexp was taken out of the queue by a receive: copy, then free */
 } tc_tcp_lrx_t;
 
+/* A hello taken apart (tc_tcp_hello_parse). */
+typedef struct tc_tcp_hello {
+    uint16_t version, flags;
+    uint64_t sender, receiver; /* initiator and acceptor ids */
+    unsigned char nonce[TC_AUTH_NONCE_LEN];
+    uint64_t token;
+    int is_data; /* a data socket (index) or the primary (nsocks) */
+    int index;
+    int nsocks;
+    int keyed; /* the initiator has a secret */
+} tc_tcp_hello_t;
+
 /* An accepted socket before it belongs to an endpoint. */
 typedef struct tc_tcp_conn {
     tc_tcp_pollable_t poll;
@@ -170,9 +216,15 @@ typedef struct tc_tcp_conn {
     int fd;
     char remote[32]; /* "a.b.c.d:port" of the connecting socket */
     uint64_t peer_id;
-    uint64_t deadline_ns; /* for the hello */
-    size_t hello_got;
-    unsigned char hello[TC_TCP_HELLO_EXT_LEN];
+    uint64_t deadline_ns; /* for the whole exchange */
+    int challenged;       /* 0: reading the hello; 1: the challenge went out, reading the proof */
+    uint32_t ev_mask;     /* events registered in epoll */
+    size_t in_got;
+    unsigned char in[TC_TCP_HELLO_LEN]; /* the hello, then the proof */
+    tc_tcp_hello_t hello;
+    unsigned char na[TC_AUTH_NONCE_LEN]; /* our nonce */
+    unsigned char out[TC_TCP_CHALLENGE_LEN];
+    size_t out_off; /* challenge bytes already written */
     unsigned char ack[TC_TCP_ACK_LEN];
     size_t ack_off; /* ack bytes already written */
     int is_data;    /* a data socket (index) or the primary (nsocks) */
@@ -192,7 +244,8 @@ typedef struct tc_tcp_chunk_tx {
 typedef enum tc_tcp_lane_state {
     TC_TCP_LANE_OFF,        /* not opened (yet) */
     TC_TCP_LANE_CONNECTING, /* active side: connect() in progress */
-    TC_TCP_LANE_HANDSHAKE,  /* active side: hello sent or being sent, waiting for the ack */
+    TC_TCP_LANE_HANDSHAKE,  /* active side: hello sent or being sent, waiting for the challenge */
+    TC_TCP_LANE_PROOF,      /* active side: proof sent or being sent, waiting for the ack */
     TC_TCP_LANE_UP,         /* carries chunks */
     TC_TCP_LANE_CLOSED,     /* the peer closed it while no striped message was in flight */
 } tc_tcp_lane_state_t;
@@ -212,11 +265,12 @@ typedef struct tc_tcp_lane {
     tc_tcp_lane_state_t state;
     uint32_t ev_mask;
     int registered;                          /* in the epoll set (ev_mask may be 0 while stalled) */
-    unsigned char pre[TC_TCP_HELLO_EXT_LEN]; /* hello (active side) or ack (passive side) */
+    unsigned char pre[TC_TCP_HELLO_LEN];     /* hello, then proof (active side) or ack */
+    unsigned char hello[TC_TCP_HELLO_LEN];   /* active side: the hello sent (for the proof) */
     size_t pre_len, pre_off;
     tc_tcp_chunk_tx_t tx;
     tc_tcp_lane_rx_t rx_state;
-    unsigned char rx_hdr[TC_TCP_RMA_HDR_LEN];
+    unsigned char rx_hdr[TC_TCP_CHALLENGE_LEN]; /* a chunk header, or the challenge or ack */
     size_t rx_hdr_got;
     uint64_t rx_len;
     tc_tcp_lrx_t *rx_lrx;
@@ -254,11 +308,16 @@ typedef struct tc_tcp_ctl {
 typedef struct tc_tcp_ctx {
     tc_tp_ctx_t super;
     uint64_t self_id;
-    int has_secret;
-    unsigned char digest[TC_TCP_DIGEST_LEN];
+    tc_auth_key_t key; /* from the job secret; key.keyed 0: none (not authenticated) */
     int epfd;
     int listen_fd;
     tc_tcp_pollable_t listen_poll;
+    int listen_paused;        /* accept() ran out of descriptors: out of epoll until... */
+    uint64_t listen_resume_ns; /* ...this time */
+    int accept_backoff_ms;    /* the current back-off (0: none) */
+    int hs_timeout_ms;        /* the exchange of an accepted socket must end within this */
+    int nhello;               /* connections in hello_conns (bounded by TC_TCP_PENDING_MAX) */
+    tc_tp_loglimit_t rlog[TC_TCP_ACK_COUNT + 6]; /* refusals by ack code, then TC_TCP_RL_* */
     struct sockaddr_in addr; /* where listen_fd is bound */
     char ifname[IF_NAMESIZE];
     tc_tcp_ep_t *eps;
@@ -288,9 +347,12 @@ struct tc_tcp_ep {
 
     /* tx: handshake bytes first (hello or ack), then a chunk being written, then the send
      * queue */
-    unsigned char tx_pre[TC_TCP_HELLO_EXT_LEN];
+    unsigned char tx_pre[TC_TCP_HELLO_LEN];
     size_t tx_pre_len;
     size_t tx_pre_off;
+    int hs_wait;                           /* active side: waiting for the challenge, nothing
+                                              but the hello may be written */
+    unsigned char hello[TC_TCP_HELLO_LEN]; /* active side: the hello sent (for the proof) */
     tc_tp_req_t *sq_head, *sq_tail;
     size_t nsq;
     /* one-sided requests written whole, waiting for the target's answer (FIFO) */
@@ -308,7 +370,7 @@ struct tc_tcp_ep {
     size_t nrq;
     tc_tcp_unexp_t *uq_head, *uq_tail;
     tc_tcp_rx_state_t rx_state;
-    unsigned char rx_hdr[TC_TCP_RMA_HDR_LEN];
+    unsigned char rx_hdr[TC_TCP_CHALLENGE_LEN]; /* a header, or the challenge or ack */
     int rx_kind; /* TC_TCP_K_* of the message being received */
     size_t rx_hdr_got;
     uint64_t rx_len;          /* length of the message being received */
@@ -330,12 +392,52 @@ void tc_tcp_put_u64(unsigned char *p, uint64_t v);
 uint16_t tc_tcp_get_u16(const unsigned char *p);
 uint32_t tc_tcp_get_u32(const unsigned char *p);
 uint64_t tc_tcp_get_u64(const unsigned char *p);
-void tc_tcp_digest(const void *secret, size_t len, unsigned char out[TC_TCP_DIGEST_LEN]);
-int tc_tcp_digest_equal(const unsigned char *a, const unsigned char *b);
 const char *tc_tcp_ack_string(unsigned result);
 /* A fresh non-zero session token (getrandom, else time and pid mixed). */
 uint64_t tc_tcp_token_new(void);
 void tc_tcp_sockaddr_string(const struct sockaddr_in *sa, char *buf, size_t cap);
+
+/* ---- tcp_hs.c: the handshake's bytes (pure functions: no sockets, no context) ---- */
+/* Take apart and check a hello (@p len bytes; a prefix is enough to refuse) for an acceptor
+ * with id @p self_id that has a secret when @p self_keyed: TC_TCP_ACK_OK with *h filled,
+ * TC_TCP_HS_MORE (need TC_TCP_HELLO_LEN bytes), TC_TCP_HS_FOREIGN (not a tcomms hello: no
+ * answer), or the refusal code (version, receiver, secret flag, direction, flags). Nothing in
+ * it is authenticated yet: state (duplicates, sessions) is looked at only after the proof. */
+int tc_tcp_hello_parse(const unsigned char *buf, size_t len, uint64_t self_id, int self_keyed,
+                       tc_tcp_hello_t *h);
+/* Encode a hello. */
+void tc_tcp_hello_make(unsigned char out[TC_TCP_HELLO_LEN], uint16_t flags, uint64_t sender,
+                       uint64_t receiver, const unsigned char nonce[TC_AUTH_NONCE_LEN],
+                       uint64_t token);
+/* Acceptor: the challenge to hello @p h with our nonce @p na. */
+void tc_tcp_challenge_make(unsigned char out[TC_TCP_CHALLENGE_LEN], const tc_auth_key_t *key,
+                           const tc_tcp_hello_t *h, const unsigned char na[TC_AUTH_NONCE_LEN]);
+/* Acceptor: TC_TCP_ACK_OK when @p proof (@p len bytes) is the initiator's MAC of the exchange
+ * of @p h and @p na under @p key (constant time), else TC_TCP_ACK_BAD_PROOF. */
+unsigned tc_tcp_proof_check(const tc_auth_key_t *key, const tc_tcp_hello_t *h,
+                            const unsigned char na[TC_AUTH_NONCE_LEN], const unsigned char *proof,
+                            size_t len);
+/* Initiator: 1 when challenge @p chal (TC_TCP_CHALLENGE_LEN bytes, header already checked)
+ * carries the acceptor's MAC of the exchange opened by @p hello, and then @p proof is ours;
+ * 0 when the acceptor does not hold the key. */
+int tc_tcp_challenge_answer(const tc_auth_key_t *key, const unsigned char hello[TC_TCP_HELLO_LEN],
+                            const unsigned char *chal, unsigned char proof[TC_TCP_PROOF_LEN]);
+/* An ack (or refusal) from @p sender to @p receiver. */
+void tc_tcp_ack_make(unsigned char out[TC_TCP_ACK_LEN], unsigned result, uint64_t sender,
+                     uint64_t receiver);
+/* Bytes of the answer to a hello needed once @p got bytes of it are in @p a: the header of a
+ * refusal, or the whole challenge. */
+size_t tc_tcp_challenge_need(const unsigned char *a, size_t got);
+
+/* Reasons of rate-limited log lines beyond the ack codes (index into ctx->rlog). */
+enum {
+    TC_TCP_RL_FOREIGN = TC_TCP_ACK_COUNT, /* not a tcomms hello */
+    TC_TCP_RL_TIMEOUT,                    /* the exchange did not end in time */
+    TC_TCP_RL_CLOSED,                     /* closed or reset during the exchange */
+    TC_TCP_RL_CAP,                        /* too many connections in their exchange */
+    TC_TCP_RL_ACCEPT,                     /* accept() failed */
+    TC_TCP_RL_OTHER,                      /* out of memory, epoll */
+};
 
 /* ---- tcp_iface.c ---- */
 tc_status_t tc_tcp_iface_select(struct in_addr *addr_p, char *name, size_t name_cap);
@@ -479,6 +581,8 @@ void tc_tcp_lanes_drain(tc_tcp_ctx_t *ctx, tc_tcp_ep_t *ep);
 
 /* ---- tcp_accept.c ---- */
 void tc_tcp_on_listen(tc_tcp_ctx_t *ctx);
+/* Put a listener paused by accept() failures back into epoll once its back-off ended. */
+void tc_tcp_listen_resume(tc_tcp_ctx_t *ctx);
 void tc_tcp_conn_on_events(tc_tcp_ctx_t *ctx, tc_tcp_conn_t *conn, uint32_t events);
 void tc_tcp_conn_expire(tc_tcp_ctx_t *ctx);
 /* Remove and return the parked connection from @p peer_id, or NULL. */

@@ -1,8 +1,9 @@
 /* Data sockets: the extra connections of an endpoint that carry chunks of striped messages.
  *
- * The connecting side opens them once the primary's ack arrived. Each sends a hello like the
- * primary's (same secret digest) with the flag TC_TCP_HELLO_F_DATA, its index and the token
- * the primary's hello carried, waits for the ack, and then carries chunks both ways. The
+ * The connecting side opens them once the primary's ack arrived. Each runs the primary's
+ * challenge-response (purpose "tcp/data") with a hello carrying the flag TC_TCP_HELLO_F_DATA,
+ * its index and the token the primary's hello carried: hello, challenge (the acceptor's MAC is
+ * checked), proof, ack; then it carries chunks both ways. The
  * accepting side takes a data socket only for a primary from the same id with the same token
  * (parked with it when that primary is parked), at an index below the primary's count and not
  * taken yet; anything else is refused with a reason and logged. A data socket that fails,
@@ -91,7 +92,8 @@ static void tc_tcp_lane_flush(tc_tcp_ctx_t *ctx, tc_tcp_lane_t *lane)
 {
     tc_tcp_ep_t *ep = lane->ep;
     while (ep->state == TC_TCP_EP_UP && lane->fd >= 0 &&
-           (lane->state == TC_TCP_LANE_HANDSHAKE || lane->state == TC_TCP_LANE_UP)) {
+           (lane->state == TC_TCP_LANE_HANDSHAKE || lane->state == TC_TCP_LANE_PROOF ||
+            lane->state == TC_TCP_LANE_UP)) {
         struct iovec iov[3];
         int n = 0;
         size_t total = 0;
@@ -160,15 +162,13 @@ void tc_tcp_lanes_start(tc_tcp_ctx_t *ctx, tc_tcp_ep_t *ep)
         int one = 1;
         setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
         lane->fd = fd;
-        unsigned char *h = lane->pre;
-        tc_tcp_put_u32(h, TC_TCP_MAGIC);
-        tc_tcp_put_u16(h + 4, TC_TCP_WIRE_VERSION);
-        tc_tcp_put_u16(h + 6, (uint16_t)(TC_TCP_HELLO_F_DATA | (unsigned)lane->index));
-        tc_tcp_put_u64(h + 8, ctx->self_id);
-        tc_tcp_put_u64(h + 16, ep->super.peer_id);
-        memcpy(h + 24, ctx->digest, TC_TCP_DIGEST_LEN);
-        tc_tcp_put_u64(h + 56, ep->token);
-        lane->pre_len = TC_TCP_HELLO_EXT_LEN;
+        unsigned char nonce[TC_AUTH_NONCE_LEN];
+        tc_auth_nonce(nonce);
+        uint16_t flags = (uint16_t)(TC_TCP_HELLO_F_DATA | (unsigned)lane->index |
+                                    (ctx->key.keyed ? TC_TCP_HELLO_F_KEYED : 0));
+        tc_tcp_hello_make(lane->hello, flags, ctx->self_id, ep->super.peer_id, nonce, ep->token);
+        memcpy(lane->pre, lane->hello, TC_TCP_HELLO_LEN);
+        lane->pre_len = TC_TCP_HELLO_LEN;
         lane->pre_off = 0;
         lane->rx_state = TC_TCP_LANE_RX_HDR;
         lane->rx_hdr_got = 0;
@@ -210,6 +210,31 @@ void tc_tcp_lane_attach(tc_tcp_ctx_t *ctx, tc_tcp_ep_t *ep, tc_tcp_conn_t *conn)
     tc_tcp_lane_flush(ctx, lane);
 }
 
+/* The whole challenge of data socket @p lane is in: check the acceptor's MAC, send the proof. */
+static void tc_tcp_lane_on_challenge(tc_tcp_ctx_t *ctx, tc_tcp_lane_t *lane)
+{
+    tc_tcp_ep_t *ep = lane->ep;
+    const unsigned char *a = lane->rx_hdr;
+    if (tc_tcp_get_u64(a + 8) != ep->super.peer_id || tc_tcp_get_u64(a + 16) != ctx->self_id) {
+        tc_tcp_ep_fail(ctx, ep, TC_ERR_PROTOCOL,
+                       "answered the handshake of data socket %d as id %llu to id %llu",
+                       lane->index, (unsigned long long)tc_tcp_get_u64(a + 8),
+                       (unsigned long long)tc_tcp_get_u64(a + 16));
+        return;
+    }
+    if (!tc_tcp_challenge_answer(&ctx->key, lane->hello, a, lane->pre)) {
+        tc_tcp_ep_fail(ctx, ep, TC_ERR_PEER_FAILED,
+                       "failed the challenge of data socket %d of %d: its MAC does not prove "
+                       "the job secret (wrong secret: another job, or not a tcomms peer)",
+                       lane->index, ep->nsocks);
+        return;
+    }
+    lane->pre_len = TC_TCP_PROOF_LEN;
+    lane->pre_off = 0;
+    lane->state = TC_TCP_LANE_PROOF;
+    tc_tcp_lane_update_events(ctx, lane);
+}
+
 static void tc_tcp_lane_on_ack(tc_tcp_ctx_t *ctx, tc_tcp_lane_t *lane)
 {
     tc_tcp_ep_t *ep = lane->ep;
@@ -231,9 +256,13 @@ static void tc_tcp_lane_on_ack(tc_tcp_ctx_t *ctx, tc_tcp_lane_t *lane)
                        "answered the handshake of data socket %d as id %llu to id %llu",
                        lane->index, (unsigned long long)tc_tcp_get_u64(a + 8),
                        (unsigned long long)tc_tcp_get_u64(a + 16));
-    } else {
+    } else if (lane->state == TC_TCP_LANE_PROOF) {
         lane->state = TC_TCP_LANE_UP;
         tc_tcp_lane_update_events(ctx, lane);
+    } else {
+        tc_tcp_ep_fail(ctx, ep, TC_ERR_PROTOCOL,
+                       "answered the hello of data socket %d with an ack instead of a challenge",
+                       lane->index);
     }
 }
 
@@ -295,7 +324,7 @@ static void tc_tcp_lane_lost(tc_tcp_ctx_t *ctx, tc_tcp_lane_t *lane, int err)
         lane->state = TC_TCP_LANE_CLOSED;
         return;
     }
-    if (lane->state == TC_TCP_LANE_HANDSHAKE)
+    if (lane->state == TC_TCP_LANE_HANDSHAKE || lane->state == TC_TCP_LANE_PROOF)
         tc_tcp_ep_fail(ctx, ep, TC_ERR_PEER_FAILED,
                        "closed data socket %d of %d before answering its handshake: %s",
                        lane->index, ep->nsocks, err ? strerror(err) : "end of stream");
@@ -327,15 +356,22 @@ static int tc_tcp_lane_read(tc_tcp_ctx_t *ctx, tc_tcp_lane_t *lane)
         if (lane->rx_state == TC_TCP_LANE_RX_STALLED) {
             return moved;
         } else if (lane->rx_state == TC_TCP_LANE_RX_HDR) {
-            size_t full =
-                lane->state == TC_TCP_LANE_HANDSHAKE ? TC_TCP_ACK_LEN : TC_TCP_RMA_HDR_LEN;
+            size_t full = lane->state == TC_TCP_LANE_HANDSHAKE
+                              ? tc_tcp_challenge_need(lane->rx_hdr, lane->rx_hdr_got)
+                          : lane->state == TC_TCP_LANE_PROOF ? TC_TCP_ACK_LEN
+                                                             : TC_TCP_RMA_HDR_LEN;
             n = recv(lane->fd, lane->rx_hdr + lane->rx_hdr_got, full - lane->rx_hdr_got, 0);
             if (n > 0) {
                 moved = 1;
                 lane->rx_hdr_got += (size_t)n;
+                if (lane->state == TC_TCP_LANE_HANDSHAKE &&
+                    tc_tcp_challenge_need(lane->rx_hdr, lane->rx_hdr_got) > lane->rx_hdr_got)
+                    continue; /* the header of a challenge: its nonce and MAC follow */
                 if (lane->rx_hdr_got == full) {
                     lane->rx_hdr_got = 0;
-                    if (lane->state == TC_TCP_LANE_HANDSHAKE)
+                    if (lane->state == TC_TCP_LANE_HANDSHAKE && full == TC_TCP_CHALLENGE_LEN)
+                        tc_tcp_lane_on_challenge(ctx, lane);
+                    else if (lane->state != TC_TCP_LANE_UP)
                         tc_tcp_lane_on_ack(ctx, lane);
                     else
                         tc_tcp_lane_on_chunk(ctx, lane);

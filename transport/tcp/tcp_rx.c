@@ -42,6 +42,8 @@ static int tc_tcp_kind_is_stripe(int kind)
 /* Header bytes the parser needs now: one-sided and striped kinds carry 16 more. */
 static size_t tc_tcp_rx_hdr_need(const tc_tcp_ep_t *ep)
 {
+    if (ep->rx_state == TC_TCP_RX_CHALLENGE)
+        return tc_tcp_challenge_need(ep->rx_hdr, ep->rx_hdr_got);
     if (ep->rx_state == TC_TCP_RX_ACK)
         return TC_TCP_ACK_LEN;
     if (ep->rx_hdr_got >= TC_TCP_HDR_LEN &&
@@ -110,6 +112,32 @@ static void tc_tcp_rx_on_ack(tc_tcp_ctx_t *ctx, tc_tcp_ep_t *ep)
         if (ep->nsocks > 1)
             tc_tcp_lanes_start(ctx, ep);
     }
+}
+
+/* The whole challenge is in rx_hdr (its header says: accepted so far): check that the
+ * acceptor holds the key, then send the proof, and the queued messages after it. */
+static void tc_tcp_rx_on_challenge(tc_tcp_ctx_t *ctx, tc_tcp_ep_t *ep)
+{
+    const unsigned char *a = ep->rx_hdr;
+    uint64_t sender = tc_tcp_get_u64(a + 8);
+    uint64_t receiver = tc_tcp_get_u64(a + 16);
+    if (sender != ep->super.peer_id || receiver != ctx->self_id) {
+        tc_tcp_ep_fail(ctx, ep, TC_ERR_PROTOCOL,
+                       "answered the handshake as id %llu to id %llu (stale address?)",
+                       (unsigned long long)sender, (unsigned long long)receiver);
+        return;
+    }
+    if (!tc_tcp_challenge_answer(&ctx->key, ep->hello, a, ep->tx_pre)) {
+        tc_tcp_ep_fail(ctx, ep, TC_ERR_PEER_FAILED,
+                       "failed the challenge: its MAC does not prove the job secret (wrong "
+                       "secret: another job, or not a tcomms peer)");
+        return;
+    }
+    ep->tx_pre_len = TC_TCP_PROOF_LEN;
+    ep->tx_pre_off = 0;
+    ep->hs_wait = 0;
+    ep->rx_state = TC_TCP_RX_ACK;
+    tc_tcp_ep_flush(ctx, ep);
 }
 
 tc_tp_req_t *tc_tcp_rq_match(tc_tcp_ep_t *ep, uint64_t tag)
@@ -208,7 +236,9 @@ static void tc_tcp_rx_consume(tc_tcp_ctx_t *ctx, tc_tcp_ep_t *ep, const unsigned
             ep->rx_hdr_got += k;
             if (ep->rx_hdr_got == tc_tcp_rx_hdr_need(ep)) {
                 ep->rx_hdr_got = 0;
-                if (ep->rx_state == TC_TCP_RX_ACK)
+                if (ep->rx_state == TC_TCP_RX_CHALLENGE && full == TC_TCP_CHALLENGE_LEN)
+                    tc_tcp_rx_on_challenge(ctx, ep);
+                else if (ep->rx_state == TC_TCP_RX_CHALLENGE || ep->rx_state == TC_TCP_RX_ACK)
                     tc_tcp_rx_on_ack(ctx, ep);
                 else
                     tc_tcp_rx_on_header(ctx, ep);

@@ -97,12 +97,14 @@ void tc_tcp_ep_flush(tc_tcp_ctx_t *ctx, tc_tcp_ep_t *ep)
             total += iov[n++].iov_len;
         }
         /* a chunk being written finishes before the next frame; a new one is taken only when
-         * no message waits, so small messages pass large ones between chunks */
-        if (ep->tx_chunk.req == NULL && ep->sq_head == NULL && ep->lq_head != NULL)
+         * no message waits, so small messages pass large ones between chunks. While the
+         * acceptor has not proved itself (hs_wait) only the hello goes out. */
+        if (!ep->hs_wait && ep->tx_chunk.req == NULL && ep->sq_head == NULL &&
+            ep->lq_head != NULL)
             tc_tcp_chunk_pull(ep, &ep->tx_chunk);
         n += tc_tcp_chunk_iov(&ep->tx_chunk, iov + n, &total);
-        for (tc_tp_req_t *req = ep->sq_head; req != NULL && n < TC_TCP_IOV_MAX - 1;
-             req = TC_TCP_REQ_NEXT(req)) {
+        for (tc_tp_req_t *req = ep->hs_wait ? NULL : ep->sq_head;
+             req != NULL && n < TC_TCP_IOV_MAX - 1; req = TC_TCP_REQ_NEXT(req)) {
             uint64_t off = req->priv[TC_TCP_P_OFF];
             uint64_t len = tc_tcp_sq_wire_len(req);
             size_t hlen = tc_tcp_sq_hdr_len(req);

@@ -1,4 +1,4 @@
-/* Byte order helpers, the secret digest and small formatting helpers of the TCP backend. */
+/* Byte order helpers and small formatting helpers of the TCP backend. */
 #include <arpa/inet.h>
 #include <stdio.h>
 #include <sys/random.h>
@@ -57,30 +57,6 @@ static uint64_t tc_tcp_mix64(uint64_t x)
     return x;
 }
 
-/* Four differently seeded FNV-1a lanes, each finalised. This is not a
- * cryptographic MAC: it keeps processes of other jobs (and stale ranks of
- * this one) out, it does not stop an attacker who can read the network. */
-void tc_tcp_digest(const void *secret, size_t len, unsigned char out[TC_TCP_DIGEST_LEN])
-{
-    const unsigned char *s = secret;
-    for (int lane = 0; lane < 4; lane++) {
-        uint64_t h = 0xcbf29ce484222325ULL ^ tc_tcp_mix64((uint64_t)lane + 1) ^ (uint64_t)len;
-        for (size_t i = 0; i < len; i++) {
-            h ^= s[i];
-            h *= 0x100000001b3ULL;
-        }
-        tc_tcp_put_u64(out + 8 * lane, tc_tcp_mix64(h + (uint64_t)lane));
-    }
-}
-
-int tc_tcp_digest_equal(const unsigned char *a, const unsigned char *b)
-{
-    unsigned char diff = 0; /* no early exit: the time does not tell how many bytes matched */
-    for (int i = 0; i < TC_TCP_DIGEST_LEN; i++)
-        diff |= (unsigned char)(a[i] ^ b[i]);
-    return diff == 0;
-}
-
 const char *tc_tcp_ack_string(unsigned result)
 {
     switch (result) {
@@ -91,7 +67,7 @@ const char *tc_tcp_ack_string(unsigned result)
     case TC_TCP_ACK_WRONG_RECEIVER:
         return "wrong receiver id (stale address?)";
     case TC_TCP_ACK_WRONG_SECRET:
-        return "wrong secret (another job?)";
+        return "wrong secret (one side has a job secret, the other none: another job?)";
     case TC_TCP_ACK_WRONG_DIRECTION:
         return "the connecting id must be the smaller one";
     case TC_TCP_ACK_DUPLICATE:
@@ -104,6 +80,8 @@ const char *tc_tcp_ack_string(unsigned result)
         return "data socket of another connection (stale or foreign token)";
     case TC_TCP_ACK_LANE_RANGE:
         return "data socket index beyond the primary's socket count";
+    case TC_TCP_ACK_BAD_PROOF:
+        return "bad proof (wrong secret, or a replayed hello)";
     default:
         return "unknown reason";
     }

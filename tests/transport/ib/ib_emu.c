@@ -344,6 +344,7 @@ static int e_modify_qp(struct ibv_qp *qp, struct ibv_qp_attr *a, int mask)
         q->qp.state = IBV_QPS_RTR;
     } else if (a->qp_state == IBV_QPS_RTS && q->qp.state == IBV_QPS_RTR && (mask & IBV_QP_SQ_PSN)) {
         q->qp.state = IBV_QPS_RTS;
+        emu_stats.rts_qps++;
     } else {
         rc = EINVAL;
     }

@@ -20,6 +20,7 @@ typedef struct tc_ibemu_stats {
     int reg_mr;   /* ibv_reg_mr calls */
     int dereg_mr; /* ibv_dereg_mr calls */
     int live_qps; /* QPs not destroyed */
+    int rts_qps;  /* QPs moved to RTS (connected), ever */
     int live_mrs;
     int cq_overflow; /* completions dropped for a full CQ (a bug in the backend) */
     int writes_imm;  /* RDMA writes with immediate data executed */

@@ -1,5 +1,5 @@
-/* Endpoints of the verbs backend: queue pairs, the TCP handshake that exchanges QP numbers,
- * the RESET -> INIT -> RTR -> RTS transitions, failure and close. */
+/* Endpoints of the verbs backend: queue pairs, the RESET -> INIT -> RTR -> RTS transitions,
+ * failure and close (the TCP handshake that exchanges QP numbers is in ib_hs.c). */
 #include <arpa/inet.h>
 #include <errno.h>
 #include <netinet/in.h>
@@ -52,7 +52,7 @@ int tc_ib_list_remove(tc_tp_req_t **head, tc_tp_req_t **tail, tc_tp_req_t *req)
     return 0;
 }
 
-static tc_ib_ep_t *tc_ib_ep_find(tc_ib_ctx_t *ctx, uint64_t peer_id)
+tc_ib_ep_t *tc_ib_ep_find(tc_ib_ctx_t *ctx, uint64_t peer_id)
 {
     for (tc_ib_ep_t *ep = ctx->eps; ep != NULL; ep = ep->next)
         if (ep->super.peer_id == peer_id)
@@ -176,8 +176,7 @@ static tc_status_t tc_ib_qp_create(tc_ib_ctx_t *ctx, tc_ib_ep_t *ep)
     return tc_ib_post_recvs(ep);
 }
 
-/* INIT -> RTR -> RTS with the peer's QP number, PSN, LID and GID from its handshake. */
-static tc_status_t tc_ib_qp_connect(tc_ib_ctx_t *ctx, tc_ib_ep_t *ep, const unsigned char *hs)
+tc_status_t tc_ib_qp_connect(tc_ib_ctx_t *ctx, tc_ib_ep_t *ep, const unsigned char *hs)
 {
     uint32_t qpn = tc_ib_get_u32(hs + 24), psn = tc_ib_get_u32(hs + 28);
     uint16_t lid = tc_ib_get_u16(hs + 32);
@@ -220,248 +219,6 @@ static tc_status_t tc_ib_qp_connect(tc_ib_ctx_t *ctx, tc_ib_ep_t *ep, const unsi
         return tc_error_set(TC_ERR_PEER_FAILED, "ib: QP %u to RTS failed: %s", ep->qp->qp_num,
                             strerror(errno));
     return TC_OK;
-}
-
-static void tc_ib_hs_fill(tc_ib_ctx_t *ctx, tc_ib_ep_t *ep, unsigned char *h, unsigned result,
-                          uint64_t receiver)
-{
-    memset(h, 0, TC_IB_HS_LEN);
-    tc_ib_put_u32(h, TC_IB_HS_MAGIC);
-    tc_ib_put_u16(h + 4, TC_IB_HS_VERSION);
-    tc_ib_put_u16(h + 6, (uint16_t)result);
-    tc_ib_put_u64(h + 8, ctx->self_id);
-    tc_ib_put_u64(h + 16, receiver);
-    if (ep != NULL) {
-        tc_ib_put_u32(h + 24, ep->qp->qp_num);
-        tc_ib_put_u32(h + 28, ep->psn);
-    }
-    tc_ib_put_u16(h + 32, ctx->port_attr.lid);
-    memcpy(h + 40, ctx->gid.raw, 16);
-    tc_ib_put_u64(h + 56, ctx->digest);
-    if (ep != NULL) {
-        tc_ib_put_u64(h + 64, (uint64_t)(uintptr_t)ep->recv_buf);
-        tc_ib_put_u32(h + 72, ep->recv_mr->rkey);
-    }
-    tc_ib_put_u16(h + 76, TC_IB_NRECV);
-    tc_ib_put_u16(h + 78, TC_IB_SLOT);
-}
-
-/* Why a handshake from @p sender to us is refused, or NULL. */
-static const char *tc_ib_hs_check(tc_ib_ctx_t *ctx, const unsigned char *h, int from_smaller)
-{
-    if (tc_ib_get_u32(h) != TC_IB_HS_MAGIC || tc_ib_get_u16(h + 4) != TC_IB_HS_VERSION)
-        return "not a tcomms ib handshake of this version";
-    if (tc_ib_get_u16(h + 6) != 0)
-        return "refused by the peer";
-    if (tc_ib_get_u64(h + 16) != ctx->self_id)
-        return "addressed to another id (stale address?)";
-    if (tc_ib_get_u64(h + 56) != ctx->digest)
-        return "wrong secret (another job?)";
-    if (from_smaller && tc_ib_get_u64(h + 8) >= ctx->self_id)
-        return "the connecting id must be the smaller one";
-    if (tc_ib_get_u16(h + 76) != TC_IB_NRECV || tc_ib_get_u16(h + 78) != TC_IB_SLOT)
-        return "its receive ring has another geometry (slots or slot size)";
-    return NULL;
-}
-
-/* The QP is connected (RTR/RTS); the active side tells the passive one with a ready byte, so
- * that the passive side posts nothing before the active QP can receive it. */
-static void tc_ib_ep_connected(tc_ib_ctx_t *ctx, tc_ib_ep_t *ep, const unsigned char *hs, int active)
-{
-    tc_status_t st = tc_ib_qp_connect(ctx, ep, hs);
-    if (st != TC_OK) {
-        tc_ib_ep_fail(ctx, ep, st, "could not connect its queue pair: %s", tc_last_error());
-        return;
-    }
-    if (!active) {
-        ep->hs_wait_ready = 1;
-        return;
-    }
-    if (send(ep->fd, "R", 1, MSG_NOSIGNAL | MSG_DONTWAIT) != 1) {
-        tc_ib_ep_fail(ctx, ep, TC_ERR_PEER_FAILED, "handshake ready byte could not be sent: %s",
-                      strerror(errno));
-        return;
-    }
-    close(ep->fd);
-    ep->fd = -1;
-    ep->state = TC_IB_EP_UP;
-    tc_ib_ep_kick(ctx, ep);
-}
-
-static void tc_ib_ready_progress(tc_ib_ctx_t *ctx, tc_ib_ep_t *ep)
-{
-    char c;
-    ssize_t n = recv(ep->fd, &c, 1, MSG_DONTWAIT);
-    if (n < 0 && (errno == EAGAIN || errno == EINTR)) {
-        if (tc_deadline_passed(ep->hs_deadline))
-            tc_ib_ep_fail(ctx, ep, TC_ERR_PEER_FAILED, "did not complete the handshake within "
-                          "%d ms", TC_IB_HS_TIMEOUT_MS);
-        return;
-    }
-    if (n != 1 || c != 'R') {
-        tc_ib_ep_fail(ctx, ep, TC_ERR_PEER_FAILED, "broke the handshake before its ready byte");
-        return;
-    }
-    close(ep->fd);
-    ep->fd = -1;
-    ep->hs_wait_ready = 0;
-    ep->state = TC_IB_EP_UP;
-    tc_log_debug(TC_SUBSYS_TRANSPORT, "ib: id %llu QP %u connected to peer %llu",
-                 (unsigned long long)ctx->self_id, ep->qp->qp_num,
-                 (unsigned long long)ep->super.peer_id);
-    tc_ib_ep_kick(ctx, ep);
-}
-
-/* Passive side: a complete, valid hello from a smaller id and its waiting endpoint. */
-static void tc_ib_accept_hello(tc_ib_ctx_t *ctx, tc_ib_ep_t *ep, int fd, const unsigned char *hs)
-{
-    unsigned char reply[TC_IB_HS_LEN];
-    tc_ib_hs_fill(ctx, ep, reply, 0, ep->super.peer_id);
-    ctx->nwaiting--;
-    ep->state = TC_IB_EP_CONNECTING;
-    ep->fd = fd;
-    ep->hs_deadline = tc_deadline_after_ms(TC_IB_HS_TIMEOUT_MS);
-    /* RTR before the reply: the active side may send as soon as it has it */
-    tc_ib_ep_connected(ctx, ep, hs, 0);
-    if (ep->state == TC_IB_EP_FAILED)
-        return;
-    /* 80 bytes into an empty socket buffer: one send */
-    ssize_t n = send(fd, reply, sizeof(reply), MSG_NOSIGNAL | MSG_DONTWAIT);
-    if (n != (ssize_t)sizeof(reply))
-        tc_ib_ep_fail(ctx, ep, TC_ERR_PEER_FAILED, "handshake reply could not be sent: %s",
-                      n < 0 ? strerror(errno) : "short write");
-}
-
-static void tc_ib_refuse(tc_ib_ctx_t *ctx, int fd, const unsigned char *hs, const char *why)
-{
-    tc_log_warn(TC_SUBSYS_TRANSPORT, "ib: id %llu refused a handshake (claiming id %llu): %s",
-                (unsigned long long)ctx->self_id, (unsigned long long)tc_ib_get_u64(hs + 8), why);
-    unsigned char reply[TC_IB_HS_LEN];
-    tc_ib_hs_fill(ctx, NULL, reply, 1, tc_ib_get_u64(hs + 8));
-    (void)!send(fd, reply, sizeof(reply), MSG_NOSIGNAL | MSG_DONTWAIT);
-    close(fd);
-}
-
-/* Accept and read hellos; hand complete ones to their endpoint or keep them until it exists. */
-static void tc_ib_passive_progress(tc_ib_ctx_t *ctx)
-{
-    for (int i = 0; i < 16 && ctx->nwaiting > 0; i++) {
-        int fd = accept4(ctx->listen_fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
-        if (fd < 0)
-            break;
-        struct parked *p = calloc(1, sizeof(*p));
-        if (p == NULL) {
-            close(fd);
-            break;
-        }
-        p->fd = fd;
-        p->deadline = tc_deadline_after_ms(TC_IB_HS_TIMEOUT_MS);
-        p->next = ctx->accepted;
-        ctx->accepted = p;
-    }
-    for (struct parked **pp = &ctx->accepted; *pp != NULL;) {
-        struct parked *p = *pp;
-        while (p->got < TC_IB_HS_LEN) {
-            ssize_t n = recv(p->fd, p->hs + p->got, TC_IB_HS_LEN - p->got, 0);
-            if (n <= 0) {
-                if (n < 0 && (errno == EAGAIN || errno == EINTR))
-                    break;
-                p->got = SIZE_MAX; /* closed or reset: drop */
-                break;
-            }
-            p->got += (size_t)n;
-        }
-        const char *why = NULL;
-        tc_ib_ep_t *ep = NULL;
-        if (p->got == TC_IB_HS_LEN) {
-            why = tc_ib_hs_check(ctx, p->hs, 1);
-            if (why == NULL) {
-                ep = tc_ib_ep_find(ctx, tc_ib_get_u64(p->hs + 8));
-                if (ep != NULL && ep->state != TC_IB_EP_WAITING) {
-                    why = "duplicate handshake from the same id";
-                    ep = NULL;
-                }
-            }
-        }
-        if (p->got == SIZE_MAX || (p->got < TC_IB_HS_LEN && tc_deadline_passed(p->deadline))) {
-            close(p->fd);
-        } else if (why != NULL) {
-            tc_ib_refuse(ctx, p->fd, p->hs, why);
-        } else if (ep != NULL) {
-            tc_ib_accept_hello(ctx, ep, p->fd, p->hs);
-        } else {
-            pp = &p->next; /* incomplete, or its endpoint does not exist yet */
-            continue;
-        }
-        *pp = p->next;
-        free(p);
-    }
-}
-
-/* Active side: connect, write the hello, read the reply. */
-static void tc_ib_active_progress(tc_ib_ctx_t *ctx, tc_ib_ep_t *ep)
-{
-    if (tc_deadline_passed(ep->hs_deadline)) {
-        tc_ib_ep_fail(ctx, ep, TC_ERR_PEER_FAILED, "did not complete the handshake within %d ms",
-                      TC_IB_HS_TIMEOUT_MS);
-        return;
-    }
-    struct pollfd pfd = {.fd = ep->fd, .events = POLLOUT | POLLIN};
-    if (poll(&pfd, 1, 0) <= 0)
-        return;
-    int err = 0;
-    socklen_t elen = sizeof(err);
-    getsockopt(ep->fd, SOL_SOCKET, SO_ERROR, &err, &elen);
-    if (err != 0) {
-        tc_ib_ep_fail(ctx, ep, TC_ERR_PEER_FAILED, "could not be reached for the handshake: %s",
-                      strerror(err));
-        return;
-    }
-    while (ep->hs_out_off < TC_IB_HS_LEN) {
-        ssize_t n = send(ep->fd, ep->hs_out + ep->hs_out_off, TC_IB_HS_LEN - ep->hs_out_off,
-                         MSG_NOSIGNAL | MSG_DONTWAIT);
-        if (n < 0 && (errno == EAGAIN || errno == EINTR || errno == ENOTCONN))
-            return;
-        if (n < 0) {
-            tc_ib_ep_fail(ctx, ep, TC_ERR_PEER_FAILED, "handshake send failed: %s",
-                          strerror(errno));
-            return;
-        }
-        ep->hs_out_off += (size_t)n;
-    }
-    while (ep->hs_in_got < TC_IB_HS_LEN) {
-        ssize_t n = recv(ep->fd, ep->hs_in + ep->hs_in_got, TC_IB_HS_LEN - ep->hs_in_got,
-                         MSG_DONTWAIT);
-        if (n < 0 && (errno == EAGAIN || errno == EINTR))
-            return;
-        if (n <= 0) {
-            tc_ib_ep_fail(ctx, ep, TC_ERR_PEER_FAILED, "closed the handshake connection (%s)",
-                          n == 0 ? "EOF" : strerror(errno));
-            return;
-        }
-        ep->hs_in_got += (size_t)n;
-    }
-    const char *why = tc_ib_hs_check(ctx, ep->hs_in, 0);
-    if (why == NULL && tc_ib_get_u64(ep->hs_in + 8) != ep->super.peer_id)
-        why = "answered as another id";
-    if (why != NULL) {
-        tc_ib_ep_fail(ctx, ep, TC_ERR_PEER_FAILED, "refused or broke the handshake: %s", why);
-        return;
-    }
-    tc_ib_ep_connected(ctx, ep, ep->hs_in, 1);
-}
-
-void tc_ib_handshake_progress(tc_ib_ctx_t *ctx)
-{
-    if (ctx->nwaiting > 0 || ctx->accepted != NULL)
-        tc_ib_passive_progress(ctx);
-    for (tc_ib_ep_t *ep = ctx->eps; ep != NULL; ep = ep->next)
-        if (ep->state == TC_IB_EP_CONNECTING && ep->fd >= 0) {
-            if (ep->hs_wait_ready)
-                tc_ib_ready_progress(ctx, ep);
-            else
-                tc_ib_active_progress(ctx, ep);
-        }
 }
 
 static void tc_ib_ep_free(tc_ib_ctx_t *ctx, tc_ib_ep_t *ep)
@@ -525,15 +282,7 @@ tc_status_t tc_ib_ep_connect(tc_tp_ctx_t *super, uint64_t peer_id, const void *a
     ctx->eps = ep;
     if (ctx->self_id < peer_id) {
         ep->state = TC_IB_EP_CONNECTING;
-        tc_ib_hs_fill(ctx, ep, ep->hs_out, 0, peer_id);
-        ep->fd = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
-        if (ep->fd < 0) {
-            tc_ib_ep_fail(ctx, ep, TC_ERR_NO_RESOURCE, "handshake socket: %s", strerror(errno));
-        } else if (connect(ep->fd, (struct sockaddr *)&ep->peer_sa, sizeof(ep->peer_sa)) != 0 &&
-                   errno != EINPROGRESS) {
-            tc_ib_ep_fail(ctx, ep, TC_ERR_PEER_FAILED, "could not be reached for the handshake: "
-                          "connect: %s", strerror(errno));
-        }
+        tc_ib_hs_start(ctx, ep);
     } else {
         ep->state = TC_IB_EP_WAITING;
         ctx->nwaiting++;

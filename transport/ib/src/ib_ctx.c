@@ -162,20 +162,8 @@ static void tc_ib_ctx_destroy(tc_tp_ctx_t *super)
     }
     if (ctx->dev != NULL)
         ctx->v->close_device(ctx->dev);
+    tc_auth_key_wipe(&ctx->key);
     free(ctx);
-}
-
-static uint64_t tc_ib_digest(const void *secret, size_t len)
-{
-    const unsigned char *s = secret;
-    uint64_t h = 0xcbf29ce484222325ULL ^ len;
-    for (size_t i = 0; i < len; i++) {
-        h ^= s[i];
-        h *= 0x100000001b3ULL;
-    }
-    h ^= h >> 31;
-    h *= 0x94d049bb133111ebULL;
-    return h ^ (h >> 29);
 }
 
 tc_status_t tc_tp_ib_ctx_create_verbs(const tc_ib_verbs_t *v, const tc_tp_ctx_params_t *params,
@@ -223,13 +211,20 @@ tc_status_t tc_tp_ib_ctx_create_verbs(const tc_ib_verbs_t *v, const tc_tp_ctx_pa
     ctx->super.ops = &tc_tp_ib_ops;
     ctx->v = v;
     ctx->self_id = params->self_id;
-    ctx->digest = tc_ib_digest(params->secret, params->secret_len);
     ctx->listen_fd = -1;
     ctx->port = (uint8_t)port;
     ctx->gid_index = (int)gid_index;
     snprintf(ctx->dev_name, sizeof(ctx->dev_name), "%s", v->get_device_name(dev));
     ctx->dev = v->open_device(dev);
     v->free_device_list(list);
+    int64_t pending_ms = TC_IB_PENDING_TIMEOUT_MS;
+    st = tc_auth_key_init(&ctx->key, params->secret, params->secret_len);
+    if (st == TC_OK)
+        st = tc_config_int("TC_SOCKET_HANDSHAKE_TIMEOUT_MS", TC_IB_PENDING_TIMEOUT_MS, 10, 600000,
+                           &pending_ms);
+    if (st != TC_OK)
+        goto err;
+    ctx->pending_ms = (int)pending_ms;
     if (ctx->dev == NULL) {
         st = tc_error_set(TC_ERR_SYSTEM, "ib: ibv_open_device(%s) failed: %s", ctx->dev_name,
                           strerror(errno));

@@ -7,15 +7,28 @@
 #include <stdint.h>
 
 #include "tcomms/base/status.h"
+#include "tcomms/transport/auth.h"
 #include "tcomms/transport/ib.h"
+#include "tcomms/transport/loglimit.h"
 #include "tcomms/transport/transport.h"
 
 /* ---- wire formats (integers little-endian unless said) ----
  * address  (32): u8 version 1, u8 port, u16 lid, 16-byte gid, 4-byte IPv4 and 2-byte TCP port
  *                of the handshake listener (both big-endian), 6 zero bytes
  * handshake(80): u32 magic "TCIB", u16 version, u16 result, u64 sender, u64 receiver,
- *                u32 qpn, u32 psn, u16 lid, 6 zero bytes, 16-byte gid, u64 secret digest,
+ *                u32 qpn, u32 psn, u16 lid, 6 zero bytes, 16-byte gid, u16 flags
+ *                (TC_IB_HS_F_KEYED: the sender has a secret), 6 zero bytes,
  *                u64 receive-ring address, u32 ring rkey, u16 ring slots, u16 slot bytes
+ * The exchange on the handshake socket (ib_hs.c), the active side (smaller id) first:
+ *   hello (112)    -> its handshake (80), then a 32-byte nonce Ni
+ *   challenge (88) <- u32 magic, u16 version, u16 result 0, u64 sender, u64 receiver, 32-byte
+ *                     nonce Na, 32-byte MAC(acceptor role); a refusal: those 24 bytes with
+ *                     result != 0 (TC_IB_HS_R_*), then close
+ *   proof (32)     -> MAC(initiator role); both MACs (auth.h) over purpose "ib", both ids,
+ *                     Ni, Na and the active side's 80-byte handshake as extra
+ *   reply (80)     <- the passive side's handshake once its endpoint exists and its QP is
+ *                     ready to receive (or a 24-byte refusal: bad proof, duplicate)
+ *   ready (1)      -> 'R' once the active QP is ready to receive; both sides are up
  * message header (48, at the start of a ring slot): u8 type, 7 zero bytes, u64 tag,
  *                u64 length, then for RTS: u64 address, u32 rkey, u32 0, u64 rendezvous id
  * immediate data (32 bits, big-endian on the wire), see TC_IB_IMM_*:
@@ -26,8 +39,28 @@
  *                u32 rkey, u32 0 */
 #define TC_IB_ADDR_LEN 32
 #define TC_IB_HS_LEN 80
+#define TC_IB_HELLO_LEN (TC_IB_HS_LEN + TC_AUTH_NONCE_LEN)
+#define TC_IB_HDR_LEN 24
+#define TC_IB_CHAL_LEN (TC_IB_HDR_LEN + TC_AUTH_NONCE_LEN + TC_AUTH_MAC_LEN)
 #define TC_IB_HS_MAGIC 0x42494354u /* "TCIB" */
-#define TC_IB_HS_VERSION 2
+#define TC_IB_HS_VERSION 3
+#define TC_IB_HS_F_KEYED 0x0100u
+/* Results of a refused handshake. */
+enum {
+    TC_IB_HS_R_REFUSED = 1,      /* version, receiver, direction or ring geometry (logged) */
+    TC_IB_HS_R_WRONG_SECRET = 2, /* one side has a secret, the other none */
+    TC_IB_HS_R_BAD_PROOF = 3,    /* the proof is not the MAC of this exchange */
+    TC_IB_HS_R_DUPLICATE = 4,    /* another connection from that id got its endpoint */
+};
+/* tc_ib_hello_check(), besides 0 and TC_IB_HS_R_*: need more bytes; not a tcomms hello. */
+#define TC_IB_HS_MORE (-2)
+#define TC_IB_HS_FOREIGN (-1)
+/* Connections of the listener still in their exchange (unauthenticated): at most this many,
+ * each within TC_SOCKET_HANDSHAKE_TIMEOUT_MS (default below); accept() out of descriptors
+ * backs off from 10 ms to 1 s; refusal lines: one per reason per second. */
+#define TC_IB_PENDING_MAX 64
+#define TC_IB_PENDING_TIMEOUT_MS 5000
+#define TC_IB_LOG_INTERVAL_MS 1000
 #define TC_IB_MSG_HDR 48
 #define TC_IB_RKEY_LEN 40
 #define TC_IB_RKEY_MAGIC 0x4b494354u /* "TCIK" */
@@ -141,8 +174,10 @@ struct tc_ib_ep {
     /* handshake */
     int fd;
     uint64_t hs_deadline;
-    unsigned char hs_out[TC_IB_HS_LEN], hs_in[TC_IB_HS_LEN];
-    size_t hs_out_off, hs_in_got;
+    unsigned char hs_out[TC_IB_HELLO_LEN], hs_in[TC_IB_CHAL_LEN];
+    unsigned char hs_hello[TC_IB_HELLO_LEN]; /* active: the hello sent (for the proof) */
+    size_t hs_out_len, hs_out_off, hs_in_got;
+    int hs_proved; /* active: the proof is out, the reply is awaited */
     uint32_t psn;
     int hs_wait_ready; /* passive: QP is RTS, waiting for the active side's ready byte */
 
@@ -184,7 +219,7 @@ struct tc_ib_ctx {
     tc_tp_ctx_t super;
     const tc_ib_verbs_t *v;
     uint64_t self_id;
-    uint64_t digest;
+    tc_auth_key_t key; /* from the job secret; key.keyed 0: none (not authenticated) */
     struct ibv_context *dev;
     char dev_name[64];
     uint8_t port;
@@ -199,10 +234,19 @@ struct tc_ib_ctx {
     struct parked {
         struct parked *next;
         int fd;
-        unsigned char hs[TC_IB_HS_LEN];
+        int stage; /* 0: reading the hello, 1: challenged, reading the proof, 2: proved */
+        unsigned char hs[TC_IB_HELLO_LEN];
         size_t got;
-        uint64_t deadline;
-    } *accepted; /* accepted sockets, hello being read or waiting for ep_connect */
+        unsigned char proof[TC_AUTH_MAC_LEN];
+        size_t proof_got;
+        unsigned char na[TC_AUTH_NONCE_LEN];
+        uint64_t deadline; /* of stages 0 and 1 */
+    } *accepted; /* accepted sockets: in their exchange, or proved and waiting for ep_connect */
+    int npending;              /* of them in stages 0 and 1 (bounded by TC_IB_PENDING_MAX) */
+    int pending_ms;            /* their deadline */
+    uint64_t accept_resume_ns; /* accept() ran out of descriptors: not before this */
+    int accept_backoff_ms;
+    tc_tp_loglimit_t rlog[8]; /* refusals by reason (TC_IB_HS_R_*, 0 and 5..7 for others) */
     tc_ib_mr_cache_t cache;
     uint64_t ncompleted;
     uint64_t ka_ns; /* TC_IB_KEEPALIVE_MS in ns; 0: off */
@@ -236,7 +280,23 @@ tc_status_t tc_ib_ep_connect(tc_tp_ctx_t *ctx, uint64_t peer_id, const void *add
 void tc_ib_ep_close(tc_tp_ep_t *ep);
 void tc_ib_ep_fail(tc_ib_ctx_t *ctx, tc_ib_ep_t *ep, tc_status_t status, const char *fmt, ...)
     __attribute__((format(printf, 4, 5)));
+/* INIT -> RTR -> RTS with the peer's QP number, PSN, LID and GID from its handshake. */
+tc_status_t tc_ib_qp_connect(tc_ib_ctx_t *ctx, tc_ib_ep_t *ep, const unsigned char *hs);
+tc_ib_ep_t *tc_ib_ep_find(tc_ib_ctx_t *ctx, uint64_t peer_id);
+
+/* ---- ib_hs.c: the handshake ---- */
 void tc_ib_handshake_progress(tc_ib_ctx_t *ctx);
+/* Active side: start the handshake of @p ep (connect, the hello queued). */
+void tc_ib_hs_start(tc_ib_ctx_t *ctx, tc_ib_ep_t *ep);
+/* Take apart and check a hello (@p len bytes; a prefix is enough to refuse) for @p self_id
+ * (with a secret when @p self_keyed): 0 when whole and acceptable, TC_IB_HS_MORE,
+ * TC_IB_HS_FOREIGN, or a refusal TC_IB_HS_R_* with *why_p saying why. Pure: no sockets. */
+int tc_ib_hello_check(const unsigned char *m, size_t len, uint64_t self_id, int self_keyed,
+                      const char **why_p);
+/* 1 when @p proof is the active side's MAC for hello @p m (TC_IB_HELLO_LEN bytes) and our
+ * nonce @p na under @p key (constant time), else 0. Pure. */
+int tc_ib_proof_check(const tc_auth_key_t *key, const unsigned char *m,
+                      const unsigned char na[TC_AUTH_NONCE_LEN], const unsigned char *proof);
 void tc_ib_req_complete(tc_ib_ctx_t *ctx, tc_tp_req_t *req, tc_status_t status, size_t bytes);
 /* Append / unlink in a singly linked request list. */
 void tc_ib_list_push(tc_tp_req_t **head, tc_tp_req_t **tail, tc_tp_req_t *req);

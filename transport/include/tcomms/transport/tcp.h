@@ -5,15 +5,23 @@
  * The listening socket is bound when the context is created, on the IPv4
  * interface named by TC_SOCKET_IFNAME, or else on the first non-loopback IPv4
  * interface that is up (127.0.0.1 when there is none). For every pair of
- * processes the one with the smaller id connects and the other accepts; the
- * connecting side authenticates with a digest of the context's secret.
+ * processes the one with the smaller id connects and the other accepts. Every
+ * socket opens with a challenge-response keyed by the context's secret (auth.h:
+ * fresh nonces from both sides, HMAC-SHA-256 over the purpose, both ids, both
+ * nonces and the socket's flags and token), so each side proves it holds the
+ * secret without sending it, and a recorded handshake replayed elsewhere fails.
+ * Without a secret the same exchange runs with a key anyone can compute: it is
+ * not authenticated. Payloads are neither encrypted nor MACed. The listener
+ * keeps at most 64 sockets in their handshake, each for at most
+ * TC_SOCKET_HANDSHAKE_TIMEOUT_MS (default 5000), backs off when accept() runs
+ * out of descriptors, and rate-limits its lines about refused connections.
  *
  * Sockets per pair: TC_SOCKET_NSOCKS (hint tcp_nsocks, which wins), 1 to 16,
  * default 1; anything else fails ctx_create with TC_ERR_CONFIG naming the
  * variable. The connecting side's count holds for the pair: its primary hello
  * carries the count and a random session token, and once the primary is
- * acknowledged it opens the other (data) sockets, each authenticated with the
- * same secret digest and bound to the primary by the token and its index. A
+ * acknowledged it opens the other (data) sockets, each authenticated the same
+ * way and bound to the primary by the token and its index. A
  * data socket with another token, an index out of range or taken, or no
  * primary from that id is refused with a reason and logged; the endpoint it
  * claims to belong to is not affected.
