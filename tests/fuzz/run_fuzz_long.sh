@@ -42,7 +42,7 @@ for name in "${names[@]}"; do
     desc_fuzz)
         ASAN_OPTIONS=detect_leaks=0 "$bin/$pkg/desc_seeds" "$corpus" tests/topo/machines/*.xml
         ;;
-    tcp_stream_fuzz | shm_ring_fuzz) asan=$asan:allocator_may_return_null=1:max_allocation_size_mb=256 ;;
+    tcp_stream_fuzz | shm_ring_fuzz) asan=$asan:allocator_may_return_null=1:max_allocation_size_mb=32 ;;
     esac
     # -jobs=1: libFuzzer runs the target in a child and writes fuzz-0.log in the current
     # directory (hence the cd), then copies it into the log
