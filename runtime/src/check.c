@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "check_desc.h"
 #include "comm_impl.h"
 #include "tcomms/base/log.h"
 
@@ -17,6 +18,7 @@ typedef struct {
     uint64_t count;
     uint64_t vhash;
 } check_desc_t;
+_Static_assert(sizeof(check_desc_t) == TC_RT_CHECK_DESC_LEN, "a description is 32 bytes");
 
 static uint64_t hash_sizes(uint64_t h, const size_t *v, int n)
 {
@@ -56,12 +58,13 @@ static int check_print(const check_desc_t *d, char *buf, size_t cap)
 }
 
 /* Compare against rank 0 and describe up to a few disagreeing ranks. */
-static tc_status_t check_compare(const tc_rt_comm_t *comm, const check_desc_t *all, uint64_t seq)
+tc_status_t tc_rt_check_compare(const void *descs, int size, const char *comm_name, uint64_t seq)
 {
+    const check_desc_t *all = descs;
     int bad = 0;
     char msg[768], desc[160];
     size_t used = 0;
-    for (int q = 1; q < comm->size; q++) {
+    for (int q = 1; q < size; q++) {
         if (memcmp(&all[q], &all[0], sizeof(all[0])) == 0)
             continue;
         if (bad++ < 4) {
@@ -77,7 +80,7 @@ static tc_status_t check_compare(const tc_rt_comm_t *comm, const check_desc_t *a
     return tc_error_set(TC_ERR_MISMATCH,
                         "TC_CHECK: collective #%llu on comm '%s': %d rank(s) "
                         "disagree with rank 0, which called %s%s%s",
-                        (unsigned long long)seq, comm->name, bad, desc, msg,
+                        (unsigned long long)seq, comm_name, bad, desc, msg,
                         bad > 4 ? "; ..." : "");
 }
 
@@ -112,5 +115,5 @@ tc_status_t tc_rt_check_finish(tc_rt_work_t *w)
 {
     const check_desc_t *all =
         (const check_desc_t *)(const void *)((char *)w->check_buf + sizeof(check_desc_t));
-    return check_compare(w->comm, all, w->op.seq);
+    return tc_rt_check_compare(all, w->comm->size, w->comm->name, w->op.seq);
 }

@@ -81,7 +81,7 @@ step "unit tests (TSan): threads in base, tcp, shm, self, the env store" \
     //tests/transport/shm/... //tests/transport/self/...
 step "integration (TSan): coll_test over 3 and 4 ranks, async work and the progress thread" \
     tsan_integration
-step "fuzz: every libFuzzer target, 20 s each" tests/fuzz/run_fuzz.sh 20
+step "fuzz: every libFuzzer target, 15 s each" tests/fuzz/run_fuzz.sh 15
 step "doxygen: public headers, warnings as errors" \
     bash -c 'mkdir -p build && doxygen docs/Doxyfile'
 

@@ -8,6 +8,7 @@
 
 #include "tcomms/base/time.h"
 #include "ib_internal.h"
+#include "ib_parse.h"
 
 #define TC_IB_WRID(ptr, type) ((uint64_t)(uintptr_t)(ptr) | (uint64_t)(type))
 #define TC_IB_WRPTR(id) ((void *)(uintptr_t)((id) & ~7ULL))
@@ -515,20 +516,16 @@ static void tc_ib_wc_fail(tc_ib_ctx_t *ctx, tc_ib_ep_t *ep, const struct ibv_wc 
 /* A message the peer wrote into ring slot @p b (@p n bytes, checked to fit the slot). */
 static void tc_ib_on_message(tc_ib_ctx_t *ctx, tc_ib_ep_t *ep, const unsigned char *b, uint32_t n)
 {
-    int type = b[0];
-    uint64_t tag = tc_ib_get_u64(b + 8);
-    uint64_t len = tc_ib_get_u64(b + 16);
-    int eager_ok = type == TC_IB_MSG_EAGER && len == n - (uint64_t)TC_IB_MSG_HDR &&
-                   len <= TC_TP_IB_EAGER_MAX;
-    int rts_ok = type == TC_IB_MSG_RTS && n == TC_IB_MSG_HDR && len > TC_TP_IB_EAGER_MAX &&
-                 len <= UINT32_MAX && tc_ib_get_u64(b + 40) <= TC_IB_RNDV_ID_MASK;
-    if (!eager_ok && !rts_ok) {
+    tc_ib_msg_info_t m;
+    if (!tc_ib_msg_parse(b, n, &m)) {
         tc_ib_ep_fail(ctx, ep, TC_ERR_PROTOCOL, "sent a malformed message (type %d, length "
-                      "%llu in %u bytes): corrupt or hostile", type, (unsigned long long)len, n);
+                      "%llu in %u bytes): corrupt or hostile", b[0], (unsigned long long)m.len,
+                      n);
         return;
     }
-    uint64_t addr = tc_ib_get_u64(b + 24), cookie = tc_ib_get_u64(b + 40);
-    uint32_t rkey = tc_ib_get_u32(b + 32);
+    int rts_ok = m.rts, eager_ok = !m.rts;
+    uint64_t tag = m.tag, len = m.len, addr = m.addr, cookie = m.cookie;
+    uint32_t rkey = m.rkey;
     tc_tp_req_t *prev = NULL, *req = ep->rq_head;
     while (req != NULL && req->priv[TC_IB_P_TAG] != tag) {
         prev = req;
@@ -616,39 +613,41 @@ static void tc_ib_on_fin(tc_ib_ctx_t *ctx, tc_ib_ep_t *ep, uint32_t id)
  * outside the ring). */
 static void tc_ib_on_imm(tc_ib_ctx_t *ctx, tc_ib_ep_t *ep, uint32_t imm, uint32_t n)
 {
-    uint32_t kind = imm >> 30, credits = (imm >> 22) & 0xffu, low = imm & 0x3fffffu;
-    if (credits > TC_IB_NRECV - ep->tx_credits) {
+    tc_ib_imm_info_t f;
+    uint32_t want = ep->rx_seq % TC_IB_NRECV;
+    tc_ib_imm_verdict_t v = tc_ib_imm_parse(imm, n, TC_IB_NRECV - ep->tx_credits, want, &f);
+    if (v == TC_IB_IMM_BAD_CREDITS) {
         tc_ib_ep_fail(ctx, ep, TC_ERR_PROTOCOL, "returned %u credits with %u ring slots "
-                      "outstanding: corrupt or hostile", credits,
+                      "outstanding: corrupt or hostile", f.credits,
                       TC_IB_NRECV - ep->tx_credits);
         return;
     }
-    ep->tx_credits += credits;
-    if (kind == TC_IB_IMM_CREDIT && low == 0 && n == 0)
+    ep->tx_credits += f.credits;
+    switch (v) {
+    case TC_IB_IMM_IS_CREDIT:
         return;
-    if (kind == TC_IB_IMM_FIN && n == 0) {
+    case TC_IB_IMM_IS_FIN:
         ep->rx_seq++; /* a FIN takes a credit (and a ring slot it leaves unused) */
         ep->rx_unacked++;
-        tc_ib_on_fin(ctx, ep, low);
+        tc_ib_on_fin(ctx, ep, f.low);
         return;
-    }
-    uint32_t slot = low >> 14, len = low & 0x3fffu, want = ep->rx_seq % TC_IB_NRECV;
-    if (kind != TC_IB_IMM_MSG) {
+    case TC_IB_IMM_BAD_KIND:
         tc_ib_ep_fail(ctx, ep, TC_ERR_PROTOCOL, "sent immediate data 0x%08x of an unknown kind "
                       "or with %u bytes: corrupt or hostile", imm, n);
         return;
-    }
-    if (slot != want) {
+    case TC_IB_IMM_BAD_SLOT:
         tc_ib_ep_fail(ctx, ep, TC_ERR_PROTOCOL, "wrote ring slot %u where slot %u was next "
-                      "(immediate 0x%08x): corrupt or hostile", slot, want, imm);
+                      "(immediate 0x%08x): corrupt or hostile", f.slot, want, imm);
         return;
-    }
-    if (len < TC_IB_MSG_HDR || len > TC_IB_SLOT || len != n) {
+    case TC_IB_IMM_BAD_LEN:
         tc_ib_ep_fail(ctx, ep, TC_ERR_PROTOCOL, "announced %u bytes in ring slot %u (%u "
-                      "written, a slot holds %d): corrupt or hostile", len, slot, n, TC_IB_SLOT);
+                      "written, a slot holds %d): corrupt or hostile", f.len, f.slot, n,
+                      TC_IB_SLOT);
         return;
+    default:
+        break;
     }
-    tc_ib_on_message(ctx, ep, ep->recv_buf + (size_t)slot * TC_IB_SLOT, len);
+    tc_ib_on_message(ctx, ep, ep->recv_buf + (size_t)f.slot * TC_IB_SLOT, f.len);
     /* the slot is consumed (copied out or matched): its credit may go back */
     ep->rx_seq++;
     ep->rx_unacked++;

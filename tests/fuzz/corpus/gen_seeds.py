@@ -1,0 +1,140 @@
+#!/usr/bin/env python3
+"""Write the seed corpora of the fuzz targets: tests/fuzz/corpus/<target>/<name>.
+
+Each seed is a valid exchange as the backends write it (the formats are spelled out in the
+headers the targets name: tcp_internal.h, shm_layout.h, ib_internal.h, agree.c, check_desc.h,
+boot_store.h), plus a few edge cases. Deterministic: running it again rewrites the same files.
+  tests/fuzz/corpus/gen_seeds.py [OUTDIR]   (default: the directory of this script)
+"""
+import os
+import struct
+import sys
+
+OUT = sys.argv[1] if len(sys.argv) > 1 else os.path.dirname(os.path.abspath(__file__))
+seeds = {}
+
+
+def seed(target, name, data):
+    seeds.setdefault(target, []).append((name, bytes(data)))
+
+
+def u8(v): return struct.pack("<B", v)
+def u16(v): return struct.pack("<H", v)
+def u32(v): return struct.pack("<I", v)
+def u64(v): return struct.pack("<Q", v)
+
+
+# ---- tcp: set-up (8 bytes, see tcp_stream_fuzz.c), then the stream ----
+def tcp_msg(tag, payload): return u64(tag) + u64(len(payload)) + payload
+def tcp_hdr32(w0, kind, length, w2, w3): return u64(w0) + u64(kind << 56 | length) + u64(w2) + u64(w3)
+
+
+K_PUT, K_GET, K_SIG_ADD, K_SIG_SET, K_ACK, K_GET_RESP, K_LMSG, K_CHUNK = 0xA1, 0xA2, 0xA3, 0xA4, 0xA5, 0xA6, 0xB1, 0xB2
+KEY = 1 << 32  # slot 0, generation 1: the harness's registered range
+setup = bytes([0x04 | 0x40, 10, 0, 4, 0, 0, 0, 0])  # 4 receives (caps 80, 0, 32, 0), take the rest after
+seed("tcp_stream_fuzz", "messages", setup + tcp_msg(0, b"hello") + tcp_msg(1, b"") +
+     tcp_msg(2, bytes(range(40))) + tcp_msg(3, b"x") + tcp_msg(0, b"second to tag 0") + tcp_msg(5, b"other tag"))
+seed("tcp_stream_fuzz", "split", bytes([0x80 | 0x02, 4, 4, 0, 0, 0, 0, 2]) + tcp_msg(0, b"abcdefgh") +
+     tcp_msg(1, b"0123456789") + tcp_msg(0, b"tail"))
+data = bytes((i * 7) & 0xff for i in range(100))
+seed("tcp_stream_fuzz", "striped", bytes([0x02, 0, 100, 0, 0, 0, 0, 0]) + tcp_hdr32(1, K_LMSG, 100, 1, 0) +
+     tcp_hdr32(1, K_CHUNK, 60, 0, 0) + data[:60] + tcp_msg(0, b"between") + tcp_hdr32(1, K_CHUNK, 40, 60, 0) + data[60:])
+seed("tcp_stream_fuzz", "striped_unexpected", bytes([0x40, 0, 0, 0, 0, 0, 0, 0]) + tcp_hdr32(3, K_LMSG, 20, 5, 0) +
+     tcp_hdr32(5, K_CHUNK, 20, 0, 0) + data[:20] + tcp_hdr32(2, K_LMSG, 8, 6, 0) + tcp_hdr32(6, K_CHUNK, 8, 0, 0) + data[:8])
+seed("tcp_stream_fuzz", "rma_target", bytes(8) + tcp_hdr32(KEY, K_PUT, 16, 8, 0) + bytes(range(16)) +
+     tcp_hdr32(KEY, K_GET, 0, 0, 32) + tcp_hdr32(KEY, K_SIG_ADD, 0, 16, 5) + tcp_hdr32(KEY, K_SIG_SET, 0, 24, 9) +
+     tcp_msg(1, b"after"))
+seed("tcp_stream_fuzz", "rma_answers", bytes([0x08 | 0x10 | 0x20, 0, 0, 0, 0, 0, 0, 0]) +
+     tcp_hdr32(0, K_GET_RESP, 64, 0, 0) + bytes(range(64)) + tcp_hdr32(0, K_ACK, 0, 0, 0) + tcp_hdr32(0, K_ACK, 0, 0, 0))
+seed("tcp_stream_fuzz", "huge_length", bytes([0x01, 2, 0, 0, 0, 0, 0, 0]) + u64(0) + u64(1 << 55))
+seed("tcp_stream_fuzz", "large_unexpected", bytes(8) + u64(9) + u64(1 << 20) + bytes(300))
+seed("tcp_blob_fuzz", "address", bytes([1, 4]) + struct.pack(">H", 40000) + bytes([127, 0, 0, 1]))
+seed("tcp_blob_fuzz", "rkey", u32(0x4b524354) + u32(1) + u64(7) + u64(KEY) + u64(4096))
+
+# ---- shm: set-up (8 bytes, see shm_ring_fuzz.c), then cells: 64-byte header + payload ----
+T_EAGER, T_FIRST, T_MORE, T_RTS, T_ACK, T_PUT, T_SIGNAL, T_GET_REQ, T_GET_DATA = range(1, 10)
+
+
+def cell(type_, payload=b"", flags=0, tag=0, total=0, off=0, cookie=0, addr=0, aux=0, length=None):
+    n = len(payload) if length is None else length
+    return struct.pack("<IIQQQQQQQ", type_, flags, n, tag, total, off, cookie, addr, aux) + payload
+
+
+setup = bytes([0x03 | 0x40, 10, 0, 4, 0, 0, 0, 3])  # 3 receives, 4 cells per round, take the rest after
+seed("shm_ring_fuzz", "eager", setup + cell(T_EAGER, b"hello", tag=0) + cell(T_EAGER, b"", tag=1) +
+     cell(T_EAGER, bytes(range(200)), tag=2) + cell(T_EAGER, b"x", tag=3) + cell(T_EAGER, b"again", tag=0))
+big = bytes((i * 13) & 0xff for i in range(600))
+seed("shm_ring_fuzz", "pipelined", bytes([0x01, 100, 0, 0, 0, 0, 0, 0]) + cell(T_FIRST, big[:256], tag=0, total=600) +
+     cell(T_MORE, big[256:512], off=256) + cell(T_MORE, big[512:], off=512))
+seed("shm_ring_fuzz", "pipelined_unexpected", bytes([0x40, 0, 0, 0, 0, 0, 0, 15]) +
+     cell(T_FIRST, big[:256], tag=2, total=300) + cell(T_MORE, big[256:300], off=256))
+seed("shm_ring_fuzz", "rendezvous", bytes([0x08 | 0x01, 200, 0, 0, 0, 0, 0, 0]) +
+     cell(T_RTS, tag=0, total=1000, addr=0x1000, cookie=3))
+seed("shm_ring_fuzz", "target", bytes(8) + cell(T_PUT, bytes(range(32)), aux=1, off=64, cookie=4, flags=1) +
+     cell(T_SIGNAL, aux=1, off=8, addr=5, cookie=5, flags=0) + cell(T_SIGNAL, aux=1, off=16, addr=7, cookie=6, flags=1) +
+     cell(T_GET_REQ, aux=1, off=0, total=700, cookie=7))
+seed("shm_ring_fuzz", "answers", bytes([0x10 | 0x20, 0, 0, 0, 0, 0, 0, 0]) +
+     cell(T_GET_DATA, bytes(256), cookie=1, off=0) + cell(T_GET_DATA, bytes(44), cookie=1, off=256, flags=1) +
+     cell(T_ACK, cookie=2))
+seed("shm_ring_fuzz", "tail_beyond", bytes([0, 0, 0, 0, 0, 0, 3, 0x80]) + cell(T_EAGER, b"one", tag=9))
+seed("shm_blob_fuzz", "address", u32(0x4d534354) + u16(1) + u16(0) + struct.pack("<i", 1) + u32(0) +
+     u64(9) + u64(0x1234) + u64(0x7f0000001000) + u64(0))
+seed("shm_blob_fuzz", "rkey", u32(0x4b4d5354) + struct.pack("<i", 1) + u64(0x1234) + u64(1) + u64(0x7f0000002000) + u64(4096))
+
+# ---- ib: records of u32 immediate (host order), u16 bytes written, the bytes ----
+def imm(kind, credits, low): return kind << 30 | credits << 22 | (low & 0x3fffff)
+def ib_rec(word, body=b""): return u32(word) + u16(len(body)) + body
+def ib_hdr(type_, tag, length, addr=0, rkey=0, cookie=0):
+    return bytes([type_]) + bytes(7) + u64(tag) + u64(length) + u64(addr) + u32(rkey) + u32(0) + u64(cookie)
+
+
+eager = ib_hdr(1, 5, 5) + b"hello"
+seed("ib_imm_fuzz", "stream", ib_rec(imm(1, 3, 0)) + ib_rec(imm(0, 0, 0 << 14 | len(eager)), eager) +
+     ib_rec(imm(2, 1, 77)) + ib_rec(imm(0, 0, 2 << 14 | 48), ib_hdr(2, 6, 100000, 0x10000, 0x55, 9)))
+seed("ib_imm_fuzz", "bad_slot", ib_rec(imm(0, 0, 5 << 14 | 48), ib_hdr(1, 0, 0)))
+seed("ib_blob_fuzz", "address", bytes([1, 1]) + u16(3) + bytes(16) + bytes([127, 0, 0, 1]) + struct.pack(">H", 40000) + bytes(6))
+seed("ib_blob_fuzz", "rkey", u32(0x4b494354) + u32(1) + u64(7) + u64(0x7f0000001000) + u64(4096) + u32(0x1234) + u32(0))
+
+# ---- agreement: n - 1, rank, learnt bits, then per round and peer a control byte + message ----
+def agree_body(set_bits, nid, n):
+    bits = bytearray((n + 7) // 8)
+    for r in set_bits:
+        bits[r >> 3] |= 1 << (r & 7)
+    return bytes(8) + u32(nid) + bytes(4) + bytes(bits)  # kind, round, size are filled in by the harness
+
+
+n = 4
+# rank 1 of 4, rank 3 failed: two rounds of equal SETs from ranks 0 and 2, then DECIDEs
+rounds = b""
+for _ in range(2):
+    rounds += u8(1) + agree_body([3], 100, n) + u8(1) + agree_body([3], 100, n)
+rounds += u8(2) + agree_body([3], 100, n) + u8(2) + agree_body([3], 100, n)
+seed("agree_fuzz", "decide", bytes([n - 1, 1, 0x08]) + rounds)
+seed("agree_fuzz", "adopt", bytes([n - 1, 0, 0]) + u8(2) + agree_body([2], 120, n) + u8(3) + u8(1) + agree_body([2], 120, n))
+raw = u32(0x53455431) + u32(1) + u32(100) + u32(3) + bytes([0])
+seed("agree_fuzz", "raw_set", bytes([2, 0, 0]) + u8(0) + raw + u8(0) + raw)
+
+# ---- TC_CHECK descriptions: n - 1, then 32 bytes per rank ----
+def desc(coll, dtype, op, root, count, vhash=0): return struct.pack("<iiiiQQ", coll, dtype, op, root, count, vhash)
+
+
+seed("check_fuzz", "equal", bytes([2]) + desc(0, 7, 0, -1, 1000) * 3)
+seed("check_fuzz", "mismatch", bytes([4]) + desc(0, 7, 0, -1, 1000) * 2 + desc(2, 7, -1, 0, 999) + desc(0, 7, 0, -1, 1000) +
+     desc(0x7fffffff, -2147483648, 12345, -7, 2**64 - 1, 1))
+
+# ---- configuration strings: a selector byte, then the text ----
+for i, text in enumerate([b"42", b"-5", b"1k", b"16MiB", b"true", b"off", b"0.25", b"1e3", b"ring", b"AUTO",
+                          b"0x10", b"", b"a=1, b = x ,c=3", b"algo=ring,tcp_nsocks=4,tcp_stripe_min=64k"]):
+    seed("config_fuzz", "text%02d" % i, bytes([i & 3]) + text)
+
+# ---- store frame headers ----
+seed("store_frame_fuzz", "headers", b"".join(u32(length) + bytes([t, 0]) + u16(0) for t, length in
+                                             [(1, 20), (2, 40), (3, 20), (4, 30), (5, 0), (6, 12), (16, 16), (17, 16)]))
+seed("store_frame_fuzz", "limits", u32((4 << 20) + 64) + bytes([2, 0, 0, 0]) + u32((4 << 20) + 65) + bytes([2, 0, 0, 0]))
+
+for target, items in seeds.items():
+    d = os.path.join(OUT, target)
+    os.makedirs(d, exist_ok=True)
+    for name, data in items:
+        with open(os.path.join(d, name), "wb") as f:
+            f.write(data)
