@@ -96,18 +96,17 @@ static tc_status_t check_overlap(const char *fn, const void *a, size_t abytes, c
 
 typedef struct {
     const char *fn;
-    tc_comm_t *comm;
+    tc_api_comm_t *comm;
     int rank, size;
 } api_call_t;
 
 static tc_status_t begin(api_call_t *c, const char *fn, tc_comm_t *comm)
 {
     c->fn = fn;
-    c->comm = comm;
-    tc_status_t st = tc_api_check_not_batching(comm, fn);
+    tc_status_t st = tc_api_comm_get_not_batching(comm, fn, &c->comm);
     if (st == TC_OK) {
-        c->rank = tc_rt_comm_rank(comm->rt);
-        c->size = tc_rt_comm_size(comm->rt);
+        c->rank = tc_rt_comm_rank(c->comm->rt);
+        c->size = tc_rt_comm_size(c->comm->rt);
     }
     return st;
 }
@@ -133,7 +132,7 @@ static tc_status_t issue(const api_call_t *c, tc_rt_coll_t *call, const tc_op_op
     if (have_hints)
         tc_hints_init(&hints);
     int flags;
-    tc_work_t *work = NULL;
+    tc_api_work_t *work = NULL;
     tc_status_t st =
         tc_api_op_opts(opts, c->fn, have_hints ? &hints : NULL, &call->timeout_ms, &flags, work_p);
     if (st == TC_OK && work_p)
@@ -144,7 +143,7 @@ static tc_status_t issue(const api_call_t *c, tc_rt_coll_t *call, const tc_op_op
         st = tc_rt_coll_issue(c->comm->rt, call, flags | extra_flags, work_p ? &rt : NULL);
         if (rt) {
             work->rt = rt;
-            *work_p = work;
+            *work_p = work->handle;
             work = NULL;
         }
     }
