@@ -577,7 +577,11 @@ tc_status_t tc_send(tc_comm_t *comm, const void *buf, size_t count, tc_dtype_t d
  * @param peer the other rank.
  * @param opts per-operation options (timeout, hints, async), or NULL.
  * @param work_p receives a work object (required with opts->async), or NULL.
- * @return TC_OK, or an error status with the detail in tc_last_error() (see @ref tc_ops).
+ * @return TC_OK; TC_ERR_MISMATCH when the sender's count differs, larger or
+ *         smaller (the detail names the bytes expected and the peer; nothing
+ *         is written past @p count elements; the communicator is then
+ *         unusable, see @ref tc_ops), or another error status with the detail
+ *         in tc_last_error() (see @ref tc_ops).
  */
 tc_status_t tc_recv(tc_comm_t *comm, void *buf, size_t count, tc_dtype_t dtype, int peer,
                     const tc_op_opts_t *opts, tc_work_t **work_p);
