@@ -56,4 +56,10 @@ int tc_api_opts_have_hints(const tc_op_opts_t *opts);
 tc_status_t tc_api_op_opts(const tc_op_opts_t *opts, const char *fn, tc_hints_t *hints,
                            int64_t *timeout_ms_p, int *flags_p, tc_work_t **work_p);
 
+/* vcheck.c: the non-empty blocks (@p displs[q], @p counts[q]) of @p size ranks,
+ * all in range, do not overlap in @p bufname; else TC_ERR_INVALID_ARG naming
+ * @p fn, @p dname, the two ranks and their ranges. */
+tc_status_t tc_api_v_disjoint(const char *fn, int size, const size_t *counts, const char *dname,
+                              const size_t *displs, const char *bufname);
+
 #endif

@@ -283,10 +283,11 @@ tc_status_t tc_all_gather(tc_comm_t *comm, const void *sendbuf, void *recvbuf, s
     return all_gather("tc_all_gather", comm, sendbuf, recvbuf, count, dtype, opts, work_p, 0);
 }
 
-/* Per-rank counts and optional displacements; returns the extent in elements. */
+/* Per-rank counts and optional displacements; returns the extent in elements.
+ * With @p bufname (a receive buffer), blocks must not overlap. */
 static tc_status_t check_v(const api_call_t *c, const char *cname, const size_t *counts,
                            const char *dname, const size_t *displs, tc_dtype_t dtype,
-                           size_t *extent_p, size_t *my_off_p)
+                           size_t *extent_p, size_t *my_off_p, const char *bufname)
 {
     if (!counts)
         return tc_error_set(TC_ERR_INVALID_ARG, "%s: %s is NULL", c->fn, cname);
@@ -308,6 +309,8 @@ static tc_status_t check_v(const api_call_t *c, const char *cname, const size_t 
             *my_off_p = off;
     }
     tc_status_t st = check_count(c->fn, cname, extent, 1, dtype);
+    if (st == TC_OK && displs && bufname)
+        st = tc_api_v_disjoint(c->fn, c->size, counts, dname, displs, bufname);
     if (st == TC_OK)
         *extent_p = extent;
     return st;
@@ -322,8 +325,8 @@ tc_status_t tc_all_gather_v(tc_comm_t *comm, const void *sendbuf, size_t sendcou
     tc_status_t st;
     if ((st = begin(&c, "tc_all_gather_v", comm)) != TC_OK ||
         (st = check_dtype(c.fn, dtype)) != TC_OK ||
-        (st = check_v(&c, "recvcounts", recvcounts, "displs", displs, dtype, &extent, &my_off)) !=
-            TC_OK)
+        (st = check_v(&c, "recvcounts", recvcounts, "displs", displs, dtype, &extent, &my_off,
+                      "recvbuf")) != TC_OK)
         return st;
     if (sendcount != recvcounts[c.rank])
         return tc_error_set(TC_ERR_INVALID_ARG,
@@ -382,8 +385,8 @@ tc_status_t tc_reduce_scatter_v(tc_comm_t *comm, const void *sendbuf, void *recv
     tc_status_t st;
     if ((st = begin(&c, "tc_reduce_scatter_v", comm)) != TC_OK ||
         (st = check_dtype(c.fn, dtype)) != TC_OK || (st = check_op(c.fn, dtype, op)) != TC_OK ||
-        (st = check_v(&c, "recvcounts", recvcounts, "displs", displs, dtype, &extent, &my_off)) !=
-            TC_OK ||
+        (st = check_v(&c, "recvcounts", recvcounts, "displs", displs, dtype, &extent, &my_off,
+                      NULL)) != TC_OK ||
         (st = check_buf(c.fn, "sendbuf", sendbuf, extent)) != TC_OK ||
         (st = check_buf(c.fn, "recvbuf", recvbuf, recvcounts[c.rank])) != TC_OK)
         return st;
@@ -439,10 +442,10 @@ tc_status_t tc_all_to_all_v(tc_comm_t *comm, const void *sendbuf, const size_t *
     tc_status_t st;
     if ((st = begin(&c, "tc_all_to_all_v", comm)) != TC_OK ||
         (st = check_dtype(c.fn, dtype)) != TC_OK ||
-        (st = check_v(&c, "sendcounts", sendcounts, "sdispls", sdispls, dtype, &sext, &soff)) !=
-            TC_OK ||
-        (st = check_v(&c, "recvcounts", recvcounts, "rdispls", rdispls, dtype, &rext, &roff)) !=
-            TC_OK ||
+        (st = check_v(&c, "sendcounts", sendcounts, "sdispls", sdispls, dtype, &sext, &soff,
+                      NULL)) != TC_OK ||
+        (st = check_v(&c, "recvcounts", recvcounts, "rdispls", rdispls, dtype, &rext, &roff,
+                      "recvbuf")) != TC_OK ||
         (st = check_buf(c.fn, "sendbuf", sendbuf, sext)) != TC_OK ||
         (st = check_buf(c.fn, "recvbuf", recvbuf, rext)) != TC_OK)
         return st;
