@@ -205,7 +205,11 @@ static tc_status_t world_create(tc_boot_kind_t boot, const tc_hints_t *hints, ui
     tc_hmap_init(&world->locality);
     pthread_mutex_init(&world->mu, NULL);
     pthread_cond_init(&world->cv, NULL);
-    tc_status_t st;
+    /* every TC_IB_* is checked whatever the hardware (and TC_IB), before
+     * joining the job: a typo is an error here too, not only where a device is */
+    tc_status_t st = tc_tp_ib_config_check();
+    if (st != TC_OK)
+        goto err;
     if (boot == TC_BOOT_AUTO) {
         static const char *const kinds[] = {"auto", "pmix", "self", "env", NULL};
         int kind;
