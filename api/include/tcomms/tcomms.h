@@ -140,7 +140,9 @@ typedef struct tc_comm_info {
  * tc_comm_create_abort().
  * @param opts options, or NULL for the defaults.
  * @param comm_p receives the communicator on success.
- * @return TC_OK; TC_ERR_TIMEOUT when some rank did not join in time;
+ * @return TC_OK; TC_ERR_TIMEOUT when some rank did not join in time (the
+ *         detail names the ranks missing, when the launcher can tell);
+ *         TC_ERR_PEER_FAILED naming a rank that died during the creation;
  *         TC_ERR_ABORTED after tc_comm_create_abort();
  *         TC_ERR_BOOTSTRAP when the job cannot be joined (e.g. no PMIx
  *         server with TC_BOOTSTRAP_PMIX); TC_ERR_CONFIG for a malformed TC_*
