@@ -80,18 +80,25 @@ static tc_status_t check_buf(const char *fn, const char *name, const void *buf, 
 }
 
 /* Two buffers of the call that must be distinct unless @p same_ok. */
-static tc_status_t check_overlap(const char *fn, const void *a, size_t abytes, const void *b,
-                                 size_t bbytes, const char *how)
+static tc_status_t check_overlap_named(const char *fn, const char *aname, const void *a,
+                                       size_t abytes, const char *bname, const void *b,
+                                       size_t bbytes, const char *how)
 {
     uintptr_t x = (uintptr_t)a, y = (uintptr_t)b;
     if (!a || !b || !abytes || !bbytes)
         return TC_OK;
     if (x < y + bbytes && y < x + abytes)
-        return tc_error_set(TC_ERR_INVALID_ARG,
-                            "%s: sendbuf %p (%zu bytes) and recvbuf %p "
-                            "(%zu bytes) overlap; %s",
-                            fn, a, abytes, b, bbytes, how);
+        return tc_error_set(TC_ERR_INVALID_ARG, "%s: %s %p (%zu bytes) and %s %p (%zu bytes) "
+                            "overlap; %s",
+                            fn, aname, a, abytes, bname, b, bbytes, how);
     return TC_OK;
+}
+
+/* sendbuf @p a and recvbuf @p b. */
+static tc_status_t check_overlap(const char *fn, const void *a, size_t abytes, const void *b,
+                                 size_t bbytes, const char *how)
+{
+    return check_overlap_named(fn, "sendbuf", a, abytes, "recvbuf", b, bbytes, how);
 }
 
 typedef struct {
@@ -234,10 +241,11 @@ tc_status_t tc_broadcast(tc_comm_t *comm, void *buf, size_t count, tc_dtype_t dt
 }
 
 /* A gathered buffer of @p size blocks where block @p at may hold the input:
- * returns the runtime's send buffer (== recvbuf for in place). */
+ * returns the runtime's send buffer (== recvbuf for in place). @p scatter:
+ * the small buffer is recvbuf and the big one sendbuf. */
 static tc_status_t gathered(const api_call_t *c, const void *small, size_t small_count,
                             const void *big, size_t big_count, size_t in_place_off,
-                            tc_dtype_t dtype, const void **small_p)
+                            tc_dtype_t dtype, const void **small_p, int scatter)
 {
     size_t es = tc_dtype_size(dtype);
     if (small && small == (const char *)big + in_place_off * es) {
@@ -245,8 +253,10 @@ static tc_status_t gathered(const api_call_t *c, const void *small, size_t small
         return TC_OK;
     }
     *small_p = small;
-    return check_overlap(c->fn, small, small_count * es, big, big_count * es,
-                         "in place puts this rank's block at its place in the gathered buffer");
+    return check_overlap_named(
+        c->fn, scatter ? "recvbuf" : "sendbuf", small, small_count * es,
+        scatter ? "sendbuf" : "recvbuf", big, big_count * es,
+        "in place puts this rank's block at its place in the gathered buffer");
 }
 
 /* all_gather, issued now or prepared (@p extra_flags TC_RT_PERSISTENT). */
@@ -265,7 +275,7 @@ static tc_status_t all_gather(const char *fn, tc_comm_t *comm, const void *sendb
         (st = check_buf(c.fn, "sendbuf", sendbuf, count)) != TC_OK ||
         (st = check_buf(c.fn, "recvbuf", recvbuf, count * (size_t)c.size)) != TC_OK ||
         (st = gathered(&c, sendbuf, count, recvbuf, count * (size_t)c.size, (size_t)c.rank * count,
-                       dtype, &sendbuf)) != TC_OK)
+                       dtype, &sendbuf, 0)) != TC_OK)
         return st;
     tc_rt_coll_t call = {.coll = TC_COLL_ALL_GATHER,
                          .sendbuf = sendbuf,
@@ -294,11 +304,16 @@ static tc_status_t check_v(const api_call_t *c, const char *cname, const size_t 
     size_t extent = 0, packed = 0;
     for (int q = 0; q < c->size; q++) {
         size_t off = displs ? displs[q] : packed;
-        if (counts[q] > MAX_ELEMS || off > MAX_ELEMS ||
-            (displs && displs[q] > MAX_ELEMS - counts[q]))
-            return tc_error_set(TC_ERR_INVALID_ARG, "%s: %s[%d] = %zu%s is too large", c->fn,
-                                counts[q] > MAX_ELEMS ? cname : dname, q,
-                                counts[q] > MAX_ELEMS ? counts[q] : off, displs ? "" : " (packed)");
+        if (counts[q] > MAX_ELEMS)
+            return tc_error_set(TC_ERR_INVALID_ARG,
+                                "%s: %s[%d] = %zu is too large (at most %llu elements)", c->fn,
+                                cname, q, counts[q], (unsigned long long)MAX_ELEMS);
+        if (off > MAX_ELEMS - counts[q])
+            return tc_error_set(TC_ERR_INVALID_ARG,
+                                "%s: %s[%d] = %zu%s is too large (block %d ends past %llu "
+                                "elements)",
+                                c->fn, displs ? dname : "the offset of block", q, off,
+                                displs ? "" : " (packed)", q, (unsigned long long)MAX_ELEMS);
         packed += counts[q];
         if (packed > MAX_ELEMS)
             return tc_error_set(TC_ERR_INVALID_ARG, "%s: the %s add up past %llu elements", c->fn,
@@ -335,7 +350,7 @@ tc_status_t tc_all_gather_v(tc_comm_t *comm, const void *sendbuf, size_t sendcou
                             c.fn, sendcount, c.rank, recvcounts[c.rank]);
     if ((st = check_buf(c.fn, "sendbuf", sendbuf, sendcount)) != TC_OK ||
         (st = check_buf(c.fn, "recvbuf", recvbuf, extent)) != TC_OK ||
-        (st = gathered(&c, sendbuf, sendcount, recvbuf, extent, my_off, dtype, &sendbuf)) != TC_OK)
+        (st = gathered(&c, sendbuf, sendcount, recvbuf, extent, my_off, dtype, &sendbuf, 0)) != TC_OK)
         return st;
     tc_rt_coll_t call = {.coll = TC_COLL_ALL_GATHER,
                          .sendbuf = sendbuf,
@@ -489,7 +504,7 @@ tc_status_t tc_gather(tc_comm_t *comm, const void *sendbuf, void *recvbuf, size_
     if (c.rank == root) {
         if ((st = check_buf(c.fn, "recvbuf", recvbuf, count * (size_t)c.size)) != TC_OK ||
             (st = gathered(&c, sendbuf, count, recvbuf, count * (size_t)c.size,
-                           (size_t)root * count, dtype, &sendbuf)) != TC_OK)
+                           (size_t)root * count, dtype, &sendbuf, 0)) != TC_OK)
             return st;
     } else {
         recvbuf = NULL;
@@ -518,7 +533,7 @@ tc_status_t tc_scatter(tc_comm_t *comm, const void *sendbuf, void *recvbuf, size
         const void *r = recvbuf;
         if ((st = check_buf(c.fn, "sendbuf", sendbuf, count * (size_t)c.size)) != TC_OK ||
             (st = gathered(&c, recvbuf, count, sendbuf, count * (size_t)c.size,
-                           (size_t)root * count, dtype, &r)) != TC_OK)
+                           (size_t)root * count, dtype, &r, 1)) != TC_OK)
             return st;
         recvbuf = (void *)r; /* == sendbuf when in place */
     } else {

@@ -7,7 +7,9 @@ tc_status_t tc_work_wait(tc_work_t *work, int64_t timeout_ms)
 {
     tc_api_work_t *w;
     tc_status_t st = tc_api_work_get(work, "tc_work_wait", &w);
-    return st != TC_OK ? st : tc_rt_work_wait(w->rt, timeout_ms);
+    if (st == TC_OK && (st = tc_rt_work_wait(w->rt, timeout_ms)) == TC_ERR_INVALID_STATE)
+        tc_error_prefix("tc_work_wait: ");
+    return st;
 }
 
 tc_status_t tc_work_test(tc_work_t *work, int *done_p)
@@ -18,7 +20,9 @@ tc_status_t tc_work_test(tc_work_t *work, int *done_p)
         return st;
     if (!done_p)
         return tc_error_set(TC_ERR_INVALID_ARG, "tc_work_test: done_p is NULL");
-    return tc_rt_work_test(w->rt, done_p);
+    if ((st = tc_rt_work_test(w->rt, done_p)) == TC_ERR_INVALID_STATE)
+        tc_error_prefix("tc_work_test: ");
+    return st;
 }
 
 tc_status_t tc_work_status(const tc_work_t *work, tc_work_state_t *state_p, tc_status_t *result_p)
@@ -59,7 +63,9 @@ tc_status_t tc_work_start(tc_work_t *work)
 {
     tc_api_work_t *w;
     tc_status_t st = tc_api_work_get(work, "tc_work_start", &w);
-    return st != TC_OK ? st : tc_rt_work_start(w->rt);
+    if (st == TC_OK && (st = tc_rt_work_start(w->rt)) == TC_ERR_INVALID_STATE)
+        tc_error_prefix("tc_work_start: ");
+    return st;
 }
 
 tc_status_t tc_work_free(tc_work_t *work)
