@@ -15,6 +15,7 @@ typedef struct {
     tc_boot_t head;
     pmix_proc_t self;
     char probe_key[PMIX_MAX_KEYLEN + 1]; /* the first key put: every rank puts it */
+    char *local_peers; /* PMIX_LOCAL_PEERS ("0,1,2"), or NULL */
 } tc_boot_pmix_t;
 
 /* PMIx timeouts are whole seconds; round up and never pass 0 (= infinite). */
@@ -128,9 +129,12 @@ static int pmix_has_key(tc_boot_pmix_t *p, int rank, int local_only)
 
 /* The ranks missing from a fence: those the launcher reports terminated, and
  * those whose probe key is absent (never joined, or died before committing).
- * @p verify: the fence succeeded: look in the local store first (O(size),
- * no round trip) and ask the server only about the ranks absent there; else
- * ask the server, at most MISSING_PROBES ranks. Writes "rank 1", "ranks 1 and
+ * @p verify: the fence succeeded: only this node's ranks are probed (the
+ * local server holds what they committed, so its answer is authoritative
+ * under any launcher; the other nodes' ranks name theirs), in the local store
+ * first, the server asked only about those absent there; else ask the server
+ * about any rank (the fence failed anyway: this only words the error).
+ * At most MISSING_PROBES round trips. Writes "rank 1", "ranks 1 and
  * 4", ... into @p out; returns how many ranks were found (0: none, out "").
  * Bounded: local lookups, at most MISSING_PROBES round trips of 1 s each. */
 static int pmix_missing(tc_boot_pmix_t *p, int verify, char *out, size_t cap)
@@ -140,9 +144,20 @@ static int pmix_missing(tc_boot_pmix_t *p, int verify, char *out, size_t cap)
     for (int i = 0; i < ndead && i < MISSING_MAX; i++)
         if (dead[i] >= 0 && dead[i] < p->head.size && dead[i] != p->head.rank)
             ranks[n++] = dead[i];
-    int total = n, probes = 0, unsure = 0;
-    for (int r = 0; r < p->head.size && p->probe_key[0] && probes < MISSING_PROBES; r++) {
-        if (r == p->head.rank || (verify && pmix_has_key(p, r, 1) == 1))
+    int total = n, probes = 0;
+    const char *peers = p->local_peers; /* verify: this node's ranks only */
+    for (int i = 0, r = 0; p->probe_key[0] && probes < MISSING_PROBES; i++) {
+        if (!verify) {
+            if ((r = i) >= p->head.size)
+                break;
+        } else {
+            char *end;
+            if (!peers || !*peers || (r = (int)strtol(peers, &end, 10), end == peers))
+                break;
+            peers = *end == ',' ? end + 1 : end;
+        }
+        if (r == p->head.rank || r < 0 || r >= p->head.size ||
+            (verify && pmix_has_key(p, r, 1) == 1))
             continue;
         int known = 0;
         for (int i = 0; i < n; i++)
@@ -151,14 +166,12 @@ static int pmix_missing(tc_boot_pmix_t *p, int verify, char *out, size_t cap)
             continue;
         probes++;
         int has = pmix_has_key(p, r, 0);
-        unsure += has < 0;
         if (has != 0)
             continue;
         if (n < MISSING_MAX)
             ranks[n++] = r;
         total++;
     }
-    (void)unsure;
     /* in rank order */
     for (int i = 1; i < n; i++)
         for (int j = i; j > 0 && ranks[j - 1] > ranks[j]; j--) {
@@ -275,6 +288,7 @@ static void pmix_destroy(tc_boot_t *boot)
 {
     tc_boot_pmix_events_stop();
     PMIx_Finalize(NULL, 0);
+    free(((tc_boot_pmix_t *)boot)->local_peers);
     free(boot);
 }
 
@@ -325,6 +339,12 @@ tc_status_t tc_boot_pmix_create(uint64_t deadline_ns, tc_boot_t **boot_p)
     p->head.local_size = 1;
     if (PMIx_Get(&job, PMIX_LOCAL_SIZE, NULL, 0, &v) == PMIX_SUCCESS && v->type == PMIX_UINT32)
         p->head.local_size = (int)v->data.uint32;
+    if (v)
+        PMIX_VALUE_RELEASE(v);
+    v = NULL;
+    if (PMIx_Get(&job, PMIX_LOCAL_PEERS, NULL, 0, &v) == PMIX_SUCCESS && v->type == PMIX_STRING &&
+        v->data.string)
+        p->local_peers = strdup(v->data.string);
     if (v)
         PMIX_VALUE_RELEASE(v);
     detect_launcher(p->head.launcher, sizeof(p->head.launcher));
