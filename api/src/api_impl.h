@@ -5,46 +5,47 @@
 #include "tcomms/runtime/comm.h"
 #include "tcomms/tcomms.h"
 
-#define TC_COMM_MAGIC 0x7463636f6d6d0001ull
-#define TC_WORK_MAGIC 0x7463776f726b0001ull
-#define TC_COMM_DEAD 0x7463636f6d6dDEADull /* destroyed (handles.c) */
-#define TC_WORK_DEAD 0x7463776f726bDEADull
-
 /* A user's hook, called through the runtime's. */
 typedef struct tc_api_hook {
-    tc_comm_t *comm;
+    tc_comm_t *comm; /* the handle the application holds */
     tc_hook_fn fn;
     void *arg;
 } tc_api_hook_t;
 
-struct tc_comm {
-    uint64_t magic; /* TC_COMM_MAGIC while alive */
+/* What a communicator handle stands for (handles.c: the handle is an opaque
+ * value, decoded at every entry point, never this object's address). */
+typedef struct tc_api_comm {
+    tc_comm_t *handle; /* the value the application holds */
     tc_rt_comm_t *rt;
     tc_api_hook_t hooks[TC_RT_HOOKS];
     int nhooks;
     int in_batch;       /* between tc_batch_begin and tc_batch_end */
     tc_rt_p2p_t *batch; /* the sends and receives recorded */
     int batch_n, batch_cap;
-    tc_comm_t *next_free; /* once destroyed: the list of retired handles */
-};
+} tc_api_comm_t;
 
-struct tc_work {
-    uint64_t magic; /* TC_WORK_MAGIC while alive */
+typedef struct tc_api_work {
+    tc_work_t *handle; /* the value the application holds */
     tc_rt_work_t *rt;
-    tc_work_t *next_free; /* once freed: the list of retired handles */
-};
+} tc_api_work_t;
 
-/* handles.c: handles are retired, never freed, so that a call on a destroyed
- * one is refused rather than reading freed memory. */
-tc_comm_t *tc_api_comm_alloc(void);
-void tc_api_comm_retire(tc_comm_t *comm);
-tc_work_t *tc_api_work_alloc(void);
-void tc_api_work_retire(tc_work_t *work);
+/* handles.c: a new object with its handle (TC_ERR_NO_MEMORY, or
+ * TC_ERR_NO_RESOURCE past 2^22 alive); retire frees the object and makes its
+ * handle stale for good. */
+tc_status_t tc_api_comm_new(const char *fn, tc_api_comm_t **c_p);
+void tc_api_comm_retire(tc_api_comm_t *c);
+tc_status_t tc_api_work_new(const char *fn, tc_api_work_t **w_p);
+void tc_api_work_drop(tc_api_work_t *w); /* NULL: nothing */
 
-/* Check a communicator handle (and, for the second, that no batch is being
- * recorded); sets the detail naming @p fn. */
-tc_status_t tc_api_check_comm(const tc_comm_t *comm, const char *fn);
-tc_status_t tc_api_check_not_batching(const tc_comm_t *comm, const char *fn);
+/* Decode a handle: TC_ERR_INVALID_ARG for NULL, TC_ERR_INVALID_STATE for a
+ * destroyed / freed one ("was destroyed", "was freed") or a value that is no
+ * handle of that kind; the detail names @p fn. */
+tc_status_t tc_api_comm_get(const tc_comm_t *comm, const char *fn, tc_api_comm_t **c_p);
+tc_status_t tc_api_work_get(const tc_work_t *work, const char *fn, tc_api_work_t **w_p);
+
+/* tc_api_comm_get, and that no batch is being recorded; sets the detail naming @p fn. */
+tc_status_t tc_api_comm_get_not_batching(const tc_comm_t *comm, const char *fn,
+                                         tc_api_comm_t **c_p);
 
 /* Whether @p opts carries hints to parse. */
 int tc_api_opts_have_hints(const tc_op_opts_t *opts);
@@ -55,9 +56,10 @@ int tc_api_opts_have_hints(const tc_op_opts_t *opts);
 tc_status_t tc_api_op_opts(const tc_op_opts_t *opts, const char *fn, tc_hints_t *hints,
                            int64_t *timeout_ms_p, int *flags_p, tc_work_t **work_p);
 
-/* Wrap a runtime work into a handle (allocated before issuing, so issuing
- * never fails after the fact). */
-tc_status_t tc_api_work_new(const char *fn, tc_work_t **work_p);
-void tc_api_work_drop(tc_work_t *work);
+/* vcheck.c: the non-empty blocks (@p displs[q], @p counts[q]) of @p size ranks,
+ * all in range, do not overlap in @p bufname; else TC_ERR_INVALID_ARG naming
+ * @p fn, @p dname, the two ranks and their ranges. */
+tc_status_t tc_api_v_disjoint(const char *fn, int size, const size_t *counts, const char *dname,
+                              const size_t *displs, const char *bufname);
 
 #endif

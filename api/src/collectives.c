@@ -80,34 +80,40 @@ static tc_status_t check_buf(const char *fn, const char *name, const void *buf, 
 }
 
 /* Two buffers of the call that must be distinct unless @p same_ok. */
-static tc_status_t check_overlap(const char *fn, const void *a, size_t abytes, const void *b,
-                                 size_t bbytes, const char *how)
+static tc_status_t check_overlap_named(const char *fn, const char *aname, const void *a,
+                                       size_t abytes, const char *bname, const void *b,
+                                       size_t bbytes, const char *how)
 {
     uintptr_t x = (uintptr_t)a, y = (uintptr_t)b;
     if (!a || !b || !abytes || !bbytes)
         return TC_OK;
     if (x < y + bbytes && y < x + abytes)
-        return tc_error_set(TC_ERR_INVALID_ARG,
-                            "%s: sendbuf %p (%zu bytes) and recvbuf %p "
-                            "(%zu bytes) overlap; %s",
-                            fn, a, abytes, b, bbytes, how);
+        return tc_error_set(TC_ERR_INVALID_ARG, "%s: %s %p (%zu bytes) and %s %p (%zu bytes) "
+                            "overlap; %s",
+                            fn, aname, a, abytes, bname, b, bbytes, how);
     return TC_OK;
+}
+
+/* sendbuf @p a and recvbuf @p b. */
+static tc_status_t check_overlap(const char *fn, const void *a, size_t abytes, const void *b,
+                                 size_t bbytes, const char *how)
+{
+    return check_overlap_named(fn, "sendbuf", a, abytes, "recvbuf", b, bbytes, how);
 }
 
 typedef struct {
     const char *fn;
-    tc_comm_t *comm;
+    tc_api_comm_t *comm;
     int rank, size;
 } api_call_t;
 
 static tc_status_t begin(api_call_t *c, const char *fn, tc_comm_t *comm)
 {
     c->fn = fn;
-    c->comm = comm;
-    tc_status_t st = tc_api_check_not_batching(comm, fn);
+    tc_status_t st = tc_api_comm_get_not_batching(comm, fn, &c->comm);
     if (st == TC_OK) {
-        c->rank = tc_rt_comm_rank(comm->rt);
-        c->size = tc_rt_comm_size(comm->rt);
+        c->rank = tc_rt_comm_rank(c->comm->rt);
+        c->size = tc_rt_comm_size(c->comm->rt);
     }
     return st;
 }
@@ -133,7 +139,7 @@ static tc_status_t issue(const api_call_t *c, tc_rt_coll_t *call, const tc_op_op
     if (have_hints)
         tc_hints_init(&hints);
     int flags;
-    tc_work_t *work = NULL;
+    tc_api_work_t *work = NULL;
     tc_status_t st =
         tc_api_op_opts(opts, c->fn, have_hints ? &hints : NULL, &call->timeout_ms, &flags, work_p);
     if (st == TC_OK && work_p)
@@ -144,7 +150,7 @@ static tc_status_t issue(const api_call_t *c, tc_rt_coll_t *call, const tc_op_op
         st = tc_rt_coll_issue(c->comm->rt, call, flags | extra_flags, work_p ? &rt : NULL);
         if (rt) {
             work->rt = rt;
-            *work_p = work;
+            *work_p = work->handle;
             work = NULL;
         }
     }
@@ -235,10 +241,11 @@ tc_status_t tc_broadcast(tc_comm_t *comm, void *buf, size_t count, tc_dtype_t dt
 }
 
 /* A gathered buffer of @p size blocks where block @p at may hold the input:
- * returns the runtime's send buffer (== recvbuf for in place). */
+ * returns the runtime's send buffer (== recvbuf for in place). @p scatter:
+ * the small buffer is recvbuf and the big one sendbuf. */
 static tc_status_t gathered(const api_call_t *c, const void *small, size_t small_count,
                             const void *big, size_t big_count, size_t in_place_off,
-                            tc_dtype_t dtype, const void **small_p)
+                            tc_dtype_t dtype, const void **small_p, int scatter)
 {
     size_t es = tc_dtype_size(dtype);
     if (small && small == (const char *)big + in_place_off * es) {
@@ -246,8 +253,10 @@ static tc_status_t gathered(const api_call_t *c, const void *small, size_t small
         return TC_OK;
     }
     *small_p = small;
-    return check_overlap(c->fn, small, small_count * es, big, big_count * es,
-                         "in place puts this rank's block at its place in the gathered buffer");
+    return check_overlap_named(
+        c->fn, scatter ? "recvbuf" : "sendbuf", small, small_count * es,
+        scatter ? "sendbuf" : "recvbuf", big, big_count * es,
+        "in place puts this rank's block at its place in the gathered buffer");
 }
 
 /* all_gather, issued now or prepared (@p extra_flags TC_RT_PERSISTENT). */
@@ -266,7 +275,7 @@ static tc_status_t all_gather(const char *fn, tc_comm_t *comm, const void *sendb
         (st = check_buf(c.fn, "sendbuf", sendbuf, count)) != TC_OK ||
         (st = check_buf(c.fn, "recvbuf", recvbuf, count * (size_t)c.size)) != TC_OK ||
         (st = gathered(&c, sendbuf, count, recvbuf, count * (size_t)c.size, (size_t)c.rank * count,
-                       dtype, &sendbuf)) != TC_OK)
+                       dtype, &sendbuf, 0)) != TC_OK)
         return st;
     tc_rt_coll_t call = {.coll = TC_COLL_ALL_GATHER,
                          .sendbuf = sendbuf,
@@ -284,21 +293,27 @@ tc_status_t tc_all_gather(tc_comm_t *comm, const void *sendbuf, void *recvbuf, s
     return all_gather("tc_all_gather", comm, sendbuf, recvbuf, count, dtype, opts, work_p, 0);
 }
 
-/* Per-rank counts and optional displacements; returns the extent in elements. */
+/* Per-rank counts and optional displacements; returns the extent in elements.
+ * With @p bufname (a receive buffer), blocks must not overlap. */
 static tc_status_t check_v(const api_call_t *c, const char *cname, const size_t *counts,
                            const char *dname, const size_t *displs, tc_dtype_t dtype,
-                           size_t *extent_p, size_t *my_off_p)
+                           size_t *extent_p, size_t *my_off_p, const char *bufname)
 {
     if (!counts)
         return tc_error_set(TC_ERR_INVALID_ARG, "%s: %s is NULL", c->fn, cname);
     size_t extent = 0, packed = 0;
     for (int q = 0; q < c->size; q++) {
         size_t off = displs ? displs[q] : packed;
-        if (counts[q] > MAX_ELEMS || off > MAX_ELEMS ||
-            (displs && displs[q] > MAX_ELEMS - counts[q]))
-            return tc_error_set(TC_ERR_INVALID_ARG, "%s: %s[%d] = %zu%s is too large", c->fn,
-                                counts[q] > MAX_ELEMS ? cname : dname, q,
-                                counts[q] > MAX_ELEMS ? counts[q] : off, displs ? "" : " (packed)");
+        if (counts[q] > MAX_ELEMS)
+            return tc_error_set(TC_ERR_INVALID_ARG,
+                                "%s: %s[%d] = %zu is too large (at most %llu elements)", c->fn,
+                                cname, q, counts[q], (unsigned long long)MAX_ELEMS);
+        if (off > MAX_ELEMS - counts[q])
+            return tc_error_set(TC_ERR_INVALID_ARG,
+                                "%s: %s[%d] = %zu%s is too large (block %d ends past %llu "
+                                "elements)",
+                                c->fn, displs ? dname : "the offset of block", q, off,
+                                displs ? "" : " (packed)", q, (unsigned long long)MAX_ELEMS);
         packed += counts[q];
         if (packed > MAX_ELEMS)
             return tc_error_set(TC_ERR_INVALID_ARG, "%s: the %s add up past %llu elements", c->fn,
@@ -309,6 +324,8 @@ static tc_status_t check_v(const api_call_t *c, const char *cname, const size_t 
             *my_off_p = off;
     }
     tc_status_t st = check_count(c->fn, cname, extent, 1, dtype);
+    if (st == TC_OK && displs && bufname)
+        st = tc_api_v_disjoint(c->fn, c->size, counts, dname, displs, bufname);
     if (st == TC_OK)
         *extent_p = extent;
     return st;
@@ -323,8 +340,8 @@ tc_status_t tc_all_gather_v(tc_comm_t *comm, const void *sendbuf, size_t sendcou
     tc_status_t st;
     if ((st = begin(&c, "tc_all_gather_v", comm)) != TC_OK ||
         (st = check_dtype(c.fn, dtype)) != TC_OK ||
-        (st = check_v(&c, "recvcounts", recvcounts, "displs", displs, dtype, &extent, &my_off)) !=
-            TC_OK)
+        (st = check_v(&c, "recvcounts", recvcounts, "displs", displs, dtype, &extent, &my_off,
+                      "recvbuf")) != TC_OK)
         return st;
     if (sendcount != recvcounts[c.rank])
         return tc_error_set(TC_ERR_INVALID_ARG,
@@ -333,7 +350,7 @@ tc_status_t tc_all_gather_v(tc_comm_t *comm, const void *sendbuf, size_t sendcou
                             c.fn, sendcount, c.rank, recvcounts[c.rank]);
     if ((st = check_buf(c.fn, "sendbuf", sendbuf, sendcount)) != TC_OK ||
         (st = check_buf(c.fn, "recvbuf", recvbuf, extent)) != TC_OK ||
-        (st = gathered(&c, sendbuf, sendcount, recvbuf, extent, my_off, dtype, &sendbuf)) != TC_OK)
+        (st = gathered(&c, sendbuf, sendcount, recvbuf, extent, my_off, dtype, &sendbuf, 0)) != TC_OK)
         return st;
     tc_rt_coll_t call = {.coll = TC_COLL_ALL_GATHER,
                          .sendbuf = sendbuf,
@@ -383,8 +400,8 @@ tc_status_t tc_reduce_scatter_v(tc_comm_t *comm, const void *sendbuf, void *recv
     tc_status_t st;
     if ((st = begin(&c, "tc_reduce_scatter_v", comm)) != TC_OK ||
         (st = check_dtype(c.fn, dtype)) != TC_OK || (st = check_op(c.fn, dtype, op)) != TC_OK ||
-        (st = check_v(&c, "recvcounts", recvcounts, "displs", displs, dtype, &extent, &my_off)) !=
-            TC_OK ||
+        (st = check_v(&c, "recvcounts", recvcounts, "displs", displs, dtype, &extent, &my_off,
+                      NULL)) != TC_OK ||
         (st = check_buf(c.fn, "sendbuf", sendbuf, extent)) != TC_OK ||
         (st = check_buf(c.fn, "recvbuf", recvbuf, recvcounts[c.rank])) != TC_OK)
         return st;
@@ -440,10 +457,10 @@ tc_status_t tc_all_to_all_v(tc_comm_t *comm, const void *sendbuf, const size_t *
     tc_status_t st;
     if ((st = begin(&c, "tc_all_to_all_v", comm)) != TC_OK ||
         (st = check_dtype(c.fn, dtype)) != TC_OK ||
-        (st = check_v(&c, "sendcounts", sendcounts, "sdispls", sdispls, dtype, &sext, &soff)) !=
-            TC_OK ||
-        (st = check_v(&c, "recvcounts", recvcounts, "rdispls", rdispls, dtype, &rext, &roff)) !=
-            TC_OK ||
+        (st = check_v(&c, "sendcounts", sendcounts, "sdispls", sdispls, dtype, &sext, &soff,
+                      NULL)) != TC_OK ||
+        (st = check_v(&c, "recvcounts", recvcounts, "rdispls", rdispls, dtype, &rext, &roff,
+                      "recvbuf")) != TC_OK ||
         (st = check_buf(c.fn, "sendbuf", sendbuf, sext)) != TC_OK ||
         (st = check_buf(c.fn, "recvbuf", recvbuf, rext)) != TC_OK)
         return st;
@@ -487,7 +504,7 @@ tc_status_t tc_gather(tc_comm_t *comm, const void *sendbuf, void *recvbuf, size_
     if (c.rank == root) {
         if ((st = check_buf(c.fn, "recvbuf", recvbuf, count * (size_t)c.size)) != TC_OK ||
             (st = gathered(&c, sendbuf, count, recvbuf, count * (size_t)c.size,
-                           (size_t)root * count, dtype, &sendbuf)) != TC_OK)
+                           (size_t)root * count, dtype, &sendbuf, 0)) != TC_OK)
             return st;
     } else {
         recvbuf = NULL;
@@ -516,7 +533,7 @@ tc_status_t tc_scatter(tc_comm_t *comm, const void *sendbuf, void *recvbuf, size
         const void *r = recvbuf;
         if ((st = check_buf(c.fn, "sendbuf", sendbuf, count * (size_t)c.size)) != TC_OK ||
             (st = gathered(&c, recvbuf, count, sendbuf, count * (size_t)c.size,
-                           (size_t)root * count, dtype, &r)) != TC_OK)
+                           (size_t)root * count, dtype, &r, 1)) != TC_OK)
             return st;
         recvbuf = (void *)r; /* == sendbuf when in place */
     } else {

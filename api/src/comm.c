@@ -7,27 +7,15 @@
 #include "tcomms/base/config.h"
 #include "tcomms/runtime/bootstrap.h"
 
-tc_status_t tc_api_check_comm(const tc_comm_t *comm, const char *fn)
+tc_status_t tc_api_comm_get_not_batching(const tc_comm_t *comm, const char *fn,
+                                         tc_api_comm_t **c_p)
 {
-    if (!comm)
-        return tc_error_set(TC_ERR_INVALID_ARG, "%s: comm is NULL", fn);
-    if (comm->magic == TC_COMM_DEAD)
-        return tc_error_set(TC_ERR_INVALID_STATE, "%s: comm %p was destroyed", fn,
-                            (const void *)comm);
-    if (comm->magic != TC_COMM_MAGIC || !comm->rt)
-        return tc_error_set(TC_ERR_INVALID_STATE, "%s: comm %p is not a live communicator", fn,
-                            (const void *)comm);
-    return TC_OK;
-}
-
-tc_status_t tc_api_check_not_batching(const tc_comm_t *comm, const char *fn)
-{
-    tc_status_t st = tc_api_check_comm(comm, fn);
-    if (st == TC_OK && comm->in_batch)
+    tc_status_t st = tc_api_comm_get(comm, fn, c_p);
+    if (st == TC_OK && (*c_p)->in_batch)
         st = tc_error_set(TC_ERR_INVALID_STATE,
                           "%s: comm '%s' is recording a batch (only "
                           "tc_send and tc_recv until tc_batch_end)",
-                          fn, tc_rt_comm_name(comm->rt));
+                          fn, tc_rt_comm_name((*c_p)->rt));
     return st;
 }
 
@@ -54,14 +42,14 @@ static tc_status_t comm_opts(const tc_comm_opts_t *opts, const char *fn, tc_hint
 
 static tc_status_t comm_wrap(tc_rt_comm_t *rt, const char *fn, tc_comm_t **comm_p)
 {
-    tc_comm_t *comm = tc_api_comm_alloc();
-    if (!comm) {
+    tc_api_comm_t *c;
+    tc_status_t st = tc_api_comm_new(fn, &c);
+    if (st != TC_OK) {
         tc_rt_comm_destroy(rt);
-        return tc_error_set(TC_ERR_NO_MEMORY, "%s: allocating the handle", fn);
+        return st;
     }
-    comm->magic = TC_COMM_MAGIC;
-    comm->rt = rt;
-    *comm_p = comm;
+    c->rt = rt;
+    *comm_p = c->handle;
     return TC_OK;
 }
 
@@ -116,62 +104,67 @@ tc_status_t tc_comm_destroy(tc_comm_t *comm)
 {
     if (!comm)
         return TC_OK;
-    tc_status_t st = tc_api_check_comm(comm, "tc_comm_destroy");
+    tc_api_comm_t *c;
+    tc_status_t st = tc_api_comm_get(comm, "tc_comm_destroy", &c);
     if (st != TC_OK)
         return st;
-    tc_rt_comm_destroy(comm->rt);
-    tc_api_comm_retire(comm);
+    tc_rt_comm_destroy(c->rt);
+    tc_api_comm_retire(c);
     return TC_OK;
 }
 
 tc_status_t tc_comm_rank(const tc_comm_t *comm, int *rank_p)
 {
-    tc_status_t st = tc_api_check_comm(comm, "tc_comm_rank");
+    tc_api_comm_t *c;
+    tc_status_t st = tc_api_comm_get(comm, "tc_comm_rank", &c);
     if (st != TC_OK)
         return st;
     if (!rank_p)
         return tc_error_set(TC_ERR_INVALID_ARG, "tc_comm_rank: rank_p is NULL");
-    *rank_p = tc_rt_comm_rank(comm->rt);
+    *rank_p = tc_rt_comm_rank(c->rt);
     return TC_OK;
 }
 
 tc_status_t tc_comm_size(const tc_comm_t *comm, int *size_p)
 {
-    tc_status_t st = tc_api_check_comm(comm, "tc_comm_size");
+    tc_api_comm_t *c;
+    tc_status_t st = tc_api_comm_get(comm, "tc_comm_size", &c);
     if (st != TC_OK)
         return st;
     if (!size_p)
         return tc_error_set(TC_ERR_INVALID_ARG, "tc_comm_size: size_p is NULL");
-    *size_p = tc_rt_comm_size(comm->rt);
+    *size_p = tc_rt_comm_size(c->rt);
     return TC_OK;
 }
 
 tc_status_t tc_comm_name(const tc_comm_t *comm, const char **name_p)
 {
-    tc_status_t st = tc_api_check_comm(comm, "tc_comm_name");
+    tc_api_comm_t *c;
+    tc_status_t st = tc_api_comm_get(comm, "tc_comm_name", &c);
     if (st != TC_OK)
         return st;
     if (!name_p)
         return tc_error_set(TC_ERR_INVALID_ARG, "tc_comm_name: name_p is NULL");
-    *name_p = tc_rt_comm_name(comm->rt);
+    *name_p = tc_rt_comm_name(c->rt);
     return TC_OK;
 }
 
 tc_status_t tc_comm_info(const tc_comm_t *comm, tc_comm_info_t *info)
 {
-    tc_status_t st = tc_api_check_comm(comm, "tc_comm_info");
+    tc_api_comm_t *c;
+    tc_status_t st = tc_api_comm_get(comm, "tc_comm_info", &c);
     if (st != TC_OK)
         return st;
     if (!info)
         return tc_error_set(TC_ERR_INVALID_ARG, "tc_comm_info: info is NULL");
     tc_rt_comm_info_t rt;
-    tc_rt_comm_info(comm->rt, &rt);
+    tc_rt_comm_info(c->rt, &rt);
     memset(info, 0, sizeof(*info));
-    info->rank = tc_rt_comm_rank(comm->rt);
-    info->size = tc_rt_comm_size(comm->rt);
+    info->rank = tc_rt_comm_rank(c->rt);
+    info->size = tc_rt_comm_size(c->rt);
     info->local_size = rt.local_size;
-    info->device = tc_rt_comm_device(comm->rt);
-    snprintf(info->name, sizeof(info->name), "%s", tc_rt_comm_name(comm->rt));
+    info->device = tc_rt_comm_device(c->rt);
+    snprintf(info->name, sizeof(info->name), "%s", tc_rt_comm_name(c->rt));
     snprintf(info->launcher, sizeof(info->launcher), "%s", rt.launcher);
     snprintf(info->host, sizeof(info->host), "%s", rt.host);
     info->peers_shm = rt.peers_shm;
@@ -184,7 +177,8 @@ tc_status_t tc_comm_info(const tc_comm_t *comm, tc_comm_info_t *info)
 static tc_status_t comm_split(tc_comm_t *comm, const char *fn, int color, int key,
                               uint64_t list_hash, const tc_comm_opts_t *opts, tc_comm_t **newcomm_p)
 {
-    tc_status_t st = tc_api_check_not_batching(comm, fn);
+    tc_api_comm_t *c;
+    tc_status_t st = tc_api_comm_get_not_batching(comm, fn, &c);
     if (st != TC_OK)
         return st;
     if (!newcomm_p)
@@ -201,7 +195,7 @@ static tc_status_t comm_split(tc_comm_t *comm, const char *fn, int color, int ke
                                       opts ? opts->timeout_ms : 0,
                                       0,
                                       -1}; /* device: inherited */
-        st = tc_rt_comm_split(comm->rt, color, key, list_hash, &params, &rt);
+        st = tc_rt_comm_split(c->rt, color, key, list_hash, &params, &rt);
     }
     tc_hints_free(&hints);
     if (st != TC_OK)
@@ -228,10 +222,11 @@ tc_status_t tc_comm_split_ranks(tc_comm_t *comm, const int *ranks, int nranks,
                                 const tc_comm_opts_t *opts, tc_comm_t **newcomm_p)
 {
     static const char fn[] = "tc_comm_split_ranks";
-    tc_status_t st = tc_api_check_not_batching(comm, fn);
+    tc_api_comm_t *c;
+    tc_status_t st = tc_api_comm_get_not_batching(comm, fn, &c);
     if (st != TC_OK)
         return st;
-    int size = tc_rt_comm_size(comm->rt), me = tc_rt_comm_rank(comm->rt);
+    int size = tc_rt_comm_size(c->rt), me = tc_rt_comm_rank(c->rt);
     if (!ranks || nranks <= 0 || nranks > size)
         return tc_error_set(TC_ERR_INVALID_ARG, "%s: %s (%d ranks; the communicator has %d)", fn,
                             !ranks ? "ranks is NULL" : "the list must hold 1 to size ranks", nranks,
@@ -260,37 +255,41 @@ tc_status_t tc_comm_split_ranks(tc_comm_t *comm, const int *ranks, int nranks,
 
 tc_status_t tc_comm_dup(tc_comm_t *comm, const tc_comm_opts_t *opts, tc_comm_t **newcomm_p)
 {
-    tc_status_t st = tc_api_check_comm(comm, "tc_comm_dup");
+    tc_api_comm_t *c;
+    tc_status_t st = tc_api_comm_get(comm, "tc_comm_dup", &c);
     if (st != TC_OK)
         return st;
-    return comm_split(comm, "tc_comm_dup", 0, tc_rt_comm_rank(comm->rt), 0, opts, newcomm_p);
+    return comm_split(comm, "tc_comm_dup", 0, tc_rt_comm_rank(c->rt), 0, opts, newcomm_p);
 }
 
 tc_status_t tc_comm_abort(tc_comm_t *comm)
 {
-    tc_status_t st = tc_api_check_comm(comm, "tc_comm_abort");
+    tc_api_comm_t *c;
+    tc_status_t st = tc_api_comm_get(comm, "tc_comm_abort", &c);
     if (st != TC_OK)
         return st;
-    comm->in_batch = 0;
-    tc_rt_comm_abort(comm->rt);
+    c->in_batch = 0;
+    tc_rt_comm_abort(c->rt);
     return TC_OK;
 }
 
 tc_status_t tc_comm_revoke(tc_comm_t *comm)
 {
-    tc_status_t st = tc_api_check_comm(comm, "tc_comm_revoke");
-    return st != TC_OK ? st : tc_rt_comm_revoke(comm->rt);
+    tc_api_comm_t *c;
+    tc_status_t st = tc_api_comm_get(comm, "tc_comm_revoke", &c);
+    return st != TC_OK ? st : tc_rt_comm_revoke(c->rt);
 }
 
 tc_status_t tc_comm_shrink(tc_comm_t *comm, const tc_comm_opts_t *opts, tc_comm_t **newcomm_p)
 {
     static const char fn[] = "tc_comm_shrink";
-    tc_status_t st = tc_api_check_comm(comm, fn);
+    tc_api_comm_t *c;
+    tc_status_t st = tc_api_comm_get(comm, fn, &c);
     if (st != TC_OK)
         return st;
     if (!newcomm_p)
         return tc_error_set(TC_ERR_INVALID_ARG, "%s: newcomm_p is NULL", fn);
-    comm->in_batch = 0;
+    c->in_batch = 0;
     tc_comm_opts_t defaults = TC_COMM_OPTS_INIT;
     tc_hints_t hints;
     tc_hints_init(&hints);
@@ -303,7 +302,7 @@ tc_status_t tc_comm_shrink(tc_comm_t *comm, const tc_comm_opts_t *opts, tc_comm_
                                       opts ? opts->timeout_ms : 0,
                                       0,
                                       -1}; /* device: inherited */
-        st = tc_rt_comm_shrink(comm->rt, &params, &rt);
+        st = tc_rt_comm_shrink(c->rt, &params, &rt);
     }
     tc_hints_free(&hints);
     return st == TC_OK ? comm_wrap(rt, fn, newcomm_p) : st;
@@ -312,7 +311,8 @@ tc_status_t tc_comm_shrink(tc_comm_t *comm, const tc_comm_opts_t *opts, tc_comm_
 tc_status_t tc_comm_failed_ranks(tc_comm_t *comm, int *ranks, int cap, int *n_p)
 {
     static const char fn[] = "tc_comm_failed_ranks";
-    tc_status_t st = tc_api_check_comm(comm, fn);
+    tc_api_comm_t *c;
+    tc_status_t st = tc_api_comm_get(comm, fn, &c);
     if (st != TC_OK)
         return st;
     if (!n_p || cap < 0 || (cap > 0 && !ranks))
@@ -320,14 +320,15 @@ tc_status_t tc_comm_failed_ranks(tc_comm_t *comm, int *ranks, int cap, int *n_p)
                             !n_p      ? "n_p is NULL"
                             : cap < 0 ? "cap is negative"
                                       : "ranks is NULL");
-    *n_p = tc_rt_comm_failed_ranks(comm->rt, ranks, cap);
+    *n_p = tc_rt_comm_failed_ranks(c->rt, ranks, cap);
     return TC_OK;
 }
 
 tc_status_t tc_comm_dump_fr(tc_comm_t *comm)
 {
-    tc_status_t st = tc_api_check_comm(comm, "tc_comm_dump_fr");
-    return st != TC_OK ? st : tc_rt_comm_dump_fr(comm->rt);
+    tc_api_comm_t *c;
+    tc_status_t st = tc_api_comm_get(comm, "tc_comm_dump_fr", &c);
+    return st != TC_OK ? st : tc_rt_comm_dump_fr(c->rt);
 }
 
 static const char *coll_name(int coll)
@@ -338,7 +339,8 @@ static const char *coll_name(int coll)
 tc_status_t tc_comm_stats(tc_comm_t *comm, tc_comm_stat_t *stats, int cap, int *n_p)
 {
     static const char fn[] = "tc_comm_stats";
-    tc_status_t st = tc_api_check_comm(comm, fn);
+    tc_api_comm_t *c;
+    tc_status_t st = tc_api_comm_get(comm, fn, &c);
     if (st != TC_OK)
         return st;
     if (!n_p || cap < 0 || (cap > 0 && !stats))
@@ -347,7 +349,7 @@ tc_status_t tc_comm_stats(tc_comm_t *comm, tc_comm_stat_t *stats, int cap, int *
                             : cap < 0 ? "cap is negative"
                                       : "stats is NULL");
     tc_rt_stat_t rt[32];
-    int n = tc_rt_comm_stats(comm->rt, rt, 32);
+    int n = tc_rt_comm_stats(c->rt, rt, 32);
     for (int i = 0; i < n && i < cap && i < 32; i++)
         stats[i] =
             (tc_comm_stat_t){coll_name(rt[i].coll), rt[i].algo,  rt[i].ops,
@@ -373,17 +375,18 @@ static void hook_trampoline(const tc_rt_op_info_t *in, int after, void *arg)
 tc_status_t tc_comm_add_hook(tc_comm_t *comm, tc_hook_fn fn, void *arg)
 {
     static const char fnname[] = "tc_comm_add_hook";
-    tc_status_t st = tc_api_check_comm(comm, fnname);
+    tc_api_comm_t *c;
+    tc_status_t st = tc_api_comm_get(comm, fnname, &c);
     if (st != TC_OK)
         return st;
     if (!fn)
         return tc_error_set(TC_ERR_INVALID_ARG, "%s: fn is NULL", fnname);
-    if (comm->nhooks == TC_RT_HOOKS)
+    if (c->nhooks == TC_RT_HOOKS)
         return tc_error_set(TC_ERR_NO_RESOURCE, "%s: comm '%s' already has %d hooks", fnname,
-                            tc_rt_comm_name(comm->rt), TC_RT_HOOKS);
-    tc_api_hook_t *h = &comm->hooks[comm->nhooks];
-    *h = (tc_api_hook_t){comm, fn, arg};
-    if ((st = tc_rt_comm_add_hook(comm->rt, hook_trampoline, h)) == TC_OK)
-        comm->nhooks++;
+                            tc_rt_comm_name(c->rt), TC_RT_HOOKS);
+    tc_api_hook_t *h = &c->hooks[c->nhooks];
+    *h = (tc_api_hook_t){c->handle, fn, arg};
+    if ((st = tc_rt_comm_add_hook(c->rt, hook_trampoline, h)) == TC_OK)
+        c->nhooks++;
     return st;
 }

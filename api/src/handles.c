@@ -1,63 +1,245 @@
-/* Handles stay allocated after destroy (tc_comm_destroy, tc_work_free): a
- * destroyed handle is kept, marked, on a list the next new handle of its kind
- * is taken from. A call on a destroyed handle therefore reads live memory and
- * fails with TC_ERR_INVALID_STATE ("was destroyed") instead of touching freed
- * memory. Memory is bounded by the most handles ever alive at once; the lists
- * are reachable, so leak checkers see no leak. Only create and destroy take
- * the lock. */
+/* Handles with a generation.
+ *
+ * What the application holds as a tc_comm_t * or tc_work_t * is not the
+ * address of anything: it is an opaque value encoding a slot index and a
+ * generation,
+ *
+ *     bits 63..24  generation (40 bits, starting at 1)
+ *     bits 23..2   slot index (22 bits: up to 4,194,304 handles of one kind alive)
+ *     bits  1..0   kind (1: communicator, 2: work object)
+ *
+ * decoded at every entry point (tc_api_comm_get, tc_api_work_get). A slot
+ * points at the live object; destroying a communicator or freeing a work
+ * frees the object at once and raises the slot's generation, so the old
+ * handle value never addresses anything again: the next communicator created
+ * in that slot gets a different value, and a call with the old one fails with
+ * TC_ERR_INVALID_STATE ("was destroyed" / "was freed"). A value that was never
+ * issued (garbage, a work passed as a communicator) is refused without being
+ * dereferenced.
+ *
+ * Why this design rather than never reusing an address: keeping every
+ * retired object (or its address) forever grows without bound with the
+ * number of communicators or work objects ever created; reusing them (as
+ * before) made a stale handle silently address the next object. Here memory
+ * is bounded by the most handles alive at once: the objects are freed, and
+ * the slot table (24 bytes a slot, in chunks of 1024 that never move, so
+ * lookups take no lock) only grows when every slot is in use. A slot whose
+ * generation would wrap (2^40 reuses) is retired for good, one slot per 2^40
+ * cycles. Chunks stay reachable from a static table, so leak checkers see no
+ * leak. Only creation and destruction take the lock; concurrent use of a
+ * handle while another thread destroys it is the application's race, as with
+ * any free(). */
 #include <pthread.h>
+#include <stdatomic.h>
+#include <stdint.h>
 #include <stdlib.h>
-#include <string.h>
 
 #include "api_impl.h"
 
+#define KIND_BITS 2
+#define SLOT_BITS 22
+#define GEN_SHIFT (KIND_BITS + SLOT_BITS)
+#define GEN_MAX ((UINT64_C(1) << (64 - GEN_SHIFT)) - 1)
+#define CHUNK_BITS 10
+#define CHUNK_SLOTS (1u << CHUNK_BITS)
+#define NCHUNKS (1u << (SLOT_BITS - CHUNK_BITS))
+#define KIND_COMM 1u
+#define KIND_WORK 2u
+
+_Static_assert(sizeof(uintptr_t) == 8, "handles encode 64-bit values");
+
+typedef struct {
+    _Atomic uint64_t gen; /* of the handle now issued, or the next one once retired */
+    void *_Atomic obj;    /* the live object, NULL when free */
+    uint32_t next_free;   /* free list: index + 1, 0 for none */
+} slot_t;
+
+typedef struct {
+    slot_t *_Atomic chunks[NCHUNKS];
+    _Atomic uint32_t nslots; /* slots ever made */
+    uint32_t free_head;      /* index + 1 */
+} table_t;
+
 static pthread_mutex_t handles_mu = PTHREAD_MUTEX_INITIALIZER;
-static tc_comm_t *comms_free;
-static tc_work_t *works_free;
+static table_t tables[3]; /* [KIND_COMM], [KIND_WORK] */
 
-tc_comm_t *tc_api_comm_alloc(void)
+static slot_t *slot_at(table_t *t, uint32_t index)
 {
+    slot_t *chunk = atomic_load_explicit(&t->chunks[index >> CHUNK_BITS], memory_order_acquire);
+    return chunk ? &chunk[index & (CHUNK_SLOTS - 1)] : NULL;
+}
+
+/* A slot for @p obj; returns its handle value, or 0 when none is left. */
+static uintptr_t handle_issue(unsigned kind, void *obj)
+{
+    table_t *t = &tables[kind];
+    uintptr_t h = 0;
     pthread_mutex_lock(&handles_mu);
-    tc_comm_t *c = comms_free;
-    if (c)
-        comms_free = c->next_free;
+    uint32_t index;
+    slot_t *s = NULL;
+    if (t->free_head) {
+        index = t->free_head - 1;
+        s = slot_at(t, index);
+        t->free_head = s->next_free;
+    } else if ((index = atomic_load(&t->nslots)) < (1u << SLOT_BITS)) {
+        uint32_t c = index >> CHUNK_BITS;
+        if (!atomic_load(&t->chunks[c])) {
+            slot_t *chunk = calloc(CHUNK_SLOTS, sizeof(*chunk));
+            if (chunk) {
+                for (uint32_t i = 0; i < CHUNK_SLOTS; i++)
+                    atomic_init(&chunk[i].gen, 1);
+                atomic_store_explicit(&t->chunks[c], chunk, memory_order_release);
+            }
+        }
+        if ((s = slot_at(t, index)) != NULL)
+            atomic_store(&t->nslots, index + 1);
+    }
+    if (s) {
+        s->next_free = 0;
+        atomic_store_explicit(&s->obj, obj, memory_order_release);
+        h = (uintptr_t)(atomic_load(&s->gen) << GEN_SHIFT) | ((uintptr_t)index << KIND_BITS) |
+            kind;
+    }
     pthread_mutex_unlock(&handles_mu);
+    return h;
+}
+
+static void handle_retire(unsigned kind, uintptr_t h)
+{
+    table_t *t = &tables[kind];
+    uint32_t index = (uint32_t)((h >> KIND_BITS) & ((1u << SLOT_BITS) - 1));
+    pthread_mutex_lock(&handles_mu);
+    slot_t *s = slot_at(t, index);
+    atomic_store_explicit(&s->obj, NULL, memory_order_release);
+    uint64_t gen = atomic_load(&s->gen) + 1;
+    atomic_store_explicit(&s->gen, gen, memory_order_release);
+    if (gen < GEN_MAX) { /* else the slot is never issued again */
+        s->next_free = t->free_head;
+        t->free_head = index + 1;
+    }
+    pthread_mutex_unlock(&handles_mu);
+}
+
+typedef enum { H_LIVE, H_STALE, H_FOREIGN, H_OTHER_KIND } lookup_t;
+
+static lookup_t handle_lookup(unsigned kind, const void *handle, void **obj_p)
+{
+    uintptr_t h = (uintptr_t)handle;
+    if ((h & ((1u << KIND_BITS) - 1)) != kind)
+        return (h & 3u) == (KIND_COMM ^ KIND_WORK ^ kind) ? H_OTHER_KIND : H_FOREIGN;
+    table_t *t = &tables[kind];
+    uint32_t index = (uint32_t)((h >> KIND_BITS) & ((1u << SLOT_BITS) - 1));
+    uint64_t gen = (uint64_t)h >> GEN_SHIFT;
+    if (gen == 0 || index >= atomic_load_explicit(&t->nslots, memory_order_acquire))
+        return H_FOREIGN;
+    slot_t *s = slot_at(t, index);
+    if (!s)
+        return H_FOREIGN;
+    uint64_t now = atomic_load_explicit(&s->gen, memory_order_acquire);
+    void *obj = atomic_load_explicit(&s->obj, memory_order_acquire);
+    if (gen > now)
+        return H_FOREIGN; /* never issued */
+    if (gen < now || !obj)
+        return H_STALE; /* every generation below the slot's was issued, then retired */
+    *obj_p = obj;
+    return H_LIVE;
+}
+
+tc_status_t tc_api_comm_new(const char *fn, tc_api_comm_t **c_p)
+{
+    tc_api_comm_t *c = calloc(1, sizeof(*c));
     if (!c)
-        return calloc(1, sizeof(*c));
-    memset(c, 0, sizeof(*c));
-    return c;
+        return tc_error_set(TC_ERR_NO_MEMORY, "%s: allocating the communicator handle", fn);
+    uintptr_t h = handle_issue(KIND_COMM, c);
+    if (!h) {
+        free(c);
+        return tc_error_set(TC_ERR_NO_RESOURCE,
+                            "%s: %u communicators are alive: no handle is left (destroy some)", fn,
+                            1u << SLOT_BITS);
+    }
+    c->handle = (tc_comm_t *)h;
+    *c_p = c;
+    return TC_OK;
 }
 
-void tc_api_comm_retire(tc_comm_t *c)
+void tc_api_comm_retire(tc_api_comm_t *c)
 {
+    handle_retire(KIND_COMM, (uintptr_t)c->handle);
     free(c->batch);
-    memset(c, 0, sizeof(*c));
-    c->magic = TC_COMM_DEAD;
-    pthread_mutex_lock(&handles_mu);
-    c->next_free = comms_free;
-    comms_free = c;
-    pthread_mutex_unlock(&handles_mu);
+    free(c);
 }
 
-tc_work_t *tc_api_work_alloc(void)
+tc_status_t tc_api_work_new(const char *fn, tc_api_work_t **w_p)
 {
-    pthread_mutex_lock(&handles_mu);
-    tc_work_t *w = works_free;
-    if (w)
-        works_free = w->next_free;
-    pthread_mutex_unlock(&handles_mu);
+    tc_api_work_t *w = calloc(1, sizeof(*w));
     if (!w)
-        return calloc(1, sizeof(*w));
-    memset(w, 0, sizeof(*w));
-    return w;
+        return tc_error_set(TC_ERR_NO_MEMORY, "%s: allocating the work handle", fn);
+    uintptr_t h = handle_issue(KIND_WORK, w);
+    if (!h) {
+        free(w);
+        return tc_error_set(TC_ERR_NO_RESOURCE,
+                            "%s: %u work objects are alive: no handle is left (free some with "
+                            "tc_work_free)",
+                            fn, 1u << SLOT_BITS);
+    }
+    w->handle = (tc_work_t *)h;
+    *w_p = w;
+    return TC_OK;
 }
 
-void tc_api_work_retire(tc_work_t *w)
+void tc_api_work_drop(tc_api_work_t *w)
 {
-    memset(w, 0, sizeof(*w));
-    w->magic = TC_WORK_DEAD;
-    pthread_mutex_lock(&handles_mu);
-    w->next_free = works_free;
-    works_free = w;
-    pthread_mutex_unlock(&handles_mu);
+    if (!w)
+        return;
+    handle_retire(KIND_WORK, (uintptr_t)w->handle);
+    free(w);
+}
+
+tc_status_t tc_api_comm_get(const tc_comm_t *comm, const char *fn, tc_api_comm_t **c_p)
+{
+    if (!comm)
+        return tc_error_set(TC_ERR_INVALID_ARG, "%s: comm is NULL", fn);
+    void *obj = NULL;
+    switch (handle_lookup(KIND_COMM, comm, &obj)) {
+    case H_LIVE:
+        *c_p = obj;
+        return TC_OK;
+    case H_STALE:
+        return tc_error_set(TC_ERR_INVALID_STATE,
+                            "%s: comm %p was destroyed (tc_comm_destroy); the handle is stale", fn,
+                            (const void *)comm);
+    case H_OTHER_KIND:
+        return tc_error_set(TC_ERR_INVALID_STATE,
+                            "%s: comm %p is a work handle, not a communicator", fn,
+                            (const void *)comm);
+    default:
+        return tc_error_set(TC_ERR_INVALID_STATE,
+                            "%s: comm %p is not a communicator handle (never returned by "
+                            "tc_comm_create, split, dup or shrink)",
+                            fn, (const void *)comm);
+    }
+}
+
+tc_status_t tc_api_work_get(const tc_work_t *work, const char *fn, tc_api_work_t **w_p)
+{
+    if (!work)
+        return tc_error_set(TC_ERR_INVALID_ARG, "%s: work is NULL", fn);
+    void *obj = NULL;
+    switch (handle_lookup(KIND_WORK, work, &obj)) {
+    case H_LIVE:
+        *w_p = obj;
+        return TC_OK;
+    case H_STALE:
+        return tc_error_set(TC_ERR_INVALID_STATE,
+                            "%s: work %p was freed (tc_work_free); the handle is stale", fn,
+                            (const void *)work);
+    case H_OTHER_KIND:
+        return tc_error_set(TC_ERR_INVALID_STATE,
+                            "%s: work %p is a communicator handle, not a work object", fn,
+                            (const void *)work);
+    default:
+        return tc_error_set(TC_ERR_INVALID_STATE,
+                            "%s: work %p is not a work handle (never returned by an operation)",
+                            fn, (const void *)work);
+    }
 }

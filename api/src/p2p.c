@@ -3,12 +3,9 @@
 
 #include "api_impl.h"
 
-static tc_status_t p2p_check(tc_comm_t *comm, const char *fn, const void *buf, size_t count,
-                             tc_dtype_t dtype, int peer)
+static tc_status_t p2p_check(const tc_api_comm_t *comm, const char *fn, const void *buf,
+                             size_t count, tc_dtype_t dtype, int peer)
 {
-    tc_status_t st = tc_api_check_comm(comm, fn);
-    if (st != TC_OK)
-        return st;
     int size = tc_rt_comm_size(comm->rt);
     if ((unsigned)dtype >= TC_DTYPE_COUNT)
         return tc_error_set(TC_ERR_INVALID_ARG, "%s: dtype %d is not a tc_dtype_t", fn, (int)dtype);
@@ -25,7 +22,7 @@ static tc_status_t p2p_check(tc_comm_t *comm, const char *fn, const void *buf, s
     return TC_OK;
 }
 
-static tc_status_t batch_add(tc_comm_t *comm, const char *fn, const tc_rt_p2p_t *op,
+static tc_status_t batch_add(tc_api_comm_t *comm, const char *fn, const tc_rt_p2p_t *op,
                              const tc_op_opts_t *opts, tc_work_t **work_p)
 {
     if (opts || work_p)
@@ -45,7 +42,7 @@ static tc_status_t batch_add(tc_comm_t *comm, const char *fn, const tc_rt_p2p_t 
     return TC_OK;
 }
 
-static tc_status_t p2p_issue(tc_comm_t *comm, const char *fn, const tc_rt_p2p_t *ops, int n,
+static tc_status_t p2p_issue(tc_api_comm_t *comm, const char *fn, const tc_rt_p2p_t *ops, int n,
                              const tc_op_opts_t *opts, tc_work_t **work_p)
 {
     tc_hints_t hints;
@@ -54,7 +51,7 @@ static tc_status_t p2p_issue(tc_comm_t *comm, const char *fn, const tc_rt_p2p_t 
         tc_hints_init(&hints);
     int64_t timeout_ms;
     int flags;
-    tc_work_t *work = NULL;
+    tc_api_work_t *work = NULL;
     tc_status_t st =
         tc_api_op_opts(opts, fn, have_hints ? &hints : NULL, &timeout_ms, &flags, work_p);
     if (st == TC_OK && work_p)
@@ -65,7 +62,7 @@ static tc_status_t p2p_issue(tc_comm_t *comm, const char *fn, const tc_rt_p2p_t 
                              work_p ? &rt : NULL);
         if (rt) {
             work->rt = rt;
-            *work_p = work;
+            *work_p = work->handle;
             work = NULL;
         }
     }
@@ -78,13 +75,14 @@ static tc_status_t p2p_issue(tc_comm_t *comm, const char *fn, const tc_rt_p2p_t 
 static tc_status_t p2p(tc_comm_t *comm, const char *fn, int is_send, void *buf, size_t count,
                        tc_dtype_t dtype, int peer, const tc_op_opts_t *opts, tc_work_t **work_p)
 {
-    tc_status_t st = p2p_check(comm, fn, buf, count, dtype, peer);
-    if (st != TC_OK)
+    tc_api_comm_t *c;
+    tc_status_t st = tc_api_comm_get(comm, fn, &c);
+    if (st != TC_OK || (st = p2p_check(c, fn, buf, count, dtype, peer)) != TC_OK)
         return st;
     tc_rt_p2p_t op = {is_send, buf, count, dtype, peer};
-    if (comm->in_batch)
-        return batch_add(comm, fn, &op, opts, work_p);
-    return p2p_issue(comm, fn, &op, 1, opts, work_p);
+    if (c->in_batch)
+        return batch_add(c, fn, &op, opts, work_p);
+    return p2p_issue(c, fn, &op, 1, opts, work_p);
 }
 
 tc_status_t tc_send(tc_comm_t *comm, const void *buf, size_t count, tc_dtype_t dtype, int peer,
@@ -101,25 +99,27 @@ tc_status_t tc_recv(tc_comm_t *comm, void *buf, size_t count, tc_dtype_t dtype, 
 
 tc_status_t tc_batch_begin(tc_comm_t *comm)
 {
-    tc_status_t st = tc_api_check_not_batching(comm, "tc_batch_begin");
+    tc_api_comm_t *c;
+    tc_status_t st = tc_api_comm_get_not_batching(comm, "tc_batch_begin", &c);
     if (st != TC_OK)
         return st;
-    comm->in_batch = 1;
-    comm->batch_n = 0;
+    c->in_batch = 1;
+    c->batch_n = 0;
     return TC_OK;
 }
 
 tc_status_t tc_batch_end(tc_comm_t *comm, const tc_op_opts_t *opts, tc_work_t **work_p)
 {
     static const char fn[] = "tc_batch_end";
-    tc_status_t st = tc_api_check_comm(comm, fn);
+    tc_api_comm_t *c;
+    tc_status_t st = tc_api_comm_get(comm, fn, &c);
     if (st != TC_OK)
         return st;
-    if (!comm->in_batch)
+    if (!c->in_batch)
         return tc_error_set(TC_ERR_INVALID_STATE, "%s: no tc_batch_begin on comm '%s'", fn,
-                            tc_rt_comm_name(comm->rt));
-    comm->in_batch = 0;
-    int n = comm->batch_n;
-    comm->batch_n = 0;
-    return p2p_issue(comm, fn, comm->batch, n, opts, work_p);
+                            tc_rt_comm_name(c->rt));
+    c->in_batch = 0;
+    int n = c->batch_n;
+    c->batch_n = 0;
+    return p2p_issue(c, fn, c->batch, n, opts, work_p);
 }

@@ -265,6 +265,21 @@ tc_status_t tc_log_init(void)
     return TC_OK;
 }
 
+tc_status_t tc_log_check_env(void)
+{
+    int levels[TC_SUBSYS_COUNT];
+    const char *spec = getenv("TC_LOG"), *file = getenv("TC_LOG_FILE");
+    if (spec != NULL) {
+        tc_status_t st = tc_log_parse_spec(spec, levels);
+        if (st != TC_OK)
+            return st;
+    }
+    if (file != NULL && strlen(file) >= sizeof(tc_log_path_template))
+        return tc_error_set(TC_ERR_CONFIG, "TC_LOG_FILE=\"%.64s...\": the path is too long (at "
+                            "most %zu characters)", file, sizeof(tc_log_path_template) - 1);
+    return TC_OK;
+}
+
 tc_status_t tc_log_configure(const char *spec)
 {
     int levels[TC_SUBSYS_COUNT];

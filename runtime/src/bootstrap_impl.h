@@ -19,6 +19,9 @@ tc_status_t tc_boot_secret_from_env(tc_boot_t *boot, const char *who);
 void tc_boot_pmix_events_start(const char *nspace);
 void tc_boot_pmix_events_stop(void);
 int tc_boot_pmix_poll_event(tc_boot_t *boot, tc_boot_event_t *ev);
+/* Ranks the launcher has reported terminated since events_start (the first
+ * @p cap of them into @p ranks); returns how many, without consuming events. */
+int tc_boot_pmix_terminated(int *ranks, int cap);
 tc_status_t tc_boot_pmix_notify(tc_boot_t *boot, const tc_boot_event_t *ev);
 
 #endif

@@ -20,6 +20,8 @@
 typedef struct {
     tc_boot_t head;
     pmix_proc_t self;
+    char probe_key[PMIX_MAX_KEYLEN + 1]; /* the first key put: every rank puts it */
+    char *local_peers; /* PMIX_LOCAL_PEERS ("0,1,2"), or NULL */
 } tc_boot_pmix_t;
 
 /* PMIx timeouts are whole seconds; round up and never pass 0 (= infinite). */
@@ -50,6 +52,9 @@ static tc_status_t pmix_put(tc_boot_t *boot, const char *key, const void *val, s
     v.data.bo.bytes = (char *)val;
     v.data.bo.size = len;
     pmix_status_t rc = PMIx_Put(PMIX_GLOBAL, k, &v);
+    tc_boot_pmix_t *p = (tc_boot_pmix_t *)boot;
+    if (rc == PMIX_SUCCESS && !p->probe_key[0])
+        memcpy(p->probe_key, k, sizeof(p->probe_key));
     if (rc != PMIX_SUCCESS)
         return tc_error_set(TC_ERR_BOOTSTRAP, "bootstrap(pmix): PMIx_Put of key '%s' (%zu bytes) "
                             "failed: %s", key, len, PMIx_Error_string(rc));
@@ -102,6 +107,97 @@ static pmix_status_t pmix_fence_wait(pmix_fence_op_t *op, int nranks, uint64_t d
     return atomic_load(&op->rc);
 }
 
+/* Whether @p rank's probe key is known: 1 yes, 0 absent, -1 cannot tell.
+ * @p local_only: this process's store only (PMIX_OPTIONAL); else the server's,
+ * without waiting for the key to appear (PMIX_IMMEDIATE). */
+static int pmix_has_key(tc_boot_pmix_t *p, int rank, int local_only)
+{
+    pmix_proc_t proc;
+    pmix_info_t info[2];
+    pmix_value_t *v = NULL;
+    bool yes = true;
+    int timeout = 1;
+    PMIX_LOAD_PROCID(&proc, p->self.nspace, (pmix_rank_t)rank);
+    PMIX_INFO_LOAD(&info[0], local_only ? PMIX_OPTIONAL : PMIX_IMMEDIATE, &yes, PMIX_BOOL);
+    PMIX_INFO_LOAD(&info[1], PMIX_TIMEOUT, &timeout, PMIX_INT);
+    pmix_status_t rc = PMIx_Get(&proc, p->probe_key, info, 2, &v);
+    PMIX_INFO_DESTRUCT(&info[0]);
+    PMIX_INFO_DESTRUCT(&info[1]);
+    if (v)
+        PMIX_VALUE_RELEASE(v);
+    tc_log_debug(TC_SUBSYS_RUNTIME, "bootstrap(pmix): key '%s' of rank %d (%s): %s",
+                 p->probe_key, rank, local_only ? "local" : "server", PMIx_Error_string(rc));
+    return rc == PMIX_SUCCESS ? 1 : rc == PMIX_ERR_NOT_FOUND ? 0 : -1;
+}
+
+#define MISSING_MAX 8     /* ranks named */
+#define MISSING_PROBES 64 /* server round trips, at most */
+
+/* The ranks missing from a fence: those the launcher reports terminated, and
+ * those whose probe key is absent (never joined, or died before committing).
+ * @p verify: the fence succeeded: only this node's ranks are probed (the
+ * local server holds what they committed, so its answer is authoritative
+ * under any launcher; the other nodes' ranks name theirs), in the local store
+ * first, the server asked only about those absent there; else ask the server
+ * about any rank (the fence failed anyway: this only words the error).
+ * At most MISSING_PROBES round trips. Writes "rank 1", "ranks 1 and
+ * 4", ... into @p out; returns how many ranks were found (0: none, out "").
+ * Bounded: local lookups, at most MISSING_PROBES round trips of 1 s each. */
+static int pmix_missing(tc_boot_pmix_t *p, int verify, char *out, size_t cap)
+{
+    int n = 0, ranks[MISSING_MAX], dead[MISSING_MAX];
+    int ndead = tc_boot_pmix_terminated(dead, MISSING_MAX);
+    for (int i = 0; i < ndead && i < MISSING_MAX; i++)
+        if (dead[i] >= 0 && dead[i] < p->head.size && dead[i] != p->head.rank)
+            ranks[n++] = dead[i];
+    int total = n, probes = 0;
+    const char *peers = p->local_peers; /* verify: this node's ranks only */
+    for (int i = 0, r = 0; p->probe_key[0] && probes < MISSING_PROBES; i++) {
+        if (!verify) {
+            if ((r = i) >= p->head.size)
+                break;
+        } else {
+            char *end;
+            if (!peers || !*peers || (r = (int)strtol(peers, &end, 10), end == peers))
+                break;
+            peers = *end == ',' ? end + 1 : end;
+        }
+        if (r == p->head.rank || r < 0 || r >= p->head.size ||
+            (verify && pmix_has_key(p, r, 1) == 1))
+            continue;
+        int known = 0;
+        for (int i = 0; i < n; i++)
+            known |= ranks[i] == r;
+        if (known)
+            continue;
+        probes++;
+        int has = pmix_has_key(p, r, 0);
+        if (has != 0)
+            continue;
+        if (n < MISSING_MAX)
+            ranks[n++] = r;
+        total++;
+    }
+    /* in rank order */
+    for (int i = 1; i < n; i++)
+        for (int j = i; j > 0 && ranks[j - 1] > ranks[j]; j--) {
+            int t = ranks[j];
+            ranks[j] = ranks[j - 1];
+            ranks[j - 1] = t;
+        }
+    size_t len = 0;
+    out[0] = '\0';
+    for (int i = 0; i < n && len < cap; i++)
+        len += (size_t)snprintf(out + len, cap - len, "%s%d",
+                                i == 0            ? (total > 1 ? "ranks " : "rank ")
+                                : i == total - 1 ? " and "
+                                                  : ", ",
+                                ranks[i]);
+    if (total > n && len < cap)
+        snprintf(out + len, cap - len, " and %d more", total - n);
+    return total;
+}
+
 static tc_status_t pmix_fence(tc_boot_t *boot, uint64_t deadline_ns)
 {
     tc_boot_pmix_t *p = (tc_boot_pmix_t *)boot;
@@ -131,12 +227,28 @@ static tc_status_t pmix_fence(tc_boot_t *boot, uint64_t deadline_ns)
     pmix_fence_op_release(op);
     if (aborted != TC_OK)
         return aborted;
+    /* Name the ranks missing. A fence that "succeeds" may still lack one: the
+     * server drops a participant whose connection it lost (a rank killed
+     * inside its creation) and completes without it. */
+    char missing[160];
+    int nmissing = pmix_missing(p, rc == PMIX_SUCCESS, missing, sizeof(missing));
     if (rc == PMIX_ERR_TIMEOUT)
-        return tc_error_set(TC_ERR_TIMEOUT, "bootstrap(pmix): fence of %d ranks did not complete "
-                            "within %d s (some rank has not joined)", boot->size, timeout);
+        return tc_error_set(TC_ERR_TIMEOUT,
+                            "bootstrap(pmix): fence of %d ranks did not complete within %d s; "
+                            "%s%s",
+                            boot->size, timeout, nmissing ? missing : "some rank has not joined",
+                            nmissing ? " never joined (no key at the PMIx server) or terminated"
+                                     : "");
     if (rc != PMIX_SUCCESS)
-        return tc_error_set(TC_ERR_BOOTSTRAP, "bootstrap(pmix): PMIx_Fence over %d ranks failed: %s",
-                            boot->size, PMIx_Error_string(rc));
+        return tc_error_set(TC_ERR_BOOTSTRAP,
+                            "bootstrap(pmix): PMIx_Fence over %d ranks failed (%s); %s%s", boot->size,
+                            PMIx_Error_string(rc), nmissing ? missing : "no rank is known missing",
+                            nmissing ? " missing: terminated or never joined" : "");
+    if (nmissing)
+        return tc_error_set(TC_ERR_PEER_FAILED,
+                            "bootstrap(pmix): the fence of %d ranks completed without %s (terminated "
+                            "during the creation: the launcher reports it, or its keys are absent)",
+                            boot->size, missing);
     return TC_OK;
 }
 
@@ -182,6 +294,7 @@ static void pmix_destroy(tc_boot_t *boot)
 {
     tc_boot_pmix_events_stop();
     PMIx_Finalize(NULL, 0);
+    free(((tc_boot_pmix_t *)boot)->local_peers);
     free(boot);
 }
 
@@ -289,6 +402,12 @@ tc_status_t tc_boot_pmix_create(uint64_t deadline_ns, tc_boot_t **boot_p)
     p->head.local_size = 1;
     if (PMIx_Get(&job, PMIX_LOCAL_SIZE, NULL, 0, &v) == PMIX_SUCCESS && v->type == PMIX_UINT32)
         p->head.local_size = (int)v->data.uint32;
+    if (v)
+        PMIX_VALUE_RELEASE(v);
+    v = NULL;
+    if (PMIx_Get(&job, PMIX_LOCAL_PEERS, NULL, 0, &v) == PMIX_SUCCESS && v->type == PMIX_STRING &&
+        v->data.string)
+        p->local_peers = strdup(v->data.string);
     if (v)
         PMIX_VALUE_RELEASE(v);
     detect_launcher(p->head.launcher, sizeof(p->head.launcher));

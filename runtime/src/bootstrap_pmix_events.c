@@ -19,6 +19,7 @@
 #define TC_PMIX_KEY_COMM "tc.comm"
 #define TC_PMIX_KEY_RANK "tc.rank"
 #define EV_RING 256
+#define EV_DEAD 64
 
 static struct {
     tc_boot_event_t ring[EV_RING];
@@ -28,7 +29,30 @@ static struct {
     size_t handler;
     int registered;
     char nspace[PMIX_MAX_NSLEN + 1];
+    /* ranks the launcher reported terminated, kept (not consumed) for the
+     * creation's fence to name them: the first EV_DEAD of them */
+    int dead[EV_DEAD];
+    unsigned ndead; /* written by PMIx's thread (release) */
 } ev;
+
+static void dead_push(int rank)
+{
+    unsigned n = __atomic_load_n(&ev.ndead, __ATOMIC_RELAXED);
+    for (unsigned i = 0; i < n && i < EV_DEAD; i++)
+        if (ev.dead[i] == rank)
+            return;
+    if (n < EV_DEAD)
+        ev.dead[n] = rank;
+    __atomic_store_n(&ev.ndead, n + 1, __ATOMIC_RELEASE);
+}
+
+int tc_boot_pmix_terminated(int *ranks, int cap)
+{
+    unsigned n = __atomic_load_n(&ev.ndead, __ATOMIC_ACQUIRE);
+    for (unsigned i = 0; i < n && i < EV_DEAD && (int)i < cap; i++)
+        ranks[i] = ev.dead[i];
+    return (int)n;
+}
 
 static void ev_push(const tc_boot_event_t *e)
 {
@@ -69,8 +93,11 @@ static void ev_handler(size_t id, pmix_status_t status, const pmix_proc_t *sourc
             e.rank = (int)source->rank;
     }
     if (e.kind && e.rank >= 0 &&
-        (!source || strcmp(source->nspace, ev.nspace) == 0 || status == PMIX_EVENT_PROC_TERMINATED))
+        (!source || strcmp(source->nspace, ev.nspace) == 0 || status == PMIX_EVENT_PROC_TERMINATED)) {
         ev_push(&e);
+        if (e.from_launcher)
+            dead_push(e.rank);
+    }
     if (cbfunc)
         cbfunc(PMIX_EVENT_ACTION_COMPLETE, NULL, 0, NULL, NULL, cbdata);
 }
@@ -79,6 +106,7 @@ void tc_boot_pmix_events_start(const char *nspace)
 {
     pmix_status_t codes[] = {PMIX_EVENT_PROC_TERMINATED, TC_PMIX_EV_PEER_FAILED, TC_PMIX_EV_REVOKE};
     snprintf(ev.nspace, sizeof(ev.nspace), "%s", nspace);
+    __atomic_store_n(&ev.ndead, 0, __ATOMIC_RELEASE);
     __atomic_store_n(&ev.tail, __atomic_load_n(&ev.head, __ATOMIC_ACQUIRE), __ATOMIC_RELEASE);
     pmix_status_t rc = PMIx_Register_event_handler(codes, 3, NULL, 0, ev_handler, NULL, NULL);
     if (rc < 0) {

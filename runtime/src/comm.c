@@ -451,6 +451,10 @@ tc_status_t tc_rt_comm_sched(tc_rt_comm_t *comm, tc_rt_work_t *work, const char 
 {
     const tc_rt_coll_t *call = &work->call;
     tc_status_t st;
+    if (call->sendcounts && hint && strcmp(hint, "pairwise_v") != 0)
+        /* one algorithm: a hint naming another is refused, not ignored */
+        return tc_error_set(TC_ERR_NOT_FOUND,
+                            "no all_to_all_v algorithm named '%s'; valid names: pairwise_v", hint);
     if (call->sendcounts || call->counts || work->persistent) {
         /* the shape is the call's own (or held for good): not cached */
         st = call->sendcounts ? comm_build_a2av(comm, work, &work->own)

@@ -141,6 +141,7 @@ typedef struct tc_rt_fault {
     int shrink_sends;      /* after sending to this many peers */
     uint64_t step_op;      /* die as step step_idx of collective step_op starts (0: never) */
     uint32_t step_idx;
+    int create; /* die inside the world's creation, before the fence */
 } tc_rt_fault_t;
 
 struct tc_rt_world {

@@ -150,6 +150,7 @@ static tc_status_t step_start(tc_rt_work_t *w, uint32_t i)
     tc_tp_req_t *req = &ex->reqs[i];
     *req = (tc_tp_req_t)TC_TP_REQ_INIT;
     uint64_t tag = step_tag(w, i);
+    tc_error_clear(); /* a failed post's detail is the transport's, not an older one */
     if (s->kind == TC_STEP_SEND)
         st = tc_tp_send(ep, tag, src, bytes, req);
     else if (s->kind == TC_STEP_RECV)
@@ -157,7 +158,10 @@ static tc_status_t step_start(tc_rt_work_t *w, uint32_t i)
     else
         st = tc_tp_recv(ep, tag, (char *)ex->tmp + ex->tmp_off[i], bytes, req);
     if (st != TC_OK && st != TC_INPROGRESS)
-        return step_fail(w, i, st, tc_tp_ep_error(ep)[0] ? tc_tp_ep_error(ep) : tc_last_error());
+        return step_fail(w, i, st,
+                         tc_tp_ep_error(ep)[0] ? tc_tp_ep_error(ep)
+                         : tc_last_error()[0] ? tc_last_error()
+                                              : tc_status_string(st));
     ex->state[i] = STEP_POSTED;
     return TC_OK;
 }
@@ -168,18 +172,34 @@ static tc_status_t step_finish(tc_rt_work_t *w, uint32_t i)
     tc_rt_exec_t *ex = &w->ex;
     const tc_step_t *s = &w->sched->steps[i];
     tc_tp_req_t *req = &ex->reqs[i];
+    unsigned long long want = (unsigned long long)(s->count * ex->esize);
+    char why[192];
+    if (req->status == TC_ERR_TRUNCATED && s->kind != TC_STEP_SEND) {
+        /* the sender's count is larger: a mismatch, as tcomms.h promises (the
+         * transport's TC_ERR_TRUNCATED only means nothing was written past it) */
+        snprintf(why, sizeof(why),
+                 "rank %d sent more than the %llu bytes this receive expects (the ranks "
+                 "passed different counts)",
+                 s->peer, want);
+        return step_fail(w, i, TC_ERR_MISMATCH, why);
+    }
     if (req->status != TC_OK) {
+        /* the detail is the endpoint's, never tc_last_error(): the request
+         * completed in progress, the thread's last error is unrelated */
         tc_tp_ep_t *ep =
             tc_hmap_get(&w->comm->world->eps, (uint64_t)tc_rt_world_rank(w->comm, s->peer));
-        const char *why = ep && tc_tp_ep_error(ep)[0] ? tc_tp_ep_error(ep) : tc_last_error();
-        return step_fail(w, i, req->status, why[0] ? why : tc_status_string(req->status));
+        if (ep && tc_tp_ep_error(ep)[0])
+            return step_fail(w, i, req->status, tc_tp_ep_error(ep));
+        snprintf(why, sizeof(why), "the transport ended the %s of %llu bytes with %s",
+                 s->kind == TC_STEP_SEND ? "send" : "receive", want,
+                 tc_status_string(req->status));
+        return step_fail(w, i, req->status, why);
     }
-    if (s->kind != TC_STEP_SEND && req->bytes != s->count * ex->esize) {
-        char why[128];
+    if (s->kind != TC_STEP_SEND && req->bytes != want) {
         snprintf(why, sizeof(why),
-                 "received %zu bytes, expected %llu (the ranks passed "
+                 "received %zu bytes from rank %d, expected %llu (the ranks passed "
                  "different counts)",
-                 req->bytes, (unsigned long long)(s->count * ex->esize));
+                 req->bytes, s->peer, want);
         return step_fail(w, i, TC_ERR_MISMATCH, why);
     }
     if (s->kind == TC_STEP_RECV_REDUCE) {

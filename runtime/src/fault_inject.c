@@ -8,7 +8,10 @@
  *                                    (in rank order; default 0) and dies;
  *   step:rank=W:op=S[:step=I]        world rank W dies as it starts step I
  *                                    (default 0) of collective number S (from
- *                                    1) of any communicator.
+ *                                    1) of any communicator;
+ *   create:rank=W                    world rank W dies inside the creation of
+ *                                    the world communicator, once joined to the
+ *                                    launcher, before the bootstrap's fence.
  * Points naming other ranks are ignored, so one value serves every rank of a
  * job. "Dies" is SIGKILL to itself, as a crash would: that is what the variable
  * asks for, and nothing else in the library ends the process. A malformed
@@ -48,27 +51,35 @@ static tc_status_t point_parse(tc_rt_world_t *world, char *point)
 {
     static const char *const shrink_keys[] = {"rank", "round", "sends", NULL};
     static const char *const step_keys[] = {"rank", "op", "step", NULL};
+    static const char *const create_keys[] = {"rank", NULL};
     char saved[128];
     snprintf(saved, sizeof(saved), "%s", point);
     char *save = NULL, *kind = strtok_r(point, ":", &save);
     int is_shrink = kind && strcmp(kind, "shrink") == 0;
-    if (!kind || (!is_shrink && strcmp(kind, "step") != 0))
+    int is_create = kind && strcmp(kind, "create") == 0;
+    if (!kind || (!is_shrink && !is_create && strcmp(kind, "step") != 0))
         return tc_error_set(TC_ERR_CONFIG,
-                            "TC_FAULT_INJECT: point '%s' is not shrink:... or step:...", saved);
-    const char *const *keys = is_shrink ? shrink_keys : step_keys;
-    int64_t values[3] = {-1, -1, 0};
+                            "TC_FAULT_INJECT: point '%s' is not shrink:..., step:... or "
+                            "create:...",
+                            saved);
+    const char *const *keys = is_shrink ? shrink_keys : is_create ? create_keys : step_keys;
+    int64_t values[3] = {-1, is_create ? 1 : -1, 0};
     tc_status_t st = TC_OK;
     for (char *f = strtok_r(NULL, ":", &save); f && st == TC_OK; f = strtok_r(NULL, ":", &save))
         st = point_field(saved, f, keys, values);
     if (st != TC_OK)
         return st;
+    if (is_create && values[0] < 0)
+        return tc_error_set(TC_ERR_CONFIG, "TC_FAULT_INJECT: point '%s' needs rank=N", saved);
     if (values[0] < 0 || values[1] < 1)
         return tc_error_set(TC_ERR_CONFIG,
                             "TC_FAULT_INJECT: point '%s' needs %s=N and %s=N (from 1)", saved,
                             keys[0], keys[1]);
     if (values[0] != world->boot->rank)
         return TC_OK;
-    if (is_shrink) {
+    if (is_create) {
+        world->fault.create = 1;
+    } else if (is_shrink) {
         world->fault.shrink_round = (uint32_t)values[1];
         world->fault.shrink_sends = (int)values[2];
     } else {
@@ -93,6 +104,8 @@ tc_status_t tc_rt_fault_init(tc_rt_world_t *world)
     for (char *p = strtok_r(copy, ";", &save); p && st == TC_OK; p = strtok_r(NULL, ";", &save))
         st = point_parse(world, p);
     free(copy);
+    if (st == TC_OK && world->fault.create)
+        tc_rt_fault_die(world, "the creation of the world communicator");
     return st;
 }
 

@@ -629,15 +629,15 @@ out:
 tc_status_t tc_rt_work_start(tc_rt_work_t *w)
 {
     if (!w->comm)
-        return tc_error_set(TC_ERR_INVALID_STATE, "work start: its communicator was destroyed");
+        return tc_error_set(TC_ERR_INVALID_STATE, "its communicator was destroyed");
     tc_rt_world_lock(w->comm->world);
     tc_status_t st;
     char what[128];
     if (!w->persistent)
-        st = tc_error_set(TC_ERR_INVALID_STATE, "work start: %s is not persistent",
+        st = tc_error_set(TC_ERR_INVALID_STATE, "%s is not persistent",
                           tc_rt_op_what(&w->op, what, sizeof(what)));
     else if (work_get_state(w) == TC_RT_WORK_RUNNING)
-        st = tc_error_set(TC_ERR_INVALID_STATE, "work start: %s is still running",
+        st = tc_error_set(TC_ERR_INVALID_STATE, "%s is still running",
                           tc_rt_op_what(&w->op, what, sizeof(what)));
     else if ((st = comm_usable(w->comm, tc_coll_name(w->call.coll))) == TC_OK) {
         w->async = 1;
@@ -651,7 +651,7 @@ tc_status_t tc_rt_work_wait(tc_rt_work_t *w, int64_t timeout_ms)
 {
     if (work_get_state(w) != TC_RT_WORK_RUNNING) {
         if (work_get_state(w) == TC_RT_WORK_IDLE)
-            return tc_error_set(TC_ERR_INVALID_STATE, "work wait: the persistent work was never "
+            return tc_error_set(TC_ERR_INVALID_STATE, "the persistent work was never "
                                                       "started");
         return w->result == TC_OK ? TC_OK : tc_error_set(w->result, "%s", w->error);
     }
@@ -677,6 +677,8 @@ tc_status_t tc_rt_work_test(tc_rt_work_t *w, int *done_p)
             tc_rt_world_progress(w->comm->world);
         tc_rt_world_unlock(w->comm->world);
     }
+    if (work_get_state(w) == TC_RT_WORK_IDLE) /* as tc_rt_work_wait says */
+        return tc_error_set(TC_ERR_INVALID_STATE, "the persistent work was never started");
     *done_p = work_get_state(w) != TC_RT_WORK_RUNNING;
     if (!*done_p)
         return TC_INPROGRESS;

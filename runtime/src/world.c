@@ -1,6 +1,7 @@
 /* The world: what every communicator of a job shares in this process — the
  * bootstrap, the transport contexts, the endpoints (by world rank, connected
  * on first use), the running works and the progress thread. */
+#include <ctype.h>
 #include <errno.h>
 #include <sched.h>
 #include <stdio.h>
@@ -179,6 +180,41 @@ tc_status_t tc_rt_world_create(tc_boot_kind_t boot, const tc_hints_t *hints, uin
     return st;
 }
 
+/* TC_ALGO_ALPHA_* ... (the cost model) and TC_ALGO_<COLL>: each name must be
+ * an algorithm of that collective (whether it applies to the rank count is
+ * the operation's to say). */
+static tc_status_t world_check_algo_env(void)
+{
+    tc_algo_model_t model;
+    tc_status_t st = tc_algo_model_get(&model);
+    size_t n;
+    const tc_algo_desc_t *t = tc_algo_table(&n);
+    for (int c = 0; c < TC_COLL_COUNT && st == TC_OK; c++) {
+        char var[64], names[512] = "";
+        snprintf(var, sizeof(var), "TC_ALGO_%s", tc_coll_name((tc_coll_t)c));
+        for (char *v = var; *v; v++)
+            *v = (char)toupper((unsigned char)*v);
+        const char *want = tc_config_string(var, NULL);
+        if (!want || !*want)
+            continue;
+        int found = 0;
+        size_t len = 0;
+        for (size_t i = 0; i < n && !found; i++) {
+            if (t[i].coll != (tc_coll_t)c)
+                continue;
+            found = strcmp(t[i].name, want) == 0;
+            if (len < sizeof(names))
+                len += (size_t)snprintf(names + len, sizeof(names) - len, "%s%s", len ? ", " : "",
+                                        t[i].name);
+        }
+        if (!found)
+            st = tc_error_set(TC_ERR_CONFIG,
+                              "%s=\"%s\": unknown algorithm (accepted: %s)", var, want,
+                              names[0] ? names : "none yet");
+    }
+    return st;
+}
+
 static tc_status_t world_create(tc_boot_kind_t boot, const tc_hints_t *hints, uint64_t deadline,
                                 tc_rt_world_t **world_p)
 {
@@ -191,7 +227,14 @@ static tc_status_t world_create(tc_boot_kind_t boot, const tc_hints_t *hints, ui
     tc_hmap_init(&world->locality);
     pthread_mutex_init(&world->mu, NULL);
     pthread_cond_init(&world->cv, NULL);
-    tc_status_t st;
+    /* variables read later (by a device's context, the first log or the
+     * first operation) are checked before joining the job: every TC_IB_*
+     * whatever the hardware and TC_IB, TC_LOG, the cost model's and the
+     * TC_ALGO_<COLL> names */
+    tc_status_t st = tc_tp_ib_config_check();
+    if (st != TC_OK || (st = tc_log_check_env()) != TC_OK ||
+        (st = world_check_algo_env()) != TC_OK)
+        goto err;
     if (boot == TC_BOOT_AUTO) {
         static const char *const kinds[] = {"auto", "pmix", "self", "env", NULL};
         int kind;

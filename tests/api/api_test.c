@@ -164,13 +164,31 @@ static void test_configuration_errors(void **state)
     setenv("TC_FR_SIZE", "garbage", 1);
     expect(tc_comm_create(NULL, &comm), TC_ERR_CONFIG, "TC_FR_SIZE");
     unsetenv("TC_FR_SIZE");
+    /* TC_IB_* are checked on a machine without RDMA too (TC_IB_PORT=abc was ignored),
+     * and with TC_IB=0 */
+    static const char *const ib[][3] = {
+        {"TC_IB_PORT", "abc", "TC_IB_PORT=\"abc\": not an integer (accepted: integers in [1, 255])"},
+        {"TC_IB_PORT", "0", "TC_IB_PORT=\"0\": out of range"},
+        {"TC_IB_DEVICE", "", "TC_IB_DEVICE=\"\": not a device name (accepted: an RDMA device"},
+        {"TC_IB_DEVICE", "mlx5 0", "TC_IB_DEVICE=\"mlx5 0\""},
+        {"TC_IB_KEEPALIVE_MS", "-1", "TC_IB_KEEPALIVE_MS=\"-1\": out of range"},
+        {"TC_IB_REG_CACHE", "maybe", "TC_IB_REG_CACHE=\"maybe\": not a boolean"},
+        {"TC_IB_REG_CACHE_MAX", "lots", "TC_IB_REG_CACHE_MAX=\"lots\""},
+    };
+    for (size_t i = 0; i < sizeof(ib) / sizeof(ib[0]); i++) {
+        setenv(ib[i][0], ib[i][1], 1);
+        expect(tc_comm_create(NULL, &comm), TC_ERR_CONFIG, ib[i][2]);
+        setenv("TC_IB", "0", 1);
+        expect(tc_comm_create(NULL, &comm), TC_ERR_CONFIG, ib[i][2]);
+        unsetenv("TC_IB");
+        unsetenv(ib[i][0]);
+    }
+    /* a malformed TC_* variable is TC_ERR_CONFIG at creation, as tcomms.h says (an
+     * unknown TC_ALGO_<COLL> name was TC_ERR_NOT_FOUND at the first operation) */
     setenv("TC_ALGO_ALL_REDUCE", "nope", 1);
-    assert_int_equal(tc_comm_create(NULL, &comm), TC_OK);
-    float a[2] = {1, 2}, b[2];
-    expect(tc_all_reduce(comm, a, b, 2, TC_FLOAT32, TC_SUM, NULL, NULL), TC_ERR_NOT_FOUND,
-           "nope");
+    expect(tc_comm_create(NULL, &comm), TC_ERR_CONFIG,
+           "TC_ALGO_ALL_REDUCE=\"nope\": unknown algorithm (accepted: ring, recursive_doubling");
     unsetenv("TC_ALGO_ALL_REDUCE");
-    tc_comm_destroy(comm);
 }
 
 /* Timeouts too large for the clock mean "no timeout": the deadline saturates instead of
@@ -439,6 +457,37 @@ static void test_bad_arguments_everywhere(void **state)
     expect(tc_comm_rank(comm, &r), TC_ERR_INVALID_STATE, "was destroyed");
 }
 
+/* A receive smaller than the message is TC_ERR_MISMATCH as tcomms.h promises (it was
+ * TC_ERR_TRUNCATED), naming the sizes and the peer, and a receive that fails on a live
+ * endpoint reports its own cause, not the application's last error ("comm is NULL"). */
+static void test_recv_count_mismatch(void **state)
+{
+    no_pmix_env();
+    tc_comm_t *comm;
+    int32_t in[8] = {1, 2, 3, 4, 5, 6, 7, 8}, out[8] = {0};
+    int x;
+    assert_int_equal(tc_comm_create(NULL, &comm), TC_OK);
+    expect(tc_comm_rank(NULL, &x), TC_ERR_INVALID_ARG, "comm is NULL"); /* left behind */
+    assert_int_equal(tc_batch_begin(comm), TC_OK);
+    assert_int_equal(tc_send(comm, in, 8, TC_INT32, 0, NULL, NULL), TC_OK);
+    assert_int_equal(tc_recv(comm, out, 4, TC_INT32, 0, NULL, NULL), TC_OK);
+    expect(tc_batch_end(comm, NULL, NULL), TC_ERR_MISMATCH,
+           "rank 0 sent more than the 16 bytes this receive expects");
+    assert_null(strstr(tc_last_error(), "comm is NULL"));
+    assert_int_equal(out[4], 0); /* nothing written past the receive */
+    assert_int_equal(tc_comm_destroy(comm), TC_OK);
+
+    /* and the other way: fewer bytes than expected */
+    assert_int_equal(tc_comm_create(NULL, &comm), TC_OK);
+    expect(tc_comm_rank(NULL, &x), TC_ERR_INVALID_ARG, "comm is NULL");
+    assert_int_equal(tc_batch_begin(comm), TC_OK);
+    assert_int_equal(tc_send(comm, in, 2, TC_INT32, 0, NULL, NULL), TC_OK);
+    assert_int_equal(tc_recv(comm, out, 4, TC_INT32, 0, NULL, NULL), TC_OK);
+    expect(tc_batch_end(comm, NULL, NULL), TC_ERR_MISMATCH,
+           "received 8 bytes from rank 0, expected 16");
+    assert_int_equal(tc_comm_destroy(comm), TC_OK);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -451,6 +500,7 @@ int main(void)
         cmocka_unit_test(test_every_call_alone),
         cmocka_unit_test(test_bad_arguments_everywhere),
         cmocka_unit_test(test_stats_and_hooks),
+        cmocka_unit_test(test_recv_count_mismatch),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -4,6 +4,7 @@
 # rank stopped (SIGSTOP, with and without heartbeats), a revoke, a slow rank, cut TCP connections, a rank calling a
 # different collective, abort with operations pending on a dead rank, and
 # tc_comm_create_abort() of a creation waiting for a rank that never joins;
+# a rank that exits before or dies inside tc_comm_create, named by the others;
 # deaths placed inside shrink's agreement (TC_FAULT_INJECT);
 # a kill under srun -K0; a revoke and a kill under the torchrun environment. Every run is bounded by tcrun's
 # --timeout and `timeout`.
@@ -246,6 +247,30 @@ done
 echo "$([ $fail -eq $f0 ] && echo PASS || echo FAIL)  create-abort: 4 trials ($((SECONDS - start)) s)"
 grep -ho 'ABORTED [0-9.]* ms after the abort ([a-z]*)' "$log"/create-abort.*/out | sed 's/^/      /'
 fi # create-abort
+
+if want create-missing; then
+# A rank that exits before tc_comm_create (the fence times out) or dies inside
+# it (TC_FAULT_INJECT=create:rank=V: the PMIx server completes the fence without
+# it, or with PARTIAL SUCCESS): every other rank's error names it. It used to
+# say "PMIx_Fence ... PARTIAL SUCCESS" naming nobody, or succeed.
+cm=$bin/tests/fault/create_missing_test
+start=$SECONDS f0=$fail
+for spec in "exit 3 1" "exit 4 0" "kill 3 1" "kill 4 3" "kill 2 0"; do
+    set -- $spec
+    dir=$log/create-missing.$1.$2.$3
+    mkdir -p "$dir"
+    timeout -k 5 60 "$tcrun" --keep-going --timeout 50 -n "$2" "$cm" "$1" "$3" 5000 >"$dir/out" 2>&1
+    if [ "$(grep -c "create_missing: OK .*rank $3" "$dir/out")" -eq $(($2 - 1)) ] &&
+        ! grep -q 'create_missing: FAIL' "$dir/out"; then
+        pass=$((pass + 1))
+    else
+        echo "FAIL  create-missing $spec:"
+        sed 's/^/      /' "$dir/out" | head -n 8
+        fail=$((fail + 1))
+    fi
+done
+echo "$([ $fail -eq $f0 ] && echo PASS || echo FAIL)  create-missing: 5 trials, the missing rank named ($((SECONDS - start)) s)"
+fi # create-missing
 
 if want example; then
 # The documentation's example: a training loop that loses a rank and goes on.

@@ -140,7 +140,9 @@ typedef struct tc_comm_info {
  * tc_comm_create_abort().
  * @param opts options, or NULL for the defaults.
  * @param comm_p receives the communicator on success.
- * @return TC_OK; TC_ERR_TIMEOUT when some rank did not join in time;
+ * @return TC_OK; TC_ERR_TIMEOUT when some rank did not join in time (the
+ *         detail names the ranks missing, when the launcher can tell);
+ *         TC_ERR_PEER_FAILED naming a rank that died during the creation;
  *         TC_ERR_ABORTED after tc_comm_create_abort();
  *         TC_ERR_BOOTSTRAP when the job cannot be joined (e.g. no PMIx
  *         server with TC_BOOTSTRAP_PMIX); TC_ERR_CONFIG for a malformed TC_*
@@ -577,7 +579,11 @@ tc_status_t tc_send(tc_comm_t *comm, const void *buf, size_t count, tc_dtype_t d
  * @param peer the other rank.
  * @param opts per-operation options (timeout, hints, async), or NULL.
  * @param work_p receives a work object (required with opts->async), or NULL.
- * @return TC_OK, or an error status with the detail in tc_last_error() (see @ref tc_ops).
+ * @return TC_OK; TC_ERR_MISMATCH when the sender's count differs, larger or
+ *         smaller (the detail names the bytes expected and the peer; nothing
+ *         is written past @p count elements; the communicator is then
+ *         unusable, see @ref tc_ops), or another error status with the detail
+ *         in tc_last_error() (see @ref tc_ops).
  */
 tc_status_t tc_recv(tc_comm_t *comm, void *buf, size_t count, tc_dtype_t dtype, int peer,
                     const tc_op_opts_t *opts, tc_work_t **work_p);

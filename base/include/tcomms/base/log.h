@@ -53,6 +53,14 @@ typedef enum tc_log_subsys {
 tc_status_t tc_log_init(void);
 
 /**
+ * @brief Check TC_LOG and TC_LOG_FILE as they are now, without applying them
+ *        (tc_log_init() reads them once, at the first log): what a library
+ *        entry point calls to refuse a malformed value.
+ * @return TC_OK, or TC_ERR_CONFIG naming the variable and the accepted values.
+ */
+tc_status_t tc_log_check_env(void);
+
+/**
  * @brief Apply a TC_LOG-style specification.
  * @param spec e.g. "info" or "warn,transport=debug".
  * @return TC_OK, or TC_ERR_CONFIG (nothing changed).

@@ -35,6 +35,14 @@
 extern "C" {
 #endif
 
+/**
+ * @brief Check every TC_IB_* variable (TC_IB_DEVICE, TC_IB_PORT,
+ *        TC_IB_KEEPALIVE_MS, TC_IB_REG_CACHE, TC_IB_REG_CACHE_MAX) without a
+ *        device: what a context would refuse is refused here on any machine.
+ * @return TC_OK, or TC_ERR_CONFIG naming the variable and the accepted values.
+ */
+tc_status_t tc_tp_ib_config_check(void);
+
 /** @brief The verbs calls the backend makes (same signatures as libibverbs). */
 typedef struct tc_ib_verbs {
     struct ibv_device **(*get_device_list)(int *num_devices);
