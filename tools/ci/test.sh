@@ -31,6 +31,7 @@ stash_bin() {
     for b in tools/tcrun/tcrun tools/tcperf/tcperf tests/integration/allreduce_test \
         tests/integration/coll_test \
         tests/fault/ft_test tests/fault/resilient_training tests/fault/create_abort_test tests/fault/agree_test \
+        tests/fault/create_missing_test \
         tests/runtime/env_boot_prog; do
         mkdir -p "$dest/$(dirname $b)" && cp "bazel-bin/$b" "$dest/$b" || return 1
     done
