@@ -20,7 +20,7 @@
 typedef struct {
     tc_boot_t head;
     pmix_proc_t self;
-    char probe_key[PMIX_MAX_KEYLEN + 1]; /* the first key put: every rank puts it */
+    char probe_key[PMIX_MAX_KEYLEN + 1]; /* the first key every rank puts (not the secret) */
     char *local_peers; /* PMIX_LOCAL_PEERS ("0,1,2"), or NULL */
 } tc_boot_pmix_t;
 
@@ -53,7 +53,8 @@ static tc_status_t pmix_put(tc_boot_t *boot, const char *key, const void *val, s
     v.data.bo.size = len;
     pmix_status_t rc = PMIx_Put(PMIX_GLOBAL, k, &v);
     tc_boot_pmix_t *p = (tc_boot_pmix_t *)boot;
-    if (rc == PMIX_SUCCESS && !p->probe_key[0])
+    /* the secret is put by rank 0 alone: it cannot tell a missing rank */
+    if (rc == PMIX_SUCCESS && !p->probe_key[0] && strcmp(key, PMIX_SECRET_KEY) != 0)
         memcpy(p->probe_key, k, sizeof(p->probe_key));
     if (rc != PMIX_SUCCESS)
         return tc_error_set(TC_ERR_BOOTSTRAP, "bootstrap(pmix): PMIx_Put of key '%s' (%zu bytes) "
