@@ -51,6 +51,27 @@ seed("tcp_stream_fuzz", "large_unexpected", bytes(8) + u64(9) + u64(1 << 20) + b
 seed("tcp_blob_fuzz", "address", bytes([1, 4]) + struct.pack(">H", 40000) + bytes([127, 0, 0, 1]))
 seed("tcp_blob_fuzz", "rkey", u32(0x4b524354) + u32(1) + u64(7) + u64(KEY) + u64(4096))
 
+# ---- tcp handshake: a mode byte (see tcp_handshake_fuzz.c), then the hello and proof, or the
+# initiator's hello fields and the acceptor's answer ----
+def tcp_hello(flags, sender, receiver, token=0, nonce=bytes(range(32))):
+    return u32(0x50544354) + u16(2) + u16(flags) + u64(sender) + u64(receiver) + nonce + u64(token)
+
+
+def tcp_ack(result, sender, receiver): return u32(0x50544354) + u16(2) + u16(result) + u64(sender) + u64(receiver)
+
+
+seed("tcp_handshake_fuzz", "acceptor_keyed", bytes([0x02 | 0x04]) + tcp_hello(0x0100 | 3, 7, 1000, 0x1234) + bytes(32))
+seed("tcp_handshake_fuzz", "acceptor_data", bytes([0x04]) + tcp_hello(0x8000 | 2, 7, 1000, 0x1234) + bytes(32))
+seed("tcp_handshake_fuzz", "acceptor_raw_proof", bytes([0x02]) + tcp_hello(0x0100, 999, 1000) + bytes(range(100, 132)))
+seed("tcp_handshake_fuzz", "acceptor_near_miss", bytes([0x02 | 0x04 | 0x08 | 0x50]) + tcp_hello(0x0100, 0, 1000))
+seed("tcp_handshake_fuzz", "acceptor_refused", bytes([0x00]) + tcp_hello(0x8000 | 16, 2000, 1000))
+seed("tcp_handshake_fuzz", "initiator_keyed", bytes([0x01 | 0x02 | 0x04]) + u16(0x0100 | 1) + u64(7) + u64(1000) + u64(5) +
+     bytes(range(32)) + tcp_ack(0, 1000, 7) + bytes(range(64, 96)) + bytes(32))
+seed("tcp_handshake_fuzz", "initiator_raw", bytes([0x01]) + u16(0x8000 | 1) + u64(7) + u64(1000) + u64(5) +
+     bytes(range(32)) + tcp_ack(0, 1000, 7) + bytes(range(64, 96)) + bytes(range(32)))
+seed("tcp_handshake_fuzz", "initiator_refused", bytes([0x01]) + u16(0) + u64(7) + u64(1000) + u64(0) +
+     bytes(32) + tcp_ack(10, 1000, 7))
+
 # ---- shm: set-up (8 bytes, see shm_ring_fuzz.c), then cells: 64-byte header + payload ----
 T_EAGER, T_FIRST, T_MORE, T_RTS, T_ACK, T_PUT, T_SIGNAL, T_GET_REQ, T_GET_DATA = range(1, 10)
 
