@@ -116,6 +116,24 @@ seed("ib_imm_fuzz", "bad_slot", ib_rec(imm(0, 0, 5 << 14 | 48), ib_hdr(1, 0, 0))
 seed("ib_blob_fuzz", "address", bytes([1, 1]) + u16(3) + bytes(16) + bytes([127, 0, 0, 1]) + struct.pack(">H", 40000) + bytes(6))
 seed("ib_blob_fuzz", "rkey", u32(0x4b494354) + u32(1) + u64(7) + u64(0x7f0000001000) + u64(4096) + u32(0x1234) + u32(0))
 
+# ---- ib handshake: a mode byte (see ib_handshake_fuzz.c), then hello and proof, or hello and
+# challenge ----
+def ib_hello(sender, receiver, flags, nrecv=64, slot=8192 + 48, result=0, nonce=bytes(range(32))):
+    return (u32(0x42494354) + u16(3) + u16(result) + u64(sender) + u64(receiver) + u32(0x11) + u32(0x22) + u16(1) +
+            bytes(6) + bytes(range(16)) + u16(flags) + bytes(6) + u64(0x7f0000001000) + u32(0x33) + u16(nrecv) +
+            u16(slot) + nonce)
+
+
+def ib_chal(sender, receiver): return u32(0x42494354) + u16(3) + u16(0) + u64(sender) + u64(receiver) + bytes(range(50, 82)) + bytes(32)
+
+
+seed("ib_handshake_fuzz", "passive_keyed", bytes([0x02 | 0x04]) + ib_hello(7, 1000, 0x0100) + bytes(32))
+seed("ib_handshake_fuzz", "passive_raw", bytes([0x00]) + ib_hello(7, 1000, 0) + bytes(range(32)))
+seed("ib_handshake_fuzz", "passive_near_miss", bytes([0x04 | 0x08 | 0x30]) + ib_hello(999, 1000, 0) + bytes(32))
+seed("ib_handshake_fuzz", "passive_geometry", bytes([0x02]) + ib_hello(7, 1000, 0x0100, nrecv=63) + bytes(32))
+seed("ib_handshake_fuzz", "active_keyed", bytes([0x01 | 0x02 | 0x04]) + ib_hello(7, 1000, 0x0100) + ib_chal(1000, 7))
+seed("ib_handshake_fuzz", "active_raw", bytes([0x01]) + ib_hello(7, 1000, 0) + ib_chal(1000, 7))
+
 # ---- agreement: n - 1, rank, learnt bits, then per round and peer a control byte + message ----
 def agree_body(set_bits, nid, n):
     bits = bytearray((n + 7) // 8)
