@@ -360,13 +360,14 @@ static void bs_fence_timeout(tc_boot_store_t *st, bs_conn_t *c, uint64_t now)
                   missing > BS_MISSING_LISTED ? " ..." : "", never);
 }
 
-static tc_status_t bs_on_fence(tc_boot_store_t *st, bs_conn_t *c, tc_wire_reader_t *r)
+static tc_status_t bs_on_fence(tc_boot_store_t *st, bs_conn_t *c)
 {
-    uint64_t req, seq;
-    uint32_t wait_ms;
-    if (tc_wire_get_u64(r, &req) != TC_OK || tc_wire_get_u64(r, &seq) != TC_OK ||
-        tc_wire_get_u32(r, &wait_ms) != TC_OK || tc_wire_reader_left(r) != 0)
-        return tc_error_set(TC_ERR_PROTOCOL, "FENCE body of %zu bytes, expected 20", r->len);
+    tc_bs_fence_t f;
+    tc_status_t rc = tc_boot_store_fence_parse(c->body, c->body_len, &f);
+    if (rc != TC_OK)
+        return rc;
+    uint64_t req = f.req, seq = f.seq;
+    uint32_t wait_ms = f.wait_ms;
     uint64_t have = st->arrived[c->rank];
     if (seq != have && seq != have + 1)
         return tc_error_set(TC_ERR_PROTOCOL, "FENCE %llu after fence %llu", (unsigned long long)seq,
@@ -411,51 +412,25 @@ static void bs_rank_left(tc_boot_store_t *st, int rank, const char *how)
 
 /* ---- requests ---- */
 
-/* Read a key: 1..TC_BS_MAX_KEY bytes, no NUL. */
-static tc_status_t bs_get_key(tc_wire_reader_t *r, const uint8_t **key_p, uint16_t *klen_p)
+static tc_status_t bs_on_put(tc_boot_store_t *st, bs_conn_t *c)
 {
-    uint16_t klen;
-    const void *key;
-    if (tc_wire_get_u16(r, &klen) != TC_OK || klen == 0 || klen > TC_BS_MAX_KEY ||
-        tc_wire_get_view(r, klen, &key) != TC_OK)
-        return tc_error_set(TC_ERR_PROTOCOL, "malformed key (length 1..%d expected)",
-                            TC_BS_MAX_KEY);
-    if (memchr(key, '\0', klen))
-        return tc_error_set(TC_ERR_PROTOCOL, "key with a NUL byte");
-    *key_p = key;
-    *klen_p = klen;
-    return TC_OK;
-}
-
-static tc_status_t bs_on_put(tc_boot_store_t *st, bs_conn_t *c, tc_wire_reader_t *r)
-{
-    const uint8_t *key;
-    const void *val;
-    uint16_t klen;
-    uint32_t vlen;
-    tc_status_t rc = bs_get_key(r, &key, &klen);
+    tc_bs_put_t put;
+    tc_status_t rc = tc_boot_store_put_parse(c->body, c->body_len, &put);
     if (rc != TC_OK)
         return rc;
-    if (tc_wire_get_u32(r, &vlen) != TC_OK || vlen > TC_BS_MAX_VALUE ||
-        tc_wire_get_view(r, vlen, &val) != TC_OK || tc_wire_reader_left(r) != 0)
-        return tc_error_set(TC_ERR_PROTOCOL, "malformed PUT of key '%.*s' (body %zu bytes)",
-                            (int)klen, (const char *)key, r->len);
-    return bs_store(st, (uint32_t)c->rank, key, klen, val, vlen);
+    return bs_store(st, (uint32_t)c->rank, put.key, put.klen, put.val, put.vlen);
 }
 
-static tc_status_t bs_on_get(tc_boot_store_t *st, bs_conn_t *c, tc_wire_reader_t *r)
+static tc_status_t bs_on_get(tc_boot_store_t *st, bs_conn_t *c)
 {
-    uint64_t req;
-    uint32_t rank;
-    const uint8_t *key;
-    uint16_t klen;
-    tc_status_t rc;
-    if (tc_wire_get_u64(r, &req) != TC_OK || tc_wire_get_u32(r, &rank) != TC_OK)
-        return tc_error_set(TC_ERR_PROTOCOL, "GET body of %zu bytes is too short", r->len);
-    if ((rc = bs_get_key(r, &key, &klen)) != TC_OK)
+    tc_bs_get_t g;
+    tc_status_t rc = tc_boot_store_get_parse(c->body, c->body_len, &g);
+    if (rc != TC_OK)
         return rc;
-    if (tc_wire_reader_left(r) != 0)
-        return tc_error_set(TC_ERR_PROTOCOL, "GET with %zu trailing bytes", tc_wire_reader_left(r));
+    uint64_t req = g.req;
+    uint32_t rank = g.rank;
+    const uint8_t *key = g.key;
+    uint16_t klen = g.klen;
     if (rank >= (uint32_t)st->world) {
         tc_bs_reply_text(st, c, req, TC_ERR_INVALID_ARG, "get of rank %u of %d", rank, st->world);
         return TC_OK;
@@ -473,24 +448,14 @@ static tc_status_t bs_on_get(tc_boot_store_t *st, bs_conn_t *c, tc_wire_reader_t
 
 /* A notice for every other rank. Only what a rank may say is accepted: it
  * revokes its own communicators, and reports others (not itself) failed. */
-static tc_status_t bs_on_notify(tc_boot_store_t *st, bs_conn_t *c, tc_wire_reader_t *r)
+static tc_status_t bs_on_notify(tc_boot_store_t *st, bs_conn_t *c)
 {
-    uint32_t kind, rank, comm_id;
-    if (tc_wire_get_u32(r, &kind) != TC_OK || tc_wire_get_u32(r, &rank) != TC_OK ||
-        tc_wire_get_u32(r, &comm_id) != TC_OK || tc_wire_reader_left(r) != 0)
-        return tc_error_set(TC_ERR_PROTOCOL, "NOTIFY body of %zu bytes, expected %d", r->len,
-                            TC_BS_NOTIFY_LEN);
-    if (kind != TC_BOOT_EV_PROC_FAILED && kind != TC_BOOT_EV_REVOKE)
-        return tc_error_set(TC_ERR_PROTOCOL, "NOTIFY of unknown kind %u", kind);
-    if (rank >= (uint32_t)st->world)
-        return tc_error_set(TC_ERR_PROTOCOL, "NOTIFY about rank %u of %d", rank, st->world);
-    if (kind == TC_BOOT_EV_REVOKE && rank != (uint32_t)c->rank)
-        return tc_error_set(TC_ERR_PROTOCOL, "NOTIFY: a revoke on behalf of rank %u", rank);
-    if (kind == TC_BOOT_EV_PROC_FAILED && (rank == (uint32_t)c->rank || comm_id != 0))
-        return tc_error_set(TC_ERR_PROTOCOL,
-                            "NOTIFY: rank %u failed, with comm id %u (another rank, id 0 "
-                            "expected)",
-                            rank, comm_id);
+    tc_bs_notice_t n;
+    tc_status_t rc =
+        tc_boot_store_notify_parse(c->body, c->body_len, (uint32_t)st->world, (uint32_t)c->rank, &n);
+    if (rc != TC_OK)
+        return rc;
+    uint32_t kind = n.kind, rank = n.rank, comm_id = n.comm_id;
     tc_log_debug(TC_SUBSYS_RUNTIME, "bootstrap store: rank %d notifies %s of rank %u (comm %u)",
                  c->rank, kind == TC_BOOT_EV_REVOKE ? "a revoke" : "the failure", rank, comm_id);
     for (size_t i = 0; i < st->nconns; i++) {
@@ -519,13 +484,13 @@ static tc_status_t bs_on_frame(tc_boot_store_t *st, bs_conn_t *c)
     case TC_BS_PROOF:
         return tc_bs_on_proof(st, c, &r);
     case TC_BS_PUT:
-        return bs_on_put(st, c, &r);
+        return bs_on_put(st, c);
     case TC_BS_FENCE:
-        return bs_on_fence(st, c, &r);
+        return bs_on_fence(st, c);
     case TC_BS_GET:
-        return bs_on_get(st, c, &r);
+        return bs_on_get(st, c);
     case TC_BS_NOTIFY:
-        return bs_on_notify(st, c, &r);
+        return bs_on_notify(st, c);
     case TC_BS_BYE:
         if (c->body_len != 0)
             return tc_error_set(TC_ERR_PROTOCOL, "BYE with a body of %u bytes", c->body_len);

@@ -409,17 +409,11 @@ static int env_ev_pop(tc_boot_env_t *e, tc_boot_event_t *ev)
 /* The EVENT frame in e->rx: check it and queue it. */
 static tc_status_t env_rx_event(tc_boot_env_t *e, const char *what)
 {
-    tc_wire_reader_t r;
-    uint32_t kind, rank, comm_id, from;
-    tc_wire_reader_init(&r, e->rx.body, e->rx.len);
-    /* Cannot fail: the length was checked with the header. */
-    (void)tc_wire_get_u32(&r, &kind);
-    (void)tc_wire_get_u32(&r, &rank);
-    (void)tc_wire_get_u32(&r, &comm_id);
-    (void)tc_wire_get_u32(&r, &from);
+    tc_bs_notice_t n;
+    int ok = tc_boot_store_event_parse(e->rx.body, e->rx.len, (uint32_t)e->head.size, &n);
+    uint32_t kind = n.kind, rank = n.rank, comm_id = n.comm_id, from = n.from;
     env_rx_reset(&e->rx);
-    if ((kind != TC_BOOT_EV_PROC_FAILED && kind != TC_BOOT_EV_REVOKE) ||
-        rank >= (uint32_t)e->head.size || from >= (uint32_t)e->head.size) {
+    if (!ok) {
         e->broken = true;
         return tc_error_set(TC_ERR_PROTOCOL,
                             "bootstrap(env): rank %d: %s: malformed EVENT from the store at %s "
@@ -431,12 +425,6 @@ static tc_status_t env_rx_event(tc_boot_env_t *e, const char *what)
                  from, kind == TC_BOOT_EV_REVOKE ? "a revoke" : "the failure", rank, comm_id);
     env_ev_push(e, &ev);
     return TC_OK;
-}
-
-static bool env_reply_status_known(tc_status_t s)
-{
-    return s == TC_OK || s == TC_ERR_NOT_FOUND || s == TC_ERR_TIMEOUT || s == TC_ERR_PEER_FAILED ||
-           s == TC_ERR_BOOTSTRAP || s == TC_ERR_INVALID_ARG || s == TC_ERR_INVALID_STATE;
 }
 
 /* Wait for the reply to request @p req, queueing events and skipping late
@@ -470,31 +458,24 @@ static tc_status_t env_wait_reply(tc_boot_env_t *e, uint64_t req, uint64_t deadl
             *reply = (env_reply_t){.body = body, .data = body, .len = len, .challenge = true};
             return TC_OK;
         }
-        tc_wire_reader_t r;
-        uint64_t rreq;
-        uint32_t status, dlen;
-        tc_wire_reader_init(&r, body, len);
-        (void)tc_wire_get_u64(&r, &rreq);
-        (void)tc_wire_get_u32(&r, &status);
-        (void)tc_wire_get_u32(&r, &dlen);
-        if (dlen != tc_wire_reader_left(&r) ||
-            !env_reply_status_known((tc_status_t)(int32_t)status)) {
+        tc_bs_reply_t rp;
+        if (!tc_boot_store_reply_parse(body, len, &rp)) {
             e->broken = true;
             free(body);
             return tc_error_set(TC_ERR_PROTOCOL,
                                 "bootstrap(env): rank %d: %s: malformed reply "
                                 "from the store at %s (status %d, %u of %zu bytes)",
-                                e->head.rank, what, e->master, (int)(int32_t)status, dlen,
-                                tc_wire_reader_left(&r));
+                                e->head.rank, what, e->master, (int)rp.status, rp.len, rp.left);
         }
+        uint64_t rreq = rp.req;
         if (rreq != req) {
             free(body); /* a reply to a request that timed out here */
             continue;
         }
         reply->body = body;
         reply->data = body + ENV_REPLY_FIXED;
-        reply->len = dlen;
-        reply->status = (tc_status_t)(int32_t)status;
+        reply->len = rp.len;
+        reply->status = rp.status;
         reply->challenge = false;
         return TC_OK;
     }

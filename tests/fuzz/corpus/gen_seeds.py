@@ -171,6 +171,18 @@ seed("store_frame_fuzz", "headers", b"".join(u32(length) + bytes([t, 0]) + u16(0
                                              [(1, 20), (2, 40), (3, 20), (4, 30), (5, 0), (6, 12), (16, 16), (17, 16)]))
 seed("store_frame_fuzz", "limits", u32((4 << 20) + 64) + bytes([2, 0, 0, 0]) + u32((4 << 20) + 65) + bytes([2, 0, 0, 0]))
 
+# ---- store bodies: world - 1, sender, then a body (PUT, FENCE, GET, NOTIFY, REPLY, EVENT) ----
+def bs_key(k): return u16(len(k)) + k
+
+
+for name, body in [("put", bs_key(b"addr") + u32(5) + b"hello"), ("put_empty", bs_key(b"k") + u32(0)),
+                   ("fence", u64(3) + u64(1) + u32(0xffffffff)), ("get", u64(4) + u32(1) + bs_key(b"addr")),
+                   ("notify_revoke", u32(2) + u32(1) + u32(7)), ("notify_failed", u32(1) + u32(2) + u32(0)),
+                   ("reply_ok", u64(4) + u32(0) + u32(5) + b"value"),
+                   ("reply_text", u64(3) + struct.pack("<i", -61) + u32(9) + b"not found"),
+                   ("event", u32(1) + u32(2) + u32(0) + u32(3))]:
+    seed("store_body_fuzz", name, bytes([3, 1]) + body)
+
 for target, items in seeds.items():
     d = os.path.join(OUT, target)
     os.makedirs(d, exist_ok=True)
