@@ -521,7 +521,7 @@ void tc_bs_drop(tc_boot_store_t *st, bs_conn_t *c, const char *why)
     }
 }
 
-static void bs_conn_free(bs_conn_t *c)
+void tc_bs_conn_free(bs_conn_t *c)
 {
     if (c->fd >= 0)
         close(c->fd);
@@ -531,7 +531,7 @@ static void bs_conn_free(bs_conn_t *c)
 }
 
 /* Read what is there (up to a budget, for fairness) and handle every complete frame. */
-static void bs_read(tc_boot_store_t *st, bs_conn_t *c)
+void tc_bs_read(tc_boot_store_t *st, bs_conn_t *c)
 {
     size_t budget = BS_READ_BUDGET;
     while (!c->dead && !c->closing && budget > 0) {
@@ -612,6 +612,27 @@ static void bs_read(tc_boot_store_t *st, bs_conn_t *c)
     }
 }
 
+bs_conn_t *tc_bs_conn_add(tc_boot_store_t *st, int fd, const char *name)
+{
+    if (st->nconns == st->conns_cap) {
+        size_t cap = st->conns_cap ? st->conns_cap * 2 : 16;
+        bs_conn_t **p = realloc(st->conns, cap * sizeof(*p));
+        if (!p)
+            return NULL;
+        st->conns = p;
+        st->conns_cap = cap;
+    }
+    bs_conn_t *c = calloc(1, sizeof(*c));
+    if (!c)
+        return NULL;
+    c->fd = fd;
+    c->rank = -1;
+    c->deadline_ns = tc_time_ns() + BS_HELLO_TIMEOUT_NS;
+    snprintf(c->name, sizeof(c->name), "%s", name);
+    st->conns[st->nconns++] = c;
+    return c;
+}
+
 static void bs_accept(tc_boot_store_t *st)
 {
     for (;;) {
@@ -629,7 +650,6 @@ static void bs_accept(tc_boot_store_t *st)
             }
             return;
         }
-        bs_conn_t *c = NULL;
         if (st->nconns >= (size_t)st->world * 2 + 64) {
             tc_log_warn(TC_SUBSYS_RUNTIME,
                         "bootstrap store: refusing a connection: already %zu "
@@ -637,22 +657,7 @@ static void bs_accept(tc_boot_store_t *st)
                         st->nconns, st->world);
             goto refuse;
         }
-        if (st->nconns == st->conns_cap) {
-            size_t cap = st->conns_cap ? st->conns_cap * 2 : 16;
-            bs_conn_t **p = realloc(st->conns, cap * sizeof(*p));
-            if (!p)
-                goto refuse;
-            st->conns = p;
-            st->conns_cap = cap;
-        }
-        if (!(c = calloc(1, sizeof(*c))))
-            goto refuse;
-        int one = 1;
-        (void)setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
-        c->fd = fd;
-        c->rank = -1;
-        c->deadline_ns = tc_time_ns() + BS_HELLO_TIMEOUT_NS;
-        char host[INET6_ADDRSTRLEN] = "?";
+        char host[INET6_ADDRSTRLEN] = "?", name[64];
         int port = 0;
         if (ss.ss_family == AF_INET6) {
             struct sockaddr_in6 *a = (struct sockaddr_in6 *)&ss;
@@ -663,8 +668,11 @@ static void bs_accept(tc_boot_store_t *st)
             inet_ntop(AF_INET, &a->sin_addr, host, sizeof(host));
             port = ntohs(a->sin_port);
         }
-        snprintf(c->name, sizeof(c->name), "%s port %d", host, port);
-        st->conns[st->nconns++] = c;
+        snprintf(name, sizeof(name), "%s port %d", host, port);
+        int one = 1;
+        (void)setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+        if (!tc_bs_conn_add(st, fd, name))
+            goto refuse;
         continue;
     refuse:
         close(fd);
@@ -707,7 +715,7 @@ static uint64_t bs_timers(tc_boot_store_t *st, uint64_t now)
     return next;
 }
 
-static void bs_reap(tc_boot_store_t *st)
+void tc_bs_reap(tc_boot_store_t *st)
 {
     size_t j = 0;
     for (size_t i = 0; i < st->nconns; i++) {
@@ -715,7 +723,7 @@ static void bs_reap(tc_boot_store_t *st)
         if (!c->dead && c->closing && c->out_off == c->out_len)
             c->dead = true; /* a refused client: its reason is sent */
         if (c->dead)
-            bs_conn_free(c);
+            tc_bs_conn_free(c);
         else
             st->conns[j++] = c;
     }
@@ -740,7 +748,7 @@ static void *bs_main(void *arg)
             if (linger < next)
                 next = linger;
         }
-        bs_reap(st);
+        tc_bs_reap(st);
         if (st->nconns + 2 > st->pfds_cap) {
             size_t cap = (st->nconns + 2) * 2;
             struct pollfd *p = realloc(st->pfds, cap * sizeof(*p));
@@ -796,7 +804,7 @@ static void *bs_main(void *arg)
                 tc_bs_flush(st, c);
             if (rev & (POLLIN | POLLHUP | POLLERR)) {
                 if (!c->closing)
-                    bs_read(st, c);
+                    tc_bs_read(st, c);
                 else if (rev & (POLLHUP | POLLERR))
                     c->dead = true;
             }
@@ -807,7 +815,7 @@ static void *bs_main(void *arg)
             bs_accept(st);
     }
     for (size_t i = 0; i < st->nconns; i++)
-        bs_conn_free(st->conns[i]);
+        tc_bs_conn_free(st->conns[i]);
     st->nconns = 0;
     return NULL;
 }
@@ -877,7 +885,7 @@ in_use:
                         port, strerror(EADDRINUSE));
 }
 
-static void bs_free(tc_boot_store_t *st)
+void tc_bs_free(tc_boot_store_t *st)
 {
     if (st->listen_fd >= 0)
         close(st->listen_fd);
@@ -893,20 +901,13 @@ static void bs_free(tc_boot_store_t *st)
     free(st);
 }
 
-tc_status_t tc_boot_store_start(int port, int world, const void *secret, size_t slen,
-                                tc_boot_store_t **store_p)
+tc_status_t tc_bs_create(int world, const void *secret, size_t slen, tc_boot_store_t **store_p)
 {
     tc_status_t rc;
-    if (world < 1 || port < 1 || port > 65535 || (slen > 0 && !secret))
-        return tc_error_set(TC_ERR_INVALID_ARG,
-                            "bootstrap store: world %d, port %d, secret of "
-                            "%zu bytes",
-                            world, port, slen);
     tc_boot_store_t *st = calloc(1, sizeof(*st));
     if (!st)
         return tc_error_set(TC_ERR_NO_MEMORY, "bootstrap(env): allocating the store");
     st->listen_fd = st->wake_fd = -1;
-    st->port = port;
     st->world = world;
     st->left_min_arrived = UINT64_MAX;
     st->left_min_rank = -1;
@@ -920,8 +921,30 @@ tc_status_t tc_boot_store_start(int port, int world, const void *secret, size_t 
         rc = tc_error_set(TC_ERR_NO_MEMORY, "bootstrap(env): the store's table of %d ranks", world);
         goto fail;
     }
-    if ((rc = tc_auth_key_init(&st->key, secret, slen)) != TC_OK ||
-        (rc = bs_listen(st, port)) != TC_OK)
+    if ((rc = tc_auth_key_init(&st->key, secret, slen)) != TC_OK)
+        goto fail;
+    *store_p = st;
+    return TC_OK;
+
+fail:
+    tc_bs_free(st);
+    return rc;
+}
+
+tc_status_t tc_boot_store_start(int port, int world, const void *secret, size_t slen,
+                                tc_boot_store_t **store_p)
+{
+    tc_status_t rc;
+    if (world < 1 || port < 1 || port > 65535 || (slen > 0 && !secret))
+        return tc_error_set(TC_ERR_INVALID_ARG,
+                            "bootstrap store: world %d, port %d, secret of "
+                            "%zu bytes",
+                            world, port, slen);
+    tc_boot_store_t *st;
+    if ((rc = tc_bs_create(world, secret, slen, &st)) != TC_OK)
+        return rc;
+    st->port = port;
+    if ((rc = bs_listen(st, port)) != TC_OK)
         goto fail;
     st->wake_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
     if (st->wake_fd < 0) {
@@ -948,7 +971,7 @@ tc_status_t tc_boot_store_start(int port, int world, const void *secret, size_t 
     return TC_OK;
 
 fail:
-    bs_free(st);
+    tc_bs_free(st);
     return rc;
 }
 
@@ -967,5 +990,5 @@ void tc_boot_store_stop(tc_boot_store_t *store, uint64_t linger_ns)
                  "bootstrap(env): the store stopped after %.3f s of lingering "
                  "(%zu keys)",
                  (double)(tc_time_ns() - now) * 1e-9, store->nkeys);
-    bs_free(store);
+    tc_bs_free(store);
 }

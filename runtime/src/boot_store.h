@@ -42,6 +42,7 @@
 #include <stdint.h>
 
 #include "tcomms/base/status.h"
+#include "tcomms/runtime/bootstrap.h"
 #include "tcomms/transport/auth.h"
 
 #define TC_BS_MAGIC 0x53424354u /* "TCBS" */
@@ -107,6 +108,16 @@ void tc_boot_store_hdr_write(uint8_t hdr[TC_BS_HDR_LEN], uint8_t type, uint32_t 
 /** Check a received header: TC_ERR_PROTOCOL naming the fault, else its type and length. */
 tc_status_t tc_boot_store_hdr_parse(const uint8_t hdr[TC_BS_HDR_LEN], uint8_t *type_p,
                                     uint32_t *body_len_p);
+
+/**
+ * The client's side (bootstrap_env.c) over a socket already connected to a store: join as
+ * @p rank of @p world with @p secret (@p slen bytes; 0: the public key), HELLO, CHALLENGE,
+ * PROOF and the verdict, as tc_boot_env_create does after connecting (without its retries).
+ * On TC_OK *boot_p is a bootstrap of the "env" kind over @p fd (tc_boot_destroy closes it);
+ * else @p fd is closed. For tests and fuzz targets: the environment is not read.
+ */
+tc_status_t tc_boot_env_join_fd(int fd, int rank, int world, const void *secret, size_t slen,
+                                uint64_t deadline_ns, tc_boot_t **boot_p);
 
 /* ---- bodies after joining (boot_store_body.c): pure functions of the bytes ---- */
 

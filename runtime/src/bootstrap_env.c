@@ -641,6 +641,17 @@ static tc_status_t env_hello(tc_boot_env_t *e, const env_config_t *cfg, const tc
     tc_status_t rc = env_send(e, buf, sizeof(buf), deadline_ns, "hello");
     if (rc == TC_OK)
         rc = env_wait_reply(e, 0, deadline_ns, "hello", &reply);
+    if (rc == TC_OK && !reply.challenge && reply.status == TC_OK) {
+        /* Only a refusal may come without a challenge: a store that lets this rank in without
+         * proving it holds the secret is not this job's (it would get the rank's keys). */
+        free(reply.body);
+        e->broken = true;
+        return tc_error_set(TC_ERR_PROTOCOL,
+                            "bootstrap(env): rank %d: the store at %s accepted the hello without "
+                            "a challenge: it does not prove it holds this rank's TC_JOB_SECRET "
+                            "(not a tcomms store of this version, or not this job's)",
+                            cfg->rank, e->master);
+    }
     if (rc == TC_OK && reply.challenge) {
         rc = env_answer_challenge(e, cfg, key, nonce_i, &reply, deadline_ns);
         free(reply.body);
@@ -932,31 +943,79 @@ static const tc_boot_ops_t env_ops = {
     .notify = env_notify,
 };
 
+/* A bootstrap of the job @p cfg describes, not connected yet; NULL when out of memory. */
+static tc_boot_env_t *env_new(const env_config_t *cfg)
+{
+    tc_boot_env_t *e = calloc(1, sizeof(*e));
+    if (!e)
+        return NULL;
+    e->fd = -1;
+    e->next_req = 1; /* 0 is the hello's */
+    e->linger_ns = cfg->linger_ns;
+    e->head.ops = &env_ops;
+    e->head.rank = cfg->rank;
+    e->head.size = cfg->world;
+    e->head.local_size = cfg->local_size;
+    strcpy(e->head.launcher, "env");
+    tc_boot_fill_common(&e->head);
+    /* An IPv6 literal is written in brackets before the port. */
+    snprintf(e->master, sizeof(e->master), strchr(cfg->addr, ':') ? "[%s]:%d" : "%s:%d",
+             cfg->addr, cfg->port);
+    pthread_mutex_init(&e->lock, NULL);
+    pthread_mutex_init(&e->ev_lock, NULL);
+    atomic_init(&e->ev_count, 0);
+    atomic_init(&e->ev_polled_ns, 0);
+    return e;
+}
+
+tc_status_t tc_boot_env_join_fd(int fd, int rank, int world, const void *secret, size_t slen,
+                                uint64_t deadline_ns, tc_boot_t **boot_p)
+{
+    env_config_t cfg = {.addr = "socket", .port = 0, .rank = rank, .world = world,
+                        .local_rank = 0, .local_size = 1, .linger_ns = 0};
+    tc_auth_key_t key;
+    tc_status_t rc;
+    if (rank < 0 || world < 1 || rank >= world || slen > TC_BOOT_SECRET_MAX ||
+        (slen > 0 && !secret)) {
+        close(fd);
+        return tc_error_set(TC_ERR_INVALID_ARG,
+                            "bootstrap(env): joining as rank %d of %d with a secret of %zu bytes",
+                            rank, world, slen);
+    }
+    tc_boot_env_t *e = env_new(&cfg);
+    if (!e) {
+        close(fd);
+        return tc_error_set(TC_ERR_NO_MEMORY, "bootstrap(env): allocating the bootstrap");
+    }
+    e->fd = fd;
+    if (slen > 0)
+        memcpy(e->head.secret, secret, slen);
+    e->head.secret_len = slen;
+    if ((rc = tc_auth_key_init(&key, secret, slen)) == TC_OK) {
+        rc = env_hello(e, &cfg, &key, deadline_ns);
+        tc_auth_key_wipe(&key);
+    }
+    if (rc != TC_OK) {
+        close(e->fd);
+        env_rx_reset(&e->rx);
+        pthread_mutex_destroy(&e->ev_lock);
+        pthread_mutex_destroy(&e->lock);
+        free(e);
+        return rc;
+    }
+    *boot_p = &e->head;
+    return TC_OK;
+}
+
 tc_status_t tc_boot_env_create(uint64_t deadline_ns, tc_boot_t **boot_p)
 {
     env_config_t cfg;
     tc_status_t rc = env_read_config(&cfg);
     if (rc != TC_OK)
         return rc;
-    tc_boot_env_t *e = calloc(1, sizeof(*e));
+    tc_boot_env_t *e = env_new(&cfg);
     if (!e)
         return tc_error_set(TC_ERR_NO_MEMORY, "bootstrap(env): allocating the bootstrap");
-    e->fd = -1;
-    e->next_req = 1; /* 0 is the hello's */
-    e->linger_ns = cfg.linger_ns;
-    e->head.ops = &env_ops;
-    e->head.rank = cfg.rank;
-    e->head.size = cfg.world;
-    e->head.local_size = cfg.local_size;
-    strcpy(e->head.launcher, "env");
-    tc_boot_fill_common(&e->head);
-    /* An IPv6 literal is written in brackets before the port. */
-    snprintf(e->master, sizeof(e->master), strchr(cfg.addr, ':') ? "[%s]:%d" : "%s:%d", cfg.addr,
-             cfg.port);
-    pthread_mutex_init(&e->lock, NULL);
-    pthread_mutex_init(&e->ev_lock, NULL);
-    atomic_init(&e->ev_count, 0);
-    atomic_init(&e->ev_polled_ns, 0);
     tc_auth_key_t key;
     memset(&key, 0, sizeof(key));
     if ((rc = tc_boot_secret_from_env(&e->head, "env")) != TC_OK ||

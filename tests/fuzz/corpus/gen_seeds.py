@@ -183,6 +183,42 @@ for name, body in [("put", bs_key(b"addr") + u32(5) + b"hello"), ("put_empty", b
                    ("event", u32(1) + u32(2) + u32(0) + u32(3))]:
     seed("store_body_fuzz", name, bytes([3, 1]) + body)
 
+# ---- store join: a mode byte (see store_auth_fuzz.c), then records ----
+def bs_frame(t, body): return u32(len(body)) + bytes([t, 0, 0, 0]) + body
+
+
+def st_raw(conn, data): return bytes([conn, len(data)]) + data
+def st_hello(conn, rank, world, keyed): return bytes([conn | 2 | (8 if keyed else 0), rank, world])
+def st_proof(conn, flip=None): return bytes([conn | 4 | (8 | flip << 4 if flip is not None else 0)])
+
+
+requests = (st_raw(0, bs_frame(2, bs_key(b"addr") + u32(3) + b"abc")) + st_raw(0, bs_frame(3, u64(1) + u64(1) + u32(0xffffffff))) +
+            st_raw(0, bs_frame(4, u64(2) + u32(1) + bs_key(b"addr"))) + st_raw(0, bs_frame(4, u64(3) + u32(2) + bs_key(b"none"))))
+seed("store_auth_fuzz", "store_join", bytes([0]) + st_hello(0, 1, 3, False) + st_proof(0) + requests + st_raw(0, bs_frame(5, b"")))
+seed("store_auth_fuzz", "store_join_keyed", bytes([2]) + st_hello(0, 0, 3, True) + st_proof(0) + requests)
+seed("store_auth_fuzz", "store_two", bytes([0]) + st_hello(0, 1, 3, False) + st_proof(0) + st_hello(1, 2, 3, False) + st_proof(1) +
+     st_raw(0, bs_frame(6, u32(2) + u32(1) + u32(9))) + st_raw(1, bs_frame(6, u32(1) + u32(0) + u32(0))) +
+     st_raw(1, bs_frame(3, u64(1) + u64(1) + u32(10))) + bytes([6]))
+seed("store_auth_fuzz", "store_forged", bytes([2]) + st_hello(0, 1, 3, False) + st_proof(0, 5) + st_hello(1, 1, 3, True) +
+     st_raw(1, bs_frame(7, bytes(32))) + st_raw(0, bs_frame(2, bs_key(b"k") + u32(0))))
+seed("store_auth_fuzz", "store_bad_claims", bytes([0]) + st_hello(0, 7, 3, False) + st_proof(0) + st_hello(1, 1, 4, False) + st_proof(1))
+seed("store_auth_fuzz", "store_raw_hello", bytes([0]) + st_raw(1, bs_frame(1, u32(0x53424354) + u16(3) + u32(0) + u32(3) + bytes([0]) +
+                                                                     bytes(32))) + st_proof(1) + st_raw(1, bs_frame(7, bytes(32))))
+
+
+def cl_challenge(keyed, na=bytes(range(32)), flip=None): return bytes([1 | (4 if keyed else 0) | (8 | flip << 4 if flip is not None else 0)]) + na
+def cl_reply(req, status_index, text=b""): return bytes([2, req, status_index, len(text)]) + text
+def cl_event(kind, rank, comm, frm): return bytes([3, kind, rank, comm, frm])
+
+
+after = cl_event(2, 1, 5, 1) + cl_reply(1, 0) + cl_reply(2, 0, b"value") + cl_event(1, 0, 0, 2)
+seed("store_auth_fuzz", "client_join", bytes([1, 3, 1]) + cl_challenge(False) + cl_reply(0, 0) + after)
+seed("store_auth_fuzz", "client_join_keyed", bytes([3, 3, 2]) + cl_challenge(True) + cl_event(1, 0, 0, 1) + cl_reply(0, 0) + after)
+seed("store_auth_fuzz", "client_refused", bytes([3, 3, 1]) + cl_challenge(True) + cl_reply(0, 1, b"rank 1 is already connected"))
+seed("store_auth_fuzz", "client_fake_store", bytes([3, 3, 1]) + cl_challenge(True, flip=3) + cl_reply(0, 0))
+seed("store_auth_fuzz", "client_wrong_keyed", bytes([1, 3, 1]) + cl_challenge(True) + cl_reply(0, 0))
+seed("store_auth_fuzz", "client_old_store", bytes([1, 3, 1]) + cl_reply(0, 1, b"protocol version 3, the store speaks 4"))
+
 for target, items in seeds.items():
     d = os.path.join(OUT, target)
     os.makedirs(d, exist_ok=True)
