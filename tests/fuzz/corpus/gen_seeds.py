@@ -72,6 +72,31 @@ seed("tcp_handshake_fuzz", "initiator_raw", bytes([0x01]) + u16(0x8000 | 1) + u6
 seed("tcp_handshake_fuzz", "initiator_refused", bytes([0x01]) + u16(0) + u64(7) + u64(1000) + u64(0) +
      bytes(32) + tcp_ack(10, 1000, 7))
 
+# ---- shm handshake: a mode byte (see shm_handshake_fuzz.c), [opener: the creator's header and
+# a control byte], then steps of a control byte and a 256-byte header image ----
+def shm_hdr(magic=0x314d485354435431, version=2, cell=64, ncells=4, seg=1536, ids=(7, 1000), pids=(0, 0),
+            nonces=(bytes(range(32)), bytes(range(32, 64))), state=(0, 0), proved=(0, 0), verdict=(0, 0)):
+    line0 = struct.pack("<QIIIIQQQiiQ", magic, version, cell, ncells, 0, seg, ids[0], ids[1], pids[0], pids[1], 0)
+    line2 = struct.pack("<8I", state[0], state[1], 0, 0, proved[0], proved[1], verdict[0], verdict[1]) + bytes(32)
+    return line0 + nonces[0] + nonces[1] + line2 + bytes(64)
+
+
+assert len(shm_hdr()) == 256
+seed("shm_handshake_fuzz", "creator_up", bytes([0x02]) + bytes([0x02 | 0x08]) + shm_hdr(state=(1, 1), proved=(0, 1)))
+seed("shm_handshake_fuzz", "creator_steps", bytes([0x00]) + bytes([0x00]) + shm_hdr() + bytes([0x08]) + shm_hdr(state=(1, 1)) +
+     bytes([0x02 | 0x08]) + shm_hdr())
+seed("shm_handshake_fuzz", "creator_near_miss", bytes([0x02]) + bytes([0x02 | 0x04 | 0x08 | 0x28]) + shm_hdr())
+seed("shm_handshake_fuzz", "creator_whole", bytes([0x00]) + bytes([0x01 | 0x02]) + shm_hdr(seg=1 << 40, cell=1 << 20, state=(1, 1),
+                                                                                            proved=(1, 1)))
+seed("shm_handshake_fuzz", "opener_up", bytes([0x01 | 0x02]) + shm_hdr() + bytes([0x07]) + bytes([0x00]) + shm_hdr() +
+     bytes([0x02 | 0x08]) + shm_hdr(state=(1, 1)))
+seed("shm_handshake_fuzz", "opener_refused", bytes([0x01]) + shm_hdr() + bytes([0x07]) + bytes([0x08]) + shm_hdr(verdict=(2, 0)) +
+     bytes([0x02 | 0x04 | 0x08]) + shm_hdr())
+seed("shm_handshake_fuzz", "opener_big_segment", bytes([0x01 | 0x04]) + shm_hdr(seg=4096, cell=128, ncells=8) + bytes([0x03]) +
+     bytes([0x0a]) + shm_hdr())
+seed("shm_handshake_fuzz", "opener_bad_geometry", bytes([0x01 | 0x08]) + shm_hdr(seg=1024) + bytes([0x03]))
+seed("shm_handshake_fuzz", "opener_no_magic", bytes([0x01]) + shm_hdr(magic=0) + bytes([0x00]))
+
 # ---- shm: set-up (8 bytes, see shm_ring_fuzz.c), then cells: 64-byte header + payload ----
 T_EAGER, T_FIRST, T_MORE, T_RTS, T_ACK, T_PUT, T_SIGNAL, T_GET_REQ, T_GET_DATA = range(1, 10)
 
