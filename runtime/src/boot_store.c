@@ -360,13 +360,14 @@ static void bs_fence_timeout(tc_boot_store_t *st, bs_conn_t *c, uint64_t now)
                   missing > BS_MISSING_LISTED ? " ..." : "", never);
 }
 
-static tc_status_t bs_on_fence(tc_boot_store_t *st, bs_conn_t *c, tc_wire_reader_t *r)
+static tc_status_t bs_on_fence(tc_boot_store_t *st, bs_conn_t *c)
 {
-    uint64_t req, seq;
-    uint32_t wait_ms;
-    if (tc_wire_get_u64(r, &req) != TC_OK || tc_wire_get_u64(r, &seq) != TC_OK ||
-        tc_wire_get_u32(r, &wait_ms) != TC_OK || tc_wire_reader_left(r) != 0)
-        return tc_error_set(TC_ERR_PROTOCOL, "FENCE body of %zu bytes, expected 20", r->len);
+    tc_bs_fence_t f;
+    tc_status_t rc = tc_boot_store_fence_parse(c->body, c->body_len, &f);
+    if (rc != TC_OK)
+        return rc;
+    uint64_t req = f.req, seq = f.seq;
+    uint32_t wait_ms = f.wait_ms;
     uint64_t have = st->arrived[c->rank];
     if (seq != have && seq != have + 1)
         return tc_error_set(TC_ERR_PROTOCOL, "FENCE %llu after fence %llu", (unsigned long long)seq,
@@ -411,51 +412,25 @@ static void bs_rank_left(tc_boot_store_t *st, int rank, const char *how)
 
 /* ---- requests ---- */
 
-/* Read a key: 1..TC_BS_MAX_KEY bytes, no NUL. */
-static tc_status_t bs_get_key(tc_wire_reader_t *r, const uint8_t **key_p, uint16_t *klen_p)
+static tc_status_t bs_on_put(tc_boot_store_t *st, bs_conn_t *c)
 {
-    uint16_t klen;
-    const void *key;
-    if (tc_wire_get_u16(r, &klen) != TC_OK || klen == 0 || klen > TC_BS_MAX_KEY ||
-        tc_wire_get_view(r, klen, &key) != TC_OK)
-        return tc_error_set(TC_ERR_PROTOCOL, "malformed key (length 1..%d expected)",
-                            TC_BS_MAX_KEY);
-    if (memchr(key, '\0', klen))
-        return tc_error_set(TC_ERR_PROTOCOL, "key with a NUL byte");
-    *key_p = key;
-    *klen_p = klen;
-    return TC_OK;
-}
-
-static tc_status_t bs_on_put(tc_boot_store_t *st, bs_conn_t *c, tc_wire_reader_t *r)
-{
-    const uint8_t *key;
-    const void *val;
-    uint16_t klen;
-    uint32_t vlen;
-    tc_status_t rc = bs_get_key(r, &key, &klen);
+    tc_bs_put_t put;
+    tc_status_t rc = tc_boot_store_put_parse(c->body, c->body_len, &put);
     if (rc != TC_OK)
         return rc;
-    if (tc_wire_get_u32(r, &vlen) != TC_OK || vlen > TC_BS_MAX_VALUE ||
-        tc_wire_get_view(r, vlen, &val) != TC_OK || tc_wire_reader_left(r) != 0)
-        return tc_error_set(TC_ERR_PROTOCOL, "malformed PUT of key '%.*s' (body %zu bytes)",
-                            (int)klen, (const char *)key, r->len);
-    return bs_store(st, (uint32_t)c->rank, key, klen, val, vlen);
+    return bs_store(st, (uint32_t)c->rank, put.key, put.klen, put.val, put.vlen);
 }
 
-static tc_status_t bs_on_get(tc_boot_store_t *st, bs_conn_t *c, tc_wire_reader_t *r)
+static tc_status_t bs_on_get(tc_boot_store_t *st, bs_conn_t *c)
 {
-    uint64_t req;
-    uint32_t rank;
-    const uint8_t *key;
-    uint16_t klen;
-    tc_status_t rc;
-    if (tc_wire_get_u64(r, &req) != TC_OK || tc_wire_get_u32(r, &rank) != TC_OK)
-        return tc_error_set(TC_ERR_PROTOCOL, "GET body of %zu bytes is too short", r->len);
-    if ((rc = bs_get_key(r, &key, &klen)) != TC_OK)
+    tc_bs_get_t g;
+    tc_status_t rc = tc_boot_store_get_parse(c->body, c->body_len, &g);
+    if (rc != TC_OK)
         return rc;
-    if (tc_wire_reader_left(r) != 0)
-        return tc_error_set(TC_ERR_PROTOCOL, "GET with %zu trailing bytes", tc_wire_reader_left(r));
+    uint64_t req = g.req;
+    uint32_t rank = g.rank;
+    const uint8_t *key = g.key;
+    uint16_t klen = g.klen;
     if (rank >= (uint32_t)st->world) {
         tc_bs_reply_text(st, c, req, TC_ERR_INVALID_ARG, "get of rank %u of %d", rank, st->world);
         return TC_OK;
@@ -473,24 +448,14 @@ static tc_status_t bs_on_get(tc_boot_store_t *st, bs_conn_t *c, tc_wire_reader_t
 
 /* A notice for every other rank. Only what a rank may say is accepted: it
  * revokes its own communicators, and reports others (not itself) failed. */
-static tc_status_t bs_on_notify(tc_boot_store_t *st, bs_conn_t *c, tc_wire_reader_t *r)
+static tc_status_t bs_on_notify(tc_boot_store_t *st, bs_conn_t *c)
 {
-    uint32_t kind, rank, comm_id;
-    if (tc_wire_get_u32(r, &kind) != TC_OK || tc_wire_get_u32(r, &rank) != TC_OK ||
-        tc_wire_get_u32(r, &comm_id) != TC_OK || tc_wire_reader_left(r) != 0)
-        return tc_error_set(TC_ERR_PROTOCOL, "NOTIFY body of %zu bytes, expected %d", r->len,
-                            TC_BS_NOTIFY_LEN);
-    if (kind != TC_BOOT_EV_PROC_FAILED && kind != TC_BOOT_EV_REVOKE)
-        return tc_error_set(TC_ERR_PROTOCOL, "NOTIFY of unknown kind %u", kind);
-    if (rank >= (uint32_t)st->world)
-        return tc_error_set(TC_ERR_PROTOCOL, "NOTIFY about rank %u of %d", rank, st->world);
-    if (kind == TC_BOOT_EV_REVOKE && rank != (uint32_t)c->rank)
-        return tc_error_set(TC_ERR_PROTOCOL, "NOTIFY: a revoke on behalf of rank %u", rank);
-    if (kind == TC_BOOT_EV_PROC_FAILED && (rank == (uint32_t)c->rank || comm_id != 0))
-        return tc_error_set(TC_ERR_PROTOCOL,
-                            "NOTIFY: rank %u failed, with comm id %u (another rank, id 0 "
-                            "expected)",
-                            rank, comm_id);
+    tc_bs_notice_t n;
+    tc_status_t rc =
+        tc_boot_store_notify_parse(c->body, c->body_len, (uint32_t)st->world, (uint32_t)c->rank, &n);
+    if (rc != TC_OK)
+        return rc;
+    uint32_t kind = n.kind, rank = n.rank, comm_id = n.comm_id;
     tc_log_debug(TC_SUBSYS_RUNTIME, "bootstrap store: rank %d notifies %s of rank %u (comm %u)",
                  c->rank, kind == TC_BOOT_EV_REVOKE ? "a revoke" : "the failure", rank, comm_id);
     for (size_t i = 0; i < st->nconns; i++) {
@@ -519,13 +484,13 @@ static tc_status_t bs_on_frame(tc_boot_store_t *st, bs_conn_t *c)
     case TC_BS_PROOF:
         return tc_bs_on_proof(st, c, &r);
     case TC_BS_PUT:
-        return bs_on_put(st, c, &r);
+        return bs_on_put(st, c);
     case TC_BS_FENCE:
-        return bs_on_fence(st, c, &r);
+        return bs_on_fence(st, c);
     case TC_BS_GET:
-        return bs_on_get(st, c, &r);
+        return bs_on_get(st, c);
     case TC_BS_NOTIFY:
-        return bs_on_notify(st, c, &r);
+        return bs_on_notify(st, c);
     case TC_BS_BYE:
         if (c->body_len != 0)
             return tc_error_set(TC_ERR_PROTOCOL, "BYE with a body of %u bytes", c->body_len);
@@ -556,7 +521,7 @@ void tc_bs_drop(tc_boot_store_t *st, bs_conn_t *c, const char *why)
     }
 }
 
-static void bs_conn_free(bs_conn_t *c)
+void tc_bs_conn_free(bs_conn_t *c)
 {
     if (c->fd >= 0)
         close(c->fd);
@@ -566,7 +531,7 @@ static void bs_conn_free(bs_conn_t *c)
 }
 
 /* Read what is there (up to a budget, for fairness) and handle every complete frame. */
-static void bs_read(tc_boot_store_t *st, bs_conn_t *c)
+void tc_bs_read(tc_boot_store_t *st, bs_conn_t *c)
 {
     size_t budget = BS_READ_BUDGET;
     while (!c->dead && !c->closing && budget > 0) {
@@ -647,6 +612,27 @@ static void bs_read(tc_boot_store_t *st, bs_conn_t *c)
     }
 }
 
+bs_conn_t *tc_bs_conn_add(tc_boot_store_t *st, int fd, const char *name)
+{
+    if (st->nconns == st->conns_cap) {
+        size_t cap = st->conns_cap ? st->conns_cap * 2 : 16;
+        bs_conn_t **p = realloc(st->conns, cap * sizeof(*p));
+        if (!p)
+            return NULL;
+        st->conns = p;
+        st->conns_cap = cap;
+    }
+    bs_conn_t *c = calloc(1, sizeof(*c));
+    if (!c)
+        return NULL;
+    c->fd = fd;
+    c->rank = -1;
+    c->deadline_ns = tc_time_ns() + BS_HELLO_TIMEOUT_NS;
+    snprintf(c->name, sizeof(c->name), "%s", name);
+    st->conns[st->nconns++] = c;
+    return c;
+}
+
 static void bs_accept(tc_boot_store_t *st)
 {
     for (;;) {
@@ -664,7 +650,6 @@ static void bs_accept(tc_boot_store_t *st)
             }
             return;
         }
-        bs_conn_t *c = NULL;
         if (st->nconns >= (size_t)st->world * 2 + 64) {
             tc_log_warn(TC_SUBSYS_RUNTIME,
                         "bootstrap store: refusing a connection: already %zu "
@@ -672,22 +657,7 @@ static void bs_accept(tc_boot_store_t *st)
                         st->nconns, st->world);
             goto refuse;
         }
-        if (st->nconns == st->conns_cap) {
-            size_t cap = st->conns_cap ? st->conns_cap * 2 : 16;
-            bs_conn_t **p = realloc(st->conns, cap * sizeof(*p));
-            if (!p)
-                goto refuse;
-            st->conns = p;
-            st->conns_cap = cap;
-        }
-        if (!(c = calloc(1, sizeof(*c))))
-            goto refuse;
-        int one = 1;
-        (void)setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
-        c->fd = fd;
-        c->rank = -1;
-        c->deadline_ns = tc_time_ns() + BS_HELLO_TIMEOUT_NS;
-        char host[INET6_ADDRSTRLEN] = "?";
+        char host[INET6_ADDRSTRLEN] = "?", name[64];
         int port = 0;
         if (ss.ss_family == AF_INET6) {
             struct sockaddr_in6 *a = (struct sockaddr_in6 *)&ss;
@@ -698,8 +668,11 @@ static void bs_accept(tc_boot_store_t *st)
             inet_ntop(AF_INET, &a->sin_addr, host, sizeof(host));
             port = ntohs(a->sin_port);
         }
-        snprintf(c->name, sizeof(c->name), "%s port %d", host, port);
-        st->conns[st->nconns++] = c;
+        snprintf(name, sizeof(name), "%s port %d", host, port);
+        int one = 1;
+        (void)setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+        if (!tc_bs_conn_add(st, fd, name))
+            goto refuse;
         continue;
     refuse:
         close(fd);
@@ -742,7 +715,7 @@ static uint64_t bs_timers(tc_boot_store_t *st, uint64_t now)
     return next;
 }
 
-static void bs_reap(tc_boot_store_t *st)
+void tc_bs_reap(tc_boot_store_t *st)
 {
     size_t j = 0;
     for (size_t i = 0; i < st->nconns; i++) {
@@ -750,7 +723,7 @@ static void bs_reap(tc_boot_store_t *st)
         if (!c->dead && c->closing && c->out_off == c->out_len)
             c->dead = true; /* a refused client: its reason is sent */
         if (c->dead)
-            bs_conn_free(c);
+            tc_bs_conn_free(c);
         else
             st->conns[j++] = c;
     }
@@ -775,7 +748,7 @@ static void *bs_main(void *arg)
             if (linger < next)
                 next = linger;
         }
-        bs_reap(st);
+        tc_bs_reap(st);
         if (st->nconns + 2 > st->pfds_cap) {
             size_t cap = (st->nconns + 2) * 2;
             struct pollfd *p = realloc(st->pfds, cap * sizeof(*p));
@@ -831,7 +804,7 @@ static void *bs_main(void *arg)
                 tc_bs_flush(st, c);
             if (rev & (POLLIN | POLLHUP | POLLERR)) {
                 if (!c->closing)
-                    bs_read(st, c);
+                    tc_bs_read(st, c);
                 else if (rev & (POLLHUP | POLLERR))
                     c->dead = true;
             }
@@ -842,7 +815,7 @@ static void *bs_main(void *arg)
             bs_accept(st);
     }
     for (size_t i = 0; i < st->nconns; i++)
-        bs_conn_free(st->conns[i]);
+        tc_bs_conn_free(st->conns[i]);
     st->nconns = 0;
     return NULL;
 }
@@ -912,7 +885,7 @@ in_use:
                         port, strerror(EADDRINUSE));
 }
 
-static void bs_free(tc_boot_store_t *st)
+void tc_bs_free(tc_boot_store_t *st)
 {
     if (st->listen_fd >= 0)
         close(st->listen_fd);
@@ -928,20 +901,13 @@ static void bs_free(tc_boot_store_t *st)
     free(st);
 }
 
-tc_status_t tc_boot_store_start(int port, int world, const void *secret, size_t slen,
-                                tc_boot_store_t **store_p)
+tc_status_t tc_bs_create(int world, const void *secret, size_t slen, tc_boot_store_t **store_p)
 {
     tc_status_t rc;
-    if (world < 1 || port < 1 || port > 65535 || (slen > 0 && !secret))
-        return tc_error_set(TC_ERR_INVALID_ARG,
-                            "bootstrap store: world %d, port %d, secret of "
-                            "%zu bytes",
-                            world, port, slen);
     tc_boot_store_t *st = calloc(1, sizeof(*st));
     if (!st)
         return tc_error_set(TC_ERR_NO_MEMORY, "bootstrap(env): allocating the store");
     st->listen_fd = st->wake_fd = -1;
-    st->port = port;
     st->world = world;
     st->left_min_arrived = UINT64_MAX;
     st->left_min_rank = -1;
@@ -955,8 +921,30 @@ tc_status_t tc_boot_store_start(int port, int world, const void *secret, size_t 
         rc = tc_error_set(TC_ERR_NO_MEMORY, "bootstrap(env): the store's table of %d ranks", world);
         goto fail;
     }
-    if ((rc = tc_auth_key_init(&st->key, secret, slen)) != TC_OK ||
-        (rc = bs_listen(st, port)) != TC_OK)
+    if ((rc = tc_auth_key_init(&st->key, secret, slen)) != TC_OK)
+        goto fail;
+    *store_p = st;
+    return TC_OK;
+
+fail:
+    tc_bs_free(st);
+    return rc;
+}
+
+tc_status_t tc_boot_store_start(int port, int world, const void *secret, size_t slen,
+                                tc_boot_store_t **store_p)
+{
+    tc_status_t rc;
+    if (world < 1 || port < 1 || port > 65535 || (slen > 0 && !secret))
+        return tc_error_set(TC_ERR_INVALID_ARG,
+                            "bootstrap store: world %d, port %d, secret of "
+                            "%zu bytes",
+                            world, port, slen);
+    tc_boot_store_t *st;
+    if ((rc = tc_bs_create(world, secret, slen, &st)) != TC_OK)
+        return rc;
+    st->port = port;
+    if ((rc = bs_listen(st, port)) != TC_OK)
         goto fail;
     st->wake_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
     if (st->wake_fd < 0) {
@@ -983,7 +971,7 @@ tc_status_t tc_boot_store_start(int port, int world, const void *secret, size_t 
     return TC_OK;
 
 fail:
-    bs_free(st);
+    tc_bs_free(st);
     return rc;
 }
 
@@ -1002,5 +990,5 @@ void tc_boot_store_stop(tc_boot_store_t *store, uint64_t linger_ns)
                  "bootstrap(env): the store stopped after %.3f s of lingering "
                  "(%zu keys)",
                  (double)(tc_time_ns() - now) * 1e-9, store->nkeys);
-    bs_free(store);
+    tc_bs_free(store);
 }

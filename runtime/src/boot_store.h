@@ -42,6 +42,7 @@
 #include <stdint.h>
 
 #include "tcomms/base/status.h"
+#include "tcomms/runtime/bootstrap.h"
 #include "tcomms/transport/auth.h"
 
 #define TC_BS_MAGIC 0x53424354u /* "TCBS" */
@@ -107,5 +108,74 @@ void tc_boot_store_hdr_write(uint8_t hdr[TC_BS_HDR_LEN], uint8_t type, uint32_t 
 /** Check a received header: TC_ERR_PROTOCOL naming the fault, else its type and length. */
 tc_status_t tc_boot_store_hdr_parse(const uint8_t hdr[TC_BS_HDR_LEN], uint8_t *type_p,
                                     uint32_t *body_len_p);
+
+/**
+ * The client's side (bootstrap_env.c) over a socket already connected to a store: join as
+ * @p rank of @p world with @p secret (@p slen bytes; 0: the public key), HELLO, CHALLENGE,
+ * PROOF and the verdict, as tc_boot_env_create does after connecting (without its retries).
+ * On TC_OK *boot_p is a bootstrap of the "env" kind over @p fd (tc_boot_destroy closes it);
+ * else @p fd is closed. For tests and fuzz targets: the environment is not read.
+ */
+tc_status_t tc_boot_env_join_fd(int fd, int rank, int world, const void *secret, size_t slen,
+                                uint64_t deadline_ns, tc_boot_t **boot_p);
+
+/* ---- bodies after joining (boot_store_body.c): pure functions of the bytes ---- */
+
+/** A PUT body taken apart (views into the body). */
+typedef struct tc_bs_put {
+    const uint8_t *key, *val;
+    uint16_t klen;
+    uint32_t vlen;
+} tc_bs_put_t;
+
+/** A FENCE body. */
+typedef struct tc_bs_fence {
+    uint64_t req, seq;
+    uint32_t wait_ms;
+} tc_bs_fence_t;
+
+/** A GET body (the key a view into the body). */
+typedef struct tc_bs_get {
+    uint64_t req;
+    uint32_t rank;
+    const uint8_t *key;
+    uint16_t klen;
+} tc_bs_get_t;
+
+/** A NOTIFY body, or an EVENT body (from: the notifying rank). */
+typedef struct tc_bs_notice {
+    uint32_t kind, rank, comm_id, from;
+} tc_bs_notice_t;
+
+/** A REPLY body: its fixed fields, and the bytes after them. */
+typedef struct tc_bs_reply {
+    uint64_t req;
+    tc_status_t status;
+    uint32_t len;        /* the length field */
+    const uint8_t *data; /* the bytes after the fixed fields */
+    size_t left;         /* how many there are */
+} tc_bs_reply_t;
+
+/** Store: a PUT body of @p len bytes (a key of 1..TC_BS_MAX_KEY bytes without NUL, a value of at
+ *  most TC_BS_MAX_VALUE bytes, nothing after): TC_OK, or TC_ERR_PROTOCOL naming the fault. */
+tc_status_t tc_boot_store_put_parse(const uint8_t *body, size_t len, tc_bs_put_t *put);
+/** Store: a FENCE body (exactly 20 bytes): TC_OK, or TC_ERR_PROTOCOL. */
+tc_status_t tc_boot_store_fence_parse(const uint8_t *body, size_t len, tc_bs_fence_t *fence);
+/** Store: a GET body (request, rank, a key as PUT's, nothing after): TC_OK, or TC_ERR_PROTOCOL.
+ *  The rank is not checked (the store answers a rank out of range with a REPLY). */
+tc_status_t tc_boot_store_get_parse(const uint8_t *body, size_t len, tc_bs_get_t *get);
+/** Store: a NOTIFY body from rank @p sender of @p world: a known kind about a rank of the world,
+ *  a revoke of the sender's own, a failure of another rank with comm id 0. TC_OK (from is
+ *  @p sender), or TC_ERR_PROTOCOL naming the fault. */
+tc_status_t tc_boot_store_notify_parse(const uint8_t *body, size_t len, uint32_t world,
+                                       uint32_t sender, tc_bs_notice_t *n);
+/** Client: a REPLY body: 1 when its length field counts exactly the bytes after the fixed
+ *  fields and its status is one the store sends, else 0. The fields are filled either way (0
+ *  where the body is too short), for the message. Sets no error text. */
+int tc_boot_store_reply_parse(const uint8_t *body, size_t len, tc_bs_reply_t *reply);
+/** Client of a world of @p world ranks: an EVENT body: 1 when it is TC_BS_EVENT_LEN bytes of a
+ *  known kind about, and from, ranks of the world, else 0. The fields are filled either way.
+ *  Sets no error text. */
+int tc_boot_store_event_parse(const uint8_t *body, size_t len, uint32_t world, tc_bs_notice_t *ev);
 
 #endif

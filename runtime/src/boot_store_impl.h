@@ -105,6 +105,19 @@ uint8_t *tc_bs_out_reserve(tc_boot_store_t *st, bs_conn_t *c, size_t need);
 void tc_bs_flush(tc_boot_store_t *st, bs_conn_t *c);
 /* Close the connection (after this poll round). */
 void tc_bs_drop(tc_boot_store_t *st, bs_conn_t *c, const char *why);
+/* A store for @p world ranks and @p secret (@p slen bytes) that neither listens nor runs its
+ * thread yet (tc_boot_store_start does both; tests and fuzz targets drive its connections). */
+tc_status_t tc_bs_create(int world, const void *secret, size_t slen, tc_boot_store_t **store_p);
+/* Free a store whose thread is not running (connections left in it are not freed). */
+void tc_bs_free(tc_boot_store_t *st);
+/* A new connection on socket @p fd (the store's now) from @p name; NULL when out of memory. */
+bs_conn_t *tc_bs_conn_add(tc_boot_store_t *st, int fd, const char *name);
+/* Read what @p c sent (up to a budget) and handle every complete frame. */
+void tc_bs_read(tc_boot_store_t *st, bs_conn_t *c);
+/* Free the connections that are dead, or closing with their output sent. */
+void tc_bs_reap(tc_boot_store_t *st);
+/* Close and free a connection (not in the store's list any more). */
+void tc_bs_conn_free(bs_conn_t *c);
 
 /* ---- boot_store_auth.c ---- */
 tc_status_t tc_bs_on_hello(tc_boot_store_t *st, bs_conn_t *c, tc_wire_reader_t *r);

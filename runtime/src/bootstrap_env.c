@@ -409,17 +409,11 @@ static int env_ev_pop(tc_boot_env_t *e, tc_boot_event_t *ev)
 /* The EVENT frame in e->rx: check it and queue it. */
 static tc_status_t env_rx_event(tc_boot_env_t *e, const char *what)
 {
-    tc_wire_reader_t r;
-    uint32_t kind, rank, comm_id, from;
-    tc_wire_reader_init(&r, e->rx.body, e->rx.len);
-    /* Cannot fail: the length was checked with the header. */
-    (void)tc_wire_get_u32(&r, &kind);
-    (void)tc_wire_get_u32(&r, &rank);
-    (void)tc_wire_get_u32(&r, &comm_id);
-    (void)tc_wire_get_u32(&r, &from);
+    tc_bs_notice_t n;
+    int ok = tc_boot_store_event_parse(e->rx.body, e->rx.len, (uint32_t)e->head.size, &n);
+    uint32_t kind = n.kind, rank = n.rank, comm_id = n.comm_id, from = n.from;
     env_rx_reset(&e->rx);
-    if ((kind != TC_BOOT_EV_PROC_FAILED && kind != TC_BOOT_EV_REVOKE) ||
-        rank >= (uint32_t)e->head.size || from >= (uint32_t)e->head.size) {
+    if (!ok) {
         e->broken = true;
         return tc_error_set(TC_ERR_PROTOCOL,
                             "bootstrap(env): rank %d: %s: malformed EVENT from the store at %s "
@@ -431,12 +425,6 @@ static tc_status_t env_rx_event(tc_boot_env_t *e, const char *what)
                  from, kind == TC_BOOT_EV_REVOKE ? "a revoke" : "the failure", rank, comm_id);
     env_ev_push(e, &ev);
     return TC_OK;
-}
-
-static bool env_reply_status_known(tc_status_t s)
-{
-    return s == TC_OK || s == TC_ERR_NOT_FOUND || s == TC_ERR_TIMEOUT || s == TC_ERR_PEER_FAILED ||
-           s == TC_ERR_BOOTSTRAP || s == TC_ERR_INVALID_ARG || s == TC_ERR_INVALID_STATE;
 }
 
 /* Wait for the reply to request @p req, queueing events and skipping late
@@ -470,31 +458,24 @@ static tc_status_t env_wait_reply(tc_boot_env_t *e, uint64_t req, uint64_t deadl
             *reply = (env_reply_t){.body = body, .data = body, .len = len, .challenge = true};
             return TC_OK;
         }
-        tc_wire_reader_t r;
-        uint64_t rreq;
-        uint32_t status, dlen;
-        tc_wire_reader_init(&r, body, len);
-        (void)tc_wire_get_u64(&r, &rreq);
-        (void)tc_wire_get_u32(&r, &status);
-        (void)tc_wire_get_u32(&r, &dlen);
-        if (dlen != tc_wire_reader_left(&r) ||
-            !env_reply_status_known((tc_status_t)(int32_t)status)) {
+        tc_bs_reply_t rp;
+        if (!tc_boot_store_reply_parse(body, len, &rp)) {
             e->broken = true;
             free(body);
             return tc_error_set(TC_ERR_PROTOCOL,
                                 "bootstrap(env): rank %d: %s: malformed reply "
                                 "from the store at %s (status %d, %u of %zu bytes)",
-                                e->head.rank, what, e->master, (int)(int32_t)status, dlen,
-                                tc_wire_reader_left(&r));
+                                e->head.rank, what, e->master, (int)rp.status, rp.len, rp.left);
         }
+        uint64_t rreq = rp.req;
         if (rreq != req) {
             free(body); /* a reply to a request that timed out here */
             continue;
         }
         reply->body = body;
         reply->data = body + ENV_REPLY_FIXED;
-        reply->len = dlen;
-        reply->status = (tc_status_t)(int32_t)status;
+        reply->len = rp.len;
+        reply->status = rp.status;
         reply->challenge = false;
         return TC_OK;
     }
@@ -660,6 +641,17 @@ static tc_status_t env_hello(tc_boot_env_t *e, const env_config_t *cfg, const tc
     tc_status_t rc = env_send(e, buf, sizeof(buf), deadline_ns, "hello");
     if (rc == TC_OK)
         rc = env_wait_reply(e, 0, deadline_ns, "hello", &reply);
+    if (rc == TC_OK && !reply.challenge && reply.status == TC_OK) {
+        /* Only a refusal may come without a challenge: a store that lets this rank in without
+         * proving it holds the secret is not this job's (it would get the rank's keys). */
+        free(reply.body);
+        e->broken = true;
+        return tc_error_set(TC_ERR_PROTOCOL,
+                            "bootstrap(env): rank %d: the store at %s accepted the hello without "
+                            "a challenge: it does not prove it holds this rank's TC_JOB_SECRET "
+                            "(not a tcomms store of this version, or not this job's)",
+                            cfg->rank, e->master);
+    }
     if (rc == TC_OK && reply.challenge) {
         rc = env_answer_challenge(e, cfg, key, nonce_i, &reply, deadline_ns);
         free(reply.body);
@@ -951,31 +943,79 @@ static const tc_boot_ops_t env_ops = {
     .notify = env_notify,
 };
 
+/* A bootstrap of the job @p cfg describes, not connected yet; NULL when out of memory. */
+static tc_boot_env_t *env_new(const env_config_t *cfg)
+{
+    tc_boot_env_t *e = calloc(1, sizeof(*e));
+    if (!e)
+        return NULL;
+    e->fd = -1;
+    e->next_req = 1; /* 0 is the hello's */
+    e->linger_ns = cfg->linger_ns;
+    e->head.ops = &env_ops;
+    e->head.rank = cfg->rank;
+    e->head.size = cfg->world;
+    e->head.local_size = cfg->local_size;
+    strcpy(e->head.launcher, "env");
+    tc_boot_fill_common(&e->head);
+    /* An IPv6 literal is written in brackets before the port. */
+    snprintf(e->master, sizeof(e->master), strchr(cfg->addr, ':') ? "[%s]:%d" : "%s:%d",
+             cfg->addr, cfg->port);
+    pthread_mutex_init(&e->lock, NULL);
+    pthread_mutex_init(&e->ev_lock, NULL);
+    atomic_init(&e->ev_count, 0);
+    atomic_init(&e->ev_polled_ns, 0);
+    return e;
+}
+
+tc_status_t tc_boot_env_join_fd(int fd, int rank, int world, const void *secret, size_t slen,
+                                uint64_t deadline_ns, tc_boot_t **boot_p)
+{
+    env_config_t cfg = {.addr = "socket", .port = 0, .rank = rank, .world = world,
+                        .local_rank = 0, .local_size = 1, .linger_ns = 0};
+    tc_auth_key_t key;
+    tc_status_t rc;
+    if (rank < 0 || world < 1 || rank >= world || slen > TC_BOOT_SECRET_MAX ||
+        (slen > 0 && !secret)) {
+        close(fd);
+        return tc_error_set(TC_ERR_INVALID_ARG,
+                            "bootstrap(env): joining as rank %d of %d with a secret of %zu bytes",
+                            rank, world, slen);
+    }
+    tc_boot_env_t *e = env_new(&cfg);
+    if (!e) {
+        close(fd);
+        return tc_error_set(TC_ERR_NO_MEMORY, "bootstrap(env): allocating the bootstrap");
+    }
+    e->fd = fd;
+    if (slen > 0)
+        memcpy(e->head.secret, secret, slen);
+    e->head.secret_len = slen;
+    if ((rc = tc_auth_key_init(&key, secret, slen)) == TC_OK) {
+        rc = env_hello(e, &cfg, &key, deadline_ns);
+        tc_auth_key_wipe(&key);
+    }
+    if (rc != TC_OK) {
+        close(e->fd);
+        env_rx_reset(&e->rx);
+        pthread_mutex_destroy(&e->ev_lock);
+        pthread_mutex_destroy(&e->lock);
+        free(e);
+        return rc;
+    }
+    *boot_p = &e->head;
+    return TC_OK;
+}
+
 tc_status_t tc_boot_env_create(uint64_t deadline_ns, tc_boot_t **boot_p)
 {
     env_config_t cfg;
     tc_status_t rc = env_read_config(&cfg);
     if (rc != TC_OK)
         return rc;
-    tc_boot_env_t *e = calloc(1, sizeof(*e));
+    tc_boot_env_t *e = env_new(&cfg);
     if (!e)
         return tc_error_set(TC_ERR_NO_MEMORY, "bootstrap(env): allocating the bootstrap");
-    e->fd = -1;
-    e->next_req = 1; /* 0 is the hello's */
-    e->linger_ns = cfg.linger_ns;
-    e->head.ops = &env_ops;
-    e->head.rank = cfg.rank;
-    e->head.size = cfg.world;
-    e->head.local_size = cfg.local_size;
-    strcpy(e->head.launcher, "env");
-    tc_boot_fill_common(&e->head);
-    /* An IPv6 literal is written in brackets before the port. */
-    snprintf(e->master, sizeof(e->master), strchr(cfg.addr, ':') ? "[%s]:%d" : "%s:%d", cfg.addr,
-             cfg.port);
-    pthread_mutex_init(&e->lock, NULL);
-    pthread_mutex_init(&e->ev_lock, NULL);
-    atomic_init(&e->ev_count, 0);
-    atomic_init(&e->ev_polled_ns, 0);
     tc_auth_key_t key;
     memset(&key, 0, sizeof(key));
     if ((rc = tc_boot_secret_from_env(&e->head, "env")) != TC_OK ||

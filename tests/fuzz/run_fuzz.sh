@@ -30,11 +30,12 @@ all_targets=(
     //tests/fuzz/runtime:check_fuzz         # TC_CHECK descriptions
     //tests/fuzz/runtime:store_frame_fuzz   # bootstrap store frame headers
     //tests/fuzz/base:config_fuzz           # tc_config_* and hints
-    # ---- connection handshakes: their targets are added here with their rewrite ----
-    # //tests/fuzz/tcp:tcp_hello_fuzz       # tcp hello/ack (tcp_accept.c on_hello)
-    # //tests/fuzz/ib:ib_handshake_fuzz     # ib handshake exchange
-    # //tests/fuzz/shm:shm_handshake_fuzz   # shm segment handshake
-    # //tests/fuzz/runtime:store_hello_fuzz # store HELLO and authentication
+    # connection handshakes (challenge-response, auth.h) and the store's bodies
+    //tests/fuzz/tcp:tcp_handshake_fuzz     # tcp hello, proof, challenge
+    //tests/fuzz/ib:ib_handshake_fuzz       # ib hello, proof, challenge
+    //tests/fuzz/shm:shm_handshake_fuzz     # shm handshake through the segment header
+    //tests/fuzz/runtime:store_auth_fuzz    # joining the store: both sides
+    //tests/fuzz/runtime:store_body_fuzz    # store request and reply bodies
 )
 
 targets=()

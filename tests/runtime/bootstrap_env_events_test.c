@@ -36,6 +36,7 @@
 #include "tcomms/base/status.h"
 #include "tcomms/base/time.h"
 #include "tcomms/runtime/bootstrap.h"
+#include "tcomms/transport/auth.h"
 #include "tests/runtime/store_client.h"
 
 #define WORLD 4
@@ -574,8 +575,31 @@ static void test_bad_event_from_the_store(void **state)
         uint8_t h[8], b[512], f[96];
         if (c < 0 || !raw_recv(c, h, 8) || get_le32(h) > sizeof(b) || !raw_recv(c, b, get_le32(h)))
             _exit(1);
+        /* the challenge-response with the public key (no TC_JOB_SECRET), then the verdict */
+        if (get_le32(h) != SCT_HELLO_LEN)
+            _exit(1);
+        tc_auth_key_t key;
+        tc_auth_transcript_t t;
+        uint8_t extra[8] = {2, 0, 0, 0, 0, 0, SCT_VERSION, 0}; /* world 2, keyed 0 0, version */
+        uint8_t chal[SCT_CHALLENGE_LEN] = {0};
+        if (tc_auth_key_init(&key, NULL, 0) != TC_OK)
+            _exit(1);
+        memset(&t, 0, sizeof(t));
+        t.purpose = "store";
+        t.initiator_id = 1;
+        t.acceptor_id = UINT64_MAX;
+        memcpy(t.nonce_i, b + 15, SCT_NONCE_LEN);
+        memset(chal + 1, 0x3c, SCT_NONCE_LEN);
+        memcpy(t.nonce_a, chal + 1, SCT_NONCE_LEN);
+        t.extra = extra;
+        t.extra_len = sizeof(extra);
+        tc_auth_mac(&key, TC_AUTH_ACCEPTOR, &t, chal + 1 + SCT_NONCE_LEN);
+        size_t n = frame(f, SCT_T_CHALLENGE, chal, SCT_CHALLENGE_LEN);
+        if (send(c, f, n, MSG_NOSIGNAL) != (ssize_t)n || !raw_recv(c, h, 8) ||
+            get_le32(h) != SCT_MAC_LEN || !raw_recv(c, b, SCT_MAC_LEN))
+            _exit(2);
         uint8_t reply[16] = {0}; /* request 0, TC_OK, no data */
-        size_t n = frame(f, T_REPLY, reply, 16);
+        n = frame(f, T_REPLY, reply, 16);
         if (send(c, f, n, MSG_NOSIGNAL) != (ssize_t)n)
             _exit(2);
         char go;

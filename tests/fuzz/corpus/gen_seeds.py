@@ -51,6 +51,52 @@ seed("tcp_stream_fuzz", "large_unexpected", bytes(8) + u64(9) + u64(1 << 20) + b
 seed("tcp_blob_fuzz", "address", bytes([1, 4]) + struct.pack(">H", 40000) + bytes([127, 0, 0, 1]))
 seed("tcp_blob_fuzz", "rkey", u32(0x4b524354) + u32(1) + u64(7) + u64(KEY) + u64(4096))
 
+# ---- tcp handshake: a mode byte (see tcp_handshake_fuzz.c), then the hello and proof, or the
+# initiator's hello fields and the acceptor's answer ----
+def tcp_hello(flags, sender, receiver, token=0, nonce=bytes(range(32))):
+    return u32(0x50544354) + u16(2) + u16(flags) + u64(sender) + u64(receiver) + nonce + u64(token)
+
+
+def tcp_ack(result, sender, receiver): return u32(0x50544354) + u16(2) + u16(result) + u64(sender) + u64(receiver)
+
+
+seed("tcp_handshake_fuzz", "acceptor_keyed", bytes([0x02 | 0x04]) + tcp_hello(0x0100 | 3, 7, 1000, 0x1234) + bytes(32))
+seed("tcp_handshake_fuzz", "acceptor_data", bytes([0x04]) + tcp_hello(0x8000 | 2, 7, 1000, 0x1234) + bytes(32))
+seed("tcp_handshake_fuzz", "acceptor_raw_proof", bytes([0x02]) + tcp_hello(0x0100, 999, 1000) + bytes(range(100, 132)))
+seed("tcp_handshake_fuzz", "acceptor_near_miss", bytes([0x02 | 0x04 | 0x08 | 0x50]) + tcp_hello(0x0100, 0, 1000))
+seed("tcp_handshake_fuzz", "acceptor_refused", bytes([0x00]) + tcp_hello(0x8000 | 16, 2000, 1000))
+seed("tcp_handshake_fuzz", "initiator_keyed", bytes([0x01 | 0x02 | 0x04]) + u16(0x0100 | 1) + u64(7) + u64(1000) + u64(5) +
+     bytes(range(32)) + tcp_ack(0, 1000, 7) + bytes(range(64, 96)) + bytes(32))
+seed("tcp_handshake_fuzz", "initiator_raw", bytes([0x01]) + u16(0x8000 | 1) + u64(7) + u64(1000) + u64(5) +
+     bytes(range(32)) + tcp_ack(0, 1000, 7) + bytes(range(64, 96)) + bytes(range(32)))
+seed("tcp_handshake_fuzz", "initiator_refused", bytes([0x01]) + u16(0) + u64(7) + u64(1000) + u64(0) +
+     bytes(32) + tcp_ack(10, 1000, 7))
+
+# ---- shm handshake: a mode byte (see shm_handshake_fuzz.c), [opener: the creator's header and
+# a control byte], then steps of a control byte and a 256-byte header image ----
+def shm_hdr(magic=0x314d485354435431, version=2, cell=64, ncells=4, seg=1536, ids=(7, 1000), pids=(0, 0),
+            nonces=(bytes(range(32)), bytes(range(32, 64))), state=(0, 0), proved=(0, 0), verdict=(0, 0)):
+    line0 = struct.pack("<QIIIIQQQiiQ", magic, version, cell, ncells, 0, seg, ids[0], ids[1], pids[0], pids[1], 0)
+    line2 = struct.pack("<8I", state[0], state[1], 0, 0, proved[0], proved[1], verdict[0], verdict[1]) + bytes(32)
+    return line0 + nonces[0] + nonces[1] + line2 + bytes(64)
+
+
+assert len(shm_hdr()) == 256
+seed("shm_handshake_fuzz", "creator_up", bytes([0x02]) + bytes([0x02 | 0x08]) + shm_hdr(state=(1, 1), proved=(0, 1)))
+seed("shm_handshake_fuzz", "creator_steps", bytes([0x00]) + bytes([0x00]) + shm_hdr() + bytes([0x08]) + shm_hdr(state=(1, 1)) +
+     bytes([0x02 | 0x08]) + shm_hdr())
+seed("shm_handshake_fuzz", "creator_near_miss", bytes([0x02]) + bytes([0x02 | 0x04 | 0x08 | 0x28]) + shm_hdr())
+seed("shm_handshake_fuzz", "creator_whole", bytes([0x00]) + bytes([0x01 | 0x02]) + shm_hdr(seg=1 << 40, cell=1 << 20, state=(1, 1),
+                                                                                            proved=(1, 1)))
+seed("shm_handshake_fuzz", "opener_up", bytes([0x01 | 0x02]) + shm_hdr() + bytes([0x07]) + bytes([0x00]) + shm_hdr() +
+     bytes([0x02 | 0x08]) + shm_hdr(state=(1, 1)))
+seed("shm_handshake_fuzz", "opener_refused", bytes([0x01]) + shm_hdr() + bytes([0x07]) + bytes([0x08]) + shm_hdr(verdict=(2, 0)) +
+     bytes([0x02 | 0x04 | 0x08]) + shm_hdr())
+seed("shm_handshake_fuzz", "opener_big_segment", bytes([0x01 | 0x04]) + shm_hdr(seg=4096, cell=128, ncells=8) + bytes([0x03]) +
+     bytes([0x0a]) + shm_hdr())
+seed("shm_handshake_fuzz", "opener_bad_geometry", bytes([0x01 | 0x08]) + shm_hdr(seg=1024) + bytes([0x03]))
+seed("shm_handshake_fuzz", "opener_no_magic", bytes([0x01]) + shm_hdr(magic=0) + bytes([0x00]))
+
 # ---- shm: set-up (8 bytes, see shm_ring_fuzz.c), then cells: 64-byte header + payload ----
 T_EAGER, T_FIRST, T_MORE, T_RTS, T_ACK, T_PUT, T_SIGNAL, T_GET_REQ, T_GET_DATA = range(1, 10)
 
@@ -95,6 +141,24 @@ seed("ib_imm_fuzz", "bad_slot", ib_rec(imm(0, 0, 5 << 14 | 48), ib_hdr(1, 0, 0))
 seed("ib_blob_fuzz", "address", bytes([1, 1]) + u16(3) + bytes(16) + bytes([127, 0, 0, 1]) + struct.pack(">H", 40000) + bytes(6))
 seed("ib_blob_fuzz", "rkey", u32(0x4b494354) + u32(1) + u64(7) + u64(0x7f0000001000) + u64(4096) + u32(0x1234) + u32(0))
 
+# ---- ib handshake: a mode byte (see ib_handshake_fuzz.c), then hello and proof, or hello and
+# challenge ----
+def ib_hello(sender, receiver, flags, nrecv=64, slot=8192 + 48, result=0, nonce=bytes(range(32))):
+    return (u32(0x42494354) + u16(3) + u16(result) + u64(sender) + u64(receiver) + u32(0x11) + u32(0x22) + u16(1) +
+            bytes(6) + bytes(range(16)) + u16(flags) + bytes(6) + u64(0x7f0000001000) + u32(0x33) + u16(nrecv) +
+            u16(slot) + nonce)
+
+
+def ib_chal(sender, receiver): return u32(0x42494354) + u16(3) + u16(0) + u64(sender) + u64(receiver) + bytes(range(50, 82)) + bytes(32)
+
+
+seed("ib_handshake_fuzz", "passive_keyed", bytes([0x02 | 0x04]) + ib_hello(7, 1000, 0x0100) + bytes(32))
+seed("ib_handshake_fuzz", "passive_raw", bytes([0x00]) + ib_hello(7, 1000, 0) + bytes(range(32)))
+seed("ib_handshake_fuzz", "passive_near_miss", bytes([0x04 | 0x08 | 0x30]) + ib_hello(999, 1000, 0) + bytes(32))
+seed("ib_handshake_fuzz", "passive_geometry", bytes([0x02]) + ib_hello(7, 1000, 0x0100, nrecv=63) + bytes(32))
+seed("ib_handshake_fuzz", "active_keyed", bytes([0x01 | 0x02 | 0x04]) + ib_hello(7, 1000, 0x0100) + ib_chal(1000, 7))
+seed("ib_handshake_fuzz", "active_raw", bytes([0x01]) + ib_hello(7, 1000, 0) + ib_chal(1000, 7))
+
 # ---- agreement: n - 1, rank, learnt bits, then per round and peer a control byte + message ----
 def agree_body(set_bits, nid, n):
     bits = bytearray((n + 7) // 8)
@@ -131,6 +195,54 @@ for i, text in enumerate([b"42", b"-5", b"1k", b"16MiB", b"true", b"off", b"0.25
 seed("store_frame_fuzz", "headers", b"".join(u32(length) + bytes([t, 0]) + u16(0) for t, length in
                                              [(1, 20), (2, 40), (3, 20), (4, 30), (5, 0), (6, 12), (16, 16), (17, 16)]))
 seed("store_frame_fuzz", "limits", u32((4 << 20) + 64) + bytes([2, 0, 0, 0]) + u32((4 << 20) + 65) + bytes([2, 0, 0, 0]))
+
+# ---- store bodies: world - 1, sender, then a body (PUT, FENCE, GET, NOTIFY, REPLY, EVENT) ----
+def bs_key(k): return u16(len(k)) + k
+
+
+for name, body in [("put", bs_key(b"addr") + u32(5) + b"hello"), ("put_empty", bs_key(b"k") + u32(0)),
+                   ("fence", u64(3) + u64(1) + u32(0xffffffff)), ("get", u64(4) + u32(1) + bs_key(b"addr")),
+                   ("notify_revoke", u32(2) + u32(1) + u32(7)), ("notify_failed", u32(1) + u32(2) + u32(0)),
+                   ("reply_ok", u64(4) + u32(0) + u32(5) + b"value"),
+                   ("reply_text", u64(3) + struct.pack("<i", -61) + u32(9) + b"not found"),
+                   ("event", u32(1) + u32(2) + u32(0) + u32(3))]:
+    seed("store_body_fuzz", name, bytes([3, 1]) + body)
+
+# ---- store join: a mode byte (see store_auth_fuzz.c), then records ----
+def bs_frame(t, body): return u32(len(body)) + bytes([t, 0, 0, 0]) + body
+
+
+def st_raw(conn, data): return bytes([conn, len(data)]) + data
+def st_hello(conn, rank, world, keyed): return bytes([conn | 2 | (8 if keyed else 0), rank, world])
+def st_proof(conn, flip=None): return bytes([conn | 4 | (8 | flip << 4 if flip is not None else 0)])
+
+
+requests = (st_raw(0, bs_frame(2, bs_key(b"addr") + u32(3) + b"abc")) + st_raw(0, bs_frame(3, u64(1) + u64(1) + u32(0xffffffff))) +
+            st_raw(0, bs_frame(4, u64(2) + u32(1) + bs_key(b"addr"))) + st_raw(0, bs_frame(4, u64(3) + u32(2) + bs_key(b"none"))))
+seed("store_auth_fuzz", "store_join", bytes([0]) + st_hello(0, 1, 3, False) + st_proof(0) + requests + st_raw(0, bs_frame(5, b"")))
+seed("store_auth_fuzz", "store_join_keyed", bytes([2]) + st_hello(0, 0, 3, True) + st_proof(0) + requests)
+seed("store_auth_fuzz", "store_two", bytes([0]) + st_hello(0, 1, 3, False) + st_proof(0) + st_hello(1, 2, 3, False) + st_proof(1) +
+     st_raw(0, bs_frame(6, u32(2) + u32(1) + u32(9))) + st_raw(1, bs_frame(6, u32(1) + u32(0) + u32(0))) +
+     st_raw(1, bs_frame(3, u64(1) + u64(1) + u32(10))) + bytes([6]))
+seed("store_auth_fuzz", "store_forged", bytes([2]) + st_hello(0, 1, 3, False) + st_proof(0, 5) + st_hello(1, 1, 3, True) +
+     st_raw(1, bs_frame(7, bytes(32))) + st_raw(0, bs_frame(2, bs_key(b"k") + u32(0))))
+seed("store_auth_fuzz", "store_bad_claims", bytes([0]) + st_hello(0, 7, 3, False) + st_proof(0) + st_hello(1, 1, 4, False) + st_proof(1))
+seed("store_auth_fuzz", "store_raw_hello", bytes([0]) + st_raw(1, bs_frame(1, u32(0x53424354) + u16(3) + u32(0) + u32(3) + bytes([0]) +
+                                                                     bytes(32))) + st_proof(1) + st_raw(1, bs_frame(7, bytes(32))))
+
+
+def cl_challenge(keyed, na=bytes(range(32)), flip=None): return bytes([1 | (4 if keyed else 0) | (8 | flip << 4 if flip is not None else 0)]) + na
+def cl_reply(req, status_index, text=b""): return bytes([2, req, status_index, len(text)]) + text
+def cl_event(kind, rank, comm, frm): return bytes([3, kind, rank, comm, frm])
+
+
+after = cl_event(2, 1, 5, 1) + cl_reply(1, 0) + cl_reply(2, 0, b"value") + cl_event(1, 0, 0, 2)
+seed("store_auth_fuzz", "client_join", bytes([1, 3, 1]) + cl_challenge(False) + cl_reply(0, 0) + after)
+seed("store_auth_fuzz", "client_join_keyed", bytes([3, 3, 2]) + cl_challenge(True) + cl_event(1, 0, 0, 1) + cl_reply(0, 0) + after)
+seed("store_auth_fuzz", "client_refused", bytes([3, 3, 1]) + cl_challenge(True) + cl_reply(0, 1, b"rank 1 is already connected"))
+seed("store_auth_fuzz", "client_fake_store", bytes([3, 3, 1]) + cl_challenge(True, flip=3) + cl_reply(0, 0))
+seed("store_auth_fuzz", "client_wrong_keyed", bytes([1, 3, 1]) + cl_challenge(True) + cl_reply(0, 0))
+seed("store_auth_fuzz", "client_old_store", bytes([1, 3, 1]) + cl_reply(0, 1, b"protocol version 3, the store speaks 4"))
 
 for target, items in seeds.items():
     d = os.path.join(OUT, target)

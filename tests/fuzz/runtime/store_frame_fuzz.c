@@ -3,10 +3,9 @@
  * client to every frame from the store. The input is a sequence of 8-byte headers.
  *
  * Properties: a header is accepted exactly when its reserved bytes are zero, its type is one of
- * the eight and its length at most TC_BS_MAX_BODY; an accepted header re-encodes to the very
+ * the ten and its length at most TC_BS_MAX_BODY; an accepted header re-encodes to the very
  * same bytes (decode(encode(x)) == x), a refused one leaves the outputs untouched and says why.
- * (The bodies are parsed inside the store's and the client's I/O loops; HELLO and its
- * authentication are being rewritten: their targets come with that work, see run_fuzz.sh.) */
+ * (The bodies after joining: store_body_fuzz; joining: store_auth_fuzz.) */
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -27,7 +26,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         int t = h[4];
         int valid = h[5] == 0 && h[6] == 0 && h[7] == 0 && want_len <= TC_BS_MAX_BODY &&
                     (t == TC_BS_HELLO || t == TC_BS_PUT || t == TC_BS_FENCE || t == TC_BS_GET ||
-                     t == TC_BS_BYE || t == TC_BS_NOTIFY || t == TC_BS_REPLY || t == TC_BS_EVENT);
+                     t == TC_BS_BYE || t == TC_BS_NOTIFY || t == TC_BS_PROOF ||
+                     t == TC_BS_REPLY || t == TC_BS_EVENT || t == TC_BS_CHALLENGE);
         tc_status_t st = tc_boot_store_hdr_parse(h, &type, &len);
         if ((st == TC_OK) != valid)
             abort();

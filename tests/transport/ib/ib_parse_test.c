@@ -1,5 +1,7 @@
 /* The pure checks of what an InfiniBand peer writes: immediate words (credits, FIN, messages in
- * the expected slot with a length that fits) and ring-slot message headers (eager, rendezvous). */
+ * the expected slot with a length that fits) and ring-slot message headers (eager, rendezvous),
+ * and the handshake's checks (ib_hs.c): a hello, the initiator's proof, the acceptor's
+ * challenge. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -7,6 +9,7 @@
 
 #include <cmocka.h>
 
+#include "tcomms/transport/auth.h"
 #include "transport/ib/src/ib_internal.h"
 #include "transport/ib/src/ib_parse.h"
 
@@ -76,11 +79,88 @@ static void test_msg(void **state)
     assert_int_equal(tc_ib_msg_parse(b, TC_IB_MSG_HDR, &m), 0);
 }
 
+static void hs_put(unsigned char *p, uint64_t v, int n)
+{
+    for (int i = 0; i < n; i++)
+        p[i] = (unsigned char)(v >> (8 * i));
+}
+
+/* The MAC of @p role for hello @p hello and nonce @p na, laid out as ib_internal.h says. */
+static void hs_mac(const tc_auth_key_t *key, tc_auth_role_t role, const unsigned char *hello,
+                   const unsigned char *na, unsigned char *mac)
+{
+    tc_auth_transcript_t t;
+    memset(&t, 0, sizeof(t));
+    t.purpose = "ib";
+    t.initiator_id = 7;
+    t.acceptor_id = 9;
+    memcpy(t.nonce_i, hello + TC_IB_HS_LEN, TC_AUTH_NONCE_LEN);
+    memcpy(t.nonce_a, na, TC_AUTH_NONCE_LEN);
+    t.extra = hello;
+    t.extra_len = TC_IB_HS_LEN;
+    tc_auth_mac(key, role, &t, mac);
+}
+
+static void test_handshake(void **state)
+{
+    (void)state;
+    tc_auth_key_t key;
+    unsigned char hello[TC_IB_HELLO_LEN], chal[TC_IB_CHAL_LEN], proof[TC_AUTH_MAC_LEN];
+    unsigned char want[TC_AUTH_MAC_LEN];
+    const char *why;
+    assert_int_equal(tc_auth_key_init(&key, "secret", 6), TC_OK);
+    memset(hello, 0, sizeof(hello));
+    hs_put(hello, TC_IB_HS_MAGIC, 4);
+    hs_put(hello + 4, TC_IB_HS_VERSION, 2);
+    hs_put(hello + 8, 7, 8);
+    hs_put(hello + 16, 9, 8);
+    hs_put(hello + 56, TC_IB_HS_F_KEYED, 2);
+    hs_put(hello + 76, TC_IB_NRECV, 2);
+    hs_put(hello + 78, TC_IB_SLOT, 2);
+    for (int i = 0; i < TC_AUTH_NONCE_LEN; i++)
+        hello[TC_IB_HS_LEN + i] = (unsigned char)i;
+    assert_int_equal(tc_ib_hello_check(hello, 7, 9, 1, &why), TC_IB_HS_MORE);
+    assert_int_equal(tc_ib_hello_check(hello, sizeof(hello) - 1, 9, 1, &why), TC_IB_HS_MORE);
+    assert_int_equal(tc_ib_hello_check(hello, sizeof(hello), 9, 1, &why), 0);
+    assert_null(why);
+    assert_int_equal(tc_ib_hello_check(hello, sizeof(hello), 9, 0, &why), TC_IB_HS_R_WRONG_SECRET);
+    assert_int_equal(tc_ib_hello_check(hello, sizeof(hello), 8, 1, &why), TC_IB_HS_R_REFUSED);
+    assert_non_null(why);
+
+    /* the challenge: header, Na, the acceptor's MAC */
+    memset(chal, 0, sizeof(chal));
+    hs_put(chal, TC_IB_HS_MAGIC, 4);
+    hs_put(chal + 4, TC_IB_HS_VERSION, 2);
+    hs_put(chal + 8, 9, 8);
+    hs_put(chal + 16, 7, 8);
+    memset(chal + TC_IB_HDR_LEN, 0x5a, TC_AUTH_NONCE_LEN);
+    hs_mac(&key, TC_AUTH_ACCEPTOR, hello, chal + TC_IB_HDR_LEN,
+           chal + TC_IB_HDR_LEN + TC_AUTH_NONCE_LEN);
+    assert_int_equal(tc_ib_challenge_answer(&key, hello, chal, proof), 1);
+    hs_mac(&key, TC_AUTH_INITIATOR, hello, chal + TC_IB_HDR_LEN, want);
+    assert_memory_equal(proof, want, sizeof(want));
+    assert_int_equal(tc_ib_proof_check(&key, hello, chal + TC_IB_HDR_LEN, proof), 1);
+    proof[5] ^= 1;
+    assert_int_equal(tc_ib_proof_check(&key, hello, chal + TC_IB_HDR_LEN, proof), 0);
+
+    /* a wrong MAC (or another nonce) is refused and no proof is written */
+    memset(proof, 0xee, sizeof(proof));
+    chal[TC_IB_CHAL_LEN - 1] ^= 0x80;
+    assert_int_equal(tc_ib_challenge_answer(&key, hello, chal, proof), 0);
+    chal[TC_IB_CHAL_LEN - 1] ^= 0x80;
+    chal[TC_IB_HDR_LEN] ^= 1;
+    assert_int_equal(tc_ib_challenge_answer(&key, hello, chal, proof), 0);
+    for (size_t i = 0; i < sizeof(proof); i++)
+        assert_int_equal(proof[i], 0xee);
+    tc_auth_key_wipe(&key);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_imm),
         cmocka_unit_test(test_msg),
+        cmocka_unit_test(test_handshake),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -130,6 +130,17 @@ int tc_ib_proof_check(const tc_auth_key_t *key, const unsigned char *m,
     return tc_auth_check(key, TC_AUTH_INITIATOR, &t, proof);
 }
 
+int tc_ib_challenge_answer(const tc_auth_key_t *key, const unsigned char *hello,
+                           const unsigned char *chal, unsigned char proof[TC_AUTH_MAC_LEN])
+{
+    tc_auth_transcript_t t;
+    tc_ib_transcript(&t, hello, chal + TC_IB_HDR_LEN);
+    if (!tc_auth_check(key, TC_AUTH_ACCEPTOR, &t, chal + TC_IB_HDR_LEN + TC_AUTH_NONCE_LEN))
+        return 0;
+    tc_auth_mac(key, TC_AUTH_INITIATOR, &t, proof);
+    return 1;
+}
+
 /* The QP is connected (RTR/RTS). The passive side connects first and sends its reply; the
  * active side then connects and tells the passive one with a ready byte, so that the passive
  * side posts nothing before the active QP can receive it. */
@@ -360,16 +371,12 @@ static void tc_ib_active_on_answer(tc_ib_ctx_t *ctx, tc_ib_ep_t *ep)
         return;
     }
     if (!ep->hs_proved) {
-        tc_auth_transcript_t t;
-        tc_ib_transcript(&t, ep->hs_hello, h + TC_IB_HDR_LEN);
-        if (!tc_auth_check(&ctx->key, TC_AUTH_ACCEPTOR, &t,
-                           h + TC_IB_HDR_LEN + TC_AUTH_NONCE_LEN)) {
+        if (!tc_ib_challenge_answer(&ctx->key, ep->hs_hello, h, ep->hs_out)) {
             tc_ib_ep_fail(ctx, ep, TC_ERR_PEER_FAILED, "failed the challenge: its MAC does not "
                           "prove the job secret (wrong secret: another job, or not a tcomms "
                           "peer)");
             return;
         }
-        tc_auth_mac(&ctx->key, TC_AUTH_INITIATOR, &t, ep->hs_out);
         ep->hs_out_len = TC_AUTH_MAC_LEN;
         ep->hs_out_off = 0;
         ep->hs_in_got = 0;

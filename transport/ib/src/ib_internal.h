@@ -297,6 +297,11 @@ int tc_ib_hello_check(const unsigned char *m, size_t len, uint64_t self_id, int 
  * nonce @p na under @p key (constant time), else 0. Pure. */
 int tc_ib_proof_check(const tc_auth_key_t *key, const unsigned char *m,
                       const unsigned char na[TC_AUTH_NONCE_LEN], const unsigned char *proof);
+/* Active side: 1 when challenge @p chal (TC_IB_CHAL_LEN bytes, header already checked) carries
+ * the passive side's MAC of the exchange opened by our hello @p hello (TC_IB_HELLO_LEN bytes),
+ * and then @p proof is ours; 0 (and @p proof untouched) when it does not. Pure: no sockets. */
+int tc_ib_challenge_answer(const tc_auth_key_t *key, const unsigned char *hello,
+                           const unsigned char *chal, unsigned char proof[TC_AUTH_MAC_LEN]);
 void tc_ib_req_complete(tc_ib_ctx_t *ctx, tc_tp_req_t *req, tc_status_t status, size_t bytes);
 /* Append / unlink in a singly linked request list. */
 void tc_ib_list_push(tc_tp_req_t **head, tc_tp_req_t **tail, tc_tp_req_t *req);

@@ -256,6 +256,35 @@ static void tc_shm_ep_map_rings(tc_shm_ep_t *ep)
     }
 }
 
+void tc_shm_ep_seg_init(tc_shm_ctx_t *ctx, tc_shm_ep_t *ep, void *p, size_t size)
+{
+    ep->seg = p;
+    ep->seg_len = size;
+    ep->hdr = p;
+    ep->cell_size = ctx->cell_size;
+    ep->ncells = ctx->ncells;
+    tc_shm_ep_map_rings(ep);
+
+    tc_shm_seg_hdr_t *h = ep->hdr; /* fresh pages are zero */
+    h->version = TC_SHM_VERSION;
+    h->cell_size = ep->cell_size;
+    h->ncells = ep->ncells;
+    h->seg_size = ep->seg_len;
+    h->id[0] = ctx->self_id;
+    h->id[1] = ep->super.peer_id;
+    h->pid[0] = (int32_t)ctx->pid;
+    h->pid[1] = (int32_t)ep->peer_pid;
+    ep->seg_cell_size = ep->cell_size;
+    ep->seg_ncells = ep->ncells;
+    ep->seg_size = ep->seg_len;
+    tc_auth_nonce(ep->nonce_i);
+    memcpy(h->nonce[0], ep->nonce_i, TC_SHM_NONCE_LEN);
+    h->cma[0] = (uint32_t)ep->cma_local;
+    h->state[0] = TC_SHM_SIDE_UP;
+    __atomic_store_n(&h->magic, TC_SHM_MAGIC, __ATOMIC_RELEASE);
+    ep->state = TC_SHM_EP_CONNECTING;
+}
+
 /* Creator: make the segment, 0600, with its space reserved so no later page fault can SIGBUS. */
 static tc_status_t tc_shm_ep_create_segment(tc_shm_ctx_t *ctx, tc_shm_ep_t *ep)
 {
@@ -293,31 +322,7 @@ static tc_status_t tc_shm_ep_create_segment(tc_shm_ctx_t *ctx, tc_shm_ep_t *ep)
         goto err;
     }
     close(fd);
-    ep->seg = p;
-    ep->seg_len = ctx->seg_size;
-    ep->hdr = p;
-    ep->cell_size = ctx->cell_size;
-    ep->ncells = ctx->ncells;
-    tc_shm_ep_map_rings(ep);
-
-    tc_shm_seg_hdr_t *h = ep->hdr; /* fresh pages are zero */
-    h->version = TC_SHM_VERSION;
-    h->cell_size = ep->cell_size;
-    h->ncells = ep->ncells;
-    h->seg_size = ep->seg_len;
-    h->id[0] = ctx->self_id;
-    h->id[1] = ep->super.peer_id;
-    h->pid[0] = (int32_t)ctx->pid;
-    h->pid[1] = (int32_t)ep->peer_pid;
-    ep->seg_cell_size = ep->cell_size;
-    ep->seg_ncells = ep->ncells;
-    ep->seg_size = ep->seg_len;
-    tc_auth_nonce(ep->nonce_i);
-    memcpy(h->nonce[0], ep->nonce_i, TC_SHM_NONCE_LEN);
-    h->cma[0] = (uint32_t)ep->cma_local;
-    h->state[0] = TC_SHM_SIDE_UP;
-    __atomic_store_n(&h->magic, TC_SHM_MAGIC, __ATOMIC_RELEASE);
-    ep->state = TC_SHM_EP_CONNECTING;
+    tc_shm_ep_seg_init(ctx, ep, p, ctx->seg_size);
     return TC_OK;
 
 err:
@@ -327,40 +332,8 @@ err:
     return status;
 }
 
-/* Opener: map the creator's segment once it is ready, check it, attach, unlink the name. */
-static void tc_shm_ep_try_open(tc_shm_ctx_t *ctx, tc_shm_ep_t *ep)
+void tc_shm_ep_attach(tc_shm_ctx_t *ctx, tc_shm_ep_t *ep, void *p, size_t size)
 {
-    uint64_t now = tc_time_ns();
-    if (now < ep->next_open_ns)
-        return;
-    ep->next_open_ns = now + TC_SHM_OPEN_RETRY_NS;
-    int fd = shm_open(ep->name, O_RDWR | O_CLOEXEC, 0);
-    if (fd < 0) {
-        if (errno != ENOENT && errno != EACCES)
-            tc_shm_ep_fail(ctx, ep, TC_ERR_SYSTEM, "segment %s could not be opened: %s", ep->name,
-                           strerror(errno));
-        return; /* the creator has not connected yet */
-    }
-    struct stat st;
-    if (fstat(fd, &st) != 0 || st.st_size < (off_t)TC_SHM_HDR_SIZE) {
-        close(fd); /* being set up */
-        return;
-    }
-    if (st.st_uid != geteuid() || (st.st_mode & 077) != 0) {
-        close(fd);
-        tc_shm_ep_fail(ctx, ep, TC_ERR_PROTOCOL,
-                       "segment %s is not private to this user (uid %d, mode %03o)", ep->name,
-                       (int)st.st_uid, (unsigned)(st.st_mode & 0777));
-        return;
-    }
-    size_t size = (size_t)st.st_size;
-    void *p = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-    close(fd);
-    if (p == MAP_FAILED) {
-        tc_shm_ep_fail(ctx, ep, TC_ERR_SYSTEM, "segment %s could not be mapped: %s", ep->name,
-                       strerror(errno));
-        return;
-    }
     tc_shm_seg_hdr_t *h = p;
     if (__atomic_load_n(&h->magic, __ATOMIC_ACQUIRE) != TC_SHM_MAGIC) {
         munmap(p, size); /* not initialised yet */
@@ -416,6 +389,43 @@ static void tc_shm_ep_try_open(tc_shm_ctx_t *ctx, tc_shm_ep_t *ep)
     tc_log_debug(TC_SUBSYS_TRANSPORT, "shm: id %llu attached to %s (peer %llu, pid %d)",
                  (unsigned long long)ctx->self_id, ep->name,
                  (unsigned long long)ep->super.peer_id, (int)ep->peer_pid);
+}
+
+/* Opener: map the creator's segment once it is ready, check it, attach, unlink the name. */
+static void tc_shm_ep_try_open(tc_shm_ctx_t *ctx, tc_shm_ep_t *ep)
+{
+    uint64_t now = tc_time_ns();
+    if (now < ep->next_open_ns)
+        return;
+    ep->next_open_ns = now + TC_SHM_OPEN_RETRY_NS;
+    int fd = shm_open(ep->name, O_RDWR | O_CLOEXEC, 0);
+    if (fd < 0) {
+        if (errno != ENOENT && errno != EACCES)
+            tc_shm_ep_fail(ctx, ep, TC_ERR_SYSTEM, "segment %s could not be opened: %s", ep->name,
+                           strerror(errno));
+        return; /* the creator has not connected yet */
+    }
+    struct stat st;
+    if (fstat(fd, &st) != 0 || st.st_size < (off_t)TC_SHM_HDR_SIZE) {
+        close(fd); /* being set up */
+        return;
+    }
+    if (st.st_uid != geteuid() || (st.st_mode & 077) != 0) {
+        close(fd);
+        tc_shm_ep_fail(ctx, ep, TC_ERR_PROTOCOL,
+                       "segment %s is not private to this user (uid %d, mode %03o)", ep->name,
+                       (int)st.st_uid, (unsigned)(st.st_mode & 0777));
+        return;
+    }
+    size_t size = (size_t)st.st_size;
+    void *p = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+    close(fd);
+    if (p == MAP_FAILED) {
+        tc_shm_ep_fail(ctx, ep, TC_ERR_SYSTEM, "segment %s could not be mapped: %s", ep->name,
+                       strerror(errno));
+        return;
+    }
+    tc_shm_ep_attach(ctx, ep, p, size);
 }
 
 /* Opener: the creator's verdict on our proof, and its own proof. */

@@ -185,6 +185,13 @@ void tc_shm_ep_fail(tc_shm_ctx_t *ctx, tc_shm_ep_t *ep, tc_status_t status, cons
     __attribute__((format(printf, 4, 5)));
 /* Connection set-up steps of a non-UP endpoint. */
 void tc_shm_ep_connecting(tc_shm_ctx_t *ctx, tc_shm_ep_t *ep);
+/* Creator: its segment of @p size bytes is mapped at @p p (fresh, zero): write the header
+ * (geometry, ids, pids, our nonce, then magic), point the rings into it; CONNECTING. */
+void tc_shm_ep_seg_init(tc_shm_ctx_t *ctx, tc_shm_ep_t *ep, void *p, size_t size);
+/* Opener: the creator's segment of @p size bytes is mapped at @p p (the endpoint's now): when
+ * its magic is there, check what the creator wrote, attach and prove this side (PROVING), or
+ * fail the endpoint; without the magic, unmap it (OPENING still). Rings are not read. */
+void tc_shm_ep_attach(tc_shm_ctx_t *ctx, tc_shm_ep_t *ep, void *p, size_t size);
 /* Why the peer's side closed: "closed its endpoint", or that it refused our proof. */
 const char *tc_shm_ep_closed_why(const tc_shm_ep_t *ep);
 /* Whether the peer's process has exited. */
