@@ -59,7 +59,8 @@ typedef struct tc_boot_store tc_boot_store_t;
  * serve a store for @p world ranks in a background thread. @p secret (NULL or
  * "" for none) must match every client's.
  */
-tc_status_t tc_boot_store_start(int port, int world, const char *secret, tc_boot_store_t **store_p);
+TC_MUST_USE tc_status_t tc_boot_store_start(int port, int world, const char *secret,
+                                            tc_boot_store_t **store_p);
 
 /**
  * Stop serving. Until @p linger_ns have passed, keep serving as long as some
@@ -72,7 +73,7 @@ void tc_boot_store_stop(tc_boot_store_t *store, uint64_t linger_ns);
 void tc_boot_store_hdr_write(uint8_t hdr[TC_BS_HDR_LEN], uint8_t type, uint32_t body_len);
 
 /** Check a received header: TC_ERR_PROTOCOL naming the fault, else its type and length. */
-tc_status_t tc_boot_store_hdr_parse(const uint8_t hdr[TC_BS_HDR_LEN], uint8_t *type_p,
-                                    uint32_t *body_len_p);
+TC_MUST_USE tc_status_t tc_boot_store_hdr_parse(const uint8_t hdr[TC_BS_HDR_LEN], uint8_t *type_p,
+                                                uint32_t *body_len_p);
 
 #endif

@@ -4,9 +4,9 @@
 
 #include "tcomms/runtime/bootstrap.h"
 
-tc_status_t tc_boot_pmix_create(uint64_t deadline_ns, tc_boot_t **boot_p);
-tc_status_t tc_boot_self_create(tc_boot_t **boot_p);
-tc_status_t tc_boot_env_create(uint64_t deadline_ns, tc_boot_t **boot_p);
+TC_MUST_USE tc_status_t tc_boot_pmix_create(uint64_t deadline_ns, tc_boot_t **boot_p);
+TC_MUST_USE tc_status_t tc_boot_self_create(tc_boot_t **boot_p);
+TC_MUST_USE tc_status_t tc_boot_env_create(uint64_t deadline_ns, tc_boot_t **boot_p);
 /* MASTER_ADDR is set: the torchrun environment describes the job. */
 int tc_boot_env_announced(void);
 int tc_boot_pmix_announced(void);
@@ -16,6 +16,6 @@ void tc_boot_fill_common(tc_boot_t *boot);
 void tc_boot_pmix_events_start(const char *nspace);
 void tc_boot_pmix_events_stop(void);
 int tc_boot_pmix_poll_event(tc_boot_t *boot, tc_boot_event_t *ev);
-tc_status_t tc_boot_pmix_notify(tc_boot_t *boot, const tc_boot_event_t *ev);
+TC_MUST_USE tc_status_t tc_boot_pmix_notify(tc_boot_t *boot, const tc_boot_event_t *ev);
 
 #endif
