@@ -818,6 +818,7 @@ static void bs_accept(tc_boot_store_t *st)
         }
         if (st->nconns == st->conns_cap) {
             size_t cap = st->conns_cap ? st->conns_cap * 2 : 16;
+            /* NOLINTNEXTLINE(bugprone-sizeof-expression): array of pointers */
             bs_conn_t **p = realloc(st->conns, cap * sizeof(*p));
             if (!p)
                 goto refuse;
@@ -833,6 +834,7 @@ static void bs_accept(tc_boot_store_t *st)
         c->deadline_ns = tc_time_ns() + BS_HELLO_TIMEOUT_NS;
         char host[INET6_ADDRSTRLEN] = "?";
         int port = 0;
+        /* NOLINTNEXTLINE(clang-analyzer-core.UndefinedBinaryOperatorResult): accept4 set ss */
         if (ss.ss_family == AF_INET6) {
             struct sockaddr_in6 *a = (struct sockaddr_in6 *)&ss;
             inet_ntop(AF_INET6, &a->sin6_addr, host, sizeof(host));

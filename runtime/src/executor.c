@@ -179,7 +179,7 @@ static tc_status_t step_finish(tc_rt_work_t *w, uint32_t i)
         snprintf(why, sizeof(why),
                  "received %zu bytes, expected %llu (the ranks passed "
                  "different counts)",
-                 req->bytes, (unsigned long long)(s->count * ex->esize));
+                 req->bytes, (unsigned long long)s->count * ex->esize);
         return step_fail(w, i, TC_ERR_MISMATCH, why);
     }
     if (s->kind == TC_STEP_RECV_REDUCE) {

@@ -69,7 +69,7 @@ void tc_tcp_digest(const void *secret, size_t len, unsigned char out[TC_TCP_DIGE
             h ^= s[i];
             h *= 0x100000001b3ULL;
         }
-        tc_tcp_put_u64(out + 8 * lane, tc_tcp_mix64(h + (uint64_t)lane));
+        tc_tcp_put_u64(out + 8 * (size_t)lane, tc_tcp_mix64(h + (uint64_t)lane));
     }
 }
 
