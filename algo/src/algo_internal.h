@@ -75,12 +75,13 @@ static inline tc_status_t tc_algo_step(tc_sched_t *sched, tc_step_kind_t kind, i
 }
 
 /* Check the fields of args every generator relies on; the detail names who. */
-tc_status_t tc_algo_args_check(const tc_algo_args_t *args, const char *who);
+TC_MUST_USE tc_status_t tc_algo_args_check(const tc_algo_args_t *args, const char *who);
 
 /* The registered algorithm of args->coll named algo (NULL: the default, the
  * first in the table). TC_ERR_NOT_FOUND lists the valid names;
  * TC_ERR_UNSUPPORTED when the collective has no algorithm at all. */
-tc_status_t tc_algo_find(tc_coll_t coll, const char *algo, const tc_algo_desc_t **desc_p);
+TC_MUST_USE tc_status_t tc_algo_find(tc_coll_t coll, const char *algo,
+                                     const tc_algo_desc_t **desc_p);
 
 /* 0: same node, 1: across nodes (see cost.c). */
 int tc_algo_link_class(const tc_algo_args_t *args);
@@ -173,8 +174,8 @@ int tc_algo_btree_depth(int m);
 /* Elements per chunk for a tree carrying len elements (args->chunk_count, or auto). */
 uint64_t tc_algo_tree_chunk(const tc_algo_args_t *args, uint64_t len, int depth);
 /* The steps of a rank in its trees (mode TC_ALGO_TREE_*). */
-tc_status_t tc_algo_tree_steps(tc_sched_t *sched, const tc_algo_args_t *args, int mode,
-                               const tc_algo_tree_part_t *parts, int nparts);
+TC_MUST_USE tc_status_t tc_algo_tree_steps(tc_sched_t *sched, const tc_algo_args_t *args, int mode,
+                                           const tc_algo_tree_part_t *parts, int nparts);
 /* The cost of a tree algorithm whose roles role() gives (exact busiest rank). */
 void tc_algo_ptree_cost(const tc_algo_args_t *args, int mode, int ntrees, int depth,
                         tc_algo_tree_role_fn role, tc_algo_cost_t *cost);
@@ -213,11 +214,12 @@ typedef struct tc_algo_hier_map {
  * steps with a free dependency slot wait for *last_p (the previous phase);
  * *last_p then receives one step after every step of the phase (unchanged if
  * the phase has none). */
-tc_status_t tc_algo_hier_phase(tc_sched_t *sched, const tc_algo_args_t *sub_args,
-                               tc_algo_gen_fn gen, const tc_algo_hier_map_t *map, uint32_t *last_p);
+TC_MUST_USE tc_status_t tc_algo_hier_phase(tc_sched_t *sched, const tc_algo_args_t *sub_args,
+                                           tc_algo_gen_fn gen, const tc_algo_hier_map_t *map,
+                                           uint32_t *last_p);
 /* One step after every step of [from, nsteps) (its sinks, joined pairwise by
  * empty local copies) into *last_p; unchanged when the range is empty. */
-tc_status_t tc_algo_hier_join(tc_sched_t *sched, uint32_t from, uint32_t *last_p);
+TC_MUST_USE tc_status_t tc_algo_hier_join(tc_sched_t *sched, uint32_t from, uint32_t *last_p);
 /* Children of relative rank v in a binomial tree over n ranks rooted at 0. */
 int tc_algo_binomial_kids(int v, int n);
 /* Weights of the same-node class relative to the across-node class (alpha
@@ -245,9 +247,10 @@ uint64_t tc_algo_blocks_sum(const tc_algo_args_t *args, int first, int cnt);
  * RECV_REDUCE) node-block (node - s - shift - 1), run j after run j of the
  * step before (step 0 after first_dep); receives wait for recv_dep.
  * shift 0: all-gather, 1: reduce-scatter. */
-tc_status_t tc_algo_hier_ring(tc_sched_t *sched, const tc_algo_args_t *args,
-                              const tc_algo_hier_t *g, tc_buf_t buf, tc_step_kind_t kind, int shift,
-                              uint32_t first_dep, uint32_t recv_dep);
+TC_MUST_USE tc_status_t tc_algo_hier_ring(tc_sched_t *sched, const tc_algo_args_t *args,
+                                          const tc_algo_hier_t *g, tc_buf_t buf,
+                                          tc_step_kind_t kind, int shift, uint32_t first_dep,
+                                          uint32_t recv_dep);
 
 /* ---- all_to_all_v (a2a_counts set; layout.c) -------------------------------- */
 
@@ -261,10 +264,10 @@ static inline uint64_t tc_algo_a2av_count(const tc_algo_args_t *args, int q, int
  * from q (roff[q]), each array [nranks] or NULL, and the spans of its send
  * and recv (largest block end; may be NULL). Reads row r and column r only.
  * TC_ERR_INVALID_ARG naming the block whose end (or packed offset) overflows. */
-tc_status_t tc_algo_a2av_offsets(const tc_algo_args_t *args, int r, uint64_t *soff, uint64_t *roff,
-                                 uint64_t *sspan, uint64_t *rspan);
+TC_MUST_USE tc_status_t tc_algo_a2av_offsets(const tc_algo_args_t *args, int r, uint64_t *soff,
+                                             uint64_t *roff, uint64_t *sspan, uint64_t *rspan);
 
-tc_status_t tc_algo_applies_pow2(const tc_algo_args_t *args);
-tc_status_t tc_algo_applies_uniform(const tc_algo_args_t *args);
+TC_MUST_USE tc_status_t tc_algo_applies_pow2(const tc_algo_args_t *args);
+TC_MUST_USE tc_status_t tc_algo_applies_uniform(const tc_algo_args_t *args);
 
 #endif /* TCOMMS_ALGO_SRC_ALGO_INTERNAL_H */

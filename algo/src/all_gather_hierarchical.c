@@ -117,6 +117,7 @@ void tc_algo_all_gather_hierarchical_cost(const tc_algo_args_t *args, tc_algo_co
     for (q = 0; q < g.N; q++) {
         node_segs += tc_algo_segs_count(args, q * g.L, tc_algo_hier_node_size(&g, p, q));
     }
+    /* NOLINTNEXTLINE(bugprone-integer-division): a node's segments on average, whole */
     cost->rounds = (double)(g.L - 1) * wa + (double)(g.N - 1) * (double)(node_segs / g.N) +
                    tc_algo_ceil_log2(g.L) * (double)nseg * wa;
     cost->elems = (double)(g.L - 1) * (double)b * wb + (double)(g.N - 1) * (double)g.L * (double)b +

@@ -105,6 +105,7 @@ void tc_algo_all_reduce_rabenseifner_cost(const tc_algo_args_t *args, tc_algo_co
     const uint64_t n = args->count;
     int lg, p2 = tc_algo_pow2_floor(p, &lg), rem = p - p2, v, m, lo, sz;
     uint64_t best = 0, sent;
+    /* NOLINTNEXTLINE(bugprone-integer-division): ceil(n / p2), in integers on purpose */
     const double big = (double)(n / (uint64_t)p2 + (n % (uint64_t)p2 != 0));
 
     memset(cost, 0, sizeof(*cost));

@@ -105,6 +105,6 @@ void tc_algo_all_reduce_recursive_doubling_cost(const tc_algo_args_t *args, tc_a
     cost->rounds = lg + (rem > 0 ? 2 : 0);
     cost->elems = cost->rounds * n;
     cost->red_elems = (lg + (rem > 0 ? 1 : 0)) * n;
-    cost->max_send_msgs = (uint64_t)(lg + (rem > 0 ? 1 : 0));
+    cost->max_send_msgs = (uint64_t)lg + (rem > 0 ? 1 : 0);
     cost->max_send_elems = cost->max_send_msgs * args->count;
 }

@@ -93,7 +93,7 @@ static tc_status_t tc_algo_named(const tc_algo_args_t *args, const char *name, c
         tc_error_prefix("%s: ", from);
         return status;
     }
-    if (desc->applies != NULL && (status = desc->applies(args)) != TC_OK) {
+    if (desc->applies != NULL && desc->applies(args) != TC_OK) {
         snprintf(why, sizeof(why), "%s", tc_last_error());
         tc_algo_names(args, 1, names, sizeof(names));
         return tc_error_set(TC_ERR_UNSUPPORTED,

@@ -132,6 +132,7 @@ void tc_algo_reduce_scatter_hierarchical_cost(const tc_algo_args_t *args, tc_alg
     for (q = 0; q < g.N; q++) {
         node_segs += tc_algo_segs_count(args, q * g.L, tc_algo_hier_node_size(&g, p, q));
     }
+    /* NOLINTNEXTLINE(bugprone-integer-division): a node's segments on average, whole */
     cost->rounds = lgl * (double)nseg * wa + (double)(g.N - 1) * (double)(node_segs / g.N) +
                    (double)(g.L - 1) * wa;
     cost->elems = lgl * (double)total * wb + (double)(g.N - 1) * (double)g.L * (double)b +

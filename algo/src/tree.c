@@ -163,6 +163,7 @@ void tc_algo_ptree_cost(const tc_algo_args_t *args, int mode, int ntrees, int de
     int r, h;
 
     memset(cost, 0, sizeof(*cost));
+    memset(parts, 0, sizeof(parts)); /* set by role() for every rank; nranks >= 2 here */
     if (args->count == 0 || args->nranks == 1) {
         return;
     }

@@ -236,6 +236,7 @@ static tc_status_t tc_v_check_steps(const tc_verify_t *v, int r)
     uint32_t i;
     int k;
 
+    /* NOLINTNEXTLINE(clang-analyzer-core.NullDereference): r is built, v->ranks[r] is set */
     for (i = 0; i < s->nsteps; i++) {
         const tc_step_t *st = &s->steps[i];
 
@@ -1397,6 +1398,7 @@ static tc_status_t tc_v_prepare_exec(tc_verify_t *v, int r)
     }
     if (c == TC_COLL_BARRIER) {
         const tc_vset_t *me = tc_vset_single(&v->arena, r);
+        /* NOLINTNEXTLINE(bugprone-sizeof-expression): an array of pointers */
         vr->know = malloc(n * sizeof(*vr->know));
         if (vr->know == NULL || me == NULL) {
             return tc_error_set(TC_ERR_NO_MEMORY, "verifier: no memory");
@@ -1624,8 +1626,9 @@ static tc_status_t tc_algo_verify_core(const tc_algo_args_t *args, tc_algo_gen_f
         return status;
     }
     v.p = args->nranks;
+    /* NOLINTNEXTLINE(bugprone-sizeof-expression): an array of pointers */
     v.ranks = calloc((size_t)v.p, sizeof(*v.ranks));
-    v.built = malloc((size_t)v.p * sizeof(*v.built));
+    v.built = calloc((size_t)v.p, sizeof(*v.built));
     if (v.ranks == NULL || v.built == NULL) {
         status = tc_error_set(TC_ERR_NO_MEMORY, "verifier: no memory for %d ranks", v.p);
         goto out;
@@ -1671,7 +1674,7 @@ static tc_status_t tc_algo_verify_core(const tc_algo_args_t *args, tc_algo_gen_f
         *report = rep;
     }
 out:
-    if (v.ranks != NULL) {
+    if (v.ranks != NULL && v.built != NULL) {
         for (b = v.nbuilt - 1; b >= 0; b--) {
             tc_v_free_rank(v.ranks[v.built[b]]);
         }

@@ -67,7 +67,7 @@ const tc_vset_t *tc_vset_single(tc_varena_t *a, int rank)
 const tc_vset_t *tc_vset_union(tc_varena_t *a, const tc_vset_t *x, const tc_vset_t *y, int mixed)
 {
     tc_vset_t *s = tc_vset_alloc(a, x->n + y->n);
-    uint32_t i = 0, j = 0, n = 0;
+    size_t i = 0, j = 0, n = 0; /* size_t: 2 * i indexes iv without wrapping */
     int32_t dup = x->dup >= 0 ? x->dup : y->dup;
 
     if (s == NULL) {
@@ -97,7 +97,7 @@ const tc_vset_t *tc_vset_union(tc_varena_t *a, const tc_vset_t *x, const tc_vset
             n++;
         }
     }
-    s->n = n;
+    s->n = (uint32_t)n; /* at most x->n + y->n */
     s->dup = dup;
     s->mixed = (uint8_t)(mixed || x->mixed || y->mixed);
     return s;
@@ -117,7 +117,7 @@ int tc_vset_equal(const tc_vset_t *x, const tc_vset_t *y)
 uint64_t tc_vset_size(const tc_vset_t *x)
 {
     uint64_t n = 0;
-    uint32_t i;
+    size_t i;
 
     for (i = 0; i < x->n; i++) {
         n += (uint64_t)(x->iv[2 * i + 1] - x->iv[2 * i]);
@@ -128,7 +128,7 @@ uint64_t tc_vset_size(const tc_vset_t *x)
 int tc_vset_first_missing(const tc_vset_t *x, int p)
 {
     int32_t next = 0;
-    uint32_t i;
+    size_t i;
 
     for (i = 0; i < x->n; i++) {
         if (x->iv[2 * i] > next) {

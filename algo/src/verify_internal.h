@@ -65,20 +65,20 @@ typedef struct tc_vbuf {
 } tc_vbuf_t;
 
 /* All uninitialised. */
-tc_status_t tc_vbuf_init(tc_vbuf_t *b, uint64_t size);
+TC_MUST_USE tc_status_t tc_vbuf_init(tc_vbuf_t *b, uint64_t size);
 void tc_vbuf_free(tc_vbuf_t *b);
 
 /* [off, off+len) := set's contributions to idx.. */
-tc_status_t tc_vbuf_fill(tc_vbuf_t *b, uint64_t off, uint64_t len, uint64_t idx,
-                         const tc_vset_t *set);
+TC_MUST_USE tc_status_t tc_vbuf_fill(tc_vbuf_t *b, uint64_t off, uint64_t len, uint64_t idx,
+                                     const tc_vset_t *set);
 
 /* [off, off+len) := rank's whole input block (a block run of blk = len). */
-tc_status_t tc_vbuf_fill_block(tc_vbuf_t *b, uint64_t off, uint64_t len, int rank);
+TC_MUST_USE tc_status_t tc_vbuf_fill_block(tc_vbuf_t *b, uint64_t off, uint64_t len, int rank);
 
 /* dst[doff..+n) = src[soff..+n) (reduce == 0) or op= (reduce == 1). src may
  * be dst with disjoint ranges. */
-tc_status_t tc_vbuf_move(tc_varena_t *a, tc_vbuf_t *dst, uint64_t doff, const tc_vbuf_t *src,
-                         uint64_t soff, uint64_t n, int reduce);
+TC_MUST_USE tc_status_t tc_vbuf_move(tc_varena_t *a, tc_vbuf_t *dst, uint64_t doff,
+                                     const tc_vbuf_t *src, uint64_t soff, uint64_t n, int reduce);
 
 /* Index of the segment holding element e (e < size). */
 uint32_t tc_vbuf_find(const tc_vbuf_t *b, uint64_t e);
@@ -101,7 +101,7 @@ typedef struct tc_vflow_in {
 
 /* Trace sampled output elements back to the inputs; fills the flow_* fields
  * of rep. TC_ERR_INTERNAL with the first problem in the detail. */
-tc_status_t tc_vflow_run(const tc_vflow_in_t *in, tc_algo_verify_report_t *rep);
+TC_MUST_USE tc_status_t tc_vflow_run(const tc_vflow_in_t *in, tc_algo_verify_report_t *rep);
 
 /* ---- rotational symmetry of schedules (verify_sym.c) ------------------------ */
 

@@ -157,6 +157,7 @@ static tc_status_t issue(const api_call_t *c, tc_rt_coll_t *call, const tc_op_op
     tc_api_work_drop(work);
     if (have_hints)
         tc_hints_free(&hints);
+    call->hints = NULL; /* pointed at this frame's hints */
     if (st == TC_OK)
         tc_error_clear(); /* no stale detail from alternatives tried on the way */
     return st;

@@ -61,7 +61,8 @@ const char *tc_last_error(void)
     return tc_error_detail;
 }
 
-tc_status_t tc_error_set(tc_status_t status, const char *fmt, ...)
+/* The name in parentheses: status.h may define tc_error_set as a macro (for the analyzer). */
+tc_status_t(tc_error_set)(tc_status_t status, const char *fmt, ...)
 {
     char buf[TC_ERROR_DETAIL_MAX];
     va_list ap;

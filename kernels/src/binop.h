@@ -31,7 +31,9 @@
     } while (0)
 
 /* Defines `ATTR static void NAME(void *d, const void *a, const void *b, size_t n)`
- * computing d[i] = OP(a[i], b[i]) for elements of type T; d may equal a or b. */
+ * computing d[i] = OP(a[i], b[i]) for elements of type T; d may equal a or b.
+ * NOLINTBEGIN(bugprone-macro-parentheses): T is a type and ATTR an attribute,
+ * neither can be parenthesized */
 #define TC_KERN_BINOP(ATTR, NAME, T, OP)                                                           \
     ATTR static void NAME##_abc(T *restrict d, const T *restrict a, const T *restrict b, size_t n) \
     {                                                                                              \
@@ -63,5 +65,6 @@
             NAME##_abc((T *)d, (const T *)a, (const T *)b, n);                                     \
         }                                                                                          \
     }
+/* NOLINTEND(bugprone-macro-parentheses) */
 
 #endif /* TCOMMS_KERNELS_SRC_BINOP_H */

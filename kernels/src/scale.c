@@ -6,7 +6,7 @@
 
 #define TC_KERN_DIV_LOOP(T, D)                                                                     \
     do {                                                                                           \
-        T *p_ = (T *)dst;                                                                          \
+        T *p_ = (T *)dst; /* NOLINT(bugprone-macro-parentheses): T is a type */                   \
         for (i = 0; i < n; i++) {                                                                  \
             p_[i] = (T)(p_[i] / (D));                                                              \
         }                                                                                          \

@@ -60,7 +60,8 @@
     } while (0)
 
 /* NAME(d, a, b, n) over elements of type T, NL per vector of type V. Big
- * arrays use non-temporal stores NT once dst is 64-byte aligned. */
+ * arrays use non-temporal stores NT once dst is 64-byte aligned.
+ * NOLINTBEGIN(bugprone-macro-parentheses): T is a type, it cannot be parenthesized */
 #define TC_T_LOOP(NAME, T, V, NL, LD, ST, NT, VOP, SOP)                                            \
     TC_T_ATTR static void NAME(void *d_, const void *a_, const void *b_, size_t n)                 \
     {                                                                                              \
@@ -71,20 +72,21 @@
             for (; (uintptr_t)(d + i) % 64 != 0; i++) {                                            \
                 d[i] = SOP(a[i], b[i]);                                                            \
             }                                                                                      \
-            for (; i + 2 * (NL) <= n; i += 2 * (NL)) {                                             \
+            for (; i + 2 * (size_t)(NL) <= n; i += 2 * (size_t)(NL)) {                             \
                 __builtin_prefetch((const char *)(a + i) + TC_KERN_PF_BYTES);                      \
                 __builtin_prefetch((const char *)(b + i) + TC_KERN_PF_BYTES);                      \
                 TC_T_STEP(V, NL, LD, NT, VOP);                                                     \
             }                                                                                      \
             TC_T_SFENCE();                                                                         \
         }                                                                                          \
-        for (; i + 2 * (NL) <= n; i += 2 * (NL)) {                                                 \
+        for (; i + 2 * (size_t)(NL) <= n; i += 2 * (size_t)(NL)) {                                 \
             TC_T_STEP(V, NL, LD, ST, VOP);                                                         \
         }                                                                                          \
         for (; i < n; i++) {                                                                       \
             d[i] = SOP(a[i], b[i]);                                                                \
         }                                                                                          \
     }
+/* NOLINTEND(bugprone-macro-parentheses) */
 
 /* bfloat16: an integer vector of 2 * TC_T_NF elements, as even and odd floats. */
 #define TC_T_BF16_OP(x, y, VOP, PACK)                                                              \
@@ -101,7 +103,8 @@
               TC_T_##OPU##D, tc_kern_##OP##_f64_op)                                                \
     TC_T_LOOP(tc_kern_##OP##_f16_##SFX, uint16_t, TC_T_VF, TC_T_NF, TC_T_LD_F16, TC_T_ST_F16,      \
               TC_T_NT_F16, TC_T_##OPU##F, tc_kern_##OP##_f16_op)                                   \
-    TC_T_LOOP(tc_kern_##OP##_bf16_##SFX, uint16_t, TC_T_VI, 2 * TC_T_NF, TC_T_LDI, TC_T_STI,       \
+    TC_T_LOOP(tc_kern_##OP##_bf16_##SFX, uint16_t, TC_T_VI, (size_t)2 * TC_T_NF, TC_T_LDI,        \
+              TC_T_STI,                                                                            \
               TC_T_NTI, TC_T_BF16_##OPU, tc_kern_##OP##_bf16_op)
 
 #define TC_T_GEN_ALL(SFX)                                                                          \

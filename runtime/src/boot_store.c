@@ -659,6 +659,7 @@ static void bs_accept(tc_boot_store_t *st)
         }
         char host[INET6_ADDRSTRLEN] = "?", name[64];
         int port = 0;
+        /* NOLINTNEXTLINE(clang-analyzer-core.UndefinedBinaryOperatorResult): accept4 set ss */
         if (ss.ss_family == AF_INET6) {
             struct sockaddr_in6 *a = (struct sockaddr_in6 *)&ss;
             inet_ntop(AF_INET6, &a->sin6_addr, host, sizeof(host));

@@ -83,8 +83,8 @@ typedef struct tc_boot_store tc_boot_store_t;
  * serve a store for @p world ranks in a background thread. Every client must
  * prove it holds @p secret (@p len bytes; 0: none, the public key).
  */
-tc_status_t tc_boot_store_start(int port, int world, const void *secret, size_t len,
-                                tc_boot_store_t **store_p);
+TC_MUST_USE tc_status_t tc_boot_store_start(int port, int world, const void *secret,
+                                            size_t len, tc_boot_store_t **store_p);
 
 /**
  * Fill @p t (and @p extra, which it points to) for the join of @p rank: both
@@ -106,8 +106,8 @@ void tc_boot_store_stop(tc_boot_store_t *store, uint64_t linger_ns);
 void tc_boot_store_hdr_write(uint8_t hdr[TC_BS_HDR_LEN], uint8_t type, uint32_t body_len);
 
 /** Check a received header: TC_ERR_PROTOCOL naming the fault, else its type and length. */
-tc_status_t tc_boot_store_hdr_parse(const uint8_t hdr[TC_BS_HDR_LEN], uint8_t *type_p,
-                                    uint32_t *body_len_p);
+TC_MUST_USE tc_status_t tc_boot_store_hdr_parse(const uint8_t hdr[TC_BS_HDR_LEN], uint8_t *type_p,
+                                                uint32_t *body_len_p);
 
 /**
  * The client's side (bootstrap_env.c) over a socket already connected to a store: join as

@@ -505,6 +505,7 @@ static int env_try_connect(const struct addrinfo *ai, uint64_t deadline_ns, char
             if (r == 0)
                 err = ETIMEDOUT;
             else if (r < 0)
+                /* NOLINTNEXTLINE(bugprone-branch-clone): poll's errno; the next is getsockopt's */
                 err = errno;
             else if (getsockopt(fd, SOL_SOCKET, SO_ERROR, &err, &sl) != 0)
                 err = errno;

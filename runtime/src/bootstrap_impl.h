@@ -4,9 +4,9 @@
 
 #include "tcomms/runtime/bootstrap.h"
 
-tc_status_t tc_boot_pmix_create(uint64_t deadline_ns, tc_boot_t **boot_p);
-tc_status_t tc_boot_self_create(tc_boot_t **boot_p);
-tc_status_t tc_boot_env_create(uint64_t deadline_ns, tc_boot_t **boot_p);
+TC_MUST_USE tc_status_t tc_boot_pmix_create(uint64_t deadline_ns, tc_boot_t **boot_p);
+TC_MUST_USE tc_status_t tc_boot_self_create(tc_boot_t **boot_p);
+TC_MUST_USE tc_status_t tc_boot_env_create(uint64_t deadline_ns, tc_boot_t **boot_p);
 /* MASTER_ADDR is set: the torchrun environment describes the job. */
 int tc_boot_env_announced(void);
 int tc_boot_pmix_announced(void);
@@ -22,6 +22,6 @@ int tc_boot_pmix_poll_event(tc_boot_t *boot, tc_boot_event_t *ev);
 /* Ranks the launcher has reported terminated since events_start (the first
  * @p cap of them into @p ranks); returns how many, without consuming events. */
 int tc_boot_pmix_terminated(int *ranks, int cap);
-tc_status_t tc_boot_pmix_notify(tc_boot_t *boot, const tc_boot_event_t *ev);
+TC_MUST_USE tc_status_t tc_boot_pmix_notify(tc_boot_t *boot, const tc_boot_event_t *ev);
 
 #endif

@@ -33,7 +33,7 @@ static int pmix_timeout_s(uint64_t deadline_ns)
     if (deadline_ns <= now)
         return 1;
     uint64_t s = (deadline_ns - now + 999999999ull) / 1000000000ull;
-    return s > 86400 * 30 ? 86400 * 30 : (int)s;
+    return s > 86400ull * 30 ? 86400 * 30 : (int)s;
 }
 
 static void pmix_key_copy(pmix_key_t dst, const char *key)

@@ -220,17 +220,18 @@ struct tc_rt_comm {
 };
 
 /* world.c */
-tc_status_t tc_rt_world_create(tc_boot_kind_t boot, const tc_hints_t *hints, uint64_t deadline,
-                               tc_rt_world_t **world_p);
+TC_MUST_USE tc_status_t tc_rt_world_create(tc_boot_kind_t boot, const tc_hints_t *hints,
+                                           uint64_t deadline, tc_rt_world_t **world_p);
 void tc_rt_world_release(tc_rt_world_t *world);
 void tc_rt_world_lock(tc_rt_world_t *world);
 void tc_rt_world_unlock(tc_rt_world_t *world);
 /* Start the progress thread (first asynchronous operation); lock held after. */
-tc_status_t tc_rt_world_go_threaded(tc_rt_world_t *world);
+TC_MUST_USE tc_status_t tc_rt_world_go_threaded(tc_rt_world_t *world);
 /* The endpoint to world rank @p peer (itself included), connected on first use. */
-tc_status_t tc_rt_world_ep(tc_rt_world_t *world, int peer, uint64_t deadline_ns, tc_tp_ep_t **ep_p);
-tc_status_t tc_rt_world_same_node(tc_rt_world_t *world, int peer, uint64_t deadline_ns,
-                                  int *same_p);
+TC_MUST_USE tc_status_t tc_rt_world_ep(tc_rt_world_t *world, int peer, uint64_t deadline_ns,
+                                       tc_tp_ep_t **ep_p);
+TC_MUST_USE tc_status_t tc_rt_world_same_node(tc_rt_world_t *world, int peer, uint64_t deadline_ns,
+                                              int *same_p);
 /* Progress every transport context; completions, or a negative status. */
 int tc_rt_world_progress_tp(tc_rt_world_t *world);
 /* Sleep until a transport may have progress, at most @p max_ms; @p idle_ns is
@@ -241,19 +242,20 @@ void tc_rt_world_wait(tc_rt_world_t *world, int max_ms, uint64_t idle_ns);
 /* Advance every running work once and the transports; returns the changes. */
 int tc_rt_world_progress(tc_rt_world_t *world);
 /* Wait (lock held) for @p work, at most until @p wait_deadline (0: its own). */
-tc_status_t tc_rt_work_wait_locked(tc_rt_work_t *work, uint64_t wait_deadline);
+TC_MUST_USE tc_status_t tc_rt_work_wait_locked(tc_rt_work_t *work, uint64_t wait_deadline);
 void tc_rt_work_fail(tc_rt_work_t *work, tc_status_t st);
 /* Run a prepared internal work (comm, call, sched, tag, op, timeout set) to
  * completion; lock held. */
-tc_status_t tc_rt_work_run_internal(tc_rt_work_t *work);
+TC_MUST_USE tc_status_t tc_rt_work_run_internal(tc_rt_work_t *work);
 /* Cancel every running work of @p comm with @p st (destroy, abort). */
 void tc_rt_comm_cancel_works(tc_rt_comm_t *comm, tc_status_t st, const char *why);
 
 /* executor.c */
 /* Prepare @p work's state for its schedule (allocation happens here). */
-tc_status_t tc_rt_exec_begin(tc_rt_work_t *work);
+TC_MUST_USE tc_status_t tc_rt_exec_begin(tc_rt_work_t *work);
 /* The same with explicit buffers and element size (internal exchanges). */
-tc_status_t tc_rt_exec_begin_raw(tc_rt_work_t *work, const void *send, void *recv, size_t esize);
+TC_MUST_USE tc_status_t tc_rt_exec_begin_raw(tc_rt_work_t *work, const void *send, void *recv,
+                                             size_t esize);
 /* One pass: finish what completed, start what is ready. Returns the steps
  * that changed state, or a negative status (the error is set). */
 int tc_rt_exec_pass(tc_rt_work_t *work);
@@ -276,11 +278,11 @@ static inline int tc_rt_world_rank(const tc_rt_comm_t *comm, int peer)
 void tc_rt_comm_adopt(tc_rt_comm_t *comm);
 /* A new communicator of world ranks @p wranks (this process is @p rank among
  * them) with id @p id, inheriting from @p parent what @p params leaves out. */
-tc_status_t tc_rt_comm_make(tc_rt_comm_t *parent, const tc_rt_comm_params_t *params,
-                            const char *default_name, const int *wranks, int n, int rank,
-                            int64_t id, tc_rt_comm_t **child_p);
+TC_MUST_USE tc_status_t tc_rt_comm_make(tc_rt_comm_t *parent, const tc_rt_comm_params_t *params,
+                                        const char *default_name, const int *wranks, int n,
+                                        int rank, int64_t id, tc_rt_comm_t **child_p);
 /* Find or build the schedule of @p work's call. */
-tc_status_t tc_rt_comm_sched(tc_rt_comm_t *comm, tc_rt_work_t *work, const char *hint);
+TC_MUST_USE tc_status_t tc_rt_comm_sched(tc_rt_comm_t *comm, tc_rt_work_t *work, const char *hint);
 void tc_rt_sched_release(tc_rt_work_t *work);
 
 /* failure.c: failed ranks, learnt from the transports, the launcher or peers */
@@ -303,7 +305,7 @@ void tc_rt_world_remove_comm(tc_rt_world_t *world, tc_rt_comm_t *comm);
 void tc_rt_comm_revoke_local(tc_rt_comm_t *comm, const char *why);
 
 /* fault_inject.c: TC_FAULT_INJECT */
-tc_status_t tc_rt_fault_init(tc_rt_world_t *world);
+TC_MUST_USE tc_status_t tc_rt_fault_init(tc_rt_world_t *world);
 /* In round @p round of a shrink: -1, or how many peers to send to before dying. */
 int tc_rt_fault_shrink_sends(const tc_rt_world_t *world, uint32_t round);
 /* Die if step @p step of collective @p op is this process's failure point. */
@@ -312,7 +314,7 @@ void tc_rt_fault_step(tc_rt_world_t *world, uint64_t op, uint32_t step);
 void tc_rt_fault_die(tc_rt_world_t *world, const char *where);
 
 /* heartbeat.c */
-tc_status_t tc_rt_hb_init(tc_rt_world_t *world);
+TC_MUST_USE tc_status_t tc_rt_hb_init(tc_rt_world_t *world);
 void tc_rt_hb_free(tc_rt_world_t *world);
 /* A new endpoint: start exchanging heartbeats with its peer. */
 void tc_rt_hb_peer(tc_rt_world_t *world, int peer, tc_tp_ep_t *ep);
@@ -320,22 +322,22 @@ void tc_rt_hb_peer(tc_rt_world_t *world, int peer, tc_tp_ep_t *ep);
 void tc_rt_hb_tick(tc_rt_world_t *world, uint64_t now);
 
 /* cuda.c: communicators bound to a CUDA device stage their buffers in host memory */
-tc_status_t tc_rt_cuda_bind(tc_rt_comm_t *comm, int device);
+TC_MUST_USE tc_status_t tc_rt_cuda_bind(tc_rt_comm_t *comm, int device);
 /* Copy the device input to host memory and point the call at it (work start). */
-tc_status_t tc_rt_cuda_stage_in(tc_rt_work_t *work);
+TC_MUST_USE tc_status_t tc_rt_cuda_stage_in(tc_rt_work_t *work);
 /* Copy the host result back to the device (work completion). */
-tc_status_t tc_rt_cuda_stage_out(tc_rt_work_t *work);
+TC_MUST_USE tc_status_t tc_rt_cuda_stage_out(tc_rt_work_t *work);
 
 /* stats.c: statistics and hooks */
 void tc_rt_stats_hook_before(tc_rt_work_t *work);
 void tc_rt_stats_end(tc_rt_work_t *work, tc_status_t st);
 
 /* fr.c: the flight recorder */
-tc_status_t tc_rt_fr_init(tc_rt_comm_t *comm);
+TC_MUST_USE tc_status_t tc_rt_fr_init(tc_rt_comm_t *comm);
 void tc_rt_fr_free(tc_rt_comm_t *comm);
 void tc_rt_fr_begin(tc_rt_work_t *work, uint64_t now_ns);
 void tc_rt_fr_end(tc_rt_work_t *work, tc_status_t st);
-tc_status_t tc_rt_fr_dump(tc_rt_comm_t *comm, const char *reason);
+TC_MUST_USE tc_status_t tc_rt_fr_dump(tc_rt_comm_t *comm, const char *reason);
 /* Dump if TC_FR_DIR is set, keeping the caller's error (@p keep) as it was. */
 void tc_rt_fr_dump_auto(tc_rt_comm_t *comm, const char *reason, tc_status_t keep);
 /* Dump every communicator if SIGUSR1 arrived. */
@@ -344,8 +346,8 @@ void tc_rt_fr_poll_signal(tc_rt_world_t *world);
 /* check.c: TC_CHECK. The exchange of the call's description runs as the
  * first phase of the work: prepare sets it running (w->sched, tag, buffers),
  * finish compares once it completed. */
-tc_status_t tc_rt_check_prepare(tc_rt_work_t *work);
-tc_status_t tc_rt_check_finish(tc_rt_work_t *work);
+TC_MUST_USE tc_status_t tc_rt_check_prepare(tc_rt_work_t *work);
+TC_MUST_USE tc_status_t tc_rt_check_finish(tc_rt_work_t *work);
 void tc_rt_check_free(tc_rt_work_t *work);
 
 #endif

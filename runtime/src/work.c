@@ -468,6 +468,8 @@ tc_status_t tc_rt_coll_issue(tc_rt_comm_t *comm, const tc_rt_coll_t *call, int f
         w->varr = NULL;
     }
 out:
+    /* work_release above frees heap works only, never the comm (nor its inline work) */
+    /* NOLINTNEXTLINE(clang-analyzer-unix.Malloc): comm is not freed, see above */
     tc_rt_world_unlock(comm->world);
     return st;
 }
@@ -589,6 +591,7 @@ tc_status_t tc_rt_p2p_issue(tc_rt_comm_t *comm, const tc_rt_p2p_t *ops, int n,
     if (!(flags & TC_RT_ASYNC) && !work_p) {
         if (!comm->p2p_work && (comm->p2p_work = calloc(1, sizeof(*w))) != NULL) {
             comm->p2p_work->comm = comm;
+            // cppcheck-suppress nullPointerRedundantCheck ; not NULL: the condition above
             comm->p2p_work->persistent = 1; /* keeps its schedule's steps between calls */
         }
         w = comm->p2p_work;

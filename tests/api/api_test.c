@@ -1,13 +1,18 @@
 /* The public API as a world of one: every rejected argument has its status
  * and a detail; configuration and bootstrap errors are precise; the results
  * of a one-rank all-reduce are the inputs (avg included). */
+#include <dirent.h>
+#include <ftw.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
+#include <unistd.h>
 
 #include <cmocka.h>
 
@@ -342,6 +347,51 @@ static void test_every_call_alone(void **state)
     assert_int_equal(tc_comm_destroy(comm), TC_OK);
 }
 
+static int remove_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
+{
+    (void)st, (void)flag, (void)ftw;
+    return remove(path);
+}
+
+/* A TC_FR_DIR too long for the dump's path (512 bytes) is refused. The path
+ * used to be cut short silently: the dump went to a file named by the part
+ * that fit, here "<base>/<200 d>/<200 d>/ddd..." beside the directory. */
+static void test_fr_dir_too_long(void **state)
+{
+    (void)state;
+    no_pmix_env();
+    const char *t = getenv("TEST_TMPDIR");
+    char base[256], dir[1024], part[201];
+    snprintf(base, sizeof(base), "%s/tc_fr_XXXXXX", t && *t ? t : "/tmp");
+    assert_non_null(mkdtemp(base));
+    memset(part, 'd', 200);
+    part[200] = '\0';
+    snprintf(dir, sizeof(dir), "%s", base);
+    for (int i = 0; i < 3; i++) {
+        size_t n = strlen(dir);
+        snprintf(dir + n, sizeof(dir) - n, "/%s", part);
+        assert_int_equal(mkdir(dir, 0700), 0);
+    }
+    assert_true(strlen(dir) > 512);
+    setenv("TC_FR_DIR", dir, 1);
+    tc_comm_t *comm;
+    assert_int_equal(tc_comm_create(NULL, &comm), TC_OK);
+    expect(tc_comm_dump_fr(comm), TC_ERR_CONFIG, "TC_FR_DIR is too long");
+    assert_int_equal(tc_comm_destroy(comm), TC_OK);
+    unsetenv("TC_FR_DIR");
+    /* nothing written beside the last directory */
+    int entries = 0;
+    char second[1024];
+    snprintf(second, sizeof(second), "%.*s", (int)(strlen(dir) - 201), dir);
+    DIR *d = opendir(second);
+    assert_non_null(d);
+    for (struct dirent *e; (e = readdir(d)) != NULL;)
+        entries += e->d_name[0] != '.';
+    closedir(d);
+    assert_int_equal(entries, 1);
+    assert_int_equal(nftw(base, remove_entry, 8, FTW_DEPTH | FTW_PHYS), 0);
+}
+
 static int hook_calls[2];
 static void count_hook(tc_comm_t *comm, const tc_op_info_t *info, int after, void *arg)
 {
@@ -501,6 +551,7 @@ int main(void)
         cmocka_unit_test(test_bad_arguments_everywhere),
         cmocka_unit_test(test_stats_and_hooks),
         cmocka_unit_test(test_recv_count_mismatch),
+        cmocka_unit_test(test_fr_dir_too_long),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

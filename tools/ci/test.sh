@@ -72,6 +72,8 @@ step "fault injection: kill, stop, mismatch, abort, shrink; tc-fr" \
     tests/fault/run_fault.sh build/bin-opt --trials 3
 step "layering_check (clang): build" bazel build --config=layering //...
 step "layering: upward, sideways and transitive dependencies refused" tests/layering/run_probes.sh
+step "static analysis: clang-tidy and cppcheck over the library, no findings" \
+    tools/ci/static_analysis.sh
 # size=large tests (the 131072-rank verifier runs) take minutes under ASan: plain build only
 step "unit tests (ASan+UBSan)" bazel test --config=asan --test_size_filters=small,medium //...
 step "integration (ASan+UBSan)" asan_integration

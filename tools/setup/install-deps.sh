@@ -8,6 +8,7 @@ set -euo pipefail
 packages=(
   bazel-bootstrap        # Bazel 4.2.3, used offline (see third_party/)
   build-essential clang lld libclang-rt-14-dev  # gcc, clang (layering_check, sanitizers, libFuzzer)
+  clang-tidy cppcheck    # static analysis (tools/ci/static_analysis.sh)
   libpmix-dev            # PMIx client + server API (runtime bootstrap, tcrun)
   libhwloc-dev           # topology discovery
   libibverbs-dev         # InfiniBand verbs (built; no hardware here)

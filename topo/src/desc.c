@@ -377,6 +377,7 @@ tc_status_t tc_topo_desc_decode(const void *buf, size_t len, tc_topo_node_t *nod
         TC_TOPO_GET(tc_wire_get_u16(&rd.r, &u16), "a GPU switch");
         gpu->pci_switch = tc_topo_s16(u16);
         TC_TOPO_GET(tc_wire_get_u8(&rd.r, &u8), "a GPU NIC");
+        /* NOLINTNEXTLINE(bugprone-signed-char-misuse,cert-str34-c): a signed byte, 0xff: -1 */
         gpu->nic = (int8_t)u8;
     }
     for (n = 0; n < nn; n++) {

@@ -221,6 +221,7 @@ static tc_status_t tc_topo_job_orders(tc_topo_job_t *job, const tc_topo_node_t *
         r = job->ring[i];
         k = job->rank_node[r];
         if (i != head_pos[k]) {
+            /* NOLINTNEXTLINE(clang-analyzer-core.uninitialized.Assign): i > 0, head_pos[k] <= i */
             job->tree_parent[r] = job->ring[i - 1];
         } else {
             job->tree_parent[r] = k == 0 ? -1 : job->ring[head_pos[(k - 1) / 2]];

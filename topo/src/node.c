@@ -43,7 +43,7 @@ static int tc_topo_read_boot_id(char *buf, size_t len)
         return 0;
     }
     n = fread(buf, 1, len - 1, f);
-    fclose(f);
+    (void)fclose(f); /* read only: nothing to lose */
     while (n > 0 && (buf[n - 1] == '\n' || buf[n - 1] == ' ')) {
         n--;
     }

@@ -254,7 +254,7 @@ int tc_topo_xml_check(const char *path, char *what, size_t len)
     x.line = 1;
     x.c = getc(x.f);
     bad = tc_topo_xml_scan(&x, what, len, root, &root_line);
-    fclose(x.f);
+    (void)fclose(x.f); /* read only: nothing to lose */
     if (!bad) {
         if (strcmp(root, "topology") != 0) {
             snprintf(what, len, "line %d: the root element is <%s>, not an hwloc <topology>",

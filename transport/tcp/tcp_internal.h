@@ -440,13 +440,13 @@ enum {
 };
 
 /* ---- tcp_iface.c ---- */
-tc_status_t tc_tcp_iface_select(struct in_addr *addr_p, char *name, size_t name_cap);
+TC_MUST_USE tc_status_t tc_tcp_iface_select(struct in_addr *addr_p, char *name, size_t name_cap);
 
 /* ---- tcp_ep.c ---- */
-tc_status_t tc_tcp_ep_connect(tc_tp_ctx_t *ctx, uint64_t peer_id, const void *addr, size_t addr_len,
-                              tc_tp_ep_t **ep_p);
+TC_MUST_USE tc_status_t tc_tcp_ep_connect(tc_tp_ctx_t *ctx, uint64_t peer_id, const void *addr,
+                                          size_t addr_len, tc_tp_ep_t **ep_p);
 void tc_tcp_ep_close(tc_tp_ep_t *ep);
-tc_status_t tc_tcp_cancel(tc_tp_ep_t *ep, tc_tp_req_t *req);
+TC_MUST_USE tc_status_t tc_tcp_cancel(tc_tp_ep_t *ep, tc_tp_req_t *req);
 /* Handle epoll @p events on an endpoint's socket. */
 void tc_tcp_ep_on_events(tc_tcp_ctx_t *ctx, tc_tcp_ep_t *ep, uint32_t events);
 /* Give a validated accepted connection to its waiting endpoint (frees @p conn). */
@@ -464,13 +464,14 @@ void tc_tcp_ep_fail(tc_tcp_ctx_t *ctx, tc_tcp_ep_t *ep, tc_status_t status, cons
 void tc_tcp_ep_update_events(tc_tcp_ctx_t *ctx, tc_tcp_ep_t *ep);
 
 /* ---- tcp_tx.c ---- */
-tc_status_t tc_tcp_send(tc_tp_ep_t *ep, uint64_t tag, const void *buf, size_t len,
-                        tc_tp_req_t *req);
+TC_MUST_USE tc_status_t tc_tcp_send(tc_tp_ep_t *ep, uint64_t tag, const void *buf, size_t len,
+                                    tc_tp_req_t *req);
 /* Write what the socket takes of the handshake and the send queue. */
 void tc_tcp_ep_flush(tc_tcp_ctx_t *ctx, tc_tcp_ep_t *ep);
 
 /* ---- tcp_rx.c ---- */
-tc_status_t tc_tcp_recv(tc_tp_ep_t *ep, uint64_t tag, void *buf, size_t cap, tc_tp_req_t *req);
+TC_MUST_USE tc_status_t tc_tcp_recv(tc_tp_ep_t *ep, uint64_t tag, void *buf, size_t cap,
+                                    tc_tp_req_t *req);
 /* Unlink and return the oldest posted receive for @p tag, or NULL. */
 tc_tp_req_t *tc_tcp_rq_match(tc_tcp_ep_t *ep, uint64_t tag);
 /* Read what the socket has and deliver it. */
@@ -508,17 +509,19 @@ static inline uint64_t tc_tcp_sq_wire_len(tc_tp_req_t *req)
 void tc_tcp_sq_push(tc_tcp_ctx_t *ctx, tc_tcp_ep_t *ep, tc_tp_req_t *req);
 
 /* ---- tcp_rma.c ---- */
-tc_status_t tc_tcp_mem_reg(tc_tp_ctx_t *ctx, void *addr, size_t len, tc_tp_mem_t **mem_p);
+TC_MUST_USE tc_status_t tc_tcp_mem_reg(tc_tp_ctx_t *ctx, void *addr, size_t len,
+                                       tc_tp_mem_t **mem_p);
 void tc_tcp_mem_dereg(tc_tp_mem_t *mem);
-tc_status_t tc_tcp_rkey_pack(tc_tp_mem_t *mem, void *buf, size_t cap, size_t *len_p);
-tc_status_t tc_tcp_rkey_unpack(tc_tp_ep_t *ep, const void *buf, size_t len, tc_tp_rkey_t **rkey_p);
+TC_MUST_USE tc_status_t tc_tcp_rkey_pack(tc_tp_mem_t *mem, void *buf, size_t cap, size_t *len_p);
+TC_MUST_USE tc_status_t tc_tcp_rkey_unpack(tc_tp_ep_t *ep, const void *buf, size_t len,
+                                           tc_tp_rkey_t **rkey_p);
 void tc_tcp_rkey_release(tc_tp_rkey_t *rkey);
-tc_status_t tc_tcp_put(tc_tp_ep_t *ep, const void *buf, size_t len, tc_tp_rkey_t *rkey,
-                       uint64_t offset, tc_tp_req_t *req);
-tc_status_t tc_tcp_get(tc_tp_ep_t *ep, void *buf, size_t len, tc_tp_rkey_t *rkey, uint64_t offset,
-                       tc_tp_req_t *req);
-tc_status_t tc_tcp_signal(tc_tp_ep_t *ep, tc_tp_rkey_t *rkey, uint64_t offset, tc_tp_signal_op_t op,
-                          uint64_t value, tc_tp_req_t *req);
+TC_MUST_USE tc_status_t tc_tcp_put(tc_tp_ep_t *ep, const void *buf, size_t len, tc_tp_rkey_t *rkey,
+                                   uint64_t offset, tc_tp_req_t *req);
+TC_MUST_USE tc_status_t tc_tcp_get(tc_tp_ep_t *ep, void *buf, size_t len, tc_tp_rkey_t *rkey,
+                                   uint64_t offset, tc_tp_req_t *req);
+TC_MUST_USE tc_status_t tc_tcp_signal(tc_tp_ep_t *ep, tc_tp_rkey_t *rkey, uint64_t offset,
+                                      tc_tp_signal_op_t op, uint64_t value, tc_tp_req_t *req);
 void tc_tcp_mem_table_free(tc_tcp_ctx_t *ctx);
 /* A one-sided header (kind != 0) arrived whole in ep->rx_hdr: validate and act on it. */
 void tc_tcp_rx_on_rma(tc_tcp_ctx_t *ctx, tc_tcp_ep_t *ep, int kind, uint64_t len);

@@ -153,7 +153,7 @@ static tc_status_t tc_ib_qp_create(tc_ib_ctx_t *ctx, tc_ib_ep_t *ep)
 
     /* send bounce buffers then one atomic scratch word per send work request; the receive
      * ring the peer writes into with RDMA write with immediate data */
-    size_t slen = (size_t)TC_IB_NSEND * TC_IB_SLOT + TC_IB_SQ_DEPTH * 8;
+    size_t slen = (size_t)TC_IB_NSEND * TC_IB_SLOT + (size_t)TC_IB_SQ_DEPTH * 8;
     size_t rlen = (size_t)TC_IB_NRECV * TC_IB_SLOT;
     if (posix_memalign((void **)&ep->send_buf, 4096, slen) != 0 ||
         posix_memalign((void **)&ep->recv_buf, 4096, rlen) != 0)
@@ -196,7 +196,7 @@ tc_status_t tc_ib_qp_connect(tc_ib_ctx_t *ctx, tc_ib_ep_t *ep, const unsigned ch
     };
     if (memcmp(gid.raw, zero, 16) != 0) { /* RoCE, or IB across subnets: a global route */
         a.ah_attr.is_global = 1;
-        a.ah_attr.grh.dgid = gid;
+        a.ah_attr.grh.dgid = gid; // cppcheck-suppress uninitvar ; the memcpy above set all 16 bytes
         a.ah_attr.grh.sgid_index = (uint8_t)ctx->gid_index;
         a.ah_attr.grh.hop_limit = 64;
     }

@@ -262,21 +262,21 @@ uint64_t tc_ib_get_u64(const unsigned char *p);
 
 /* ---- ib_mr.c ---- */
 /* Read TC_IB_REG_CACHE and TC_IB_REG_CACHE_MAX. */
-tc_status_t tc_ib_mr_cache_init(tc_ib_ctx_t *ctx);
+TC_MUST_USE tc_status_t tc_ib_mr_cache_init(tc_ib_ctx_t *ctx);
 /* The entry covering [addr, addr+len) (refcounted): one in the array (cached, or an explicit
  * registration), else a new registration, put in the array when the cache is on or
  * @p explicit_reg (tc_tp_mem_reg) is set, else kept out of it and released after its use.
  * Cache off: an explicit registration always gets a new entry of its own. */
-tc_status_t tc_ib_mr_get(tc_ib_ctx_t *ctx, const void *addr, size_t len, int explicit_reg,
-                         tc_ib_mr_entry_t **e_p);
+TC_MUST_USE tc_status_t tc_ib_mr_get(tc_ib_ctx_t *ctx, const void *addr, size_t len,
+                                     int explicit_reg, tc_ib_mr_entry_t **e_p);
 /* Drop a reference; @p explicit_dereg (tc_tp_mem_dereg): the entry is released at once if now
  * unused, and with the cache off it leaves the array (later transfers no longer find it). */
 void tc_ib_mr_put(tc_ib_ctx_t *ctx, tc_ib_mr_entry_t *e, int explicit_dereg);
 void tc_ib_mr_cache_free(tc_ib_ctx_t *ctx);
 
 /* ---- ib_conn.c ---- */
-tc_status_t tc_ib_ep_connect(tc_tp_ctx_t *ctx, uint64_t peer_id, const void *addr,
-                             size_t addr_len, tc_tp_ep_t **ep_p);
+TC_MUST_USE tc_status_t tc_ib_ep_connect(tc_tp_ctx_t *ctx, uint64_t peer_id, const void *addr,
+                                         size_t addr_len, tc_tp_ep_t **ep_p);
 void tc_ib_ep_close(tc_tp_ep_t *ep);
 void tc_ib_ep_fail(tc_ib_ctx_t *ctx, tc_ib_ep_t *ep, tc_status_t status, const char *fmt, ...)
     __attribute__((format(printf, 4, 5)));
@@ -308,18 +308,19 @@ void tc_ib_list_push(tc_tp_req_t **head, tc_tp_req_t **tail, tc_tp_req_t *req);
 int tc_ib_list_remove(tc_tp_req_t **head, tc_tp_req_t **tail, tc_tp_req_t *req);
 
 /* ---- ib_data.c ---- */
-tc_status_t tc_ib_send(tc_tp_ep_t *ep, uint64_t tag, const void *buf, size_t len,
-                       tc_tp_req_t *req);
-tc_status_t tc_ib_recv(tc_tp_ep_t *ep, uint64_t tag, void *buf, size_t cap, tc_tp_req_t *req);
-tc_status_t tc_ib_cancel(tc_tp_ep_t *ep, tc_tp_req_t *req);
-tc_status_t tc_ib_put(tc_tp_ep_t *ep, const void *buf, size_t len, tc_tp_rkey_t *rkey,
-                      uint64_t offset, tc_tp_req_t *req);
-tc_status_t tc_ib_get(tc_tp_ep_t *ep, void *buf, size_t len, tc_tp_rkey_t *rkey, uint64_t offset,
-                      tc_tp_req_t *req);
-tc_status_t tc_ib_signal(tc_tp_ep_t *ep, tc_tp_rkey_t *rkey, uint64_t offset,
-                         tc_tp_signal_op_t op, uint64_t value, tc_tp_req_t *req);
+TC_MUST_USE tc_status_t tc_ib_send(tc_tp_ep_t *ep, uint64_t tag, const void *buf, size_t len,
+                                   tc_tp_req_t *req);
+TC_MUST_USE tc_status_t tc_ib_recv(tc_tp_ep_t *ep, uint64_t tag, void *buf, size_t cap,
+                                   tc_tp_req_t *req);
+TC_MUST_USE tc_status_t tc_ib_cancel(tc_tp_ep_t *ep, tc_tp_req_t *req);
+TC_MUST_USE tc_status_t tc_ib_put(tc_tp_ep_t *ep, const void *buf, size_t len, tc_tp_rkey_t *rkey,
+                                  uint64_t offset, tc_tp_req_t *req);
+TC_MUST_USE tc_status_t tc_ib_get(tc_tp_ep_t *ep, void *buf, size_t len, tc_tp_rkey_t *rkey,
+                                  uint64_t offset, tc_tp_req_t *req);
+TC_MUST_USE tc_status_t tc_ib_signal(tc_tp_ep_t *ep, tc_tp_rkey_t *rkey, uint64_t offset,
+                                     tc_tp_signal_op_t op, uint64_t value, tc_tp_req_t *req);
 /* Post the zero-length receives of a new QP (one per ring slot, plus TC_IB_NCTRL). */
-tc_status_t tc_ib_post_recvs(tc_ib_ep_t *ep);
+TC_MUST_USE tc_status_t tc_ib_post_recvs(tc_ib_ep_t *ep);
 /* Send a keepalive when the endpoint waits for its peer and has been idle long enough. */
 void tc_ib_ep_keepalive(tc_ib_ctx_t *ctx, tc_ib_ep_t *ep);
 /* Poll an endpoint's completion queue and act on what completed. */
@@ -330,10 +331,12 @@ void tc_ib_ep_fail_requests(tc_ib_ctx_t *ctx, tc_ib_ep_t *ep, tc_status_t status
 void tc_ib_ep_kick(tc_ib_ctx_t *ctx, tc_ib_ep_t *ep);
 
 /* ---- ib_rkey.c ---- */
-tc_status_t tc_ib_mem_reg(tc_tp_ctx_t *ctx, void *addr, size_t len, tc_tp_mem_t **mem_p);
+TC_MUST_USE tc_status_t tc_ib_mem_reg(tc_tp_ctx_t *ctx, void *addr, size_t len,
+                                      tc_tp_mem_t **mem_p);
 void tc_ib_mem_dereg(tc_tp_mem_t *mem);
-tc_status_t tc_ib_rkey_pack(tc_tp_mem_t *mem, void *buf, size_t cap, size_t *len_p);
-tc_status_t tc_ib_rkey_unpack(tc_tp_ep_t *ep, const void *buf, size_t len, tc_tp_rkey_t **rkey_p);
+TC_MUST_USE tc_status_t tc_ib_rkey_pack(tc_tp_mem_t *mem, void *buf, size_t cap, size_t *len_p);
+TC_MUST_USE tc_status_t tc_ib_rkey_unpack(tc_tp_ep_t *ep, const void *buf, size_t len,
+                                          tc_tp_rkey_t **rkey_p);
 void tc_ib_rkey_release(tc_tp_rkey_t *rkey);
 
 typedef struct tc_ib_mem {

@@ -68,6 +68,7 @@ static void tc_ib_mr_release(tc_ib_ctx_t *ctx, tc_ib_mr_entry_t *e)
 static tc_ib_mr_entry_t *tc_ib_mr_unlink(tc_ib_mr_cache_t *c, size_t i)
 {
     tc_ib_mr_entry_t *e = c->v[i];
+    /* NOLINTNEXTLINE(bugprone-sizeof-expression): array of pointers */
     memmove(c->v + i, c->v + i + 1, (c->n - i - 1) * sizeof(c->v[0]));
     c->n--;
     if (e->refs == 0)
@@ -148,6 +149,7 @@ tc_status_t tc_ib_mr_get(tc_ib_ctx_t *ctx, const void *addr, size_t len, int exp
     }
     if (c->n == c->cap) {
         size_t ncap = c->cap ? 2 * c->cap : 32;
+        /* NOLINTNEXTLINE(bugprone-sizeof-expression): array of pointers */
         tc_ib_mr_entry_t **v = realloc(c->v, ncap * sizeof(*v));
         if (v == NULL)
             return tc_error_set(TC_ERR_NO_MEMORY, "ib: registration cache of %zu entries", ncap);
@@ -159,6 +161,7 @@ tc_status_t tc_ib_mr_get(tc_ib_ctx_t *ctx, const void *addr, size_t len, int exp
         return st;
     ent->last_use = ++c->clock;
     size_t at = tc_ib_mr_upper(c, ent->start);
+    /* NOLINTNEXTLINE(bugprone-sizeof-expression): array of pointers */
     memmove(c->v + at + 1, c->v + at, (c->n - at) * sizeof(c->v[0]));
     c->v[at] = ent;
     c->n++;

@@ -132,7 +132,7 @@ static tc_status_t tc_shm_options(tc_shm_ctx_t *ctx, const tc_hints_t *hints)
     ctx->ncells = (uint32_t)ncells;
     ctx->liveness_ns = (uint64_t)live * 1000000ULL;
     ctx->cma = (int)cma;
-    uint64_t ring = 2 * TC_SHM_LINE + (uint64_t)ncells * (TC_SHM_CELL_HDR + cell);
+    uint64_t ring = 2ull * TC_SHM_LINE + (uint64_t)ncells * (TC_SHM_CELL_HDR + cell);
     uint64_t size = TC_SHM_HDR_SIZE + 2 * ring;
     uint64_t page = (uint64_t)sysconf(_SC_PAGESIZE);
     ctx->seg_size = (size_t)((size + page - 1) / page * page);

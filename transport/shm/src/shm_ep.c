@@ -243,14 +243,14 @@ const char *tc_shm_ep_closed_why(const tc_shm_ep_t *ep)
 static void tc_shm_ep_map_rings(tc_shm_ep_t *ep)
 {
     ep->stride = TC_SHM_CELL_HDR + (size_t)ep->cell_size;
-    size_t ring_bytes = 2 * TC_SHM_LINE + (size_t)ep->ncells * ep->stride;
+    size_t ring_bytes = (size_t)2 * TC_SHM_LINE + (size_t)ep->ncells * ep->stride;
     unsigned char *ring[2] = {ep->seg + TC_SHM_HDR_SIZE, ep->seg + TC_SHM_HDR_SIZE + ring_bytes};
     tc_shm_ring_t *r[2] = {&ep->tx, &ep->rx};
     for (int i = 0; i < 2; i++) {
         unsigned char *base = ring[i == 0 ? ep->side : 1 - ep->side];
         r[i]->head = (uint64_t *)(void *)base;
         r[i]->tail = (uint64_t *)(void *)(base + TC_SHM_LINE);
-        r[i]->cells = base + 2 * TC_SHM_LINE;
+        r[i]->cells = base + (size_t)2 * TC_SHM_LINE;
         r[i]->pos = 0;
         r[i]->seen = 0;
     }
@@ -345,8 +345,8 @@ void tc_shm_ep_attach(tc_shm_ctx_t *ctx, tc_shm_ep_t *ep, void *p, size_t size)
 
     /* Everything below comes from another process: check it before using it. */
     uint32_t cell = h->cell_size, ncells = h->ncells;
-    uint64_t need = TC_SHM_HDR_SIZE +
-                    2 * (2 * TC_SHM_LINE + (uint64_t)ncells * (TC_SHM_CELL_HDR + (uint64_t)cell));
+    uint64_t need = TC_SHM_HDR_SIZE + 2 * (2ull * TC_SHM_LINE +
+                                           (uint64_t)ncells * (TC_SHM_CELL_HDR + (uint64_t)cell));
     if (h->version != TC_SHM_VERSION) {
         tc_shm_ep_fail(ctx, ep, TC_ERR_UNSUPPORTED,
                        "made segment version %u, this build knows %d (mixed builds?)",

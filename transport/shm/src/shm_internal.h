@@ -171,15 +171,15 @@ struct tc_shm_ep {
 /* ---- shm_ctx.c ---- */
 void tc_shm_req_complete(tc_shm_ctx_t *ctx, tc_tp_req_t *req, tc_status_t status, size_t bytes);
 /* Check that /dev/shm can hold @p need more bytes. */
-tc_status_t tc_shm_preflight(size_t need, uint32_t cell_size, uint32_t ncells);
+TC_MUST_USE tc_status_t tc_shm_preflight(size_t need, uint32_t cell_size, uint32_t ncells);
 /* Read or write @p len bytes at @p remote in process @p pid (process_vm_readv/writev, looped). */
 ssize_t tc_shm_cma(pid_t pid, void *local, uint64_t remote, size_t len, int write);
 
 /* ---- shm_ep.c ---- */
-tc_status_t tc_shm_ep_connect(tc_tp_ctx_t *ctx, uint64_t peer_id, const void *addr, size_t addr_len,
-                              tc_tp_ep_t **ep_p);
+TC_MUST_USE tc_status_t tc_shm_ep_connect(tc_tp_ctx_t *ctx, uint64_t peer_id, const void *addr,
+                                          size_t addr_len, tc_tp_ep_t **ep_p);
 void tc_shm_ep_close(tc_tp_ep_t *ep);
-tc_status_t tc_shm_cancel(tc_tp_ep_t *ep, tc_tp_req_t *req);
+TC_MUST_USE tc_status_t tc_shm_cancel(tc_tp_ep_t *ep, tc_tp_req_t *req);
 /* Fail the endpoint: the text follows "shm: peer N (pid P) ". */
 void tc_shm_ep_fail(tc_shm_ctx_t *ctx, tc_shm_ep_t *ep, tc_status_t status, const char *fmt, ...)
     __attribute__((format(printf, 4, 5)));
@@ -202,37 +202,39 @@ tc_tp_req_t *tc_shm_queue_pop(tc_shm_queue_t *q);
 int tc_shm_queue_remove(tc_shm_queue_t *q, tc_tp_req_t *req);
 
 /* ---- shm_tx.c ---- */
-tc_status_t tc_shm_send(tc_tp_ep_t *ep, uint64_t tag, const void *buf, size_t len,
-                        tc_tp_req_t *req);
+TC_MUST_USE tc_status_t tc_shm_send(tc_tp_ep_t *ep, uint64_t tag, const void *buf, size_t len,
+                                    tc_tp_req_t *req);
 /* Push what the ring takes: control cells, get replies, then the send queue. */
 void tc_shm_ep_flush(tc_shm_ctx_t *ctx, tc_shm_ep_t *ep);
 /* Queue a control cell for the peer. */
 void tc_shm_ctrl_post(tc_shm_ctx_t *ctx, tc_shm_ep_t *ep, uint32_t type, uint64_t cookie);
 /* Post a one-sided request that travels through the ring. */
-tc_status_t tc_shm_post_ring(tc_shm_ctx_t *ctx, tc_shm_ep_t *ep, tc_tp_req_t *req);
+TC_MUST_USE tc_status_t tc_shm_post_ring(tc_shm_ctx_t *ctx, tc_shm_ep_t *ep, tc_tp_req_t *req);
 /* The next free cell of the tx ring, or NULL when it is full (or the peer broke the head). */
 tc_shm_cell_hdr_t *tc_shm_tx_cell(tc_shm_ctx_t *ctx, tc_shm_ep_t *ep);
 void tc_shm_tx_commit(tc_shm_ep_t *ep);
 
 /* ---- shm_rx.c ---- */
-tc_status_t tc_shm_recv(tc_tp_ep_t *ep, uint64_t tag, void *buf, size_t cap, tc_tp_req_t *req);
+TC_MUST_USE tc_status_t tc_shm_recv(tc_tp_ep_t *ep, uint64_t tag, void *buf, size_t cap,
+                                    tc_tp_req_t *req);
 /* Handle what the rx ring holds; returns cells consumed. */
 int tc_shm_ep_read(tc_shm_ctx_t *ctx, tc_shm_ep_t *ep);
 void tc_shm_unexp_free_all(tc_shm_ep_t *ep, int only_complete_kept);
 
 /* ---- shm_rma.c ---- */
-tc_status_t tc_shm_mem_reg(tc_tp_ctx_t *ctx, void *addr, size_t len, tc_tp_mem_t **mem_p);
+TC_MUST_USE tc_status_t tc_shm_mem_reg(tc_tp_ctx_t *ctx, void *addr, size_t len,
+                                       tc_tp_mem_t **mem_p);
 void tc_shm_mem_dereg(tc_tp_mem_t *mem);
-tc_status_t tc_shm_rkey_pack(tc_tp_mem_t *mem, void *buf, size_t cap, size_t *len_p);
-tc_status_t tc_shm_rkey_unpack(tc_tp_ep_t *ep, const void *buf, size_t len,
-                               tc_tp_rkey_t **rkey_p);
+TC_MUST_USE tc_status_t tc_shm_rkey_pack(tc_tp_mem_t *mem, void *buf, size_t cap, size_t *len_p);
+TC_MUST_USE tc_status_t tc_shm_rkey_unpack(tc_tp_ep_t *ep, const void *buf, size_t len,
+                                           tc_tp_rkey_t **rkey_p);
 void tc_shm_rkey_release(tc_tp_rkey_t *rkey);
-tc_status_t tc_shm_put(tc_tp_ep_t *ep, const void *buf, size_t len, tc_tp_rkey_t *rkey,
-                       uint64_t offset, tc_tp_req_t *req);
-tc_status_t tc_shm_get(tc_tp_ep_t *ep, void *buf, size_t len, tc_tp_rkey_t *rkey, uint64_t offset,
-                       tc_tp_req_t *req);
-tc_status_t tc_shm_signal(tc_tp_ep_t *ep, tc_tp_rkey_t *rkey, uint64_t offset,
-                          tc_tp_signal_op_t op, uint64_t value, tc_tp_req_t *req);
+TC_MUST_USE tc_status_t tc_shm_put(tc_tp_ep_t *ep, const void *buf, size_t len, tc_tp_rkey_t *rkey,
+                                   uint64_t offset, tc_tp_req_t *req);
+TC_MUST_USE tc_status_t tc_shm_get(tc_tp_ep_t *ep, void *buf, size_t len, tc_tp_rkey_t *rkey,
+                                   uint64_t offset, tc_tp_req_t *req);
+TC_MUST_USE tc_status_t tc_shm_signal(tc_tp_ep_t *ep, tc_tp_rkey_t *rkey, uint64_t offset,
+                                      tc_tp_signal_op_t op, uint64_t value, tc_tp_req_t *req);
 /* The registration @p key of this context covering [off, off+len), or NULL. */
 tc_shm_mem_t *tc_shm_mem_find(tc_shm_ctx_t *ctx, uint64_t key, uint64_t off, uint64_t len);
 

@@ -51,6 +51,20 @@ typedef enum tc_status {
 } tc_status_t;
 
 /**
+ * @brief Put before the declaration of a function whose ::tc_status_t must not
+ *        be ignored: GCC and clang then warn about a call that drops it.
+ *
+ * The library's internal functions use it (its build makes the warning an
+ * error). A caller that ignores such a status on purpose tests it and says why
+ * (GCC still warns when the call is only cast to void).
+ */
+#if defined(__GNUC__) || defined(__clang__)
+#define TC_MUST_USE __attribute__((warn_unused_result))
+#else
+#define TC_MUST_USE
+#endif
+
+/**
  * @brief The name of a status code, e.g. "TC_ERR_TIMEOUT".
  * @param status any value; unknown values give "TC_ERR_UNKNOWN".
  * @return a static string, never NULL.
@@ -75,6 +89,19 @@ const char *tc_last_error(void);
  */
 tc_status_t tc_error_set(tc_status_t status, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
+
+/* For clang's static analyzer only (tools/ci/static_analysis.sh): tc_error_set
+ * returns @p status, which the analyzer cannot see across files; without this
+ * it follows `return tc_error_set(TC_ERR_..., ...)` as if it returned TC_OK
+ * and reports the caller's use of outputs that were never set. */
+#ifdef __clang_analyzer__
+#define tc_error_set(status, ...)                                                                  \
+    __extension__({                                                                                \
+        tc_status_t tc_error_set_st_ = (status);                                                   \
+        (void)(tc_error_set)(tc_error_set_st_, __VA_ARGS__);                                       \
+        tc_error_set_st_;                                                                          \
+    })
+#endif
 
 /**
  * @brief Prepend context to the current detail ("all_reduce #7: " + detail).
