@@ -32,20 +32,20 @@ typedef struct tc_api_work {
 /* handles.c: a new object with its handle (TC_ERR_NO_MEMORY, or
  * TC_ERR_NO_RESOURCE past 2^22 alive); retire frees the object and makes its
  * handle stale for good. */
-tc_status_t tc_api_comm_new(const char *fn, tc_api_comm_t **c_p);
+TC_MUST_USE tc_status_t tc_api_comm_new(const char *fn, tc_api_comm_t **c_p);
 void tc_api_comm_retire(tc_api_comm_t *c);
-tc_status_t tc_api_work_new(const char *fn, tc_api_work_t **w_p);
+TC_MUST_USE tc_status_t tc_api_work_new(const char *fn, tc_api_work_t **w_p);
 void tc_api_work_drop(tc_api_work_t *w); /* NULL: nothing */
 
 /* Decode a handle: TC_ERR_INVALID_ARG for NULL, TC_ERR_INVALID_STATE for a
  * destroyed / freed one ("was destroyed", "was freed") or a value that is no
  * handle of that kind; the detail names @p fn. */
-tc_status_t tc_api_comm_get(const tc_comm_t *comm, const char *fn, tc_api_comm_t **c_p);
-tc_status_t tc_api_work_get(const tc_work_t *work, const char *fn, tc_api_work_t **w_p);
+TC_MUST_USE tc_status_t tc_api_comm_get(const tc_comm_t *comm, const char *fn, tc_api_comm_t **c_p);
+TC_MUST_USE tc_status_t tc_api_work_get(const tc_work_t *work, const char *fn, tc_api_work_t **w_p);
 
 /* tc_api_comm_get, and that no batch is being recorded; sets the detail naming @p fn. */
-tc_status_t tc_api_comm_get_not_batching(const tc_comm_t *comm, const char *fn,
-                                         tc_api_comm_t **c_p);
+TC_MUST_USE tc_status_t tc_api_comm_get_not_batching(const tc_comm_t *comm, const char *fn,
+                                                     tc_api_comm_t **c_p);
 
 /* Whether @p opts carries hints to parse. */
 int tc_api_opts_have_hints(const tc_op_opts_t *opts);
@@ -53,13 +53,14 @@ int tc_api_opts_have_hints(const tc_op_opts_t *opts);
 /* Parse per-operation options into hints, a timeout and the runtime flags;
  * checks that asynchronous calls have somewhere to put their work. @p hints
  * may be NULL when tc_api_opts_have_hints() says there are none. */
-tc_status_t tc_api_op_opts(const tc_op_opts_t *opts, const char *fn, tc_hints_t *hints,
-                           int64_t *timeout_ms_p, int *flags_p, tc_work_t **work_p);
+TC_MUST_USE tc_status_t tc_api_op_opts(const tc_op_opts_t *opts, const char *fn, tc_hints_t *hints,
+                                       int64_t *timeout_ms_p, int *flags_p, tc_work_t **work_p);
 
 /* vcheck.c: the non-empty blocks (@p displs[q], @p counts[q]) of @p size ranks,
  * all in range, do not overlap in @p bufname; else TC_ERR_INVALID_ARG naming
  * @p fn, @p dname, the two ranks and their ranges. */
-tc_status_t tc_api_v_disjoint(const char *fn, int size, const size_t *counts, const char *dname,
-                              const size_t *displs, const char *bufname);
+TC_MUST_USE tc_status_t tc_api_v_disjoint(const char *fn, int size, const size_t *counts,
+                                          const char *dname, const size_t *displs,
+                                          const char *bufname);
 
 #endif

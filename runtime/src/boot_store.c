@@ -616,6 +616,7 @@ bs_conn_t *tc_bs_conn_add(tc_boot_store_t *st, int fd, const char *name)
 {
     if (st->nconns == st->conns_cap) {
         size_t cap = st->conns_cap ? st->conns_cap * 2 : 16;
+        /* NOLINTNEXTLINE(bugprone-sizeof-expression): an array of pointers */
         bs_conn_t **p = realloc(st->conns, cap * sizeof(*p));
         if (!p)
             return NULL;

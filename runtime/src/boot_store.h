@@ -50,9 +50,9 @@
 #define TC_BS_HDR_LEN 8
 #define TC_BS_MAX_KEY 255
 #define TC_BS_MAX_VALUE (4u << 20)
-#define TC_BS_NONCE_LEN 32  /* TC_AUTH_NONCE_LEN */
-#define TC_BS_MAC_LEN 32    /* TC_AUTH_MAC_LEN */
-#define TC_BS_HELLO_LEN 47  /* magic 4, version 2, rank 4, world 4, keyed 1, nonce 32 */
+#define TC_BS_NONCE_LEN 32 /* TC_AUTH_NONCE_LEN */
+#define TC_BS_MAC_LEN 32   /* TC_AUTH_MAC_LEN */
+#define TC_BS_HELLO_LEN 47 /* magic 4, version 2, rank 4, world 4, keyed 1, nonce 32 */
 #define TC_BS_CHALLENGE_LEN (1 + TC_BS_NONCE_LEN + TC_BS_MAC_LEN)
 #define TC_BS_PROOF_LEN TC_BS_MAC_LEN
 #define TC_BS_STORE_ID UINT64_MAX /* the store's id in the transcript */
@@ -83,8 +83,8 @@ typedef struct tc_boot_store tc_boot_store_t;
  * serve a store for @p world ranks in a background thread. Every client must
  * prove it holds @p secret (@p len bytes; 0: none, the public key).
  */
-TC_MUST_USE tc_status_t tc_boot_store_start(int port, int world, const void *secret,
-                                            size_t len, tc_boot_store_t **store_p);
+TC_MUST_USE tc_status_t tc_boot_store_start(int port, int world, const void *secret, size_t len,
+                                            tc_boot_store_t **store_p);
 
 /**
  * Fill @p t (and @p extra, which it points to) for the join of @p rank: both
@@ -116,8 +116,8 @@ TC_MUST_USE tc_status_t tc_boot_store_hdr_parse(const uint8_t hdr[TC_BS_HDR_LEN]
  * On TC_OK *boot_p is a bootstrap of the "env" kind over @p fd (tc_boot_destroy closes it);
  * else @p fd is closed. For tests and fuzz targets: the environment is not read.
  */
-tc_status_t tc_boot_env_join_fd(int fd, int rank, int world, const void *secret, size_t slen,
-                                uint64_t deadline_ns, tc_boot_t **boot_p);
+TC_MUST_USE tc_status_t tc_boot_env_join_fd(int fd, int rank, int world, const void *secret,
+                                            size_t slen, uint64_t deadline_ns, tc_boot_t **boot_p);
 
 /* ---- bodies after joining (boot_store_body.c): pure functions of the bytes ---- */
 
@@ -158,17 +158,18 @@ typedef struct tc_bs_reply {
 
 /** Store: a PUT body of @p len bytes (a key of 1..TC_BS_MAX_KEY bytes without NUL, a value of at
  *  most TC_BS_MAX_VALUE bytes, nothing after): TC_OK, or TC_ERR_PROTOCOL naming the fault. */
-tc_status_t tc_boot_store_put_parse(const uint8_t *body, size_t len, tc_bs_put_t *put);
+TC_MUST_USE tc_status_t tc_boot_store_put_parse(const uint8_t *body, size_t len, tc_bs_put_t *put);
 /** Store: a FENCE body (exactly 20 bytes): TC_OK, or TC_ERR_PROTOCOL. */
-tc_status_t tc_boot_store_fence_parse(const uint8_t *body, size_t len, tc_bs_fence_t *fence);
+TC_MUST_USE tc_status_t tc_boot_store_fence_parse(const uint8_t *body, size_t len,
+                                                  tc_bs_fence_t *fence);
 /** Store: a GET body (request, rank, a key as PUT's, nothing after): TC_OK, or TC_ERR_PROTOCOL.
  *  The rank is not checked (the store answers a rank out of range with a REPLY). */
-tc_status_t tc_boot_store_get_parse(const uint8_t *body, size_t len, tc_bs_get_t *get);
+TC_MUST_USE tc_status_t tc_boot_store_get_parse(const uint8_t *body, size_t len, tc_bs_get_t *get);
 /** Store: a NOTIFY body from rank @p sender of @p world: a known kind about a rank of the world,
  *  a revoke of the sender's own, a failure of another rank with comm id 0. TC_OK (from is
  *  @p sender), or TC_ERR_PROTOCOL naming the fault. */
-tc_status_t tc_boot_store_notify_parse(const uint8_t *body, size_t len, uint32_t world,
-                                       uint32_t sender, tc_bs_notice_t *n);
+TC_MUST_USE tc_status_t tc_boot_store_notify_parse(const uint8_t *body, size_t len, uint32_t world,
+                                                   uint32_t sender, tc_bs_notice_t *n);
 /** Client: a REPLY body: 1 when its length field counts exactly the bytes after the fixed
  *  fields and its status is one the store sends, else 0. The fields are filled either way (0
  *  where the body is too short), for the message. Sets no error text. */

@@ -107,7 +107,8 @@ void tc_bs_flush(tc_boot_store_t *st, bs_conn_t *c);
 void tc_bs_drop(tc_boot_store_t *st, bs_conn_t *c, const char *why);
 /* A store for @p world ranks and @p secret (@p slen bytes) that neither listens nor runs its
  * thread yet (tc_boot_store_start does both; tests and fuzz targets drive its connections). */
-tc_status_t tc_bs_create(int world, const void *secret, size_t slen, tc_boot_store_t **store_p);
+TC_MUST_USE tc_status_t tc_bs_create(int world, const void *secret, size_t slen,
+                                     tc_boot_store_t **store_p);
 /* Free a store whose thread is not running (connections left in it are not freed). */
 void tc_bs_free(tc_boot_store_t *st);
 /* A new connection on socket @p fd (the store's now) from @p name; NULL when out of memory. */
@@ -120,8 +121,8 @@ void tc_bs_reap(tc_boot_store_t *st);
 void tc_bs_conn_free(bs_conn_t *c);
 
 /* ---- boot_store_auth.c ---- */
-tc_status_t tc_bs_on_hello(tc_boot_store_t *st, bs_conn_t *c, tc_wire_reader_t *r);
-tc_status_t tc_bs_on_proof(tc_boot_store_t *st, bs_conn_t *c, tc_wire_reader_t *r);
+TC_MUST_USE tc_status_t tc_bs_on_hello(tc_boot_store_t *st, bs_conn_t *c, tc_wire_reader_t *r);
+TC_MUST_USE tc_status_t tc_bs_on_proof(tc_boot_store_t *st, bs_conn_t *c, tc_wire_reader_t *r);
 /* Log a refused client: the first at once, then at most one line per second with the count. */
 void tc_bs_refused(tc_boot_store_t *st, const bs_conn_t *c, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));

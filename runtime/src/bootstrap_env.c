@@ -638,7 +638,7 @@ static tc_status_t env_hello(tc_boot_env_t *e, const env_config_t *cfg, const tc
     (void)tc_wire_put_u32(&w, (uint32_t)cfg->world);
     (void)tc_wire_put_u8(&w, key->keyed ? 1 : 0);
     (void)tc_wire_put_bytes(&w, nonce_i, TC_BS_NONCE_LEN);
-    env_reply_t reply;
+    env_reply_t reply = {0};
     tc_status_t rc = env_send(e, buf, sizeof(buf), deadline_ns, "hello");
     if (rc == TC_OK)
         rc = env_wait_reply(e, 0, deadline_ns, "hello", &reply);

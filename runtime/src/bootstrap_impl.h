@@ -13,7 +13,7 @@ int tc_boot_pmix_announced(void);
 void tc_boot_fill_common(tc_boot_t *boot);
 /* boot->secret := TC_JOB_SECRET (none when unset or empty); TC_ERR_CONFIG naming @p who
  * when it is longer than TC_BOOT_SECRET_MAX. */
-tc_status_t tc_boot_secret_from_env(tc_boot_t *boot, const char *who);
+TC_MUST_USE tc_status_t tc_boot_secret_from_env(tc_boot_t *boot, const char *who);
 
 /* PMIx events (bootstrap_pmix_events.c) */
 void tc_boot_pmix_events_start(const char *nspace);

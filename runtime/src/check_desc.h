@@ -16,6 +16,7 @@
  * 0's: TC_OK when all are equal, else TC_ERR_MISMATCH with a text naming up to four ranks that
  * disagree and what each called (@p comm_name and @p seq, the collective's number, in it).
  */
-tc_status_t tc_rt_check_compare(const void *descs, int size, const char *comm_name, uint64_t seq);
+TC_MUST_USE tc_status_t tc_rt_check_compare(const void *descs, int size, const char *comm_name,
+                                            uint64_t seq);
 
 #endif

@@ -172,7 +172,7 @@ static tc_status_t step_finish(tc_rt_work_t *w, uint32_t i)
     tc_rt_exec_t *ex = &w->ex;
     const tc_step_t *s = &w->sched->steps[i];
     tc_tp_req_t *req = &ex->reqs[i];
-    unsigned long long want = (unsigned long long)(s->count * ex->esize);
+    unsigned long long want = (unsigned long long)s->count * ex->esize;
     char why[192];
     if (req->status == TC_ERR_TRUNCATED && s->kind != TC_STEP_SEND) {
         /* the sender's count is larger: a mismatch, as tcomms.h promises (the

@@ -22,27 +22,28 @@ extern "C" {
 #endif
 
 /* The number of devices, or TC_ERR_UNSUPPORTED "no CUDA device: ...". */
-tc_status_t tc_kern_cuda_dev_count(int *count_p);
+TC_MUST_USE tc_status_t tc_kern_cuda_dev_count(int *count_p);
 
 /* Make @p device current for the calling thread. */
-tc_status_t tc_kern_cuda_dev_set_device(int device);
+TC_MUST_USE tc_status_t tc_kern_cuda_dev_set_device(int device);
 
 /* Copy @p bytes between any two of host and device memory (unified addressing),
  * synchronously. */
-tc_status_t tc_kern_cuda_dev_memcpy(void *dst, const void *src, size_t bytes);
+TC_MUST_USE tc_status_t tc_kern_cuda_dev_memcpy(void *dst, const void *src, size_t bytes);
 
 /* Launch the kernels on `stream` (a cudaStream_t). */
-tc_status_t tc_kern_cuda_dev_reduce(tc_dtype_t dtype, tc_redop_t op, void *dst, const void *a,
-                                    const void *b, size_t n, void *stream);
-tc_status_t tc_kern_cuda_dev_scale_div(tc_dtype_t dtype, void *dst, size_t n, int divisor,
-                                       void *stream);
+TC_MUST_USE tc_status_t tc_kern_cuda_dev_reduce(tc_dtype_t dtype, tc_redop_t op, void *dst,
+                                                const void *a, const void *b, size_t n,
+                                                void *stream);
+TC_MUST_USE tc_status_t tc_kern_cuda_dev_scale_div(tc_dtype_t dtype, void *dst, size_t n,
+                                                   int divisor, void *stream);
 
 /* Run the kernels' code on the host (cuda_emulate.h). */
-tc_status_t tc_kern_cuda_dev_emulate_reduce(tc_dtype_t dtype, tc_redop_t op, void *dst,
-                                            const void *a, const void *b, size_t n,
-                                            unsigned max_blocks);
-tc_status_t tc_kern_cuda_dev_emulate_scale_div(tc_dtype_t dtype, void *dst, size_t n, int divisor,
-                                               unsigned max_blocks);
+TC_MUST_USE tc_status_t tc_kern_cuda_dev_emulate_reduce(tc_dtype_t dtype, tc_redop_t op, void *dst,
+                                                        const void *a, const void *b, size_t n,
+                                                        unsigned max_blocks);
+TC_MUST_USE tc_status_t tc_kern_cuda_dev_emulate_scale_div(tc_dtype_t dtype, void *dst, size_t n,
+                                                           int divisor, unsigned max_blocks);
 
 #ifdef __cplusplus
 }

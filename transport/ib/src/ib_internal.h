@@ -70,15 +70,15 @@ enum { TC_IB_MSG_EAGER = 1, TC_IB_MSG_RTS = 2 };
 /* Kinds of immediate data. MSG and FIN each take one credit (a ring slot and a receive work
  * request of the peer); CREDIT only returns credits and uses a reserved receive request. */
 enum { TC_IB_IMM_MSG = 0, TC_IB_IMM_CREDIT = 1, TC_IB_IMM_FIN = 2 };
-#define TC_IB_IMM(kind, credits, low) \
+#define TC_IB_IMM(kind, credits, low)                                                              \
     (((uint32_t)(kind) << 30) | ((uint32_t)(credits) << 22) | ((uint32_t)(low)&0x3fffffu))
 #define TC_IB_IMM_SLOT_LEN(slot, n) (((uint32_t)(slot) << 14) | (uint32_t)(n))
 #define TC_IB_RNDV_ID_MASK 0x3fffffu
 
-#define TC_IB_NRECV 64                                 /* ring slots per endpoint (= credits) */
-#define TC_IB_NCTRL 4                                  /* extra receive requests for CREDIT */
-#define TC_IB_NRQ (TC_IB_NRECV + TC_IB_NCTRL)          /* zero-length receives posted */
-#define TC_IB_NSEND 64                                 /* send bounce buffers per QP */
+#define TC_IB_NRECV 64                                  /* ring slots per endpoint (= credits) */
+#define TC_IB_NCTRL 4                                   /* extra receive requests for CREDIT */
+#define TC_IB_NRQ (TC_IB_NRECV + TC_IB_NCTRL)           /* zero-length receives posted */
+#define TC_IB_NSEND 64                                  /* send bounce buffers per QP */
 #define TC_IB_SLOT (TC_IB_MSG_HDR + TC_TP_IB_EAGER_MAX) /* bytes of a ring slot / bounce buffer */
 #define TC_IB_CREDIT_BATCH (TC_IB_NRECV / 2) /* credits owed that trigger a CREDIT message */
 #define TC_IB_SQ_DEPTH 256                   /* data work requests in flight */
@@ -131,7 +131,7 @@ typedef struct tc_ib_mr_entry {
 typedef struct tc_ib_mr_cache {
     tc_ib_mr_entry_t **v; /* sorted by start */
     size_t n, cap;
-    size_t nunused;  /* entries in v with refs == 0 */
+    size_t nunused;    /* entries in v with refs == 0 */
     size_t max_unused; /* TC_IB_REG_CACHE_MAX */
     int enabled;       /* TC_IB_REG_CACHE; 0: only explicit registrations are in v */
     uint64_t clock;
@@ -188,17 +188,17 @@ struct tc_ib_ep {
     tc_ib_slot_t send_slot[TC_IB_NSEND];
     int send_free[TC_IB_NSEND];
     int nsend_free;
-    int sq_used;            /* send work requests posted, not completed */
-    unsigned scratch_next;  /* ring index of the atomic scratch words */
+    int sq_used;           /* send work requests posted, not completed */
+    unsigned scratch_next; /* ring index of the atomic scratch words */
 
     /* eager ring: the peer writes into our ring (recv_buf), we into its (r_addr, r_rkey) */
     uint64_t r_addr;
     uint32_t r_rkey;
-    uint32_t tx_seq;      /* sequence of our next MSG/FIN; its slot is tx_seq % TC_IB_NRECV */
-    uint32_t tx_credits;  /* peer slots we may still fill */
-    uint32_t rx_seq;      /* sequence the next MSG/FIN from the peer must have */
-    uint32_t rx_unacked;  /* slots consumed, not yet returned to the peer as credits */
-    uint32_t rndv_next;   /* next rendezvous id */
+    uint32_t tx_seq;     /* sequence of our next MSG/FIN; its slot is tx_seq % TC_IB_NRECV */
+    uint32_t tx_credits; /* peer slots we may still fill */
+    uint32_t rx_seq;     /* sequence the next MSG/FIN from the peer must have */
+    uint32_t rx_unacked; /* slots consumed, not yet returned to the peer as credits */
+    uint32_t rndv_next;  /* next rendezvous id */
 
     /* keepalive of an idle endpoint that waits for the peer */
     uint64_t nactivity, ka_seen; /* completions polled; value at ka_since */
@@ -241,9 +241,9 @@ struct tc_ib_ctx {
         size_t proof_got;
         unsigned char na[TC_AUTH_NONCE_LEN];
         uint64_t deadline; /* of stages 0 and 1 */
-    } *accepted; /* accepted sockets: in their exchange, or proved and waiting for ep_connect */
-    int npending;              /* of them in stages 0 and 1 (bounded by TC_IB_PENDING_MAX) */
-    int pending_ms;            /* their deadline */
+    } * accepted;   /* accepted sockets: in their exchange, or proved and waiting for ep_connect */
+    int npending;   /* of them in stages 0 and 1 (bounded by TC_IB_PENDING_MAX) */
+    int pending_ms; /* their deadline */
     uint64_t accept_resume_ns; /* accept() ran out of descriptors: not before this */
     int accept_backoff_ms;
     tc_tp_loglimit_t rlog[8]; /* refusals by reason (TC_IB_HS_R_*, 0 and 5..7 for others) */
@@ -281,7 +281,7 @@ void tc_ib_ep_close(tc_tp_ep_t *ep);
 void tc_ib_ep_fail(tc_ib_ctx_t *ctx, tc_ib_ep_t *ep, tc_status_t status, const char *fmt, ...)
     __attribute__((format(printf, 4, 5)));
 /* INIT -> RTR -> RTS with the peer's QP number, PSN, LID and GID from its handshake. */
-tc_status_t tc_ib_qp_connect(tc_ib_ctx_t *ctx, tc_ib_ep_t *ep, const unsigned char *hs);
+TC_MUST_USE tc_status_t tc_ib_qp_connect(tc_ib_ctx_t *ctx, tc_ib_ep_t *ep, const unsigned char *hs);
 tc_ib_ep_t *tc_ib_ep_find(tc_ib_ctx_t *ctx, uint64_t peer_id);
 
 /* ---- ib_hs.c: the handshake ---- */
