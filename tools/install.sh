@@ -76,6 +76,9 @@ mkdir -p "$stage/include" "$stage/lib/pkgconfig" "$stage/lib/cmake/tcomms" "$sta
 for d in "${header_dirs[@]}"; do
     cp -R "$d/include/tcomms" "$stage/include/"
 done
+# The shm segment's layout is a wire format between two processes of the same build (it has its
+# own version), not an interface: the tests include it, programs do not.
+rm "$stage/include/tcomms/transport/shm_layout.h"
 
 # ---- archives: one per layer, then all of them in one (ar's MRI script keeps every member,
 # also those of the same name in two libraries).
