@@ -12,12 +12,15 @@
  *   handshake of the hello as extra. */
 #include <arpa/inet.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <netinet/in.h>
 #include <setjmp.h>
 #include <stdarg.h>
+#include <stdio.h>
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -200,7 +203,10 @@ static void test_forged_and_replayed(void **state)
         const char *secret, *purpose;
         uint64_t acceptor;
     } forged[] = {
-        {"job-8", "ib", 7}, {NULL, "ib", 7}, {"job-7", "ib", 8}, {"job-7", "tcp/primary", 7},
+        {"job-8", "ib", 7},
+        {NULL, "ib", 7},
+        {"job-7", "ib", 8},
+        {"job-7", "tcp/primary", 7},
     };
     unsigned char m[112], chal[88], proof[32];
     for (size_t i = 0; i < sizeof(forged) / sizeof(forged[0]); i++) {
@@ -353,6 +359,88 @@ static void test_cap_and_deadline(void **state)
     tc_tp_ctx_destroy(ctx);
 }
 
+/* accept() out of descriptors: the handshake listener pauses (10 ms, doubling to 1 s) and logs
+ * at most a line a second instead of spinning, and accepts again once descriptors are back. */
+static void test_emfile_backoff(void **state)
+{
+    (void)state;
+    tc_ibemu_reset();
+    tc_tp_ctx_t *ctx = ctx_new(7, NULL);
+    unsigned char other[32] = {1, 1};
+    tc_tp_ep_t *ep3;
+    assert_int_equal(tc_tp_ep_connect(ctx, 3, other, sizeof(other), &ep3), TC_OK); /* waits */
+    int fds[5];
+    for (int i = 0; i < 5; i++)
+        fds[i] = raw_connect(ctx); /* queued in the listener's backlog */
+    /* the log (stderr) into a file, to count its lines */
+    const char *dir = getenv("TEST_TMPDIR");
+    char path[256];
+    snprintf(path, sizeof(path), "%s/ib_emfile_log.%d", dir ? dir : "/tmp", (int)getpid());
+    int lfd = open(path, O_RDWR | O_CREAT | O_TRUNC, 0600), saved = dup(2);
+    assert_true(lfd >= 0 && saved >= 0);
+    assert_int_equal(dup2(lfd, 2), 2);
+    /* no descriptor left: every number below the limit is taken */
+    struct rlimit old, low;
+    int lowest = dup(0);
+    assert_true(lowest >= 0);
+    assert_int_equal(getrlimit(RLIMIT_NOFILE, &old), 0);
+    close(lowest);
+    low = old;
+    low.rlim_cur = (rlim_t)lowest;
+    assert_int_equal(setrlimit(RLIMIT_NOFILE, &low), 0);
+    int none = dup(0), err = errno;
+    uint64_t until = tc_deadline_after_ms(2000);
+    while (!tc_deadline_passed(until)) {
+        tc_tp_progress(ctx);
+        tc_tp_wait(ctx, 1);
+    }
+    assert_int_equal(setrlimit(RLIMIT_NOFILE, &old), 0);
+    fflush(stderr);
+    assert_int_equal(dup2(saved, 2), 2);
+    close(saved);
+    assert_int_equal(none, -1);
+    assert_int_equal(err, EMFILE);
+    off_t end = lseek(lfd, 0, SEEK_END);
+    char *text = calloc(1, (size_t)end + 1);
+    assert_non_null(text);
+    assert_int_equal(pread(lfd, text, (size_t)end, 0), end);
+    close(lfd);
+    unlink(path);
+    /* the lines, and the refusals each line says it left out (rate limit): together, how many
+     * times accept() failed */
+    int lines = 0, failures = 0;
+    for (const char *q = text; (q = strstr(q, "cannot accept handshake connections: accept: "));
+         q++) {
+        lines++;
+        failures++;
+        const char *eol = strchr(q, '\n'), *more = strstr(q, "(and ");
+        if (more != NULL && (eol == NULL || more < eol))
+            failures += atoi(more + 5);
+    }
+    int named = strstr(text, "Too many open files; not accepting for") != NULL;
+    free(text);
+    print_message("accept() out of descriptors for 2 s: %d log lines, %d failed accepts\n", lines,
+                  failures);
+    assert_true(lines >= 1); /* it said why */
+    assert_true(lines < 10);
+    /* paused 10, 20, 40 ... 1000 ms: about 9 tries in 2 s (without the pause: one per call) */
+    assert_true(failures < 20);
+    assert_int_equal(named, 1);
+    /* descriptors again: a proper exchange is accepted */
+    int fd = raw_connect(ctx);
+    unsigned char m[112], chal[88], proof[32];
+    make_hello(m, 1, 7, 0);
+    assert_int_equal(hello(ctx, fd, m, 7, chal, NULL, 1), 0);
+    mac(NULL, TC_AUTH_INITIATOR, "ib", 7, m, chal, proof);
+    assert_int_equal(send(fd, proof, 32, MSG_NOSIGNAL), 32);
+    expect_after_proof(ctx, fd, 0, 7, 1);
+    close(fd);
+    for (int i = 0; i < 5; i++)
+        close(fds[i]);
+    tc_tp_ep_close(ep3);
+    tc_tp_ctx_destroy(ctx);
+}
+
 int main(void)
 {
     setenv("TC_SOCKET_IFNAME", "lo", 1);
@@ -360,6 +448,7 @@ int main(void)
         cmocka_unit_test(test_forged_and_replayed),
         cmocka_unit_test(test_fake_passive),
         cmocka_unit_test(test_cap_and_deadline),
+        cmocka_unit_test(test_emfile_backoff),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
