@@ -222,13 +222,21 @@ int main(int argc, char **argv)
         return fails != 0;
     }
     if (strcmp(mode, "abort") == 0) {
-        if (rank == victim)
+        /* Everyone is in, then the others issue while the victim still lives (it dies 100 ms
+         * later), so the all-reduce is pending on it when they abort just after it died. A victim that died at once
+         * could be known dead before the issue, which then fails instead (seen under load). */
+        st = tc_barrier(comm, NULL, NULL);
+        if (st != TC_OK)
+            FAIL("abort: the barrier before: %s", tc_last_error());
+        if (rank == victim) {
+            usleep(100000);
             die(SIGKILL);
+        }
         tc_op_opts_t o = TC_OP_OPTS_INIT;
         o.async = 1;
         tc_work_t *w = NULL;
         st = tc_all_reduce(comm, a, b, (size_t)n, TC_FLOAT32, TC_SUM, &o, &w);
-        usleep(20000);
+        usleep(105000);
         double t0 = now_ms();
         tc_status_t ast = tc_comm_abort(comm);
         double dt = now_ms() - t0;

@@ -141,7 +141,9 @@ if want mismatch-fr; then
 # A different collective without TC_CHECK: errors or timeouts; tc-fr names the rank.
 seed=$((RANDOM * 32768 + RANDOM))
 one mismatch-fr 4 3 mismatch 2 "$seed" TC_TIMEOUT_S=3 || true
-if "$tcfr" "$log/mismatch-fr.$seed" | grep -q 'rank 2 called broadcast'; then
+# (tc-fr's whole output first: grep -q in a pipe would close it early, and under pipefail
+# tc-fr's broken pipe would fail the check)
+if grep -q 'rank 2 called broadcast' <<<"$("$tcfr" "$log/mismatch-fr.$seed")"; then
     echo "PASS  mismatch without TC_CHECK: tc-fr names rank 2"
     pass=$((pass + 1))
 else
