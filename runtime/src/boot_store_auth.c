@@ -19,7 +19,7 @@
 #include "tcomms/base/log.h"
 #include "tcomms/base/time.h"
 
-#define BS_REFUSED_LOG_NS 1000000000ull
+#define BS_REFUSED_LOG_MS 1000
 
 _Static_assert(TC_BS_NONCE_LEN == TC_AUTH_NONCE_LEN, "store nonces are auth nonces");
 _Static_assert(TC_BS_MAC_LEN == TC_AUTH_MAC_LEN, "store MACs are auth MACs");
@@ -48,22 +48,18 @@ void tc_boot_store_transcript(tc_auth_transcript_t *t, uint8_t extra[TC_BS_AUTH_
 
 void tc_bs_refused(tc_boot_store_t *st, const bs_conn_t *c, const char *fmt, ...)
 {
-    uint64_t now = tc_time_ns();
-    st->refused++;
-    if (st->refused_logged > 0 && now - st->refused_log_ns < BS_REFUSED_LOG_NS)
+    uint64_t unlogged;
+    if (!tc_tp_loglimit_take(&st->refused_log, BS_REFUSED_LOG_MS, &unlogged))
         return;
     char text[TC_BS_MAX_TEXT], more[96] = "";
     va_list ap;
     va_start(ap, fmt);
     vsnprintf(text, sizeof(text), fmt, ap);
     va_end(ap);
-    uint64_t unlogged = st->refused - st->refused_logged - 1;
     if (unlogged > 0)
         snprintf(more, sizeof(more), " (and %llu more refused since the last report)",
                  (unsigned long long)unlogged);
     tc_log_warn(TC_SUBSYS_RUNTIME, "bootstrap store: refused %s: %s%s", c->name, text, more);
-    st->refused_logged = st->refused;
-    st->refused_log_ns = now;
 }
 
 static void bs_reject(tc_boot_store_t *st, bs_conn_t *c, tc_status_t status, const char *fmt, ...)

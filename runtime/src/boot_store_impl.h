@@ -14,6 +14,7 @@
 #include "tcomms/base/hmap.h"
 #include "tcomms/base/vec.h"
 #include "tcomms/base/wire.h"
+#include "tcomms/transport/loglimit.h"
 
 #define BS_NS_PER_MS 1000000ull
 #define BS_HELLO_TIMEOUT_NS (10ull * 1000000000ull)
@@ -72,8 +73,7 @@ struct tc_boot_store {
     int port;
     int world;
     tc_auth_key_t key; /* from the job secret (or the public key); never logged */
-    uint64_t refused;  /* clients refused (for the rate-limited log) */
-    uint64_t refused_logged, refused_log_ns;
+    tc_tp_loglimit_t refused_log; /* refusals: a line a second at most */
     pthread_t thread;
     atomic_bool stop;
     _Atomic uint64_t linger_deadline_ns;

@@ -22,25 +22,8 @@
 enum { TC_IB_RL_TIMEOUT = 0, TC_IB_RL_CAP = 5, TC_IB_RL_ACCEPT = 6, TC_IB_RL_FOREIGN = 7 };
 
 /* One line per reason per TC_IB_LOG_INTERVAL_MS, with the number left out since the last. */
-static void tc_ib_rlog(tc_ib_ctx_t *ctx, int reason, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-static void tc_ib_rlog(tc_ib_ctx_t *ctx, int reason, const char *fmt, ...)
-{
-    uint64_t suppressed;
-    char line[256];
-    va_list ap;
-    if (!tc_log_enabled(TC_LOG_LEVEL_WARN, TC_SUBSYS_TRANSPORT) ||
-        !tc_tp_loglimit_take(&ctx->rlog[reason], TC_IB_LOG_INTERVAL_MS, &suppressed))
-        return;
-    va_start(ap, fmt);
-    vsnprintf(line, sizeof(line), fmt, ap);
-    va_end(ap);
-    if (suppressed > 0)
-        tc_log_warn(TC_SUBSYS_TRANSPORT, "%s (and %llu more like it since the last such line)",
-                    line, (unsigned long long)suppressed);
-    else
-        tc_log_warn(TC_SUBSYS_TRANSPORT, "%s", line);
-}
+#define tc_ib_rlog(ctx, reason, ...) \
+    tc_tp_loglimit_warn(&(ctx)->rlog[reason], TC_IB_LOG_INTERVAL_MS, __VA_ARGS__)
 
 static const char *tc_ib_hs_result_string(unsigned result)
 {

@@ -30,6 +30,16 @@ typedef struct tc_tp_loglimit {
  */
 int tc_tp_loglimit_take(tc_tp_loglimit_t *l, uint64_t interval_ms, uint64_t *suppressed_p);
 
+/**
+ * @brief A transport warning limited by @p l: logged (with " (and N more like it since the
+ *        last such line)" when lines were left out) when tc_tp_loglimit_take() allows it.
+ * @param l the reason's state
+ * @param interval_ms the shortest time between two lines of the reason
+ * @param fmt printf format of the line, then its arguments
+ */
+void tc_tp_loglimit_warn(tc_tp_loglimit_t *l, uint64_t interval_ms, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
 #ifdef __cplusplus
 }
 #endif
