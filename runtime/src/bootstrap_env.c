@@ -12,11 +12,10 @@
  * Other variables: TC_JOB_SECRET (every rank must hold the same one, up to
  * 256 bytes; joining the store proves it without sending it, boot_store.h;
  * without it the store and the transports run with the public key, and each
- * process warns once: docs/security.md), TC_STORE_PORT (overrides MASTER_PORT, e.g. when torchrun's agent
- * already holds it), TC_BOOT_LINGER_S (default 30: how long rank 0's destroy
- * keeps serving ranks that are still connected and have not left; it returns
- * as soon as they all have, so only a rank that keeps running longer than
- * rank 0 makes it wait; 0 stops at once).
+ * process warns once: docs/security.md), TC_STORE_PORT (overrides MASTER_PORT, e.g. when torchrun's
+ * agent already holds it), TC_BOOT_LINGER_S (default 30: how long rank 0's destroy keeps serving
+ * ranks that are still connected and have not left; it returns as soon as they all have, so only a
+ * rank that keeps running longer than rank 0 makes it wait; 0 stops at once).
  *
  * A rank that creates a new bootstrap right after destroying one may reach the
  * previous store (rank 0 not done with it yet): that store refuses it as a rank
@@ -36,6 +35,9 @@
  * neither makes a syscall per pass nor waits behind a get. They go into a
  * fixed ring; a full ring drops the oldest (the runtime takes events as hints:
  * a lost one leaves the failure to the transports and timeouts).
+ *
+ * This file holds the requests; the connection to the store (connect, send, receive, replies,
+ * the event ring) is bootstrap_env_io.c.
  */
 #include <errno.h>
 #include <netdb.h>
@@ -52,74 +54,18 @@
 #include <unistd.h>
 
 #include "boot_store.h"
+#include "bootstrap_env_impl.h"
 #include "bootstrap_impl.h"
 #include "tcomms/base/config.h"
 #include "tcomms/base/log.h"
 #include "tcomms/base/time.h"
 #include "tcomms/base/wire.h"
 
-#define ENV_NS_PER_MS 1000000ull
-#define ENV_DEFAULT_PORT 29500
-#define ENV_DEFAULT_LINGER_S 30
-#define ENV_MAX_WORLD (1 << 22)
-#define ENV_MAX_HOST 255
-#define ENV_CONNECT_TRY_MS 5000 /* one connect attempt, before trying the next address */
-#define ENV_FENCE_MARGIN_MS 100 /* the store answers a timed-out fence this much early */
-#define ENV_BYE_WAIT_MS 1000
-#define ENV_STALE_RETRY_MS 50 /* between hellos to the lingering store of an earlier bootstrap */
-#define ENV_EVENT_POLL_NS 1000000ull /* poll_event reads the socket at most this often */
-#define ENV_EVENT_RING 64
-#define ENV_DRAIN_FRAMES 256 /* frames one poll_event reads at most */
-#define ENV_NOTIFY_WAIT_MS 1000
-#define ENV_REPLY_FIXED 16 /* request, status, length */
-
-/* The frame being received: its header, then its body (EVENTs in place, replies on the heap). */
-typedef struct {
-    uint8_t hdr[TC_BS_HDR_LEN];
-    size_t hdr_got;
-    bool in_body;
-    uint8_t type;
-    uint32_t len;
-    uint8_t *body; /* small, or a reply's heap buffer */
-    size_t got;
-    uint8_t small[TC_BS_EVENT_LEN];
-} env_rx_t;
-
-typedef struct {
-    tc_boot_t head;
-    int fd;
-    pthread_mutex_t lock; /* one request at a time on the connection; the rx state */
-    bool broken;          /* the stream is unusable: every call fails */
-    env_rx_t rx;
-    uint64_t next_req;
-    /* Events received, not yet polled: a ring under its own lock (never held long). */
-    pthread_mutex_t ev_lock;
-    tc_boot_event_t ev_ring[ENV_EVENT_RING];
-    unsigned ev_head, ev_len; /* under ev_lock */
-    atomic_uint ev_count;     /* ev_len, read without the lock */
-    uint64_t ev_dropped;      /* under ev_lock */
-    _Atomic uint64_t ev_polled_ns;
-    uint64_t fences;  /* fences completed */
-    uint8_t *pending; /* PUT frames not yet sent */
-    size_t pending_len, pending_cap;
-    char master[ENV_MAX_HOST + 16]; /* "MASTER_ADDR:port", for messages */
-    tc_boot_store_t *store;         /* rank 0: the store it serves */
-    uint64_t linger_ns;
-} tc_boot_env_t;
-
 typedef struct {
     const char *addr;
     int port, rank, world, local_rank, local_size;
     uint64_t linger_ns;
 } env_config_t;
-
-typedef struct {
-    uint8_t *body; /* owns the bytes */
-    const uint8_t *data;
-    uint32_t len;
-    tc_status_t status;
-    bool challenge; /* the store's CHALLENGE to a hello (data: its body), not a REPLY */
-} env_reply_t;
 
 int tc_boot_env_announced(void)
 {
@@ -199,386 +145,6 @@ static tc_status_t env_read_config(env_config_t *cfg)
 
 /* ---- the connection ---- */
 
-static tc_status_t env_broken_error(tc_boot_env_t *e)
-{
-    return tc_error_set(TC_ERR_BOOTSTRAP,
-                        "bootstrap(env): rank %d: the connection to the store "
-                        "at %s failed earlier and is unusable",
-                        e->head.rank, e->master);
-}
-
-/* Wait until @p fd is ready for @p events: 1 ready, 0 deadline passed, -1 error
- * (errno), -2 the creation was aborted (the detail is set). Sleeps in slices so
- * that an abort is seen within TC_BOOT_ABORT_POLL_MS. */
-static int env_poll(int fd, short events, uint64_t deadline_ns)
-{
-    for (;;) {
-        if (tc_boot_creation_aborted("the torchrun-environment store") != TC_OK)
-            return -2;
-        struct pollfd p = {.fd = fd, .events = events};
-        int left = tc_deadline_left_ms(deadline_ns);
-        int n = poll(&p, 1, left < TC_BOOT_ABORT_POLL_MS ? left : TC_BOOT_ABORT_POLL_MS);
-        if (n > 0)
-            return 1;
-        if (n == 0) {
-            if (tc_deadline_passed(deadline_ns))
-                return 0;
-            continue;
-        }
-        if (errno != EINTR)
-            return -1;
-    }
-}
-
-static tc_status_t env_send(tc_boot_env_t *e, const void *buf, size_t len, uint64_t deadline_ns,
-                            const char *what)
-{
-    const uint8_t *p = buf;
-    size_t done = 0;
-    while (done < len) {
-        ssize_t n = send(e->fd, p + done, len - done, MSG_NOSIGNAL | MSG_DONTWAIT);
-        if (n > 0) {
-            done += (size_t)n;
-            continue;
-        }
-        if (n < 0 && errno == EINTR)
-            continue;
-        if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
-            int r = env_poll(e->fd, POLLOUT, deadline_ns);
-            if (r > 0)
-                continue;
-            if (r == -2) {
-                e->broken = done > 0;
-                return TC_ERR_ABORTED;
-            }
-            if (r == 0) {
-                e->broken = done > 0; /* half a frame is on the wire */
-                return tc_error_set(TC_ERR_TIMEOUT,
-                                    "bootstrap(env): rank %d: %s: the store at "
-                                    "%s took no more bytes before the deadline (%zu of %zu sent)",
-                                    e->head.rank, what, e->master, done, len);
-            }
-        }
-        e->broken = true;
-        return tc_error_set(TC_ERR_BOOTSTRAP,
-                            "bootstrap(env): rank %d: %s: lost the connection "
-                            "to the store at %s: %s",
-                            e->head.rank, what, e->master, strerror(errno));
-    }
-    return TC_OK;
-}
-
-static void env_rx_reset(env_rx_t *rx)
-{
-    if (rx->body && rx->body != rx->small)
-        free(rx->body);
-    rx->body = NULL;
-    rx->hdr_got = rx->got = 0;
-    rx->in_body = false;
-}
-
-/* A header just completed: check it and make room for the body. */
-static tc_status_t env_rx_header(tc_boot_env_t *e, const char *what)
-{
-    env_rx_t *rx = &e->rx;
-    tc_status_t rc = tc_boot_store_hdr_parse(rx->hdr, &rx->type, &rx->len);
-    if (rc == TC_OK && rx->type == TC_BS_EVENT && rx->len != TC_BS_EVENT_LEN)
-        rc = tc_error_set(TC_ERR_PROTOCOL, "EVENT frame of %u bytes, expected %d", rx->len,
-                          TC_BS_EVENT_LEN);
-    else if (rc == TC_OK && rx->type == TC_BS_REPLY && rx->len < ENV_REPLY_FIXED)
-        rc = tc_error_set(TC_ERR_PROTOCOL, "REPLY frame of %u bytes", rx->len);
-    else if (rc == TC_OK && rx->type == TC_BS_CHALLENGE && rx->len != TC_BS_CHALLENGE_LEN)
-        rc = tc_error_set(TC_ERR_PROTOCOL, "CHALLENGE frame of %u bytes, expected %d", rx->len,
-                          TC_BS_CHALLENGE_LEN);
-    else if (rc == TC_OK && rx->type != TC_BS_EVENT && rx->type != TC_BS_REPLY &&
-             rx->type != TC_BS_CHALLENGE)
-        rc = tc_error_set(TC_ERR_PROTOCOL, "frame of type %u and %u bytes", rx->type, rx->len);
-    if (rc != TC_OK) {
-        e->broken = true;
-        tc_error_prefix("bootstrap(env): rank %d: %s: bad frame from the store at %s: ",
-                        e->head.rank, what, e->master);
-        return TC_ERR_PROTOCOL;
-    }
-    rx->body = rx->type == TC_BS_EVENT ? rx->small : malloc(rx->len);
-    if (!rx->body) {
-        e->broken = true;
-        return tc_error_set(TC_ERR_NO_MEMORY, "bootstrap(env): %s: a reply of %u bytes", what,
-                            rx->len);
-    }
-    rx->in_body = true;
-    rx->got = 0;
-    return TC_OK;
-}
-
-/*
- * Read until a whole frame is in e->rx: TC_OK. When nothing more is there,
- * wait until @p deadline_ns if @p wait (TC_ERR_TIMEOUT, or TC_ERR_ABORTED
- * for an aborted creation), else return TC_INPROGRESS at once. What was read
- * stays for the next call. A lost connection or a bad frame breaks the stream.
- */
-static tc_status_t env_rx(tc_boot_env_t *e, uint64_t deadline_ns, bool wait, const char *what)
-{
-    env_rx_t *rx = &e->rx;
-    for (;;) {
-        uint8_t *dst = rx->in_body ? rx->body + rx->got : rx->hdr + rx->hdr_got;
-        size_t want = rx->in_body ? rx->len - rx->got : TC_BS_HDR_LEN - rx->hdr_got;
-        if (rx->in_body && want == 0)
-            return TC_OK; /* an empty body cannot be: REPLY and EVENT have fixed fields */
-        ssize_t n = recv(e->fd, dst, want, MSG_DONTWAIT);
-        if (n > 0) {
-            if (!rx->in_body) {
-                rx->hdr_got += (size_t)n;
-                tc_status_t rc;
-                if (rx->hdr_got == TC_BS_HDR_LEN && (rc = env_rx_header(e, what)) != TC_OK)
-                    return rc;
-            } else if ((rx->got += (size_t)n) == rx->len) {
-                return TC_OK;
-            }
-            continue;
-        }
-        if (n == 0) {
-            e->broken = true;
-            return tc_error_set(TC_ERR_BOOTSTRAP,
-                                "bootstrap(env): rank %d: %s: the store at %s "
-                                "closed the connection (rank 0 gone?)",
-                                e->head.rank, what, e->master);
-        }
-        if (errno == EINTR)
-            continue;
-        if (errno == EAGAIN || errno == EWOULDBLOCK) {
-            if (!wait)
-                return TC_INPROGRESS;
-            int r = env_poll(e->fd, POLLIN, deadline_ns);
-            if (r > 0)
-                continue;
-            if (r == -2)
-                return TC_ERR_ABORTED;
-            if (r == 0)
-                return tc_error_set(TC_ERR_TIMEOUT,
-                                    "bootstrap(env): rank %d: %s: no answer from "
-                                    "the store at %s before the deadline",
-                                    e->head.rank, what, e->master);
-        }
-        e->broken = true;
-        return tc_error_set(TC_ERR_BOOTSTRAP,
-                            "bootstrap(env): rank %d: %s: lost the connection "
-                            "to the store at %s: %s",
-                            e->head.rank, what, e->master, strerror(errno));
-    }
-}
-
-/* Queue an event for poll_event; a full ring loses its oldest. */
-static void env_ev_push(tc_boot_env_t *e, const tc_boot_event_t *ev)
-{
-    uint64_t dropped = 0;
-    pthread_mutex_lock(&e->ev_lock);
-    if (e->ev_len == ENV_EVENT_RING) {
-        e->ev_head = (e->ev_head + 1) % ENV_EVENT_RING;
-        e->ev_len--;
-        dropped = ++e->ev_dropped;
-    }
-    e->ev_ring[(e->ev_head + e->ev_len) % ENV_EVENT_RING] = *ev;
-    e->ev_len++;
-    atomic_store_explicit(&e->ev_count, e->ev_len, memory_order_release);
-    pthread_mutex_unlock(&e->ev_lock);
-    /* The first loss, then one line per thousand: a flood must not flood the log too. */
-    if (dropped % 1000 == 1)
-        tc_log_warn(TC_SUBSYS_RUNTIME,
-                    "bootstrap(env): rank %d: %llu events not polled in time were dropped "
-                    "(a ring of %d); failures they reported are left to the transports",
-                    e->head.rank, (unsigned long long)dropped, ENV_EVENT_RING);
-}
-
-static int env_ev_pop(tc_boot_env_t *e, tc_boot_event_t *ev)
-{
-    if (atomic_load_explicit(&e->ev_count, memory_order_acquire) == 0)
-        return 0;
-    int got = 0;
-    pthread_mutex_lock(&e->ev_lock);
-    if (e->ev_len > 0) {
-        *ev = e->ev_ring[e->ev_head];
-        e->ev_head = (e->ev_head + 1) % ENV_EVENT_RING;
-        e->ev_len--;
-        atomic_store_explicit(&e->ev_count, e->ev_len, memory_order_release);
-        got = 1;
-    }
-    pthread_mutex_unlock(&e->ev_lock);
-    return got;
-}
-
-/* The EVENT frame in e->rx: check it and queue it. */
-static tc_status_t env_rx_event(tc_boot_env_t *e, const char *what)
-{
-    tc_bs_notice_t n;
-    int ok = tc_boot_store_event_parse(e->rx.body, e->rx.len, (uint32_t)e->head.size, &n);
-    uint32_t kind = n.kind, rank = n.rank, comm_id = n.comm_id, from = n.from;
-    env_rx_reset(&e->rx);
-    if (!ok) {
-        e->broken = true;
-        return tc_error_set(TC_ERR_PROTOCOL,
-                            "bootstrap(env): rank %d: %s: malformed EVENT from the store at %s "
-                            "(kind %u, rank %u, from rank %u, of %d ranks)",
-                            e->head.rank, what, e->master, kind, rank, from, e->head.size);
-    }
-    tc_boot_event_t ev = {.kind = (int)kind, .rank = (int)rank, .comm_id = comm_id};
-    tc_log_debug(TC_SUBSYS_RUNTIME, "bootstrap(env): rank %u notifies %s of rank %u (comm %u)",
-                 from, kind == TC_BOOT_EV_REVOKE ? "a revoke" : "the failure", rank, comm_id);
-    env_ev_push(e, &ev);
-    return TC_OK;
-}
-
-/* Wait for the reply to request @p req, queueing events and skipping late
- * replies to earlier requests. */
-static tc_status_t env_wait_reply(tc_boot_env_t *e, uint64_t req, uint64_t deadline_ns,
-                                  const char *what, env_reply_t *reply)
-{
-    for (;;) {
-        tc_status_t rc = env_rx(e, deadline_ns, true, what);
-        if (rc != TC_OK)
-            return rc;
-        if (e->rx.type == TC_BS_EVENT) {
-            if ((rc = env_rx_event(e, what)) != TC_OK)
-                return rc;
-            continue;
-        }
-        uint8_t *body = e->rx.body;
-        uint32_t len = e->rx.len;
-        uint8_t type = e->rx.type;
-        e->rx.body = NULL; /* the reply's now */
-        env_rx_reset(&e->rx);
-        if (type == TC_BS_CHALLENGE) {
-            if (req != 0) { /* only a hello is challenged */
-                e->broken = true;
-                free(body);
-                return tc_error_set(TC_ERR_PROTOCOL,
-                                    "bootstrap(env): rank %d: %s: a CHALLENGE from the store "
-                                    "at %s after joining",
-                                    e->head.rank, what, e->master);
-            }
-            *reply = (env_reply_t){.body = body, .data = body, .len = len, .challenge = true};
-            return TC_OK;
-        }
-        tc_bs_reply_t rp;
-        if (!tc_boot_store_reply_parse(body, len, &rp)) {
-            e->broken = true;
-            free(body);
-            return tc_error_set(TC_ERR_PROTOCOL,
-                                "bootstrap(env): rank %d: %s: malformed reply "
-                                "from the store at %s (status %d, %u of %zu bytes)",
-                                e->head.rank, what, e->master, (int)rp.status, rp.len, rp.left);
-        }
-        uint64_t rreq = rp.req;
-        if (rreq != req) {
-            free(body); /* a reply to a request that timed out here */
-            continue;
-        }
-        reply->body = body;
-        reply->data = body + ENV_REPLY_FIXED;
-        reply->len = rp.len;
-        reply->status = rp.status;
-        reply->challenge = false;
-        return TC_OK;
-    }
-}
-
-/* One connection attempt to one address: the socket, or -1 with the reason in @p why. */
-static int env_try_connect(const struct addrinfo *ai, uint64_t deadline_ns, char *why, size_t cap)
-{
-    int fd = socket(ai->ai_family, ai->ai_socktype | SOCK_NONBLOCK | SOCK_CLOEXEC, ai->ai_protocol);
-    int err = 0;
-    if (fd < 0) {
-        snprintf(why, cap, "socket: %s", strerror(errno));
-        return -1;
-    }
-    if (connect(fd, ai->ai_addr, ai->ai_addrlen) != 0) {
-        if (errno != EINPROGRESS) {
-            err = errno;
-        } else {
-            uint64_t try_end = tc_deadline_after_ms(ENV_CONNECT_TRY_MS);
-            int r = env_poll(fd, POLLOUT, try_end < deadline_ns ? try_end : deadline_ns);
-            socklen_t sl = sizeof(err);
-            if (r == -2) {
-                snprintf(why, cap, "%s", tc_last_error());
-                close(fd);
-                return -2;
-            }
-            if (r == 0)
-                err = ETIMEDOUT;
-            else if (r < 0)
-                /* NOLINTNEXTLINE(bugprone-branch-clone): poll's errno; the next is getsockopt's */
-                err = errno;
-            else if (getsockopt(fd, SOL_SOCKET, SO_ERROR, &err, &sl) != 0)
-                err = errno;
-        }
-    }
-    if (!err) {
-        /* Connecting to a port with no listener on this host can, rarely, connect the
-         * socket to itself (TCP simultaneous open); that is no store. */
-        struct sockaddr_storage me, peer;
-        socklen_t ml = sizeof(me), pl = sizeof(peer);
-        if (getsockname(fd, (struct sockaddr *)&me, &ml) == 0 &&
-            getpeername(fd, (struct sockaddr *)&peer, &pl) == 0 && ml == pl &&
-            memcmp(&me, &peer, ml) == 0)
-            err = ECONNREFUSED;
-    }
-    if (err) {
-        snprintf(why, cap, "connect: %s", strerror(err));
-        close(fd);
-        return -1;
-    }
-    int one = 1;
-    (void)setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
-    return fd;
-}
-
-/* Connect to @p host:port, trying again until the deadline (rank 0 may start later). */
-static tc_status_t env_connect(tc_boot_env_t *e, const char *host, int port, uint64_t deadline_ns)
-{
-    char service[8], why[256] = "no attempt";
-    uint64_t start = tc_time_ns(), backoff_ms = 10;
-    snprintf(service, sizeof(service), "%d", port);
-    for (;;) {
-        struct addrinfo hints = {.ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM};
-        struct addrinfo *res = NULL;
-        int g = getaddrinfo(host, service, &hints, &res);
-        if (g == 0) {
-            for (struct addrinfo *ai = res; ai; ai = ai->ai_next) {
-                int fd = env_try_connect(ai, deadline_ns, why, sizeof(why));
-                if (fd == -2) {
-                    freeaddrinfo(res);
-                    return TC_ERR_ABORTED;
-                }
-                if (fd >= 0) {
-                    freeaddrinfo(res);
-                    e->fd = fd;
-                    return TC_OK;
-                }
-            }
-            freeaddrinfo(res);
-        } else {
-            /* A name that does not resolve yet (a container still starting) may later. */
-            snprintf(why, sizeof(why), "resolving \"%s\": %s", host,
-                     g == EAI_SYSTEM ? strerror(errno) : gai_strerror(g));
-        }
-        if (tc_deadline_passed(deadline_ns))
-            break;
-        uint64_t left = (uint64_t)tc_deadline_left_ms(deadline_ns);
-        for (uint64_t slept = 0; slept < backoff_ms && slept < left;
-             slept += TC_BOOT_ABORT_POLL_MS) {
-            tc_status_t ab = tc_boot_creation_aborted("the torchrun-environment store to accept");
-            if (ab != TC_OK)
-                return ab;
-            tc_sleep_ns(TC_BOOT_ABORT_POLL_MS * ENV_NS_PER_MS);
-        }
-        backoff_ms = backoff_ms * 2 > 250 ? 250 : backoff_ms * 2;
-    }
-    return tc_error_set(TC_ERR_TIMEOUT,
-                        "bootstrap(env): rank %d could not reach the store at %s "
-                        "within %.1f s (last error: %s); is rank 0 running with the same "
-                        "MASTER_ADDR and MASTER_PORT?",
-                        e->head.rank, e->master, (double)(tc_time_ns() - start) * 1e-9, why);
-}
-
 /* The store's CHALLENGE (in @p reply): check its MAC, then send this rank's PROOF. The
  * transcript is kept in @p t (filled here). */
 static tc_status_t env_answer_challenge(tc_boot_env_t *e, const env_config_t *cfg,
@@ -620,7 +186,7 @@ static tc_status_t env_answer_challenge(tc_boot_env_t *e, const env_config_t *cf
     uint8_t frame[TC_BS_HDR_LEN + TC_BS_PROOF_LEN];
     tc_boot_store_hdr_write(frame, TC_BS_PROOF, TC_BS_PROOF_LEN);
     tc_auth_mac(key, TC_AUTH_INITIATOR, &t, frame + TC_BS_HDR_LEN);
-    return env_send(e, frame, sizeof(frame), deadline_ns, "proof");
+    return tc_benv_send(e, frame, sizeof(frame), deadline_ns, "proof");
 }
 
 /* Join the store: HELLO, the store's CHALLENGE, PROOF, the verdict (boot_store.h). */
@@ -639,9 +205,9 @@ static tc_status_t env_hello(tc_boot_env_t *e, const env_config_t *cfg, const tc
     (void)tc_wire_put_u8(&w, key->keyed ? 1 : 0);
     (void)tc_wire_put_bytes(&w, nonce_i, TC_BS_NONCE_LEN);
     env_reply_t reply = {0};
-    tc_status_t rc = env_send(e, buf, sizeof(buf), deadline_ns, "hello");
+    tc_status_t rc = tc_benv_send(e, buf, sizeof(buf), deadline_ns, "hello");
     if (rc == TC_OK)
-        rc = env_wait_reply(e, 0, deadline_ns, "hello", &reply);
+        rc = tc_benv_wait_reply(e, 0, deadline_ns, "hello", &reply);
     if (rc == TC_OK && !reply.challenge && reply.status == TC_OK) {
         /* Only a refusal may come without a challenge: a store that lets this rank in without
          * proving it holds the secret is not this job's (it would get the rank's keys). */
@@ -657,7 +223,7 @@ static tc_status_t env_hello(tc_boot_env_t *e, const env_config_t *cfg, const tc
         rc = env_answer_challenge(e, cfg, key, nonce_i, &reply, deadline_ns);
         free(reply.body);
         if (rc == TC_OK)
-            rc = env_wait_reply(e, 0, deadline_ns, "proof", &reply);
+            rc = tc_benv_wait_reply(e, 0, deadline_ns, "proof", &reply);
         if (rc == TC_OK && reply.challenge) {
             free(reply.body);
             e->broken = true;
@@ -749,7 +315,7 @@ static tc_status_t env_fence(tc_boot_t *boot, uint64_t deadline_ns)
     tc_status_t rc;
     pthread_mutex_lock(&e->lock);
     if (e->broken) {
-        rc = env_broken_error(e);
+        rc = tc_benv_broken_error(e);
         goto out;
     }
     uint64_t seq = e->fences + 1, req = e->next_req++;
@@ -768,15 +334,15 @@ static tc_status_t env_fence(tc_boot_t *boot, uint64_t deadline_ns)
     (void)tc_wire_put_u64(&w, seq);
     (void)tc_wire_put_u32(&w, wait_ms);
     if (e->pending_len > 0) {
-        rc = env_send(e, e->pending, e->pending_len, deadline_ns, what);
+        rc = tc_benv_send(e, e->pending, e->pending_len, deadline_ns, what);
         if (rc != TC_OK) {
             e->broken = true; /* which keys arrived is unknown */
             goto out;
         }
         e->pending_len = 0;
     }
-    if ((rc = env_send(e, frame, sizeof(frame), deadline_ns, what)) != TC_OK ||
-        (rc = env_wait_reply(e, req, deadline_ns, what, &reply)) != TC_OK)
+    if ((rc = tc_benv_send(e, frame, sizeof(frame), deadline_ns, what)) != TC_OK ||
+        (rc = tc_benv_wait_reply(e, req, deadline_ns, what, &reply)) != TC_OK)
         goto out;
     if (reply.status == TC_OK) {
         e->fences = seq;
@@ -810,7 +376,7 @@ static tc_status_t env_get(tc_boot_t *boot, int peer, const char *key, void *buf
     snprintf(what, sizeof(what), "get of key '%s' of rank %d", key, peer);
     pthread_mutex_lock(&e->lock);
     if (e->broken) {
-        rc = env_broken_error(e);
+        rc = tc_benv_broken_error(e);
         goto out;
     }
     uint64_t req = e->next_req++;
@@ -822,8 +388,8 @@ static tc_status_t env_get(tc_boot_t *boot, int peer, const char *key, void *buf
     (void)tc_wire_put_u32(&w, (uint32_t)peer);
     (void)tc_wire_put_u16(&w, (uint16_t)klen);
     (void)tc_wire_put_bytes(&w, key, klen);
-    if ((rc = env_send(e, frame, TC_BS_HDR_LEN + body, deadline_ns, what)) != TC_OK ||
-        (rc = env_wait_reply(e, req, deadline_ns, what, &reply)) != TC_OK)
+    if ((rc = tc_benv_send(e, frame, TC_BS_HDR_LEN + body, deadline_ns, what)) != TC_OK ||
+        (rc = tc_benv_wait_reply(e, req, deadline_ns, what, &reply)) != TC_OK)
         goto out;
     if (reply.status == TC_OK && reply.len > cap) {
         rc = tc_error_set(TC_ERR_TRUNCATED,
@@ -852,7 +418,7 @@ out:
 static int env_poll_event(tc_boot_t *boot, tc_boot_event_t *ev)
 {
     tc_boot_env_t *e = (tc_boot_env_t *)boot;
-    if (env_ev_pop(e, ev))
+    if (tc_benv_ev_pop(e, ev))
         return 1;
     uint64_t now = tc_time_ns();
     if (now - atomic_load_explicit(&e->ev_polled_ns, memory_order_relaxed) < ENV_EVENT_POLL_NS)
@@ -866,11 +432,11 @@ static int env_poll_event(tc_boot_t *boot, tc_boot_event_t *ev)
         snprintf(saved, sizeof(saved), "%s", tc_last_error());
         tc_status_t rc = TC_OK;
         for (int i = 0; i < ENV_DRAIN_FRAMES && rc == TC_OK; i++) {
-            rc = env_rx(e, 0, false, "reading events");
+            rc = tc_benv_rx(e, 0, false, "reading events");
             if (rc == TC_OK && e->rx.type == TC_BS_EVENT)
-                rc = env_rx_event(e, "reading events");
+                rc = tc_benv_rx_event(e, "reading events");
             else if (rc == TC_OK)
-                env_rx_reset(&e->rx); /* a late reply to a request that timed out */
+                tc_benv_rx_reset(&e->rx); /* a late reply to a request that timed out */
         }
         if (rc != TC_OK && rc != TC_INPROGRESS) {
             tc_log_warn(TC_SUBSYS_RUNTIME, "%s; other ranks' notices no longer arrive",
@@ -879,7 +445,7 @@ static int env_poll_event(tc_boot_t *boot, tc_boot_event_t *ev)
         }
     }
     pthread_mutex_unlock(&e->lock);
-    return env_ev_pop(e, ev);
+    return tc_benv_ev_pop(e, ev);
 }
 
 /* Tell every other rank through the store (no reply: the store passes it on). */
@@ -905,10 +471,10 @@ static tc_status_t env_notify(tc_boot_t *boot, const tc_boot_event_t *ev)
     tc_status_t rc;
     pthread_mutex_lock(&e->lock);
     if (e->broken)
-        rc = env_broken_error(e);
+        rc = tc_benv_broken_error(e);
     else
-        rc = env_send(e, frame, sizeof(frame), tc_deadline_after_ms(ENV_NOTIFY_WAIT_MS),
-                      ev->kind == TC_BOOT_EV_REVOKE ? "revoke notice" : "failure notice");
+        rc = tc_benv_send(e, frame, sizeof(frame), tc_deadline_after_ms(ENV_NOTIFY_WAIT_MS),
+                          ev->kind == TC_BOOT_EV_REVOKE ? "revoke notice" : "failure notice");
     pthread_mutex_unlock(&e->lock);
     return rc;
 }
@@ -921,13 +487,18 @@ static void env_destroy(tc_boot_t *boot)
             /* Say goodbye so that rank 0 need not linger for this rank. */
             uint8_t bye[TC_BS_HDR_LEN];
             tc_boot_store_hdr_write(bye, TC_BS_BYE, 0);
-            (void)env_send(e, bye, sizeof(bye), tc_deadline_after_ms(ENV_BYE_WAIT_MS), "goodbye");
+            if (tc_benv_send(e, bye, sizeof(bye), tc_deadline_after_ms(ENV_BYE_WAIT_MS),
+                             "goodbye") != TC_OK)
+                tc_log_debug(TC_SUBSYS_RUNTIME,
+                             "bootstrap(env): the goodbye was not sent (%s): "
+                             "rank 0 lingers for this rank",
+                             tc_last_error());
         }
         close(e->fd);
     }
     /* An aborted creation must return promptly: no lingering for the others. */
     tc_boot_store_stop(e->store, tc_boot_creation_is_aborted() ? 0 : e->linger_ns);
-    env_rx_reset(&e->rx);
+    tc_benv_rx_reset(&e->rx);
     pthread_mutex_destroy(&e->ev_lock);
     pthread_mutex_destroy(&e->lock);
     free(e->pending);
@@ -960,8 +531,8 @@ static tc_boot_env_t *env_new(const env_config_t *cfg)
     strcpy(e->head.launcher, "env");
     tc_boot_fill_common(&e->head);
     /* An IPv6 literal is written in brackets before the port. */
-    snprintf(e->master, sizeof(e->master), strchr(cfg->addr, ':') ? "[%s]:%d" : "%s:%d",
-             cfg->addr, cfg->port);
+    snprintf(e->master, sizeof(e->master), strchr(cfg->addr, ':') ? "[%s]:%d" : "%s:%d", cfg->addr,
+             cfg->port);
     pthread_mutex_init(&e->lock, NULL);
     pthread_mutex_init(&e->ev_lock, NULL);
     atomic_init(&e->ev_count, 0);
@@ -972,8 +543,13 @@ static tc_boot_env_t *env_new(const env_config_t *cfg)
 tc_status_t tc_boot_env_join_fd(int fd, int rank, int world, const void *secret, size_t slen,
                                 uint64_t deadline_ns, tc_boot_t **boot_p)
 {
-    env_config_t cfg = {.addr = "socket", .port = 0, .rank = rank, .world = world,
-                        .local_rank = 0, .local_size = 1, .linger_ns = 0};
+    env_config_t cfg = {.addr = "socket",
+                        .port = 0,
+                        .rank = rank,
+                        .world = world,
+                        .local_rank = 0,
+                        .local_size = 1,
+                        .linger_ns = 0};
     tc_auth_key_t key;
     tc_status_t rc;
     if (rank < 0 || world < 1 || rank >= world || slen > TC_BOOT_SECRET_MAX ||
@@ -998,7 +574,7 @@ tc_status_t tc_boot_env_join_fd(int fd, int rank, int world, const void *secret,
     }
     if (rc != TC_OK) {
         close(e->fd);
-        env_rx_reset(&e->rx);
+        tc_benv_rx_reset(&e->rx);
         pthread_mutex_destroy(&e->ev_lock);
         pthread_mutex_destroy(&e->lock);
         free(e);
@@ -1029,8 +605,8 @@ tc_status_t tc_boot_env_create(uint64_t deadline_ns, tc_boot_t **boot_p)
         goto fail;
     /* Rank 0 reaches its own store over loopback (IPv4, which the store always serves). */
     for (;;) {
-        if ((rc = env_connect(e, cfg.rank == 0 ? "127.0.0.1" : cfg.addr, cfg.port, deadline_ns)) !=
-                TC_OK ||
+        if ((rc = tc_benv_connect(e, cfg.rank == 0 ? "127.0.0.1" : cfg.addr, cfg.port,
+                                  deadline_ns)) != TC_OK ||
             (rc = env_hello(e, &cfg, &key, deadline_ns)) != TC_ERR_INVALID_STATE)
             break;
         /* This rank left that store already: it is the previous bootstrap's, which rank 0
@@ -1038,7 +614,7 @@ tc_status_t tc_boot_env_create(uint64_t deadline_ns, tc_boot_t **boot_p)
         close(e->fd);
         e->fd = -1;
         e->broken = false;
-        env_rx_reset(&e->rx);
+        tc_benv_rx_reset(&e->rx);
         if (tc_deadline_passed(deadline_ns)) {
             char why[TC_BS_MAX_TEXT + 128];
             snprintf(why, sizeof(why), "%s", tc_last_error());
@@ -1061,7 +637,7 @@ fail:
     if (e->fd >= 0)
         close(e->fd);
     tc_boot_store_stop(e->store, 0);
-    env_rx_reset(&e->rx);
+    tc_benv_rx_reset(&e->rx);
     pthread_mutex_destroy(&e->ev_lock);
     pthread_mutex_destroy(&e->lock);
     free(e);
