@@ -72,7 +72,7 @@ struct tc_boot_store {
     int wake_fd;
     int port;
     int world;
-    tc_auth_key_t key; /* from the job secret (or the public key); never logged */
+    tc_auth_key_t key;            /* from the job secret (or the public key); never logged */
     tc_tp_loglimit_t refused_log; /* refusals: a line a second at most */
     pthread_t thread;
     atomic_bool stop;
@@ -126,5 +126,12 @@ TC_MUST_USE tc_status_t tc_bs_on_proof(tc_boot_store_t *st, bs_conn_t *c, tc_wir
 /* Log a refused client: the first at once, then at most one line per second with the count. */
 void tc_bs_refused(tc_boot_store_t *st, const bs_conn_t *c, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
+
+/* ---- boot_store_req.c: the requests ---- */
+
+void tc_bs_table_free(tc_boot_store_t *st);
+void tc_bs_fence_timeout(tc_boot_store_t *st, bs_conn_t *c, uint64_t now);
+void tc_bs_rank_left(tc_boot_store_t *st, int rank, const char *how);
+TC_MUST_USE tc_status_t tc_bs_on_frame(tc_boot_store_t *st, bs_conn_t *c);
 
 #endif
