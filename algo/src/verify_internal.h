@@ -154,4 +154,20 @@ int tc_v_u64_cmp(const void *pa, const void *pb);
 size_t tc_v_lower_bound(const uint64_t *v, size_t n, uint64_t x);
 size_t tc_v_upper_bound(const uint64_t *v, size_t n, uint64_t x);
 
+/* The steps' vocabulary, shared by the verifier and the flow trace. */
+static inline const char *tc_v_bufname(unsigned b)
+{
+    return b == TC_BUF_SEND ? "send" : b == TC_BUF_RECV ? "recv" : "scratch";
+}
+
+static inline int tc_v_is_comm(unsigned kind)
+{
+    return kind == TC_STEP_SEND || kind == TC_STEP_RECV || kind == TC_STEP_RECV_REDUCE;
+}
+
+static inline int tc_v_is_reduction(tc_coll_t c)
+{
+    return c == TC_COLL_ALL_REDUCE || c == TC_COLL_REDUCE || c == TC_COLL_REDUCE_SCATTER;
+}
+
 #endif /* TCOMMS_ALGO_SRC_VERIFY_INTERNAL_H */
