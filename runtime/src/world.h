@@ -45,7 +45,6 @@ typedef struct tc_rt_backend {
     tc_tp_ctx_t *ctx;
     tc_tp_reach_t reach; /* the peers it serves, as registered */
     int neps;            /* endpoints connected over it */
-    unsigned idle_polls; /* passes since it was last polled while it had no endpoint */
 } tc_rt_backend_t;
 
 /* The modules above the world tell it what to do on each progress pass and
@@ -87,6 +86,7 @@ struct tc_rt_world {
     tc_tp_ep_t **eps;      /* by world rank, NULL until first used */
     tc_rt_backend_t **ep_backend; /* the backend of each endpoint */
     uint8_t *locality;     /* by world rank: 0 unknown, 1 another node, 2 this node */
+    unsigned tp_passes;    /* progress passes since the backends without endpoints were polled */
     uint64_t node_id;      /* this node's id (topo), published as TC_RT_NODE_KEY */
     tc_rt_world_hooks_t hooks;
 

@@ -221,12 +221,13 @@ int tc_rt_world_peers_over(const tc_rt_world_t *world, const char *name)
 }
 int tc_rt_world_progress_tp(tc_rt_world_t *world)
 {
-    int n = 0;
+    int n = 0, idle_turn = ++world->tp_passes >= WORLD_IDLE_POLL_PASSES;
+    if (idle_turn)
+        world->tp_passes = 0;
     for (int i = 0; i < world->nbackends && n >= 0; i++) {
         tc_rt_backend_t *be = &world->backends[i];
-        if (be->neps == 0 && ++be->idle_polls < WORLD_IDLE_POLL_PASSES)
+        if (be->neps == 0 && !idle_turn)
             continue;
-        be->idle_polls = 0;
         int m = tc_tp_progress(be->ctx);
         n = m < 0 ? m : n + m;
     }
