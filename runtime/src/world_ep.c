@@ -74,8 +74,8 @@ tc_status_t tc_rt_world_open_backends(tc_rt_world_t *world, const tc_hints_t *hi
     tc_tp_reach_t reach[TC_RT_BACKENDS_MAX];
     int n = st == TC_OK ? tc_tp_registered(ops, reach, TC_RT_BACKENDS_MAX) : 0;
     if (n > TC_RT_BACKENDS_MAX)
-        return tc_error_set(TC_ERR_NO_RESOURCE, "%d transport backends registered, at most %d",
-                            n, TC_RT_BACKENDS_MAX);
+        return tc_error_set(TC_ERR_NO_RESOURCE, "%d transport backends registered, at most %d", n,
+                            TC_RT_BACKENDS_MAX);
     /* The job secret comes from the bootstrap (docs/security.md): TC_JOB_SECRET, or PMIx
      * rank 0's; none under the torchrun environment without TC_JOB_SECRET, which the
      * bootstrap has warned about: the transports then authenticate with the public key. */
