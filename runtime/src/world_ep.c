@@ -240,6 +240,7 @@ void tc_rt_world_wait(tc_rt_world_t *world, int max_ms, uint64_t idle_ns)
             tc_tp_wait(shm->ctx, max_ms < 1 ? max_ms : 1);
         return;
     }
-    int cap = world->threaded ? 1 : 100;
+    /* with other threads about, stay short: they need the lock we hold */
+    int cap = world->threaded || __atomic_load_n(&world->contended, __ATOMIC_RELAXED) ? 1 : 100;
     tc_tp_wait(world_backend(world, &tc_tp_tcp_ops)->ctx, max_ms < cap ? max_ms : cap);
 }
