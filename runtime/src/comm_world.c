@@ -85,17 +85,20 @@ static void world_tick(tc_rt_world_t *world)
     tc_rt_hb_tick(world, tc_time_ns());
 }
 
-/* Every progress pass: the bootstrap's events, SIGUSR1, and every 64 passes the heartbeats. */
+/* Every progress pass: SIGUSR1; the bootstrap's events one pass in 64 while
+ * operations move, every pass once they have been waiting a while (when the
+ * clock is read too); heartbeats one pass in 64. */
 static void world_poll(tc_rt_world_t *world)
 {
-    tc_rt_world_poll_events(world);
+    if ((++world->poll_passes & 63) == 0 || world->idle_passes >= TC_RT_IDLE_CLOCK_PASSES)
+        tc_rt_world_poll_events(world);
     tc_rt_fr_poll_signal(world);
     if (world->hb_ns && (++world->hb_passes & 63) == 0)
         tc_rt_hb_tick(world, tc_time_ns());
 }
 
-static tc_status_t world_assemble(tc_boot_kind_t boot, const tc_hints_t *hints,
-                                  uint64_t deadline, tc_rt_world_t **world_p)
+static tc_status_t world_assemble(tc_boot_kind_t boot, const tc_hints_t *hints, uint64_t deadline,
+                                  tc_rt_world_t **world_p)
 {
     tc_rt_world_t *world;
     tc_status_t st = tc_rt_world_create(boot, hints, deadline, &world);
@@ -130,8 +133,8 @@ err:
 
 /* Creation runs with this thread marked as creating, so tc_comm_create_abort()
  * from another thread or a signal handler ends its bootstrap waits. */
-tc_status_t tc_rt_comm_world_create(tc_boot_kind_t boot, const tc_hints_t *hints,
-                                    uint64_t deadline, tc_rt_world_t **world_p)
+tc_status_t tc_rt_comm_world_create(tc_boot_kind_t boot, const tc_hints_t *hints, uint64_t deadline,
+                                    tc_rt_world_t **world_p)
 {
     tc_boot_creation_begin();
     tc_status_t st = world_assemble(boot, hints, deadline, world_p);
