@@ -40,12 +40,8 @@ struct tc_rt_comm {
     tc_rt_fr_entry_t *fr; /* flight recorder: the last fr_cap operations (NULL: off) */
     uint32_t fr_cap;
     uint64_t fr_next;
-<<<<<<< HEAD
     void *user; /* atomic: the mark of the thread inside a call that starts operations */
-    tc_rt_work_t *p2p_work;    /* blocking send/recv without a work object, reused */
-=======
     tc_rt_work_t *p2p_work;   /* blocking send/recv without a work object, reused */
->>>>>>> rt-modules
     tc_rt_work_t inline_work; /* blocking operations without a work object */
     tc_rt_work_t *works;      /* live heap works */
     uint64_t sched_uses;
