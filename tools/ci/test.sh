@@ -29,7 +29,7 @@ stash_bin() {
     local dest=$1
     rm -rf "$dest" && mkdir -p "$dest"
     for b in tools/tcrun/tcrun tools/tcperf/tcperf tests/integration/allreduce_test \
-        tests/integration/coll_test tests/integration/thread_test \
+        tests/integration/coll_test tests/integration/thread_test tests/integration/recreate_test \
         tests/fault/ft_test tests/fault/resilient_training tests/fault/create_abort_test tests/fault/agree_test \
         tests/fault/create_missing_test \
         tests/runtime/env_boot_prog; do
