@@ -45,8 +45,9 @@ static tc_status_t tc_log_init_status = TC_OK;
 static char tc_log_init_detail[1024];
 static char tc_log_host[256] = "unknown";
 
-/* A TC_LOG_FILE containing %r is opened on the first write, so that the rank
- * set by then is in the name. */
+/* A TC_LOG_FILE containing %r is opened on the first write after the rank is
+ * known, so that it is in the name; lines before that go to stderr (otherwise
+ * every rank would share one file named for no rank). */
 static pthread_mutex_t tc_log_open_lock = PTHREAD_MUTEX_INITIALIZER;
 static int tc_log_open_pending;
 static char tc_log_path_template[TC_LOG_PATH_MAX];
@@ -317,6 +318,8 @@ bool tc_log_enabled(tc_log_level_t level, tc_log_subsys_t subsys)
 static int tc_log_dest_fd(void)
 {
     if (__atomic_load_n(&tc_log_open_pending, __ATOMIC_ACQUIRE)) {
+        if (__atomic_load_n(&tc_log_rank, __ATOMIC_RELAXED) < 0)
+            return STDERR_FILENO;
         pthread_mutex_lock(&tc_log_open_lock);
         if (__atomic_load_n(&tc_log_open_pending, __ATOMIC_RELAXED)) {
             char saved[1024];

@@ -110,6 +110,14 @@ tc_status_t tc_benv_hello(tc_boot_env_t *e, const env_config_t *cfg, const tc_au
                                 cfg->rank, e->master);
         }
     }
+    if (rc == TC_ERR_BOOTSTRAP) {
+        /* The connection ended before the verdict: most likely the store of this job's
+         * previous bootstrap closing while this hello sat in its backlog (rank 0 serves the
+         * new one on the same port next). The caller retries until its deadline. */
+        char why[TC_BS_MAX_TEXT + 128];
+        snprintf(why, sizeof(why), "%s", tc_last_error());
+        return tc_error_set(TC_ERR_INVALID_STATE, "%s (before the store's verdict)", why);
+    }
     if (rc != TC_OK)
         return rc;
     /* TC_ERR_INVALID_STATE: a lingering store of an earlier bootstrap; the caller retries. */

@@ -79,6 +79,26 @@ static void comm_free(tc_rt_comm_t *comm)
     free(comm);
 }
 
+static _Thread_local char thread_mark; /* its address tells threads apart */
+
+tc_status_t tc_rt_comm_enter(tc_rt_comm_t *comm, const char *what)
+{
+    void *none = NULL;
+    if (__atomic_compare_exchange_n(&comm->user, &none, &thread_mark, 0, __ATOMIC_ACQUIRE,
+                                    __ATOMIC_RELAXED))
+        return TC_OK;
+    return tc_error_set(TC_ERR_INVALID_STATE,
+                        "%s on comm '%s': another thread is inside a call on this communicator "
+                        "(calls that start operations on one communicator must come from one "
+                        "thread at a time: ranks match them in issue order)",
+                        what, comm->name);
+}
+
+void tc_rt_comm_leave(tc_rt_comm_t *comm)
+{
+    __atomic_store_n(&comm->user, NULL, __ATOMIC_RELEASE);
+}
+
 tc_status_t tc_rt_comm_create(const tc_rt_comm_params_t *params, tc_rt_comm_t **comm_p)
 {
     tc_status_t st = tc_log_init();

@@ -117,13 +117,16 @@ static tc_status_t world_assemble(tc_boot_kind_t boot, const tc_hints_t *hints, 
         goto err;
     if (world->hb_ns) {
         /* heartbeats are sent by the progress thread, whatever the caller does */
-        if ((st = tc_rt_world_go_threaded(world)) != TC_OK)
+        tc_rt_world_lock(world);
+        st = tc_rt_world_go_threaded(world);
+        tc_rt_world_unlock(world);
+        if (st != TC_OK)
             goto err;
-        pthread_mutex_unlock(&world->mu);
     }
     *world_p = world;
     return TC_OK;
 err:
+    tc_rt_world_lock(world);
     tc_rt_world_release(world);
     return st;
 }

@@ -40,12 +40,20 @@ struct tc_rt_comm {
     tc_rt_fr_entry_t *fr; /* flight recorder: the last fr_cap operations (NULL: off) */
     uint32_t fr_cap;
     uint64_t fr_next;
+    void *user; /* atomic: the mark of the thread inside a call that starts operations */
     tc_rt_work_t *p2p_work;   /* blocking send/recv without a work object, reused */
     tc_rt_work_t inline_work; /* blocking operations without a work object */
     tc_rt_work_t *works;      /* live heap works */
     uint64_t sched_uses;
     tc_rt_sched_entry_t sched_cache[TC_RT_SCHED_CACHE];
 };
+
+/* Calls that start operations on a communicator come from one thread at a
+ * time (ranks match them in issue order): tc_rt_comm_enter marks the
+ * communicator with the calling thread's mark, or refuses the call without
+ * touching the communicator when another call is inside. */
+TC_MUST_USE tc_status_t tc_rt_comm_enter(tc_rt_comm_t *comm, const char *what);
+void tc_rt_comm_leave(tc_rt_comm_t *comm);
 
 /* The world rank of rank @p peer of @p comm. */
 static inline int tc_rt_world_rank(const tc_rt_comm_t *comm, int peer)
@@ -67,7 +75,7 @@ TC_MUST_USE tc_status_t tc_rt_comm_make(tc_rt_comm_t *parent, const tc_rt_comm_p
 /* Create, hook up and fence the world of a first communicator. */
 TC_MUST_USE tc_status_t tc_rt_comm_world_create(tc_boot_kind_t boot, const tc_hints_t *hints,
                                                 uint64_t deadline, tc_rt_world_t **world_p);
-/* Drop one reference (lock held when threaded, released); the last frees. */
+/* Drop one reference (lock held, released); the last frees. */
 void tc_rt_world_release(tc_rt_world_t *world);
 /* The rank of world rank @p wrank in @p comm, or -1. */
 int tc_rt_comm_rank_of(const tc_rt_comm_t *comm, int wrank);

@@ -12,16 +12,36 @@
 #include "tcomms/base/log.h"
 #include "tcomms/base/time.h"
 
+/* Uncontended: one trylock, no system call. Contended: announce the wait, so
+ * that a holder looping in a wait or in the progress thread hands the lock over
+ * (tc_rt_world_handoff) instead of keeping it for its whole wait. */
 void tc_rt_world_lock(tc_rt_world_t *world)
 {
-    if (world->threaded)
-        pthread_mutex_lock(&world->mu);
+    if (pthread_mutex_trylock(&world->mu) == 0)
+        return;
+    __atomic_store_n(&world->contended, 1, __ATOMIC_RELAXED);
+    __atomic_add_fetch(&world->want, 1, __ATOMIC_ACQ_REL);
+    pthread_mutex_lock(&world->mu);
+    __atomic_sub_fetch(&world->want, 1, __ATOMIC_ACQ_REL);
+    __atomic_add_fetch(&world->handoffs, 1, __ATOMIC_RELEASE);
 }
 
 void tc_rt_world_unlock(tc_rt_world_t *world)
 {
-    if (world->threaded)
-        pthread_mutex_unlock(&world->mu);
+    pthread_mutex_unlock(&world->mu);
+}
+
+/* Mutexes are not fair: unlocking and locking again at once mostly keeps the
+ * lock. So wait until a waiter got it (or a few yields passed), then queue. */
+void tc_rt_world_handoff(tc_rt_world_t *world)
+{
+    if (__atomic_load_n(&world->want, __ATOMIC_ACQUIRE) == 0)
+        return;
+    unsigned seen = __atomic_load_n(&world->handoffs, __ATOMIC_ACQUIRE);
+    pthread_mutex_unlock(&world->mu);
+    for (int i = 0; i < 64 && __atomic_load_n(&world->handoffs, __ATOMIC_ACQUIRE) == seen; i++)
+        sched_yield();
+    tc_rt_world_lock(world);
 }
 
 /* Polling before sleeping cuts latency when every rank has a core of its own;
@@ -67,6 +87,7 @@ tc_status_t tc_rt_progress_wait(tc_rt_world_t *world, const int *state, int runn
 {
     uint64_t idle_since = 0; /* when the current stretch without progress began */
     while (__atomic_load_n(state, __ATOMIC_ACQUIRE) == running) {
+        tc_rt_world_handoff(world); /* another thread's call gets in between passes */
         int n = tc_rt_world_progress(world);
         if (__atomic_load_n(state, __ATOMIC_ACQUIRE) != running)
             break;
@@ -96,8 +117,8 @@ tc_status_t tc_rt_progress_wait(tc_rt_world_t *world, const int *state, int runn
 static void *progress_main(void *arg)
 {
     tc_rt_world_t *world = arg;
-    unsigned nap_us = 0, passes = 0;
-    pthread_mutex_lock(&world->mu);
+    unsigned nap_us = 0;
+    tc_rt_world_lock(world);
     while (!world->stop) {
         if (world->nasync == 0 && world->hb_ns) {
             /* nothing asynchronous, but heartbeats are due every period */
@@ -119,18 +140,14 @@ static void *progress_main(void *arg)
         }
         if (tc_rt_world_progress(world) > 0) {
             nap_us = 0;
-            if (++passes % 64 == 0) { /* let callers in */
-                pthread_mutex_unlock(&world->mu);
-                sched_yield();
-                pthread_mutex_lock(&world->mu);
-            }
+            tc_rt_world_handoff(world); /* let callers in */
             continue;
         }
         nap_us = nap_us ? (nap_us * 2 > 1000 ? 1000 : nap_us * 2) : 10;
         pthread_mutex_unlock(&world->mu);
         struct timespec ts = {0, (long)nap_us * 1000};
         nanosleep(&ts, NULL);
-        pthread_mutex_lock(&world->mu);
+        tc_rt_world_lock(world);
     }
     pthread_mutex_unlock(&world->mu);
     return NULL;
@@ -140,24 +157,20 @@ tc_status_t tc_rt_world_go_threaded(tc_rt_world_t *world)
 {
     if (world->threaded)
         return TC_OK;
-    /* The caller holds no lock yet (none is taken before this point); from now
-     * on every entry point locks, so take it for the caller. */
-    world->threaded = 1;
-    pthread_mutex_lock(&world->mu);
     int rc = pthread_create(&world->thread, NULL, progress_main, world);
-    if (rc != 0) {
-        world->threaded = 0;
-        pthread_mutex_unlock(&world->mu);
+    if (rc != 0)
         return tc_error_set(TC_ERR_SYSTEM, "starting the progress thread: %s", strerror(rc));
-    }
+    world->threaded = 1;
     tc_log_debug(TC_SUBSYS_RUNTIME, "progress thread started");
     return TC_OK;
 }
 
 void tc_rt_progress_stop(tc_rt_world_t *world)
 {
-    if (!world->threaded)
+    if (!world->threaded) {
+        pthread_mutex_unlock(&world->mu);
         return;
+    }
     world->stop = 1;
     pthread_cond_signal(&world->cv);
     pthread_mutex_unlock(&world->mu);

@@ -10,14 +10,19 @@
 /* Read the time only after this many passes in a row moved nothing. */
 #define TC_RT_IDLE_CLOCK_PASSES 16
 
+/* The world's lock, taken by every entry point from any thread. */
 void tc_rt_world_lock(tc_rt_world_t *world);
 void tc_rt_world_unlock(tc_rt_world_t *world);
+/* Lock held: if another thread waits for the lock, let it have it and queue
+ * again behind it. Called by loops that hold the lock (waits, the progress
+ * thread) between passes. */
+void tc_rt_world_handoff(tc_rt_world_t *world);
 /* Set the spin time (TC_SPIN_US, or by the ranks per core). */
 TC_MUST_USE tc_status_t tc_rt_progress_init(tc_rt_world_t *world);
-/* Start the progress thread (first asynchronous operation); lock held after. */
+/* Start the progress thread (first asynchronous operation); lock held. */
 TC_MUST_USE tc_status_t tc_rt_world_go_threaded(tc_rt_world_t *world);
 /* Stop and join the progress thread if there is one; called with the lock
- * held (when threaded), which it releases. */
+ * held, which it releases. */
 void tc_rt_progress_stop(tc_rt_world_t *world);
 /* One pass: the hooks' polls, the running operations, the transports, and
  * after a while without progress the deadlines; returns the changes. */

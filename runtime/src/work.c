@@ -130,10 +130,12 @@ static void work_release(tc_rt_work_t *w)
 /* Lock the world; the first asynchronous operation starts the progress thread. */
 static tc_status_t issue_lock(tc_rt_comm_t *comm, int flags)
 {
-    if ((flags & (TC_RT_ASYNC | TC_RT_PERSISTENT)) && !comm->world->threaded)
-        return tc_rt_world_go_threaded(comm->world);
     tc_rt_world_lock(comm->world);
-    return TC_OK;
+    tc_status_t st = TC_OK;
+    if ((flags & (TC_RT_ASYNC | TC_RT_PERSISTENT)) && !comm->world->threaded &&
+        (st = tc_rt_world_go_threaded(comm->world)) != TC_OK)
+        tc_rt_world_unlock(comm->world);
+    return st;
 }
 
 /* Run or hand over a prepared work, per the flags; lock held. */
@@ -167,8 +169,8 @@ fail:
     return st;
 }
 
-tc_status_t tc_rt_coll_issue(tc_rt_comm_t *comm, const tc_rt_coll_t *call, int flags,
-                             tc_rt_work_t **work_p)
+static tc_status_t coll_issue(tc_rt_comm_t *comm, const tc_rt_coll_t *call, int flags,
+                              tc_rt_work_t **work_p)
 {
     char what[128];
     tc_rt_op_t op = {call->coll, comm->seq + 1, comm->name};
@@ -227,6 +229,17 @@ out:
     /* work_release above frees heap works only, never the comm (nor its inline work) */
     /* NOLINTNEXTLINE(clang-analyzer-unix.Malloc): comm is not freed, see above */
     tc_rt_world_unlock(comm->world);
+    return st;
+}
+
+tc_status_t tc_rt_coll_issue(tc_rt_comm_t *comm, const tc_rt_coll_t *call, int flags,
+                             tc_rt_work_t **work_p)
+{
+    tc_status_t st = tc_rt_comm_enter(comm, tc_coll_name(call->coll));
+    if (st != TC_OK)
+        return st;
+    st = coll_issue(comm, call, flags, work_p);
+    tc_rt_comm_leave(comm);
     return st;
 }
 
@@ -308,11 +321,9 @@ static tc_status_t p2p_build(tc_rt_comm_t *comm, tc_rt_work_t *w, const tc_rt_p2
     return st;
 }
 
-tc_status_t tc_rt_p2p_issue(tc_rt_comm_t *comm, const tc_rt_p2p_t *ops, int n,
-                            const tc_hints_t *hints, int64_t timeout_ms, int flags,
-                            tc_rt_work_t **work_p)
+static tc_status_t p2p_issue(tc_rt_comm_t *comm, const tc_rt_p2p_t *ops, int n,
+                             int64_t timeout_ms, int flags, tc_rt_work_t **work_p)
 {
-    (void)hints;
     tc_status_t st = issue_lock(comm, flags);
     if (st != TC_OK)
         return st;
@@ -370,12 +381,28 @@ out:
     return st;
 }
 
+tc_status_t tc_rt_p2p_issue(tc_rt_comm_t *comm, const tc_rt_p2p_t *ops, int n,
+                            const tc_hints_t *hints, int64_t timeout_ms, int flags,
+                            tc_rt_work_t **work_p)
+{
+    (void)hints;
+    tc_status_t st = tc_rt_comm_enter(comm, "send/recv");
+    if (st != TC_OK)
+        return st;
+    st = p2p_issue(comm, ops, n, timeout_ms, flags, work_p);
+    tc_rt_comm_leave(comm);
+    return st;
+}
+
 tc_status_t tc_rt_work_start(tc_rt_work_t *w)
 {
     if (!w->comm)
         return tc_error_set(TC_ERR_INVALID_STATE, "its communicator was destroyed");
-    tc_rt_world_lock(w->comm->world);
-    tc_status_t st;
+    tc_rt_comm_t *comm = w->comm;
+    tc_status_t st = tc_rt_comm_enter(comm, tc_coll_name(w->call.coll));
+    if (st != TC_OK)
+        return st;
+    tc_rt_world_lock(comm->world);
     char what[128];
     if (!w->persistent)
         st = tc_error_set(TC_ERR_INVALID_STATE, "%s is not persistent",
@@ -387,7 +414,8 @@ tc_status_t tc_rt_work_start(tc_rt_work_t *w)
         w->async = 1;
         st = work_start(w);
     }
-    tc_rt_world_unlock(w->comm->world);
+    tc_rt_world_unlock(comm->world);
+    tc_rt_comm_leave(comm);
     return st;
 }
 

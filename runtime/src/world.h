@@ -96,11 +96,15 @@ struct tc_rt_world {
     uint64_t now_ns;      /* the clock as read by the last idle pass that read it */
     unsigned poll_passes; /* passes since the bootstrap's events were last polled */
     int nasync;           /* running asynchronous operations (the thread's to drive) */
-    /* Threads: once the progress thread exists (first asynchronous
-     * operation), every entry point takes mu; before that there is one
-     * caller at a time and no lock is taken. */
-    int threaded;
+    /* Threads (docs/runtime.md, "Threads"): every entry point takes mu, always. A
+     * holder that loops (a blocking wait, the progress thread) hands it over when
+     * another thread waits for it: want counts the threads waiting for mu, and
+     * handoffs the times one got it after waiting; contended is set once any did. */
+    int threaded; /* the progress thread runs (started by the first asynchronous operation) */
     int stop;
+    unsigned want;     /* atomic */
+    unsigned handoffs; /* atomic */
+    int contended;     /* atomic */
     pthread_t thread;
     pthread_mutex_t mu;
     pthread_cond_t cv;

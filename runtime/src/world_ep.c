@@ -255,7 +255,8 @@ void tc_rt_world_wait(tc_rt_world_t *world, int max_ms, uint64_t idle_ns)
         if (be->reach == TC_TP_REACH_ANY && !any)
             any = be;
     }
-    int cap = world->threaded ? 1 : 100;
+    /* with other threads about, stay short: they need the lock we hold */
+    int cap = world->threaded || __atomic_load_n(&world->contended, __ATOMIC_RELAXED) ? 1 : 100;
     if (any)
         tc_tp_wait(any->ctx, max_ms < cap ? max_ms : cap);
     else

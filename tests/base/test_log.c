@@ -344,6 +344,38 @@ static int child_file_output(void)
     return 0;
 }
 
+/* A line logged before the rank is known must not open a file named for no rank
+ * ("r-.log", shared by every rank of the job): it goes to stderr, and the file
+ * opens with the rank in its name. */
+static int child_file_rank_late(void)
+{
+    char path[600];
+
+    path_in_dir(path, sizeof(path), "late.%r.log");
+    setenv("TC_LOG", "warn", 1);
+    setenv("TC_LOG_FILE", path, 1);
+    tc_log_warn(TC_SUBSYS_RUNTIME, "before the rank");
+    tc_log_set_rank(5);
+    tc_log_warn(TC_SUBSYS_RUNTIME, "after the rank");
+    return 0;
+}
+
+static void test_file_rank_late(void **state)
+{
+    char path[600], *text, *err;
+
+    run_child(child_file_rank_late, "late");
+    path_in_dir(path, sizeof(path), "late.-.log");
+    assert_int_equal(access(path, F_OK), -1);
+    text = read_named("late.5.log");
+    assert_non_null(strstr(text, "after the rank"));
+    assert_null(strstr(text, "before the rank"));
+    err = read_named("late.err");
+    assert_non_null(strstr(err, "before the rank"));
+    free(text);
+    free(err);
+}
+
 static void test_file_output(void **state)
 {
     char name[64], *text, *lines[16], *err;
@@ -620,6 +652,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_configure),           cmocka_unit_test(test_file_output),
+        cmocka_unit_test(test_file_rank_late),
         cmocka_unit_test(test_stderr_default),      cmocka_unit_test(test_lazy_malformed),
         cmocka_unit_test(test_init_malformed),      cmocka_unit_test(test_open_fails),
         cmocka_unit_test(test_deferred_open_fails), cmocka_unit_test(test_threads_and_processes),

@@ -3,8 +3,8 @@
 # tcomms supports.
 #   run_launchers.sh BIN [--quick]
 # BIN is a bazel-bin directory holding tools/tcrun/tcrun,
-# tests/integration/allreduce_test, tests/integration/coll_test and
-# tools/tcperf/tcperf.
+# tests/integration/allreduce_test, tests/integration/coll_test,
+# tests/integration/recreate_test and tools/tcperf/tcperf.
 # Every run is bounded by `timeout`; prints one line per case and exits
 # non-zero if any failed.
 set -uo pipefail
@@ -81,6 +81,14 @@ run "torchrun env -n 4 allreduce_test" 4 "$here/run_torchrun_env.sh" --timeout 3
     "$test" "${quick[@]}"
 run "torchrun env -n 3 coll_test --quick" 3 "$here/run_torchrun_env.sh" --timeout 300 3 \
     "$coll" --quick
+
+# 3c. The world created, used and destroyed 20 times in a row: rank 0's store of one
+# bootstrap closing while the others already knock for the next (failed at the 2nd-16th cycle
+# with "Connection reset by peer" before 2026-12).
+recreate=$bin/tests/integration/recreate_test
+run "tcrun -n 3 recreate_test 20" 3 "$tcrun" -n 3 "$recreate" 20
+run "torchrun env -n 3 recreate_test 20" 3 env TC_JOB_SECRET=recreate-test \
+    "$here/run_torchrun_env.sh" --timeout 300 3 "$recreate" 20
 
 # 4. Without any PMIx server: a world of one by default, a clear error when PMIx is required.
 run "no launcher: world of one" 1 env -u PMIX_NAMESPACE "$test" "${quick[@]}"

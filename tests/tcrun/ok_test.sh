@@ -31,4 +31,15 @@ for ((r = 0; r < N; r++)); do
 done
 expect_count "$OUT" '^\[' "$N"
 expect_count "$ERR" '^\[' "$N"
+
+# A rank inherits stdin, stdout and stderr only: neither descriptors tcrun was given (fd 7,
+# opened here without close-on-exec) nor tcrun's own (the PMIx server's sockets, which at
+# hundreds of ranks made every rank hold hundreds).
+exec 7</dev/null
+run "$TCRUN" -n "$N" ls -m /proc/self/fd
+exec 7<&-
+expect_rc 0
+for ((r = 0; r < N; r++)); do
+    expect_line "$OUT" "[$r] 0, 1, 2, 3" # 3: the directory ls is reading
+done
 echo PASS

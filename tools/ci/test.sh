@@ -29,7 +29,7 @@ stash_bin() {
     local dest=$1
     rm -rf "$dest" && mkdir -p "$dest"
     for b in tools/tcrun/tcrun tools/tcperf/tcperf tests/integration/allreduce_test \
-        tests/integration/coll_test \
+        tests/integration/coll_test tests/integration/thread_test tests/integration/recreate_test \
         tests/fault/ft_test tests/fault/resilient_training tests/fault/create_abort_test tests/fault/agree_test \
         tests/fault/create_missing_test \
         tests/runtime/env_boot_prog; do
@@ -47,23 +47,31 @@ integration() {
 # jobs: TSan's coll_test under the plain tcrun (whose libpmix server is not ours
 # to check). TSan reports make the ranks exit non-zero.
 tsan_integration() {
-    bazel build --config=tsan //tests/integration:coll_test &&
-        mkdir -p build/bin-tsan && cp -f bazel-bin/tests/integration/coll_test build/bin-tsan/ &&
+    bazel build --config=tsan //tests/integration:coll_test //tests/integration:thread_test &&
+        mkdir -p build/bin-tsan/tools/tcrun build/bin-tsan/tests/integration &&
+        cp -f bazel-bin/tests/integration/coll_test build/bin-tsan/ &&
+        cp -f bazel-bin/tests/integration/thread_test build/bin-tsan/tests/integration/ &&
+        cp -f build/bin-opt/tools/tcrun/tcrun build/bin-tsan/tools/tcrun/ &&
         TSAN_OPTIONS=halt_on_error=1:exitcode=66 timeout -k 10 600 \
             build/bin-opt/tools/tcrun/tcrun -n 3 build/bin-tsan/coll_test --quick &&
         TC_CHECK=1 TC_HEARTBEAT_MS=50 TSAN_OPTIONS=halt_on_error=1:exitcode=66 \
-            timeout -k 10 600 build/bin-opt/tools/tcrun/tcrun -n 4 build/bin-tsan/coll_test --quick
+            timeout -k 10 600 build/bin-opt/tools/tcrun/tcrun -n 4 build/bin-tsan/coll_test --quick &&
+        TSAN_OPTIONS=halt_on_error=1:exitcode=66 tests/integration/run_threads.sh build/bin-tsan --quick
 }
 
 # intercept_tls_get_addr=0: LeakSanitizer 14 reads a garbage dynamic-TLS range of a library
 # opened with dlopen (libibverbs, since it is loaded at run time) on glibc 2.36 and crashes in its
 # tracer at exit ("Tracer caught signal 11"); without the interception it scans correctly.
+asan_env() {
+    ASAN_OPTIONS=detect_leaks=1:abort_on_error=1:intercept_tls_get_addr=0 \
+        UBSAN_OPTIONS=halt_on_error=1 \
+        LSAN_OPTIONS=suppressions=$root/tests/lsan_pmix.supp:fast_unwind_on_malloc=0 "$@"
+}
+
 asan_integration() {
     bazel build --config=asan //... &&
-        ASAN_OPTIONS=detect_leaks=1:abort_on_error=1:intercept_tls_get_addr=0 \
-            UBSAN_OPTIONS=halt_on_error=1 \
-            LSAN_OPTIONS=suppressions=$root/tests/lsan_pmix.supp:fast_unwind_on_malloc=0 \
-            integration asan --quick
+        asan_env integration asan --quick &&
+        asan_env tests/integration/run_threads.sh build/bin-asan --quick
 }
 
 step "install dependencies" tools/setup/install-deps.sh
@@ -72,6 +80,8 @@ step "unit tests (gcc)" bazel test //...
 step "install: prefix, pkg-config, CMake, the transport alone, with MPI and NCCL, the ABI record, .deb" \
     tests/install/run_install_test.sh --no-build --deb
 step "integration: tcrun, mpirun, srun, torchrun env, no launcher" integration opt
+step "threads: 2-8 threads on their own communicators at 2-4 ranks, two on one" \
+    tests/integration/run_threads.sh build/bin-opt
 step "fault injection: kill, stop, mismatch, abort, shrink; tc-fr" \
     tests/fault/run_fault.sh build/bin-opt --trials 3
 step "layering_check (clang): build" bazel build --config=layering //...
@@ -86,7 +96,7 @@ step "unit tests (TSan): threads in base, tcp, shm, self, the env store" \
     //tests/transport:tcp_pair_test //tests/transport:tcp_rma_test //tests/transport:tcp_nsocks_test \
     //tests/runtime:bootstrap_env_test \
     //tests/transport/shm/... //tests/transport/self/...
-step "integration (TSan): coll_test over 3 and 4 ranks, async work and the progress thread" \
+step "integration (TSan): coll_test over 3 and 4 ranks, the progress thread, thread_test" \
     tsan_integration
 step "fuzz: every libFuzzer target, 15 s each" tests/fuzz/run_fuzz.sh 15
 step "doxygen: public headers, warnings as errors" \

@@ -391,6 +391,10 @@ static void exec_rank(int devnull, int out_w, int err_w, char **env)
     dup2(devnull, 0);
     dup2(out_w, 1);
     dup2(err_w, 2);
+    /* Nothing else: descriptors tcrun inherited, and its own that are not
+     * close-on-exec (the PMIx server's sockets to the ranks started so far), would
+     * otherwise pile up in every rank as the job grows. */
+    close_range(3, ~0u, 0);
     signal(SIGPIPE, SIG_DFL);
     sigprocmask(SIG_SETMASK, &J.orig_mask, NULL);
     execve(J.args.exe_path, J.args.argv, env);

@@ -97,6 +97,27 @@ typedef struct tc_op_opts {
 #define TC_OP_OPTS_INIT {sizeof(tc_op_opts_t), 0, NULL, 0}
 
 /**
+ * @page tc_threads Threads
+ *
+ * - Any number of threads may use different communicators at the same time,
+ *   blocking or asynchronous. Communicators are created collectively (create,
+ *   split, dup, shrink), in the same order on every rank.
+ * - The calls that start operations on one communicator (collectives,
+ *   send/recv, tc_batch_end(), tc_work_start(), split, dup) come from one
+ *   thread at a time: ranks match operations in issue order. A call made
+ *   while another thread is inside one on the same communicator returns
+ *   TC_ERR_INVALID_STATE and leaves the communicator as it was. A batch
+ *   belongs to the thread that began it.
+ * - Work objects may be waited for, tested and freed from any thread;
+ *   tc_comm_abort(), tc_comm_revoke(), tc_comm_stats() and tc_comm_dump_fr()
+ *   from any thread at any time. tc_comm_destroy() must not overlap another
+ *   call on the communicator or a wait on one of its works.
+ * - From a signal handler: tc_comm_create_abort() only.
+ * - A progress thread, started by the first asynchronous or persistent
+ *   operation, drives asynchronous work without the caller's help.
+ */
+
+/**
  * @page tc_ops Conventions of every operation
  *
  * - Every operation takes `opts` (NULL for the defaults) and `work_p`.

@@ -1,0 +1,32 @@
+#!/usr/bin/env bash
+# The thread model under tcrun (docs/runtime.md, "Threads"): thread_test with 2 to 8 threads
+# on their own communicators at 2, 3 and 4 ranks, over shared memory and over TCP only, then
+# two threads on one communicator.
+#   tests/integration/run_threads.sh BINDIR [--quick]
+# BINDIR holds tools/tcrun/tcrun and tests/integration/thread_test (tools/ci/test.sh stashes
+# them per build: opt, asan, tsan). --quick: fewer rounds (for the sanitizer builds).
+set -uo pipefail
+bin=${1:?usage: run_threads.sh BINDIR [--quick]}
+iters=12
+[ "${2:-}" = --quick ] && iters=3
+tcrun=$bin/tools/tcrun/tcrun
+prog=$bin/tests/integration/thread_test
+fail=0
+
+run() {
+    local what=$1
+    shift
+    echo "--- $what"
+    if ! timeout -k 10 600 "$@"; then
+        echo "run_threads: FAILED: $what" >&2
+        fail=1
+    fi
+}
+
+for n in 2 3 4; do
+    threads=$((n == 2 ? 8 : n == 3 ? 4 : 2))
+    run "$n ranks, $threads threads" "$tcrun" -n "$n" "$prog" --threads "$threads" --iters "$iters"
+done
+run "2 ranks, 3 threads, TCP only" env TC_SHM=0 "$tcrun" -n 2 "$prog" --threads 3 --iters "$iters"
+run "3 ranks, two threads on one communicator" "$tcrun" -n 3 "$prog" --same-comm
+exit $fail

@@ -1,0 +1,313 @@
+/* Multi-process, multi-threaded test of the thread model (docs/runtime.md, "Threads"):
+ *
+ *   thread_test [--threads T] [--iters K] [--same-comm]
+ *
+ * The main thread creates one communicator per worker thread (dups of the world and splits
+ * that reverse or rotate the rank order, so communicators differ from the world), then T
+ * threads each run K rounds of every collective and a send/recv ring on their own
+ * communicator, alternating blocking and asynchronous calls and sizes, and check every
+ * element against a reference computed here. A thread's inputs depend on (thread, round,
+ * rank, index), so a message delivered to the wrong communicator or round is caught.
+ *
+ * --same-comm checks what two threads using one communicator at once get: while one thread
+ * is inside a blocking barrier that cannot finish yet (rank 0 enters it late), another
+ * thread's operation on the same communicator is refused with TC_ERR_INVALID_STATE, the
+ * barrier still completes and the communicator stays usable.
+ *
+ * Prints "rank R of N: C checks, F failures" and exits 0 only when F is 0. Every operation
+ * is bounded by a 60 s timeout. */
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "tcomms/tcomms.h"
+
+#define TIMEOUT_MS 60000
+#define MAX_THREADS 8
+#define MAX_COUNT 1500 /* elements per rank; past the small-message path's limits */
+
+static int world_rank, world_size;
+static atomic_int failures, checks;
+
+#define FAIL(...)                                                                                 \
+    do {                                                                                          \
+        if (atomic_fetch_add(&failures, 1) < 100) {                                               \
+            fprintf(stderr, "rank %d: FAIL: ", world_rank);                                       \
+            fprintf(stderr, __VA_ARGS__);                                                         \
+            fprintf(stderr, "\n");                                                                \
+        }                                                                                         \
+    } while (0)
+
+typedef struct {
+    int id;
+    tc_comm_t *comm;
+    int rank, size, iters;
+} worker_t;
+
+/* A thread's input on comm rank r: distinct per (thread, round, rank, index); small enough
+ * that sums over 8 ranks stay exact in int64. */
+static int64_t input(int t, int k, int r, size_t i) {
+    return (int64_t)((t + 1) * 1000003 + k * 7919 + r * 104729 + (int64_t)i * 13) % 1000000007;
+}
+
+static size_t count_for(int t, int k) {
+    static const size_t counts[] = {1, 2, 7, 64, 333, MAX_COUNT};
+    return counts[(t + k) % (sizeof counts / sizeof counts[0])];
+}
+
+/* Run one operation into s: blocking, or async then wait. */
+#define RUN(s, fn, ...)                                                                           \
+    do {                                                                                          \
+        tc_work_t *w_ = NULL;                                                                     \
+        (s) = fn(__VA_ARGS__, async ? &aopts : &opts, async ? &w_ : NULL);                        \
+        if ((s) == TC_OK && async) {                                                              \
+            (s) = tc_work_wait(w_, TIMEOUT_MS);                                                   \
+            tc_work_free(w_);                                                                     \
+        }                                                                                         \
+    } while (0)
+
+static void check(const worker_t *w, const char *what, int k, size_t i, int64_t got,
+                  int64_t want) {
+    atomic_fetch_add(&checks, 1);
+    if (got != want)
+        FAIL("thread %d round %d %s [%zu]: got %lld, want %lld", w->id, k, what, i,
+             (long long)got, (long long)want);
+}
+
+static int status_ok(const worker_t *w, const char *what, int k, tc_status_t s) {
+    if (s == TC_OK)
+        return 1;
+    FAIL("thread %d round %d %s: %s: %s", w->id, k, what, tc_status_string(s), tc_last_error());
+    return 0;
+}
+
+static void *worker_main(void *arg) {
+    worker_t *w = arg;
+    int n = w->size, r = w->rank, t = w->id;
+    int64_t *sbuf = malloc(sizeof(int64_t) * MAX_COUNT * n);
+    int64_t *rbuf = malloc(sizeof(int64_t) * MAX_COUNT * n);
+    tc_op_opts_t opts = TC_OP_OPTS_INIT, aopts = TC_OP_OPTS_INIT;
+    opts.timeout_ms = aopts.timeout_ms = TIMEOUT_MS;
+    aopts.async = 1;
+    for (int k = 0; k < w->iters && atomic_load(&failures) == 0; k++) {
+        int async = (k + t) % 2;
+        size_t c = count_for(t, k);
+        int root = (k + t) % n;
+        tc_status_t s;
+
+        /* all-reduce */
+        for (size_t i = 0; i < c; i++)
+            sbuf[i] = input(t, k, r, i);
+        RUN(s, tc_all_reduce, w->comm, sbuf, rbuf, c, TC_INT64, TC_SUM);
+        if (status_ok(w, "all_reduce", k, s))
+            for (size_t i = 0; i < c; i++) {
+                int64_t want = 0;
+                for (int q = 0; q < n; q++)
+                    want += input(t, k, q, i);
+                check(w, "all_reduce", k, i, rbuf[i], want);
+            }
+
+        /* reduce (max) to a rotating root */
+        for (size_t i = 0; i < c; i++)
+            sbuf[i] = input(t, k, r, i);
+        RUN(s, tc_reduce, w->comm, sbuf, rbuf, c, TC_INT64, TC_MAX, root);
+        if (status_ok(w, "reduce", k, s) && r == root)
+            for (size_t i = 0; i < c; i++) {
+                int64_t want = input(t, k, 0, i);
+                for (int q = 1; q < n; q++)
+                    want = input(t, k, q, i) > want ? input(t, k, q, i) : want;
+                check(w, "reduce", k, i, rbuf[i], want);
+            }
+
+        /* broadcast */
+        for (size_t i = 0; i < c; i++)
+            rbuf[i] = r == root ? input(t, k, root, i) : -1;
+        RUN(s, tc_broadcast, w->comm, rbuf, c, TC_INT64, root);
+        if (status_ok(w, "broadcast", k, s))
+            for (size_t i = 0; i < c; i++)
+                check(w, "broadcast", k, i, rbuf[i], input(t, k, root, i));
+
+        /* all-gather */
+        for (size_t i = 0; i < c; i++)
+            sbuf[i] = input(t, k, r, i);
+        RUN(s, tc_all_gather, w->comm, sbuf, rbuf, c, TC_INT64);
+        if (status_ok(w, "all_gather", k, s))
+            for (int q = 0; q < n; q++)
+                for (size_t i = 0; i < c; i++)
+                    check(w, "all_gather", k, q * c + i, rbuf[q * c + i], input(t, k, q, i));
+
+        /* reduce-scatter: block q of the sum goes to rank q */
+        for (size_t i = 0; i < c * n; i++)
+            sbuf[i] = input(t, k, r, i);
+        RUN(s, tc_reduce_scatter, w->comm, sbuf, rbuf, c, TC_INT64, TC_SUM);
+        if (status_ok(w, "reduce_scatter", k, s))
+            for (size_t i = 0; i < c; i++) {
+                int64_t want = 0;
+                for (int q = 0; q < n; q++)
+                    want += input(t, k, q, r * c + i);
+                check(w, "reduce_scatter", k, i, rbuf[i], want);
+            }
+
+        /* all-to-all: block q of rank r's input goes to rank q */
+        for (size_t i = 0; i < c * n; i++)
+            sbuf[i] = input(t, k, r, i);
+        RUN(s, tc_all_to_all, w->comm, sbuf, rbuf, c, TC_INT64);
+        if (status_ok(w, "all_to_all", k, s))
+            for (int q = 0; q < n; q++)
+                for (size_t i = 0; i < c; i++)
+                    check(w, "all_to_all", k, q * c + i, rbuf[q * c + i],
+                          input(t, k, q, r * c + i));
+
+        /* gather and scatter at the root */
+        for (size_t i = 0; i < c; i++)
+            sbuf[i] = input(t, k, r, i);
+        RUN(s, tc_gather, w->comm, sbuf, rbuf, c, TC_INT64, root);
+        if (status_ok(w, "gather", k, s) && r == root)
+            for (int q = 0; q < n; q++)
+                for (size_t i = 0; i < c; i++)
+                    check(w, "gather", k, q * c + i, rbuf[q * c + i], input(t, k, q, i));
+        for (size_t i = 0; i < c * n; i++)
+            sbuf[i] = input(t, k, root, i);
+        RUN(s, tc_scatter, w->comm, sbuf, rbuf, c, TC_INT64, root);
+        if (status_ok(w, "scatter", k, s))
+            for (size_t i = 0; i < c; i++)
+                check(w, "scatter", k, i, rbuf[i], input(t, k, root, r * c + i));
+
+        /* a send/recv ring as one batch */
+        for (size_t i = 0; i < c; i++)
+            sbuf[i] = input(t, k, r, i);
+        s = tc_batch_begin(w->comm);
+        if (s == TC_OK)
+            s = tc_send(w->comm, sbuf, c, TC_INT64, (r + 1) % n, NULL, NULL);
+        if (s == TC_OK)
+            s = tc_recv(w->comm, rbuf, c, TC_INT64, (r + n - 1) % n, NULL, NULL);
+        if (s == TC_OK) {
+            tc_work_t *bw = NULL;
+            s = tc_batch_end(w->comm, async ? &aopts : &opts, async ? &bw : NULL);
+            if (s == TC_OK && async) {
+                s = tc_work_wait(bw, TIMEOUT_MS);
+                tc_work_free(bw);
+            }
+        }
+        if (status_ok(w, "send_recv", k, s))
+            for (size_t i = 0; i < c; i++)
+                check(w, "send_recv", k, i, rbuf[i], input(t, k, (r + n - 1) % n, i));
+
+        RUN(s, tc_barrier, w->comm);
+        status_ok(w, "barrier", k, s);
+    }
+    free(sbuf);
+    free(rbuf);
+    return NULL;
+}
+
+/* Rank 0 enters late, so every other rank's first thread sits in the barrier while its
+ * second thread calls on the same communicator and must be refused. */
+static void *barrier_main(void *arg) {
+    worker_t *w = arg;
+    if (w->rank == 0)
+        usleep(300 * 1000);
+    tc_op_opts_t opts = TC_OP_OPTS_INIT;
+    opts.timeout_ms = TIMEOUT_MS;
+    tc_status_t s = tc_barrier(w->comm, &opts, NULL);
+    status_ok(w, "barrier (first thread)", 0, s);
+    return NULL;
+}
+
+static void same_comm(tc_comm_t *comm) {
+    worker_t w = {.id = 0, .comm = comm, .rank = world_rank, .size = world_size, .iters = 1};
+    pthread_t th;
+    pthread_create(&th, NULL, barrier_main, &w);
+    if (world_rank != 0) {
+        usleep(100 * 1000); /* the first thread is now waiting in its barrier */
+        int64_t x = 1, y = 0;
+        tc_status_t s = tc_all_reduce(comm, &x, &y, 1, TC_INT64, TC_SUM, NULL, NULL);
+        atomic_fetch_add(&checks, 1);
+        if (s != TC_ERR_INVALID_STATE)
+            FAIL("same communicator from a second thread: got %s, want TC_ERR_INVALID_STATE",
+                 tc_status_string(s));
+        else if (!strstr(tc_last_error(), "another thread"))
+            FAIL("same communicator refusal does not say why: %s", tc_last_error());
+    }
+    pthread_join(th, NULL);
+    /* still usable */
+    int64_t x = world_rank + 1, y = 0;
+    tc_status_t s = tc_all_reduce(comm, &x, &y, 1, TC_INT64, TC_SUM, NULL, NULL);
+    if (status_ok(&w, "all_reduce after the refusal", 0, s))
+        check(&w, "all_reduce after the refusal", 0, 0, y,
+              (int64_t)world_size * (world_size + 1) / 2);
+}
+
+int main(int argc, char **argv) {
+    int nthreads = 4, iters = 20, samecomm = 0;
+    for (int i = 1; i < argc; i++) {
+        if (!strcmp(argv[i], "--threads") && i + 1 < argc)
+            nthreads = atoi(argv[++i]);
+        else if (!strcmp(argv[i], "--iters") && i + 1 < argc)
+            iters = atoi(argv[++i]);
+        else if (!strcmp(argv[i], "--same-comm"))
+            samecomm = 1;
+        else {
+            fprintf(stderr, "usage: thread_test [--threads 1..%d] [--iters K] [--same-comm]\n",
+                    MAX_THREADS);
+            return 2;
+        }
+    }
+    if (nthreads < 1 || nthreads > MAX_THREADS || iters < 1) {
+        fprintf(stderr, "thread_test: --threads must be 1..%d and --iters positive\n",
+                MAX_THREADS);
+        return 2;
+    }
+    tc_comm_t *world;
+    if (tc_comm_create(NULL, &world) != TC_OK) {
+        fprintf(stderr, "thread_test: create: %s\n", tc_last_error());
+        return 1;
+    }
+    tc_comm_rank(world, &world_rank);
+    tc_comm_size(world, &world_size);
+    if (samecomm) {
+        same_comm(world);
+    } else {
+        worker_t w[MAX_THREADS];
+        pthread_t th[MAX_THREADS];
+        /* Communicators are created collectively, in the same order on every rank: here. */
+        for (int t = 0; t < nthreads; t++) {
+            tc_status_t s;
+            w[t] = (worker_t){.id = t, .iters = iters};
+            if (t % 3 == 0)
+                s = tc_comm_dup(world, NULL, &w[t].comm);
+            else if (t % 3 == 1) /* reversed order */
+                s = tc_comm_split(world, 0, world_size - world_rank, NULL, &w[t].comm);
+            else { /* rotated by t */
+                int ranks[64];
+                int n = world_size < 64 ? world_size : 64;
+                for (int i = 0; i < n; i++)
+                    ranks[i] = (i + t) % world_size;
+                s = tc_comm_split_ranks(world, ranks, n, NULL, &w[t].comm);
+            }
+            if (s != TC_OK) {
+                fprintf(stderr, "thread_test: communicator %d: %s\n", t, tc_last_error());
+                return 1;
+            }
+            tc_comm_rank(w[t].comm, &w[t].rank);
+            tc_comm_size(w[t].comm, &w[t].size);
+        }
+        for (int t = 0; t < nthreads; t++)
+            pthread_create(&th[t], NULL, worker_main, &w[t]);
+        for (int t = 0; t < nthreads; t++)
+            pthread_join(th[t], NULL);
+        for (int t = 0; t < nthreads; t++)
+            tc_comm_destroy(w[t].comm);
+    }
+    tc_status_t s = tc_comm_destroy(world);
+    if (s != TC_OK)
+        FAIL("destroy: %s", tc_last_error());
+    printf("rank %d of %d: %d checks, %d failures\n", world_rank, world_size,
+           atomic_load(&checks), atomic_load(&failures));
+    return atomic_load(&failures) == 0 ? 0 : 1;
+}
