@@ -77,7 +77,6 @@ TC_MUST_USE tc_status_t tc_v_check_races(tc_verify_t *v, int r);
 void tc_v_explain(const tc_verify_t *v, int r, uint32_t i, char *out, size_t len);
 TC_MUST_USE tc_status_t tc_v_execute(tc_verify_t *v, double *t_end);
 void tc_v_describe(const tc_step_t *st, char *out, size_t len);
-int tc_v_reads_src(unsigned kind);
 unsigned tc_v_resolve(const tc_verify_t *v, unsigned b);
 int tc_v_writes_dst(unsigned kind);
 
