@@ -3,9 +3,14 @@
  * Steps are posted as soon as their dependencies are done, but communication
  * steps with the same peer and direction are posted in step order: that is the
  * matching rule schedules are written to (the k-th send to a peer meets the
- * k-th receive from us). Local steps run inline. Receive-and-reduce steps land
- * in a temporary area and are reduced when they arrive. Every wait is bounded
- * by the operation's deadline. */
+ * k-th receive from us). Local steps run inline. A receive-reduce is posted to
+ * a transport sink where the backend has one: each piece of the message is
+ * reduced into the destination as it lands (with a local operand of its own
+ * for RECV_REDUCE_SRC: out of place, the send buffer), while it is in cache;
+ * elsewhere it lands in an area of its own size, allocated when posted and
+ * freed when reduced. Scratch and stand-ins above TC_RT_EXEC_KEEP bytes are
+ * released when the schedule ends. Every wait is bounded by the operation's
+ * deadline. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -21,19 +26,47 @@ enum { STEP_NEW = 0, STEP_POSTED, STEP_DONE };
 /* How far past the first unfinished step the executor looks for work. */
 #define EXEC_WINDOW 256
 
+/* Scratch and stand-in bytes a work keeps between operations; larger ones are
+ * released when the schedule ends (a communicator's works live as long as it). */
+#define TC_RT_EXEC_KEEP (256u << 10)
+
+/* The landing areas of receive-reduces without a sink; none may be posted. */
+static void exec_tmp_free_all(tc_rt_exec_t *ex)
+{
+    for (uint32_t i = 0; ex->tmp && i < ex->cap; i++) {
+        free(ex->tmp[i]);
+        ex->tmp[i] = NULL;
+    }
+}
+
+/* The schedule ended: give back large scratch and stand-ins. */
+static void exec_trim(tc_rt_exec_t *ex)
+{
+    if (ex->scratch_cap > TC_RT_EXEC_KEEP) {
+        free(ex->scratch);
+        ex->scratch = NULL;
+        ex->scratch_cap = 0;
+    }
+    if (ex->stand_cap > TC_RT_EXEC_KEEP) {
+        free(ex->stand);
+        ex->stand = NULL;
+        ex->stand_cap = 0;
+    }
+}
+
 void tc_rt_exec_free(tc_rt_exec_t *ex)
 {
+    exec_tmp_free_all(ex);
     free(ex->state);
     free(ex->reqs);
-    free(ex->tmp_off);
+    free(ex->sinks);
     free(ex->tmp);
     free(ex->scratch);
     free(ex->stand);
     memset(ex, 0, sizeof(*ex));
 }
 
-static tc_status_t exec_reserve(tc_rt_exec_t *ex, uint32_t nsteps, size_t tmp_bytes,
-                                size_t scratch_bytes)
+static tc_status_t exec_reserve(tc_rt_exec_t *ex, uint32_t nsteps, size_t scratch_bytes)
 {
     if (nsteps > ex->cap) {
         uint8_t *state = realloc(ex->state, nsteps);
@@ -42,19 +75,17 @@ static tc_status_t exec_reserve(tc_rt_exec_t *ex, uint32_t nsteps, size_t tmp_by
         tc_tp_req_t *reqs = realloc(ex->reqs, nsteps * sizeof(*reqs));
         if (reqs)
             ex->reqs = reqs;
-        uint64_t *off = realloc(ex->tmp_off, nsteps * sizeof(*off));
-        if (off)
-            ex->tmp_off = off;
-        if (!state || !reqs || !off)
+        tc_rt_exec_sink_t *sinks = realloc(ex->sinks, nsteps * sizeof(*sinks));
+        if (sinks)
+            ex->sinks = sinks;
+        void **tmp = realloc(ex->tmp, nsteps * sizeof(*tmp));
+        if (tmp) {
+            memset(tmp + ex->cap, 0, (nsteps - ex->cap) * sizeof(*tmp));
+            ex->tmp = tmp;
+        }
+        if (!state || !reqs || !sinks || !tmp)
             return tc_error_set(TC_ERR_NO_MEMORY, "executor: state for %u steps", nsteps);
         ex->cap = nsteps;
-    }
-    if (tmp_bytes > ex->tmp_cap) {
-        void *p = realloc(ex->tmp, tmp_bytes);
-        if (!p)
-            return tc_error_set(TC_ERR_NO_MEMORY, "executor: %zu bytes of receive area", tmp_bytes);
-        ex->tmp = p;
-        ex->tmp_cap = tmp_bytes;
     }
     if (scratch_bytes > ex->scratch_cap) {
         void *p = realloc(ex->scratch, scratch_bytes);
@@ -68,13 +99,15 @@ static tc_status_t exec_reserve(tc_rt_exec_t *ex, uint32_t nsteps, size_t tmp_by
 
 static int step_is_comm(const tc_step_t *s)
 {
-    return s->kind == TC_STEP_SEND || s->kind == TC_STEP_RECV || s->kind == TC_STEP_RECV_REDUCE;
+    return s->kind == TC_STEP_SEND || s->kind == TC_STEP_RECV || s->kind == TC_STEP_RECV_REDUCE ||
+           s->kind == TC_STEP_RECV_REDUCE_SRC;
 }
 
 static const char *step_kind_name(uint8_t kind)
 {
-    static const char *const names[] = {"send", "recv", "recv_reduce", "copy", "reduce"};
-    return kind < 5 ? names[kind] : "invalid";
+    static const char *const names[] = {"send", "recv", "recv_reduce", "copy", "reduce",
+                                        "recv_reduce_src"};
+    return kind <= TC_STEP_KIND_LAST ? names[kind] : "invalid";
 }
 
 static tc_status_t step_fail(tc_rt_work_t *w, uint32_t i, tc_status_t st, const char *why)
@@ -94,9 +127,10 @@ static tc_status_t step_check(tc_rt_work_t *w, uint32_t i)
 {
     const tc_step_t *s = &w->sched->steps[i];
     const uint64_t *sizes = w->sched->buf_count;
-    int reads = s->kind == TC_STEP_SEND || s->kind == TC_STEP_COPY || s->kind == TC_STEP_REDUCE;
+    int reads = s->kind == TC_STEP_SEND || s->kind == TC_STEP_COPY || s->kind == TC_STEP_REDUCE ||
+                s->kind == TC_STEP_RECV_REDUCE_SRC;
     int writes = s->kind != TC_STEP_SEND;
-    if (s->kind > TC_STEP_REDUCE || (reads && s->buf > TC_BUF_SCRATCH) ||
+    if (s->kind > TC_STEP_KIND_LAST || (reads && s->buf > TC_BUF_SCRATCH) ||
         (writes && (s->dst_buf > TC_BUF_SCRATCH || s->dst_buf == TC_BUF_SEND)) ||
         (reads && (s->off > sizes[s->buf] || s->count > sizes[s->buf] - s->off)) ||
         (writes && (s->dst_off > sizes[s->dst_buf] || s->count > sizes[s->dst_buf] - s->dst_off)) ||
@@ -109,6 +143,43 @@ static tc_status_t step_check(tc_rt_work_t *w, uint32_t i)
 static tc_status_t step_reduce(tc_rt_work_t *w, void *dst, const void *src, uint64_t count)
 {
     return tc_kern_reduce(w->call.dtype, w->call.op, dst, dst, src, count);
+}
+
+/* Bytes [off, off+len) of a receive-reduce's message: dst = local op message,
+ * where local is dst itself or, for RECV_REDUCE_SRC, the step's source. */
+static tc_status_t step_reduce_piece(tc_rt_work_t *w, const tc_step_t *s, size_t off,
+                                     const void *data, size_t len)
+{
+    const size_t esize = w->ex.esize;
+    char *dst = w->ex.bufs[s->dst_buf] + s->dst_off * esize + off;
+    const char *a =
+        s->kind == TC_STEP_RECV_REDUCE_SRC ? w->ex.bufs[s->buf] + s->off * esize + off : dst;
+    return tc_kern_reduce(w->call.dtype, w->call.op, dst, a, data, len / esize);
+}
+
+static tc_status_t exec_sink_piece(void *arg, size_t off, const void *data, size_t len)
+{
+    const tc_rt_exec_sink_t *k = arg;
+    return step_reduce_piece(k->work, &k->work->sched->steps[k->step], off, data, len);
+}
+
+/* Post receive-reduce step i: into a sink, or into a landing area of its own. */
+static tc_status_t step_post_reduce(tc_rt_work_t *w, uint32_t i, tc_tp_ep_t *ep, uint64_t tag,
+                                    size_t bytes)
+{
+    tc_rt_exec_t *ex = &w->ex;
+    tc_tp_req_t *req = &ex->reqs[i];
+    const size_t e = ex->esize;
+    if (tc_tp_has_recv_sink(ep) && e > 0 && e <= 64 && (e & (e - 1)) == 0) {
+        tc_rt_exec_sink_t *k = &ex->sinks[i];
+        k->sink = (tc_tp_sink_t){exec_sink_piece, k, e};
+        k->work = w;
+        k->step = i;
+        return tc_tp_recv_sink(ep, tag, &k->sink, bytes, req);
+    }
+    if ((ex->tmp[i] = malloc(bytes ? bytes : 1)) == NULL)
+        return tc_error_set(TC_ERR_NO_MEMORY, "%zu bytes to receive into", bytes);
+    return tc_tp_recv(ep, tag, ex->tmp[i], bytes, req);
 }
 
 static uint64_t step_tag(const tc_rt_work_t *w, uint32_t i)
@@ -157,7 +228,7 @@ static tc_status_t step_start(tc_rt_work_t *w, uint32_t i)
     else if (s->kind == TC_STEP_RECV)
         st = tc_tp_recv(ep, tag, dst, bytes, req);
     else
-        st = tc_tp_recv(ep, tag, (char *)ex->tmp + ex->tmp_off[i], bytes, req);
+        st = step_post_reduce(w, i, ep, tag, bytes);
     if (st != TC_OK && st != TC_INPROGRESS)
         return step_fail(w, i, st,
                          tc_tp_ep_error(ep)[0] ? tc_tp_ep_error(ep)
@@ -202,9 +273,10 @@ static tc_status_t step_finish(tc_rt_work_t *w, uint32_t i)
                  req->bytes, s->peer, want);
         return step_fail(w, i, TC_ERR_MISMATCH, why);
     }
-    if (s->kind == TC_STEP_RECV_REDUCE) {
-        tc_status_t st = step_reduce(w, ex->bufs[s->dst_buf] + s->dst_off * ex->esize,
-                                     (char *)ex->tmp + ex->tmp_off[i], s->count);
+    if (ex->tmp[i]) { /* a receive-reduce without a sink: reduce it whole */
+        tc_status_t st = step_reduce_piece(w, s, 0, ex->tmp[i], s->count * ex->esize);
+        free(ex->tmp[i]);
+        ex->tmp[i] = NULL;
         if (st != TC_OK)
             return st;
     }
@@ -221,25 +293,16 @@ static int deps_done(const tc_rt_exec_t *ex, const tc_step_t *s)
     return 1;
 }
 
-/* Step states and the receive area of @p w's schedule. */
+/* Step states and the scratch of @p w's schedule. */
 static tc_status_t exec_prepare(tc_rt_work_t *w)
 {
     tc_rt_exec_t *ex = &w->ex;
     const tc_sched_t *sched = w->sched;
-    size_t tmp_bytes = 0;
-    tc_status_t st = exec_reserve(ex, sched->nsteps, 0, 0);
+    exec_tmp_free_all(ex); /* left by an abandoned run */
+    tc_status_t st = exec_reserve(ex, sched->nsteps, sched->scratch_count * ex->esize);
     if (st != TC_OK)
         return st;
-    for (uint32_t i = 0; i < sched->nsteps; i++) {
-        ex->state[i] = STEP_NEW;
-        if (sched->steps[i].kind == TC_STEP_RECV_REDUCE) {
-            ex->tmp_off[i] = tmp_bytes;
-            tmp_bytes += sched->steps[i].count * ex->esize;
-        }
-    }
-    if ((st = exec_reserve(ex, sched->nsteps, tmp_bytes, sched->scratch_count * ex->esize)) !=
-        TC_OK)
-        return st;
+    memset(ex->state, STEP_NEW, sched->nsteps);
     ex->bufs[TC_BUF_SCRATCH] = ex->scratch;
     ex->first = 0;
     ex->ndone = 0;
@@ -351,6 +414,8 @@ int tc_rt_exec_pass(tc_rt_work_t *w)
     }
     while (ex->first < sched->nsteps && ex->state[ex->first] == STEP_DONE)
         ex->first++;
+    if (changed && ex->ndone == sched->nsteps)
+        exec_trim(ex);
     return changed;
 }
 
@@ -409,4 +474,5 @@ void tc_rt_exec_abandon(tc_rt_work_t *w)
         if (ep && (!ep->ops->cancel || ep->ops->cancel(ep, &ex->reqs[i]) != TC_OK))
             tc_rt_world_ep_drop(world, peer);
     }
+    exec_tmp_free_all(ex); /* no request points into them now */
 }

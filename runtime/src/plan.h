@@ -7,15 +7,24 @@
 
 #include "world.h"
 
-/* Per-step execution state of one work (grow-only, reused when restarted). */
+/* Consumer of a receive-reduce posted to a transport sink: the message's
+ * pieces are reduced into the destination as they land. */
+typedef struct tc_rt_exec_sink {
+    tc_tp_sink_t sink;
+    struct tc_rt_work *work;
+    uint32_t step;
+} tc_rt_exec_sink_t;
+
+/* Per-step execution state of one work (the step arrays grow and are reused
+ * when restarted; the memory for data is bounded by what is in flight). */
 typedef struct tc_rt_exec {
-    uint32_t cap;      /* steps the arrays below hold */
-    uint8_t *state;    /* STEP_* per step */
-    tc_tp_req_t *reqs; /* one request per step (used by communication steps) */
-    uint64_t *tmp_off; /* byte offset into tmp of each RECV_REDUCE step */
-    void *tmp;         /* landing area for RECV_REDUCE steps */
-    size_t tmp_cap;
-    void *scratch; /* the schedule's scratch buffer */
+    uint32_t cap;              /* steps the arrays below hold */
+    uint8_t *state;            /* STEP_* per step */
+    tc_tp_req_t *reqs;         /* one request per step (used by communication steps) */
+    tc_rt_exec_sink_t *sinks;  /* per step: the consumer of a receive-reduce into a sink */
+    void **tmp;                /* per step: landing area of a receive-reduce whose transport
+                                * has no sink, from its post to its reduction */
+    void *scratch;             /* the schedule's scratch buffer */
     size_t scratch_cap;
     void *stand; /* stand-ins for buffers the caller did not give; staged input */
     size_t stand_cap;
