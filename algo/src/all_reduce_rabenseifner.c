@@ -58,10 +58,9 @@ tc_status_t tc_algo_all_reduce_rabenseifner(const tc_algo_args_t *args, tc_sched
             return tc_algo_step(sched, TC_STEP_RECV, r + 1, TC_BUF_RECV, 0, TC_BUF_RECV, 0, n, x,
                                 TC_STEP_NO_DEP, NULL);
         }
-        TC_ALGO_TRY(tc_algo_step(sched, in == TC_BUF_RECV ? TC_STEP_RECV_REDUCE
-                                                          : TC_STEP_RECV_REDUCE_SRC,
-                                 r - 1, in, 0, TC_BUF_RECV, 0, n, TC_STEP_NO_DEP,
-                                 TC_STEP_NO_DEP, &last));
+        TC_ALGO_TRY(
+            tc_algo_step(sched, in == TC_BUF_RECV ? TC_STEP_RECV_REDUCE : TC_STEP_RECV_REDUCE_SRC,
+                         r - 1, in, 0, TC_BUF_RECV, 0, n, TC_STEP_NO_DEP, TC_STEP_NO_DEP, &last));
         in = TC_BUF_RECV;
         v = r / 2;
     } else {
@@ -78,10 +77,10 @@ tc_status_t tc_algo_all_reduce_rabenseifner(const tc_algo_args_t *args, tc_sched
         give = (v & m) ? lo : lo + sz;
         TC_ALGO_TRY(tc_algo_step(sched, TC_STEP_SEND, peer, in, tc_rab_off(n, p2, give),
                                  TC_BUF_RECV, 0, tc_rab_len(n, p2, give, sz), last, snd, &x));
-        TC_ALGO_TRY(tc_algo_step(
-            sched, in == TC_BUF_RECV ? TC_STEP_RECV_REDUCE : TC_STEP_RECV_REDUCE_SRC, peer, in,
-            in == TC_BUF_RECV ? 0 : tc_rab_off(n, p2, keep), TC_BUF_RECV, tc_rab_off(n, p2, keep),
-            tc_rab_len(n, p2, keep, sz), last, snd, &last));
+        TC_ALGO_TRY(
+            tc_algo_step(sched, in == TC_BUF_RECV ? TC_STEP_RECV_REDUCE : TC_STEP_RECV_REDUCE_SRC,
+                         peer, in, in == TC_BUF_RECV ? 0 : tc_rab_off(n, p2, keep), TC_BUF_RECV,
+                         tc_rab_off(n, p2, keep), tc_rab_len(n, p2, keep, sz), last, snd, &last));
         in = TC_BUF_RECV;
         snd = x;
         lo = keep;

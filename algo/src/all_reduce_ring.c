@@ -94,9 +94,9 @@ tc_status_t tc_algo_all_reduce_ring(const tc_algo_args_t *args, tc_sched_t *sche
         for (j = 0; j < cur.ns || j < cur.nr; j++) {
             if (j < cur.ns) {
                 /* the block received (and reduced) in the step before */
-                const uint32_t dep = s == 0 ? TC_STEP_NO_DEP
-                                            : tc_algo_ring_pos(before.start, j, before.ns,
-                                                               before.nr, 1);
+                const uint32_t dep =
+                    s == 0 ? TC_STEP_NO_DEP
+                           : tc_algo_ring_pos(before.start, j, before.ns, before.nr, 1);
                 o = tc_algo_chunk_off(n, p, cur.sc) + (ch ? j * ch : 0);
                 len = tc_algo_piece_len(tc_algo_chunk_len(n, p, cur.sc), ch, j);
                 TC_ALGO_TRY(tc_algo_step(sched, TC_STEP_SEND, next, s == 0 ? in : TC_BUF_RECV, o,

@@ -10,9 +10,9 @@
  * step 0 sends from the send buffer, every receive is RECV_REDUCE_SRC
  * (partial = send[block] op message), the partial sums of steps 0..p-3 land
  * in scratch at their block's offset (N elements, untouched with 2 ranks)
- * and the last one, block r, lands in recv. A block travels in pieces of args->chunk_count elements (0: one
- * piece), emitted send 0, receive 0, send 1, ...: piece j of the send of
- * step s waits only for piece j of the reduction of step s-1.
+ * and the last one, block r, lands in recv. A block travels in pieces of args->chunk_count elements
+ * (0: one piece), emitted send 0, receive 0, send 1, ...: piece j of the send of step s waits only
+ * for piece j of the reduction of step s-1.
  */
 #include <string.h>
 
@@ -39,9 +39,9 @@ tc_status_t tc_algo_reduce_scatter_ring(const tc_algo_args_t *args, tc_sched_t *
     if (p == 1) {
         return args->in_place || lay.out_count == 0
                    ? TC_OK
-                   : tc_algo_step(sched, TC_STEP_COPY, -1, TC_BUF_SEND,
-                                  tc_algo_block_off(args, 0), TC_BUF_RECV, 0, lay.out_count,
-                                  TC_STEP_NO_DEP, TC_STEP_NO_DEP, NULL);
+                   : tc_algo_step(sched, TC_STEP_COPY, -1, TC_BUF_SEND, tc_algo_block_off(args, 0),
+                                  TC_BUF_RECV, 0, lay.out_count, TC_STEP_NO_DEP, TC_STEP_NO_DEP,
+                                  NULL);
     }
     if (!args->in_place && p > 2) {
         sched->scratch_count = lay.in_count;
@@ -63,19 +63,17 @@ tc_status_t tc_algo_reduce_scatter_ring(const tc_algo_args_t *args, tc_sched_t *
             if (j < ns) {
                 /* the partial sum of this block reduced in the step before */
                 dep = s == 0 ? TC_STEP_NO_DEP : tc_algo_ring_pos(pstart, j, pns, pnr, 1);
-                TC_ALGO_TRY(tc_algo_step(sched, TC_STEP_SEND, next,
-                                         s == 0 && !args->in_place ? TC_BUF_SEND : work,
-                                         tc_algo_block_off(args, sb) + (ch ? j * ch : 0), work, 0,
-                                         tc_algo_piece_len(slen, ch, j), dep, TC_STEP_NO_DEP,
-                                         NULL));
+                TC_ALGO_TRY(tc_algo_step(
+                    sched, TC_STEP_SEND, next, s == 0 && !args->in_place ? TC_BUF_SEND : work,
+                    tc_algo_block_off(args, sb) + (ch ? j * ch : 0), work, 0,
+                    tc_algo_piece_len(slen, ch, j), dep, TC_STEP_NO_DEP, NULL));
             }
             if (j < nr) {
                 const uint64_t o = tc_algo_block_off(args, rb) + (ch ? j * ch : 0);
-                TC_ALGO_TRY(tc_algo_step(sched, rr, prev, args->in_place ? work : TC_BUF_SEND,
-                                         args->in_place ? 0 : o, last ? TC_BUF_RECV : work,
-                                         last ? o - tc_algo_block_off(args, rb) : o,
-                                         tc_algo_piece_len(rlen, ch, j), TC_STEP_NO_DEP,
-                                         TC_STEP_NO_DEP, NULL));
+                TC_ALGO_TRY(tc_algo_step(
+                    sched, rr, prev, args->in_place ? work : TC_BUF_SEND, args->in_place ? 0 : o,
+                    last ? TC_BUF_RECV : work, last ? o - tc_algo_block_off(args, rb) : o,
+                    tc_algo_piece_len(rlen, ch, j), TC_STEP_NO_DEP, TC_STEP_NO_DEP, NULL));
             }
         }
     }

@@ -22,8 +22,8 @@ static uint64_t comm_ring_piece(const tc_algo_args_t *args, const char *name, si
          args->coll != TC_COLL_ALL_GATHER))
         return 0;
     /* all-reduce's count is the whole vector; the others' a block (v: the average) */
-    uint64_t block = args->coll == TC_COLL_ALL_REDUCE ? args->count / (uint64_t)args->nranks
-                                                      : args->count;
+    uint64_t block =
+        args->coll == TC_COLL_ALL_REDUCE ? args->count / (uint64_t)args->nranks : args->count;
     if (args->counts) {
         block = 0;
         for (int q = 0; q < args->nranks; q++)

@@ -48,8 +48,7 @@ int tc_shm_cma_into(tc_shm_ctx_t *ctx, tc_shm_ep_t *ep, tc_tp_req_t *req, uint64
                    ? -1
                    : 0;
     if (ctx->stage == NULL && (ctx->stage = malloc(TC_SHM_STAGE_BYTES)) == NULL) {
-        *st_p = tc_error_set(TC_ERR_NO_MEMORY, "shm: %u bytes of staging area",
-                             TC_SHM_STAGE_BYTES);
+        *st_p = tc_error_set(TC_ERR_NO_MEMORY, "shm: %u bytes of staging area", TC_SHM_STAGE_BYTES);
         return 0;
     }
     for (uint64_t off = 0; off < len && *st_p == TC_OK; off += TC_SHM_STAGE_BYTES) {
