@@ -1,4 +1,5 @@
-/* The executor: runs one rank's schedule over the transport with the kernels.
+/* The executor: runs one rank's plan (a schedule compiled for the
+ * communicator, plan_compile.c) over the transport with the kernels.
  *
  * Steps are posted as soon as their dependencies are done, but communication
  * steps with the same peer and direction are posted in step order: that is the
@@ -7,10 +8,10 @@
  * a transport sink where the backend has one: each piece of the message is
  * reduced into the destination as it lands (with a local operand of its own
  * for RECV_REDUCE_SRC: out of place, the send buffer), while it is in cache;
- * elsewhere it lands in an area of its own size, allocated when posted and
- * freed when reduced. Scratch and stand-ins above TC_RT_EXEC_KEEP bytes are
- * released when the schedule ends. Every wait is bounded by the operation's
- * deadline. */
+ * elsewhere it lands in its slot's landing area (grown to the message when
+ * posted, reused by the slot's next receive-reduce). Landing areas, scratch
+ * and stand-ins above TC_RT_EXEC_KEEP bytes are released when the plan ends.
+ * Every wait is bounded by the operation's deadline. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -23,25 +24,34 @@
 
 enum { STEP_NEW = 0, STEP_POSTED, STEP_DONE };
 
-/* How far past the first unfinished step the executor looks for work. */
+/* How far past the first unfinished step the executor looks for work. Steps
+ * posted at once are fewer than this apart, so step i's request is slot
+ * i % EXEC_WINDOW of a pool of at most this many. */
 #define EXEC_WINDOW 256
+#define EXEC_SLOT(i) ((i) & (EXEC_WINDOW - 1))
+#define EXEC_REQ(ex, i) (&(ex)->reqs[EXEC_SLOT(i)])
 
-/* Scratch and stand-in bytes a work keeps between operations; larger ones are
- * released when the schedule ends (a communicator's works live as long as it). */
+/* Landing, scratch and stand-in bytes a work keeps between operations; more
+ * is released when the plan ends (a communicator's works live as long as it). */
 #define TC_RT_EXEC_KEEP (256u << 10)
 
-/* The landing areas of receive-reduces without a sink; none may be posted. */
-static void exec_tmp_free_all(tc_rt_exec_t *ex)
+/* The landing areas (none may be posted into). */
+static void exec_areas_free(tc_rt_exec_t *ex)
 {
-    for (uint32_t i = 0; ex->tmp && i < ex->cap; i++) {
-        free(ex->tmp[i]);
-        ex->tmp[i] = NULL;
+    for (uint32_t k = 0; ex->areas && k < ex->nslots; k++) {
+        free(ex->areas[k].p);
+        ex->areas[k] = (tc_rt_exec_area_t){0};
     }
 }
 
-/* The schedule ended: give back large scratch and stand-ins. */
+/* The plan ended: give back large landing areas, scratch and stand-ins. */
 static void exec_trim(tc_rt_exec_t *ex)
 {
+    size_t landing = 0;
+    for (uint32_t k = 0; ex->areas && k < ex->nslots; k++)
+        landing += ex->areas[k].cap;
+    if (landing > TC_RT_EXEC_KEEP)
+        exec_areas_free(ex);
     if (ex->scratch_cap > TC_RT_EXEC_KEEP) {
         free(ex->scratch);
         ex->scratch = NULL;
@@ -56,13 +66,14 @@ static void exec_trim(tc_rt_exec_t *ex)
 
 void tc_rt_exec_free(tc_rt_exec_t *ex)
 {
-    exec_tmp_free_all(ex);
+    exec_areas_free(ex);
     free(ex->state);
     free(ex->reqs);
     free(ex->sinks);
-    free(ex->tmp);
+    free(ex->areas);
     free(ex->scratch);
     free(ex->stand);
+    tc_rt_plan_free(&ex->own);
     memset(ex, 0, sizeof(*ex));
 }
 
@@ -72,20 +83,22 @@ static tc_status_t exec_reserve(tc_rt_exec_t *ex, uint32_t nsteps, size_t scratc
         uint8_t *state = realloc(ex->state, nsteps);
         if (state)
             ex->state = state;
-        tc_tp_req_t *reqs = realloc(ex->reqs, nsteps * sizeof(*reqs));
+        uint32_t nslots = nsteps < EXEC_WINDOW ? nsteps : EXEC_WINDOW;
+        tc_tp_req_t *reqs = realloc(ex->reqs, nslots * sizeof(*reqs));
         if (reqs)
             ex->reqs = reqs;
-        tc_rt_exec_sink_t *sinks = realloc(ex->sinks, nsteps * sizeof(*sinks));
+        tc_rt_exec_sink_t *sinks = realloc(ex->sinks, nslots * sizeof(*sinks));
         if (sinks)
             ex->sinks = sinks;
-        void **tmp = realloc(ex->tmp, nsteps * sizeof(*tmp));
-        if (tmp) {
-            memset(tmp + ex->cap, 0, (nsteps - ex->cap) * sizeof(*tmp));
-            ex->tmp = tmp;
+        tc_rt_exec_area_t *areas = realloc(ex->areas, nslots * sizeof(*areas));
+        if (areas) {
+            memset(areas + ex->nslots, 0, (nslots - ex->nslots) * sizeof(*areas));
+            ex->areas = areas;
         }
-        if (!state || !reqs || !sinks || !tmp)
+        if (!state || !reqs || !sinks || !areas)
             return tc_error_set(TC_ERR_NO_MEMORY, "executor: state for %u steps", nsteps);
         ex->cap = nsteps;
+        ex->nslots = nslots;
     }
     if (scratch_bytes > ex->scratch_cap) {
         void *p = realloc(ex->scratch, scratch_bytes);
@@ -97,12 +110,6 @@ static tc_status_t exec_reserve(tc_rt_exec_t *ex, uint32_t nsteps, size_t scratc
     return TC_OK;
 }
 
-static int step_is_comm(const tc_step_t *s)
-{
-    return s->kind == TC_STEP_SEND || s->kind == TC_STEP_RECV || s->kind == TC_STEP_RECV_REDUCE ||
-           s->kind == TC_STEP_RECV_REDUCE_SRC;
-}
-
 static const char *step_kind_name(uint8_t kind)
 {
     static const char *const names[] = {"send", "recv", "recv_reduce", "copy", "reduce",
@@ -112,32 +119,14 @@ static const char *step_kind_name(uint8_t kind)
 
 static tc_status_t step_fail(tc_rt_work_t *w, uint32_t i, tc_status_t st, const char *why)
 {
-    const tc_step_t *s = &w->sched->steps[i];
-    if (st == TC_ERR_PEER_FAILED && s->peer >= 0 && s->peer < w->comm->size)
-        w->failed_peer = tc_rt_world_rank(w->comm, s->peer);
+    const tc_rt_pstep_t *s = &w->ex.plan->steps[i];
+    if (st == TC_ERR_PEER_FAILED && s->wpeer >= 0)
+        w->failed_peer = s->wpeer;
     char what[128];
     return tc_error_set(st, "%s (%s, rank %d of %d): step %u of %u (%s %s rank %d): %s",
                         tc_rt_op_what(&w->op, what, sizeof(what)), w->sched->algo, w->comm->rank,
-                        w->comm->size, i, w->sched->nsteps, step_kind_name(s->kind),
+                        w->comm->size, i, w->ex.plan->nsteps, step_kind_name(s->kind),
                         s->kind == TC_STEP_SEND ? "to" : "from", s->peer, why);
-}
-
-/* Bounds of a step against its buffers; a bad schedule is an internal error. */
-static tc_status_t step_check(tc_rt_work_t *w, uint32_t i)
-{
-    const tc_step_t *s = &w->sched->steps[i];
-    const uint64_t *sizes = w->sched->buf_count;
-    int reads = s->kind == TC_STEP_SEND || s->kind == TC_STEP_COPY || s->kind == TC_STEP_REDUCE ||
-                s->kind == TC_STEP_RECV_REDUCE_SRC;
-    int writes = s->kind != TC_STEP_SEND;
-    if (s->kind > TC_STEP_KIND_LAST || (reads && s->buf > TC_BUF_SCRATCH) ||
-        (writes && (s->dst_buf > TC_BUF_SCRATCH || s->dst_buf == TC_BUF_SEND)) ||
-        (reads && (s->off > sizes[s->buf] || s->count > sizes[s->buf] - s->off)) ||
-        (writes && (s->dst_off > sizes[s->dst_buf] || s->count > sizes[s->dst_buf] - s->dst_off)) ||
-        (step_is_comm(s) && (s->peer < 0 || s->peer >= w->comm->size)))
-        return step_fail(w, i, TC_ERR_INTERNAL,
-                         "the schedule's step is out of its buffers or ranks");
-    return TC_OK;
 }
 
 static tc_status_t step_reduce(tc_rt_work_t *w, void *dst, const void *src, uint64_t count)
@@ -147,88 +136,86 @@ static tc_status_t step_reduce(tc_rt_work_t *w, void *dst, const void *src, uint
 
 /* Bytes [off, off+len) of a receive-reduce's message: dst = local op message,
  * where local is dst itself or, for RECV_REDUCE_SRC, the step's source. */
-static tc_status_t step_reduce_piece(tc_rt_work_t *w, const tc_step_t *s, size_t off,
+static tc_status_t step_reduce_piece(tc_rt_work_t *w, const tc_rt_pstep_t *s, size_t off,
                                      const void *data, size_t len)
 {
-    const size_t esize = w->ex.esize;
-    char *dst = w->ex.bufs[s->dst_buf] + s->dst_off * esize + off;
+    char *dst = w->ex.bufs[s->dst_buf] + s->dst_off + off;
     const char *a =
-        s->kind == TC_STEP_RECV_REDUCE_SRC ? w->ex.bufs[s->buf] + s->off * esize + off : dst;
-    return tc_kern_reduce(w->call.dtype, w->call.op, dst, a, data, len / esize);
+        s->kind == TC_STEP_RECV_REDUCE_SRC ? w->ex.bufs[s->buf] + s->src_off + off : dst;
+    return tc_kern_reduce(w->call.dtype, w->call.op, dst, a, data, len / w->ex.esize);
 }
 
 static tc_status_t exec_sink_piece(void *arg, size_t off, const void *data, size_t len)
 {
     const tc_rt_exec_sink_t *k = arg;
-    return step_reduce_piece(k->work, &k->work->sched->steps[k->step], off, data, len);
+    return step_reduce_piece(k->work, &k->work->ex.plan->steps[k->step], off, data, len);
 }
 
 /* Post receive-reduce step i: into a sink, or into a landing area of its own. */
-static tc_status_t step_post_reduce(tc_rt_work_t *w, uint32_t i, tc_tp_ep_t *ep, uint64_t tag,
-                                    size_t bytes)
+static tc_status_t step_post_reduce(tc_rt_work_t *w, uint32_t i, tc_tp_ep_t *ep, uint64_t tag)
 {
     tc_rt_exec_t *ex = &w->ex;
-    tc_tp_req_t *req = &ex->reqs[i];
+    const tc_rt_pstep_t *s = &ex->plan->steps[i];
     const size_t e = ex->esize;
     if (tc_tp_has_recv_sink(ep) && e > 0 && e <= 64 && (e & (e - 1)) == 0) {
-        tc_rt_exec_sink_t *k = &ex->sinks[i];
+        tc_rt_exec_sink_t *k = &ex->sinks[EXEC_SLOT(i)];
         k->sink = (tc_tp_sink_t){exec_sink_piece, k, e};
         k->work = w;
         k->step = i;
-        return tc_tp_recv_sink(ep, tag, &k->sink, bytes, req);
+        return tc_tp_recv_sink(ep, tag, &k->sink, s->bytes, EXEC_REQ(ex, i));
     }
-    if ((ex->tmp[i] = malloc(bytes ? bytes : 1)) == NULL)
-        return tc_error_set(TC_ERR_NO_MEMORY, "%zu bytes to receive into", bytes);
-    return tc_tp_recv(ep, tag, ex->tmp[i], bytes, req);
-}
-
-static uint64_t step_tag(const tc_rt_work_t *w, uint32_t i)
-{
-    return w->step_tags ? w->step_tags[i] : w->tag;
+    tc_rt_exec_area_t *a = &ex->areas[EXEC_SLOT(i)];
+    if (s->bytes > a->cap) {
+        void *p = realloc(a->p, s->bytes);
+        if (!p)
+            return tc_error_set(TC_ERR_NO_MEMORY, "%llu bytes to receive into",
+                                (unsigned long long)s->bytes);
+        a->p = p;
+        a->cap = s->bytes;
+    }
+    a->used = 1;
+    return tc_tp_recv(ep, tag, a->p, s->bytes, EXEC_REQ(ex, i));
 }
 
 /* Post or run step i. */
 static tc_status_t step_start(tc_rt_work_t *w, uint32_t i)
 {
     tc_rt_exec_t *ex = &w->ex;
-    const tc_step_t *s = &w->sched->steps[i];
-    tc_status_t st = step_check(w, i);
-    if (st != TC_OK)
-        return st;
+    const tc_rt_pstep_t *s = &w->ex.plan->steps[i];
+    tc_status_t st;
     if (w->comm->world->fault.step_op && w->op.coll != TC_COLL_COUNT)
         tc_rt_fault_step(w->comm->world, w->op.seq, i);
-    size_t bytes = s->count * ex->esize;
-    char *src = ex->bufs[s->buf] + s->off * ex->esize;
-    char *dst = ex->bufs[s->dst_buf] + s->dst_off * ex->esize;
+    char *src = ex->bufs[s->buf] + s->src_off;
+    char *dst = ex->bufs[s->dst_buf] + s->dst_off;
     if (s->kind == TC_STEP_COPY || s->kind == TC_STEP_REDUCE) {
         if (s->kind == TC_STEP_COPY)
-            tc_kern_copy(dst, src, bytes);
+            tc_kern_copy(dst, src, s->bytes);
         else if ((st = step_reduce(w, dst, src, s->count)) != TC_OK)
             return st;
         ex->state[i] = STEP_DONE;
         ex->ndone++;
         return TC_OK;
     }
-    tc_tp_ep_t *ep;
-    int peer = tc_rt_world_rank(w->comm, s->peer);
-    if ((st = tc_rt_world_ep(w->comm->world, peer, w->deadline, &ep)) != TC_OK) {
+    tc_rt_world_t *world = w->comm->world;
+    tc_tp_ep_t *ep = world->eps[s->wpeer];
+    if (!ep && (st = tc_rt_world_ep(world, s->wpeer, w->deadline, &ep)) != TC_OK) {
         char what[128];
         if (w->tolerant) /* a rank that cannot be reached counts as failed here */
-            w->failed_peer = peer, st = TC_ERR_PEER_FAILED;
+            w->failed_peer = s->wpeer, st = TC_ERR_PEER_FAILED;
         tc_error_prefix("%s: connecting to rank %d: ", tc_rt_op_what(&w->op, what, sizeof(what)),
                         s->peer);
         return st;
     }
-    tc_tp_req_t *req = &ex->reqs[i];
+    tc_tp_req_t *req = EXEC_REQ(ex, i);
     *req = (tc_tp_req_t)TC_TP_REQ_INIT;
-    uint64_t tag = step_tag(w, i);
     tc_error_clear(); /* a failed post's detail is the transport's, not an older one */
+    uint64_t tag = w->step_tags ? w->step_tags[i] : w->tag;
     if (s->kind == TC_STEP_SEND)
-        st = tc_tp_send(ep, tag, src, bytes, req);
+        st = tc_tp_send(ep, tag, src, s->bytes, req);
     else if (s->kind == TC_STEP_RECV)
-        st = tc_tp_recv(ep, tag, dst, bytes, req);
+        st = tc_tp_recv(ep, tag, dst, s->bytes, req);
     else
-        st = step_post_reduce(w, i, ep, tag, bytes);
+        st = step_post_reduce(w, i, ep, tag);
     if (st != TC_OK && st != TC_INPROGRESS)
         return step_fail(w, i, st,
                          tc_tp_ep_error(ep)[0] ? tc_tp_ep_error(ep)
@@ -242,9 +229,20 @@ static tc_status_t step_start(tc_rt_work_t *w, uint32_t i)
 static tc_status_t step_finish(tc_rt_work_t *w, uint32_t i)
 {
     tc_rt_exec_t *ex = &w->ex;
-    const tc_step_t *s = &w->sched->steps[i];
-    tc_tp_req_t *req = &ex->reqs[i];
-    unsigned long long want = (unsigned long long)s->count * ex->esize;
+    const tc_rt_pstep_t *s = &w->ex.plan->steps[i];
+    tc_tp_req_t *req = EXEC_REQ(ex, i);
+    tc_rt_exec_area_t *a = &ex->areas[EXEC_SLOT(i)];
+    int landed = a->used; /* a receive-reduce without a sink: its message is in a->p */
+    a->used = 0;
+    if (req->status == TC_OK && (s->kind == TC_STEP_SEND || req->bytes == s->bytes)) {
+        tc_status_t st;
+        if (landed && (st = step_reduce_piece(w, s, 0, a->p, s->bytes)) != TC_OK)
+            return st;
+        ex->state[i] = STEP_DONE;
+        ex->ndone++;
+        return TC_OK;
+    }
+    unsigned long long want = (unsigned long long)s->bytes;
     char why[192];
     if (req->status == TC_ERR_TRUNCATED && s->kind != TC_STEP_SEND) {
         /* the sender's count is larger: a mismatch, as tcomms.h promises (the
@@ -258,7 +256,7 @@ static tc_status_t step_finish(tc_rt_work_t *w, uint32_t i)
     if (req->status != TC_OK) {
         /* the detail is the endpoint's, never tc_last_error(): the request
          * completed in progress, the thread's last error is unrelated */
-        tc_tp_ep_t *ep = tc_rt_world_ep_get(w->comm->world, tc_rt_world_rank(w->comm, s->peer));
+        tc_tp_ep_t *ep = tc_rt_world_ep_get(w->comm->world, s->wpeer);
         if (ep && tc_tp_ep_error(ep)[0])
             return step_fail(w, i, req->status, tc_tp_ep_error(ep));
         snprintf(why, sizeof(why), "the transport ended the %s of %llu bytes with %s",
@@ -266,43 +264,39 @@ static tc_status_t step_finish(tc_rt_work_t *w, uint32_t i)
                  tc_status_string(req->status));
         return step_fail(w, i, req->status, why);
     }
-    if (s->kind != TC_STEP_SEND && req->bytes != want) {
-        snprintf(why, sizeof(why),
-                 "received %zu bytes from rank %d, expected %llu (the ranks passed "
-                 "different counts)",
-                 req->bytes, s->peer, want);
-        return step_fail(w, i, TC_ERR_MISMATCH, why);
-    }
-    if (ex->tmp[i]) { /* a receive-reduce without a sink: reduce it whole */
-        tc_status_t st = step_reduce_piece(w, s, 0, ex->tmp[i], s->count * ex->esize);
-        free(ex->tmp[i]);
-        ex->tmp[i] = NULL;
-        if (st != TC_OK)
-            return st;
-    }
-    ex->state[i] = STEP_DONE;
-    ex->ndone++;
-    return TC_OK;
+    snprintf(why, sizeof(why),
+             "received %zu bytes from rank %d, expected %llu (the ranks passed "
+             "different counts)",
+             req->bytes, s->peer, want);
+    return step_fail(w, i, TC_ERR_MISMATCH, why);
 }
 
-static int deps_done(const tc_rt_exec_t *ex, const tc_step_t *s)
+static int deps_done(const tc_rt_exec_t *ex, const tc_rt_pstep_t *s)
 {
-    for (int d = 0; d < 2; d++)
-        if (s->dep[d] != TC_STEP_NO_DEP && ex->state[s->dep[d]] != STEP_DONE)
-            return 0;
-    return 1;
+    return (s->dep[0] == TC_STEP_NO_DEP || ex->state[s->dep[0]] == STEP_DONE) &&
+           (s->dep[1] == TC_STEP_NO_DEP || ex->state[s->dep[1]] == STEP_DONE);
 }
 
-/* Step states and the scratch of @p w's schedule. */
+/* The plan of @p w's schedule (the cache entry's, compiled when it entered
+ * the cache, or the work's own, compiled now), its step states and areas. */
 static tc_status_t exec_prepare(tc_rt_work_t *w)
 {
     tc_rt_exec_t *ex = &w->ex;
-    const tc_sched_t *sched = w->sched;
-    exec_tmp_free_all(ex); /* left by an abandoned run */
-    tc_status_t st = exec_reserve(ex, sched->nsteps, sched->scratch_count * ex->esize);
-    if (st != TC_OK)
+    tc_status_t st;
+    if (w->entry && w->sched == &w->entry->sched && w->entry->plan.esize == ex->esize) {
+        w->ex.plan = &w->entry->plan;
+    } else {
+        if ((st = tc_rt_plan_compile(&w->ex.own, w->sched, w->comm->ranks, ex->esize)) !=
+            TC_OK)
+            return st;
+        w->ex.plan = &w->ex.own;
+    }
+    const tc_rt_plan_t *plan = w->ex.plan;
+    for (uint32_t k = 0; k < ex->nslots; k++)
+        ex->areas[k].used = 0; /* left by an abandoned run */
+    if ((st = exec_reserve(ex, plan->nsteps, plan->scratch_bytes)) != TC_OK)
         return st;
-    memset(ex->state, STEP_NEW, sched->nsteps);
+    memset(ex->state, STEP_NEW, plan->nsteps);
     ex->bufs[TC_BUF_SCRATCH] = ex->scratch;
     ex->first = 0;
     ex->ndone = 0;
@@ -321,7 +315,6 @@ tc_status_t tc_rt_exec_begin_raw(tc_rt_work_t *w, const void *send, void *recv, 
 tc_status_t tc_rt_exec_begin(tc_rt_work_t *w)
 {
     tc_rt_exec_t *ex = &w->ex;
-    const tc_sched_t *sched = w->sched;
     ex->esize = w->call.coll == TC_COLL_BARRIER ? 1 : tc_dtype_size(w->call.dtype);
     tc_status_t st = exec_prepare(w);
     if (st != TC_OK)
@@ -331,10 +324,8 @@ tc_status_t tc_rt_exec_begin(tc_rt_work_t *w)
      * of an all-to-all in place (the schedule runs out of place from a copy). */
     const char *send = w->call.sendbuf;
     char *recv = w->call.recvbuf;
-    size_t send_bytes = sched->buf_count[TC_BUF_SEND] * ex->esize;
-    size_t recv_bytes = sched->buf_count[TC_BUF_RECV] * ex->esize;
-    size_t stand_send = (w->stage_send || !send) ? send_bytes : 0;
-    size_t stand_recv = !recv ? recv_bytes : 0;
+    size_t stand_send = (w->stage_send || !send) ? w->ex.plan->send_bytes : 0;
+    size_t stand_recv = !recv ? w->ex.plan->recv_bytes : 0;
     if (stand_send + stand_recv > ex->stand_cap) {
         void *p = realloc(ex->stand, stand_send + stand_recv);
         if (!p)
@@ -358,7 +349,7 @@ tc_status_t tc_rt_exec_begin(tc_rt_work_t *w)
 
 int tc_rt_exec_done(const tc_rt_work_t *w)
 {
-    return w->ex.ndone == w->sched->nsteps;
+    return w->ex.ndone == w->ex.plan->nsteps;
 }
 
 /* A tolerant work (the shrink agreement) records a failed peer and goes on
@@ -377,18 +368,18 @@ static int exec_tolerate(tc_rt_work_t *w, uint32_t i, tc_status_t st)
 int tc_rt_exec_pass(tc_rt_work_t *w)
 {
     tc_rt_exec_t *ex = &w->ex;
-    const tc_sched_t *sched = w->sched;
+    const tc_rt_plan_t *plan = w->ex.plan;
     /* (peer, direction) pairs with an earlier communication step still unposted */
     int64_t blocked[EXEC_WINDOW];
     int nblocked = 0, changed = 0;
     tc_status_t st;
     uint32_t end = ex->first + EXEC_WINDOW;
-    if (end > sched->nsteps)
-        end = sched->nsteps;
+    if (end > plan->nsteps)
+        end = plan->nsteps;
     for (uint32_t i = ex->first; i < end; i++) {
-        const tc_step_t *s = &sched->steps[i];
+        const tc_rt_pstep_t *s = &plan->steps[i];
         uint8_t state = ex->state[i];
-        if (state == STEP_POSTED && ex->reqs[i].status != TC_INPROGRESS) {
+        if (state == STEP_POSTED && EXEC_REQ(ex, i)->status != TC_INPROGRESS) {
             if ((st = step_finish(w, i)) != TC_OK && !exec_tolerate(w, i, st))
                 return st;
             changed++;
@@ -396,7 +387,7 @@ int tc_rt_exec_pass(tc_rt_work_t *w)
         }
         if (state != STEP_NEW)
             continue;
-        int64_t key = step_is_comm(s) ? ((int64_t)s->peer << 1) | (s->kind != TC_STEP_SEND) : -1;
+        int64_t key = s->key;
         int is_blocked = 0;
         for (int b = 0; b < nblocked && key >= 0; b++)
             is_blocked |= blocked[b] == key;
@@ -404,7 +395,7 @@ int tc_rt_exec_pass(tc_rt_work_t *w)
             if ((st = step_start(w, i)) != TC_OK && !exec_tolerate(w, i, st))
                 return st;
             /* a step that completed as it was posted (self, eager) is finished now */
-            if (ex->state[i] == STEP_POSTED && ex->reqs[i].status != TC_INPROGRESS &&
+            if (ex->state[i] == STEP_POSTED && EXEC_REQ(ex, i)->status != TC_INPROGRESS &&
                 (st = step_finish(w, i)) != TC_OK && !exec_tolerate(w, i, st))
                 return st;
             changed++;
@@ -412,9 +403,9 @@ int tc_rt_exec_pass(tc_rt_work_t *w)
             blocked[nblocked++] = key;
         }
     }
-    while (ex->first < sched->nsteps && ex->state[ex->first] == STEP_DONE)
+    while (ex->first < plan->nsteps && ex->state[ex->first] == STEP_DONE)
         ex->first++;
-    if (changed && ex->ndone == sched->nsteps)
+    if (changed && ex->ndone == plan->nsteps)
         exec_trim(ex);
     return changed;
 }
@@ -465,14 +456,16 @@ void tc_rt_exec_abandon(tc_rt_work_t *w)
 {
     tc_rt_exec_t *ex = &w->ex;
     tc_rt_world_t *world = w->comm->world;
-    for (uint32_t i = ex->first; i < w->sched->nsteps; i++) {
-        if (ex->state[i] != STEP_POSTED || ex->reqs[i].status != TC_INPROGRESS)
+    if (!w->ex.plan)
+        return; /* it never started */
+    for (uint32_t i = ex->first; i < w->ex.plan->nsteps; i++) {
+        if (ex->state[i] != STEP_POSTED || EXEC_REQ(ex, i)->status != TC_INPROGRESS)
             continue;
-        int peer = tc_rt_world_rank(w->comm, w->sched->steps[i].peer);
+        int peer = w->ex.plan->steps[i].wpeer;
         tc_tp_ep_t *ep = tc_rt_world_ep_get(world, peer);
         /* cannot take the request back: close the endpoint, which does */
-        if (ep && (!ep->ops->cancel || ep->ops->cancel(ep, &ex->reqs[i]) != TC_OK))
+        if (ep && (!ep->ops->cancel || ep->ops->cancel(ep, EXEC_REQ(ex, i)) != TC_OK))
             tc_rt_world_ep_drop(world, peer);
     }
-    exec_tmp_free_all(ex); /* no request points into them now */
+    exec_areas_free(ex); /* no request points into them now */
 }
