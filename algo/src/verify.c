@@ -101,21 +101,6 @@ unsigned tc_v_resolve(const tc_verify_t *v, unsigned b)
     return (v->args->in_place && b == TC_BUF_SEND) ? TC_BUF_RECV : b;
 }
 
-/* A local source that overlaps the destination: copy and reduce never may; a
- * receive-reduce with its own source may name exactly the destination. */
-static int tc_v_src_overlaps(const tc_verify_t *v, const tc_step_t *st)
-{
-    if ((st->kind != TC_STEP_COPY && st->kind != TC_STEP_REDUCE &&
-         st->kind != TC_STEP_RECV_REDUCE_SRC) ||
-        st->count == 0 || tc_v_resolve(v, st->buf) != tc_v_resolve(v, st->dst_buf)) {
-        return 0;
-    }
-    if (st->kind == TC_STEP_RECV_REDUCE_SRC && st->off == st->dst_off) {
-        return 0;
-    }
-    return st->off < st->dst_off + st->count && st->dst_off < st->off + st->count;
-}
-
 /* ---- 1. well-formed steps ------------------------------------------------ */
 
 static tc_status_t tc_v_check_range(const tc_verify_t *v, int r, uint32_t i, unsigned b,
