@@ -10,6 +10,10 @@
  * and receive-reduces the partner's copy of the kept half straight into
  * recv. The doubling rounds then exchange owned ranges in reverse order. Every step depends on the
  * previous send and receive, which orders every access to recv.
+ * Out of place nothing is copied first: the first step that reads a rank's
+ * input reads the send buffer (the fold's send and receive-reduce, or the
+ * first halving round), and that receive-reduce is RECV_REDUCE_SRC, recv =
+ * send op message; every later step works in recv.
  */
 #include <string.h>
 
@@ -32,31 +36,32 @@ tc_status_t tc_algo_all_reduce_rabenseifner(const tc_algo_args_t *args, tc_sched
     const int p = args->nranks, r = args->rank;
     const uint64_t n = args->count;
     int p2, rem, v, m, lo, peer, np, keep, give, sz;
-    uint32_t last = TC_STEP_NO_DEP, snd = TC_STEP_NO_DEP, copy = TC_STEP_NO_DEP, x;
+    uint32_t last = TC_STEP_NO_DEP, snd = TC_STEP_NO_DEP, x;
+    /* where this rank's data is until its first receive-reduce writes recv */
+    tc_buf_t in = args->in_place ? TC_BUF_RECV : TC_BUF_SEND;
 
     TC_ALGO_TRY(tc_algo_args_check(args, "all_reduce rabenseifner"));
     if (n == 0) {
         return TC_OK;
     }
-    if (!args->in_place) {
-        TC_ALGO_TRY(tc_algo_step(sched, TC_STEP_COPY, -1, TC_BUF_SEND, 0, TC_BUF_RECV, 0, n,
-                                 TC_STEP_NO_DEP, TC_STEP_NO_DEP, &copy));
-    }
     if (p == 1) {
-        return TC_OK;
+        return args->in_place ? TC_OK
+                              : tc_algo_step(sched, TC_STEP_COPY, -1, TC_BUF_SEND, 0, TC_BUF_RECV,
+                                             0, n, TC_STEP_NO_DEP, TC_STEP_NO_DEP, NULL);
     }
     p2 = tc_algo_pow2_floor(p, NULL);
     rem = p - p2;
-    last = copy;
     if (r < 2 * rem) {
         if (r % 2 == 0) {
-            TC_ALGO_TRY(tc_algo_step(sched, TC_STEP_SEND, r + 1, TC_BUF_RECV, 0, TC_BUF_RECV, 0, n,
-                                     copy, TC_STEP_NO_DEP, &x));
+            TC_ALGO_TRY(tc_algo_step(sched, TC_STEP_SEND, r + 1, in, 0, TC_BUF_RECV, 0, n,
+                                     TC_STEP_NO_DEP, TC_STEP_NO_DEP, &x));
             return tc_algo_step(sched, TC_STEP_RECV, r + 1, TC_BUF_RECV, 0, TC_BUF_RECV, 0, n, x,
                                 TC_STEP_NO_DEP, NULL);
         }
-        TC_ALGO_TRY(tc_algo_step(sched, TC_STEP_RECV_REDUCE, r - 1, TC_BUF_RECV, 0, TC_BUF_RECV, 0,
-                                 n, copy, TC_STEP_NO_DEP, &last));
+        TC_ALGO_TRY(
+            tc_algo_step(sched, in == TC_BUF_RECV ? TC_STEP_RECV_REDUCE : TC_STEP_RECV_REDUCE_SRC,
+                         r - 1, in, 0, TC_BUF_RECV, 0, n, TC_STEP_NO_DEP, TC_STEP_NO_DEP, &last));
+        in = TC_BUF_RECV;
         v = r / 2;
     } else {
         v = r - rem;
@@ -70,11 +75,13 @@ tc_status_t tc_algo_all_reduce_rabenseifner(const tc_algo_args_t *args, tc_sched
         peer = np < rem ? 2 * np + 1 : np + rem;
         keep = (v & m) ? lo + sz : lo;
         give = (v & m) ? lo : lo + sz;
-        TC_ALGO_TRY(tc_algo_step(sched, TC_STEP_SEND, peer, TC_BUF_RECV, tc_rab_off(n, p2, give),
+        TC_ALGO_TRY(tc_algo_step(sched, TC_STEP_SEND, peer, in, tc_rab_off(n, p2, give),
                                  TC_BUF_RECV, 0, tc_rab_len(n, p2, give, sz), last, snd, &x));
-        TC_ALGO_TRY(tc_algo_step(sched, TC_STEP_RECV_REDUCE, peer, TC_BUF_RECV, 0, TC_BUF_RECV,
-                                 tc_rab_off(n, p2, keep), tc_rab_len(n, p2, keep, sz), last, snd,
-                                 &last));
+        TC_ALGO_TRY(
+            tc_algo_step(sched, in == TC_BUF_RECV ? TC_STEP_RECV_REDUCE : TC_STEP_RECV_REDUCE_SRC,
+                         peer, in, in == TC_BUF_RECV ? 0 : tc_rab_off(n, p2, keep), TC_BUF_RECV,
+                         tc_rab_off(n, p2, keep), tc_rab_len(n, p2, keep, sz), last, snd, &last));
+        in = TC_BUF_RECV;
         snd = x;
         lo = keep;
     }

@@ -15,17 +15,20 @@
  * pieces of a step are emitted send 0, receive 0, send 1, ... and each
  * depends only on the same piece of the step before, so piece j+1 of step s
  * is sent while piece j of step s+1 is already in flight.
- *   Out of place: step 0 is COPY send -> recv; everything else works in recv.
- *   Reduce-scatter, step s = 0..p-2: send block (r-s) and RECV_REDUCE block
- *     (r-s-1) directly into recv (no scratch: the executor reduces the
- *     arriving bytes into place). Piece j's send of step s+1 depends on piece
- *     j's reduction of step s, which produced it. After it, rank r holds
- *     block (r+1) fully reduced.
+ *   Reduce-scatter, step s = 0..p-2: send block (r-s) and receive-reduce
+ *     block (r-s-1) directly into recv (no scratch: the executor reduces the
+ *     arriving bytes into place). Out of place nothing is copied first: step
+ *     0 sends from the send buffer and every receive is RECV_REDUCE_SRC,
+ *     recv[block] = send[block] op message, so each block of recv is written
+ *     once; in place they are RECV_REDUCE. Piece j's send of step s+1 depends
+ *     on piece j's reduction of step s, which produced it. After it, rank r
+ *     holds block (r+1) fully reduced; block r is never written here (the
+ *     all-gather's first receive fills it).
  *   All-gather, step s = 0..p-2: send block (r+1-s) (piece j after the
  *     receive that produced it), RECV block (r-s), piece j depending on the
  *     reduce-scatter send of that same piece (the receive overwrites what that
  *     send reads).
- * count == 0 gives an empty schedule.
+ * count == 0 gives an empty schedule; one rank out of place copies.
  */
 #include <string.h>
 
@@ -64,7 +67,9 @@ tc_status_t tc_algo_all_reduce_ring(const tc_algo_args_t *args, tc_sched_t *sche
     const int p = args->nranks, r = args->rank;
     const int next = (r + 1) % p, prev = (r + p - 1) % p;
     const uint64_t n = args->count, ch = args->chunk_count;
-    uint32_t copy = TC_STEP_NO_DEP, rs_start;
+    const tc_buf_t in = args->in_place ? TC_BUF_RECV : TC_BUF_SEND;
+    const tc_step_kind_t rr = args->in_place ? TC_STEP_RECV_REDUCE : TC_STEP_RECV_REDUCE_SRC;
+    uint32_t rs_start;
     tc_ring_step_t cur, before, rs;
     uint64_t j, o, len;
     int s;
@@ -74,12 +79,10 @@ tc_status_t tc_algo_all_reduce_ring(const tc_algo_args_t *args, tc_sched_t *sche
     if (n == 0) {
         return TC_OK;
     }
-    if (!args->in_place) {
-        TC_ALGO_TRY(tc_algo_step(sched, TC_STEP_COPY, -1, TC_BUF_SEND, 0, TC_BUF_RECV, 0, n,
-                                 TC_STEP_NO_DEP, TC_STEP_NO_DEP, &copy));
-    }
     if (p == 1) {
-        return TC_OK;
+        return args->in_place ? TC_OK
+                              : tc_algo_step(sched, TC_STEP_COPY, -1, TC_BUF_SEND, 0, TC_BUF_RECV,
+                                             0, n, TC_STEP_NO_DEP, TC_STEP_NO_DEP, NULL);
     }
 
     /* Reduce-scatter. */
@@ -92,17 +95,18 @@ tc_status_t tc_algo_all_reduce_ring(const tc_algo_args_t *args, tc_sched_t *sche
             if (j < cur.ns) {
                 /* the block received (and reduced) in the step before */
                 const uint32_t dep =
-                    s == 0 ? copy : tc_algo_ring_pos(before.start, j, before.ns, before.nr, 1);
+                    s == 0 ? TC_STEP_NO_DEP
+                           : tc_algo_ring_pos(before.start, j, before.ns, before.nr, 1);
                 o = tc_algo_chunk_off(n, p, cur.sc) + (ch ? j * ch : 0);
                 len = tc_algo_piece_len(tc_algo_chunk_len(n, p, cur.sc), ch, j);
-                TC_ALGO_TRY(tc_algo_step(sched, TC_STEP_SEND, next, TC_BUF_RECV, o, TC_BUF_RECV, 0,
-                                         len, dep, TC_STEP_NO_DEP, NULL));
+                TC_ALGO_TRY(tc_algo_step(sched, TC_STEP_SEND, next, s == 0 ? in : TC_BUF_RECV, o,
+                                         TC_BUF_RECV, 0, len, dep, TC_STEP_NO_DEP, NULL));
             }
             if (j < cur.nr) {
                 o = tc_algo_chunk_off(n, p, cur.rc) + (ch ? j * ch : 0);
                 len = tc_algo_piece_len(tc_algo_chunk_len(n, p, cur.rc), ch, j);
-                TC_ALGO_TRY(tc_algo_step(sched, TC_STEP_RECV_REDUCE, prev, TC_BUF_RECV, 0,
-                                         TC_BUF_RECV, o, len, copy, TC_STEP_NO_DEP, NULL));
+                TC_ALGO_TRY(tc_algo_step(sched, rr, prev, in, args->in_place ? 0 : o, TC_BUF_RECV,
+                                         o, len, TC_STEP_NO_DEP, TC_STEP_NO_DEP, NULL));
             }
         }
         before = cur;

@@ -6,11 +6,13 @@
  * blocks; C pieces per block, 1 unless chunk_count is set; with C > 1 the
  * reduction of a piece overlaps the transfer of the next). Bandwidth-optimal.
  * Supports per-rank counts; empty blocks are not sent. In place the work
- * happens in recv (which holds the input); out of place the input is first
- * copied to scratch (N elements) and the result copied out at the end, piece
- * by piece. A block travels in pieces of args->chunk_count elements (0: one
- * piece), emitted send 0, receive 0, send 1, ...: piece j of the send of
- * step s waits only for piece j of the reduction of step s-1.
+ * happens in recv (which holds the input). Out of place nothing is copied:
+ * step 0 sends from the send buffer, every receive is RECV_REDUCE_SRC
+ * (partial = send[block] op message), the partial sums of steps 0..p-3 land
+ * in scratch at their block's offset (N elements, untouched with 2 ranks)
+ * and the last one, block r, lands in recv. A block travels in pieces of args->chunk_count elements
+ * (0: one piece), emitted send 0, receive 0, send 1, ...: piece j of the send of step s waits only
+ * for piece j of the reduction of step s-1.
  */
 #include <string.h>
 
@@ -24,8 +26,9 @@ tc_status_t tc_algo_reduce_scatter_ring(const tc_algo_args_t *args, tc_sched_t *
     const int next = (r + 1) % p, prev = (r + p - 1) % p;
     const uint64_t ch = args->chunk_count;
     const tc_buf_t work = args->in_place ? TC_BUF_RECV : TC_BUF_SCRATCH;
+    const tc_step_kind_t rr = args->in_place ? TC_STEP_RECV_REDUCE : TC_STEP_RECV_REDUCE_SRC;
     tc_algo_layout_t lay;
-    uint32_t copy = TC_STEP_NO_DEP, start = 0, dep;
+    uint32_t start = 0, dep;
     uint64_t ns = 0, nr = 0, pns = 0, pnr = 0, slen, rlen, j;
     int s, sb, rb;
 
@@ -33,12 +36,19 @@ tc_status_t tc_algo_reduce_scatter_ring(const tc_algo_args_t *args, tc_sched_t *
     if (lay.in_count == 0) {
         return TC_OK;
     }
-    if (!args->in_place) {
+    if (p == 1) {
+        return args->in_place || lay.out_count == 0
+                   ? TC_OK
+                   : tc_algo_step(sched, TC_STEP_COPY, -1, TC_BUF_SEND, tc_algo_block_off(args, 0),
+                                  TC_BUF_RECV, 0, lay.out_count, TC_STEP_NO_DEP, TC_STEP_NO_DEP,
+                                  NULL);
+    }
+    if (!args->in_place && p > 2) {
         sched->scratch_count = lay.in_count;
-        TC_ALGO_TRY(tc_algo_step(sched, TC_STEP_COPY, -1, TC_BUF_SEND, 0, TC_BUF_SCRATCH, 0,
-                                 lay.in_count, TC_STEP_NO_DEP, TC_STEP_NO_DEP, &copy));
     }
     for (s = 0; s < p - 1; s++) {
+        /* out of place: where this step's partial sums land (the last: recv) */
+        const int last = s == p - 2 && !args->in_place;
         const uint32_t pstart = start;
         sb = tc_algo_mod(r - s - 1, p);
         rb = tc_algo_mod(r - s - 2, p);
@@ -52,30 +62,19 @@ tc_status_t tc_algo_reduce_scatter_ring(const tc_algo_args_t *args, tc_sched_t *
         for (j = 0; j < ns || j < nr; j++) {
             if (j < ns) {
                 /* the partial sum of this block reduced in the step before */
-                dep = s == 0 ? copy : tc_algo_ring_pos(pstart, j, pns, pnr, 1);
-                TC_ALGO_TRY(tc_algo_step(sched, TC_STEP_SEND, next, work,
-                                         tc_algo_block_off(args, sb) + (ch ? j * ch : 0), work, 0,
-                                         tc_algo_piece_len(slen, ch, j), dep, TC_STEP_NO_DEP,
-                                         NULL));
+                dep = s == 0 ? TC_STEP_NO_DEP : tc_algo_ring_pos(pstart, j, pns, pnr, 1);
+                TC_ALGO_TRY(tc_algo_step(
+                    sched, TC_STEP_SEND, next, s == 0 && !args->in_place ? TC_BUF_SEND : work,
+                    tc_algo_block_off(args, sb) + (ch ? j * ch : 0), work, 0,
+                    tc_algo_piece_len(slen, ch, j), dep, TC_STEP_NO_DEP, NULL));
             }
             if (j < nr) {
-                TC_ALGO_TRY(tc_algo_step(sched, TC_STEP_RECV_REDUCE, prev, work, 0, work,
-                                         tc_algo_block_off(args, rb) + (ch ? j * ch : 0),
-                                         tc_algo_piece_len(rlen, ch, j), copy, TC_STEP_NO_DEP,
-                                         NULL));
+                const uint64_t o = tc_algo_block_off(args, rb) + (ch ? j * ch : 0);
+                TC_ALGO_TRY(tc_algo_step(
+                    sched, rr, prev, args->in_place ? work : TC_BUF_SEND, args->in_place ? 0 : o,
+                    last ? TC_BUF_RECV : work, last ? o - tc_algo_block_off(args, rb) : o,
+                    tc_algo_piece_len(rlen, ch, j), TC_STEP_NO_DEP, TC_STEP_NO_DEP, NULL));
             }
-        }
-    }
-    if (!args->in_place && lay.out_count > 0) {
-        /* block r was reduced last (step p-2), piece by piece */
-        const uint64_t np = p == 1 ? 1 : nr;
-        for (j = 0; j < np; j++) {
-            const uint64_t o = p == 1 ? 0 : (ch ? j * ch : 0);
-            dep = p == 1 ? copy : tc_algo_ring_pos(start, j, ns, nr, 1);
-            TC_ALGO_TRY(tc_algo_step(
-                sched, TC_STEP_COPY, -1, TC_BUF_SCRATCH, tc_algo_block_off(args, r) + o,
-                TC_BUF_RECV, o, p == 1 ? lay.out_count : tc_algo_piece_len(lay.out_count, ch, j),
-                dep, TC_STEP_NO_DEP, NULL));
         }
     }
     return TC_OK;

@@ -54,7 +54,7 @@ tc_status_t tc_sched_add(tc_sched_t *sched, const tc_step_t *step, uint32_t *ind
         return tc_error_set(TC_ERR_INVALID_ARG, "tc_sched_add: %s is NULL",
                             sched == NULL ? "sched" : "step");
     }
-    if (step->kind > TC_STEP_REDUCE) {
+    if (step->kind > TC_STEP_KIND_LAST) {
         return tc_error_set(TC_ERR_INVALID_ARG, "tc_sched_add: step %u has unknown kind %u",
                             sched->nsteps, (unsigned)step->kind);
     }

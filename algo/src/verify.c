@@ -44,11 +44,6 @@
 #include "verify_internal.h"
 #include "verify_state.h"
 
-int tc_v_reads_src(unsigned kind)
-{
-    return kind == TC_STEP_SEND || kind == TC_STEP_COPY || kind == TC_STEP_REDUCE;
-}
-
 int tc_v_writes_dst(unsigned kind)
 {
     return kind != TC_STEP_SEND;
@@ -69,6 +64,10 @@ void tc_v_describe(const tc_step_t *st, char *out, size_t len)
         snprintf(out, len, "%s %llu elements from rank %d into %s[%llu]",
                  st->kind == TC_STEP_RECV ? "recv" : "recv-reduce", n, (int)st->peer,
                  tc_v_bufname(st->dst_buf), doff);
+        break;
+    case TC_STEP_RECV_REDUCE_SRC:
+        snprintf(out, len, "recv-reduce %llu elements from rank %d with %s[%llu] into %s[%llu]", n,
+                 (int)st->peer, tc_v_bufname(st->buf), off, tc_v_bufname(st->dst_buf), doff);
         break;
     case TC_STEP_COPY:
     case TC_STEP_REDUCE:
@@ -154,9 +153,7 @@ static int tc_v_step_ok(const tc_verify_t *v, int r, const tc_step_t *st, uint32
             return 0;
         }
     }
-    if ((st->kind == TC_STEP_COPY || st->kind == TC_STEP_REDUCE) && st->count > 0 &&
-        tc_v_resolve(v, st->buf) == tc_v_resolve(v, st->dst_buf) &&
-        st->off < st->dst_off + st->count && st->dst_off < st->off + st->count) {
+    if (tc_v_src_overlaps(v, st)) {
         return 0;
     }
     return 1;
@@ -174,7 +171,7 @@ static tc_status_t tc_v_check_steps(const tc_verify_t *v, int r)
     for (i = 0; i < s->nsteps; i++) {
         const tc_step_t *st = &s->steps[i];
 
-        if (st->kind > TC_STEP_REDUCE) {
+        if (st->kind > TC_STEP_KIND_LAST) {
             return tc_v_fail(v, "rank %d step %u has unknown kind %u", r, i, (unsigned)st->kind);
         }
         if (tc_v_step_ok(v, r, st, i)) {
@@ -215,9 +212,7 @@ static tc_status_t tc_v_check_steps(const tc_verify_t *v, int r)
                                  r, i, d);
             }
         }
-        if ((st->kind == TC_STEP_COPY || st->kind == TC_STEP_REDUCE) && st->count > 0 &&
-            tc_v_resolve(v, st->buf) == tc_v_resolve(v, st->dst_buf) &&
-            st->off < st->dst_off + st->count && st->dst_off < st->off + st->count) {
+        if (tc_v_src_overlaps(v, st)) {
             return tc_v_fail(v, "rank %d step %u (%s) has overlapping source and destination", r, i,
                              d);
         }
@@ -487,10 +482,11 @@ static void tc_v_count(tc_vrank_t *vr)
         if (st->kind == TC_STEP_SEND) {
             vr->send_msgs++;
             vr->send_elems += st->count;
-        } else if (st->kind == TC_STEP_RECV || st->kind == TC_STEP_RECV_REDUCE) {
+        } else if (tc_v_is_comm(st->kind)) {
             vr->recv_elems += st->count;
         }
-        if (st->kind == TC_STEP_RECV_REDUCE || st->kind == TC_STEP_REDUCE) {
+        if (st->kind == TC_STEP_RECV_REDUCE || st->kind == TC_STEP_REDUCE ||
+            st->kind == TC_STEP_RECV_REDUCE_SRC) {
             vr->red_elems += st->count;
         }
     }

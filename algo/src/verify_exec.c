@@ -142,9 +142,19 @@ static tc_status_t tc_v_run_step(tc_verify_t *v, int r, uint32_t i, double t)
             sr = q;
             rr = r;
         }
+        if (rcv->kind == TC_STEP_RECV_REDUCE_SRC &&
+            (tc_v_resolve(v, rcv->buf) != tc_v_resolve(v, rcv->dst_buf) ||
+             rcv->off != rcv->dst_off)) {
+            /* dst = local source op message: the source's content first */
+            status = tc_vbuf_move(&v->arena, tc_v_buf(v, rr, rcv->dst_buf), rcv->dst_off,
+                                  tc_v_buf(v, rr, rcv->buf), rcv->off, rcv->count, 0);
+            if (status != TC_OK) {
+                return status;
+            }
+        }
         status = tc_vbuf_move(&v->arena, tc_v_buf(v, rr, rcv->dst_buf), rcv->dst_off,
                               tc_v_buf(v, sr, snd->buf), snd->off, snd->count,
-                              rcv->kind == TC_STEP_RECV_REDUCE);
+                              rcv->kind != TC_STEP_RECV);
         if (status != TC_OK) {
             return status;
         }
@@ -159,7 +169,7 @@ static tc_status_t tc_v_run_step(tc_verify_t *v, int r, uint32_t i, double t)
         end = start + (v->model.alpha_us[link] + bytes * v->model.beta_us[link]) * 1e-6;
         v->ranks[sr]->send_free = end;
         v->ranks[rr]->recv_free = end;
-        if (rcv->kind == TC_STEP_RECV_REDUCE) {
+        if (rcv->kind != TC_STEP_RECV) {
             end += bytes * v->model.gamma_us * 1e-6;
         }
         if (v->ranks[rr]->know != NULL) {

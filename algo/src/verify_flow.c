@@ -360,6 +360,12 @@ static tc_status_t tc_f_element(tc_flow_t *f, int r, uint64_t x, int *cut)
             if ((status = tc_f_push(f, q.r, b, q.y, w)) != TC_OK) { /* the earlier content */
                 return status;
             }
+        } else if (st.kind == TC_STEP_RECV_REDUCE_SRC) { /* the local operand */
+            const unsigned lb = tc_f_resolve(f, st.buf);
+            status = tc_f_push(f, q.r, lb, tc_f_out(f, lb, st.off + k, rot), w);
+            if (status != TC_OK) {
+                return status;
+            }
         }
         if (st.kind == TC_STEP_COPY || st.kind == TC_STEP_REDUCE) {
             const unsigned sb = tc_f_resolve(f, st.buf);

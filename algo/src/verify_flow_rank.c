@@ -61,10 +61,10 @@ static tc_status_t tc_f_check_steps(const tc_flow_t *f, const tc_frank_t *fr)
 
     for (i = 0; i < s->nsteps; i++) {
         const tc_step_t *st = &s->steps[i];
-        int rd = st->kind == TC_STEP_SEND || st->kind == TC_STEP_COPY || st->kind == TC_STEP_REDUCE;
+        int rd = tc_v_reads_src(st->kind);
         int wr = st->kind != TC_STEP_SEND;
 
-        if (st->kind > TC_STEP_REDUCE || (rd && st->buf > TC_BUF_SCRATCH) ||
+        if (st->kind > TC_STEP_KIND_LAST || (rd && st->buf > TC_BUF_SCRATCH) ||
             (wr && st->dst_buf > TC_BUF_SCRATCH)) {
             return tc_f_fail(f, "rank %d step %u has an unknown kind or buffer", fr->rank, i);
         }

@@ -162,7 +162,15 @@ static inline const char *tc_v_bufname(unsigned b)
 
 static inline int tc_v_is_comm(unsigned kind)
 {
-    return kind == TC_STEP_SEND || kind == TC_STEP_RECV || kind == TC_STEP_RECV_REDUCE;
+    return kind == TC_STEP_SEND || kind == TC_STEP_RECV || kind == TC_STEP_RECV_REDUCE ||
+           kind == TC_STEP_RECV_REDUCE_SRC;
+}
+
+/* Whether a step reads buf[off...] (its local source). */
+static inline int tc_v_reads_src(unsigned kind)
+{
+    return kind == TC_STEP_SEND || kind == TC_STEP_COPY || kind == TC_STEP_REDUCE ||
+           kind == TC_STEP_RECV_REDUCE_SRC;
 }
 
 static inline int tc_v_is_reduction(tc_coll_t c)

@@ -77,8 +77,21 @@ TC_MUST_USE tc_status_t tc_v_check_races(tc_verify_t *v, int r);
 void tc_v_explain(const tc_verify_t *v, int r, uint32_t i, char *out, size_t len);
 TC_MUST_USE tc_status_t tc_v_execute(tc_verify_t *v, double *t_end);
 void tc_v_describe(const tc_step_t *st, char *out, size_t len);
-int tc_v_reads_src(unsigned kind);
 unsigned tc_v_resolve(const tc_verify_t *v, unsigned b);
+/* A local source that overlaps the destination: copy and reduce never may; a
+ * receive-reduce with its own source may name exactly the destination. */
+static inline int tc_v_src_overlaps(const tc_verify_t *v, const tc_step_t *st)
+{
+    if ((st->kind != TC_STEP_COPY && st->kind != TC_STEP_REDUCE &&
+         st->kind != TC_STEP_RECV_REDUCE_SRC) ||
+        st->count == 0 || tc_v_resolve(v, st->buf) != tc_v_resolve(v, st->dst_buf)) {
+        return 0;
+    }
+    if (st->kind == TC_STEP_RECV_REDUCE_SRC && st->off == st->dst_off) {
+        return 0;
+    }
+    return st->off < st->dst_off + st->count && st->dst_off < st->off + st->count;
+}
 int tc_v_writes_dst(unsigned kind);
 
 #endif /* TCOMMS_ALGO_SRC_VERIFY_STATE_H */

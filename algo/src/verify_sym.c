@@ -146,10 +146,8 @@ int tc_vsym_match(const tc_vsym_t *s, const tc_sched_t *t, const tc_sched_t *x, 
     }
     for (i = 0; i < t->nsteps; i++) {
         const tc_step_t *a = &t->steps[i], *y = &x->steps[i];
-        const int comm =
-            a->kind == TC_STEP_SEND || a->kind == TC_STEP_RECV || a->kind == TC_STEP_RECV_REDUCE;
-        const int rd =
-            a->kind == TC_STEP_SEND || a->kind == TC_STEP_COPY || a->kind == TC_STEP_REDUCE;
+        const int comm = tc_v_is_comm(a->kind);
+        const int rd = tc_v_reads_src(a->kind);
         const int wr = a->kind != TC_STEP_SEND;
         int cs = TC_VSYM_RANGE, cd = TC_VSYM_RANGE;
         uint64_t off = a->off, dst_off = a->dst_off;

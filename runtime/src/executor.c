@@ -4,9 +4,14 @@
  * Steps are posted as soon as their dependencies are done, but communication
  * steps with the same peer and direction are posted in step order: that is the
  * matching rule schedules are written to (the k-th send to a peer meets the
- * k-th receive from us). Local steps run inline. Receive-and-reduce steps land
- * in a temporary area and are reduced when they arrive. Every wait is bounded
- * by the operation's deadline. */
+ * k-th receive from us). Local steps run inline. A receive-reduce is posted to
+ * a transport sink where the backend has one: each piece of the message is
+ * reduced into the destination as it lands (with a local operand of its own
+ * for RECV_REDUCE_SRC: out of place, the send buffer), while it is in cache;
+ * elsewhere it lands in its slot's landing area (grown to the message when
+ * posted, reused by the slot's next receive-reduce). Landing areas, scratch
+ * and stand-ins above TC_RT_EXEC_KEEP bytes are released when the plan ends.
+ * Every wait is bounded by the operation's deadline. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -23,40 +28,77 @@ enum { STEP_NEW = 0, STEP_POSTED, STEP_DONE };
  * posted at once are fewer than this apart, so step i's request is slot
  * i % EXEC_WINDOW of a pool of at most this many. */
 #define EXEC_WINDOW 256
-#define EXEC_REQ(ex, i) (&(ex)->reqs[(i) & (EXEC_WINDOW - 1)])
+#define EXEC_SLOT(i) ((i) & (EXEC_WINDOW - 1))
+#define EXEC_REQ(ex, i) (&(ex)->reqs[EXEC_SLOT(i)])
+
+/* Landing, scratch and stand-in bytes a work keeps between operations; more
+ * is released when the plan ends (a communicator's works live as long as it). */
+#define TC_RT_EXEC_KEEP (256u << 10)
+
+/* The landing areas (none may be posted into). */
+static void exec_areas_free(tc_rt_exec_t *ex)
+{
+    for (uint32_t k = 0; ex->areas && k < ex->nslots; k++) {
+        free(ex->areas[k].p);
+        ex->areas[k] = (tc_rt_exec_area_t){0};
+    }
+}
+
+/* The plan ended: give back large landing areas, scratch and stand-ins. */
+static void exec_trim(tc_rt_exec_t *ex)
+{
+    size_t landing = 0;
+    for (uint32_t k = 0; ex->areas && k < ex->nslots; k++)
+        landing += ex->areas[k].cap;
+    if (landing > TC_RT_EXEC_KEEP)
+        exec_areas_free(ex);
+    if (ex->scratch_cap > TC_RT_EXEC_KEEP) {
+        free(ex->scratch);
+        ex->scratch = NULL;
+        ex->scratch_cap = 0;
+    }
+    if (ex->stand_cap > TC_RT_EXEC_KEEP) {
+        free(ex->stand);
+        ex->stand = NULL;
+        ex->stand_cap = 0;
+    }
+}
 
 void tc_rt_exec_free(tc_rt_exec_t *ex)
 {
+    exec_areas_free(ex);
     free(ex->state);
     free(ex->reqs);
-    free(ex->tmp);
+    free(ex->sinks);
+    free(ex->areas);
     free(ex->scratch);
     free(ex->stand);
     tc_rt_plan_free(&ex->own);
     memset(ex, 0, sizeof(*ex));
 }
 
-static tc_status_t exec_reserve(tc_rt_exec_t *ex, uint32_t nsteps, size_t tmp_bytes,
-                                size_t scratch_bytes)
+static tc_status_t exec_reserve(tc_rt_exec_t *ex, uint32_t nsteps, size_t scratch_bytes)
 {
     if (nsteps > ex->cap) {
         uint8_t *state = realloc(ex->state, nsteps);
         if (state)
             ex->state = state;
-        uint32_t nreqs = nsteps < EXEC_WINDOW ? nsteps : EXEC_WINDOW;
-        tc_tp_req_t *reqs = realloc(ex->reqs, nreqs * sizeof(*reqs));
+        uint32_t nslots = nsteps < EXEC_WINDOW ? nsteps : EXEC_WINDOW;
+        tc_tp_req_t *reqs = realloc(ex->reqs, nslots * sizeof(*reqs));
         if (reqs)
             ex->reqs = reqs;
-        if (!state || !reqs)
+        tc_rt_exec_sink_t *sinks = realloc(ex->sinks, nslots * sizeof(*sinks));
+        if (sinks)
+            ex->sinks = sinks;
+        tc_rt_exec_area_t *areas = realloc(ex->areas, nslots * sizeof(*areas));
+        if (areas) {
+            memset(areas + ex->nslots, 0, (nslots - ex->nslots) * sizeof(*areas));
+            ex->areas = areas;
+        }
+        if (!state || !reqs || !sinks || !areas)
             return tc_error_set(TC_ERR_NO_MEMORY, "executor: state for %u steps", nsteps);
         ex->cap = nsteps;
-    }
-    if (tmp_bytes > ex->tmp_cap) {
-        void *p = realloc(ex->tmp, tmp_bytes);
-        if (!p)
-            return tc_error_set(TC_ERR_NO_MEMORY, "executor: %zu bytes of receive area", tmp_bytes);
-        ex->tmp = p;
-        ex->tmp_cap = tmp_bytes;
+        ex->nslots = nslots;
     }
     if (scratch_bytes > ex->scratch_cap) {
         void *p = realloc(ex->scratch, scratch_bytes);
@@ -70,8 +112,9 @@ static tc_status_t exec_reserve(tc_rt_exec_t *ex, uint32_t nsteps, size_t tmp_by
 
 static const char *step_kind_name(uint8_t kind)
 {
-    static const char *const names[] = {"send", "recv", "recv_reduce", "copy", "reduce"};
-    return kind < 5 ? names[kind] : "invalid";
+    static const char *const names[] = {"send", "recv", "recv_reduce", "copy", "reduce",
+                                        "recv_reduce_src"};
+    return kind <= TC_STEP_KIND_LAST ? names[kind] : "invalid";
 }
 
 static tc_status_t step_fail(tc_rt_work_t *w, uint32_t i, tc_status_t st, const char *why)
@@ -89,6 +132,49 @@ static tc_status_t step_fail(tc_rt_work_t *w, uint32_t i, tc_status_t st, const 
 static tc_status_t step_reduce(tc_rt_work_t *w, void *dst, const void *src, uint64_t count)
 {
     return tc_kern_reduce(w->call.dtype, w->call.op, dst, dst, src, count);
+}
+
+/* Bytes [off, off+len) of a receive-reduce's message: dst = local op message,
+ * where local is dst itself or, for RECV_REDUCE_SRC, the step's source. */
+static tc_status_t step_reduce_piece(tc_rt_work_t *w, const tc_rt_pstep_t *s, size_t off,
+                                     const void *data, size_t len)
+{
+    char *dst = w->ex.bufs[s->dst_buf] + s->dst_off + off;
+    const char *a =
+        s->kind == TC_STEP_RECV_REDUCE_SRC ? w->ex.bufs[s->buf] + s->src_off + off : dst;
+    return tc_kern_reduce(w->call.dtype, w->call.op, dst, a, data, len / w->ex.esize);
+}
+
+static tc_status_t exec_sink_piece(void *arg, size_t off, const void *data, size_t len)
+{
+    const tc_rt_exec_sink_t *k = arg;
+    return step_reduce_piece(k->work, &k->work->ex.plan->steps[k->step], off, data, len);
+}
+
+/* Post receive-reduce step i: into a sink, or into a landing area of its own. */
+static tc_status_t step_post_reduce(tc_rt_work_t *w, uint32_t i, tc_tp_ep_t *ep, uint64_t tag)
+{
+    tc_rt_exec_t *ex = &w->ex;
+    const tc_rt_pstep_t *s = &ex->plan->steps[i];
+    const size_t e = ex->esize;
+    if (tc_tp_has_recv_sink(ep) && e > 0 && e <= 64 && (e & (e - 1)) == 0) {
+        tc_rt_exec_sink_t *k = &ex->sinks[EXEC_SLOT(i)];
+        k->sink = (tc_tp_sink_t){exec_sink_piece, k, e};
+        k->work = w;
+        k->step = i;
+        return tc_tp_recv_sink(ep, tag, &k->sink, s->bytes, EXEC_REQ(ex, i));
+    }
+    tc_rt_exec_area_t *a = &ex->areas[EXEC_SLOT(i)];
+    if (s->bytes > a->cap) {
+        void *p = realloc(a->p, s->bytes);
+        if (!p)
+            return tc_error_set(TC_ERR_NO_MEMORY, "%llu bytes to receive into",
+                                (unsigned long long)s->bytes);
+        a->p = p;
+        a->cap = s->bytes;
+    }
+    a->used = 1;
+    return tc_tp_recv(ep, tag, a->p, s->bytes, EXEC_REQ(ex, i));
 }
 
 /* Post or run step i. */
@@ -129,7 +215,7 @@ static tc_status_t step_start(tc_rt_work_t *w, uint32_t i)
     else if (s->kind == TC_STEP_RECV)
         st = tc_tp_recv(ep, tag, dst, s->bytes, req);
     else
-        st = tc_tp_recv(ep, tag, (char *)ex->tmp + s->tmp_off, s->bytes, req);
+        st = step_post_reduce(w, i, ep, tag);
     if (st != TC_OK && st != TC_INPROGRESS)
         return step_fail(w, i, st,
                          tc_tp_ep_error(ep)[0] ? tc_tp_ep_error(ep)
@@ -145,13 +231,13 @@ static tc_status_t step_finish(tc_rt_work_t *w, uint32_t i)
     tc_rt_exec_t *ex = &w->ex;
     const tc_rt_pstep_t *s = &w->ex.plan->steps[i];
     tc_tp_req_t *req = EXEC_REQ(ex, i);
+    tc_rt_exec_area_t *a = &ex->areas[EXEC_SLOT(i)];
+    int landed = a->used; /* a receive-reduce without a sink: its message is in a->p */
+    a->used = 0;
     if (req->status == TC_OK && (s->kind == TC_STEP_SEND || req->bytes == s->bytes)) {
-        if (s->kind == TC_STEP_RECV_REDUCE) {
-            tc_status_t st = step_reduce(w, ex->bufs[s->dst_buf] + s->dst_off,
-                                         (char *)ex->tmp + s->tmp_off, s->count);
-            if (st != TC_OK)
-                return st;
-        }
+        tc_status_t st;
+        if (landed && (st = step_reduce_piece(w, s, 0, a->p, s->bytes)) != TC_OK)
+            return st;
         ex->state[i] = STEP_DONE;
         ex->ndone++;
         return TC_OK;
@@ -206,7 +292,9 @@ static tc_status_t exec_prepare(tc_rt_work_t *w)
         w->ex.plan = &w->ex.own;
     }
     const tc_rt_plan_t *plan = w->ex.plan;
-    if ((st = exec_reserve(ex, plan->nsteps, plan->tmp_bytes, plan->scratch_bytes)) != TC_OK)
+    for (uint32_t k = 0; k < ex->nslots; k++)
+        ex->areas[k].used = 0; /* left by an abandoned run */
+    if ((st = exec_reserve(ex, plan->nsteps, plan->scratch_bytes)) != TC_OK)
         return st;
     memset(ex->state, STEP_NEW, plan->nsteps);
     ex->bufs[TC_BUF_SCRATCH] = ex->scratch;
@@ -317,6 +405,8 @@ int tc_rt_exec_pass(tc_rt_work_t *w)
     }
     while (ex->first < plan->nsteps && ex->state[ex->first] == STEP_DONE)
         ex->first++;
+    if (changed && ex->ndone == plan->nsteps)
+        exec_trim(ex);
     return changed;
 }
 
@@ -377,4 +467,5 @@ void tc_rt_exec_abandon(tc_rt_work_t *w)
         if (ep && (!ep->ops->cancel || ep->ops->cancel(ep, EXEC_REQ(ex, i)) != TC_OK))
             tc_rt_world_ep_drop(world, peer);
     }
+    exec_areas_free(ex); /* no request points into them now */
 }

@@ -18,8 +18,7 @@ typedef struct tc_rt_pstep {
     uint64_t src_off, dst_off;  /* bytes into the buffers */
     uint64_t count;             /* elements (reductions) */
     uint64_t bytes;
-    uint64_t tmp_off; /* RECV_REDUCE: bytes into the landing area */
-    uint32_t dep[2];  /* indices of earlier steps, or TC_STEP_NO_DEP */
+    uint32_t dep[2]; /* indices of earlier steps, or TC_STEP_NO_DEP */
 } tc_rt_pstep_t;
 
 /* A schedule compiled for one communicator and element size. */
@@ -28,18 +27,37 @@ typedef struct tc_rt_plan {
     tc_rt_pstep_t *steps;
     uint32_t nsteps, cap;
     size_t esize;
-    size_t tmp_bytes, scratch_bytes; /* the landing area and scratch a run needs */
-    size_t send_bytes, recv_bytes;   /* extents of the caller's buffers it touches */
+    size_t scratch_bytes;          /* the scratch a run needs */
+    size_t send_bytes, recv_bytes; /* extents of the caller's buffers it touches */
 } tc_rt_plan_t;
 
-/* Per-step execution state of one work (grow-only, reused when restarted). */
+/* Consumer of a receive-reduce posted to a transport sink: the message's
+ * pieces are reduced into the destination as they land. */
+typedef struct tc_rt_exec_sink {
+    tc_tp_sink_t sink;
+    struct tc_rt_work *work;
+    uint32_t step;
+} tc_rt_exec_sink_t;
+
+/* A landing area: a receive-reduce's whole message, reduced when it is in. */
+typedef struct tc_rt_exec_area {
+    void *p;
+    size_t cap;
+    int used; /* the step in this slot landed here */
+} tc_rt_exec_area_t;
+
+/* Per-step execution state of one work (the step arrays grow and are reused
+ * when restarted; memory for data is bounded by what is in flight). */
 typedef struct tc_rt_exec {
-    uint32_t cap;      /* steps the arrays below hold */
-    uint8_t *state;    /* STEP_* per step */
-    tc_tp_req_t *reqs; /* requests of posted steps: a pool of at most 256 (executor.c) */
-    void *tmp;         /* landing area for RECV_REDUCE steps */
-    size_t tmp_cap;
-    void *scratch; /* the schedule's scratch buffer */
+    uint32_t cap;             /* steps the arrays below hold */
+    uint8_t *state;           /* STEP_* per step */
+    uint32_t nslots;          /* slots of the pools below: min(cap, 256) */
+    tc_tp_req_t *reqs;        /* requests of posted steps: a pool of at most 256 (executor.c) */
+    tc_rt_exec_sink_t *sinks; /* per slot: the consumer of a receive-reduce into a sink */
+    tc_rt_exec_area_t *areas; /* per slot: where a receive-reduce whose transport has no
+                               * sink lands (kept for the slot's next one, released when
+                               * the plan ends above TC_RT_EXEC_KEEP bytes in all) */
+    void *scratch;            /* the schedule's scratch buffer */
     size_t scratch_cap;
     void *stand; /* stand-ins for buffers the caller did not give; staged input */
     size_t stand_cap;

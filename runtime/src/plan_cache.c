@@ -8,6 +8,31 @@
 #include "comms.h"
 #include "tcomms/base/log.h"
 
+/* Ring schedules carry a block larger than this in pieces of this size: piece
+ * j of the next step leaves as soon as piece j of this one is reduced, so a
+ * peer copies one piece while this rank reduces the next. Large enough that a
+ * piece's messages cost little beside its bytes. */
+#define TC_RT_RING_PIECE_BYTES (2u << 20)
+
+/* Elements per piece for ring algorithm @p name of @p args (0: one piece). */
+static uint64_t comm_ring_piece(const tc_algo_args_t *args, const char *name, size_t elem_size)
+{
+    if (strcmp(name, "ring") != 0 || elem_size == 0 ||
+        (args->coll != TC_COLL_ALL_REDUCE && args->coll != TC_COLL_REDUCE_SCATTER &&
+         args->coll != TC_COLL_ALL_GATHER))
+        return 0;
+    /* all-reduce's count is the whole vector; the others' a block (v: the average) */
+    uint64_t block =
+        args->coll == TC_COLL_ALL_REDUCE ? args->count / (uint64_t)args->nranks : args->count;
+    if (args->counts) {
+        block = 0;
+        for (int q = 0; q < args->nranks; q++)
+            block += args->counts[q];
+        block /= (uint64_t)args->nranks;
+    }
+    return block * elem_size > TC_RT_RING_PIECE_BYTES ? TC_RT_RING_PIECE_BYTES / elem_size : 0;
+}
+
 /* Build the schedule of a call the algorithm layer knows into @p sched. */
 static tc_status_t comm_build(tc_rt_comm_t *comm, const tc_rt_work_t *work, const char *hint,
                               tc_sched_t *sched)
@@ -31,9 +56,10 @@ static tc_status_t comm_build(tc_rt_comm_t *comm, const tc_rt_work_t *work, cons
                            .ranks_per_node = comm->ranks_per_node};
     const char *name;
     tc_status_t st = tc_algo_select(&args, elem_size, hint, &name);
-    if (st == TC_OK)
-        st = tc_algo_build(&args, name, sched);
-    return st;
+    if (st != TC_OK)
+        return st;
+    args.chunk_count = comm_ring_piece(&args, name, elem_size);
+    return tc_algo_build(&args, name, sched);
 }
 
 /* all_to_all_v: pairwise exchange; step k sends to rank + k and receives from

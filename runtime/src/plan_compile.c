@@ -1,9 +1,8 @@
 /* Compiling a schedule into a plan for one communicator: every step is
  * checked once (kind, buffers, bounds, peer, dependencies), and what each run
  * would otherwise recompute is stored: byte offsets and sizes, the peer's
- * world rank, the (peer, direction) key of the in-order rule, the landing
- * offset of each receive-and-reduce. The executor then runs the plan with no
- * check, lookup or allocation per step. */
+ * world rank, the (peer, direction) key of the in-order rule. The executor
+ * then runs the plan with no check or lookup per step. */
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -11,8 +10,14 @@
 
 static const char *plan_kind_name(uint8_t kind)
 {
-    static const char *const names[] = {"send", "recv", "recv_reduce", "copy", "reduce"};
-    return kind < 5 ? names[kind] : "invalid";
+    static const char *const names[] = {"send", "recv",   "recv_reduce",
+                                        "copy", "reduce", "recv_reduce_src"};
+    return kind <= TC_STEP_KIND_LAST ? names[kind] : "invalid";
+}
+
+static int plan_is_message(uint8_t kind)
+{
+    return kind <= TC_STEP_RECV_REDUCE || kind == TC_STEP_RECV_REDUCE_SRC;
 }
 
 /* Why step @p s of a schedule over @p nranks ranks is wrong, or NULL. */
@@ -20,11 +25,12 @@ static const char *plan_step_fault(const tc_sched_t *sched, uint32_t i, int nran
 {
     const tc_step_t *s = &sched->steps[i];
     const uint64_t *sizes = sched->buf_count;
-    if (s->kind > TC_STEP_REDUCE)
+    if (s->kind > TC_STEP_KIND_LAST)
         return "its kind is unknown";
-    int reads = s->kind == TC_STEP_SEND || s->kind == TC_STEP_COPY || s->kind == TC_STEP_REDUCE;
+    int reads = s->kind == TC_STEP_SEND || s->kind == TC_STEP_COPY || s->kind == TC_STEP_REDUCE ||
+                s->kind == TC_STEP_RECV_REDUCE_SRC;
     int writes = s->kind != TC_STEP_SEND;
-    int comm = s->kind <= TC_STEP_RECV_REDUCE;
+    int comm = plan_is_message(s->kind);
     if ((reads && s->buf > TC_BUF_SCRATCH) ||
         (writes && (s->dst_buf > TC_BUF_SCRATCH || s->dst_buf == TC_BUF_SEND)))
         return "it names a buffer it may not use";
@@ -70,11 +76,10 @@ tc_status_t tc_rt_plan_compile(tc_rt_plan_t *plan, const tc_sched_t *sched, cons
         plan->steps = steps;
         plan->cap = sched->nsteps;
     }
-    uint64_t tmp = 0;
     for (uint32_t i = 0; i < sched->nsteps; i++) {
         const tc_step_t *s = &sched->steps[i];
         tc_rt_pstep_t *p = &plan->steps[i];
-        int comm = s->kind <= TC_STEP_RECV_REDUCE;
+        int comm = plan_is_message(s->kind);
         *p = (tc_rt_pstep_t){.kind = s->kind,
                              .buf = s->buf,
                              .dst_buf = s->dst_buf,
@@ -86,15 +91,10 @@ tc_status_t tc_rt_plan_compile(tc_rt_plan_t *plan, const tc_sched_t *sched, cons
                              .count = s->count,
                              .bytes = s->count * esize,
                              .dep = {s->dep[0], s->dep[1]}};
-        if (s->kind == TC_STEP_RECV_REDUCE) {
-            p->tmp_off = tmp;
-            tmp += p->bytes;
-        }
     }
     plan->sched = sched;
     plan->nsteps = sched->nsteps;
     plan->esize = esize;
-    plan->tmp_bytes = tmp;
     plan->scratch_bytes = sched->scratch_count * esize;
     plan->send_bytes = sched->buf_count[TC_BUF_SEND] * esize;
     plan->recv_bytes = sched->buf_count[TC_BUF_RECV] * esize;

@@ -220,10 +220,12 @@ static void expect_step(const tc_step_t *st, int kind, int peer, int buf, uint64
                         uint64_t dst_off, uint64_t count)
 {
     assert_int_equal(st->kind, kind);
-    if (kind == TC_STEP_SEND || kind == TC_STEP_RECV || kind == TC_STEP_RECV_REDUCE) {
+    if (kind == TC_STEP_SEND || kind == TC_STEP_RECV || kind == TC_STEP_RECV_REDUCE ||
+        kind == TC_STEP_RECV_REDUCE_SRC) {
         assert_int_equal(st->peer, peer);
     }
-    if (kind == TC_STEP_SEND || kind == TC_STEP_COPY || kind == TC_STEP_REDUCE) {
+    if (kind == TC_STEP_SEND || kind == TC_STEP_COPY || kind == TC_STEP_REDUCE ||
+        kind == TC_STEP_RECV_REDUCE_SRC) {
         assert_int_equal(st->buf, buf);
         assert_int_equal(st->off, off);
     }
@@ -244,35 +246,37 @@ static void test_ring_shape(void **state)
     (void)state;
     assert_int_equal(tc_algo_build(&a, NULL, &s), TC_OK);
     assert_string_equal(s.algo, "ring"); /* the default */
-    assert_int_equal(s.nsteps, 1 + 2 * 3 * 2);
+    assert_int_equal(s.nsteps, 2 * 3 * 2);
     assert_int_equal(s.scratch_count, 0);
     t = s.steps;
-    expect_step(&t[0], TC_STEP_COPY, -1, TC_BUF_SEND, 0, TC_BUF_RECV, 0, 10);
-    /* reduce-scatter: send chunk 1, 0, 3; receive-reduce chunk 0, 3, 2 */
-    expect_step(&t[1], TC_STEP_SEND, 2, TC_BUF_RECV, 3, 0, 0, 3);
-    expect_step(&t[2], TC_STEP_RECV_REDUCE, 0, 0, 0, TC_BUF_RECV, 0, 3);
-    expect_step(&t[3], TC_STEP_SEND, 2, TC_BUF_RECV, 0, 0, 0, 3);
-    assert_int_equal(t[3].dep[0], 2); /* waits for the reduction it sends */
-    expect_step(&t[4], TC_STEP_RECV_REDUCE, 0, 0, 0, TC_BUF_RECV, 8, 2);
-    expect_step(&t[5], TC_STEP_SEND, 2, TC_BUF_RECV, 8, 0, 0, 2);
-    assert_int_equal(t[5].dep[0], 4);
-    expect_step(&t[6], TC_STEP_RECV_REDUCE, 0, 0, 0, TC_BUF_RECV, 6, 2);
-    /* all-gather: send chunk 2, 1, 0; receive chunk 1, 0, 3 */
-    expect_step(&t[7], TC_STEP_SEND, 2, TC_BUF_RECV, 6, 0, 0, 2);
-    assert_int_equal(t[7].dep[0], 6);
-    expect_step(&t[8], TC_STEP_RECV, 0, 0, 0, TC_BUF_RECV, 3, 3);
-    expect_step(&t[9], TC_STEP_SEND, 2, TC_BUF_RECV, 3, 0, 0, 3);
-    assert_int_equal(t[9].dep[0], 8);
-    expect_step(&t[10], TC_STEP_RECV, 0, 0, 0, TC_BUF_RECV, 0, 3);
-    expect_step(&t[11], TC_STEP_SEND, 2, TC_BUF_RECV, 0, 0, 0, 3);
-    expect_step(&t[12], TC_STEP_RECV, 0, 0, 0, TC_BUF_RECV, 8, 2);
+    /* reduce-scatter: send chunk 1 (from the input: no copy first), 0, 3;
+     * receive-reduce chunk 0, 3, 2 with the input's chunk as local operand */
+    expect_step(&t[0], TC_STEP_SEND, 2, TC_BUF_SEND, 3, 0, 0, 3);
+    assert_int_equal(t[0].dep[0], TC_STEP_NO_DEP);
+    expect_step(&t[1], TC_STEP_RECV_REDUCE_SRC, 0, TC_BUF_SEND, 0, TC_BUF_RECV, 0, 3);
+    expect_step(&t[2], TC_STEP_SEND, 2, TC_BUF_RECV, 0, 0, 0, 3);
+    assert_int_equal(t[2].dep[0], 1); /* waits for the reduction it sends */
+    expect_step(&t[3], TC_STEP_RECV_REDUCE_SRC, 0, TC_BUF_SEND, 8, TC_BUF_RECV, 8, 2);
+    expect_step(&t[4], TC_STEP_SEND, 2, TC_BUF_RECV, 8, 0, 0, 2);
+    assert_int_equal(t[4].dep[0], 3);
+    expect_step(&t[5], TC_STEP_RECV_REDUCE_SRC, 0, TC_BUF_SEND, 6, TC_BUF_RECV, 6, 2);
+    /* all-gather: send chunk 2, 1, 0; receive chunk 1 (never written before), 0, 3 */
+    expect_step(&t[6], TC_STEP_SEND, 2, TC_BUF_RECV, 6, 0, 0, 2);
+    assert_int_equal(t[6].dep[0], 5);
+    expect_step(&t[7], TC_STEP_RECV, 0, 0, 0, TC_BUF_RECV, 3, 3);
+    expect_step(&t[8], TC_STEP_SEND, 2, TC_BUF_RECV, 3, 0, 0, 3);
+    assert_int_equal(t[8].dep[0], 7);
+    expect_step(&t[9], TC_STEP_RECV, 0, 0, 0, TC_BUF_RECV, 0, 3);
+    expect_step(&t[10], TC_STEP_SEND, 2, TC_BUF_RECV, 0, 0, 0, 3);
+    expect_step(&t[11], TC_STEP_RECV, 0, 0, 0, TC_BUF_RECV, 8, 2);
     tc_sched_free(&s);
 
-    /* in place: no copy; one rank: nothing to send */
+    /* in place: the same shape, reducing in recv; one rank: a copy */
     a = ar_args(4, 1, 10, 1);
     assert_int_equal(tc_algo_build(&a, "ring", &s), TC_OK);
     assert_int_equal(s.nsteps, 12);
-    assert_int_equal(s.steps[0].kind, TC_STEP_SEND);
+    expect_step(&s.steps[0], TC_STEP_SEND, 2, TC_BUF_RECV, 3, 0, 0, 3);
+    expect_step(&s.steps[1], TC_STEP_RECV_REDUCE, 0, 0, 0, TC_BUF_RECV, 0, 3);
     tc_sched_free(&s);
     a = ar_args(1, 0, 10, 0);
     assert_int_equal(tc_algo_build(&a, "ring", &s), TC_OK);

@@ -154,7 +154,7 @@ static uint32_t mut_which; /* the mut_which-th receiving step */
 
 /* The ring schedule; on the mutated rank(s), the mut_which-th receive writes
  * one element lower (MUT_OFFSET: a local break, its messages still match) or
- * a RECV_REDUCE overwrites instead of reducing (MUT_NOREDUCE). */
+ * a receive-reduce overwrites instead of reducing (MUT_NOREDUCE). */
 static const char *mut_algo = "ring";
 
 static tc_status_t gen_mutated(const tc_algo_args_t *a, tc_sched_t *s)
@@ -167,14 +167,17 @@ static tc_status_t gen_mutated(const tc_algo_args_t *a, tc_sched_t *s)
     }
     for (i = 0; i < s->nsteps; i++) {
         tc_step_t *x = &s->steps[i];
-        if ((x->kind != TC_STEP_RECV && x->kind != TC_STEP_RECV_REDUCE) || x->count == 0 ||
-            (mut_kind == MUT_NOREDUCE && x->kind != TC_STEP_RECV_REDUCE) || n++ != mut_which) {
+        const int red = x->kind == TC_STEP_RECV_REDUCE || x->kind == TC_STEP_RECV_REDUCE_SRC;
+        if ((x->kind != TC_STEP_RECV && !red) || x->count == 0 ||
+            (mut_kind == MUT_NOREDUCE && !red) || n++ != mut_which) {
             continue;
         }
         if (mut_kind == MUT_OFFSET) {
             x->dst_off = x->dst_off > 0 ? x->dst_off - 1 : x->dst_off + 1;
-        } else {
+        } else { /* a plain receive, which names no source */
             x->kind = TC_STEP_RECV;
+            x->buf = 0;
+            x->off = 0;
         }
         mut_done = 1;
         break;

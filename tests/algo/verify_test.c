@@ -174,7 +174,7 @@ static tc_status_t gen_extra_send(const tc_algo_args_t *a, tc_sched_t *s)
 static void test_detects_unmatched_send(void **state)
 {
     tc_algo_args_t a = ar_args(4, 10, 0);
-    const char *parts[] = {"unmatched send: rank 0 step 13 (send 1 elements of recv[0] to rank "
+    const char *parts[] = {"unmatched send: rank 0 step 12 (send 1 elements of recv[0] to rank "
                            "1) is message 7 from rank 0 to rank 1, but rank 1 posts only 6 "
                            "receives from rank 0",
                            NULL};
@@ -248,6 +248,108 @@ static void test_detects_race(void **state)
 
     (void)state;
     expect_fail(&a, gen_race, parts);
+}
+
+/* ---- receive-reduce with its own source (RECV_REDUCE_SRC) ------------------ */
+
+/* Direct all-reduce: every rank sends its input to every other; the first
+ * receive reduces with the input as local operand (recv = send op message, no
+ * copy first), each later one reduces into recv after the one before. */
+static tc_status_t gen_direct_src(const tc_algo_args_t *a, tc_sched_t *s)
+{
+    const int p = a->nranks, r = a->rank;
+    uint32_t last = NO, idx;
+    int k;
+
+    for (k = 1; k < p; k++) {
+        TRY(add(s, TC_STEP_SEND, (r + k) % p, TC_BUF_SEND, 0, 0, 0, a->count, NO, NO));
+    }
+    for (k = 1; k < p; k++) {
+        tc_step_t st = {.kind = k == 1 ? TC_STEP_RECV_REDUCE_SRC : TC_STEP_RECV_REDUCE,
+                        .buf = TC_BUF_SEND,
+                        .dst_buf = TC_BUF_RECV,
+                        .peer = (r + p - k) % p,
+                        .count = a->count,
+                        .dep = {last, NO}};
+        TRY(tc_sched_add(s, &st, &idx));
+        last = idx;
+    }
+    return TC_OK;
+}
+
+static void test_recv_reduce_src_verifies(void **state)
+{
+    int p;
+
+    (void)state;
+    for (p = 2; p <= 17; p++) {
+        tc_algo_args_t a = ar_args(p, 7, 0);
+        if (tc_algo_verify_with(&a, gen_direct_src) != TC_OK) {
+            fail_msg("%d ranks: %s", p, tc_last_error());
+        }
+    }
+}
+
+/* The local operand is the input shifted by one: the result mixes elements. */
+static tc_status_t gen_src_wrong_offset(const tc_algo_args_t *a, tc_sched_t *s)
+{
+    int peer = 1 - a->rank;
+
+    TRY(add(s, TC_STEP_SEND, peer, TC_BUF_SEND, 0, 0, 0, a->count - 1, NO, NO));
+    TRY(add(s, TC_STEP_SEND, peer, TC_BUF_SEND, a->count - 1, 0, 0, 1, NO, NO));
+    TRY(add(s, TC_STEP_RECV_REDUCE_SRC, peer, TC_BUF_SEND, 1, TC_BUF_RECV, 0, a->count - 1, NO,
+            NO));
+    return add(s, TC_STEP_RECV_REDUCE_SRC, peer, TC_BUF_SEND, a->count - 1, TC_BUF_RECV,
+               a->count - 1, 1, NO, NO);
+}
+
+static void test_detects_recv_reduce_src_wrong_operand(void **state)
+{
+    tc_algo_args_t a = ar_args(2, 4, 0);
+    const char *parts[] = {"wrong result", NULL};
+
+    (void)state;
+    expect_fail(&a, gen_src_wrong_offset, parts);
+}
+
+/* Source and destination in recv, one element apart. */
+static tc_status_t gen_src_overlap(const tc_algo_args_t *a, tc_sched_t *s)
+{
+    int peer = 1 - a->rank;
+
+    TRY(add(s, TC_STEP_COPY, -1, TC_BUF_SEND, 0, TC_BUF_RECV, 0, a->count, NO, NO));
+    TRY(add(s, TC_STEP_SEND, peer, TC_BUF_SEND, 0, 0, 0, a->count, NO, NO));
+    return add(s, TC_STEP_RECV_REDUCE_SRC, peer, TC_BUF_RECV, 0, TC_BUF_RECV, 1, a->count - 1, 0,
+               NO);
+}
+
+static void test_detects_recv_reduce_src_overlap(void **state)
+{
+    tc_algo_args_t a = ar_args(2, 4, 0);
+    const char *parts[] = {"rank 0 step 2 (recv-reduce 3 elements from rank 1 with recv[0] into "
+                           "recv[1]) has overlapping source and destination",
+                           NULL};
+
+    (void)state;
+    expect_fail(&a, gen_src_overlap, parts);
+}
+
+/* In place, the receive-reduce reads and writes recv while the send reads it. */
+static tc_status_t gen_src_race(const tc_algo_args_t *a, tc_sched_t *s)
+{
+    int peer = 1 - a->rank;
+
+    TRY(add(s, TC_STEP_SEND, peer, TC_BUF_RECV, 0, 0, 0, a->count, NO, NO));
+    return add(s, TC_STEP_RECV_REDUCE_SRC, peer, TC_BUF_RECV, 0, TC_BUF_RECV, 0, a->count, NO, NO);
+}
+
+static void test_detects_recv_reduce_src_race(void **state)
+{
+    tc_algo_args_t a = ar_args(2, 4, 1);
+    const char *parts[] = {"race: rank 0 steps 0", "and 1", NULL};
+
+    (void)state;
+    expect_fail(&a, gen_src_race, parts);
 }
 
 static tc_status_t gen_out_of_bounds(const tc_algo_args_t *a, tc_sched_t *s)
@@ -433,6 +535,10 @@ int main(void)
         cmocka_unit_test(test_detects_unmatched_receive),
         cmocka_unit_test(test_detects_deadlock),
         cmocka_unit_test(test_detects_race),
+        cmocka_unit_test(test_recv_reduce_src_verifies),
+        cmocka_unit_test(test_detects_recv_reduce_src_wrong_operand),
+        cmocka_unit_test(test_detects_recv_reduce_src_overlap),
+        cmocka_unit_test(test_detects_recv_reduce_src_race),
         cmocka_unit_test(test_detects_out_of_bounds),
         cmocka_unit_test(test_detects_scratch_overflow),
         cmocka_unit_test(test_detects_size_mismatch),

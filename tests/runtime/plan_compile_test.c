@@ -33,12 +33,11 @@ static void test_compile_ring(void **state)
         assert_int_equal(tc_rt_plan_compile(&plan, &sched, wranks, 4), TC_OK);
         assert_int_equal(plan.nsteps, sched.nsteps);
         assert_true(plan.nsteps > 0);
-        uint64_t tmp = 0;
         for (uint32_t i = 0; i < sched.nsteps; i++) {
             const tc_step_t *s = &sched.steps[i];
             const tc_rt_pstep_t *p = &plan.steps[i];
             int msg = s->kind == TC_STEP_SEND || s->kind == TC_STEP_RECV ||
-                      s->kind == TC_STEP_RECV_REDUCE;
+                      s->kind == TC_STEP_RECV_REDUCE || s->kind == TC_STEP_RECV_REDUCE_SRC;
             assert_int_equal(p->kind, s->kind);
             assert_int_equal(p->src_off, s->off * 4);
             assert_int_equal(p->dst_off, s->dst_off * 4);
@@ -48,19 +47,15 @@ static void test_compile_ring(void **state)
             assert_int_equal(p->key, msg ? s->peer * 2 + (s->kind != TC_STEP_SEND) : -1);
             assert_int_equal(p->dep[0], s->dep[0]);
             assert_int_equal(p->dep[1], s->dep[1]);
-            if (s->kind == TC_STEP_RECV_REDUCE) {
-                assert_int_equal(p->tmp_off, tmp);
-                tmp += s->count * 4;
-            }
         }
-        assert_int_equal(plan.tmp_bytes, tmp);
         assert_int_equal(plan.scratch_bytes, sched.scratch_count * 4);
         assert_int_equal(plan.send_bytes, sched.buf_count[TC_BUF_SEND] * 4);
         assert_int_equal(plan.recv_bytes, sched.buf_count[TC_BUF_RECV] * 4);
         /* without a rank list the world ranks are the communicator's */
         assert_int_equal(tc_rt_plan_compile(&plan, &sched, NULL, 8), TC_OK);
         for (uint32_t i = 0; i < sched.nsteps; i++)
-            if (sched.steps[i].kind <= TC_STEP_RECV_REDUCE)
+            if (sched.steps[i].kind <= TC_STEP_RECV_REDUCE ||
+                sched.steps[i].kind == TC_STEP_RECV_REDUCE_SRC)
                 assert_int_equal(plan.steps[i].wpeer, sched.steps[i].peer);
         tc_rt_plan_free(&plan);
         tc_sched_free(&sched);
@@ -91,6 +86,18 @@ static void past_end(tc_sched_t *sched, tc_step_t *s)
     s->buf = TC_BUF_SEND;
     s->dst_buf = TC_BUF_RECV;
     s->off = sched->buf_count[TC_BUF_SEND] - 1;
+    s->count = 2;
+}
+
+/* A receive-reduce whose local source (not its destination) runs past the send buffer. */
+static void src_past_end(tc_sched_t *sched, tc_step_t *s)
+{
+    s->kind = TC_STEP_RECV_REDUCE_SRC;
+    s->peer = 0;
+    s->buf = TC_BUF_SEND;
+    s->dst_buf = TC_BUF_RECV;
+    s->off = sched->buf_count[TC_BUF_SEND] - 1;
+    s->dst_off = 0;
     s->count = 2;
 }
 
@@ -128,6 +135,7 @@ static void test_refused(void **state)
 {
     (void)state;
     expect_refused(past_end, "past the end of its buffer");
+    expect_refused(src_past_end, "past the end of its buffer");
     expect_refused(bad_peer, "its peer is not a rank of the communicator");
     expect_refused(writes_send, "a buffer it may not use");
     expect_refused(forward_dep, "not an earlier one");

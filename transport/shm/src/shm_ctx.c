@@ -152,6 +152,7 @@ static void tc_shm_ctx_destroy(tc_tp_ctx_t *super)
         free(m);
     }
     tc_auth_key_wipe(&ctx->key);
+    free(ctx->stage);
     free(ctx);
 }
 
@@ -373,4 +374,5 @@ const tc_tp_ops_t tc_tp_shm_ops = {
     .put = tc_shm_put,
     .get = tc_shm_get,
     .signal = tc_shm_signal,
+    .recv_sink = tc_shm_recv_sink,
 };

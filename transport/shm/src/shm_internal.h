@@ -32,6 +32,12 @@ enum {
     TC_SHM_P_COOKIE = 6, /* identifies the request in ACK / GET_DATA cells */
     TC_SHM_P_KEY = 7,    /* remote key id (put/get/signal) */
 };
+/* Receives: 1 when P_BUF is a tc_tp_sink_t, not a buffer (tc_shm_recv_sink). */
+#define TC_SHM_P_SINK TC_SHM_P_KEY
+/* Bytes of a context's staging area, through which a sink receive reads a
+ * single-copy message piece by piece: small enough to stay in cache while the
+ * consumer uses a piece, large enough that a system call moves a lot. */
+#define TC_SHM_STAGE_BYTES (128u << 10)
 enum {
     TC_SHM_K_SEND = 1,
     TC_SHM_K_RECV = 2,
@@ -125,6 +131,7 @@ typedef struct tc_shm_ctx {
     uint64_t next_key;
     uint64_t next_cookie;
     uint64_t ncompleted;
+    unsigned char *stage; /* TC_SHM_STAGE_BYTES, allocated at the first staged read */
 } tc_shm_ctx_t;
 
 struct tc_shm_ep {
@@ -217,9 +224,26 @@ void tc_shm_tx_commit(tc_shm_ep_t *ep);
 /* ---- shm_rx.c ---- */
 TC_MUST_USE tc_status_t tc_shm_recv(tc_tp_ep_t *ep, uint64_t tag, void *buf, size_t cap,
                                     tc_tp_req_t *req);
+/* A receive into @p buf, or (@p sink) into the tc_tp_sink_t @p buf points to. */
+TC_MUST_USE tc_status_t tc_shm_recv_post(tc_tp_ep_t *ep, uint64_t tag, void *buf, size_t cap,
+                                         int sink, tc_tp_req_t *req);
 /* Handle what the rx ring holds; returns cells consumed. */
 int tc_shm_ep_read(tc_shm_ctx_t *ctx, tc_shm_ep_t *ep);
 void tc_shm_unexp_free_all(tc_shm_ep_t *ep, int only_complete_kept);
+
+/* ---- shm_sink.c ---- */
+TC_MUST_USE tc_status_t tc_shm_recv_sink(tc_tp_ep_t *ep, uint64_t tag, const tc_tp_sink_t *sink,
+                                         size_t cap, tc_tp_req_t *req);
+/* Bytes [off, off+len) of the message into receive @p req (len already clipped to its capacity):
+ * copied to its buffer or handed to its sink; @p last: the message's last piece. Returns the
+ * sink's status, or TC_ERR_PROTOCOL (with the detail) for a piece off the sink's unit. */
+TC_MUST_USE tc_status_t tc_shm_rx_piece(tc_tp_req_t *req, uint64_t off, const void *data,
+                                        uint64_t len, int last);
+/* Single copy: read @p len bytes at @p addr of the peer into receive @p req, whole into its
+ * buffer or piece by piece through the staging area into its sink. Returns -1 with errno when
+ * the read fails; else 0 with the consumer's status in @p st_p. */
+int tc_shm_cma_into(tc_shm_ctx_t *ctx, tc_shm_ep_t *ep, tc_tp_req_t *req, uint64_t addr,
+                    uint64_t len, tc_status_t *st_p);
 
 /* ---- shm_rma.c ---- */
 TC_MUST_USE tc_status_t tc_shm_mem_reg(tc_tp_ctx_t *ctx, void *addr, size_t len,

@@ -63,14 +63,16 @@ static tc_tp_req_t *tc_shm_rq_match(tc_shm_ep_t *ep, uint64_t tag)
     return NULL;
 }
 
-/* Copy a whole message into a receive and complete it. */
+/* Copy a whole message into a receive (or its sink) and complete it. */
 static void tc_shm_deliver(tc_shm_ctx_t *ctx, tc_tp_req_t *req, const void *data, uint64_t total)
 {
     uint64_t cap = req->priv[TC_SHM_P_LEN];
     uint64_t n = total <= cap ? total : cap;
-    if (n > 0)
-        memcpy((void *)(uintptr_t)req->priv[TC_SHM_P_BUF], data, n);
-    tc_shm_req_complete(ctx, req, total <= cap ? TC_OK : TC_ERR_TRUNCATED, n);
+    tc_status_t st = n > 0 ? tc_shm_rx_piece(req, 0, data, n, 1) : TC_OK;
+    if (st != TC_OK)
+        tc_shm_req_complete(ctx, req, st, 0);
+    else
+        tc_shm_req_complete(ctx, req, total <= cap ? TC_OK : TC_ERR_TRUNCATED, n);
 }
 
 /* Single copy: read a message announced by RTS from the sender's memory, then acknowledge. */
@@ -79,8 +81,8 @@ static void tc_shm_rts_read(tc_shm_ctx_t *ctx, tc_shm_ep_t *ep, tc_tp_req_t *req
 {
     uint64_t cap = req->priv[TC_SHM_P_LEN];
     uint64_t n = total <= cap ? total : cap;
-    if (n > 0 &&
-        tc_shm_cma(ep->peer_pid, (void *)(uintptr_t)req->priv[TC_SHM_P_BUF], addr, n, 0) < 0) {
+    tc_status_t consumed = TC_OK;
+    if (n > 0 && tc_shm_cma_into(ctx, ep, req, addr, n, &consumed) < 0) {
         int err = errno;
         tc_status_t st = err == ESRCH ? TC_ERR_PEER_FAILED
                          : err == EFAULT ? TC_ERR_PROTOCOL
@@ -95,7 +97,10 @@ static void tc_shm_rts_read(tc_shm_ctx_t *ctx, tc_shm_ep_t *ep, tc_tp_req_t *req
         return;
     }
     tc_shm_ctrl_post(ctx, ep, TC_SHM_T_ACK, cookie);
-    tc_shm_req_complete(ctx, req, total <= cap ? TC_OK : TC_ERR_TRUNCATED, n);
+    if (consumed != TC_OK)
+        tc_shm_req_complete(ctx, req, consumed, 0);
+    else
+        tc_shm_req_complete(ctx, req, total <= cap ? TC_OK : TC_ERR_TRUNCATED, n);
 }
 
 /* Payload of a pipelined message (FIRST/MORE) at ep->rx_off. */
@@ -105,9 +110,15 @@ static void tc_shm_rx_data(tc_shm_ctx_t *ctx, tc_shm_ep_t *ep, const unsigned ch
     if (ep->rx_req != NULL) {
         tc_tp_req_t *req = ep->rx_req;
         uint64_t cap = req->priv[TC_SHM_P_LEN];
-        if (off < cap && len > 0)
-            memcpy((unsigned char *)(uintptr_t)req->priv[TC_SHM_P_BUF] + off, p,
-                   len < cap - off ? len : cap - off);
+        uint64_t end = ep->rx_total < cap ? ep->rx_total : cap;
+        if (off < cap && len > 0) {
+            uint64_t n = len < cap - off ? len : cap - off;
+            tc_status_t st = tc_shm_rx_piece(req, off, p, n, off + n == end);
+            if (st != TC_OK) { /* the rest of the message is dropped */
+                ep->rx_req = NULL;
+                tc_shm_req_complete(ctx, req, st, 0);
+            }
+        }
     } else if (ep->rx_unexp != NULL && len > 0) { /* neither: its receive was cancelled */
         memcpy(ep->rx_unexp->data + off, p, len);
     }
@@ -358,6 +369,12 @@ int tc_shm_ep_read(tc_shm_ctx_t *ctx, tc_shm_ep_t *ep)
 
 tc_status_t tc_shm_recv(tc_tp_ep_t *super, uint64_t tag, void *buf, size_t cap, tc_tp_req_t *req)
 {
+    return tc_shm_recv_post(super, tag, buf, cap, 0, req);
+}
+
+tc_status_t tc_shm_recv_post(tc_tp_ep_t *super, uint64_t tag, void *buf, size_t cap, int sink,
+                             tc_tp_req_t *req)
+{
     tc_shm_ep_t *ep = (tc_shm_ep_t *)super;
     tc_shm_ctx_t *ctx = (tc_shm_ctx_t *)super->ctx;
     if (req == NULL || (buf == NULL && cap != 0))
@@ -370,6 +387,7 @@ tc_status_t tc_shm_recv(tc_tp_ep_t *super, uint64_t tag, void *buf, size_t cap, 
     req->priv[TC_SHM_P_TAG] = tag;
     req->priv[TC_SHM_P_KIND] = TC_SHM_K_RECV;
     req->priv[TC_SHM_P_OFF] = 0;
+    req->priv[TC_SHM_P_SINK] = (uint64_t)sink;
 
     /* The oldest unexpected message with this tag, even on a failed endpoint. */
     for (tc_shm_unexp_t *u = ep->uq_head; u != NULL; u = u->next) {

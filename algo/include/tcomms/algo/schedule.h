@@ -8,8 +8,8 @@
  *
  * Matching rule the executor relies on and the verifier checks: between two
  * ranks, the k-th send step of the sender (in step order) to a peer matches
- * the k-th receiving step (RECV or RECV_REDUCE) of that peer from the sender,
- * with equal counts.
+ * the k-th receiving step (RECV, RECV_REDUCE or RECV_REDUCE_SRC) of that peer
+ * from the sender, with equal counts.
  */
 #ifndef TCOMMS_ALGO_SCHEDULE_H
 #define TCOMMS_ALGO_SCHEDULE_H
@@ -47,7 +47,15 @@ typedef enum tc_step_kind {
     TC_STEP_RECV_REDUCE, /**< receive count elements from peer, dst[dst_off...] op= them */
     TC_STEP_COPY,        /**< dst[dst_off...] = buf[off...] (local) */
     TC_STEP_REDUCE,      /**< dst[dst_off...] op= buf[off...] (local) */
+    /** receive count elements from peer, dst[dst_off...] = buf[off...] op them:
+     *  the local operand has its own source (out of place, the user's send
+     *  buffer), so no copy into dst comes first. buf[off...] must be dst's
+     *  range exactly or not overlap it. */
+    TC_STEP_RECV_REDUCE_SRC,
 } tc_step_kind_t;
+
+/** @brief The last valid ::tc_step_kind_t. */
+#define TC_STEP_KIND_LAST TC_STEP_RECV_REDUCE_SRC
 
 /** @brief The buffers a step names. */
 typedef enum tc_buf {
@@ -62,10 +70,10 @@ typedef enum tc_buf {
 /** @brief One step of a schedule. */
 typedef struct tc_step {
     uint8_t kind;    /**< tc_step_kind_t */
-    uint8_t buf;     /**< source buffer (SEND, COPY, REDUCE) */
-    uint8_t dst_buf; /**< destination buffer (RECV, RECV_REDUCE, COPY, REDUCE) */
+    uint8_t buf;     /**< source buffer (SEND, COPY, REDUCE, RECV_REDUCE_SRC) */
+    uint8_t dst_buf; /**< destination buffer (every kind but SEND) */
     uint8_t pad;
-    int32_t peer;     /**< the other rank (SEND, RECV, RECV_REDUCE) */
+    int32_t peer;     /**< the other rank (SEND, RECV, RECV_REDUCE, RECV_REDUCE_SRC) */
     uint64_t off;     /**< element offset in buf */
     uint64_t dst_off; /**< element offset in dst_buf */
     uint64_t count;   /**< elements */

@@ -30,7 +30,7 @@ extern "C" {
 #endif
 
 /** @brief Version of ::tc_tp_ops_t; a backend built for another is refused. */
-#define TC_TP_API_VERSION 1
+#define TC_TP_API_VERSION 2
 
 typedef struct tc_tp_ops tc_tp_ops_t;
 
@@ -80,6 +80,34 @@ typedef struct tc_tp_req {
 } tc_tp_req_t;
 
 #define TC_TP_REQ_INIT {TC_INPROGRESS, 0, NULL, {0}}
+
+/* ---- receiving into a consumer ----
+ *
+ * A receive can hand its bytes to a consumer as they land instead of writing
+ * them to a buffer: the consumer sees the message in order, piece by piece,
+ * each piece valid only during the call, so it can combine a piece with other
+ * memory while the piece is still in cache. The executor's receive-reduce
+ * works so: each piece is reduced into the destination as it arrives, with
+ * no message-sized landing area. A backend moves pieces of a size it chooses:
+ * shm passes its cells as they are read from the ring, and reads a
+ * single-copy message in pieces through a small staging area of its context
+ * that stays in cache. The request completes after the last piece was
+ * consumed; it matches, truncates, cancels and fails like a receive of @p cap
+ * bytes. A consumer's error ends the request with that status (the pieces
+ * before it were consumed; the rest of the message is dropped).
+ */
+
+/** @brief Consume @p len bytes at byte offset @p off of a message. */
+typedef tc_status_t (*tc_tp_sink_fn)(void *arg, size_t off, const void *data, size_t len);
+
+/** @brief A consumer for tc_tp_recv_sink(); must stay valid until the request completes. */
+typedef struct tc_tp_sink {
+    tc_tp_sink_fn fn; /**< called for every piece, in order, from the progress call */
+    void *arg;        /**< for fn */
+    /** a power of two up to 64 (an element): every piece's offset is a multiple
+     *  of it, and so is every length but that of the message's last piece */
+    size_t unit;
+} tc_tp_sink_t;
 
 /* ---- one-sided: registered memory, remote keys, put / get / signal ----
  *
@@ -152,6 +180,11 @@ struct tc_tp_ops {
                        uint64_t offset, tc_tp_req_t *req);
     tc_status_t (*signal)(tc_tp_ep_t *ep, tc_tp_rkey_t *rkey, uint64_t offset,
                           tc_tp_signal_op_t op, uint64_t value, tc_tp_req_t *req);
+
+    /* receive into a consumer (see above); NULL when the backend has none
+     * (the caller receives into a buffer and consumes it whole) */
+    tc_status_t (*recv_sink)(tc_tp_ep_t *ep, uint64_t tag, const tc_tp_sink_t *sink, size_t cap,
+                             tc_tp_req_t *req);
 };
 
 /* ---- backends ---- */
@@ -232,6 +265,24 @@ static inline tc_status_t tc_tp_recv(tc_tp_ep_t *ep, uint64_t tag, void *buf, si
                                      tc_tp_req_t *req)
 {
     return ep->ops->recv(ep, tag, buf, cap, req);
+}
+
+/** @brief Whether @p ep's backend can receive into a consumer. */
+static inline int tc_tp_has_recv_sink(const tc_tp_ep_t *ep)
+{
+    return ep->ops->recv_sink != NULL;
+}
+
+/**
+ * @brief Post a tagged receive of up to @p cap bytes whose pieces go to @p sink
+ *        as they land (only where tc_tp_has_recv_sink()).
+ * @return as tc_tp_recv(); TC_ERR_INVALID_ARG for a unit that is not a power
+ *         of two up to 64.
+ */
+static inline tc_status_t tc_tp_recv_sink(tc_tp_ep_t *ep, uint64_t tag, const tc_tp_sink_t *sink,
+                                          size_t cap, tc_tp_req_t *req)
+{
+    return ep->ops->recv_sink(ep, tag, sink, cap, req);
 }
 
 /** @brief Progress all endpoints without blocking; returns completions or a negative status. */

@@ -1,0 +1,181 @@
+/* Receiving into a consumer (tc_tp_recv_sink) over shm: every piece arrives in order, without
+ * gaps, aligned to the sink's unit, and a consumer that combines each piece with local memory
+ * (here: a byte-wise sum, the shape of the executor's receive-reduce) gets, element by element,
+ * what a plain receive followed by the same sum gives. Sizes around the cell size and the
+ * staging area, odd element counts, units of every element size, expected and unexpected
+ * messages, truncation, a consumer that fails, and a bad unit. Each test runs with single copy
+ * (process_vm_readv through the staging area) and with pipelined copies through the cells. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "shm_util.h"
+#include "tcomms/base/status.h"
+#include "tcomms/transport/shm.h"
+#include "tcomms/transport/transport.h"
+#include "tests/transport/tp_util.h"
+
+/* A consumer: out[off + k] = local[off + k] + data[k] (mod 256); checks the pieces' order. */
+typedef struct sum_sink {
+    const unsigned char *local;
+    unsigned char *out;
+    size_t unit;
+    size_t next;    /* the offset the next piece must start at */
+    size_t pieces;  /* calls */
+    size_t fail_at; /* fail the call that starts at or past this offset (SIZE_MAX: never) */
+    int bad;        /* a piece out of order or off the unit */
+} sum_sink_t;
+
+static tc_status_t sum_fn(void *arg, size_t off, const void *data, size_t len)
+{
+    sum_sink_t *k = arg;
+    const unsigned char *d = data;
+    if (off != k->next || off % k->unit != 0 || len == 0)
+        k->bad = 1;
+    if (off >= k->fail_at)
+        return tc_error_set(TC_ERR_UNSUPPORTED, "the consumer refuses the piece at %zu", off);
+    for (size_t i = 0; i < len; i++)
+        k->out[off + i] = (unsigned char)(k->local[off + i] + d[i]);
+    k->next = off + len;
+    k->pieces++;
+    return TC_OK;
+}
+
+static const char *mode(void **state)
+{
+    return *state;
+}
+
+/* One message of @p len bytes 0 -> 1 into a sink of unit @p unit with capacity @p cap;
+ * checks the result element by element against the sum computed here. */
+static void one_sum(tp_pair_t *p, size_t len, size_t cap, size_t unit, int unexpected,
+                    uint64_t seed)
+{
+    size_t n = len <= cap ? len : cap;
+    unsigned char *src = malloc(len + 1), *local = malloc(cap + 1), *out = malloc(cap + 64);
+    assert_true(src && local && out);
+    tc_tpt_fill(src, len, seed);
+    tc_tpt_fill(local, cap, seed + 1000);
+    memset(out, 0xA5, cap + 64);
+    sum_sink_t k = {local, out, unit, 0, 0, SIZE_MAX, 0};
+    tc_tp_sink_t sink = {sum_fn, &k, unit};
+    tc_tp_req_t s = TC_TP_REQ_INIT, r = TC_TP_REQ_INIT;
+    assert_true(tc_tp_has_recv_sink(p->ep[1]));
+    if (unexpected) {
+        assert_int_equal(tc_tp_send(p->ep[0], 9, src, len, &s), TC_OK);
+        tc_tpt_spin(p->ctx, 2, 1);
+        assert_int_equal(tc_tp_recv_sink(p->ep[1], 9, &sink, cap, &r), TC_OK);
+    } else {
+        assert_int_equal(tc_tp_recv_sink(p->ep[1], 9, &sink, cap, &r), TC_OK);
+        assert_int_equal(tc_tp_send(p->ep[0], 9, src, len, &s), TC_OK);
+    }
+    assert_int_equal(tc_tpt_wait_req(p->ctx, 2, &r, SU_WAIT_MS),
+                     len <= cap ? TC_OK : TC_ERR_TRUNCATED);
+    assert_int_equal(tc_tpt_wait_req(p->ctx, 2, &s, SU_WAIT_MS), TC_OK);
+    assert_int_equal(r.bytes, n);
+    assert_int_equal(k.bad, 0);
+    assert_int_equal(k.next, n);
+    /* pieces no larger than the staging area (single copy) or a cell (pipelined); an
+     * unexpected pipelined message was stored whole and comes in one piece */
+    if (!unexpected)
+        assert_true(k.pieces >= (n + (128u << 10) - 1) / (128u << 10));
+    for (size_t i = 0; i < n; i++)
+        if (out[i] != (unsigned char)(local[i] + tc_tpt_pattern(seed, i)))
+            fail_msg("%zu bytes, unit %zu: byte %zu is 0x%02x, expected 0x%02x", len, unit, i,
+                     out[i], (unsigned char)(local[i] + tc_tpt_pattern(seed, i)));
+    for (size_t i = n; i < cap + 64; i++)
+        if (out[i] != 0xA5)
+            fail_msg("%zu bytes: byte %zu past the message was written", len, i);
+    free(src);
+    free(local);
+    free(out);
+}
+
+static void test_sum_every_size_and_unit(void **state)
+{
+    /* element counts: odd, around the cell (8 KiB) and the staging area (128 KiB) */
+    static const size_t elems[] = {0, 1, 3, 1023, 1025, 8191, 16385, 32769, 131073, 393217};
+    static const size_t units[] = {1, 2, 4, 8};
+    tp_pair_t p;
+    tc_shmt_pair_open(&p, mode(state));
+    assert_int_equal(tc_tp_shm_ep_single_copy(p.ep[0]), strstr(mode(state), "shm_cma=0") == NULL);
+    uint64_t seed = 1;
+    for (size_t u = 0; u < 4; u++)
+        for (size_t e = 0; e < sizeof(elems) / sizeof(elems[0]); e++, seed++) {
+            size_t len = elems[e] * units[u];
+            if (len > (2u << 20))
+                continue;
+            one_sum(&p, len, len, units[u], (int)(seed % 3 == 0), seed);
+        }
+    tc_tpt_pair_close(&p);
+}
+
+static void test_sum_truncated(void **state)
+{
+    tp_pair_t p;
+    tc_shmt_pair_open(&p, mode(state));
+    one_sum(&p, 300001 * 4, 200003 * 4, 4, 0, 7);
+    one_sum(&p, 300001 * 4, 200003 * 4, 4, 1, 8);
+    one_sum(&p, 9000, 4096, 8, 0, 9);
+    tc_tpt_pair_close(&p);
+}
+
+/* A consumer error ends that receive with its status; the next message is whole. */
+static void test_consumer_error(void **state)
+{
+    tp_pair_t p;
+    tc_shmt_pair_open(&p, mode(state));
+    size_t len = 600000;
+    unsigned char *src = malloc(len), *local = calloc(1, len), *out = malloc(len);
+    assert_true(src && local && out);
+    tc_tpt_fill(src, len, 3);
+    sum_sink_t k = {local, out, 8, 0, 0, 8192, 0};
+    tc_tp_sink_t sink = {sum_fn, &k, 8};
+    tc_tp_req_t s = TC_TP_REQ_INIT, r = TC_TP_REQ_INIT;
+    assert_int_equal(tc_tp_recv_sink(p.ep[1], 5, &sink, len, &r), TC_OK);
+    assert_int_equal(tc_tp_send(p.ep[0], 5, src, len, &s), TC_OK);
+    assert_int_equal(tc_tpt_wait_req(p.ctx, 2, &r, SU_WAIT_MS), TC_ERR_UNSUPPORTED);
+    assert_int_equal(tc_tpt_wait_req(p.ctx, 2, &s, SU_WAIT_MS), TC_OK);
+    assert_true(k.next <= 8192 + (128u << 10)); /* no piece after the refusal */
+    one_sum(&p, 100000, 100000, 8, 0, 4);
+    free(src);
+    free(local);
+    free(out);
+    tc_tpt_pair_close(&p);
+}
+
+static void test_bad_unit(void **state)
+{
+    tp_pair_t p;
+    tc_shmt_pair_open(&p, mode(state));
+    sum_sink_t k = {NULL, NULL, 3, 0, 0, SIZE_MAX, 0};
+    tc_tp_sink_t sink = {sum_fn, &k, 3};
+    tc_tp_req_t r = TC_TP_REQ_INIT;
+    assert_int_equal(tc_tp_recv_sink(p.ep[1], 5, &sink, 12, &r), TC_ERR_INVALID_ARG);
+    sink.unit = 128;
+    assert_int_equal(tc_tp_recv_sink(p.ep[1], 5, &sink, 12, &r), TC_ERR_INVALID_ARG);
+    sink.unit = 4;
+    sink.fn = NULL;
+    assert_int_equal(tc_tp_recv_sink(p.ep[1], 5, &sink, 12, &r), TC_ERR_INVALID_ARG);
+    tc_tpt_pair_close(&p);
+}
+
+#define MODES(f)                                                                                   \
+    cmocka_unit_test_prestate(f, ""), cmocka_unit_test_prestate(f, "shm_cma=0"),                   \
+        cmocka_unit_test_prestate(f, "shm_cell_size=64,shm_cells=2,shm_cma=0")
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        MODES(test_sum_every_size_and_unit),
+        MODES(test_sum_truncated),
+        MODES(test_consumer_error),
+        cmocka_unit_test_prestate(test_bad_unit, ""),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
