@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "comm_impl.h"
+#include "small.h"
 #include "tcomms/base/log.h"
 #include "tcomms/base/time.h"
 
@@ -75,6 +76,7 @@ static void comm_free(tc_rt_comm_t *comm)
             tc_sched_free(&comm->sched_cache[i].sched);
     tc_hints_free(&comm->hints);
     tc_rt_fr_free(comm);
+    tc_rt_small_free(comm);
     free(comm->ranks);
     free(comm);
 }
