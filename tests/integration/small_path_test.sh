@@ -1,0 +1,40 @@
+#!/usr/bin/env bash
+# The small-message path under tcrun (tests/integration/small_test.c): correctness of every
+# collective it serves at 2, 3 and 4 ranks, off with TC_SMALL_MAX=0, a timeout and a dead peer
+# while in it. Every run is bounded by `timeout` and tcrun's --timeout.
+#   small_path_test.sh TCRUN SMALL_TEST
+set -uo pipefail
+tcrun=$1
+prog=$2
+fail=0
+# run NAME RANKS CLEAN_RANKS [ENV=V...] -- ARGS...: passes when CLEAN_RANKS ranks print
+# ", 0 failures" and none prints FAIL.
+run() {
+    local name=$1 n=$2 want=$3
+    shift 3
+    local envs=()
+    while [ "$1" != -- ]; do envs+=("$1"); shift; done
+    shift
+    local out
+    out=$(env "${envs[@]}" timeout -k 5 120 "$tcrun" --keep-going --timeout 100 -n "$n" \
+        "$prog" "$@" 2>&1)
+    local ok
+    ok=$(grep -c ', 0 failures' <<<"$out")
+    if [ "$ok" -ne "$want" ] || grep -q 'FAIL' <<<"$out"; then
+        echo "FAIL  $name ($ok of $want ranks clean):"
+        tail -n 30 <<<"$out" | sed 's/^/      /'
+        fail=1
+    else
+        echo "ok    $name"
+    fi
+}
+for n in 2 3 4; do
+    run "check, $n ranks" "$n" "$n" TC_LOG=warn -- check
+done
+run "TC_SMALL_MAX=0: the general path" 2 2 TC_SMALL_MAX=0 -- check --off
+run "timeout, 2 ranks" 2 2 TC_LOG=none -- timeout
+run "timeout, 3 ranks" 3 3 TC_LOG=none -- timeout
+# the victim dies: only the survivors report
+run "kill, 2 ranks" 2 1 TC_LOG=none -- kill
+run "kill, 4 ranks" 4 3 TC_LOG=none -- kill
+exit $fail
