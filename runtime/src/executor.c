@@ -10,7 +10,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "comm_impl.h"
+#include "comms.h"
+#include "ft.h"
 #include "tcomms/base/log.h"
 #include "tcomms/base/time.h"
 #include "tcomms/kernels/reduce.h"
@@ -186,8 +187,7 @@ static tc_status_t step_finish(tc_rt_work_t *w, uint32_t i)
     if (req->status != TC_OK) {
         /* the detail is the endpoint's, never tc_last_error(): the request
          * completed in progress, the thread's last error is unrelated */
-        tc_tp_ep_t *ep =
-            tc_hmap_get(&w->comm->world->eps, (uint64_t)tc_rt_world_rank(w->comm, s->peer));
+        tc_tp_ep_t *ep = tc_rt_world_ep_get(w->comm->world, tc_rt_world_rank(w->comm, s->peer));
         if (ep && tc_tp_ep_error(ep)[0])
             return step_fail(w, i, req->status, tc_tp_ep_error(ep));
         snprintf(why, sizeof(why), "the transport ended the %s of %llu bytes with %s",
@@ -404,15 +404,9 @@ void tc_rt_exec_abandon(tc_rt_work_t *w)
         if (ex->state[i] != STEP_POSTED || ex->reqs[i].status != TC_INPROGRESS)
             continue;
         int peer = tc_rt_world_rank(w->comm, w->sched->steps[i].peer);
-        tc_tp_ep_t *ep =
-            peer == world->boot->rank ? world->self_ep : tc_hmap_get(&world->eps, (uint64_t)peer);
-        if (ep && (!ep->ops->cancel || ep->ops->cancel(ep, &ex->reqs[i]) != TC_OK)) {
-            /* cannot take the request back: close the endpoint, which does */
-            if (ep == world->self_ep)
-                world->self_ep = NULL;
-            else
-                tc_hmap_remove(&world->eps, (uint64_t)peer, NULL);
-            tc_tp_ep_close(ep);
-        }
+        tc_tp_ep_t *ep = tc_rt_world_ep_get(world, peer);
+        /* cannot take the request back: close the endpoint, which does */
+        if (ep && (!ep->ops->cancel || ep->ops->cancel(ep, &ex->reqs[i]) != TC_OK))
+            tc_rt_world_ep_drop(world, peer);
     }
 }

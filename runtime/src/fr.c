@@ -16,7 +16,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "comm_impl.h"
+#include "comms.h"
+#include "progress.h"
 #include "tcomms/base/log.h"
 #include "tcomms/base/time.h"
 

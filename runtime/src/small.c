@@ -25,8 +25,8 @@ static int small_static_ok(tc_rt_comm_t *comm, tc_rt_small_t *s)
 {
     /* TC_CHECK: the description exchange is a schedule of the general path,
      * so checked communicators skip this path rather than the check */
-    return s->max > 0 && comm->size > 1 && comm->size <= TC_RT_SMALL_RANKS && comm->device < 0 && !comm->check &&
-           comm->world->shm != NULL && !tc_hints_get(&comm->hints, "algo");
+    return s->max > 0 && comm->size > 1 && comm->size <= TC_RT_SMALL_RANKS && comm->device < 0 &&
+           !comm->check && !tc_hints_get(&comm->hints, "algo");
 }
 
 static tc_status_t small_new(tc_rt_comm_t *comm, tc_rt_small_t **s_p)

@@ -7,7 +7,10 @@
 #ifndef TC_RUNTIME_SMALL_H
 #define TC_RUNTIME_SMALL_H
 
-#include "comm_impl.h"
+#include "comms.h"
+#include "ft.h"
+#include "obs.h"
+#include "progress.h"
 #include "tcomms/transport/shm_lane.h"
 
 /* Largest communicator served: every rank keeps a lane to every other. */

@@ -3,10 +3,10 @@
  * world's lock, on whichever thread issues or completes the operation. */
 #include <string.h>
 
-#include "comm_impl.h"
+#include "comms.h"
+#include "progress.h"
 #include "tcomms/base/time.h"
 
-#define STATS_MAX ((int)(sizeof(((tc_rt_comm_t *)0)->stats) / sizeof(tc_rt_stat_t)))
 
 static void stats_info(const tc_rt_work_t *w, tc_rt_op_info_t *info)
 {
@@ -41,7 +41,7 @@ void tc_rt_stats_end(tc_rt_work_t *w, tc_status_t st)
     for (int i = 0; i < comm->nstats && !e; i++)
         if (comm->stats[i].coll == (int)w->op.coll && strcmp(comm->stats[i].algo, algo) == 0)
             e = &comm->stats[i];
-    if (!e && comm->nstats < STATS_MAX) {
+    if (!e && comm->nstats < TC_RT_STATS_MAX) {
         e = &comm->stats[comm->nstats++];
         *e = (tc_rt_stat_t){.coll = w->op.coll, .algo = algo};
     }
