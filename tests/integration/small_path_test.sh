@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The small-message path under tcrun (tests/integration/small_test.c): correctness of every
-# collective it serves at 2, 3 and 4 ranks, off with TC_SMALL_MAX=0, a timeout and a dead peer
-# while in it. Every run is bounded by `timeout` and tcrun's --timeout.
+# collective it serves at 2, 3 and 4 ranks, off with TC_SMALL_MAX=0 and with TC_CHECK=1, a
+# timeout (and its flight-recorder dump), a revoke and a dead peer while in it. Every run is bounded by `timeout` and tcrun's --timeout.
 #   small_path_test.sh TCRUN SMALL_TEST
 set -uo pipefail
 tcrun=$1
@@ -32,8 +32,22 @@ for n in 2 3 4; do
     run "check, $n ranks" "$n" "$n" TC_LOG=warn -- check
 done
 run "TC_SMALL_MAX=0: the general path" 2 2 TC_SMALL_MAX=0 -- check --off
+run "TC_CHECK=1: the path is skipped, the check runs" 2 2 TC_CHECK=1 -- check --off
 run "timeout, 2 ranks" 2 2 TC_LOG=none -- timeout
 run "timeout, 3 ranks" 3 3 TC_LOG=none -- timeout
+run "revoke, 3 ranks" 3 3 TC_LOG=none -- revoke
+# the flight recorder's dump of a timeout names the path and the rank awaited
+fr=$(mktemp -d /tmp/tc-small-fr.XXXXXX)
+run "timeout, 2 ranks, flight recorder" 2 2 TC_LOG=none TC_FR_DIR="$fr" -- timeout
+if grep -qs '"shm_lanes"' "$fr"/* && grep -qs 'timed_out' "$fr"/*; then
+    echo "ok    the flight recorder shows the timed-out shm_lanes operation"
+else
+    echo "FAIL  no shm_lanes operation timed out in the flight recorder's dump:"
+    ls -l "$fr"
+    head -c 2000 "$fr"/* 2>/dev/null
+    fail=1
+fi
+rm -rf "$fr"
 # the victim dies: only the survivors report
 run "kill, 2 ranks" 2 1 TC_LOG=none -- kill
 run "kill, 4 ranks" 4 3 TC_LOG=none -- kill

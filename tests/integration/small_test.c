@@ -4,11 +4,14 @@
  *                              place, every root, int32 (sum, max, bxor) and float64
  *                              (sum, avg), sizes from 1 element to the lane's 8 KiB, each
  *                              with a large all-reduce and an asynchronous one in flight on
- *                              the same communicator; then tc_comm_stats must count every
+ *                              the same communicator; small all-reduces on the world, a
+ *                              duplicate and a split in turn (lanes shared); then tc_comm_stats must count every
  *                              blocking small call under algorithm "shm_lanes" (--off: none,
  *                              for TC_SMALL_MAX=0)
  *   small_test timeout         rank 1 stays away: the others' all-reduce ends in
  *                              TC_ERR_TIMEOUT after its 300 ms timeout, naming rank 1
+ *   small_test revoke          rank 1 revokes the communicator instead of calling: the
+ *                              others' all-reduce ends in TC_ERR_REVOKED
  *   small_test kill            rank 1 dies (SIGKILL) after 100 all-reduces: the others end
  *                              in TC_ERR_PEER_FAILED naming it, within 10 s
  *   small_test loop N          N blocking 8-byte all-reduces (tests/integration/syscall_check.sh),
@@ -255,6 +258,34 @@ static void check_mode(tc_comm_t *comm, int off)
            (unsigned long long)want);
 }
 
+/* Communicators sharing pairs of ranks share their lanes: small all-reduces on the world, a
+ * duplicate and a split (even and odd ranks) in turn, each checked. */
+static void comms_mode(tc_comm_t *world)
+{
+    tc_comm_t *dup = NULL, *half = NULL;
+    ok(tc_comm_dup(world, NULL, &dup), "tc_comm_dup");
+    ok(tc_comm_split(world, rank % 2, rank, NULL, &half), "tc_comm_split");
+    if (!dup || !half)
+        return;
+    int hsize = 0;
+    tc_comm_size(half, &hsize);
+    for (int i = 0; i < 300; i++) {
+        tc_comm_t *c = i % 3 == 0 ? world : i % 3 == 1 ? dup : half;
+        int n = c == half ? hsize : nranks;
+        int32_t x[3] = {rank + i, 2 * rank, i}, y[3];
+        ok(tc_all_reduce(c, x, y, 3, TC_INT32, TC_SUM, NULL, NULL), "comms all_reduce");
+        /* the members of half: ranks of this parity, below nranks */
+        int64_t sum_r = 0;
+        for (int r = 0; r < nranks; r++)
+            if (c != half || r % 2 == rank % 2)
+                sum_r += r;
+        EXPECT(y[0] == sum_r + (int64_t)n * i && y[1] == 2 * sum_r && y[2] == n * i,
+               "comms: step %d: %d %d %d", i, y[0], y[1], y[2]);
+    }
+    tc_comm_destroy(half);
+    tc_comm_destroy(dup);
+}
+
 static int64_t now_ms(void)
 {
     struct timespec ts;
@@ -276,6 +307,7 @@ int main(int argc, char **argv)
     double x = rank, y;
     if (strcmp(mode, "check") == 0) {
         check_mode(comm, argc > 2 && strcmp(argv[2], "--off") == 0);
+        comms_mode(comm);
     } else if (strcmp(mode, "timeout") == 0) {
         ok(tc_all_reduce(comm, &x, &y, 1, TC_FLOAT64, TC_SUM, NULL, NULL), "first all_reduce");
         if (rank == 1) {
@@ -293,6 +325,15 @@ int main(int argc, char **argv)
             st = tc_all_reduce(comm, &x, &y, 1, TC_FLOAT64, TC_SUM, NULL, NULL);
             EXPECT(st == TC_ERR_TIMEOUT, "after a timeout the communicator is unusable: %s",
                    tc_status_string(st));
+        }
+    } else if (strcmp(mode, "revoke") == 0) {
+        ok(tc_all_reduce(comm, &x, &y, 1, TC_FLOAT64, TC_SUM, NULL, NULL), "first all_reduce");
+        if (rank == 1) {
+            ok(tc_comm_revoke(comm), "tc_comm_revoke");
+            sleep(1); /* leaving would close its endpoints: the others would see that first */
+        } else {
+            st = tc_all_reduce(comm, &x, &y, 1, TC_FLOAT64, TC_SUM, NULL, NULL);
+            EXPECT(st == TC_ERR_REVOKED, "revoke: %s: %s", tc_status_string(st), tc_last_error());
         }
     } else if (strcmp(mode, "kill") == 0) {
         int64_t t0 = 0;
