@@ -35,8 +35,8 @@ static tc_status_t small_new(tc_rt_comm_t *comm, tc_rt_small_t **s_p)
     if (!s)
         return tc_error_set(TC_ERR_NO_MEMORY, "comm '%s': small-message path", comm->name);
     int64_t max;
-    tc_status_t st = tc_config_int("TC_SMALL_MAX", TC_SHM_LANE_PAYLOAD, 0, TC_SHM_LANE_PAYLOAD,
-                                   &max);
+    tc_status_t st =
+        tc_config_int("TC_SMALL_MAX", TC_SHM_LANE_PAYLOAD, 0, TC_SHM_LANE_PAYLOAD, &max);
     if (st != TC_OK) {
         free(s);
         return st;
@@ -52,8 +52,7 @@ void tc_rt_small_free(tc_rt_comm_t *comm)
 {
     if (!comm->small)
         return;
-    free(comm->small->lane);
-    free(comm->small->ep);
+    free(comm->small->peer);
     free(comm->small);
     comm->small = NULL;
 }
@@ -61,8 +60,7 @@ void tc_rt_small_free(tc_rt_comm_t *comm)
 /* The bytes of each lane message of @p call, or 0 when the path does not take it. */
 static size_t small_bytes(const tc_rt_small_t *s, const tc_rt_coll_t *call)
 {
-    if (call->counts || call->sendcounts ||
-        (call->hints && tc_hints_get(call->hints, "algo")))
+    if (call->counts || call->sendcounts || (call->hints && tc_hints_get(call->hints, "algo")))
         return 0;
     size_t b;
     switch (call->coll) {
@@ -90,16 +88,15 @@ static tc_status_t small_setup(tc_rt_comm_t *comm, tc_rt_small_t *s, uint64_t de
 {
     tc_rt_world_t *world = comm->world;
     int n = comm->size;
-    if (!s->lane && (!(s->lane = calloc((size_t)n, sizeof(*s->lane))) ||
-                     !(s->ep = calloc((size_t)n, sizeof(*s->ep)))))
+    if (!s->peer && !(s->peer = calloc((size_t)n, sizeof(*s->peer))))
         return tc_error_set(TC_ERR_NO_MEMORY, "comm '%s': lanes of %d ranks", comm->name, n);
     for (int q = 0; q < n; q++) {
-        if (q == comm->rank || s->ep[q])
+        if (q == comm->rank || s->peer[q].ep)
             continue;
-        tc_status_t st = tc_rt_world_ep(world, tc_rt_world_rank(comm, q), deadline, &s->ep[q]);
+        tc_status_t st = tc_rt_world_ep(world, tc_rt_world_rank(comm, q), deadline, &s->peer[q].ep);
         if (st != TC_OK)
             return st;
-        if (s->ep[q]->ops != &tc_tp_shm_ops) {
+        if (s->peer[q].ep->ops != &tc_tp_shm_ops) {
             tc_log_info(TC_SUBSYS_RUNTIME,
                         "comm '%s': rank %d is not reached over shm: no small-message path",
                         comm->name, q);
@@ -110,9 +107,9 @@ static tc_status_t small_setup(tc_rt_comm_t *comm, tc_rt_small_t *s, uint64_t de
     for (;;) {
         int missing = -1;
         for (int q = 0; q < n; q++) {
-            if (q == comm->rank || s->lane[q])
+            if (q == comm->rank || s->peer[q].lane)
                 continue;
-            tc_status_t st = tc_tp_shm_ep_lane(s->ep[q], &s->lane[q]);
+            tc_status_t st = tc_tp_shm_ep_lane(s->peer[q].ep, &s->peer[q].lane);
             if (st == TC_ERR_INVALID_STATE) {
                 missing = q;
                 continue;
@@ -141,11 +138,11 @@ static tc_status_t post(tc_rt_small_op_t *op, int q, const void *src, size_t len
 {
     tc_status_t st = TC_OK;
     tc_shm_lane_slot_t *slot = tc_rt_small_tx(op, q, &st);
-    if (!slot)
+    if (st != TC_OK)
         return st;
     if (len)
         memcpy(slot->data, src, len);
-    tc_shm_lane_post(op->s->lane[q], slot, op->tag, len);
+    tc_shm_lane_post(op->s->peer[q].lane, slot, op->tag, len);
     if (data_p)
         *data_p = slot->data;
     return TC_OK;
@@ -156,7 +153,7 @@ static tc_status_t take(tc_rt_small_op_t *op, int q, const unsigned char **data_
 {
     tc_status_t st = TC_OK;
     const tc_shm_lane_slot_t *slot = tc_rt_small_rx(op, q, &st);
-    if (!slot)
+    if (st != TC_OK)
         return st;
     size_t len = op->call->coll == TC_COLL_BARRIER ? 0 : op->bytes;
     if (slot->tag != op->tag) {
@@ -180,26 +177,6 @@ static tc_status_t take(tc_rt_small_op_t *op, int q, const unsigned char **data_
     return TC_OK;
 }
 
-/* dst = src[0] op src[1] op ... in rank order; src[r] may be dst only for r < 2. */
-static tc_status_t fold(tc_rt_small_op_t *op, void *dst, const void **src)
-{
-    const tc_rt_coll_t *c = op->call;
-    int n = op->comm->size;
-    unsigned char keep[TC_SHM_LANE_PAYLOAD];
-    for (int r = 2; r < n; r++)
-        if (src[r] == dst) { /* in place: the input would be overwritten before its turn */
-            memcpy(keep, dst, op->bytes);
-            src[r] = keep;
-        }
-    tc_redop_t rop = c->op == TC_AVG ? TC_SUM : c->op;
-    tc_status_t st = tc_kern_reduce(c->dtype, rop, dst, src[0], src[1], c->count);
-    for (int r = 2; r < n && st == TC_OK; r++)
-        st = tc_kern_reduce(c->dtype, rop, dst, dst, src[r], c->count);
-    if (st == TC_OK && c->op == TC_AVG)
-        st = tc_kern_scale_div(c->dtype, dst, c->count, n);
-    return st;
-}
-
 /* Post the same @p len bytes of @p src to every peer (or to @p only when >= 0). */
 static tc_status_t post_all(tc_rt_small_op_t *op, const void *src, size_t len)
 {
@@ -216,8 +193,8 @@ static tc_status_t post_blocks(tc_rt_small_op_t *op, const unsigned char *src)
 {
     for (int q = 0; q < op->comm->size; q++) {
         tc_status_t st;
-        if (q != op->comm->rank && (st = post(op, q, src + (size_t)q * op->bytes, op->bytes,
-                                              NULL)) != TC_OK)
+        if (q != op->comm->rank &&
+            (st = post(op, q, src + (size_t)q * op->bytes, op->bytes, NULL)) != TC_OK)
             return st;
     }
     return TC_OK;
@@ -235,28 +212,42 @@ static tc_status_t take_blocks(tc_rt_small_op_t *op, unsigned char *dst)
             return st;
         if (dst)
             memcpy(dst + (size_t)q * op->bytes, data, op->bytes);
-        tc_shm_lane_release(op->s->lane[q]);
+        tc_shm_lane_release(op->s->peer[q].lane);
     }
     return TC_OK;
 }
 
-/* Take every peer's contribution (@p mine is this rank's) and fold them into @p dst. */
+/* Take every peer's contribution (@p mine is this rank's) and fold them into @p dst in rank
+ * order: dst = x0 op x1, then dst = dst op x2, ... (AVG: sum, then divide). */
 static tc_status_t take_fold(tc_rt_small_op_t *op, const void *mine, void *dst)
 {
-    const void *srcp[TC_RT_SMALL_RANKS];
-    tc_status_t st = TC_OK;
-    int q = 0;
-    for (; q < op->comm->size; q++) {
-        const unsigned char *data = (const unsigned char *)mine;
-        if (q != op->comm->rank && (st = take(op, q, &data)) != TC_OK)
-            break;
-        srcp[q] = data;
+    const tc_rt_coll_t *c = op->call;
+    int n = op->comm->size, me = op->comm->rank;
+    unsigned char keep[TC_SHM_LANE_PAYLOAD];
+    if (mine && mine == dst &&
+        me >= 2) { /* in place: the input would be overwritten before its turn */
+        memcpy(keep, mine, op->bytes);
+        mine = keep;
     }
-    if (st == TC_OK)
-        st = fold(op, dst, srcp);
-    for (int r = 0; r < q; r++) /* the messages taken: ranks below q */
-        if (r != op->comm->rank)
-            tc_shm_lane_release(op->s->lane[r]);
+    tc_redop_t rop = c->op == TC_AVG ? TC_SUM : c->op;
+    const unsigned char *first = mine; /* rank 0's, held until rank 1's arrives */
+    tc_status_t st = TC_OK;
+    for (int q = 0; q < n && st == TC_OK; q++) {
+        const unsigned char *data = (const unsigned char *)mine;
+        if (q != me && (st = take(op, q, &data)) != TC_OK)
+            break;
+        if (q == 0) {
+            first = data;
+            continue;
+        }
+        st = tc_kern_reduce(c->dtype, rop, dst, q == 1 ? (const void *)first : dst, data, c->count);
+        if (q != me)
+            tc_shm_lane_release(op->s->peer[q].lane);
+        if (q == 1 && me != 0)
+            tc_shm_lane_release(op->s->peer[0].lane);
+    }
+    if (st == TC_OK && c->op == TC_AVG)
+        st = tc_kern_scale_div(c->dtype, dst, c->count, n);
     return st;
 }
 
@@ -289,7 +280,7 @@ static tc_status_t small_run(tc_rt_small_op_t *op)
         if ((st = take(op, root, &in)) != TC_OK)
             return st;
         memcpy(out, in, b);
-        tc_shm_lane_release(op->s->lane[root]);
+        tc_shm_lane_release(op->s->peer[root].lane);
         return TC_OK;
     case TC_COLL_ALL_GATHER:
         in = in_place ? out + (size_t)me * b : in;
@@ -318,7 +309,7 @@ static tc_status_t small_run(tc_rt_small_op_t *op)
             if ((st = take(op, q, &data)) != TC_OK)
                 return st;
             memcpy(out + (size_t)q * b, data, b);
-            tc_shm_lane_release(op->s->lane[q]);
+            tc_shm_lane_release(op->s->peer[q].lane);
         }
         return TC_OK;
     case TC_COLL_SCATTER:
@@ -332,15 +323,14 @@ static tc_status_t small_run(tc_rt_small_op_t *op)
         if ((st = take(op, root, &in)) != TC_OK)
             return st;
         memcpy(out, in, b);
-        tc_shm_lane_release(op->s->lane[root]);
+        tc_shm_lane_release(op->s->peer[root].lane);
         return TC_OK;
     default:
         return tc_error_set(TC_ERR_INTERNAL, "small-message path: collective %d", (int)c->coll);
     }
 }
 
-tc_status_t tc_rt_small_try(tc_rt_comm_t *comm, const tc_rt_coll_t *call, int flags,
-                            int *taken_p)
+tc_status_t tc_rt_small_try(tc_rt_comm_t *comm, const tc_rt_coll_t *call, int flags, int *taken_p)
 {
     *taken_p = 0;
     tc_rt_small_t *s = comm->small;

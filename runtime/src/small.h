@@ -20,10 +20,12 @@ enum { TC_RT_SMALL_UNKNOWN = 0, TC_RT_SMALL_ON, TC_RT_SMALL_OFF };
 
 /* Per communicator (comm->small), made on its first blocking collective. */
 typedef struct tc_rt_small {
-    int state;               /* TC_RT_SMALL_*: OFF for good once a condition fails */
-    size_t max;              /* largest message taken (TC_SMALL_MAX bytes) */
-    tc_tp_shm_lane_t **lane; /* [size]: the lanes to each rank (NULL: this rank) */
-    tc_tp_ep_t **ep;         /* [size]: their endpoints */
+    int state;  /* TC_RT_SMALL_*: OFF for good once a condition fails */
+    size_t max; /* largest message taken (TC_SMALL_MAX bytes) */
+    struct {
+        tc_tp_shm_lane_t *lane;        /* the lanes to this rank (NULL: this process) */
+        tc_tp_ep_t *ep;                /* their endpoint */
+    } * peer;                          /* [size] */
     tc_rt_stat_t *stat[TC_COLL_COUNT]; /* this path's entry of comm->stats, per collective */
 } tc_rt_small_t;
 
@@ -32,12 +34,12 @@ typedef struct tc_rt_small_op {
     tc_rt_comm_t *comm;
     tc_rt_small_t *s;
     const tc_rt_coll_t *call;
-    size_t bytes;         /* bytes of each lane message */
-    uint64_t seq, tag;    /* the communicator's sequence number, and it with the comm id */
-    uint64_t fr_id;       /* its flight-recorder entry, or 0 */
-    uint64_t deadline;    /* 0 until a wait first reads the clock */
-    int awaited;          /* the rank waited for when it ended in error, or -1 */
-    uint64_t start_ns;    /* when it began: only with hooks, which are given its time */
+    size_t bytes;      /* bytes of each lane message */
+    uint64_t seq, tag; /* the communicator's sequence number, and it with the comm id */
+    uint64_t fr_id;    /* its flight-recorder entry, or 0 */
+    uint64_t deadline; /* 0 until a wait first reads the clock */
+    int awaited;       /* the rank waited for when it ended in error, or -1 */
+    uint64_t start_ns; /* when it began: only with hooks, which are given its time */
 } tc_rt_small_op_t;
 
 /* small.c */
@@ -51,30 +53,35 @@ void tc_rt_small_free(tc_rt_comm_t *comm);
 /* small_wait.c */
 /* Wait until the next message from rank @p q is there (rx) or a slot towards
  * it is free (!rx): spin, then read the clock, then check failures and
- * yield, then nap. An error when the operation cannot go on. */
-TC_MUST_USE tc_status_t tc_rt_small_wait(tc_rt_small_op_t *op, int q, int rx);
+ * yield, then nap. TC_OK with the slot in *slot_p, or an error when the
+ * operation cannot go on. */
+TC_MUST_USE tc_status_t tc_rt_small_wait(tc_rt_small_op_t *op, int q, int rx, void **slot_p);
 /* Flight recorder, hooks: the operation starts (sequence number and a coarse time). */
 void tc_rt_small_begin(tc_rt_small_op_t *op);
 /* ...and ends: stats, flight recorder, hooks; an error breaks the communicator. */
 TC_MUST_USE tc_status_t tc_rt_small_end(tc_rt_small_op_t *op, tc_status_t st);
 
-/* The next message from rank @p q once it is there, or NULL with the error set. */
+/* The next message from rank @p q once it is there; on an error NULL and *st_p set. */
 static inline const tc_shm_lane_slot_t *tc_rt_small_rx(tc_rt_small_op_t *op, int q,
                                                        tc_status_t *st_p)
 {
-    const tc_shm_lane_slot_t *slot = tc_shm_lane_peek(op->s->lane[q]);
-    if (!slot && (*st_p = tc_rt_small_wait(op, q, 1)) == TC_OK)
-        slot = tc_shm_lane_peek(op->s->lane[q]);
-    return slot;
+    const tc_shm_lane_slot_t *slot = tc_shm_lane_peek(op->s->peer[q].lane);
+    void *waited = NULL;
+    if (slot)
+        return slot;
+    *st_p = tc_rt_small_wait(op, q, 1, &waited);
+    return *st_p == TC_OK ? (const tc_shm_lane_slot_t *)waited : NULL;
 }
 
-/* The next free slot towards rank @p q, or NULL with the error set. */
+/* The next free slot towards rank @p q; on an error NULL and *st_p set. */
 static inline tc_shm_lane_slot_t *tc_rt_small_tx(tc_rt_small_op_t *op, int q, tc_status_t *st_p)
 {
-    tc_shm_lane_slot_t *slot = tc_shm_lane_tx_slot(op->s->lane[q]);
-    if (!slot && (*st_p = tc_rt_small_wait(op, q, 0)) == TC_OK)
-        slot = tc_shm_lane_tx_slot(op->s->lane[q]);
-    return slot;
+    tc_shm_lane_slot_t *slot = tc_shm_lane_tx_slot(op->s->peer[q].lane);
+    void *waited = NULL;
+    if (slot)
+        return slot;
+    *st_p = tc_rt_small_wait(op, q, 0, &waited);
+    return *st_p == TC_OK ? (tc_shm_lane_slot_t *)waited : NULL;
 }
 
 #endif

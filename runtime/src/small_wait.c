@@ -13,6 +13,7 @@
  * clock, and an oversubscribed node is not starved. The timeout counts from
  * the first clock read, a few microseconds after the wait began. */
 #include <sched.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
@@ -39,10 +40,12 @@ static inline void small_relax(void)
 #endif
 }
 
-static inline int small_ready(tc_rt_small_op_t *op, int q, int rx)
+/* The slot waited for, or NULL: the peer's next message (rx) or our next free slot. */
+static inline void *small_look(tc_rt_small_op_t *op, int q, int rx)
 {
-    return rx ? tc_shm_lane_peek(op->s->lane[q]) != NULL
-              : tc_shm_lane_tx_slot(op->s->lane[q]) != NULL;
+    tc_tp_shm_lane_t *lane = op->s->peer[q].lane;
+    /* the caller only reads a received slot: const is dropped for one return type */
+    return rx ? (void *)(uintptr_t)tc_shm_lane_peek(lane) : (void *)tc_shm_lane_tx_slot(lane);
 }
 
 /* A coarse time for the flight recorder: no system call, a few ms resolution. */
@@ -65,7 +68,7 @@ static tc_status_t small_check(tc_rt_small_op_t *op, int q)
     tc_rt_comm_t *comm = op->comm;
     tc_rt_world_t *world = comm->world;
     (void)tc_rt_world_progress(world);
-    tc_tp_ep_t *ep = op->s->ep[q];
+    tc_tp_ep_t *ep = op->s->peer[q].ep;
     if (ep->failed != TC_OK && comm->broken == TC_OK) {
         const tc_rt_failed_t *f =
             tc_rt_world_note_failure(world, tc_rt_world_rank(comm, q), ep->error, 1);
@@ -79,11 +82,11 @@ static tc_status_t small_check(tc_rt_small_op_t *op, int q)
     return TC_OK;
 }
 
-tc_status_t tc_rt_small_wait(tc_rt_small_op_t *op, int q, int rx)
+tc_status_t tc_rt_small_wait(tc_rt_small_op_t *op, int q, int rx, void **slot_p)
 {
     for (int i = 0; i < SMALL_SPINS; i++) {
         small_relax();
-        if (small_ready(op, q, rx))
+        if ((*slot_p = small_look(op, q, rx)))
             return TC_OK;
     }
     tc_rt_world_t *world = op->comm->world;
@@ -96,7 +99,7 @@ tc_status_t tc_rt_small_wait(tc_rt_small_op_t *op, int q, int rx)
     while (now - start < world->spin_ns) {
         for (int i = 0; i < SMALL_CLOCK_EVERY; i++) {
             small_relax();
-            if (small_ready(op, q, rx))
+            if ((*slot_p = small_look(op, q, rx)))
                 return TC_OK;
         }
         now = tc_time_ns();
@@ -106,10 +109,10 @@ tc_status_t tc_rt_small_wait(tc_rt_small_op_t *op, int q, int rx)
         }
     }
     for (;;) {
-        if (small_ready(op, q, rx))
+        if ((*slot_p = small_look(op, q, rx)))
             return TC_OK;
         tc_status_t st = small_check(op, q);
-        if (st == TC_OK && small_ready(op, q, rx))
+        if (st == TC_OK && (*slot_p = small_look(op, q, rx)))
             return TC_OK;
         now = tc_time_ns();
         if (st == TC_OK && now >= op->deadline) {
@@ -181,18 +184,17 @@ void tc_rt_small_begin(tc_rt_small_op_t *op)
 static tc_rt_stat_t *small_stat(tc_rt_small_op_t *op)
 {
     tc_rt_comm_t *comm = op->comm;
-    tc_rt_stat_t **slot = &op->s->stat[op->call->coll];
-    if (*slot)
-        return *slot;
-    int cap = (int)(sizeof(comm->stats) / sizeof(comm->stats[0]));
-    for (int i = 0; i < comm->nstats && !*slot; i++)
-        if (comm->stats[i].coll == (int)op->call->coll && strcmp(comm->stats[i].algo, SMALL_ALGO) == 0)
-            *slot = &comm->stats[i];
-    if (!*slot && comm->nstats < cap) {
-        *slot = &comm->stats[comm->nstats++];
-        **slot = (tc_rt_stat_t){.coll = op->call->coll, .algo = SMALL_ALGO};
+    tc_rt_stat_t *e = op->s->stat[op->call->coll];
+    for (int i = 0; i < comm->nstats && !e; i++)
+        if (comm->stats[i].coll == (int)op->call->coll &&
+            strcmp(comm->stats[i].algo, SMALL_ALGO) == 0)
+            e = &comm->stats[i];
+    if (!e && comm->nstats < TC_RT_STATS_MAX) {
+        e = &comm->stats[comm->nstats++];
+        *e = (tc_rt_stat_t){.coll = op->call->coll, .algo = SMALL_ALGO};
     }
-    return *slot;
+    op->s->stat[op->call->coll] = e;
+    return e;
 }
 
 tc_status_t tc_rt_small_end(tc_rt_small_op_t *op, tc_status_t st)

@@ -5,10 +5,9 @@
  *                              (sum, avg), sizes from 1 element to the lane's 8 KiB, each
  *                              with a large all-reduce and an asynchronous one in flight on
  *                              the same communicator; small all-reduces on the world, a
- *                              duplicate and a split in turn (lanes shared); then tc_comm_stats must count every
- *                              blocking small call under algorithm "shm_lanes" (--off: none,
- *                              for TC_SMALL_MAX=0)
- *   small_test timeout         rank 1 stays away: the others' all-reduce ends in
+ *                              duplicate and a split in turn (lanes shared); then tc_comm_stats
+ * must count every blocking small call under algorithm "shm_lanes" (--off: none, for
+ * TC_SMALL_MAX=0) small_test timeout         rank 1 stays away: the others' all-reduce ends in
  *                              TC_ERR_TIMEOUT after its 300 ms timeout, naming rank 1
  *   small_test revoke          rank 1 revokes the communicator instead of calling: the
  *                              others' all-reduce ends in TC_ERR_REVOKED
@@ -64,7 +63,10 @@ typedef struct {
 static const kind_t kinds[] = {{TC_INT32, TC_SUM},   {TC_INT32, TC_MAX},   {TC_INT32, TC_BXOR},
                                {TC_FLOAT64, TC_SUM}, {TC_FLOAT64, TC_AVG}, {TC_FLOAT64, TC_MIN}};
 
-static size_t esize(tc_dtype_t t) { return t == TC_INT32 ? 4 : 8; }
+static size_t esize(tc_dtype_t t)
+{
+    return t == TC_INT32 ? 4 : 8;
+}
 
 static void put(void *b, size_t i, tc_dtype_t t, int64_t v)
 {
@@ -86,10 +88,18 @@ static double reduced(const kind_t *k, int d, size_t i, int kc)
     for (int r = 1; r < nranks; r++) {
         int64_t v = in_val(r, d, i, kc);
         switch (k->op) {
-        case TC_MAX: acc = v > acc ? v : acc; break;
-        case TC_MIN: acc = v < acc ? v : acc; break;
-        case TC_BXOR: acc ^= v; break;
-        default: acc += v; break;
+        case TC_MAX:
+            acc = v > acc ? v : acc;
+            break;
+        case TC_MIN:
+            acc = v < acc ? v : acc;
+            break;
+        case TC_BXOR:
+            acc ^= v;
+            break;
+        default:
+            acc += v;
+            break;
         }
     }
     if (k->op == TC_AVG)
@@ -97,11 +107,21 @@ static double reduced(const kind_t *k, int d, size_t i, int kc)
     return k->t == TC_INT32 ? (double)(int32_t)acc : (double)acc;
 }
 
-enum { ALL_REDUCE, REDUCE, BCAST, ALL_GATHER, REDUCE_SCATTER, ALL_TO_ALL, GATHER, SCATTER, BARRIER,
-       NCOLL };
-static const char *const names[NCOLL] = {"all_reduce", "reduce",     "broadcast",
+enum {
+    ALL_REDUCE,
+    REDUCE,
+    BCAST,
+    ALL_GATHER,
+    REDUCE_SCATTER,
+    ALL_TO_ALL,
+    GATHER,
+    SCATTER,
+    BARRIER,
+    NCOLL
+};
+static const char *const names[NCOLL] = {"all_reduce", "reduce",         "broadcast",
                                          "all_gather", "reduce_scatter", "all_to_all",
-                                         "gather",     "scatter",    "barrier"};
+                                         "gather",     "scatter",        "barrier"};
 
 /* One blocking small call, checked; @p kc numbers the case (inputs differ per case). */
 static void one_case(tc_comm_t *comm, int c, const kind_t *k, size_t count, int in_place, int root,
@@ -125,29 +145,39 @@ static void one_case(tc_comm_t *comm, int c, const kind_t *k, size_t count, int 
     }
     tc_status_t st = TC_OK;
     switch (c) {
-    case ALL_REDUCE: st = tc_all_reduce(comm, in_place ? r : s, r, count, k->t, k->op, NULL, NULL); break;
-    case REDUCE: st = tc_reduce(comm, in_place ? r : s, r, count, k->t, k->op, root, NULL, NULL); break;
+    case ALL_REDUCE:
+        st = tc_all_reduce(comm, in_place ? r : s, r, count, k->t, k->op, NULL, NULL);
+        break;
+    case REDUCE:
+        st = tc_reduce(comm, in_place ? r : s, r, count, k->t, k->op, root, NULL, NULL);
+        break;
     case BCAST:
         if (!in_place && me == root)
             memcpy(r, s, blk);
         st = tc_broadcast(comm, r, count, k->t, root, NULL, NULL);
         break;
-    case ALL_GATHER: st = tc_all_gather(comm, in_place ? r + (size_t)me * blk : s, r, count, k->t, NULL, NULL); break;
+    case ALL_GATHER:
+        st = tc_all_gather(comm, in_place ? r + (size_t)me * blk : s, r, count, k->t, NULL, NULL);
+        break;
     case REDUCE_SCATTER:
         st = tc_reduce_scatter(comm, in_place ? r : s, r, count, k->t, k->op, NULL, NULL);
         break;
-    case ALL_TO_ALL: st = tc_all_to_all(comm, in_place ? r : s, r, count, k->t, NULL, NULL); break;
+    case ALL_TO_ALL:
+        st = tc_all_to_all(comm, in_place ? r : s, r, count, k->t, NULL, NULL);
+        break;
     case GATHER:
-        st = tc_gather(comm, in_place && me == root ? r + (size_t)me * blk : s, r, count, k->t, root,
-                       NULL, NULL);
+        st = tc_gather(comm, in_place && me == root ? r + (size_t)me * blk : s, r, count, k->t,
+                       root, NULL, NULL);
         break;
     case SCATTER:
-        st = tc_scatter(comm, s, in_place && me == root ? s + (size_t)me * blk : r, count, k->t, root,
-                        NULL, NULL);
+        st = tc_scatter(comm, s, in_place && me == root ? s + (size_t)me * blk : r, count, k->t,
+                        root, NULL, NULL);
         if (in_place && me == root)
             memcpy(r, s + (size_t)me * blk, blk);
         break;
-    default: st = tc_barrier(comm, NULL, NULL); break;
+    default:
+        st = tc_barrier(comm, NULL, NULL);
+        break;
     }
     blocking_small++;
     char what[96];
@@ -162,19 +192,48 @@ static void one_case(tc_comm_t *comm, int c, const kind_t *k, size_t count, int 
             double want, got;
             int check = 1;
             switch (c) {
-            case ALL_REDUCE: check = d == 0; want = reduced(k, 0, i, kc); got = get(r, i, k->t); break;
-            case REDUCE: check = d == 0 && me == root; want = reduced(k, 0, i, kc); got = get(r, i, k->t); break;
-            case BCAST: check = d == 0; want = (double)in_val(root, 0, i, kc); got = get(r, i, k->t); break;
-            case ALL_GATHER: want = (double)in_val((int)d, 0, i, kc); got = get(r + d * blk, i, k->t); break;
+            case ALL_REDUCE:
+                check = d == 0;
+                want = reduced(k, 0, i, kc);
+                got = get(r, i, k->t);
+                break;
+            case REDUCE:
+                check = d == 0 && me == root;
+                want = reduced(k, 0, i, kc);
+                got = get(r, i, k->t);
+                break;
+            case BCAST:
+                check = d == 0;
+                want = (double)in_val(root, 0, i, kc);
+                got = get(r, i, k->t);
+                break;
+            case ALL_GATHER:
+                want = (double)in_val((int)d, 0, i, kc);
+                got = get(r + d * blk, i, k->t);
+                break;
             case REDUCE_SCATTER:
                 check = d == 0;
                 want = reduced(k, me, i, kc);
                 got = get(r + (in_place ? (size_t)me * blk : 0), i, k->t);
                 break;
-            case ALL_TO_ALL: want = (double)in_val((int)d, me, i, kc); got = get(r + d * blk, i, k->t); break;
-            case GATHER: check = me == root; want = (double)in_val((int)d, 0, i, kc); got = get(r + d * blk, i, k->t); break;
-            case SCATTER: check = d == 0; want = (double)in_val(root, me, i, kc); got = get(r, i, k->t); break;
-            default: check = 0; want = got = 0; break;
+            case ALL_TO_ALL:
+                want = (double)in_val((int)d, me, i, kc);
+                got = get(r + d * blk, i, k->t);
+                break;
+            case GATHER:
+                check = me == root;
+                want = (double)in_val((int)d, 0, i, kc);
+                got = get(r + d * blk, i, k->t);
+                break;
+            case SCATTER:
+                check = d == 0;
+                want = (double)in_val(root, me, i, kc);
+                got = get(r, i, k->t);
+                break;
+            default:
+                check = 0;
+                want = got = 0;
+                break;
             }
             if (check && want != got && bad++ == 0)
                 first = d * count + i;
@@ -200,7 +259,8 @@ static void big_start(tc_comm_t *comm, big_t *b, int kc)
         b->buf[i] = (int32_t)in_val(rank, 0, i, kc);
     tc_op_opts_t o = TC_OP_OPTS_INIT;
     o.async = 1;
-    ok(tc_all_reduce(comm, b->buf, b->buf, b->count, TC_INT32, TC_SUM, &o, &b->work), "async start");
+    ok(tc_all_reduce(comm, b->buf, b->buf, b->count, TC_INT32, TC_SUM, &o, &b->work),
+       "async start");
 }
 
 static void big_end(big_t *b, int kc)
@@ -347,8 +407,8 @@ int main(int argc, char **argv)
                 break;
         }
         int64_t took = now_ms() - t0;
-        EXPECT(st == TC_ERR_PEER_FAILED && strstr(tc_last_error(), "rank 1"),
-               "kill: %s: %s", tc_status_string(st), tc_last_error());
+        EXPECT(st == TC_ERR_PEER_FAILED && strstr(tc_last_error(), "rank 1"), "kill: %s: %s",
+               tc_status_string(st), tc_last_error());
         EXPECT(took < 10000, "the failure took %lld ms to notice", (long long)took);
     } else if (strcmp(mode, "loop") == 0) {
         int iters = argc > 2 ? atoi(argv[2]) : 10000;

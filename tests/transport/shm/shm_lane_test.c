@@ -75,8 +75,8 @@ static void test_order_and_sizes(void **state)
     lanes_t l;
     lanes_open(&l);
     assert_null(tc_shm_lane_peek(&l.b)); /* a fresh (zero) lane holds nothing */
-    static const size_t lens[] = {0, 1, 8, TC_SHM_LANE_INLINE, TC_SHM_LANE_INLINE + 1, 4096,
-                                  TC_SHM_LANE_PAYLOAD};
+    static const size_t lens[] = {
+        0, 1, 8, TC_SHM_LANE_INLINE, TC_SHM_LANE_INLINE + 1, 4096, TC_SHM_LANE_PAYLOAD};
     for (size_t i = 0; i < sizeof(lens) / sizeof(lens[0]); i++) {
         put(&l.a, 100 + i, lens[i], i);
         put(&l.b, 200 + i, lens[i], 50 + i); /* the other direction is independent */
@@ -183,10 +183,8 @@ static void test_pair_segment(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_layout),
-        cmocka_unit_test(test_order_and_sizes),
-        cmocka_unit_test(test_full_until_acked),
-        cmocka_unit_test(test_two_threads),
+        cmocka_unit_test(test_layout),           cmocka_unit_test(test_order_and_sizes),
+        cmocka_unit_test(test_full_until_acked), cmocka_unit_test(test_two_threads),
         cmocka_unit_test(test_pair_segment),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

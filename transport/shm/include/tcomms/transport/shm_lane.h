@@ -46,9 +46,9 @@ extern "C" {
 /** @brief Payload bytes that share the cache line of the sequence number. */
 #define TC_SHM_LANE_INLINE (64 - TC_SHM_LANE_HDR)
 /** @brief Bytes of a slot (whole cache lines). */
-#define TC_SHM_LANE_SLOT (((TC_SHM_LANE_HDR + TC_SHM_LANE_PAYLOAD) + 63) / 64 * 64)
+#define TC_SHM_LANE_SLOT ((size_t)(TC_SHM_LANE_HDR + TC_SHM_LANE_PAYLOAD + 63) / 64 * 64)
 /** @brief Bytes of one lane in the segment: the ack line and the slots. */
-#define TC_SHM_LANE_BYTES (64 + TC_SHM_LANE_SLOTS * TC_SHM_LANE_SLOT)
+#define TC_SHM_LANE_BYTES (64 + (size_t)TC_SHM_LANE_SLOTS * TC_SHM_LANE_SLOT)
 
 /** @brief A slot as it lies in the segment. */
 typedef struct tc_shm_lane_slot {
@@ -96,14 +96,13 @@ static inline tc_shm_lane_slot_t *tc_shm_lane_tx_slot(tc_tp_shm_lane_t *lane)
         if (lane->sent - lane->acked >= TC_SHM_LANE_SLOTS)
             return NULL;
     }
-    return (tc_shm_lane_slot_t *)(void *)(lane->tx +
-                                          (size_t)(lane->sent % TC_SHM_LANE_SLOTS) *
-                                              TC_SHM_LANE_SLOT);
+    return (tc_shm_lane_slot_t *)(void *)(lane->tx + (size_t)(lane->sent % TC_SHM_LANE_SLOTS) *
+                                                         TC_SHM_LANE_SLOT);
 }
 
 /** @brief Publish the slot tc_shm_lane_tx_slot() gave, its payload written: @p len bytes. */
-static inline void tc_shm_lane_post(tc_tp_shm_lane_t *lane, tc_shm_lane_slot_t *slot,
-                                    uint64_t tag, uint64_t len)
+static inline void tc_shm_lane_post(tc_tp_shm_lane_t *lane, tc_shm_lane_slot_t *slot, uint64_t tag,
+                                    uint64_t len)
 {
     slot->tag = tag;
     slot->len = len;
