@@ -85,10 +85,13 @@ static void world_tick(tc_rt_world_t *world)
     tc_rt_hb_tick(world, tc_time_ns());
 }
 
-/* Every progress pass: the bootstrap's events, SIGUSR1, and every 64 passes the heartbeats. */
+/* Every progress pass: SIGUSR1; the bootstrap's events one pass in 64 while
+ * operations move, every pass once they have been waiting a while (when the
+ * clock is read too); heartbeats one pass in 64. */
 static void world_poll(tc_rt_world_t *world)
 {
-    tc_rt_world_poll_events(world);
+    if ((++world->poll_passes & 63) == 0 || world->idle_passes >= TC_RT_IDLE_CLOCK_PASSES)
+        tc_rt_world_poll_events(world);
     tc_rt_fr_poll_signal(world);
     if (world->hb_ns && (++world->hb_passes & 63) == 0)
         tc_rt_hb_tick(world, tc_time_ns());

@@ -22,19 +22,20 @@ typedef struct tc_rt_fr_entry {
     char awaited[64];          /* ranks still awaited when it ended or was dumped */
 } tc_rt_fr_entry_t;
 
-/* Per collective and algorithm (stats.c); an operation finds its slot by
- * index, not by name (see tc_rt_stats_slot). */
+/* Per collective and algorithm (stats.c); an operation of a cached plan
+ * finds its slot by the index the plan keeps, not by name. */
 #define TC_RT_STATS_MAX 32
 
 /* stats.c: statistics and hooks */
 void tc_rt_stats_hook_before(tc_rt_work_t *work);
-void tc_rt_stats_end(tc_rt_work_t *work, tc_status_t st);
+/* @p now_ns: the clock as the operation ended (read once for both ends). */
+void tc_rt_stats_end(tc_rt_work_t *work, tc_status_t st, uint64_t now_ns);
 
 /* fr.c: the flight recorder */
 TC_MUST_USE tc_status_t tc_rt_fr_init(tc_rt_comm_t *comm);
 void tc_rt_fr_free(tc_rt_comm_t *comm);
 void tc_rt_fr_begin(tc_rt_work_t *work, uint64_t now_ns);
-void tc_rt_fr_end(tc_rt_work_t *work, tc_status_t st);
+void tc_rt_fr_end(tc_rt_work_t *work, tc_status_t st, uint64_t now_ns);
 TC_MUST_USE tc_status_t tc_rt_fr_dump(tc_rt_comm_t *comm, const char *reason);
 /* Dump if TC_FR_DIR is set, keeping the caller's error (@p keep) as it was. */
 void tc_rt_fr_dump_auto(tc_rt_comm_t *comm, const char *reason, tc_status_t keep);

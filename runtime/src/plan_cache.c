@@ -133,16 +133,25 @@ tc_status_t tc_rt_plan_get(tc_rt_comm_t *comm, tc_rt_work_t *work, const char *h
         work->sched = work->main_sched = &work->own;
         return TC_OK;
     }
+    /* checked and compiled once, here: runs of the entry check nothing */
+    tc_rt_plan_t plan = victim->plan;
     if (victim->last_use)
         tc_sched_free(&victim->sched);
-    *victim = (tc_rt_sched_entry_t){.last_use = ++comm->sched_uses,
-                                    .users = 1,
-                                    .coll = call->coll,
+    *victim = (tc_rt_sched_entry_t){.coll = call->coll,
                                     .count = call->count,
                                     .elem_size = elem_size,
                                     .root = call->root,
                                     .in_place = in_place,
-                                    .sched = sched};
+                                    .sched = sched,
+                                    .plan = plan,
+                                    .stat = -1};
+    size_t esize = call->coll == TC_COLL_BARRIER ? 1 : elem_size;
+    if ((st = tc_rt_plan_compile(&victim->plan, &victim->sched, comm->ranks, esize)) != TC_OK) {
+        tc_sched_free(&victim->sched); /* the entry stays empty (last_use 0) */
+        return st;
+    }
+    victim->last_use = ++comm->sched_uses;
+    victim->users = 1;
     /* NOLINTNEXTLINE(clang-analyzer-security.insecureAPI.strcpy): it fits, checked above */
     strcpy(victim->algo, key);
     tc_log_debug(TC_SUBSYS_RUNTIME, "comm '%s': %s schedule %s for %llu elements, %u steps",
@@ -155,7 +164,9 @@ tc_status_t tc_rt_plan_get(tc_rt_comm_t *comm, tc_rt_work_t *work, const char *h
 
 void tc_rt_plan_cache_free(tc_rt_comm_t *comm)
 {
-    for (int i = 0; i < TC_RT_SCHED_CACHE; i++)
+    for (int i = 0; i < TC_RT_SCHED_CACHE; i++) {
         if (comm->sched_cache[i].last_use)
             tc_sched_free(&comm->sched_cache[i].sched);
+        tc_rt_plan_free(&comm->sched_cache[i].plan);
+    }
 }

@@ -55,8 +55,10 @@ void tc_rt_sched_release(tc_rt_work_t *work)
 
 void tc_rt_work_end(tc_rt_work_t *w, tc_status_t st)
 {
-    tc_rt_fr_end(w, st);
-    tc_rt_stats_end(w, st);
+    /* the one clock read of the end, for both records; internal exchanges have neither */
+    uint64_t now = w->start_ns || w->fr_id ? tc_time_ns() : 0;
+    tc_rt_fr_end(w, st, now);
+    tc_rt_stats_end(w, st, now);
     if (st != TC_OK)
         tc_rt_exec_abandon(w); /* no request may still point into the caller's buffers */
     tc_rt_work_unlink(w);

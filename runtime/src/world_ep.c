@@ -15,9 +15,10 @@
 
 #define WORLD_ADDR_MAX 256
 #define WORLD_YIELD_NS 5000000ull /* idle time spent yielding before napping */
-/* A backend without endpoints only has connections to accept: poll it one
- * pass in this many (its progress may be a system call). */
-#define WORLD_IDLE_POLL_PASSES 64
+/* A backend without endpoints only has connections to accept, which wait
+ * until this process connects back (both sides of a pair connect): poll it
+ * one pass in this many only (its progress may be a system call). */
+#define WORLD_IDLE_POLL_PASSES 1024
 
 /* Open @p ops as the next backend and publish its address under "tc.<name>.addr". */
 static tc_status_t world_open(tc_rt_world_t *world, const tc_tp_ops_t *ops,
