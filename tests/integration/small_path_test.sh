@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The small-message path under tcrun (tests/integration/small_test.c): correctness of every
 # collective it serves at 2, 3 and 4 ranks, off with TC_SMALL_MAX=0 and with TC_CHECK=1, a
-# timeout (and its flight-recorder dump), a revoke and a dead peer while in it. Every run is bounded by `timeout` and tcrun's --timeout.
+# timeout (and its flight-recorder dump), a revoke and a dead peer while in it, and a
+# shrink after that death. Every run is bounded by `timeout` and tcrun's --timeout.
 #   small_path_test.sh TCRUN SMALL_TEST
 set -uo pipefail
 tcrun=$1
@@ -51,4 +52,6 @@ rm -rf "$fr"
 # the victim dies: only the survivors report
 run "kill, 2 ranks" 2 1 TC_LOG=none -- kill
 run "kill, 4 ranks" 4 3 TC_LOG=none -- kill
+run "kill, then shrink and go on, 3 ranks" 3 2 TC_LOG=none -- shrink
+run "kill, then shrink and go on, 4 ranks" 4 3 TC_LOG=none -- shrink
 exit $fail

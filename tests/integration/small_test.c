@@ -13,6 +13,8 @@
  *                              others' all-reduce ends in TC_ERR_REVOKED
  *   small_test kill            rank 1 dies (SIGKILL) after 100 all-reduces: the others end
  *                              in TC_ERR_PEER_FAILED naming it, within 10 s
+ *   small_test shrink          rank 1 dies among small all-reduces; the survivors shrink
+ *                              and run small all-reduces on the new communicator
  *   small_test loop N          N blocking 8-byte all-reduces (tests/integration/syscall_check.sh),
  *                              then prints "small ops: K"
  *
@@ -410,6 +412,39 @@ int main(int argc, char **argv)
         EXPECT(st == TC_ERR_PEER_FAILED && strstr(tc_last_error(), "rank 1"), "kill: %s: %s",
                tc_status_string(st), tc_last_error());
         EXPECT(took < 10000, "the failure took %lld ms to notice", (long long)took);
+    } else if (strcmp(mode, "shrink") == 0) {
+        /* rank 1 dies in the middle of small all-reduces; the survivors shrink and go on with
+         * small all-reduces on the new communicator, whose lanes an operation of the old one
+         * left messages in */
+        for (int i = 0; i < 1000000; i++) {
+            if (rank == 1 && i == 100)
+                raise(SIGKILL);
+            if ((st = tc_all_reduce(comm, &x, &y, 1, TC_FLOAT64, TC_SUM, NULL, NULL)) != TC_OK)
+                break;
+        }
+        EXPECT(st == TC_ERR_PEER_FAILED, "shrink: %s: %s", tc_status_string(st), tc_last_error());
+        tc_comm_t *small = NULL;
+        ok(tc_comm_shrink(comm, NULL, &small), "tc_comm_shrink");
+        if (small) {
+            int srank = -1, ssize = 0;
+            tc_comm_rank(small, &srank);
+            tc_comm_size(small, &ssize);
+            for (int i = 0; i < 200; i++) {
+                int32_t v[2] = {srank + i, 1}, w[2] = {0, 0};
+                ok(tc_all_reduce(small, v, w, 2, TC_INT32, TC_SUM, NULL, NULL), "after shrink");
+                EXPECT(w[0] == ssize * (ssize - 1) / 2 + ssize * i && w[1] == ssize,
+                       "after shrink, step %d: %d %d", i, w[0], w[1]);
+            }
+            int n = 0;
+            tc_comm_stat_t s[64];
+            ok(tc_comm_stats(small, s, 64, &n), "tc_comm_stats");
+            uint64_t lanes = 0;
+            for (int i = 0; i < n && i < 64; i++)
+                lanes += strcmp(s[i].algo, "shm_lanes") == 0 ? s[i].ops : 0;
+            EXPECT(lanes == 200, "after shrink: %llu of 200 on the small-message path",
+                   (unsigned long long)lanes);
+            tc_comm_destroy(small);
+        }
     } else if (strcmp(mode, "loop") == 0) {
         int iters = argc > 2 ? atoi(argv[2]) : 10000;
         /* the first call sets the path up (connections, lanes): not part of the loop */
