@@ -10,6 +10,8 @@
  * rank order, ((x0 op x1) op x2) ..., so every rank gets the same bits.
  * Cost: 1 step; a rank sends and receives at most (p - 1) messages of n/p
  * (all-to-all, reduce-scatter, all-gather) or n bytes (the others). */
+#include <ctype.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -43,6 +45,15 @@ static tc_status_t small_new(tc_rt_comm_t *comm, tc_rt_small_t **s_p)
     }
     s->max = (size_t)max;
     s->state = small_static_ok(comm, s) ? TC_RT_SMALL_UNKNOWN : TC_RT_SMALL_OFF;
+    /* TC_ALGO_<COLL> names the algorithm of every call of that collective: honour it */
+    for (int c = 0; c < TC_COLL_COUNT; c++) {
+        char var[64];
+        snprintf(var, sizeof(var), "TC_ALGO_%s", tc_coll_name((tc_coll_t)c));
+        for (char *v = var; *v; v++)
+            *v = (char)toupper((unsigned char)*v);
+        const char *want = tc_config_string(var, NULL);
+        s->forced[c] = want && *want;
+    }
     comm->small = s;
     *s_p = s;
     return TC_OK;
@@ -60,7 +71,8 @@ void tc_rt_small_free(tc_rt_comm_t *comm)
 /* The bytes of each lane message of @p call, or 0 when the path does not take it. */
 static size_t small_bytes(const tc_rt_small_t *s, const tc_rt_coll_t *call)
 {
-    if (call->counts || call->sendcounts || (call->hints && tc_hints_get(call->hints, "algo")))
+    if (call->counts || call->sendcounts || s->forced[call->coll] ||
+        (call->hints && tc_hints_get(call->hints, "algo")))
         return 0;
     size_t b;
     switch (call->coll) {

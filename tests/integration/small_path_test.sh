@@ -34,6 +34,15 @@ for n in 2 3 4; do
 done
 run "TC_SMALL_MAX=0: the general path" 2 2 TC_SMALL_MAX=0 -- check --off
 run "TC_CHECK=1: the path is skipped, the check runs" 2 2 TC_CHECK=1 -- check --off
+# TC_ALGO_ALL_REDUCE names the algorithm of every all-reduce: the path leaves them alone
+out=$(TC_ALGO_ALL_REDUCE=ring timeout -k 5 60 "$tcrun" -n 2 "$prog" loop 100 2>&1)
+if [ "$(grep -c 'small ops: 0$' <<<"$out")" -eq 2 ]; then
+    echo "ok    TC_ALGO_ALL_REDUCE=ring: no all-reduce on the small-message path"
+else
+    echo "FAIL  TC_ALGO_ALL_REDUCE=ring:"
+    sed 's/^/      /' <<<"$out"
+    fail=1
+fi
 run "timeout, 2 ranks" 2 2 TC_LOG=none -- timeout
 run "timeout, 3 ranks" 3 3 TC_LOG=none -- timeout
 run "revoke, 3 ranks" 3 3 TC_LOG=none -- revoke
