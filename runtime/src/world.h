@@ -1,7 +1,7 @@
 /* Internal, the world module: what every communicator of one job shares in
  * this process. The world owns the bootstrap handle, the transport contexts
  * and the endpoints (an array indexed by world rank, connected on first use,
- * each over the first registered backend that applies to the peer).
+ * each over the registered backend that fits the peer best).
  *
  * The modules above keep their per-world state here too, each in its own
  * section below, touched only by the module named: progress (progress.c),
@@ -43,7 +43,7 @@ typedef struct tc_rt_failed tc_rt_failed_t;
 typedef struct tc_rt_backend {
     const tc_tp_ops_t *ops;
     tc_tp_ctx_t *ctx;
-    tc_tp_caps_t caps;
+    tc_tp_reach_t reach; /* the peers it serves, as registered */
     int neps;            /* endpoints connected over it */
     unsigned idle_polls; /* passes since it was last polled while it had no endpoint */
 } tc_rt_backend_t;
@@ -82,9 +82,8 @@ struct tc_rt_world {
     /* ---- the world (world.c, world_ep.c) ---- */
     int refs; /* communicators using it */
     tc_boot_t *boot;
-    tc_rt_backend_t backends[TC_RT_BACKENDS_MAX]; /* in the registry's order of preference */
+    tc_rt_backend_t backends[TC_RT_BACKENDS_MAX]; /* in the registry's order */
     int nbackends;
-    tc_rt_backend_t *self; /* this process to itself (the "self" backend), or NULL */
     tc_tp_ep_t **eps;      /* by world rank, NULL until first used */
     tc_rt_backend_t **ep_backend; /* the backend of each endpoint */
     uint8_t *locality;     /* by world rank: 0 unknown, 1 another node, 2 this node */
