@@ -18,7 +18,6 @@
 #include "small.h"
 #include "tcomms/base/config.h"
 #include "tcomms/base/log.h"
-#include "tcomms/base/time.h"
 #include "tcomms/kernels/reduce.h"
 #include "tcomms/transport/shm.h"
 
@@ -31,8 +30,12 @@ static int small_static_ok(tc_rt_comm_t *comm, tc_rt_small_t *s)
            !comm->check && !tc_hints_get(&comm->hints, "algo");
 }
 
-static tc_status_t small_new(tc_rt_comm_t *comm, tc_rt_small_t **s_p)
+tc_status_t tc_rt_small_get(tc_rt_comm_t *comm, tc_rt_small_t **s_p)
 {
+    if (comm->small) {
+        *s_p = comm->small;
+        return TC_OK;
+    }
     tc_rt_small_t *s = calloc(1, sizeof(*s));
     if (!s)
         return tc_error_set(TC_ERR_NO_MEMORY, "comm '%s': small-message path", comm->name);
@@ -68,8 +71,7 @@ void tc_rt_small_free(tc_rt_comm_t *comm)
     comm->small = NULL;
 }
 
-/* The bytes of each lane message of @p call, or 0 when the path does not take it. */
-static size_t small_bytes(const tc_rt_small_t *s, const tc_rt_coll_t *call)
+size_t tc_rt_small_bytes(const tc_rt_small_t *s, const tc_rt_coll_t *call)
 {
     if (call->counts || call->sendcounts || s->forced[call->coll] ||
         (call->hints && tc_hints_get(call->hints, "algo")))
@@ -93,13 +95,13 @@ static size_t small_bytes(const tc_rt_small_t *s, const tc_rt_coll_t *call)
     }
 }
 
-/* Every peer over shm and connected: ON; a peer over another transport: OFF.
- * Bounded by @p deadline. Each rank decides alike: the transport of a pair
- * is chosen by the same rule on both sides (world.c). */
-static tc_status_t small_setup(tc_rt_comm_t *comm, tc_rt_small_t *s, uint64_t deadline)
+/* Each rank decides alike: the backend of a pair is chosen by the same rule on both sides. */
+tc_status_t tc_rt_small_connect(tc_rt_comm_t *comm, tc_rt_small_t *s, uint64_t deadline,
+                                int *missing_p)
 {
     tc_rt_world_t *world = comm->world;
     int n = comm->size;
+    *missing_p = -1;
     if (!s->peer && !(s->peer = calloc((size_t)n, sizeof(*s->peer))))
         return tc_error_set(TC_ERR_NO_MEMORY, "comm '%s': lanes of %d ranks", comm->name, n);
     for (int q = 0; q < n; q++) {
@@ -116,31 +118,21 @@ static tc_status_t small_setup(tc_rt_comm_t *comm, tc_rt_small_t *s, uint64_t de
             return TC_OK;
         }
     }
-    for (;;) {
-        int missing = -1;
-        for (int q = 0; q < n; q++) {
-            if (q == comm->rank || s->peer[q].lane)
-                continue;
-            tc_status_t st = tc_tp_shm_ep_lane(s->peer[q].ep, &s->peer[q].lane);
-            if (st == TC_ERR_INVALID_STATE) {
-                missing = q;
-                continue;
-            }
-            if (st != TC_OK) {
-                tc_error_prefix("comm '%s': lanes to rank %d: ", comm->name, q);
-                return st;
-            }
+    for (int q = 0; q < n; q++) {
+        if (q == comm->rank || s->peer[q].lane)
+            continue;
+        tc_status_t st = tc_tp_shm_ep_lane(s->peer[q].ep, &s->peer[q].lane);
+        if (st == TC_ERR_INVALID_STATE) {
+            *missing_p = q;
+            continue;
         }
-        if (missing < 0)
-            break;
-        if (tc_time_ns() >= deadline)
-            return tc_error_set(TC_ERR_TIMEOUT,
-                                "comm '%s': the shm connection to rank %d did not come up in time",
-                                comm->name, missing);
-        if (tc_rt_world_progress(world) == 0)
-            tc_rt_world_wait(world, 1, 0);
+        if (st != TC_OK) {
+            tc_error_prefix("comm '%s': lanes to rank %d: ", comm->name, q);
+            return st;
+        }
     }
-    s->state = TC_RT_SMALL_ON;
+    if (*missing_p < 0)
+        s->state = TC_RT_SMALL_ON;
     return TC_OK;
 }
 
@@ -283,7 +275,7 @@ static tc_status_t take_fold(tc_rt_small_op_t *op, const void *mine, void *dst)
     return st;
 }
 
-static tc_status_t small_run(tc_rt_small_op_t *op)
+tc_status_t tc_rt_small_run(tc_rt_small_op_t *op)
 {
     const tc_rt_coll_t *c = op->call;
     int me = op->comm->rank, root = c->root;
@@ -360,37 +352,4 @@ static tc_status_t small_run(tc_rt_small_op_t *op)
     default:
         return tc_error_set(TC_ERR_INTERNAL, "small-message path: collective %d", (int)c->coll);
     }
-}
-
-tc_status_t tc_rt_small_try(tc_rt_comm_t *comm, const tc_rt_coll_t *call, int flags, int *taken_p)
-{
-    *taken_p = 0;
-    tc_rt_small_t *s = comm->small;
-    tc_status_t st;
-    if (flags != 0)
-        return TC_OK;
-    if (!s && (st = small_new(comm, &s)) != TC_OK) {
-        *taken_p = 1; /* no memory, or TC_SMALL_MAX is not a number of bytes */
-        return st;
-    }
-    size_t bytes;
-    if (s->state == TC_RT_SMALL_OFF || !(bytes = small_bytes(s, call)))
-        return TC_OK;
-    if (s->state == TC_RT_SMALL_UNKNOWN) {
-        int64_t ms = call->timeout_ms > 0 ? call->timeout_ms : comm->timeout_ms;
-        st = small_setup(comm, s, tc_deadline_after_ms((uint64_t)ms));
-        if (st != TC_OK) {
-            *taken_p = 1;
-            tc_error_prefix("%s on comm '%s': ", tc_coll_name(call->coll), comm->name);
-            return st;
-        }
-        if (s->state != TC_RT_SMALL_ON)
-            return TC_OK;
-    }
-    *taken_p = 1;
-    tc_rt_small_op_t op = {.comm = comm, .s = s, .call = call, .bytes = bytes, .awaited = -1};
-    op.seq = ++comm->seq;
-    op.tag = tc_rt_tag(comm->comm_id, TC_RT_TAG_COLL, op.seq);
-    tc_rt_small_begin(&op);
-    return tc_rt_small_end(&op, small_run(&op));
 }

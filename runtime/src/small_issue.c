@@ -1,6 +1,7 @@
-/* Waiting on the small-message path, and the promises of the general path
- * it keeps: timeouts, failure detection, revoke and abort, the flight
- * recorder, statistics and hooks.
+/* The small-message path's half in the work module (small.h): the entry
+ * from tc_rt_coll_issue, the connection of the lanes, waiting, and the
+ * promises of the general path it keeps: timeouts, failure detection,
+ * revoke and abort, the flight recorder, statistics and hooks.
  *
  * The waiting policy: look at the lane SMALL_SPINS times without reading the
  * clock; then keep looking, reading the clock every SMALL_CLOCK_EVERY looks,
@@ -18,7 +19,11 @@
 #include <string.h>
 #include <time.h>
 
+#include "ft.h"
+#include "obs.h"
+#include "progress.h"
 #include "small.h"
+#include "work.h"
 #include "tcomms/base/log.h"
 #include "tcomms/base/time.h"
 
@@ -73,8 +78,8 @@ static tc_status_t small_check(tc_rt_small_op_t *op, int q)
         const tc_rt_failed_t *f =
             tc_rt_world_note_failure(world, tc_rt_world_rank(comm, q), ep->error, 1);
         if (f)
-            tc_rt_world_fail_comms(world, f);
-        if (comm->broken == TC_OK) /* no memory for the record: still end this operation */
+            world->hooks.failed(world, f); /* breaks this communicator and the others with q */
+        if (comm->broken == TC_OK)         /* no memory for the record: still end this operation */
             return tc_error_set(ep->failed, "rank %d: %s", q, ep->error);
     }
     if (comm->broken != TC_OK)
@@ -82,7 +87,7 @@ static tc_status_t small_check(tc_rt_small_op_t *op, int q)
     return TC_OK;
 }
 
-tc_status_t tc_rt_small_wait(tc_rt_small_op_t *op, int q, int rx, void **slot_p)
+static tc_status_t small_wait(tc_rt_small_op_t *op, int q, int rx, void **slot_p)
 {
     for (int i = 0; i < SMALL_SPINS; i++) {
         small_relax();
@@ -152,7 +157,7 @@ static void small_hooks(tc_rt_small_op_t *op, int after, tc_status_t st)
         comm->hooks[i].fn(&info, after, comm->hooks[i].arg);
 }
 
-void tc_rt_small_begin(tc_rt_small_op_t *op)
+static void small_begin(tc_rt_small_op_t *op)
 {
     tc_rt_comm_t *comm = op->comm;
     const tc_rt_coll_t *c = op->call;
@@ -197,7 +202,7 @@ static tc_rt_stat_t *small_stat(tc_rt_small_op_t *op)
     return e;
 }
 
-tc_status_t tc_rt_small_end(tc_rt_small_op_t *op, tc_status_t st)
+static tc_status_t small_end(tc_rt_small_op_t *op, tc_status_t st)
 {
     tc_rt_comm_t *comm = op->comm;
     tc_rt_stat_t *stat = small_stat(op);
@@ -234,4 +239,55 @@ tc_status_t tc_rt_small_end(tc_rt_small_op_t *op, tc_status_t st)
     if (st != TC_OK)
         tc_rt_fr_dump_auto(comm, st == TC_ERR_TIMEOUT ? "timeout" : "error", st);
     return st;
+}
+
+/* Connect the lanes to every peer, progressing until their shm connections are up. */
+static tc_status_t small_setup(tc_rt_comm_t *comm, tc_rt_small_t *s, uint64_t deadline)
+{
+    for (;;) {
+        int missing;
+        tc_status_t st = tc_rt_small_connect(comm, s, deadline, &missing);
+        if (st != TC_OK || missing < 0)
+            return st;
+        if (tc_time_ns() >= deadline)
+            return tc_error_set(TC_ERR_TIMEOUT,
+                                "comm '%s': the shm connection to rank %d did not come up in time",
+                                comm->name, missing);
+        if (tc_rt_world_progress(comm->world) == 0)
+            tc_rt_world_wait(comm->world, 1, 0);
+    }
+}
+
+tc_status_t tc_rt_small_try(tc_rt_comm_t *comm, const tc_rt_coll_t *call, int flags, int *taken_p)
+{
+    *taken_p = 0;
+    tc_rt_small_t *s;
+    tc_status_t st;
+    if (flags != 0)
+        return TC_OK;
+    if ((st = tc_rt_small_get(comm, &s)) != TC_OK) {
+        *taken_p = 1; /* no memory, or TC_SMALL_MAX is not a number of bytes */
+        return st;
+    }
+    size_t bytes;
+    if (s->state == TC_RT_SMALL_OFF || !(bytes = tc_rt_small_bytes(s, call)))
+        return TC_OK;
+    if (s->state == TC_RT_SMALL_UNKNOWN) {
+        int64_t ms = call->timeout_ms > 0 ? call->timeout_ms : comm->timeout_ms;
+        st = small_setup(comm, s, tc_deadline_after_ms((uint64_t)ms));
+        if (st != TC_OK) {
+            *taken_p = 1;
+            tc_error_prefix("%s on comm '%s': ", tc_coll_name(call->coll), comm->name);
+            return st;
+        }
+        if (s->state != TC_RT_SMALL_ON)
+            return TC_OK;
+    }
+    *taken_p = 1;
+    tc_rt_small_op_t op = {
+        .comm = comm, .s = s, .call = call, .bytes = bytes, .awaited = -1, .wait = small_wait};
+    op.seq = ++comm->seq;
+    op.tag = tc_rt_tag(comm->comm_id, TC_RT_TAG_COLL, op.seq);
+    small_begin(&op);
+    return small_end(&op, tc_rt_small_run(&op));
 }
