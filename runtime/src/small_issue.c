@@ -27,9 +27,9 @@
 #include "tcomms/base/log.h"
 #include "tcomms/base/time.h"
 
-#define SMALL_SPINS 256
+#define SMALL_SPINS 64 /* about 2 us of pause instructions */
 #define SMALL_CLOCK_EVERY 64
-#define SMALL_SPIN_YIELD_NS 20000ull
+#define SMALL_SPIN_YIELD_NS 4000ull /* ranks sharing a core: each wait costs about this */
 #define SMALL_YIELD_NS 5000000ull
 #define SMALL_NAP_NS 50000L
 #define SMALL_ALGO "shm_lanes" /* the name stats, hooks and the flight recorder show */
