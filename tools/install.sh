@@ -77,8 +77,9 @@ for d in "${header_dirs[@]}"; do
     cp -R "$d/include/tcomms" "$stage/include/"
 done
 # The shm segment's layout is a wire format between two processes of the same build (it has its
-# own version), not an interface: the tests include it, programs do not.
-rm "$stage/include/tcomms/transport/shm_layout.h"
+# own version), not an interface: the tests include it, programs do not. The same holds for its
+# lanes (shm_lane.h), which only the runtime's small-message path uses.
+rm "$stage/include/tcomms/transport/shm_layout.h" "$stage/include/tcomms/transport/shm_lane.h"
 
 # ---- archives: one per layer, then all of them in one (ar's MRI script keeps every member,
 # also those of the same name in two libraries).

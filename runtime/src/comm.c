@@ -7,6 +7,7 @@
 #include "comms.h"
 #include "ft.h"
 #include "progress.h"
+#include "small.h"
 #include "tcomms/base/log.h"
 #include "tcomms/base/time.h"
 
@@ -75,6 +76,7 @@ static void comm_free(tc_rt_comm_t *comm)
     tc_rt_plan_cache_free(comm);
     tc_hints_free(&comm->hints);
     tc_rt_fr_free(comm);
+    tc_rt_small_free(comm);
     free(comm->ranks);
     free(comm);
 }

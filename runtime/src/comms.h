@@ -46,6 +46,7 @@ struct tc_rt_comm {
     tc_rt_work_t *works;      /* live heap works */
     uint64_t sched_uses;
     tc_rt_sched_entry_t sched_cache[TC_RT_SCHED_CACHE];
+    struct tc_rt_small *small; /* the small-message path (small.h), made on first use */
 };
 
 /* Calls that start operations on a communicator come from one thread at a

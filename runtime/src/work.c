@@ -17,6 +17,7 @@
 #include "ft.h"
 #include "obs.h"
 #include "progress.h"
+#include "small.h"
 #include "tcomms/base/log.h"
 #include "tcomms/base/time.h"
 
@@ -178,6 +179,9 @@ static tc_status_t coll_issue(tc_rt_comm_t *comm, const tc_rt_coll_t *call, int 
     if (st != TC_OK)
         return st;
     if ((st = comm_usable(comm, tc_coll_name(call->coll))) != TC_OK)
+        goto out;
+    int small = 0; /* blocking, small, all ranks over shm: the lanes (small.c) */
+    if (!work_p && ((st = tc_rt_small_try(comm, call, flags, &small)) != TC_OK || small))
         goto out;
     tc_rt_work_t *w;
     if (work_p) {

@@ -18,6 +18,7 @@ packages=(
   slurm-wlm              # srun --mpi=pmix launcher (one-node cluster in tests)
   doxygen graphviz       # public header documentation, warnings as errors
   procps psmisc          # pgrep/pkill/fuser used by the test scripts
+  strace                 # tests/integration/syscall_check.sh counts system calls
   cmake pkg-config       # consumers of the installed prefix (tests/install)
 )
 

@@ -51,7 +51,8 @@
 #define SECRET "shm-handshake-fuzz-secret"
 #define CELL 64
 #define NCELLS 4
-#define GEOM_SIZE (TC_SHM_HDR_SIZE + 2 * (2 * TC_SHM_LINE + NCELLS * (TC_SHM_CELL_HDR + CELL)))
+#define GEOM_SIZE \
+    (TC_SHM_HDR_SIZE + 2 * (2 * TC_SHM_LINE + NCELLS * (TC_SHM_CELL_HDR + CELL)) + 2 * TC_SHM_LANE_BYTES)
 #define NAME_LEN 96
 /* A failed property: where, then abort. */
 #define FAIL() (fprintf(stderr, "shm_handshake_fuzz: property at line %d\n", __LINE__), abort())
@@ -255,8 +256,10 @@ static void opener(uint8_t mode, const uint8_t *s, size_t n)
     }
     tc_shm_seg_hdr_t start;
     memcpy(&start, h, sizeof(start));
-    uint64_t need = TC_SHM_HDR_SIZE + 2 * (2 * TC_SHM_LINE + (uint64_t)start.ncells *
-                                                                (TC_SHM_CELL_HDR + (uint64_t)start.cell_size));
+    uint64_t need = TC_SHM_HDR_SIZE +
+                    2 * (2 * TC_SHM_LINE + (uint64_t)start.ncells *
+                                               (TC_SHM_CELL_HDR + (uint64_t)start.cell_size)) +
+                    2ull * TC_SHM_LANE_BYTES;
     int magic = start.magic == TC_SHM_MAGIC;
     int valid = magic && start.version == TC_SHM_VERSION && start.cell_size >= 64 &&
                 start.cell_size <= (1u << 20) && start.cell_size % 64 == 0 && start.ncells >= 2 &&

@@ -21,7 +21,8 @@
 #include "tcomms/transport/transport.h"
 #include "transport/shm/src/shm_internal.h"
 
-#define SIZE (TC_SHM_HDR_SIZE + 2 * (2 * TC_SHM_LINE + 4 * (TC_SHM_CELL_HDR + 64)))
+#define SIZE \
+    (TC_SHM_HDR_SIZE + 2 * (2 * TC_SHM_LINE + 4 * (TC_SHM_CELL_HDR + 64)) + 2 * TC_SHM_LANE_BYTES)
 
 static tc_shm_ep_t *ep_new(tc_tp_ctx_t *ctx, uint64_t peer, int side)
 {

@@ -27,6 +27,7 @@
 #include "tcomms/base/status.h"
 #include "tcomms/base/time.h"
 #include "tcomms/transport/auth.h"
+#include "tcomms/transport/shm_lane.h"
 #include "tcomms/transport/shm_layout.h"
 
 #define SECRET "shm-job-secret"
@@ -210,7 +211,8 @@ static void test_forged_initiator(void **state)
     fake_addr(peer, 0, FAKE_NONCE + 2);
     seg_name(name, sizeof(name), (int)getpid(), FAKE_NONCE + 2, b_nonce);
     uint32_t cell = 64, ncells = 2;
-    size_t size = TC_SHM_HDR_SIZE + 2 * (2 * TC_SHM_LINE + ncells * (TC_SHM_CELL_HDR + cell));
+    size_t size = TC_SHM_HDR_SIZE + 2 * (2 * TC_SHM_LINE + ncells * (TC_SHM_CELL_HDR + cell)) +
+                  2 * TC_SHM_LANE_BYTES;
     int fd = shm_open(name, O_RDWR | O_CREAT | O_EXCL, 0600);
     assert_true(fd >= 0);
     assert_int_equal(ftruncate(fd, (off_t)size), 0);

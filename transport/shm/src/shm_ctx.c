@@ -133,7 +133,7 @@ static tc_status_t tc_shm_options(tc_shm_ctx_t *ctx, const tc_hints_t *hints)
     ctx->liveness_ns = (uint64_t)live * 1000000ULL;
     ctx->cma = (int)cma;
     uint64_t ring = 2ull * TC_SHM_LINE + (uint64_t)ncells * (TC_SHM_CELL_HDR + cell);
-    uint64_t size = TC_SHM_HDR_SIZE + 2 * ring;
+    uint64_t size = TC_SHM_HDR_SIZE + 2 * ring + 2ull * TC_SHM_LANE_BYTES;
     uint64_t page = (uint64_t)sysconf(_SC_PAGESIZE);
     ctx->seg_size = (size_t)((size + page - 1) / page * page);
     return TC_OK;
@@ -341,6 +341,22 @@ tc_status_t tc_tp_shm_ep_segment(const tc_tp_ep_t *super, void **base_p, size_t 
                             (unsigned long long)super->peer_id);
     *base_p = ep->seg;
     *len_p = ep->seg_len;
+    return TC_OK;
+}
+
+tc_status_t tc_tp_shm_ep_lane(tc_tp_ep_t *super, tc_tp_shm_lane_t **lane_p)
+{
+    if (super == NULL || super->ops != &tc_tp_shm_ops || lane_p == NULL)
+        return tc_error_set(TC_ERR_INVALID_ARG,
+                            "tc_tp_shm_ep_lane: not an shm endpoint, or NULL output");
+    tc_shm_ep_t *ep = (tc_shm_ep_t *)super;
+    if (ep->state == TC_SHM_EP_FAILED)
+        return tc_error_set(super->failed, "%s", super->error);
+    if (ep->state != TC_SHM_EP_UP)
+        return tc_error_set(TC_ERR_INVALID_STATE,
+                            "tc_tp_shm_ep_lane: the endpoint to peer %llu is not connected yet",
+                            (unsigned long long)super->peer_id);
+    *lane_p = &ep->lane;
     return TC_OK;
 }
 

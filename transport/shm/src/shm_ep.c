@@ -254,6 +254,9 @@ static void tc_shm_ep_map_rings(tc_shm_ep_t *ep)
         r[i]->pos = 0;
         r[i]->seen = 0;
     }
+    unsigned char *lanes = ep->seg + TC_SHM_HDR_SIZE + 2 * ring_bytes;
+    tc_shm_lane_init(&ep->lane, lanes + (size_t)ep->side * TC_SHM_LANE_BYTES,
+                     lanes + (size_t)(1 - ep->side) * TC_SHM_LANE_BYTES);
 }
 
 void tc_shm_ep_seg_init(tc_shm_ctx_t *ctx, tc_shm_ep_t *ep, void *p, size_t size)
@@ -345,8 +348,10 @@ void tc_shm_ep_attach(tc_shm_ctx_t *ctx, tc_shm_ep_t *ep, void *p, size_t size)
 
     /* Everything below comes from another process: check it before using it. */
     uint32_t cell = h->cell_size, ncells = h->ncells;
-    uint64_t need = TC_SHM_HDR_SIZE + 2 * (2ull * TC_SHM_LINE +
-                                           (uint64_t)ncells * (TC_SHM_CELL_HDR + (uint64_t)cell));
+    uint64_t need = TC_SHM_HDR_SIZE +
+                    2 * (2ull * TC_SHM_LINE +
+                         (uint64_t)ncells * (TC_SHM_CELL_HDR + (uint64_t)cell)) +
+                    2ull * TC_SHM_LANE_BYTES;
     if (h->version != TC_SHM_VERSION) {
         tc_shm_ep_fail(ctx, ep, TC_ERR_UNSUPPORTED,
                        "made segment version %u, this build knows %d (mixed builds?)",

@@ -10,6 +10,7 @@
 #include "tcomms/base/status.h"
 #include "tcomms/transport/auth.h"
 #include "tcomms/transport/shm.h"
+#include "tcomms/transport/shm_lane.h"
 #include "tcomms/transport/shm_layout.h"
 #include "tcomms/transport/transport.h"
 
@@ -156,6 +157,7 @@ struct tc_shm_ep {
     uint32_t cell_size, ncells; /* private copies: never re-read from the segment */
     size_t stride;
     tc_shm_ring_t tx, rx;
+    tc_tp_shm_lane_t lane; /* the small-message slots (shm_lane.h), used by the runtime */
     int cma_local;    /* we can read/write the peer's memory */
     int cma_peer;     /* the peer can read ours: large sends go by RTS */
 

@@ -6,6 +6,8 @@
  *   0    tc_shm_seg_hdr_t  identity, geometry, the handshake, per-side state
  *   256  ring 0 (creator -> opener)
  *   256 + ring_bytes  ring 1 (opener -> creator)
+ *   256 + 2 ring_bytes  lane 0 (creator -> opener), then lane 1 (opener -> creator),
+ *                       TC_SHM_LANE_BYTES each (shm_lane.h: the small-message slots)
  * A ring is a head line (64 bytes, u64 cells consumed, written by the
  * consumer), a tail line (64 bytes, u64 cells produced, written by the
  * producer) and ncells cells of TC_SHM_CELL_HDR + cell_size bytes; cell i of
@@ -18,7 +20,7 @@
 #include <stdint.h>
 
 #define TC_SHM_MAGIC 0x314d485354435431ULL /* written last by the creator */
-#define TC_SHM_VERSION 2 /* 2: the challenge-response (nonces, MACs, proved, verdict) */
+#define TC_SHM_VERSION 3 /* 2: the challenge-response; 3: the lanes after the rings */
 #define TC_SHM_LINE 64
 #define TC_SHM_HDR_SIZE 256
 #define TC_SHM_CELL_HDR 64

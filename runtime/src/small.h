@@ -1,0 +1,99 @@
+/* The small-message path (docs/runtime.md): blocking collectives of at most
+ * TC_SMALL_MAX bytes per message among ranks that all reach each other over
+ * shm run through the lanes of the pair segments (tcomms/transport/
+ * shm_lane.h) instead of a schedule: no work object, no schedule lookup, no
+ * tag matching, no system call and no clock read while data arrives. Two
+ * halves: small.c, of the plans + executor module (the lanes and the
+ * collectives on them; it calls the world, the kernels and shm), and
+ * small_issue.c, of the work module (the entry from tc_rt_coll_issue, the
+ * waiting policy with progress and failure checks, statistics, flight
+ * recorder and hooks). Private to those two files. */
+#ifndef TC_RUNTIME_SMALL_H
+#define TC_RUNTIME_SMALL_H
+
+#include "comms.h"
+#include "tcomms/transport/shm_lane.h"
+
+/* Largest communicator served: every rank keeps a lane to every other. */
+#define TC_RT_SMALL_RANKS 64
+
+enum { TC_RT_SMALL_UNKNOWN = 0, TC_RT_SMALL_ON, TC_RT_SMALL_OFF };
+
+/* Per communicator (comm->small), made on its first blocking collective. */
+typedef struct tc_rt_small {
+    int state;  /* TC_RT_SMALL_*: OFF for good once a condition fails */
+    size_t max; /* largest message taken (TC_SMALL_MAX bytes) */
+    struct {
+        tc_tp_shm_lane_t *lane;        /* the lanes to this rank (NULL: this process) */
+        tc_tp_ep_t *ep;                /* their endpoint */
+    } * peer;                          /* [size] */
+    tc_rt_stat_t *stat[TC_COLL_COUNT]; /* this path's entry of comm->stats, per collective */
+    int forced[TC_COLL_COUNT];         /* TC_ALGO_<COLL> set: that collective never comes here */
+} tc_rt_small_t;
+
+typedef struct tc_rt_small_op tc_rt_small_op_t;
+
+/* Wait until the next message from rank @p q is there (rx) or a slot towards
+ * it is free (!rx): TC_OK with the slot in *slot_p, or why the operation
+ * cannot go on. The issuing module's policy (small_issue.c). */
+typedef tc_status_t (*tc_rt_small_wait_fn)(tc_rt_small_op_t *op, int q, int rx, void **slot_p);
+
+/* One operation on the path. */
+struct tc_rt_small_op {
+    tc_rt_comm_t *comm;
+    tc_rt_small_t *s;
+    const tc_rt_coll_t *call;
+    size_t bytes;      /* bytes of each lane message */
+    uint64_t seq, tag; /* the communicator's sequence number, and it with the comm id */
+    uint64_t fr_id;    /* its flight-recorder entry, or 0 */
+    uint64_t deadline; /* 0 until a wait first reads the clock */
+    int awaited;       /* the rank waited for when it ended in error, or -1 */
+    uint64_t start_ns; /* when it began: only with hooks, which are given its time */
+    tc_rt_small_wait_fn wait;
+};
+
+/* small.c (plans + executor): the lanes and the collectives on them */
+/* The path's state of @p comm, made on first use (TC_SMALL_MAX, TC_ALGO_<COLL>). */
+TC_MUST_USE tc_status_t tc_rt_small_get(tc_rt_comm_t *comm, tc_rt_small_t **s_p);
+void tc_rt_small_free(tc_rt_comm_t *comm);
+/* The bytes of each lane message of @p call, or 0 when the path does not take it. */
+size_t tc_rt_small_bytes(const tc_rt_small_t *s, const tc_rt_coll_t *call);
+/* Connect every peer and take the lanes of those connected: *missing_p = a
+ * rank whose shm connection is not up yet, or -1 when all are (state ON); a
+ * peer over another backend turns the path OFF. Bounded by @p deadline. */
+TC_MUST_USE tc_status_t tc_rt_small_connect(tc_rt_comm_t *comm, tc_rt_small_t *s, uint64_t deadline,
+                                            int *missing_p);
+/* Run the operation's collective on the lanes (op->wait waits when a lane is not ready). */
+TC_MUST_USE tc_status_t tc_rt_small_run(tc_rt_small_op_t *op);
+
+/* small_issue.c (work): the entry from tc_rt_coll_issue, waiting, bookkeeping */
+/* Run @p call on the path when it applies (blocking, no work object: @p flags
+ * 0): *taken_p = 1 and the operation's result; else *taken_p = 0 and nothing
+ * happened. Lock held. */
+TC_MUST_USE tc_status_t tc_rt_small_try(tc_rt_comm_t *comm, const tc_rt_coll_t *call, int flags,
+                                        int *taken_p);
+
+/* The next message from rank @p q once it is there; on an error NULL and *st_p set. */
+static inline const tc_shm_lane_slot_t *tc_rt_small_rx(tc_rt_small_op_t *op, int q,
+                                                       tc_status_t *st_p)
+{
+    const tc_shm_lane_slot_t *slot = tc_shm_lane_peek(op->s->peer[q].lane);
+    void *waited = NULL;
+    if (slot)
+        return slot;
+    *st_p = op->wait(op, q, 1, &waited);
+    return *st_p == TC_OK ? (const tc_shm_lane_slot_t *)waited : NULL;
+}
+
+/* The next free slot towards rank @p q; on an error NULL and *st_p set. */
+static inline tc_shm_lane_slot_t *tc_rt_small_tx(tc_rt_small_op_t *op, int q, tc_status_t *st_p)
+{
+    tc_shm_lane_slot_t *slot = tc_shm_lane_tx_slot(op->s->peer[q].lane);
+    void *waited = NULL;
+    if (slot)
+        return slot;
+    *st_p = op->wait(op, q, 0, &waited);
+    return *st_p == TC_OK ? (tc_shm_lane_slot_t *)waited : NULL;
+}
+
+#endif

@@ -1,0 +1,299 @@
+/* The small-message path's half in the work module (small.h): the entry
+ * from tc_rt_coll_issue, the connection of the lanes, waiting, and the
+ * promises of the general path it keeps: timeouts, failure detection,
+ * revoke and abort, the flight recorder, statistics and hooks.
+ *
+ * The waiting policy: look at the lane SMALL_SPINS times without reading the
+ * clock; then keep looking, reading the clock every SMALL_CLOCK_EVERY looks,
+ * for the world's spin time (TC_SPIN_US: 50 us, or 0 when ranks outnumber
+ * cores), yielding every SMALL_SPIN_YIELD_NS in case the peer shares this
+ * core because the node is loaded; then, after each further look, progress the world (failures,
+ * revocations, heartbeats, other operations), check the peer's endpoint and
+ * the deadline, and yield the core for SMALL_YIELD_NS, napping after that.
+ * So an operation whose peers are on time makes no system call and reads no
+ * clock, and an oversubscribed node is not starved. The timeout counts from
+ * the first clock read, a few microseconds after the wait began. */
+#include <sched.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+
+#include "ft.h"
+#include "obs.h"
+#include "progress.h"
+#include "small.h"
+#include "work.h"
+#include "tcomms/base/log.h"
+#include "tcomms/base/time.h"
+
+#define SMALL_SPINS 64 /* about 2 us of pause instructions */
+#define SMALL_CLOCK_EVERY 64
+#define SMALL_SPIN_YIELD_NS 4000ull /* ranks sharing a core: each wait costs about this */
+#define SMALL_YIELD_NS 5000000ull
+#define SMALL_NAP_NS 50000L
+#define SMALL_ALGO "shm_lanes" /* the name stats, hooks and the flight recorder show */
+
+static inline void small_relax(void)
+{
+#if defined(__x86_64__) || defined(__i386__)
+    __builtin_ia32_pause();
+#elif defined(__aarch64__)
+    __asm__ __volatile__("yield" ::: "memory");
+#else
+    __asm__ __volatile__("" ::: "memory");
+#endif
+}
+
+/* The slot waited for, or NULL: the peer's next message (rx) or our next free slot. */
+static inline void *small_look(tc_rt_small_op_t *op, int q, int rx)
+{
+    tc_tp_shm_lane_t *lane = op->s->peer[q].lane;
+    /* the caller only reads a received slot: const is dropped for one return type */
+    return rx ? (void *)(uintptr_t)tc_shm_lane_peek(lane) : (void *)tc_shm_lane_tx_slot(lane);
+}
+
+/* A coarse time for the flight recorder: no system call, a few ms resolution. */
+static uint64_t small_coarse_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+static const char *small_what(const tc_rt_small_op_t *op, char *buf, size_t cap)
+{
+    tc_rt_op_t o = {op->call->coll, op->seq, op->comm->name};
+    return tc_rt_op_what(&o, buf, cap);
+}
+
+/* The slow part of a wait for rank @p q: progress, its endpoint, the communicator. */
+static tc_status_t small_check(tc_rt_small_op_t *op, int q)
+{
+    tc_rt_comm_t *comm = op->comm;
+    tc_rt_world_t *world = comm->world;
+    (void)tc_rt_world_progress(world);
+    tc_tp_ep_t *ep = op->s->peer[q].ep;
+    if (ep->failed != TC_OK && comm->broken == TC_OK) {
+        const tc_rt_failed_t *f =
+            tc_rt_world_note_failure(world, tc_rt_world_rank(comm, q), ep->error, 1);
+        if (f)
+            world->hooks.failed(world, f); /* breaks this communicator and the others with q */
+        if (comm->broken == TC_OK)         /* no memory for the record: still end this operation */
+            return tc_error_set(ep->failed, "rank %d: %s", q, ep->error);
+    }
+    if (comm->broken != TC_OK)
+        return tc_error_set(comm->broken, "%s", comm->broken_why);
+    return TC_OK;
+}
+
+static tc_status_t small_wait(tc_rt_small_op_t *op, int q, int rx, void **slot_p)
+{
+    for (int i = 0; i < SMALL_SPINS; i++) {
+        small_relax();
+        if ((*slot_p = small_look(op, q, rx)))
+            return TC_OK;
+    }
+    tc_rt_world_t *world = op->comm->world;
+    uint64_t start = tc_time_ns(), now = start;
+    if (!op->deadline) {
+        int64_t ms = op->call->timeout_ms > 0 ? op->call->timeout_ms : op->comm->timeout_ms;
+        op->deadline = tc_deadline_add_ms(start, (uint64_t)ms);
+    }
+    uint64_t yielded = start;
+    while (now - start < world->spin_ns) {
+        for (int i = 0; i < SMALL_CLOCK_EVERY; i++) {
+            small_relax();
+            if ((*slot_p = small_look(op, q, rx)))
+                return TC_OK;
+        }
+        now = tc_time_ns();
+        if (now - yielded >= SMALL_SPIN_YIELD_NS) {
+            sched_yield(); /* a peer that shares this core (a loaded node) gets to run */
+            yielded = now;
+        }
+    }
+    for (;;) {
+        if ((*slot_p = small_look(op, q, rx)))
+            return TC_OK;
+        tc_status_t st = small_check(op, q);
+        if (st == TC_OK && (*slot_p = small_look(op, q, rx)))
+            return TC_OK;
+        now = tc_time_ns();
+        if (st == TC_OK && now >= op->deadline) {
+            int64_t ms = op->call->timeout_ms > 0 ? op->call->timeout_ms : op->comm->timeout_ms;
+            st = tc_error_set(TC_ERR_TIMEOUT,
+                              "timed out after %lld ms on the small-message path, waiting for "
+                              "rank %d (world rank %d) %s",
+                              (long long)ms, q, tc_rt_world_rank(op->comm, q),
+                              rx ? "to send its part" : "to read an earlier message");
+        }
+        if (st != TC_OK) {
+            op->awaited = q;
+            return st;
+        }
+        if (now - start < SMALL_YIELD_NS) {
+            sched_yield();
+        } else {
+            struct timespec nap = {0, SMALL_NAP_NS};
+            nanosleep(&nap, NULL);
+        }
+        /* a peer that just got the core answers within a few looks: no need to go round again */
+        for (int i = 0; i < SMALL_CLOCK_EVERY; i++) {
+            small_relax();
+            if ((*slot_p = small_look(op, q, rx)))
+                return TC_OK;
+        }
+    }
+}
+
+static void small_hooks(tc_rt_small_op_t *op, int after, tc_status_t st)
+{
+    tc_rt_comm_t *comm = op->comm;
+    const tc_rt_coll_t *c = op->call;
+    tc_rt_op_info_t info = {.coll = c->coll,
+                            .seq = op->seq,
+                            .count = c->count,
+                            .dtype = c->dtype,
+                            .root = c->root,
+                            .algo = SMALL_ALGO,
+                            .status = after ? st : TC_INPROGRESS,
+                            .time_ns = after ? tc_time_ns() - op->start_ns : 0};
+    for (int i = 0; i < comm->nhooks; i++)
+        comm->hooks[i].fn(&info, after, comm->hooks[i].arg);
+}
+
+static void small_begin(tc_rt_small_op_t *op)
+{
+    tc_rt_comm_t *comm = op->comm;
+    const tc_rt_coll_t *c = op->call;
+    if (comm->fr) {
+        uint64_t n = comm->fr_next++;
+        op->fr_id = n + 1;
+        tc_rt_fr_entry_t *e = &comm->fr[n % comm->fr_cap];
+        e->id = n + 1;
+        e->seq = op->seq;
+        e->coll = c->coll;
+        e->dtype = c->dtype;
+        e->op = c->op;
+        e->root = c->root;
+        e->count = c->count;
+        e->algo = SMALL_ALGO;
+        e->state = TC_RT_FR_RUNNING;
+        e->status = TC_INPROGRESS;
+        e->start_ns = small_coarse_ns();
+        e->end_ns = 0;
+        e->awaited[0] = '\0';
+    }
+    if (comm->nhooks) {
+        op->start_ns = tc_time_ns();
+        small_hooks(op, 0, TC_INPROGRESS);
+    }
+}
+
+/* This path's statistics entry for the operation's collective (found once). */
+static tc_rt_stat_t *small_stat(tc_rt_small_op_t *op)
+{
+    tc_rt_comm_t *comm = op->comm;
+    tc_rt_stat_t *e = op->s->stat[op->call->coll];
+    for (int i = 0; i < comm->nstats && !e; i++)
+        if (comm->stats[i].coll == (int)op->call->coll &&
+            strcmp(comm->stats[i].algo, SMALL_ALGO) == 0)
+            e = &comm->stats[i];
+    if (!e && comm->nstats < TC_RT_STATS_MAX) {
+        e = &comm->stats[comm->nstats++];
+        *e = (tc_rt_stat_t){.coll = op->call->coll, .algo = SMALL_ALGO};
+    }
+    op->s->stat[op->call->coll] = e;
+    return e;
+}
+
+static tc_status_t small_end(tc_rt_small_op_t *op, tc_status_t st)
+{
+    tc_rt_comm_t *comm = op->comm;
+    tc_rt_stat_t *stat = small_stat(op);
+    if (stat) {
+        stat->ops++;
+        stat->failed += st != TC_OK;
+        stat->bytes += (uint64_t)op->call->count * tc_dtype_size(op->call->dtype);
+    }
+    tc_rt_fr_entry_t *e = op->fr_id ? &comm->fr[(op->fr_id - 1) % comm->fr_cap] : NULL;
+    if (e && e->id == op->fr_id) {
+        e->end_ns = small_coarse_ns();
+        e->status = st;
+        e->state = st == TC_OK            ? TC_RT_FR_DONE
+                   : st == TC_ERR_TIMEOUT ? TC_RT_FR_TIMED_OUT
+                                          : TC_RT_FR_FAILED;
+        if (op->awaited >= 0)
+            snprintf(e->awaited, sizeof(e->awaited), "%d", op->awaited);
+    }
+    if (st != TC_OK) {
+        char what[128];
+        tc_error_prefix("%s (%s, rank %d of %d): ", small_what(op, what, sizeof(what)), SMALL_ALGO,
+                        comm->rank, comm->size);
+        tc_log_error(TC_SUBSYS_RUNTIME, "%s", tc_last_error());
+        /* the lanes of this communicator are out of step now: like the
+         * general path after a failed operation, the communicator is broken */
+        if (comm->broken == TC_OK) {
+            comm->broken = st;
+            snprintf(comm->broken_why, sizeof(comm->broken_why), "%s", tc_last_error());
+            tc_rt_comm_cancel_works(comm, st, comm->broken_why);
+        }
+    }
+    if (comm->nhooks)
+        small_hooks(op, 1, st);
+    if (st != TC_OK)
+        tc_rt_fr_dump_auto(comm, st == TC_ERR_TIMEOUT ? "timeout" : "error", st);
+    return st;
+}
+
+/* Connect the lanes to every peer, progressing until their shm connections are up. */
+static tc_status_t small_setup(tc_rt_comm_t *comm, tc_rt_small_t *s, uint64_t deadline)
+{
+    for (;;) {
+        int missing;
+        tc_status_t st = tc_rt_small_connect(comm, s, deadline, &missing);
+        if (st != TC_OK || missing < 0)
+            return st;
+        if (tc_time_ns() >= deadline)
+            return tc_error_set(TC_ERR_TIMEOUT,
+                                "comm '%s': the shm connection to rank %d did not come up in time",
+                                comm->name, missing);
+        if (tc_rt_world_progress(comm->world) == 0)
+            tc_rt_world_wait(comm->world, 1, 0);
+    }
+}
+
+tc_status_t tc_rt_small_try(tc_rt_comm_t *comm, const tc_rt_coll_t *call, int flags, int *taken_p)
+{
+    *taken_p = 0;
+    tc_rt_small_t *s;
+    tc_status_t st;
+    if (flags != 0)
+        return TC_OK;
+    if ((st = tc_rt_small_get(comm, &s)) != TC_OK) {
+        *taken_p = 1; /* no memory, or TC_SMALL_MAX is not a number of bytes */
+        return st;
+    }
+    size_t bytes;
+    if (s->state == TC_RT_SMALL_OFF || !(bytes = tc_rt_small_bytes(s, call)))
+        return TC_OK;
+    if (s->state == TC_RT_SMALL_UNKNOWN) {
+        int64_t ms = call->timeout_ms > 0 ? call->timeout_ms : comm->timeout_ms;
+        st = small_setup(comm, s, tc_deadline_after_ms((uint64_t)ms));
+        if (st != TC_OK) {
+            *taken_p = 1;
+            tc_error_prefix("%s on comm '%s': ", tc_coll_name(call->coll), comm->name);
+            return st;
+        }
+        if (s->state != TC_RT_SMALL_ON)
+            return TC_OK;
+    }
+    *taken_p = 1;
+    tc_rt_small_op_t op = {
+        .comm = comm, .s = s, .call = call, .bytes = bytes, .awaited = -1, .wait = small_wait};
+    op.seq = ++comm->seq;
+    op.tag = tc_rt_tag(comm->comm_id, TC_RT_TAG_COLL, op.seq);
+    small_begin(&op);
+    return small_end(&op, tc_rt_small_run(&op));
+}

@@ -1,0 +1,66 @@
+#!/usr/bin/env bash
+# The small-message path under tcrun (tests/integration/small_test.c): correctness of every
+# collective it serves at 2, 3 and 4 ranks, off with TC_SMALL_MAX=0 and with TC_CHECK=1, a
+# timeout (and its flight-recorder dump), a revoke and a dead peer while in it, and a
+# shrink after that death. Every run is bounded by `timeout` and tcrun's --timeout.
+#   small_path_test.sh TCRUN SMALL_TEST
+set -uo pipefail
+tcrun=$1
+prog=$2
+fail=0
+# run NAME RANKS CLEAN_RANKS [ENV=V...] -- ARGS...: passes when CLEAN_RANKS ranks print
+# ", 0 failures" and none prints FAIL.
+run() {
+    local name=$1 n=$2 want=$3
+    shift 3
+    local envs=()
+    while [ "$1" != -- ]; do envs+=("$1"); shift; done
+    shift
+    local out
+    out=$(env "${envs[@]}" timeout -k 5 120 "$tcrun" --keep-going --timeout 100 -n "$n" \
+        "$prog" "$@" 2>&1)
+    local ok
+    ok=$(grep -c ', 0 failures' <<<"$out")
+    if [ "$ok" -ne "$want" ] || grep -q 'FAIL' <<<"$out"; then
+        echo "FAIL  $name ($ok of $want ranks clean):"
+        tail -n 30 <<<"$out" | sed 's/^/      /'
+        fail=1
+    else
+        echo "ok    $name"
+    fi
+}
+for n in 2 3 4; do
+    run "check, $n ranks" "$n" "$n" TC_LOG=warn -- check
+done
+run "TC_SMALL_MAX=0: the general path" 2 2 TC_SMALL_MAX=0 -- check --off
+run "TC_CHECK=1: the path is skipped, the check runs" 2 2 TC_CHECK=1 -- check --off
+# TC_ALGO_ALL_REDUCE names the algorithm of every all-reduce: the path leaves them alone
+out=$(TC_ALGO_ALL_REDUCE=ring timeout -k 5 60 "$tcrun" -n 2 "$prog" loop 100 2>&1)
+if [ "$(grep -c 'small ops: 0$' <<<"$out")" -eq 2 ]; then
+    echo "ok    TC_ALGO_ALL_REDUCE=ring: no all-reduce on the small-message path"
+else
+    echo "FAIL  TC_ALGO_ALL_REDUCE=ring:"
+    sed 's/^/      /' <<<"$out"
+    fail=1
+fi
+run "timeout, 2 ranks" 2 2 TC_LOG=none -- timeout
+run "timeout, 3 ranks" 3 3 TC_LOG=none -- timeout
+run "revoke, 3 ranks" 3 3 TC_LOG=none -- revoke
+# the flight recorder's dump of a timeout names the path and the rank awaited
+fr=$(mktemp -d /tmp/tc-small-fr.XXXXXX)
+run "timeout, 2 ranks, flight recorder" 2 2 TC_LOG=none TC_FR_DIR="$fr" -- timeout
+if grep -qs '"shm_lanes"' "$fr"/* && grep -qs 'timed_out' "$fr"/*; then
+    echo "ok    the flight recorder shows the timed-out shm_lanes operation"
+else
+    echo "FAIL  no shm_lanes operation timed out in the flight recorder's dump:"
+    ls -l "$fr"
+    head -c 2000 "$fr"/* 2>/dev/null
+    fail=1
+fi
+rm -rf "$fr"
+# the victim dies: only the survivors report
+run "kill, 2 ranks" 2 1 TC_LOG=none -- kill
+run "kill, 4 ranks" 4 3 TC_LOG=none -- kill
+run "kill, then shrink and go on, 3 ranks" 3 2 TC_LOG=none -- shrink
+run "kill, then shrink and go on, 4 ranks" 4 3 TC_LOG=none -- shrink
+exit $fail

@@ -1,0 +1,191 @@
+/* The lane protocol (tcomms/transport/shm_lane.h): order, slot reuse only after the reader's
+ * acknowledgement, payloads in and beyond the first line, a writer and a reader on two threads,
+ * and the lanes of a real pair segment (what one side writes, the other reads). */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+#include <pthread.h>
+
+#include "shm_util.h"
+#include "tcomms/base/status.h"
+#include "tcomms/transport/shm.h"
+#include "tcomms/transport/shm_lane.h"
+#include "tcomms/transport/transport.h"
+#include "tests/transport/tp_util.h"
+
+/* Two lane areas and the two sides' views of them (a: writes area 0, b: writes area 1). */
+typedef struct {
+    unsigned char *area[2];
+    tc_tp_shm_lane_t a, b;
+} lanes_t;
+
+static void lanes_open(lanes_t *l)
+{
+    for (int i = 0; i < 2; i++) {
+        assert_int_equal(posix_memalign((void **)&l->area[i], 64, TC_SHM_LANE_BYTES), 0);
+        memset(l->area[i], 0, TC_SHM_LANE_BYTES);
+    }
+    tc_shm_lane_init(&l->a, l->area[0], l->area[1]);
+    tc_shm_lane_init(&l->b, l->area[1], l->area[0]);
+}
+
+static void lanes_close(lanes_t *l)
+{
+    free(l->area[0]);
+    free(l->area[1]);
+}
+
+static void put(tc_tp_shm_lane_t *lane, uint64_t tag, size_t len, uint64_t seed)
+{
+    tc_shm_lane_slot_t *slot = tc_shm_lane_tx_slot(lane);
+    assert_non_null(slot);
+    for (size_t i = 0; i < len; i++)
+        slot->data[i] = tc_tpt_pattern(seed, i);
+    tc_shm_lane_post(lane, slot, tag, len);
+}
+
+static void get(tc_tp_shm_lane_t *lane, uint64_t tag, size_t len, uint64_t seed)
+{
+    const tc_shm_lane_slot_t *slot = tc_shm_lane_peek(lane);
+    assert_non_null(slot);
+    assert_int_equal(slot->tag, tag);
+    assert_int_equal(slot->len, len);
+    for (size_t i = 0; i < len; i++)
+        assert_int_equal(slot->data[i], tc_tpt_pattern(seed, i));
+    tc_shm_lane_release(lane);
+}
+
+static void test_layout(void **state)
+{
+    (void)state;
+    assert_int_equal(offsetof(tc_shm_lane_slot_t, data), TC_SHM_LANE_HDR);
+    assert_int_equal(TC_SHM_LANE_SLOT % 64, 0);
+    assert_true(TC_SHM_LANE_SLOT >= sizeof(tc_shm_lane_slot_t));
+    assert_int_equal(TC_SHM_LANE_INLINE, 40);
+}
+
+static void test_order_and_sizes(void **state)
+{
+    (void)state;
+    lanes_t l;
+    lanes_open(&l);
+    assert_null(tc_shm_lane_peek(&l.b)); /* a fresh (zero) lane holds nothing */
+    static const size_t lens[] = {
+        0, 1, 8, TC_SHM_LANE_INLINE, TC_SHM_LANE_INLINE + 1, 4096, TC_SHM_LANE_PAYLOAD};
+    for (size_t i = 0; i < sizeof(lens) / sizeof(lens[0]); i++) {
+        put(&l.a, 100 + i, lens[i], i);
+        put(&l.b, 200 + i, lens[i], 50 + i); /* the other direction is independent */
+        get(&l.b, 100 + i, lens[i], i);
+        get(&l.a, 200 + i, lens[i], 50 + i);
+        assert_null(tc_shm_lane_peek(&l.b));
+        assert_null(tc_shm_lane_peek(&l.a));
+    }
+    lanes_close(&l);
+}
+
+static void test_full_until_acked(void **state)
+{
+    (void)state;
+    lanes_t l;
+    lanes_open(&l);
+    for (int round = 0; round < 3; round++) {
+        for (int i = 0; i < TC_SHM_LANE_SLOTS; i++)
+            put(&l.a, (uint64_t)(round * 10 + i), 16, (uint64_t)(round * 10 + i));
+        /* every slot holds an unread message: the writer must not get one */
+        assert_null(tc_shm_lane_tx_slot(&l.a));
+        /* peeking is not reading: still full */
+        assert_non_null(tc_shm_lane_peek(&l.b));
+        assert_null(tc_shm_lane_tx_slot(&l.a));
+        get(&l.b, (uint64_t)(round * 10), 16, (uint64_t)(round * 10));
+        /* one acknowledged: exactly one slot is free again, the oldest one */
+        tc_shm_lane_slot_t *slot = tc_shm_lane_tx_slot(&l.a);
+        assert_non_null(slot);
+        assert_ptr_equal(slot, l.a.tx + (size_t)(l.a.sent % TC_SHM_LANE_SLOTS) * TC_SHM_LANE_SLOT);
+        /* the rest arrive in order, untouched */
+        for (int i = 1; i < TC_SHM_LANE_SLOTS; i++)
+            get(&l.b, (uint64_t)(round * 10 + i), 16, (uint64_t)(round * 10 + i));
+        assert_null(tc_shm_lane_peek(&l.b));
+    }
+    lanes_close(&l);
+}
+
+enum { THREAD_MSGS = 200000 };
+
+static void *writer(void *arg)
+{
+    tc_tp_shm_lane_t *lane = arg;
+    for (uint64_t k = 0; k < THREAD_MSGS; k++) {
+        tc_shm_lane_slot_t *slot;
+        while (!(slot = tc_shm_lane_tx_slot(lane)))
+            ;
+        size_t len = (size_t)(k % 97) * 8;
+        for (size_t i = 0; i < len / 8; i++) {
+            uint64_t v = k * 1000003u + i;
+            memcpy(slot->data + i * 8, &v, 8);
+        }
+        tc_shm_lane_post(lane, slot, k, len);
+    }
+    return NULL;
+}
+
+/* A reader on another thread sees every message whole, in order: the release store of the
+ * sequence number orders the payload, the acknowledgement orders slot reuse. */
+static void test_two_threads(void **state)
+{
+    (void)state;
+    lanes_t l;
+    lanes_open(&l);
+    pthread_t t;
+    assert_int_equal(pthread_create(&t, NULL, writer, &l.a), 0);
+    uint64_t bad = 0;
+    for (uint64_t k = 0; k < THREAD_MSGS; k++) {
+        const tc_shm_lane_slot_t *slot;
+        while (!(slot = tc_shm_lane_peek(&l.b)))
+            ;
+        size_t len = (size_t)(k % 97) * 8;
+        bad += slot->tag != k || slot->len != len;
+        for (size_t i = 0; i < len / 8; i++) {
+            uint64_t v;
+            memcpy(&v, slot->data + i * 8, 8);
+            bad += v != k * 1000003u + i;
+        }
+        tc_shm_lane_release(&l.b);
+    }
+    assert_int_equal(pthread_join(t, NULL), 0);
+    assert_int_equal(bad, 0);
+    lanes_close(&l);
+}
+
+/* The lanes of a connected pair: each side's tx is the other's rx, in the shared segment. */
+static void test_pair_segment(void **state)
+{
+    (void)state;
+    tp_pair_t p;
+    tc_shmt_pair_open(&p, NULL);
+    tc_tp_shm_lane_t *lane[2];
+    for (int i = 0; i < 2; i++)
+        assert_int_equal(tc_tp_shm_ep_lane(p.ep[i], &lane[i]), TC_OK);
+    /* each side maps the segment at its own address: only contents can show the sharing */
+    for (uint64_t k = 0; k < 3 * TC_SHM_LANE_SLOTS; k++) {
+        put(lane[k % 2], k, 8 * k, k);
+        get(lane[1 - k % 2], k, 8 * k, k);
+    }
+    tc_tp_shm_lane_t *none;
+    assert_int_equal(tc_tp_shm_ep_lane(NULL, &none), TC_ERR_INVALID_ARG);
+    tc_tpt_pair_close(&p);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_layout),           cmocka_unit_test(test_order_and_sizes),
+        cmocka_unit_test(test_full_until_acked), cmocka_unit_test(test_two_threads),
+        cmocka_unit_test(test_pair_segment),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
