@@ -168,28 +168,28 @@ static int small_stale(const tc_rt_small_op_t *op, uint64_t tag)
     return id < world->next_comm_id;
 }
 
-/* The message of this operation from rank @p q (released by the caller). */
-static tc_status_t take(tc_rt_small_op_t *op, int q, const unsigned char **data_p)
+/* Release the messages of rank @p q that no operation will read (small_stale): they would
+ * hold slots the peer needs. */
+static void drop_stale(tc_rt_small_op_t *op, int q)
+{
+    tc_tp_shm_lane_t *lane = op->s->peer[q].lane;
+    for (unsigned i = 0; i < TC_SHM_LANE_SLOTS; i++) {
+        const tc_shm_lane_slot_t *slot = tc_shm_lane_pending(lane, i);
+        if (slot && slot->tag != op->tag && small_stale(op, slot->tag))
+            tc_shm_lane_release(lane, slot);
+    }
+}
+
+/* The message of this operation from rank @p q (released by the caller). Messages of
+ * other communicators (other threads' operations) may sit in other slots meanwhile. */
+static tc_status_t take(tc_rt_small_op_t *op, int q, const tc_shm_lane_slot_t **slot_p)
 {
     tc_status_t st = TC_OK;
+    drop_stale(op, q);
     const tc_shm_lane_slot_t *slot = tc_rt_small_rx(op, q, &st);
-    while (st == TC_OK && slot->tag != op->tag && small_stale(op, slot->tag)) {
-        tc_shm_lane_release(op->s->peer[q].lane);
-        slot = tc_rt_small_rx(op, q, &st);
-    }
-    if (st != TC_OK)
+    if (!slot)
         return st;
     size_t len = op->call->coll == TC_COLL_BARRIER ? 0 : op->bytes;
-    if (slot->tag != op->tag) {
-        op->awaited = q;
-        return tc_error_set(TC_ERR_MISMATCH,
-                            "rank %d sent operation #%llu of comm id %llu, this rank is at #%llu "
-                            "of comm '%s' (id %u): collectives of communicators sharing these "
-                            "ranks were called in different orders",
-                            q, (unsigned long long)(slot->tag & ((1ull << TC_RT_TAG_SEQ_BITS) - 1)),
-                            (unsigned long long)(slot->tag >> TC_RT_TAG_ID_SHIFT),
-                            (unsigned long long)op->seq, op->comm->name, op->comm->comm_id);
-    }
     if (slot->len != len) {
         op->awaited = q;
         return tc_error_set(TC_ERR_MISMATCH,
@@ -197,7 +197,7 @@ static tc_status_t take(tc_rt_small_op_t *op, int q, const unsigned char **data_
                             "disagree on count or type)",
                             q, (unsigned long long)slot->len, len);
     }
-    *data_p = slot->data;
+    *slot_p = slot;
     return TC_OK;
 }
 
@@ -228,15 +228,15 @@ static tc_status_t post_blocks(tc_rt_small_op_t *op, const unsigned char *src)
 static tc_status_t take_blocks(tc_rt_small_op_t *op, unsigned char *dst)
 {
     for (int q = 0; q < op->comm->size; q++) {
-        const unsigned char *data;
+        const tc_shm_lane_slot_t *slot;
         if (q == op->comm->rank)
             continue;
-        tc_status_t st = take(op, q, &data);
+        tc_status_t st = take(op, q, &slot);
         if (st != TC_OK)
             return st;
         if (dst)
-            memcpy(dst + (size_t)q * op->bytes, data, op->bytes);
-        tc_shm_lane_release(op->s->peer[q].lane);
+            memcpy(dst + (size_t)q * op->bytes, slot->data, op->bytes);
+        tc_shm_lane_release(op->s->peer[q].lane, slot);
     }
     return TC_OK;
 }
@@ -248,27 +248,28 @@ static tc_status_t take_fold(tc_rt_small_op_t *op, const void *mine, void *dst)
     const tc_rt_coll_t *c = op->call;
     int n = op->comm->size, me = op->comm->rank;
     unsigned char keep[TC_SHM_LANE_PAYLOAD];
-    if (mine && mine == dst &&
-        me >= 2) { /* in place: the input would be overwritten before its turn */
+    if (mine && mine == dst && me >= 1) { /* in place: the input would be overwritten first */
         memcpy(keep, mine, op->bytes);
         mine = keep;
     }
+    /* Fold in rank order (every rank gets the same bits), releasing each message once
+     * folded: holding one while waiting for the next could wait on another thread's
+     * operation that waits for this lane. */
     tc_redop_t rop = c->op == TC_AVG ? TC_SUM : c->op;
-    const unsigned char *first = mine; /* rank 0's, held until rank 1's arrives */
     tc_status_t st = TC_OK;
     for (int q = 0; q < n && st == TC_OK; q++) {
-        const unsigned char *data = (const unsigned char *)mine;
-        if (q != me && (st = take(op, q, &data)) != TC_OK)
+        const tc_shm_lane_slot_t *slot = NULL;
+        if (q != me && (st = take(op, q, &slot)) != TC_OK)
             break;
+        const unsigned char *data = slot ? slot->data : (const unsigned char *)mine;
         if (q == 0) {
-            first = data;
-            continue;
+            if (data != dst)
+                memcpy(dst, data, op->bytes);
+        } else {
+            st = tc_kern_reduce(c->dtype, rop, dst, dst, data, c->count);
         }
-        st = tc_kern_reduce(c->dtype, rop, dst, q == 1 ? (const void *)first : dst, data, c->count);
-        if (q != me)
-            tc_shm_lane_release(op->s->peer[q].lane);
-        if (q == 1 && me != 0)
-            tc_shm_lane_release(op->s->peer[0].lane);
+        if (slot)
+            tc_shm_lane_release(op->s->peer[q].lane, slot);
     }
     if (st == TC_OK && c->op == TC_AVG)
         st = tc_kern_scale_div(c->dtype, dst, c->count, n);
@@ -284,6 +285,7 @@ tc_status_t tc_rt_small_run(tc_rt_small_op_t *op)
     unsigned char *out = c->recvbuf;
     const unsigned char *in = c->sendbuf;
     const void *posted = NULL;
+    const tc_shm_lane_slot_t *got;
     tc_status_t st;
     switch (c->coll) {
     case TC_COLL_BARRIER:
@@ -301,10 +303,10 @@ tc_status_t tc_rt_small_run(tc_rt_small_op_t *op)
     case TC_COLL_BROADCAST:
         if (me == root)
             return post_all(op, in, b);
-        if ((st = take(op, root, &in)) != TC_OK)
+        if ((st = take(op, root, &got)) != TC_OK)
             return st;
-        memcpy(out, in, b);
-        tc_shm_lane_release(op->s->peer[root].lane);
+        memcpy(out, got->data, b);
+        tc_shm_lane_release(op->s->peer[root].lane, got);
         return TC_OK;
     case TC_COLL_ALL_GATHER:
         in = in_place ? out + (size_t)me * b : in;
@@ -327,13 +329,12 @@ tc_status_t tc_rt_small_run(tc_rt_small_op_t *op)
         if (!in_place)
             memcpy(out + (size_t)me * b, in, b);
         for (int q = 0; q < op->comm->size; q++) {
-            const unsigned char *data;
             if (q == me)
                 continue;
-            if ((st = take(op, q, &data)) != TC_OK)
+            if ((st = take(op, q, &got)) != TC_OK)
                 return st;
-            memcpy(out + (size_t)q * b, data, b);
-            tc_shm_lane_release(op->s->peer[q].lane);
+            memcpy(out + (size_t)q * b, got->data, b);
+            tc_shm_lane_release(op->s->peer[q].lane, got);
         }
         return TC_OK;
     case TC_COLL_SCATTER:
@@ -344,10 +345,10 @@ tc_status_t tc_rt_small_run(tc_rt_small_op_t *op)
                 memcpy(out, in + (size_t)me * b, b);
             return TC_OK;
         }
-        if ((st = take(op, root, &in)) != TC_OK)
+        if ((st = take(op, root, &got)) != TC_OK)
             return st;
-        memcpy(out, in, b);
-        tc_shm_lane_release(op->s->peer[root].lane);
+        memcpy(out, got->data, b);
+        tc_shm_lane_release(op->s->peer[root].lane, got);
         return TC_OK;
     default:
         return tc_error_set(TC_ERR_INTERNAL, "small-message path: collective %d", (int)c->coll);

@@ -33,10 +33,15 @@ typedef struct tc_rt_small {
 
 typedef struct tc_rt_small_op tc_rt_small_op_t;
 
-/* Wait until the next message from rank @p q is there (rx) or a slot towards
- * it is free (!rx): TC_OK with the slot in *slot_p, or why the operation
- * cannot go on. The issuing module's policy (small_issue.c). */
-typedef tc_status_t (*tc_rt_small_wait_fn)(tc_rt_small_op_t *op, int q, int rx, void **slot_p);
+/* What a wait is for. */
+enum {
+    TC_RT_SMALL_TX = 0, /* a free slot towards rank q */
+    TC_RT_SMALL_RX      /* this operation's message from rank q */
+};
+
+/* Wait as @p what says (TC_RT_SMALL_*): TC_OK with the slot in *slot_p, or
+ * why the operation cannot go on. The issuing module's policy (small_issue.c). */
+typedef tc_status_t (*tc_rt_small_wait_fn)(tc_rt_small_op_t *op, int q, int what, void **slot_p);
 
 /* One operation on the path. */
 struct tc_rt_small_op {
@@ -73,15 +78,15 @@ TC_MUST_USE tc_status_t tc_rt_small_run(tc_rt_small_op_t *op);
 TC_MUST_USE tc_status_t tc_rt_small_try(tc_rt_comm_t *comm, const tc_rt_coll_t *call, int flags,
                                         int *taken_p);
 
-/* The next message from rank @p q once it is there; on an error NULL and *st_p set. */
+/* This operation's message from rank @p q once it is there; on an error NULL and *st_p set. */
 static inline const tc_shm_lane_slot_t *tc_rt_small_rx(tc_rt_small_op_t *op, int q,
                                                        tc_status_t *st_p)
 {
-    const tc_shm_lane_slot_t *slot = tc_shm_lane_peek(op->s->peer[q].lane);
+    const tc_shm_lane_slot_t *slot = tc_shm_lane_find(op->s->peer[q].lane, op->tag);
     void *waited = NULL;
     if (slot)
         return slot;
-    *st_p = op->wait(op, q, 1, &waited);
+    *st_p = op->wait(op, q, TC_RT_SMALL_RX, &waited);
     return *st_p == TC_OK ? (const tc_shm_lane_slot_t *)waited : NULL;
 }
 
@@ -92,7 +97,7 @@ static inline tc_shm_lane_slot_t *tc_rt_small_tx(tc_rt_small_op_t *op, int q, tc
     void *waited = NULL;
     if (slot)
         return slot;
-    *st_p = op->wait(op, q, 0, &waited);
+    *st_p = op->wait(op, q, TC_RT_SMALL_TX, &waited);
     return *st_p == TC_OK ? (tc_shm_lane_slot_t *)waited : NULL;
 }
 

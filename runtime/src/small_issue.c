@@ -50,7 +50,8 @@ static inline void *small_look(tc_rt_small_op_t *op, int q, int rx)
 {
     tc_tp_shm_lane_t *lane = op->s->peer[q].lane;
     /* the caller only reads a received slot: const is dropped for one return type */
-    return rx ? (void *)(uintptr_t)tc_shm_lane_peek(lane) : (void *)tc_shm_lane_tx_slot(lane);
+    return rx ? (void *)(uintptr_t)tc_shm_lane_find(lane, op->tag)
+              : (void *)tc_shm_lane_tx_slot(lane);
 }
 
 /* A coarse time for the flight recorder: no system call, a few ms resolution. */
@@ -87,8 +88,28 @@ static tc_status_t small_check(tc_rt_small_op_t *op, int q)
     return TC_OK;
 }
 
-static tc_status_t small_wait(tc_rt_small_op_t *op, int q, int rx, void **slot_p)
+static uint64_t small_deadline(tc_rt_small_op_t *op, uint64_t now)
 {
+    if (!op->deadline) {
+        int64_t ms = op->call->timeout_ms > 0 ? op->call->timeout_ms : op->comm->timeout_ms;
+        op->deadline = tc_deadline_add_ms(now, (uint64_t)ms);
+    }
+    return op->deadline;
+}
+
+static tc_status_t small_timeout(tc_rt_small_op_t *op, int q, const char *what)
+{
+    int64_t ms = op->call->timeout_ms > 0 ? op->call->timeout_ms : op->comm->timeout_ms;
+    op->awaited = q;
+    return tc_error_set(TC_ERR_TIMEOUT,
+                        "timed out after %lld ms on the small-message path, waiting for rank %d "
+                        "(world rank %d) %s",
+                        (long long)ms, q, tc_rt_world_rank(op->comm, q), what);
+}
+
+static tc_status_t small_wait(tc_rt_small_op_t *op, int q, int what, void **slot_p)
+{
+    int rx = what == TC_RT_SMALL_RX;
     for (int i = 0; i < SMALL_SPINS; i++) {
         small_relax();
         if ((*slot_p = small_look(op, q, rx)))
@@ -96,10 +117,7 @@ static tc_status_t small_wait(tc_rt_small_op_t *op, int q, int rx, void **slot_p
     }
     tc_rt_world_t *world = op->comm->world;
     uint64_t start = tc_time_ns(), now = start;
-    if (!op->deadline) {
-        int64_t ms = op->call->timeout_ms > 0 ? op->call->timeout_ms : op->comm->timeout_ms;
-        op->deadline = tc_deadline_add_ms(start, (uint64_t)ms);
-    }
+    small_deadline(op, start);
     uint64_t yielded = start;
     while (now - start < world->spin_ns) {
         for (int i = 0; i < SMALL_CLOCK_EVERY; i++) {
@@ -120,18 +138,13 @@ static tc_status_t small_wait(tc_rt_small_op_t *op, int q, int rx, void **slot_p
         if (st == TC_OK && (*slot_p = small_look(op, q, rx)))
             return TC_OK;
         now = tc_time_ns();
-        if (st == TC_OK && now >= op->deadline) {
-            int64_t ms = op->call->timeout_ms > 0 ? op->call->timeout_ms : op->comm->timeout_ms;
-            st = tc_error_set(TC_ERR_TIMEOUT,
-                              "timed out after %lld ms on the small-message path, waiting for "
-                              "rank %d (world rank %d) %s",
-                              (long long)ms, q, tc_rt_world_rank(op->comm, q),
-                              rx ? "to send its part" : "to read an earlier message");
-        }
+        if (st == TC_OK && now >= op->deadline)
+            st = small_timeout(op, q, rx ? "to send its part" : "to read an earlier message");
         if (st != TC_OK) {
             op->awaited = q;
             return st;
         }
+        tc_rt_world_handoff(world); /* another thread's operation may be what q waits for */
         if (now - start < SMALL_YIELD_NS) {
             sched_yield();
         } else {

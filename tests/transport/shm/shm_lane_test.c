@@ -1,6 +1,7 @@
-/* The lane protocol (tcomms/transport/shm_lane.h): order, slot reuse only after the reader's
- * acknowledgement, payloads in and beyond the first line, a writer and a reader on two threads,
- * and the lanes of a real pair segment (what one side writes, the other reads). */
+/* The lane protocol (tcomms/transport/shm_lane.h): messages found by tag in any order, slot
+ * reuse only after the reader's acknowledgement of that slot, payloads in and beyond the first
+ * line, a writer and a reader on two threads, and the lanes of a real pair segment (what one
+ * side writes, the other reads). */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -51,13 +52,22 @@ static void put(tc_tp_shm_lane_t *lane, uint64_t tag, size_t len, uint64_t seed)
 
 static void get(tc_tp_shm_lane_t *lane, uint64_t tag, size_t len, uint64_t seed)
 {
-    const tc_shm_lane_slot_t *slot = tc_shm_lane_peek(lane);
+    const tc_shm_lane_slot_t *slot = tc_shm_lane_find(lane, tag);
     assert_non_null(slot);
     assert_int_equal(slot->tag, tag);
     assert_int_equal(slot->len, len);
     for (size_t i = 0; i < len; i++)
         assert_int_equal(slot->data[i], tc_tpt_pattern(seed, i));
-    tc_shm_lane_release(lane);
+    tc_shm_lane_release(lane, slot);
+}
+
+/* Messages the reader has not consumed yet. */
+static int pending(const tc_tp_shm_lane_t *lane)
+{
+    int n = 0;
+    for (unsigned i = 0; i < TC_SHM_LANE_SLOTS; i++)
+        n += tc_shm_lane_pending(lane, i) != NULL;
+    return n;
 }
 
 static void test_layout(void **state)
@@ -74,7 +84,7 @@ static void test_order_and_sizes(void **state)
     (void)state;
     lanes_t l;
     lanes_open(&l);
-    assert_null(tc_shm_lane_peek(&l.b)); /* a fresh (zero) lane holds nothing */
+    assert_int_equal(pending(&l.b), 0); /* a fresh (zero) lane holds nothing */
     static const size_t lens[] = {
         0, 1, 8, TC_SHM_LANE_INLINE, TC_SHM_LANE_INLINE + 1, 4096, TC_SHM_LANE_PAYLOAD};
     for (size_t i = 0; i < sizeof(lens) / sizeof(lens[0]); i++) {
@@ -82,8 +92,8 @@ static void test_order_and_sizes(void **state)
         put(&l.b, 200 + i, lens[i], 50 + i); /* the other direction is independent */
         get(&l.b, 100 + i, lens[i], i);
         get(&l.a, 200 + i, lens[i], 50 + i);
-        assert_null(tc_shm_lane_peek(&l.b));
-        assert_null(tc_shm_lane_peek(&l.a));
+        assert_int_equal(pending(&l.b), 0);
+        assert_int_equal(pending(&l.a), 0);
     }
     lanes_close(&l);
 }
@@ -98,19 +108,61 @@ static void test_full_until_acked(void **state)
             put(&l.a, (uint64_t)(round * 10 + i), 16, (uint64_t)(round * 10 + i));
         /* every slot holds an unread message: the writer must not get one */
         assert_null(tc_shm_lane_tx_slot(&l.a));
-        /* peeking is not reading: still full */
-        assert_non_null(tc_shm_lane_peek(&l.b));
+        /* finding is not reading: still full */
+        const tc_shm_lane_slot_t *second = tc_shm_lane_find(&l.b, (uint64_t)(round * 10 + 1));
+        assert_non_null(second);
         assert_null(tc_shm_lane_tx_slot(&l.a));
-        get(&l.b, (uint64_t)(round * 10), 16, (uint64_t)(round * 10));
-        /* one acknowledged: exactly one slot is free again, the oldest one */
+        /* read one out of order: exactly its slot is free again */
+        size_t at = (size_t)((const unsigned char *)second - l.b.rx);
+        get(&l.b, (uint64_t)(round * 10 + 1), 16, (uint64_t)(round * 10 + 1));
         tc_shm_lane_slot_t *slot = tc_shm_lane_tx_slot(&l.a);
         assert_non_null(slot);
-        assert_ptr_equal(slot, l.a.tx + (size_t)(l.a.sent % TC_SHM_LANE_SLOTS) * TC_SHM_LANE_SLOT);
-        /* the rest arrive in order, untouched */
-        for (int i = 1; i < TC_SHM_LANE_SLOTS; i++)
-            get(&l.b, (uint64_t)(round * 10 + i), 16, (uint64_t)(round * 10 + i));
-        assert_null(tc_shm_lane_peek(&l.b));
+        assert_ptr_equal(slot, l.a.tx + at);
+        assert_int_equal(pending(&l.b), TC_SHM_LANE_SLOTS - 1);
+        /* the others are still there, untouched, whatever order they are read in */
+        for (int i = TC_SHM_LANE_SLOTS - 1; i >= 0; i--)
+            if (i != 1)
+                get(&l.b, (uint64_t)(round * 10 + i), 16, (uint64_t)(round * 10 + i));
+        assert_int_equal(pending(&l.b), 0);
     }
+    lanes_close(&l);
+}
+
+/* Two streams (two communicators' operations) share a lane: the reader takes one stream's
+ * messages while the other's wait in their slots, and neither blocks the other. */
+static void test_streams_interleaved(void **state)
+{
+    (void)state;
+    lanes_t l;
+    lanes_open(&l);
+    uint64_t a = 1000, b = 2000; /* next tag of each stream */
+    uint64_t ra = 1000, rb = 2000;
+    for (int step = 0; step < 40; step++) {
+        /* the writer alternates the streams while slots are free */
+        while (tc_shm_lane_tx_slot(&l.a)) {
+            uint64_t tag = (step + a + b) % 2 ? a++ : b++;
+            put(&l.a, tag, 24, tag);
+        }
+        /* the reader drains stream b first, then at most one of stream a */
+        while (tc_shm_lane_find(&l.b, rb)) {
+            get(&l.b, rb, 24, rb);
+            rb++;
+        }
+        if (tc_shm_lane_find(&l.b, ra)) {
+            get(&l.b, ra, 24, ra);
+            ra++;
+        }
+    }
+    while (ra < a) {
+        get(&l.b, ra, 24, ra);
+        ra++;
+    }
+    while (rb < b) {
+        get(&l.b, rb, 24, rb);
+        rb++;
+    }
+    assert_true(a > 1020 && b > 2020);
+    assert_int_equal(pending(&l.b), 0);
     lanes_close(&l);
 }
 
@@ -133,8 +185,8 @@ static void *writer(void *arg)
     return NULL;
 }
 
-/* A reader on another thread sees every message whole, in order: the release store of the
- * sequence number orders the payload, the acknowledgement orders slot reuse. */
+/* A reader on another thread sees every message whole: the release store of the sequence
+ * number orders the payload, the acknowledgement orders slot reuse. */
 static void test_two_threads(void **state)
 {
     (void)state;
@@ -145,7 +197,7 @@ static void test_two_threads(void **state)
     uint64_t bad = 0;
     for (uint64_t k = 0; k < THREAD_MSGS; k++) {
         const tc_shm_lane_slot_t *slot;
-        while (!(slot = tc_shm_lane_peek(&l.b)))
+        while (!(slot = tc_shm_lane_find(&l.b, k)))
             ;
         size_t len = (size_t)(k % 97) * 8;
         bad += slot->tag != k || slot->len != len;
@@ -154,7 +206,7 @@ static void test_two_threads(void **state)
             memcpy(&v, slot->data + i * 8, 8);
             bad += v != k * 1000003u + i;
         }
-        tc_shm_lane_release(&l.b);
+        tc_shm_lane_release(&l.b, slot);
     }
     assert_int_equal(pthread_join(t, NULL), 0);
     assert_int_equal(bad, 0);
@@ -184,8 +236,8 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_layout),           cmocka_unit_test(test_order_and_sizes),
-        cmocka_unit_test(test_full_until_acked), cmocka_unit_test(test_two_threads),
-        cmocka_unit_test(test_pair_segment),
+        cmocka_unit_test(test_full_until_acked), cmocka_unit_test(test_streams_interleaved),
+        cmocka_unit_test(test_two_threads),      cmocka_unit_test(test_pair_segment),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -9,17 +9,24 @@
  * bytes of payload, starting in the sequence number's own cache line (so a
  * payload of up to TC_SHM_LANE_INLINE bytes moves as one line).
  *
- * The protocol, single writer and single reader per lane:
- * - message k (k = 1, 2, ...) goes into slot (k - 1) % TC_SHM_LANE_SLOTS;
- * - the writer may fill that slot once the reader acknowledged message
- *   k - TC_SHM_LANE_SLOTS (acquire load of the ack word), writes tag, length
- *   and payload, then stores k into the slot's sequence word with release;
- * - the reader waits until the slot's sequence word (acquire load) is k,
- *   reads the payload, then stores k into the ack word with release.
- * So a writer never overwrites what its reader has not finished reading, and
- * at most TC_SHM_LANE_SLOTS messages are in flight per direction. No lock,
- * no system call. The runtime's small-message path is the only user; the
- * rings and their messages are independent of the lanes.
+ * The protocol, single writer and single reader per lane; the slots are
+ * matched by tag, not taken in order, so that messages of several
+ * communicators (several threads of one process) never queue behind each
+ * other:
+ * - the ack line holds one word per slot, written by the reader: the
+ *   generation of the last message it consumed from that slot;
+ * - the writer may fill slot i once the reader consumed everything it put
+ *   there (acquire load of ack word i equals the slot's generation); it
+ *   writes tag, length and payload, then stores the next generation into the
+ *   slot's sequence word with release;
+ * - the reader finds a message by its tag among the slots whose sequence
+ *   word (acquire load) differs from what it consumed, reads the payload,
+ *   then stores that generation into ack word i with release.
+ * So a writer never overwrites what its reader has not finished reading, at
+ * most TC_SHM_LANE_SLOTS messages are in flight per direction, and a tag must
+ * identify one message (the runtime's tags carry a communicator id and a
+ * sequence number). No lock, no system call. The runtime's small-message path
+ * is the only user; the rings and their messages are independent of the lanes.
  *
  * The lane's counters live in the endpoint (one process, one writer and one
  * reader per lane); a context is not thread-safe, neither is a lane.
@@ -52,7 +59,7 @@ extern "C" {
 
 /** @brief A slot as it lies in the segment. */
 typedef struct tc_shm_lane_slot {
-    uint64_t seq; /**< message number held (0: none yet); release-stored last */
+    uint64_t seq; /**< generation of the message held (0: none yet); release-stored last */
     uint64_t tag; /**< the user's identification of the message */
     uint64_t len; /**< payload bytes */
     unsigned char data[TC_SHM_LANE_PAYLOAD];
@@ -60,13 +67,13 @@ typedef struct tc_shm_lane_slot {
 
 /** @brief Both lanes of a pair, as this side sees them. */
 typedef struct tc_tp_shm_lane {
-    unsigned char *tx;        /**< our slots (we write, the peer reads) */
-    const uint64_t *tx_acked; /**< messages of ours the peer has read (it writes) */
-    const unsigned char *rx;  /**< the peer's slots */
-    uint64_t *rx_acked;       /**< messages of the peer's we have read (we write) */
-    uint64_t sent;            /**< messages written into tx */
-    uint64_t acked;           /**< last value read from *tx_acked */
-    uint64_t recvd;           /**< messages read from rx */
+    unsigned char *tx;                    /**< our slots (we write, the peer reads) */
+    const uint64_t *tx_acked;             /**< per slot: generation the peer consumed */
+    const unsigned char *rx;              /**< the peer's slots */
+    uint64_t *rx_acked;                   /**< per slot: generation we consumed (we write) */
+    uint64_t tx_gen[TC_SHM_LANE_SLOTS];   /**< per slot: generation we last wrote */
+    uint64_t rx_done[TC_SHM_LANE_SLOTS];  /**< per slot: generation we last consumed */
+    unsigned next;                        /**< the slot tried first for the next message */
 } tc_tp_shm_lane_t;
 
 /**
@@ -85,46 +92,67 @@ static inline void tc_shm_lane_init(tc_tp_shm_lane_t *lane, unsigned char *tx_ar
     lane->tx_acked = (const uint64_t *)(void *)tx_area;
     lane->rx = rx_area + 64;
     lane->rx_acked = (uint64_t *)(void *)rx_area;
-    lane->sent = lane->acked = lane->recvd = 0;
+    for (int i = 0; i < TC_SHM_LANE_SLOTS; i++)
+        lane->tx_gen[i] = lane->rx_done[i] = 0;
+    lane->next = 0;
 }
 
-/** @brief The slot the next message goes to, or NULL while the reader holds it (all slots full). */
+/** @brief Slot @p i of our side (@p tx) or of the peer's. */
+static inline tc_shm_lane_slot_t *tc_shm_lane_slot(const tc_tp_shm_lane_t *lane, int tx, unsigned i)
+{
+    const unsigned char *base = tx ? lane->tx : lane->rx;
+    return (tc_shm_lane_slot_t *)(void *)(uintptr_t)(base + (size_t)i * TC_SHM_LANE_SLOT);
+}
+
+/** @brief A free slot for the next message, or NULL while the reader holds every slot. */
 static inline tc_shm_lane_slot_t *tc_shm_lane_tx_slot(tc_tp_shm_lane_t *lane)
 {
-    if (lane->sent - lane->acked >= TC_SHM_LANE_SLOTS) {
-        lane->acked = __atomic_load_n(lane->tx_acked, __ATOMIC_ACQUIRE);
-        if (lane->sent - lane->acked >= TC_SHM_LANE_SLOTS)
-            return NULL;
+    for (unsigned k = 0; k < TC_SHM_LANE_SLOTS; k++) {
+        unsigned i = (lane->next + k) % TC_SHM_LANE_SLOTS;
+        if (__atomic_load_n(&lane->tx_acked[i], __ATOMIC_ACQUIRE) == lane->tx_gen[i])
+            return tc_shm_lane_slot(lane, 1, i);
     }
-    return (tc_shm_lane_slot_t *)(void *)(lane->tx + (size_t)(lane->sent % TC_SHM_LANE_SLOTS) *
-                                                         TC_SHM_LANE_SLOT);
+    return NULL;
 }
 
 /** @brief Publish the slot tc_shm_lane_tx_slot() gave, its payload written: @p len bytes. */
 static inline void tc_shm_lane_post(tc_tp_shm_lane_t *lane, tc_shm_lane_slot_t *slot, uint64_t tag,
                                     uint64_t len)
 {
+    unsigned i = (unsigned)(((unsigned char *)slot - lane->tx) / TC_SHM_LANE_SLOT);
     slot->tag = tag;
     slot->len = len;
-    __atomic_store_n(&slot->seq, ++lane->sent, __ATOMIC_RELEASE);
+    lane->next = (i + 1) % TC_SHM_LANE_SLOTS;
+    __atomic_store_n(&slot->seq, ++lane->tx_gen[i], __ATOMIC_RELEASE);
 }
 
-/** @brief The peer's next message once it is there, else NULL. Check tag and len before use. */
-static inline const tc_shm_lane_slot_t *tc_shm_lane_peek(const tc_tp_shm_lane_t *lane)
+/** @brief The peer's message in slot @p i if it holds one not yet consumed, else NULL. */
+static inline const tc_shm_lane_slot_t *tc_shm_lane_pending(const tc_tp_shm_lane_t *lane,
+                                                            unsigned i)
 {
-    const tc_shm_lane_slot_t *slot =
-        (const tc_shm_lane_slot_t *)(const void *)(lane->rx +
-                                                   (size_t)(lane->recvd % TC_SHM_LANE_SLOTS) *
-                                                       TC_SHM_LANE_SLOT);
-    if (__atomic_load_n(&slot->seq, __ATOMIC_ACQUIRE) != lane->recvd + 1)
+    const tc_shm_lane_slot_t *slot = tc_shm_lane_slot(lane, 0, i);
+    if (__atomic_load_n(&slot->seq, __ATOMIC_ACQUIRE) == lane->rx_done[i])
         return NULL;
     return slot;
 }
 
-/** @brief Done with the message tc_shm_lane_peek() gave: its slot may be reused. */
-static inline void tc_shm_lane_release(tc_tp_shm_lane_t *lane)
+/** @brief The peer's message tagged @p tag once it is there, else NULL. Check len before use. */
+static inline const tc_shm_lane_slot_t *tc_shm_lane_find(const tc_tp_shm_lane_t *lane, uint64_t tag)
 {
-    __atomic_store_n(lane->rx_acked, ++lane->recvd, __ATOMIC_RELEASE);
+    for (unsigned i = 0; i < TC_SHM_LANE_SLOTS; i++) {
+        const tc_shm_lane_slot_t *slot = tc_shm_lane_pending(lane, i);
+        if (slot && slot->tag == tag)
+            return slot;
+    }
+    return NULL;
+}
+
+/** @brief Done with a message tc_shm_lane_find() or _pending() gave: its slot may be reused. */
+static inline void tc_shm_lane_release(tc_tp_shm_lane_t *lane, const tc_shm_lane_slot_t *slot)
+{
+    unsigned i = (unsigned)(((const unsigned char *)slot - lane->rx) / TC_SHM_LANE_SLOT);
+    lane->rx_done[i] = slot->seq;
+    __atomic_store_n(&lane->rx_acked[i], lane->rx_done[i], __ATOMIC_RELEASE);
 }
 
 #ifdef __cplusplus

@@ -20,7 +20,7 @@
 #include <stdint.h>
 
 #define TC_SHM_MAGIC 0x314d485354435431ULL /* written last by the creator */
-#define TC_SHM_VERSION 3 /* 2: the challenge-response; 3: the lanes after the rings */
+#define TC_SHM_VERSION 4 /* 2: challenge-response; 3: lanes after the rings; 4: slots by tag */
 #define TC_SHM_LINE 64
 #define TC_SHM_HDR_SIZE 256
 #define TC_SHM_CELL_HDR 64
