@@ -220,7 +220,8 @@ struct tc_rt_comm {
 };
 
 /* world.c */
-TC_MUST_USE tc_status_t tc_rt_world_create(tc_boot_kind_t boot, const tc_hints_t *hints,
+TC_MUST_USE tc_status_t tc_rt_world_create(tc_boot_kind_t boot, const tc_boot_kv_params_t *kv,
+                                           const tc_hints_t *hints,
                                            uint64_t deadline, tc_rt_world_t **world_p);
 void tc_rt_world_release(tc_rt_world_t *world);
 void tc_rt_world_lock(tc_rt_world_t *world);

@@ -166,16 +166,17 @@ static tc_status_t world_open_ib(tc_rt_world_t *world, const tc_tp_ctx_params_t 
     return TC_OK;
 }
 
-static tc_status_t world_create(tc_boot_kind_t boot, const tc_hints_t *hints, uint64_t deadline,
+static tc_status_t world_create(tc_boot_kind_t boot, const tc_boot_kv_params_t *kv,
+                                const tc_hints_t *hints, uint64_t deadline,
                                 tc_rt_world_t **world_p);
 
 /* Creation runs with this thread marked as creating, so tc_comm_create_abort()
  * from another thread or a signal handler ends its bootstrap waits. */
-tc_status_t tc_rt_world_create(tc_boot_kind_t boot, const tc_hints_t *hints, uint64_t deadline,
-                               tc_rt_world_t **world_p)
+tc_status_t tc_rt_world_create(tc_boot_kind_t boot, const tc_boot_kv_params_t *kv,
+                               const tc_hints_t *hints, uint64_t deadline, tc_rt_world_t **world_p)
 {
     tc_boot_creation_begin();
-    tc_status_t st = world_create(boot, hints, deadline, world_p);
+    tc_status_t st = world_create(boot, kv, hints, deadline, world_p);
     tc_boot_creation_end();
     return st;
 }
@@ -215,7 +216,8 @@ static tc_status_t world_check_algo_env(void)
     return st;
 }
 
-static tc_status_t world_create(tc_boot_kind_t boot, const tc_hints_t *hints, uint64_t deadline,
+static tc_status_t world_create(tc_boot_kind_t boot, const tc_boot_kv_params_t *kv,
+                                const tc_hints_t *hints, uint64_t deadline,
                                 tc_rt_world_t **world_p)
 {
     tc_rt_world_t *world = calloc(1, sizeof(*world));
@@ -235,14 +237,15 @@ static tc_status_t world_create(tc_boot_kind_t boot, const tc_hints_t *hints, ui
     if (st != TC_OK || (st = tc_log_check_env()) != TC_OK ||
         (st = world_check_algo_env()) != TC_OK)
         goto err;
-    if (boot == TC_BOOT_AUTO) {
+    if (!kv && boot == TC_BOOT_AUTO) {
         static const char *const kinds[] = {"auto", "pmix", "self", "env", NULL};
         int kind;
         if ((st = tc_config_enum("TC_BOOTSTRAP", kinds, TC_BOOT_AUTO, &kind)) != TC_OK)
             goto err;
         boot = (tc_boot_kind_t)kind;
     }
-    if ((st = tc_boot_create(boot, deadline, &world->boot)) != TC_OK)
+    if ((st = kv ? tc_boot_kv_create(kv, deadline, &world->boot)
+                 : tc_boot_create(boot, deadline, &world->boot)) != TC_OK)
         goto err;
     tc_log_set_rank(world->boot->rank);
     if ((st = world_spin(world)) != TC_OK || (st = tc_rt_hb_init(world)) != TC_OK ||
