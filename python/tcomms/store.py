@@ -5,12 +5,22 @@ The extension calls ``set(key, value: bytes)``, ``get(key) -> bytes | None``
 ``add(key, delta) -> int``, possibly from tcomms' progress thread.
 """
 import threading
-from datetime import timedelta
+import time
 
 
 class C10dStore:
     """A torch.distributed Store (TCPStore, FileStore, PrefixStore, ...), one
-    call at a time."""
+    call at a time.
+
+    A key is looked up without blocking through ``compare_set`` with a
+    sentinel expected value (absent: the sentinel comes back and nothing is
+    written); ``wait`` polls that. The store's own ``wait`` with a short
+    timeout is not used: a TCPStore client whose wait timed out reads the late
+    reply as the answer to its next request.
+    """
+
+    _ABSENT = b"\x00tcomms: no such key\xff"
+    _POLL_S = 0.002
 
     def __init__(self, store):
         self._s = store
@@ -20,20 +30,19 @@ class C10dStore:
         with self._lock:
             self._s.set(key, value)
 
-    def _has(self, key, timeout_ms):
-        try:
-            self._s.wait([key], timedelta(milliseconds=max(1, timeout_ms)))
-            return True
-        except RuntimeError:  # torch reports a wait that timed out as RuntimeError
-            return False
-
     def get(self, key):
         with self._lock:
-            return self._s.get(key) if self._has(key, 1) else None
+            v = self._s.compare_set(key, self._ABSENT, self._ABSENT)
+        return None if v == self._ABSENT else v
 
     def wait(self, key, timeout_ms):
-        with self._lock:
-            return self._has(key, timeout_ms)
+        until = time.monotonic() + timeout_ms / 1000.0
+        while self.get(key) is None:
+            left = until - time.monotonic()
+            if left <= 0:
+                return False
+            time.sleep(min(left, self._POLL_S))
+        return True
 
     def add(self, key, delta):
         with self._lock:
