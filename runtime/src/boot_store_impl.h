@@ -115,6 +115,8 @@ void tc_bs_free(tc_boot_store_t *st);
 bs_conn_t *tc_bs_conn_add(tc_boot_store_t *st, int fd, const char *name);
 /* Read what @p c sent (up to a budget) and handle every complete frame. */
 void tc_bs_read(tc_boot_store_t *st, bs_conn_t *c);
+/* The store's thread: polls the listening socket and every connection until stopped. */
+void *tc_bs_main(void *arg);
 /* Free the connections that are dead, or closing with their output sent. */
 void tc_bs_reap(tc_boot_store_t *st);
 /* Close and free a connection (not in the store's list any more). */

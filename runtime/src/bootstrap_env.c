@@ -61,12 +61,6 @@
 #include "tcomms/base/time.h"
 #include "tcomms/base/wire.h"
 
-typedef struct {
-    const char *addr;
-    int port, rank, world, local_rank, local_size;
-    uint64_t linger_ns;
-} env_config_t;
-
 int tc_boot_env_announced(void)
 {
     return getenv("MASTER_ADDR") != NULL;
@@ -144,106 +138,6 @@ static tc_status_t env_read_config(env_config_t *cfg)
 }
 
 /* ---- the connection ---- */
-
-/* The store's CHALLENGE (in @p reply): check its MAC, then send this rank's PROOF. The
- * transcript is kept in @p t (filled here). */
-static tc_status_t env_answer_challenge(tc_boot_env_t *e, const env_config_t *cfg,
-                                        const tc_auth_key_t *key, const uint8_t *nonce_i,
-                                        const env_reply_t *reply, uint64_t deadline_ns)
-{
-    uint8_t keyed = key->keyed ? 1 : 0, store_keyed = reply->data[0];
-    const uint8_t *nonce_a = reply->data + 1, *mac_a = reply->data + 1 + TC_BS_NONCE_LEN;
-    if (store_keyed > 1) {
-        e->broken = true;
-        return tc_error_set(TC_ERR_PROTOCOL,
-                            "bootstrap(env): rank %d: the store at %s sent a CHALLENGE with "
-                            "keyed=%u",
-                            cfg->rank, e->master, store_keyed);
-    }
-    /* The proof is sent only to a store that has proved it holds this rank's secret. */
-    e->broken = true; /* until the PROOF is on its way */
-    if (store_keyed && !keyed)
-        return tc_error_set(TC_ERR_BOOTSTRAP,
-                            "bootstrap(env): rank %d has no TC_JOB_SECRET but the store at %s "
-                            "(rank 0) has one: set the same TC_JOB_SECRET for every rank",
-                            cfg->rank, e->master);
-    if (!store_keyed && keyed)
-        return tc_error_set(TC_ERR_BOOTSTRAP,
-                            "bootstrap(env): rank %d has a TC_JOB_SECRET but the store at %s "
-                            "(rank 0) has none: set the same TC_JOB_SECRET for every rank",
-                            cfg->rank, e->master);
-    tc_auth_transcript_t t;
-    uint8_t extra[TC_BS_AUTH_EXTRA_LEN];
-    tc_boot_store_transcript(&t, extra, (uint32_t)cfg->rank, (uint32_t)cfg->world, keyed,
-                             store_keyed, nonce_i, nonce_a);
-    if (!tc_auth_check(key, TC_AUTH_ACCEPTOR, &t, mac_a))
-        return tc_error_set(TC_ERR_BOOTSTRAP,
-                            "bootstrap(env): rank %d: the store at %s does not prove it holds "
-                            "this rank's TC_JOB_SECRET: its proof does not match (another job's "
-                            "store on this port, or TC_JOB_SECRET differs between ranks)",
-                            cfg->rank, e->master);
-    e->broken = false;
-    uint8_t frame[TC_BS_HDR_LEN + TC_BS_PROOF_LEN];
-    tc_boot_store_hdr_write(frame, TC_BS_PROOF, TC_BS_PROOF_LEN);
-    tc_auth_mac(key, TC_AUTH_INITIATOR, &t, frame + TC_BS_HDR_LEN);
-    return tc_benv_send(e, frame, sizeof(frame), deadline_ns, "proof");
-}
-
-/* Join the store: HELLO, the store's CHALLENGE, PROOF, the verdict (boot_store.h). */
-static tc_status_t env_hello(tc_boot_env_t *e, const env_config_t *cfg, const tc_auth_key_t *key,
-                             uint64_t deadline_ns)
-{
-    uint8_t buf[TC_BS_HDR_LEN + TC_BS_HELLO_LEN], nonce_i[TC_BS_NONCE_LEN];
-    tc_wire_writer_t w;
-    tc_auth_nonce(nonce_i);
-    tc_boot_store_hdr_write(buf, TC_BS_HELLO, TC_BS_HELLO_LEN);
-    tc_wire_writer_init(&w, buf + TC_BS_HDR_LEN, TC_BS_HELLO_LEN);
-    (void)tc_wire_put_u32(&w, TC_BS_MAGIC);
-    (void)tc_wire_put_u16(&w, TC_BS_VERSION);
-    (void)tc_wire_put_u32(&w, (uint32_t)cfg->rank);
-    (void)tc_wire_put_u32(&w, (uint32_t)cfg->world);
-    (void)tc_wire_put_u8(&w, key->keyed ? 1 : 0);
-    (void)tc_wire_put_bytes(&w, nonce_i, TC_BS_NONCE_LEN);
-    env_reply_t reply = {0};
-    tc_status_t rc = tc_benv_send(e, buf, sizeof(buf), deadline_ns, "hello");
-    if (rc == TC_OK)
-        rc = tc_benv_wait_reply(e, 0, deadline_ns, "hello", &reply);
-    if (rc == TC_OK && !reply.challenge && reply.status == TC_OK) {
-        /* Only a refusal may come without a challenge: a store that lets this rank in without
-         * proving it holds the secret is not this job's (it would get the rank's keys). */
-        free(reply.body);
-        e->broken = true;
-        return tc_error_set(TC_ERR_PROTOCOL,
-                            "bootstrap(env): rank %d: the store at %s accepted the hello without "
-                            "a challenge: it does not prove it holds this rank's TC_JOB_SECRET "
-                            "(not a tcomms store of this version, or not this job's)",
-                            cfg->rank, e->master);
-    }
-    if (rc == TC_OK && reply.challenge) {
-        rc = env_answer_challenge(e, cfg, key, nonce_i, &reply, deadline_ns);
-        free(reply.body);
-        if (rc == TC_OK)
-            rc = tc_benv_wait_reply(e, 0, deadline_ns, "proof", &reply);
-        if (rc == TC_OK && reply.challenge) {
-            free(reply.body);
-            e->broken = true;
-            return tc_error_set(TC_ERR_PROTOCOL,
-                                "bootstrap(env): rank %d: the store at %s sent a second "
-                                "CHALLENGE",
-                                cfg->rank, e->master);
-        }
-    }
-    if (rc != TC_OK)
-        return rc;
-    /* TC_ERR_INVALID_STATE: a lingering store of an earlier bootstrap; the caller retries. */
-    if (reply.status != TC_OK)
-        rc = tc_error_set(reply.status == TC_ERR_INVALID_STATE ? TC_ERR_INVALID_STATE
-                                                               : TC_ERR_BOOTSTRAP,
-                          "bootstrap(env): the store at %s refused rank %d: %.*s", e->master,
-                          cfg->rank, (int)reply.len, (const char *)reply.data);
-    free(reply.body);
-    return rc;
-}
 
 /* Once per process: without a secret nothing of the job is authenticated. */
 static void env_warn_no_secret(int port)
@@ -569,7 +463,7 @@ tc_status_t tc_boot_env_join_fd(int fd, int rank, int world, const void *secret,
         memcpy(e->head.secret, secret, slen);
     e->head.secret_len = slen;
     if ((rc = tc_auth_key_init(&key, secret, slen)) == TC_OK) {
-        rc = env_hello(e, &cfg, &key, deadline_ns);
+        rc = tc_benv_hello(e, &cfg, &key, deadline_ns);
         tc_auth_key_wipe(&key);
     }
     if (rc != TC_OK) {
@@ -607,7 +501,7 @@ tc_status_t tc_boot_env_create(uint64_t deadline_ns, tc_boot_t **boot_p)
     for (;;) {
         if ((rc = tc_benv_connect(e, cfg.rank == 0 ? "127.0.0.1" : cfg.addr, cfg.port,
                                   deadline_ns)) != TC_OK ||
-            (rc = env_hello(e, &cfg, &key, deadline_ns)) != TC_ERR_INVALID_STATE)
+            (rc = tc_benv_hello(e, &cfg, &key, deadline_ns)) != TC_ERR_INVALID_STATE)
             break;
         /* This rank left that store already: it is the previous bootstrap's, which rank 0
          * has not closed yet. Try again until rank 0 serves the new one. */

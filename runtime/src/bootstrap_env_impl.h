@@ -69,6 +69,20 @@ typedef struct {
     bool challenge; /* the store's CHALLENGE to a hello (data: its body), not a REPLY */
 } env_reply_t;
 
+/* What the environment says (bootstrap_env.c reads it). */
+typedef struct {
+    const char *addr;
+    int port, rank, world, local_rank, local_size;
+    uint64_t linger_ns;
+} env_config_t;
+
+/* ---- bootstrap_env_hello.c: joining the store ---- */
+
+/* Say hello as @p cfg's rank and answer the store's challenge with @p key;
+ * TC_ERR_INVALID_STATE when the store belongs to an earlier bootstrap. */
+TC_MUST_USE tc_status_t tc_benv_hello(tc_boot_env_t *e, const env_config_t *cfg,
+                                      const tc_auth_key_t *key, uint64_t deadline_ns);
+
 /* ---- bootstrap_env_io.c: the connection to the store ---- */
 
 TC_MUST_USE tc_status_t tc_benv_broken_error(tc_boot_env_t *e);

@@ -10,7 +10,8 @@
 #include <string.h>
 
 #include "check_desc.h"
-#include "comm_impl.h"
+#include "comms.h"
+#include "progress.h"
 #include "tcomms/base/log.h"
 
 typedef struct {

@@ -9,7 +9,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "comm_impl.h"
+#include "comms.h"
+#include "progress.h"
 #include "tcomms/base/log.h"
 #include "tcomms/kernels/cuda_reduce.h"
 

@@ -1,4 +1,5 @@
-/* The executor: runs one rank's schedule over the transport with the kernels.
+/* The executor: runs one rank's plan (a schedule compiled for the
+ * communicator, plan_compile.c) over the transport with the kernels.
  *
  * Steps are posted as soon as their dependencies are done, but communication
  * steps with the same peer and direction are posted in step order: that is the
@@ -10,24 +11,28 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "comm_impl.h"
+#include "comms.h"
+#include "ft.h"
 #include "tcomms/base/log.h"
 #include "tcomms/base/time.h"
 #include "tcomms/kernels/reduce.h"
 
 enum { STEP_NEW = 0, STEP_POSTED, STEP_DONE };
 
-/* How far past the first unfinished step the executor looks for work. */
+/* How far past the first unfinished step the executor looks for work. Steps
+ * posted at once are fewer than this apart, so step i's request is slot
+ * i % EXEC_WINDOW of a pool of at most this many. */
 #define EXEC_WINDOW 256
+#define EXEC_REQ(ex, i) (&(ex)->reqs[(i) & (EXEC_WINDOW - 1)])
 
 void tc_rt_exec_free(tc_rt_exec_t *ex)
 {
     free(ex->state);
     free(ex->reqs);
-    free(ex->tmp_off);
     free(ex->tmp);
     free(ex->scratch);
     free(ex->stand);
+    tc_rt_plan_free(&ex->own);
     memset(ex, 0, sizeof(*ex));
 }
 
@@ -38,13 +43,11 @@ static tc_status_t exec_reserve(tc_rt_exec_t *ex, uint32_t nsteps, size_t tmp_by
         uint8_t *state = realloc(ex->state, nsteps);
         if (state)
             ex->state = state;
-        tc_tp_req_t *reqs = realloc(ex->reqs, nsteps * sizeof(*reqs));
+        uint32_t nreqs = nsteps < EXEC_WINDOW ? nsteps : EXEC_WINDOW;
+        tc_tp_req_t *reqs = realloc(ex->reqs, nreqs * sizeof(*reqs));
         if (reqs)
             ex->reqs = reqs;
-        uint64_t *off = realloc(ex->tmp_off, nsteps * sizeof(*off));
-        if (off)
-            ex->tmp_off = off;
-        if (!state || !reqs || !off)
+        if (!state || !reqs)
             return tc_error_set(TC_ERR_NO_MEMORY, "executor: state for %u steps", nsteps);
         ex->cap = nsteps;
     }
@@ -65,11 +68,6 @@ static tc_status_t exec_reserve(tc_rt_exec_t *ex, uint32_t nsteps, size_t tmp_by
     return TC_OK;
 }
 
-static int step_is_comm(const tc_step_t *s)
-{
-    return s->kind == TC_STEP_SEND || s->kind == TC_STEP_RECV || s->kind == TC_STEP_RECV_REDUCE;
-}
-
 static const char *step_kind_name(uint8_t kind)
 {
     static const char *const names[] = {"send", "recv", "recv_reduce", "copy", "reduce"};
@@ -78,31 +76,14 @@ static const char *step_kind_name(uint8_t kind)
 
 static tc_status_t step_fail(tc_rt_work_t *w, uint32_t i, tc_status_t st, const char *why)
 {
-    const tc_step_t *s = &w->sched->steps[i];
-    if (st == TC_ERR_PEER_FAILED && s->peer >= 0 && s->peer < w->comm->size)
-        w->failed_peer = tc_rt_world_rank(w->comm, s->peer);
+    const tc_rt_pstep_t *s = &w->ex.plan->steps[i];
+    if (st == TC_ERR_PEER_FAILED && s->wpeer >= 0)
+        w->failed_peer = s->wpeer;
     char what[128];
     return tc_error_set(st, "%s (%s, rank %d of %d): step %u of %u (%s %s rank %d): %s",
                         tc_rt_op_what(&w->op, what, sizeof(what)), w->sched->algo, w->comm->rank,
-                        w->comm->size, i, w->sched->nsteps, step_kind_name(s->kind),
+                        w->comm->size, i, w->ex.plan->nsteps, step_kind_name(s->kind),
                         s->kind == TC_STEP_SEND ? "to" : "from", s->peer, why);
-}
-
-/* Bounds of a step against its buffers; a bad schedule is an internal error. */
-static tc_status_t step_check(tc_rt_work_t *w, uint32_t i)
-{
-    const tc_step_t *s = &w->sched->steps[i];
-    const uint64_t *sizes = w->sched->buf_count;
-    int reads = s->kind == TC_STEP_SEND || s->kind == TC_STEP_COPY || s->kind == TC_STEP_REDUCE;
-    int writes = s->kind != TC_STEP_SEND;
-    if (s->kind > TC_STEP_REDUCE || (reads && s->buf > TC_BUF_SCRATCH) ||
-        (writes && (s->dst_buf > TC_BUF_SCRATCH || s->dst_buf == TC_BUF_SEND)) ||
-        (reads && (s->off > sizes[s->buf] || s->count > sizes[s->buf] - s->off)) ||
-        (writes && (s->dst_off > sizes[s->dst_buf] || s->count > sizes[s->dst_buf] - s->dst_off)) ||
-        (step_is_comm(s) && (s->peer < 0 || s->peer >= w->comm->size)))
-        return step_fail(w, i, TC_ERR_INTERNAL,
-                         "the schedule's step is out of its buffers or ranks");
-    return TC_OK;
 }
 
 static tc_status_t step_reduce(tc_rt_work_t *w, void *dst, const void *src, uint64_t count)
@@ -110,53 +91,45 @@ static tc_status_t step_reduce(tc_rt_work_t *w, void *dst, const void *src, uint
     return tc_kern_reduce(w->call.dtype, w->call.op, dst, dst, src, count);
 }
 
-static uint64_t step_tag(const tc_rt_work_t *w, uint32_t i)
-{
-    return w->step_tags ? w->step_tags[i] : w->tag;
-}
-
 /* Post or run step i. */
 static tc_status_t step_start(tc_rt_work_t *w, uint32_t i)
 {
     tc_rt_exec_t *ex = &w->ex;
-    const tc_step_t *s = &w->sched->steps[i];
-    tc_status_t st = step_check(w, i);
-    if (st != TC_OK)
-        return st;
+    const tc_rt_pstep_t *s = &w->ex.plan->steps[i];
+    tc_status_t st;
     if (w->comm->world->fault.step_op && w->op.coll != TC_COLL_COUNT)
         tc_rt_fault_step(w->comm->world, w->op.seq, i);
-    size_t bytes = s->count * ex->esize;
-    char *src = ex->bufs[s->buf] + s->off * ex->esize;
-    char *dst = ex->bufs[s->dst_buf] + s->dst_off * ex->esize;
+    char *src = ex->bufs[s->buf] + s->src_off;
+    char *dst = ex->bufs[s->dst_buf] + s->dst_off;
     if (s->kind == TC_STEP_COPY || s->kind == TC_STEP_REDUCE) {
         if (s->kind == TC_STEP_COPY)
-            tc_kern_copy(dst, src, bytes);
+            tc_kern_copy(dst, src, s->bytes);
         else if ((st = step_reduce(w, dst, src, s->count)) != TC_OK)
             return st;
         ex->state[i] = STEP_DONE;
         ex->ndone++;
         return TC_OK;
     }
-    tc_tp_ep_t *ep;
-    int peer = tc_rt_world_rank(w->comm, s->peer);
-    if ((st = tc_rt_world_ep(w->comm->world, peer, w->deadline, &ep)) != TC_OK) {
+    tc_rt_world_t *world = w->comm->world;
+    tc_tp_ep_t *ep = world->eps[s->wpeer];
+    if (!ep && (st = tc_rt_world_ep(world, s->wpeer, w->deadline, &ep)) != TC_OK) {
         char what[128];
         if (w->tolerant) /* a rank that cannot be reached counts as failed here */
-            w->failed_peer = peer, st = TC_ERR_PEER_FAILED;
+            w->failed_peer = s->wpeer, st = TC_ERR_PEER_FAILED;
         tc_error_prefix("%s: connecting to rank %d: ", tc_rt_op_what(&w->op, what, sizeof(what)),
                         s->peer);
         return st;
     }
-    tc_tp_req_t *req = &ex->reqs[i];
+    tc_tp_req_t *req = EXEC_REQ(ex, i);
     *req = (tc_tp_req_t)TC_TP_REQ_INIT;
-    uint64_t tag = step_tag(w, i);
     tc_error_clear(); /* a failed post's detail is the transport's, not an older one */
+    uint64_t tag = w->step_tags ? w->step_tags[i] : w->tag;
     if (s->kind == TC_STEP_SEND)
-        st = tc_tp_send(ep, tag, src, bytes, req);
+        st = tc_tp_send(ep, tag, src, s->bytes, req);
     else if (s->kind == TC_STEP_RECV)
-        st = tc_tp_recv(ep, tag, dst, bytes, req);
+        st = tc_tp_recv(ep, tag, dst, s->bytes, req);
     else
-        st = tc_tp_recv(ep, tag, (char *)ex->tmp + ex->tmp_off[i], bytes, req);
+        st = tc_tp_recv(ep, tag, (char *)ex->tmp + s->tmp_off, s->bytes, req);
     if (st != TC_OK && st != TC_INPROGRESS)
         return step_fail(w, i, st,
                          tc_tp_ep_error(ep)[0] ? tc_tp_ep_error(ep)
@@ -170,9 +143,20 @@ static tc_status_t step_start(tc_rt_work_t *w, uint32_t i)
 static tc_status_t step_finish(tc_rt_work_t *w, uint32_t i)
 {
     tc_rt_exec_t *ex = &w->ex;
-    const tc_step_t *s = &w->sched->steps[i];
-    tc_tp_req_t *req = &ex->reqs[i];
-    unsigned long long want = (unsigned long long)s->count * ex->esize;
+    const tc_rt_pstep_t *s = &w->ex.plan->steps[i];
+    tc_tp_req_t *req = EXEC_REQ(ex, i);
+    if (req->status == TC_OK && (s->kind == TC_STEP_SEND || req->bytes == s->bytes)) {
+        if (s->kind == TC_STEP_RECV_REDUCE) {
+            tc_status_t st = step_reduce(w, ex->bufs[s->dst_buf] + s->dst_off,
+                                         (char *)ex->tmp + s->tmp_off, s->count);
+            if (st != TC_OK)
+                return st;
+        }
+        ex->state[i] = STEP_DONE;
+        ex->ndone++;
+        return TC_OK;
+    }
+    unsigned long long want = (unsigned long long)s->bytes;
     char why[192];
     if (req->status == TC_ERR_TRUNCATED && s->kind != TC_STEP_SEND) {
         /* the sender's count is larger: a mismatch, as tcomms.h promises (the
@@ -186,8 +170,7 @@ static tc_status_t step_finish(tc_rt_work_t *w, uint32_t i)
     if (req->status != TC_OK) {
         /* the detail is the endpoint's, never tc_last_error(): the request
          * completed in progress, the thread's last error is unrelated */
-        tc_tp_ep_t *ep =
-            tc_hmap_get(&w->comm->world->eps, (uint64_t)tc_rt_world_rank(w->comm, s->peer));
+        tc_tp_ep_t *ep = tc_rt_world_ep_get(w->comm->world, s->wpeer);
         if (ep && tc_tp_ep_error(ep)[0])
             return step_fail(w, i, req->status, tc_tp_ep_error(ep));
         snprintf(why, sizeof(why), "the transport ended the %s of %llu bytes with %s",
@@ -195,51 +178,37 @@ static tc_status_t step_finish(tc_rt_work_t *w, uint32_t i)
                  tc_status_string(req->status));
         return step_fail(w, i, req->status, why);
     }
-    if (s->kind != TC_STEP_SEND && req->bytes != want) {
-        snprintf(why, sizeof(why),
-                 "received %zu bytes from rank %d, expected %llu (the ranks passed "
-                 "different counts)",
-                 req->bytes, s->peer, want);
-        return step_fail(w, i, TC_ERR_MISMATCH, why);
-    }
-    if (s->kind == TC_STEP_RECV_REDUCE) {
-        tc_status_t st = step_reduce(w, ex->bufs[s->dst_buf] + s->dst_off * ex->esize,
-                                     (char *)ex->tmp + ex->tmp_off[i], s->count);
-        if (st != TC_OK)
-            return st;
-    }
-    ex->state[i] = STEP_DONE;
-    ex->ndone++;
-    return TC_OK;
+    snprintf(why, sizeof(why),
+             "received %zu bytes from rank %d, expected %llu (the ranks passed "
+             "different counts)",
+             req->bytes, s->peer, want);
+    return step_fail(w, i, TC_ERR_MISMATCH, why);
 }
 
-static int deps_done(const tc_rt_exec_t *ex, const tc_step_t *s)
+static int deps_done(const tc_rt_exec_t *ex, const tc_rt_pstep_t *s)
 {
-    for (int d = 0; d < 2; d++)
-        if (s->dep[d] != TC_STEP_NO_DEP && ex->state[s->dep[d]] != STEP_DONE)
-            return 0;
-    return 1;
+    return (s->dep[0] == TC_STEP_NO_DEP || ex->state[s->dep[0]] == STEP_DONE) &&
+           (s->dep[1] == TC_STEP_NO_DEP || ex->state[s->dep[1]] == STEP_DONE);
 }
 
-/* Step states and the receive area of @p w's schedule. */
+/* The plan of @p w's schedule (the cache entry's, compiled when it entered
+ * the cache, or the work's own, compiled now), its step states and areas. */
 static tc_status_t exec_prepare(tc_rt_work_t *w)
 {
     tc_rt_exec_t *ex = &w->ex;
-    const tc_sched_t *sched = w->sched;
-    size_t tmp_bytes = 0;
-    tc_status_t st = exec_reserve(ex, sched->nsteps, 0, 0);
-    if (st != TC_OK)
-        return st;
-    for (uint32_t i = 0; i < sched->nsteps; i++) {
-        ex->state[i] = STEP_NEW;
-        if (sched->steps[i].kind == TC_STEP_RECV_REDUCE) {
-            ex->tmp_off[i] = tmp_bytes;
-            tmp_bytes += sched->steps[i].count * ex->esize;
-        }
+    tc_status_t st;
+    if (w->entry && w->sched == &w->entry->sched && w->entry->plan.esize == ex->esize) {
+        w->ex.plan = &w->entry->plan;
+    } else {
+        if ((st = tc_rt_plan_compile(&w->ex.own, w->sched, w->comm->ranks, ex->esize)) !=
+            TC_OK)
+            return st;
+        w->ex.plan = &w->ex.own;
     }
-    if ((st = exec_reserve(ex, sched->nsteps, tmp_bytes, sched->scratch_count * ex->esize)) !=
-        TC_OK)
+    const tc_rt_plan_t *plan = w->ex.plan;
+    if ((st = exec_reserve(ex, plan->nsteps, plan->tmp_bytes, plan->scratch_bytes)) != TC_OK)
         return st;
+    memset(ex->state, STEP_NEW, plan->nsteps);
     ex->bufs[TC_BUF_SCRATCH] = ex->scratch;
     ex->first = 0;
     ex->ndone = 0;
@@ -258,7 +227,6 @@ tc_status_t tc_rt_exec_begin_raw(tc_rt_work_t *w, const void *send, void *recv, 
 tc_status_t tc_rt_exec_begin(tc_rt_work_t *w)
 {
     tc_rt_exec_t *ex = &w->ex;
-    const tc_sched_t *sched = w->sched;
     ex->esize = w->call.coll == TC_COLL_BARRIER ? 1 : tc_dtype_size(w->call.dtype);
     tc_status_t st = exec_prepare(w);
     if (st != TC_OK)
@@ -268,10 +236,8 @@ tc_status_t tc_rt_exec_begin(tc_rt_work_t *w)
      * of an all-to-all in place (the schedule runs out of place from a copy). */
     const char *send = w->call.sendbuf;
     char *recv = w->call.recvbuf;
-    size_t send_bytes = sched->buf_count[TC_BUF_SEND] * ex->esize;
-    size_t recv_bytes = sched->buf_count[TC_BUF_RECV] * ex->esize;
-    size_t stand_send = (w->stage_send || !send) ? send_bytes : 0;
-    size_t stand_recv = !recv ? recv_bytes : 0;
+    size_t stand_send = (w->stage_send || !send) ? w->ex.plan->send_bytes : 0;
+    size_t stand_recv = !recv ? w->ex.plan->recv_bytes : 0;
     if (stand_send + stand_recv > ex->stand_cap) {
         void *p = realloc(ex->stand, stand_send + stand_recv);
         if (!p)
@@ -295,7 +261,7 @@ tc_status_t tc_rt_exec_begin(tc_rt_work_t *w)
 
 int tc_rt_exec_done(const tc_rt_work_t *w)
 {
-    return w->ex.ndone == w->sched->nsteps;
+    return w->ex.ndone == w->ex.plan->nsteps;
 }
 
 /* A tolerant work (the shrink agreement) records a failed peer and goes on
@@ -314,18 +280,18 @@ static int exec_tolerate(tc_rt_work_t *w, uint32_t i, tc_status_t st)
 int tc_rt_exec_pass(tc_rt_work_t *w)
 {
     tc_rt_exec_t *ex = &w->ex;
-    const tc_sched_t *sched = w->sched;
+    const tc_rt_plan_t *plan = w->ex.plan;
     /* (peer, direction) pairs with an earlier communication step still unposted */
     int64_t blocked[EXEC_WINDOW];
     int nblocked = 0, changed = 0;
     tc_status_t st;
     uint32_t end = ex->first + EXEC_WINDOW;
-    if (end > sched->nsteps)
-        end = sched->nsteps;
+    if (end > plan->nsteps)
+        end = plan->nsteps;
     for (uint32_t i = ex->first; i < end; i++) {
-        const tc_step_t *s = &sched->steps[i];
+        const tc_rt_pstep_t *s = &plan->steps[i];
         uint8_t state = ex->state[i];
-        if (state == STEP_POSTED && ex->reqs[i].status != TC_INPROGRESS) {
+        if (state == STEP_POSTED && EXEC_REQ(ex, i)->status != TC_INPROGRESS) {
             if ((st = step_finish(w, i)) != TC_OK && !exec_tolerate(w, i, st))
                 return st;
             changed++;
@@ -333,7 +299,7 @@ int tc_rt_exec_pass(tc_rt_work_t *w)
         }
         if (state != STEP_NEW)
             continue;
-        int64_t key = step_is_comm(s) ? ((int64_t)s->peer << 1) | (s->kind != TC_STEP_SEND) : -1;
+        int64_t key = s->key;
         int is_blocked = 0;
         for (int b = 0; b < nblocked && key >= 0; b++)
             is_blocked |= blocked[b] == key;
@@ -341,7 +307,7 @@ int tc_rt_exec_pass(tc_rt_work_t *w)
             if ((st = step_start(w, i)) != TC_OK && !exec_tolerate(w, i, st))
                 return st;
             /* a step that completed as it was posted (self, eager) is finished now */
-            if (ex->state[i] == STEP_POSTED && ex->reqs[i].status != TC_INPROGRESS &&
+            if (ex->state[i] == STEP_POSTED && EXEC_REQ(ex, i)->status != TC_INPROGRESS &&
                 (st = step_finish(w, i)) != TC_OK && !exec_tolerate(w, i, st))
                 return st;
             changed++;
@@ -349,7 +315,7 @@ int tc_rt_exec_pass(tc_rt_work_t *w)
             blocked[nblocked++] = key;
         }
     }
-    while (ex->first < sched->nsteps && ex->state[ex->first] == STEP_DONE)
+    while (ex->first < plan->nsteps && ex->state[ex->first] == STEP_DONE)
         ex->first++;
     return changed;
 }
@@ -400,19 +366,15 @@ void tc_rt_exec_abandon(tc_rt_work_t *w)
 {
     tc_rt_exec_t *ex = &w->ex;
     tc_rt_world_t *world = w->comm->world;
-    for (uint32_t i = ex->first; i < w->sched->nsteps; i++) {
-        if (ex->state[i] != STEP_POSTED || ex->reqs[i].status != TC_INPROGRESS)
+    if (!w->ex.plan)
+        return; /* it never started */
+    for (uint32_t i = ex->first; i < w->ex.plan->nsteps; i++) {
+        if (ex->state[i] != STEP_POSTED || EXEC_REQ(ex, i)->status != TC_INPROGRESS)
             continue;
-        int peer = tc_rt_world_rank(w->comm, w->sched->steps[i].peer);
-        tc_tp_ep_t *ep =
-            peer == world->boot->rank ? world->self_ep : tc_hmap_get(&world->eps, (uint64_t)peer);
-        if (ep && (!ep->ops->cancel || ep->ops->cancel(ep, &ex->reqs[i]) != TC_OK)) {
-            /* cannot take the request back: close the endpoint, which does */
-            if (ep == world->self_ep)
-                world->self_ep = NULL;
-            else
-                tc_hmap_remove(&world->eps, (uint64_t)peer, NULL);
-            tc_tp_ep_close(ep);
-        }
+        int peer = w->ex.plan->steps[i].wpeer;
+        tc_tp_ep_t *ep = tc_rt_world_ep_get(world, peer);
+        /* cannot take the request back: close the endpoint, which does */
+        if (ep && (!ep->ops->cancel || ep->ops->cancel(ep, EXEC_REQ(ex, i)) != TC_OK))
+            tc_rt_world_ep_drop(world, peer);
     }
 }

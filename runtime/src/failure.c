@@ -1,8 +1,9 @@
 /* Failed ranks: learnt from a transport (a closed connection, a shared-memory
  * peer whose process is gone), from the launcher (PMIx "process terminated")
  * or from another rank's notice. Each failure is recorded once per process
- * with the rank's host and pid, every communicator holding the rank is
- * broken, and its pending operations end with TC_ERR_PEER_FAILED naming it. */
+ * with the rank's host and pid; the world's hook "failed" then breaks every
+ * communicator holding the rank (comm_world.c), whose pending operations end
+ * with TC_ERR_PEER_FAILED naming it. */
 #include <errno.h>
 #include <signal.h>
 #include <stdio.h>
@@ -10,41 +11,24 @@
 #include <string.h>
 #include <sys/types.h>
 
-#include "comm_impl.h"
+#include "ft.h"
 #include "tcomms/base/log.h"
 #include "tcomms/base/time.h"
 
 #define TC_RT_PROC_KEY "tc.proc"
 #define TC_RT_PROC_INFO_MS 500 /* how long to ask the bootstrap for a failed rank's host/pid */
 
-int tc_rt_comm_rank_of(const tc_rt_comm_t *comm, int wrank)
+tc_status_t tc_rt_ft_init(tc_rt_world_t *world)
 {
-    if (!comm->ranks)
-        return wrank < comm->size ? wrank : -1;
-    for (int i = 0; i < comm->size; i++)
-        if (comm->ranks[i] == wrank)
-            return i;
-    return -1;
+    tc_status_t st = tc_rt_hb_init(world);
+    return st == TC_OK ? tc_rt_fault_init(world) : st;
 }
 
-void tc_rt_world_add_comm(tc_rt_world_t *world, tc_rt_comm_t *comm)
+void tc_rt_ft_free(tc_rt_world_t *world)
 {
-    comm->wprev = NULL;
-    comm->wnext = world->comms;
-    if (world->comms)
-        world->comms->wprev = comm;
-    world->comms = comm;
-}
-
-void tc_rt_world_remove_comm(tc_rt_world_t *world, tc_rt_comm_t *comm)
-{
-    if (comm->wprev)
-        comm->wprev->wnext = comm->wnext;
-    else if (world->comms == comm)
-        world->comms = comm->wnext;
-    if (comm->wnext)
-        comm->wnext->wprev = comm->wprev;
-    comm->wnext = comm->wprev = NULL;
+    tc_rt_hb_free(world);
+    free(world->failed);
+    world->failed = NULL;
 }
 
 const tc_rt_failed_t *tc_rt_world_failed(const tc_rt_world_t *world, int rank)
@@ -55,16 +39,17 @@ const tc_rt_failed_t *tc_rt_world_failed(const tc_rt_world_t *world, int rank)
     return NULL;
 }
 
-void tc_rt_failed_describe(const tc_rt_comm_t *comm, const tc_rt_failed_t *f, char *buf, size_t cap)
+void tc_rt_failed_describe(const tc_rt_failed_t *f, int rank, int renumbered, char *buf,
+                           size_t cap)
 {
-    int r = comm ? tc_rt_comm_rank_of(comm, f->rank) : f->rank;
     char pid[24] = "?";
     if (f->pid >= 0)
         snprintf(pid, sizeof(pid), "%d", f->pid);
-    if (comm && comm->ranks)
-        snprintf(buf, cap, "rank %d (world rank %d, host %s, pid %s)", r, f->rank, f->host, pid);
+    if (renumbered)
+        snprintf(buf, cap, "rank %d (world rank %d, host %s, pid %s)", rank, f->rank, f->host,
+                 pid);
     else
-        snprintf(buf, cap, "rank %d (host %s, pid %s)", r, f->host, pid);
+        snprintf(buf, cap, "rank %d (host %s, pid %s)", rank, f->host, pid);
 }
 
 const tc_rt_failed_t *tc_rt_world_note_failure(tc_rt_world_t *world, int rank, const char *why,
@@ -106,7 +91,7 @@ const tc_rt_failed_t *tc_rt_world_note_failure(tc_rt_world_t *world, int rank, c
     }
     tc_error_set(TC_ERR_PEER_FAILED, "%s", saved);
     char desc[160];
-    tc_rt_failed_describe(NULL, f, desc, sizeof(desc));
+    tc_rt_failed_describe(f, f->rank, 0, desc, sizeof(desc));
     tc_log_error(TC_SUBSYS_RUNTIME, "world %s failed: %s", desc, f->why);
     /* Tell the others only what is certain: a process on this host that is
      * gone. A connection that broke while its process lives (a cut link, a
@@ -124,29 +109,6 @@ const tc_rt_failed_t *tc_rt_world_note_failure(tc_rt_world_t *world, int rank, c
     return f;
 }
 
-void tc_rt_world_fail_comms(tc_rt_world_t *world, const tc_rt_failed_t *f)
-{
-    for (tc_rt_comm_t *c = world->comms; c; c = c->wnext) {
-        if (tc_rt_comm_rank_of(c, f->rank) < 0 || c->broken != TC_OK)
-            continue;
-        char desc[160];
-        tc_rt_failed_describe(c, f, desc, sizeof(desc));
-        c->broken = TC_ERR_PEER_FAILED;
-        snprintf(c->broken_why, sizeof(c->broken_why), "%s failed: %s", desc, f->why);
-        tc_rt_comm_cancel_works(c, TC_ERR_PEER_FAILED, c->broken_why);
-        tc_rt_fr_dump_auto(c, "peer failed", TC_OK);
-    }
-}
-
-void tc_rt_comm_revoke_local(tc_rt_comm_t *comm, const char *why)
-{
-    if (comm->broken == TC_ERR_REVOKED)
-        return;
-    comm->broken = TC_ERR_REVOKED;
-    snprintf(comm->broken_why, sizeof(comm->broken_why), "%s", why);
-    tc_rt_comm_cancel_works(comm, TC_ERR_REVOKED, comm->broken_why);
-}
-
 void tc_rt_world_poll_events(tc_rt_world_t *world)
 {
     tc_boot_event_t ev;
@@ -158,17 +120,9 @@ void tc_rt_world_poll_events(tc_rt_world_t *world)
                                  : "another rank saw it fail",
                 0);
             if (f)
-                tc_rt_world_fail_comms(world, f);
+                world->hooks.failed(world, f);
         } else if (ev.kind == TC_BOOT_EV_REVOKE && ev.rank != world->boot->rank) {
-            /* ids are unique among one process's communicators, so (revoker, id) names one */
-            for (tc_rt_comm_t *c = world->comms; c; c = c->wnext) {
-                int r = tc_rt_comm_rank_of(c, ev.rank);
-                if (c->comm_id == ev.comm_id && r >= 0) {
-                    char why[160];
-                    snprintf(why, sizeof(why), "comm '%s' was revoked by rank %d", c->name, r);
-                    tc_rt_comm_revoke_local(c, why);
-                }
-            }
+            world->hooks.revoked(world, ev.rank, ev.comm_id);
         }
     }
 }

@@ -22,7 +22,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "comm_impl.h"
+#include "ft.h"
 #include "tcomms/base/config.h"
 #include "tcomms/base/log.h"
 

@@ -16,7 +16,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "comm_impl.h"
+#include "comms.h"
+#include "progress.h"
 #include "tcomms/base/log.h"
 #include "tcomms/base/time.h"
 
@@ -88,7 +89,7 @@ void tc_rt_fr_begin(tc_rt_work_t *w, uint64_t now_ns)
                             .start_ns = now_ns};
 }
 
-void tc_rt_fr_end(tc_rt_work_t *w, tc_status_t st)
+void tc_rt_fr_end(tc_rt_work_t *w, tc_status_t st, uint64_t now_ns)
 {
     tc_rt_comm_t *comm = w->comm;
     if (!comm || !comm->fr || !w->fr_id)
@@ -96,7 +97,7 @@ void tc_rt_fr_end(tc_rt_work_t *w, tc_status_t st)
     tc_rt_fr_entry_t *e = &comm->fr[(w->fr_id - 1) % comm->fr_cap];
     if (e->id != w->fr_id)
         return; /* overwritten by newer operations */
-    e->end_ns = tc_time_ns();
+    e->end_ns = now_ns;
     e->status = st;
     e->state = st == TC_OK            ? TC_RT_FR_DONE
                : st == TC_ERR_TIMEOUT ? TC_RT_FR_TIMED_OUT

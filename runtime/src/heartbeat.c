@@ -12,7 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "comm_impl.h"
+#include "ft.h"
 #include "tcomms/base/log.h"
 #include "tcomms/base/time.h"
 
@@ -95,7 +95,7 @@ void tc_rt_hb_tick(tc_rt_world_t *world, uint64_t now)
     void *v;
     while (tc_hmap_next(&world->hb, &iter, &key, &v)) {
         tc_rt_hb_t *hb = v;
-        if (hb->reported || tc_hmap_get(&world->eps, key) != hb->ep)
+        if (hb->reported || tc_rt_world_ep_get(world, (int)key) != hb->ep)
             continue;                   /* already failed, or the endpoint was closed */
         if (hb->rreq.status == TC_OK) { /* heard: again */
             hb->last_heard = now;
@@ -123,7 +123,7 @@ void tc_rt_hb_tick(tc_rt_world_t *world, uint64_t now)
                  * anyway, it is what heartbeats are for */
                 tc_boot_event_t ev = {TC_BOOT_EV_PROC_FAILED, hb->peer, 0, 0};
                 (void)tc_boot_notify(world->boot, &ev);
-                tc_rt_world_fail_comms(world, f);
+                world->hooks.failed(world, f);
             }
             iter = 0; /* failing communicators may have closed endpoints */
         }

@@ -12,7 +12,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "comm_impl.h"
+#include "comms.h"
+#include "ft.h"
+#include "progress.h"
 #include "tcomms/base/log.h"
 #include "tcomms/base/time.h"
 #include "tcomms/runtime/agree.h"

@@ -3,10 +3,9 @@
  * world's lock, on whichever thread issues or completes the operation. */
 #include <string.h>
 
-#include "comm_impl.h"
-#include "tcomms/base/time.h"
+#include "comms.h"
+#include "progress.h"
 
-#define STATS_MAX ((int)(sizeof(((tc_rt_comm_t *)0)->stats) / sizeof(tc_rt_stat_t)))
 
 static void stats_info(const tc_rt_work_t *w, tc_rt_op_info_t *info)
 {
@@ -30,21 +29,34 @@ void tc_rt_stats_hook_before(tc_rt_work_t *w)
         comm->hooks[i].fn(&info, 0, comm->hooks[i].arg);
 }
 
-void tc_rt_stats_end(tc_rt_work_t *w, tc_status_t st)
+/* The slot of @p w's collective and algorithm: the one its cached plan
+ * remembers, else found by name (and remembered), else a new one. */
+static tc_rt_stat_t *stats_slot(tc_rt_comm_t *comm, tc_rt_work_t *w, const char *algo)
 {
-    tc_rt_comm_t *comm = w->comm;
-    if (!comm || w->tolerant || !w->start_ns)
-        return; /* internal exchanges are not the application's operations */
-    uint64_t took = tc_time_ns() - w->start_ns;
-    const char *algo = w->main_sched ? w->main_sched->algo : "?";
+    int *known = w->entry && w->main_sched == &w->entry->sched ? &w->entry->stat : NULL;
+    if (known && *known >= 0)
+        return &comm->stats[*known];
     tc_rt_stat_t *e = NULL;
     for (int i = 0; i < comm->nstats && !e; i++)
         if (comm->stats[i].coll == (int)w->op.coll && strcmp(comm->stats[i].algo, algo) == 0)
             e = &comm->stats[i];
-    if (!e && comm->nstats < STATS_MAX) {
+    if (!e && comm->nstats < TC_RT_STATS_MAX) {
         e = &comm->stats[comm->nstats++];
         *e = (tc_rt_stat_t){.coll = w->op.coll, .algo = algo};
     }
+    if (e && known)
+        *known = (int)(e - comm->stats);
+    return e;
+}
+
+void tc_rt_stats_end(tc_rt_work_t *w, tc_status_t st, uint64_t now_ns)
+{
+    tc_rt_comm_t *comm = w->comm;
+    if (!comm || w->tolerant || !w->start_ns)
+        return; /* internal exchanges are not the application's operations */
+    uint64_t took = now_ns - w->start_ns;
+    const char *algo = w->main_sched ? w->main_sched->algo : "?";
+    tc_rt_stat_t *e = stats_slot(comm, w, algo);
     if (e) {
         e->ops++;
         e->failed += st != TC_OK;

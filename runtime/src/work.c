@@ -11,258 +11,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "comm_impl.h"
+#include "comms.h"
+#include "ft.h"
+#include "obs.h"
+#include "progress.h"
 #include "tcomms/base/log.h"
 #include "tcomms/base/time.h"
-#include "tcomms/kernels/reduce.h"
-
-/* The state is read without the lock by waiters and testers: what a work
- * produced (result, error, the caller's buffers) is published before it. */
-static int work_get_state(const tc_rt_work_t *w)
-{
-    return __atomic_load_n(&w->state, __ATOMIC_ACQUIRE);
-}
-
-static void work_set_state(tc_rt_work_t *w, int state)
-{
-    __atomic_store_n(&w->state, state, __ATOMIC_RELEASE);
-}
-
-static void work_link(tc_rt_work_t *w)
-{
-    tc_rt_world_t *world = w->comm->world;
-    w->prev = NULL;
-    w->next = world->active;
-    if (world->active)
-        world->active->prev = w;
-    world->active = w;
-    if (w->async && world->nasync++ == 0)
-        pthread_cond_signal(&world->cv);
-}
-
-static void work_unlink(tc_rt_work_t *w)
-{
-    tc_rt_world_t *world = w->comm->world;
-    if (w->prev)
-        w->prev->next = w->next;
-    else
-        world->active = w->next;
-    if (w->next)
-        w->next->prev = w->prev;
-    w->next = w->prev = NULL;
-    if (w->async)
-        world->nasync--;
-}
-
-/* AVG: the schedules sum; divide this rank's defined output. */
-static tc_status_t work_finish_avg(tc_rt_work_t *w)
-{
-    const tc_rt_coll_t *c = &w->call;
-    if (c->op != TC_AVG || (c->coll != TC_COLL_ALL_REDUCE && c->coll != TC_COLL_REDUCE &&
-                            c->coll != TC_COLL_REDUCE_SCATTER))
-        return TC_OK;
-    tc_algo_args_t args = {.coll = c->coll,
-                           .nranks = w->comm->size,
-                           .rank = w->comm->rank,
-                           .root = c->root,
-                           .count = c->count,
-                           .in_place = c->sendbuf == c->recvbuf,
-                           .counts = c->counts ? w->varr : NULL,
-                           .displs = c->displs ? w->varr + w->comm->size : NULL};
-    tc_algo_layout_t lay;
-    tc_status_t st = tc_algo_layout(&args, &lay);
-    if (st == TC_OK && lay.out_count)
-        st = tc_kern_scale_div(c->dtype, (char *)c->recvbuf + lay.out_off * w->ex.esize,
-                               lay.out_count, w->comm->size);
-    return st;
-}
-
-static void work_complete(tc_rt_work_t *w)
-{
-    tc_status_t st = work_finish_avg(w);
-    if (st == TC_OK && w->staged)
-        st = tc_rt_cuda_stage_out(w);
-    tc_rt_fr_end(w, st);
-    tc_rt_stats_end(w, st);
-    work_unlink(w);
-    tc_rt_sched_release(w);
-    if (st != TC_OK)
-        snprintf(w->error, sizeof(w->error), "%s", tc_last_error());
-    w->result = st;
-    work_set_state(w, TC_RT_WORK_DONE);
-}
-
-void tc_rt_work_fail(tc_rt_work_t *w, tc_status_t st)
-{
-    tc_rt_comm_t *comm = w->comm;
-    const tc_rt_failed_t *f = NULL;
-    if (w->failed_peer >= 0) {
-        /* name the failed rank with its host and pid, and tell the others */
-        char why[256], desc[160];
-        snprintf(why, sizeof(why), "%s", tc_last_error());
-        f = tc_rt_world_note_failure(comm->world, w->failed_peer, why, 1);
-        if (f) {
-            tc_rt_failed_describe(comm, f, desc, sizeof(desc));
-            tc_error_set(st, "%s; %s failed", why, desc);
-        }
-    }
-    snprintf(w->error, sizeof(w->error), "%s", tc_last_error());
-    tc_log_error(TC_SUBSYS_RUNTIME, "%s", w->error);
-    tc_rt_fr_end(w, st);
-    tc_rt_stats_end(w, st);
-    tc_rt_exec_abandon(w);
-    work_unlink(w);
-    tc_rt_sched_release(w);
-    w->result = st;
-    work_set_state(w, TC_RT_WORK_DONE);
-    if (comm->broken == TC_OK) {
-        comm->broken = st;
-        snprintf(comm->broken_why, sizeof(comm->broken_why), "%s", w->error);
-        /* the others of this communicator cannot complete consistently either */
-        tc_rt_comm_cancel_works(comm, st, comm->broken_why);
-    }
-    if (f)
-        tc_rt_world_fail_comms(comm->world, f);
-    tc_rt_fr_dump_auto(comm, st == TC_ERR_TIMEOUT ? "timeout" : "error", st);
-}
-
-void tc_rt_comm_cancel_works(tc_rt_comm_t *comm, tc_status_t st, const char *why)
-{
-    tc_rt_world_t *world = comm->world;
-    for (tc_rt_work_t *w = world->active, *next; w; w = next) {
-        next = w->next;
-        if (w->comm != comm || w->tolerant)
-            continue;
-        char what[128];
-        snprintf(w->error, sizeof(w->error), "%s (%s, rank %d of %d, at step %u of %u): %s",
-                 tc_rt_op_what(&w->op, what, sizeof(what)), w->sched ? w->sched->algo : "?",
-                 comm->rank, comm->size, w->ex.first, w->sched ? w->sched->nsteps : 0, why);
-        tc_rt_fr_end(w, st);
-        tc_rt_stats_end(w, st);
-        tc_rt_exec_abandon(w);
-        work_unlink(w);
-        tc_rt_sched_release(w);
-        w->result = st;
-        work_set_state(w, TC_RT_WORK_DONE);
-        next = world->active; /* abandon may have closed endpoints: restart the walk */
-    }
-}
-
-static void work_timeout(tc_rt_work_t *w)
-{
-    char awaited[160], what[128];
-    tc_rt_exec_awaited(w, awaited, sizeof(awaited));
-    tc_status_t st = tc_error_set(TC_ERR_TIMEOUT,
-                                  "%s (%s, rank %d of %d): timed out after %lld "
-                                  "ms at step %u of %u; waiting for rank(s) %s",
-                                  tc_rt_op_what(&w->op, what, sizeof(what)), w->sched->algo,
-                                  w->comm->rank, w->comm->size, (long long)w->timeout_ms,
-                                  w->ex.first, w->sched->nsteps, awaited);
-    tc_rt_work_fail(w, st);
-}
-
-/* TC_CHECK's exchange completed: compare, then run the operation. A
- * mismatch ends the work on every rank alike and leaves the communicator
- * usable (nothing of the operation was sent). */
-static void work_check_done(tc_rt_work_t *w)
-{
-    tc_status_t st = tc_rt_check_finish(w);
-    if (st == TC_OK) {
-        tc_rt_check_free(w);
-        w->sched = w->main_sched;
-        w->tag = tc_rt_tag(w->comm->comm_id, TC_RT_TAG_COLL, w->op.seq);
-        if ((st = tc_rt_exec_begin(w)) == TC_OK)
-            return;
-        tc_rt_work_fail(w, st);
-        return;
-    }
-    snprintf(w->error, sizeof(w->error), "%s", tc_last_error());
-    tc_rt_fr_end(w, st);
-    tc_rt_stats_end(w, st);
-    work_unlink(w);
-    tc_rt_sched_release(w);
-    w->result = st;
-    work_set_state(w, TC_RT_WORK_DONE);
-}
-
-int tc_rt_world_progress(tc_rt_world_t *world)
-{
-    int total = 0;
-    tc_rt_world_poll_events(world);
-    tc_rt_fr_poll_signal(world);
-    if (world->hb_ns && (++world->hb_passes & 63) == 0)
-        tc_rt_hb_tick(world, tc_time_ns());
-    for (tc_rt_work_t *w = world->active, *next; w; w = next) {
-        next = w->next;
-        int c = tc_rt_exec_pass(w);
-        if (c < 0) {
-            tc_rt_work_fail(w, (tc_status_t)c);
-            next = world->active;
-            total++;
-            continue;
-        }
-        total += c;
-        if (tc_rt_exec_done(w) && w->sched == &w->check_sched) {
-            work_check_done(w); /* the arguments agree: the operation itself starts */
-            next = world->active;
-            total++;
-        } else if (tc_rt_exec_done(w)) {
-            work_complete(w);
-            total++;
-        }
-    }
-    int n = tc_rt_world_progress_tp(world);
-    if (n < 0) {
-        tc_error_prefix("transport progress: ");
-        tc_status_t st = (tc_status_t)n;
-        while (world->active)
-            tc_rt_work_fail(world->active, st);
-        return 1;
-    }
-    if (total + n > 0) {
-        world->idle_passes = 0;
-    } else if (world->active && ++world->idle_passes % 16 == 0) {
-        /* nothing moved for a while: the time to look at the clock (once,
-         * for every waiter of this pass: see world->now_ns) */
-        uint64_t now = world->now_ns = tc_time_ns();
-        for (tc_rt_work_t *w = world->active, *next; w; w = next) {
-            next = w->next;
-            if (now >= w->deadline) {
-                work_timeout(w);
-                next = world->active;
-            }
-        }
-    }
-    return total + n;
-}
-
-tc_status_t tc_rt_work_wait_locked(tc_rt_work_t *w, uint64_t wait_deadline)
-{
-    tc_rt_world_t *world = w->comm->world;
-    uint64_t idle_since = 0; /* when the current stretch without progress began */
-    while (work_get_state(w) == TC_RT_WORK_RUNNING) {
-        int n = tc_rt_world_progress(world);
-        if (work_get_state(w) != TC_RT_WORK_RUNNING)
-            break;
-        if (n > 0) {
-            idle_since = 0;
-            continue;
-        }
-        if (world->idle_passes % 16 != 0)
-            continue;                 /* poll a while before looking at the clock */
-        uint64_t now = world->now_ns; /* read by this idle pass */
-        if (wait_deadline && now >= wait_deadline)
-            return TC_ERR_TIMEOUT;
-        if (idle_since == 0)
-            idle_since = now;
-        if (now - idle_since >= world->spin_ns) {
-            uint64_t until =
-                wait_deadline && wait_deadline < w->deadline ? wait_deadline : w->deadline;
-            tc_rt_world_wait(world, tc_deadline_left_ms(until), now - idle_since);
-        }
-    }
-    return w->result;
-}
 
 /* Start a prepared work: a fresh tag, its deadline, its state; it is running after. */
 static tc_status_t work_start(tc_rt_work_t *w)
@@ -286,10 +40,10 @@ static tc_status_t work_start(tc_rt_work_t *w)
     w->start_ns = now;
     tc_rt_fr_begin(w, now);
     tc_rt_stats_hook_before(w);
-    work_set_state(w, TC_RT_WORK_RUNNING);
+    tc_rt_work_set_state(w, TC_RT_WORK_RUNNING);
     w->result = TC_INPROGRESS;
     w->error[0] = '\0';
-    work_link(w);
+    tc_rt_work_link(w);
     return TC_OK;
 }
 
@@ -429,7 +183,7 @@ tc_status_t tc_rt_coll_issue(tc_rt_comm_t *comm, const tc_rt_coll_t *call, int f
         }
     } else {
         w = &comm->inline_work;
-        if (work_get_state(w) == TC_RT_WORK_RUNNING) {
+        if (tc_rt_work_get_state(w) == TC_RT_WORK_RUNNING) {
             st = tc_error_set(TC_ERR_INVALID_STATE,
                               "%s: another blocking operation is running "
                               "on this communicator (calls on one communicator must not be "
@@ -454,7 +208,7 @@ tc_status_t tc_rt_coll_issue(tc_rt_comm_t *comm, const tc_rt_coll_t *call, int f
     if (!algo)
         algo = tc_hints_get(&comm->hints, "algo");
     if ((st = work_copy_arrays(w, call, comm->size)) != TC_OK ||
-        (st = tc_rt_comm_sched(comm, w, algo)) != TC_OK) {
+        (st = tc_rt_plan_get(comm, w, algo)) != TC_OK) {
         tc_error_prefix("%s: ", tc_rt_op_what(&op, what, sizeof(what)));
         if (w->heap)
             work_release(w);
@@ -472,21 +226,6 @@ out:
     /* NOLINTNEXTLINE(clang-analyzer-unix.Malloc): comm is not freed, see above */
     tc_rt_world_unlock(comm->world);
     return st;
-}
-
-tc_status_t tc_rt_work_run_internal(tc_rt_work_t *w)
-{
-    tc_status_t st = tc_rt_exec_begin(w);
-    if (st != TC_OK)
-        return st;
-    w->deadline = tc_deadline_after_ms((uint64_t)w->timeout_ms);
-    w->failed_peer = -1;
-    w->fr_id = 0; /* internal exchanges are not the application's operations */
-    work_set_state(w, TC_RT_WORK_RUNNING);
-    w->result = TC_INPROGRESS;
-    work_link(w);
-    st = tc_rt_work_wait_locked(w, 0);
-    return st == TC_OK ? TC_OK : tc_error_set(st, "%s", w->error);
 }
 
 tc_status_t tc_rt_coll_run(tc_rt_comm_t *comm, const tc_rt_coll_t *call)
@@ -595,7 +334,7 @@ tc_status_t tc_rt_p2p_issue(tc_rt_comm_t *comm, const tc_rt_p2p_t *ops, int n,
             comm->p2p_work->persistent = 1; /* keeps its schedule's steps between calls */
         }
         w = comm->p2p_work;
-        if (w && work_get_state(w) == TC_RT_WORK_RUNNING) {
+        if (w && tc_rt_work_get_state(w) == TC_RT_WORK_RUNNING) {
             st = tc_error_set(TC_ERR_INVALID_STATE,
                               "send/recv on comm '%s': another blocking "
                               "send/recv is running (calls on one communicator must not be "
@@ -639,7 +378,7 @@ tc_status_t tc_rt_work_start(tc_rt_work_t *w)
     if (!w->persistent)
         st = tc_error_set(TC_ERR_INVALID_STATE, "%s is not persistent",
                           tc_rt_op_what(&w->op, what, sizeof(what)));
-    else if (work_get_state(w) == TC_RT_WORK_RUNNING)
+    else if (tc_rt_work_get_state(w) == TC_RT_WORK_RUNNING)
         st = tc_error_set(TC_ERR_INVALID_STATE, "%s is still running",
                           tc_rt_op_what(&w->op, what, sizeof(what)));
     else if ((st = comm_usable(w->comm, tc_coll_name(w->call.coll))) == TC_OK) {
@@ -652,8 +391,8 @@ tc_status_t tc_rt_work_start(tc_rt_work_t *w)
 
 tc_status_t tc_rt_work_wait(tc_rt_work_t *w, int64_t timeout_ms)
 {
-    if (work_get_state(w) != TC_RT_WORK_RUNNING) {
-        if (work_get_state(w) == TC_RT_WORK_IDLE)
+    if (tc_rt_work_get_state(w) != TC_RT_WORK_RUNNING) {
+        if (tc_rt_work_get_state(w) == TC_RT_WORK_IDLE)
             return tc_error_set(TC_ERR_INVALID_STATE, "the persistent work was never "
                                                       "started");
         return w->result == TC_OK ? TC_OK : tc_error_set(w->result, "%s", w->error);
@@ -663,7 +402,7 @@ tc_status_t tc_rt_work_wait(tc_rt_work_t *w, int64_t timeout_ms)
     if (timeout_ms == 0)
         until = tc_time_ns();
     tc_status_t st = tc_rt_work_wait_locked(w, until);
-    int running = work_get_state(w) == TC_RT_WORK_RUNNING;
+    int running = tc_rt_work_get_state(w) == TC_RT_WORK_RUNNING;
     tc_rt_world_unlock(w->comm->world);
     char what[128];
     if (running)
@@ -674,15 +413,15 @@ tc_status_t tc_rt_work_wait(tc_rt_work_t *w, int64_t timeout_ms)
 
 tc_status_t tc_rt_work_test(tc_rt_work_t *w, int *done_p)
 {
-    if (work_get_state(w) == TC_RT_WORK_RUNNING) {
+    if (tc_rt_work_get_state(w) == TC_RT_WORK_RUNNING) {
         tc_rt_world_lock(w->comm->world);
-        if (work_get_state(w) == TC_RT_WORK_RUNNING)
+        if (tc_rt_work_get_state(w) == TC_RT_WORK_RUNNING)
             tc_rt_world_progress(w->comm->world);
         tc_rt_world_unlock(w->comm->world);
     }
-    if (work_get_state(w) == TC_RT_WORK_IDLE) /* as tc_rt_work_wait says */
+    if (tc_rt_work_get_state(w) == TC_RT_WORK_IDLE) /* as tc_rt_work_wait says */
         return tc_error_set(TC_ERR_INVALID_STATE, "the persistent work was never started");
-    *done_p = work_get_state(w) != TC_RT_WORK_RUNNING;
+    *done_p = tc_rt_work_get_state(w) != TC_RT_WORK_RUNNING;
     if (!*done_p)
         return TC_INPROGRESS;
     return w->result == TC_OK ? TC_OK : tc_error_set(w->result, "%s", w->error);
@@ -690,8 +429,8 @@ tc_status_t tc_rt_work_test(tc_rt_work_t *w, int *done_p)
 
 void tc_rt_work_state(const tc_rt_work_t *w, int *running_p, int *started_p, tc_status_t *result_p)
 {
-    *running_p = work_get_state(w) == TC_RT_WORK_RUNNING;
-    *started_p = work_get_state(w) != TC_RT_WORK_IDLE;
+    *running_p = tc_rt_work_get_state(w) == TC_RT_WORK_RUNNING;
+    *started_p = tc_rt_work_get_state(w) != TC_RT_WORK_IDLE;
     *result_p = w->result;
 }
 
@@ -709,7 +448,7 @@ tc_status_t tc_rt_work_free(tc_rt_work_t *w)
     tc_rt_world_t *world = w->comm->world;
     tc_rt_world_lock(world);
     tc_status_t st = TC_OK;
-    if (work_get_state(w) == TC_RT_WORK_RUNNING)
+    if (tc_rt_work_get_state(w) == TC_RT_WORK_RUNNING)
         st = tc_rt_work_wait_locked(w, 0);
     work_release(w);
     tc_rt_world_unlock(world);

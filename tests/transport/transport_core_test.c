@@ -41,6 +41,35 @@ static void test_register_lookup(void **state)
     assert_null(tc_tp_lookup(NULL));
 }
 
+/* The reach a backend is registered with is listed beside it; another reach for the same
+ * table is refused, an unknown one too. */
+static void test_register_reach(void **state)
+{
+    (void)state;
+    assert_int_equal(tc_tp_register(&tc_tp_tcp_ops), TC_OK); /* TC_TP_REACH_ANY */
+    assert_int_equal(tc_tp_register_reach(&tc_tp_tcp_ops, TC_TP_REACH_ANY), TC_OK);
+    assert_int_equal(tc_tp_register_reach(&tc_tp_tcp_ops, TC_TP_REACH_NODE),
+                     TC_ERR_INVALID_STATE);
+    assert_non_null(strstr(tc_last_error(), "another reach"));
+    tc_tp_ops_t fake = tc_tp_tcp_ops;
+    fake.name = "fake";
+    assert_int_equal(tc_tp_register_reach(&fake, (tc_tp_reach_t)7), TC_ERR_INVALID_ARG);
+    assert_int_equal(tc_tp_register_reach(&fake, TC_TP_REACH_REMOTE), TC_OK);
+
+    const tc_tp_ops_t *ops[4] = {NULL};
+    tc_tp_reach_t reach[4] = {TC_TP_REACH_SELF, TC_TP_REACH_SELF};
+    int n = tc_tp_registered(ops, reach, 4);
+    assert_int_equal(n, 2);
+    assert_ptr_equal(ops[0], &tc_tp_tcp_ops);
+    assert_int_equal(reach[0], TC_TP_REACH_ANY);
+    assert_ptr_equal(ops[1], &fake);
+    assert_int_equal(reach[1], TC_TP_REACH_REMOTE);
+    /* fewer slots than backends: those that fit, and the count of all */
+    ops[0] = NULL;
+    assert_int_equal(tc_tp_registered(ops, NULL, 1), 2);
+    assert_ptr_equal(ops[0], &tc_tp_tcp_ops);
+}
+
 static void test_ctx_create_args(void **state)
 {
     (void)state;
@@ -242,7 +271,8 @@ int main(void)
 {
     setenv("TC_SOCKET_IFNAME", "lo", 1);
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_register_lookup), cmocka_unit_test(test_ctx_create_args),
+        cmocka_unit_test(test_register_lookup), cmocka_unit_test(test_register_reach),
+        cmocka_unit_test(test_ctx_create_args),
         cmocka_unit_test(test_bad_ifname),      cmocka_unit_test(test_addr_pack),
         cmocka_unit_test(test_default_iface),   cmocka_unit_test(test_ep_connect_args),
         cmocka_unit_test(test_connect_refused),

@@ -11,9 +11,15 @@
 
 static pthread_mutex_t tc_tp_registry_lock = PTHREAD_MUTEX_INITIALIZER;
 static const tc_tp_ops_t *tc_tp_registry[TC_TP_REGISTRY_MAX];
+static tc_tp_reach_t tc_tp_registry_reach[TC_TP_REGISTRY_MAX];
 static int tc_tp_registry_count;
 
 tc_status_t tc_tp_register(const tc_tp_ops_t *ops)
+{
+    return tc_tp_register_reach(ops, TC_TP_REACH_ANY);
+}
+
+tc_status_t tc_tp_register_reach(const tc_tp_ops_t *ops, tc_tp_reach_t reach)
 {
     if (ops == NULL || ops->name == NULL || ops->name[0] == '\0')
         return tc_error_set(TC_ERR_INVALID_ARG, "tc_tp_register: ops or ops->name is NULL/empty");
@@ -22,6 +28,9 @@ tc_status_t tc_tp_register(const tc_tp_ops_t *ops)
                             "tc_tp_register: backend '%s' has ops version %u, this build "
                             "expects %u",
                             ops->name, ops->version, TC_TP_API_VERSION);
+    if ((unsigned)reach > TC_TP_REACH_SELF)
+        return tc_error_set(TC_ERR_INVALID_ARG, "tc_tp_register: backend '%s': reach %d unknown",
+                            ops->name, (int)reach);
 
     tc_status_t status = TC_OK;
     pthread_mutex_lock(&tc_tp_registry_lock);
@@ -33,6 +42,11 @@ tc_status_t tc_tp_register(const tc_tp_ops_t *ops)
                                   "tc_tp_register: another backend named '%s' is already "
                                   "registered",
                                   ops->name);
+        else if (tc_tp_registry_reach[i] != reach)
+            status = tc_error_set(TC_ERR_INVALID_STATE,
+                                  "tc_tp_register: backend '%s' is already registered with "
+                                  "another reach (%d, not %d)",
+                                  ops->name, (int)tc_tp_registry_reach[i], (int)reach);
         goto out; /* the same table again: nothing to do */
     }
     if (tc_tp_registry_count == TC_TP_REGISTRY_MAX) {
@@ -42,6 +56,7 @@ tc_status_t tc_tp_register(const tc_tp_ops_t *ops)
                               ops->name, TC_TP_REGISTRY_MAX);
         goto out;
     }
+    tc_tp_registry_reach[tc_tp_registry_count] = reach;
     tc_tp_registry[tc_tp_registry_count++] = ops;
 out:
     pthread_mutex_unlock(&tc_tp_registry_lock);
@@ -79,4 +94,17 @@ const tc_tp_ops_t *tc_tp_lookup(const char *name)
         tc_error_set(TC_ERR_NOT_FOUND, "no transport backend named '%s' (registered: %s)", name,
                      used ? known : "none");
     return found;
+}
+
+int tc_tp_registered(const tc_tp_ops_t **ops, tc_tp_reach_t *reach, int cap)
+{
+    pthread_mutex_lock(&tc_tp_registry_lock);
+    int n = tc_tp_registry_count;
+    for (int i = 0; i < n && i < cap; i++) {
+        ops[i] = tc_tp_registry[i];
+        if (reach)
+            reach[i] = tc_tp_registry_reach[i];
+    }
+    pthread_mutex_unlock(&tc_tp_registry_lock);
+    return n;
 }

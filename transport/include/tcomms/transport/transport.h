@@ -166,6 +166,33 @@ tc_status_t tc_tp_register(const tc_tp_ops_t *ops);
 /** @brief The backend called @p name, or NULL (and a detail listing the known ones). */
 const tc_tp_ops_t *tc_tp_lookup(const char *name);
 
+/**
+ * @brief Which peers a backend should carry traffic to: its own applicability
+ *        check, declared when it is registered. Whoever picks a backend per
+ *        peer (the runtime) tries the most specific that applies first, in
+ *        registration order within one kind, and falls back to the next when
+ *        a connection is refused with TC_ERR_UNSUPPORTED or TC_ERR_NOT_FOUND.
+ */
+typedef enum tc_tp_reach {
+    TC_TP_REACH_ANY = 0,    /**< every peer (what tc_tp_register() declares) */
+    TC_TP_REACH_REMOTE = 1, /**< peers on other nodes */
+    TC_TP_REACH_NODE = 2,   /**< other processes on this node */
+    TC_TP_REACH_SELF = 3,   /**< this process only */
+} tc_tp_reach_t;
+
+/**
+ * @brief tc_tp_register() with the peers the backend reaches. Registering the
+ *        same table again with another reach is refused (TC_ERR_INVALID_STATE).
+ */
+tc_status_t tc_tp_register_reach(const tc_tp_ops_t *ops, tc_tp_reach_t reach);
+
+/**
+ * @brief The registered backends in registration order: up to @p cap of them
+ *        into @p ops and (when not NULL) their reach into @p reach.
+ * @return how many are registered (may exceed @p cap).
+ */
+int tc_tp_registered(const tc_tp_ops_t **ops, tc_tp_reach_t *reach, int cap);
+
 /* ---- contexts and endpoints ---- */
 
 tc_status_t tc_tp_ctx_create(const tc_tp_ops_t *ops, const tc_tp_ctx_params_t *params,

@@ -12,7 +12,9 @@ extern "C" {
 #endif
 
 /**
- * @brief Register self, shm, tcp (and ib where built) with tc_tp_register().
+ * @brief Register self, shm, tcp (and ib where built) with tc_tp_register_reach(),
+ *        each with the peers it serves (self: this process, shm: this node,
+ *        ib: other nodes, tcp: any).
  *
  * Safe to call more than once and from several threads (registering the same
  * table again is a no-op). Afterwards tc_tp_lookup("shm") etc. find them.

@@ -1,0 +1,86 @@
+/* Internal, the communicators module: create, split, duplicate, destroy,
+ * revoke, shrink; the schedule cache; the assembly of the world (which
+ * modules' hooks it runs) and what a failure does to communicators. It calls
+ * work, plans, progress, the world, fault tolerance, observability and the
+ * bootstrap; nothing below calls it. */
+#ifndef TC_RUNTIME_COMMS_H
+#define TC_RUNTIME_COMMS_H
+
+#include "obs.h"
+#include "plan.h"
+#include "work.h"
+#include "world.h"
+
+struct tc_rt_comm {
+    tc_rt_world_t *world;
+    tc_rt_comm_t *wnext, *wprev; /* the world's list of communicators */
+    int device;         /* CUDA device the buffers live on, or -1 (the CPU) */
+    int rank;
+    int size;
+    int *ranks;         /* world rank of each rank, or NULL (the world's own order) */
+    int ranks_per_node; /* for hierarchical algorithms; 0 when unknown */
+    char name[64];
+    int64_t timeout_ms;
+    uint32_t comm_id;   /* high bits of every tag: separates communicators */
+    uint64_t seq;       /* collectives issued on this communicator */
+    uint32_t shrinks;   /* shrinks of this communicator begun (their tags) */
+    uint64_t p2p_ops;   /* point-to-point batches issued (for messages only) */
+    tc_hmap_t p2p_seq;  /* peer -> {sends, receives} issued, for p2p tags */
+    tc_status_t broken; /* TC_OK, or why the communicator can no longer be used */
+    char broken_why[512];
+    int check; /* TC_CHECK: compare each collective's arguments first */
+    tc_hints_t hints;
+    tc_rt_stat_t stats[TC_RT_STATS_MAX]; /* per collective and algorithm (stats.c) */
+    int nstats;
+    struct {
+        tc_rt_hook_fn fn;
+        void *arg;
+    } hooks[TC_RT_HOOKS];
+    int nhooks;
+    tc_rt_fr_entry_t *fr; /* flight recorder: the last fr_cap operations (NULL: off) */
+    uint32_t fr_cap;
+    uint64_t fr_next;
+    tc_rt_work_t *p2p_work;    /* blocking send/recv without a work object, reused */
+    tc_rt_work_t inline_work; /* blocking operations without a work object */
+    tc_rt_work_t *works;      /* live heap works */
+    uint64_t sched_uses;
+    tc_rt_sched_entry_t sched_cache[TC_RT_SCHED_CACHE];
+};
+
+/* The world rank of rank @p peer of @p comm. */
+static inline int tc_rt_world_rank(const tc_rt_comm_t *comm, int peer)
+{
+    return comm->ranks ? comm->ranks[peer] : peer;
+}
+
+/* comm.c */
+/* Register a new communicator with its world (lock held); breaks it at once
+ * if a member is known to have failed. */
+void tc_rt_comm_adopt(tc_rt_comm_t *comm);
+/* A new communicator of world ranks @p wranks (this process is @p rank among
+ * them) with id @p id, inheriting from @p parent what @p params leaves out. */
+TC_MUST_USE tc_status_t tc_rt_comm_make(tc_rt_comm_t *parent, const tc_rt_comm_params_t *params,
+                                        const char *default_name, const int *wranks, int n,
+                                        int rank, int64_t id, tc_rt_comm_t **child_p);
+
+/* comm_world.c: the world as communicators see it */
+/* Create, hook up and fence the world of a first communicator. */
+/* With @p kv the caller's store is the bootstrap and @p boot is ignored. */
+TC_MUST_USE tc_status_t tc_rt_comm_world_create(tc_boot_kind_t boot, const tc_boot_kv_params_t *kv,
+                                                const tc_hints_t *hints, uint64_t deadline,
+                                                tc_rt_world_t **world_p);
+/* Drop one reference (lock held when threaded, released); the last frees. */
+void tc_rt_world_release(tc_rt_world_t *world);
+/* The rank of world rank @p wrank in @p comm, or -1. */
+int tc_rt_comm_rank_of(const tc_rt_comm_t *comm, int wrank);
+void tc_rt_world_add_comm(tc_rt_world_t *world, tc_rt_comm_t *comm);
+void tc_rt_world_remove_comm(tc_rt_world_t *world, tc_rt_comm_t *comm);
+/* Break every communicator holding @p f's rank and cancel its running works. */
+void tc_rt_world_fail_comms(tc_rt_world_t *world, const tc_rt_failed_t *f);
+/* "rank 3 (world rank 5, host h, pid 42)": @p f named in @p comm */
+void tc_rt_comm_failed_describe(const tc_rt_comm_t *comm, const tc_rt_failed_t *f, char *buf,
+                                size_t cap);
+/* Local revoke: leave every pending operation with TC_ERR_REVOKED. */
+void tc_rt_comm_revoke_local(tc_rt_comm_t *comm, const char *why);
+
+#endif

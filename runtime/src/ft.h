@@ -1,0 +1,53 @@
+/* Internal, the fault-tolerance module: failed ranks (learnt from the
+ * transports, the launcher or peers), heartbeats, TC_FAULT_INJECT, and the
+ * bootstrap's events. It calls the world and the bootstrap, and tells the
+ * modules above through the world's hooks (failed, revoked) only. Revoke,
+ * shrink and agreement act on communicators and live with them. */
+#ifndef TC_RUNTIME_FT_H
+#define TC_RUNTIME_FT_H
+
+#include "world.h"
+
+/* A rank of the job known to have failed. */
+struct tc_rt_failed {
+    int rank; /* world rank */
+    int pid;  /* -1 when it could not be learnt */
+    char host[64];
+    char why[192];    /* how it was learnt */
+    uint64_t when_ns; /* when this process learnt it */
+};
+
+/* Heartbeats and fault injection, from the environment (before the fence). */
+TC_MUST_USE tc_status_t tc_rt_ft_init(tc_rt_world_t *world);
+void tc_rt_ft_free(tc_rt_world_t *world);
+
+/* failure.c */
+/* Dequeue the bootstrap's events (failures, revocations) and apply them. */
+void tc_rt_world_poll_events(tc_rt_world_t *world);
+/* Record that world rank @p rank failed (once); @p notify tells the other ranks. */
+const tc_rt_failed_t *tc_rt_world_note_failure(tc_rt_world_t *world, int rank, const char *why,
+                                               int notify);
+const tc_rt_failed_t *tc_rt_world_failed(const tc_rt_world_t *world, int rank);
+/* "rank 3 (world rank 5, host h, pid 42)": @p f is rank @p rank of a
+ * communicator; @p renumbered when its ranks are not the world's. */
+void tc_rt_failed_describe(const tc_rt_failed_t *f, int rank, int renumbered, char *buf,
+                           size_t cap);
+
+/* fault_inject.c: TC_FAULT_INJECT */
+TC_MUST_USE tc_status_t tc_rt_fault_init(tc_rt_world_t *world);
+/* In round @p round of a shrink: -1, or how many peers to send to before dying. */
+int tc_rt_fault_shrink_sends(const tc_rt_world_t *world, uint32_t round);
+/* Die if step @p step of collective @p op is this process's failure point. */
+void tc_rt_fault_step(tc_rt_world_t *world, uint64_t op, uint32_t step);
+/* End this process as a crash would (SIGKILL), saying where. */
+void tc_rt_fault_die(tc_rt_world_t *world, const char *where);
+
+/* heartbeat.c */
+TC_MUST_USE tc_status_t tc_rt_hb_init(tc_rt_world_t *world);
+void tc_rt_hb_free(tc_rt_world_t *world);
+/* A new endpoint: start exchanging heartbeats with its peer. */
+void tc_rt_hb_peer(tc_rt_world_t *world, int peer, tc_tp_ep_t *ep);
+/* Send due heartbeats, repost receives, fail peers silent too long. */
+void tc_rt_hb_tick(tc_rt_world_t *world, uint64_t now);
+
+#endif

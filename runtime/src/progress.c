@@ -1,0 +1,165 @@
+/* Progress: one pass over everything that can move (the hooks of the modules
+ * above, then the transports), blocking waits built on it, the progress
+ * thread that drives asynchronous operations while no caller does, and the
+ * idle policy: the clock is read only after TC_RT_IDLE_CLOCK_PASSES passes
+ * without progress, a waiter polls for spin_ns before it yields or sleeps. */
+#include <sched.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "progress.h"
+#include "tcomms/base/log.h"
+#include "tcomms/base/time.h"
+
+void tc_rt_world_lock(tc_rt_world_t *world)
+{
+    if (world->threaded)
+        pthread_mutex_lock(&world->mu);
+}
+
+void tc_rt_world_unlock(tc_rt_world_t *world)
+{
+    if (world->threaded)
+        pthread_mutex_unlock(&world->mu);
+}
+
+/* Polling before sleeping cuts latency when every rank has a core of its own;
+ * when ranks outnumber cores it steals the core the peer needs, so sleep at
+ * once. TC_SPIN_US overrides the choice. */
+tc_status_t tc_rt_progress_init(tc_rt_world_t *world)
+{
+    long cores = sysconf(_SC_NPROCESSORS_ONLN);
+    int oversubscribed = cores > 0 && world->boot->local_size > cores;
+    int64_t us;
+    tc_status_t st = tc_config_int("TC_SPIN_US", oversubscribed ? 0 : 50, 0, 1000000, &us);
+    if (st != TC_OK)
+        return st;
+    world->spin_ns = (uint64_t)us * 1000;
+    tc_log_info(TC_SUBSYS_RUNTIME, "%d local ranks on %ld cores: poll %lld us before sleeping",
+                world->boot->local_size, cores, (long long)us);
+    return TC_OK;
+}
+
+int tc_rt_world_progress(tc_rt_world_t *world)
+{
+    world->hooks.poll(world);
+    int total = world->hooks.advance(world);
+    int n = tc_rt_world_progress_tp(world);
+    if (n < 0) {
+        tc_error_prefix("transport progress: ");
+        world->hooks.fail_all(world, (tc_status_t)n);
+        return 1;
+    }
+    if (total + n > 0) {
+        world->idle_passes = 0;
+    } else if (world->active && ++world->idle_passes % TC_RT_IDLE_CLOCK_PASSES == 0) {
+        /* nothing moved for a while: the time to look at the clock (once,
+         * for every waiter of this pass: see world->now_ns) */
+        world->now_ns = tc_time_ns();
+        world->hooks.expire(world, world->now_ns);
+    }
+    return total + n;
+}
+
+tc_status_t tc_rt_progress_wait(tc_rt_world_t *world, const int *state, int running,
+                                uint64_t wait_deadline, uint64_t op_deadline)
+{
+    uint64_t idle_since = 0; /* when the current stretch without progress began */
+    while (__atomic_load_n(state, __ATOMIC_ACQUIRE) == running) {
+        int n = tc_rt_world_progress(world);
+        if (__atomic_load_n(state, __ATOMIC_ACQUIRE) != running)
+            break;
+        if (n > 0) {
+            idle_since = 0;
+            continue;
+        }
+        if (world->idle_passes % TC_RT_IDLE_CLOCK_PASSES != 0)
+            continue;                 /* poll a while before looking at the clock */
+        uint64_t now = world->now_ns; /* read by this idle pass */
+        if (wait_deadline && now >= wait_deadline)
+            return TC_ERR_TIMEOUT;
+        if (idle_since == 0)
+            idle_since = now;
+        if (now - idle_since >= world->spin_ns) {
+            uint64_t until =
+                wait_deadline && wait_deadline < op_deadline ? wait_deadline : op_deadline;
+            tc_rt_world_wait(world, tc_deadline_left_ms(until), now - idle_since);
+        }
+    }
+    return TC_OK;
+}
+
+/* Drive the running asynchronous works while no caller does. Polls while
+ * there is progress, naps (growing from 10 us to 1 ms, without the lock) when
+ * there is none, and sleeps on the condition while nothing is asynchronous. */
+static void *progress_main(void *arg)
+{
+    tc_rt_world_t *world = arg;
+    unsigned nap_us = 0, passes = 0;
+    pthread_mutex_lock(&world->mu);
+    while (!world->stop) {
+        if (world->nasync == 0 && world->hb_ns) {
+            /* nothing asynchronous, but heartbeats are due every period */
+            struct timespec until;
+            clock_gettime(CLOCK_REALTIME, &until);
+            uint64_t ns = (uint64_t)until.tv_nsec + world->hb_ns / 4;
+            until.tv_sec += (time_t)(ns / 1000000000ull);
+            until.tv_nsec = (long)(ns % 1000000000ull);
+            pthread_cond_timedwait(&world->cv, &world->mu, &until);
+            tc_rt_world_progress(world);
+            world->hooks.tick(world);
+            nap_us = 0;
+            continue;
+        }
+        if (world->nasync == 0) {
+            pthread_cond_wait(&world->cv, &world->mu);
+            nap_us = 0;
+            continue;
+        }
+        if (tc_rt_world_progress(world) > 0) {
+            nap_us = 0;
+            if (++passes % 64 == 0) { /* let callers in */
+                pthread_mutex_unlock(&world->mu);
+                sched_yield();
+                pthread_mutex_lock(&world->mu);
+            }
+            continue;
+        }
+        nap_us = nap_us ? (nap_us * 2 > 1000 ? 1000 : nap_us * 2) : 10;
+        pthread_mutex_unlock(&world->mu);
+        struct timespec ts = {0, (long)nap_us * 1000};
+        nanosleep(&ts, NULL);
+        pthread_mutex_lock(&world->mu);
+    }
+    pthread_mutex_unlock(&world->mu);
+    return NULL;
+}
+
+tc_status_t tc_rt_world_go_threaded(tc_rt_world_t *world)
+{
+    if (world->threaded)
+        return TC_OK;
+    /* The caller holds no lock yet (none is taken before this point); from now
+     * on every entry point locks, so take it for the caller. */
+    world->threaded = 1;
+    pthread_mutex_lock(&world->mu);
+    int rc = pthread_create(&world->thread, NULL, progress_main, world);
+    if (rc != 0) {
+        world->threaded = 0;
+        pthread_mutex_unlock(&world->mu);
+        return tc_error_set(TC_ERR_SYSTEM, "starting the progress thread: %s", strerror(rc));
+    }
+    tc_log_debug(TC_SUBSYS_RUNTIME, "progress thread started");
+    return TC_OK;
+}
+
+void tc_rt_progress_stop(tc_rt_world_t *world)
+{
+    if (!world->threaded)
+        return;
+    world->stop = 1;
+    pthread_cond_signal(&world->cv);
+    pthread_mutex_unlock(&world->mu);
+    pthread_join(world->thread, NULL);
+}

@@ -1,0 +1,31 @@
+/* Internal, the progress module: the progress loop, blocking waits, the
+ * progress thread and the idle policy (when to read the clock, when to yield,
+ * when to sleep). It drives the world's transports and, through the world's
+ * hooks, whatever the modules above have running; it calls only the world. */
+#ifndef TC_RUNTIME_PROGRESS_H
+#define TC_RUNTIME_PROGRESS_H
+
+#include "world.h"
+
+/* Read the time only after this many passes in a row moved nothing. */
+#define TC_RT_IDLE_CLOCK_PASSES 16
+
+void tc_rt_world_lock(tc_rt_world_t *world);
+void tc_rt_world_unlock(tc_rt_world_t *world);
+/* Set the spin time (TC_SPIN_US, or by the ranks per core). */
+TC_MUST_USE tc_status_t tc_rt_progress_init(tc_rt_world_t *world);
+/* Start the progress thread (first asynchronous operation); lock held after. */
+TC_MUST_USE tc_status_t tc_rt_world_go_threaded(tc_rt_world_t *world);
+/* Stop and join the progress thread if there is one; called with the lock
+ * held (when threaded), which it releases. */
+void tc_rt_progress_stop(tc_rt_world_t *world);
+/* One pass: the hooks' polls, the running operations, the transports, and
+ * after a while without progress the deadlines; returns the changes. */
+int tc_rt_world_progress(tc_rt_world_t *world);
+/* Progress (lock held) while *@p state equals @p running, at most until
+ * @p wait_deadline (0: none), sleeping no later than @p op_deadline: TC_OK
+ * once it changed, TC_ERR_TIMEOUT when @p wait_deadline passed first. */
+TC_MUST_USE tc_status_t tc_rt_progress_wait(tc_rt_world_t *world, const int *state, int running,
+                                            uint64_t wait_deadline, uint64_t op_deadline);
+
+#endif

@@ -1,0 +1,113 @@
+/* Internal, the work module: issuing operations (collectives and
+ * point-to-point batches), starting them, and ending them by one path;
+ * waits, tests, persistent restarts; TC_CHECK's exchange and a CUDA
+ * communicator's staging run as phases of a work. It calls plans and the
+ * executor, progress, observability, and fault tolerance to name a failure. */
+#ifndef TC_RUNTIME_WORK_H
+#define TC_RUNTIME_WORK_H
+
+#include "plan.h"
+#include "world.h"
+
+/* What an operation is, for error messages (formatted only when needed). */
+typedef struct tc_rt_op {
+    tc_coll_t coll; /* TC_COLL_COUNT: point-to-point */
+    uint64_t seq;
+    const char *comm_name;
+} tc_rt_op_t;
+
+/* "all_reduce #12 on comm 'world'" */
+const char *tc_rt_op_what(const tc_rt_op_t *op, char *buf, size_t cap);
+
+enum { TC_RT_WORK_IDLE = 0, TC_RT_WORK_RUNNING, TC_RT_WORK_DONE };
+
+struct tc_rt_work {
+    tc_rt_comm_t *comm;          /* NULL once the communicator is destroyed */
+    tc_rt_work_t *next, *prev;   /* the world's list of running works */
+    tc_rt_work_t *cnext, *cprev; /* the communicator's list of heap works */
+    int heap;                    /* allocated (freed by tc_rt_work_free) */
+    int async;                   /* progressed by the progress thread */
+    int persistent;              /* restartable; owns its schedule */
+    int state;                   /* TC_RT_WORK_* */
+    tc_status_t result;
+    char error[512];
+    tc_rt_coll_t call;          /* the call (arrays point into varr) */
+    uint64_t *varr;             /* owned copies of the call's arrays */
+    tc_rt_sched_entry_t *entry; /* the cached schedule in use, or NULL */
+    tc_sched_t own;             /* a schedule owned by this work */
+    const tc_sched_t *sched;    /* what runs now: main_sched, or check_sched first */
+    const tc_sched_t *main_sched; /* the operation's schedule: entry's or own */
+    int checking;               /* TC_CHECK: the exchange runs first (check.c) */
+    tc_sched_t check_sched;     /* its schedule, and its buffer: mine, then everyone's */
+    void *check_buf;
+    int stage_send;             /* all_to_all in place: run out of place from a copy */
+    void *d_send, *d_recv;      /* CUDA communicator: the caller's device buffers (cuda.c) */
+    void *h_buf;                /* their host copies (grow-only) */
+    size_t h_cap, h_recv_bytes;
+    int staged;                 /* the call's buffers point at h_buf */
+    uint64_t *step_tags;        /* per-step tags (point-to-point), or NULL */
+    uint32_t step_tags_cap;
+    uint64_t tag;               /* the tag of every step when step_tags is NULL */
+    int64_t timeout_ms;
+    uint64_t deadline;
+    int failed_peer; /* world rank whose failure ended this work, or -1 */
+    int tolerant;    /* a failed peer ends only its own steps (shrink) */
+    uint64_t fr_id;  /* its flight-recorder entry, or 0 */
+    uint64_t start_ns; /* when it started (stats, hooks) */
+    tc_rt_op_t op;
+    tc_rt_exec_t ex;
+};
+
+/* The state is read without the lock by waiters and testers: what a work
+ * produced (result, error, the caller's buffers) is published before it. */
+static inline int tc_rt_work_get_state(const tc_rt_work_t *w)
+{
+    return __atomic_load_n(&w->state, __ATOMIC_ACQUIRE);
+}
+
+static inline void tc_rt_work_set_state(tc_rt_work_t *w, int state)
+{
+    __atomic_store_n(&w->state, state, __ATOMIC_RELEASE);
+}
+
+/* work_progress.c */
+/* Wait (lock held) for @p work, at most until @p wait_deadline (0: its own). */
+TC_MUST_USE tc_status_t tc_rt_work_wait_locked(tc_rt_work_t *work, uint64_t wait_deadline);
+/* End a running work with @p st (its error set): the communicator breaks. */
+void tc_rt_work_fail(tc_rt_work_t *work, tc_status_t st);
+/* Run a prepared internal work (comm, call, sched, tag, op, timeout set) to
+ * completion; lock held. */
+TC_MUST_USE tc_status_t tc_rt_work_run_internal(tc_rt_work_t *work);
+/* Cancel every running work of @p comm with @p st (destroy, abort). */
+void tc_rt_comm_cancel_works(tc_rt_comm_t *comm, tc_status_t st, const char *why);
+
+/* Advance every running work once: the changes. */
+int tc_rt_works_advance(tc_rt_world_t *world);
+/* End the works past their deadline at @p now. */
+void tc_rt_works_expire(tc_rt_world_t *world, uint64_t now);
+/* End every running work with @p st (the transports failed). */
+void tc_rt_works_fail_all(tc_rt_world_t *world, tc_status_t st);
+/* Put @p work on the world's running list / take it off. */
+void tc_rt_work_link(tc_rt_work_t *work);
+void tc_rt_work_unlink(tc_rt_work_t *work);
+/* The one way a running work ends: @p st with its error (w->error) already
+ * written; observability told, the schedule released, the state published. */
+void tc_rt_work_end(tc_rt_work_t *work, tc_status_t st);
+/* Let go of the work's plan (a persistent work keeps its own). */
+void tc_rt_sched_release(tc_rt_work_t *work);
+
+/* check.c: TC_CHECK. The exchange of the call's description runs as the
+ * first phase of the work: prepare sets it running (w->sched, tag, buffers),
+ * finish compares once it completed. */
+TC_MUST_USE tc_status_t tc_rt_check_prepare(tc_rt_work_t *work);
+TC_MUST_USE tc_status_t tc_rt_check_finish(tc_rt_work_t *work);
+void tc_rt_check_free(tc_rt_work_t *work);
+
+/* cuda.c: communicators bound to a CUDA device stage their buffers in host memory */
+TC_MUST_USE tc_status_t tc_rt_cuda_bind(tc_rt_comm_t *comm, int device);
+/* Copy the device input to host memory and point the call at it (work start). */
+TC_MUST_USE tc_status_t tc_rt_cuda_stage_in(tc_rt_work_t *work);
+/* Copy the host result back to the device (work completion). */
+TC_MUST_USE tc_status_t tc_rt_cuda_stage_out(tc_rt_work_t *work);
+
+#endif

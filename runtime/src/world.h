@@ -1,0 +1,160 @@
+/* Internal, the world module: what every communicator of one job shares in
+ * this process. The world owns the bootstrap handle, the transport contexts
+ * and the endpoints (an array indexed by world rank, connected on first use,
+ * each over the registered backend that fits the peer best).
+ *
+ * The modules above keep their per-world state here too, each in its own
+ * section below, touched only by the module named: progress (progress.c),
+ * fault tolerance (failure.c, heartbeat.c, fault_inject.c), communicators
+ * (comm.c). The world itself reads none of it. */
+#ifndef TC_RUNTIME_WORLD_H
+#define TC_RUNTIME_WORLD_H
+
+#include <pthread.h>
+
+#include "tcomms/base/hmap.h"
+#include "tcomms/runtime/bootstrap.h"
+#include "tcomms/runtime/comm.h"
+#include "tcomms/transport/transport.h"
+
+/* Tags: [comm id: 20 bits][kind: 2 bits][sequence: 42 bits]. Collectives
+ * use the communicator's operation sequence; point-to-point messages a
+ * per-peer, per-direction sequence; TC_CHECK exchanges their own kind. */
+#define TC_RT_TAG_SEQ_BITS 42
+#define TC_RT_TAG_KIND_SHIFT 42
+#define TC_RT_TAG_ID_SHIFT 44
+#define TC_RT_COMM_ID_MAX ((1u << 20) - 2)
+#define TC_RT_HB_COMM_ID ((1u << 20) - 1) /* heartbeats (heartbeat.c), never a communicator */
+enum { TC_RT_TAG_COLL = 0, TC_RT_TAG_P2P = 1, TC_RT_TAG_CHECK = 2, TC_RT_TAG_SHRINK = 3 };
+
+static inline uint64_t tc_rt_tag(uint64_t comm_id, unsigned kind, uint64_t seq)
+{
+    return (comm_id << TC_RT_TAG_ID_SHIFT) | ((uint64_t)kind << TC_RT_TAG_KIND_SHIFT) |
+           (seq & ((UINT64_C(1) << TC_RT_TAG_SEQ_BITS) - 1));
+}
+
+typedef struct tc_rt_world tc_rt_world_t;
+typedef struct tc_rt_failed tc_rt_failed_t;
+
+/* At most this many backends serve one world (self, shm, tcp, ib, ...). */
+#define TC_RT_BACKENDS_MAX 8
+
+/* One backend the world opened: its context and how many peers it reaches. */
+typedef struct tc_rt_backend {
+    const tc_tp_ops_t *ops;
+    tc_tp_ctx_t *ctx;
+    tc_tp_reach_t reach; /* the peers it serves, as registered */
+    int neps;            /* endpoints connected over it */
+    unsigned idle_polls; /* passes since it was last polled while it had no endpoint */
+} tc_rt_backend_t;
+
+/* The modules above the world tell it what to do on each progress pass and
+ * when a failure is learnt; set once, when the world is assembled (comm.c). */
+typedef struct tc_rt_world_hooks {
+    /* events of the bootstrap, the flight recorder's signal, heartbeats */
+    void (*poll)(tc_rt_world_t *world);
+    /* advance the running operations once: the steps that changed state */
+    int (*advance)(tc_rt_world_t *world);
+    /* nothing moved for a while: end what is past its deadline at @p now */
+    void (*expire)(tc_rt_world_t *world, uint64_t now);
+    /* the transports failed: end every running operation with @p st */
+    void (*fail_all)(tc_rt_world_t *world, tc_status_t st);
+    /* world rank @p f failed: break what holds it (the one callback of fault tolerance) */
+    void (*failed)(tc_rt_world_t *world, const tc_rt_failed_t *f);
+    /* the communicator @p comm_id was revoked by world rank @p by */
+    void (*revoked)(tc_rt_world_t *world, int by, uint32_t comm_id);
+    /* the heartbeats' duty, whatever else runs (the progress thread calls it) */
+    void (*tick)(tc_rt_world_t *world);
+    /* a new endpoint to world rank @p peer (heartbeats start) */
+    void (*connected)(tc_rt_world_t *world, int peer, tc_tp_ep_t *ep);
+} tc_rt_world_hooks_t;
+
+/* Failure points of TC_FAULT_INJECT for this process (fault_inject.c). */
+typedef struct tc_rt_fault {
+    uint32_t shrink_round; /* die in this round of a shrink (0: never) */
+    int shrink_sends;      /* after sending to this many peers */
+    uint64_t step_op;      /* die as step step_idx of collective step_op starts (0: never) */
+    uint32_t step_idx;
+    int create; /* die inside the world's creation, before the fence */
+} tc_rt_fault_t;
+
+struct tc_rt_world {
+    /* ---- the world (world.c, world_ep.c) ---- */
+    int refs; /* communicators using it */
+    tc_boot_t *boot;
+    tc_rt_backend_t backends[TC_RT_BACKENDS_MAX]; /* in the registry's order */
+    int nbackends;
+    tc_tp_ep_t **eps;      /* by world rank, NULL until first used */
+    tc_rt_backend_t **ep_backend; /* the backend of each endpoint */
+    uint8_t *locality;     /* by world rank: 0 unknown, 1 another node, 2 this node */
+    uint64_t node_id;      /* this node's id (topo), published as TC_RT_NODE_KEY */
+    tc_rt_world_hooks_t hooks;
+
+    /* ---- progress (progress.c) ---- */
+    uint64_t spin_ns;     /* how long a blocking call polls before sleeping */
+    unsigned idle_passes; /* progress passes in a row that moved nothing */
+    uint64_t now_ns;      /* the clock as read by the last idle pass that read it */
+    unsigned poll_passes; /* passes since the bootstrap's events were last polled */
+    int nasync;           /* running asynchronous operations (the thread's to drive) */
+    /* Threads: once the progress thread exists (first asynchronous
+     * operation), every entry point takes mu; before that there is one
+     * caller at a time and no lock is taken. */
+    int threaded;
+    int stop;
+    pthread_t thread;
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+
+    /* ---- fault tolerance (failure.c, heartbeat.c, fault_inject.c) ---- */
+    tc_rt_failed_t *failed; /* ranks known to have failed, in the order learnt */
+    int nfailed, failed_cap;
+    uint64_t hb_ns;   /* heartbeat period (0: off) */
+    int hb_misses;    /* periods of silence before a peer is failed */
+    uint64_t hb_next; /* next heartbeat duty */
+    unsigned hb_passes; /* progress passes, to look at the clock every 64 */
+    tc_hmap_t hb;       /* world rank -> heartbeat state, peers connected only */
+    tc_rt_fault_t fault;
+
+    /* ---- communicators and work (comm.c, work.c) ---- */
+    uint32_t next_comm_id; /* lowest communicator id this process has not used */
+    tc_rt_work_t *active;  /* running works of every communicator */
+    tc_rt_comm_t *comms;   /* every live communicator (to fail or revoke them) */
+};
+
+/* world.c */
+/* Join the job through @p boot and open the transports; not yet fenced. */
+TC_MUST_USE tc_status_t tc_rt_world_create(tc_boot_kind_t boot, const tc_boot_kv_params_t *kv,
+                                           const tc_hints_t *hints, uint64_t deadline,
+                                           tc_rt_world_t **world_p);
+/* Publish the last keys and wait for every rank to have published its own. */
+TC_MUST_USE tc_status_t tc_rt_world_fence(tc_rt_world_t *world, uint64_t deadline);
+/* Free the world (its last reference is gone; the progress thread stopped). */
+void tc_rt_world_free(tc_rt_world_t *world);
+TC_MUST_USE tc_status_t tc_rt_world_same_node(tc_rt_world_t *world, int peer, uint64_t deadline_ns,
+                                              int *same_p);
+
+/* world_ep.c */
+/* The endpoint to world rank @p peer (itself included), connected on first use. */
+TC_MUST_USE tc_status_t tc_rt_world_ep(tc_rt_world_t *world, int peer, uint64_t deadline_ns,
+                                       tc_tp_ep_t **ep_p);
+/* The endpoint to @p peer if it is connected, else NULL. */
+static inline tc_tp_ep_t *tc_rt_world_ep_get(const tc_rt_world_t *world, int peer)
+{
+    return peer >= 0 && peer < world->boot->size ? world->eps[peer] : NULL;
+}
+/* Close the endpoint to @p peer (it cannot take a request back). */
+void tc_rt_world_ep_drop(tc_rt_world_t *world, int peer);
+/* Peers connected over the backend called @p name. */
+int tc_rt_world_peers_over(const tc_rt_world_t *world, const char *name);
+/* Open the backends and publish their addresses; close them (and every endpoint). */
+TC_MUST_USE tc_status_t tc_rt_world_open_backends(tc_rt_world_t *world,
+                                                  const tc_hints_t *hints);
+void tc_rt_world_close_backends(tc_rt_world_t *world);
+/* Progress the transports that have endpoints (and, now and then, the ones
+ * that only listen); completions, or a negative status. */
+int tc_rt_world_progress_tp(tc_rt_world_t *world);
+/* Sleep until a transport may have progress, at most @p max_ms; @p idle_ns is
+ * how long the caller has gone without progress. */
+void tc_rt_world_wait(tc_rt_world_t *world, int max_ms, uint64_t idle_ns);
+
+#endif
