@@ -264,8 +264,8 @@ class Comm:
         self._c.abort()
 
     def revoke(self):
-        """True when every rank was told; False when revoked here only (the
-        bootstrap has no notices, e.g. a communicator made through a store)."""
+        """True when every rank was told; False when revoked here only (a
+        bootstrap without notices, or one that could not send it)."""
         return self._c.revoke()
 
     def get_failed_ranks(self):

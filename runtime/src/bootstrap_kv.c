@@ -1,10 +1,12 @@
 /* The bootstrap through a caller's key-value store (bootstrap_kv.h): puts are
  * set at once under "<prefix>/<rank>/", a fence is a counter plus a done key
  * set by the last rank to arrive, waited for in slices so that an abort and
- * the deadline are seen. */
+ * the deadline are seen. Events (a failed rank, a revoke) are numbered keys
+ * every rank reads in order. */
 #include "tcomms/runtime/bootstrap_kv.h"
 
 #include <inttypes.h>
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -23,7 +25,18 @@ typedef struct {
     tc_boot_kv_params_t p;
     char prefix[TC_BOOT_KV_PREFIX_MAX + 1];
     int fences; /* fences done: names the next one's keys */
+    /* events: "<prefix>/event/count" numbers them, "<prefix>/event/<i>" holds
+     * the i-th (i from 1); read at most every TC_BOOT_KV_POLL_MS */
+    pthread_mutex_t ev_mu;
+    int64_t ev_seen;   /* events read (or skipped as this rank's own) */
+    uint64_t ev_next_ns; /* no store call before */
 } tc_boot_kv_t;
+
+/* One event as stored: who sent it, then the event. */
+typedef struct {
+    int32_t sender, kind, rank, from_launcher;
+    uint32_t comm_id;
+} kv_event_t;
 
 static tc_status_t kv_key(const tc_boot_kv_t *kv, char *out, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
@@ -149,12 +162,58 @@ static tc_status_t kv_get(tc_boot_t *boot, int peer, const char *key, void *buf,
 
 static void kv_destroy(tc_boot_t *boot)
 {
+    pthread_mutex_destroy(&((tc_boot_kv_t *)boot)->ev_mu);
     free(boot);
 }
 
-/* No poll_event nor notify: the store is the caller's and polling it from the
- * progress thread would call into the caller's code on every progress pass. */
-static const tc_boot_ops_t kv_ops = {"store", kv_put, kv_fence, kv_get, kv_destroy, NULL, NULL};
+static tc_status_t kv_notify(tc_boot_t *boot, const tc_boot_event_t *ev)
+{
+    tc_boot_kv_t *kv = (tc_boot_kv_t *)boot;
+    char k[KV_KEY_MAX];
+    int64_t i;
+    kv_event_t e = {boot->rank, ev->kind, ev->rank, ev->from_launcher, ev->comm_id};
+    tc_status_t st = kv_key(kv, k, "event/count");
+    if (st != TC_OK || (st = kv_add(kv, k, 1, &i)) != TC_OK ||
+        (st = kv_key(kv, k, "event/%" PRId64, i)) != TC_OK)
+        return st;
+    return kv_set(kv, k, &e, sizeof(e));
+}
+
+/* The next event of another rank, or 0. Called while progressing: one store
+ * call at most every TC_BOOT_KV_POLL_MS, none while another thread polls. */
+static int kv_poll_event(tc_boot_t *boot, tc_boot_event_t *ev)
+{
+    tc_boot_kv_t *kv = (tc_boot_kv_t *)boot;
+    uint64_t now = tc_time_ns();
+    if (now < kv->ev_next_ns || pthread_mutex_trylock(&kv->ev_mu) != 0)
+        return 0;
+    char k[KV_KEY_MAX];
+    int64_t n = 0;
+    int got = 0;
+    kv->ev_next_ns = now + TC_BOOT_KV_POLL_MS * 1000000ull;
+    if (kv_key(kv, k, "event/count") == TC_OK &&
+        kv->p.add(kv->p.ctx, k, 0, &n) == TC_BOOT_KV_OK) {
+        while (!got && kv->ev_seen < n) {
+            kv_event_t e;
+            size_t len = 0;
+            if (kv_key(kv, k, "event/%" PRId64, kv->ev_seen + 1) != TC_OK ||
+                kv->p.get(kv->p.ctx, k, &e, sizeof(e), &len) != TC_BOOT_KV_OK)
+                break; /* counted but not yet set: next time */
+            kv->ev_seen++;
+            if (len != sizeof(e) || e.sender == boot->rank)
+                continue;
+            *ev = (tc_boot_event_t){e.kind, e.rank, e.comm_id, e.from_launcher};
+            got = 1;
+        }
+        if (kv->ev_seen < n)
+            kv->ev_next_ns = now; /* more to read: no pause */
+    }
+    pthread_mutex_unlock(&kv->ev_mu);
+    return got;
+}
+
+static const tc_boot_ops_t kv_ops = {"store",       kv_put,        kv_fence, kv_get, kv_destroy,
+                                     kv_poll_event, kv_notify};
 
 /* The ranks of this host: a counter per host name, read after the fence. */
 static tc_status_t kv_count_host(tc_boot_kv_t *kv, char *key)
@@ -195,6 +254,7 @@ tc_status_t tc_boot_kv_create(const tc_boot_kv_params_t *params, uint64_t deadli
     strcpy(kv->head.launcher, "store");
     tc_boot_fill_common(&kv->head);
     kv->p = *params;
+    pthread_mutex_init(&kv->ev_mu, NULL);
     strcpy(kv->prefix, params->prefix);
     kv->p.prefix = kv->prefix;
     char key[KV_KEY_MAX];
@@ -202,7 +262,7 @@ tc_status_t tc_boot_kv_create(const tc_boot_kv_params_t *params, uint64_t deadli
     if ((st = tc_boot_secret_from_env(&kv->head, "store")) != TC_OK ||
         (st = kv_count_host(kv, key)) != TC_OK || (st = kv_fence(&kv->head, deadline_ns)) != TC_OK ||
         (st = kv_add(kv, key, 0, &local)) != TC_OK) {
-        free(kv);
+        kv_destroy(&kv->head);
         return st;
     }
     kv->head.local_size = local > 0 && local <= params->size ? (int)local : 1;

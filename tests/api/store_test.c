@@ -2,7 +2,8 @@
  * communicators that work (an all-reduce checked element by element), two
  * prefixes on one store at once, a callback failing (TC_ERR_BOOTSTRAP naming
  * the key), a rank that never comes (TC_ERR_TIMEOUT naming it, in time), an
- * abort during the wait, a world of one and a dup in it. */
+ * abort during the wait, a world of one and a dup in it, and a revoke that
+ * reaches the other rank through the store. */
 #include <pthread.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -350,12 +351,55 @@ static void test_one_rank_and_dup(void **state)
     fake_free(&f);
 }
 
+static void *revoke_main(void *arg)
+{
+    rank_t *r = arg;
+    tc_store_t s = fake_store(r->store);
+    tc_comm_opts_t o = TC_COMM_OPTS_INIT;
+    o.timeout_ms = r->timeout_ms;
+    tc_comm_t *comm = NULL;
+    r->create_st = tc_comm_create_from_store(&s, r->rank, r->size, r->prefix, &o, &comm);
+    if (r->create_st != TC_OK)
+        return NULL;
+    int64_t x = 1;
+    /* rank 0 revokes; rank 1 waits in an all-reduce rank 0 never joins */
+    r->reduce_st = r->rank == 0 ? tc_comm_revoke(comm)
+                                : tc_all_reduce(comm, &x, &x, 1, TC_INT64, TC_SUM, NULL, NULL);
+    snprintf(r->detail, sizeof(r->detail), "%s", tc_last_error());
+    assert_int_equal(tc_comm_destroy(comm), TC_OK);
+    return NULL;
+}
+
+static void test_revoke_through_store(void **state)
+{
+    (void)state;
+    fake_t f;
+    fake_init(&f);
+    rank_t rs[2];
+    pthread_t t[2];
+    struct timespec t0, t1;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    for (int i = 0; i < 2; i++) {
+        rs[i] = (rank_t){.store = &f, .prefix = "rv", .rank = i, .size = 2, .timeout_ms = 20000};
+        assert_int_equal(pthread_create(&t[i], NULL, revoke_main, &rs[i]), 0);
+    }
+    for (int i = 0; i < 2; i++)
+        pthread_join(t[i], NULL);
+    clock_gettime(CLOCK_MONOTONIC, &t1);
+    assert_int_equal(rs[0].create_st, TC_OK);
+    assert_int_equal(rs[0].reduce_st, TC_OK);
+    assert_int_equal(rs[1].reduce_st, TC_ERR_REVOKED);
+    assert_true(t1.tv_sec - t0.tv_sec < 5); /* the notice, not the 20 s timeout */
+    fake_free(&f);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_create_and_reduce),   cmocka_unit_test(test_two_prefixes),
         cmocka_unit_test(test_callback_fails),      cmocka_unit_test(test_timeout_names_missing),
         cmocka_unit_test(test_abort),               cmocka_unit_test(test_one_rank_and_dup),
+        cmocka_unit_test(test_revoke_through_store),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -217,9 +217,9 @@ typedef struct tc_store {
  * prefixes, each its own world (split and dup work within it). A prefix must
  * not be reused while keys of an earlier creation with it remain in the store.
  * Bounded by the timeout of @p opts and abortable with tc_comm_create_abort().
- * The store has no channel for notices: a failed rank is still detected by
- * the transports and heartbeats, but tc_comm_revoke() revokes locally only and
- * returns TC_ERR_UNSUPPORTED. `opts->bootstrap` is ignored.
+ * Notices go through the store too: a rank seen failing by one rank, and
+ * tc_comm_revoke(), reach every rank, which looks for them at most every
+ * 50 ms (an add, and a get when there is news). `opts->bootstrap` is ignored.
  * @param store the callbacks and their context (see ::tc_store_t).
  * @param rank this process's rank, in [0, @p size).
  * @param size the number of ranks (>= 1).

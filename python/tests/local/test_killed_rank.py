@@ -56,6 +56,10 @@ def test_killed_rank_named_within_seconds():
     procs = [ctx.Process(target=_rank, args=(r, port, q, done)) for r in range(SIZE)]
     for p in procs:
         p.start()
+    # reap the victim as soon as it dies, as a launcher does: tcomms spreads a
+    # failure only once the process is gone (a zombie still answers kill(pid, 0))
+    import threading
+    threading.Thread(target=procs[VICTIM].join, daemon=True).start()
     results = {}
     deadline = time.monotonic() + 90
     while len(results) < SIZE - 1 and time.monotonic() < deadline:

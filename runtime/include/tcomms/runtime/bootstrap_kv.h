@@ -8,8 +8,9 @@
  * Keys: "<prefix>/<rank>/<key>" for what a rank puts; "<prefix>/fence<g>/..."
  * for the g-th fence (a counter, a done key, one arrival key per rank, read
  * only to name the ranks missing on a timeout); "<prefix>/host/<name>" counts
- * the ranks of each host (the local size). No event channel: revoke notices
- * are not carried.
+ * the ranks of each host (the local size); "<prefix>/event/count" and
+ * "<prefix>/event/<i>" carry the events (a failed rank, a revoke), read by
+ * every rank at most every TC_BOOT_KV_POLL_MS.
  */
 #ifndef TCOMMS_RUNTIME_BOOTSTRAP_KV_H
 #define TCOMMS_RUNTIME_BOOTSTRAP_KV_H
@@ -37,6 +38,9 @@ typedef struct tc_boot_kv_params {
     int size;
     const char *prefix; /**< copied; at most TC_BOOT_KV_PREFIX_MAX characters */
 } tc_boot_kv_params_t;
+
+/** @brief Shortest interval between two looks at the store for events. */
+#define TC_BOOT_KV_POLL_MS 50
 
 /** @brief Longest prefix. */
 #define TC_BOOT_KV_PREFIX_MAX 128
