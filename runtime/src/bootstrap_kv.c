@@ -251,11 +251,11 @@ tc_status_t tc_boot_kv_create(const tc_boot_kv_params_t *params, uint64_t deadli
     kv->head.ops = &kv_ops;
     kv->head.rank = params->rank;
     kv->head.size = params->size;
-    strcpy(kv->head.launcher, "store");
+    snprintf(kv->head.launcher, sizeof(kv->head.launcher), "store");
     tc_boot_fill_common(&kv->head);
     kv->p = *params;
     pthread_mutex_init(&kv->ev_mu, NULL);
-    strcpy(kv->prefix, params->prefix);
+    snprintf(kv->prefix, sizeof(kv->prefix), "%s", params->prefix); /* length checked */
     kv->p.prefix = kv->prefix;
     char key[KV_KEY_MAX];
     int64_t local = 1;

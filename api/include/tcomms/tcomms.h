@@ -125,7 +125,7 @@ typedef struct tc_comm_info {
     int local_size;         /**< ranks of the job on this node */
     int device;             /**< ::TC_DEVICE_CPU or the CUDA device */
     char name[64];          /**< the communicator's name */
-    char launcher[32];      /**< "tcrun", "mpirun", "srun", "pmix", "env" or "self" */
+    char launcher[32];      /**< "tcrun", "mpirun", "srun", "pmix", "env", "self" or "store" */
     char host[64];          /**< this host */
     int peers_shm;          /**< peers connected over shared memory so far */
     int peers_tcp;          /**< peers connected over TCP so far */
