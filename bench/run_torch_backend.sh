@@ -22,7 +22,7 @@ cp "$(bazel ${BAZEL_STARTUP:-} info -c opt bazel-bin)/python/_ext.so" "$stage/tc
 for n in $ranks; do
     logs=$(mktemp -d)
     PYTHONPATH=$stage timeout -k 10 1200 "$py" -m torch.distributed.run --nproc_per_node "$n" \
-        --master_port $((29300 + n)) --redirects 3 --tee 1 --log_dir "$logs" \
+        --master_port $((29300 + n)) --redirects 1 --tee 1 --log_dir "$logs" \
         bench/torch_backend.py "${args[@]}" >/dev/null 2>&1 || echo "torchrun exited $? at $n ranks"
     cat "$(find "$logs" -path '*/0/stdout.log' | head -1)"
     rm -rf "$logs"
