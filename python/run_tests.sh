@@ -20,6 +20,7 @@ stage=$root/build/python
 rm -rf "$stage" && mkdir -p "$stage/tcomms"
 cp python/tcomms/*.py "$stage/tcomms/" && cp -f "$($bazel info bazel-bin)/python/_ext.so" "$stage/tcomms/"
 export PYTHONPATH=$stage
+export PYTHONFAULTHANDLER=1 # a run killed by its timeout (SIGABRT) prints every thread's stack
 
 passed=0 failed=0
 count() { # the pytest summary line of a log: add its numbers
@@ -37,7 +38,7 @@ for n in $sizes; do
     echo "=== torchrun --nproc_per_node $n: python/tests/dist"
     port=$((29400 + n * 10 + RANDOM % 10))
     # --redirects/--tee: Debian's torch 1.13 torchrun fails on Python 3.11 without them
-    timeout -k 10 600 "$py" -m torch.distributed.run --nproc_per_node "$n" --master_port "$port" \
+    timeout -s ABRT -k 10 600 "$py" -m torch.distributed.run --nproc_per_node "$n" --master_port "$port" \
         --redirects 1 --tee 1 --log_dir "$logs/tr$n" \
         -m pytest -q -p no:cacheprovider python/tests/dist >"$logs/run$n.log" 2>&1
     rc=$?
@@ -49,7 +50,7 @@ for n in $sizes; do
 done
 
 echo "=== pytest python/tests/local"
-timeout -k 10 600 "$py" -m pytest -q -p no:cacheprovider python/tests/local 2>&1 | tee "$logs/local.log" | tail -15
+timeout -s ABRT -k 10 300 "$py" -m pytest -q -p no:cacheprovider python/tests/local 2>&1 | tee "$logs/local.log" | tail -15
 count "$logs/local.log"
 echo "$passed passed, $failed failed"
 [ $failed -eq 0 ]

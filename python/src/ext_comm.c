@@ -80,9 +80,21 @@ static int bridge_failed(tc_py_bridge_t *b, const char *cb)
     return TC_STORE_FAILED;
 }
 
+/* Once the interpreter is finalizing, no thread may take the GIL: a
+ * callback from tcomms' progress thread then fails instead of hanging. */
+static int bridge_closed(tc_py_bridge_t *b)
+{
+    if (!_Py_IsFinalizing())
+        return 0;
+    snprintf(b->last_error, sizeof(b->last_error), "the Python interpreter is exiting");
+    return 1;
+}
+
 static int bridge_set(void *ctx, const char *key, const void *val, size_t len)
 {
     tc_py_bridge_t *b = ctx;
+    if (bridge_closed(b))
+        return TC_STORE_FAILED;
     PyGILState_STATE g = PyGILState_Ensure();
     PyObject *r = PyObject_CallMethod(b->store, "set", "sy#", key, (const char *)val,
                                       (Py_ssize_t)len);
@@ -95,6 +107,8 @@ static int bridge_set(void *ctx, const char *key, const void *val, size_t len)
 static int bridge_get(void *ctx, const char *key, void *buf, size_t cap, size_t *len_p)
 {
     tc_py_bridge_t *b = ctx;
+    if (bridge_closed(b))
+        return TC_STORE_FAILED;
     PyGILState_STATE g = PyGILState_Ensure();
     PyObject *r = PyObject_CallMethod(b->store, "get", "s", key);
     int rc = TC_STORE_ABSENT;
@@ -117,6 +131,8 @@ static int bridge_get(void *ctx, const char *key, void *buf, size_t cap, size_t 
 static int bridge_wait(void *ctx, const char *key, int64_t timeout_ms)
 {
     tc_py_bridge_t *b = ctx;
+    if (bridge_closed(b))
+        return TC_STORE_FAILED;
     PyGILState_STATE g = PyGILState_Ensure();
     PyObject *r = PyObject_CallMethod(b->store, "wait", "sL", key, (long long)timeout_ms);
     int rc = !r ? bridge_failed(b, "wait") : PyObject_IsTrue(r) ? TC_STORE_OK : TC_STORE_TIMEOUT;
@@ -128,6 +144,8 @@ static int bridge_wait(void *ctx, const char *key, int64_t timeout_ms)
 static int bridge_add(void *ctx, const char *key, int64_t delta, int64_t *value_p)
 {
     tc_py_bridge_t *b = ctx;
+    if (bridge_closed(b))
+        return TC_STORE_FAILED;
     PyGILState_STATE g = PyGILState_Ensure();
     PyObject *r = PyObject_CallMethod(b->store, "add", "sL", key, (long long)delta);
     int rc = TC_STORE_OK;

@@ -5,7 +5,9 @@ the communicator's) and ``hints`` (a dict or "k=v,..."), and returns a
 :class:`Work` (with ``async_op=False`` an already completed one). Tensors are
 used in place; see _buffers for non-contiguous ones.
 """
+import atexit
 import enum
+import weakref
 from datetime import timedelta
 
 from . import _buffers as B
@@ -111,11 +113,23 @@ class BatchOp:
         return _run(c.batch_end, bufs, post, async_op, timeout, hints)
 
 
+_live = weakref.WeakSet()
+
+
+@atexit.register
+def _finalize_all():
+    """Destroy the communicators still alive before the interpreter goes: their
+    progress threads may call into a Python store."""
+    for comm in list(_live):
+        comm.finalize()
+
+
 class Comm:
     """A tcomms communicator (create with :func:`new_comm`)."""
 
     def __init__(self, c):
         self._c = c
+        _live.add(self)
         info = c.info()
         self._rank, self._size, self._name = info["rank"], info["size"], info["name"]
 

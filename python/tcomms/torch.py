@@ -212,6 +212,11 @@ class ProcessGroupTcomms(dist.ProcessGroup):
         self._done.stop()
         self._comm.finalize()
 
+    def __del__(self):
+        done = getattr(self, "_done", None)
+        if done is not None:
+            done._q.put(None)  # ends the completion thread; the Comm frees itself
+
 
 def _create(store, rank, size, timeout, *rest):
     return ProcessGroupTcomms(store, rank, size, timeout)

@@ -28,11 +28,13 @@ def run_ranks(n, fn, name="t", timeout=30, store=None):
         finally:
             if c is not None:
                 c.finalize()
-    ts = [threading.Thread(target=main, args=(r,)) for r in range(n)]
+    ts = [threading.Thread(target=main, args=(r,), daemon=True) for r in range(n)]
     for t in ts:
         t.start()
     for t in ts:
-        t.join(120)
+        t.join(90)
+    stuck = [r for r, t in enumerate(ts) if t.is_alive()]
+    assert not stuck, f"rank threads {stuck} still running after 90 s"
     for e in errs:
         if e is not None:
             raise e
