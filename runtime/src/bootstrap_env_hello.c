@@ -68,7 +68,7 @@ static tc_status_t env_answer_challenge(tc_boot_env_t *e, const env_config_t *cf
 
 /* Join the store: HELLO, the store's CHALLENGE, PROOF, the verdict (boot_store.h). */
 tc_status_t tc_benv_hello(tc_boot_env_t *e, const env_config_t *cfg, const tc_auth_key_t *key,
-                             uint64_t deadline_ns)
+                          uint64_t deadline_ns)
 {
     uint8_t buf[TC_BS_HDR_LEN + TC_BS_HELLO_LEN], nonce_i[TC_BS_NONCE_LEN];
     tc_wire_writer_t w;

@@ -11,7 +11,6 @@
 
 #include "check_desc.h"
 #include "comms.h"
-#include "progress.h"
 #include "tcomms/base/log.h"
 
 typedef struct {

@@ -14,7 +14,7 @@
 struct tc_rt_comm {
     tc_rt_world_t *world;
     tc_rt_comm_t *wnext, *wprev; /* the world's list of communicators */
-    int device;         /* CUDA device the buffers live on, or -1 (the CPU) */
+    int device;                  /* CUDA device the buffers live on, or -1 (the CPU) */
     int rank;
     int size;
     int *ranks;         /* world rank of each rank, or NULL (the world's own order) */
@@ -40,7 +40,7 @@ struct tc_rt_comm {
     tc_rt_fr_entry_t *fr; /* flight recorder: the last fr_cap operations (NULL: off) */
     uint32_t fr_cap;
     uint64_t fr_next;
-    tc_rt_work_t *p2p_work;    /* blocking send/recv without a work object, reused */
+    tc_rt_work_t *p2p_work;   /* blocking send/recv without a work object, reused */
     tc_rt_work_t inline_work; /* blocking operations without a work object */
     tc_rt_work_t *works;      /* live heap works */
     uint64_t sched_uses;

@@ -10,7 +10,6 @@
 #include <string.h>
 
 #include "comms.h"
-#include "progress.h"
 #include "tcomms/base/log.h"
 #include "tcomms/kernels/cuda_reduce.h"
 

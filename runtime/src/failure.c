@@ -39,15 +39,13 @@ const tc_rt_failed_t *tc_rt_world_failed(const tc_rt_world_t *world, int rank)
     return NULL;
 }
 
-void tc_rt_failed_describe(const tc_rt_failed_t *f, int rank, int renumbered, char *buf,
-                           size_t cap)
+void tc_rt_failed_describe(const tc_rt_failed_t *f, int rank, int renumbered, char *buf, size_t cap)
 {
     char pid[24] = "?";
     if (f->pid >= 0)
         snprintf(pid, sizeof(pid), "%d", f->pid);
     if (renumbered)
-        snprintf(buf, cap, "rank %d (world rank %d, host %s, pid %s)", rank, f->rank, f->host,
-                 pid);
+        snprintf(buf, cap, "rank %d (world rank %d, host %s, pid %s)", rank, f->rank, f->host, pid);
     else
         snprintf(buf, cap, "rank %d (host %s, pid %s)", rank, f->host, pid);
 }

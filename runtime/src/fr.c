@@ -17,7 +17,6 @@
 #include <unistd.h>
 
 #include "comms.h"
-#include "progress.h"
 #include "tcomms/base/log.h"
 #include "tcomms/base/time.h"
 

@@ -95,7 +95,8 @@ void tc_rt_hb_tick(tc_rt_world_t *world, uint64_t now)
     void *v;
     while (tc_hmap_next(&world->hb, &iter, &key, &v)) {
         tc_rt_hb_t *hb = v;
-        if (hb->reported || tc_rt_world_ep_get(world, (int)key) != hb->ep)
+        const tc_tp_ep_t *ep = tc_rt_world_ep_get(world, (int)key);
+        if (hb->reported || !ep || ep != hb->ep)
             continue;                   /* already failed, or the endpoint was closed */
         if (hb->rreq.status == TC_OK) { /* heard: again */
             hb->last_heard = now;

@@ -18,8 +18,8 @@ typedef struct tc_rt_pstep {
     uint64_t src_off, dst_off;  /* bytes into the buffers */
     uint64_t count;             /* elements (reductions) */
     uint64_t bytes;
-    uint64_t tmp_off;           /* RECV_REDUCE: bytes into the landing area */
-    uint32_t dep[2];            /* indices of earlier steps, or TC_STEP_NO_DEP */
+    uint64_t tmp_off; /* RECV_REDUCE: bytes into the landing area */
+    uint32_t dep[2];  /* indices of earlier steps, or TC_STEP_NO_DEP */
 } tc_rt_pstep_t;
 
 /* A schedule compiled for one communicator and element size. */

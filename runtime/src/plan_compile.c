@@ -51,8 +51,8 @@ tc_status_t tc_rt_plan_validate(const tc_sched_t *sched, int nranks)
                             "buffer %u offset %llu -> buffer %u offset %llu, %llu elements): %s",
                             sched->algo ? sched->algo : "?", tc_coll_name(sched->coll), i,
                             sched->nsteps, plan_kind_name(s->kind), s->peer, s->buf,
-                            (unsigned long long)s->off, s->dst_buf,
-                            (unsigned long long)s->dst_off, (unsigned long long)s->count, why);
+                            (unsigned long long)s->off, s->dst_buf, (unsigned long long)s->dst_off,
+                            (unsigned long long)s->count, why);
     }
     return TC_OK;
 }
@@ -80,8 +80,7 @@ tc_status_t tc_rt_plan_compile(tc_rt_plan_t *plan, const tc_sched_t *sched, cons
                              .dst_buf = s->dst_buf,
                              .peer = s->peer,
                              .wpeer = comm ? (wranks ? wranks[s->peer] : s->peer) : -1,
-                             .key = comm ? ((int64_t)s->peer << 1) | (s->kind != TC_STEP_SEND)
-                                         : -1,
+                             .key = comm ? ((int64_t)s->peer << 1) | (s->kind != TC_STEP_SEND) : -1,
                              .src_off = s->off * esize,
                              .dst_off = s->dst_off * esize,
                              .count = s->count,

@@ -6,7 +6,6 @@
 #include "comms.h"
 #include "progress.h"
 
-
 static void stats_info(const tc_rt_work_t *w, tc_rt_op_info_t *info)
 {
     *info = (tc_rt_op_info_t){.coll = w->op.coll,

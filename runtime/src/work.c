@@ -1,4 +1,6 @@
-/* Work objects: issuing operations, progressing every running one, waiting.
+/* Work objects: issuing operations (collectives, point-to-point batches),
+ * starting them, the public waits and tests; the running ones are
+ * work_progress.c's.
  *
  * Every operation is a work. A blocking call without a work object uses the
  * communicator's inline work (no allocation); asynchronous and persistent

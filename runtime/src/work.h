@@ -31,28 +31,28 @@ struct tc_rt_work {
     int state;                   /* TC_RT_WORK_* */
     tc_status_t result;
     char error[512];
-    tc_rt_coll_t call;          /* the call (arrays point into varr) */
-    uint64_t *varr;             /* owned copies of the call's arrays */
-    tc_rt_sched_entry_t *entry; /* the cached schedule in use, or NULL */
-    tc_sched_t own;             /* a schedule owned by this work */
-    const tc_sched_t *sched;    /* what runs now: main_sched, or check_sched first */
+    tc_rt_coll_t call;            /* the call (arrays point into varr) */
+    uint64_t *varr;               /* owned copies of the call's arrays */
+    tc_rt_sched_entry_t *entry;   /* the cached schedule in use, or NULL */
+    tc_sched_t own;               /* a schedule owned by this work */
+    const tc_sched_t *sched;      /* what runs now: main_sched, or check_sched first */
     const tc_sched_t *main_sched; /* the operation's schedule: entry's or own */
-    int checking;               /* TC_CHECK: the exchange runs first (check.c) */
-    tc_sched_t check_sched;     /* its schedule, and its buffer: mine, then everyone's */
+    int checking;                 /* TC_CHECK: the exchange runs first (check.c) */
+    tc_sched_t check_sched;       /* its schedule, and its buffer: mine, then everyone's */
     void *check_buf;
-    int stage_send;             /* all_to_all in place: run out of place from a copy */
-    void *d_send, *d_recv;      /* CUDA communicator: the caller's device buffers (cuda.c) */
-    void *h_buf;                /* their host copies (grow-only) */
+    int stage_send;        /* all_to_all in place: run out of place from a copy */
+    void *d_send, *d_recv; /* CUDA communicator: the caller's device buffers (cuda.c) */
+    void *h_buf;           /* their host copies (grow-only) */
     size_t h_cap, h_recv_bytes;
-    int staged;                 /* the call's buffers point at h_buf */
-    uint64_t *step_tags;        /* per-step tags (point-to-point), or NULL */
+    int staged;          /* the call's buffers point at h_buf */
+    uint64_t *step_tags; /* per-step tags (point-to-point), or NULL */
     uint32_t step_tags_cap;
-    uint64_t tag;               /* the tag of every step when step_tags is NULL */
+    uint64_t tag; /* the tag of every step when step_tags is NULL */
     int64_t timeout_ms;
     uint64_t deadline;
-    int failed_peer; /* world rank whose failure ended this work, or -1 */
-    int tolerant;    /* a failed peer ends only its own steps (shrink) */
-    uint64_t fr_id;  /* its flight-recorder entry, or 0 */
+    int failed_peer;   /* world rank whose failure ended this work, or -1 */
+    int tolerant;      /* a failed peer ends only its own steps (shrink) */
+    uint64_t fr_id;    /* its flight-recorder entry, or 0 */
     uint64_t start_ns; /* when it started (stats, hooks) */
     tc_rt_op_t op;
     tc_rt_exec_t ex;

@@ -148,8 +148,8 @@ tc_status_t tc_rt_world_create(tc_boot_kind_t boot, const tc_boot_kv_params_t *k
         goto err;
     tc_log_set_rank(world->boot->rank);
     size_t n = (size_t)world->boot->size;
-    world->eps = calloc(n, sizeof(*world->eps));
-    world->ep_backend = calloc(n, sizeof(*world->ep_backend));
+    world->eps = calloc(n, sizeof(tc_tp_ep_t *));
+    world->ep_backend = calloc(n, sizeof(tc_rt_backend_t *));
     world->locality = calloc(n, 1);
     if (!world->eps || !world->ep_backend || !world->locality) {
         st = tc_error_set(TC_ERR_NO_MEMORY, "endpoint tables of %zu ranks", n);

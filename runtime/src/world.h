@@ -45,7 +45,6 @@ typedef struct tc_rt_backend {
     tc_tp_ctx_t *ctx;
     tc_tp_reach_t reach; /* the peers it serves, as registered */
     int neps;            /* endpoints connected over it */
-    unsigned idle_polls; /* passes since it was last polled while it had no endpoint */
 } tc_rt_backend_t;
 
 /* The modules above the world tell it what to do on each progress pass and
@@ -84,10 +83,11 @@ struct tc_rt_world {
     tc_boot_t *boot;
     tc_rt_backend_t backends[TC_RT_BACKENDS_MAX]; /* in the registry's order */
     int nbackends;
-    tc_tp_ep_t **eps;      /* by world rank, NULL until first used */
+    tc_tp_ep_t **eps;             /* by world rank, NULL until first used */
     tc_rt_backend_t **ep_backend; /* the backend of each endpoint */
-    uint8_t *locality;     /* by world rank: 0 unknown, 1 another node, 2 this node */
-    uint64_t node_id;      /* this node's id (topo), published as TC_RT_NODE_KEY */
+    uint8_t *locality;            /* by world rank: 0 unknown, 1 another node, 2 this node */
+    unsigned tp_passes; /* progress passes since the backends without endpoints were polled */
+    uint64_t node_id;   /* this node's id (topo), published as TC_RT_NODE_KEY */
     tc_rt_world_hooks_t hooks;
 
     /* ---- progress (progress.c) ---- */
@@ -108,9 +108,9 @@ struct tc_rt_world {
     /* ---- fault tolerance (failure.c, heartbeat.c, fault_inject.c) ---- */
     tc_rt_failed_t *failed; /* ranks known to have failed, in the order learnt */
     int nfailed, failed_cap;
-    uint64_t hb_ns;   /* heartbeat period (0: off) */
-    int hb_misses;    /* periods of silence before a peer is failed */
-    uint64_t hb_next; /* next heartbeat duty */
+    uint64_t hb_ns;     /* heartbeat period (0: off) */
+    int hb_misses;      /* periods of silence before a peer is failed */
+    uint64_t hb_next;   /* next heartbeat duty */
     unsigned hb_passes; /* progress passes, to look at the clock every 64 */
     tc_hmap_t hb;       /* world rank -> heartbeat state, peers connected only */
     tc_rt_fault_t fault;
@@ -147,8 +147,7 @@ void tc_rt_world_ep_drop(tc_rt_world_t *world, int peer);
 /* Peers connected over the backend called @p name. */
 int tc_rt_world_peers_over(const tc_rt_world_t *world, const char *name);
 /* Open the backends and publish their addresses; close them (and every endpoint). */
-TC_MUST_USE tc_status_t tc_rt_world_open_backends(tc_rt_world_t *world,
-                                                  const tc_hints_t *hints);
+TC_MUST_USE tc_status_t tc_rt_world_open_backends(tc_rt_world_t *world, const tc_hints_t *hints);
 void tc_rt_world_close_backends(tc_rt_world_t *world);
 /* Progress the transports that have endpoints (and, now and then, the ones
  * that only listen); completions, or a negative status. */

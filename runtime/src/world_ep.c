@@ -74,8 +74,8 @@ tc_status_t tc_rt_world_open_backends(tc_rt_world_t *world, const tc_hints_t *hi
     tc_tp_reach_t reach[TC_RT_BACKENDS_MAX];
     int n = st == TC_OK ? tc_tp_registered(ops, reach, TC_RT_BACKENDS_MAX) : 0;
     if (n > TC_RT_BACKENDS_MAX)
-        return tc_error_set(TC_ERR_NO_RESOURCE, "%d transport backends registered, at most %d",
-                            n, TC_RT_BACKENDS_MAX);
+        return tc_error_set(TC_ERR_NO_RESOURCE, "%d transport backends registered, at most %d", n,
+                            TC_RT_BACKENDS_MAX);
     /* The job secret comes from the bootstrap (docs/security.md): TC_JOB_SECRET, or PMIx
      * rank 0's; none under the torchrun environment without TC_JOB_SECRET, which the
      * bootstrap has warned about: the transports then authenticate with the public key. */
@@ -221,12 +221,13 @@ int tc_rt_world_peers_over(const tc_rt_world_t *world, const char *name)
 }
 int tc_rt_world_progress_tp(tc_rt_world_t *world)
 {
-    int n = 0;
+    int n = 0, idle_turn = ++world->tp_passes >= WORLD_IDLE_POLL_PASSES;
+    if (idle_turn)
+        world->tp_passes = 0;
     for (int i = 0; i < world->nbackends && n >= 0; i++) {
         tc_rt_backend_t *be = &world->backends[i];
-        if (be->neps == 0 && ++be->idle_polls < WORLD_IDLE_POLL_PASSES)
+        if (be->neps == 0 && !idle_turn)
             continue;
-        be->idle_polls = 0;
         int m = tc_tp_progress(be->ctx);
         n = m < 0 ? m : n + m;
     }

@@ -17,8 +17,8 @@
 
 static void build_ring(tc_sched_t *sched, int rank)
 {
-    tc_algo_args_t args = {.coll = TC_COLL_ALL_REDUCE, .nranks = 4, .rank = rank, .root = -1,
-                           .count = 1000};
+    tc_algo_args_t args = {
+        .coll = TC_COLL_ALL_REDUCE, .nranks = 4, .rank = rank, .root = -1, .count = 1000};
     assert_int_equal(tc_algo_build(&args, "ring", sched), TC_OK);
 }
 

@@ -48,8 +48,7 @@ static void test_register_reach(void **state)
     (void)state;
     assert_int_equal(tc_tp_register(&tc_tp_tcp_ops), TC_OK); /* TC_TP_REACH_ANY */
     assert_int_equal(tc_tp_register_reach(&tc_tp_tcp_ops, TC_TP_REACH_ANY), TC_OK);
-    assert_int_equal(tc_tp_register_reach(&tc_tp_tcp_ops, TC_TP_REACH_NODE),
-                     TC_ERR_INVALID_STATE);
+    assert_int_equal(tc_tp_register_reach(&tc_tp_tcp_ops, TC_TP_REACH_NODE), TC_ERR_INVALID_STATE);
     assert_non_null(strstr(tc_last_error(), "another reach"));
     tc_tp_ops_t fake = tc_tp_tcp_ops;
     fake.name = "fake";
@@ -272,10 +271,9 @@ int main(void)
     setenv("TC_SOCKET_IFNAME", "lo", 1);
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_register_lookup), cmocka_unit_test(test_register_reach),
-        cmocka_unit_test(test_ctx_create_args),
-        cmocka_unit_test(test_bad_ifname),      cmocka_unit_test(test_addr_pack),
-        cmocka_unit_test(test_default_iface),   cmocka_unit_test(test_ep_connect_args),
-        cmocka_unit_test(test_connect_refused),
+        cmocka_unit_test(test_ctx_create_args), cmocka_unit_test(test_bad_ifname),
+        cmocka_unit_test(test_addr_pack),       cmocka_unit_test(test_default_iface),
+        cmocka_unit_test(test_ep_connect_args), cmocka_unit_test(test_connect_refused),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
