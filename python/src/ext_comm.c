@@ -30,8 +30,8 @@ int tc_py_errors_init(PyObject *m)
                {&err_invalid, "tcomms._ext.InvalidArgumentError", PyExc_ValueError},
                {&err_unsupported, "tcomms._ext.UnsupportedError", NULL}};
     for (size_t i = 0; i < sizeof(sub) / sizeof(sub[0]); i++) {
-        PyObject *bases = sub[i].also ? PyTuple_Pack(2, err_base, sub[i].also)
-                                      : PyTuple_Pack(1, err_base);
+        PyObject *bases =
+            sub[i].also ? PyTuple_Pack(2, err_base, sub[i].also) : PyTuple_Pack(1, err_base);
         *sub[i].cls = bases ? PyErr_NewException(sub[i].name, bases, NULL) : NULL;
         Py_XDECREF(bases);
         if (!*sub[i].cls || PyModule_AddObjectRef(m, strrchr(sub[i].name, '.') + 1, *sub[i].cls))
@@ -55,8 +55,7 @@ PyObject *tc_py_raise(tc_status_t st, const char *detail)
         return NULL;
     PyObject *code = PyLong_FromLong(st);
     if (code && PyObject_SetAttrString(exc, "status", code) == 0 &&
-        PyObject_SetAttrString(exc, "status_name",
-                               PyUnicode_FromString(tc_status_string(st))) == 0)
+        PyObject_SetAttrString(exc, "status_name", PyUnicode_FromString(tc_status_string(st))) == 0)
         PyErr_SetObject(cls, exc);
     Py_XDECREF(code);
     Py_DECREF(exc);
@@ -96,8 +95,8 @@ static int bridge_set(void *ctx, const char *key, const void *val, size_t len)
     if (bridge_closed(b))
         return TC_STORE_FAILED;
     PyGILState_STATE g = PyGILState_Ensure();
-    PyObject *r = PyObject_CallMethod(b->store, "set", "sy#", key, (const char *)val,
-                                      (Py_ssize_t)len);
+    PyObject *r =
+        PyObject_CallMethod(b->store, "set", "sy#", key, (const char *)val, (Py_ssize_t)len);
     int rc = r ? TC_STORE_OK : bridge_failed(b, "set");
     Py_XDECREF(r);
     PyGILState_Release(g);
@@ -187,8 +186,9 @@ static void comm_close(tc_py_comm_t *self)
     if (self->comm) {
         tc_comm_t *c = self->comm;
         self->comm = NULL;
-        Py_BEGIN_ALLOW_THREADS tc_comm_destroy(c);
-        Py_END_ALLOW_THREADS
+        PyThreadState *ts = PyEval_SaveThread();
+        tc_comm_destroy(c);
+        PyEval_RestoreThread(ts);
     }
     bridge_release(self->bridge);
     self->bridge = NULL;
@@ -222,8 +222,9 @@ static PyObject *py_create(PyObject *mod, PyObject *args)
     o.bootstrap = (tc_bootstrap_t)boot;
     tc_comm_t *comm = NULL;
     tc_status_t st;
-    Py_BEGIN_ALLOW_THREADS st = tc_comm_create(&o, &comm);
-    Py_END_ALLOW_THREADS
+    PyThreadState *ts = PyEval_SaveThread();
+    st = tc_comm_create(&o, &comm);
+    PyEval_RestoreThread(ts);
     return st == TC_OK ? tc_py_comm_wrap(comm, NULL) : tc_py_raise(st, NULL);
 }
 
@@ -253,8 +254,9 @@ static PyObject *py_create_from_store(PyObject *mod, PyObject *args)
     comm_opts(&o, name, timeout_ms, hints);
     tc_comm_t *comm = NULL;
     tc_status_t st;
-    Py_BEGIN_ALLOW_THREADS st = tc_comm_create_from_store(&s, rank, size, prefix, &o, &comm);
-    Py_END_ALLOW_THREADS
+    PyThreadState *ts = PyEval_SaveThread();
+    st = tc_comm_create_from_store(&s, rank, size, prefix, &o, &comm);
+    PyEval_RestoreThread(ts);
     PyObject *r;
     if (st != TC_OK) {
         char detail[1024];
@@ -292,7 +294,7 @@ static PyMethodDef module_methods[] = {
 #define COMM_LIVE(self)                                                                            \
     do {                                                                                           \
         if (!(self)->comm)                                                                         \
-            return tc_py_raise(TC_ERR_INVALID_STATE, "the communicator was destroyed");           \
+            return tc_py_raise(TC_ERR_INVALID_STATE, "the communicator was destroyed");            \
     } while (0)
 
 static PyObject *comm_destroy(tc_py_comm_t *self, PyObject *unused)
@@ -309,9 +311,9 @@ static PyObject *comm_info(tc_py_comm_t *self, PyObject *unused)
     if (st != TC_OK)
         return tc_py_raise(st, NULL);
     return Py_BuildValue("{s:i,s:i,s:i,s:i,s:s,s:s,s:s,s:i,s:i}", "rank", i.rank, "size", i.size,
-                         "local_size", i.local_size, "device", i.device, "name", i.name,
-                         "launcher", i.launcher, "host", i.host, "peers_shm", i.peers_shm,
-                         "peers_tcp", i.peers_tcp);
+                         "local_size", i.local_size, "device", i.device, "name", i.name, "launcher",
+                         i.launcher, "host", i.host, "peers_shm", i.peers_shm, "peers_tcp",
+                         i.peers_tcp);
 }
 
 /* split_ranks(ranks, name, timeout_ms, hints) -> Comm or None. */
@@ -339,8 +341,9 @@ static PyObject *comm_split_ranks(tc_py_comm_t *self, PyObject *args)
     comm_opts(&o, name, timeout_ms, hints);
     tc_comm_t *nc = NULL;
     tc_status_t st;
-    Py_BEGIN_ALLOW_THREADS st = tc_comm_split_ranks(self->comm, ranks, (int)n, &o, &nc);
-    Py_END_ALLOW_THREADS
+    PyThreadState *ts = PyEval_SaveThread();
+    st = tc_comm_split_ranks(self->comm, ranks, (int)n, &o, &nc);
+    PyEval_RestoreThread(ts);
     PyMem_Free(ranks);
     if (st != TC_OK)
         return tc_py_raise(st, NULL);
@@ -361,8 +364,9 @@ static PyObject *comm_shrink(tc_py_comm_t *self, PyObject *args)
     comm_opts(&o, name, timeout_ms, hints);
     tc_comm_t *nc = NULL;
     tc_status_t st;
-    Py_BEGIN_ALLOW_THREADS st = tc_comm_shrink(self->comm, &o, &nc);
-    Py_END_ALLOW_THREADS
+    PyThreadState *ts = PyEval_SaveThread();
+    st = tc_comm_shrink(self->comm, &o, &nc);
+    PyEval_RestoreThread(ts);
     if (st != TC_OK)
         return tc_py_raise(st, NULL);
     if (!nc)
@@ -382,8 +386,9 @@ static PyObject *comm_revoke(tc_py_comm_t *self, PyObject *unused)
 {
     COMM_LIVE(self);
     tc_status_t st;
-    Py_BEGIN_ALLOW_THREADS st = tc_comm_revoke(self->comm);
-    Py_END_ALLOW_THREADS
+    PyThreadState *ts = PyEval_SaveThread();
+    st = tc_comm_revoke(self->comm);
+    PyEval_RestoreThread(ts);
     if (st == TC_OK || st == TC_ERR_UNSUPPORTED)
         return PyBool_FromLong(st == TC_OK);
     return tc_py_raise(st, NULL);
@@ -416,10 +421,10 @@ static PyObject *comm_stats(tc_py_comm_t *self, PyObject *unused)
         return tc_py_raise(st, NULL);
     PyObject *l = PyList_New(0);
     for (int i = 0; l && i < n && i < 64; i++) {
-        PyObject *d = Py_BuildValue("{s:s,s:s,s:K,s:K,s:K,s:d}", "coll", s[i].coll, "algo",
-                                    s[i].algo, "ops", (unsigned long long)s[i].ops, "failed",
-                                    (unsigned long long)s[i].failed, "bytes",
-                                    (unsigned long long)s[i].bytes, "time_s", s[i].time_s);
+        PyObject *d =
+            Py_BuildValue("{s:s,s:s,s:K,s:K,s:K,s:d}", "coll", s[i].coll, "algo", s[i].algo, "ops",
+                          (unsigned long long)s[i].ops, "failed", (unsigned long long)s[i].failed,
+                          "bytes", (unsigned long long)s[i].bytes, "time_s", s[i].time_s);
         if (!d || PyList_Append(l, d) != 0)
             Py_CLEAR(l);
         Py_XDECREF(d);

@@ -12,8 +12,9 @@ static void work_dealloc(tc_py_work_t *self)
 {
     if (self->work) {
         tc_work_t *w = self->work;
-        Py_BEGIN_ALLOW_THREADS tc_work_free(w);
-        Py_END_ALLOW_THREADS
+        PyThreadState *ts = PyEval_SaveThread();
+        tc_work_free(w);
+        PyEval_RestoreThread(ts);
     }
     Py_XDECREF(self->keep);
     PyObject_Free(self);
@@ -30,10 +31,11 @@ static PyObject *work_wait(tc_py_work_t *self, PyObject *args)
         return tc_py_raise(TC_ERR_INVALID_STATE, "the work was released");
     tc_status_t st;
     tc_work_state_t state = TC_WORK_COMPLETED;
-    Py_BEGIN_ALLOW_THREADS st = tc_work_wait(self->work, timeout_ms);
+    PyThreadState *ts = PyEval_SaveThread();
+    st = tc_work_wait(self->work, timeout_ms);
     if (st == TC_ERR_TIMEOUT && timeout_ms >= 0)
         (void)tc_work_status(self->work, &state, NULL);
-    Py_END_ALLOW_THREADS
+    PyEval_RestoreThread(ts);
     if (st == TC_OK)
         Py_RETURN_TRUE;
     if (state == TC_WORK_IN_PROGRESS)
@@ -135,14 +137,15 @@ static void sizes_free(sizes_t *s)
 #define LIVE()                                                                                     \
     do {                                                                                           \
         if (!self->comm)                                                                           \
-            return tc_py_raise(TC_ERR_INVALID_STATE, "the communicator was destroyed");           \
+            return tc_py_raise(TC_ERR_INVALID_STATE, "the communicator was destroyed");            \
         tc_py_op_opts(&o, timeout_ms, hints, async);                                               \
     } while (0)
 /* Run @p call without the GIL; async operations return a Work, others None. */
 #define RUN(call)                                                                                  \
     do {                                                                                           \
-        Py_BEGIN_ALLOW_THREADS st = (call);                                                        \
-        Py_END_ALLOW_THREADS                                                                       \
+        PyThreadState *ts_ = PyEval_SaveThread();                                                  \
+        st = (call);                                                                               \
+        PyEval_RestoreThread(ts_);                                                                 \
     } while (0)
 #define WP (async ? &work : NULL)
 
@@ -201,18 +204,38 @@ static PyObject *op_move(tc_py_comm_t *self, PyObject *args, int kind)
         return NULL;
     LIVE();
     switch (kind) {
-    case K_ALL_GATHER: RUN(tc_all_gather(self->comm, P(s), P(r), (size_t)n, dt, &o, WP)); break;
-    case K_ALL_TO_ALL: RUN(tc_all_to_all(self->comm, P(s), P(r), (size_t)n, dt, &o, WP)); break;
-    case K_GATHER: RUN(tc_gather(self->comm, P(s), P(r), (size_t)n, dt, root, &o, WP)); break;
-    default: RUN(tc_scatter(self->comm, P(s), P(r), (size_t)n, dt, root, &o, WP)); break;
+    case K_ALL_GATHER:
+        RUN(tc_all_gather(self->comm, P(s), P(r), (size_t)n, dt, &o, WP));
+        break;
+    case K_ALL_TO_ALL:
+        RUN(tc_all_to_all(self->comm, P(s), P(r), (size_t)n, dt, &o, WP));
+        break;
+    case K_GATHER:
+        RUN(tc_gather(self->comm, P(s), P(r), (size_t)n, dt, root, &o, WP));
+        break;
+    default:
+        RUN(tc_scatter(self->comm, P(s), P(r), (size_t)n, dt, root, &o, WP));
+        break;
     }
     return tc_py_op_result(st, work, keep);
 }
 
-static PyObject *op_all_gather(tc_py_comm_t *self, PyObject *a) { return op_move(self, a, K_ALL_GATHER); }
-static PyObject *op_all_to_all(tc_py_comm_t *self, PyObject *a) { return op_move(self, a, K_ALL_TO_ALL); }
-static PyObject *op_gather(tc_py_comm_t *self, PyObject *a) { return op_move(self, a, K_GATHER); }
-static PyObject *op_scatter(tc_py_comm_t *self, PyObject *a) { return op_move(self, a, K_SCATTER); }
+static PyObject *op_all_gather(tc_py_comm_t *self, PyObject *a)
+{
+    return op_move(self, a, K_ALL_GATHER);
+}
+static PyObject *op_all_to_all(tc_py_comm_t *self, PyObject *a)
+{
+    return op_move(self, a, K_ALL_TO_ALL);
+}
+static PyObject *op_gather(tc_py_comm_t *self, PyObject *a)
+{
+    return op_move(self, a, K_GATHER);
+}
+static PyObject *op_scatter(tc_py_comm_t *self, PyObject *a)
+{
+    return op_move(self, a, K_SCATTER);
+}
 
 /* One buffer and a rank: broadcast (root), send and recv (peer). */
 enum { K_BROADCAST, K_SEND, K_RECV };
@@ -229,16 +252,31 @@ static PyObject *op_one(tc_py_comm_t *self, PyObject *args, int kind)
     /* inside a batch, send and recv take no options and no work */
     const tc_op_opts_t *op = async || timeout_ms > 0 || hints ? &o : NULL;
     switch (kind) {
-    case K_BROADCAST: RUN(tc_broadcast(self->comm, P(b), (size_t)n, dt, rank, &o, WP)); break;
-    case K_SEND: RUN(tc_send(self->comm, P(b), (size_t)n, dt, rank, op, WP)); break;
-    default: RUN(tc_recv(self->comm, P(b), (size_t)n, dt, rank, op, WP)); break;
+    case K_BROADCAST:
+        RUN(tc_broadcast(self->comm, P(b), (size_t)n, dt, rank, &o, WP));
+        break;
+    case K_SEND:
+        RUN(tc_send(self->comm, P(b), (size_t)n, dt, rank, op, WP));
+        break;
+    default:
+        RUN(tc_recv(self->comm, P(b), (size_t)n, dt, rank, op, WP));
+        break;
     }
     return tc_py_op_result(st, work, keep);
 }
 
-static PyObject *op_broadcast(tc_py_comm_t *self, PyObject *a) { return op_one(self, a, K_BROADCAST); }
-static PyObject *op_send(tc_py_comm_t *self, PyObject *a) { return op_one(self, a, K_SEND); }
-static PyObject *op_recv(tc_py_comm_t *self, PyObject *a) { return op_one(self, a, K_RECV); }
+static PyObject *op_broadcast(tc_py_comm_t *self, PyObject *a)
+{
+    return op_one(self, a, K_BROADCAST);
+}
+static PyObject *op_send(tc_py_comm_t *self, PyObject *a)
+{
+    return op_one(self, a, K_SEND);
+}
+static PyObject *op_recv(tc_py_comm_t *self, PyObject *a)
+{
+    return op_one(self, a, K_RECV);
+}
 
 /* all_gather_v(send, sendcount, recv, recvcounts, displs|None, dtype, ...) */
 static PyObject *op_all_gather_v(tc_py_comm_t *self, PyObject *args)
@@ -295,8 +333,8 @@ static PyObject *op_all_to_all_v(tc_py_comm_t *self, PyObject *args)
     int dt;
     sizes_t v[4];
     TAIL_VARS;
-    if (!PyArg_ParseTuple(args, "KOOKOOi" TAIL, &s, &seqs[0], &seqs[1], &r, &seqs[2], &seqs[3],
-                          &dt, TAIL_ARGS))
+    if (!PyArg_ParseTuple(args, "KOOKOOi" TAIL, &s, &seqs[0], &seqs[1], &r, &seqs[2], &seqs[3], &dt,
+                          TAIL_ARGS))
         return NULL;
     LIVE();
     int got = 0;
@@ -339,14 +377,24 @@ static PyObject *op_batch_end(tc_py_comm_t *self, PyObject *args)
     return tc_py_op_result(st, work, keep);
 }
 
-#define M(name, fn) {name, (PyCFunction)fn, METH_VARARGS, NULL}
-PyMethodDef tc_py_comm_ops[] = {
-    M("all_reduce", op_all_reduce),       M("reduce", op_reduce),
-    M("broadcast", op_broadcast),         M("all_gather", op_all_gather),
-    M("all_gather_v", op_all_gather_v),   M("reduce_scatter", op_reduce_scatter),
-    M("reduce_scatter_v", op_reduce_scatter_v), M("all_to_all", op_all_to_all),
-    M("all_to_all_v", op_all_to_all_v),   M("gather", op_gather),
-    M("scatter", op_scatter),             M("barrier", op_barrier),
-    M("send", op_send),                   M("recv", op_recv),
-    {"batch_begin", (PyCFunction)op_batch_begin, METH_NOARGS, NULL},
-    M("batch_end", op_batch_end),         {NULL, NULL, 0, NULL}};
+#define M(name, fn)                                                                                \
+    {                                                                                              \
+        name, (PyCFunction)fn, METH_VARARGS, NULL                                                  \
+    }
+PyMethodDef tc_py_comm_ops[] = {M("all_reduce", op_all_reduce),
+                                M("reduce", op_reduce),
+                                M("broadcast", op_broadcast),
+                                M("all_gather", op_all_gather),
+                                M("all_gather_v", op_all_gather_v),
+                                M("reduce_scatter", op_reduce_scatter),
+                                M("reduce_scatter_v", op_reduce_scatter_v),
+                                M("all_to_all", op_all_to_all),
+                                M("all_to_all_v", op_all_to_all_v),
+                                M("gather", op_gather),
+                                M("scatter", op_scatter),
+                                M("barrier", op_barrier),
+                                M("send", op_send),
+                                M("recv", op_recv),
+                                {"batch_begin", (PyCFunction)op_batch_begin, METH_NOARGS, NULL},
+                                M("batch_end", op_batch_end),
+                                {NULL, NULL, 0, NULL}};

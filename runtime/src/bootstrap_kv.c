@@ -28,7 +28,7 @@ typedef struct {
     /* events: "<prefix>/event/count" numbers them, "<prefix>/event/<i>" holds
      * the i-th (i from 1); read at most every TC_BOOT_KV_POLL_MS */
     pthread_mutex_t ev_mu;
-    int64_t ev_seen;   /* events read (or skipped as this rank's own) */
+    int64_t ev_seen;     /* events read (or skipped as this rank's own) */
     uint64_t ev_next_ns; /* no store call before */
 } tc_boot_kv_t;
 
@@ -113,7 +113,8 @@ static tc_status_t kv_fence(tc_boot_t *boot, uint64_t deadline_ns)
     int64_t arrived;
     tc_status_t st;
     if ((st = kv_key(kv, k, "fence%d/arrived/%d", g, boot->rank)) != TC_OK ||
-        (st = kv_set(kv, k, "1", 1)) != TC_OK || (st = kv_key(kv, k, "fence%d/count", g)) != TC_OK ||
+        (st = kv_set(kv, k, "1", 1)) != TC_OK ||
+        (st = kv_key(kv, k, "fence%d/count", g)) != TC_OK ||
         (st = kv_key(kv, done, "fence%d/done", g)) != TC_OK ||
         (st = kv_add(kv, k, 1, &arrived)) != TC_OK)
         return st;
@@ -154,8 +155,10 @@ static tc_status_t kv_get(tc_boot_t *boot, int peer, const char *key, void *buf,
     if (rc != TC_BOOT_KV_OK)
         return kv_failed(kv, "get", k, rc);
     if (len > cap)
-        return tc_error_set(TC_ERR_TRUNCATED, "bootstrap(store '%s'): key '%s' has %zu bytes, "
-                            "buffer %zu", kv->prefix, k, len, cap);
+        return tc_error_set(TC_ERR_TRUNCATED,
+                            "bootstrap(store '%s'): key '%s' has %zu bytes, "
+                            "buffer %zu",
+                            kv->prefix, k, len, cap);
     *len_p = len;
     return TC_OK;
 }
@@ -191,8 +194,7 @@ static int kv_poll_event(tc_boot_t *boot, tc_boot_event_t *ev)
     int64_t n = 0;
     int got = 0;
     kv->ev_next_ns = now + TC_BOOT_KV_POLL_MS * 1000000ull;
-    if (kv_key(kv, k, "event/count") == TC_OK &&
-        kv->p.add(kv->p.ctx, k, 0, &n) == TC_BOOT_KV_OK) {
+    if (kv_key(kv, k, "event/count") == TC_OK && kv->p.add(kv->p.ctx, k, 0, &n) == TC_BOOT_KV_OK) {
         while (!got && kv->ev_seen < n) {
             kv_event_t e;
             size_t len = 0;
@@ -212,8 +214,8 @@ static int kv_poll_event(tc_boot_t *boot, tc_boot_event_t *ev)
     return got;
 }
 
-static const tc_boot_ops_t kv_ops = {"store",       kv_put,        kv_fence, kv_get, kv_destroy,
-                                     kv_poll_event, kv_notify};
+static const tc_boot_ops_t kv_ops = {"store",    kv_put,        kv_fence, kv_get,
+                                     kv_destroy, kv_poll_event, kv_notify};
 
 /* The ranks of this host: a counter per host name, read after the fence. */
 static tc_status_t kv_count_host(tc_boot_kv_t *kv, char *key)
@@ -227,14 +229,23 @@ static tc_status_t kv_check(const tc_boot_kv_params_t *p)
 {
     if (!p->set || !p->get || !p->wait || !p->add)
         return tc_error_set(TC_ERR_INVALID_ARG, "bootstrap(store): the %s callback is NULL",
-                            !p->set ? "set" : !p->get ? "get" : !p->wait ? "wait" : "add");
+                            !p->set    ? "set"
+                            : !p->get  ? "get"
+                            : !p->wait ? "wait"
+                                       : "add");
     if (p->size < 1 || p->rank < 0 || p->rank >= p->size)
-        return tc_error_set(TC_ERR_INVALID_ARG, "bootstrap(store): rank %d of size %d (need 0 "
-                            "<= rank < size)", p->rank, p->size);
+        return tc_error_set(TC_ERR_INVALID_ARG,
+                            "bootstrap(store): rank %d of size %d (need 0 "
+                            "<= rank < size)",
+                            p->rank, p->size);
     size_t len = p->prefix ? strlen(p->prefix) : 0;
     if (len == 0 || len > TC_BOOT_KV_PREFIX_MAX)
-        return tc_error_set(TC_ERR_INVALID_ARG, "bootstrap(store): the prefix %s (1 to %d "
-                            "characters)", !p->prefix ? "is NULL" : len ? "is too long" : "is empty",
+        return tc_error_set(TC_ERR_INVALID_ARG,
+                            "bootstrap(store): the prefix %s (1 to %d "
+                            "characters)",
+                            !p->prefix ? "is NULL"
+                            : len      ? "is too long"
+                                       : "is empty",
                             TC_BOOT_KV_PREFIX_MAX);
     return TC_OK;
 }
@@ -260,7 +271,8 @@ tc_status_t tc_boot_kv_create(const tc_boot_kv_params_t *params, uint64_t deadli
     char key[KV_KEY_MAX];
     int64_t local = 1;
     if ((st = tc_boot_secret_from_env(&kv->head, "store")) != TC_OK ||
-        (st = kv_count_host(kv, key)) != TC_OK || (st = kv_fence(&kv->head, deadline_ns)) != TC_OK ||
+        (st = kv_count_host(kv, key)) != TC_OK ||
+        (st = kv_fence(&kv->head, deadline_ns)) != TC_OK ||
         (st = kv_add(kv, key, 0, &local)) != TC_OK) {
         kv_destroy(&kv->head);
         return st;

@@ -291,7 +291,8 @@ static void test_timeout_names_missing(void **state)
     struct timespec t0, t1;
     clock_gettime(CLOCK_MONOTONIC, &t0);
     for (int i = 0; i < 2; i++) {
-        rs[i] = (rank_t){.store = &f, .prefix = "late", .rank = 2 * i, .size = 4, .timeout_ms = 300};
+        rs[i] =
+            (rank_t){.store = &f, .prefix = "late", .rank = 2 * i, .size = 4, .timeout_ms = 300};
         assert_int_equal(pthread_create(&t[i], NULL, rank_main, &rs[i]), 0);
     }
     for (int i = 0; i < 2; i++)
@@ -396,9 +397,12 @@ static void test_revoke_through_store(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_create_and_reduce),   cmocka_unit_test(test_two_prefixes),
-        cmocka_unit_test(test_callback_fails),      cmocka_unit_test(test_timeout_names_missing),
-        cmocka_unit_test(test_abort),               cmocka_unit_test(test_one_rank_and_dup),
+        cmocka_unit_test(test_create_and_reduce),
+        cmocka_unit_test(test_two_prefixes),
+        cmocka_unit_test(test_callback_fails),
+        cmocka_unit_test(test_timeout_names_missing),
+        cmocka_unit_test(test_abort),
+        cmocka_unit_test(test_one_rank_and_dup),
         cmocka_unit_test(test_revoke_through_store),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
