@@ -6,6 +6,7 @@
 #include "api_impl.h"
 #include "tcomms/base/config.h"
 #include "tcomms/runtime/bootstrap.h"
+#include "tcomms/runtime/bootstrap_kv.h"
 
 tc_status_t tc_api_comm_get_not_batching(const tc_comm_t *comm, const char *fn,
                                          tc_api_comm_t **c_p)
@@ -88,8 +89,45 @@ tc_status_t tc_comm_create(const tc_comm_opts_t *opts, tc_comm_t **comm_p)
     tc_rt_comm_t *rt = NULL;
     if (st == TC_OK) {
         tc_rt_comm_params_t params = {
-            boot, opts->name, &hints, opts->timeout_ms, opts->device >= 0, opts->device};
+            boot, opts->name, &hints, opts->timeout_ms, opts->device >= 0, opts->device, NULL};
         st = tc_rt_comm_create(&params, &rt);
+    }
+    tc_hints_free(&hints);
+    return st == TC_OK ? comm_wrap(rt, fn, comm_p) : st;
+}
+
+_Static_assert((int)TC_STORE_OK == TC_BOOT_KV_OK && (int)TC_STORE_ABSENT == TC_BOOT_KV_ABSENT &&
+                   (int)TC_STORE_TIMEOUT == TC_BOOT_KV_TIMEOUT &&
+                   (int)TC_STORE_FAILED == TC_BOOT_KV_FAILED &&
+                   TC_STORE_PREFIX_MAX == TC_BOOT_KV_PREFIX_MAX,
+               "the public store results are the runtime's");
+
+tc_status_t tc_comm_create_from_store(const tc_store_t *store, int rank, int size,
+                                      const char *prefix, const tc_comm_opts_t *opts,
+                                      tc_comm_t **comm_p)
+{
+    static const char fn[] = "tc_comm_create_from_store";
+    tc_comm_opts_t defaults = TC_COMM_OPTS_INIT;
+    if (!comm_p)
+        return tc_error_set(TC_ERR_INVALID_ARG, "%s: comm_p is NULL", fn);
+    if (!store)
+        return tc_error_set(TC_ERR_INVALID_ARG, "%s: store is NULL", fn);
+    if (store->size < sizeof(tc_store_t))
+        return tc_error_set(TC_ERR_INVALID_ARG,
+                            "%s: store->size is %u, expected %zu (initialise with TC_STORE_INIT)",
+                            fn, store->size, sizeof(tc_store_t));
+    tc_boot_kv_params_t kv = {store->set, store->get, store->wait, store->add, store->ctx,
+                              rank,       size,       prefix};
+    tc_hints_t hints;
+    tc_hints_init(&hints);
+    tc_status_t st = comm_opts(opts ? opts : &defaults, fn, &hints);
+    tc_rt_comm_t *rt = NULL;
+    if (st == TC_OK) {
+        opts = opts ? opts : &defaults;
+        tc_rt_comm_params_t params = {TC_BOOT_AUTO,     opts->name,   &hints, opts->timeout_ms,
+                                      opts->device >= 0, opts->device, &kv};
+        if ((st = tc_rt_comm_create(&params, &rt)) != TC_OK)
+            tc_error_prefix("%s: ", fn);
     }
     tc_hints_free(&hints);
     return st == TC_OK ? comm_wrap(rt, fn, comm_p) : st;
@@ -194,7 +232,7 @@ static tc_status_t comm_split(tc_comm_t *comm, const char *fn, int color, int ke
                                       opts && opts->hints ? &hints : NULL,
                                       opts ? opts->timeout_ms : 0,
                                       0,
-                                      -1}; /* device: inherited */
+                                      -1,   NULL}; /* device: inherited */
         st = tc_rt_comm_split(c->rt, color, key, list_hash, &params, &rt);
     }
     tc_hints_free(&hints);
@@ -301,7 +339,7 @@ tc_status_t tc_comm_shrink(tc_comm_t *comm, const tc_comm_opts_t *opts, tc_comm_
                                       opts && opts->hints ? &hints : NULL,
                                       opts ? opts->timeout_ms : 0,
                                       0,
-                                      -1}; /* device: inherited */
+                                      -1,   NULL}; /* device: inherited */
         st = tc_rt_comm_shrink(c->rt, &params, &rt);
     }
     tc_hints_free(&hints);

@@ -116,8 +116,8 @@ tc_status_t tc_rt_comm_create(const tc_rt_comm_params_t *params, tc_rt_comm_t **
         return st;
     }
     uint64_t deadline = tc_deadline_after_ms((uint64_t)comm->timeout_ms);
-    if ((st = tc_rt_comm_world_create(params->boot, &comm->hints, deadline, &comm->world)) !=
-        TC_OK) {
+    if ((st = tc_rt_comm_world_create(params->boot, params->kv, &comm->hints, deadline,
+                                       &comm->world)) != TC_OK) {
         comm_free(comm);
         tc_error_prefix("comm '%s' create: ", name);
         return st;

@@ -97,11 +97,12 @@ static void world_poll(tc_rt_world_t *world)
         tc_rt_hb_tick(world, tc_time_ns());
 }
 
-static tc_status_t world_assemble(tc_boot_kind_t boot, const tc_hints_t *hints, uint64_t deadline,
+static tc_status_t world_assemble(tc_boot_kind_t boot, const tc_boot_kv_params_t *kv,
+                                  const tc_hints_t *hints, uint64_t deadline,
                                   tc_rt_world_t **world_p)
 {
     tc_rt_world_t *world;
-    tc_status_t st = tc_rt_world_create(boot, hints, deadline, &world);
+    tc_status_t st = tc_rt_world_create(boot, kv, hints, deadline, &world);
     if (st != TC_OK)
         return st;
     world->hooks = (tc_rt_world_hooks_t){.poll = world_poll,
@@ -133,11 +134,12 @@ err:
 
 /* Creation runs with this thread marked as creating, so tc_comm_create_abort()
  * from another thread or a signal handler ends its bootstrap waits. */
-tc_status_t tc_rt_comm_world_create(tc_boot_kind_t boot, const tc_hints_t *hints, uint64_t deadline,
+tc_status_t tc_rt_comm_world_create(tc_boot_kind_t boot, const tc_boot_kv_params_t *kv,
+                                    const tc_hints_t *hints, uint64_t deadline,
                                     tc_rt_world_t **world_p)
 {
     tc_boot_creation_begin();
-    tc_status_t st = world_assemble(boot, hints, deadline, world_p);
+    tc_status_t st = world_assemble(boot, kv, hints, deadline, world_p);
     tc_boot_creation_end();
     return st;
 }

@@ -74,8 +74,10 @@ TC_MUST_USE tc_status_t tc_rt_comm_make(tc_rt_comm_t *parent, const tc_rt_comm_p
 
 /* comm_world.c: the world as communicators see it */
 /* Create, hook up and fence the world of a first communicator. */
-TC_MUST_USE tc_status_t tc_rt_comm_world_create(tc_boot_kind_t boot, const tc_hints_t *hints,
-                                                uint64_t deadline, tc_rt_world_t **world_p);
+/* With @p kv the caller's store is the bootstrap and @p boot is ignored. */
+TC_MUST_USE tc_status_t tc_rt_comm_world_create(tc_boot_kind_t boot, const tc_boot_kv_params_t *kv,
+                                                const tc_hints_t *hints, uint64_t deadline,
+                                                tc_rt_world_t **world_p);
 /* Drop one reference (lock held, released); the last frees. */
 void tc_rt_world_release(tc_rt_world_t *world);
 /* The rank of world rank @p wrank in @p comm, or -1. */

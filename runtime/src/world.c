@@ -118,8 +118,8 @@ static tc_status_t world_check_algo_env(void)
     return st;
 }
 
-tc_status_t tc_rt_world_create(tc_boot_kind_t boot, const tc_hints_t *hints, uint64_t deadline,
-                               tc_rt_world_t **world_p)
+tc_status_t tc_rt_world_create(tc_boot_kind_t boot, const tc_boot_kv_params_t *kv,
+                               const tc_hints_t *hints, uint64_t deadline, tc_rt_world_t **world_p)
 {
     tc_rt_world_t *world = calloc(1, sizeof(*world));
     if (!world)
@@ -136,14 +136,15 @@ tc_status_t tc_rt_world_create(tc_boot_kind_t boot, const tc_hints_t *hints, uin
     if (st != TC_OK || (st = tc_log_check_env()) != TC_OK ||
         (st = world_check_algo_env()) != TC_OK)
         goto err;
-    if (boot == TC_BOOT_AUTO) {
+    if (!kv && boot == TC_BOOT_AUTO) {
         static const char *const kinds[] = {"auto", "pmix", "self", "env", NULL};
         int kind;
         if ((st = tc_config_enum("TC_BOOTSTRAP", kinds, TC_BOOT_AUTO, &kind)) != TC_OK)
             goto err;
         boot = (tc_boot_kind_t)kind;
     }
-    if ((st = tc_boot_create(boot, deadline, &world->boot)) != TC_OK)
+    if ((st = kv ? tc_boot_kv_create(kv, deadline, &world->boot)
+                 : tc_boot_create(boot, deadline, &world->boot)) != TC_OK)
         goto err;
     tc_log_set_rank(world->boot->rank);
     size_t n = (size_t)world->boot->size;

@@ -127,8 +127,9 @@ struct tc_rt_world {
 
 /* world.c */
 /* Join the job through @p boot and open the transports; not yet fenced. */
-TC_MUST_USE tc_status_t tc_rt_world_create(tc_boot_kind_t boot, const tc_hints_t *hints,
-                                           uint64_t deadline, tc_rt_world_t **world_p);
+TC_MUST_USE tc_status_t tc_rt_world_create(tc_boot_kind_t boot, const tc_boot_kv_params_t *kv,
+                                           const tc_hints_t *hints, uint64_t deadline,
+                                           tc_rt_world_t **world_p);
 /* Publish the last keys and wait for every rank to have published its own. */
 TC_MUST_USE tc_status_t tc_rt_world_fence(tc_rt_world_t *world, uint64_t deadline);
 /* Free the world (its last reference is gone; the progress thread stopped). */

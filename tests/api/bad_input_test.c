@@ -539,6 +539,76 @@ static const create_row_t create_rows[] = {
     {0, sizeof(tc_comm_opts_t), 2, -1, NULL, "algo=ring,algo", TC_ERR_CONFIG, "opts->hints"},
 };
 
+/* tc_comm_create_from_store's own arguments; no callback may run for these. */
+static int never_set(void *ctx, const char *key, const void *val, size_t len)
+{
+    fail_msg("store set called on '%s'", key);
+    return TC_STORE_FAILED;
+}
+
+static int never_get(void *ctx, const char *key, void *buf, size_t cap, size_t *len_p)
+{
+    fail_msg("store get called on '%s'", key);
+    return TC_STORE_FAILED;
+}
+
+static int never_wait(void *ctx, const char *key, int64_t timeout_ms)
+{
+    fail_msg("store wait called on '%s'", key);
+    return TC_STORE_FAILED;
+}
+
+static int never_add(void *ctx, const char *key, int64_t delta, int64_t *value_p)
+{
+    fail_msg("store add called on '%s'", key);
+    return TC_STORE_FAILED;
+}
+
+enum { S_OK, S_NULL, S_SIZE0, S_NO_SET, S_NO_WAIT, S_NO_ADD };
+static const char long_prefix[] = "p123456789p123456789p123456789p123456789p123456789p123456789"
+                                  "p123456789p123456789p123456789p123456789p123456789p123456789"
+                                  "p12345678"; /* 129 */
+
+typedef struct {
+    int null_comm_p, store, rank, size, opts_size0;
+    const char *prefix;
+    tc_status_t want;
+    const char *needle;
+} store_row_t;
+
+static const store_row_t store_rows[] = {
+    {1, S_OK, 0, 1, 0, "p", TC_ERR_INVALID_ARG, "tc_comm_create_from_store: comm_p is NULL"},
+    {0, S_NULL, 0, 1, 0, "p", TC_ERR_INVALID_ARG, "tc_comm_create_from_store: store is NULL"},
+    {0, S_SIZE0, 0, 1, 0, "p", TC_ERR_INVALID_ARG, "store->size is 0, expected"},
+    {0, S_NO_SET, 0, 1, 0, "p", TC_ERR_INVALID_ARG, "the set callback is NULL"},
+    {0, S_NO_WAIT, 0, 1, 0, "p", TC_ERR_INVALID_ARG, "the wait callback is NULL"},
+    {0, S_NO_ADD, 0, 1, 0, "p", TC_ERR_INVALID_ARG, "the add callback is NULL"},
+    {0, S_OK, -1, 2, 0, "p", TC_ERR_INVALID_ARG, "rank -1 of size 2"},
+    {0, S_OK, 2, 2, 0, "p", TC_ERR_INVALID_ARG, "rank 2 of size 2"},
+    {0, S_OK, 0, 0, 0, "p", TC_ERR_INVALID_ARG, "rank 0 of size 0"},
+    {0, S_OK, 0, 1, 0, NULL, TC_ERR_INVALID_ARG, "the prefix is NULL"},
+    {0, S_OK, 0, 1, 0, "", TC_ERR_INVALID_ARG, "the prefix is empty"},
+    {0, S_OK, 0, 1, 0, long_prefix, TC_ERR_INVALID_ARG, "the prefix is too long (1 to 128"},
+    {0, S_OK, 0, 1, 1, "p", TC_ERR_INVALID_ARG, "tc_comm_create_from_store: opts->size is 0"},
+};
+
+static tc_status_t run_store_row(const store_row_t *r)
+{
+    tc_store_t s = {sizeof(tc_store_t), never_set, never_get, never_wait, never_add, NULL};
+    s.size = r->store == S_SIZE0 ? 0 : s.size;
+    s.set = r->store == S_NO_SET ? NULL : s.set;
+    s.wait = r->store == S_NO_WAIT ? NULL : s.wait;
+    s.add = r->store == S_NO_ADD ? NULL : s.add;
+    tc_comm_opts_t o = TC_COMM_OPTS_INIT;
+    o.size = r->opts_size0 ? 0 : o.size;
+    tc_comm_t *c = NULL;
+    tc_status_t st = tc_comm_create_from_store(r->store == S_NULL ? NULL : &s, r->rank, r->size,
+                                               r->prefix, &o, r->null_comm_p ? NULL : &c);
+    if (c)
+        tc_comm_destroy(c);
+    return st;
+}
+
 /* Work objects: NULL, freed, foreign, a communicator's handle; wrong states. */
 enum { WK_NULL, WK_FREED, WK_GARBAGE, WK_COMMH, WK_DONE, WK_PERSIST };
 enum { WF_WAIT, WF_TEST, WF_STATUS, WF_START, WF_FREE, WF_ERROR, WF_N };
@@ -670,6 +740,12 @@ static void test_bad_input(void **state)
             tc_comm_destroy(c);
         snprintf(what, sizeof(what), "create row %zu", i);
         failed += check(what, st, r->want, r->needle);
+    }
+    for (size_t i = 0; i < sizeof(store_rows) / sizeof(store_rows[0]); i++, cases++) {
+        tc_error_set(TC_ERR_INTERNAL, "decoy: not this call's detail");
+        tc_status_t st = run_store_row(&store_rows[i]);
+        snprintf(what, sizeof(what), "store row %zu", i);
+        failed += check(what, st, store_rows[i].want, store_rows[i].needle);
     }
     for (int i = 0; i < nwork; i++, cases++) {
         const char *text;

@@ -10,7 +10,7 @@
 
 int main(void)
 {
-    tc_rt_comm_params_t params = {TC_BOOT_PMIX, "locality", NULL, 30000, 0, -1};
+    tc_rt_comm_params_t params = {TC_BOOT_PMIX, "locality", NULL, 30000, 0, -1, NULL};
     tc_rt_comm_t *comm;
     tc_status_t st = tc_rt_comm_create(&params, &comm);
     if (st != TC_OK) {

@@ -1,8 +1,11 @@
 #!/usr/bin/env bash
 # Installs every Debian package that building and testing tcomms needs.
 # Idempotent: when everything is present it only checks and returns.
-#   tools/setup/install-deps.sh [--bench]
+#   tools/setup/install-deps.sh [--bench] [--python]
 # --bench adds the peers of bench/run_collectives.sh: Gloo (C++) and PyTorch (gloo backend).
+# --python adds what the Python package and its tests need (Debian's PyTorch 1.13, NumPy,
+#   pytest, Python headers) and creates the virtual environment build/py-venv on Debian's
+#   /usr/bin/python3, seeing those packages (docs/python.md says why not PyPI's torch).
 set -euo pipefail
 
 packages=(
@@ -22,10 +25,13 @@ packages=(
   cmake pkg-config       # consumers of the installed prefix (tests/install)
 )
 
+venv=""
 for arg in "$@"; do
   case $arg in
     --bench) packages+=(libgloo-dev python3-torch) ;;  # bench/run_collectives.sh peers
-    -h|--help) sed -n '2,5p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    --python) packages+=(python3-torch python3-numpy python3-pytest python3-dev python3-venv)
+              venv="$(cd "$(dirname "$0")/../.." && pwd)/build/py-venv" ;;
+    -h|--help) sed -n '2,8p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "install-deps: unknown option $arg (try --help)" >&2; exit 2 ;;
   esac
 done
@@ -35,8 +41,21 @@ for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
 done
 
+# The Python tests' environment: Debian's interpreter and packages, nothing from PATH.
+make_venv() {
+  [ -n "$venv" ] || return 0
+  if [ -x "$venv/bin/python" ] && "$venv/bin/python" -c "import torch, numpy, pytest" 2>/dev/null; then
+    echo "install-deps: $venv present"
+    return 0
+  fi
+  rm -rf "$venv"
+  /usr/bin/python3 -m venv --system-site-packages "$venv"
+  "$venv/bin/python" -c "import torch, numpy, pytest; print('install-deps: ' + '$venv' + ': torch', torch.__version__)"
+}
+
 if [ ${#missing[@]} -eq 0 ]; then
   echo "install-deps: all ${#packages[@]} packages present"
+  make_venv
   exit 0
 fi
 
@@ -46,4 +65,5 @@ SUDO=""
 export DEBIAN_FRONTEND=noninteractive
 $SUDO apt-get update -qq
 $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+make_venv
 echo "install-deps: done"

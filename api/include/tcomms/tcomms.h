@@ -35,7 +35,7 @@ extern "C" {
  *         library's soname is libtcomms.so.MAJOR). */
 #define TC_VERSION_MAJOR 0
 /** @brief Minor version: raised by compatible additions. */
-#define TC_VERSION_MINOR 2
+#define TC_VERSION_MINOR 3
 /** @brief Patch version: fixes only. */
 #define TC_VERSION_PATCH 0
 /** @brief Version of this header: major * 10000 + minor * 100 + patch. */
@@ -146,7 +146,7 @@ typedef struct tc_comm_info {
     int local_size;         /**< ranks of the job on this node */
     int device;             /**< ::TC_DEVICE_CPU or the CUDA device */
     char name[64];          /**< the communicator's name */
-    char launcher[32];      /**< "tcrun", "mpirun", "srun", "pmix", "env" or "self" */
+    char launcher[32];      /**< "tcrun", "mpirun", "srun", "pmix", "env", "self" or "store" */
     char host[64];          /**< this host */
     int peers_shm;          /**< peers connected over shared memory so far */
     int peers_tcp;          /**< peers connected over TCP so far */
@@ -156,7 +156,8 @@ typedef struct tc_comm_info {
 /**
  * @brief Create the world communicator over every process of the job.
  *
- * Collective over all processes of the job. Bounded by the timeout, and
+ * Collective over all processes of the job (see tc_comm_create_from_store()
+ * to create one through a key-value store of the caller's). Bounded by the timeout, and
  * abortable from another thread or a signal handler with
  * tc_comm_create_abort().
  * @param opts options, or NULL for the defaults.
@@ -183,6 +184,79 @@ tc_status_t tc_comm_create(const tc_comm_opts_t *opts, tc_comm_t **comm_p);
  * operations on a communicator that exists, use tc_comm_abort().
  */
 void tc_comm_create_abort(void);
+
+/** @brief What a key-value store callback returns (see ::tc_store_t). */
+typedef enum tc_store_result {
+    TC_STORE_OK = 0,      /**< done */
+    TC_STORE_ABSENT = 1,  /**< get: the key does not exist (yet) */
+    TC_STORE_TIMEOUT = 2, /**< wait: the key did not appear within the timeout */
+    TC_STORE_FAILED = 3,  /**< the store failed (tcomms then fails with TC_ERR_BOOTSTRAP) */
+} tc_store_result_t;
+
+/**
+ * @brief A key-value store of the caller through which a communicator is
+ *        created (tc_comm_create_from_store()), e.g. torch's c10d Store.
+ *
+ * Every rank passes a store reaching the same keys. Keys are NUL-terminated
+ * strings; values are bytes. Each callback returns a ::tc_store_result_t and
+ * must not block longer than its own timeout: tcomms bounds every wait itself
+ * and sees tc_comm_create_abort() between calls. Callbacks may be called from
+ * tcomms' progress thread (a peer's address is fetched when first needed),
+ * concurrently with the creating thread, until the communicator and all the
+ * communicators split from it are destroyed; @c ctx must stay valid as long.
+ * Initialise with ::TC_STORE_INIT.
+ */
+typedef struct tc_store {
+    uint32_t size; /**< sizeof(tc_store_t), for forward compatibility */
+    /** Set @p key to the @p len bytes at @p val (replacing any value). */
+    int (*set)(void *ctx, const char *key, const void *val, size_t len);
+    /** Copy @p key's value into @p buf (at most @p cap bytes) and its whole
+     *  length into @p len_p; TC_STORE_ABSENT at once when the key does not exist. */
+    int (*get)(void *ctx, const char *key, void *buf, size_t cap, size_t *len_p);
+    /** Wait until @p key exists, at most @p timeout_ms: TC_STORE_OK or TC_STORE_TIMEOUT. */
+    int (*wait)(void *ctx, const char *key, int64_t timeout_ms);
+    /** Add @p delta to the integer counter @p key (absent: 0) atomically and
+     *  return the new value in @p value_p. */
+    int (*add)(void *ctx, const char *key, int64_t delta, int64_t *value_p);
+    void *ctx; /**< passed to every callback */
+} tc_store_t;
+
+/** @brief An empty store table (fill in the four callbacks and the context). */
+#define TC_STORE_INIT {sizeof(tc_store_t), NULL, NULL, NULL, NULL, NULL}
+
+/** @brief Longest key prefix accepted by tc_comm_create_from_store(). */
+#define TC_STORE_PREFIX_MAX 128
+
+/**
+ * @brief Create a communicator of @p size ranks whose start-up goes through
+ *        the caller's key-value @p store only: no environment variable is read
+ *        to find the job, no server or port is opened for the bootstrap.
+ *
+ * Collective over the @p size ranks, each passing its own @p rank and the same
+ * @p prefix; every key tcomms writes starts with "<prefix>/", so several
+ * communicators (e.g. one per process group) share one store with different
+ * prefixes, each its own world (split and dup work within it). A prefix must
+ * not be reused while keys of an earlier creation with it remain in the store.
+ * Bounded by the timeout of @p opts and abortable with tc_comm_create_abort().
+ * Notices go through the store too: a rank seen failing by one rank, and
+ * tc_comm_revoke(), reach every rank, which looks for them at most every
+ * 50 ms (an add, and a get when there is news). `opts->bootstrap` is ignored.
+ * @param store the callbacks and their context (see ::tc_store_t).
+ * @param rank this process's rank, in [0, @p size).
+ * @param size the number of ranks (>= 1).
+ * @param prefix the key prefix of this communicator (1 to ::TC_STORE_PREFIX_MAX
+ *        characters).
+ * @param opts name, hints, timeout and device, or NULL for the defaults.
+ * @param comm_p receives the communicator on success.
+ * @return TC_OK; TC_ERR_INVALID_ARG for a NULL or incomplete @p store, a bad
+ *         rank, size or prefix; TC_ERR_TIMEOUT naming the ranks that did not
+ *         arrive in time; TC_ERR_BOOTSTRAP naming the key when a callback
+ *         failed; TC_ERR_ABORTED after tc_comm_create_abort(); otherwise as
+ *         tc_comm_create().
+ */
+tc_status_t tc_comm_create_from_store(const tc_store_t *store, int rank, int size,
+                                      const char *prefix, const tc_comm_opts_t *opts,
+                                      tc_comm_t **comm_p);
 
 /**
  * @brief Destroy a communicator and free its resources. Local, never waits on peers.

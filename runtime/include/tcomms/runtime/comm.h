@@ -14,6 +14,7 @@
 #include "tcomms/base/config.h"
 #include "tcomms/base/dtype.h"
 #include "tcomms/base/status.h"
+#include "tcomms/runtime/bootstrap_kv.h"
 #include "tcomms/runtime/bootstrap.h"
 
 #ifdef __cplusplus
@@ -33,6 +34,8 @@ typedef struct tc_rt_comm_params {
     int64_t timeout_ms; /**< default timeout; <= 0: TC_TIMEOUT_S or 600 s (split: the parent's) */
     int use_cuda;       /**< create: bind to CUDA device @c cuda_device (split: inherited) */
     int cuda_device;
+    /** create: the caller's store (@c boot is then ignored), or NULL */
+    const tc_boot_kv_params_t *kv;
 } tc_rt_comm_params_t;
 
 /** @brief One collective call (or, with coll = TC_COLL_COUNT, a point-to-point batch). */

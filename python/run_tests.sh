@@ -1,0 +1,56 @@
+#!/usr/bin/env bash
+# Builds the tcomms Python package and runs its tests as users launch them:
+# torchrun with 2 and 4 processes (the torch.distributed backend against
+# gloo), then the single-process tests (the torchcomms-shaped API, a killed
+# rank, bad input). Needs `tools/setup/install-deps.sh --python` first.
+#   python/run_tests.sh [--quick]     (--quick: 2 processes only)
+# The last line is the summary: "N passed, M failed".
+set -uo pipefail
+cd "$(dirname "$0")/.."
+root=$(pwd)
+venv=$root/build/py-venv
+py=$venv/bin/python
+[ -x "$py" ] || { echo "run_tests: no $venv (run tools/setup/install-deps.sh --python)" >&2; exit 2; }
+sizes="2 4"
+[ "${1:-}" = --quick ] && sizes=2
+
+bazel=${BAZEL:-bazel}
+$bazel build //python:_ext.so || exit 1
+stage=$root/build/python
+rm -rf "$stage" && mkdir -p "$stage/tcomms"
+cp python/tcomms/*.py "$stage/tcomms/" && cp -f "$($bazel info bazel-bin)/python/_ext.so" "$stage/tcomms/"
+export PYTHONPATH=$stage
+export PYTHONFAULTHANDLER=1 # a run killed by its timeout (SIGABRT) prints every thread's stack
+
+passed=0 failed=0
+count() { # the pytest summary line of a log: add its numbers
+    local line p f
+    line=$(grep -E '[0-9]+ (passed|failed)' "$1" | tail -1)
+    p=$(sed -n 's/.* \([0-9]\+\) passed.*/\1/p; s/^\([0-9]\+\) passed.*/\1/p' <<<"$line" | head -1)
+    f=$(grep -oE '[0-9]+ (failed|error)' <<<"$line" | awk '{s += $1} END {print s + 0}')
+    passed=$((passed + ${p:-0})) failed=$((failed + f))
+    [ -n "$line" ] || failed=$((failed + 1))
+}
+
+logs=$(mktemp -d)
+trap 'rm -rf "$logs"' EXIT
+for n in $sizes; do
+    echo "=== torchrun --nproc_per_node $n: python/tests/dist"
+    port=$((29400 + n * 10 + RANDOM % 10))
+    # --redirects/--tee: Debian's torch 1.13 torchrun fails on Python 3.11 without them
+    timeout -s ABRT -k 10 600 "$py" -m torch.distributed.run --nproc_per_node "$n" --master_port "$port" \
+        --redirects 1 --tee 1 --log_dir "$logs/tr$n" \
+        -m pytest -q -p no:cacheprovider python/tests/dist >"$logs/run$n.log" 2>&1
+    rc=$?
+    for r in $(seq 0 $((n - 1))); do
+        f=$(find "$logs/tr$n" -path "*/$r/stdout.log" | head -1)
+        [ -n "$f" ] && { tail -3 "$f" | sed "s/^/rank $r: /"; count "$f"; } || failed=$((failed + 1))
+    done
+    [ $rc -eq 0 ] || { tail -30 "$logs/run$n.log"; echo "torchrun exited $rc"; }
+done
+
+echo "=== pytest python/tests/local"
+timeout -s ABRT -k 10 300 "$py" -m pytest -q -p no:cacheprovider python/tests/local 2>&1 | tee "$logs/local.log" | tail -15
+count "$logs/local.log"
+echo "$passed passed, $failed failed"
+[ $failed -eq 0 ]

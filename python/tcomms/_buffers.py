@@ -1,0 +1,120 @@
+"""Tensors and arrays as (address, element count, tcomms type code), without copies.
+
+torch CPU tensors and NumPy arrays are used in place when contiguous; a
+non-contiguous input is copied to a contiguous one, a non-contiguous output
+gets a contiguous stand-in whose data is copied back when the operation ends.
+"""
+
+# tcomms' type codes (tcomms/base/dtype.h) and reduction codes
+INT8, UINT8, INT32, UINT32, INT64, UINT64, FLOAT16, BFLOAT16, FLOAT32, FLOAT64 = range(10)
+_ITEMSIZE = {INT8: 1, UINT8: 1, INT32: 4, UINT32: 4, INT64: 8, UINT64: 8, FLOAT16: 2,
+             BFLOAT16: 2, FLOAT32: 4, FLOAT64: 8}
+
+_torch_codes = None
+_numpy_codes = None
+
+
+def _torch():
+    global _torch_codes
+    import torch
+    if _torch_codes is None:
+        _torch_codes = {torch.int8: INT8, torch.uint8: UINT8, torch.int32: INT32,
+                        torch.int64: INT64, torch.float16: FLOAT16, torch.bfloat16: BFLOAT16,
+                        torch.float32: FLOAT32, torch.float64: FLOAT64}
+        for name, code in (("uint32", UINT32), ("uint64", UINT64)):
+            if hasattr(torch, name):
+                _torch_codes[getattr(torch, name)] = code
+    return torch
+
+
+def _is_torch(x):
+    mod = type(x).__module__
+    return mod.startswith("torch")
+
+
+def dtype_code(x, reducing):
+    """The type code of @p x; for data movement (not @p reducing) any other
+    element type moves as bytes (code UINT8, count scaled by the item size)."""
+    if _is_torch(x):
+        _torch()
+        code = _torch_codes.get(x.dtype)
+        itemsize = x.element_size()
+    else:
+        import numpy as np
+        global _numpy_codes
+        if _numpy_codes is None:
+            _numpy_codes = {np.dtype(k): v for k, v in (
+                ("int8", INT8), ("uint8", UINT8), ("int32", INT32), ("uint32", UINT32),
+                ("int64", INT64), ("uint64", UINT64), ("float16", FLOAT16),
+                ("float32", FLOAT32), ("float64", FLOAT64))}
+        code = _numpy_codes.get(x.dtype)
+        itemsize = x.dtype.itemsize
+    if code is not None:
+        return code, 1
+    if reducing:
+        raise TypeError(f"tcomms: no reduction on element type {x.dtype} (accepted: int8, "
+                        "uint8, int32, uint32, int64, uint64, float16, bfloat16, float32, "
+                        "float64)")
+    return UINT8, itemsize
+
+
+def check_cpu(x):
+    if _is_torch(x):
+        if x.device.type != "cpu":
+            raise ValueError(f"tcomms: tensor on {x.device}; this build moves CPU tensors only")
+        if x.is_sparse:
+            raise ValueError("tcomms: sparse tensors are not supported")
+    elif not hasattr(x, "__array_interface__"):
+        raise TypeError(f"tcomms: expected a torch tensor or a NumPy array, got {type(x).__name__}")
+
+
+def numel(x):
+    return x.numel() if _is_torch(x) else x.size
+
+
+def contiguous(x):
+    if _is_torch(x):
+        return x if x.is_contiguous() else x.contiguous()
+    import numpy as np
+    return x if x.flags["C_CONTIGUOUS"] else np.ascontiguousarray(x)
+
+
+def address(x):
+    return x.data_ptr() if _is_torch(x) else x.__array_interface__["data"][0]
+
+
+def empty_like(x, n):
+    """A new contiguous 1-D buffer of @p n elements of @p x's type."""
+    if _is_torch(x):
+        return _torch().empty(n, dtype=x.dtype)
+    import numpy as np
+    return np.empty(n, dtype=x.dtype)
+
+
+def copy_into(dst, src):
+    """dst[...] = src (same number of elements), for torch or NumPy."""
+    if _is_torch(dst):
+        dst.copy_(src.reshape(dst.shape))
+    else:
+        dst[...] = src.reshape(dst.shape)
+
+
+class Buf:
+    """One buffer of an operation: its address, element count and type code,
+    and the copy back owed to a non-contiguous output."""
+
+    __slots__ = ("obj", "addr", "count", "code", "scale", "post")
+
+    def __init__(self, x, writable, reducing=False):
+        check_cpu(x)
+        self.code, self.scale = dtype_code(x, reducing)
+        c = contiguous(x)
+        self.obj = c
+        self.post = (x, c) if writable and c is not x else None
+        self.addr = address(c)
+        self.count = numel(c) * self.scale
+
+    def finish(self):
+        if self.post is not None:
+            copy_into(*self.post)
+            self.post = None

@@ -1,0 +1,336 @@
+"""The torchcomms-shaped communicator over tcomms' C API.
+
+Every operation takes ``async_op``, ``timeout`` (seconds or a timedelta; None:
+the communicator's) and ``hints`` (a dict or "k=v,..."), and returns a
+:class:`Work` (with ``async_op=False`` an already completed one). Tensors are
+used in place; see _buffers for non-contiguous ones.
+"""
+import atexit
+import enum
+import weakref
+from datetime import timedelta
+
+from . import _buffers as B
+from . import _ext
+
+BOOTSTRAPS = {"auto": 0, "pmix": 1, "self": 2, "env": 3}
+
+
+class ReduceOp(enum.IntEnum):
+    SUM = 0
+    PROD = 1
+    MIN = 2
+    MAX = 3
+    AVG = 4
+    BAND = 5
+    BOR = 6
+    BXOR = 7
+
+
+def _ms(timeout):
+    if timeout is None:
+        return 0
+    if isinstance(timeout, timedelta):
+        return max(1, int(timeout.total_seconds() * 1000))
+    return max(1, int(float(timeout) * 1000))
+
+
+def _hints(hints):
+    if hints is None or isinstance(hints, str):
+        return hints
+    return ",".join(f"{k}={v}" for k, v in hints.items())
+
+
+class Work:
+    """An operation in flight (or done). ``wait`` raises its error."""
+
+    __slots__ = ("_w", "_post", "_done")
+
+    def __init__(self, w, post):
+        self._w = w          # _ext.Work, or None when the call was blocking
+        self._post = post    # Bufs / callables owed a copy back
+        self._done = w is None
+        if self._done:
+            self._finish()
+
+    def _finish(self):
+        for p in self._post:
+            p() if callable(p) else p.finish()
+        self._post = ()
+
+    def wait(self, timeout=None):
+        """Wait until done, at most ``timeout`` (None: the operation's own
+        timeout). True when done; False when ``timeout`` ran out first."""
+        if self._done:
+            return True
+        if not self._w.wait(-1 if timeout is None else _ms(timeout)):
+            return False
+        self._done = True
+        self._finish()
+        return True
+
+    def is_completed(self):
+        return self._done or self._w.is_completed()
+
+
+def _run(fn, bufs, post, async_op, timeout, hints, *args):
+    """Call @p fn with @p args then the option tail; the Bufs stay alive in the work."""
+    keep = tuple(b.obj for b in bufs)
+    w = fn(*args, _ms(timeout), _hints(hints), bool(async_op), keep)
+    return Work(w, post)
+
+
+class BatchOp:
+    """Sends and receives issued together: ``comm.batch_op_create()``, then
+    ``.send(t, dst)``, ``.recv(t, src)`` and ``.issue()``."""
+
+    def __init__(self, comm):
+        self._comm = comm
+        self._ops = []
+
+    def send(self, tensor, dst):
+        self._ops.append(("send", tensor, dst))
+        return self
+
+    def recv(self, tensor, src):
+        self._ops.append(("recv", tensor, src))
+        return self
+
+    def issue(self, async_op=False, timeout=None, hints=None):
+        c = self._comm._c
+        bufs, post = [], []
+        c.batch_begin()
+        try:
+            for kind, t, peer in self._ops:
+                b = B.Buf(t, kind == "recv")
+                bufs.append(b)
+                post.append(b)
+                getattr(c, kind)(b.addr, b.count, b.code, peer, 0, None, False, None)
+        except BaseException:
+            c.batch_end(0, None, False, None)
+            raise
+        self._ops = []
+        return _run(c.batch_end, bufs, post, async_op, timeout, hints)
+
+
+_live = weakref.WeakSet()
+
+
+@atexit.register
+def _finalize_all():
+    """Destroy the communicators still alive before the interpreter goes: their
+    progress threads may call into a Python store."""
+    for comm in list(_live):
+        comm.finalize()
+
+
+class Comm:
+    """A tcomms communicator (create with :func:`new_comm`)."""
+
+    def __init__(self, c):
+        self._c = c
+        _live.add(self)
+        info = c.info()
+        self._rank, self._size, self._name = info["rank"], info["size"], info["name"]
+
+    # ---- facts
+    def get_rank(self):
+        return self._rank
+
+    def get_size(self):
+        return self._size
+
+    def get_name(self):
+        return self._name
+
+    def info(self):
+        return self._c.info()
+
+    # ---- collectives
+    def all_reduce(self, tensor, op=ReduceOp.SUM, async_op=False, timeout=None, hints=None):
+        b = B.Buf(tensor, True, reducing=True)
+        return _run(self._c.all_reduce, [b], [b], async_op, timeout, hints,
+                    b.addr, b.addr, b.count, b.code, int(op))
+
+    def reduce(self, tensor, root, op=ReduceOp.SUM, async_op=False, timeout=None, hints=None):
+        b = B.Buf(tensor, True, reducing=True)
+        return _run(self._c.reduce, [b], [b], async_op, timeout, hints,
+                    b.addr, b.addr, b.count, b.code, int(op), root)
+
+    def broadcast(self, tensor, root, async_op=False, timeout=None, hints=None):
+        b = B.Buf(tensor, True)
+        return _run(self._c.broadcast, [b], [b], async_op, timeout, hints,
+                    b.addr, b.count, b.code, root)
+
+    def all_gather_single(self, output, input, async_op=False, timeout=None, hints=None):
+        i, o = B.Buf(input, False), B.Buf(output, True)
+        return _run(self._c.all_gather, [i, o], [o], async_op, timeout, hints,
+                    i.addr, o.addr, i.count, i.code, 0)
+
+    def all_gather(self, tensor_list, tensor, async_op=False, timeout=None, hints=None):
+        flat = B.empty_like(tensor, B.numel(tensor) * len(tensor_list))
+        n = B.numel(tensor)
+
+        def scatter_out():
+            for k, t in enumerate(tensor_list):
+                B.copy_into(t, flat[k * n:(k + 1) * n])
+        w = self.all_gather_single(flat, tensor, async_op, timeout, hints)
+        return self._then(w, scatter_out)
+
+    def all_gather_v(self, output, input, recv_counts, displs=None, async_op=False,
+                     timeout=None, hints=None):
+        i, o = B.Buf(input, False), B.Buf(output, True)
+        s = i.scale
+        return _run(self._c.all_gather_v, [i, o], [o], async_op, timeout, hints,
+                    i.addr, i.count, o.addr, [c * s for c in recv_counts],
+                    None if displs is None else [d * s for d in displs], i.code)
+
+    def reduce_scatter_single(self, output, input, op=ReduceOp.SUM, async_op=False,
+                              timeout=None, hints=None):
+        i, o = B.Buf(input, False, True), B.Buf(output, True, True)
+        return _run(self._c.reduce_scatter, [i, o], [o], async_op, timeout, hints,
+                    i.addr, o.addr, o.count, o.code, int(op))
+
+    def reduce_scatter(self, output, input_list, op=ReduceOp.SUM, async_op=False,
+                       timeout=None, hints=None):
+        flat = B.contiguous(_cat(input_list))
+        return self.reduce_scatter_single(output, flat, op, async_op, timeout, hints)
+
+    def reduce_scatter_v(self, output, input, recv_counts, displs=None, op=ReduceOp.SUM,
+                         async_op=False, timeout=None, hints=None):
+        i, o = B.Buf(input, False, True), B.Buf(output, True, True)
+        return _run(self._c.reduce_scatter_v, [i, o], [o], async_op, timeout, hints,
+                    i.addr, o.addr, list(recv_counts), displs, o.code, int(op))
+
+    def all_to_all_single(self, output, input, async_op=False, timeout=None, hints=None):
+        i, o = B.Buf(input, False), B.Buf(output, True)
+        return _run(self._c.all_to_all, [i, o], [o], async_op, timeout, hints,
+                    i.addr, o.addr, i.count // self._size, i.code, 0)
+
+    def all_to_all_v_single(self, output, input, output_split_sizes, input_split_sizes,
+                            async_op=False, timeout=None, hints=None):
+        """Split sizes in elements (torch's convention: of the flattened tensors)."""
+        i, o = B.Buf(input, False), B.Buf(output, True)
+        s = i.scale
+        return _run(self._c.all_to_all_v, [i, o], [o], async_op, timeout, hints,
+                    i.addr, [c * s for c in input_split_sizes], None, o.addr,
+                    [c * s for c in output_split_sizes], None, i.code)
+
+    def all_to_all(self, output_list, input_list, async_op=False, timeout=None, hints=None):
+        flat_in = B.contiguous(_cat(input_list))
+        out_counts = [B.numel(t) for t in output_list]
+        flat_out = B.empty_like(output_list[0], sum(out_counts))
+
+        def scatter_out():
+            off = 0
+            for t, n in zip(output_list, out_counts):
+                B.copy_into(t, flat_out[off:off + n])
+                off += n
+        w = self.all_to_all_v_single(flat_out, flat_in, out_counts,
+                                     [B.numel(t) for t in input_list], async_op, timeout, hints)
+        return self._then(w, scatter_out)
+
+    def gather(self, output_list, tensor, root, async_op=False, timeout=None, hints=None):
+        i = B.Buf(tensor, False)
+        n = B.numel(tensor)
+        flat = B.empty_like(tensor, n * self._size) if self._rank == root else None
+        o = B.Buf(flat, True) if flat is not None else None
+        post = []
+        if o is not None:
+            post.append(lambda: [B.copy_into(t, flat[k * n:(k + 1) * n])
+                                 for k, t in enumerate(output_list)])
+        return _run(self._c.gather, [i] + ([o] if o else []), post, async_op, timeout, hints,
+                    i.addr, o.addr if o else 0, i.count, i.code, root)
+
+    def scatter(self, tensor, input_list, root, async_op=False, timeout=None, hints=None):
+        o = B.Buf(tensor, True)
+        i = B.Buf(B.contiguous(_cat(input_list)), False) if self._rank == root else None
+        return _run(self._c.scatter, [o] + ([i] if i else []), [o], async_op, timeout, hints,
+                    i.addr if i else 0, o.addr, o.count, o.code, root)
+
+    def barrier(self, async_op=False, timeout=None, hints=None):
+        return _run(self._c.barrier, [], [], async_op, timeout, hints)
+
+    # ---- point to point
+    def send(self, tensor, dst, async_op=False, timeout=None, hints=None):
+        b = B.Buf(tensor, False)
+        return _run(self._c.send, [b], [], async_op, timeout, hints, b.addr, b.count, b.code, dst)
+
+    def recv(self, tensor, src, async_op=False, timeout=None, hints=None):
+        b = B.Buf(tensor, True)
+        return _run(self._c.recv, [b], [b], async_op, timeout, hints, b.addr, b.count, b.code, src)
+
+    def batch_op_create(self):
+        return BatchOp(self)
+
+    # ---- communicators and failures
+    def split(self, ranks, name=None, timeout=None, hints=None):
+        """A communicator of @p ranks (ranks of this one, in their new order);
+        collective over this communicator; None on ranks not listed."""
+        c = self._c.split_ranks(list(ranks), name, _ms(timeout), _hints(hints))
+        return Comm(c) if c is not None else None
+
+    def shrink(self, name=None, timeout=None, hints=None):
+        c = self._c.shrink(name, _ms(timeout), _hints(hints))
+        return Comm(c) if c is not None else None
+
+    def abort(self):
+        self._c.abort()
+
+    def revoke(self):
+        """True when every rank was told; False when revoked here only (a
+        bootstrap without notices, or one that could not send it)."""
+        return self._c.revoke()
+
+    def get_failed_ranks(self):
+        return self._c.failed_ranks()
+
+    def stats(self):
+        return self._c.stats()
+
+    def dump_flight_recorder(self):
+        self._c.dump_fr()
+
+    def finalize(self):
+        self._c.destroy()
+
+    # ---- helpers
+    @staticmethod
+    def _then(w, fn):
+        w._post = tuple(w._post) + (fn,)
+        if w._done:
+            w._finish()
+        return w
+
+
+def _cat(tensors):
+    first = tensors[0]
+    if B._is_torch(first):
+        return B._torch().cat([t.reshape(-1) for t in tensors])
+    import numpy as np
+    return np.concatenate([np.ravel(t) for t in tensors])
+
+
+def new_comm(device="cpu", name=None, store=None, rank=None, size=None, timeout=None,
+             hints=None, bootstrap="auto", prefix=None):
+    """Create a communicator.
+
+    With ``store`` (a torch.distributed Store, or an object with ``set``,
+    ``get``, ``wait``, ``add`` as in tcomms.store), ``rank`` and ``size``, the
+    start-up goes through that store under ``prefix`` (default: ``name`` or
+    "tcomms"). Without it, the launcher's job: PMIx (tcrun, mpirun, srun), the
+    torchrun environment, or a world of one (``bootstrap`` chooses).
+    """
+    if str(device) != "cpu":
+        raise ValueError(f"tcomms.new_comm: device {device!r}: this package moves CPU tensors")
+    if store is None:
+        if bootstrap not in BOOTSTRAPS:
+            raise ValueError(f"tcomms.new_comm: bootstrap {bootstrap!r} (accepted: "
+                             f"{', '.join(BOOTSTRAPS)})")
+        return Comm(_ext.create(BOOTSTRAPS[bootstrap], name, _ms(timeout), _hints(hints)))
+    if rank is None or size is None:
+        raise ValueError("tcomms.new_comm: a store needs rank and size")
+    from .store import adapt
+    return Comm(_ext.create_from_store(adapt(store), int(rank), int(size),
+                                       prefix or name or "tcomms", name, _ms(timeout),
+                                       _hints(hints)))

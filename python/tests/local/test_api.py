@@ -1,0 +1,182 @@
+"""The torchcomms-shaped API in one process, ranks as threads over an
+in-process store (which also shows the GIL released while tcomms waits: the
+ranks of one collective run in threads of one interpreter). Results are
+checked element by element against NumPy computed here."""
+import threading
+
+import numpy as np
+import pytest
+
+import tcomms
+from tcomms.store import DictStore
+
+DTYPES = ["int8", "uint8", "int32", "uint32", "int64", "uint64", "float16", "float32", "float64"]
+
+
+def run_ranks(n, fn, name="t", timeout=30, store=None):
+    """fn(comm, rank, n) on @p n threads; the results by rank (exceptions re-raised)."""
+    store = store or DictStore()
+    out, errs = [None] * n, [None] * n
+
+    def main(r):
+        c = None
+        try:
+            c = tcomms.new_comm(store=store, rank=r, size=n, name=name, timeout=timeout)
+            out[r] = fn(c, r, n)
+        except BaseException as e:  # handed to the test's thread
+            errs[r] = e
+        finally:
+            if c is not None:
+                c.finalize()
+    ts = [threading.Thread(target=main, args=(r,), daemon=True) for r in range(n)]
+    for t in ts:
+        t.start()
+    for t in ts:
+        t.join(90)
+    stuck = [r for r, t in enumerate(ts) if t.is_alive()]
+    assert not stuck, f"rank threads {stuck} still running after 90 s"
+    for e in errs:
+        if e is not None:
+            raise e
+    return out
+
+
+def data(rank, n, dtype, salt=0):
+    return np.random.default_rng(100 * salt + rank).integers(0, 5, n).astype(dtype)
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_all_reduce_numpy(dtype):
+    def fn(c, r, n):
+        a = data(r, 33, dtype)
+        c.all_reduce(a, tcomms.ReduceOp.SUM)
+        b = data(r, 33, dtype, 1)
+        c.all_reduce(b, tcomms.ReduceOp.MAX, async_op=True, timeout=10).wait()
+        return a, b
+    res = run_ranks(3, fn)
+    want_a = sum(data(r, 33, dtype).astype(np.int64) for r in range(3)).astype(dtype)
+    want_b = np.maximum.reduce([data(r, 33, dtype, 1) for r in range(3)])
+    for a, b in res:
+        np.testing.assert_array_equal(a, want_a)
+        np.testing.assert_array_equal(b, want_b)
+
+
+def test_bfloat16_torch():
+    torch = pytest.importorskip("torch")
+
+    def fn(c, r, n):
+        t = torch.full((17,), float(r + 1), dtype=torch.bfloat16)
+        c.all_reduce(t)
+        return t
+    for t in run_ranks(2, fn):
+        assert t.dtype == torch.bfloat16 and t.tolist() == [3.0] * 17
+
+
+def test_v_forms_and_rooted():
+    def fn(c, r, n):
+        counts = [q + 1 for q in range(n)]
+        mine = np.full(r + 1, r, dtype=np.int32)
+        ag = np.zeros(sum(counts), dtype=np.int32)
+        c.all_gather_v(ag, mine, counts)
+        rs_in = np.arange(sum(counts), dtype=np.float64) * (r + 1)
+        rs = np.zeros(counts[r])
+        c.reduce_scatter_v(rs, rs_in, counts)
+        # all_to_all_v: rank r sends q + 1 elements valued 10 r + q to rank q
+        send = np.concatenate([np.full(q + 1, 10 * r + q, dtype=np.int64) for q in range(n)])
+        recv = np.zeros(n * (r + 1), dtype=np.int64)
+        c.all_to_all_v_single(recv, send, [r + 1] * n, [q + 1 for q in range(n)])
+        g = [np.zeros(2, dtype=np.int64) for _ in range(n)]
+        c.gather(g, np.array([r, r], dtype=np.int64), root=1)
+        s = np.zeros(2, dtype=np.int64)
+        c.scatter(s, [np.array([q, -q], dtype=np.int64) for q in range(n)], root=0)
+        b = np.array([r] * 3, dtype=np.float32)
+        c.broadcast(b, root=n - 1)
+        red = np.array([r + 1] * 3, dtype=np.int32)
+        c.reduce(red, root=0, op=tcomms.ReduceOp.PROD)
+        c.barrier()
+        return ag, rs, recv, g, s, b, red
+    n = 3
+    res = run_ranks(n, fn)
+    counts = [1, 2, 3]
+    total = np.arange(6, dtype=np.float64) * sum(range(1, n + 1))
+    for r, (ag, rs, recv, g, s, b, red) in enumerate(res):
+        np.testing.assert_array_equal(ag, [0, 1, 1, 2, 2, 2])
+        off = sum(counts[:r])
+        np.testing.assert_array_equal(rs, total[off:off + counts[r]])
+        np.testing.assert_array_equal(recv, np.repeat([10 * q + r for q in range(n)], r + 1))
+        if r == 1:
+            np.testing.assert_array_equal(np.stack(g), [[q, q] for q in range(n)])
+        np.testing.assert_array_equal(s, [r, -r])
+        np.testing.assert_array_equal(b, [n - 1] * 3)
+        if r == 0:
+            np.testing.assert_array_equal(red, [6] * 3)
+
+
+def test_batch_split_stats_revoke():
+    def fn(c, r, n):
+        nxt, prv = (r + 1) % n, (r - 1) % n
+        out = np.zeros(5, dtype=np.float32)
+        c.batch_op_create().send(np.full(5, r, dtype=np.float32), nxt).recv(out, prv).issue()
+        sub = c.split([2, 0])  # rank 1 is not in it and gets None
+        subres = None
+        if sub is not None:
+            x = np.array([r], dtype=np.int64)
+            sub.all_reduce(x)
+            subres = (sub.get_rank(), sub.get_size(), int(x[0]))
+            sub.finalize()
+        stats = {s["coll"] for s in c.stats()}
+        return out, subres, stats
+    res = run_ranks(3, fn)
+    for r, (out, subres, stats) in enumerate(res):
+        np.testing.assert_array_equal(out, [(r - 1) % 3] * 5)
+        assert subres == ({0: (1, 2, 2), 1: None, 2: (0, 2, 2)}[r])
+        assert "send_recv" in stats or "all_reduce" in stats
+
+    def revoke(c, r, n):
+        if r == 0:
+            return c.revoke()
+        with pytest.raises(tcomms.RevokedError):
+            c.all_reduce(np.zeros(1))  # rank 0 never joins: the notice ends it
+        return True
+    assert run_ranks(2, revoke) == [True, True]  # the notice goes through the store
+
+
+def test_abort_and_wait_timeout():
+    def fn(c, r, n):
+        if r == 0:
+            w = c.all_reduce(np.zeros(4), async_op=True)  # rank 1 never joins it
+            assert w.wait(timeout=0.2) is False and not w.is_completed()
+            c.abort()
+            with pytest.raises(tcomms.AbortedError):
+                w.wait()
+        return True
+    assert run_ranks(2, fn) == [True, True]
+
+
+def test_errors_carry_status_and_detail():
+    with pytest.raises(tcomms.InvalidArgumentError, match="rank 3 of size 2") as e:
+        tcomms.new_comm(store=DictStore(), rank=3, size=2)
+    assert e.value.status_name == "TC_ERR_INVALID_ARG" and e.value.status == -1
+
+    class Broken(DictStore):
+        def add(self, key, delta):
+            raise OSError("the store is down")
+    with pytest.raises(tcomms.Error, match="add callback failed on key 'tcomms/.*the store is "
+                                           "down") as e:
+        tcomms.new_comm(store=Broken(), rank=0, size=1)
+    assert e.value.status_name == "TC_ERR_BOOTSTRAP"
+
+    # a rank that never comes: a timeout naming it, in time
+    import time
+    t0 = time.monotonic()
+    with pytest.raises(tcomms.TimeoutError, match="missing: 1"):
+        tcomms.new_comm(store=DictStore(), rank=0, size=2, timeout=0.5)
+    assert time.monotonic() - t0 < 5
+
+    def bad_root(c, r, n):
+        with pytest.raises(tcomms.InvalidArgumentError, match="root"):
+            c.broadcast(np.zeros(2), root=7)
+        with pytest.raises(TypeError, match="torch tensor or a NumPy array"):
+            c.all_reduce([1, 2, 3])
+        return True
+    assert run_ranks(2, bad_root) == [True, True]

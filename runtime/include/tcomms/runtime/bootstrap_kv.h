@@ -1,0 +1,62 @@
+/**
+ * @file bootstrap_kv.h
+ * @brief A bootstrap through a key-value store of the caller's (set, get,
+ *        wait, add callbacks), e.g. torch's c10d Store: no environment, no
+ *        server, no port of its own. The public tc_store_t has the same
+ *        callbacks; the API layer copies them here.
+ *
+ * Keys: "<prefix>/<rank>/<key>" for what a rank puts; "<prefix>/fence<g>/..."
+ * for the g-th fence (a counter, a done key, one arrival key per rank, read
+ * only to name the ranks missing on a timeout); "<prefix>/host/<name>" counts
+ * the ranks of each host (the local size); "<prefix>/event/count" and
+ * "<prefix>/event/<i>" carry the events (a failed rank, a revoke), read by
+ * every rank at most every TC_BOOT_KV_POLL_MS.
+ */
+#ifndef TCOMMS_RUNTIME_BOOTSTRAP_KV_H
+#define TCOMMS_RUNTIME_BOOTSTRAP_KV_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "tcomms/runtime/bootstrap.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/** @brief What a callback returns (the values of the public tc_store_result_t). */
+enum { TC_BOOT_KV_OK = 0, TC_BOOT_KV_ABSENT = 1, TC_BOOT_KV_TIMEOUT = 2, TC_BOOT_KV_FAILED = 3 };
+
+/** @brief The callbacks, their context, and this rank's place. */
+typedef struct tc_boot_kv_params {
+    int (*set)(void *ctx, const char *key, const void *val, size_t len);
+    int (*get)(void *ctx, const char *key, void *buf, size_t cap, size_t *len_p);
+    int (*wait)(void *ctx, const char *key, int64_t timeout_ms);
+    int (*add)(void *ctx, const char *key, int64_t delta, int64_t *value_p);
+    void *ctx;
+    int rank;
+    int size;
+    const char *prefix; /**< copied; at most TC_BOOT_KV_PREFIX_MAX characters */
+} tc_boot_kv_params_t;
+
+/** @brief Shortest interval between two looks at the store for events. */
+#define TC_BOOT_KV_POLL_MS 50
+
+/** @brief Longest prefix. */
+#define TC_BOOT_KV_PREFIX_MAX 128
+
+/**
+ * @brief Join through the store described by @p params (checked: callbacks
+ *        present, rank in [0, size), prefix length): one fence counts the
+ *        ranks of each host, bounded by @p deadline_ns and abortable.
+ * @return TC_ERR_INVALID_ARG for bad parameters; TC_ERR_BOOTSTRAP when a
+ *         callback fails (naming the key).
+ */
+tc_status_t tc_boot_kv_create(const tc_boot_kv_params_t *params, uint64_t deadline_ns,
+                              tc_boot_t **boot_p);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

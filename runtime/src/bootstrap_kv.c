@@ -1,0 +1,285 @@
+/* The bootstrap through a caller's key-value store (bootstrap_kv.h): puts are
+ * set at once under "<prefix>/<rank>/", a fence is a counter plus a done key
+ * set by the last rank to arrive, waited for in slices so that an abort and
+ * the deadline are seen. Events (a failed rank, a revoke) are numbered keys
+ * every rank reads in order. */
+#include "tcomms/runtime/bootstrap_kv.h"
+
+#include <inttypes.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "bootstrap_impl.h"
+#include "tcomms/base/log.h"
+#include "tcomms/base/time.h"
+
+#define KV_KEY_MAX (TC_BOOT_KV_PREFIX_MAX + 192)
+#define KV_MISSING_MAX 8     /* ranks named on a timeout */
+#define KV_MISSING_PROBES 64 /* arrival keys read to find them, at most */
+
+typedef struct {
+    tc_boot_t head;
+    tc_boot_kv_params_t p;
+    char prefix[TC_BOOT_KV_PREFIX_MAX + 1];
+    int fences; /* fences done: names the next one's keys */
+    /* events: "<prefix>/event/count" numbers them, "<prefix>/event/<i>" holds
+     * the i-th (i from 1); read at most every TC_BOOT_KV_POLL_MS */
+    pthread_mutex_t ev_mu;
+    int64_t ev_seen;     /* events read (or skipped as this rank's own) */
+    uint64_t ev_next_ns; /* no store call before */
+} tc_boot_kv_t;
+
+/* One event as stored: who sent it, then the event. */
+typedef struct {
+    int32_t sender, kind, rank, from_launcher;
+    uint32_t comm_id;
+} kv_event_t;
+
+static tc_status_t kv_key(const tc_boot_kv_t *kv, char *out, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+static tc_status_t kv_key(const tc_boot_kv_t *kv, char *out, const char *fmt, ...)
+{
+    int n = snprintf(out, KV_KEY_MAX, "%s/", kv->prefix);
+    va_list ap;
+    va_start(ap, fmt);
+    int m = vsnprintf(out + n, KV_KEY_MAX - (size_t)n, fmt, ap);
+    va_end(ap);
+    if (m < 0 || (size_t)n + (size_t)m >= KV_KEY_MAX)
+        return tc_error_set(TC_ERR_INVALID_ARG, "bootstrap(store '%s'): key longer than %d bytes",
+                            kv->prefix, KV_KEY_MAX - 1);
+    return TC_OK;
+}
+
+static tc_status_t kv_failed(const tc_boot_kv_t *kv, const char *cb, const char *key, int rc)
+{
+    return tc_error_set(TC_ERR_BOOTSTRAP,
+                        "bootstrap(store '%s', rank %d): the %s callback %s on key '%s'",
+                        kv->prefix, kv->head.rank, cb,
+                        rc == TC_BOOT_KV_FAILED ? "failed" : "returned an unexpected value", key);
+}
+
+static tc_status_t kv_set(tc_boot_kv_t *kv, const char *k, const void *val, size_t len)
+{
+    int rc = kv->p.set(kv->p.ctx, k, val, len);
+    return rc == TC_BOOT_KV_OK ? TC_OK : kv_failed(kv, "set", k, rc);
+}
+
+static tc_status_t kv_put(tc_boot_t *boot, const char *key, const void *val, size_t len)
+{
+    tc_boot_kv_t *kv = (tc_boot_kv_t *)boot;
+    char k[KV_KEY_MAX];
+    tc_status_t st = kv_key(kv, k, "%d/%s", boot->rank, key);
+    return st == TC_OK ? kv_set(kv, k, val, len) : st;
+}
+
+static tc_status_t kv_add(tc_boot_kv_t *kv, const char *k, int64_t delta, int64_t *value_p)
+{
+    int rc = kv->p.add(kv->p.ctx, k, delta, value_p);
+    return rc == TC_BOOT_KV_OK ? TC_OK : kv_failed(kv, "add", k, rc);
+}
+
+/* The timeout's detail: which ranks have not set their arrival key of fence @p g. */
+static tc_status_t kv_fence_timeout(tc_boot_kv_t *kv, int g, int64_t arrived)
+{
+    char missing[KV_MISSING_MAX * 12] = "";
+    size_t len = 0;
+    int named = 0;
+    for (int r = 0; r < kv->head.size && r < KV_MISSING_PROBES && named < KV_MISSING_MAX; r++) {
+        char k[KV_KEY_MAX];
+        char one;
+        size_t vlen;
+        if (kv_key(kv, k, "fence%d/arrived/%d", g, r) != TC_OK ||
+            kv->p.get(kv->p.ctx, k, &one, sizeof(one), &vlen) != TC_BOOT_KV_ABSENT)
+            continue;
+        len += (size_t)snprintf(missing + len, sizeof(missing) - len, "%s%d", named ? ", " : "", r);
+        named++;
+    }
+    return tc_error_set(TC_ERR_TIMEOUT,
+                        "bootstrap(store '%s', rank %d): %" PRId64 " of %d ranks reached the "
+                        "fence before the deadline; missing: %s",
+                        kv->prefix, kv->head.rank, arrived, kv->head.size,
+                        named ? missing : "unknown (the store does not tell)");
+}
+
+static tc_status_t kv_fence(tc_boot_t *boot, uint64_t deadline_ns)
+{
+    tc_boot_kv_t *kv = (tc_boot_kv_t *)boot;
+    int g = kv->fences++;
+    char k[KV_KEY_MAX], done[KV_KEY_MAX];
+    int64_t arrived;
+    tc_status_t st;
+    if ((st = kv_key(kv, k, "fence%d/arrived/%d", g, boot->rank)) != TC_OK ||
+        (st = kv_set(kv, k, "1", 1)) != TC_OK ||
+        (st = kv_key(kv, k, "fence%d/count", g)) != TC_OK ||
+        (st = kv_key(kv, done, "fence%d/done", g)) != TC_OK ||
+        (st = kv_add(kv, k, 1, &arrived)) != TC_OK)
+        return st;
+    if (arrived == boot->size && (st = kv_set(kv, done, "1", 1)) != TC_OK)
+        return st;
+    for (;;) {
+        int left = tc_deadline_left_ms(deadline_ns);
+        int slice = left < TC_BOOT_ABORT_POLL_MS ? left : TC_BOOT_ABORT_POLL_MS;
+        int rc = kv->p.wait(kv->p.ctx, done, slice);
+        if (rc == TC_BOOT_KV_OK)
+            return TC_OK;
+        if (rc != TC_BOOT_KV_TIMEOUT)
+            return kv_failed(kv, "wait", done, rc);
+        char what[KV_KEY_MAX + 32];
+        snprintf(what, sizeof(what), "the store's key '%s'", done);
+        if ((st = tc_boot_creation_aborted(what)) != TC_OK)
+            return st;
+        if (tc_deadline_passed(deadline_ns)) {
+            if ((st = kv_add(kv, k, 0, &arrived)) != TC_OK)
+                return st;
+            return kv_fence_timeout(kv, g, arrived);
+        }
+    }
+}
+
+static tc_status_t kv_get(tc_boot_t *boot, int peer, const char *key, void *buf, size_t cap,
+                          size_t *len_p, uint64_t deadline_ns)
+{
+    tc_boot_kv_t *kv = (tc_boot_kv_t *)boot;
+    char k[KV_KEY_MAX];
+    tc_status_t st = kv_key(kv, k, "%d/%s", peer, key);
+    if (st != TC_OK)
+        return st;
+    size_t len = 0;
+    int rc = kv->p.get(kv->p.ctx, k, buf, cap, &len);
+    if (rc == TC_BOOT_KV_ABSENT)
+        return tc_error_set(TC_ERR_NOT_FOUND, "bootstrap(store '%s'): no key '%s'", kv->prefix, k);
+    if (rc != TC_BOOT_KV_OK)
+        return kv_failed(kv, "get", k, rc);
+    if (len > cap)
+        return tc_error_set(TC_ERR_TRUNCATED,
+                            "bootstrap(store '%s'): key '%s' has %zu bytes, "
+                            "buffer %zu",
+                            kv->prefix, k, len, cap);
+    *len_p = len;
+    return TC_OK;
+}
+
+static void kv_destroy(tc_boot_t *boot)
+{
+    pthread_mutex_destroy(&((tc_boot_kv_t *)boot)->ev_mu);
+    free(boot);
+}
+
+static tc_status_t kv_notify(tc_boot_t *boot, const tc_boot_event_t *ev)
+{
+    tc_boot_kv_t *kv = (tc_boot_kv_t *)boot;
+    char k[KV_KEY_MAX];
+    int64_t i;
+    kv_event_t e = {boot->rank, ev->kind, ev->rank, ev->from_launcher, ev->comm_id};
+    tc_status_t st = kv_key(kv, k, "event/count");
+    if (st != TC_OK || (st = kv_add(kv, k, 1, &i)) != TC_OK ||
+        (st = kv_key(kv, k, "event/%" PRId64, i)) != TC_OK)
+        return st;
+    return kv_set(kv, k, &e, sizeof(e));
+}
+
+/* The next event of another rank, or 0. Called while progressing: one store
+ * call at most every TC_BOOT_KV_POLL_MS, none while another thread polls. */
+static int kv_poll_event(tc_boot_t *boot, tc_boot_event_t *ev)
+{
+    tc_boot_kv_t *kv = (tc_boot_kv_t *)boot;
+    uint64_t now = tc_time_ns();
+    if (now < kv->ev_next_ns || pthread_mutex_trylock(&kv->ev_mu) != 0)
+        return 0;
+    char k[KV_KEY_MAX];
+    int64_t n = 0;
+    int got = 0;
+    kv->ev_next_ns = now + TC_BOOT_KV_POLL_MS * 1000000ull;
+    if (kv_key(kv, k, "event/count") == TC_OK && kv->p.add(kv->p.ctx, k, 0, &n) == TC_BOOT_KV_OK) {
+        while (!got && kv->ev_seen < n) {
+            kv_event_t e;
+            size_t len = 0;
+            if (kv_key(kv, k, "event/%" PRId64, kv->ev_seen + 1) != TC_OK ||
+                kv->p.get(kv->p.ctx, k, &e, sizeof(e), &len) != TC_BOOT_KV_OK)
+                break; /* counted but not yet set: next time */
+            kv->ev_seen++;
+            if (len != sizeof(e) || e.sender == boot->rank)
+                continue;
+            *ev = (tc_boot_event_t){e.kind, e.rank, e.comm_id, e.from_launcher};
+            got = 1;
+        }
+        if (kv->ev_seen < n)
+            kv->ev_next_ns = now; /* more to read: no pause */
+    }
+    pthread_mutex_unlock(&kv->ev_mu);
+    return got;
+}
+
+static const tc_boot_ops_t kv_ops = {"store",    kv_put,        kv_fence, kv_get,
+                                     kv_destroy, kv_poll_event, kv_notify};
+
+/* The ranks of this host: a counter per host name, read after the fence. */
+static tc_status_t kv_count_host(tc_boot_kv_t *kv, char *key)
+{
+    int64_t n;
+    tc_status_t st = kv_key(kv, key, "host/%s", kv->head.host);
+    return st == TC_OK ? kv_add(kv, key, 1, &n) : st;
+}
+
+static tc_status_t kv_check(const tc_boot_kv_params_t *p)
+{
+    if (!p->set || !p->get || !p->wait || !p->add)
+        return tc_error_set(TC_ERR_INVALID_ARG, "bootstrap(store): the %s callback is NULL",
+                            !p->set    ? "set"
+                            : !p->get  ? "get"
+                            : !p->wait ? "wait"
+                                       : "add");
+    if (p->size < 1 || p->rank < 0 || p->rank >= p->size)
+        return tc_error_set(TC_ERR_INVALID_ARG,
+                            "bootstrap(store): rank %d of size %d (need 0 "
+                            "<= rank < size)",
+                            p->rank, p->size);
+    size_t len = p->prefix ? strlen(p->prefix) : 0;
+    if (len == 0 || len > TC_BOOT_KV_PREFIX_MAX)
+        return tc_error_set(TC_ERR_INVALID_ARG,
+                            "bootstrap(store): the prefix %s (1 to %d "
+                            "characters)",
+                            !p->prefix ? "is NULL"
+                            : len      ? "is too long"
+                                       : "is empty",
+                            TC_BOOT_KV_PREFIX_MAX);
+    return TC_OK;
+}
+
+tc_status_t tc_boot_kv_create(const tc_boot_kv_params_t *params, uint64_t deadline_ns,
+                              tc_boot_t **boot_p)
+{
+    tc_status_t st = kv_check(params);
+    if (st != TC_OK)
+        return st;
+    tc_boot_kv_t *kv = calloc(1, sizeof(*kv));
+    if (!kv)
+        return tc_error_set(TC_ERR_NO_MEMORY, "bootstrap(store): allocating the bootstrap");
+    kv->head.ops = &kv_ops;
+    kv->head.rank = params->rank;
+    kv->head.size = params->size;
+    snprintf(kv->head.launcher, sizeof(kv->head.launcher), "store");
+    tc_boot_fill_common(&kv->head);
+    kv->p = *params;
+    pthread_mutex_init(&kv->ev_mu, NULL);
+    snprintf(kv->prefix, sizeof(kv->prefix), "%s", params->prefix); /* length checked */
+    kv->p.prefix = kv->prefix;
+    char key[KV_KEY_MAX];
+    int64_t local = 1;
+    if ((st = tc_boot_secret_from_env(&kv->head, "store")) != TC_OK ||
+        (st = kv_count_host(kv, key)) != TC_OK ||
+        (st = kv_fence(&kv->head, deadline_ns)) != TC_OK ||
+        (st = kv_add(kv, key, 0, &local)) != TC_OK) {
+        kv_destroy(&kv->head);
+        return st;
+    }
+    kv->head.local_size = local > 0 && local <= params->size ? (int)local : 1;
+    tc_log_debug(TC_SUBSYS_RUNTIME, "bootstrap(store '%s'): rank %d of %d, %d on %s", kv->prefix,
+                 kv->head.rank, kv->head.size, kv->head.local_size, kv->head.host);
+    *boot_p = &kv->head;
+    return TC_OK;
+}

@@ -1,0 +1,409 @@
+/* tc_comm_create_from_store() over an in-process fake store, ranks as threads:
+ * communicators that work (an all-reduce checked element by element), two
+ * prefixes on one store at once, a callback failing (TC_ERR_BOOTSTRAP naming
+ * the key), a rank that never comes (TC_ERR_TIMEOUT naming it, in time), an
+ * abort during the wait, a world of one and a dup in it, and a revoke that
+ * reaches the other rank through the store. */
+#include <pthread.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <cmocka.h>
+
+#include "tcomms/tcomms.h"
+
+#define FAKE_MAX 512
+
+/* ---- the fake store: a locked table; wait sleeps on a condition ---- */
+typedef struct {
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    int n;
+    char *keys[FAKE_MAX];
+    unsigned char *vals[FAKE_MAX];
+    size_t lens[FAKE_MAX];
+    const char *fail_on; /* a callback on a key containing this fails */
+    int calls;
+} fake_t;
+
+static void fake_init(fake_t *f)
+{
+    memset(f, 0, sizeof(*f));
+    pthread_mutex_init(&f->mu, NULL);
+    pthread_cond_init(&f->cv, NULL);
+}
+
+static void fake_free(fake_t *f)
+{
+    for (int i = 0; i < f->n; i++) {
+        free(f->keys[i]);
+        free(f->vals[i]);
+    }
+    pthread_mutex_destroy(&f->mu);
+    pthread_cond_destroy(&f->cv);
+}
+
+static int fake_find(fake_t *f, const char *key)
+{
+    for (int i = 0; i < f->n; i++)
+        if (strcmp(f->keys[i], key) == 0)
+            return i;
+    return -1;
+}
+
+/* Locked: replaces or adds; 0, or -1 when full. */
+static int fake_put(fake_t *f, const char *key, const void *val, size_t len)
+{
+    int i = fake_find(f, key);
+    if (i < 0) {
+        if (f->n == FAKE_MAX)
+            return -1;
+        i = f->n++;
+        f->keys[i] = strdup(key);
+        f->vals[i] = NULL;
+    }
+    free(f->vals[i]);
+    f->vals[i] = malloc(len ? len : 1);
+    memcpy(f->vals[i], val, len);
+    f->lens[i] = len;
+    pthread_cond_broadcast(&f->cv);
+    return 0;
+}
+
+static int fake_fails(fake_t *f, const char *key)
+{
+    f->calls++;
+    return f->fail_on && strstr(key, f->fail_on);
+}
+
+static int fake_set(void *ctx, const char *key, const void *val, size_t len)
+{
+    fake_t *f = ctx;
+    pthread_mutex_lock(&f->mu);
+    int rc = fake_fails(f, key) || fake_put(f, key, val, len) ? TC_STORE_FAILED : TC_STORE_OK;
+    pthread_mutex_unlock(&f->mu);
+    return rc;
+}
+
+static int fake_get(void *ctx, const char *key, void *buf, size_t cap, size_t *len_p)
+{
+    fake_t *f = ctx;
+    pthread_mutex_lock(&f->mu);
+    int rc = TC_STORE_FAILED;
+    if (!fake_fails(f, key)) {
+        int i = fake_find(f, key);
+        rc = i < 0 ? TC_STORE_ABSENT : TC_STORE_OK;
+        if (i >= 0) {
+            memcpy(buf, f->vals[i], f->lens[i] < cap ? f->lens[i] : cap);
+            *len_p = f->lens[i];
+        }
+    }
+    pthread_mutex_unlock(&f->mu);
+    return rc;
+}
+
+static int fake_wait(void *ctx, const char *key, int64_t timeout_ms)
+{
+    fake_t *f = ctx;
+    struct timespec until;
+    clock_gettime(CLOCK_REALTIME, &until);
+    until.tv_sec += timeout_ms / 1000;
+    until.tv_nsec += (timeout_ms % 1000) * 1000000L;
+    if (until.tv_nsec >= 1000000000L) {
+        until.tv_sec++;
+        until.tv_nsec -= 1000000000L;
+    }
+    pthread_mutex_lock(&f->mu);
+    int rc = TC_STORE_OK;
+    if (fake_fails(f, key))
+        rc = TC_STORE_FAILED;
+    while (rc == TC_STORE_OK && fake_find(f, key) < 0)
+        if (pthread_cond_timedwait(&f->cv, &f->mu, &until) != 0)
+            rc = TC_STORE_TIMEOUT;
+    pthread_mutex_unlock(&f->mu);
+    return rc;
+}
+
+static int fake_add(void *ctx, const char *key, int64_t delta, int64_t *value_p)
+{
+    fake_t *f = ctx;
+    pthread_mutex_lock(&f->mu);
+    int rc = TC_STORE_FAILED;
+    if (!fake_fails(f, key)) {
+        int i = fake_find(f, key);
+        int64_t v = delta;
+        if (i >= 0)
+            v += *(int64_t *)f->vals[i];
+        rc = fake_put(f, key, &v, sizeof(v)) ? TC_STORE_FAILED : TC_STORE_OK;
+        *value_p = v;
+    }
+    pthread_mutex_unlock(&f->mu);
+    return rc;
+}
+
+static tc_store_t fake_store(fake_t *f)
+{
+    tc_store_t s = TC_STORE_INIT;
+    s.set = fake_set;
+    s.get = fake_get;
+    s.wait = fake_wait;
+    s.add = fake_add;
+    s.ctx = f;
+    return s;
+}
+
+/* ---- ranks as threads ---- */
+typedef struct {
+    fake_t *store;
+    const char *prefix;
+    int rank, size;
+    int64_t timeout_ms;
+    tc_status_t create_st;
+    char detail[512];
+    tc_status_t reduce_st;
+    int64_t out[16];
+} rank_t;
+
+static void *rank_main(void *arg)
+{
+    rank_t *r = arg;
+    tc_store_t s = fake_store(r->store);
+    tc_comm_opts_t o = TC_COMM_OPTS_INIT;
+    o.timeout_ms = r->timeout_ms;
+    o.name = r->prefix;
+    tc_comm_t *comm = NULL;
+    r->create_st = tc_comm_create_from_store(&s, r->rank, r->size, r->prefix, &o, &comm);
+    snprintf(r->detail, sizeof(r->detail), "%s", r->create_st == TC_OK ? "" : tc_last_error());
+    if (r->create_st != TC_OK)
+        return NULL;
+    int64_t in[16];
+    for (int i = 0; i < 16; i++)
+        in[i] = (int64_t)(r->rank + 1) * 1000 + i;
+    r->reduce_st = tc_all_reduce(comm, in, r->out, 16, TC_INT64, TC_SUM, NULL, NULL);
+    assert_int_equal(tc_comm_destroy(comm), TC_OK);
+    return NULL;
+}
+
+/* Runs ranks [0, n) of @p size on the store (n < size: the others never come). */
+static void run_ranks(rank_t *rs, int n, int size, fake_t *f, const char *prefix, int64_t tmo)
+{
+    pthread_t t[8];
+    for (int i = 0; i < n; i++) {
+        rs[i] = (rank_t){.store = f, .prefix = prefix, .rank = i, .size = size, .timeout_ms = tmo};
+        assert_int_equal(pthread_create(&t[i], NULL, rank_main, &rs[i]), 0);
+    }
+    for (int i = 0; i < n; i++)
+        pthread_join(t[i], NULL);
+}
+
+static void check_sums(const rank_t *rs, int size)
+{
+    for (int r = 0; r < size; r++) {
+        assert_int_equal(rs[r].create_st, TC_OK);
+        assert_int_equal(rs[r].reduce_st, TC_OK);
+        for (int i = 0; i < 16; i++) {
+            int64_t want = 0;
+            for (int q = 0; q < size; q++)
+                want += (int64_t)(q + 1) * 1000 + i;
+            assert_int_equal(rs[r].out[i], want);
+        }
+    }
+}
+
+static void test_create_and_reduce(void **state)
+{
+    (void)state;
+    for (int size = 1; size <= 4; size += 3) {
+        fake_t f;
+        fake_init(&f);
+        rank_t rs[4];
+        run_ranks(rs, size, size, &f, "pg0", 20000);
+        check_sums(rs, size);
+        fake_free(&f);
+    }
+}
+
+typedef struct {
+    rank_t *rs;
+    int size;
+    fake_t *f;
+    const char *prefix;
+} group_t;
+
+static void *group_main(void *arg)
+{
+    group_t *g = arg;
+    run_ranks(g->rs, g->size, g->size, g->f, g->prefix, 20000);
+    return NULL;
+}
+
+/* Two communicators on one store at once, told apart by their prefixes. */
+static void test_two_prefixes(void **state)
+{
+    (void)state;
+    fake_t f;
+    fake_init(&f);
+    rank_t a[3], b[2];
+    group_t ga = {a, 3, &f, "groupA"}, gb = {b, 2, &f, "groupB"};
+    pthread_t ta, tb;
+    assert_int_equal(pthread_create(&ta, NULL, group_main, &ga), 0);
+    assert_int_equal(pthread_create(&tb, NULL, group_main, &gb), 0);
+    pthread_join(ta, NULL);
+    pthread_join(tb, NULL);
+    check_sums(a, 3);
+    check_sums(b, 2);
+    pthread_mutex_lock(&f.mu);
+    for (int i = 0; i < f.n; i++)
+        assert_true(strncmp(f.keys[i], "groupA/", 7) == 0 || strncmp(f.keys[i], "groupB/", 7) == 0);
+    pthread_mutex_unlock(&f.mu);
+    fake_free(&f);
+}
+
+static void test_callback_fails(void **state)
+{
+    (void)state;
+    fake_t f;
+    fake_init(&f);
+    f.fail_on = "/count";
+    rank_t rs[2];
+    run_ranks(rs, 2, 2, &f, "bad", 5000);
+    for (int r = 0; r < 2; r++) {
+        assert_int_equal(rs[r].create_st, TC_ERR_BOOTSTRAP);
+        assert_non_null(strstr(rs[r].detail, "the add callback failed on key 'bad/fence0/count'"));
+    }
+    fake_free(&f);
+}
+
+/* Ranks 0 and 2 of 4 come; 1 and 3 never do: a timeout naming them, in time. */
+static void test_timeout_names_missing(void **state)
+{
+    (void)state;
+    fake_t f;
+    fake_init(&f);
+    rank_t rs[4];
+    pthread_t t[2];
+    struct timespec t0, t1;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    for (int i = 0; i < 2; i++) {
+        rs[i] =
+            (rank_t){.store = &f, .prefix = "late", .rank = 2 * i, .size = 4, .timeout_ms = 300};
+        assert_int_equal(pthread_create(&t[i], NULL, rank_main, &rs[i]), 0);
+    }
+    for (int i = 0; i < 2; i++)
+        pthread_join(t[i], NULL);
+    clock_gettime(CLOCK_MONOTONIC, &t1);
+    double s = (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9;
+    assert_true(s < 3.0);
+    for (int i = 0; i < 2; i++) {
+        assert_int_equal(rs[i].create_st, TC_ERR_TIMEOUT);
+        assert_non_null(strstr(rs[i].detail, "2 of 4 ranks reached the fence"));
+        assert_non_null(strstr(rs[i].detail, "missing: 1, 3"));
+    }
+    fake_free(&f);
+}
+
+static void *abort_later(void *arg)
+{
+    (void)arg;
+    struct timespec d = {0, 200000000L};
+    nanosleep(&d, NULL);
+    tc_comm_create_abort();
+    return NULL;
+}
+
+static void test_abort(void **state)
+{
+    (void)state;
+    fake_t f;
+    fake_init(&f);
+    rank_t r;
+    pthread_t t;
+    assert_int_equal(pthread_create(&t, NULL, abort_later, NULL), 0);
+    run_ranks(&r, 1, 2, &f, "abrt", 60000);
+    pthread_join(t, NULL);
+    assert_int_equal(r.create_st, TC_ERR_ABORTED);
+    assert_non_null(strstr(r.detail, "abrt/fence0/done"));
+    fake_free(&f);
+}
+
+/* A world of one through the store: its launcher says "store", and dup works in it. */
+static void test_one_rank_and_dup(void **state)
+{
+    (void)state;
+    fake_t f;
+    fake_init(&f);
+    tc_store_t s = fake_store(&f);
+    tc_comm_t *comm;
+    assert_int_equal(tc_comm_create_from_store(&s, 0, 1, "one", NULL, &comm), TC_OK);
+    tc_comm_info_t info;
+    assert_int_equal(tc_comm_info(comm, &info), TC_OK);
+    assert_string_equal(info.launcher, "store");
+    assert_int_equal(info.size, 1);
+    tc_comm_t *two;
+    assert_int_equal(tc_comm_dup(comm, NULL, &two), TC_OK);
+    assert_int_equal(tc_comm_destroy(two), TC_OK);
+    assert_int_equal(tc_comm_destroy(comm), TC_OK);
+    fake_free(&f);
+}
+
+static void *revoke_main(void *arg)
+{
+    rank_t *r = arg;
+    tc_store_t s = fake_store(r->store);
+    tc_comm_opts_t o = TC_COMM_OPTS_INIT;
+    o.timeout_ms = r->timeout_ms;
+    tc_comm_t *comm = NULL;
+    r->create_st = tc_comm_create_from_store(&s, r->rank, r->size, r->prefix, &o, &comm);
+    if (r->create_st != TC_OK)
+        return NULL;
+    int64_t x = 1;
+    /* rank 0 revokes; rank 1 waits in an all-reduce rank 0 never joins */
+    r->reduce_st = r->rank == 0 ? tc_comm_revoke(comm)
+                                : tc_all_reduce(comm, &x, &x, 1, TC_INT64, TC_SUM, NULL, NULL);
+    snprintf(r->detail, sizeof(r->detail), "%s", tc_last_error());
+    assert_int_equal(tc_comm_destroy(comm), TC_OK);
+    return NULL;
+}
+
+static void test_revoke_through_store(void **state)
+{
+    (void)state;
+    fake_t f;
+    fake_init(&f);
+    rank_t rs[2];
+    pthread_t t[2];
+    struct timespec t0, t1;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    for (int i = 0; i < 2; i++) {
+        rs[i] = (rank_t){.store = &f, .prefix = "rv", .rank = i, .size = 2, .timeout_ms = 20000};
+        assert_int_equal(pthread_create(&t[i], NULL, revoke_main, &rs[i]), 0);
+    }
+    for (int i = 0; i < 2; i++)
+        pthread_join(t[i], NULL);
+    clock_gettime(CLOCK_MONOTONIC, &t1);
+    assert_int_equal(rs[0].create_st, TC_OK);
+    assert_int_equal(rs[0].reduce_st, TC_OK);
+    assert_int_equal(rs[1].reduce_st, TC_ERR_REVOKED);
+    assert_true(t1.tv_sec - t0.tv_sec < 5); /* the notice, not the 20 s timeout */
+    fake_free(&f);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_create_and_reduce),
+        cmocka_unit_test(test_two_prefixes),
+        cmocka_unit_test(test_callback_fails),
+        cmocka_unit_test(test_timeout_names_missing),
+        cmocka_unit_test(test_abort),
+        cmocka_unit_test(test_one_rank_and_dup),
+        cmocka_unit_test(test_revoke_through_store),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
