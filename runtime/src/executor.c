@@ -296,7 +296,8 @@ static tc_status_t exec_prepare(tc_rt_work_t *w)
         ex->areas[k].used = 0; /* left by an abandoned run */
     if ((st = exec_reserve(ex, plan->nsteps, plan->scratch_bytes)) != TC_OK)
         return st;
-    memset(ex->state, STEP_NEW, plan->nsteps);
+    if (plan->nsteps) /* a world of one has none, and no state array */
+        memset(ex->state, STEP_NEW, plan->nsteps);
     ex->bufs[TC_BUF_SCRATCH] = ex->scratch;
     ex->first = 0;
     ex->ndone = 0;
