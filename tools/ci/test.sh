@@ -77,6 +77,10 @@ asan_integration() {
 step "install dependencies" tools/setup/install-deps.sh
 step "build (gcc)" bazel build //...
 step "unit tests (gcc)" bazel test //...
+step "no stopwatch: 10,000 blocking 8-byte all-reduces, < 100 system calls per rank, small-message path taken" \
+    tests/integration/syscall_check.sh bazel-bin
+step "python: the package, torch.distributed against gloo (torchrun x2, x4), the API, a killed rank" \
+    bash -c 'tools/setup/install-deps.sh --python && python/run_tests.sh'
 step "install: prefix, pkg-config, CMake, the transport alone, with MPI and NCCL, the ABI record, .deb" \
     tests/install/run_install_test.sh --no-build --deb
 step "integration: tcrun, mpirun, srun, torchrun env, no launcher" integration opt
