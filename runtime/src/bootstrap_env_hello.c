@@ -82,6 +82,7 @@ tc_status_t tc_benv_hello(tc_boot_env_t *e, const env_config_t *cfg, const tc_au
     (void)tc_wire_put_u8(&w, key->keyed ? 1 : 0);
     (void)tc_wire_put_bytes(&w, nonce_i, TC_BS_NONCE_LEN);
     env_reply_t reply = {0};
+    e->lost = false;
     tc_status_t rc = tc_benv_send(e, buf, sizeof(buf), deadline_ns, "hello");
     if (rc == TC_OK)
         rc = tc_benv_wait_reply(e, 0, deadline_ns, "hello", &reply);
@@ -110,7 +111,7 @@ tc_status_t tc_benv_hello(tc_boot_env_t *e, const env_config_t *cfg, const tc_au
                                 cfg->rank, e->master);
         }
     }
-    if (rc == TC_ERR_BOOTSTRAP) {
+    if (rc == TC_ERR_BOOTSTRAP && e->lost) {
         /* The connection ended before the verdict: most likely the store of this job's
          * previous bootstrap closing while this hello sat in its backlog (rank 0 serves the
          * new one on the same port next). The caller retries until its deadline. */

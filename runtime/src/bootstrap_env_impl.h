@@ -44,6 +44,7 @@ typedef struct {
     int fd;
     pthread_mutex_t lock; /* one request at a time on the connection; the rx state */
     bool broken;          /* the stream is unusable: every call fails */
+    bool lost;            /* the store closed or reset the connection */
     env_rx_t rx;
     uint64_t next_req;
     /* Events received, not yet polled: a ring under its own lock (never held long). */

@@ -77,7 +77,7 @@ tc_status_t tc_benv_send(tc_boot_env_t *e, const void *buf, size_t len, uint64_t
                                     e->head.rank, what, e->master, done, len);
             }
         }
-        e->broken = true;
+        e->broken = e->lost = true;
         return tc_error_set(TC_ERR_BOOTSTRAP,
                             "bootstrap(env): rank %d: %s: lost the connection "
                             "to the store at %s: %s",
@@ -155,7 +155,7 @@ tc_status_t tc_benv_rx(tc_boot_env_t *e, uint64_t deadline_ns, bool wait, const 
             continue;
         }
         if (n == 0) {
-            e->broken = true;
+            e->broken = e->lost = true;
             return tc_error_set(TC_ERR_BOOTSTRAP,
                                 "bootstrap(env): rank %d: %s: the store at %s "
                                 "closed the connection (rank 0 gone?)",
@@ -177,7 +177,7 @@ tc_status_t tc_benv_rx(tc_boot_env_t *e, uint64_t deadline_ns, bool wait, const 
                                     "the store at %s before the deadline",
                                     e->head.rank, what, e->master);
         }
-        e->broken = true;
+        e->broken = e->lost = true;
         return tc_error_set(TC_ERR_BOOTSTRAP,
                             "bootstrap(env): rank %d: %s: lost the connection "
                             "to the store at %s: %s",
