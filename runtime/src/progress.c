@@ -31,6 +31,21 @@ void tc_rt_world_unlock(tc_rt_world_t *world)
     pthread_mutex_unlock(&world->mu);
 }
 
+void tc_rt_world_nap(tc_rt_world_t *world, uint64_t ns)
+{
+    int unlock = __atomic_load_n(&world->contended, __ATOMIC_RELAXED);
+    if (unlock)
+        pthread_mutex_unlock(&world->mu);
+    if (ns == 0) {
+        sched_yield();
+    } else {
+        struct timespec ts = {(time_t)(ns / 1000000000ull), (long)(ns % 1000000000ull)};
+        nanosleep(&ts, NULL);
+    }
+    if (unlock)
+        tc_rt_world_lock(world);
+}
+
 /* Mutexes are not fair: unlocking and locking again at once mostly keeps the
  * lock. So wait until a waiter got it (or a few yields passed), then queue. */
 void tc_rt_world_handoff(tc_rt_world_t *world)
@@ -105,7 +120,10 @@ tc_status_t tc_rt_progress_wait(tc_rt_world_t *world, const int *state, int runn
         if (now - idle_since >= world->spin_ns) {
             uint64_t until =
                 wait_deadline && wait_deadline < op_deadline ? wait_deadline : op_deadline;
-            tc_rt_world_wait(world, tc_deadline_left_ms(until), now - idle_since);
+            if (__atomic_load_n(&world->contended, __ATOMIC_RELAXED))
+                tc_rt_world_nap(world, now - idle_since < TC_RT_NAP_AFTER_NS ? 0 : TC_RT_NAP_NS);
+            else
+                tc_rt_world_wait(world, tc_deadline_left_ms(until), now - idle_since);
         }
     }
     return TC_OK;

@@ -17,6 +17,13 @@ void tc_rt_world_unlock(tc_rt_world_t *world);
  * again behind it. Called by loops that hold the lock (waits, the progress
  * thread) between passes. */
 void tc_rt_world_handoff(tc_rt_world_t *world);
+/* Lock held: yield the core (@p ns 0) or sleep @p ns, without the lock once
+ * other threads have used the world (they work meanwhile), else with it. */
+void tc_rt_world_nap(tc_rt_world_t *world, uint64_t ns);
+/* With other threads about, waits nap without the lock: yielding at first,
+ * then TC_RT_NAP_NS at a time once idle for TC_RT_NAP_AFTER_NS. */
+#define TC_RT_NAP_AFTER_NS 5000000ull
+#define TC_RT_NAP_NS 100000ull
 /* Set the spin time (TC_SPIN_US, or by the ranks per core). */
 TC_MUST_USE tc_status_t tc_rt_progress_init(tc_rt_world_t *world);
 /* Start the progress thread (first asynchronous operation); lock held. */

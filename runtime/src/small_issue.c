@@ -145,12 +145,7 @@ static tc_status_t small_wait(tc_rt_small_op_t *op, int q, int what, void **slot
             return st;
         }
         tc_rt_world_handoff(world); /* another thread's operation may be what q waits for */
-        if (now - start < SMALL_YIELD_NS) {
-            sched_yield();
-        } else {
-            struct timespec nap = {0, SMALL_NAP_NS};
-            nanosleep(&nap, NULL);
-        }
+        tc_rt_world_nap(world, now - start < SMALL_YIELD_NS ? 0 : SMALL_NAP_NS);
         /* a peer that just got the core answers within a few looks: no need to go round again */
         for (int i = 0; i < SMALL_CLOCK_EVERY; i++) {
             small_relax();
