@@ -75,6 +75,8 @@ static tc_status_t point_parse(tc_rt_world_t *world, char *point)
         return tc_error_set(TC_ERR_CONFIG,
                             "TC_FAULT_INJECT: point '%s' needs %s=N and %s=N (from 1)", saved,
                             keys[0], keys[1]);
+    if (!is_create && !is_shrink)
+        world->fault.steps = 1; /* the same on every rank: TC_FAULT_INJECT is the job's */
     if (values[0] != world->boot->rank)
         return TC_OK;
     if (is_create) {

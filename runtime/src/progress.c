@@ -52,7 +52,7 @@ void tc_rt_world_handoff(tc_rt_world_t *world)
 {
     if (__atomic_load_n(&world->want, __ATOMIC_ACQUIRE) == 0)
         return;
-    unsigned seen = __atomic_load_n(&world->handoffs, __ATOMIC_ACQUIRE);
+    uint64_t seen = __atomic_load_n(&world->handoffs, __ATOMIC_ACQUIRE);
     pthread_mutex_unlock(&world->mu);
     for (int i = 0; i < 64 && __atomic_load_n(&world->handoffs, __ATOMIC_ACQUIRE) == seen; i++)
         sched_yield();

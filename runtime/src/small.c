@@ -26,8 +26,9 @@ static int small_static_ok(tc_rt_comm_t *comm, tc_rt_small_t *s)
 {
     /* TC_CHECK: the description exchange is a schedule of the general path,
      * so checked communicators skip this path rather than the check */
+    /* TC_FAULT_INJECT's step points name schedule steps: they need every rank on schedules */
     return s->max > 0 && comm->size > 1 && comm->size <= TC_RT_SMALL_RANKS && comm->device < 0 &&
-           !comm->check && !tc_hints_get(&comm->hints, "algo");
+           !comm->check && !tc_hints_get(&comm->hints, "algo") && !comm->world->fault.steps;
 }
 
 tc_status_t tc_rt_small_get(tc_rt_comm_t *comm, tc_rt_small_t **s_p)
@@ -248,7 +249,9 @@ static tc_status_t take_fold(tc_rt_small_op_t *op, const void *mine, void *dst)
     const tc_rt_coll_t *c = op->call;
     int n = op->comm->size, me = op->comm->rank;
     unsigned char keep[TC_SHM_LANE_PAYLOAD];
-    if (mine && mine == dst && me >= 1) { /* in place: the input would be overwritten first */
+    if (!mine || !dst)
+        return tc_error_set(TC_ERR_INTERNAL, "small-message path: a fold without its buffers");
+    if (mine == dst && me >= 1) { /* in place: the input would be overwritten first */
         memcpy(keep, mine, op->bytes);
         mine = keep;
     }

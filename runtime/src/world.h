@@ -75,6 +75,7 @@ typedef struct tc_rt_fault {
     uint64_t step_op;      /* die as step step_idx of collective step_op starts (0: never) */
     uint32_t step_idx;
     int create; /* die inside the world's creation, before the fence */
+    int steps;  /* some rank of the job dies at a step: every rank runs schedules */
 } tc_rt_fault_t;
 
 struct tc_rt_world {
@@ -103,8 +104,8 @@ struct tc_rt_world {
     int threaded; /* the progress thread runs (started by the first asynchronous operation) */
     int stop;
     unsigned want;     /* atomic */
-    unsigned handoffs; /* atomic */
     int contended;     /* atomic */
+    uint64_t handoffs; /* atomic */
     pthread_t thread;
     pthread_mutex_t mu;
     pthread_cond_t cv;

@@ -340,14 +340,16 @@ if want env; then
 # killed during the loop is found, reported and shrunk away as under tcrun.
 # The victim is never rank 0, which serves the store. Ranks are started here,
 # not by run_torchrun_env.sh, which stops every rank when one dies.
-env_port=$((40000 + RANDOM % 20000))
+. "$here/../integration/free_port.sh"
 # env_one NAME WANT MODE VICTIM SEED [ENV...]: 4 ranks, bounded by `timeout`
 env_one() {
     local name=$1 want=$2 mode=$3 victim=$4 seed=$5 n=4
     shift 5
     local dir=$log/$name.$seed pids=() r
     mkdir -p "$dir"
-    env_port=$((env_port + 1))
+    # a port nothing uses now: a random one could be a live connection's (it failed so)
+    local env_port
+    env_port=$(free_port) || { echo "FAIL  $name: found no free port"; fail=$((fail + 1)); return 1; }
     for ((r = 0; r < n; r++)); do
         env TC_FT_DIR="$dir" TC_FR_DIR="$dir" MASTER_ADDR=127.0.0.1 MASTER_PORT=$env_port \
             RANK=$r WORLD_SIZE=$n LOCAL_RANK=$r LOCAL_WORLD_SIZE=$n TC_BOOT_LINGER_S=10 "$@" \

@@ -41,24 +41,7 @@ shift 2
 [[ $timeout_s =~ ^[1-9][0-9]*$ ]] || { echo "$0: --timeout must be whole seconds > 0, not '$timeout_s'" >&2; exit 2; }
 command -v "$prog" >/dev/null 2>&1 || { echo "$0: cannot run '$prog'" >&2; exit 2; }
 
-# A port nothing listens on: let the kernel pick one, else look for one.
-free_port() {
-    if command -v python3 >/dev/null 2>&1; then
-        python3 -c 'import socket
-s = socket.socket()
-s.bind(("127.0.0.1", 0))
-print(s.getsockname()[1])' && return
-    fi
-    local p
-    for _ in $(seq 100); do
-        p=$((20000 + RANDOM % 30000))
-        if ! ss -Hltn "sport = :$p" 2>/dev/null | grep -q .; then
-            echo "$p"
-            return
-        fi
-    done
-    return 1
-}
+. "$(dirname "$0")/free_port.sh"
 
 port=$(free_port) || { echo "$0: found no free port" >&2; exit 2; }
 dir=$(mktemp -d "${TMPDIR:-/tmp}/tc-torchrun-env.XXXXXX")

@@ -182,7 +182,7 @@ static void tc_shm_transcript(const tc_shm_ctx_t *ctx, const tc_shm_ep_t *ep,
     size_t off = sizeof(ep->name);
     memset(extra, 0, TC_SHM_AUTH_EXTRA_LEN);
     memcpy(extra, ep->name, strnlen(ep->name, sizeof(ep->name)));
-    memcpy(extra + off, &version, 4);
+    memcpy(extra + off, &version, sizeof(version));
     memcpy(extra + off + 4, &ep->seg_cell_size, 4);
     memcpy(extra + off + 8, &ep->seg_ncells, 4);
     memcpy(extra + off + 12, &ep->seg_size, 8);
