@@ -109,8 +109,10 @@ tc_status_t tc_rt_small_connect(tc_rt_comm_t *comm, tc_rt_small_t *s, uint64_t d
         if (q == comm->rank || s->peer[q].ep)
             continue;
         tc_status_t st = tc_rt_world_ep(world, tc_rt_world_rank(comm, q), deadline, &s->peer[q].ep);
-        if (st != TC_OK)
+        if (st != TC_OK) {
+            *missing_p = q;
             return st;
+        }
         if (s->peer[q].ep->ops != &tc_tp_shm_ops) {
             tc_log_info(TC_SUBSYS_RUNTIME,
                         "comm '%s': rank %d is not reached over shm: no small-message path",
@@ -128,6 +130,7 @@ tc_status_t tc_rt_small_connect(tc_rt_comm_t *comm, tc_rt_small_t *s, uint64_t d
             continue;
         }
         if (st != TC_OK) {
+            *missing_p = q;
             tc_error_prefix("comm '%s': lanes to rank %d: ", comm->name, q);
             return st;
         }

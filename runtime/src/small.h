@@ -65,7 +65,8 @@ void tc_rt_small_free(tc_rt_comm_t *comm);
 size_t tc_rt_small_bytes(const tc_rt_small_t *s, const tc_rt_coll_t *call);
 /* Connect every peer and take the lanes of those connected: *missing_p = a
  * rank whose shm connection is not up yet, or -1 when all are (state ON); a
- * peer over another backend turns the path OFF. Bounded by @p deadline. */
+ * peer over another backend turns the path OFF. Bounded by @p deadline. On
+ * an error, *missing_p is the rank it concerns. */
 TC_MUST_USE tc_status_t tc_rt_small_connect(tc_rt_comm_t *comm, tc_rt_small_t *s, uint64_t deadline,
                                             int *missing_p);
 /* Run the operation's collective on the lanes (op->wait waits when a lane is not ready). */

@@ -255,20 +255,33 @@ static tc_status_t small_end(tc_rt_small_op_t *op, tc_status_t st)
     return st;
 }
 
-/* Connect the lanes to every peer, progressing until their shm connections are up. */
+/* Connect the lanes to every peer, progressing until their shm connections are up. A peer
+ * found failed meanwhile is reported as the general path would (its record, the world's
+ * failed hook, which breaks this communicator). */
 static tc_status_t small_setup(tc_rt_comm_t *comm, tc_rt_small_t *s, uint64_t deadline)
 {
+    tc_rt_world_t *world = comm->world;
     for (;;) {
         int missing;
         tc_status_t st = tc_rt_small_connect(comm, s, deadline, &missing);
+        if (st == TC_ERR_PEER_FAILED && missing >= 0) {
+            char why[256];
+            snprintf(why, sizeof(why), "%s", tc_last_error());
+            const tc_rt_failed_t *f =
+                tc_rt_world_note_failure(world, tc_rt_world_rank(comm, missing), why, 1);
+            if (f)
+                world->hooks.failed(world, f);
+            tc_error_set(st, "%s", comm->broken != TC_OK ? comm->broken_why : why);
+            tc_log_error(TC_SUBSYS_RUNTIME, "comm '%s': %s", comm->name, tc_last_error());
+        }
         if (st != TC_OK || missing < 0)
             return st;
         if (tc_time_ns() >= deadline)
             return tc_error_set(TC_ERR_TIMEOUT,
                                 "comm '%s': the shm connection to rank %d did not come up in time",
                                 comm->name, missing);
-        if (tc_rt_world_progress(comm->world) == 0)
-            tc_rt_world_wait(comm->world, 1, 0);
+        if (tc_rt_world_progress(world) == 0)
+            tc_rt_world_wait(world, 1, 0);
     }
 }
 
