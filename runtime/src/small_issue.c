@@ -276,6 +276,8 @@ static tc_status_t small_setup(tc_rt_comm_t *comm, tc_rt_small_t *s, uint64_t de
         }
         if (st != TC_OK || missing < 0)
             return st;
+        if (comm->broken != TC_OK) /* revoked, aborted or a failure learnt meanwhile */
+            return tc_error_set(comm->broken, "%s", comm->broken_why);
         if (tc_time_ns() >= deadline)
             return tc_error_set(TC_ERR_TIMEOUT,
                                 "comm '%s': the shm connection to rank %d did not come up in time",
