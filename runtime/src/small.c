@@ -189,10 +189,12 @@ static void drop_stale(tc_rt_small_op_t *op, int q)
 static tc_status_t take(tc_rt_small_op_t *op, int q, const tc_shm_lane_slot_t **slot_p)
 {
     tc_status_t st = TC_OK;
-    drop_stale(op, q);
-    const tc_shm_lane_slot_t *slot = tc_rt_small_rx(op, q, &st);
-    if (!slot)
-        return st;
+    const tc_shm_lane_slot_t *slot = tc_shm_lane_find(op->s->peer[q].lane, op->tag);
+    if (!slot) { /* not there yet: the time to free slots no operation will read */
+        drop_stale(op, q);
+        if (!(slot = tc_rt_small_rx(op, q, &st)))
+            return st;
+    }
     size_t len = op->call->coll == TC_COLL_BARRIER ? 0 : op->bytes;
     if (slot->len != len) {
         op->awaited = q;
