@@ -68,21 +68,28 @@ static const char *small_what(const tc_rt_small_op_t *op, char *buf, size_t cap)
     return tc_rt_op_what(&o, buf, cap);
 }
 
+/* Rank @p q of @p comm failed (@p why, not tc_last_error()'s buffer): reported as the general
+ * path would, with its record and the world's failed hook, which breaks this communicator and
+ * the others with q. */
+static tc_status_t small_peer_failed(tc_rt_comm_t *comm, int q, tc_status_t st, const char *why)
+{
+    tc_rt_world_t *world = comm->world;
+    const tc_rt_failed_t *f = tc_rt_world_note_failure(world, tc_rt_world_rank(comm, q), why, 1);
+    if (f)
+        world->hooks.failed(world, f);
+    if (comm->broken != TC_OK)
+        return tc_error_set(comm->broken, "%s", comm->broken_why);
+    return tc_error_set(st, "rank %d: %s", q, why); /* no memory for the record: still end */
+}
+
 /* The slow part of a wait for rank @p q: progress, its endpoint, the communicator. */
 static tc_status_t small_check(tc_rt_small_op_t *op, int q)
 {
     tc_rt_comm_t *comm = op->comm;
-    tc_rt_world_t *world = comm->world;
-    (void)tc_rt_world_progress(world);
+    (void)tc_rt_world_progress(comm->world);
     tc_tp_ep_t *ep = op->s->peer[q].ep;
-    if (ep->failed != TC_OK && comm->broken == TC_OK) {
-        const tc_rt_failed_t *f =
-            tc_rt_world_note_failure(world, tc_rt_world_rank(comm, q), ep->error, 1);
-        if (f)
-            world->hooks.failed(world, f); /* breaks this communicator and the others with q */
-        if (comm->broken == TC_OK)         /* no memory for the record: still end this operation */
-            return tc_error_set(ep->failed, "rank %d: %s", q, ep->error);
-    }
+    if (ep->failed != TC_OK && comm->broken == TC_OK)
+        return small_peer_failed(comm, q, ep->failed, ep->error);
     if (comm->broken != TC_OK)
         return tc_error_set(comm->broken, "%s", comm->broken_why);
     return TC_OK;
@@ -256,8 +263,7 @@ static tc_status_t small_end(tc_rt_small_op_t *op, tc_status_t st)
 }
 
 /* Connect the lanes to every peer, progressing until their shm connections are up. A peer
- * found failed meanwhile is reported as the general path would (its record, the world's
- * failed hook, which breaks this communicator). */
+ * found failed meanwhile is reported by small_peer_failed(). */
 static tc_status_t small_setup(tc_rt_comm_t *comm, tc_rt_small_t *s, uint64_t deadline)
 {
     tc_rt_world_t *world = comm->world;
@@ -267,11 +273,7 @@ static tc_status_t small_setup(tc_rt_comm_t *comm, tc_rt_small_t *s, uint64_t de
         if (st == TC_ERR_PEER_FAILED && missing >= 0) {
             char why[256];
             snprintf(why, sizeof(why), "%s", tc_last_error());
-            const tc_rt_failed_t *f =
-                tc_rt_world_note_failure(world, tc_rt_world_rank(comm, missing), why, 1);
-            if (f)
-                world->hooks.failed(world, f);
-            tc_error_set(st, "%s", comm->broken != TC_OK ? comm->broken_why : why);
+            st = small_peer_failed(comm, missing, st, why);
             tc_log_error(TC_SUBSYS_RUNTIME, "comm '%s': %s", comm->name, tc_last_error());
         }
         if (st != TC_OK || missing < 0)

@@ -320,10 +320,10 @@ static void test_forged_clients_refused_real_rank_joins(void **state)
 typedef struct {
     int listen_fd, upstream_port;
     pthread_mutex_t mu;
-    uint8_t *cap;     /* every byte clients sent, connection after connection */
+    uint8_t *cap; /* every byte clients sent, connection after connection */
     size_t len, max;
-    size_t last;      /* where the latest connection's bytes start in cap */
-    int conns;        /* connections accepted */
+    size_t last; /* where the latest connection's bytes start in cap */
+    int conns;   /* connections accepted */
     atomic_int stop;
 } proxy_t;
 
