@@ -202,6 +202,8 @@ static tc_status_t win_unpack(tc_rt_win_t *win, const win_blob_t *all, uint64_t 
         }
         if (win->allocated && p != comm->rank)
             win_map_peer(win, p, b, world->node_id);
+        else
+            peer->shared_why = 1; /* created: the caller's memory is private */
     }
     return TC_OK;
 }
