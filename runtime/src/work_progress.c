@@ -140,9 +140,14 @@ void tc_rt_comm_cancel_works(tc_rt_comm_t *comm, tc_status_t st, const char *why
         if (w->comm != comm || w->tolerant)
             continue;
         char what[128];
-        snprintf(w->error, sizeof(w->error), "%s (%s, rank %d of %d, at step %u of %u): %s",
-                 tc_rt_op_what(&w->op, what, sizeof(what)), w->sched ? w->sched->algo : "?",
-                 comm->rank, comm->size, w->ex.first, w->sched ? w->sched->nsteps : 0, why);
+        if (w->ops) /* a window's operation */
+            snprintf(w->error, sizeof(w->error), "%s (%zu bytes, rank %d of %d to rank %d): %s",
+                     tc_rt_op_what(&w->op, what, sizeof(what)), w->call.count, comm->rank,
+                     comm->size, w->rma.peer, why);
+        else
+            snprintf(w->error, sizeof(w->error), "%s (%s, rank %d of %d, at step %u of %u): %s",
+                     tc_rt_op_what(&w->op, what, sizeof(what)), w->sched ? w->sched->algo : "?",
+                     comm->rank, comm->size, w->ex.first, w->sched ? w->sched->nsteps : 0, why);
         tc_rt_work_end(w, st);
         next = world->active; /* abandon may have closed endpoints: restart the walk */
     }

@@ -30,6 +30,7 @@ stash_bin() {
     rm -rf "$dest" && mkdir -p "$dest"
     for b in tools/tcrun/tcrun tools/tcperf/tcperf tests/integration/allreduce_test \
         tests/integration/coll_test tests/integration/thread_test tests/integration/recreate_test \
+        tests/integration/win_test \
         tests/fault/ft_test tests/fault/resilient_training tests/fault/create_abort_test tests/fault/agree_test \
         tests/fault/create_missing_test \
         tests/runtime/env_boot_prog; do
@@ -40,7 +41,11 @@ stash_bin() {
 integration() {
     local dir=build/bin-$1
     shift
-    stash_bin "$dir" && tests/integration/run_launchers.sh "$dir" "$@"
+    stash_bin "$dir" || return 1
+    local rc=0
+    tests/integration/run_launchers.sh "$dir" "$@" || rc=1
+    tests/integration/run_win.sh "$dir" "$@" || rc=1
+    return $rc
 }
 
 # The progress thread and asynchronous work under TSan, in real multi-process
@@ -83,7 +88,7 @@ step "python: the package, torch.distributed against gloo (torchrun x2, x4), the
     bash -c 'tools/setup/install-deps.sh --python && python/run_tests.sh'
 step "install: prefix, pkg-config, CMake, the transport alone, with MPI and NCCL, the ABI record, .deb" \
     tests/install/run_install_test.sh --no-build --deb
-step "integration: tcrun, mpirun, srun, torchrun env, no launcher" integration opt
+step "integration: tcrun, mpirun, srun, torchrun env, no launcher; windows (run_win.sh)" integration opt
 step "threads: 2-8 threads on their own communicators at 2-4 ranks, two on one" \
     tests/integration/run_threads.sh build/bin-opt
 step "fault injection: kill, stop, mismatch, abort, shrink; tc-fr" \

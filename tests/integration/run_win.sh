@@ -1,0 +1,49 @@
+#!/usr/bin/env bash
+# Windows (tc_win_*) under tcrun: win_test at 2, 3 and 4 ranks over the default transports (self,
+# shared memory), at 2 and 3 ranks over TCP only (TC_SHM=0), and a target killed (--kill) over
+# each. Each run is bounded; a run passes when every rank prints "0 failures".
+#   tests/integration/run_win.sh BINDIR [--quick]
+# BINDIR holds tools/tcrun/tcrun and tests/integration/win_test (tools/ci/test.sh stashes them
+# per build: opt, asan). --quick: fewer rounds and 1 MiB messages (for the sanitizer builds).
+set -uo pipefail
+bin=${1:?usage: run_win.sh BINDIR [--quick]}
+quick=
+[ "${2:-}" = --quick ] && quick=--quick
+tcrun=$bin/tools/tcrun/tcrun
+prog=$bin/tests/integration/win_test
+fail=0
+
+# run WHAT RANKS WANT [ENV...] -- ARGS: WANT ranks must end with "0 failures"
+run() {
+    local what=$1 n=$2 want=$3
+    shift 3
+    local envs=()
+    while [ "$1" != -- ]; do
+        envs+=("$1")
+        shift
+    done
+    shift
+    echo "--- $what"
+    local out
+    out=$(env "${envs[@]}" timeout -k 10 300 "$tcrun" --keep-going --timeout 240 -n "$n" \
+        "$prog" "$@" 2>&1)
+    local clean
+    clean=$(grep -c ' 0 failures' <<<"$out")
+    if [ "$clean" -lt "$want" ] || grep -q ': FAIL:' <<<"$out"; then
+        echo "$out" | tail -n 40
+        echo "run_win: FAILED: $what ($clean of $want ranks clean)" >&2
+        fail=1
+    else
+        grep -E 'failures|peers over|killed rank' <<<"$out" | head -n 8
+    fi
+}
+
+for n in 2 3 4; do
+    run "$n ranks" "$n" "$n" TC_LOG=warn -- $quick --seed $((RANDOM + n))
+done
+run "2 ranks, TCP only" 2 2 TC_SHM=0 -- $quick --seed $RANDOM
+run "3 ranks, TCP only" 3 3 TC_SHM=0 -- $quick --seed $RANDOM
+# the victim (the last rank) dies: the others report TC_ERR_PEER_FAILED naming it
+run "3 ranks, a target killed" 3 2 TC_LOG=none -- --kill
+run "2 ranks, TCP only, a target killed" 2 1 TC_SHM=0 TC_LOG=none -- --kill
+exit $fail
