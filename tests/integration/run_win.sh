@@ -24,14 +24,16 @@ run() {
     done
     shift
     echo "--- $what"
-    local out
+    local out rc=0
     out=$(env "${envs[@]}" timeout -k 10 300 "$tcrun" --keep-going --timeout 240 -n "$n" \
-        "$prog" "$@" 2>&1)
+        "$prog" "$@" 2>&1) || rc=$?
     local clean
     clean=$(grep -c ' 0 failures' <<<"$out")
-    if [ "$clean" -lt "$want" ] || grep -q ': FAIL:' <<<"$out"; then
+    # every rank alive must also exit 0 (a sanitizer's report at exit comes after the count)
+    if [ "$clean" -lt "$want" ] || grep -qE ': FAIL:|Sanitizer' <<<"$out" ||
+        { [ "$want" -eq "$n" ] && [ "$rc" -ne 0 ]; }; then
         echo "$out" | tail -n 40
-        echo "run_win: FAILED: $what ($clean of $want ranks clean)" >&2
+        echo "run_win: FAILED: $what ($clean of $want ranks clean, tcrun exit $rc)" >&2
         fail=1
     else
         grep -E 'failures|peers over|killed rank' <<<"$out" | head -n 8
