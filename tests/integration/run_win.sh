@@ -3,7 +3,8 @@
 # shared memory), at 2 and 3 ranks over TCP only (TC_SHM=0), and a target killed (--kill) over
 # each. Each run is bounded; a run passes when every rank prints "0 failures".
 #   tests/integration/run_win.sh BINDIR [--quick]
-# BINDIR holds tools/tcrun/tcrun and tests/integration/win_test (tools/ci/test.sh stashes them
+# BINDIR holds tools/tcrun/tcrun and tests/integration/win_test, win_halo and win_pipeline (the
+# examples of docs/examples; tools/ci/test.sh stashes them
 # per build: opt, asan). --quick: fewer rounds and 1 MiB messages (for the sanitizer builds).
 set -uo pipefail
 bin=${1:?usage: run_win.sh BINDIR [--quick]}
@@ -48,4 +49,14 @@ run "3 ranks, TCP only" 3 3 TC_SHM=0 -- $quick --seed $RANDOM
 # the victim (the last rank) dies: the others report TC_ERR_PEER_FAILED naming it
 run "3 ranks, a target killed" 3 2 TC_LOG=none -- --kill
 run "2 ranks, TCP only, a target killed" 2 1 TC_SHM=0 TC_LOG=none -- --kill
+# docs/examples: a halo exchange and a pipeline, each element checked by the program
+for ex in win_halo win_pipeline; do
+    echo "--- $ex, 4 ranks"
+    if ! out=$(timeout -k 10 120 "$tcrun" -n 4 "$bin/tests/integration/$ex" 2>&1) ||
+        [ "$(grep -c ' ok$' <<<"$out")" -ne 4 ]; then
+        echo "$out" | tail -n 20
+        echo "run_win: FAILED: $ex" >&2
+        fail=1
+    fi
+done
 exit $fail
