@@ -54,9 +54,8 @@ int main(int argc, char **argv)
         int par = it % 2;
         /* my edges into the neighbours' halos of this iteration, then their signal */
         if (left >= 0)
-            st = tc_win_put_signal(win, &u[0], sizeof(double), left,
-                                   HALO(par, 1) * sizeof(double), 1, 1, TC_WIN_SIGNAL_ADD, NULL,
-                                   NULL);
+            st = tc_win_put_signal(win, &u[0], sizeof(double), left, HALO(par, 1) * sizeof(double),
+                                   1, 1, TC_WIN_SIGNAL_ADD, NULL, NULL);
         if (st == TC_OK && right < size)
             st = tc_win_put_signal(win, &u[N - 1], sizeof(double), right,
                                    HALO(par, 0) * sizeof(double), 0, 1, TC_WIN_SIGNAL_ADD, NULL,
@@ -81,7 +80,8 @@ int main(int argc, char **argv)
     }
     /* the whole domain, here */
     int total = size * N, bad = 0;
-    double *ref = malloc((size_t)total * sizeof(double)), *tmp = malloc((size_t)total * sizeof(double));
+    double *ref = malloc((size_t)total * sizeof(double)),
+           *tmp = malloc((size_t)total * sizeof(double));
     for (int g = 0; g < total; g++)
         ref[g] = init(g);
     for (int it = 0; it < iters; it++) {

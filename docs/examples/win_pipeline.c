@@ -54,8 +54,7 @@ int main(int argc, char **argv)
             st = tc_win_signal(win, prev, 1, 1, TC_WIN_SIGNAL_ADD, NULL, NULL);
         if (st == TC_OK && next >= 0) {
             if (m >= 2) /* the next stage consumed micro-batch m - 2 */
-                st = tc_win_wait_signal(win, 1, TC_WIN_CMP_GE, (uint64_t)m - 1, TIMEOUT_MS,
-                                        &seen);
+                st = tc_win_wait_signal(win, 1, TC_WIN_CMP_GE, (uint64_t)m - 1, TIMEOUT_MS, &seen);
             if (st == TC_OK)
                 st = tc_win_put_signal(win, out, M * sizeof(float), next,
                                        (uint64_t)(m % 2) * M * sizeof(float), 0, 1,

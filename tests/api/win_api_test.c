@@ -109,21 +109,18 @@ static void test_bad_arguments(void **state)
     expect(tc_win_create(c, NULL, 64, NULL, &win), TC_ERR_INVALID_ARG, "buf is NULL with 64");
     expect(tc_win_create(c, buf, 64, &a, &win), TC_ERR_INVALID_ARG, "tc_win_create");
     expect(tc_win_allocate(c, 64, NULL, NULL, &win), TC_ERR_INVALID_ARG, "base_p is NULL");
-    expect(tc_win_allocate(c, (size_t)1 << 50, NULL, &base, &win), TC_ERR_INVALID_ARG,
-           "too large");
+    expect(tc_win_allocate(c, (size_t)1 << 50, NULL, &base, &win), TC_ERR_INVALID_ARG, "too large");
     assert_int_equal(tc_win_create(c, buf, 64, NULL, &win), TC_OK);
     expect(tc_win_put(win, buf, 8, 0, 57, NULL, NULL), TC_ERR_INVALID_ARG,
            "8 bytes at offset 57 are beyond rank 0's window of 64 bytes");
     expect(tc_win_get(win, buf, 65, 0, 0, NULL, NULL), TC_ERR_INVALID_ARG, "beyond");
-    expect(tc_win_put(win, buf, 1, 1, 0, NULL, NULL), TC_ERR_INVALID_ARG,
-           "peer 1 is not a rank");
+    expect(tc_win_put(win, buf, 1, 1, 0, NULL, NULL), TC_ERR_INVALID_ARG, "peer 1 is not a rank");
     expect(tc_win_signal(win, -2, 0, 1, TC_WIN_SIGNAL_ADD, NULL, NULL), TC_ERR_INVALID_ARG,
            "peer -2");
     expect(tc_win_get(win, NULL, 1, 0, 0, NULL, NULL), TC_ERR_INVALID_ARG, "buffer is NULL");
     expect(tc_win_put_signal(win, buf, 1, 0, 0, 64, 1, TC_WIN_SIGNAL_SET, NULL, NULL),
            TC_ERR_INVALID_ARG, "slot 64");
-    expect(tc_win_wait_signal(win, -1, TC_WIN_CMP_EQ, 0, 10, NULL), TC_ERR_INVALID_ARG,
-           "slot -1");
+    expect(tc_win_wait_signal(win, -1, TC_WIN_CMP_EQ, 0, 10, NULL), TC_ERR_INVALID_ARG, "slot -1");
     expect(tc_win_read_signal(win, 64, NULL), TC_ERR_INVALID_ARG, "value_p is NULL");
     uint64_t v;
     expect(tc_win_read_signal(win, 64, &v), TC_ERR_INVALID_ARG, "slot 64");

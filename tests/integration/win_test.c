@@ -36,23 +36,23 @@
 static int rank, size;
 static long checks, failures;
 
-#define FAIL(...)                                                                                 \
-    do {                                                                                          \
-        if (failures++ < 50) {                                                                    \
-            fprintf(stderr, "rank %d: FAIL: ", rank);                                             \
-            fprintf(stderr, __VA_ARGS__);                                                         \
-            fprintf(stderr, "\n");                                                                \
-        }                                                                                         \
+#define FAIL(...)                                                                                  \
+    do {                                                                                           \
+        if (failures++ < 50) {                                                                     \
+            fprintf(stderr, "rank %d: FAIL: ", rank);                                              \
+            fprintf(stderr, __VA_ARGS__);                                                          \
+            fprintf(stderr, "\n");                                                                 \
+        }                                                                                          \
     } while (0)
 
 /* A call that must succeed. */
-#define OK(call)                                                                                  \
-    do {                                                                                          \
-        tc_status_t s_ = (call);                                                                  \
-        checks++;                                                                                 \
-        if (s_ != TC_OK)                                                                          \
-            FAIL("%s:%d: %s: %s: %s", __FILE__, __LINE__, #call, tc_status_string(s_),           \
-                 tc_last_error());                                                                \
+#define OK(call)                                                                                   \
+    do {                                                                                           \
+        tc_status_t s_ = (call);                                                                   \
+        checks++;                                                                                  \
+        if (s_ != TC_OK)                                                                           \
+            FAIL("%s:%d: %s: %s: %s", __FILE__, __LINE__, #call, tc_status_string(s_),             \
+                 tc_last_error());                                                                 \
     } while (0)
 
 /* A call that must fail with @p want and a message holding @p words. */
@@ -152,8 +152,7 @@ static void test_model(tc_comm_t *comm, uint64_t seed, int rounds)
         for (size_t i = 0; i < win_bytes(rank); i++) {
             checks++;
             if (mine[i] != model[rank][i]) {
-                FAIL("round %d: my window [%zu] = %u, model %u", round, i, mine[i],
-                     model[rank][i]);
+                FAIL("round %d: my window [%zu] = %u, model %u", round, i, mine[i], model[rank][i]);
                 break;
             }
         }
@@ -193,8 +192,8 @@ static void test_model(tc_comm_t *comm, uint64_t seed, int rounds)
     expect(tc_win_put(win, x, 8, t, tb - 3, NULL, NULL), TC_ERR_INVALID_ARG, "beyond rank",
            "put past the end");
     char words[96];
-    snprintf(words, sizeof(words), "8 bytes at offset %zu are beyond rank %d's window of %zu", tb - 3,
-             t, tb);
+    snprintf(words, sizeof(words), "8 bytes at offset %zu are beyond rank %d's window of %zu",
+             tb - 3, t, tb);
     expect(tc_win_put(win, x, 8, t, tb - 3, NULL, NULL), TC_ERR_INVALID_ARG, words,
            "put past the end names offset, length and size");
     expect(tc_win_get(win, x, 1, t, UINT64_MAX, NULL, NULL), TC_ERR_INVALID_ARG, "beyond",
@@ -205,8 +204,7 @@ static void test_model(tc_comm_t *comm, uint64_t seed, int rounds)
            "put to rank size");
     expect(tc_win_get(win, x, 1, -1, 0, NULL, NULL), TC_ERR_INVALID_ARG, "peer -1",
            "get from rank -1");
-    expect(tc_win_put(win, NULL, 4, t, 0, NULL, NULL), TC_ERR_INVALID_ARG, "NULL",
-           "put from NULL");
+    expect(tc_win_put(win, NULL, 4, t, 0, NULL, NULL), TC_ERR_INVALID_ARG, "NULL", "put from NULL");
     expect(tc_win_signal(win, t, TC_WIN_SIGNAL_SLOTS, 1, TC_WIN_SIGNAL_ADD, NULL, NULL),
            TC_ERR_INVALID_ARG, "slot 64", "signal to slot 64");
     expect(tc_win_put_signal(win, x, 1, t, 0, -1, 1, TC_WIN_SIGNAL_ADD, NULL, NULL),
@@ -458,8 +456,7 @@ static void test_passive(tc_comm_t *comm)
         }
         checks++;
         if (i != bytes)
-            FAIL("passive target: byte %zu of %zu is %u after 20 s without a call", i, bytes,
-                 v[i]);
+            FAIL("passive target: byte %zu of %zu is %u after 20 s without a call", i, bytes, v[i]);
     }
     OK(tc_barrier(comm, NULL, NULL));
     OK(tc_win_destroy(win));
@@ -581,8 +578,8 @@ static void test_kill(tc_comm_t *comm)
     printf("rank %d: put to the killed rank %d failed after %.0f ms: %s\n", rank, victim, ms,
            tc_last_error());
     /* the communicator is broken now: the window says so, and is freed all the same */
-    expect(tc_win_signal(win, 0, 0, 1, TC_WIN_SIGNAL_ADD, NULL, NULL), TC_ERR_PEER_FAILED,
-           words, "signal after the failure");
+    expect(tc_win_signal(win, 0, 0, 1, TC_WIN_SIGNAL_ADD, NULL, NULL), TC_ERR_PEER_FAILED, words,
+           "signal after the failure");
     st = tc_win_destroy(win);
     checks++;
     if (st != TC_OK && st != TC_ERR_PEER_FAILED)
