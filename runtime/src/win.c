@@ -44,11 +44,19 @@ typedef struct win_blob {
     win_entry_t ent[WIN_ENTRIES];
 } win_blob_t;
 
-static const char *win_shared_why[] = {
-    "",
-    "its window was not allocated in shared memory (tc_win_create, or "
-    "tc_win_allocate could not create a segment)",
-    "it runs on another node", "its shared-memory segment could not be mapped here"};
+/* Why a peer's window cannot be loaded and stored directly (peer->shared_why). */
+static const char *win_shared_why(int why)
+{
+    switch (why) {
+    case 2:
+        return "it runs on another node";
+    case 3:
+        return "its shared-memory segment could not be mapped here";
+    default:
+        return "its window was not allocated in shared memory (tc_win_create, or tc_win_allocate "
+               "could not create a segment)";
+    }
+}
 
 static uint64_t win_deadline(const tc_rt_comm_t *comm, int64_t timeout_ms)
 {
@@ -458,8 +466,7 @@ tc_status_t tc_rt_win_shared_query(tc_rt_win_t *win, int peer, void **ptr_p)
         return tc_error_set(TC_ERR_UNSUPPORTED,
                             "rank %d's window (%zu bytes) cannot be reached by load and store "
                             "from rank %d: %s; use put and get",
-                            peer, p->bytes, comm->rank,
-                            win_shared_why[p->shared_why < 4 ? p->shared_why : 1]);
+                            peer, p->bytes, comm->rank, win_shared_why(p->shared_why));
     *ptr_p = p->shared;
     return TC_OK;
 }
