@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Windows (tc_win_*) under tcrun: win_test at 2, 3 and 4 ranks over the default transports (self,
 # shared memory), at 2 and 3 ranks over TCP only (TC_SHM=0), and a target killed (--kill) over
-# each. Each run is bounded; a run passes when every rank prints "0 failures".
+# each; windows over 1 GiB (--large) over each. Each run is bounded; a run passes when every
+# rank prints "0 failures" (and, where no rank is killed, tcrun exits 0).
 #   tests/integration/run_win.sh BINDIR [--quick]
 # BINDIR holds tools/tcrun/tcrun and tests/integration/win_test, win_halo and win_pipeline (the
 # examples of docs/examples; tools/ci/test.sh stashes them
@@ -46,6 +47,8 @@ for n in 2 3 4; do
 done
 run "2 ranks, TCP only" 2 2 TC_SHM=0 -- $quick --seed $RANDOM
 run "3 ranks, TCP only" 3 3 TC_SHM=0 -- $quick --seed $RANDOM
+run "2 ranks, windows over 1 GiB" 2 2 -- --large
+run "2 ranks, TCP only, windows over 1 GiB" 2 2 TC_SHM=0 -- --large
 # the victim (the last rank) dies: the others report TC_ERR_PEER_FAILED naming it
 run "3 ranks, a target killed" 3 2 TC_LOG=none -- --kill
 run "2 ranks, TCP only, a target killed" 2 1 TC_SHM=0 TC_LOG=none -- --kill

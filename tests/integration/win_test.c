@@ -1,6 +1,6 @@
 /* Multi-process test of windows (tc_win_*, docs/windows.md), run by run_win.sh under tcrun:
  *
- *   win_test [--quick] [--seed S] [--kill]
+ *   win_test [--quick] [--seed S] [--kill | --large]
  *
  * - model: random puts (blocking and asynchronous, zero bytes too) into every rank's window,
  *   whose sizes differ per rank, then random gets; every rank keeps a model of every window,
@@ -16,6 +16,8 @@
  * - shared: tc_win_allocate and tc_win_shared_query (loads through the pointer of every
  *   same-node rank), and UNSUPPORTED for a created window;
  * - the flight recorder lists the window's operations.
+ * --large: windows of 1 GiB + 2 MiB + 5 (sparse shared memory): pieces across the 1 GiB mark
+ * and at the very end, one byte past it refused.
  * --kill: the last rank dies after the window is made; the others' puts to it end with
  * TC_ERR_PEER_FAILED naming it, within the timeout.
  *
@@ -543,6 +545,60 @@ static void test_fr(tc_comm_t *comm)
         FAIL("the flight recorder's dump in %s has no win_put_signal", dir);
 }
 
+/* ---- a window over 1 GiB: 64-bit offsets, pieces across the 1 GiB mark and at the end ---- */
+
+static void test_large(tc_comm_t *comm)
+{
+    size_t bytes = ((size_t)1 << 30) + ((size_t)2 << 20) + 5; /* sparse: touched pages only */
+    void *base = NULL;
+    tc_win_t *win = NULL;
+    OK(tc_win_allocate(comm, bytes, NULL, &base, &win));
+    if (!win)
+        return;
+    int next = (rank + 1) % size, prev = (rank + size - 1) % size;
+    size_t n1 = ((size_t)1 << 20) + 7, off1 = ((size_t)1 << 30) - 300001, n2 = 64,
+           off2 = bytes - n2;
+    unsigned char *src = malloc(n1), *back = malloc(n1);
+    for (size_t i = 0; i < n1; i++)
+        src[i] = byte_of(5, (uint64_t)rank, i);
+    OK(tc_win_put(win, src, n1, next, off1, NULL, NULL));
+    OK(tc_win_put_signal(win, src, n2, next, off2, 0, 1, TC_WIN_SIGNAL_ADD, NULL, NULL));
+    char words[96];
+    snprintf(words, sizeof(words), "1 bytes at offset %zu are beyond rank %d's window of %zu",
+             bytes, next, bytes);
+    expect(tc_win_put(win, src, 1, next, bytes, NULL, NULL), TC_ERR_INVALID_ARG, words,
+           "put one byte past a window of 1 GiB");
+    uint64_t seen;
+    OK(tc_win_wait_signal(win, 0, TC_WIN_CMP_EQ, 1, TIMEOUT_MS, &seen));
+    const unsigned char *mem = base;
+    for (size_t i = 0; i < n1; i++) {
+        checks++;
+        if (mem[off1 + i] != byte_of(5, (uint64_t)prev, i)) {
+            FAIL("large: byte %zu of the piece at %zu is %u", i, off1, mem[off1 + i]);
+            break;
+        }
+    }
+    for (size_t i = 0; i < n2; i++) {
+        checks++;
+        if (mem[off2 + i] != byte_of(5, (uint64_t)prev, i)) {
+            FAIL("large: byte %zu of the piece at the end is %u", i, mem[off2 + i]);
+            break;
+        }
+    }
+    checks++;
+    if (mem[off1 - 1] != 0 || mem[off1 + n1] != 0 || mem[off2 - 1] != 0)
+        FAIL("large: bytes around the pieces were written");
+    OK(tc_barrier(comm, NULL, NULL));
+    OK(tc_win_get(win, back, n1, next, off1, NULL, NULL));
+    checks++;
+    if (memcmp(back, src, n1) != 0)
+        FAIL("large: the get of my piece from rank %d differs", next);
+    OK(tc_barrier(comm, NULL, NULL));
+    OK(tc_win_destroy(win));
+    free(src);
+    free(back);
+}
+
 /* ---- a target dies ---- */
 
 static void test_kill(tc_comm_t *comm)
@@ -588,13 +644,15 @@ static void test_kill(tc_comm_t *comm)
 
 int main(int argc, char **argv)
 {
-    int quick = 0, kill = 0;
+    int quick = 0, kill = 0, large = 0;
     uint64_t seed = 12345;
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--quick"))
             quick = 1;
         else if (!strcmp(argv[i], "--kill"))
             kill = 1;
+        else if (!strcmp(argv[i], "--large"))
+            large = 1;
         else if (!strcmp(argv[i], "--seed") && i + 1 < argc)
             seed = strtoull(argv[++i], NULL, 10);
     }
@@ -609,6 +667,8 @@ int main(int argc, char **argv)
     OK(tc_comm_size(world, &size));
     if (kill) {
         test_kill(world);
+    } else if (large) {
+        test_large(world);
     } else {
         test_model(world, seed, quick ? 3 : 8);
         test_counts(world, quick ? 20 : 100);
