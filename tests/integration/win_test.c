@@ -1,6 +1,6 @@
 /* Multi-process test of windows (tc_win_*, docs/windows.md), run by run_win.sh under tcrun:
  *
- *   win_test [--quick] [--seed S] [--kill | --large]
+ *   win_test [--quick] [--seed S] [--kill | --large | --abort]
  *
  * - model: random puts (blocking and asynchronous, zero bytes too) into every rank's window,
  *   whose sizes differ per rank, then random gets; every rank keeps a model of every window,
@@ -18,6 +18,8 @@
  * - the flight recorder lists the window's operations.
  * --large: windows of 1 GiB + 2 MiB + 5 (sparse shared memory): pieces across the 1 GiB mark
  * and at the very end, one byte past it refused.
+ * --abort (2 ranks, TC_SHM=0): rank 1 stops itself (SIGSTOP); rank 0's 64 MiB put to it stays
+ * pending until tc_comm_abort ends it with TC_ERR_ABORTED, promptly; then rank 1 continues.
  * --kill: the last rank dies after the window is made; the others' puts to it end with
  * TC_ERR_PEER_FAILED naming it, within the timeout.
  *
@@ -599,6 +601,83 @@ static void test_large(tc_comm_t *comm)
     free(back);
 }
 
+/* ---- abort ends a put that cannot complete: its TCP target is stopped (SIGSTOP) ---- */
+
+static void test_abort(tc_comm_t *comm)
+{
+    size_t bytes = (size_t)64 << 20; /* far more than the sockets' buffers */
+    unsigned char *mem = calloc(1, bytes);
+    tc_win_t *win = NULL;
+    OK(tc_win_create(comm, mem, bytes, NULL, &win));
+    int pids[2] = {0, 0}, me = (int)getpid();
+    OK(tc_all_gather(comm, &me, pids, 1, TC_INT32, NULL, NULL));
+    if (!win || size != 2) {
+        FAIL("--abort runs at 2 ranks with a window");
+        return;
+    }
+    if (rank == 1) {
+        raise(SIGSTOP);      /* rank 0 continues it once its put was aborted */
+        tc_win_destroy(win); /* its communicator may know rank 0 closed the connection */
+        tc_comm_abort(comm);
+        free(mem);
+        return;
+    }
+    /* wait until rank 1 is stopped */
+    char path[64], st_buf[256];
+    snprintf(path, sizeof(path), "/proc/%d/stat", pids[1]);
+    int stopped = 0;
+    for (int i = 0; i < 500 && !stopped; i++) {
+        FILE *f = fopen(path, "r");
+        size_t n = f ? fread(st_buf, 1, sizeof(st_buf) - 1, f) : 0;
+        if (f)
+            fclose(f);
+        st_buf[n] = '\0';
+        const char *paren = strrchr(st_buf, ')');
+        stopped = paren && paren[1] == ' ' && paren[2] == 'T';
+        struct timespec ts = {0, 10000000};
+        nanosleep(&ts, NULL);
+    }
+    checks++;
+    if (!stopped) {
+        FAIL("rank 1 (pid %d) did not stop", pids[1]);
+        kill(pids[1], SIGCONT);
+        return;
+    }
+    tc_op_opts_t aopts = TC_OP_OPTS_INIT;
+    aopts.async = 1;
+    tc_work_t *w = NULL;
+    unsigned char *src = malloc(bytes);
+    memset(src, 0x5a, bytes);
+    OK(tc_win_put(win, src, bytes, 1, 0, &aopts, &w));
+    struct timespec ts = {0, 200000000};
+    nanosleep(&ts, NULL);
+    int done = 1;
+    tc_status_t st = w ? tc_work_test(w, &done) : TC_OK;
+    checks++;
+    if (done)
+        FAIL("a put of 64 MiB to a stopped rank completed (%s): the test proves nothing",
+             tc_status_string(st));
+    struct timespec t0, t1;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    OK(tc_comm_abort(comm));
+    if (w) {
+        expect(tc_work_wait(w, 5000), TC_ERR_ABORTED, "aborted", "the pending put after abort");
+        tc_work_free(w);
+    }
+    clock_gettime(CLOCK_MONOTONIC, &t1);
+    double ms = (double)(t1.tv_sec - t0.tv_sec) * 1e3 + (double)(t1.tv_nsec - t0.tv_nsec) / 1e6;
+    checks++;
+    if (ms > 2000)
+        FAIL("the aborted put ended %.0f ms after tc_comm_abort", ms);
+    printf("rank 0: the put pending on a stopped rank ended %.1f ms after abort: %s\n", ms,
+           tc_last_error());
+    expect(tc_win_put(win, src, 8, 1, 0, NULL, NULL), TC_ERR_ABORTED, "aborted", "put after abort");
+    kill(pids[1], SIGCONT);
+    tc_win_destroy(win);
+    free(src);
+    free(mem);
+}
+
 /* ---- a target dies ---- */
 
 static void test_kill(tc_comm_t *comm)
@@ -644,7 +723,7 @@ static void test_kill(tc_comm_t *comm)
 
 int main(int argc, char **argv)
 {
-    int quick = 0, kill = 0, large = 0;
+    int quick = 0, kill = 0, large = 0, abort_mode = 0;
     uint64_t seed = 12345;
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--quick"))
@@ -653,6 +732,8 @@ int main(int argc, char **argv)
             kill = 1;
         else if (!strcmp(argv[i], "--large"))
             large = 1;
+        else if (!strcmp(argv[i], "--abort"))
+            abort_mode = 1;
         else if (!strcmp(argv[i], "--seed") && i + 1 < argc)
             seed = strtoull(argv[++i], NULL, 10);
     }
@@ -669,6 +750,8 @@ int main(int argc, char **argv)
         test_kill(world);
     } else if (large) {
         test_large(world);
+    } else if (abort_mode) {
+        test_abort(world);
     } else {
         test_model(world, seed, quick ? 3 : 8);
         test_counts(world, quick ? 20 : 100);
