@@ -115,9 +115,17 @@ typedef struct tc_op_opts {
  *   tc_comm_abort(), tc_comm_revoke(), tc_comm_stats() and tc_comm_dump_fr()
  *   from any thread at any time. tc_comm_destroy() must not overlap another
  *   call on the communicator or a wait on one of its works.
+ * - Windows (@ref tc_windows): tc_win_create(), tc_win_allocate() and
+ *   tc_win_destroy() run collectives on their communicator: no other thread
+ *   may start operations on it meanwhile (each of their collectives is
+ *   checked as any call, but the sequence of them is not); the one-sided calls (put, get, signals, waits,
+ *   flush) may come from any thread, even while another is inside a call on
+ *   the communicator. tc_win_destroy() must not overlap another call on the
+ *   window.
  * - From a signal handler: tc_comm_create_abort() only.
  * - A progress thread, started by the first asynchronous or persistent
- *   operation, drives asynchronous work without the caller's help.
+ *   operation or the first window, drives asynchronous work (and the
+ *   windows' software transports) without the caller's help.
  */
 
 /**
