@@ -397,8 +397,13 @@ tc_status_t tc_rt_win_create(tc_rt_comm_t *comm, void *buf, size_t bytes, int al
             win_unlink(win);
         }
     }
-    if (st != TC_OK)
+    if (st != TC_OK) {
         tc_rt_win_release(win);
+        if (win->inline_work) { /* on the communicator's list: released under the lock */
+            tc_rt_work_release(win->inline_work);
+            win->inline_work = NULL;
+        }
+    }
     tc_rt_world_unlock(world);
     if (st != TC_OK) {
         win_free(win);

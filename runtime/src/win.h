@@ -33,7 +33,7 @@ struct tc_rt_win {
     void *base;
     size_t bytes;
     int allocated; /* the library allocated base */
-    int shm_fd;    /* allocated in shared memory: its mapping's size is map_bytes */
+    int shm_fd;    /* 1: in a shared-memory segment, mapped for map_bytes */
     size_t map_bytes;
     uint64_t *slots;                          /* TC_RT_WIN_SLOTS words, 64-byte aligned */
     tc_rt_win_reg_t regs[TC_RT_BACKENDS_MAX]; /* by the world's backend index */

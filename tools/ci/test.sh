@@ -52,16 +52,22 @@ integration() {
 # jobs: TSan's coll_test under the plain tcrun (whose libpmix server is not ours
 # to check). TSan reports make the ranks exit non-zero.
 tsan_integration() {
-    bazel build --config=tsan //tests/integration:coll_test //tests/integration:thread_test &&
+    bazel build --config=tsan //tests/integration:coll_test //tests/integration:thread_test \
+        //tests/integration:win_test &&
         mkdir -p build/bin-tsan/tools/tcrun build/bin-tsan/tests/integration &&
         cp -f bazel-bin/tests/integration/coll_test build/bin-tsan/ &&
         cp -f bazel-bin/tests/integration/thread_test build/bin-tsan/tests/integration/ &&
+        cp -f bazel-bin/tests/integration/win_test build/bin-tsan/tests/integration/ &&
         cp -f build/bin-opt/tools/tcrun/tcrun build/bin-tsan/tools/tcrun/ &&
         TSAN_OPTIONS=halt_on_error=1:exitcode=66 timeout -k 10 600 \
             build/bin-opt/tools/tcrun/tcrun -n 3 build/bin-tsan/coll_test --quick &&
         TC_CHECK=1 TC_HEARTBEAT_MS=50 TSAN_OPTIONS=halt_on_error=1:exitcode=66 \
             timeout -k 10 600 build/bin-opt/tools/tcrun/tcrun -n 4 build/bin-tsan/coll_test --quick &&
-        TSAN_OPTIONS=halt_on_error=1:exitcode=66 tests/integration/run_threads.sh build/bin-tsan --quick
+        TSAN_OPTIONS=halt_on_error=1:exitcode=66 tests/integration/run_threads.sh build/bin-tsan --quick &&
+        TC_SHM=0 TSAN_OPTIONS=halt_on_error=1:exitcode=66 timeout -k 10 600 \
+            build/bin-opt/tools/tcrun/tcrun -n 2 build/bin-tsan/tests/integration/win_test --quick &&
+        TSAN_OPTIONS=halt_on_error=1:exitcode=66 timeout -k 10 600 \
+            build/bin-opt/tools/tcrun/tcrun -n 3 build/bin-tsan/tests/integration/win_test --quick
 }
 
 # intercept_tls_get_addr=0: LeakSanitizer 14 reads a garbage dynamic-TLS range of a library
@@ -105,7 +111,7 @@ step "unit tests (TSan): threads in base, tcp, shm, self, the env store" \
     //tests/transport:tcp_pair_test //tests/transport:tcp_rma_test //tests/transport:tcp_nsocks_test \
     //tests/runtime:bootstrap_env_test \
     //tests/transport/shm/... //tests/transport/self/...
-step "integration (TSan): coll_test over 3 and 4 ranks, the progress thread, thread_test" \
+step "integration (TSan): coll_test over 3 and 4 ranks, the progress thread, thread_test, win_test" \
     tsan_integration
 step "fuzz: every libFuzzer target, 15 s each" tests/fuzz/run_fuzz.sh 15
 step "doxygen: public headers, warnings as errors" \
