@@ -166,7 +166,15 @@ static tc_status_t win_post(tc_rt_work_t *w, tc_tp_ep_t *ep, const tc_rt_win_op_
     tc_rt_win_peer_t *peer = &w->rma.win->peers[op->peer];
     tc_status_t st = TC_OK;
     tc_tp_req_t init = TC_TP_REQ_INIT;
-    if (op->bytes && op->kind != TC_RT_WIN_SIGNAL) {
+    if (op->bytes && op->kind != TC_RT_WIN_SIGNAL && peer->shared) {
+        /* both windows allocated in shared memory on this node: load and store
+         * directly; a signal after it is posted only once the copy is done */
+        char *at = (char *)peer->shared + op->offset;
+        if (op->kind == TC_RT_WIN_GET)
+            memcpy(op->buf, at, op->bytes);
+        else
+            memcpy(at, op->buf, op->bytes);
+    } else if (op->bytes && op->kind != TC_RT_WIN_SIGNAL) {
         w->rma.req[0] = init;
         w->rma.nreq = 1;
         st = op->kind == TC_RT_WIN_GET

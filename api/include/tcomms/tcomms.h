@@ -823,6 +823,11 @@ tc_status_t tc_work_free(tc_work_t *work);
  * - Nothing is ordered between different targets, or against operations of
  *   the communicator (collectives, send/recv) unless one completed first.
  *
+ * Same-node windows made by tc_win_allocate() on both sides are reached by
+ * load and store through their shared-memory segments (see
+ * tc_win_shared_query()): puts and gets there are copies made by the calling
+ * thread, and the rules above hold the same.
+ *
  * Progress: the target calls nothing. While a window exists the library's
  *   progress thread serves the transports that move data in software (TCP;
  *   signals and, without cross-memory attach, data over shared memory).
