@@ -3,6 +3,7 @@
 #define TC_API_IMPL_H
 
 #include "tcomms/runtime/comm.h"
+#include "tcomms/runtime/win.h"
 #include "tcomms/tcomms.h"
 
 /* A user's hook, called through the runtime's. */
@@ -29,6 +30,11 @@ typedef struct tc_api_work {
     tc_rt_work_t *rt;
 } tc_api_work_t;
 
+typedef struct tc_api_win {
+    tc_win_t *handle; /* the value the application holds */
+    tc_rt_win_t *rt;
+} tc_api_win_t;
+
 /* handles.c: a new object with its handle (TC_ERR_NO_MEMORY, or
  * TC_ERR_NO_RESOURCE past 2^22 alive); retire frees the object and makes its
  * handle stale for good. */
@@ -37,11 +43,15 @@ void tc_api_comm_retire(tc_api_comm_t *c);
 TC_MUST_USE tc_status_t tc_api_work_new(const char *fn, tc_api_work_t **w_p);
 void tc_api_work_drop(tc_api_work_t *w); /* NULL: nothing */
 
+TC_MUST_USE tc_status_t tc_api_win_new(const char *fn, tc_api_win_t **w_p);
+void tc_api_win_retire(tc_api_win_t *w); /* NULL: nothing */
+
 /* Decode a handle: TC_ERR_INVALID_ARG for NULL, TC_ERR_INVALID_STATE for a
  * destroyed / freed one ("was destroyed", "was freed") or a value that is no
  * handle of that kind; the detail names @p fn. */
 TC_MUST_USE tc_status_t tc_api_comm_get(const tc_comm_t *comm, const char *fn, tc_api_comm_t **c_p);
 TC_MUST_USE tc_status_t tc_api_work_get(const tc_work_t *work, const char *fn, tc_api_work_t **w_p);
+TC_MUST_USE tc_status_t tc_api_win_get(const tc_win_t *win, const char *fn, tc_api_win_t **w_p);
 
 /* tc_api_comm_get, and that no batch is being recorded; sets the detail naming @p fn. */
 TC_MUST_USE tc_status_t tc_api_comm_get_not_batching(const tc_comm_t *comm, const char *fn,

@@ -45,6 +45,7 @@
 #define NCHUNKS (1u << (SLOT_BITS - CHUNK_BITS))
 #define KIND_COMM 1u
 #define KIND_WORK 2u
+#define KIND_WIN 3u
 
 _Static_assert(sizeof(uintptr_t) == 8, "handles encode 64-bit values");
 
@@ -61,7 +62,7 @@ typedef struct {
 } table_t;
 
 static pthread_mutex_t handles_mu = PTHREAD_MUTEX_INITIALIZER;
-static table_t tables[3]; /* [KIND_COMM], [KIND_WORK] */
+static table_t tables[4]; /* [KIND_COMM], [KIND_WORK], [KIND_WIN] */
 
 static slot_t *slot_at(table_t *t, uint32_t index)
 {
@@ -126,7 +127,9 @@ static lookup_t handle_lookup(unsigned kind, const void *handle, void **obj_p)
 {
     uintptr_t h = (uintptr_t)handle;
     if ((h & ((1u << KIND_BITS) - 1)) != kind)
-        return (h & 3u) == (KIND_COMM ^ KIND_WORK ^ kind) ? H_OTHER_KIND : H_FOREIGN;
+        return (h & 3u) != 0 && (kind == KIND_WIN || (h & 3u) == (KIND_COMM ^ KIND_WORK ^ kind))
+                   ? H_OTHER_KIND
+                   : H_FOREIGN;
     table_t *t = &tables[kind];
     uint32_t index = (uint32_t)((h >> KIND_BITS) & ((1u << SLOT_BITS) - 1));
     uint64_t gen = (uint64_t)h >> GEN_SHIFT;
@@ -241,5 +244,55 @@ tc_status_t tc_api_work_get(const tc_work_t *work, const char *fn, tc_api_work_t
         return tc_error_set(TC_ERR_INVALID_STATE,
                             "%s: work %p is not a work handle (never returned by an operation)",
                             fn, (const void *)work);
+    }
+}
+
+tc_status_t tc_api_win_new(const char *fn, tc_api_win_t **w_p)
+{
+    tc_api_win_t *w = calloc(1, sizeof(*w));
+    if (!w)
+        return tc_error_set(TC_ERR_NO_MEMORY, "%s: allocating the window handle", fn);
+    uintptr_t h = handle_issue(KIND_WIN, w);
+    if (!h) {
+        free(w);
+        return tc_error_set(TC_ERR_NO_RESOURCE,
+                            "%s: %u windows are alive: no handle is left (destroy some)", fn,
+                            1u << SLOT_BITS);
+    }
+    w->handle = (tc_win_t *)h;
+    *w_p = w;
+    return TC_OK;
+}
+
+void tc_api_win_retire(tc_api_win_t *w)
+{
+    if (!w)
+        return;
+    handle_retire(KIND_WIN, (uintptr_t)w->handle);
+    free(w);
+}
+
+tc_status_t tc_api_win_get(const tc_win_t *win, const char *fn, tc_api_win_t **w_p)
+{
+    if (!win)
+        return tc_error_set(TC_ERR_INVALID_ARG, "%s: win is NULL", fn);
+    void *obj = NULL;
+    switch (handle_lookup(KIND_WIN, win, &obj)) {
+    case H_LIVE:
+        *w_p = obj;
+        return TC_OK;
+    case H_STALE:
+        return tc_error_set(TC_ERR_INVALID_STATE,
+                            "%s: win %p was destroyed (tc_win_destroy); the handle is stale", fn,
+                            (const void *)win);
+    case H_OTHER_KIND:
+        return tc_error_set(TC_ERR_INVALID_STATE,
+                            "%s: win %p is a communicator or work handle, not a window", fn,
+                            (const void *)win);
+    default:
+        return tc_error_set(TC_ERR_INVALID_STATE,
+                            "%s: win %p is not a window handle (never returned by tc_win_create "
+                            "or tc_win_allocate)",
+                            fn, (const void *)win);
     }
 }

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "comms.h"
+#include "win.h"
 #include "ft.h"
 #include "progress.h"
 #include "small.h"
@@ -313,6 +314,7 @@ void tc_rt_comm_destroy(tc_rt_comm_t *comm)
     }
     tc_rt_world_lock(world);
     tc_rt_comm_cancel_works(comm, TC_ERR_ABORTED, "the communicator was destroyed");
+    tc_rt_comm_release_wins(comm); /* they stay, unusable, until tc_win_destroy */
     tc_rt_world_remove_comm(world, comm);
     for (tc_rt_work_t *w = comm->works; w; w = w->cnext) {
         tc_rt_sched_release(w);
@@ -370,7 +372,9 @@ tc_status_t tc_rt_comm_same_node(tc_rt_comm_t *comm, int peer, uint64_t deadline
 const char *tc_rt_op_what(const tc_rt_op_t *op, char *buf, size_t cap)
 {
     snprintf(buf, cap, "%s #%llu on comm '%s'",
-             op->coll == TC_COLL_COUNT ? "send/recv" : tc_coll_name(op->coll),
+             op->name                  ? op->name
+             : op->coll == TC_COLL_COUNT ? "send/recv"
+                                       : tc_coll_name(op->coll),
              (unsigned long long)op->seq, op->comm_name);
     return buf;
 }

@@ -47,6 +47,8 @@ struct tc_rt_comm {
     uint64_t sched_uses;
     tc_rt_sched_entry_t sched_cache[TC_RT_SCHED_CACHE];
     struct tc_rt_small *small; /* the small-message path (small.h), made on first use */
+    struct tc_rt_win *wins;    /* its windows (win.c) */
+    uint64_t nwins;            /* windows created on it */
 };
 
 /* Calls that start operations on a communicator come from one thread at a

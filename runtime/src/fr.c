@@ -83,7 +83,10 @@ void tc_rt_fr_begin(tc_rt_work_t *w, uint64_t now_ns)
                             .op = w->call.op,
                             .root = w->call.root,
                             .count = w->call.sendcounts ? 0 : w->call.count,
-                            .algo = w->main_sched ? w->main_sched->algo : "?",
+                            .algo = w->main_sched ? w->main_sched->algo
+                                    : w->op.name  ? "window"
+                                                  : "?",
+                            .name = w->op.name,
                             .state = TC_RT_FR_RUNNING,
                             .start_ns = now_ns};
 }
@@ -101,7 +104,9 @@ void tc_rt_fr_end(tc_rt_work_t *w, tc_status_t st, uint64_t now_ns)
     e->state = st == TC_OK            ? TC_RT_FR_DONE
                : st == TC_ERR_TIMEOUT ? TC_RT_FR_TIMED_OUT
                                       : TC_RT_FR_FAILED;
-    if (st != TC_OK && w->sched)
+    if (st != TC_OK && w->ops)
+        snprintf(e->awaited, sizeof(e->awaited), "%d", w->rma.peer); /* a window's target */
+    else if (st != TC_OK && w->sched)
         tc_rt_exec_awaited(w, e->awaited, sizeof(e->awaited));
 }
 
@@ -167,7 +172,9 @@ tc_status_t tc_rt_fr_dump(tc_rt_comm_t *comm, const char *reason)
         if (w->comm != comm || !w->fr_id)
             continue;
         tc_rt_fr_entry_t *e = &comm->fr[(w->fr_id - 1) % comm->fr_cap];
-        if (e->id == w->fr_id && e->state == TC_RT_FR_RUNNING)
+        if (e->id == w->fr_id && e->state == TC_RT_FR_RUNNING && w->ops)
+            snprintf(e->awaited, sizeof(e->awaited), "%d", w->rma.peer); /* a window's target */
+        else if (e->id == w->fr_id && e->state == TC_RT_FR_RUNNING && w->sched)
             tc_rt_exec_awaited(w, e->awaited, sizeof(e->awaited));
     }
     char path[512], tmp[520];
@@ -203,7 +210,9 @@ tc_status_t tc_rt_fr_dump(tc_rt_comm_t *comm, const char *reason)
                 "\"op\": \"%s\", \"root\": %d, \"algo\": \"%s\", \"state\": \"%s\", "
                 "\"start_ns\": %llu, \"end_ns\": %llu, \"status\": \"%s\", \"awaited\": ",
                 n == first ? "" : ",", (unsigned long long)e->seq,
-                p2p ? "send_recv" : tc_coll_name((tc_coll_t)e->coll),
+                e->name ? e->name
+                : p2p   ? "send_recv"
+                        : tc_coll_name((tc_coll_t)e->coll),
                 p2p ? "bytes" : tc_dtype_name((tc_dtype_t)e->dtype), (unsigned long long)e->count,
                 tc_redop_name((tc_redop_t)e->op), e->root, e->algo, fr_state_name(e->state),
                 (unsigned long long)e->start_ns + offset,

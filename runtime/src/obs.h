@@ -16,6 +16,7 @@ typedef struct tc_rt_fr_entry {
     int dtype, op, root;
     uint64_t count;
     const char *algo; /* static */
+    const char *name; /* static: an operation that is no collective ("win_put"), or NULL */
     int state;        /* TC_RT_FR_* */
     tc_status_t status;
     uint64_t start_ns, end_ns; /* CLOCK_MONOTONIC; dumps convert to the real time */

@@ -64,7 +64,7 @@ static uint64_t small_coarse_ns(void)
 
 static const char *small_what(const tc_rt_small_op_t *op, char *buf, size_t cap)
 {
-    tc_rt_op_t o = {op->call->coll, op->seq, op->comm->name};
+    tc_rt_op_t o = {op->call->coll, op->seq, op->comm->name, NULL};
     return tc_rt_op_what(&o, buf, cap);
 }
 

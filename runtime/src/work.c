@@ -92,7 +92,7 @@ static tc_status_t work_copy_arrays(tc_rt_work_t *w, const tc_rt_coll_t *call, i
     return TC_OK;
 }
 
-static tc_rt_work_t *work_alloc(tc_rt_comm_t *comm)
+tc_rt_work_t *tc_rt_work_alloc(tc_rt_comm_t *comm)
 {
     tc_rt_work_t *w = calloc(1, sizeof(*w));
     if (!w)
@@ -107,7 +107,7 @@ static tc_rt_work_t *work_alloc(tc_rt_comm_t *comm)
 }
 
 /* Free a work's memory (lock held; the work is not running). */
-static void work_release(tc_rt_work_t *w)
+void tc_rt_work_release(tc_rt_work_t *w)
 {
     tc_rt_comm_t *comm = w->comm;
     if (comm) {
@@ -164,7 +164,7 @@ static tc_status_t issue_finish(tc_rt_work_t *w, int flags, tc_rt_work_t **work_
     return st;
 fail:
     if (w->heap)
-        work_release(w);
+        tc_rt_work_release(w);
     else
         tc_rt_sched_release(w);
     return st;
@@ -174,7 +174,7 @@ static tc_status_t coll_issue(tc_rt_comm_t *comm, const tc_rt_coll_t *call, int 
                               tc_rt_work_t **work_p)
 {
     char what[128];
-    tc_rt_op_t op = {call->coll, comm->seq + 1, comm->name};
+    tc_rt_op_t op = {call->coll, comm->seq + 1, comm->name, NULL};
     tc_status_t st = issue_lock(comm, flags);
     if (st != TC_OK)
         return st;
@@ -185,7 +185,7 @@ static tc_status_t coll_issue(tc_rt_comm_t *comm, const tc_rt_coll_t *call, int 
         goto out;
     tc_rt_work_t *w;
     if (work_p) {
-        if (!(w = work_alloc(comm))) {
+        if (!(w = tc_rt_work_alloc(comm))) {
             st = tc_error_set(TC_ERR_NO_MEMORY, "%s: work object", tc_rt_op_what(&op, what, 128));
             goto out;
         }
@@ -219,7 +219,7 @@ static tc_status_t coll_issue(tc_rt_comm_t *comm, const tc_rt_coll_t *call, int 
         (st = tc_rt_plan_get(comm, w, algo)) != TC_OK) {
         tc_error_prefix("%s: ", tc_rt_op_what(&op, what, sizeof(what)));
         if (w->heap)
-            work_release(w);
+            tc_rt_work_release(w);
         else
             free(w->varr);
         goto out;
@@ -360,18 +360,18 @@ static tc_status_t p2p_issue(tc_rt_comm_t *comm, const tc_rt_p2p_t *ops, int n,
             goto out;
         }
     } else {
-        w = work_alloc(comm);
+        w = tc_rt_work_alloc(comm);
     }
     if (!w) {
         st = tc_error_set(TC_ERR_NO_MEMORY, "send/recv on comm '%s': work object", comm->name);
         goto out;
     }
     w->call = (tc_rt_coll_t){.coll = TC_COLL_COUNT, .dtype = TC_UINT8, .op = TC_SUM, .root = -1};
-    w->op = (tc_rt_op_t){TC_COLL_COUNT, ++comm->p2p_ops, comm->name};
+    w->op = (tc_rt_op_t){TC_COLL_COUNT, ++comm->p2p_ops, comm->name, NULL};
     w->timeout_ms = timeout_ms > 0 ? timeout_ms : comm->timeout_ms;
     if ((st = p2p_build(comm, w, ops, n)) != TC_OK) {
         if (w->heap)
-            work_release(w);
+            tc_rt_work_release(w);
         goto out;
     }
     tc_rt_work_t *keep = NULL;
@@ -379,7 +379,7 @@ static tc_status_t p2p_issue(tc_rt_comm_t *comm, const tc_rt_p2p_t *ops, int n,
     if (keep && work_p)
         *work_p = keep;
     else if (keep)
-        work_release(keep);
+        tc_rt_work_release(keep);
 out:
     tc_rt_world_unlock(comm->world);
     return st;
@@ -476,7 +476,7 @@ const char *tc_rt_work_error(const tc_rt_work_t *w)
 tc_status_t tc_rt_work_free(tc_rt_work_t *w)
 {
     if (!w->comm) { /* detached when its communicator was destroyed */
-        work_release(w);
+        tc_rt_work_release(w);
         return TC_OK;
     }
     tc_rt_world_t *world = w->comm->world;
@@ -484,7 +484,7 @@ tc_status_t tc_rt_work_free(tc_rt_work_t *w)
     tc_status_t st = TC_OK;
     if (tc_rt_work_get_state(w) == TC_RT_WORK_RUNNING)
         st = tc_rt_work_wait_locked(w, 0);
-    work_release(w);
+    tc_rt_work_release(w);
     tc_rt_world_unlock(world);
     return st == TC_OK || st == TC_INPROGRESS ? TC_OK : st;
 }

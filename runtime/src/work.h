@@ -11,15 +11,37 @@
 
 /* What an operation is, for error messages (formatted only when needed). */
 typedef struct tc_rt_op {
-    tc_coll_t coll; /* TC_COLL_COUNT: point-to-point */
+    tc_coll_t coll; /* TC_COLL_COUNT: point-to-point (or what name says) */
     uint64_t seq;
     const char *comm_name;
+    const char *name; /* static: an operation that is no collective ("win_put"), or NULL */
 } tc_rt_op_t;
 
 /* "all_reduce #12 on comm 'world'" */
 const char *tc_rt_op_what(const tc_rt_op_t *op, char *buf, size_t cap);
 
 enum { TC_RT_WORK_IDLE = 0, TC_RT_WORK_RUNNING, TC_RT_WORK_DONE };
+
+/* A work that runs no schedule (a window's operation, win_ops.c) says how it
+ * advances and ends; schedule works have none. */
+typedef struct tc_rt_work_ops {
+    /* one pass: the changes, or a negative status (the error set) */
+    int (*pass)(tc_rt_work_t *work);
+    /* everything it posted completed */
+    int (*done)(const tc_rt_work_t *work);
+    /* it ends with @p st (every end, before the state is published): no
+     * request may point into the caller's buffers after it */
+    void (*end)(tc_rt_work_t *work, tc_status_t st);
+} tc_rt_work_ops_t;
+
+/* The transport requests of a window's operation (win_ops.c). */
+typedef struct tc_rt_work_rma {
+    struct tc_rt_win *win;
+    int peer;           /* rank in the window's communicator */
+    int nreq;           /* requests posted in req */
+    int counted;        /* counted in the window's pending operations */
+    tc_tp_req_t req[2]; /* data, then signal */
+} tc_rt_work_rma_t;
 
 struct tc_rt_work {
     tc_rt_comm_t *comm;          /* NULL once the communicator is destroyed */
@@ -56,6 +78,8 @@ struct tc_rt_work {
     uint64_t start_ns; /* when it started (stats, hooks) */
     tc_rt_op_t op;
     tc_rt_exec_t ex;
+    const tc_rt_work_ops_t *ops; /* NULL: the schedule runs (executor) */
+    tc_rt_work_rma_t rma;        /* with ops: a window's operation */
 };
 
 /* The state is read without the lock by waiters and testers: what a work
@@ -69,6 +93,11 @@ static inline void tc_rt_work_set_state(tc_rt_work_t *w, int state)
 {
     __atomic_store_n(&w->state, state, __ATOMIC_RELEASE);
 }
+
+/* work.c: a heap work of @p comm (on its list), or NULL; and its release
+ * (lock held; the work is not running) */
+tc_rt_work_t *tc_rt_work_alloc(tc_rt_comm_t *comm);
+void tc_rt_work_release(tc_rt_work_t *work);
 
 /* work_progress.c */
 /* Wait (lock held) for @p work, at most until @p wait_deadline (0: its own). */

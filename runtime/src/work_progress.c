@@ -59,7 +59,9 @@ void tc_rt_work_end(tc_rt_work_t *w, tc_status_t st)
     uint64_t now = w->start_ns || w->fr_id ? tc_time_ns() : 0;
     tc_rt_fr_end(w, st, now);
     tc_rt_stats_end(w, st, now);
-    if (st != TC_OK)
+    if (w->ops)
+        w->ops->end(w, st); /* a window's operation: its requests */
+    else if (st != TC_OK)
         tc_rt_exec_abandon(w); /* no request may still point into the caller's buffers */
     tc_rt_work_unlink(w);
     tc_rt_sched_release(w);
@@ -138,9 +140,14 @@ void tc_rt_comm_cancel_works(tc_rt_comm_t *comm, tc_status_t st, const char *why
         if (w->comm != comm || w->tolerant)
             continue;
         char what[128];
-        snprintf(w->error, sizeof(w->error), "%s (%s, rank %d of %d, at step %u of %u): %s",
-                 tc_rt_op_what(&w->op, what, sizeof(what)), w->sched ? w->sched->algo : "?",
-                 comm->rank, comm->size, w->ex.first, w->sched ? w->sched->nsteps : 0, why);
+        if (w->ops) /* a window's operation */
+            snprintf(w->error, sizeof(w->error), "%s (%zu bytes, rank %d of %d to rank %d): %s",
+                     tc_rt_op_what(&w->op, what, sizeof(what)), w->call.count, comm->rank,
+                     comm->size, w->rma.peer, why);
+        else
+            snprintf(w->error, sizeof(w->error), "%s (%s, rank %d of %d, at step %u of %u): %s",
+                     tc_rt_op_what(&w->op, what, sizeof(what)), w->sched ? w->sched->algo : "?",
+                     comm->rank, comm->size, w->ex.first, w->sched ? w->sched->nsteps : 0, why);
         tc_rt_work_end(w, st);
         next = world->active; /* abandon may have closed endpoints: restart the walk */
     }
@@ -149,6 +156,14 @@ void tc_rt_comm_cancel_works(tc_rt_comm_t *comm, tc_status_t st, const char *why
 static void work_timeout(tc_rt_work_t *w)
 {
     char awaited[160], what[128];
+    if (w->ops) { /* a window's operation */
+        tc_rt_work_fail(w, tc_error_set(TC_ERR_TIMEOUT,
+                                        "%s (rank %d of %d): timed out after %lld ms; rank %d "
+                                        "did not complete it",
+                                        tc_rt_op_what(&w->op, what, sizeof(what)), w->comm->rank,
+                                        w->comm->size, (long long)w->timeout_ms, w->rma.peer));
+        return;
+    }
     tc_rt_exec_awaited(w, awaited, sizeof(awaited));
     tc_status_t st = tc_error_set(TC_ERR_TIMEOUT,
                                   "%s (%s, rank %d of %d): timed out after %lld "
@@ -183,6 +198,20 @@ int tc_rt_works_advance(tc_rt_world_t *world)
     int total = 0;
     for (tc_rt_work_t *w = world->active, *next; w; w = next) {
         next = w->next;
+        if (w->ops) { /* a window's operation */
+            int c = w->ops->pass(w);
+            if (c < 0) {
+                tc_rt_work_fail(w, (tc_status_t)c);
+                next = world->active;
+                total++;
+            } else if (w->ops->done(w)) {
+                tc_rt_work_end(w, TC_OK);
+                total++;
+            } else {
+                total += c;
+            }
+            continue;
+        }
         int c = tc_rt_exec_pass(w);
         if (c < 0) {
             tc_rt_work_fail(w, (tc_status_t)c);

@@ -30,6 +30,7 @@ stash_bin() {
     rm -rf "$dest" && mkdir -p "$dest"
     for b in tools/tcrun/tcrun tools/tcperf/tcperf tests/integration/allreduce_test \
         tests/integration/coll_test tests/integration/thread_test tests/integration/recreate_test \
+        tests/integration/win_test tests/integration/win_halo tests/integration/win_pipeline \
         tests/fault/ft_test tests/fault/resilient_training tests/fault/create_abort_test tests/fault/agree_test \
         tests/fault/create_missing_test \
         tests/runtime/env_boot_prog; do
@@ -40,23 +41,33 @@ stash_bin() {
 integration() {
     local dir=build/bin-$1
     shift
-    stash_bin "$dir" && tests/integration/run_launchers.sh "$dir" "$@"
+    stash_bin "$dir" || return 1
+    local rc=0
+    tests/integration/run_launchers.sh "$dir" "$@" || rc=1
+    tests/integration/run_win.sh "$dir" "$@" || rc=1
+    return $rc
 }
 
 # The progress thread and asynchronous work under TSan, in real multi-process
 # jobs: TSan's coll_test under the plain tcrun (whose libpmix server is not ours
 # to check). TSan reports make the ranks exit non-zero.
 tsan_integration() {
-    bazel build --config=tsan //tests/integration:coll_test //tests/integration:thread_test &&
+    bazel build --config=tsan //tests/integration:coll_test //tests/integration:thread_test \
+        //tests/integration:win_test &&
         mkdir -p build/bin-tsan/tools/tcrun build/bin-tsan/tests/integration &&
         cp -f bazel-bin/tests/integration/coll_test build/bin-tsan/ &&
         cp -f bazel-bin/tests/integration/thread_test build/bin-tsan/tests/integration/ &&
+        cp -f bazel-bin/tests/integration/win_test build/bin-tsan/tests/integration/ &&
         cp -f build/bin-opt/tools/tcrun/tcrun build/bin-tsan/tools/tcrun/ &&
         TSAN_OPTIONS=halt_on_error=1:exitcode=66 timeout -k 10 600 \
             build/bin-opt/tools/tcrun/tcrun -n 3 build/bin-tsan/coll_test --quick &&
         TC_CHECK=1 TC_HEARTBEAT_MS=50 TSAN_OPTIONS=halt_on_error=1:exitcode=66 \
             timeout -k 10 600 build/bin-opt/tools/tcrun/tcrun -n 4 build/bin-tsan/coll_test --quick &&
-        TSAN_OPTIONS=halt_on_error=1:exitcode=66 tests/integration/run_threads.sh build/bin-tsan --quick
+        TSAN_OPTIONS=halt_on_error=1:exitcode=66 tests/integration/run_threads.sh build/bin-tsan --quick &&
+        TC_SHM=0 TSAN_OPTIONS=halt_on_error=1:exitcode=66 timeout -k 10 600 \
+            build/bin-opt/tools/tcrun/tcrun -n 2 build/bin-tsan/tests/integration/win_test --quick &&
+        TSAN_OPTIONS=halt_on_error=1:exitcode=66 timeout -k 10 600 \
+            build/bin-opt/tools/tcrun/tcrun -n 3 build/bin-tsan/tests/integration/win_test --quick
 }
 
 # intercept_tls_get_addr=0: LeakSanitizer 14 reads a garbage dynamic-TLS range of a library
@@ -83,7 +94,7 @@ step "python: the package, torch.distributed against gloo (torchrun x2, x4), the
     bash -c 'tools/setup/install-deps.sh --python && python/run_tests.sh'
 step "install: prefix, pkg-config, CMake, the transport alone, with MPI and NCCL, the ABI record, .deb" \
     tests/install/run_install_test.sh --no-build --deb
-step "integration: tcrun, mpirun, srun, torchrun env, no launcher" integration opt
+step "integration: tcrun, mpirun, srun, torchrun env, no launcher; windows (run_win.sh)" integration opt
 step "threads: 2-8 threads on their own communicators at 2-4 ranks, two on one" \
     tests/integration/run_threads.sh build/bin-opt
 step "fault injection: kill, stop, mismatch, abort, shrink; tc-fr" \
@@ -100,7 +111,7 @@ step "unit tests (TSan): threads in base, tcp, shm, self, the env store" \
     //tests/transport:tcp_pair_test //tests/transport:tcp_rma_test //tests/transport:tcp_nsocks_test \
     //tests/runtime:bootstrap_env_test \
     //tests/transport/shm/... //tests/transport/self/...
-step "integration (TSan): coll_test over 3 and 4 ranks, the progress thread, thread_test" \
+step "integration (TSan): coll_test over 3 and 4 ranks, the progress thread, thread_test, win_test" \
     tsan_integration
 step "fuzz: every libFuzzer target, 15 s each" tests/fuzz/run_fuzz.sh 15
 step "doxygen: public headers, warnings as errors" \

@@ -1,0 +1,60 @@
+/* Internal, windows (win.c: create, destroy, shared memory; win_ops.c: put,
+ * get, signals, waits, flush). A window belongs to a communicator; its
+ * operations are works of that communicator that run no schedule (their
+ * tc_rt_work_ops_t), so waits, timeouts, abort, revoke, failures and the
+ * flight recorder treat them like any operation. It calls work, progress,
+ * the world and fault tolerance. */
+#ifndef TC_RUNTIME_WIN_H
+#define TC_RUNTIME_WIN_H
+
+#include "comms.h"
+#include "tcomms/runtime/win.h"
+
+/* A peer's window as this rank reaches it. */
+typedef struct tc_rt_win_peer {
+    size_t bytes;        /* its window's size */
+    tc_tp_ep_t *ep;      /* the endpoint the keys were unpacked for */
+    tc_tp_rkey_t *data;  /* its window */
+    tc_tp_rkey_t *slots; /* its signal slots */
+    void *shared;        /* its window mapped here (same node, allocated), or NULL */
+    int shared_why;      /* why not: 1 not in shared memory, 2 another node, 3 not mapped */
+    int pending;         /* operations to it not yet completed */
+} tc_rt_win_peer_t;
+
+/* This rank's memory registered with one backend of the world. */
+typedef struct tc_rt_win_reg {
+    tc_tp_mem_t *data, *slots;
+} tc_rt_win_reg_t;
+
+struct tc_rt_win {
+    tc_rt_comm_t *comm;         /* NULL once the communicator was destroyed */
+    tc_rt_win_t *cnext, *cprev; /* the communicator's windows */
+    uint64_t id;                /* 1 + windows of the communicator before it */
+    void *base;
+    size_t bytes;
+    int allocated; /* the library allocated base */
+    int shm_fd;    /* 1: in a shared-memory segment, mapped for map_bytes */
+    size_t map_bytes;
+    uint64_t *slots;                          /* TC_RT_WIN_SLOTS words, 64-byte aligned */
+    tc_rt_win_reg_t regs[TC_RT_BACKENDS_MAX]; /* by the world's backend index */
+    tc_rt_win_peer_t *peers;                  /* by rank of the communicator */
+    int pending;                              /* operations not yet completed */
+    uint64_t ops;                             /* operations issued (their sequence) */
+    int released;                             /* transport resources given back */
+    int linked;                               /* on the communicator's list */
+    int counted;                              /* counted in the world's nasync */
+    tc_rt_work_t *inline_work; /* blocking operations without a work object, reused */
+};
+
+/* win.c */
+/* Give back what @p win holds of the world (keys, registrations, the
+ * progress thread's duty); lock held. The window stays, unusable. */
+void tc_rt_win_release(tc_rt_win_t *win);
+/* The communicator is destroyed (lock held): its windows release. */
+void tc_rt_comm_release_wins(tc_rt_comm_t *comm);
+
+/* win_ops.c */
+/* Cancel @p win's running operations with @p st (lock held). */
+void tc_rt_win_cancel(tc_rt_win_t *win, tc_status_t st, const char *why);
+
+#endif

@@ -1,0 +1,418 @@
+/* Window operations: put, get, put with signal, signal (works of the
+ * window's communicator that post one or two transport requests and run no
+ * schedule), waiting for a signal slot, flush. Every argument is checked at
+ * the origin before anything moves; every wait is bounded. */
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+
+#include "ft.h"
+#include "obs.h"
+#include "progress.h"
+#include "tcomms/base/log.h"
+#include "tcomms/base/time.h"
+#include "win.h"
+
+static const char *const win_op_names[] = {"win_put", "win_get", "win_put_signal", "win_signal"};
+static const char *const win_cmp_names[] = {"==", "!=", ">=", ">", "<=", "<"};
+
+/* ---- the work of one operation ---- */
+
+static int win_work_done(const tc_rt_work_t *w)
+{
+    for (int i = 0; i < w->rma.nreq; i++)
+        if (__atomic_load_n(&w->rma.req[i].status, __ATOMIC_ACQUIRE) == TC_INPROGRESS)
+            return 0;
+    return 1;
+}
+
+/* A request failed: the error names the operation and the target. */
+static tc_status_t win_work_error(tc_rt_work_t *w, tc_status_t st)
+{
+    tc_rt_win_t *win = w->rma.win;
+    tc_rt_comm_t *comm = w->comm;
+    const tc_tp_ep_t *ep = win->peers[w->rma.peer].ep;
+    if (st == TC_ERR_PEER_FAILED || (ep && ep->failed == TC_ERR_PEER_FAILED)) {
+        st = TC_ERR_PEER_FAILED;
+        w->failed_peer = tc_rt_world_rank(comm, w->rma.peer); /* named by the failure path */
+    }
+    char what[128];
+    return tc_error_set(st, "%s (%zu bytes, rank %d of %d to rank %d): %s",
+                        tc_rt_op_what(&w->op, what, sizeof(what)), w->call.count, comm->rank,
+                        comm->size, w->rma.peer,
+                        ep && ep->failed != TC_OK ? tc_tp_ep_error(ep) : tc_status_string(st));
+}
+
+static int win_work_pass(tc_rt_work_t *w)
+{
+    for (int i = 0; i < w->rma.nreq; i++) {
+        tc_status_t st = __atomic_load_n(&w->rma.req[i].status, __ATOMIC_ACQUIRE);
+        if (st != TC_INPROGRESS && st != TC_OK)
+            return (int)win_work_error(w, st);
+    }
+    return 0;
+}
+
+static void win_work_end(tc_rt_work_t *w, tc_status_t st)
+{
+    tc_rt_win_t *win = w->rma.win;
+    tc_rt_world_t *world = w->comm->world;
+    if (st != TC_OK && !win_work_done(w)) {
+        /* an RMA request cannot be taken back: close the endpoint, which ends it */
+        int wr = tc_rt_world_rank(w->comm, w->rma.peer);
+        if (tc_rt_world_ep_get(world, wr) == win->peers[w->rma.peer].ep)
+            tc_rt_world_ep_drop(world, wr);
+    }
+    if (w->rma.counted) {
+        w->rma.counted = 0;
+        win->pending--;
+        win->peers[w->rma.peer].pending--;
+    }
+}
+
+static const tc_rt_work_ops_t win_work_ops = {win_work_pass, win_work_done, win_work_end};
+
+void tc_rt_win_cancel(tc_rt_win_t *win, tc_status_t st, const char *why)
+{
+    tc_rt_world_t *world = win->comm->world;
+    for (tc_rt_work_t *w = world->active, *next; w; w = next) {
+        next = w->next;
+        if (w->ops != &win_work_ops || w->rma.win != win)
+            continue;
+        char what[128];
+        snprintf(w->error, sizeof(w->error), "%s (rank %d of %d to rank %d): %s",
+                 tc_rt_op_what(&w->op, what, sizeof(what)), w->comm->rank, w->comm->size,
+                 w->rma.peer, why);
+        tc_rt_work_end(w, st);
+        next = world->active; /* an endpoint may have closed: restart the walk */
+    }
+}
+
+/* ---- issuing ---- */
+
+static tc_status_t win_usable(tc_rt_win_t *win, const char *fn)
+{
+    tc_rt_comm_t *comm = win->comm;
+    if (!comm || win->released)
+        return tc_error_set(TC_ERR_INVALID_STATE,
+                            "%s: the window's communicator was destroyed (tc_comm_destroy); "
+                            "only tc_win_destroy is left to call",
+                            fn);
+    tc_rt_world_poll_events(comm->world);
+    if (comm->broken != TC_OK)
+        return tc_error_set(comm->broken,
+                            "%s on comm '%s': the communicator is unusable since an earlier "
+                            "failure: %s",
+                            fn, comm->name, comm->broken_why);
+    return TC_OK;
+}
+
+/* Peer, range, slot and buffer of @p op against what the peer exposed. */
+static tc_status_t win_check(const tc_rt_win_t *win, const tc_rt_win_op_t *op, const char *fn)
+{
+    const tc_rt_comm_t *comm = win->comm;
+    if (op->peer < 0 || op->peer >= comm->size)
+        return tc_error_set(TC_ERR_INVALID_ARG,
+                            "%s: peer %d is not a rank of the window's communicator '%s' (size "
+                            "%d)",
+                            fn, op->peer, comm->name, comm->size);
+    size_t size = win->peers[op->peer].bytes;
+    if (op->kind != TC_RT_WIN_SIGNAL && (op->offset > size || op->bytes > size - op->offset))
+        return tc_error_set(TC_ERR_INVALID_ARG,
+                            "%s: %zu bytes at offset %llu are beyond rank %d's window of %zu "
+                            "bytes",
+                            fn, op->bytes, (unsigned long long)op->offset, op->peer, size);
+    if (op->kind != TC_RT_WIN_SIGNAL && op->bytes && !op->buf)
+        return tc_error_set(TC_ERR_INVALID_ARG, "%s: the local buffer is NULL with %zu bytes", fn,
+                            op->bytes);
+    if ((op->kind == TC_RT_WIN_SIGNAL || op->kind == TC_RT_WIN_PUT_SIGNAL) &&
+        (op->slot < 0 || op->slot >= TC_RT_WIN_SLOTS))
+        return tc_error_set(TC_ERR_INVALID_ARG, "%s: signal slot %d is not in [0, %d)", fn,
+                            op->slot, TC_RT_WIN_SLOTS);
+    if ((op->kind == TC_RT_WIN_SIGNAL || op->kind == TC_RT_WIN_PUT_SIGNAL) &&
+        op->sig_op != TC_RT_WIN_ADD && op->sig_op != TC_RT_WIN_SET)
+        return tc_error_set(TC_ERR_INVALID_ARG,
+                            "%s: signal op %d is neither TC_WIN_SIGNAL_ADD nor "
+                            "TC_WIN_SIGNAL_SET",
+                            fn, op->sig_op);
+    return TC_OK;
+}
+
+/* The endpoint the window's keys for @p peer were unpacked for, if the world still has it. */
+static tc_status_t win_ep(tc_rt_win_t *win, int peer, const char *fn, tc_tp_ep_t **ep_p)
+{
+    tc_rt_comm_t *comm = win->comm;
+    int wr = tc_rt_world_rank(comm, peer);
+    tc_tp_ep_t *ep = tc_rt_world_ep_get(comm->world, wr);
+    if (ep && ep == win->peers[peer].ep) {
+        *ep_p = ep;
+        return TC_OK;
+    }
+    const tc_rt_failed_t *f = tc_rt_world_failed(comm->world, wr);
+    if (f) {
+        char desc[160];
+        tc_rt_comm_failed_describe(comm, f, desc, sizeof(desc));
+        return tc_error_set(TC_ERR_PEER_FAILED, "%s: %s failed: %s", fn, desc, f->why);
+    }
+    return tc_error_set(TC_ERR_INVALID_STATE,
+                        "%s: the connection to rank %d that the window was set up over was "
+                        "closed (an earlier operation to it was cancelled)",
+                        fn, peer);
+}
+
+/* Post the requests of @p op; an error is set for the work. */
+static tc_status_t win_post(tc_rt_work_t *w, tc_tp_ep_t *ep, const tc_rt_win_op_t *op)
+{
+    tc_rt_win_peer_t *peer = &w->rma.win->peers[op->peer];
+    tc_status_t st = TC_OK;
+    tc_tp_req_t init = TC_TP_REQ_INIT;
+    if (op->bytes && op->kind != TC_RT_WIN_SIGNAL && peer->shared) {
+        /* both windows allocated in shared memory on this node: load and store
+         * directly; a signal after it is posted only once the copy is done */
+        char *at = (char *)peer->shared + op->offset;
+        if (op->kind == TC_RT_WIN_GET)
+            memcpy(op->buf, at, op->bytes);
+        else
+            memcpy(at, op->buf, op->bytes);
+    } else if (op->bytes && op->kind != TC_RT_WIN_SIGNAL) {
+        w->rma.req[0] = init;
+        w->rma.nreq = 1;
+        st = op->kind == TC_RT_WIN_GET
+                 ? tc_tp_get(ep, op->buf, op->bytes, peer->data, op->offset, &w->rma.req[0])
+                 : tc_tp_put(ep, op->buf, op->bytes, peer->data, op->offset, &w->rma.req[0]);
+        if (st != TC_OK && w->rma.req[0].status == TC_INPROGRESS)
+            w->rma.nreq = 0; /* refused: nothing pending */
+    }
+    if (st == TC_OK && (op->kind == TC_RT_WIN_SIGNAL || op->kind == TC_RT_WIN_PUT_SIGNAL)) {
+        int i = w->rma.nreq++;
+        w->rma.req[i] = init;
+        st = tc_tp_signal(ep, peer->slots, (uint64_t)op->slot * 8,
+                          op->sig_op == TC_RT_WIN_SET ? TC_TP_SIGNAL_SET : TC_TP_SIGNAL_ADD,
+                          op->value, &w->rma.req[i]);
+        if (st != TC_OK && w->rma.req[i].status == TC_INPROGRESS)
+            w->rma.nreq--;
+    }
+    return st == TC_OK ? TC_OK : win_work_error(w, st);
+}
+
+/* Lock held: start @p w for @p op. The result is the work's. */
+static void win_start(tc_rt_win_t *win, tc_rt_work_t *w, tc_tp_ep_t *ep, const tc_rt_win_op_t *op,
+                      int async)
+{
+    tc_rt_comm_t *comm = win->comm;
+    w->ops = &win_work_ops;
+    w->rma.win = win;
+    w->rma.peer = op->peer;
+    w->rma.nreq = 0;
+    w->rma.counted = 1;
+    win->pending++;
+    win->peers[op->peer].pending++;
+    w->op = (tc_rt_op_t){TC_COLL_COUNT, ++win->ops, comm->name, win_op_names[op->kind]};
+    w->call = (tc_rt_coll_t){.coll = TC_COLL_COUNT,
+                             .count = op->bytes,
+                             .dtype = TC_UINT8,
+                             .op = TC_SUM,
+                             .root = op->peer};
+    w->sched = w->main_sched = NULL;
+    w->async = async;
+    w->timeout_ms = op->timeout_ms > 0 ? op->timeout_ms : comm->timeout_ms;
+    uint64_t now = tc_time_ns();
+    w->deadline = tc_deadline_add_ms(now, (uint64_t)w->timeout_ms);
+    w->failed_peer = -1;
+    w->start_ns = 0; /* not in the collectives' statistics and hooks */
+    w->error[0] = '\0';
+    w->result = TC_INPROGRESS;
+    tc_rt_fr_begin(w, now);
+    tc_rt_work_set_state(w, TC_RT_WORK_RUNNING);
+    tc_rt_work_link(w);
+    tc_status_t st = win_post(w, ep, op);
+    if (st != TC_OK)
+        tc_rt_work_fail(w, st); /* ends it, names a failed peer, breaks the communicator */
+    else if (win_work_done(w))
+        tc_rt_work_end(w, TC_OK); /* nothing to move, or it completed at once */
+}
+
+tc_status_t tc_rt_win_issue(tc_rt_win_t *win, const tc_rt_win_op_t *op, int flags,
+                            tc_rt_work_t **work_p)
+{
+    const char *fn = (unsigned)op->kind < 4 ? win_op_names[op->kind] : "win_op";
+    tc_rt_comm_t *comm = win->comm;
+    if (!comm || win->released)
+        return win_usable(win, fn);
+    tc_status_t st = win_check(win, op, fn);
+    if (st != TC_OK)
+        return st;
+    tc_rt_world_t *world = comm->world;
+    int async = (flags & TC_RT_ASYNC) != 0;
+    tc_rt_world_lock(world);
+    tc_tp_ep_t *ep = NULL;
+    tc_rt_work_t *w = NULL;
+    if ((st = win_usable(win, fn)) != TC_OK || (st = win_ep(win, op->peer, fn, &ep)) != TC_OK)
+        goto out;
+    if (async || work_p) {
+        if (!(w = tc_rt_work_alloc(comm))) {
+            st = tc_error_set(TC_ERR_NO_MEMORY, "%s: work object", fn);
+            goto out;
+        }
+    } else {
+        w = win->inline_work;
+        if (tc_rt_work_get_state(w) == TC_RT_WORK_RUNNING) {
+            st = tc_error_set(TC_ERR_INVALID_STATE,
+                              "%s: another blocking window operation is running on this "
+                              "window in another thread",
+                              fn);
+            goto out;
+        }
+    }
+    win_start(win, w, ep, op, async);
+    if (!async && tc_rt_work_get_state(w) == TC_RT_WORK_RUNNING &&
+        tc_rt_work_wait_locked(w, 0) != TC_OK) {
+        /* bounded by the work's own deadline: the result is the work's */
+    }
+    st = tc_rt_work_get_state(w) == TC_RT_WORK_RUNNING ? TC_OK : w->result;
+    if (st != TC_OK)
+        st = tc_error_set(st, "%s", w->error);
+    if (st != TC_OK && w != win->inline_work) {
+        tc_rt_work_release(w); /* ended: no work object for a failed call */
+        w = NULL;
+    }
+    if (st == TC_OK && work_p)
+        *work_p = w;
+out:
+    tc_rt_world_unlock(world);
+    return st;
+}
+
+/* ---- waiting ---- */
+
+static int win_cmp(int cmp, uint64_t v, uint64_t value)
+{
+    switch (cmp) {
+    case TC_RT_WIN_EQ:
+        return v == value;
+    case TC_RT_WIN_NE:
+        return v != value;
+    case TC_RT_WIN_GE:
+        return v >= value;
+    case TC_RT_WIN_GT:
+        return v > value;
+    case TC_RT_WIN_LE:
+        return v <= value;
+    default:
+        return v < value;
+    }
+}
+
+/* Without progress for this long, waits sleep between passes. */
+#define WIN_IDLE_SLEEP_NS 20000ull
+
+tc_status_t tc_rt_win_wait_signal(tc_rt_win_t *win, int slot, int cmp, uint64_t value,
+                                  int64_t timeout_ms, uint64_t *seen_p)
+{
+    static const char fn[] = "win_wait_signal";
+    if (slot < 0 || slot >= TC_RT_WIN_SLOTS)
+        return tc_error_set(TC_ERR_INVALID_ARG, "%s: signal slot %d is not in [0, %d)", fn, slot,
+                            TC_RT_WIN_SLOTS);
+    if (cmp < 0 || cmp >= TC_RT_WIN_CMP_COUNT)
+        return tc_error_set(TC_ERR_INVALID_ARG, "%s: comparison %d is not a tc_win_cmp_t", fn, cmp);
+    tc_rt_comm_t *comm = win->comm;
+    if (!comm || win->released)
+        return win_usable(win, fn);
+    tc_rt_world_t *world = comm->world;
+    int64_t ms = timeout_ms > 0 ? timeout_ms : comm->timeout_ms;
+    uint64_t start = tc_time_ns(), deadline = tc_deadline_add_ms(start, (uint64_t)ms);
+    uint64_t idle_since = 0;
+    unsigned idle = 0;
+    for (;;) {
+        uint64_t v = __atomic_load_n(&win->slots[slot], __ATOMIC_ACQUIRE);
+        if (win_cmp(cmp, v, value)) {
+            *seen_p = v;
+            return TC_OK;
+        }
+        tc_rt_world_lock(world);
+        tc_status_t st = win_usable(win, fn);
+        int n = st == TC_OK ? tc_rt_world_progress(world) : 0;
+        tc_rt_world_unlock(world);
+        if (st != TC_OK) {
+            *seen_p = v;
+            return st;
+        }
+        if (n > 0) {
+            idle = 0, idle_since = 0;
+            continue;
+        }
+        if (++idle % 16 != 0)
+            continue;
+        uint64_t now = tc_time_ns();
+        if (now >= deadline) {
+            *seen_p = __atomic_load_n(&win->slots[slot], __ATOMIC_ACQUIRE);
+            if (win_cmp(cmp, *seen_p, value))
+                return TC_OK;
+            return tc_error_set(TC_ERR_TIMEOUT,
+                                "%s on comm '%s' (rank %d of %d): slot %d is %llu after %lld ms, "
+                                "waiting for it to be %s %llu",
+                                fn, comm->name, comm->rank, comm->size, slot,
+                                (unsigned long long)*seen_p, (long long)ms, win_cmp_names[cmp],
+                                (unsigned long long)value);
+        }
+        if (!idle_since)
+            idle_since = now;
+        if (now - idle_since >= world->spin_ns) {
+            struct timespec ts = {0, (long)WIN_IDLE_SLEEP_NS};
+            nanosleep(&ts, NULL);
+        }
+    }
+}
+
+tc_status_t tc_rt_win_read_signal(tc_rt_win_t *win, int slot, uint64_t *value_p)
+{
+    if (slot < 0 || slot >= TC_RT_WIN_SLOTS)
+        return tc_error_set(TC_ERR_INVALID_ARG, "win_read_signal: signal slot %d is not in [0, %d)",
+                            slot, TC_RT_WIN_SLOTS);
+    *value_p = __atomic_load_n(&win->slots[slot], __ATOMIC_ACQUIRE);
+    return TC_OK;
+}
+
+tc_status_t tc_rt_win_flush(tc_rt_win_t *win, int peer, int64_t timeout_ms)
+{
+    static const char fn[] = "win_flush";
+    tc_rt_comm_t *comm = win->comm;
+    if (!comm || win->released)
+        return win_usable(win, fn);
+    if (peer < -1 || peer >= comm->size)
+        return tc_error_set(TC_ERR_INVALID_ARG,
+                            "%s: peer %d is neither -1 (every rank) nor a rank of the window's "
+                            "communicator '%s' (size %d)",
+                            fn, peer, comm->name, comm->size);
+    tc_rt_world_t *world = comm->world;
+    int64_t ms = timeout_ms > 0 ? timeout_ms : comm->timeout_ms;
+    uint64_t deadline = tc_deadline_after_ms((uint64_t)ms);
+    const int *pending = peer < 0 ? &win->pending : &win->peers[peer].pending;
+    tc_rt_world_lock(world);
+    tc_status_t st = TC_OK;
+    unsigned idle = 0;
+    while (*pending > 0) {
+        tc_rt_world_handoff(world);
+        if (tc_rt_world_progress(world) > 0) {
+            idle = 0;
+            continue;
+        }
+        if (++idle % 16 != 0)
+            continue;
+        if (tc_time_ns() >= deadline) {
+            char to[32] = "every rank";
+            if (peer >= 0)
+                snprintf(to, sizeof(to), "rank %d", peer);
+            st = tc_error_set(TC_ERR_TIMEOUT,
+                              "%s on comm '%s' (rank %d of %d): %d operation(s) to %s still "
+                              "running after %lld ms",
+                              fn, comm->name, comm->rank, comm->size, *pending, to, (long long)ms);
+            break;
+        }
+        tc_rt_world_nap(world, idle < 4096 ? 0 : TC_RT_NAP_NS);
+    }
+    if (st == TC_OK && comm->broken != TC_OK)
+        st = tc_error_set(comm->broken, "%s on comm '%s': %s", fn, comm->name, comm->broken_why);
+    tc_rt_world_unlock(world);
+    return st;
+}
