@@ -10,14 +10,13 @@ static tc_status_t win_coll_opts(const tc_op_opts_t *opts, const char *fn, int64
     int flags;
     tc_status_t st = tc_api_op_opts(opts, fn, NULL, timeout_ms_p, &flags, NULL);
     if (st == TC_OK && opts && opts->async)
-        st = tc_error_set(TC_ERR_INVALID_ARG, "%s: cannot be asynchronous (opts->async is set)",
-                          fn);
+        st =
+            tc_error_set(TC_ERR_INVALID_ARG, "%s: cannot be asynchronous (opts->async is set)", fn);
     return st;
 }
 
-static tc_status_t win_make(tc_comm_t *comm, const char *fn, void *buf, size_t bytes,
-                            int allocate, const tc_op_opts_t *opts, void **base_p,
-                            tc_win_t **win_p)
+static tc_status_t win_make(tc_comm_t *comm, const char *fn, void *buf, size_t bytes, int allocate,
+                            const tc_op_opts_t *opts, void **base_p, tc_win_t **win_p)
 {
     tc_api_comm_t *c;
     tc_status_t st = tc_api_comm_get_not_batching(comm, fn, &c);
@@ -60,8 +59,8 @@ tc_status_t tc_win_create(tc_comm_t *comm, void *buf, size_t bytes, const tc_op_
     return win_make(comm, "tc_win_create", buf, bytes, 0, opts, NULL, win_p);
 }
 
-tc_status_t tc_win_allocate(tc_comm_t *comm, size_t bytes, const tc_op_opts_t *opts,
-                            void **base_p, tc_win_t **win_p)
+tc_status_t tc_win_allocate(tc_comm_t *comm, size_t bytes, const tc_op_opts_t *opts, void **base_p,
+                            tc_win_t **win_p)
 {
     return win_make(comm, "tc_win_allocate", NULL, bytes, 1, opts, base_p, win_p);
 }
@@ -136,11 +135,8 @@ static tc_status_t win_op(tc_win_t *win, const char *fn, tc_rt_win_op_t *op,
 tc_status_t tc_win_put(tc_win_t *win, const void *src, size_t bytes, int peer, uint64_t offset,
                        const tc_op_opts_t *opts, tc_work_t **work_p)
 {
-    tc_rt_win_op_t op = {.kind = TC_RT_WIN_PUT,
-                         .buf = (void *)src,
-                         .bytes = bytes,
-                         .peer = peer,
-                         .offset = offset};
+    tc_rt_win_op_t op = {
+        .kind = TC_RT_WIN_PUT, .buf = (void *)src, .bytes = bytes, .peer = peer, .offset = offset};
     return win_op(win, "tc_win_put", &op, opts, work_p);
 }
 
@@ -167,14 +163,11 @@ tc_status_t tc_win_put_signal(tc_win_t *win, const void *src, size_t bytes, int 
     return win_op(win, "tc_win_put_signal", &op, opts, work_p);
 }
 
-tc_status_t tc_win_signal(tc_win_t *win, int peer, int slot, uint64_t value,
-                          tc_win_signal_op_t sop, const tc_op_opts_t *opts, tc_work_t **work_p)
+tc_status_t tc_win_signal(tc_win_t *win, int peer, int slot, uint64_t value, tc_win_signal_op_t sop,
+                          const tc_op_opts_t *opts, tc_work_t **work_p)
 {
-    tc_rt_win_op_t op = {.kind = TC_RT_WIN_SIGNAL,
-                         .peer = peer,
-                         .slot = slot,
-                         .value = value,
-                         .sig_op = (int)sop};
+    tc_rt_win_op_t op = {
+        .kind = TC_RT_WIN_SIGNAL, .peer = peer, .slot = slot, .value = value, .sig_op = (int)sop};
     return win_op(win, "tc_win_signal", &op, opts, work_p);
 }
 

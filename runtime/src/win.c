@@ -44,11 +44,19 @@ typedef struct win_blob {
     win_entry_t ent[WIN_ENTRIES];
 } win_blob_t;
 
-static const char *win_shared_why[] = {
-    "",
-    "its window was not allocated in shared memory (tc_win_create, or "
-    "tc_win_allocate could not create a segment)",
-    "it runs on another node", "its shared-memory segment could not be mapped here"};
+/* Why a peer's window cannot be loaded and stored directly (peer->shared_why). */
+static const char *win_shared_why(int why)
+{
+    switch (why) {
+    case 2:
+        return "it runs on another node";
+    case 3:
+        return "its shared-memory segment could not be mapped here";
+    default:
+        return "its window was not allocated in shared memory (tc_win_create, or tc_win_allocate "
+               "could not create a segment)";
+    }
+}
 
 static uint64_t win_deadline(const tc_rt_comm_t *comm, int64_t timeout_ms)
 {
@@ -78,8 +86,8 @@ static tc_status_t win_alloc_mem(tc_rt_win_t *win, size_t bytes, char *shm_name,
     } else if (fd >= 0) {
         close(fd);
     }
-    tc_log_info(TC_SUBSYS_RUNTIME, "window of %zu bytes: no shared-memory segment %s (%s)",
-                bytes, shm_name, strerror(errno));
+    tc_log_info(TC_SUBSYS_RUNTIME, "window of %zu bytes: no shared-memory segment %s (%s)", bytes,
+                shm_name, strerror(errno));
     if (fd >= 0)
         shm_unlink(shm_name);
     shm_name[0] = '\0';
@@ -123,7 +131,7 @@ static tc_status_t win_register(tc_rt_win_t *win, uint64_t deadline, win_blob_t 
             return st;
         }
         e->dlen = (uint32_t)len;
-        if ((st = tc_tp_mem_reg(be->ctx, win->slots, TC_RT_WIN_SLOTS * 8, &reg->slots)) != TC_OK ||
+        if ((st = tc_tp_mem_reg(be->ctx, win->slots, TC_RT_WIN_SLOT_BYTES, &reg->slots)) != TC_OK ||
             (st = tc_tp_rkey_pack(reg->slots, e->skey, WIN_KEY_MAX, &len)) != TC_OK) {
             tc_error_prefix("registering the signal slots with %s: ", be->ops->name);
             return st;
@@ -321,11 +329,11 @@ tc_status_t tc_rt_win_create(tc_rt_comm_t *comm, void *buf, size_t bytes, int al
         st = tc_error_set(comm->broken, "the communicator is unusable since an earlier failure: %s",
                           comm->broken_why);
     if (st == TC_OK && (!(win->peers = calloc((size_t)comm->size, sizeof(*win->peers))) ||
-                        !(win->slots = aligned_alloc(64, TC_RT_WIN_SLOTS * 8)) ||
+                        !(win->slots = aligned_alloc(64, TC_RT_WIN_SLOT_BYTES)) ||
                         !(win->inline_work = tc_rt_work_alloc(comm))))
         st = tc_error_set(TC_ERR_NO_MEMORY, "window state for %d ranks", comm->size);
     if (win->slots)
-        memset(win->slots, 0, TC_RT_WIN_SLOTS * 8);
+        memset(win->slots, 0, TC_RT_WIN_SLOT_BYTES);
     if (st == TC_OK && allocate)
         st = win_alloc_mem(win, bytes, mine->shm, sizeof(mine->shm));
     if (st == TC_OK)
@@ -362,8 +370,9 @@ tc_status_t tc_rt_win_create(tc_rt_comm_t *comm, void *buf, size_t bytes, int al
         snprintf(why, sizeof(why), "agreeing that every rank set up: %s", tc_last_error());
     } else if (st == TC_OK && !all_ok) {
         st = TC_ERR_INVALID_STATE;
-        snprintf(why, sizeof(why), "another rank could not set up its side (its own error "
-                                   "says why)");
+        snprintf(why, sizeof(why),
+                 "another rank could not set up its side (its own error "
+                 "says why)");
     }
     if (mine->shm[0])
         shm_unlink(mine->shm); /* mapped by every same-node peer that could, or failed */
@@ -457,8 +466,7 @@ tc_status_t tc_rt_win_shared_query(tc_rt_win_t *win, int peer, void **ptr_p)
         return tc_error_set(TC_ERR_UNSUPPORTED,
                             "rank %d's window (%zu bytes) cannot be reached by load and store "
                             "from rank %d: %s; use put and get",
-                            peer, p->bytes, comm->rank,
-                            win_shared_why[p->shared_why < 4 ? p->shared_why : 1]);
+                            peer, p->bytes, comm->rank, win_shared_why(p->shared_why));
     *ptr_p = p->shared;
     return TC_OK;
 }

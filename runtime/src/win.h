@@ -12,13 +12,13 @@
 
 /* A peer's window as this rank reaches it. */
 typedef struct tc_rt_win_peer {
-    size_t bytes;          /* its window's size */
-    tc_tp_ep_t *ep;        /* the endpoint the keys were unpacked for */
-    tc_tp_rkey_t *data;    /* its window */
-    tc_tp_rkey_t *slots;   /* its signal slots */
-    void *shared;          /* its window mapped here (same node, allocated), or NULL */
-    int shared_why;        /* why not: 1 not in shared memory, 2 another node, 3 not mapped */
-    int pending;           /* operations to it not yet completed */
+    size_t bytes;        /* its window's size */
+    tc_tp_ep_t *ep;      /* the endpoint the keys were unpacked for */
+    tc_tp_rkey_t *data;  /* its window */
+    tc_tp_rkey_t *slots; /* its signal slots */
+    void *shared;        /* its window mapped here (same node, allocated), or NULL */
+    int shared_why;      /* why not: 1 not in shared memory, 2 another node, 3 not mapped */
+    int pending;         /* operations to it not yet completed */
 } tc_rt_win_peer_t;
 
 /* This rank's memory registered with one backend of the world. */
@@ -27,15 +27,15 @@ typedef struct tc_rt_win_reg {
 } tc_rt_win_reg_t;
 
 struct tc_rt_win {
-    tc_rt_comm_t *comm; /* NULL once the communicator was destroyed */
+    tc_rt_comm_t *comm;         /* NULL once the communicator was destroyed */
     tc_rt_win_t *cnext, *cprev; /* the communicator's windows */
     uint64_t id;                /* 1 + windows of the communicator before it */
     void *base;
     size_t bytes;
-    int allocated;            /* the library allocated base */
-    int shm_fd;               /* allocated in shared memory: its mapping's size is map_bytes */
+    int allocated; /* the library allocated base */
+    int shm_fd;    /* allocated in shared memory: its mapping's size is map_bytes */
     size_t map_bytes;
-    uint64_t *slots; /* TC_RT_WIN_SLOTS words, 64-byte aligned */
+    uint64_t *slots;                          /* TC_RT_WIN_SLOTS words, 64-byte aligned */
     tc_rt_win_reg_t regs[TC_RT_BACKENDS_MAX]; /* by the world's backend index */
     tc_rt_win_peer_t *peers;                  /* by rank of the communicator */
     int pending;                              /* operations not yet completed */

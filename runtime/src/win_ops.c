@@ -123,8 +123,8 @@ static tc_status_t win_check(const tc_rt_win_t *win, const tc_rt_win_op_t *op, c
                             "bytes",
                             fn, op->bytes, (unsigned long long)op->offset, op->peer, size);
     if (op->kind != TC_RT_WIN_SIGNAL && op->bytes && !op->buf)
-        return tc_error_set(TC_ERR_INVALID_ARG, "%s: the local buffer is NULL with %zu bytes",
-                            fn, op->bytes);
+        return tc_error_set(TC_ERR_INVALID_ARG, "%s: the local buffer is NULL with %zu bytes", fn,
+                            op->bytes);
     if ((op->kind == TC_RT_WIN_SIGNAL || op->kind == TC_RT_WIN_PUT_SIGNAL) &&
         (op->slot < 0 || op->slot >= TC_RT_WIN_SLOTS))
         return tc_error_set(TC_ERR_INVALID_ARG, "%s: signal slot %d is not in [0, %d)", fn,
@@ -188,8 +188,8 @@ static tc_status_t win_post(tc_rt_work_t *w, tc_tp_ep_t *ep, const tc_rt_win_op_
 }
 
 /* Lock held: start @p w for @p op. The result is the work's. */
-static void win_start(tc_rt_win_t *win, tc_rt_work_t *w, tc_tp_ep_t *ep,
-                      const tc_rt_win_op_t *op, int async)
+static void win_start(tc_rt_win_t *win, tc_rt_work_t *w, tc_tp_ep_t *ep, const tc_rt_win_op_t *op,
+                      int async)
 {
     tc_rt_comm_t *comm = win->comm;
     w->ops = &win_work_ops;
@@ -306,8 +306,7 @@ tc_status_t tc_rt_win_wait_signal(tc_rt_win_t *win, int slot, int cmp, uint64_t 
         return tc_error_set(TC_ERR_INVALID_ARG, "%s: signal slot %d is not in [0, %d)", fn, slot,
                             TC_RT_WIN_SLOTS);
     if (cmp < 0 || cmp >= TC_RT_WIN_CMP_COUNT)
-        return tc_error_set(TC_ERR_INVALID_ARG, "%s: comparison %d is not a tc_win_cmp_t", fn,
-                            cmp);
+        return tc_error_set(TC_ERR_INVALID_ARG, "%s: comparison %d is not a tc_win_cmp_t", fn, cmp);
     tc_rt_comm_t *comm = win->comm;
     if (!comm || win->released)
         return win_usable(win, fn);
@@ -399,8 +398,7 @@ tc_status_t tc_rt_win_flush(tc_rt_win_t *win, int peer, int64_t timeout_ms)
             st = tc_error_set(TC_ERR_TIMEOUT,
                               "%s on comm '%s' (rank %d of %d): %d operation(s) to %s still "
                               "running after %lld ms",
-                              fn, comm->name, comm->rank, comm->size, *pending, to,
-                              (long long)ms);
+                              fn, comm->name, comm->rank, comm->size, *pending, to, (long long)ms);
             break;
         }
         tc_rt_world_nap(world, idle < 4096 ? 0 : TC_RT_NAP_NS);

@@ -37,9 +37,9 @@ typedef struct tc_rt_work_ops {
 /* The transport requests of a window's operation (win_ops.c). */
 typedef struct tc_rt_work_rma {
     struct tc_rt_win *win;
-    int peer;          /* rank in the window's communicator */
-    int nreq;          /* requests posted in req */
-    int counted;       /* counted in the window's pending operations */
+    int peer;           /* rank in the window's communicator */
+    int nreq;           /* requests posted in req */
+    int counted;        /* counted in the window's pending operations */
     tc_tp_req_t req[2]; /* data, then signal */
 } tc_rt_work_rma_t;
 

@@ -160,9 +160,8 @@ static void work_timeout(tc_rt_work_t *w)
         tc_rt_work_fail(w, tc_error_set(TC_ERR_TIMEOUT,
                                         "%s (rank %d of %d): timed out after %lld ms; rank %d "
                                         "did not complete it",
-                                        tc_rt_op_what(&w->op, what, sizeof(what)),
-                                        w->comm->rank, w->comm->size, (long long)w->timeout_ms,
-                                        w->rma.peer));
+                                        tc_rt_op_what(&w->op, what, sizeof(what)), w->comm->rank,
+                                        w->comm->size, (long long)w->timeout_ms, w->rma.peer));
         return;
     }
     tc_rt_exec_awaited(w, awaited, sizeof(awaited));

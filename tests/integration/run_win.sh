@@ -3,7 +3,8 @@
 # shared memory), at 2 and 3 ranks over TCP only (TC_SHM=0), and a target killed (--kill) over
 # each. Each run is bounded; a run passes when every rank prints "0 failures".
 #   tests/integration/run_win.sh BINDIR [--quick]
-# BINDIR holds tools/tcrun/tcrun and tests/integration/win_test (tools/ci/test.sh stashes them
+# BINDIR holds tools/tcrun/tcrun and tests/integration/win_test, win_halo and win_pipeline (the
+# examples of docs/examples; tools/ci/test.sh stashes them
 # per build: opt, asan). --quick: fewer rounds and 1 MiB messages (for the sanitizer builds).
 set -uo pipefail
 bin=${1:?usage: run_win.sh BINDIR [--quick]}
@@ -24,14 +25,16 @@ run() {
     done
     shift
     echo "--- $what"
-    local out
+    local out rc=0
     out=$(env "${envs[@]}" timeout -k 10 300 "$tcrun" --keep-going --timeout 240 -n "$n" \
-        "$prog" "$@" 2>&1)
+        "$prog" "$@" 2>&1) || rc=$?
     local clean
     clean=$(grep -c ' 0 failures' <<<"$out")
-    if [ "$clean" -lt "$want" ] || grep -q ': FAIL:' <<<"$out"; then
+    # every rank alive must also exit 0 (a sanitizer's report at exit comes after the count)
+    if [ "$clean" -lt "$want" ] || grep -qE ': FAIL:|Sanitizer' <<<"$out" ||
+        { [ "$want" -eq "$n" ] && [ "$rc" -ne 0 ]; }; then
         echo "$out" | tail -n 40
-        echo "run_win: FAILED: $what ($clean of $want ranks clean)" >&2
+        echo "run_win: FAILED: $what ($clean of $want ranks clean, tcrun exit $rc)" >&2
         fail=1
     else
         grep -E 'failures|peers over|killed rank' <<<"$out" | head -n 8
@@ -46,4 +49,14 @@ run "3 ranks, TCP only" 3 3 TC_SHM=0 -- $quick --seed $RANDOM
 # the victim (the last rank) dies: the others report TC_ERR_PEER_FAILED naming it
 run "3 ranks, a target killed" 3 2 TC_LOG=none -- --kill
 run "2 ranks, TCP only, a target killed" 2 1 TC_SHM=0 TC_LOG=none -- --kill
+# docs/examples: a halo exchange and a pipeline, each element checked by the program
+for ex in win_halo win_pipeline; do
+    echo "--- $ex, 4 ranks"
+    if ! out=$(timeout -k 10 120 "$tcrun" -n 4 "$bin/tests/integration/$ex" 2>&1) ||
+        [ "$(grep -c ' ok$' <<<"$out")" -ne 4 ]; then
+        echo "$out" | tail -n 20
+        echo "run_win: FAILED: $ex" >&2
+        fail=1
+    fi
+done
 exit $fail

@@ -36,23 +36,23 @@
 static int rank, size;
 static long checks, failures;
 
-#define FAIL(...)                                                                                 \
-    do {                                                                                          \
-        if (failures++ < 50) {                                                                    \
-            fprintf(stderr, "rank %d: FAIL: ", rank);                                             \
-            fprintf(stderr, __VA_ARGS__);                                                         \
-            fprintf(stderr, "\n");                                                                \
-        }                                                                                         \
+#define FAIL(...)                                                                                  \
+    do {                                                                                           \
+        if (failures++ < 50) {                                                                     \
+            fprintf(stderr, "rank %d: FAIL: ", rank);                                              \
+            fprintf(stderr, __VA_ARGS__);                                                          \
+            fprintf(stderr, "\n");                                                                 \
+        }                                                                                          \
     } while (0)
 
 /* A call that must succeed. */
-#define OK(call)                                                                                  \
-    do {                                                                                          \
-        tc_status_t s_ = (call);                                                                  \
-        checks++;                                                                                 \
-        if (s_ != TC_OK)                                                                          \
-            FAIL("%s:%d: %s: %s: %s", __FILE__, __LINE__, #call, tc_status_string(s_),           \
-                 tc_last_error());                                                                \
+#define OK(call)                                                                                   \
+    do {                                                                                           \
+        tc_status_t s_ = (call);                                                                   \
+        checks++;                                                                                  \
+        if (s_ != TC_OK)                                                                           \
+            FAIL("%s:%d: %s: %s: %s", __FILE__, __LINE__, #call, tc_status_string(s_),             \
+                 tc_last_error());                                                                 \
     } while (0)
 
 /* A call that must fail with @p want and a message holding @p words. */
@@ -152,8 +152,7 @@ static void test_model(tc_comm_t *comm, uint64_t seed, int rounds)
         for (size_t i = 0; i < win_bytes(rank); i++) {
             checks++;
             if (mine[i] != model[rank][i]) {
-                FAIL("round %d: my window [%zu] = %u, model %u", round, i, mine[i],
-                     model[rank][i]);
+                FAIL("round %d: my window [%zu] = %u, model %u", round, i, mine[i], model[rank][i]);
                 break;
             }
         }
@@ -193,8 +192,8 @@ static void test_model(tc_comm_t *comm, uint64_t seed, int rounds)
     expect(tc_win_put(win, x, 8, t, tb - 3, NULL, NULL), TC_ERR_INVALID_ARG, "beyond rank",
            "put past the end");
     char words[96];
-    snprintf(words, sizeof(words), "8 bytes at offset %zu are beyond rank %d's window of %zu", tb - 3,
-             t, tb);
+    snprintf(words, sizeof(words), "8 bytes at offset %zu are beyond rank %d's window of %zu",
+             tb - 3, t, tb);
     expect(tc_win_put(win, x, 8, t, tb - 3, NULL, NULL), TC_ERR_INVALID_ARG, words,
            "put past the end names offset, length and size");
     expect(tc_win_get(win, x, 1, t, UINT64_MAX, NULL, NULL), TC_ERR_INVALID_ARG, "beyond",
@@ -205,8 +204,7 @@ static void test_model(tc_comm_t *comm, uint64_t seed, int rounds)
            "put to rank size");
     expect(tc_win_get(win, x, 1, -1, 0, NULL, NULL), TC_ERR_INVALID_ARG, "peer -1",
            "get from rank -1");
-    expect(tc_win_put(win, NULL, 4, t, 0, NULL, NULL), TC_ERR_INVALID_ARG, "NULL",
-           "put from NULL");
+    expect(tc_win_put(win, NULL, 4, t, 0, NULL, NULL), TC_ERR_INVALID_ARG, "NULL", "put from NULL");
     expect(tc_win_signal(win, t, TC_WIN_SIGNAL_SLOTS, 1, TC_WIN_SIGNAL_ADD, NULL, NULL),
            TC_ERR_INVALID_ARG, "slot 64", "signal to slot 64");
     expect(tc_win_put_signal(win, x, 1, t, 0, -1, 1, TC_WIN_SIGNAL_ADD, NULL, NULL),
@@ -424,6 +422,83 @@ static void test_split_shared(tc_comm_t *world)
     OK(tc_win_destroy(win));
 }
 
+/* ---- the target calls nothing: the data lands while it only loads its own memory ---- */
+
+static void test_passive(tc_comm_t *comm)
+{
+    size_t bytes = (size_t)1 << 20;
+    unsigned char *mem = calloc(1, bytes), *src = malloc(bytes);
+    tc_win_t *win = NULL;
+    OK(tc_win_create(comm, mem, bytes, NULL, &win));
+    if (!win)
+        return;
+    OK(tc_barrier(comm, NULL, NULL));
+    if (rank == 0) {
+        for (int t = 1; t < size; t++) {
+            for (size_t i = 0; i < bytes; i++)
+                src[i] = byte_of(99, (uint64_t)t, i) | 1; /* never 0 */
+            OK(tc_win_put(win, src, bytes, t, 0, NULL, NULL));
+        }
+    } else {
+        /* no library call until every byte is there: the progress thread serves the puts */
+        struct timespec t0, t1;
+        clock_gettime(CLOCK_MONOTONIC, &t0);
+        volatile unsigned char *v = mem;
+        size_t i = 0;
+        for (;;) {
+            while (i < bytes && v[i] == (byte_of(99, (uint64_t)rank, i) | 1))
+                i++;
+            clock_gettime(CLOCK_MONOTONIC, &t1);
+            if (i == bytes || t1.tv_sec - t0.tv_sec > 20)
+                break;
+            struct timespec ts = {0, 1000000};
+            nanosleep(&ts, NULL);
+        }
+        checks++;
+        if (i != bytes)
+            FAIL("passive target: byte %zu of %zu is %u after 20 s without a call", i, bytes, v[i]);
+    }
+    OK(tc_barrier(comm, NULL, NULL));
+    OK(tc_win_destroy(win));
+    free(mem);
+    free(src);
+}
+
+/* ---- a revoke ends a wait for a signal that will never come ---- */
+
+static void test_revoke(tc_comm_t *world)
+{
+    tc_comm_t *comm = NULL;
+    OK(tc_comm_dup(world, NULL, &comm));
+    tc_win_t *win = NULL;
+    if (comm)
+        OK(tc_win_create(comm, NULL, 0, NULL, &win));
+    if (!win)
+        return;
+    if (rank == size - 1) {
+        struct timespec ts = {0, 200000000};
+        nanosleep(&ts, NULL);
+        tc_status_t st = tc_comm_revoke(comm);
+        checks++;
+        if (st != TC_OK && st != TC_ERR_UNSUPPORTED)
+            FAIL("revoke: %s: %s", tc_status_string(st), tc_last_error());
+    }
+    struct timespec t0, t1;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    uint64_t seen = 0;
+    tc_status_t st = tc_win_wait_signal(win, 0, TC_WIN_CMP_GE, 1, 20000, &seen);
+    clock_gettime(CLOCK_MONOTONIC, &t1);
+    double ms = (double)(t1.tv_sec - t0.tv_sec) * 1e3 + (double)(t1.tv_nsec - t0.tv_nsec) / 1e6;
+    expect(st, TC_ERR_REVOKED, "revoked", "wait_signal on a revoked communicator");
+    checks++;
+    if (ms > 10000)
+        FAIL("wait_signal took %.0f ms to see the revoke", ms);
+    expect(tc_win_put(win, NULL, 0, 0, 0, NULL, NULL), TC_ERR_REVOKED, "revoked",
+           "put on a revoked communicator");
+    tc_win_destroy(win); /* no barrier on a revoked communicator: frees locally */
+    OK(tc_comm_destroy(comm));
+}
+
 /* ---- the flight recorder lists the window's operations ---- */
 
 static void test_fr(tc_comm_t *comm)
@@ -503,8 +578,8 @@ static void test_kill(tc_comm_t *comm)
     printf("rank %d: put to the killed rank %d failed after %.0f ms: %s\n", rank, victim, ms,
            tc_last_error());
     /* the communicator is broken now: the window says so, and is freed all the same */
-    expect(tc_win_signal(win, 0, 0, 1, TC_WIN_SIGNAL_ADD, NULL, NULL), TC_ERR_PEER_FAILED,
-           words, "signal after the failure");
+    expect(tc_win_signal(win, 0, 0, 1, TC_WIN_SIGNAL_ADD, NULL, NULL), TC_ERR_PEER_FAILED, words,
+           "signal after the failure");
     st = tc_win_destroy(win);
     checks++;
     if (st != TC_OK && st != TC_ERR_PEER_FAILED)
@@ -540,6 +615,8 @@ int main(int argc, char **argv)
         test_order(world, quick ? 12 : 40, quick ? (size_t)1 << 20 : (size_t)6 << 20);
         test_split_shared(world);
         test_fr(world);
+        test_passive(world);
+        test_revoke(world);
         OK(tc_barrier(world, NULL, NULL));
         tc_comm_info_t info;
         memset(&info, 0, sizeof(info));

@@ -30,7 +30,7 @@ stash_bin() {
     rm -rf "$dest" && mkdir -p "$dest"
     for b in tools/tcrun/tcrun tools/tcperf/tcperf tests/integration/allreduce_test \
         tests/integration/coll_test tests/integration/thread_test tests/integration/recreate_test \
-        tests/integration/win_test \
+        tests/integration/win_test tests/integration/win_halo tests/integration/win_pipeline \
         tests/fault/ft_test tests/fault/resilient_training tests/fault/create_abort_test tests/fault/agree_test \
         tests/fault/create_missing_test \
         tests/runtime/env_boot_prog; do

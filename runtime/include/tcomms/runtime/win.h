@@ -25,6 +25,9 @@ typedef struct tc_rt_win tc_rt_win_t;
 /** @brief Signal slots of every window (64-bit words in library memory). */
 #define TC_RT_WIN_SLOTS 64
 
+/** @brief Bytes of a window's signal slots. */
+#define TC_RT_WIN_SLOT_BYTES ((size_t)TC_RT_WIN_SLOTS * 8)
+
 /** @brief How a signal updates its slot (the transport's TC_TP_SIGNAL_*). */
 enum { TC_RT_WIN_ADD = 0, TC_RT_WIN_SET = 1 };
 
@@ -58,14 +61,14 @@ tc_status_t tc_rt_win_size(tc_rt_win_t *win, int peer, size_t *bytes_p);
 
 /** @brief One one-sided operation. */
 typedef struct tc_rt_win_op {
-    int kind;          /**< TC_RT_WIN_PUT, GET, PUT_SIGNAL or SIGNAL */
-    void *buf;         /**< local data (put: source, get: destination) */
-    size_t bytes;      /**< length (0 allowed) */
-    int peer;          /**< rank of the window's communicator */
-    uint64_t offset;   /**< bytes into the peer's window */
-    int slot;          /**< signal slot (PUT_SIGNAL, SIGNAL) */
-    uint64_t value;    /**< signal value */
-    int sig_op;        /**< TC_RT_WIN_ADD or TC_RT_WIN_SET */
+    int kind;           /**< TC_RT_WIN_PUT, GET, PUT_SIGNAL or SIGNAL */
+    void *buf;          /**< local data (put: source, get: destination) */
+    size_t bytes;       /**< length (0 allowed) */
+    int peer;           /**< rank of the window's communicator */
+    uint64_t offset;    /**< bytes into the peer's window */
+    int slot;           /**< signal slot (PUT_SIGNAL, SIGNAL) */
+    uint64_t value;     /**< signal value */
+    int sig_op;         /**< TC_RT_WIN_ADD or TC_RT_WIN_SET */
     int64_t timeout_ms; /**< <= 0: the communicator's */
 } tc_rt_win_op_t;
 
