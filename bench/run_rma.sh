@@ -57,7 +57,8 @@ for o in $ops; do
     *) echo "run_rma: unknown operation $o ($all_ops)" >&2; exit 2 ;;
     esac
 done
-[ "$win" = allocate ] || [ "$win" = create ] || { echo "run_rma: --win allocate|create" >&2; exit 2; }
+[ "$win" = allocate ] || [ "$win" = create ] ||
+    { echo "run_rma: --win allocate|create" >&2; exit 2; }
 to_bytes() { # 64M -> 67108864
     awk -v s="$1" 'BEGIN { m = 1; u = toupper(substr(s, length(s)));
         if (u == "K") m = 1024; else if (u == "M") m = 1048576; else if (u == "G") m = 1073741824;
@@ -67,7 +68,8 @@ min_b=$(to_bytes "$min")
 max_b=$(to_bytes "$max")
 large_b=$(to_bytes "$large")
 [[ $factor =~ ^[0-9]+$ && $factor -ge 2 && $burst =~ ^[0-9]+$ && $burst -ge 1 &&
-    $min_b -ge 1 && $min_b -le $max_b ]] || { echo "run_rma: bad --min/--max/--factor/--burst" >&2; exit 2; }
+    $min_b -ge 1 && $min_b -le $max_b ]] ||
+    { echo "run_rma: bad --min/--max/--factor/--burst" >&2; exit 2; }
 
 out=$(mktemp -d /tmp/tc-rma.XXXXXX)
 : >"$out/results" # tool op bytes lat_us bw_us_per_op wrong
@@ -84,7 +86,8 @@ else
         tcperf=$bin/tools/tcperf/tcperf tcrun=$bin/tools/tcrun/tcrun
     else
         tc_ok=0
-        echo "tc bazel build -c opt //tools/tcperf //tools/tcrun failed: $out/bazel.log" >>"$out/notes"
+        echo "tc bazel build -c opt //tools/tcperf //tools/tcrun failed: $out/bazel.log" \
+            >>"$out/notes"
     fi
 fi
 if ! command -v mpicc >/dev/null || ! command -v mpirun >/dev/null; then
@@ -113,7 +116,8 @@ run_tcperf() { # tool op [env...]: tcperf --coll op, two launches (fewer iterati
     local cmd=(env "$@" "$tcrun" -n 2 --timeout "$run_timeout" "$tcperf" --coll "$o" -B "$burst"
         --win "$win" -c 1)
     (
-        [ -z "$s1" ] || "${cmd[@]}" -b "$s1" -e "$e1" -f "$factor" -n "$iters" -w "$warmup" || exit $?
+        [ -z "$s1" ] || "${cmd[@]}" -b "$s1" -e "$e1" -f "$factor" -n "$iters" -w "$warmup" ||
+            exit $?
         [ -z "$s2" ] || "${cmd[@]}" -b "$s2" -e "$e2" -f "$factor" -n "$large_iters" \
             -w "$large_warmup" || exit $?
     ) >"$f.raw" 2>"$f.err" || rc=$?
@@ -133,7 +137,8 @@ run_mpi() { # tool [mpirun options...]
         "$out/mpi_rma" "${peer[@]}" >"$out/$t" 2>"$out/$t.err" || rc=$?
     awk -v t="$t" 'NF == 5 && $2 ~ /^[0-9]+$/ { print t, $1, $2, $3, $4, $5 }' "$out/$t" \
         >>"$out/results"
-    [ "$rc" -eq 0 ] || echo "$t: exit status $rc: $(tail -1 "$out/$t.err" 2>/dev/null)" >>"$out/notes"
+    [ "$rc" -eq 0 ] ||
+        echo "$t: exit status $rc: $(tail -1 "$out/$t.err" 2>/dev/null)" >>"$out/notes"
 }
 
 echo "# machine: $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | xargs)," \
@@ -155,34 +160,8 @@ fi
 status=0
 for o in $ops; do
     echo
-    awk -v op="$o" -v min="$min_b" -v max="$max_b" -v f="$factor" '
-        $2 == op { lat[$1, $3] = $4; bw[$1, $3] = $5 > 0 ? $3 / $5 / 1e3 : 0; bad[$1, $3] += $6 }
-        function cell(t, s, v) { return ((t, s) in lat) ? sprintf("%9.3f", v) : sprintf("%9s", "n/a") }
-        function ratio(a, b, s, kind) {
-            if (!((a, s) in lat) || !((b, s) in lat)) return sprintf("%6s", "-")
-            if (kind == "lat") return lat[b, s] > 0 ? sprintf("%6.2f", lat[a, s] / lat[b, s]) : sprintf("%6s", "-")
-            return bw[b, s] > 0 ? sprintf("%6.2f", bw[a, s] / bw[b, s]) : sprintf("%6s", "-")
-        }
-        END {
-            printf "# %s: latency (us, op + flush) and bandwidth (GB/s, burst + flush); ratio = tcomms / Open MPI\n", op
-            printf "# %10s | %9s %9s %6s | %9s %9s %6s | %9s %9s %6s | %9s %9s %6s\n", "", "lat", "", "",
-                "lat", "", "", "bw", "", "", "bw", "", ""
-            printf "# %10s | %9s %9s %6s | %9s %9s %6s | %9s %9s %6s | %9s %9s %6s\n", "size (B)",
-                "tc-shm", "ompi", "ratio", "tc-tcp", "ompi-tcp", "ratio", "tc-shm", "ompi", "ratio",
-                "tc-tcp", "ompi-tcp", "ratio"
-            for (s = min; s <= max; s *= f) {
-                w = ""
-                split("tc tctcp ompi ompitcp", ts, " ")
-                for (i = 1; i <= 4; i++) if (bad[ts[i], s] > 0) w = w " WRONG(" ts[i] ")"
-                printf "  %10d | %s %s %s | %s %s %s | %s %s %s | %s %s %s%s\n", s,
-                    cell("tc", s, lat["tc", s]), cell("ompi", s, lat["ompi", s]), ratio("tc", "ompi", s, "lat"),
-                    cell("tctcp", s, lat["tctcp", s]), cell("ompitcp", s, lat["ompitcp", s]),
-                    ratio("tctcp", "ompitcp", s, "lat"),
-                    cell("tc", s, bw["tc", s]), cell("ompi", s, bw["ompi", s]), ratio("tc", "ompi", s, "bw"),
-                    cell("tctcp", s, bw["tctcp", s]), cell("ompitcp", s, bw["ompitcp", s]),
-                    ratio("tctcp", "ompitcp", s, "bw"), w
-            }
-        }' "$out/results"
+    awk -v op="$o" -v min="$min_b" -v max="$max_b" -v f="$factor" -f bench/rma_report.awk \
+        "$out/results"
 done
 echo
 if awk '$6 > 0 { bad = 1 } END { exit !bad }' "$out/results"; then
