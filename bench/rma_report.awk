@@ -9,8 +9,11 @@ $2 == op {
     bad[$1, $3] += $6
 }
 
-function cell(t, s, v) {
-    return ((t, s) in lat) ? sprintf("%9.3f", v) : sprintf("%9s", "n/a")
+# (an element is looked at only once it is known to exist: a lookup would create it)
+function cell(t, s, kind) {
+    if (!((t, s) in lat))
+        return sprintf("%9s", "n/a")
+    return sprintf("%9.3f", kind == "lat" ? lat[t, s] : bw[t, s])
 }
 
 # tcomms / Open MPI: latency (time, < 1 favours tcomms) or bandwidth (> 1 favours tcomms)
@@ -22,8 +25,8 @@ function ratio(a, b, s, kind,    x, y) {
     return y > 0 ? sprintf("%6.2f", x / y) : sprintf("%6s", "-")
 }
 
-function group(a, b, s, kind, v) {
-    return sprintf("%s %s %s", cell(a, s, v[a, s]), cell(b, s, v[b, s]), ratio(a, b, s, kind))
+function group(a, b, s, kind) {
+    return sprintf("%s %s %s", cell(a, s, kind), cell(b, s, kind), ratio(a, b, s, kind))
 }
 
 END {
@@ -39,8 +42,8 @@ END {
         for (i = 1; i <= n; i++)
             if (bad[tools[i], s] > 0)
                 w = w " WRONG(" tools[i] ")"
-        printf "  %10d | %s | %s | %s | %s%s\n", s, group("tc", "ompi", s, "lat", lat),
-            group("tctcp", "ompitcp", s, "lat", lat), group("tc", "ompi", s, "bw", bw),
-            group("tctcp", "ompitcp", s, "bw", bw), w
+        printf "  %10d | %s | %s | %s | %s%s\n", s, group("tc", "ompi", s, "lat"),
+            group("tctcp", "ompitcp", s, "lat"), group("tc", "ompi", s, "bw"),
+            group("tctcp", "ompitcp", s, "bw"), w
     }
 }
