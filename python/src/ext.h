@@ -29,6 +29,7 @@ typedef struct {
 
 extern PyTypeObject tc_py_comm_type;
 extern PyTypeObject tc_py_work_type;
+extern PyTypeObject tc_py_win_type;
 
 /* Raise the exception for @p st with tc_last_error() (or @p detail when not NULL). */
 PyObject *tc_py_raise(tc_status_t st, const char *detail);
@@ -36,6 +37,8 @@ PyObject *tc_py_raise(tc_status_t st, const char *detail);
 int tc_py_errors_init(PyObject *module);
 /* The operations of a communicator (ext_ops.c). */
 extern PyMethodDef tc_py_comm_ops[];
+/* The communicator's window constructors (ext_win.c). */
+extern PyMethodDef tc_py_comm_win_ops[];
 /* Wrap @p comm (created through @p bridge, or NULL) in a new Python object. */
 PyObject *tc_py_comm_wrap(tc_comm_t *comm, tc_py_bridge_t *bridge);
 /* Fill @p o from (timeout_ms, hints, async); 0 on success. */

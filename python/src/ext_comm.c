@@ -476,13 +476,17 @@ PyMODINIT_FUNC PyInit__ext(void)
         all[n++] = *d;
     for (PyMethodDef *d = tc_py_comm_ops; d->ml_name; d++)
         all[n++] = *d;
+    for (PyMethodDef *d = tc_py_comm_win_ops; d->ml_name; d++)
+        all[n++] = *d;
     tc_py_comm_type.tp_methods = all;
-    if (PyType_Ready(&tc_py_comm_type) < 0 || PyType_Ready(&tc_py_work_type) < 0)
+    if (PyType_Ready(&tc_py_comm_type) < 0 || PyType_Ready(&tc_py_work_type) < 0 ||
+        PyType_Ready(&tc_py_win_type) < 0)
         return NULL;
     PyObject *m = PyModule_Create(&module_def);
     if (!m || tc_py_errors_init(m) != 0 ||
         PyModule_AddObjectRef(m, "Comm", (PyObject *)&tc_py_comm_type) != 0 ||
-        PyModule_AddObjectRef(m, "Work", (PyObject *)&tc_py_work_type) != 0) {
+        PyModule_AddObjectRef(m, "Work", (PyObject *)&tc_py_work_type) != 0 ||
+        PyModule_AddObjectRef(m, "Window", (PyObject *)&tc_py_win_type) != 0) {
         Py_XDECREF(m);
         return NULL;
     }

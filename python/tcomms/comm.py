@@ -73,6 +73,17 @@ class Work:
         return self._done or self._w.is_completed()
 
 
+class SignalWork(Work):
+    """The Work of ``Window.wait_signal(async_op=True)``: ``value`` is the
+    slot's value that satisfied the wait, once ``wait()`` returned True."""
+
+    __slots__ = ()
+
+    @property
+    def value(self):
+        return self._w.value if self._done else None
+
+
 def _run(fn, bufs, post, async_op, timeout, hints, *args):
     """Call @p fn with @p args then the option tail; the Bufs stay alive in the work."""
     keep = tuple(b.obj for b in bufs)
@@ -129,6 +140,7 @@ class Comm:
 
     def __init__(self, c):
         self._c = c
+        self._windows = set()  # alive windows: destroyed by finalize at the latest
         _live.add(self)
         info = c.info()
         self._rank, self._size, self._name = info["rank"], info["size"], info["name"]
@@ -263,6 +275,24 @@ class Comm:
     def batch_op_create(self):
         return BatchOp(self)
 
+    # ---- one-sided: windows (tcomms.window)
+    def new_window(self, buf, timeout=None):
+        """A window over @p buf, a contiguous CPU tensor or NumPy array, used in
+        place (collective). See :class:`tcomms.Window`."""
+        from .window import new_window
+        return new_window(self, buf, timeout)
+
+    def allocate_window(self, nbytes, dtype="uint8", timeout=None):
+        """A window over @p nbytes the library allocates, zeroed (in shared
+        memory for same-node peers), seen as elements of @p dtype (a torch
+        dtype: ``window.buffer`` is a tensor; else a NumPy array). Collective."""
+        from .window import allocate_window
+        return allocate_window(self, nbytes, dtype, timeout)
+
+    def _adopt(self, window):
+        self._windows.add(window)
+        return window
+
     # ---- communicators and failures
     def split(self, ranks, name=None, timeout=None, hints=None):
         """A communicator of @p ranks (ranks of this one, in their new order);
@@ -293,6 +323,13 @@ class Comm:
 
     def finalize(self):
         self._c.destroy()
+        # windows left: destroyed without a barrier now that the communicator
+        # is gone; only then is their memory released
+        for w in list(self._windows):
+            try:
+                w.destroy()
+            except _ext.Error:
+                pass
 
     # ---- helpers
     @staticmethod

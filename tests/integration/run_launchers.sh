@@ -134,5 +134,32 @@ else
     fail=$((fail + 1))
 fi
 
+# 7. tcperf's one-sided operations (rank 0 into rank 1's window; rank 2 only
+# takes part in the collectives): every operation's data checked after its
+# timed loops, shared memory and TCP only, created and allocated windows,
+# blocking and asynchronous issue. Every size must print a row with #wrong 0.
+for variant in "shm allocate 0" "tcp create 1" "tcp allocate 0" "shm create 1"; do
+    read -r tp win async <<<"$variant"
+    shm=1
+    [ "$tp" = tcp ] && shm=0
+    for op in put get put_signal; do
+        out=$log/tcperf-$op-$tp-$win.out
+        TC_SHM=$shm timeout -k 10 300 "$tcrun" -n 3 "$tcperf" --coll "$op" -b 8 -e 1M -f 16 \
+            -n 3 -w 1 -B 3 -c 1 -z "$async" --win "$win" >"$out" 2>&1
+        rc=$?
+        rows=$(sed 's/^\[[0-9]*\] //' "$out" | awk '$1 ~ /^[0-9]+$/ && NF == 13 && $9 == 0 &&
+            $13 == 0' | wc -l)
+        name="tcperf --coll $op -c 1 -z $async --win $win over 3 ranks, $tp"
+        if [ $rc -eq 0 ] && grep -q 'Out of bounds values : 0 OK' "$out" && [ "$rows" -eq 5 ]; then
+            echo "PASS  $name"
+            pass=$((pass + 1))
+        else
+            echo "FAIL  $name (exit $rc, $rows of 5 rows right):"
+            tail -n 10 "$out" | sed 's/^/      /'
+            fail=$((fail + 1))
+        fi
+    done
+done
+
 echo "integration: $pass passed, $fail failed (logs in $log)"
 [ $fail -eq 0 ]

@@ -2,9 +2,14 @@
  *
  *   tcperf [--coll NAME] [-b minbytes] [-e maxbytes] [-f factor | -i step] [-n iters]
  *          [-w warmup] [-c 0|1] [-d type] [-o op] [-a algo] [-r root] [-z 0|1]
+ *          [-B burst] [--win allocate|create]
  *
  * NAME: all_reduce (default), reduce, broadcast, all_gather, reduce_scatter,
- * all_to_all, gather, scatter, barrier, or all (each in turn). Sizes are total
+ * all_to_all, gather, scatter, barrier, or all (each in turn); or a one-sided
+ * window operation, put, get or put_signal (rma.c: rank 0 into rank 1's
+ * window; latency of one operation + flush, and bandwidth of -B operations
+ * back to back + one flush; --win create: tc_win_create over malloc'd memory
+ * instead of tc_win_allocate). Sizes are total
  * bytes as nccl-tests counts them: the vector for all_reduce, reduce and
  * broadcast; the gathered buffer for all_gather and gather; the input for
  * reduce_scatter and scatter; everything sent for all_to_all. busbw uses
@@ -25,6 +30,7 @@
 #include <unistd.h>
 
 #include "pattern.h"
+#include "rma.h"
 #include "tcomms/base/config.h"
 #include "tcomms/base/time.h"
 #include "tcomms/tcomms.h"
@@ -62,6 +68,8 @@ typedef struct {
     uint64_t min_bytes, max_bytes, step_bytes;
     int factor, iters, warmup, check, root, async;
     int coll; /* a coll_id_t, or NCOLLS for all */
+    int rma;  /* 1 + a tcperf_rma_op_t for put, get, put_signal; 0 for collectives */
+    int burst, win_create;
     tc_dtype_t dtype;
     tc_redop_t op;
     const char *algo;
@@ -87,15 +95,23 @@ static void usage(FILE *f)
 {
     fprintf(f, "usage: tcperf [--coll NAME] [-b minbytes] [-e maxbytes] [-f factor | -i step]\n"
                "              [-n iters] [-w warmup] [-c 0|1] [-d type] [-o op] [-a algo]\n"
-               "              [-r root] [-z 0|1]\n"
+               "              [-r root] [-z 0|1] [-B burst] [--win allocate|create]\n"
                "NAME: all_reduce (default), reduce, broadcast, all_gather, reduce_scatter,\n"
-               "      all_to_all, gather, scatter, barrier, all\n"
+               "      all_to_all, gather, scatter, barrier, all; one-sided (rank 0 into\n"
+               "      rank 1's window): put, get, put_signal\n"
                "sizes (total bytes) take K, M, G suffixes; run under a launcher:\n"
                "  tcrun -n 4 tcperf -b 8 -e 64M\n");
 }
 
-static int parse_coll(const char *name, int *coll_p)
+static int parse_coll(const char *name, int *coll_p, int *rma_p)
 {
+    static const char *rma_names[] = {"put", "get", "put_signal"};
+    *rma_p = 0;
+    for (int k = 0; k < 3; k++)
+        if (strcmp(name, rma_names[k]) == 0) {
+            *rma_p = 1 + k;
+            return 0;
+        }
     if (strcmp(name, "all") == 0) {
         *coll_p = NCOLLS;
         return 0;
@@ -106,26 +122,37 @@ static int parse_coll(const char *name, int *coll_p)
             return 0;
         }
     fprintf(stderr, "tcperf: --coll %s: not a collective (all_reduce, reduce, broadcast, "
-                    "all_gather, reduce_scatter, all_to_all, gather, scatter, barrier, all)\n",
+                    "all_gather, reduce_scatter, all_to_all, gather, scatter, barrier, all, "
+                    "put, get, put_signal)\n",
             name);
     return 2;
 }
 
 static int parse_args(int argc, char **argv, opts_t *o)
 {
-    *o = (opts_t){8, 64ull << 20, 0, 2, 20, 5, 1, 0, 0, ALL_REDUCE, TC_FLOAT32, TC_SUM, NULL};
+    *o = (opts_t){8,  64ull << 20, 0, 2, 20, 5, 1, 0, 0, ALL_REDUCE, 0, 16, 0, TC_FLOAT32,
+                  TC_SUM, NULL};
     static const struct option longopts[] = {{"coll", required_argument, NULL, 'C'},
+                                             {"win", required_argument, NULL, 'W'},
                                              {"help", no_argument, NULL, 'h'},
                                              {NULL, 0, NULL, 0}};
     int c;
     int64_t v;
     tc_status_t st = TC_OK;
-    while ((c = getopt_long(argc, argv, "b:e:f:i:n:w:c:d:o:a:r:z:h", longopts, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, "b:e:f:i:n:w:c:d:o:a:r:z:B:h", longopts, NULL)) != -1) {
         switch (c) {
         case 'C':
-            if (parse_coll(optarg, &o->coll))
+            if (parse_coll(optarg, &o->coll, &o->rma))
                 return 2;
             break;
+        case 'W':
+            if (strcmp(optarg, "allocate") != 0 && strcmp(optarg, "create") != 0) {
+                fprintf(stderr, "tcperf: --win %s: allocate or create\n", optarg);
+                return 2;
+            }
+            o->win_create = strcmp(optarg, "create") == 0;
+            break;
+        case 'B': st = tc_parse_int("-B", optarg, 1, 4096, &v); o->burst = (int)v; break;
         case 'b': st = tc_parse_size("-b", optarg, &o->min_bytes); break;
         case 'e': st = tc_parse_size("-e", optarg, &o->max_bytes); break;
         case 'i': st = tc_parse_size("-i", optarg, &o->step_bytes); o->factor = 0; break;
@@ -154,7 +181,8 @@ static int parse_args(int argc, char **argv, opts_t *o)
         usage(stderr);
         return 2;
     }
-    if ((o->coll == NCOLLS || colls[o->coll].reduces) && !tc_redop_valid_for(o->op, o->dtype)) {
+    if (!o->rma && (o->coll == NCOLLS || colls[o->coll].reduces) &&
+        !tc_redop_valid_for(o->op, o->dtype)) {
         fprintf(stderr, "tcperf: -o %s does not apply to -d %s\n", tc_redop_name(o->op),
                 tc_dtype_name(o->dtype));
         return 2;
@@ -459,6 +487,21 @@ int main(int argc, char **argv)
     tc_comm_size(p.comm, &p.size);
     p.op_opts = (tc_op_opts_t)TC_OP_OPTS_INIT;
     p.op_opts.async = p.o.async;
+    if (p.o.rma) { /* one-sided: its own sweep and table (rma.c) */
+        tcperf_rma_opts_t ro = {(tcperf_rma_op_t)(p.o.rma - 1), p.o.min_bytes, p.o.max_bytes,
+                                p.o.step_bytes, p.o.factor, p.o.iters, p.o.warmup, p.o.check,
+                                p.o.async, p.o.burst, p.o.win_create};
+        double wrong = 0;
+        rc = tcperf_rma(p.comm, &ro, &wrong);
+        if (rc == 0 && p.rank == 0)
+            printf("# Out of bounds values : %.0f %s\n#\n", wrong, wrong == 0 ? "OK" : "FAILED");
+        if (rc == 0 && wrong != 0)
+            rc = 1;
+        fflush(stdout);
+        if (rc != 2)
+            tc_barrier(p.comm, NULL, NULL);
+        goto out;
+    }
     if (p.o.algo) {
         snprintf(p.hints, sizeof(p.hints), "algo=%s", p.o.algo);
         p.op_opts.hints = p.hints;

@@ -1,0 +1,47 @@
+"""Windows with ranks as threads of one process (tests/local/test_api.py's
+run_ranks): rank 0 blocks in wait_signal while rank 1, another thread of the
+same interpreter, puts and signals, which only works when the wait releases
+the GIL; every element is checked against NumPy."""
+import numpy as np
+
+import tcomms
+from test_api import run_ranks
+
+
+def test_wait_signal_releases_the_gil():
+    def fn(c, r, n):
+        buf = np.zeros(1000, dtype=np.float16)
+        with c.new_window(buf, timeout=20) as win:
+            if r == 1:
+                src = (np.arange(1000) % 97).astype(np.float16)
+                win.put_signal(src, 0, 0, slot=2, value=1, timeout=20)
+                win.put_signal(src[:10] + 1, 0, 990, slot=2, value=1, async_op=True,
+                               timeout=20).wait(timeout=20)
+            else:
+                seen = win.wait_signal(2, tcomms.Cmp.GE, 2, timeout=20)
+                assert seen == 2
+            c.barrier(timeout=20)
+            return buf.copy()
+    res = run_ranks(2, fn, name="win")
+    want = (np.arange(1000) % 97).astype(np.float16)
+    want[990:] = want[:10] + 1
+    np.testing.assert_array_equal(res[0], want)
+    np.testing.assert_array_equal(res[1], np.zeros(1000, dtype=np.float16))
+
+
+def test_windows_left_alive_are_destroyed_by_finalize():
+    def fn(c, r, n):
+        a = np.arange(8, dtype=np.int32) * (r + 1)
+        win = c.new_window(a, timeout=20)
+        got = np.zeros(8, dtype=np.int32)
+        win.get(got, 1 - r, timeout=20)
+        c.barrier(timeout=20)
+        return got, win
+    res = run_ranks(2, fn, name="win2")  # finalize runs with the windows alive
+    for r, (got, win) in enumerate(res):
+        np.testing.assert_array_equal(got, np.arange(8, dtype=np.int32) * (2 - r))
+        try:
+            win.put(got, 0)
+            raise AssertionError("a window outlived its communicator's finalize")
+        except tcomms.Error as e:
+            assert "destroyed" in str(e)
