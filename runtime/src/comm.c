@@ -383,7 +383,7 @@ void tc_rt_comm_abort(tc_rt_comm_t *comm)
 {
     tc_rt_world_lock(comm->world);
     if (comm->broken == TC_OK) {
-        comm->broken = TC_ERR_ABORTED;
+        __atomic_store_n(&comm->broken, TC_ERR_ABORTED, __ATOMIC_RELEASE); /* the window direct path reads it unlocked */
         snprintf(comm->broken_why, sizeof(comm->broken_why),
                  "comm '%s' was aborted by the "
                  "application",

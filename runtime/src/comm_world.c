@@ -51,7 +51,7 @@ void tc_rt_world_fail_comms(tc_rt_world_t *world, const tc_rt_failed_t *f)
             continue;
         char desc[160];
         tc_rt_comm_failed_describe(c, f, desc, sizeof(desc));
-        c->broken = TC_ERR_PEER_FAILED;
+        __atomic_store_n(&c->broken, TC_ERR_PEER_FAILED, __ATOMIC_RELEASE);
         snprintf(c->broken_why, sizeof(c->broken_why), "%s failed: %s", desc, f->why);
         tc_rt_comm_cancel_works(c, TC_ERR_PEER_FAILED, c->broken_why);
         tc_rt_fr_dump_auto(c, "peer failed", TC_OK);
@@ -62,7 +62,7 @@ void tc_rt_comm_revoke_local(tc_rt_comm_t *comm, const char *why)
 {
     if (comm->broken == TC_ERR_REVOKED)
         return;
-    comm->broken = TC_ERR_REVOKED;
+    __atomic_store_n(&comm->broken, TC_ERR_REVOKED, __ATOMIC_RELEASE);
     snprintf(comm->broken_why, sizeof(comm->broken_why), "%s", why);
     tc_rt_comm_cancel_works(comm, TC_ERR_REVOKED, comm->broken_why);
 }

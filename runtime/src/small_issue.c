@@ -250,7 +250,7 @@ static tc_status_t small_end(tc_rt_small_op_t *op, tc_status_t st)
         /* the lanes of this communicator are out of step now: like the
          * general path after a failed operation, the communicator is broken */
         if (comm->broken == TC_OK) {
-            comm->broken = st;
+            __atomic_store_n(&comm->broken, st, __ATOMIC_RELEASE);
             snprintf(comm->broken_why, sizeof(comm->broken_why), "%s", tc_last_error());
             tc_rt_comm_cancel_works(comm, st, comm->broken_why);
         }

@@ -64,7 +64,8 @@ static uint64_t win_deadline(const tc_rt_comm_t *comm, int64_t timeout_ms)
 }
 
 /* The library's memory of an allocated window: a shared-memory segment
- * same-node peers can map, else private memory. */
+ * same-node peers can map (the signal slots, then the window), else private
+ * memory. */
 static tc_status_t win_alloc_mem(tc_rt_win_t *win, size_t bytes, char *shm_name, size_t cap)
 {
     shm_name[0] = '\0';
@@ -74,13 +75,17 @@ static tc_status_t win_alloc_mem(tc_rt_win_t *win, size_t bytes, char *shm_name,
     snprintf(shm_name, cap, "/tcw.%d.%u.%u", (int)getpid(), win->comm->comm_id,
              __atomic_add_fetch(&seq, 1, __ATOMIC_RELAXED));
     int fd = shm_open(shm_name, O_RDWR | O_CREAT | O_EXCL, 0600);
-    if (fd >= 0 && ftruncate(fd, (off_t)bytes) == 0) {
-        void *p = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+    size_t map = TC_RT_WIN_SEG_HDR + bytes;
+    if (fd >= 0 && ftruncate(fd, (off_t)map) == 0) {
+        void *p = mmap(NULL, map, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
         close(fd);
         if (p != MAP_FAILED) {
-            win->base = p;
-            win->map_bytes = bytes;
+            win->map_base = p;
+            win->base = (char *)p + TC_RT_WIN_SEG_HDR;
+            win->map_bytes = map;
             win->shm_fd = 1;
+            free(win->slots); /* the segment's first page holds them, zeroed */
+            win->slots = p;
             return TC_OK;
         }
     } else if (fd >= 0) {
@@ -159,10 +164,12 @@ static void win_map_peer(tc_rt_win_t *win, int p, const win_blob_t *b, uint64_t 
     struct stat sb;
     if (fd < 0)
         return;
-    if (fstat(fd, &sb) == 0 && (uint64_t)sb.st_size == b->bytes) {
-        void *ptr = mmap(NULL, (size_t)b->bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+    size_t map = TC_RT_WIN_SEG_HDR + (size_t)b->bytes;
+    if (fstat(fd, &sb) == 0 && (uint64_t)sb.st_size == map) {
+        void *ptr = mmap(NULL, map, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
         if (ptr != MAP_FAILED) {
-            peer->shared = ptr;
+            peer->map = ptr;
+            peer->shared = (char *)ptr + TC_RT_WIN_SEG_HDR;
             peer->shared_why = 0;
         }
     }
@@ -212,6 +219,15 @@ static tc_status_t win_unpack(tc_rt_win_t *win, const win_blob_t *all, uint64_t 
             win_map_peer(win, p, b, world->node_id);
         else
             peer->shared_why = 1; /* created: the caller's memory is private */
+        /* the direct path: this rank's own window, or a mapped segment of a peer
+         * that a same-node backend reaches (none with TC_SHM=0: tcp is measured) */
+        if (p == comm->rank) {
+            peer->direct = win->base;
+            peer->direct_slots = win->slots;
+        } else if (peer->shared && world->ep_backend[wr]->reach == TC_TP_REACH_NODE) {
+            peer->direct = peer->shared;
+            peer->direct_slots = peer->map;
+        }
     }
     return TC_OK;
 }
@@ -220,16 +236,16 @@ void tc_rt_win_release(tc_rt_win_t *win)
 {
     if (win->released)
         return;
-    win->released = 1;
+    __atomic_store_n(&win->released, 1, __ATOMIC_RELEASE);
     tc_rt_world_t *world = win->comm->world;
     for (int p = 0; win->peers && p < win->comm->size; p++) {
         tc_rt_win_peer_t *peer = &win->peers[p];
         tc_tp_rkey_release(peer->data);
         tc_tp_rkey_release(peer->slots);
         peer->data = peer->slots = NULL;
-        if (peer->shared)
-            munmap(peer->shared, peer->bytes);
-        peer->shared = NULL;
+        if (peer->map)
+            munmap(peer->map, TC_RT_WIN_SEG_HDR + peer->bytes);
+        peer->shared = peer->map = NULL; /* direct stays: released is checked first */
     }
     for (int i = 0; i < TC_RT_BACKENDS_MAX; i++) {
         if (win->regs[i].data)
@@ -276,10 +292,11 @@ static void win_free(tc_rt_win_t *win)
     if (win->inline_work)
         tc_rt_work_release(win->inline_work);
     if (win->allocated && win->shm_fd)
-        munmap(win->base, win->map_bytes);
+        munmap(win->map_base, win->map_bytes); /* the slots too */
     else if (win->allocated)
         free(win->base);
-    free(win->slots);
+    if (!win->shm_fd)
+        free(win->slots);
     free(win->peers);
     free(win);
 }

@@ -18,7 +18,14 @@ typedef struct tc_rt_win_peer {
     tc_tp_rkey_t *slots; /* its signal slots */
     void *shared;        /* its window mapped here (same node, allocated), or NULL */
     int shared_why;      /* why not: 1 not in shared memory, 2 another node, 3 not mapped */
-    int pending;         /* operations to it not yet completed */
+    int pending;         /* operations to it not yet completed (atomic: flush reads it unlocked) */
+    /* The direct path (win_ops.c): its window and signal slots loaded and stored
+     * here without the lock or a work object: this rank, or a same-node peer
+     * whose segment is mapped and that a same-node backend reaches (not with
+     * TC_SHM=0). Set at creation, never changed: NULL when not direct. */
+    char *direct;
+    uint64_t *direct_slots;
+    void *map; /* the mapping of its segment (slots, then the window), for shared */
 } tc_rt_win_peer_t;
 
 /* This rank's memory registered with one backend of the world. */
@@ -33,18 +40,23 @@ struct tc_rt_win {
     void *base;
     size_t bytes;
     int allocated; /* the library allocated base */
-    int shm_fd;    /* 1: in a shared-memory segment, mapped for map_bytes */
+    int shm_fd;    /* 1: in a shared-memory segment (the slots, then base), mapped for map_bytes */
     size_t map_bytes;
-    uint64_t *slots;                          /* TC_RT_WIN_SLOTS words, 64-byte aligned */
+    void *map_base;
+    uint64_t *slots; /* TC_RT_WIN_SLOTS words, 64-byte aligned (in the segment with shm_fd) */
     tc_rt_win_reg_t regs[TC_RT_BACKENDS_MAX]; /* by the world's backend index */
     tc_rt_win_peer_t *peers;                  /* by rank of the communicator */
-    int pending;                              /* operations not yet completed */
+    int pending;                              /* operations not yet completed (atomic) */
     uint64_t ops;                             /* operations issued (their sequence) */
-    int released;                             /* transport resources given back */
-    int linked;                               /* on the communicator's list */
-    int counted;                              /* counted in the world's nasync */
+    int released; /* transport resources given back (atomic: the direct path reads it unlocked) */
+    int linked;   /* on the communicator's list */
+    int counted;  /* counted in the world's nasync */
     tc_rt_work_t *inline_work; /* blocking operations without a work object, reused */
 };
+
+/* An allocated window's shared-memory segment: the signal slots in its
+ * first page, the window from the second (page-aligned for the caller). */
+#define TC_RT_WIN_SEG_HDR ((size_t)4096)
 
 /* win.c */
 /* Give back what @p win holds of the world (keys, registrations, the

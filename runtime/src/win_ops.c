@@ -64,9 +64,9 @@ static void win_work_end(tc_rt_work_t *w, tc_status_t st)
             tc_rt_world_ep_drop(world, wr);
     }
     if (w->rma.counted) {
-        w->rma.counted = 0;
-        win->pending--;
-        win->peers[w->rma.peer].pending--;
+        w->rma.counted = 0; /* flush reads the counts unlocked */
+        __atomic_fetch_sub(&win->pending, 1, __ATOMIC_ACQ_REL);
+        __atomic_fetch_sub(&win->peers[w->rma.peer].pending, 1, __ATOMIC_ACQ_REL);
     }
 }
 
@@ -93,7 +93,7 @@ void tc_rt_win_cancel(tc_rt_win_t *win, tc_status_t st, const char *why)
 static tc_status_t win_usable(tc_rt_win_t *win, const char *fn)
 {
     tc_rt_comm_t *comm = win->comm;
-    if (!comm || win->released)
+    if (!comm || __atomic_load_n(&win->released, __ATOMIC_ACQUIRE))
         return tc_error_set(TC_ERR_INVALID_STATE,
                             "%s: the window's communicator was destroyed (tc_comm_destroy); "
                             "only tc_win_destroy is left to call",
@@ -160,15 +160,41 @@ static tc_status_t win_ep(tc_rt_win_t *win, int peer, const char *fn, tc_tp_ep_t
                         fn, peer);
 }
 
+/* The direct path (peer->direct): copy, then update the slot with a release
+ * atomic, so that the target's acquire load of the slot sees the data. The
+ * transports apply their signals to the same word with atomics too (self,
+ * shm's cells and tcp at the target). Complete on return. */
+static void win_direct(const tc_rt_win_peer_t *peer, const tc_rt_win_op_t *op)
+{
+    if (op->bytes && op->kind != TC_RT_WIN_SIGNAL) {
+        char *at = peer->direct + op->offset;
+        if (op->kind == TC_RT_WIN_GET)
+            memmove(op->buf, at, op->bytes); /* this rank's own window may overlap */
+        else
+            memmove(at, op->buf, op->bytes);
+    }
+    if (op->kind == TC_RT_WIN_SIGNAL || op->kind == TC_RT_WIN_PUT_SIGNAL) {
+        uint64_t *word = &peer->direct_slots[op->slot];
+        if (op->sig_op == TC_RT_WIN_SET)
+            __atomic_store_n(word, op->value, __ATOMIC_RELEASE);
+        else
+            __atomic_fetch_add(word, op->value, __ATOMIC_RELEASE);
+    }
+}
+
 /* Post the requests of @p op; an error is set for the work. */
 static tc_status_t win_post(tc_rt_work_t *w, tc_tp_ep_t *ep, const tc_rt_win_op_t *op)
 {
     tc_rt_win_peer_t *peer = &w->rma.win->peers[op->peer];
     tc_status_t st = TC_OK;
     tc_tp_req_t init = TC_TP_REQ_INIT;
+    if (peer->direct) {
+        win_direct(peer, op); /* nothing pending: the work ends at once */
+        return TC_OK;
+    }
     if (op->bytes && op->kind != TC_RT_WIN_SIGNAL && peer->shared) {
-        /* both windows allocated in shared memory on this node: load and store
-         * directly; a signal after it is posted only once the copy is done */
+        /* mapped here but reached over no same-node backend (TC_SHM=0): the
+         * copy is direct, the signal after it goes through the transport */
         char *at = (char *)peer->shared + op->offset;
         if (op->kind == TC_RT_WIN_GET)
             memcpy(op->buf, at, op->bytes);
@@ -205,8 +231,8 @@ static void win_start(tc_rt_win_t *win, tc_rt_work_t *w, tc_tp_ep_t *ep, const t
     w->rma.peer = op->peer;
     w->rma.nreq = 0;
     w->rma.counted = 1;
-    win->pending++;
-    win->peers[op->peer].pending++;
+    __atomic_fetch_add(&win->pending, 1, __ATOMIC_RELAXED);
+    __atomic_fetch_add(&win->peers[op->peer].pending, 1, __ATOMIC_RELAXED);
     w->op = (tc_rt_op_t){TC_COLL_COUNT, ++win->ops, comm->name, win_op_names[op->kind]};
     w->call = (tc_rt_coll_t){.coll = TC_COLL_COUNT,
                              .count = op->bytes,
@@ -237,11 +263,19 @@ tc_status_t tc_rt_win_issue(tc_rt_win_t *win, const tc_rt_win_op_t *op, int flag
 {
     const char *fn = (unsigned)op->kind < 4 ? win_op_names[op->kind] : "win_op";
     tc_rt_comm_t *comm = win->comm;
-    if (!comm || win->released)
+    if (!comm || __atomic_load_n(&win->released, __ATOMIC_ACQUIRE))
         return win_usable(win, fn);
     tc_status_t st = win_check(win, op, fn);
     if (st != TC_OK)
         return st;
+    /* the direct path: no lock, clock, work object or flight-recorder slot;
+     * asynchronous without a work object too (complete on return). A broken
+     * communicator takes the locked path, which says why. */
+    const tc_rt_win_peer_t *peer = &win->peers[op->peer];
+    if (peer->direct && !work_p && __atomic_load_n(&comm->broken, __ATOMIC_ACQUIRE) == TC_OK) {
+        win_direct(peer, op);
+        return TC_OK;
+    }
     tc_rt_world_t *world = comm->world;
     int async = (flags & TC_RT_ASYNC) != 0;
     tc_rt_world_lock(world);
@@ -316,7 +350,7 @@ tc_status_t tc_rt_win_wait_signal(tc_rt_win_t *win, int slot, int cmp, uint64_t 
     if (cmp < 0 || cmp >= TC_RT_WIN_CMP_COUNT)
         return tc_error_set(TC_ERR_INVALID_ARG, "%s: comparison %d is not a tc_win_cmp_t", fn, cmp);
     tc_rt_comm_t *comm = win->comm;
-    if (!comm || win->released)
+    if (!comm || __atomic_load_n(&win->released, __ATOMIC_ACQUIRE))
         return win_usable(win, fn);
     tc_rt_world_t *world = comm->world;
     int64_t ms = timeout_ms > 0 ? timeout_ms : comm->timeout_ms;
@@ -377,7 +411,7 @@ tc_status_t tc_rt_win_flush(tc_rt_win_t *win, int peer, int64_t timeout_ms)
 {
     static const char fn[] = "win_flush";
     tc_rt_comm_t *comm = win->comm;
-    if (!comm || win->released)
+    if (!comm || __atomic_load_n(&win->released, __ATOMIC_ACQUIRE))
         return win_usable(win, fn);
     if (peer < -1 || peer >= comm->size)
         return tc_error_set(TC_ERR_INVALID_ARG,
@@ -385,13 +419,17 @@ tc_status_t tc_rt_win_flush(tc_rt_win_t *win, int peer, int64_t timeout_ms)
                             "communicator '%s' (size %d)",
                             fn, peer, comm->name, comm->size);
     tc_rt_world_t *world = comm->world;
+    const int *pending = peer < 0 ? &win->pending : &win->peers[peer].pending;
+    /* nothing pending (every direct operation completed on return): no lock */
+    if (__atomic_load_n(pending, __ATOMIC_ACQUIRE) == 0 &&
+        __atomic_load_n(&comm->broken, __ATOMIC_ACQUIRE) == TC_OK)
+        return TC_OK;
     int64_t ms = timeout_ms > 0 ? timeout_ms : comm->timeout_ms;
     uint64_t deadline = tc_deadline_after_ms((uint64_t)ms);
-    const int *pending = peer < 0 ? &win->pending : &win->peers[peer].pending;
     tc_rt_world_lock(world);
     tc_status_t st = TC_OK;
     unsigned idle = 0;
-    while (*pending > 0) {
+    while (__atomic_load_n(pending, __ATOMIC_ACQUIRE) > 0) {
         tc_rt_world_handoff(world);
         if (tc_rt_world_progress(world) > 0) {
             idle = 0;
@@ -406,7 +444,8 @@ tc_status_t tc_rt_win_flush(tc_rt_win_t *win, int peer, int64_t timeout_ms)
             st = tc_error_set(TC_ERR_TIMEOUT,
                               "%s on comm '%s' (rank %d of %d): %d operation(s) to %s still "
                               "running after %lld ms",
-                              fn, comm->name, comm->rank, comm->size, *pending, to, (long long)ms);
+                              fn, comm->name, comm->rank, comm->size,
+                              __atomic_load_n(pending, __ATOMIC_ACQUIRE), to, (long long)ms);
             break;
         }
         tc_rt_world_nap(world, idle < 4096 ? 0 : TC_RT_NAP_NS);

@@ -122,7 +122,7 @@ void tc_rt_work_fail(tc_rt_work_t *w, tc_status_t st)
     tc_log_error(TC_SUBSYS_RUNTIME, "%s", w->error);
     tc_rt_work_end(w, st);
     if (comm->broken == TC_OK) {
-        comm->broken = st;
+        __atomic_store_n(&comm->broken, st, __ATOMIC_RELEASE);
         snprintf(comm->broken_why, sizeof(comm->broken_why), "%s", w->error);
         /* the others of this communicator cannot complete consistently either */
         tc_rt_comm_cancel_works(comm, st, comm->broken_why);

@@ -9,7 +9,9 @@
  *   computed alike from the shared seed, and checks its own window and every get element by
  *   element;
  * - counts: every rank ADD-signals one target many times at once; the target's slot equals the
- *   sum exactly;
+ *   sum exactly; in a created window (through the transports) and in an allocated one (on one
+ *   node the direct path: atomics on the mapped slots, put_signal among them; with TC_SHM=0
+ *   this rank's own direct signals beside tcp's);
  * - order: put_signal around a ring, sizes up to several MiB: the target, once its slot shows
  *   the iteration, checks every byte of the data (the signal never overtakes the data);
  * - misuse: peers, offsets, lengths, slots, comparisons, NULLs, a wait that times out, a stale
@@ -257,10 +259,14 @@ static void test_model(tc_comm_t *comm, uint64_t seed, int rounds)
 
 /* ---- signal counts: everyone ADDs into one target at once ---- */
 
-static void test_counts(tc_comm_t *comm, int iters)
+static void test_counts(tc_comm_t *comm, int iters, int allocate)
 {
     tc_win_t *win = NULL;
-    OK(tc_win_create(comm, NULL, 0, NULL, &win));
+    uint64_t *words = NULL; /* allocated: word r is rank r's last put_signal */
+    if (allocate)
+        OK(tc_win_allocate(comm, 8 * (size_t)size, NULL, (void **)&words, &win));
+    else
+        OK(tc_win_create(comm, NULL, 0, NULL, &win));
     if (!win)
         return;
     tc_op_opts_t aopts = TC_OP_OPTS_INIT;
@@ -273,7 +279,11 @@ static void test_counts(tc_comm_t *comm, int iters)
             if (i % 4 == 0 && nw < 16)
                 OK(tc_win_signal(win, target, slot, (uint64_t)rank + 1, TC_WIN_SIGNAL_ADD, &aopts,
                                  &works[nw++]));
-            else
+            else if (allocate && i % 4 == 1) {
+                uint64_t word = (uint64_t)round << 32 | (uint64_t)i;
+                OK(tc_win_put_signal(win, &word, 8, target, 8 * (uint64_t)rank, slot,
+                                     (uint64_t)rank + 1, TC_WIN_SIGNAL_ADD, NULL, NULL));
+            } else
                 OK(tc_win_signal(win, target, slot, (uint64_t)rank + 1, TC_WIN_SIGNAL_ADD, NULL,
                                  NULL));
         }
@@ -288,6 +298,16 @@ static void test_counts(tc_comm_t *comm, int iters)
             if (seen != want)
                 FAIL("counts: slot %d is %llu, want %llu", slot, (unsigned long long)seen,
                      (unsigned long long)want);
+            /* every rank's last put_signal (i = the last i % 4 == 1) is in, seen by the slot */
+            int last = iters - 1 - (iters - 1 + 3) % 4;
+            for (int r = 0; allocate && last >= 0 && r < size; r++) {
+                checks++;
+                uint64_t got = __atomic_load_n(&words[r], __ATOMIC_RELAXED);
+                if (got != ((uint64_t)round << 32 | (uint64_t)last))
+                    FAIL("counts: rank %d's word is %#llx after the signals, want %#llx", r,
+                         (unsigned long long)got,
+                         (unsigned long long)((uint64_t)round << 32 | (uint64_t)last));
+            }
         }
         OK(tc_barrier(comm, NULL, NULL));
         if (rank == target) { /* nothing more arrived after the barrier */
@@ -789,7 +809,7 @@ int main(int argc, char **argv)
         if (want(only, "model"))
             test_model(world, seed, quick ? 3 : 8);
         if (want(only, "counts"))
-            test_counts(world, quick ? 20 : 100);
+            test_counts(world, quick ? 20 : 100, 0), test_counts(world, quick ? 20 : 100, 1);
         if (want(only, "order"))
             test_order(world, quick ? 12 : 40, quick ? (size_t)1 << 20 : (size_t)6 << 20);
         if (want(only, "split"))
