@@ -114,8 +114,18 @@ static tc_status_t win_op(tc_win_t *win, const char *fn, tc_rt_win_op_t *op,
     if (st != TC_OK)
         return st;
     int flags;
+    /* async without work_p: fire-and-forget, completed by tc_win_flush */
+    int ff = opts && opts->size >= sizeof(*opts) && opts->async && !work_p;
+    tc_op_opts_t sync;
+    if (ff) {
+        sync = *opts;
+        sync.async = 0;
+        opts = &sync;
+    }
     if ((st = tc_api_op_opts(opts, fn, NULL, &op->timeout_ms, &flags, work_p)) != TC_OK)
         return st;
+    if (ff)
+        flags |= TC_RT_ASYNC;
     tc_api_work_t *work = NULL;
     if (work_p && (st = tc_api_work_new(fn, &work)) != TC_OK)
         return st;

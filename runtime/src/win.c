@@ -280,6 +280,7 @@ void tc_rt_comm_release_wins(tc_rt_comm_t *comm)
     while (comm->wins) {
         tc_rt_win_t *win = comm->wins;
         tc_rt_win_cancel(win, TC_ERR_ABORTED, "the communicator was destroyed");
+        (void)tc_rt_win_ff_sweep(win, -1); /* every one ended */
         tc_rt_win_release(win);
         win_unlink(win);
         win->comm = NULL; /* its inline work was detached with the communicator's works */
@@ -297,6 +298,7 @@ static void win_free(tc_rt_win_t *win)
         free(win->base);
     if (!win->shm_fd)
         free(win->slots);
+    free(win->ff);
     free(win->peers);
     free(win);
 }
@@ -455,6 +457,7 @@ tc_status_t tc_rt_win_destroy(tc_rt_win_t *win)
             snprintf(why, sizeof(why), "%s", tc_last_error());
         tc_rt_world_lock(comm->world);
         tc_rt_win_cancel(win, TC_ERR_ABORTED, "the window was destroyed");
+        (void)tc_rt_win_ff_sweep(win, -1); /* every one ended; the flush above reported */
         tc_rt_win_release(win);
         win_unlink(win);
         if (win->inline_work) {

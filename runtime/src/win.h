@@ -52,6 +52,10 @@ struct tc_rt_win {
     int linked;   /* on the communicator's list */
     int counted;  /* counted in the world's nasync */
     tc_rt_work_t *inline_work; /* blocking operations without a work object, reused */
+    /* asynchronous operations without a work object to peers off the direct
+     * path (lock held; nff read unlocked by flush): released by a flush */
+    tc_rt_work_t **ff;
+    int nff, ffcap;
 };
 
 /* An allocated window's shared-memory segment: the signal slots in its
@@ -68,5 +72,8 @@ void tc_rt_comm_release_wins(tc_rt_comm_t *comm);
 /* win_ops.c */
 /* Cancel @p win's running operations with @p st (lock held). */
 void tc_rt_win_cancel(tc_rt_win_t *win, tc_status_t st, const char *why);
+/* Lock held: release the ended fire-and-forget works to @p peer (-1: every
+ * rank); the first failure among them is returned, set. */
+tc_status_t tc_rt_win_ff_sweep(tc_rt_win_t *win, int peer);
 
 #endif

@@ -3,6 +3,7 @@
  * schedule), waiting for a signal slot, flush. Every argument is checked at
  * the origin before anything moves; every wait is bounded. */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
@@ -86,6 +87,46 @@ void tc_rt_win_cancel(tc_rt_win_t *win, tc_status_t st, const char *why)
         tc_rt_work_end(w, st);
         next = world->active; /* an endpoint may have closed: restart the walk */
     }
+}
+
+tc_status_t tc_rt_win_ff_sweep(tc_rt_win_t *win, int peer)
+{
+    tc_status_t st = TC_OK;
+    int k = 0;
+    for (int i = 0; i < win->nff; i++) {
+        tc_rt_work_t *w = win->ff[i];
+        if ((peer >= 0 && w->rma.peer != peer) || tc_rt_work_get_state(w) == TC_RT_WORK_RUNNING) {
+            win->ff[k++] = w;
+            continue;
+        }
+        if (st == TC_OK && w->result != TC_OK)
+            st = tc_error_set(w->result, "%s", w->error);
+        tc_rt_work_release(w);
+    }
+    __atomic_store_n(&win->nff, k, __ATOMIC_RELEASE);
+    return st;
+}
+
+/* Lock held: keep @p w, an asynchronous operation without a work object,
+ * until a flush; without room, complete it now. */
+static void win_ff_keep(tc_rt_win_t *win, tc_rt_work_t *w)
+{
+    if (win->nff == win->ffcap) {
+        int cap = win->ffcap ? 2 * win->ffcap : 64;
+        tc_rt_work_t **ff = realloc(win->ff, (size_t)cap * sizeof(*ff));
+        if (!ff) {
+            /* complete it now, bounded by its deadline; a failure broke the
+             * communicator, which the flush reports */
+            tc_status_t st = tc_rt_work_wait_locked(w, 0);
+            (void)st;
+            tc_rt_work_release(w);
+            return;
+        }
+        win->ff = ff;
+        win->ffcap = cap;
+    }
+    win->ff[win->nff] = w;
+    __atomic_store_n(&win->nff, win->nff + 1, __ATOMIC_RELEASE);
 }
 
 /* ---- issuing ---- */
@@ -312,6 +353,10 @@ tc_status_t tc_rt_win_issue(tc_rt_win_t *win, const tc_rt_win_op_t *op, int flag
     }
     if (st == TC_OK && work_p)
         *work_p = w;
+    else if (st == TC_OK && w != win->inline_work && tc_rt_work_get_state(w) != TC_RT_WORK_RUNNING)
+        tc_rt_work_release(w); /* fire-and-forget, already complete */
+    else if (st == TC_OK && w != win->inline_work)
+        win_ff_keep(win, w); /* fire-and-forget: the next flush releases it */
 out:
     tc_rt_world_unlock(world);
     return st;
@@ -422,6 +467,7 @@ tc_status_t tc_rt_win_flush(tc_rt_win_t *win, int peer, int64_t timeout_ms)
     const int *pending = peer < 0 ? &win->pending : &win->peers[peer].pending;
     /* nothing pending (every direct operation completed on return): no lock */
     if (__atomic_load_n(pending, __ATOMIC_ACQUIRE) == 0 &&
+        __atomic_load_n(&win->nff, __ATOMIC_ACQUIRE) == 0 &&
         __atomic_load_n(&comm->broken, __ATOMIC_ACQUIRE) == TC_OK)
         return TC_OK;
     int64_t ms = timeout_ms > 0 ? timeout_ms : comm->timeout_ms;
@@ -450,6 +496,9 @@ tc_status_t tc_rt_win_flush(tc_rt_win_t *win, int peer, int64_t timeout_ms)
         }
         tc_rt_world_nap(world, idle < 4096 ? 0 : TC_RT_NAP_NS);
     }
+    if (st == TC_OK && (st = tc_rt_win_ff_sweep(win, peer)) != TC_OK)
+        tc_error_prefix("%s on comm '%s': an operation issued without a work object: ", fn,
+                        comm->name);
     if (st == TC_OK && comm->broken != TC_OK)
         st = tc_error_set(comm->broken, "%s on comm '%s': %s", fn, comm->name, comm->broken_why);
     tc_rt_world_unlock(world);

@@ -127,7 +127,13 @@ static void test_bad_arguments(void **state)
     expect(tc_win_flush(win, 3, 10), TC_ERR_INVALID_ARG, "peer 3");
     expect(tc_win_shared_query(win, 0, NULL), TC_ERR_INVALID_ARG, "ptr_p is NULL");
     expect(tc_win_size(win, 0, NULL), TC_ERR_INVALID_ARG, "bytes_p is NULL");
-    expect(tc_win_get(win, buf, 1, 0, 0, &a, NULL), TC_ERR_INVALID_ARG, "work_p is NULL");
+    /* async without work_p: fire-and-forget, complete by the flush */
+    char x = 0x5a, y = 0;
+    buf[5] = 0;
+    assert_int_equal(tc_win_put(win, &x, 1, 0, 5, &a, NULL), TC_OK);
+    assert_int_equal(tc_win_get(win, &y, 1, 0, 5, &a, NULL), TC_OK);
+    assert_int_equal(tc_win_flush(win, TC_WIN_ALL_PEERS, 1000), TC_OK);
+    assert_int_equal(y, 0x5a);
     /* zero bytes: allowed anywhere in range, even with NULL buffers */
     assert_int_equal(tc_win_put(win, NULL, 0, 0, 64, NULL, NULL), TC_OK);
     tc_work_t *w = NULL;

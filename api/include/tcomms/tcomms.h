@@ -823,10 +823,21 @@ tc_status_t tc_work_free(tc_work_t *work);
  * - Nothing is ordered between different targets, or against operations of
  *   the communicator (collectives, send/recv) unless one completed first.
  *
- * Same-node windows made by tc_win_allocate() on both sides are reached by
- * load and store through their shared-memory segments (see
- * tc_win_shared_query()): puts and gets there are copies made by the calling
- * thread, and the rules above hold the same.
+ * Fire-and-forget: opts->async with work_p NULL issues an operation that no
+ * work object tracks; tc_win_flush() (to its peer, or ::TC_WIN_ALL_PEERS)
+ * completes it and returns its error, if it failed; tc_win_destroy() completes
+ * it too. On the direct path (below) it completes before the call returns.
+ *
+ * The direct path: operations to this rank itself, and to a same-node rank
+ * whose window tc_win_allocate() made (both sides) when the shared-memory
+ * transport is on (not with TC_SHM=0), are made by the calling thread
+ * without the library's lock or a work object: puts and gets are copies
+ * through the peer's mapped shared-memory segment (see
+ * tc_win_shared_query()), signals are atomics on the peer's slots (which
+ * live in that segment), a put_signal copies then signals with release
+ * order. They complete before the call returns, and the rules above hold the
+ * same; they are not in the flight recorder and not bounded by a timeout
+ * (nothing waits).
  *
  * Progress: the target calls nothing. While a window exists the library's
  *   progress thread serves the transports that move data in software (TCP;
@@ -845,11 +856,12 @@ tc_status_t tc_work_free(tc_work_t *work);
  * TC_ERR_INVALID_STATE; only tc_win_destroy() is left to call.
  *
  * Threads: window calls (except create and destroy, which are collective on
- * the communicator) may come from any thread; they serialise on the library's
- * lock. Blocking operations without a work object on one window from two
+ * the communicator) may come from any thread; off the direct path they
+ * serialise on the library's lock, on it they run concurrently. Blocking
+ * operations off the direct path without a work object on one window from two
  * threads at once: the second gets TC_ERR_INVALID_STATE.
  *
- * Window operations appear in the flight recorder as "win_put", "win_get",
+ * Window operations off the direct path appear in the flight recorder as "win_put", "win_get",
  * "win_put_signal" and "win_signal" with their byte count and target (root).
  */
 
@@ -955,7 +967,8 @@ tc_status_t tc_win_size(tc_win_t *win, int peer, size_t *bytes_p);
  * @param peer a rank of the window's communicator (this rank too).
  * @param offset bytes into the peer's window; offset + bytes must not exceed its size.
  * @param opts per-operation options (timeout, async), or NULL.
- * @param work_p receives a work object (required with opts->async), or NULL.
+ * @param work_p receives a work object, or NULL (with opts->async: fire-and-forget, completed
+ *        by tc_win_flush(); see @ref tc_windows).
  * @return TC_OK, or an error status with the detail in tc_last_error() (see @ref tc_windows).
  */
 tc_status_t tc_win_put(tc_win_t *win, const void *src, size_t bytes, int peer, uint64_t offset,
@@ -969,7 +982,8 @@ tc_status_t tc_win_put(tc_win_t *win, const void *src, size_t bytes, int peer, u
  * @param peer a rank of the window's communicator (this rank too).
  * @param offset bytes into the peer's window; offset + bytes must not exceed its size.
  * @param opts per-operation options (timeout, async), or NULL.
- * @param work_p receives a work object (required with opts->async), or NULL.
+ * @param work_p receives a work object, or NULL (with opts->async: fire-and-forget, completed
+ *        by tc_win_flush(); see @ref tc_windows).
  * @return TC_OK, or an error status with the detail in tc_last_error() (see @ref tc_windows).
  */
 tc_status_t tc_win_get(tc_win_t *win, void *dst, size_t bytes, int peer, uint64_t offset,
@@ -987,7 +1001,8 @@ tc_status_t tc_win_get(tc_win_t *win, void *dst, size_t bytes, int peer, uint64_
  * @param value the operand.
  * @param op ::TC_WIN_SIGNAL_ADD or ::TC_WIN_SIGNAL_SET.
  * @param opts per-operation options (timeout, async), or NULL.
- * @param work_p receives a work object (required with opts->async), or NULL.
+ * @param work_p receives a work object, or NULL (with opts->async: fire-and-forget, completed
+ *        by tc_win_flush(); see @ref tc_windows).
  * @return TC_OK, or an error status with the detail in tc_last_error() (see @ref tc_windows).
  */
 tc_status_t tc_win_put_signal(tc_win_t *win, const void *src, size_t bytes, int peer,
@@ -1003,7 +1018,8 @@ tc_status_t tc_win_put_signal(tc_win_t *win, const void *src, size_t bytes, int 
  * @param value the operand.
  * @param op ::TC_WIN_SIGNAL_ADD or ::TC_WIN_SIGNAL_SET.
  * @param opts per-operation options (timeout, async), or NULL.
- * @param work_p receives a work object (required with opts->async), or NULL.
+ * @param work_p receives a work object, or NULL (with opts->async: fire-and-forget, completed
+ *        by tc_win_flush(); see @ref tc_windows).
  * @return TC_OK, or an error status with the detail in tc_last_error() (see @ref tc_windows).
  */
 tc_status_t tc_win_signal(tc_win_t *win, int peer, int slot, uint64_t value,
