@@ -233,15 +233,7 @@ static tc_status_t win_post(tc_rt_work_t *w, tc_tp_ep_t *ep, const tc_rt_win_op_
         win_direct(peer, op); /* nothing pending: the work ends at once */
         return TC_OK;
     }
-    if (op->bytes && op->kind != TC_RT_WIN_SIGNAL && peer->shared) {
-        /* mapped here but reached over no same-node backend (TC_SHM=0): the
-         * copy is direct, the signal after it goes through the transport */
-        char *at = (char *)peer->shared + op->offset;
-        if (op->kind == TC_RT_WIN_GET)
-            memcpy(op->buf, at, op->bytes);
-        else
-            memcpy(at, op->buf, op->bytes);
-    } else if (op->bytes && op->kind != TC_RT_WIN_SIGNAL) {
+    if (op->bytes && op->kind != TC_RT_WIN_SIGNAL) {
         w->rma.req[0] = init;
         w->rma.nreq = 1;
         st = op->kind == TC_RT_WIN_GET

@@ -6,7 +6,9 @@
  *   latency:   one operation, then tc_win_flush() to the target, per iteration;
  *   bandwidth: -B operations back to back (asynchronous, each to its own
  *              offset while they fit in the window), then one flush; bytes
- *              moved / time.
+ *              moved / time. Fire-and-forget (no work objects, as MPI_Put in
+ *              a passive epoch); with -z 1 each has a work object, waited for
+ *              after the flush.
  * put_signal adds 1 to the target's slot 0 with every put. Check (-c 1): the
  * data of the timed loops carries a pattern (tcperf_fill_block) and is
  * checked element by element after them: every region of the target's window
@@ -100,7 +102,8 @@ static tc_status_t bw_once(rma_t *r, uint64_t bytes)
     tc_status_t st = TC_OK;
     int n = 0;
     for (; n < r->o->burst && st == TC_OK; n++) {
-        st = issue(r, bytes, offset_of(r, bytes, n), &opts, &r->works[n]);
+        r->works[n] = NULL;
+        st = issue(r, bytes, offset_of(r, bytes, n), &opts, r->o->async ? &r->works[n] : NULL);
         if (st != TC_OK)
             r->works[n] = NULL;
     }
