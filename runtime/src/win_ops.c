@@ -113,6 +113,7 @@ static void win_ff_keep(tc_rt_win_t *win, tc_rt_work_t *w)
 {
     if (win->nff == win->ffcap) {
         int cap = win->ffcap ? 2 * win->ffcap : 64;
+        /* NOLINTNEXTLINE(bugprone-sizeof-expression): an array of pointers */
         tc_rt_work_t **ff = realloc(win->ff, (size_t)cap * sizeof(*ff));
         if (!ff) {
             /* complete it now, bounded by its deadline; a failure broke the

@@ -188,6 +188,8 @@ int main(int argc, char **argv)
     tc_comm_size(comm, &size);
     srand(seed);
     int iters = 200, kill_iter = rand() % iters;
+    if (strcmp(mode, "cut") == 0 && kill_iter == 0)
+        kill_iter = 1; /* connections come with first use: a cut before any all-reduce cuts none */
     int delay_us = rand() % 2000;
     int n = 4096;
     float *a = malloc((size_t)n * 4), *b = malloc((size_t)n * 4);
