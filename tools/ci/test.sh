@@ -28,7 +28,8 @@ step() {
 stash_bin() {
     local dest=$1
     rm -rf "$dest" && mkdir -p "$dest"
-    for b in tools/tcrun/tcrun tools/tcperf/tcperf tests/integration/allreduce_test \
+    for b in tools/tcrun/tcrun tools/tcperf/tcperf tools/tc-tune/tc-tune tools/tc-info/tc-info \
+        tests/integration/allreduce_test \
         tests/integration/coll_test tests/integration/thread_test tests/integration/recreate_test \
         tests/integration/win_test tests/integration/win_halo tests/integration/win_pipeline \
         tests/fault/ft_test tests/fault/resilient_training tests/fault/create_abort_test tests/fault/agree_test \
@@ -82,7 +83,8 @@ asan_env() {
 asan_integration() {
     bazel build --config=asan //... &&
         asan_env integration asan --quick &&
-        asan_env tests/integration/run_threads.sh build/bin-asan --quick
+        asan_env tests/integration/run_threads.sh build/bin-asan --quick &&
+        asan_env tests/integration/run_tune.sh build/bin-asan
 }
 
 step "install dependencies" tools/setup/install-deps.sh
@@ -95,6 +97,8 @@ step "python: the package, torch.distributed against gloo (torchrun x2, x4), the
 step "install: prefix, pkg-config, CMake, the transport alone, with MPI and NCCL, the ABI record, .deb" \
     tests/install/run_install_test.sh --no-build --deb
 step "integration: tcrun, mpirun, srun, torchrun env, no launcher; windows (run_win.sh)" integration opt
+step "tuning: tc-tune -o, TC_TUNING_FILE in tc-info and in a job, tc-tune --validate --quick at 2 and 4 ranks" \
+    tests/integration/run_tune.sh build/bin-opt
 step "threads: 2-8 threads on their own communicators at 2-4 ranks, two on one" \
     tests/integration/run_threads.sh build/bin-opt
 step "fault injection: kill, stop, mismatch, abort, shrink; tc-fr" \
