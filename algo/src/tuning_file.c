@@ -15,7 +15,7 @@
 #include "tcomms/base/config.h"
 
 #define TUNING_LINE_MAX 1023
-#define TUNING_FILE_MAX (64 * 1024)
+#define TUNING_FILE_MAX 65536L
 #define TUNING_VALUE_MAX 1e9
 
 static const struct {

@@ -78,17 +78,30 @@ typedef struct tc_algo_model_info {
 
 /**
  * @brief The key of @p param in a tuning file ("alpha_intra_us", ...).
+ * @param param the parameter.
  * @return NULL for a value out of range.
  */
 const char *tc_algo_param_key(tc_algo_param_t param);
 
-/** @brief The environment variable of @p param ("TC_ALGO_ALPHA_INTRA_US", ...), or NULL. */
+/**
+ * @brief The environment variable of @p param ("TC_ALGO_ALPHA_INTRA_US", ...).
+ * @param param the parameter.
+ * @return NULL for a value out of range.
+ */
 const char *tc_algo_param_env(tc_algo_param_t param);
 
-/** @brief The built-in default of @p param (0 for a value out of range). */
+/**
+ * @brief The built-in default of @p param.
+ * @param param the parameter.
+ * @return 0 for a value out of range.
+ */
 double tc_algo_param_default(tc_algo_param_t param);
 
-/** @brief "default", "file" or "env". */
+/**
+ * @brief The name of a source.
+ * @param src the source.
+ * @return "default", "file" or "env".
+ */
 const char *tc_algo_param_src_name(tc_algo_param_src_t src);
 
 /**
