@@ -74,8 +74,11 @@ for run in "2 text" "4 text" "2 csv"; do
         args+=(--csv)
         [ -f "$f" ] && envs=(TC_TUNING_FILE="$f")
     fi
-    if ! out=$(env "${envs[@]}" timeout -k 10 180 "$tcrun" -n "$1" "$tune" "${args[@]}" 2>&1); then
+    # the table from standard output only (a sanitizer's summary goes to standard error)
+    if ! out=$(env "${envs[@]}" timeout -k 10 180 "$tcrun" -n "$1" "$tune" "${args[@]}" \
+        2>"$tmp/stderr"); then
         echo "$out" | tail -n 20
+        tail -n 20 "$tmp/stderr"
         bad "tc-tune --validate --quick at $1 ranks"
         continue
     fi

@@ -29,7 +29,7 @@ static void usage(FILE *f)
             "               [-n ITERS] [-w WARMUP] [--coll NAME] [--max-seconds S]\n"
             "Run under a launcher (tcrun -n 4 tc-tune -o tcomms.tune).\n"
             "  -o FILE         measure alpha and beta of each link class present (same node,\n"
-            "                  other node; ping-pong of 8 B to --max-bytes, default 4M) and\n"
+            "                  other node; ping-pong of 8 B to --max-bytes, default 16M) and\n"
             "                  gamma (reduction), fit them, and write the tuning file (rank 0;\n"
             "                  \"-\": standard output). Use it with TC_TUNING_FILE=FILE.\n"
             "  --reps N        round trips per size (default 50; fewer for large sizes)\n"
@@ -79,7 +79,7 @@ static int parse_args(int argc, char **argv, args_t *a)
     tc_status_t st = TC_OK;
 
     memset(a, 0, sizeof(*a));
-    a->m = (tune_opts_t){4u << 20, 50, 0};
+    a->m = (tune_opts_t){16u << 20, 50, 0};
     a->v = (tune_vopts_t){8, 64u << 20, 8, 20, 1, 900, 0, -1};
     while ((c = getopt_long(argc, argv, "o:b:e:f:n:w:qh", longopts, NULL)) != -1) {
         switch (c) {

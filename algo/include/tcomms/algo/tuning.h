@@ -155,11 +155,15 @@ tc_status_t tc_algo_tuning_format(const tc_algo_tuning_t *tuning, char *buf, siz
 tc_status_t tc_algo_model_info(tc_algo_model_info_t *info);
 
 /**
- * @brief Fit t = alpha + beta x by least squares on relative error
- *        (weights 1 / t^2, so small and large sizes count alike).
+ * @brief Fit t = alpha + beta x to measurements, in two least-squares steps.
  *
- * alpha and beta are then clamped at 0 (a measurement cannot make either
- * negative; the other is refitted alone).
+ * beta is the ordinary least-squares slope over every point (absolute error:
+ * the largest sizes decide it); alpha is the intercept with that slope in
+ * relative error (weights 1 / t^2) over the points the latency dominates
+ * (beta x <= t / 2), or the smallest size's t - beta x when there is none.
+ * Both are clamped at 0. Exact on affine data; on a link that is not affine
+ * (a burst allowance, a protocol switch) beta is the large messages' rate and
+ * alpha the small messages' latency, which is what selection needs.
  * @param x the sizes (bytes), at least two distinct.
  * @param t the times (> 0), as many.
  * @param n the number of points.
