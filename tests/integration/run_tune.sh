@@ -2,6 +2,7 @@
 # tc-tune, the tuning file and tc-info end to end, on this node:
 #  - tcrun -n 2 tc-tune -o FILE --quick writes a well-formed file (the intra-node class and
 #    gamma measured, the inter-node class absent: one node);
+#  - tc-tune -o - (a world of one) writes a file tc-info reads to standard output;
 #  - TC_TUNING_FILE=FILE tc-info --json shows the file's values exactly, sourced "file", the
 #    others "default"; a parameter's own variable replaces the file's ("env");
 #  - a bad file: tc-info shows the error naming file, line and key, and a job refuses to start
@@ -49,6 +50,15 @@ if [ -f "$f" ]; then
         bad "TC_ALGO_ALPHA_INTRA_US does not replace the file's value"
     TC_TUNING_FILE=$f "$info" | grep -q "tuning file $f: version 1" ||
         bad "tc-info's text does not name the tuning file"
+fi
+
+echo "--- tc-tune -o - without a launcher: the file alone on standard output"
+if "$tune" -o - --quick -q >"$tmp/stdout.tune" 2>"$tmp/stdout.err"; then
+    TC_TUNING_FILE=$tmp/stdout.tune "$info" | grep -q "gamma_us .* file" ||
+        { cat "$tmp/stdout.tune"; bad "tc-tune -o - did not write a tuning file tc-info reads"; }
+else
+    tail -n 5 "$tmp/stdout.err"
+    bad "tc-tune -o - --quick"
 fi
 
 echo "--- a bad and a missing tuning file"

@@ -17,6 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "tcomms/base/config.h"
 #include "tune.h"
@@ -173,7 +174,20 @@ static int parse_args(int argc, char **argv, args_t *a)
 }
 
 /* Rank 0: the file, written aside and renamed into place. */
-static int write_tuning(const char *path, tc_algo_tuning_t *t, const tune_job_t *job)
+/* -o -: the file alone on standard output, the measurement's lines on standard
+ * error (so that `tc-tune -o - > FILE` works); returns the file's descriptor. */
+static int file_to_stdout(void)
+{
+    int fd;
+    fflush(stdout);
+    if ((fd = dup(STDOUT_FILENO)) < 0 || dup2(STDERR_FILENO, STDOUT_FILENO) < 0) {
+        fprintf(stderr, "tc-tune: -o -: dup: %s\n", strerror(errno));
+        return -1;
+    }
+    return fd;
+}
+
+static int write_tuning(const char *path, int out_fd, tc_algo_tuning_t *t, const tune_job_t *job)
 {
     char text[4096], tmp[4096];
     time_t now = time(NULL);
@@ -191,8 +205,12 @@ static int write_tuning(const char *path, tc_algo_tuning_t *t, const tune_job_t 
         fprintf(stderr, "tc-tune: %s\n", tc_last_error());
         return 2;
     }
-    if (strcmp(path, "-") == 0)
-        return fputs(text, stdout) == EOF ? 2 : 0;
+    if (out_fd >= 0) {
+        fflush(stdout);
+        int ok = write(out_fd, text, len) == (ssize_t)len;
+        close(out_fd);
+        return ok ? 0 : 2;
+    }
     snprintf(tmp, sizeof(tmp), "%s.tmp", path);
     if ((f = fopen(tmp, "w")) == NULL) {
         fprintf(stderr, "tc-tune: cannot create %s: %s\n", tmp, strerror(errno));
@@ -233,12 +251,15 @@ int main(int argc, char **argv)
         st = tune_validate(&job, &a.v, &within, &cells);
     } else {
         tc_algo_tuning_t t;
+        int out_fd = -1;
+        if (job.rank == 0 && strcmp(a.out, "-") == 0 && (out_fd = file_to_stdout()) < 0)
+            rc = 2; /* measured all the same: the other ranks wait for this one */
         if (job.rank == 0)
             printf("# tc-tune: %d ranks on %d node(s), at most %d per node\n", job.size, job.nnodes,
                    job.ranks_per_node);
         st = tune_measure(&job, &a.m, &t);
         if (st == TC_OK && job.rank == 0)
-            rc = write_tuning(a.out, &t, &job);
+            rc = rc ? rc : write_tuning(a.out, out_fd, &t, &job);
     }
     if (st != TC_OK)
         goto fail;
