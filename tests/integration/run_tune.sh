@@ -7,6 +7,7 @@
 #    others "default"; a parameter's own variable replaces the file's ("env");
 #  - a bad file: tc-info shows the error naming file, line and key, and a job refuses to start
 #    with TC_ERR_CONFIG naming them; a missing file likewise;
+#  - tc-tune --validate refuses to run when the ranks' models differ, naming the parameter;
 #  - tc-tune --validate --quick at 2 and 4 ranks (text, and CSV at 2 ranks with the file) prints
 #    a well-formed table: every collective, ratios = chosen / fastest >= 1, the summary's counts
 #    equal to the rows.
@@ -74,6 +75,14 @@ out=$(TC_TUNING_FILE=$tmp/none.tune timeout -k 10 60 "$tcrun" -n 2 "$tcperf" -b 
     bad "a job started with a missing tuning file"
 grep -qF "TC_TUNING_FILE=$tmp/none.tune: cannot open: No such file" <<<"$out" ||
     { echo "$out" | tail -n 5; bad "the job's error does not name the missing file"; }
+
+echo "--- tc-tune --validate refuses ranks with different models"
+printf '#!/bin/sh\n[ "$PMIX_RANK" = 1 ] && export TC_ALGO_ALPHA_INTRA_US=9\nexec "$@"\n' >"$tmp/diff.sh"
+chmod +x "$tmp/diff.sh"
+out=$(timeout -k 10 60 "$tcrun" -n 2 "$tmp/diff.sh" "$tune" --validate --quick 2>&1) &&
+    bad "--validate ran with different models"
+grep -q "TC_ERR_CONFIG: the ranks select with different cost models: alpha_intra_us" <<<"$out" ||
+    { echo "$out" | tail -n 5; bad "--validate does not name the parameter that differs"; }
 
 for run in "2 text" "4 text" "2 csv"; do
     set -- $run

@@ -233,6 +233,49 @@ static tc_status_t tune_cell(vctx_t *v, tc_coll_t c, size_t count, uint64_t byte
     return TC_OK;
 }
 
+/* Every rank must select with the same model, or ranks pick different
+ * algorithms for one call: compare the parameters in effect (and whether each
+ * rank could read them) before any timed call. */
+static tc_status_t same_model(const tune_job_t *job)
+{
+    tc_algo_model_info_t in;
+    double lo[TC_ALGO_PARAM_COUNT + 1], hi[TC_ALGO_PARAM_COUNT + 1];
+    char why[300] = "";
+    tc_status_t st, mine = tc_algo_model_info(&in);
+
+    if (mine != TC_OK)
+        snprintf(why, sizeof(why), "%s", tc_last_error());
+    else {
+        const double v[TC_ALGO_PARAM_COUNT] = {in.model.alpha_us[0], in.model.alpha_us[1],
+                                               in.model.beta_us[0], in.model.beta_us[1],
+                                               in.model.gamma_us};
+        for (int k = 0; k < TC_ALGO_PARAM_COUNT; k++)
+            lo[k] = v[k];
+    }
+    lo[TC_ALGO_PARAM_COUNT] = mine == TC_OK; /* 0 on a rank that could not read it */
+    if (mine != TC_OK)
+        for (int k = 0; k < TC_ALGO_PARAM_COUNT; k++)
+            lo[k] = 0;
+    memcpy(hi, lo, sizeof(hi));
+    if ((st = tc_all_reduce(job->comm, lo, lo, TC_ALGO_PARAM_COUNT + 1, TC_FLOAT64, TC_MIN, NULL,
+                            NULL)) != TC_OK ||
+        (st = tc_all_reduce(job->comm, hi, hi, TC_ALGO_PARAM_COUNT + 1, TC_FLOAT64, TC_MAX, NULL,
+                            NULL)) != TC_OK)
+        return st;
+    if (mine != TC_OK)
+        return tc_error_set(mine, "%s", why);
+    if (lo[TC_ALGO_PARAM_COUNT] == 0)
+        return tc_error_set(TC_ERR_CONFIG, "another rank cannot read the cost model (its "
+                                           "TC_TUNING_FILE or TC_ALGO_*_US): see its error");
+    for (int k = 0; k < TC_ALGO_PARAM_COUNT; k++)
+        if (lo[k] != hi[k])
+            return tc_error_set(TC_ERR_CONFIG,
+                                "the ranks select with different cost models: %s from %g to %g "
+                                "(give every rank the same TC_TUNING_FILE and TC_ALGO_*_US)",
+                                tc_algo_param_key((tc_algo_param_t)k), lo[k], hi[k]);
+    return TC_OK;
+}
+
 tc_status_t tune_validate(const tune_job_t *job, const tune_vopts_t *o, int *within_p, int *cells_p)
 {
     static vctx_t v; /* the hook keeps its address after the return */
@@ -254,6 +297,8 @@ tc_status_t tune_validate(const tune_job_t *job, const tune_vopts_t *o, int *wit
     if (!hooked && (st = tc_comm_add_hook(job->comm, tune_hook, &v)) != TC_OK)
         goto out;
     hooked = 1;
+    if ((st = same_model(job)) != TC_OK)
+        goto out;
     print_header(&v);
     for (int ci = 0; ci < TC_COLL_COUNT && st == TC_OK && !stopped; ci++) {
         tc_coll_t c = (tc_coll_t)ci;
