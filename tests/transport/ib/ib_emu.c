@@ -462,6 +462,13 @@ static enum ibv_wc_status exec(emu_qp_t *q, emu_qp_t *d, struct ibv_send_wr *wr,
             memmove(w ? (void *)(uintptr_t)wr->wr.rdma.remote_addr : (void *)(uintptr_t)laddr,
                     w ? (void *)(uintptr_t)laddr : (void *)(uintptr_t)wr->wr.rdma.remote_addr,
                     llen);
+        if (w) {
+            emu_stats.writes++;
+            emu_stats.write_bytes += llen;
+        } else {
+            emu_stats.reads++;
+            emu_stats.read_bytes += llen;
+        }
         return IBV_WC_SUCCESS;
     }
     case IBV_WR_ATOMIC_FETCH_AND_ADD:
@@ -473,7 +480,9 @@ static enum ibv_wc_status exec(emu_qp_t *q, emu_qp_t *d, struct ibv_send_wr *wr,
         uint64_t *p = (uint64_t *)(uintptr_t)ra, old;
         if (wr->opcode == IBV_WR_ATOMIC_FETCH_AND_ADD) {
             old = __atomic_fetch_add(p, wr->wr.atomic.compare_add, __ATOMIC_SEQ_CST);
+            emu_stats.fetch_adds++;
         } else {
+            emu_stats.cmp_swaps++;
             old = wr->wr.atomic.compare_add;
             if (!__atomic_compare_exchange_n(p, &old, wr->wr.atomic.swap, 0, __ATOMIC_SEQ_CST,
                                              __ATOMIC_SEQ_CST)) {

@@ -26,6 +26,13 @@ typedef struct tc_ibemu_stats {
     int writes_imm;  /* RDMA writes with immediate data executed */
     int zero_writes; /* zero-length RDMA writes (without immediate) executed */
     int rnr_errors;  /* writes with immediate data that found no posted receive */
+    /* one-sided work requests executed successfully (not those that failed) */
+    int writes;           /* RDMA writes of at least one byte, without immediate data */
+    int reads;            /* RDMA reads */
+    int fetch_adds;       /* atomic fetch-and-add */
+    int cmp_swaps;        /* atomic compare-and-swap (whether it swapped or not) */
+    uint64_t write_bytes; /* bytes of those writes */
+    uint64_t read_bytes;  /* bytes of those reads */
 } ib_emu_stats_t;
 
 void tc_ibemu_reset(void);
