@@ -101,8 +101,8 @@ static void test_bad_arguments(void **state)
            "recvbuf is NULL");
     expect(tc_all_reduce(comm, a, b, 8, (tc_dtype_t)42, TC_SUM, NULL, NULL), TC_ERR_INVALID_ARG,
            "dtype 42");
-    expect(tc_all_reduce(comm, a, b, 8, TC_FLOAT32, (tc_redop_t)9, NULL, NULL),
-           TC_ERR_INVALID_ARG, "op 9");
+    expect(tc_all_reduce(comm, a, b, 8, TC_FLOAT32, (tc_redop_t)9, NULL, NULL), TC_ERR_INVALID_ARG,
+           "op 9");
     expect(tc_all_reduce(comm, a, b, 8, TC_FLOAT32, TC_BAND, NULL, NULL), TC_ERR_UNSUPPORTED,
            "band");
     expect(tc_all_reduce(comm, a, a + 2, 4, TC_FLOAT32, TC_SUM, NULL, NULL), TC_ERR_INVALID_ARG,
@@ -172,7 +172,8 @@ static void test_configuration_errors(void **state)
     /* TC_IB_* are checked on a machine without RDMA too (TC_IB_PORT=abc was ignored),
      * and with TC_IB=0 */
     static const char *const ib[][3] = {
-        {"TC_IB_PORT", "abc", "TC_IB_PORT=\"abc\": not an integer (accepted: integers in [1, 255])"},
+        {"TC_IB_PORT", "abc",
+         "TC_IB_PORT=\"abc\": not an integer (accepted: integers in [1, 255])"},
         {"TC_IB_PORT", "0", "TC_IB_PORT=\"0\": out of range"},
         {"TC_IB_DEVICE", "", "TC_IB_DEVICE=\"\": not a device name (accepted: an RDMA device"},
         {"TC_IB_DEVICE", "mlx5 0", "TC_IB_DEVICE=\"mlx5 0\""},
@@ -445,17 +446,14 @@ static void test_bad_arguments_everywhere(void **state)
     assert_int_equal(tc_comm_create(NULL, &comm), TC_OK);
     int32_t a[4] = {0}, b[4];
     size_t c1[1] = {4}, c2[1] = {3};
-    expect(tc_reduce(comm, a, b, 4, TC_INT32, TC_SUM, 1, NULL, NULL), TC_ERR_INVALID_ARG,
-           "root 1");
-    expect(tc_broadcast(comm, NULL, 4, TC_INT32, 0, NULL, NULL), TC_ERR_INVALID_ARG,
-           "buf is NULL");
+    expect(tc_reduce(comm, a, b, 4, TC_INT32, TC_SUM, 1, NULL, NULL), TC_ERR_INVALID_ARG, "root 1");
+    expect(tc_broadcast(comm, NULL, 4, TC_INT32, 0, NULL, NULL), TC_ERR_INVALID_ARG, "buf is NULL");
     expect(tc_gather(comm, a, b, 4, TC_INT32, -1, NULL, NULL), TC_ERR_INVALID_ARG, "root -1");
     expect(tc_scatter(comm, a, b, 4, (tc_dtype_t)99, 0, NULL, NULL), TC_ERR_INVALID_ARG,
            "dtype 99");
     expect(tc_reduce_scatter(comm, a, b, 4, TC_FLOAT32, TC_BOR, NULL, NULL), TC_ERR_UNSUPPORTED,
            "bor");
-    expect(tc_all_gather(comm, a, a + 1, 2, TC_INT32, NULL, NULL), TC_ERR_INVALID_ARG,
-           "overlap");
+    expect(tc_all_gather(comm, a, a + 1, 2, TC_INT32, NULL, NULL), TC_ERR_INVALID_ARG, "overlap");
     expect(tc_all_gather_v(comm, a, 4, b, NULL, NULL, TC_INT32, NULL, NULL), TC_ERR_INVALID_ARG,
            "recvcounts is NULL");
     expect(tc_all_gather_v(comm, a, 4, b, c2, NULL, TC_INT32, NULL, NULL), TC_ERR_INVALID_ARG,
@@ -541,16 +539,11 @@ static void test_recv_count_mismatch(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_version),
-        cmocka_unit_test(test_world_of_one),
-        cmocka_unit_test(test_huge_timeouts),
-        cmocka_unit_test(test_create_abort_is_not_sticky),
-        cmocka_unit_test(test_bad_arguments),
-        cmocka_unit_test(test_configuration_errors),
-        cmocka_unit_test(test_every_call_alone),
-        cmocka_unit_test(test_bad_arguments_everywhere),
-        cmocka_unit_test(test_stats_and_hooks),
-        cmocka_unit_test(test_recv_count_mismatch),
+        cmocka_unit_test(test_version),          cmocka_unit_test(test_world_of_one),
+        cmocka_unit_test(test_huge_timeouts),    cmocka_unit_test(test_create_abort_is_not_sticky),
+        cmocka_unit_test(test_bad_arguments),    cmocka_unit_test(test_configuration_errors),
+        cmocka_unit_test(test_every_call_alone), cmocka_unit_test(test_bad_arguments_everywhere),
+        cmocka_unit_test(test_stats_and_hooks),  cmocka_unit_test(test_recv_count_mismatch),
         cmocka_unit_test(test_fr_dir_too_long),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -82,10 +82,11 @@ static const env_row_t env_rows[] = {
 
 static void env_clean(void)
 {
-    static const char *const vars[] = {"PMIX_NAMESPACE", "PMIX_SERVER_URI41", "PMIX_SERVER_URI4",
-                                       "PMIX_SERVER_URI3", "PMIX_SERVER_URI2", "PMIX_SERVER_URI21",
-                                       "TC_BOOTSTRAP", "TC_TIMEOUT_S", "TC_FR_DIR", "MASTER_ADDR",
-                                       "MASTER_PORT", "RANK", "WORLD_SIZE", "LOCAL_RANK"};
+    static const char *const vars[] = {"PMIX_NAMESPACE",   "PMIX_SERVER_URI41", "PMIX_SERVER_URI4",
+                                       "PMIX_SERVER_URI3", "PMIX_SERVER_URI2",  "PMIX_SERVER_URI21",
+                                       "TC_BOOTSTRAP",     "TC_TIMEOUT_S",      "TC_FR_DIR",
+                                       "MASTER_ADDR",      "MASTER_PORT",       "RANK",
+                                       "WORLD_SIZE",       "LOCAL_RANK"};
     for (size_t i = 0; i < sizeof(vars) / sizeof(vars[0]); i++)
         unsetenv(vars[i]);
 }

@@ -48,24 +48,36 @@ static tc_comm_t *self_comm(void)
 static tc_comm_t *comm_of(int which)
 {
     switch (which) {
-    case C_NULL: return NULL;
-    case C_STALE: return fx.stale;
-    case C_GARBAGE: return (tc_comm_t *)&fx.garbage;
-    case C_WORKH: return (tc_comm_t *)fx.work;
-    case C_ABORTED: return fx.aborted;
-    case C_REVOKED: return fx.revoked;
-    case C_BATCH: return fx.batch;
-    default: return fx.live;
+    case C_NULL:
+        return NULL;
+    case C_STALE:
+        return fx.stale;
+    case C_GARBAGE:
+        return (tc_comm_t *)&fx.garbage;
+    case C_WORKH:
+        return (tc_comm_t *)fx.work;
+    case C_ABORTED:
+        return fx.aborted;
+    case C_REVOKED:
+        return fx.revoked;
+    case C_BATCH:
+        return fx.batch;
+    default:
+        return fx.live;
     }
 }
 
 static void *buf_of(int which, size_t es)
 {
     switch (which) {
-    case B_B: return fx.b;
-    case B_NULL: return NULL;
-    case B_A1: return (char *)fx.a + es;
-    default: return fx.a;
+    case B_B:
+        return fx.b;
+    case B_NULL:
+        return NULL;
+    case B_A1:
+        return (char *)fx.a + es;
+    default:
+        return fx.a;
     }
 }
 
@@ -73,13 +85,26 @@ static const tc_op_opts_t *opts_of(int which, tc_op_opts_t *o)
 {
     *o = (tc_op_opts_t)TC_OP_OPTS_INIT;
     switch (which) {
-    case O_NULL: return NULL;
-    case O_SIZE0: o->size = 0; break;
-    case O_SIZE4: o->size = 4; break;
-    case O_ASYNC: o->async = 1; break;
-    case O_HINT_SYNTAX: o->hints = "=x"; break;
-    case O_HINT_NOVALUE: o->hints = "novalue"; break;
-    case O_HINT_ALGO: o->hints = "algo=bogus"; break;
+    case O_NULL:
+        return NULL;
+    case O_SIZE0:
+        o->size = 0;
+        break;
+    case O_SIZE4:
+        o->size = 4;
+        break;
+    case O_ASYNC:
+        o->async = 1;
+        break;
+    case O_HINT_SYNTAX:
+        o->hints = "=x";
+        break;
+    case O_HINT_NOVALUE:
+        o->hints = "novalue";
+        break;
+    case O_HINT_ALGO:
+        o->hints = "algo=bogus";
+        break;
     }
     return o;
 }
@@ -87,22 +112,74 @@ static const tc_op_opts_t *opts_of(int which, tc_op_opts_t *o)
 /* ---- the table ---- */
 
 typedef enum {
-    F_ALL_REDUCE, F_REDUCE, F_BROADCAST, F_ALL_GATHER, F_ALL_GATHER_V, F_REDUCE_SCATTER,
-    F_REDUCE_SCATTER_V, F_ALL_TO_ALL, F_ALL_TO_ALL_V, F_GATHER, F_SCATTER, F_BARRIER, F_SEND,
-    F_RECV, F_ALL_GATHER_INIT, F_NCOLL, /* the operations above, the rest below */
-    F_DESTROY = F_NCOLL, F_RANK, F_SIZE, F_NAME, F_INFO, F_SPLIT, F_SPLIT_RANKS, F_DUP, F_ABORT,
-    F_REVOKE, F_SHRINK, F_FAILED, F_STATS, F_ADD_HOOK, F_DUMP_FR, F_BATCH_BEGIN, F_BATCH_END,
+    F_ALL_REDUCE,
+    F_REDUCE,
+    F_BROADCAST,
+    F_ALL_GATHER,
+    F_ALL_GATHER_V,
+    F_REDUCE_SCATTER,
+    F_REDUCE_SCATTER_V,
+    F_ALL_TO_ALL,
+    F_ALL_TO_ALL_V,
+    F_GATHER,
+    F_SCATTER,
+    F_BARRIER,
+    F_SEND,
+    F_RECV,
+    F_ALL_GATHER_INIT,
+    F_NCOLL, /* the operations above, the rest below */
+    F_DESTROY = F_NCOLL,
+    F_RANK,
+    F_SIZE,
+    F_NAME,
+    F_INFO,
+    F_SPLIT,
+    F_SPLIT_RANKS,
+    F_DUP,
+    F_ABORT,
+    F_REVOKE,
+    F_SHRINK,
+    F_FAILED,
+    F_STATS,
+    F_ADD_HOOK,
+    F_DUMP_FR,
+    F_BATCH_BEGIN,
+    F_BATCH_END,
     F_NFN
 } fn_t;
 
-static const char *const fn_names[F_NFN] = {
-    "tc_all_reduce", "tc_reduce", "tc_broadcast", "tc_all_gather", "tc_all_gather_v",
-    "tc_reduce_scatter", "tc_reduce_scatter_v", "tc_all_to_all", "tc_all_to_all_v", "tc_gather",
-    "tc_scatter", "tc_barrier", "tc_send", "tc_recv", "tc_all_gather_init", "tc_comm_destroy",
-    "tc_comm_rank", "tc_comm_size", "tc_comm_name", "tc_comm_info", "tc_comm_split",
-    "tc_comm_split_ranks", "tc_comm_dup", "tc_comm_abort", "tc_comm_revoke", "tc_comm_shrink",
-    "tc_comm_failed_ranks", "tc_comm_stats", "tc_comm_add_hook", "tc_comm_dump_fr",
-    "tc_batch_begin", "tc_batch_end"};
+static const char *const fn_names[F_NFN] = {"tc_all_reduce",
+                                            "tc_reduce",
+                                            "tc_broadcast",
+                                            "tc_all_gather",
+                                            "tc_all_gather_v",
+                                            "tc_reduce_scatter",
+                                            "tc_reduce_scatter_v",
+                                            "tc_all_to_all",
+                                            "tc_all_to_all_v",
+                                            "tc_gather",
+                                            "tc_scatter",
+                                            "tc_barrier",
+                                            "tc_send",
+                                            "tc_recv",
+                                            "tc_all_gather_init",
+                                            "tc_comm_destroy",
+                                            "tc_comm_rank",
+                                            "tc_comm_size",
+                                            "tc_comm_name",
+                                            "tc_comm_info",
+                                            "tc_comm_split",
+                                            "tc_comm_split_ranks",
+                                            "tc_comm_dup",
+                                            "tc_comm_abort",
+                                            "tc_comm_revoke",
+                                            "tc_comm_shrink",
+                                            "tc_comm_failed_ranks",
+                                            "tc_comm_stats",
+                                            "tc_comm_add_hook",
+                                            "tc_comm_dump_fr",
+                                            "tc_batch_begin",
+                                            "tc_batch_end"};
 
 typedef struct {
     fn_t fn;
@@ -176,13 +253,21 @@ static tc_status_t run(const row_t *r)
     tc_comm_stat_t st8[8];
     tc_status_t st;
     switch (r->fn) {
-    case F_ALL_REDUCE: st = tc_all_reduce(c, s, rb, r->count, r->dtype, r->op, o, wp); break;
-    case F_REDUCE: st = tc_reduce(c, s, rb, r->count, r->dtype, r->op, r->root, o, wp); break;
-    case F_BROADCAST: st = tc_broadcast(c, s, r->count, r->dtype, r->root, o, wp); break;
-    case F_ALL_GATHER: st = tc_all_gather(c, s, rb, r->count, r->dtype, o, wp); break;
+    case F_ALL_REDUCE:
+        st = tc_all_reduce(c, s, rb, r->count, r->dtype, r->op, o, wp);
+        break;
+    case F_REDUCE:
+        st = tc_reduce(c, s, rb, r->count, r->dtype, r->op, r->root, o, wp);
+        break;
+    case F_BROADCAST:
+        st = tc_broadcast(c, s, r->count, r->dtype, r->root, o, wp);
+        break;
+    case F_ALL_GATHER:
+        st = tc_all_gather(c, s, rb, r->count, r->dtype, o, wp);
+        break;
     case F_ALL_GATHER_V:
-        st = tc_all_gather_v(c, s, (size_t)r->arg ? (size_t)r->arg : r->count, rb, cn, dp,
-                             r->dtype, o, wp);
+        st = tc_all_gather_v(c, s, (size_t)r->arg ? (size_t)r->arg : r->count, rb, cn, dp, r->dtype,
+                             o, wp);
         break;
     case F_REDUCE_SCATTER:
         st = tc_reduce_scatter(c, s, rb, r->count, r->dtype, r->op, o, wp);
@@ -190,45 +275,89 @@ static tc_status_t run(const row_t *r)
     case F_REDUCE_SCATTER_V:
         st = tc_reduce_scatter_v(c, s, rb, cn, dp, r->dtype, r->op, o, wp);
         break;
-    case F_ALL_TO_ALL: st = tc_all_to_all(c, s, rb, r->count, r->dtype, o, wp); break;
+    case F_ALL_TO_ALL:
+        st = tc_all_to_all(c, s, rb, r->count, r->dtype, o, wp);
+        break;
     case F_ALL_TO_ALL_V: {
         size_t other[1] = {r->arg ? (size_t)r->arg : r->count};
         st = tc_all_to_all_v(c, s, other, NULL, rb, cn, dp, r->dtype, o, wp);
         break;
     }
-    case F_GATHER: st = tc_gather(c, s, rb, r->count, r->dtype, r->root, o, wp); break;
-    case F_SCATTER: st = tc_scatter(c, s, rb, r->count, r->dtype, r->root, o, wp); break;
-    case F_BARRIER: st = tc_barrier(c, o, wp); break;
-    case F_SEND: st = tc_send(c, s, r->count, r->dtype, r->root, o, wp); break;
-    case F_RECV: st = tc_recv(c, s, r->count, r->dtype, r->root, o, wp); break;
-    case F_ALL_GATHER_INIT: st = tc_all_gather_init(c, s, rb, r->count, r->dtype, o, wp); break;
-    case F_DESTROY: st = tc_comm_destroy(c); break;
-    case F_RANK: st = tc_comm_rank(c, r->arg ? NULL : &rk); break;
-    case F_SIZE: st = tc_comm_size(c, r->arg ? NULL : &rk); break;
-    case F_NAME: st = tc_comm_name(c, r->arg ? NULL : &name); break;
-    case F_INFO: st = tc_comm_info(c, r->arg ? NULL : &info); break;
-    case F_SPLIT: st = tc_comm_split(c, r->root, 0, cop, r->arg ? NULL : &nc); break;
+    case F_GATHER:
+        st = tc_gather(c, s, rb, r->count, r->dtype, r->root, o, wp);
+        break;
+    case F_SCATTER:
+        st = tc_scatter(c, s, rb, r->count, r->dtype, r->root, o, wp);
+        break;
+    case F_BARRIER:
+        st = tc_barrier(c, o, wp);
+        break;
+    case F_SEND:
+        st = tc_send(c, s, r->count, r->dtype, r->root, o, wp);
+        break;
+    case F_RECV:
+        st = tc_recv(c, s, r->count, r->dtype, r->root, o, wp);
+        break;
+    case F_ALL_GATHER_INIT:
+        st = tc_all_gather_init(c, s, rb, r->count, r->dtype, o, wp);
+        break;
+    case F_DESTROY:
+        st = tc_comm_destroy(c);
+        break;
+    case F_RANK:
+        st = tc_comm_rank(c, r->arg ? NULL : &rk);
+        break;
+    case F_SIZE:
+        st = tc_comm_size(c, r->arg ? NULL : &rk);
+        break;
+    case F_NAME:
+        st = tc_comm_name(c, r->arg ? NULL : &name);
+        break;
+    case F_INFO:
+        st = tc_comm_info(c, r->arg ? NULL : &info);
+        break;
+    case F_SPLIT:
+        st = tc_comm_split(c, r->root, 0, cop, r->arg ? NULL : &nc);
+        break;
     case F_SPLIT_RANKS:
         st = tc_comm_split_ranks(c, r->sbuf == B_NULL ? NULL : ranks + r->root, (int)r->count, cop,
                                  r->arg ? NULL : &nc);
         break;
-    case F_DUP: st = tc_comm_dup(c, cop, r->arg ? NULL : &nc); break;
-    case F_ABORT: st = tc_comm_abort(c); break;
-    case F_REVOKE: st = tc_comm_revoke(c); break;
-    case F_SHRINK: st = tc_comm_shrink(c, cop, r->arg ? NULL : &nc); break;
+    case F_DUP:
+        st = tc_comm_dup(c, cop, r->arg ? NULL : &nc);
+        break;
+    case F_ABORT:
+        st = tc_comm_abort(c);
+        break;
+    case F_REVOKE:
+        st = tc_comm_revoke(c);
+        break;
+    case F_SHRINK:
+        st = tc_comm_shrink(c, cop, r->arg ? NULL : &nc);
+        break;
     case F_FAILED:
         st = tc_comm_failed_ranks(c, r->sbuf == B_NULL ? NULL : ranks, (int)r->count,
                                   r->arg ? NULL : &n_out);
         break;
     case F_STATS:
-        st = tc_comm_stats(c, r->sbuf == B_NULL ? NULL : st8, (int)r->count,
-                           r->arg ? NULL : &n_out);
+        st =
+            tc_comm_stats(c, r->sbuf == B_NULL ? NULL : st8, (int)r->count, r->arg ? NULL : &n_out);
         break;
-    case F_ADD_HOOK: st = tc_comm_add_hook(c, r->arg ? NULL : hook, NULL); break;
-    case F_DUMP_FR: st = tc_comm_dump_fr(c); break;
-    case F_BATCH_BEGIN: st = tc_batch_begin(c); break;
-    case F_BATCH_END: st = tc_batch_end(c, o, wp); break;
-    default: fail_msg("row with no call"); return TC_ERR_INTERNAL;
+    case F_ADD_HOOK:
+        st = tc_comm_add_hook(c, r->arg ? NULL : hook, NULL);
+        break;
+    case F_DUMP_FR:
+        st = tc_comm_dump_fr(c);
+        break;
+    case F_BATCH_BEGIN:
+        st = tc_batch_begin(c);
+        break;
+    case F_BATCH_END:
+        st = tc_batch_end(c, o, wp);
+        break;
+    default:
+        fail_msg("row with no call");
+        return TC_ERR_INTERNAL;
     }
     if (w)
         tc_work_free(w);
@@ -366,8 +495,7 @@ static void rows_operations(void)
             for (int i = 0; i < 3; i++) {
                 r = base(ff), r.count = huge[i];
                 if (f == F_ALL_GATHER_V) /* count is recvcounts[0] (and sendcount) */
-                    add(r, TC_ERR_INVALID_ARG, "%s: recvcounts[0] = %zu is too large", fn,
-                        huge[i]);
+                    add(r, TC_ERR_INVALID_ARG, "%s: recvcounts[0] = %zu is too large", fn, huge[i]);
                 else
                     add(r, TC_ERR_INVALID_ARG, "%s: %s %zu of int32 is too large", fn,
                         f == F_REDUCE_SCATTER ? "recvcount" : "count", huge[i]);
@@ -377,8 +505,7 @@ static void rows_operations(void)
             r = base(ff), r.v = V_NULL;
             add(r, TC_ERR_INVALID_ARG, "%s: recvcounts is NULL", fn);
             r.v = V_HUGE;
-            add(r, TC_ERR_INVALID_ARG, "%s: recvcounts[0] = %zu is too large", fn,
-                (size_t)1 << 49);
+            add(r, TC_ERR_INVALID_ARG, "%s: recvcounts[0] = %zu is too large", fn, (size_t)1 << 49);
             r.v = V_HUGE_DISPL;
             add(r, TC_ERR_INVALID_ARG, "%s: %s[0] = %zu is too large", fn,
                 f == F_ALL_TO_ALL_V ? "rdispls" : "displs", (size_t)1 << 49);
@@ -388,16 +515,22 @@ static void rows_operations(void)
             r = base(ff), r.rbuf = B_A1;
             void *a = fx.a, *a1 = (char *)fx.a + 4;
             if (f == F_SCATTER) /* recvbuf is the small one */
-                add(r, TC_ERR_INVALID_ARG, "%s: recvbuf %p (16 bytes) and sendbuf %p (16 bytes) "
-                    "overlap", fn, a1, a);
+                add(r, TC_ERR_INVALID_ARG,
+                    "%s: recvbuf %p (16 bytes) and sendbuf %p (16 bytes) "
+                    "overlap",
+                    fn, a1, a);
             else
-                add(r, TC_ERR_INVALID_ARG, "%s: sendbuf %p (16 bytes) and recvbuf %p (16 bytes) "
-                    "overlap", fn, a, a1);
+                add(r, TC_ERR_INVALID_ARG,
+                    "%s: sendbuf %p (16 bytes) and recvbuf %p (16 bytes) "
+                    "overlap",
+                    fn, a, a1);
         }
         /* options */
         r = base(ff), r.opts = O_SIZE0;
-        add(r, TC_ERR_INVALID_ARG, "%s: opts->size is 0, expected %zu (initialise with "
-            "TC_OP_OPTS_INIT)", fn, sizeof(tc_op_opts_t));
+        add(r, TC_ERR_INVALID_ARG,
+            "%s: opts->size is 0, expected %zu (initialise with "
+            "TC_OP_OPTS_INIT)",
+            fn, sizeof(tc_op_opts_t));
         r.opts = O_SIZE4;
         add(r, TC_ERR_INVALID_ARG, "%s: opts->size is 4", fn);
         r = base(ff), r.opts = O_ASYNC, r.wp = 0;
@@ -421,7 +554,8 @@ static void rows_operations(void)
     add(r, TC_ERR_INVALID_ARG,
         "tc_all_to_all_v: sendcounts[0] = 3 but recvcounts[0] = 4 (this rank's block to itself)");
     r = base(F_ALL_TO_ALL_V), r.rbuf = B_A;
-    add(r, TC_ERR_INVALID_ARG, "tc_all_to_all_v: sendbuf == recvbuf: all_to_all_v is never in "
+    add(r, TC_ERR_INVALID_ARG,
+        "tc_all_to_all_v: sendbuf == recvbuf: all_to_all_v is never in "
         "place");
     r = base(F_ALL_GATHER_V), r.v = V_DISPL, r.rbuf = B_A1;
     add(r, TC_ERR_INVALID_ARG, "tc_all_gather_v: sendbuf");
@@ -455,8 +589,10 @@ static void rows_comm_calls(void)
         add(r, TC_ERR_INVALID_ARG, "%s: newcomm_p is NULL", fn_names[news[i]]);
         r.arg = 0;
         r.opts = O_SIZE0;
-        add(r, TC_ERR_INVALID_ARG, "%s: opts->size is 0, expected %zu (initialise with "
-            "TC_COMM_OPTS_INIT)", fn_names[news[i]], sizeof(tc_comm_opts_t));
+        add(r, TC_ERR_INVALID_ARG,
+            "%s: opts->size is 0, expected %zu (initialise with "
+            "TC_COMM_OPTS_INIT)",
+            fn_names[news[i]], sizeof(tc_comm_opts_t));
         r.opts = O_HINT_SYNTAX;
         add(r, TC_ERR_CONFIG, "%s: opts->hints: ", fn_names[news[i]]);
         r.opts = O_HINT_NOVALUE;
@@ -532,8 +668,8 @@ static const create_row_t create_rows[] = {
     {0, sizeof(tc_comm_opts_t), 2, INT_MIN, NULL, NULL, TC_ERR_INVALID_ARG,
      "tc_comm_create: opts->device is -2147483648"},
     {0, sizeof(tc_comm_opts_t), 2, -1,
-     "a-name-of-sixty-four-characters-is-one-too-many-for-the-info-xxx", NULL,
-     TC_ERR_INVALID_ARG, "tc_comm_create: opts->name is 64 characters (at most 63)"},
+     "a-name-of-sixty-four-characters-is-one-too-many-for-the-info-xxx", NULL, TC_ERR_INVALID_ARG,
+     "tc_comm_create: opts->name is 64 characters (at most 63)"},
     {0, sizeof(tc_comm_opts_t), 2, -1, NULL, "=x", TC_ERR_CONFIG, "tc_comm_create: opts->hints: "},
     {0, sizeof(tc_comm_opts_t), 2, -1, NULL, "novalue", TC_ERR_CONFIG, "novalue"},
     {0, sizeof(tc_comm_opts_t), 2, -1, NULL, "algo=ring,algo", TC_ERR_CONFIG, "opts->hints"},
@@ -612,7 +748,7 @@ static tc_status_t run_store_row(const store_row_t *r)
 /* Work objects: NULL, freed, foreign, a communicator's handle; wrong states. */
 enum { WK_NULL, WK_FREED, WK_GARBAGE, WK_COMMH, WK_DONE, WK_PERSIST };
 enum { WF_WAIT, WF_TEST, WF_STATUS, WF_START, WF_FREE, WF_ERROR, WF_N };
-static const char *const wf_names[WF_N] = {"tc_work_wait", "tc_work_test", "tc_work_status",
+static const char *const wf_names[WF_N] = {"tc_work_wait",  "tc_work_test", "tc_work_status",
                                            "tc_work_start", "tc_work_free", "tc_work_error"};
 
 typedef struct {
@@ -654,8 +790,10 @@ static void rows_work(tc_work_t *freed)
     wadd(WF_STATUS, WK_DONE, 1, TC_ERR_INVALID_ARG, "tc_work_status: state_p is NULL");
     wadd(WF_START, WK_DONE, 0, TC_ERR_INVALID_STATE,
          "tc_work_start: barrier #1 on comm 'world' is not persistent");
-    wadd(WF_WAIT, WK_PERSIST, 0, TC_ERR_INVALID_STATE, "tc_work_wait: the persistent work was never started");
-    wadd(WF_TEST, WK_PERSIST, 0, TC_ERR_INVALID_STATE, "tc_work_test: the persistent work was never started");
+    wadd(WF_WAIT, WK_PERSIST, 0, TC_ERR_INVALID_STATE,
+         "tc_work_wait: the persistent work was never started");
+    wadd(WF_TEST, WK_PERSIST, 0, TC_ERR_INVALID_STATE,
+         "tc_work_test: the persistent work was never started");
 }
 
 static tc_status_t run_work(const work_row_t *r, tc_work_t *freed, tc_work_t *done,
@@ -671,12 +809,19 @@ static tc_status_t run_work(const work_row_t *r, tc_work_t *freed, tc_work_t *do
     tc_work_state_t ws;
     *text_p = NULL;
     switch (r->fn) {
-    case WF_WAIT: return tc_work_wait(w, 0);
-    case WF_TEST: return tc_work_test(w, r->null_out ? NULL : &d);
-    case WF_STATUS: return tc_work_status(w, r->null_out ? NULL : &ws, NULL);
-    case WF_START: return tc_work_start(w);
-    case WF_FREE: return tc_work_free(w);
-    default: *text_p = tc_work_error(w); return TC_OK;
+    case WF_WAIT:
+        return tc_work_wait(w, 0);
+    case WF_TEST:
+        return tc_work_test(w, r->null_out ? NULL : &d);
+    case WF_STATUS:
+        return tc_work_status(w, r->null_out ? NULL : &ws, NULL);
+    case WF_START:
+        return tc_work_start(w);
+    case WF_FREE:
+        return tc_work_free(w);
+    default:
+        *text_p = tc_work_error(w);
+        return TC_OK;
     }
 }
 
@@ -762,7 +907,8 @@ static void test_bad_input(void **state)
     /* the environment */
     for (size_t i = 0; i < sizeof(env_rows) / sizeof(env_rows[0]); i++, cases++) {
         const env_row_t *r = &env_rows[i];
-        int boot_env = strcmp(r->var, "TC_STORE_PORT") == 0 || strcmp(r->var, "TC_BOOT_LINGER_S") == 0;
+        int boot_env =
+            strcmp(r->var, "TC_STORE_PORT") == 0 || strcmp(r->var, "TC_BOOT_LINGER_S") == 0;
         if (boot_env) {
             setenv("TC_BOOTSTRAP", "env", 1);
             setenv("MASTER_ADDR", "127.0.0.1", 1);

@@ -94,7 +94,8 @@ static void test_many_ranks(void **state)
         d[q] = (size_t)q * 3;
     expect(CHECK(N, c, d), TC_OK, NULL);
     d[N - 1] -= 1;
-    expect(CHECK(N, c, d), TC_ERR_INVALID_ARG, "rank 99998 (elements [299994, 299997)) and rank 99999 ([299996, 299999))");
+    expect(CHECK(N, c, d), TC_ERR_INVALID_ARG,
+           "rank 99998 (elements [299994, 299997)) and rank 99999 ([299996, 299999))");
     free(c);
     free(d);
     free(perm);
