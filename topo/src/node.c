@@ -2,6 +2,7 @@
 #include <errno.h>
 #include <stddef.h>
 #include <hwloc.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -53,8 +54,20 @@ static int tc_topo_read_boot_id(char *buf, size_t len)
 
 /* Load a topology (from @p xml or @p synthetic when not NULL, else this machine)
  * with the important I/O devices kept. On failure *why_p is an errno text. */
-static int tc_topo_load(const char *xml, const char *synthetic, hwloc_topology_t *topo_p,
-                        const char **why_p)
+/* hwloc's discovery on Linux goes through libudev, whose internal state is not safe to use from
+ * two threads at once (TSan: a race inside libudev when threads of one process each create a
+ * communicator with its own world, tests/api:win_ib_test): one load or destroy at a time. */
+static pthread_mutex_t tc_topo_hwloc_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static void tc_topo_unload(hwloc_topology_t topo)
+{
+    pthread_mutex_lock(&tc_topo_hwloc_lock);
+    hwloc_topology_destroy(topo);
+    pthread_mutex_unlock(&tc_topo_hwloc_lock);
+}
+
+static int tc_topo_load_locked(const char *xml, const char *synthetic, hwloc_topology_t *topo_p,
+                               const char **why_p)
 {
     hwloc_topology_t topo;
 
@@ -82,6 +95,15 @@ static int tc_topo_load(const char *xml, const char *synthetic, hwloc_topology_t
     }
     *topo_p = topo;
     return 1;
+}
+
+static int tc_topo_load(const char *xml, const char *synthetic, hwloc_topology_t *topo_p,
+                        const char **why_p)
+{
+    pthread_mutex_lock(&tc_topo_hwloc_lock);
+    int ok = tc_topo_load_locked(xml, synthetic, topo_p, why_p);
+    pthread_mutex_unlock(&tc_topo_hwloc_lock);
+    return ok;
 }
 
 /* Hostname and node id of this machine. */
@@ -132,11 +154,11 @@ tc_status_t tc_topo_node_from_xml(const char *path, tc_topo_node_t *node_p)
                             path, why, where);
     }
     if ((node = calloc(1, sizeof(*node))) == NULL) {
-        hwloc_topology_destroy(topo);
+        tc_topo_unload(topo);
         return tc_error_set(TC_ERR_NO_MEMORY, "tc_topo_node_from_xml: no memory");
     }
     tc_topo_scan(topo, node);
-    hwloc_topology_destroy(topo);
+    tc_topo_unload(topo);
     node->hwloc_ok = 1;
     node->source = TC_TOPO_SRC_XML;
     if ((st = tc_topo_identity(node, "tc_topo_node_from_xml")) == TC_OK) {
@@ -165,11 +187,11 @@ tc_status_t tc_topo_node_from_synthetic(const char *desc, tc_topo_node_t *node_p
                             desc, why, where);
     }
     if ((node = calloc(1, sizeof(*node))) == NULL) {
-        hwloc_topology_destroy(topo);
+        tc_topo_unload(topo);
         return tc_error_set(TC_ERR_NO_MEMORY, "tc_topo_node_from_synthetic: no memory");
     }
     tc_topo_scan(topo, node);
-    hwloc_topology_destroy(topo);
+    tc_topo_unload(topo);
     node->hwloc_ok = 1;
     node->source = TC_TOPO_SRC_SYNTHETIC;
     if ((st = tc_topo_identity(node, "tc_topo_node_from_synthetic")) == TC_OK) {
@@ -220,7 +242,7 @@ tc_status_t tc_topo_node_probe(tc_topo_node_t *node_p)
     }
     if (tc_topo_load(NULL, NULL, &topo, &why)) {
         tc_topo_scan(topo, node);
-        hwloc_topology_destroy(topo);
+        tc_topo_unload(topo);
         node->hwloc_ok = node->npus > 0;
     }
     if (node->hwloc_ok) {
