@@ -135,14 +135,14 @@ static int mem_wait(void *ctx, const char *key, int64_t timeout_ms)
 static int mem_add(void *ctx, const char *key, int64_t delta, int64_t *value_p)
 {
     mem_store_t *s = ctx;
-    unsigned char *zero = calloc(1, sizeof(int64_t)); /* the value of a new counter */
+    int64_t *zero = calloc(1, sizeof(*zero)); /* the value of a new counter */
     if (!zero)
         return TC_STORE_FAILED;
     int rc = TC_STORE_FAILED;
     pthread_mutex_lock(&s->mu);
     mem_entry_t *e = mem_find(s, key);
     if (!e && (e = mem_entry(s, key)) != NULL) {
-        e->val = zero;
+        e->val = (unsigned char *)zero;
         e->len = sizeof(int64_t);
         zero = NULL;
     }

@@ -270,7 +270,7 @@ int part_flush(ibr_rank_t *r)
 {
     int n = r->size, me = r->rank;
     size_t own = (size_t)n * FL_OPS * FL_CHUNK, bytes = own + FL_OPS * FL_CHUNK;
-    size_t per_peer = 2 * FL_OPS * FL_CHUNK;
+    size_t per_peer = (size_t)2 * FL_OPS * FL_CHUNK;
     unsigned char *bufs = malloc((size_t)n * per_peer);
     tc_work_t *works[IBR_MAX_RANKS][FL_OPS] = {{NULL}};
     ibr_expect_t want = {0};

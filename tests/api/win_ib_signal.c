@@ -88,15 +88,14 @@ int part_signal_counts(ibr_rank_t *r)
  * neighbour's ack. */
 typedef struct ws_step {
     tc_win_signal_op_t op;
-    uint64_t v;
     tc_win_cmp_t cmp;
-    uint64_t value, expect;
+    uint64_t v, value, expect;
 } ws_step_t;
 
 static const ws_step_t ws_steps[] = {
-    {TC_WIN_SIGNAL_SET, 10, TC_WIN_CMP_EQ, 10, 10}, {TC_WIN_SIGNAL_ADD, 5, TC_WIN_CMP_GT, 14, 15},
-    {TC_WIN_SIGNAL_ADD, 1, TC_WIN_CMP_GE, 16, 16},  {TC_WIN_SIGNAL_ADD, 2, TC_WIN_CMP_NE, 16, 18},
-    {TC_WIN_SIGNAL_SET, 3, TC_WIN_CMP_LT, 4, 3},    {TC_WIN_SIGNAL_SET, 2, TC_WIN_CMP_LE, 2, 2},
+    {TC_WIN_SIGNAL_SET, TC_WIN_CMP_EQ, 10, 10, 10}, {TC_WIN_SIGNAL_ADD, TC_WIN_CMP_GT, 5, 14, 15},
+    {TC_WIN_SIGNAL_ADD, TC_WIN_CMP_GE, 1, 16, 16},  {TC_WIN_SIGNAL_ADD, TC_WIN_CMP_NE, 2, 16, 18},
+    {TC_WIN_SIGNAL_SET, TC_WIN_CMP_LT, 3, 4, 3},    {TC_WIN_SIGNAL_SET, TC_WIN_CMP_LE, 2, 2, 2},
 };
 #define WS_STEPS ((int)(sizeof(ws_steps) / sizeof(ws_steps[0])))
 

@@ -47,6 +47,7 @@ static void check_hca(const char *part, int n, const ib_emu_stats_t *before,
                 (long long)want->fetch_adds, exact_cas ? "" : ">= ", (long long)want->cmp_swaps);
     assert_true(ok);
     assert_int_equal(after.cq_overflow, before->cq_overflow);
+    assert_int_equal(after.local_overlaps, before->local_overlaps);
 }
 
 /* Run @p fn at 2, 3 and 4 ranks; the HCA's counters must match the expectations. */

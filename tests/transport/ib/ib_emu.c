@@ -30,8 +30,16 @@ typedef struct emu_msg {
     unsigned char data[];
 } emu_msg_t;
 
+/* The local memory an executed RDMA read or atomic wrote, until its completion is polled. */
+typedef struct emu_lw {
+    uint64_t wr_id, addr;
+    uint32_t len;
+} emu_lw_t;
+
 typedef struct emu_qp {
     struct ibv_qp qp;
+    emu_lw_t *lw; /* oldest first; max_send_wr entries */
+    int lw_cap, lw_n;
     uint32_t dest;
     int access;
     emu_recv_t *rq;
@@ -55,7 +63,8 @@ void tc_ibemu_reset(void)
 {
     pthread_mutex_lock(&emu_lock);
     memset(&emu_stats, 0, sizeof(emu_stats));
-    emu_no_device = emu_port_down = 0;
+    __atomic_store_n(&emu_no_device, 0, __ATOMIC_RELAXED);
+    __atomic_store_n(&emu_port_down, 0, __ATOMIC_RELAXED);
     emu_tamper = NULL;
     emu_tamper_arg = NULL;
     pthread_mutex_unlock(&emu_lock);
@@ -79,25 +88,30 @@ ib_emu_stats_t tc_ibemu_stats(void)
 
 void tc_ibemu_set_no_device(int on)
 {
-    emu_no_device = on;
+    __atomic_store_n(&emu_no_device, on, __ATOMIC_RELAXED);
 }
 
 void tc_ibemu_set_port_down(int on)
 {
-    emu_port_down = on;
+    __atomic_store_n(&emu_port_down, on, __ATOMIC_RELAXED);
 }
 
+/* Contexts are opened from any thread (several worlds in one process): the list is filled once,
+ * under the lock. */
 static struct ibv_device **e_get_device_list(int *num)
 {
-    if (emu_no_device) {
+    if (__atomic_load_n(&emu_no_device, __ATOMIC_RELAXED)) {
         errno = ENOSYS;
         if (num)
             *num = 0;
         return NULL;
     }
-    strcpy(emu_dev.name, "emu0");
-    emu_list[0] = &emu_dev;
-    emu_list[1] = NULL;
+    pthread_mutex_lock(&emu_lock);
+    if (emu_list[0] == NULL) {
+        strcpy(emu_dev.name, "emu0");
+        emu_list[0] = &emu_dev;
+    }
+    pthread_mutex_unlock(&emu_lock);
     if (num)
         *num = 1;
     return emu_list;
@@ -143,7 +157,7 @@ static int e_query_port(struct ibv_context *c, uint8_t port, struct ibv_port_att
         return EINVAL;
     }
     memset(a, 0, sizeof(*a));
-    a->state = emu_port_down ? IBV_PORT_DOWN : IBV_PORT_ACTIVE;
+    a->state = __atomic_load_n(&emu_port_down, __ATOMIC_RELAXED) ? IBV_PORT_DOWN : IBV_PORT_ACTIVE;
     a->active_mtu = IBV_MTU_4096;
     a->lid = ((emu_ctx_t *)c)->lid;
     return 0;
@@ -252,12 +266,16 @@ static struct ibv_wc *cq_push(struct ibv_cq *cq, uint64_t wr_id, enum ibv_wc_sta
     return wc;
 }
 
+static void lw_done(const struct ibv_wc *wc);
+
 static int e_poll_cq(struct ibv_cq *cq, int num, struct ibv_wc *wc)
 {
     emu_cq_t *q = (emu_cq_t *)cq;
     pthread_mutex_lock(&emu_lock);
     int k = 0;
     while (k < num && q->n > 0) {
+        if (q->ring[q->head].status == IBV_WC_SUCCESS)
+            lw_done(&q->ring[q->head]);
         wc[k++] = q->ring[q->head];
         q->head = (q->head + 1) % q->cap;
         q->n--;
@@ -277,6 +295,15 @@ static struct ibv_qp *e_create_qp(struct ibv_pd *pd, struct ibv_qp_init_attr *ia
         return NULL;
     q->rq_cap = (int)ia->cap.max_recv_wr;
     q->rq = calloc((size_t)q->rq_cap, sizeof(emu_recv_t));
+    q->lw_cap = (int)ia->cap.max_send_wr;
+    q->lw = calloc((size_t)q->lw_cap + 1, sizeof(emu_lw_t));
+    if (q->rq == NULL || q->lw == NULL) {
+        free(q->rq);
+        free(q->lw);
+        free(q);
+        errno = ENOMEM;
+        return NULL;
+    }
     q->qp.context = pd->context;
     q->qp.pd = pd;
     q->qp.send_cq = ia->send_cq;
@@ -321,6 +348,7 @@ static int e_destroy_qp(struct ibv_qp *qp)
         free(m);
     }
     free(q->rq);
+    free(q->lw);
     free(q);
     return 0;
 }
@@ -374,6 +402,36 @@ static emu_qp_t *qp_find(uint32_t qpn)
         if (q->qp.qp_num == qpn)
             return q;
     return NULL;
+}
+
+/* Lock held: @p q's HCA wrote [addr, addr + len) of local memory for work request @p wr_id;
+ * it counts as a bug of the backend when an earlier read or atomic of @p q whose completion was
+ * not yet polled wrote overlapping memory (on a real HCA both may land in any order). */
+static void lw_add(emu_qp_t *q, uint64_t wr_id, uint64_t addr, uint32_t len)
+{
+    for (int i = 0; i < q->lw_n; i++)
+        if (addr < q->lw[i].addr + q->lw[i].len && q->lw[i].addr < addr + len)
+            emu_stats.local_overlaps++;
+    if (q->lw_n == q->lw_cap) { /* more than the queue holds: forget the oldest */
+        memmove(q->lw, q->lw + 1, (size_t)(q->lw_n - 1) * sizeof(*q->lw));
+        q->lw_n--;
+    }
+    q->lw[q->lw_n++] = (emu_lw_t){wr_id, addr, len};
+}
+
+/* Lock held: the completion of @p wc was polled: its local write is over. */
+static void lw_done(const struct ibv_wc *wc)
+{
+    if (wc->opcode != IBV_WC_RDMA_READ && wc->opcode != IBV_WC_FETCH_ADD &&
+        wc->opcode != IBV_WC_COMP_SWAP)
+        return;
+    emu_qp_t *q = qp_find(wc->qp_num);
+    for (int i = 0; q != NULL && i < q->lw_n; i++)
+        if (q->lw[i].wr_id == wc->wr_id) {
+            memmove(q->lw + i, q->lw + i + 1, (size_t)(q->lw_n - i - 1) * sizeof(*q->lw));
+            q->lw_n--;
+            return;
+        }
 }
 
 /* Lock held: deliver a message into the oldest posted receive of @p d. */
@@ -468,6 +526,8 @@ static enum ibv_wc_status exec(emu_qp_t *q, emu_qp_t *d, struct ibv_send_wr *wr,
         } else {
             emu_stats.reads++;
             emu_stats.read_bytes += llen;
+            if (llen)
+                lw_add(q, wr->wr_id, laddr, llen);
         }
         return IBV_WC_SUCCESS;
     }
@@ -490,6 +550,7 @@ static enum ibv_wc_status exec(emu_qp_t *q, emu_qp_t *d, struct ibv_send_wr *wr,
             }
         }
         memcpy((void *)(uintptr_t)laddr, &old, 8);
+        lw_add(q, wr->wr_id, laddr, 8);
         return IBV_WC_SUCCESS;
     }
     default:

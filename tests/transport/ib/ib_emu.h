@@ -33,6 +33,10 @@ typedef struct tc_ibemu_stats {
     int cmp_swaps;        /* atomic compare-and-swap (whether it swapped or not) */
     uint64_t write_bytes; /* bytes of those writes */
     uint64_t read_bytes;  /* bytes of those reads */
+    /* reads and atomics whose local buffer overlapped that of an earlier read or atomic of the
+     * same QP whose completion was not yet polled: on a real HCA the two land in any order (a
+     * bug in the backend) */
+    int local_overlaps;
 } ib_emu_stats_t;
 
 void tc_ibemu_reset(void);

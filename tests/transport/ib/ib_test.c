@@ -354,6 +354,44 @@ static void test_put_get_signal(void **state)
     pair_close(&p);
 }
 
+/* A SET whose compare-and-swap lost (the word is not 0) retries from its completion, behind
+ * the send queue full of ADDs posted after it; while that retry is in flight, later signals
+ * start. Each signal's old value lands in a scratch word of the endpoint: a scratch word given to
+ * a later signal while the retry still uses it would take two HCA writes in any order, and the
+ * retry could read the other's value (a lost or misapplied SET). The emulation counts such
+ * overlaps; there must be none. */
+static void test_signal_scratch_reuse(void **state)
+{
+    (void)state;
+    pair_t p;
+    pair_open(&p, NULL, NULL);
+    region_t r;
+    region_open(&p, 1, 64, &r);
+    uint64_t *w = (uint64_t *)(void *)r.buf;
+    *w = 5;
+    enum { ADDS = 600 };
+    static tc_tp_req_t reqs[ADDS + 1];
+    reqs[0] = (tc_tp_req_t)TC_TP_REQ_INIT;
+    assert_int_equal(tc_tp_signal(p.ep[0], r.rkey, 0, TC_TP_SIGNAL_SET, 100, &reqs[0]), TC_OK);
+    for (int i = 1; i <= ADDS; i++) {
+        reqs[i] = (tc_tp_req_t)TC_TP_REQ_INIT;
+        assert_int_equal(tc_tp_signal(p.ep[0], r.rkey, 0, TC_TP_SIGNAL_ADD, 1, &reqs[i]), TC_OK);
+    }
+    spin_until(&p, &reqs[ADDS].status, WAIT_MS);
+    spin_until(&p, &reqs[0].status, WAIT_MS);
+    for (int i = 0; i <= ADDS; i++)
+        assert_int_equal(reqs[i].status, TC_OK);
+    ib_emu_stats_t s = tc_ibemu_stats();
+    assert_int_equal(s.local_overlaps, 0);
+    assert_int_equal(s.fetch_adds, ADDS);
+    assert_true(s.cmp_swaps >= 2); /* guessed 0, then retried */
+    /* every ADD counted; the SET applied once, after the ADDs that ran before its success */
+    uint64_t v = tc_tp_signal_read(r.mem, 0);
+    assert_true(v >= 100 && v <= 100 + ADDS);
+    region_close(&r);
+    pair_close(&p);
+}
+
 /* The registration cache (TC_IB_REG_CACHE=1): the same buffer (and sub-ranges) register once. */
 static void test_reg_cache(void **state)
 {
@@ -1168,6 +1206,7 @@ int main(void)
         cmocka_unit_test(test_send_recv_sizes),
         cmocka_unit_test(test_many_messages),
         cmocka_unit_test(test_put_get_signal),
+        cmocka_unit_test(test_signal_scratch_reuse),
         cmocka_unit_test(test_reg_cache),
         cmocka_unit_test(test_bad_rkey),
         cmocka_unit_test(test_peer_gone),

@@ -172,6 +172,9 @@ static tc_status_t tc_ib_qp_create(tc_ib_ctx_t *ctx, tc_ib_ep_t *ep)
         ep->send_free[i] = TC_IB_NSEND - 1 - i;
     }
     ep->nsend_free = TC_IB_NSEND;
+    for (int i = 0; i < TC_IB_SQ_DEPTH; i++)
+        ep->scratch_free[i] = (uint16_t)(TC_IB_SQ_DEPTH - 1 - i);
+    ep->nscratch_free = TC_IB_SQ_DEPTH;
     ep->tx_credits = TC_IB_NRECV;
     return tc_ib_post_recvs(ep);
 }

@@ -182,6 +182,14 @@ void tc_ib_ep_keepalive(tc_ib_ctx_t *ctx, tc_ib_ep_t *ep)
     }
 }
 
+/* A signal's scratch word is free again (its request ended). */
+static void tc_ib_scratch_put(tc_ib_ep_t *ep, const tc_tp_req_t *req)
+{
+    int kind = (int)(req->priv[TC_IB_P_KIND] & 0xffffffffu);
+    if (kind == TC_IB_K_SIG_ADD || kind == TC_IB_K_SIG_SET)
+        ep->scratch_free[ep->nscratch_free++] = (uint16_t)req->priv[TC_IB_P_BUF];
+}
+
 /* The registration a request holds (none for signals, whose AUX is the CAS compare value). */
 static tc_ib_mr_entry_t *tc_ib_req_mr(const tc_tp_req_t *req)
 {
@@ -282,8 +290,13 @@ static int tc_ib_start(tc_ib_ctx_t *ctx, tc_ib_ep_t *ep, tc_tp_req_t *req)
                        &sge);
         return 1;
     }
-    default: { /* signals: the old value lands in a scratch word of the bounce region */
-        uint64_t i = ep->scratch_next++ % TC_IB_SQ_DEPTH;
+    default: { /* signals: the old value lands in a scratch word of the bounce region, this
+                * signal's alone until it completes. Signals start only with room, and a SET's
+                * retry takes its own completed request's place: at most TC_IB_SQ_DEPTH are in
+                * flight, as many as there are words. */
+        if (ep->nscratch_free == 0)
+            return 0;
+        uint64_t i = ep->scratch_free[--ep->nscratch_free];
         req->priv[TC_IB_P_BUF] = i;
         struct ibv_sge sge = {(uintptr_t)tc_ib_scratch(ep, i), 8, ep->send_mr->lkey};
         tc_ib_post_rma(ctx, ep, req,
@@ -580,6 +593,7 @@ static void tc_ib_on_req_done(tc_ib_ctx_t *ctx, tc_ib_ep_t *ep, tc_tp_req_t *req
         }
     }
     tc_ib_mr_put(ctx, tc_ib_req_mr(req), 0);
+    tc_ib_scratch_put(ep, req);
     ep->npending--;
     if (kind == TC_IB_K_RECV) {
         uint64_t len = req->priv[TC_IB_P_ARG], cap = req->priv[TC_IB_P_LEN];
@@ -698,6 +712,7 @@ void tc_ib_ep_poll(tc_ib_ctx_t *ctx, tc_ib_ep_t *ep)
                 tc_tp_req_t *req = obj;
                 tc_ib_list_remove(&ep->if_head, &ep->if_tail, req);
                 tc_ib_mr_put(ctx, tc_ib_req_mr(req), 0);
+                tc_ib_scratch_put(ep, req);
                 ep->npending--;
                 tc_ib_wc_fail(ctx, ep, &wc[i], "one-sided operation");
                 tc_ib_req_complete(ctx, req, ep->super.failed, 0);

@@ -188,8 +188,11 @@ struct tc_ib_ep {
     tc_ib_slot_t send_slot[TC_IB_NSEND];
     int send_free[TC_IB_NSEND];
     int nsend_free;
-    int sq_used;           /* send work requests posted, not completed */
-    unsigned scratch_next; /* ring index of the atomic scratch words */
+    int sq_used; /* send work requests posted, not completed */
+    /* atomic scratch words no signal in flight uses: a signal keeps its word until it
+     * completes (a SET's compare-and-swap retries land in it too) */
+    uint16_t scratch_free[TC_IB_SQ_DEPTH];
+    int nscratch_free;
 
     /* eager ring: the peer writes into our ring (recv_buf), we into its (r_addr, r_rkey) */
     uint64_t r_addr;

@@ -23,7 +23,7 @@ extern "C" {
  * tc_tp_register_reach(), e.g. "ib" over another verbs provider, or over an
  * emulated HCA in a test) takes that built-in's place: the built-in is not
  * registered, and the runtime opens the caller's table with the reach the
- * caller declared (TC_<NAME> applies to it as to the built-in).
+ * caller declared (TC_IB, TC_SHM, ... apply to it as to the built-in).
  * @return TC_OK, or the first registration error (its detail names the backend).
  */
 tc_status_t tc_tp_register_builtin(void);
