@@ -18,10 +18,44 @@
 #define CNT_ADDS 150
 #define CNT_SETS 40
 
+#define CNT_ORDER_SLOT 10 /* + origin */
+
+/* One origin's signals to one target apply in the order issued, fire-and-forget ones too: slot
+ * 10 + origin of every other rank goes SET 7 (completed), then SET 50, ADD 1, ADD 2 without
+ * waiting (a SET over ib is a compare-and-swap loop whose first guess, 0, is wrong here). */
+static int cnt_in_order(ibr_rank_t *r, tc_win_t *win, ibr_expect_t *want)
+{
+    int n = r->size, me = r->rank;
+    tc_op_opts_t async = TC_OP_OPTS_INIT;
+    async.async = 1;
+    for (int t = 0; t < n; t++) {
+        if (t == me)
+            continue;
+        IBR_OK(r, tc_win_signal(win, t, CNT_ORDER_SLOT + me, 7, TC_WIN_SIGNAL_SET, NULL, NULL));
+        IBR_OK(r, tc_win_signal(win, t, CNT_ORDER_SLOT + me, 50, TC_WIN_SIGNAL_SET, &async, NULL));
+        IBR_OK(r, tc_win_signal(win, t, CNT_ORDER_SLOT + me, 1, TC_WIN_SIGNAL_ADD, &async, NULL));
+        IBR_OK(r, tc_win_signal(win, t, CNT_ORDER_SLOT + me, 2, TC_WIN_SIGNAL_ADD, &async, NULL));
+        want->cmp_swaps += 2;
+        want->fetch_adds += 2;
+    }
+    IBR_OK(r, tc_win_flush(win, TC_WIN_ALL_PEERS, WIB_WAIT_MS));
+    if (ibr_barrier(r) != 0)
+        return -1;
+    for (int o = 0; o < n; o++) {
+        uint64_t seen;
+        IBR_OK(r, tc_win_read_signal(win, CNT_ORDER_SLOT + o, &seen));
+        IBR_CHECK(r, seen == (o == me ? 0u : 53u),
+                  "slot %d (from rank %d: SET 7, SET 50, ADD 1, ADD 2) is %llu, not 53",
+                  CNT_ORDER_SLOT + o, o, (unsigned long long)seen);
+    }
+    return 0;
+}
+
 /* Every rank SETs slot 5 of its right neighbour to 1000, then all ranks ADD (rank + 1) to slot
  * 5 of every other rank at once, blocking and fire-and-forget; each slot must end exactly at
  * 1000 + CNT_ADDS * (sum of the others' rank + 1). Then all SET slot 6 of every other rank to
- * their own series of distinct values at once: the survivor is one origin's last value. */
+ * their own series of distinct values at once: the survivor is one origin's last value. Then
+ * each origin's signals in order (cnt_in_order). */
 int part_signal_counts(ibr_rank_t *r)
 {
     int n = r->size, me = r->rank;
@@ -73,6 +107,8 @@ int part_signal_counts(ibr_rank_t *r)
         ok |= o != me && seen == (uint64_t)(o + 1) * 100000 + CNT_SETS - 1;
     IBR_CHECK(r, ok, "slot %d is %llu after every SET: no origin's last value", CNT_SET_SLOT,
               (unsigned long long)seen);
+    if (cnt_in_order(r, win, &want) != 0)
+        return -1;
     IBR_OK(r, tc_win_destroy(win));
     ibr_expect_add(r, &want);
     return 0;

@@ -354,12 +354,12 @@ static void test_put_get_signal(void **state)
     pair_close(&p);
 }
 
-/* A SET whose compare-and-swap lost (the word is not 0) retries from its completion, behind
- * the send queue full of ADDs posted after it; while that retry is in flight, later signals
- * start. Each signal's old value lands in a scratch word of the endpoint: a scratch word given to
- * a later signal while the retry still uses it would take two HCA writes in any order, and the
- * retry could read the other's value (a lost or misapplied SET). The emulation counts such
- * overlaps; there must be none. */
+/* A SET whose compare-and-swap lost (the word is not 0) retries from its completion; without
+ * the SET's order (test_signal_set_in_order), behind the send queue full of ADDs posted after
+ * it, and later signals started while that retry was in flight. Each signal's old value lands in a
+ * scratch word of the endpoint: a scratch word given to a later signal while the retry still uses
+ * it would take two HCA writes in any order, and the retry could read the other's value (a lost or
+ * misapplied SET). The emulation counts such overlaps; there must be none. */
 static void test_signal_scratch_reuse(void **state)
 {
     (void)state;
@@ -385,9 +385,41 @@ static void test_signal_scratch_reuse(void **state)
     assert_int_equal(s.local_overlaps, 0);
     assert_int_equal(s.fetch_adds, ADDS);
     assert_true(s.cmp_swaps >= 2); /* guessed 0, then retried */
-    /* every ADD counted; the SET applied once, after the ADDs that ran before its success */
-    uint64_t v = tc_tp_signal_read(r.mem, 0);
-    assert_true(v >= 100 && v <= 100 + ADDS);
+    /* in order: the SET, then every ADD */
+    assert_int_equal(tc_tp_signal_read(r.mem, 0), 100 + ADDS);
+    region_close(&r);
+    pair_close(&p);
+}
+
+/* Signals of one endpoint apply in the order posted, as over tcp and shm: a SET whose first
+ * compare-and-swap guessed wrong (the word was not 0) retries, and the signals posted after it
+ * must not land before its retry. */
+static void test_signal_set_in_order(void **state)
+{
+    (void)state;
+    pair_t p;
+    pair_open(&p, NULL, NULL);
+    region_t r;
+    region_open(&p, 1, 64, &r);
+    *(uint64_t *)(void *)r.buf = 5;
+    static const struct {
+        tc_tp_signal_op_t op;
+        uint64_t v;
+    } seq[] = {{TC_TP_SIGNAL_SET, 100}, {TC_TP_SIGNAL_ADD, 1}, {TC_TP_SIGNAL_ADD, 2},
+               {TC_TP_SIGNAL_SET, 7},   {TC_TP_SIGNAL_SET, 9}, {TC_TP_SIGNAL_ADD, 1}};
+    enum { NSEQ = sizeof(seq) / sizeof(seq[0]) };
+    tc_tp_req_t q[NSEQ];
+    for (int i = 0; i < NSEQ; i++) {
+        q[i] = (tc_tp_req_t)TC_TP_REQ_INIT;
+        assert_int_equal(tc_tp_signal(p.ep[0], r.rkey, 8 * (i >= 3), seq[i].op, seq[i].v, &q[i]),
+                         TC_OK);
+    }
+    for (int i = 0; i < NSEQ; i++) {
+        spin_until(&p, &q[i].status, WAIT_MS);
+        assert_int_equal(q[i].status, TC_OK);
+    }
+    assert_int_equal(tc_tp_signal_read(r.mem, 0), 103); /* 5, SET 100, +1, +2 */
+    assert_int_equal(tc_tp_signal_read(r.mem, 8), 10);  /* 0, SET 7, SET 9, +1 */
     region_close(&r);
     pair_close(&p);
 }
@@ -1207,6 +1239,7 @@ int main(void)
         cmocka_unit_test(test_many_messages),
         cmocka_unit_test(test_put_get_signal),
         cmocka_unit_test(test_signal_scratch_reuse),
+        cmocka_unit_test(test_signal_set_in_order),
         cmocka_unit_test(test_reg_cache),
         cmocka_unit_test(test_bad_rkey),
         cmocka_unit_test(test_peer_gone),

@@ -236,7 +236,7 @@ static struct ibv_sge tc_ib_sge(tc_ib_mr_entry_t *e, const void *buf, size_t len
 /* Start a queued request; 0 when it must wait for room (nothing changed). */
 static int tc_ib_start(tc_ib_ctx_t *ctx, tc_ib_ep_t *ep, tc_tp_req_t *req)
 {
-    if (!tc_ib_room(ep))
+    if (!tc_ib_room(ep) || ep->set_busy != NULL)
         return 0;
     int kind = (int)(req->priv[TC_IB_P_KIND] & 0xffffffffu);
     void *buf = (void *)(uintptr_t)req->priv[TC_IB_P_BUF];
@@ -298,6 +298,8 @@ static int tc_ib_start(tc_ib_ctx_t *ctx, tc_ib_ep_t *ep, tc_tp_req_t *req)
             return 0;
         uint64_t i = ep->scratch_free[--ep->nscratch_free];
         req->priv[TC_IB_P_BUF] = i;
+        if (kind == TC_IB_K_SIG_SET)
+            ep->set_busy = req; /* in order: nothing after it starts before it is applied */
         struct ibv_sge sge = {(uintptr_t)tc_ib_scratch(ep, i), 8, ep->send_mr->lkey};
         tc_ib_post_rma(ctx, ep, req,
                        kind == TC_IB_K_SIG_ADD ? IBV_WR_ATOMIC_FETCH_AND_ADD
@@ -594,6 +596,8 @@ static void tc_ib_on_req_done(tc_ib_ctx_t *ctx, tc_ib_ep_t *ep, tc_tp_req_t *req
     }
     tc_ib_mr_put(ctx, tc_ib_req_mr(req), 0);
     tc_ib_scratch_put(ep, req);
+    if (ep->set_busy == req)
+        ep->set_busy = NULL; /* applied: the requests behind it start (tc_ib_ep_poll kicks) */
     ep->npending--;
     if (kind == TC_IB_K_RECV) {
         uint64_t len = req->priv[TC_IB_P_ARG], cap = req->priv[TC_IB_P_LEN];
@@ -749,6 +753,7 @@ void tc_ib_ep_fail_requests(tc_ib_ctx_t *ctx, tc_ib_ep_t *ep, tc_status_t status
     tc_ib_fail_list(ctx, ep->if_head, status, 1);
     ep->pq_head = ep->pq_tail = ep->rq_head = ep->rq_tail = ep->rndv = NULL;
     ep->if_head = ep->if_tail = NULL;
+    ep->set_busy = NULL;
     ep->npending = 0;
     ep->nfin = 0;
     /* rendezvous announcements still unexpected point at a dead peer's memory */

@@ -193,6 +193,9 @@ struct tc_ib_ep {
      * completes (a SET's compare-and-swap retries land in it too) */
     uint16_t scratch_free[TC_IB_SQ_DEPTH];
     int nscratch_free;
+    /* a SET whose compare-and-swap loop runs: the requests after it wait until it is applied
+     * (its retries would otherwise land behind them) */
+    tc_tp_req_t *set_busy;
 
     /* eager ring: the peer writes into our ring (recv_buf), we into its (r_addr, r_rkey) */
     uint64_t r_addr;
