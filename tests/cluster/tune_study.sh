@@ -1,0 +1,44 @@
+#!/usr/bin/env bash
+# The cost model fitted to shaped links and checked against measurement, for the record
+# (docs/tuning.md): for each RATE (Mbit/s), a 3-node virtual cluster whose every link is shaped
+# to RATE, 2 ranks per node (torchrun-style environment, launch_env.sh): tc-tune -o fits the
+# link classes, then tc-tune --validate with that file times every algorithm of every
+# collective from 8 B to 64 MiB beside the selection's choice.
+#   tests/cluster/tune_study.sh BINDIR OUTDIR [RATE...]     (default RATEs: 1000 2000 5000)
+# OUTDIR gets tune.RATE (the file), validate.RATE.txt (rank 0's table) and the ranks' logs.
+# Needs root; minutes per rate. Not in tools/ci/test.sh: run it on a quiet machine.
+set -uo pipefail
+bin=$(cd "${1:?usage: tune_study.sh BINDIR OUTDIR [RATE...]}" && pwd)
+out=${2:?usage: tune_study.sh BINDIR OUTDIR [RATE...]}
+shift 2
+rates=("$@")
+[ ${#rates[@]} -gt 0 ] || rates=(1000 2000 5000)
+mkdir -p "$out" && out=$(cd "$out" && pwd)
+here=$(cd "$(dirname "$0")" && pwd)
+vc=$here/vcluster.sh
+tune=$bin/tools/tc-tune/tc-tune
+dir=""
+trap '[ -z "$dir" ] || "$vc" down "$dir" >/dev/null 2>&1' EXIT
+fail=0
+for rate in "${rates[@]}"; do
+    [[ $rate =~ ^[1-9][0-9]*$ ]] || { echo "tune_study: RATE $rate: Mbit/s, a number" >&2; exit 2; }
+    dir=$(mktemp -d /tmp/tc_tune_study.XXXXXX)
+    "$vc" up "$dir" --nodes 3 --rate "${rate}mbit" >/dev/null || { echo "tune_study: no cluster" >&2; exit 1; }
+    echo "=== $rate Mbit/s: tc-tune -o $out/tune.$rate"
+    if TC_LOG=error "$here/launch_env.sh" --timeout 600 "$dir" 2,2,2 "$tune" -o "$out/tune.$rate" \
+        >"$out/tune.$rate.log" 2>&1; then
+        grep -v '^#' "$out/tune.$rate" | grep '='
+        echo "=== $rate Mbit/s: tc-tune --validate (8 B to 64 MiB)"
+        TC_LOG=error TC_TUNING_FILE=$out/tune.$rate "$here/launch_env.sh" --timeout 3000 "$dir" \
+            2,2,2 "$tune" --validate -b 8 -e 64M -f 8 --max-seconds 2400 \
+            >"$out/validate.$rate.log" 2>&1 || { fail=1; tail -5 "$out/validate.$rate.log"; }
+        sed -n 's/^\[0\] //p' "$out/validate.$rate.log" >"$out/validate.$rate.txt"
+        tail -n 3 "$out/validate.$rate.txt"
+    else
+        fail=1
+        tail -5 "$out/tune.$rate.log"
+    fi
+    "$vc" down "$dir" >/dev/null
+    dir=""
+done
+exit $fail
