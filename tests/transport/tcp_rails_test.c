@@ -26,7 +26,7 @@
 #include "tp_util.h"
 
 #define RAIL1_IP "127.0.0.2"
-#define BIG (48u << 20)
+#define BIG (16u << 20)
 
 static int g_netns;    /* the private namespace with the rails is set up */
 static int g_has_noip; /* interface "tcnoip" (no IPv4) and "tcdown" (IPv4, down) exist */
@@ -420,7 +420,7 @@ static void test_all_rails_lost(void **state)
     tc_tp_req_t s = TC_TP_REQ_INIT, r = TC_TP_REQ_INIT;
     assert_int_equal(tc_tp_recv(p.ep[1], 9, buf, BIG, &r), TC_OK);
     assert_int_equal(tc_tp_send(p.ep[0], 9, src, BIG, &s), TC_OK);
-    tc_tpt_spin(p.ctx, 2, 20);
+    tc_tpt_spin(p.ctx, 1, 20); /* side 1 does not read: nothing can complete */
     sock_info_t si[64];
     int n = list_sockets(si, 64);
     assert_int_equal(n, 4);
@@ -470,6 +470,163 @@ static void test_mixed_rail_counts(void **state)
     unsetenv("TC_SOCKET_IFNAME");
 }
 
+/* ---- hostile bytes on a pair with two rails (a raw socket as the connecting peer) ---- */
+
+#define K_LMSG 0xB1
+#define K_CHUNK 0xB2
+#define K_LACK 0xB3
+#define K_LDOWN 0xB4
+#define RESENT 1
+
+/* Context 1 over @p ifname, its endpoint to id 0 (from its own address: as many rails) and a
+ * raw primary from id 0 with one socket. */
+static tc_tp_ctx_t *raw_pair(const char *ifname, tc_tp_ep_t **ep_p, int *fd_p)
+{
+    setenv("TC_SOCKET_IFNAME", ifname, 1);
+    tc_tp_ctx_t *ctx = tc_tcpt_ctx_new(1, NULL);
+    *ep_p = tc_tcpt_loop_ep(ctx, 0);
+    *fd_p = tc_tcpt_raw_hello(ctx, 0, 0, 1, 0, 0);
+    return ctx;
+}
+
+/* @p hdr (32 bytes), then @p payload bytes of 0x5c. */
+static void raw_send_chunk(int fd, const unsigned char *hdr, size_t payload)
+{
+    tc_tcpt_raw_send(fd, hdr, 32);
+    unsigned char *p = malloc(payload);
+    assert_non_null(p);
+    memset(p, 0x5c, payload);
+    tc_tcpt_raw_send(fd, p, payload);
+    free(p);
+}
+
+static void expect_protocol(tc_tp_ctx_t *ctx, tc_tp_ep_t *ep, const char *what)
+{
+    assert_int_equal(tc_tpt_wait_failed(&ctx, 1, ep, TP_WAIT_MS), TC_ERR_PROTOCOL);
+    if (strstr(tc_tp_ep_error(ep), "peer 0 (") == NULL || strstr(tc_tp_ep_error(ep), what) == NULL)
+        fail_msg("error '%s' does not say '%s'", tc_tp_ep_error(ep), what);
+}
+
+/* A chunk off the grid, an ack of a message not sent, a lane down for a socket that is not
+ * there: TC_ERR_PROTOCOL naming the peer and the numbers. */
+static void test_hostile_two_rails(void **state)
+{
+    (void)state;
+    if (!g_netns)
+        skip();
+    const size_t len = 300000; /* one socket: one chunk of 303104 bytes on the grid */
+    unsigned char h[32];
+    tc_tp_ep_t *ep;
+    int fd;
+    tc_tp_ctx_t *ctx = raw_pair("lo,lo:r1", &ep, &fd);
+    tc_tcpt_make_hdr32(h, 4, K_LMSG, len, 1, 0);
+    tc_tcpt_raw_send(fd, h, 32);
+    tc_tcpt_make_hdr32(h, 1, K_CHUNK, 4096, 4096, 0);
+    raw_send_chunk(fd, h, 4096);
+    expect_protocol(ctx, ep, "at offset 4096 for striped message 1 of 300000 bytes, off its grid");
+    close(fd);
+    tc_tp_ep_close(ep);
+    tc_tp_ctx_destroy(ctx);
+
+    ctx = raw_pair("lo,lo:r1", &ep, &fd);
+    tc_tcpt_make_hdr32(h, 77, K_LACK, 0, 0, 0);
+    tc_tcpt_raw_send(fd, h, 32);
+    expect_protocol(ctx, ep, "acknowledged striped message 77, which is not being sent");
+    close(fd);
+    tc_tp_ep_close(ep);
+    tc_tp_ctx_destroy(ctx);
+
+    ctx = raw_pair("lo,lo:r1", &ep, &fd);
+    tc_tcpt_make_hdr32(h, 5, K_LDOWN, 0, 0, 0);
+    tc_tcpt_raw_send(fd, h, 32);
+    expect_protocol(ctx, ep, "lane down for data socket 5 of 1");
+    close(fd);
+    tc_tp_ep_close(ep);
+    tc_tp_ctx_destroy(ctx);
+
+    ctx = raw_pair("lo,lo:r1", &ep, &fd);
+    tc_tcpt_make_hdr32(h, 1, K_LACK, 0, 9, 0);
+    tc_tcpt_raw_send(fd, h, 32);
+    expect_protocol(ctx, ep, "chunk ack (1, length 0) with non-zero fields");
+    close(fd);
+    tc_tp_ep_close(ep);
+    tc_tp_ctx_destroy(ctx);
+
+    /* one rail: neither acks nor re-sent chunks belong on the wire */
+    ctx = raw_pair("lo", &ep, &fd);
+    tc_tcpt_make_hdr32(h, 1, K_LACK, 0, 0, 0);
+    tc_tcpt_raw_send(fd, h, 32);
+    expect_protocol(ctx, ep, "chunk ack (1, length 0) to a pair with one rail");
+    close(fd);
+    tc_tp_ep_close(ep);
+    tc_tp_ctx_destroy(ctx);
+
+    ctx = raw_pair("lo", &ep, &fd);
+    tc_tcpt_make_hdr32(h, 4, K_LMSG, len, 1, 0);
+    tc_tcpt_raw_send(fd, h, 32);
+    tc_tcpt_make_hdr32(h, 1, K_CHUNK, len, 0, RESENT);
+    raw_send_chunk(fd, h, len);
+    expect_protocol(ctx, ep, "flags 0x1");
+    close(fd);
+    tc_tp_ep_close(ep);
+    tc_tp_ctx_destroy(ctx);
+    unsetenv("TC_SOCKET_IFNAME");
+}
+
+/* A chunk sent again after its message completed is dropped; the same without the re-sent
+ * flag is a protocol error. The receiver acknowledges the message once. */
+static void test_resent_copy_dropped(void **state)
+{
+    (void)state;
+    if (!g_netns)
+        skip();
+    const size_t len = 300000;
+    unsigned char h[32];
+    tc_tp_ep_t *ep;
+    int fd;
+    tc_tp_ctx_t *ctx = raw_pair("lo,lo:r1", &ep, &fd);
+    unsigned char *dst = tc_tpt_guarded_alloc(len);
+    tc_tp_req_t r = TC_TP_REQ_INIT;
+    assert_int_equal(tc_tp_recv(ep, 4, dst, len, &r), TC_OK);
+    tc_tcpt_make_hdr32(h, 4, K_LMSG, len, 1, 0);
+    tc_tcpt_raw_send(fd, h, 32);
+    tc_tcpt_make_hdr32(h, 1, K_CHUNK, len, 0, 0);
+    raw_send_chunk(fd, h, len);
+    assert_int_equal(tc_tpt_wait_req(&ctx, 1, &r, TP_WAIT_MS), TC_OK);
+    assert_int_equal(r.bytes, len);
+    for (size_t i = 0; i < len; i++)
+        if (dst[i] != 0x5c)
+            fail_msg("byte %zu is 0x%02x", i, dst[i]);
+    tc_tpt_guarded_check_free(dst, len);
+    unsigned char ack[32], want[32];
+    assert_int_equal(tc_tcpt_raw_read(ctx, fd, ack, 32, NULL), 32);
+    tc_tcpt_make_hdr32(want, 1, K_LACK, 0, 0, 0);
+    assert_memory_equal(ack, want, 32);
+
+    tc_tcpt_make_hdr32(h, 1, K_CHUNK, len, 0, RESENT); /* a copy: dropped */
+    raw_send_chunk(fd, h, len);
+    tc_tpt_spin(&ctx, 1, 50);
+    assert_int_equal(ep->failed, TC_OK);
+    unsigned char msg[16 + 3];
+    tc_tcpt_le(msg, 6, 8);
+    tc_tcpt_le(msg + 8, 3, 8);
+    memcpy(msg + 16, "abc", 3);
+    tc_tcpt_raw_send(fd, msg, sizeof(msg));
+    unsigned char in[3];
+    tc_tp_req_t rs = TC_TP_REQ_INIT;
+    assert_int_equal(tc_tp_recv(ep, 6, in, 3, &rs), TC_OK);
+    assert_int_equal(tc_tpt_wait_req(&ctx, 1, &rs, TP_WAIT_MS), TC_OK);
+    assert_memory_equal(in, "abc", 3);
+
+    tc_tcpt_make_hdr32(h, 1, K_CHUNK, len, 0, 0); /* not a copy: hostile */
+    raw_send_chunk(fd, h, len);
+    expect_protocol(ctx, ep, "striped message 1, which is not being received");
+    close(fd);
+    tc_tp_ep_close(ep);
+    tc_tp_ctx_destroy(ctx);
+    unsetenv("TC_SOCKET_IFNAME");
+}
+
 int main(void)
 {
     g_netns = rails_netns();
@@ -485,6 +642,8 @@ int main(void)
         cmocka_unit_test(test_failover_accepting_side),
         cmocka_unit_test(test_all_rails_lost),
         cmocka_unit_test(test_mixed_rail_counts),
+        cmocka_unit_test(test_hostile_two_rails),
+        cmocka_unit_test(test_resent_copy_dropped),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
