@@ -194,7 +194,7 @@ static tc_status_t tc_tcp_addr_pack(tc_tp_ctx_t *super, void *buf, size_t cap, s
     p[1] = 4;
     memcpy(p + 2, &ctx->addr.sin_port, 2); /* already big-endian */
     for (int r = 0; r < ctx->nrails; r++)  /* already big-endian */
-        memcpy(p + 4 + 4 * r, &ctx->rails[r].ip.s_addr, 4);
+        memcpy(p + 4 + 4 * (size_t)r, &ctx->rails[r].ip.s_addr, 4);
     *len_p = need;
     return TC_OK;
 }

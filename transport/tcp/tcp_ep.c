@@ -200,7 +200,7 @@ static tc_status_t tc_tcp_addr_unpack(uint64_t peer_id, const void *addr, size_t
     memcpy(&sa->sin_addr.s_addr, p + 4, 4);
     *nrails_p = 1 + (int)((addr_len - TC_TCP_ADDR_LEN) / 4);
     for (int r = 0; r < *nrails_p; r++)
-        memcpy(&ips[r].s_addr, p + 4 + 4 * r, 4);
+        memcpy(&ips[r].s_addr, p + 4 + 4 * (size_t)r, 4);
     return TC_OK;
 }
 
