@@ -210,6 +210,22 @@ static void test_list_bad(void **state)
     unsetenv("TC_SOCKET_IFNAME");
 }
 
+/* TC_SOCKET_RAIL_TIMEOUT_MS outside [100, 600000] or malformed: TC_ERR_CONFIG naming it. */
+static void test_rail_timeout_bad(void **state)
+{
+    (void)state;
+    static const char *bad[] = {"99", "600001", "-1", "2s", ""};
+    for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+        setenv("TC_SOCKET_RAIL_TIMEOUT_MS", bad[i], 1);
+        tc_tp_ctx_params_t params = TC_TP_CTX_PARAMS_INIT;
+        tc_tp_ctx_t *ctx = NULL;
+        assert_int_equal(tc_tp_ctx_create(&tc_tp_tcp_ops, &params, &ctx), TC_ERR_CONFIG);
+        assert_null(ctx);
+        assert_non_null(strstr(tc_last_error(), "TC_SOCKET_RAIL_TIMEOUT_MS"));
+    }
+    setenv("TC_SOCKET_RAIL_TIMEOUT_MS", "1000", 1);
+}
+
 static void test_list_good(void **state)
 {
     (void)state;
@@ -647,6 +663,7 @@ int main(void)
     setenv("TC_SOCKET_RAIL_TIMEOUT_MS", "1000", 1);
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_list_bad),
+        cmocka_unit_test(test_rail_timeout_bad),
         cmocka_unit_test(test_list_good),
         cmocka_unit_test(test_addr_bad),
         cmocka_unit_test(test_stripe_every_rail),
