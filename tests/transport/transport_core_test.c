@@ -96,7 +96,7 @@ static void test_ctx_create_args(void **state)
     assert_int_equal(tc_tp_tcp_ops.query(&caps), TC_OK);
     assert_int_equal(caps.available, 1);
     assert_int_equal(caps.same_node_only, 0);
-    assert_int_equal(caps.max_addr_len, 8);
+    assert_int_equal(caps.max_addr_len, 8 + 4 * 3); /* one address per rail, up to 4 rails */
     caps.size = 3;
     assert_int_equal(tc_tp_tcp_ops.query(&caps), TC_ERR_INVALID_ARG);
 }

@@ -103,6 +103,8 @@ step "threads: 2-8 threads on their own communicators at 2-4 ranks, two on one" 
     tests/integration/run_threads.sh build/bin-opt
 step "fault injection: kill, stop, mismatch, abort, shrink; tc-fr" \
     tests/fault/run_fault.sh build/bin-opt --trials 3
+step "multi-rail tcp: 2 nodes x 2 rails (vcluster), byte shares, bandwidth ratio, rail 1 cut mid-run" \
+    tests/cluster/run_multirail.sh build/bin-opt
 step "layering_check (clang): build" bazel build --config=layering //...
 step "layering: upward, sideways and transitive dependencies refused" tests/layering/run_probes.sh
 step "static analysis: clang-tidy and cppcheck over the library, no findings" \
@@ -110,10 +112,10 @@ step "static analysis: clang-tidy and cppcheck over the library, no findings" \
 # size=large tests (the 131072-rank verifier runs) take minutes under ASan: plain build only
 step "unit tests (ASan+UBSan)" bazel test --config=asan --test_size_filters=small,medium //...
 step "integration (ASan+UBSan)" asan_integration
-step "unit tests (TSan): threads in base, tcp, shm, self, the env store, windows over ib (emulated)" \
+step "unit tests (TSan): threads in base, tcp (rails too), shm, self, the env store, windows over ib (emulated)" \
     bazel test --config=tsan //tests/base:test_log //tests/base:test_status \
     //tests/transport:tcp_pair_test //tests/transport:tcp_rma_test //tests/transport:tcp_nsocks_test \
-    //tests/runtime:bootstrap_env_test //tests/api:win_ib_test \
+    //tests/transport:tcp_rails_test //tests/runtime:bootstrap_env_test //tests/api:win_ib_test \
     //tests/transport/shm/... //tests/transport/self/...
 step "integration (TSan): coll_test over 3 and 4 ranks, the progress thread, thread_test, win_test" \
     tsan_integration

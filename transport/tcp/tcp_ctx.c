@@ -22,16 +22,25 @@ static tc_status_t tc_tcp_query(tc_tp_caps_t *caps_p)
     caps_p->available = 1;
     caps_p->same_node_only = 0;
     caps_p->one_sided = 1;
-    caps_p->max_addr_len = TC_TCP_ADDR_LEN;
+    caps_p->max_addr_len = TC_TCP_ADDR_LEN_MAX;
     return TC_OK;
 }
 
+/* One rail: listen on its address. Several: one socket on the wildcard address, so that one
+ * port, one accept path and one bound on handshakes in progress serve every rail; each rail's
+ * address is published with that port (the handshake authenticates whatever comes in). */
 static tc_status_t tc_tcp_listen(tc_tcp_ctx_t *ctx)
 {
-    struct in_addr ip;
-    tc_status_t status = tc_tcp_iface_select(&ip, ctx->ifname, sizeof(ctx->ifname));
+    tc_status_t status = tc_tcp_iface_select(ctx->rails, &ctx->nrails);
     if (status != TC_OK)
         return status;
+    if (ctx->nrails > 1 && ctx->nsocks < ctx->nrails) {
+        tc_log_info(TC_SUBSYS_TRANSPORT,
+                    "tcp: %d sockets per peer instead of %d, so that each of the %d rails "
+                    "carries one",
+                    ctx->nrails, ctx->nsocks, ctx->nrails);
+        ctx->nsocks = ctx->nrails;
+    }
 
     ctx->listen_fd = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
     if (ctx->listen_fd < 0)
@@ -39,16 +48,17 @@ static tc_status_t tc_tcp_listen(tc_tcp_ctx_t *ctx)
                             "tcp: socket() for the listening socket failed: %s", strerror(errno));
     memset(&ctx->addr, 0, sizeof(ctx->addr));
     ctx->addr.sin_family = AF_INET;
-    ctx->addr.sin_addr = ip;
+    ctx->addr.sin_addr.s_addr = ctx->nrails > 1 ? htonl(INADDR_ANY) : ctx->rails[0].ip.s_addr;
     ctx->addr.sin_port = 0; /* any free port */
     char where[32];
     tc_tcp_sockaddr_string(&ctx->addr, where, sizeof(where));
     if (bind(ctx->listen_fd, (struct sockaddr *)&ctx->addr, sizeof(ctx->addr)) != 0)
-        return tc_error_set(TC_ERR_SYSTEM, "tcp: bind to %s (%s) failed: %s", where, ctx->ifname,
-                            strerror(errno));
+        return tc_error_set(TC_ERR_SYSTEM, "tcp: bind to %s (%s) failed: %s", where,
+                            ctx->rails[0].name, strerror(errno));
     socklen_t len = sizeof(ctx->addr);
     if (getsockname(ctx->listen_fd, (struct sockaddr *)&ctx->addr, &len) != 0)
         return tc_error_set(TC_ERR_SYSTEM, "tcp: getsockname failed: %s", strerror(errno));
+    ctx->addr.sin_addr = ctx->rails[0].ip;
     tc_tcp_sockaddr_string(&ctx->addr, where, sizeof(where));
     if (listen(ctx->listen_fd, SOMAXCONN) != 0)
         return tc_error_set(TC_ERR_SYSTEM, "tcp: listen on %s failed: %s", where, strerror(errno));
@@ -58,10 +68,12 @@ static tc_status_t tc_tcp_listen(tc_tcp_ctx_t *ctx)
         return tc_error_set(TC_ERR_SYSTEM, "tcp: epoll_ctl(ADD) of the listening socket: %s",
                             strerror(errno));
     tc_log_info(TC_SUBSYS_TRANSPORT,
-                "tcp: id %llu listening on %s (%s), %d socket%s per peer, striping from %llu "
-                "bytes",
-                (unsigned long long)ctx->self_id, where, ctx->ifname, ctx->nsocks,
-                ctx->nsocks == 1 ? "" : "s", (unsigned long long)ctx->stripe_min);
+                "tcp: id %llu listening on %s (%s%s), %d rail%s, %d socket%s per peer, striping "
+                "from %llu bytes",
+                (unsigned long long)ctx->self_id, where, ctx->rails[0].name,
+                ctx->nrails > 1 ? ", and the other rails' addresses at the same port" : "",
+                ctx->nrails, ctx->nrails == 1 ? "" : "s", ctx->nsocks, ctx->nsocks == 1 ? "" : "s",
+                (unsigned long long)ctx->stripe_min);
     return TC_OK;
 }
 
@@ -99,7 +111,7 @@ static void tc_tcp_ctx_destroy(tc_tp_ctx_t *super)
 /* Sockets per peer and the striping threshold: the environment, then the hints. */
 static tc_status_t tc_tcp_options(tc_tcp_ctx_t *ctx, const tc_hints_t *hints)
 {
-    int64_t nsocks, hs_ms;
+    int64_t nsocks, hs_ms, rail_ms;
     uint64_t stripe_min;
     tc_status_t st =
         tc_config_int("TC_SOCKET_NSOCKS", TC_TCP_NSOCKS_DEFAULT, 1, TC_TCP_NSOCKS_MAX, &nsocks);
@@ -108,8 +120,12 @@ static tc_status_t tc_tcp_options(tc_tcp_ctx_t *ctx, const tc_hints_t *hints)
     if (st == TC_OK)
         st = tc_config_int("TC_SOCKET_HANDSHAKE_TIMEOUT_MS", TC_TCP_HELLO_TIMEOUT_MS, 10, 600000,
                            &hs_ms);
+    if (st == TC_OK)
+        st = tc_config_int("TC_SOCKET_RAIL_TIMEOUT_MS", TC_TCP_RAIL_TIMEOUT_MS, 100, 600000,
+                           &rail_ms);
     if (st != TC_OK)
         return st;
+    ctx->rail_timeout_ms = (int)rail_ms;
     ctx->hs_timeout_ms = (int)hs_ms;
     const char *what = "TC_SOCKET_STRIPE_MIN";
     st = tc_config_size(what, TC_TCP_STRIPE_MIN_DEFAULT, &stripe_min);
@@ -169,16 +185,17 @@ err:
 static tc_status_t tc_tcp_addr_pack(tc_tp_ctx_t *super, void *buf, size_t cap, size_t *len_p)
 {
     tc_tcp_ctx_t *ctx = (tc_tcp_ctx_t *)super;
-    if (cap < TC_TCP_ADDR_LEN)
+    size_t need = TC_TCP_ADDR_LEN + 4 * (size_t)(ctx->nrails - 1);
+    if (cap < need)
         return tc_error_set(TC_ERR_INVALID_ARG,
-                            "tcp addr_pack: buffer of %zu bytes, the address needs %d", cap,
-                            TC_TCP_ADDR_LEN);
+                            "tcp addr_pack: buffer of %zu bytes, the address needs %zu", cap, need);
     unsigned char *p = buf;
     p[0] = TC_TCP_ADDR_VERSION;
     p[1] = 4;
-    memcpy(p + 2, &ctx->addr.sin_port, 2);        /* already big-endian */
-    memcpy(p + 4, &ctx->addr.sin_addr.s_addr, 4); /* already big-endian */
-    *len_p = TC_TCP_ADDR_LEN;
+    memcpy(p + 2, &ctx->addr.sin_port, 2); /* already big-endian */
+    for (int r = 0; r < ctx->nrails; r++)  /* already big-endian */
+        memcpy(p + 4 + 4 * (size_t)r, &ctx->rails[r].ip.s_addr, 4);
+    *len_p = need;
     return TC_OK;
 }
 
@@ -216,6 +233,8 @@ static int tc_tcp_progress(tc_tp_ctx_t *super)
         tc_tcp_conn_expire(ctx);
     if (ctx->listen_paused)
         tc_tcp_listen_resume(ctx);
+    if (ctx->rail_sends > 0)
+        tc_tcp_rail_watch(ctx);
 
     uint64_t done = ctx->ncompleted - before;
     return done > INT_MAX ? INT_MAX : (int)done;
@@ -227,9 +246,13 @@ static tc_status_t tc_tcp_wait(tc_tp_ctx_t *super, int timeout_ms)
     tc_tcp_ctx_t *ctx = (tc_tcp_ctx_t *)super;
     struct epoll_event ev;
     if (timeout_ms < 0)
-        timeout_ms = 0; /* every wait is bounded */
+        timeout_ms = 0;       /* every wait is bounded */
     if (ctx->listen_paused) { /* wake up when the listener is due back */
         int left = tc_deadline_left_ms(ctx->listen_resume_ns);
+        timeout_ms = left < timeout_ms ? left : timeout_ms;
+    }
+    if (ctx->rail_sends > 0) { /* wake up for the next look at the data sockets */
+        int left = tc_deadline_left_ms(ctx->rail_watch_ns);
         timeout_ms = left < timeout_ms ? left : timeout_ms;
     }
     if (epoll_wait(ctx->epfd, &ev, 1, timeout_ms) < 0 && errno != EINTR)

@@ -177,14 +177,18 @@ void tc_tcp_ep_attach(tc_tcp_ctx_t *ctx, tc_tcp_ep_t *ep, tc_tcp_conn_t *conn)
     }
 }
 
+/* The peer's rail 0 in @p sa, every rail's address in @p ips, their count in *nrails_p. */
 static tc_status_t tc_tcp_addr_unpack(uint64_t peer_id, const void *addr, size_t addr_len,
-                                      struct sockaddr_in *sa)
+                                      struct sockaddr_in *sa, struct in_addr *ips, int *nrails_p)
 {
     const unsigned char *p = addr;
-    if (addr_len != TC_TCP_ADDR_LEN)
+    if (addr == NULL || addr_len < TC_TCP_ADDR_LEN || addr_len > TC_TCP_ADDR_LEN_MAX ||
+        (addr_len - TC_TCP_ADDR_LEN) % 4 != 0)
         return tc_error_set(TC_ERR_INVALID_ARG,
-                            "tcp: the address of peer %llu is %zu bytes, expected %d",
-                            (unsigned long long)peer_id, addr_len, TC_TCP_ADDR_LEN);
+                            "tcp: the address of peer %llu is %zu bytes, expected %d + 4 per rail "
+                            "beyond the first (at most %d rails)",
+                            (unsigned long long)peer_id, addr_len, TC_TCP_ADDR_LEN,
+                            TC_TCP_RAILS_MAX);
     if (p[0] != TC_TCP_ADDR_VERSION || p[1] != 4)
         return tc_error_set(TC_ERR_UNSUPPORTED,
                             "tcp: the address of peer %llu has version %u family %u, this "
@@ -194,6 +198,9 @@ static tc_status_t tc_tcp_addr_unpack(uint64_t peer_id, const void *addr, size_t
     sa->sin_family = AF_INET;
     memcpy(&sa->sin_port, p + 2, 2);
     memcpy(&sa->sin_addr.s_addr, p + 4, 4);
+    *nrails_p = 1 + (int)((addr_len - TC_TCP_ADDR_LEN) / 4);
+    for (int r = 0; r < *nrails_p; r++)
+        memcpy(&ips[r].s_addr, p + 4 + 4 * (size_t)r, 4);
     return TC_OK;
 }
 
@@ -245,7 +252,9 @@ tc_status_t tc_tcp_ep_connect(tc_tp_ctx_t *super, uint64_t peer_id, const void *
 {
     tc_tcp_ctx_t *ctx = (tc_tcp_ctx_t *)super;
     struct sockaddr_in sa;
-    tc_status_t status = tc_tcp_addr_unpack(peer_id, addr, addr_len, &sa);
+    struct in_addr ips[TC_TCP_RAILS_MAX];
+    int nrails = 1;
+    tc_status_t status = tc_tcp_addr_unpack(peer_id, addr, addr_len, &sa, ips, &nrails);
     if (status != TC_OK)
         return status;
     if (peer_id == ctx->self_id)
@@ -269,6 +278,9 @@ tc_status_t tc_tcp_ep_connect(tc_tp_ctx_t *super, uint64_t peer_id, const void *
     ep->fd = -1;
     ep->nsocks = 1;
     ep->peer_sa = sa;
+    /* rail i pairs with the peer's rail i; both sides take the smaller count */
+    ep->nrails = nrails < ctx->nrails ? nrails : ctx->nrails;
+    memcpy(ep->peer_ip, ips, sizeof(ips[0]) * (size_t)nrails);
     tc_tcp_sockaddr_string(&sa, ep->peer_str, sizeof(ep->peer_str));
 
     if (ctx->self_id < peer_id) {

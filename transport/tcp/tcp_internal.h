@@ -16,7 +16,8 @@
 #include "tcomms/transport/transport.h"
 
 /* ---- wire format (all integers little-endian) ----
- * address  : u8 version=1, u8 family=4, u16 port (big-endian), u32 IPv4 (big-endian)
+ * address  : u8 version=1, u8 family=4, u16 port (big-endian), u32 IPv4 (big-endian) of rail 0,
+ *            then u32 IPv4 of each further rail (same port; 8 + 4 * (rails - 1) bytes)
  * Every socket (the primary and each data socket) opens with a challenge-response keyed by
  * the job secret (auth.h: HMAC-SHA-256 over purpose, both ids, both nonces and "extra"):
  * hello    : u32 magic, u16 version, u16 flags, u64 initiator id, u64 acceptor id, 32-byte
@@ -34,8 +35,13 @@
  * message  : u64 tag, u64 kind << 56 | length, then length payload bytes (kind 0)
  * large    : u64 tag, u64 LMSG << 56 | length, u64 message id, u64 0; no payload: the bytes
  *            follow as chunks (primary socket only; ids strictly increase)
- * chunk    : u64 message id, u64 CHUNK << 56 | length, u64 offset, u64 0, then length bytes
- *            of the large message at offset (any socket, after the large header on the primary)
+ * chunk    : u64 message id, u64 CHUNK << 56 | length, u64 offset, u64 flags, then length
+ *            bytes of the large message at offset (any socket, after the large header on the
+ *            primary); flags 0, or TC_TCP_CHUNK_F_RESENT between peers with several rails
+ * chunk ack: u64 message id, u64 LACK << 56 | 0, u64 0, u64 0 (primary only, several rails:
+ *            the receiver has every chunk of that striped message; see tcp_rail.c)
+ * lane down: u64 data socket index, u64 LDOWN << 56 | 0, u64 0, u64 0 (primary only, several
+ *            rails: the sender lost that data socket; the receiver drops it and sends again)
  * one-sided: u64 key, u64 kind << 56 | length, u64 offset, u64 arg, then length
  *            payload bytes (kinds TC_TCP_K_*; see tcp_rma.c)
  * The connecting side (smaller id) sends the hello; the accepting side checks what needs no
@@ -48,6 +54,14 @@
  * exchange runs with a key anyone can compute: it is not authenticated. Payloads are neither
  * encrypted nor MACed. */
 #define TC_TCP_ADDR_LEN 8
+/* Interfaces (rails) one context uses (TC_SOCKET_IFNAME lists at most this many). */
+#define TC_TCP_RAILS_MAX 4
+#define TC_TCP_ADDR_LEN_MAX (TC_TCP_ADDR_LEN + 4 * (TC_TCP_RAILS_MAX - 1))
+/* Chunk flags word: a copy re-sent after a data socket was lost (several rails only). */
+#define TC_TCP_CHUNK_F_RESENT 1u
+/* Several rails: data in flight on a data socket with no acknowledgement from the peer's kernel
+ * for this long means the socket is lost (TC_SOCKET_RAIL_TIMEOUT_MS). */
+#define TC_TCP_RAIL_TIMEOUT_MS 2000
 #define TC_TCP_ADDR_VERSION 1
 #define TC_TCP_MAGIC 0x50544354u /* "TCTP" */
 #define TC_TCP_WIRE_VERSION 2
@@ -78,6 +92,8 @@ enum {
     TC_TCP_K_GET_RESP = 0xA6, /* payload: the data */
     TC_TCP_K_LMSG = 0xB1,     /* a striped message: tag, length, id; its bytes come as chunks */
     TC_TCP_K_CHUNK = 0xB2,    /* id, offset; payload: bytes of that message */
+    TC_TCP_K_LACK = 0xB3,     /* id: every chunk of that striped message arrived */
+    TC_TCP_K_LDOWN = 0xB4,    /* data socket index: lost on the sender's side */
 };
 
 /* Result codes carried by the ack. */
@@ -145,10 +161,14 @@ enum {
     TC_TCP_P_HDR = 4,  /* sends: priv[4..7], the header in wire order (16 or 32 bytes) */
     /* striped sends once their header is written (the tag is not needed any more; priv[5],
      * kind and length, and priv[6], the message id, stay as in the header) */
-    TC_TCP_P_LNEXT = 4, /* next byte not handed to a socket yet */
-    TC_TCP_P_LID = 6,   /* message id */
-    TC_TCP_P_LDONE = 7, /* bytes written in whole chunks */
+    TC_TCP_P_LNEXT = 4,  /* next byte not handed to a socket yet */
+    TC_TCP_P_LID = 6,    /* message id */
+    TC_TCP_P_LDONE = 7,  /* bytes written in whole chunks */
+    TC_TCP_P_LFLAGS = 3, /* TC_TCP_LF_*: several rails only */
 };
+/* Flags of a striped send (priv[TC_TCP_P_LFLAGS]) between peers with several rails. */
+#define TC_TCP_LF_RESENT 1u /* its chunks are being sent again after a lost data socket */
+#define TC_TCP_LF_ACKED 2u  /* the receiver has every chunk: complete once no socket writes one */
 
 /* What an epoll event points at. */
 enum { TC_TCP_POLL_LISTEN = 1, TC_TCP_POLL_CONN, TC_TCP_POLL_EP, TC_TCP_POLL_LANE };
@@ -166,9 +186,9 @@ typedef enum tc_tcp_ep_state {
 
 typedef enum tc_tcp_rx_state {
     TC_TCP_RX_CHALLENGE, /* active side: the challenge (or a refusal) */
-    TC_TCP_RX_ACK,     /* active side: the answer to the proof */
-    TC_TCP_RX_HDR,     /* a message header */
-    TC_TCP_RX_PAYLOAD, /* a message payload */
+    TC_TCP_RX_ACK,       /* active side: the answer to the proof */
+    TC_TCP_RX_HDR,       /* a message header */
+    TC_TCP_RX_PAYLOAD,   /* a message payload */
 } tc_tcp_rx_state_t;
 
 struct tc_tcp_lrx;
@@ -195,6 +215,11 @@ typedef struct tc_tcp_lrx {
     tc_tp_req_t *req;      /* the matched receive, or NULL */
     tc_tcp_unexp_t *unexp; /* the unexpected buffer, or NULL */
     int claimed;           /* unexp was taken out of the queue by a receive: copy, then free */
+    /* several rails: chunks lie on a grid of `chunk` bytes (the sender's tc_tcp_chunk_size),
+     * map has a bit per chunk received whole, so a re-sent copy is neither lost nor counted
+     * twice; NULL with one rail */
+    uint64_t chunk;
+    unsigned char *map;
 } tc_tcp_lrx_t;
 
 /* A hello taken apart (tc_tcp_hello_parse). */
@@ -247,7 +272,8 @@ typedef enum tc_tcp_lane_state {
     TC_TCP_LANE_HANDSHAKE,  /* active side: hello sent or being sent, waiting for the challenge */
     TC_TCP_LANE_PROOF,      /* active side: proof sent or being sent, waiting for the ack */
     TC_TCP_LANE_UP,         /* carries chunks */
-    TC_TCP_LANE_CLOSED,     /* the peer closed it while no striped message was in flight */
+    TC_TCP_LANE_CLOSED,     /* the peer closed it while no striped message was in flight, or
+                               (several rails) it was lost and its chunks went elsewhere */
 } tc_tcp_lane_state_t;
 
 typedef enum tc_tcp_lane_rx {
@@ -261,12 +287,13 @@ typedef struct tc_tcp_lane {
     tc_tcp_pollable_t poll;
     struct tc_tcp_ep *ep;
     int index;
+    int rail; /* index % the endpoint's rails */
     int fd;
     tc_tcp_lane_state_t state;
     uint32_t ev_mask;
-    int registered;                          /* in the epoll set (ev_mask may be 0 while stalled) */
-    unsigned char pre[TC_TCP_HELLO_LEN];     /* hello, then proof (active side) or ack */
-    unsigned char hello[TC_TCP_HELLO_LEN];   /* active side: the hello sent (for the proof) */
+    int registered;                        /* in the epoll set (ev_mask may be 0 while stalled) */
+    unsigned char pre[TC_TCP_HELLO_LEN];   /* hello, then proof (active side) or ack */
+    unsigned char hello[TC_TCP_HELLO_LEN]; /* active side: the hello sent (for the proof) */
     size_t pre_len, pre_off;
     tc_tcp_chunk_tx_t tx;
     tc_tcp_lane_rx_t rx_state;
@@ -274,6 +301,7 @@ typedef struct tc_tcp_lane {
     size_t rx_hdr_got;
     uint64_t rx_len;
     tc_tcp_lrx_t *rx_lrx;
+    uint64_t rx_off; /* offset of the chunk being received */
     unsigned char *rx_dst;
     uint64_t rx_dst_left;
     uint64_t rx_discard;
@@ -305,6 +333,12 @@ typedef struct tc_tcp_ctl {
     struct tc_tcp_ctl *next_free;
 } tc_tcp_ctl_t;
 
+/* One interface this context uses (TC_SOCKET_IFNAME). */
+typedef struct tc_tcp_rail {
+    char name[IF_NAMESIZE];
+    struct in_addr ip;
+} tc_tcp_rail_t;
+
 typedef struct tc_tcp_ctx {
     tc_tp_ctx_t super;
     uint64_t self_id;
@@ -312,14 +346,19 @@ typedef struct tc_tcp_ctx {
     int epfd;
     int listen_fd;
     tc_tcp_pollable_t listen_poll;
-    int listen_paused;        /* accept() ran out of descriptors: out of epoll until... */
+    int listen_paused;         /* accept() ran out of descriptors: out of epoll until... */
     uint64_t listen_resume_ns; /* ...this time */
-    int accept_backoff_ms;    /* the current back-off (0: none) */
-    int hs_timeout_ms;        /* the exchange of an accepted socket must end within this */
-    int nhello;               /* connections in hello_conns (bounded by TC_TCP_PENDING_MAX) */
+    int accept_backoff_ms;     /* the current back-off (0: none) */
+    int hs_timeout_ms;         /* the exchange of an accepted socket must end within this */
+    int nhello;                /* connections in hello_conns (bounded by TC_TCP_PENDING_MAX) */
     tc_tp_loglimit_t rlog[TC_TCP_ACK_COUNT + 6]; /* refusals by ack code, then TC_TCP_RL_* */
-    struct sockaddr_in addr; /* where listen_fd is bound */
-    char ifname[IF_NAMESIZE];
+    struct sockaddr_in addr; /* rail 0's address and the port (several rails: listen_fd is
+                                bound to the wildcard address at that port) */
+    tc_tcp_rail_t rails[TC_TCP_RAILS_MAX];
+    int nrails;
+    int rail_timeout_ms;    /* several rails: a data socket unacknowledged this long is lost */
+    uint64_t rail_sends;    /* striped sends in flight to peers with several rails */
+    uint64_t rail_watch_ns; /* when tc_tcp_rail_watch looks at their data sockets next */
     tc_tcp_ep_t *eps;
     tc_tcp_conn_t *hello_conns; /* accepted, hello not complete */
     tc_tcp_conn_t *parked;      /* validated, waiting for ep_connect (not in epoll) */
@@ -340,10 +379,13 @@ struct tc_tcp_ep {
     tc_tcp_ep_state_t state;
     uint32_t ev_mask; /* events registered in epoll (0: not registered) */
     char peer_str[32];
-    struct sockaddr_in peer_sa; /* active side: where the data sockets connect */
-    int nsocks;                 /* sockets of this pair (the connecting side's choice) */
-    uint64_t token;             /* binds the data sockets to the primary */
-    tc_tcp_lane_t *lanes;       /* nsocks - 1 data sockets, or NULL */
+    struct sockaddr_in peer_sa;               /* active side: where the data sockets connect */
+    struct in_addr peer_ip[TC_TCP_RAILS_MAX]; /* the peer's rails (same port) */
+    int nrails;           /* rails of this pair: the smaller count of the two sides */
+    int nsocks;           /* sockets of this pair (the connecting side's choice) */
+    int lanes_lost;       /* data sockets lost and failed over (several rails) */
+    uint64_t token;       /* binds the data sockets to the primary */
+    tc_tcp_lane_t *lanes; /* nsocks - 1 data sockets, or NULL */
 
     /* tx: handshake bytes first (hello or ack), then a chunk being written, then the send
      * queue */
@@ -371,9 +413,10 @@ struct tc_tcp_ep {
     tc_tcp_unexp_t *uq_head, *uq_tail;
     tc_tcp_rx_state_t rx_state;
     unsigned char rx_hdr[TC_TCP_CHALLENGE_LEN]; /* a header, or the challenge or ack */
-    int rx_kind; /* TC_TCP_K_* of the message being received */
+    int rx_kind;                                /* TC_TCP_K_* of the message being received */
     size_t rx_hdr_got;
     uint64_t rx_len;          /* length of the message being received */
+    uint64_t rx_off;          /* offset of the chunk being received */
     tc_tp_req_t *rx_req;      /* its receive, or NULL */
     tc_tcp_unexp_t *rx_unexp; /* or its unexpected buffer */
     unsigned char *rx_dst;    /* where the next payload byte goes */
@@ -440,7 +483,9 @@ enum {
 };
 
 /* ---- tcp_iface.c ---- */
-TC_MUST_USE tc_status_t tc_tcp_iface_select(struct in_addr *addr_p, char *name, size_t name_cap);
+/* The rails from TC_SOCKET_IFNAME (a comma-separated list of interface names; unset: the first
+ * non-loopback IPv4 interface up, else 127.0.0.1): fills rails[0 .. *nrails_p - 1]. */
+TC_MUST_USE tc_status_t tc_tcp_iface_select(tc_tcp_rail_t rails[TC_TCP_RAILS_MAX], int *nrails_p);
 
 /* ---- tcp_ep.c ---- */
 TC_MUST_USE tc_status_t tc_tcp_ep_connect(tc_tp_ctx_t *ctx, uint64_t peer_id, const void *addr,
@@ -552,9 +597,16 @@ void tc_tcp_lrx_announce(tc_tcp_ctx_t *ctx, tc_tcp_ep_t *ep, const unsigned char
  * its message is not announced yet (data sockets only), -1 when the endpoint failed. */
 int tc_tcp_chunk_rx_begin(tc_tcp_ctx_t *ctx, tc_tcp_ep_t *ep, int index, const unsigned char *hdr,
                           tc_tcp_lrx_t **lrx_p, unsigned char **dst_p, uint64_t *dst_left_p,
-                          uint64_t *discard_p, uint64_t *len_p);
-/* A chunk of @p len bytes of @p lrx is in; the message completes with its last one. */
-void tc_tcp_chunk_rx_done(tc_tcp_ctx_t *ctx, tc_tcp_ep_t *ep, tc_tcp_lrx_t *lrx, uint64_t len);
+                          uint64_t *discard_p, uint64_t *len_p, uint64_t *off_p);
+/* The chunk of @p len bytes at @p off of @p lrx is in (lrx NULL: a dropped copy); the message
+ * completes with its last one. */
+void tc_tcp_chunk_rx_done(tc_tcp_ctx_t *ctx, tc_tcp_ep_t *ep, tc_tcp_lrx_t *lrx, uint64_t off,
+                          uint64_t len);
+/* Several rails: a striped send whose chunks may all be out completes once acknowledged and
+ * no socket is writing one of them. */
+void tc_tcp_lq_try_done(tc_tcp_ctx_t *ctx, tc_tcp_ep_t *ep, tc_tp_req_t *req);
+/* The striped send with id @p id, or NULL. */
+tc_tp_req_t *tc_tcp_lq_find(tc_tcp_ep_t *ep, uint64_t id);
 /* A receive claims an unexpected striped message still arriving. */
 void tc_tcp_lrx_claim(tc_tcp_lrx_t *lrx, tc_tp_req_t *req);
 /* Cancel of a receive matched to a striped message: 0 when @p req is not one. */
@@ -578,9 +630,30 @@ void tc_tcp_lanes_kick(tc_tcp_ctx_t *ctx, tc_tcp_ep_t *ep);
 void tc_tcp_lanes_unstall(tc_tcp_ctx_t *ctx, tc_tcp_ep_t *ep);
 /* Close the data sockets (their requests are the caller's business). */
 void tc_tcp_lanes_close(tc_tcp_ctx_t *ctx, tc_tcp_ep_t *ep);
+/* Close @p lane and forget what it was reading and writing; returns the striped send whose
+ * chunk it was writing, or NULL. */
+tc_tp_req_t *tc_tcp_lane_drop(tc_tcp_ctx_t *ctx, tc_tcp_lane_t *lane);
 /* The primary ended: take the chunks already in the data sockets, so that striped messages
  * sent whole before the end can still be received. */
 void tc_tcp_lanes_drain(tc_tcp_ctx_t *ctx, tc_tcp_ep_t *ep);
+
+/* ---- tcp_rail.c: several rails: failover of lost data sockets ---- */
+/* Data socket @p lane is lost (reset, error, end of stream, no acknowledgement): with several
+ * rails close it, log one warning and send again the chunks the peer may lack on the other
+ * sockets (1); with one rail, or while it is in its handshake, fail the endpoint (0). */
+int tc_tcp_rail_lane_lost(tc_tcp_ctx_t *ctx, tc_tcp_lane_t *lane, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+/* Several rails: tell the peer that striped message @p id arrived whole. */
+void tc_tcp_rail_ack_send(tc_tcp_ctx_t *ctx, tc_tcp_ep_t *ep, uint64_t id);
+/* A chunk ack or lane down (header in @p hdr) arrived on the primary. */
+void tc_tcp_rail_on_ctl(tc_tcp_ctx_t *ctx, tc_tcp_ep_t *ep, const unsigned char *hdr);
+/* Connecting side, several rails: bind data socket @p fd of @p lane to the local rail's
+ * address. 0 on failure (errno set). */
+int tc_tcp_rail_bind(const tc_tcp_ctx_t *ctx, const tc_tcp_lane_t *lane, int fd);
+/* Progress, while striped sends to peers with several rails are in flight (rail_sends > 0):
+ * at most every TC_SOCKET_RAIL_TIMEOUT_MS / 4, declare lost the data sockets whose data in
+ * flight has had no acknowledgement for TC_SOCKET_RAIL_TIMEOUT_MS. */
+void tc_tcp_rail_watch(tc_tcp_ctx_t *ctx);
 
 /* ---- tcp_accept.c ---- */
 void tc_tcp_on_listen(tc_tcp_ctx_t *ctx);
@@ -593,6 +666,12 @@ tc_tcp_conn_t *tc_tcp_conn_unpark(tc_tcp_ctx_t *ctx, uint64_t peer_id);
 /* Remove and return a parked data connection from @p peer_id, or NULL. */
 tc_tcp_conn_t *tc_tcp_conn_unpark_data(tc_tcp_ctx_t *ctx, uint64_t peer_id);
 void tc_tcp_conn_free(tc_tcp_conn_t *conn);
+
+/* tcp_rma.c: queue a control message of @p kind (ACK, GET_RESP with @p len bytes at @p data,
+ * LACK) on the primary; its header's first word is @p word0. 0 when out of memory (the endpoint
+ * failed). */
+int tc_tcp_ctl_push(tc_tcp_ctx_t *ctx, tc_tcp_ep_t *ep, int kind, const void *data, uint64_t len,
+                    uint64_t word0);
 
 /* tcp_rx.c: a new unexpected message at the end of the queue, or NULL (no memory). */
 tc_tcp_unexp_t *tc_tcp_unexp_append(tc_tcp_ep_t *ep, uint64_t tag, uint64_t len);

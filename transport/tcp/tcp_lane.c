@@ -6,8 +6,12 @@
  * checked), proof, ack; then it carries chunks both ways. The
  * accepting side takes a data socket only for a primary from the same id with the same token
  * (parked with it when that primary is parked), at an index below the primary's count and not
- * taken yet; anything else is refused with a reason and logged. A data socket that fails,
- * closes or is refused fails the whole endpoint with TC_ERR_PEER_FAILED.
+ * taken yet; anything else is refused with a reason and logged. A data socket that is refused
+ * or fails its handshake fails the whole endpoint with TC_ERR_PEER_FAILED; one that fails, closes
+ * or resets later does too with one rail, and fails over with several (tcp_rail.c).
+ *
+ * With several rails, data socket k runs on rail k % rails: from the local rail's address to the
+ * peer's address on the same rail (the primary is on rail 0).
  *
  * Reads are exact (a header, then the payload straight into its destination) so that a socket
  * whose next chunk belongs to a message the primary has not announced yet can stop reading
@@ -21,6 +25,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include "tcomms/base/log.h"
 #include "tcp_internal.h"
 
 /* Largest single recv() straight into a destination (keeps the length an ssize_t). */
@@ -39,6 +44,7 @@ int tc_tcp_lanes_alloc(tc_tcp_ep_t *ep)
         lane->poll.owner = lane;
         lane->ep = ep;
         lane->index = i + 1;
+        lane->rail = (i + 1) % (ep->nrails > 0 ? ep->nrails : 1);
         lane->fd = -1;
         lane->state = TC_TCP_LANE_OFF;
     }
@@ -116,9 +122,11 @@ static void tc_tcp_lane_flush(tc_tcp_ctx_t *ctx, tc_tcp_lane_t *lane)
                 continue;
             if (errno == EAGAIN || errno == EWOULDBLOCK)
                 break;
-            tc_tcp_ep_fail(ctx, ep, TC_ERR_PEER_FAILED,
-                           "reset the connection on data socket %d of %d: send: %s", lane->index,
-                           ep->nsocks, strerror(errno));
+            int err = errno;
+            if (!tc_tcp_rail_lane_lost(ctx, lane, "send: %s", strerror(err)))
+                tc_tcp_ep_fail(ctx, ep, TC_ERR_PEER_FAILED,
+                               "reset the connection on data socket %d of %d: send: %s",
+                               lane->index, ep->nsocks, strerror(err));
             return;
         }
         size_t left = (size_t)w;
@@ -162,6 +170,14 @@ void tc_tcp_lanes_start(tc_tcp_ctx_t *ctx, tc_tcp_ep_t *ep)
         int one = 1;
         setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
         lane->fd = fd;
+        if (!tc_tcp_rail_bind(ctx, lane, fd)) {
+            tc_tcp_ep_fail(ctx, ep, TC_ERR_SYSTEM,
+                           "cannot set up data socket %d of %d on rail %d (%s): %s", lane->index,
+                           ep->nsocks, lane->rail, ctx->rails[lane->rail].name, strerror(errno));
+            return;
+        }
+        struct sockaddr_in to = ep->peer_sa;
+        to.sin_addr = ep->peer_ip[lane->rail];
         unsigned char nonce[TC_AUTH_NONCE_LEN];
         tc_auth_nonce(nonce);
         uint16_t flags = (uint16_t)(TC_TCP_HELLO_F_DATA | (unsigned)lane->index |
@@ -175,7 +191,7 @@ void tc_tcp_lanes_start(tc_tcp_ctx_t *ctx, tc_tcp_ep_t *ep)
 
         int rc;
         do {
-            rc = connect(fd, (const struct sockaddr *)&ep->peer_sa, sizeof(ep->peer_sa));
+            rc = connect(fd, (const struct sockaddr *)&to, sizeof(to));
         } while (rc != 0 && errno == EINTR);
         if (rc != 0 && errno != EINPROGRESS) {
             tc_tcp_ep_fail(ctx, ep, TC_ERR_PEER_FAILED,
@@ -269,9 +285,9 @@ static void tc_tcp_lane_on_ack(tc_tcp_ctx_t *ctx, tc_tcp_lane_t *lane)
 /* Where the bytes of the chunk whose header is in lane->rx_hdr go; stall if not announced. */
 static void tc_tcp_lane_on_chunk(tc_tcp_ctx_t *ctx, tc_tcp_lane_t *lane)
 {
-    int r =
-        tc_tcp_chunk_rx_begin(ctx, lane->ep, lane->index, lane->rx_hdr, &lane->rx_lrx,
-                              &lane->rx_dst, &lane->rx_dst_left, &lane->rx_discard, &lane->rx_len);
+    int r = tc_tcp_chunk_rx_begin(ctx, lane->ep, lane->index, lane->rx_hdr, &lane->rx_lrx,
+                                  &lane->rx_dst, &lane->rx_dst_left, &lane->rx_discard,
+                                  &lane->rx_len, &lane->rx_off);
     if (r < 0)
         return;
     lane->rx_state = r == 0 ? TC_TCP_LANE_RX_STALLED : TC_TCP_LANE_RX_PAYLOAD;
@@ -300,6 +316,21 @@ static void tc_tcp_lane_close_one(tc_tcp_ctx_t *ctx, tc_tcp_lane_t *lane)
     lane->ev_mask = 0;
 }
 
+tc_tp_req_t *tc_tcp_lane_drop(tc_tcp_ctx_t *ctx, tc_tcp_lane_t *lane)
+{
+    tc_tp_req_t *req = lane->tx.req;
+    tc_tcp_lane_close_one(ctx, lane);
+    lane->state = TC_TCP_LANE_CLOSED;
+    lane->tx.req = NULL;
+    lane->rx_state = TC_TCP_LANE_RX_HDR;
+    lane->rx_hdr_got = 0;
+    lane->rx_lrx = NULL;
+    lane->rx_dst = NULL;
+    lane->rx_dst_left = 0;
+    lane->rx_discard = 0;
+    return req;
+}
+
 /* The peer closed (@p err 0) or reset a data socket. Its messages sent before that may still
  * wait in the primary: they are taken first (and the primary's own end, if it is there). A
  * clean close while no striped message is in flight either way is the peer going away: the
@@ -320,10 +351,16 @@ static void tc_tcp_lane_lost(tc_tcp_ctx_t *ctx, tc_tcp_lane_t *lane, int err)
         return;
     if (err == 0 && !mid && lane->state == TC_TCP_LANE_UP && ep->lrx_head == NULL && ep->nlq == 0 &&
         lane->tx.req == NULL) {
+        tc_log_debug(TC_SUBSYS_TRANSPORT,
+                     "tcp: peer %llu (%s) closed data socket %d of %d while nothing was in flight",
+                     (unsigned long long)ep->super.peer_id, ep->peer_str, lane->index, ep->nsocks);
         tc_tcp_lane_close_one(ctx, lane);
         lane->state = TC_TCP_LANE_CLOSED;
         return;
     }
+    if (lane->state == TC_TCP_LANE_UP &&
+        tc_tcp_rail_lane_lost(ctx, lane, "%s", err ? strerror(err) : "end of stream"))
+        return;
     if (lane->state == TC_TCP_LANE_HANDSHAKE || lane->state == TC_TCP_LANE_PROOF)
         tc_tcp_ep_fail(ctx, ep, TC_ERR_PEER_FAILED,
                        "closed data socket %d of %d before answering its handshake: %s",
@@ -401,7 +438,7 @@ static int tc_tcp_lane_read(tc_tcp_ctx_t *ctx, tc_tcp_lane_t *lane)
                     lane->rx_lrx = NULL;
                     lane->rx_dst = NULL;
                     lane->rx_state = TC_TCP_LANE_RX_HDR;
-                    tc_tcp_chunk_rx_done(ctx, ep, lrx, lane->rx_len);
+                    tc_tcp_chunk_rx_done(ctx, ep, lrx, lane->rx_off, lane->rx_len);
                 }
                 continue;
             }
@@ -439,6 +476,15 @@ void tc_tcp_lane_on_events(tc_tcp_ctx_t *ctx, tc_tcp_lane_t *lane, uint32_t even
     tc_tcp_ep_t *ep = lane->ep;
     if (ep->state != TC_TCP_EP_UP || lane->fd < 0)
         return; /* an event of a socket closed earlier in this round */
+    if (lane->state == TC_TCP_LANE_UP && (events & EPOLLERR)) {
+        /* a reset or an error, also on a stalled socket that is not read */
+        int err = 0;
+        socklen_t len = sizeof(err);
+        if (getsockopt(lane->fd, SOL_SOCKET, SO_ERROR, &err, &len) == 0 && err != 0) {
+            tc_tcp_lane_lost(ctx, lane, err);
+            return;
+        }
+    }
     if (lane->state == TC_TCP_LANE_CONNECTING) {
         int err = 0;
         socklen_t len = sizeof(err);

@@ -99,8 +99,7 @@ tc_status_t tc_tcp_rkey_pack(tc_tp_mem_t *super, void *buf, size_t cap, size_t *
     return TC_OK;
 }
 
-tc_status_t tc_tcp_rkey_unpack(tc_tp_ep_t *ep, const void *buf, size_t len,
-                               tc_tp_rkey_t **rkey_p)
+tc_status_t tc_tcp_rkey_unpack(tc_tp_ep_t *ep, const void *buf, size_t len, tc_tp_rkey_t **rkey_p)
 {
     const unsigned char *p = buf;
     if (len != TC_TCP_RKEY_LEN)
@@ -168,19 +167,19 @@ static tc_status_t tc_tcp_rma_post(tc_tp_ep_t *super, int kind, uint64_t key, co
 tc_status_t tc_tcp_put(tc_tp_ep_t *ep, const void *buf, size_t len, tc_tp_rkey_t *rkey,
                        uint64_t offset, tc_tp_req_t *req)
 {
-    return tc_tcp_rma_post(ep, TC_TCP_K_PUT, ((tc_tcp_rkey_t *)rkey)->key, buf, len, len, offset,
-                           0, req);
+    return tc_tcp_rma_post(ep, TC_TCP_K_PUT, ((tc_tcp_rkey_t *)rkey)->key, buf, len, len, offset, 0,
+                           req);
 }
 
 tc_status_t tc_tcp_get(tc_tp_ep_t *ep, void *buf, size_t len, tc_tp_rkey_t *rkey, uint64_t offset,
                        tc_tp_req_t *req)
 {
-    return tc_tcp_rma_post(ep, TC_TCP_K_GET, ((tc_tcp_rkey_t *)rkey)->key, buf, len, 0, offset,
-                           len, req);
+    return tc_tcp_rma_post(ep, TC_TCP_K_GET, ((tc_tcp_rkey_t *)rkey)->key, buf, len, 0, offset, len,
+                           req);
 }
 
-tc_status_t tc_tcp_signal(tc_tp_ep_t *ep, tc_tp_rkey_t *rkey, uint64_t offset,
-                          tc_tp_signal_op_t op, uint64_t value, tc_tp_req_t *req)
+tc_status_t tc_tcp_signal(tc_tp_ep_t *ep, tc_tp_rkey_t *rkey, uint64_t offset, tc_tp_signal_op_t op,
+                          uint64_t value, tc_tp_req_t *req)
 {
     int kind = op == TC_TP_SIGNAL_ADD ? TC_TCP_K_SIG_ADD : TC_TCP_K_SIG_SET;
     return tc_tcp_rma_post(ep, kind, ((tc_tcp_rkey_t *)rkey)->key, NULL, sizeof(uint64_t), 0,
@@ -189,7 +188,8 @@ tc_status_t tc_tcp_signal(tc_tp_ep_t *ep, tc_tp_rkey_t *rkey, uint64_t offset,
 
 static int tc_tcp_kind_is_ctl(int kind)
 {
-    return kind == TC_TCP_K_ACK || kind == TC_TCP_K_GET_RESP;
+    return kind == TC_TCP_K_ACK || kind == TC_TCP_K_GET_RESP || kind == TC_TCP_K_LACK ||
+           kind == TC_TCP_K_LDOWN;
 }
 
 void tc_tcp_sq_written(tc_tcp_ctx_t *ctx, tc_tcp_ep_t *ep, tc_tp_req_t *req)
@@ -249,9 +249,8 @@ void tc_tcp_ctl_free_all(tc_tcp_ep_t *ep)
 
 /* ---- target ---- */
 
-/* Queue an answer (ACK or GET_RESP with @p len bytes at @p data); 0 when out of memory. */
-static int tc_tcp_answer(tc_tcp_ctx_t *ctx, tc_tcp_ep_t *ep, int kind, const void *data,
-                         uint64_t len)
+int tc_tcp_ctl_push(tc_tcp_ctx_t *ctx, tc_tcp_ep_t *ep, int kind, const void *data, uint64_t len,
+                    uint64_t word0)
 {
     tc_tcp_ctl_t *ctl = ep->ctl_free;
     if (ctl != NULL) {
@@ -259,7 +258,8 @@ static int tc_tcp_answer(tc_tcp_ctx_t *ctx, tc_tcp_ep_t *ep, int kind, const voi
     } else {
         ctl = calloc(1, sizeof(*ctl));
         if (ctl == NULL) {
-            tc_tcp_ep_fail(ctx, ep, TC_ERR_NO_MEMORY, "is owed an answer that cannot be "
+            tc_tcp_ep_fail(ctx, ep, TC_ERR_NO_MEMORY,
+                           "is owed an answer that cannot be "
                            "allocated: out of memory");
             return 0;
         }
@@ -270,6 +270,7 @@ static int tc_tcp_answer(tc_tcp_ctx_t *ctx, tc_tcp_ep_t *ep, int kind, const voi
     req->priv[TC_TCP_P_LEN] = len;
     unsigned char *hdr = tc_tcp_sq_hdr(req);
     memset(hdr, 0, TC_TCP_RMA_HDR_LEN);
+    tc_tcp_put_u64(hdr, word0);
     tc_tcp_put_u64(hdr + 8, (uint64_t)kind << 56 | len);
     tc_tcp_sq_push(ctx, ep, req);
     return 1;
@@ -298,16 +299,16 @@ static tc_tp_req_t *tc_tcp_wq_pop(tc_tcp_ctx_t *ctx, tc_tcp_ep_t *ep, int kind, 
 {
     tc_tp_req_t *req = ep->wq_head;
     int want = req == NULL ? -1 : tc_tcp_sq_kind(req);
-    int ok = req != NULL && (kind == TC_TCP_K_ACK ? want != TC_TCP_K_GET
-                                                  : want == TC_TCP_K_GET &&
-                                                        len == req->priv[TC_TCP_P_LEN]);
+    int ok = req != NULL &&
+             (kind == TC_TCP_K_ACK ? want != TC_TCP_K_GET
+                                   : want == TC_TCP_K_GET && len == req->priv[TC_TCP_P_LEN]);
     if (!ok) {
         tc_tcp_ep_fail(ctx, ep, TC_ERR_PROTOCOL,
                        "sent an unexpected %s of %llu bytes (%s): corrupt or hostile stream",
                        tc_tcp_kind_name(kind), (unsigned long long)len,
-                       req == NULL ? "no one-sided request is waiting"
-                                   : want == TC_TCP_K_GET ? "a get is waiting"
-                                                          : "a put or signal is waiting");
+                       req == NULL            ? "no one-sided request is waiting"
+                       : want == TC_TCP_K_GET ? "a get is waiting"
+                                              : "a put or signal is waiting");
         return NULL;
     }
     ep->wq_head = TC_TCP_REQ_NEXT(req);
@@ -366,8 +367,8 @@ void tc_tcp_rx_on_rma(tc_tcp_ctx_t *ctx, tc_tcp_ep_t *ep, int kind, uint64_t len
         tc_tcp_ep_fail(ctx, ep, TC_ERR_PROTOCOL,
                        "sent a %s of %llu bytes at offset %llu for a registered range of %zu "
                        "bytes: hostile or corrupt",
-                       tc_tcp_kind_name(kind), (unsigned long long)span,
-                       (unsigned long long)offset, mem->super.len);
+                       tc_tcp_kind_name(kind), (unsigned long long)span, (unsigned long long)offset,
+                       mem->super.len);
         return;
     }
     unsigned char *at = (unsigned char *)mem->super.addr + offset;
@@ -383,7 +384,7 @@ void tc_tcp_rx_on_rma(tc_tcp_ctx_t *ctx, tc_tcp_ep_t *ep, int kind, uint64_t len
         ep->rx_discard = 0;
         return;
     case TC_TCP_K_GET:
-        tc_tcp_answer(ctx, ep, TC_TCP_K_GET_RESP, at, arg);
+        tc_tcp_ctl_push(ctx, ep, TC_TCP_K_GET_RESP, at, arg, 0);
         return;
     default:
         if ((uintptr_t)at % sizeof(uint64_t) != 0) {
@@ -396,12 +397,12 @@ void tc_tcp_rx_on_rma(tc_tcp_ctx_t *ctx, tc_tcp_ep_t *ep, int kind, uint64_t len
             __atomic_fetch_add((uint64_t *)(void *)at, arg, __ATOMIC_RELEASE);
         else
             __atomic_store_n((uint64_t *)(void *)at, arg, __ATOMIC_RELEASE);
-        tc_tcp_answer(ctx, ep, TC_TCP_K_ACK, NULL, 0);
+        tc_tcp_ctl_push(ctx, ep, TC_TCP_K_ACK, NULL, 0, 0);
         return;
     }
 }
 
 void tc_tcp_rx_put_done(tc_tcp_ctx_t *ctx, tc_tcp_ep_t *ep)
 {
-    tc_tcp_answer(ctx, ep, TC_TCP_K_ACK, NULL, 0);
+    tc_tcp_ctl_push(ctx, ep, TC_TCP_K_ACK, NULL, 0, 0);
 }

@@ -36,7 +36,8 @@ static int tc_tcp_kind_is_rma(int kind)
 
 static int tc_tcp_kind_is_stripe(int kind)
 {
-    return kind == TC_TCP_K_LMSG || kind == TC_TCP_K_CHUNK;
+    return kind == TC_TCP_K_LMSG || kind == TC_TCP_K_CHUNK || kind == TC_TCP_K_LACK ||
+           kind == TC_TCP_K_LDOWN;
 }
 
 /* Header bytes the parser needs now: one-sided and striped kinds carry 16 more. */
@@ -60,7 +61,7 @@ static void tc_tcp_rx_message_done(tc_tcp_ctx_t *ctx, tc_tcp_ep_t *ep)
         ep->rx_dst = NULL;
         ep->rx_state = TC_TCP_RX_HDR;
         ep->rx_kind = TC_TCP_K_MSG;
-        tc_tcp_chunk_rx_done(ctx, ep, lrx, ep->rx_len);
+        tc_tcp_chunk_rx_done(ctx, ep, lrx, ep->rx_off, ep->rx_len);
         return;
     }
     if (ep->rx_kind == TC_TCP_K_PUT) {
@@ -176,9 +177,13 @@ static void tc_tcp_rx_on_header(tc_tcp_ctx_t *ctx, tc_tcp_ep_t *ep)
         tc_tcp_lrx_announce(ctx, ep, ep->rx_hdr); /* no payload: the bytes come as chunks */
         return;
     }
+    if (kind == TC_TCP_K_LACK || kind == TC_TCP_K_LDOWN) {
+        tc_tcp_rail_on_ctl(ctx, ep, ep->rx_hdr);
+        return;
+    }
     if (kind == TC_TCP_K_CHUNK) {
         if (tc_tcp_chunk_rx_begin(ctx, ep, 0, ep->rx_hdr, &ep->rx_lrx, &ep->rx_dst,
-                                  &ep->rx_dst_left, &ep->rx_discard, &ep->rx_len) != 1)
+                                  &ep->rx_dst_left, &ep->rx_discard, &ep->rx_len, &ep->rx_off) != 1)
             return; /* failed: the primary never waits for an announcement */
         ep->rx_kind = TC_TCP_K_CHUNK;
         ep->rx_state = TC_TCP_RX_PAYLOAD;

@@ -12,7 +12,13 @@
  * ends TC_ERR_TRUNCATED) or an unexpected buffer. A chunk carries (id, offset, length) and is
  * checked against the record: an unknown or finished id, a range outside the message or more
  * bytes than the message has fail the endpoint with TC_ERR_PROTOCOL. A chunk that overtook its
- * header (it came on a data socket) waits: its socket stops reading until the header is in. */
+ * header (it came on a data socket) waits: its socket stops reading until the header is in.
+ *
+ * Between peers with several rails a data socket may be lost and its chunks sent again
+ * (tcp_rail.c): then chunks lie on a fixed grid, the receiver keeps a bit per chunk received
+ * whole (a copy of a chunk it has is read and dropped) and acknowledges the message on the
+ * primary once every chunk is in; the send completes on that acknowledgement, not when its
+ * last chunk is written, since until then a lost socket may have swallowed a chunk. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -22,19 +28,21 @@
 
 void tc_tcp_lq_push(tc_tcp_ctx_t *ctx, tc_tcp_ep_t *ep, tc_tp_req_t *req)
 {
-    (void)ctx;
     req->priv[TC_TCP_P_NEXT] = 0;
     req->priv[TC_TCP_P_LNEXT] = 0;
     req->priv[TC_TCP_P_LDONE] = 0;
+    req->priv[TC_TCP_P_LFLAGS] = 0;
     if (ep->lq_tail != NULL)
         ep->lq_tail->priv[TC_TCP_P_NEXT] = (uintptr_t)req;
     else
         ep->lq_head = req;
     ep->lq_tail = req;
     ep->nlq++;
+    if (ep->nrails > 1)
+        ctx->rail_sends++;
 }
 
-static void tc_tcp_lq_unlink(tc_tcp_ep_t *ep, tc_tp_req_t *req)
+static void tc_tcp_lq_unlink(tc_tcp_ctx_t *ctx, tc_tcp_ep_t *ep, tc_tp_req_t *req)
 {
     tc_tp_req_t *prev = NULL;
     for (tc_tp_req_t *r = ep->lq_head; r != NULL; prev = r, r = TC_TCP_REQ_NEXT(r)) {
@@ -47,11 +55,25 @@ static void tc_tcp_lq_unlink(tc_tcp_ep_t *ep, tc_tp_req_t *req)
         if (ep->lq_tail == r)
             ep->lq_tail = prev;
         ep->nlq--;
+        if (ep->nrails > 1)
+            ctx->rail_sends--;
         return;
     }
 }
 
-/* Chunks of about len / nsocks, so that every socket gets some, within [CHUNK_MIN, CHUNK_LEN]. */
+/* Chunks of about len / nsocks, so that every socket gets some, within [CHUNK_MIN, CHUNK_LEN].
+ * Both sides of a pair compute the same size (nsocks is the connecting side's), which is the
+ * receiver's grid with several rails. */
+/* Every chunk of @p req is written (and, with several rails, acknowledged). */
+static void tc_tcp_lq_finish(tc_tcp_ctx_t *ctx, tc_tcp_ep_t *ep, tc_tp_req_t *req)
+{
+    tc_tcp_lq_unlink(ctx, ep, req);
+    if (req->bytes == TC_TCP_ORPHAN)
+        free(req);
+    else
+        tc_tcp_req_complete(ctx, req, TC_OK, req->priv[TC_TCP_P_LEN]);
+}
+
 static uint64_t tc_tcp_chunk_size(const tc_tcp_ep_t *ep, uint64_t len)
 {
     uint64_t c = (len + (uint64_t)ep->nsocks - 1) / (uint64_t)ep->nsocks;
@@ -77,7 +99,8 @@ int tc_tcp_chunk_pull(tc_tcp_ep_t *ep, tc_tcp_chunk_tx_t *tx)
         tc_tcp_put_u64(tx->hdr, req->priv[TC_TCP_P_LID]);
         tc_tcp_put_u64(tx->hdr + 8, (uint64_t)TC_TCP_K_CHUNK << 56 | n);
         tc_tcp_put_u64(tx->hdr + 16, next);
-        tc_tcp_put_u64(tx->hdr + 24, 0);
+        tc_tcp_put_u64(tx->hdr + 24,
+                       (req->priv[TC_TCP_P_LFLAGS] & TC_TCP_LF_RESENT) ? TC_TCP_CHUNK_F_RESENT : 0);
         req->priv[TC_TCP_P_LNEXT] = next + n;
         return 1;
     }
@@ -117,14 +140,29 @@ size_t tc_tcp_chunk_advance(tc_tcp_ctx_t *ctx, tc_tcp_ep_t *ep, tc_tcp_chunk_tx_
     tc_tp_req_t *req = tx->req;
     tx->req = NULL;
     req->priv[TC_TCP_P_LDONE] += tx->len;
-    if (req->priv[TC_TCP_P_LDONE] == req->priv[TC_TCP_P_LEN]) {
-        tc_tcp_lq_unlink(ep, req);
-        if (req->bytes == TC_TCP_ORPHAN)
-            free(req);
-        else
-            tc_tcp_req_complete(ctx, req, TC_OK, req->priv[TC_TCP_P_LEN]);
-    }
+    if (ep->nrails > 1)
+        tc_tcp_lq_try_done(ctx, ep, req); /* waits for the receiver's acknowledgement */
+    else if (req->priv[TC_TCP_P_LDONE] == req->priv[TC_TCP_P_LEN])
+        tc_tcp_lq_finish(ctx, ep, req);
     return k;
+}
+
+tc_tp_req_t *tc_tcp_lq_find(tc_tcp_ep_t *ep, uint64_t id)
+{
+    for (tc_tp_req_t *req = ep->lq_head; req != NULL; req = TC_TCP_REQ_NEXT(req))
+        if (req->priv[TC_TCP_P_LID] == id)
+            return req;
+    return NULL;
+}
+
+void tc_tcp_lq_try_done(tc_tcp_ctx_t *ctx, tc_tcp_ep_t *ep, tc_tp_req_t *req)
+{
+    if (!(req->priv[TC_TCP_P_LFLAGS] & TC_TCP_LF_ACKED) || ep->tx_chunk.req == req)
+        return;
+    for (int i = 0; ep->lanes != NULL && i < ep->nsocks - 1; i++)
+        if (ep->lanes[i].tx.req == req)
+            return; /* a copy is half-written there: the stream needs its bytes */
+    tc_tcp_lq_finish(ctx, ep, req);
 }
 
 static void tc_tcp_chunk_retarget(tc_tcp_chunk_tx_t *tx, tc_tp_req_t *from, tc_tp_req_t *to)
@@ -187,7 +225,10 @@ void tc_tcp_lrx_announce(tc_tcp_ctx_t *ctx, tc_tcp_ep_t *ep, const unsigned char
                        (unsigned long long)ep->rx_last_id, (unsigned long long)len);
         return;
     }
-    tc_tcp_lrx_t *lrx = calloc(1, sizeof(*lrx));
+    /* several rails: a bit per chunk of the grid, in the same allocation */
+    uint64_t chunk = tc_tcp_chunk_size(ep, len);
+    size_t map_len = ep->nrails > 1 ? (size_t)((len + chunk - 1) / chunk + 7) / 8 : 0;
+    tc_tcp_lrx_t *lrx = calloc(1, sizeof(*lrx) + map_len);
     if (lrx == NULL) {
         tc_tcp_ep_fail(ctx, ep, TC_ERR_NO_MEMORY,
                        "sent a striped message (tag %llu) whose record cannot be allocated",
@@ -196,6 +237,8 @@ void tc_tcp_lrx_announce(tc_tcp_ctx_t *ctx, tc_tcp_ep_t *ep, const unsigned char
     }
     lrx->id = id;
     lrx->len = len;
+    lrx->chunk = chunk;
+    lrx->map = map_len > 0 ? (unsigned char *)(lrx + 1) : NULL;
     tc_tp_req_t *req = tc_tcp_rq_match(ep, tag);
     if (req != NULL) {
         lrx->req = req;
@@ -230,22 +273,55 @@ static tc_tcp_lrx_t *tc_tcp_lrx_find(tc_tcp_ep_t *ep, uint64_t id)
     return NULL;
 }
 
+/* Several rails: the chunk must be a cell of the grid; a cell received whole already is read
+ * and dropped (a copy sent again after a lost socket). */
+static int tc_tcp_chunk_rx_grid(tc_tcp_ctx_t *ctx, tc_tcp_ep_t *ep, int index, tc_tcp_lrx_t *lrx,
+                                uint64_t off, uint64_t len, tc_tcp_lrx_t **lrx_p,
+                                unsigned char **dst_p, uint64_t *dst_left_p, uint64_t *discard_p)
+{
+    if (off % lrx->chunk != 0 || off >= lrx->len ||
+        len != (lrx->chunk < lrx->len - off ? lrx->chunk : lrx->len - off)) {
+        tc_tcp_ep_fail(ctx, ep, TC_ERR_PROTOCOL,
+                       "sent a chunk on socket %d of %llu bytes at offset %llu for striped "
+                       "message %llu of %llu bytes, off its grid of %llu-byte chunks: corrupt or "
+                       "hostile stream",
+                       index, (unsigned long long)len, (unsigned long long)off,
+                       (unsigned long long)lrx->id, (unsigned long long)lrx->len,
+                       (unsigned long long)lrx->chunk);
+        return -1;
+    }
+    uint64_t cell = off / lrx->chunk;
+    uint64_t keep = 0;
+    if (!(lrx->map[cell / 8] & (1u << (cell % 8))) && lrx->dst != NULL && off < lrx->cap)
+        keep = len < lrx->cap - off ? len : lrx->cap - off;
+    *lrx_p = lrx;
+    *dst_p = keep > 0 ? lrx->dst + off : NULL;
+    *dst_left_p = keep;
+    *discard_p = len - keep;
+    return 1;
+}
+
 int tc_tcp_chunk_rx_begin(tc_tcp_ctx_t *ctx, tc_tcp_ep_t *ep, int index, const unsigned char *hdr,
                           tc_tcp_lrx_t **lrx_p, unsigned char **dst_p, uint64_t *dst_left_p,
-                          uint64_t *discard_p, uint64_t *len_p)
+                          uint64_t *discard_p, uint64_t *len_p, uint64_t *off_p)
 {
     uint64_t id = tc_tcp_get_u64(hdr);
     uint64_t word = tc_tcp_get_u64(hdr + 8);
     uint64_t len = word & TC_TCP_LEN_MASK;
     uint64_t off = tc_tcp_get_u64(hdr + 16);
-    uint64_t zero = tc_tcp_get_u64(hdr + 24);
-    if ((int)(word >> 56) != TC_TCP_K_CHUNK || len == 0 || len > TC_TCP_CHUNK_MAX || zero != 0) {
+    uint64_t flags = tc_tcp_get_u64(hdr + 24);
+    uint64_t flags_ok = ep->nrails > 1 ? TC_TCP_CHUNK_F_RESENT : 0;
+    if ((int)(word >> 56) != TC_TCP_K_CHUNK || len == 0 || len > TC_TCP_CHUNK_MAX ||
+        (flags & ~flags_ok) != 0) {
         tc_tcp_ep_fail(ctx, ep, TC_ERR_PROTOCOL,
                        "sent a malformed chunk header on socket %d (kind 0x%02x, length %llu, "
-                       "max %u): corrupt or hostile stream",
-                       index, (unsigned)(word >> 56), (unsigned long long)len, TC_TCP_CHUNK_MAX);
+                       "max %u, flags 0x%llx): corrupt or hostile stream",
+                       index, (unsigned)(word >> 56), (unsigned long long)len, TC_TCP_CHUNK_MAX,
+                       (unsigned long long)flags);
         return -1;
     }
+    *len_p = len;
+    *off_p = off;
     if (id > ep->rx_last_id) {
         if (index > 0)
             return 0; /* overtook its header on the primary: wait for it */
@@ -256,6 +332,16 @@ int tc_tcp_chunk_rx_begin(tc_tcp_ctx_t *ctx, tc_tcp_ep_t *ep, int index, const u
         return -1;
     }
     tc_tcp_lrx_t *lrx = tc_tcp_lrx_find(ep, id);
+    if (lrx == NULL && (flags & TC_TCP_CHUNK_F_RESENT)) { /* a copy of a message complete here */
+        *lrx_p = NULL;
+        *dst_p = NULL;
+        *dst_left_p = 0;
+        *discard_p = len;
+        return 1;
+    }
+    if (lrx != NULL && lrx->map != NULL)
+        return tc_tcp_chunk_rx_grid(ctx, ep, index, lrx, off, len, lrx_p, dst_p, dst_left_p,
+                                    discard_p);
     if (lrx == NULL || off > lrx->len || len > lrx->len - off || len > lrx->len - lrx->begun) {
         tc_tcp_ep_fail(ctx, ep, TC_ERR_PROTOCOL,
                        "sent a chunk on socket %d of %llu bytes at offset %llu for striped "
@@ -273,8 +359,30 @@ int tc_tcp_chunk_rx_begin(tc_tcp_ctx_t *ctx, tc_tcp_ep_t *ep, int index, const u
     *dst_p = keep > 0 ? lrx->dst + off : NULL;
     *dst_left_p = keep;
     *discard_p = len - keep;
-    *len_p = len;
     return 1;
+}
+
+/* Chunk bytes still to come for @p lrx are dropped instead of stored; with @p forget the
+ * readers let go of it too (it is about to be freed). */
+static void tc_tcp_lrx_detach_readers(tc_tcp_ep_t *ep, tc_tcp_lrx_t *lrx, int forget)
+{
+    if (ep->rx_lrx == lrx) {
+        ep->rx_discard += ep->rx_dst_left;
+        ep->rx_dst_left = 0;
+        ep->rx_dst = NULL;
+        if (forget)
+            ep->rx_lrx = NULL;
+    }
+    for (int i = 0; ep->lanes != NULL && i < ep->nsocks - 1; i++) {
+        tc_tcp_lane_t *lane = &ep->lanes[i];
+        if (lane->rx_lrx == lrx) {
+            lane->rx_discard += lane->rx_dst_left;
+            lane->rx_dst_left = 0;
+            lane->rx_dst = NULL;
+            if (forget)
+                lane->rx_lrx = NULL;
+        }
+    }
 }
 
 static void tc_tcp_lrx_unlink(tc_tcp_ep_t *ep, tc_tcp_lrx_t *lrx)
@@ -287,12 +395,26 @@ static void tc_tcp_lrx_unlink(tc_tcp_ep_t *ep, tc_tcp_lrx_t *lrx)
     }
 }
 
-void tc_tcp_chunk_rx_done(tc_tcp_ctx_t *ctx, tc_tcp_ep_t *ep, tc_tcp_lrx_t *lrx, uint64_t len)
+void tc_tcp_chunk_rx_done(tc_tcp_ctx_t *ctx, tc_tcp_ep_t *ep, tc_tcp_lrx_t *lrx, uint64_t off,
+                          uint64_t len)
 {
+    if (lrx == NULL)
+        return; /* a dropped copy */
+    if (lrx->map != NULL) {
+        uint64_t cell = off / lrx->chunk;
+        unsigned bit = 1u << (cell % 8);
+        if (lrx->map[cell / 8] & bit)
+            return; /* the other copy came first */
+        lrx->map[cell / 8] |= (unsigned char)bit;
+    }
     lrx->done += len;
     if (lrx->done < lrx->len)
         return;
     tc_tcp_lrx_unlink(ep, lrx);
+    if (lrx->map != NULL) { /* copies still arriving elsewhere are dropped */
+        tc_tcp_lrx_detach_readers(ep, lrx, 1);
+        tc_tcp_rail_ack_send(ctx, ep, lrx->id);
+    }
     tc_tp_req_t *req = lrx->req;
     tc_tcp_unexp_t *u = lrx->unexp;
     if (req != NULL) {
@@ -317,24 +439,6 @@ void tc_tcp_lrx_claim(tc_tcp_lrx_t *lrx, tc_tp_req_t *req)
     lrx->claimed = 1;
 }
 
-/* Chunk bytes still to come for @p lrx are dropped instead of stored. */
-static void tc_tcp_lrx_detach_readers(tc_tcp_ep_t *ep, tc_tcp_lrx_t *lrx)
-{
-    if (ep->rx_lrx == lrx) {
-        ep->rx_discard += ep->rx_dst_left;
-        ep->rx_dst_left = 0;
-        ep->rx_dst = NULL;
-    }
-    for (int i = 0; ep->lanes != NULL && i < ep->nsocks - 1; i++) {
-        tc_tcp_lane_t *lane = &ep->lanes[i];
-        if (lane->rx_lrx == lrx) {
-            lane->rx_discard += lane->rx_dst_left;
-            lane->rx_dst_left = 0;
-            lane->rx_dst = NULL;
-        }
-    }
-}
-
 int tc_tcp_lrx_cancel(tc_tcp_ctx_t *ctx, tc_tcp_ep_t *ep, tc_tp_req_t *req)
 {
     for (tc_tcp_lrx_t *lrx = ep->lrx_head; lrx != NULL; lrx = lrx->next) {
@@ -344,7 +448,7 @@ int tc_tcp_lrx_cancel(tc_tcp_ctx_t *ctx, tc_tcp_ep_t *ep, tc_tp_req_t *req)
         if (lrx->unexp == NULL) { /* the caller's buffer: nothing more is written to it */
             lrx->dst = NULL;
             lrx->cap = 0;
-            tc_tcp_lrx_detach_readers(ep, lrx);
+            tc_tcp_lrx_detach_readers(ep, lrx, 0);
         }
         tc_tcp_req_complete(ctx, req, TC_ERR_ABORTED, 0);
         return 1;
@@ -371,6 +475,8 @@ void tc_tcp_stripe_drop(tc_tcp_ctx_t *ctx, tc_tcp_ep_t *ep, tc_status_t status)
             tc_tcp_req_complete(ctx, req, status, 0);
         req = next;
     }
+    if (ep->nrails > 1)
+        ctx->rail_sends -= ep->nlq;
     ep->lq_head = ep->lq_tail = NULL;
     ep->nlq = 0;
     ep->tx_chunk.req = NULL;

@@ -46,9 +46,16 @@ seed("tcp_stream_fuzz", "rma_target", bytes(8) + tcp_hdr32(KEY, K_PUT, 16, 8, 0)
      tcp_msg(1, b"after"))
 seed("tcp_stream_fuzz", "rma_answers", bytes([0x08 | 0x10 | 0x20, 0, 0, 0, 0, 0, 0, 0]) +
      tcp_hdr32(0, K_GET_RESP, 64, 0, 0) + bytes(range(64)) + tcp_hdr32(0, K_ACK, 0, 0, 0) + tcp_hdr32(0, K_ACK, 0, 0, 0))
+# two rails (s[7] bit 7): a chunk, a re-sent copy of it (dropped), a message, an ack of an id not sent
+K_LACK = 0xB3
+seed("tcp_stream_fuzz", "two_rails", bytes([0x03, 0, 100, 2, 0, 0, 0, 0x80]) + tcp_hdr32(1, K_LMSG, 100, 1, 0) +
+     tcp_hdr32(1, K_CHUNK, 100, 0, 0) + data + tcp_hdr32(1, K_CHUNK, 100, 0, 1) + data + tcp_msg(2, b"after") +
+     tcp_hdr32(7, K_LACK, 0, 0, 0))
 seed("tcp_stream_fuzz", "huge_length", bytes([0x01, 2, 0, 0, 0, 0, 0, 0]) + u64(0) + u64(1 << 55))
 seed("tcp_stream_fuzz", "large_unexpected", bytes(8) + u64(9) + u64(1 << 20) + bytes(300))
 seed("tcp_blob_fuzz", "address", bytes([1, 4]) + struct.pack(">H", 40000) + bytes([127, 0, 0, 1]))
+seed("tcp_blob_fuzz", "address_rails", bytes([1, 4]) + struct.pack(">H", 40000) + bytes([127, 0, 0, 1]) +
+     bytes([127, 0, 0, 2]) + bytes([127, 0, 0, 3]))
 seed("tcp_blob_fuzz", "rkey", u32(0x4b524354) + u32(1) + u64(7) + u64(KEY) + u64(4096))
 
 # ---- tcp handshake: a mode byte (see tcp_handshake_fuzz.c), then the hello and proof, or the

@@ -1,11 +1,13 @@
-/* Fuzz the blobs a TCP peer publishes through the bootstrap: its address (8 bytes, unpacked by
+/* Fuzz the blobs a TCP peer publishes through the bootstrap: its address (8 bytes, + 4 per rail
+ * beyond the first; unpacked by
  * tc_tp_ep_connect) and its remote keys (32 bytes, tc_tp_rkey_unpack).
  *
  * The endpoints lead to smaller ids than this context's, so that connecting only parses the
  * address and waits for the peer (the smaller id connects): no socket is opened to what the
  * bytes name.
  *
- * Properties: an address is accepted exactly when it has 8 bytes, version 1 and family 4; a key
+ * Properties: an address is accepted exactly when it has 8, 12, 16 or 20 bytes (1 to 4 rails),
+ * version 1 and family 4; a key
  * exactly when it has 32 bytes, the magic, version 1 and the endpoint's id as owner, and the
  * unpacked key covers the length it carries; this context's own address and keys are accepted
  * (decode(encode(x)) keeps the length). The input is tried as is and with the fixed fields
@@ -62,7 +64,8 @@ static void init_once(void)
 static void check_addr(const uint8_t *a, size_t len, uint64_t peer)
 {
     tc_tp_ep_t *ep = NULL;
-    int valid = len == 8 && a[0] == 1 && a[1] == 4;
+    /* 8 bytes, and 4 more per rail beyond the first, at most 4 rails */
+    int valid = len >= 8 && len <= 20 && (len - 8) % 4 == 0 && a[0] == 1 && a[1] == 4;
     tc_status_t st = tc_tp_ep_connect(g_ctx, peer, a, len, &ep);
     if ((st == TC_OK) != valid)
         abort();

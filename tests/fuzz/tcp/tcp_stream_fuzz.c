@@ -8,8 +8,9 @@
  *   s[0] bits 0-2: receives posted before the stream (receive i: tag i % 4, capacity 8 s[1+i],
  *                  at most 6); bit 3: a get of 64 bytes is waiting for its answer; bit 4: a put
  *                  of 100 bytes; bit 5: a signal; bit 6: receives posted after the stream end
- *                  take the unexpected messages; bit 7: the stream is split after every s[7] + 1
- *                  bytes (else written whole)
+ *                  take the unexpected messages; bit 7: the stream is split after every
+ *                  (s[7] & 0x7f) + 1 bytes (else written whole)
+ *   s[7] bit 7: the pair has two rails (chunks on a grid, re-sent chunks, chunk acks, lane down)
  *   The peer may address the registered range of 4096 bytes with key 1 << 32 (slot 0, gen 1).
  *
  * Properties, besides ASan's (no byte read or written outside a buffer, no leak):
@@ -107,9 +108,8 @@ static void check_state(const tc_tcp_ep_t *ep)
 
 static int status_ok(tc_status_t st)
 {
-    return st == TC_INPROGRESS || st == TC_OK || st == TC_ERR_TRUNCATED ||
-           st == TC_ERR_PROTOCOL || st == TC_ERR_PEER_FAILED || st == TC_ERR_NO_MEMORY ||
-           st == TC_ERR_ABORTED;
+    return st == TC_INPROGRESS || st == TC_OK || st == TC_ERR_TRUNCATED || st == TC_ERR_PROTOCOL ||
+           st == TC_ERR_PEER_FAILED || st == TC_ERR_NO_MEMORY || st == TC_ERR_ABORTED;
 }
 
 /* A receive of capacity @p cap for model message @p m (NULL: none arrived whole). */
@@ -167,6 +167,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     ep->poll.owner = ep;
     ep->fd = sv[0];
     ep->nsocks = 1;
+    ep->nrails = (data[7] & 0x80) ? 2 : 1; /* chunk grid, re-sent flag, chunk acks, lane down */
     ep->state = TC_TCP_EP_UP;
     ep->rx_state = TC_TCP_RX_HDR;
     strcpy(ep->peer_str, "fuzz");
@@ -192,13 +193,15 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     memset(put_buf, 0x5a, sizeof(put_buf));
     for (int i = 0; i < 3; i++)
         rma[i] = (tc_tp_req_t)TC_TP_REQ_INIT;
-    if (((data[0] & 0x08) && tc_tp_get(&ep->super, get_buf, sizeof(get_buf), rkey, 8, &rma[0]) != TC_OK) ||
-        ((data[0] & 0x10) && tc_tp_put(&ep->super, put_buf, sizeof(put_buf), rkey, 0, &rma[1]) != TC_OK) ||
+    if (((data[0] & 0x08) &&
+         tc_tp_get(&ep->super, get_buf, sizeof(get_buf), rkey, 8, &rma[0]) != TC_OK) ||
+        ((data[0] & 0x10) &&
+         tc_tp_put(&ep->super, put_buf, sizeof(put_buf), rkey, 0, &rma[1]) != TC_OK) ||
         ((data[0] & 0x20) &&
          tc_tp_signal(&ep->super, rkey, 16, TC_TP_SIGNAL_ADD, 3, &rma[2]) != TC_OK))
         abort();
 
-    size_t piece = (data[0] & 0x80) ? (size_t)data[7] + 1 : n;
+    size_t piece = (data[0] & 0x80) ? (size_t)(data[7] & 0x7f) + 1 : n;
     for (size_t off = 0; off < n && ep->state == TC_TCP_EP_UP; off += piece) {
         size_t k = n - off < piece ? n - off : piece;
         if (send(sv[1], s + off, k, MSG_NOSIGNAL) != (ssize_t)k)
@@ -235,8 +238,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             size_t cap = (size_t)(m[j].len / 2 + (j & 1) * m[j].len); /* truncate every other */
             post_buf[npost] = malloc(cap ? cap : 1);
             post[npost] = (tc_tp_req_t)TC_TP_REQ_INIT;
-            tc_status_t st = tc_tp_recv(&ep->super, m[j].tag, cap ? post_buf[npost] : NULL, cap,
-                                        &post[npost]);
+            tc_status_t st =
+                tc_tp_recv(&ep->super, m[j].tag, cap ? post_buf[npost] : NULL, cap, &post[npost]);
             if (st != TC_OK || post[npost].status == TC_INPROGRESS)
                 abort(); /* a whole message is kept after the failure, in order */
             check_recv(&post[npost], post_buf[npost], cap, &m[j]);

@@ -1228,6 +1228,24 @@ static void test_reg_default_explicit(void **state)
     pair_close(&p);
 }
 
+/* TC_SOCKET_IFNAME listing the tcp transport's rails: the handshake listener takes the first
+ * entry; a first entry that is no interface is refused, naming it. */
+static void test_ifname_list(void **state)
+{
+    (void)state;
+    tc_tp_ctx_params_t p = TC_TP_CTX_PARAMS_INIT;
+    tc_tp_ctx_t *ctx = NULL;
+    setenv("TC_SOCKET_IFNAME", "lo,nosuch0", 1);
+    ctx = ctx_new(0, NULL);
+    tc_tp_ctx_destroy(ctx);
+    ctx = NULL;
+    setenv("TC_SOCKET_IFNAME", "nosuch0,lo", 1);
+    assert_int_equal(tc_tp_ib_ctx_create_verbs(tc_ibemu_verbs(), &p, &ctx), TC_ERR_CONFIG);
+    assert_null(ctx);
+    assert_non_null(strstr(tc_last_error(), "no IPv4 interface named 'nosuch0' is up"));
+    setenv("TC_SOCKET_IFNAME", "lo", 1);
+}
+
 int main(void)
 {
     setenv("TC_SOCKET_IFNAME", "lo", 1);
@@ -1254,6 +1272,7 @@ int main(void)
         cmocka_unit_test(test_reg_cache_off),
         cmocka_unit_test(test_reg_default_rndv_released),
         cmocka_unit_test(test_reg_default_explicit),
+        cmocka_unit_test(test_ifname_list),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -96,28 +96,33 @@ static tc_status_t tc_ib_query(tc_tp_caps_t *caps_p)
     return TC_OK;
 }
 
-/* The IPv4 address peers reach the handshake listener at: TC_SOCKET_IFNAME, else the first
- * non-loopback interface that is up, else 127.0.0.1. */
+/* The IPv4 address peers reach the handshake listener at: TC_SOCKET_IFNAME (its first entry
+ * when it lists several interfaces for the tcp transport's rails), else the first non-loopback
+ * interface that is up, else 127.0.0.1. */
 static tc_status_t tc_ib_handshake_ip(struct in_addr *ip)
 {
     const char *want = tc_config_string("TC_SOCKET_IFNAME", NULL);
     struct ifaddrs *list = NULL;
     if (getifaddrs(&list) != 0)
         return tc_error_set(TC_ERR_SYSTEM, "ib: getifaddrs failed: %s", strerror(errno));
+    size_t want_len = want != NULL ? strcspn(want, ",") : 0;
     ip->s_addr = htonl(INADDR_LOOPBACK);
     int found = 0;
     for (struct ifaddrs *i = list; i != NULL && !found; i = i->ifa_next) {
         if (i->ifa_addr == NULL || i->ifa_addr->sa_family != AF_INET || !(i->ifa_flags & IFF_UP))
             continue;
-        if (want ? strcmp(i->ifa_name, want) == 0 : !(i->ifa_flags & IFF_LOOPBACK)) {
+        if (want ? strlen(i->ifa_name) == want_len && strncmp(i->ifa_name, want, want_len) == 0
+                 : !(i->ifa_flags & IFF_LOOPBACK)) {
             *ip = ((struct sockaddr_in *)i->ifa_addr)->sin_addr;
             found = 1;
         }
     }
     freeifaddrs(list);
     if (want != NULL && !found)
-        return tc_error_set(TC_ERR_CONFIG, "TC_SOCKET_IFNAME='%s': no IPv4 interface of that "
-                            "name is up (ib handshake listener)", want);
+        return tc_error_set(TC_ERR_CONFIG,
+                            "TC_SOCKET_IFNAME='%s': no IPv4 interface named '%.*s' is up (ib "
+                            "handshake listener: the first entry)",
+                            want, (int)want_len, want);
     return TC_OK;
 }
 

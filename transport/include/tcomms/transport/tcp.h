@@ -39,13 +39,27 @@
  * messages and one-sided operations stay on the primary. Receives complete
  * in any order across messages; matching keeps the posting order.
  *
+ * Several interfaces (rails): TC_SOCKET_IFNAME may list up to 4 interface
+ * names, comma-separated (each must exist, be up and have an IPv4 address; an
+ * empty, repeated or fifth entry fails ctx_create with TC_ERR_CONFIG naming
+ * the entry). The listener then binds the wildcard address and the packed
+ * address carries every rail's IPv4 address (8 bytes + 4 per further rail). A
+ * pair uses the smaller rail count of its two sides, at least one socket per
+ * rail; rail i pairs with the peer's rail i, the primary is on rail 0. Striped
+ * messages are acknowledged by the receiver, and a data socket that is lost
+ * (an error, a reset, an end, or data unacknowledged for
+ * TC_SOCKET_RAIL_TIMEOUT_MS, default 2000) is dropped with one warning
+ * naming the interface while its chunks are sent again on the other sockets:
+ * the endpoint does not fail. Losing the primary still fails it.
+ *
  * Behaviour the generic interface leaves open:
  * - A truncated receive (TC_ERR_TRUNCATED) reports req->bytes = its capacity.
  * - Messages that arrived whole before an endpoint failed can still be
  *   received from it; any other post on a failed endpoint fails at once with
  *   ep->failed (and sets req->status to it).
  * - A failed connect, a refused handshake or a closed/reset socket, primary
- *   or data socket alike, fail the endpoint with TC_ERR_PEER_FAILED; bytes
+ *   or data socket alike (with one rail; see above for several), fail the
+ *   endpoint with TC_ERR_PEER_FAILED; bytes
  *   that break the wire format with TC_ERR_PROTOCOL. ep->error names the peer
  *   id and address (and the data socket). Before failing, what the other
  *   sockets already hold is read, so messages sent whole before a peer closed
