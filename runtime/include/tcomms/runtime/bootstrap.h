@@ -69,6 +69,7 @@ struct tc_boot {
     int rank;             /**< this process's rank in the job */
     int size;             /**< ranks in the job */
     int local_size;       /**< ranks of the job on this node (1 when unknown) */
+    int local_rank;       /**< this rank's index among them, in rank order (-1 when unknown) */
     char launcher[32];    /**< "tcrun", "mpirun", "srun", "pmix" or "self" */
     char host[64];        /**< this host's name */
     /** The job secret that authenticates connections between the job's ranks and to its
