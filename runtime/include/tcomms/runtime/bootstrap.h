@@ -30,6 +30,18 @@ typedef enum tc_boot_kind {
                            LOCAL_RANK, LOCAL_WORLD_SIZE); rank 0 serves a TCP key/value store */
 } tc_boot_kind_t;
 
+/** @brief The names of the kinds, by value, NULL-terminated: what TC_BOOTSTRAP accepts. */
+extern const char *const tc_boot_kind_names[];
+
+/**
+ * @brief The kind TC_BOOTSTRAP asks for (TC_BOOT_AUTO when it is unset).
+ * @return TC_ERR_CONFIG naming the value and the accepted names.
+ */
+tc_status_t tc_boot_kind_from_env(tc_boot_kind_t *kind_p);
+
+/** @brief Whether TC_BOOT_AUTO would join a job: a PMIx server or MASTER_ADDR is announced. */
+int tc_boot_job_announced(void);
+
 typedef struct tc_boot tc_boot_t;
 
 /** @brief What a launcher or a peer tells every rank of the job. */
