@@ -33,7 +33,7 @@ stash_bin() {
         tests/integration/win_test tests/integration/win_halo tests/integration/win_pipeline \
         tests/fault/ft_test tests/fault/resilient_training tests/fault/create_abort_test tests/fault/agree_test \
         tests/fault/create_missing_test \
-        tests/runtime/env_boot_prog; do
+        tests/runtime/env_boot_prog tools/tc-info/tc-info; do
         mkdir -p "$dest/$(dirname $b)" && cp "bazel-bin/$b" "$dest/$b" || return 1
     done
 }
@@ -45,6 +45,16 @@ integration() {
     local rc=0
     tests/integration/run_launchers.sh "$dir" "$@" || rc=1
     tests/integration/run_win.sh "$dir" "$@" || rc=1
+    return $rc
+}
+
+# Several nodes on this machine (tests/cluster, docs/cluster.md): the virtual cluster proves
+# itself, then the integration tests run across its 3 nodes under every launcher. Both run even
+# when the first fails; each leaves nothing behind (checked).
+cluster() {
+    local rc=0
+    tests/cluster/vcluster_selftest.sh || rc=1
+    tests/cluster/run_cluster.sh build/bin-opt --quick || rc=1
     return $rc
 }
 
@@ -95,6 +105,8 @@ step "python: the package, torch.distributed against gloo (torchrun x2, x4), the
 step "install: prefix, pkg-config, CMake, the transport alone, with MPI and NCCL, the ABI record, .deb" \
     tests/install/run_install_test.sh --no-build --deb
 step "integration: tcrun, mpirun, srun, torchrun env, no launcher; windows (run_win.sh)" integration opt
+step "cluster: 3 namespaced nodes; torchrun env, mpirun, srun across them (1,1,1 2,2,2 3,2,1)" \
+    cluster
 step "threads: 2-8 threads on their own communicators at 2-4 ranks, two on one" \
     tests/integration/run_threads.sh build/bin-opt
 step "fault injection: kill, stop, mismatch, abort, shrink; tc-fr" \
