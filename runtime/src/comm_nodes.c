@@ -61,7 +61,7 @@ static int nodes_geometry(const int64_t *v, int size, const char **why_p)
 tc_status_t tc_rt_comm_agree_nodes(tc_rt_comm_t *comm)
 {
     tc_boot_t *boot = comm->world->boot;
-    comm->ranks_per_node = boot->local_size;
+    comm->ranks_per_node = comm->world->ranks_per_node = boot->local_size;
     if (boot->local_size >= comm->size)
         return TC_OK;
     int64_t mine[NODES_N], all[NODES_N];
