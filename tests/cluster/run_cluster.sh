@@ -87,6 +87,30 @@ info_log=(env "TC_LOG=runtime=info,algo=info")
 
 # 1. The torchrun environment (MASTER_ADDR=tcn0)
 env_run=("$here/launch_env.sh" --timeout 280 "$cluster")
+# launch_env.sh itself: a failing rank stops the others at once, the timeout is kept, each
+# line carries its rank, and the variables are torchrun's for 3,2,1
+mark=$((RANDOM + 100000))
+start=$SECONDS
+# shellcheck disable=SC2016 # expanded by each rank's shell
+"${env_run[@]}" 3,2,1 bash -c 'echo "node $(hostname) group $GROUP_RANK/$GROUP_WORLD_SIZE local \
+$LOCAL_RANK/$LOCAL_WORLD_SIZE world $WORLD_SIZE master $MASTER_ADDR"; [ "$RANK" = 3 ] && exit 3; exec sleep "$1"' \
+    rank "$mark" >"$log/launch-fail.out" 2>&1
+rc=$?
+ok=1
+[ $rc -eq 3 ] && [ $((SECONDS - start)) -lt 20 ] && ! pgrep -f "sleep $mark" >/dev/null &&
+    grep -q '^\[3\] node tcn1 group 1/3 local 0/2 world 6 master tcn0$' "$log/launch-fail.out" &&
+    grep -q '^\[5\] node tcn2 group 2/3 local 0/1 world 6 master tcn0$' "$log/launch-fail.out" && ok=0
+result "launch_env.sh: rank 3 exits 3, the others are stopped (exit $rc), torchrun's variables" \
+    "$start" "$ok" "exit $rc, or a rank left, or wrong variables" "$log/launch-fail.out"
+start=$SECONDS
+"$here/launch_env.sh" --timeout 2 "$cluster" 1,1 sleep "$mark" >"$log/launch-timeout.out" 2>&1
+rc=$?
+ok=1
+[ $rc -eq 124 ] && ! pgrep -f "sleep $mark" >/dev/null &&
+    grep -q 'timeout after 2 s; ranks still running: 0 1' "$log/launch-timeout.out" && ok=0
+result "launch_env.sh --timeout 2: exit 124, the ranks named and stopped" "$start" "$ok" \
+    "exit $rc" "$log/launch-timeout.out"
+
 files=$log/tcfile
 mkdir -p "$files"
 run "torchrun env 2,2,2 coll_test --quick, TC_LOG_FILE=...%r" 6 "${info_log[@]}" \
