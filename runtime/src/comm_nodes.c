@@ -80,6 +80,7 @@ tc_status_t tc_rt_comm_agree_nodes(tc_rt_comm_t *comm)
     comm->ranks_per_node = 0; /* the agreement itself runs flat */
     if (st == TC_OK)
         st = tc_rt_coll_run(comm, &call);
+    tc_hints_free(&hints);
     if (st != TC_OK) {
         tc_error_prefix("agreeing on the ranks of each node: ");
         return st;
