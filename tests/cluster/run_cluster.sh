@@ -63,7 +63,9 @@ run() {
     shift 2
     local out
     out=$log/$(echo "$name" | tr -c 'A-Za-z0-9,.\n-' '_').out
-    timeout -k 10 300 "$@" >"$out" 2>&1
+    # in the background: a signal to this script is handled (teardown) without waiting for it
+    timeout -k 10 300 "$@" >"$out" 2>&1 &
+    wait $!
     local rc=$? clean
     clean=$(grep -c ', 0 failures' "$out")
     result "$name" "$start" $((rc != 0 || clean != want)) "exit $rc, $clean of $want ranks clean" "$out"
