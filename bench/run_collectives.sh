@@ -16,6 +16,7 @@
 # "--output_base=/tmp/ob"); TCPERF and TCRUN (prebuilt binaries: skip the Bazel build).
 set -euo pipefail
 cd "$(dirname "$0")/.."
+. bench/lib.sh
 
 all_colls="all_reduce reduce broadcast all_gather reduce_scatter all_to_all gather scatter barrier"
 ranks="2 4"
@@ -55,11 +56,6 @@ done
 for n in $ranks; do
     [[ $n =~ ^[0-9]+$ && $n -ge 2 ]] || { echo "run_collectives: bad rank count $n" >&2; exit 2; }
 done
-to_bytes() { # 64M -> 67108864
-    awk -v s="$1" 'BEGIN { m = 1; u = toupper(substr(s, length(s)));
-        if (u == "K") m = 1024; else if (u == "M") m = 1048576; else if (u == "G") m = 1073741824;
-        if (m > 1) s = substr(s, 1, length(s) - 1); printf "%d\n", s * m }'
-}
 min_b=$(to_bytes "$min")
 max_b=$(to_bytes "$max")
 large_b=$(to_bytes "$large")
@@ -92,21 +88,8 @@ if [ ${#missing[@]} -gt 0 ]; then
 fi
 
 # ---- builds ----------------------------------------------------------------------------------
-if [ -n "${TCPERF:-}" ] && [ -n "${TCRUN:-}" ]; then
-    tcperf=$TCPERF tcrun=$TCRUN
-else
-    bazel=(bazel ${BAZEL_STARTUP:-})
-    tcperf="" tcrun=""
-    if "${bazel[@]}" build -c opt //tools/tcperf //tools/tcrun >"$out/bazel.log" 2>&1; then
-        bin=$("${bazel[@]}" info -c opt bazel-bin 2>/dev/null)
-        tcperf=$bin/tools/tcperf/tcperf tcrun=$bin/tools/tcrun/tcrun
-    else
-        note_all tc "bazel build -c opt //tools/tcperf //tools/tcrun failed: $out/bazel.log"
-        why[tctcp]=${why[tc]}
-    fi
-fi
-if [ -n "$tcperf" ] && { [ ! -x "$tcperf" ] || [ ! -x "$tcrun" ]; }; then
-    note_all tc "no executable tcperf/tcrun at $tcperf, $tcrun"
+if ! build_tc "$out/bazel.log"; then
+    note_all tc "$build_why"
     why[tctcp]=${why[tc]}
 fi
 if ! command -v mpicc >/dev/null || ! command -v mpirun >/dev/null; then
@@ -189,16 +172,8 @@ run_tcperf() { # tool nranks coll [env...]: tcperf --coll coll, rows into result
     local t=$1 n=$2 c=$3 f=$out/$1.$2.$3 rc=0 s
     shift 3
     local cmd=(env "$@" "$tcrun" -n "$n" --timeout "$run_timeout" "$tcperf")
-    local s1="" e1="" s2="" e2=""
-    for ((s = min_b; s <= max_b; s *= factor)); do
-        if [ "$s" -le "$large_b" ]; then
-            [ -n "$s1" ] || s1=$s
-            e1=$s
-        else
-            [ -n "$s2" ] || s2=$s
-            e2=$s
-        fi
-    done
+    local s1 e1 s2 e2
+    split_sweep "$min_b" "$max_b" "$factor" "$large_b"
     if [ "$c" = barrier ]; then # moves no bytes: one size is enough
         s1=$min_b e1=$min_b s2="" e2=""
     fi
@@ -220,8 +195,7 @@ run_tcperf() { # tool nranks coll [env...]: tcperf --coll coll, rows into result
     collect "$t" "$n" "$f" "$rc" "$c"
 }
 
-echo "# machine: $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | xargs)," \
-    "load average $(cut -d' ' -f1-3 /proc/loadavg) at start"
+machine_line
 echo "# sweep: $min_b to $max_b B by $factor; $iters iterations ($warmup warm-up) up to" \
     "$large_b B, $large_iters ($large_warmup) above; raw outputs in $out"
 mpirun=(mpirun --allow-run-as-root --oversubscribe --bind-to none)

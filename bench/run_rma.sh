@@ -19,6 +19,7 @@
 # "--output_base=/tmp/ob"); TCPERF and TCRUN (prebuilt binaries: skip the Bazel build).
 set -euo pipefail
 cd "$(dirname "$0")/.."
+. bench/lib.sh
 
 all_ops="put get put_signal"
 ops=$all_ops
@@ -59,11 +60,6 @@ for o in $ops; do
 done
 [ "$win" = allocate ] || [ "$win" = create ] ||
     { echo "run_rma: --win allocate|create" >&2; exit 2; }
-to_bytes() { # 64M -> 67108864
-    awk -v s="$1" 'BEGIN { m = 1; u = toupper(substr(s, length(s)));
-        if (u == "K") m = 1024; else if (u == "M") m = 1048576; else if (u == "G") m = 1073741824;
-        if (m > 1) s = substr(s, 1, length(s) - 1); printf "%d\n", s * m }'
-}
 min_b=$(to_bytes "$min")
 max_b=$(to_bytes "$max")
 large_b=$(to_bytes "$large")
@@ -77,18 +73,9 @@ out=$(mktemp -d /tmp/tc-rma.XXXXXX)
 
 # ---- builds ----------------------------------------------------------------------------------
 tc_ok=1 ompi_ok=1
-if [ -n "${TCPERF:-}" ] && [ -n "${TCRUN:-}" ]; then
-    tcperf=$TCPERF tcrun=$TCRUN
-else
-    bazel=(bazel ${BAZEL_STARTUP:-})
-    if "${bazel[@]}" build -c opt //tools/tcperf //tools/tcrun >"$out/bazel.log" 2>&1; then
-        bin=$("${bazel[@]}" info -c opt bazel-bin 2>/dev/null)
-        tcperf=$bin/tools/tcperf/tcperf tcrun=$bin/tools/tcrun/tcrun
-    else
-        tc_ok=0
-        echo "tc bazel build -c opt //tools/tcperf //tools/tcrun failed: $out/bazel.log" \
-            >>"$out/notes"
-    fi
+if ! build_tc "$out/bazel.log"; then
+    tc_ok=0
+    echo "tc $build_why" >>"$out/notes"
 fi
 if ! command -v mpicc >/dev/null || ! command -v mpirun >/dev/null; then
     ompi_ok=0
@@ -99,16 +86,7 @@ elif ! mpicc -O2 -o "$out/mpi_rma" bench/peers/mpi_rma.c >"$out/mpicc.log" 2>&1;
 fi
 
 # ---- runs ------------------------------------------------------------------------------------
-s1="" e1="" s2="" e2="" # the sweep's sizes up to LARGE, and above it
-for ((s = min_b; s <= max_b; s *= factor)); do
-    if [ "$s" -le "$large_b" ]; then
-        [ -n "$s1" ] || s1=$s
-        e1=$s
-    else
-        [ -n "$s2" ] || s2=$s
-        e2=$s
-    fi
-done
+split_sweep "$min_b" "$max_b" "$factor" "$large_b"
 
 run_tcperf() { # tool op [env...]: tcperf --coll op, two launches (fewer iterations above LARGE)
     local t=$1 o=$2 f=$out/$1.$2 rc=0
@@ -141,8 +119,7 @@ run_mpi() { # tool [mpirun options...]
         echo "$t: exit status $rc: $(tail -1 "$out/$t.err" 2>/dev/null)" >>"$out/notes"
 }
 
-echo "# machine: $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | xargs)," \
-    "load average $(cut -d' ' -f1-3 /proc/loadavg) at start"
+machine_line
 echo "# 2 ranks, $min_b to $max_b B by $factor, window: $win, burst $burst; $iters iterations" \
     "($warmup warm-up) up to $large_b B, $large_iters ($large_warmup) above; raw outputs in $out"
 for o in $ops; do

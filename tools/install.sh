@@ -11,7 +11,7 @@
 #   PREFIX/lib/libtcomms_cuda.so  the CUDA kernels plugin, opened at run time (toolkit builds)
 #   PREFIX/lib/pkgconfig/         tcomms.pc (the archive), tcomms-shared.pc, tcomms-transport.pc
 #   PREFIX/lib/cmake/tcomms/      tcomms::tcomms (static), tcomms::shared, tcomms::transport
-#   PREFIX/bin/                   tcrun tcperf tc-info tc-sim tc-kbench tc-tpbench tc-fr
+#   PREFIX/bin/                   tcrun tcperf tc-info tc-sim tc-tune tc-kbench tc-tpbench tc-fr
 #   PREFIX/share/doc/tcomms/      README.md, the Doxygen HTML of the public API (html/)
 #
 # --no-build takes what `bazel build` left in bazel-bin. Installing again over the same prefix
@@ -55,7 +55,7 @@ declare -A layer_libs=(
 layers=(base topo transport algo kernels runtime api)
 header_dirs=(base topo transport transport/self transport/shm transport/ib transport/builtin
     algo kernels kernels/cuda api)
-tools=(tools/tcrun/tcrun tools/tcperf/tcperf tools/tc-info/tc-info tools/tc-sim/tc-sim
+tools=(tools/tcrun/tcrun tools/tcperf/tcperf tools/tc-info/tc-info tools/tc-sim/tc-sim tools/tc-tune/tc-tune
     tools/tc-kbench/tc-kbench tools/tc-tpbench/tc-tpbench)
 # What the archives need from the system (libibverbs and CUDA are opened at run time).
 sys_libs="-lpmix -lhwloc -lsodium -ldl -lpthread -lrt -lm"

@@ -4,7 +4,7 @@
 #
 #   OUTDIR/libtcomms-dev_VERSION_amd64.deb   headers, archives, libtcomms.so.MAJOR, the CUDA
 #                                            plugin, pkg-config and CMake files (in /usr)
-#   OUTDIR/tcomms-tools_VERSION_amd64.deb    tcrun, tcperf, tc-info, tc-sim, tc-kbench,
+#   OUTDIR/tcomms-tools_VERSION_amd64.deb    tcrun, tcperf, tc-info, tc-sim, tc-tune, tc-kbench,
 #                                            tc-tpbench, tc-fr and the documentation
 # Install with `apt install ./OUTDIR/*.deb`. The pkg-config and CMake files find /usr from where
 # they lie, so nothing is rewritten for the package.

@@ -9,43 +9,130 @@
  * class as soon as the job spans nodes (a conservative choice: the
  * hierarchical algorithm's formula accounts for its two classes itself by
  * weighting; see hierarchical.c). Defaults are a commodity 100 Gb/s cluster;
- * every parameter is overridable (docs/algorithms/README.md).
+ * a tuning file (TC_TUNING_FILE, written by tc-tune on the machine) replaces
+ * them, and each parameter's own variable replaces both (docs/tuning.md).
  */
 #include <ctype.h>
+#include <errno.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "algo_internal.h"
+#include "tcomms/algo/tuning.h"
 #include "tcomms/base/config.h"
 #include "tcomms/base/log.h"
 
-tc_status_t tc_algo_model_get(tc_algo_model_t *model)
+/* The last tuning file read, kept while the file is unchanged (same path,
+ * inode, size and modification time): selection asks for the model on every
+ * schedule it builds, and reads the file again only when it changed. */
+static pthread_mutex_t tc_algo_tuning_mu = PTHREAD_MUTEX_INITIALIZER;
+static struct {
+    int valid;
+    char path[256];
+    dev_t dev;
+    ino_t ino;
+    off_t size;
+    struct timespec mtime;
+    tc_algo_tuning_t tuning;
+} tc_algo_tuning_cache;
+
+static tc_status_t tc_algo_tuning_cached(const char *path, tc_algo_tuning_t *tuning)
 {
-    static const struct {
-        const char *name;
-        double def;
-    } vars[5] = {
-        {"TC_ALGO_ALPHA_INTRA_US", 0.5}, {"TC_ALGO_ALPHA_INTER_US", 3.0},
-        {"TC_ALGO_BETA_INTRA_US", 5e-5}, /* 20 GB/s */
-        {"TC_ALGO_BETA_INTER_US", 8e-5}, /* 12.5 GB/s */
-        {"TC_ALGO_GAMMA_US", 1e-4},      /* 10 GB/s */
-    };
-    double val[5];
+    struct stat sb;
+    tc_status_t st = TC_OK;
+
+    if (strlen(path) >= sizeof(tc_algo_tuning_cache.path)) {
+        return tc_error_set(TC_ERR_CONFIG,
+                            "TC_TUNING_FILE=%.64s...: a path of %zu bytes (at most %zu)", path,
+                            strlen(path), sizeof(tc_algo_tuning_cache.path) - 1);
+    }
+    if (stat(path, &sb) != 0) {
+        return tc_error_set(TC_ERR_CONFIG, "TC_TUNING_FILE=%s: cannot open: %s", path,
+                            strerror(errno));
+    }
+    pthread_mutex_lock(&tc_algo_tuning_mu);
+    if (!tc_algo_tuning_cache.valid || strcmp(tc_algo_tuning_cache.path, path) != 0 ||
+        tc_algo_tuning_cache.dev != sb.st_dev || tc_algo_tuning_cache.ino != sb.st_ino ||
+        tc_algo_tuning_cache.size != sb.st_size ||
+        tc_algo_tuning_cache.mtime.tv_sec != sb.st_mtim.tv_sec ||
+        tc_algo_tuning_cache.mtime.tv_nsec != sb.st_mtim.tv_nsec) {
+        tc_algo_tuning_cache.valid = 0;
+        st = tc_algo_tuning_load(path, &tc_algo_tuning_cache.tuning);
+        if (st == TC_OK) {
+            snprintf(tc_algo_tuning_cache.path, sizeof(tc_algo_tuning_cache.path), "%s", path);
+            tc_algo_tuning_cache.dev = sb.st_dev;
+            tc_algo_tuning_cache.ino = sb.st_ino;
+            tc_algo_tuning_cache.size = sb.st_size;
+            tc_algo_tuning_cache.mtime = sb.st_mtim;
+            tc_algo_tuning_cache.valid = 1;
+        } else {
+            tc_error_prefix("TC_TUNING_FILE: ");
+        }
+    }
+    if (st == TC_OK) {
+        *tuning = tc_algo_tuning_cache.tuning;
+    }
+    pthread_mutex_unlock(&tc_algo_tuning_mu);
+    return st;
+}
+
+tc_status_t tc_algo_model_info(tc_algo_model_info_t *info)
+{
+    tc_algo_model_info_t in;
+    double val[TC_ALGO_PARAM_COUNT];
+    const char *path;
     tc_status_t status;
     int i;
 
-    for (i = 0; i < 5; i++) {
-        status = tc_config_double(vars[i].name, vars[i].def, 0.0, 1e9, &val[i]);
+    if (info == NULL) {
+        return tc_error_set(TC_ERR_INVALID_ARG, "tc_algo_model_info: NULL info");
+    }
+    memset(&in, 0, sizeof(in));
+    path = tc_config_string("TC_TUNING_FILE", NULL);
+    if (path != NULL && path[0] != '\0') {
+        snprintf(in.file, sizeof(in.file), "%s", path);
+        if ((status = tc_algo_tuning_cached(path, &in.tuning)) != TC_OK) {
+            return status;
+        }
+    }
+    for (i = 0; i < TC_ALGO_PARAM_COUNT; i++) {
+        const tc_algo_param_t p = (tc_algo_param_t)i;
+        const char *env = tc_config_string(tc_algo_param_env(p), NULL);
+        double def = tc_algo_param_default(p);
+
+        in.source[i] = TC_ALGO_SRC_DEFAULT;
+        if (in.tuning.has[i]) {
+            def = in.tuning.value[i];
+            in.source[i] = TC_ALGO_SRC_FILE;
+        }
+        if (env != NULL) {
+            in.source[i] = TC_ALGO_SRC_ENV;
+        }
+        status = tc_config_double(tc_algo_param_env(p), def, 0.0, 1e9, &val[i]);
         if (status != TC_OK) {
             return status;
         }
     }
-    model->alpha_us[0] = val[0];
-    model->alpha_us[1] = val[1];
-    model->beta_us[0] = val[2];
-    model->beta_us[1] = val[3];
-    model->gamma_us = val[4];
+    in.model.alpha_us[0] = val[TC_ALGO_PARAM_ALPHA_INTRA];
+    in.model.alpha_us[1] = val[TC_ALGO_PARAM_ALPHA_INTER];
+    in.model.beta_us[0] = val[TC_ALGO_PARAM_BETA_INTRA];
+    in.model.beta_us[1] = val[TC_ALGO_PARAM_BETA_INTER];
+    in.model.gamma_us = val[TC_ALGO_PARAM_GAMMA];
+    *info = in;
     return TC_OK;
+}
+
+tc_status_t tc_algo_model_get(tc_algo_model_t *model)
+{
+    tc_algo_model_info_t info;
+    tc_status_t status = tc_algo_model_info(&info);
+
+    if (status == TC_OK) {
+        *model = info.model;
+    }
+    return status;
 }
 
 int tc_algo_link_class(const tc_algo_args_t *args)

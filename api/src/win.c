@@ -3,6 +3,7 @@
 #include <stdlib.h>
 
 #include "api_impl.h"
+#include "tcomms/win.h"
 
 /* Options of a collective window call: a timeout, never async. */
 static tc_status_t win_coll_opts(const tc_op_opts_t *opts, const char *fn, int64_t *timeout_ms_p)

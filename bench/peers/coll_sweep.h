@@ -16,6 +16,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "size_arg.h"
+
 enum {
     COLL_ALL_REDUCE,
     COLL_REDUCE,
@@ -39,29 +41,6 @@ typedef struct {
     int factor, iters, warmup, large_iters, large_warmup;
     int colls[COLL_COUNT], ncolls;
 } sweep_opts_t;
-
-static size_t sweep_parse_size(const char *s)
-{
-    char *end;
-    double v = strtod(s, &end);
-    switch (*end) {
-    case 'K':
-    case 'k':
-        v *= 1024;
-        break;
-    case 'M':
-    case 'm':
-        v *= 1024 * 1024;
-        break;
-    case 'G':
-    case 'g':
-        v *= 1024.0 * 1024 * 1024;
-        break;
-    default:
-        break;
-    }
-    return v > 0 ? (size_t)v : 0;
-}
 
 static int sweep_coll_index(const char *name)
 {
@@ -117,10 +96,10 @@ static int sweep_parse(int argc, char **argv, sweep_opts_t *o, const char *extra
             break;
         }
         case 'b':
-            o->min_bytes = sweep_parse_size(optarg);
+            o->min_bytes = bench_parse_size(optarg);
             break;
         case 'e':
-            o->max_bytes = sweep_parse_size(optarg);
+            o->max_bytes = bench_parse_size(optarg);
             break;
         case 'f':
             o->factor = atoi(optarg);
@@ -132,7 +111,7 @@ static int sweep_parse(int argc, char **argv, sweep_opts_t *o, const char *extra
             o->warmup = atoi(optarg);
             break;
         case 'L':
-            o->large_bytes = sweep_parse_size(optarg);
+            o->large_bytes = bench_parse_size(optarg);
             break;
         case 'N':
             o->large_iters = atoi(optarg);

@@ -18,6 +18,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "size_arg.h"
+
 enum { PUT, GET, PUT_SIGNAL, NOPS };
 static const char *const op_names[NOPS] = {"put", "get", "put_signal"};
 
@@ -34,29 +36,6 @@ typedef struct {
     unsigned char *wbuf, *lbuf;
     uint64_t signals, one;
 } rma_t;
-
-static size_t parse_size(const char *s)
-{
-    char *end;
-    double v = strtod(s, &end);
-    switch (*end) {
-    case 'K':
-    case 'k':
-        v *= 1024;
-        break;
-    case 'M':
-    case 'm':
-        v *= 1024 * 1024;
-        break;
-    case 'G':
-    case 'g':
-        v *= 1024.0 * 1024 * 1024;
-        break;
-    default:
-        break;
-    }
-    return (size_t)v;
-}
 
 static uint64_t mix(uint64_t x) /* splitmix64's finaliser, as tcperf's pattern */
 {
@@ -179,10 +158,10 @@ int main(int argc, char **argv)
             list = optarg;
             break;
         case 'b':
-            o.min_bytes = parse_size(optarg);
+            o.min_bytes = bench_parse_size(optarg);
             break;
         case 'e':
-            o.max_bytes = parse_size(optarg);
+            o.max_bytes = bench_parse_size(optarg);
             break;
         case 'f':
             o.factor = atoi(optarg);
@@ -200,7 +179,7 @@ int main(int argc, char **argv)
             create = 1;
             break;
         case 'L':
-            o.large_bytes = parse_size(optarg);
+            o.large_bytes = bench_parse_size(optarg);
             break;
         case 'N':
             o.large_iters = atoi(optarg);

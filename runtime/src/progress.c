@@ -1,6 +1,7 @@
 /* Progress: one pass over everything that can move (the hooks of the modules
  * above, then the transports), blocking waits built on it, the progress
- * thread that drives asynchronous operations while no caller does, and the
+ * thread that drives asynchronous operations while no caller does (and sleeps
+ * while a caller's blocking wait drives them), and the
  * idle policy: the clock is read only after TC_RT_IDLE_CLOCK_PASSES passes
  * without progress, a waiter polls for spin_ns before it yields or sleeps. */
 #include <sched.h>
@@ -97,8 +98,8 @@ int tc_rt_world_progress(tc_rt_world_t *world)
     return total + n;
 }
 
-tc_status_t tc_rt_progress_wait(tc_rt_world_t *world, const int *state, int running,
-                                uint64_t wait_deadline, uint64_t op_deadline)
+static tc_status_t progress_wait(tc_rt_world_t *world, const int *state, int running,
+                                 uint64_t wait_deadline, uint64_t op_deadline)
 {
     uint64_t idle_since = 0; /* when the current stretch without progress began */
     while (__atomic_load_n(state, __ATOMIC_ACQUIRE) == running) {
@@ -129,6 +130,29 @@ tc_status_t tc_rt_progress_wait(tc_rt_world_t *world, const int *state, int runn
     return TC_OK;
 }
 
+tc_status_t tc_rt_progress_wait(tc_rt_world_t *world, const int *state, int running,
+                                uint64_t wait_deadline, uint64_t op_deadline)
+{
+    tc_rt_progress_driving(world, 1);
+    tc_status_t st = progress_wait(world, state, running, wait_deadline, op_deadline);
+    tc_rt_progress_driving(world, -1);
+    return st;
+}
+
+/* The progress thread's nap of @p us, without the lock; while a caller's
+ * blocking wait drives progress, it sleeps on, a millisecond at a time, so
+ * that the lock stays the caller's (contending for it at every nap made each
+ * step of a blocking TCP window operation wait for a hand-over). */
+static void progress_nap(tc_rt_world_t *world, unsigned us)
+{
+    struct timespec ts = {0, (long)us * 1000};
+    nanosleep(&ts, NULL);
+    ts.tv_nsec = 1000000;
+    while (__atomic_load_n(&world->drivers, __ATOMIC_ACQUIRE) > 0 &&
+           !__atomic_load_n(&world->stop, __ATOMIC_ACQUIRE))
+        nanosleep(&ts, NULL);
+}
+
 /* Drive the running asynchronous works while no caller does. Polls while
  * there is progress, naps (growing from 10 us to 1 ms, without the lock) when
  * there is none, and sleeps on the condition while nothing is asynchronous. */
@@ -137,7 +161,7 @@ static void *progress_main(void *arg)
     tc_rt_world_t *world = arg;
     unsigned nap_us = 0;
     tc_rt_world_lock(world);
-    while (!world->stop) {
+    while (!__atomic_load_n(&world->stop, __ATOMIC_ACQUIRE)) {
         if (world->nasync == 0 && world->hb_ns) {
             /* nothing asynchronous, but heartbeats are due every period */
             struct timespec until;
@@ -163,8 +187,7 @@ static void *progress_main(void *arg)
         }
         nap_us = nap_us ? (nap_us * 2 > 1000 ? 1000 : nap_us * 2) : 10;
         pthread_mutex_unlock(&world->mu);
-        struct timespec ts = {0, (long)nap_us * 1000};
-        nanosleep(&ts, NULL);
+        progress_nap(world, nap_us);
         tc_rt_world_lock(world);
     }
     pthread_mutex_unlock(&world->mu);
@@ -189,7 +212,7 @@ void tc_rt_progress_stop(tc_rt_world_t *world)
         pthread_mutex_unlock(&world->mu);
         return;
     }
-    world->stop = 1;
+    __atomic_store_n(&world->stop, 1, __ATOMIC_RELEASE);
     pthread_cond_signal(&world->cv);
     pthread_mutex_unlock(&world->mu);
     pthread_join(world->thread, NULL);

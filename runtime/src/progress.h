@@ -39,5 +39,12 @@ int tc_rt_world_progress(tc_rt_world_t *world);
  * once it changed, TC_ERR_TIMEOUT when @p wait_deadline passed first. */
 TC_MUST_USE tc_status_t tc_rt_progress_wait(tc_rt_world_t *world, const int *state, int running,
                                             uint64_t wait_deadline, uint64_t op_deadline);
+/* A blocking wait that progresses the world itself begins (+1) or ends (-1):
+ * while one runs, the progress thread sleeps instead of contending for the
+ * lock (the waiter moves everything, asynchronous work included). */
+static inline void tc_rt_progress_driving(tc_rt_world_t *world, int delta)
+{
+    __atomic_add_fetch(&world->drivers, delta, __ATOMIC_RELEASE);
+}
 
 #endif

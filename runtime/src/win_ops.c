@@ -378,21 +378,14 @@ static int win_cmp(int cmp, uint64_t v, uint64_t value)
 /* Without progress for this long, waits sleep between passes. */
 #define WIN_IDLE_SLEEP_NS 20000ull
 
-tc_status_t tc_rt_win_wait_signal(tc_rt_win_t *win, int slot, int cmp, uint64_t value,
-                                  int64_t timeout_ms, uint64_t *seen_p)
+/* tc_rt_win_wait_signal's loop: one pass of progress (lock taken per pass,
+ * so other threads' window calls get in) between looks at the slot. */
+static tc_status_t win_wait_loop(tc_rt_win_t *win, int slot, int cmp, uint64_t value, int64_t ms,
+                                 uint64_t deadline, uint64_t *seen_p)
 {
     static const char fn[] = "win_wait_signal";
-    if (slot < 0 || slot >= TC_RT_WIN_SLOTS)
-        return tc_error_set(TC_ERR_INVALID_ARG, "%s: signal slot %d is not in [0, %d)", fn, slot,
-                            TC_RT_WIN_SLOTS);
-    if (cmp < 0 || cmp >= TC_RT_WIN_CMP_COUNT)
-        return tc_error_set(TC_ERR_INVALID_ARG, "%s: comparison %d is not a tc_win_cmp_t", fn, cmp);
     tc_rt_comm_t *comm = win->comm;
-    if (!comm || __atomic_load_n(&win->released, __ATOMIC_ACQUIRE))
-        return win_usable(win, fn);
     tc_rt_world_t *world = comm->world;
-    int64_t ms = timeout_ms > 0 ? timeout_ms : comm->timeout_ms;
-    uint64_t start = tc_time_ns(), deadline = tc_deadline_add_ms(start, (uint64_t)ms);
     uint64_t idle_since = 0;
     unsigned idle = 0;
     for (;;) {
@@ -436,6 +429,27 @@ tc_status_t tc_rt_win_wait_signal(tc_rt_win_t *win, int slot, int cmp, uint64_t 
     }
 }
 
+tc_status_t tc_rt_win_wait_signal(tc_rt_win_t *win, int slot, int cmp, uint64_t value,
+                                  int64_t timeout_ms, uint64_t *seen_p)
+{
+    static const char fn[] = "win_wait_signal";
+    if (slot < 0 || slot >= TC_RT_WIN_SLOTS)
+        return tc_error_set(TC_ERR_INVALID_ARG, "%s: signal slot %d is not in [0, %d)", fn, slot,
+                            TC_RT_WIN_SLOTS);
+    if (cmp < 0 || cmp >= TC_RT_WIN_CMP_COUNT)
+        return tc_error_set(TC_ERR_INVALID_ARG, "%s: comparison %d is not a tc_win_cmp_t", fn, cmp);
+    tc_rt_comm_t *comm = win->comm;
+    if (!comm || __atomic_load_n(&win->released, __ATOMIC_ACQUIRE))
+        return win_usable(win, fn);
+    tc_rt_world_t *world = comm->world;
+    int64_t ms = timeout_ms > 0 ? timeout_ms : comm->timeout_ms;
+    uint64_t deadline = tc_deadline_after_ms((uint64_t)ms);
+    tc_rt_progress_driving(world, 1); /* the progress thread stays off the lock meanwhile */
+    tc_status_t st = win_wait_loop(win, slot, cmp, value, ms, deadline, seen_p);
+    tc_rt_progress_driving(world, -1);
+    return st;
+}
+
 tc_status_t tc_rt_win_read_signal(tc_rt_win_t *win, int slot, uint64_t *value_p)
 {
     if (slot < 0 || slot >= TC_RT_WIN_SLOTS)
@@ -466,6 +480,7 @@ tc_status_t tc_rt_win_flush(tc_rt_win_t *win, int peer, int64_t timeout_ms)
     int64_t ms = timeout_ms > 0 ? timeout_ms : comm->timeout_ms;
     uint64_t deadline = tc_deadline_after_ms((uint64_t)ms);
     tc_rt_world_lock(world);
+    tc_rt_progress_driving(world, 1);
     tc_status_t st = TC_OK;
     unsigned idle = 0;
     while (__atomic_load_n(pending, __ATOMIC_ACQUIRE) > 0) {
@@ -489,6 +504,7 @@ tc_status_t tc_rt_win_flush(tc_rt_win_t *win, int peer, int64_t timeout_ms)
         }
         tc_rt_world_nap(world, idle < 4096 ? 0 : TC_RT_NAP_NS);
     }
+    tc_rt_progress_driving(world, -1);
     if (st == TC_OK && (st = tc_rt_win_ff_sweep(win, peer)) != TC_OK)
         tc_error_prefix("%s on comm '%s': an operation issued without a work object: ", fn,
                         comm->name);

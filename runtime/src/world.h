@@ -103,7 +103,10 @@ struct tc_rt_world {
      * another thread waits for it: want counts the threads waiting for mu, and
      * handoffs the times one got it after waiting; contended is set once any did. */
     int threaded; /* the progress thread runs (started by the first asynchronous operation) */
-    int stop;
+    int stop;     /* atomic */
+    /* atomic: threads inside a blocking wait that progress the world themselves
+     * (tc_rt_progress_driving); the progress thread leaves the lock alone meanwhile */
+    int drivers;
     unsigned want;     /* atomic */
     int contended;     /* atomic */
     uint64_t handoffs; /* atomic */

@@ -60,6 +60,11 @@ static const env_row_t env_rows[] = {
     {"TC_ALGO_BETA_INTRA_US", "nan", 0, "TC_ALGO_BETA_INTRA_US"},
     {"TC_ALGO_BETA_INTER_US", "x", 0, "TC_ALGO_BETA_INTER_US"},
     {"TC_ALGO_GAMMA_US", "x", 0, "TC_ALGO_GAMMA_US"},
+    /* the tuning file: missing, not a file (its contents: tests/algo/tuning_test.c) */
+    {"TC_TUNING_FILE", "/nonexistent/x.tune", 0,
+     "TC_TUNING_FILE=/nonexistent/x.tune: cannot open: No such file"},
+    {"TC_TUNING_FILE", "/", 0, "TC_TUNING_FILE: tuning file /: not a regular file"},
+    {"TC_TUNING_FILE", X4K, 0, "TC_TUNING_FILE=" X16},
     {"TC_ALGO_ALL_REDUCE", "nope", 0, "TC_ALGO_ALL_REDUCE=\"nope\": unknown algorithm"},
     {"TC_ALGO_REDUCE", "nope", 0, "TC_ALGO_REDUCE=\"nope\""},
     {"TC_ALGO_BROADCAST", "nope", 0, "TC_ALGO_BROADCAST=\"nope\""},

@@ -12,7 +12,7 @@
 
 #include <cmocka.h>
 
-#include "tcomms/tcomms.h"
+#include "tcomms/win.h" /* alone: it brings tcomms.h with it */
 
 static tc_comm_t *self_comm(void)
 {

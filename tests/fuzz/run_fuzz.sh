@@ -30,6 +30,7 @@ all_targets=(
     //tests/fuzz/runtime:check_fuzz         # TC_CHECK descriptions
     //tests/fuzz/runtime:store_frame_fuzz   # bootstrap store frame headers
     //tests/fuzz/base:config_fuzz           # tc_config_* and hints
+    //tests/fuzz/algo:tuning_fuzz           # the tuning file (TC_TUNING_FILE)
     # connection handshakes (challenge-response, auth.h) and the store's bodies
     //tests/fuzz/tcp:tcp_handshake_fuzz     # tcp hello, proof, challenge
     //tests/fuzz/ib:ib_handshake_fuzz       # ib hello, proof, challenge

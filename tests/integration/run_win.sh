@@ -54,9 +54,8 @@ run "2 ranks, TCP only, abort of a pending put" 2 2 TC_SHM=0 TC_LOG=none -- --ab
 # the victim (the last rank) dies: the others report TC_ERR_PEER_FAILED naming it
 run "3 ranks, a target killed" 3 2 TC_LOG=none -- --kill
 run "2 ranks, TCP only, a target killed" 2 1 TC_SHM=0 TC_LOG=none -- --kill
-# Open MPI's mpirun as the PMIx server, without the revoke part: after a tc_comm_revoke (with or
-# without windows) mpirun waits 30 s and more at the end and reports a rank "exiting improperly"
-# (a bug of the revoke under mpirun, not of windows)
+# Open MPI's mpirun as the PMIx server, without the revoke part: after a rank's PMIx notice (the
+# revoke's) mpirun itself deadlocks once the ranks have exited (docs/fault_tolerance.md)
 if command -v mpirun >/dev/null; then
     echo "--- mpirun -np 3"
     rc=0

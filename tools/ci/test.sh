@@ -28,12 +28,13 @@ step() {
 stash_bin() {
     local dest=$1
     rm -rf "$dest" && mkdir -p "$dest"
-    for b in tools/tcrun/tcrun tools/tcperf/tcperf tests/integration/allreduce_test \
+    for b in tools/tcrun/tcrun tools/tcperf/tcperf tools/tc-tune/tc-tune tools/tc-info/tc-info \
+        tests/integration/allreduce_test \
         tests/integration/coll_test tests/integration/thread_test tests/integration/recreate_test \
         tests/integration/win_test tests/integration/win_halo tests/integration/win_pipeline \
         tests/fault/ft_test tests/fault/resilient_training tests/fault/create_abort_test tests/fault/agree_test \
         tests/fault/create_missing_test \
-        tests/runtime/env_boot_prog tools/tc-info/tc-info; do
+        tests/runtime/env_boot_prog; do
         mkdir -p "$dest/$(dirname $b)" && cp "bazel-bin/$b" "$dest/$b" || return 1
     done
 }
@@ -92,7 +93,8 @@ asan_env() {
 asan_integration() {
     bazel build --config=asan //... &&
         asan_env integration asan --quick &&
-        asan_env tests/integration/run_threads.sh build/bin-asan --quick
+        asan_env tests/integration/run_threads.sh build/bin-asan --quick &&
+        asan_env tests/integration/run_tune.sh build/bin-asan
 }
 
 step "install dependencies" tools/setup/install-deps.sh
@@ -107,6 +109,8 @@ step "install: prefix, pkg-config, CMake, the transport alone, with MPI and NCCL
 step "integration: tcrun, mpirun, srun, torchrun env, no launcher; windows (run_win.sh)" integration opt
 step "cluster: 3 namespaced nodes; torchrun env, mpirun, srun across them (1,1,1 2,2,2 3,2,1)" \
     cluster
+step "tuning: tc-tune -o, TC_TUNING_FILE in tc-info and in a job, tc-tune --validate --quick at 2 and 4 ranks" \
+    tests/integration/run_tune.sh build/bin-opt
 step "threads: 2-8 threads on their own communicators at 2-4 ranks, two on one" \
     tests/integration/run_threads.sh build/bin-opt
 step "fault injection: kill, stop, mismatch, abort, shrink; tc-fr" \

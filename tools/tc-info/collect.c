@@ -30,6 +30,12 @@ static const struct {
     {"TC_TOPO_XML", "path"},
     {"TC_TOPO_SYNTHETIC", "string"},
     {"TC_ALGO_ALL_REDUCE", "string"},
+    {"TC_TUNING_FILE", "path"},
+    {"TC_ALGO_ALPHA_INTRA_US", "double"},
+    {"TC_ALGO_ALPHA_INTER_US", "double"},
+    {"TC_ALGO_BETA_INTRA_US", "double"},
+    {"TC_ALGO_BETA_INTER_US", "double"},
+    {"TC_ALGO_GAMMA_US", "double"},
     {"TC_JOB_SECRET", "secret"},
     {"TC_LAUNCHER", "string"},
 };
@@ -56,6 +62,13 @@ static void tci_parse_var(tci_var_t *v, const char *value)
         int64_t x;
         if (tc_config_int(v->name, 0, 1, 86400 * 365, &x) == TC_OK) {
             snprintf(v->parsed, sizeof(v->parsed), "%lld", (long long)x);
+        } else {
+            snprintf(v->error, sizeof(v->error), "%s", tc_last_error());
+        }
+    } else if (strcmp(v->type, "double") == 0) {
+        double x;
+        if (tc_config_double(v->name, 0, 0, 1e9, &x) == TC_OK) {
+            snprintf(v->parsed, sizeof(v->parsed), "%g", x);
         } else {
             snprintf(v->error, sizeof(v->error), "%s", tc_last_error());
         }
@@ -137,6 +150,14 @@ void tci_collect_libraries(tci_info_t *info)
         else
             snprintf(l[2].where, sizeof(l[2].where), "%s", tc_last_error());
         info->nlibs = 3;
+    }
+}
+
+void tci_collect_model(tci_info_t *info)
+{
+    info->model_ok = tc_algo_model_info(&info->model) == TC_OK;
+    if (!info->model_ok) {
+        snprintf(info->model_error, sizeof(info->model_error), "%s", tc_last_error());
     }
 }
 

@@ -2,6 +2,7 @@
 #ifndef TC_INFO_INFO_H
 #define TC_INFO_INFO_H
 
+#include "tcomms/algo/tuning.h"
 #include "tcomms/base/sbuf.h"
 #include "tcomms/base/status.h"
 #include "tcomms/topo/topo.h"
@@ -50,6 +51,9 @@ typedef struct tci_info {
     int rank;
     tc_topo_job_t job;
     tc_topo_node_t *rank_nodes; /* [job.nranks] */
+    int model_ok;               /* the cost model's parameters could be read */
+    char model_error[512];      /* why not (a bad TC_TUNING_FILE or variable) */
+    tc_algo_model_info_t model; /* the parameters in effect and their sources */
 } tci_info_t;
 
 /* collect.c */
@@ -57,6 +61,8 @@ void tci_collect_config(tci_info_t *info);
 void tci_collect_transports(tci_info_t *info);
 /* The library's version, libibverbs, the CUDA kernels plugin and the CUDA devices. */
 void tci_collect_libraries(tci_info_t *info);
+/* The cost model's parameters in effect and where each comes from. */
+void tci_collect_model(tci_info_t *info);
 /* Exchange descriptors through the bootstrap when a launcher is detected.
  * Returns 1 when this process should print (rank 0, or no launcher). */
 int tci_collect_job(tci_info_t *info);

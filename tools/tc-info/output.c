@@ -110,6 +110,74 @@ static void tci_text_node(tci_out_t *o, const tc_topo_node_t *n)
     }
 }
 
+/* The parameter @p k of the model in effect. */
+static double tci_param(const tc_algo_model_t *m, int k)
+{
+    const double v[TC_ALGO_PARAM_COUNT] = {m->alpha_us[0], m->alpha_us[1], m->beta_us[0],
+                                           m->beta_us[1], m->gamma_us};
+    return v[k];
+}
+
+static void tci_text_model(tci_out_t *o, const tci_info_t *info)
+{
+    const tc_algo_model_info_t *m = &info->model;
+    const tc_algo_tuning_t *t = &m->tuning;
+    int k;
+
+    if (!info->model_ok) {
+        o_f(o, "Cost model: ERROR: %s\n", info->model_error);
+        return;
+    }
+    o_f(o, "Cost model (algorithm selection; us, us per byte):\n");
+    if (m->file[0]) {
+        o_f(o, "  tuning file %s: version %d, measured on %s, %d ranks on %d node(s), %s, by %s\n",
+            m->file, t->version, t->host[0] ? t->host : "?", t->ranks, t->nodes,
+            t->date[0] ? t->date : "?", t->tool[0] ? t->tool : "?");
+    } else {
+        o_f(o, "  tuning file: none (TC_TUNING_FILE not set)\n");
+    }
+    for (k = 0; k < TC_ALGO_PARAM_COUNT; k++) {
+        const tc_algo_param_t p = (tc_algo_param_t)k;
+        o_f(o, "  %-15s %-12.6g %s", tc_algo_param_key(p), tci_param(&m->model, k),
+            tc_algo_param_src_name(m->source[k]));
+        if (m->source[k] == TC_ALGO_SRC_ENV) {
+            o_f(o, " (%s", tc_algo_param_env(p));
+            if (t->has[k]) {
+                o_f(o, "; the file's %.6g replaced", t->value[k]);
+            }
+            o_f(o, ")");
+        }
+        o_f(o, "\n");
+    }
+}
+
+static void tci_json_model(tci_out_t *o, const tci_info_t *info)
+{
+    const tc_algo_model_info_t *m = &info->model;
+    int k;
+
+    if (!info->model_ok) {
+        o_f(o, "{\"error\": ");
+        o_str(o, info->model_error);
+        o_f(o, "}");
+        return;
+    }
+    o_f(o, "{\"tuning_file\": ");
+    if (m->file[0]) {
+        o_str(o, m->file);
+    } else {
+        o_f(o, "null");
+    }
+    o_f(o, ", \"params\": [");
+    for (k = 0; k < TC_ALGO_PARAM_COUNT; k++) {
+        const tc_algo_param_t p = (tc_algo_param_t)k;
+        o_f(o, "%s\n   {\"key\": \"%s\", \"env\": \"%s\", \"value\": %.17g, \"source\": \"%s\"}",
+            k ? "," : "", tc_algo_param_key(p), tc_algo_param_env(p), tci_param(&m->model, k),
+            tc_algo_param_src_name(m->source[k]));
+    }
+    o_f(o, "]}");
+}
+
 tc_status_t tci_print_text(const tci_info_t *info, tc_sbuf_t *sb)
 {
     tci_out_t o = {sb, TC_OK};
@@ -138,6 +206,7 @@ tc_status_t tci_print_text(const tci_info_t *info, tc_sbuf_t *sb)
             o_f(&o, "  %s=%s  (%s: %s)\n", v->name, v->value, v->type, v->parsed);
         }
     }
+    tci_text_model(&o, info);
     if (info->has_job) {
         const tc_topo_job_t *j = &info->job;
         o_f(&o, "Job (%s): %d ranks on %d nodes\n", info->launcher, j->nranks, j->nnodes);
@@ -251,8 +320,9 @@ tc_status_t tci_print_json(const tci_info_t *info, tc_sbuf_t *sb)
     tci_out_t o = {sb, TC_OK};
     int i;
 
-    o_f(&o, "{\"tc_info_version\": 1,\n \"version\": \"%d.%d.%d\",\n \"node\": ",
-        info->version / 10000, info->version / 100 % 100, info->version % 100);
+    o_f(&o,
+        "{\"tc_info_version\": 1,\n \"version\": \"%d.%d.%d\",\n \"node\": ", info->version / 10000,
+        info->version / 100 % 100, info->version % 100);
     tci_json_node(&o, &info->node);
     o_f(&o, ",\n \"libraries\": [");
     for (i = 0; i < info->nlibs; i++) {
@@ -293,7 +363,9 @@ tc_status_t tci_print_json(const tci_info_t *info, tc_sbuf_t *sb)
         }
         o_f(&o, "}");
     }
-    o_f(&o, "],\n \"job\": ");
+    o_f(&o, "],\n \"cost_model\": ");
+    tci_json_model(&o, info);
+    o_f(&o, ",\n \"job\": ");
     if (info->has_job) {
         const tc_topo_job_t *j = &info->job;
         o_f(&o, "{\"launcher\": ");

@@ -12,7 +12,9 @@ static void usage(FILE *f)
                "  Prints this node's topology (CPUs, caches, GPUs, NICs, their NUMA nodes and\n"
                "  GPU-NIC pairing), the libraries opened at run time (libibverbs, the CUDA\n"
                "  kernels plugin), the transports available, the TC_* configuration in\n"
-               "  effect and, when run under a launcher, the job's rank placement.\n"
+               "  effect, the cost model's parameters and where each comes from (default,\n"
+               "  TC_TUNING_FILE, or its own variable) and, when run under a launcher, the\n"
+               "  job's rank placement.\n"
                "  TC_TOPO_XML=file or TC_TOPO_SYNTHETIC=string describe another machine.\n");
 }
 
@@ -42,6 +44,7 @@ int main(int argc, char **argv)
     tci_collect_config(&info);
     tci_collect_transports(&info);
     tci_collect_libraries(&info);
+    tci_collect_model(&info);
     print = tci_collect_job(&info);
     if (!print) {
         if (info.job_error[0]) {

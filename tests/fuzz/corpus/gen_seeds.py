@@ -191,6 +191,16 @@ for i, text in enumerate([b"42", b"-5", b"1k", b"16MiB", b"true", b"off", b"0.25
                           b"0x10", b"", b"a=1, b = x ,c=3", b"algo=ring,tcp_nsocks=4,tcp_stripe_min=64k"]):
     seed("config_fuzz", "text%02d" % i, bytes([i & 3]) + text)
 
+# ---- tuning files (TC_TUNING_FILE) ----
+for name, text in [("full", b"# tc-tune\ntcomms_tuning = 1\nhost = node0\ndate = 2026-12-02T07:30:00Z\n"
+                            b"tool = tc-tune\nranks = 4\nnodes = 2\nranks_per_node = 2\n"
+                            b"alpha_intra_us = 0.75\nalpha_inter_us = 12\nbeta_intra_us = 1.25e-4\n"
+                            b"beta_inter_us = 8e-3\ngamma_us = 2.5e-4\n"),
+                   ("header", b"tcomms_tuning=1"), ("crlf", b"tcomms_tuning = 1\r\n\tgamma_us\t=\t1e-4 \r\n"),
+                   ("bad_key", b"tcomms_tuning = 1\nalpha = 1\n"), ("range", b"tcomms_tuning = 1\ngamma_us = 2e9\n"),
+                   ("version", b"tcomms_tuning = 2\n"), ("dup", b"tcomms_tuning = 1\nnodes = 1\nnodes = 2\n")]:
+    seed("tuning_fuzz", name, text)
+
 # ---- store frame headers ----
 seed("store_frame_fuzz", "headers", b"".join(u32(length) + bytes([t, 0]) + u16(0) for t, length in
                                              [(1, 20), (2, 40), (3, 20), (4, 30), (5, 0), (6, 12), (16, 16), (17, 16)]))

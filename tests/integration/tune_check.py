@@ -1,0 +1,140 @@
+#!/usr/bin/env python3
+"""Checks of run_tune.sh (tc-tune's outputs), independent of the library's parser.
+
+  tune_check.py file FILE                 a tuning file written on one node
+  tune_check.py info FILE JSON [KEY=V]..  tc-info --json shows FILE's values (KEY=V: from env)
+  tune_check.py table TABLE text|csv [file]  a tc-tune --validate table
+Exit status 0 when every check holds, 1 with the reasons on stderr.
+"""
+import math
+import sys
+
+PARAMS = ["alpha_intra_us", "alpha_inter_us", "beta_intra_us", "beta_inter_us", "gamma_us"]
+COLLS = ["all_reduce", "reduce", "broadcast", "all_gather", "reduce_scatter", "all_to_all",
+         "gather", "scatter", "barrier"]
+errors = []
+
+
+def check(cond, what):
+    if not cond:
+        errors.append(what)
+
+
+def read_file(path):
+    kv, first = {}, None
+    for line in open(path):
+        line = line.strip()
+        if not line or line.startswith("#"):
+            continue
+        key, _, value = line.partition("=")
+        key, value = key.strip(), value.strip()
+        if first is None:
+            first = (key, value)
+        check(key not in kv, "key %s twice" % key)
+        kv[key] = value
+    check(first == ("tcomms_tuning", "1"), "first line %r, not tcomms_tuning = 1" % (first,))
+    return kv
+
+
+def check_file(path):
+    kv = read_file(path)
+    for k in ["alpha_intra_us", "beta_intra_us", "gamma_us"]:
+        check(k in kv, "%s missing" % k)
+        if k in kv:
+            v = float(kv[k])
+            check(math.isfinite(v) and 0 <= v <= 1e9, "%s = %s out of range" % (k, kv[k]))
+    # one node: no pair on different nodes, the inter class is not written
+    check("alpha_inter_us" not in kv and "beta_inter_us" not in kv, "an inter class on one node")
+    check(kv.get("ranks") == "2" and kv.get("nodes") == "1" and kv.get("ranks_per_node") == "2",
+          "job shape %s/%s/%s, not 2 ranks on 1 node" % (kv.get("ranks"), kv.get("nodes"),
+                                                         kv.get("ranks_per_node")))
+    for k in ["host", "date", "tool"]:
+        check(kv.get(k, "") != "", "%s missing" % k)
+
+
+def check_info(path, json_path, overrides):
+    import json
+    kv = read_file(path)
+    env = dict(o.split("=", 1) for o in overrides)
+    model = json.load(open(json_path))["cost_model"]
+    check("error" not in model, "tc-info: %s" % model.get("error"))
+    check(model.get("tuning_file") == path, "tuning_file %r" % model.get("tuning_file"))
+    got = {p["key"]: p for p in model.get("params", [])}
+    check(sorted(got) == sorted(PARAMS), "params %s" % sorted(got))
+    for k in PARAMS:
+        if k not in got:
+            continue
+        if k in env:
+            want, src = float(env[k]), "env"
+        elif k in kv:
+            want, src = float(kv[k]), "file"
+        else:
+            want, src = None, "default"
+        check(got[k]["source"] == src, "%s from %s, not %s" % (k, got[k]["source"], src))
+        if want is not None:
+            check(got[k]["value"] == want, "%s = %r, not %r" % (k, got[k]["value"], want))
+
+
+def check_table(path, fmt, with_file):
+    lines = [l.rstrip("\n") for l in open(path)]
+    model = [l for l in lines if l.startswith("# model:")]
+    check(len(model) == 1, "%d model lines" % len(model))
+    if with_file and model:
+        check("(file)" in model[0] and "file=" in model[0], "the model line names no file")
+    summary = [l for l in lines if l.startswith("# summary:")]
+    check(len(summary) == 1, "%d summary lines" % len(summary))
+    rows, colls = [], set()
+    for l in lines:
+        if not l or l.startswith("#") or l.startswith("coll,"):
+            continue
+        f = l.split(",") if fmt == "csv" else l.split()
+        if len(f) < 10:
+            errors.append("short row: %r" % l)
+            continue
+        coll, size, chosen, cus, fastest, fus, ratio, ok = f[:8]
+        algos = f[9] if fmt == "csv" else " ".join(f[9:])
+        try:
+            size, cus, fus, ratio = int(size), float(cus), float(fus), float(ratio)
+        except ValueError:
+            errors.append("not numbers: %r" % l)
+            continue
+        check(coll in COLLS, "collective %r" % coll)
+        colls.add(coll)
+        check(cus > 0 and fus > 0, "times in %r" % l)
+        check(abs(ratio - cus / fus) <= 0.002 * ratio + 0.001, "ratio %g != %g / %g" % (ratio, cus, fus))
+        check(ratio >= 0.999, "the fastest is slower than the chosen in %r" % l)
+        check(ok == ("yes" if ratio <= 1.10 + 5e-4 else "no") or abs(ratio - 1.10) < 1e-3,
+              "ok column %r for ratio %g" % (ok, ratio))
+        names = [a.split("=")[0] for a in algos.replace(";", " ").split()]
+        check(chosen in names and fastest in names, "chosen/fastest not among %s" % names)
+        check(coll != "barrier" or size == 0, "barrier of %d bytes" % size)
+        check(coll == "barrier" or 8 <= size <= 4096, "size %d outside --quick's 8..4096" % size)
+        rows.append(ok == "yes")
+    check(colls == set(COLLS), "collectives missing: %s" % sorted(set(COLLS) - colls))
+    if summary:
+        w = summary[0].split()
+        try:
+            within, cells = int(w[2]), int(w[4])
+            check(cells == len(rows) and within == sum(rows),
+                  "summary %d of %d, rows %d of %d" % (within, cells, sum(rows), len(rows)))
+        except (ValueError, IndexError):
+            errors.append("summary %r" % summary[0])
+
+
+def main():
+    mode = sys.argv[1]
+    if mode == "file":
+        check_file(sys.argv[2])
+    elif mode == "info":
+        check_info(sys.argv[2], sys.argv[3], sys.argv[4:])
+    elif mode == "table":
+        check_table(sys.argv[2], sys.argv[3], len(sys.argv) > 4 and sys.argv[4] == "file")
+    else:
+        errors.append("mode %s" % mode)
+    for e in errors:
+        print("tune_check: %s" % e, file=sys.stderr)
+    return 1 if errors else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

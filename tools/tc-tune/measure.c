@@ -1,0 +1,284 @@
+/* Measure the job's links and reductions, and fit the cost model.
+ *
+ * Link classes: same node (two ranks with one node id: hostname and boot id,
+ * as the runtime computes it) and other node. For each class present, one
+ * pair of ranks (rank 0 and the first rank of the class, else the first
+ * pair of the class) does ping-pongs of 8 bytes to max_bytes through
+ * tc_send/tc_recv, the path every collective's messages take; half the
+ * median round trip is the time of one message. alpha and beta of the class
+ * are the least-squares line through those times (tc_algo_fit_line). gamma
+ * is the slope of the time of tc_kern_reduce (float32 sum, as the executor
+ * calls it) over sizes on rank 0. The other ranks wait meanwhile, so a
+ * measurement is one link alone, not a link among many busy ones. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "tcomms/base/time.h"
+#include "tcomms/kernels/reduce.h"
+#include "tcomms/topo/topo.h"
+#include "tune.h"
+
+#define TUNE_MAX_SIZES 32
+
+static void tune_boot_id(char *buf, size_t len)
+{
+    FILE *f = fopen("/proc/sys/kernel/random/boot_id", "r");
+    buf[0] = '\0';
+    if (f == NULL)
+        return;
+    if (fgets(buf, (int)len, f) == NULL)
+        buf[0] = '\0';
+    buf[strcspn(buf, "\r\n")] = '\0';
+    fclose(f);
+}
+
+tc_status_t tune_job_init(tc_comm_t *comm, tune_job_t *job)
+{
+    char boot[128];
+    uint64_t id, *ids;
+    tc_status_t st;
+
+    memset(job, 0, sizeof(*job));
+    job->comm = comm;
+    if ((st = tc_comm_rank(comm, &job->rank)) != TC_OK ||
+        (st = tc_comm_size(comm, &job->size)) != TC_OK)
+        return st;
+    if (gethostname(job->host, sizeof(job->host) - 1) != 0)
+        snprintf(job->host, sizeof(job->host), "unknown");
+    tune_boot_id(boot, sizeof(boot));
+    id = tc_topo_node_id(job->host, boot[0] ? boot : NULL);
+    ids = calloc((size_t)job->size, sizeof(*ids));
+    job->node = calloc((size_t)job->size, sizeof(int));
+    if (ids == NULL || job->node == NULL) {
+        free(ids);
+        return tc_error_set(TC_ERR_NO_MEMORY, "node ids of %d ranks", job->size);
+    }
+    st = tc_all_gather(comm, &id, ids, 1, TC_UINT64, NULL, NULL);
+    for (int r = 0; st == TC_OK && r < job->size; r++) {
+        int q = 0;
+        while (ids[q] != ids[r])
+            q++;
+        job->node[r] = q == r ? job->nnodes++ : job->node[q];
+    }
+    for (int n = 0; st == TC_OK && n < job->nnodes; n++) {
+        int count = 0;
+        for (int r = 0; r < job->size; r++)
+            count += job->node[r] == n;
+        if (count > job->ranks_per_node)
+            job->ranks_per_node = count;
+    }
+    free(ids);
+    return st;
+}
+
+void tune_job_free(tune_job_t *job)
+{
+    free(job->node);
+    job->node = NULL;
+}
+
+/* The pair measuring class @p cls (0 same node, 1 other node): 0 when none. */
+static int tune_pair(const tune_job_t *job, int cls, int *a_p, int *b_p)
+{
+    for (int a = 0; a < job->size; a++)
+        for (int b = a + 1; b < job->size; b++)
+            if ((job->node[a] == job->node[b]) == (cls == 0)) {
+                *a_p = a;
+                *b_p = b;
+                return 1;
+            }
+    return 0;
+}
+
+static int tune_cmp(const void *x, const void *y)
+{
+    double a = *(const double *)x, b = *(const double *)y;
+    return a < b ? -1 : a > b;
+}
+
+static double tune_median(double *v, int n)
+{
+    qsort(v, (size_t)n, sizeof(*v), tune_cmp);
+    return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+/* Round trips of @p bytes between a and b; on a, half the median (us). */
+static tc_status_t tune_pingpong(const tune_job_t *job, int a, int b, void *buf, size_t bytes,
+                                 int reps, double *half_us_p)
+{
+    double *t = calloc((size_t)reps, sizeof(*t));
+    tc_status_t st = TC_OK;
+
+    if (t == NULL)
+        return tc_error_set(TC_ERR_NO_MEMORY, "%d times", reps);
+    for (int i = -2; i < reps && st == TC_OK; i++) { /* 2 warm-up round trips */
+        if (job->rank == a) {
+            double t0 = tc_time_s();
+            st = tc_send(job->comm, buf, bytes, TC_UINT8, b, NULL, NULL);
+            if (st == TC_OK)
+                st = tc_recv(job->comm, buf, bytes, TC_UINT8, b, NULL, NULL);
+            if (i >= 0)
+                t[i] = (tc_time_s() - t0) * 1e6;
+        } else if (job->rank == b) {
+            st = tc_recv(job->comm, buf, bytes, TC_UINT8, a, NULL, NULL);
+            if (st == TC_OK)
+                st = tc_send(job->comm, buf, bytes, TC_UINT8, a, NULL, NULL);
+        }
+    }
+    if (st == TC_OK && job->rank == a)
+        *half_us_p = tune_median(t, reps) / 2;
+    free(t);
+    return st;
+}
+
+/* The sizes: 8 bytes, x4, up to max (max itself last). */
+static int tune_sizes(uint64_t lo, uint64_t max, double *x)
+{
+    int n = 0;
+    for (uint64_t s = lo; s <= max && n < TUNE_MAX_SIZES - 1; s *= 4)
+        x[n++] = (double)s;
+    if (n == 0 || x[n - 1] < (double)max)
+        x[n++] = (double)max;
+    return n;
+}
+
+static int tune_reps(const tune_opts_t *o, double bytes)
+{
+    double r = bytes <= 65536 ? o->reps : o->reps * 65536.0 / bytes;
+    return r < 5 ? 5 : (int)r;
+}
+
+/* One class: every rank returns with x, t (us) and *n filled alike. */
+static tc_status_t tune_class(const tune_job_t *job, const tune_opts_t *o, int a, int b, double *x,
+                              double *t, int *n_p)
+{
+    int n = tune_sizes(8, o->max_bytes, x);
+    void *buf = calloc(1, o->max_bytes);
+    tc_status_t st = TC_OK;
+
+    if (buf == NULL)
+        return tc_error_set(TC_ERR_NO_MEMORY, "a buffer of %llu bytes",
+                            (unsigned long long)o->max_bytes);
+    for (int i = 0; i < n; i++)
+        t[i] = 0;
+    for (int i = 0; i < n && st == TC_OK; i++)
+        st = tune_pingpong(job, a, b, buf, (size_t)x[i], tune_reps(o, x[i]), &t[i]);
+    free(buf);
+    if (st == TC_OK) /* rank a's times to everyone */
+        st = tc_all_reduce(job->comm, t, t, (size_t)n, TC_FLOAT64, TC_MAX, NULL, NULL);
+    *n_p = n;
+    return st;
+}
+
+/* gamma on this rank: the slope of tc_kern_reduce's time over sizes. */
+static tc_status_t tune_gamma(const tune_opts_t *o, double *gamma_p, double *x, double *t, int *n_p)
+{
+    const size_t maxb = 4u << 20;
+    int n = tune_sizes(16384, maxb, x);
+    float *a = malloc(maxb), *b = malloc(maxb);
+    tc_status_t st = TC_OK;
+    double r[16];
+
+    if (a == NULL || b == NULL) {
+        st = tc_error_set(TC_ERR_NO_MEMORY, "2 x %zu bytes", maxb);
+        goto out;
+    }
+    for (size_t i = 0; i < maxb / sizeof(float); i++)
+        a[i] = b[i] = (float)(i % 1024);
+    for (int i = 0; i < n && st == TC_OK; i++) {
+        size_t cnt = (size_t)x[i] / sizeof(float);
+        int inner = (int)(4 * 1048576.0 / x[i]) + 1, reps = o->reps < 16 ? o->reps : 16;
+        if (reps < 5)
+            reps = 5;
+        for (int k = 0; k < reps && st == TC_OK; k++) {
+            double t0 = tc_time_s();
+            for (int j = 0; j < inner && st == TC_OK; j++)
+                st = tc_kern_reduce(TC_FLOAT32, TC_SUM, a, a, b, cnt);
+            /* a grows by at most 1023 per call: far from float's range */
+            r[k] = (tc_time_s() - t0) * 1e6 / inner;
+        }
+        t[i] = tune_median(r, reps);
+    }
+    if (st == TC_OK) {
+        double alpha;
+        st = tc_algo_fit_line(x, t, (size_t)n, &alpha, gamma_p);
+    }
+    *n_p = n;
+out:
+    free(a);
+    free(b);
+    return st;
+}
+
+tc_status_t tune_measure(const tune_job_t *job, const tune_opts_t *o, tc_algo_tuning_t *tuning)
+{
+    static const char *const cname[2] = {"intra", "inter"};
+    double x[TUNE_MAX_SIZES], t[TUNE_MAX_SIZES];
+    tc_algo_tuning_t tu;
+    tc_status_t st = TC_OK, fst = TC_OK;
+    int n = 0, a = 0, b = 0;
+
+    memset(&tu, 0, sizeof(tu));
+    tu.version = TC_ALGO_TUNING_VERSION;
+    for (int cls = 0; cls < 2 && st == TC_OK; cls++) {
+        if (!tune_pair(job, cls, &a, &b)) {
+            if (job->rank == 0)
+                printf("# %s: no pair of ranks %s: not measured (the default or the "
+                       "variable applies)\n",
+                       cname[cls], cls ? "on different nodes" : "on one node");
+            continue;
+        }
+        if ((st = tune_class(job, o, a, b, x, t, &n)) != TC_OK)
+            break;
+        if (job->rank == 0) {
+            double alpha, beta;
+            if (!o->quiet)
+                for (int i = 0; i < n; i++)
+                    printf("%-6s %d-%d %10.0f bytes %12.3f us\n", cname[cls], a, b, x[i], t[i]);
+            /* a failed fit on rank 0 does not stop the others' loop: it is
+             * reported after the last collective step */
+            if (fst != TC_OK || (fst = tc_algo_fit_line(x, t, (size_t)n, &alpha, &beta)) != TC_OK)
+                continue;
+            tu.value[cls ? TC_ALGO_PARAM_ALPHA_INTER : TC_ALGO_PARAM_ALPHA_INTRA] = alpha;
+            tu.value[cls ? TC_ALGO_PARAM_BETA_INTER : TC_ALGO_PARAM_BETA_INTRA] = beta;
+            tu.has[cls ? TC_ALGO_PARAM_ALPHA_INTER : TC_ALGO_PARAM_ALPHA_INTRA] = 1;
+            tu.has[cls ? TC_ALGO_PARAM_BETA_INTER : TC_ALGO_PARAM_BETA_INTRA] = 1;
+            printf("# %s (ranks %d-%d): alpha_us = %.4g, beta_us = %.4g (%.3g GB/s)\n", cname[cls],
+                   a, b, alpha, beta, beta > 0 ? 1e-3 / beta : INFINITY);
+        }
+    }
+    if (st == TC_OK && fst == TC_OK && job->rank == 0) {
+        fst = tune_gamma(o, &tu.value[TC_ALGO_PARAM_GAMMA], x, t, &n);
+        if (fst == TC_OK) {
+            tu.has[TC_ALGO_PARAM_GAMMA] = 1;
+            if (!o->quiet)
+                for (int i = 0; i < n; i++)
+                    printf("%-6s %3s %10.0f bytes %12.3f us\n", "reduce", "0", x[i], t[i]);
+            printf("# reduce (rank 0, float32 sum): gamma_us = %.4g (%.3g GB/s)\n",
+                   tu.value[TC_ALGO_PARAM_GAMMA],
+                   tu.value[TC_ALGO_PARAM_GAMMA] > 0 ? 1e-3 / tu.value[TC_ALGO_PARAM_GAMMA]
+                                                     : INFINITY);
+        }
+    }
+    if (st != TC_OK) /* a communication error: every rank has one */
+        return st;
+    /* rank 0's fit to everyone: a failed fit there fails every rank */
+    double bad = fst != TC_OK, any = bad;
+    char why[256];
+    snprintf(why, sizeof(why), "%s", fst != TC_OK ? tc_last_error() : "");
+    st = tc_all_reduce(job->comm, &bad, &any, 1, TC_FLOAT64, TC_MAX, NULL, NULL);
+    if (st == TC_OK && fst != TC_OK)
+        st = tc_error_set(fst, "%s", why);
+    else if (st == TC_OK && any != 0)
+        st = tc_error_set(TC_ERR_INTERNAL, "the fit failed on rank 0");
+    if (st == TC_OK) {
+        tu.ranks = job->size;
+        tu.nodes = job->nnodes;
+        tu.ranks_per_node = job->ranks_per_node;
+        *tuning = tu;
+    }
+    return st;
+}
