@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include "bootstrap_impl.h"
+#include "tcomms/base/config.h"
 #include "tcomms/base/log.h"
 
 extern char **environ;
@@ -74,6 +75,22 @@ tc_status_t tc_boot_secret_from_env(tc_boot_t *boot, const char *who)
     memcpy(boot->secret, s ? s : "", len);
     boot->secret_len = len;
     return TC_OK;
+}
+
+const char *const tc_boot_kind_names[] = {"auto", "pmix", "self", "env", NULL};
+
+tc_status_t tc_boot_kind_from_env(tc_boot_kind_t *kind_p)
+{
+    int kind;
+    tc_status_t st = tc_config_enum("TC_BOOTSTRAP", tc_boot_kind_names, TC_BOOT_AUTO, &kind);
+    if (st == TC_OK)
+        *kind_p = (tc_boot_kind_t)kind;
+    return st;
+}
+
+int tc_boot_job_announced(void)
+{
+    return tc_boot_pmix_announced() || tc_boot_env_announced();
 }
 
 tc_status_t tc_boot_create(tc_boot_kind_t kind, uint64_t deadline_ns, tc_boot_t **boot_p)

@@ -422,6 +422,7 @@ static tc_boot_env_t *env_new(const env_config_t *cfg)
     e->head.rank = cfg->rank;
     e->head.size = cfg->world;
     e->head.local_size = cfg->local_size;
+    e->head.local_rank = cfg->local_rank;
     strcpy(e->head.launcher, "env");
     tc_boot_fill_common(&e->head);
     /* An IPv6 literal is written in brackets before the port. */

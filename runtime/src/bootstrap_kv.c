@@ -278,6 +278,7 @@ tc_status_t tc_boot_kv_create(const tc_boot_kv_params_t *params, uint64_t deadli
         return st;
     }
     kv->head.local_size = local > 0 && local <= params->size ? (int)local : 1;
+    kv->head.local_rank = -1; /* the store counts arrivals, not ranks in order */
     tc_log_debug(TC_SUBSYS_RUNTIME, "bootstrap(store '%s'): rank %d of %d, %d on %s", kv->prefix,
                  kv->head.rank, kv->head.size, kv->head.local_size, kv->head.host);
     *boot_p = &kv->head;

@@ -406,6 +406,12 @@ tc_status_t tc_boot_pmix_create(uint64_t deadline_ns, tc_boot_t **boot_p)
     if (v)
         PMIX_VALUE_RELEASE(v);
     v = NULL;
+    p->head.local_rank = -1;
+    if (PMIx_Get(&p->self, PMIX_LOCAL_RANK, NULL, 0, &v) == PMIX_SUCCESS && v->type == PMIX_UINT16)
+        p->head.local_rank = (int)v->data.uint16;
+    if (v)
+        PMIX_VALUE_RELEASE(v);
+    v = NULL;
     if (PMIx_Get(&job, PMIX_LOCAL_PEERS, NULL, 0, &v) == PMIX_SUCCESS && v->type == PMIX_STRING &&
         v->data.string)
         p->local_peers = strdup(v->data.string);

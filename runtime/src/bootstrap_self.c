@@ -95,6 +95,7 @@ tc_status_t tc_boot_self_create(tc_boot_t **boot_p)
     s->head.rank = 0;
     s->head.size = 1;
     s->head.local_size = 1;
+    s->head.local_rank = 0;
     strcpy(s->head.launcher, "self");
     tc_boot_fill_common(&s->head);
     /* One rank has no peer to authenticate; a secret set anyway is kept for its listeners. */

@@ -125,14 +125,15 @@ tc_status_t tc_rt_comm_create(const tc_rt_comm_params_t *params, tc_rt_comm_t **
     }
     tc_boot_t *boot = comm->world->boot;
     tc_rt_world_add_comm(comm->world, comm);
-    if (params->use_cuda && (st = tc_rt_cuda_bind(comm, params->cuda_device)) != TC_OK) {
+    comm->rank = boot->rank;
+    comm->size = boot->size;
+    /* the agreement runs on host buffers: before the communicator is bound to a device */
+    if ((st = tc_rt_comm_agree_nodes(comm)) != TC_OK ||
+        (params->use_cuda && (st = tc_rt_cuda_bind(comm, params->cuda_device)) != TC_OK)) {
         tc_error_prefix("comm '%s' create: ", name);
         tc_rt_comm_destroy(comm);
         return st;
     }
-    comm->rank = boot->rank;
-    comm->size = boot->size;
-    comm->ranks_per_node = boot->local_size;
     tc_log_info(TC_SUBSYS_RUNTIME, "comm '%s': rank %d of %d on %s via %s, timeout %lld ms%s",
                 comm->name, comm->rank, comm->size, boot->host, boot->launcher,
                 (long long)comm->timeout_ms, comm->check ? ", TC_CHECK on" : "");
@@ -284,7 +285,7 @@ tc_status_t tc_rt_comm_make(tc_rt_comm_t *parent, const tc_rt_comm_params_t *par
         }
         memcpy(child->ranks, wranks, (size_t)n * sizeof(int));
     } else {
-        child->ranks_per_node = world->boot->local_size;
+        child->ranks_per_node = world->ranks_per_node;
     }
     child->rank = rank;
     child->size = n;

@@ -56,6 +56,10 @@ struct tc_rt_comm {
  * communicator with the calling thread's mark, or refuses the call without
  * touching the communicator when another call is inside. */
 TC_MUST_USE tc_status_t tc_rt_comm_enter(tc_rt_comm_t *comm, const char *what);
+
+/* comm_nodes.c: sets comm->ranks_per_node (and the world's) to the node geometry every rank of
+ * the new world communicator agrees on: one flat all-reduce when the job spans nodes. */
+TC_MUST_USE tc_status_t tc_rt_comm_agree_nodes(tc_rt_comm_t *comm);
 void tc_rt_comm_leave(tc_rt_comm_t *comm);
 
 /* The world rank of rank @p peer of @p comm. */

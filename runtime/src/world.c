@@ -137,11 +137,8 @@ tc_status_t tc_rt_world_create(tc_boot_kind_t boot, const tc_boot_kv_params_t *k
         (st = world_check_algo_env()) != TC_OK)
         goto err;
     if (!kv && boot == TC_BOOT_AUTO) {
-        static const char *const kinds[] = {"auto", "pmix", "self", "env", NULL};
-        int kind;
-        if ((st = tc_config_enum("TC_BOOTSTRAP", kinds, TC_BOOT_AUTO, &kind)) != TC_OK)
+        if ((st = tc_boot_kind_from_env(&boot)) != TC_OK)
             goto err;
-        boot = (tc_boot_kind_t)kind;
     }
     if ((st = kv ? tc_boot_kv_create(kv, deadline, &world->boot)
                  : tc_boot_create(boot, deadline, &world->boot)) != TC_OK)

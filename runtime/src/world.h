@@ -84,6 +84,7 @@ struct tc_rt_world {
     tc_boot_t *boot;
     tc_rt_backend_t backends[TC_RT_BACKENDS_MAX]; /* in the registry's order */
     int nbackends;
+    int ranks_per_node; /* agreed by the world communicator (comm_nodes.c); 0: flat only */
     tc_tp_ep_t **eps;             /* by world rank, NULL until first used */
     tc_rt_backend_t **ep_backend; /* the backend of each endpoint */
     uint8_t *locality;            /* by world rank: 0 unknown, 1 another node, 2 this node */

@@ -193,8 +193,8 @@ tc_status_t tc_rt_world_ep(tc_rt_world_t *world, int peer, uint64_t deadline_ns,
     world->ep_backend[peer] = be;
     be->neps++;
     if (!self) {
-        tc_log_debug(TC_SUBSYS_RUNTIME, "connected to rank %d (%s node) over %s", peer,
-                     same_node ? "same" : "another", ep->ops->name);
+        tc_log_info(TC_SUBSYS_RUNTIME, "connected to rank %d (%s node) over %s", peer,
+                    same_node ? "same" : "another", ep->ops->name);
         if (world->hooks.connected)
             world->hooks.connected(world, peer, ep);
     }

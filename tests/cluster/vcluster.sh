@@ -10,7 +10,8 @@
 #   vcluster.sh up DIR [--nodes N] [--rails 1|2] [--rate RATE]
 #                                   bring N (3) nodes up; DIR holds the state
 #   vcluster.sh run DIR NODE CMD... run CMD on NODE (index or hostname), in the
-#                                   current directory
+#                                   current directory; CMD replaces this script's
+#                                   process (same pid: signals reach CMD)
 #   vcluster.sh hosts DIR           the hostnames, one per line
 #   vcluster.sh addr DIR NODE [RAIL]  NODE's address on RAIL (0)
 #   vcluster.sh shape DIR NODE RATE|off [RAIL]  limit NODE's link both ways
@@ -68,9 +69,19 @@ in_node() {
     nsenter -t "$(anchor_of "$k")" --net --uts --mount --wd="$PWD" "$@"
 }
 
-# Every pid whose network namespace is node k's (the anchor included).
+own_netns() { readlink /proc/$$/ns/net; }
+
+# Every pid whose network namespace is node k's (the anchor included). Refuses
+# a node recorded in this shell's own namespace: killing "its" processes would
+# kill the machine's.
+guard_netns() {
+    local v="NETNS_$1"
+    [[ ${!v} != "$(own_netns)" ]] || die "node $1 is recorded in this shell's network namespace (${!v}): refusing to treat the machine's processes as the node's"
+}
+
 node_pids() {
     local v="NETNS_$1" p ns
+    guard_netns "$1"
     for p in /proc/[0-9]*; do
         ns=$(readlink "$p/ns/net" 2>/dev/null) || continue
         [[ $ns == "${!v}" ]] && echo "${p#/proc/}"
@@ -128,7 +139,9 @@ up() {
         *) die "up: unknown option '$1'" ;;
         esac
     done
-    [[ $nodes =~ ^[0-9]+$ ]] && ((nodes >= 1 && nodes <= 64)) || die "--nodes $nodes: 1..64"
+    if ! [[ $nodes =~ ^[0-9]+$ ]] || ((nodes < 1 || nodes > 64)); then
+        die "--nodes $nodes: 1..64"
+    fi
     [[ $rails == 1 || $rails == 2 ]] || die "--rails $rails: 1 or 2"
     [[ $(id -u) == 0 ]] || die "needs root (namespaces, bridges)"
     [[ ! -f $dir/state ]] || die "$dir: a cluster is already up here ('down' it first)"
@@ -169,7 +182,10 @@ up() {
 
     for ((k = 0; k < nodes; k++)); do
         mkdir -p "$dir/node$k/cg"
+        # a ready mark left by an earlier cluster in DIR would be taken for this anchor's
+        rm -f "$dir/node$k/ready"
         # The anchor sets its node's mounts up, then sleeps until killed.
+        # shellcheck disable=SC2016 # expanded by the anchor's shell
         unshare --net --uts --mount --propagation private -- bash -c '
             set -e
             hostname "$1"
@@ -190,7 +206,10 @@ up() {
             sleep 0.05
         done
         [[ -f $dir/node$k/ready ]] || die "node $k's anchor did not get ready in 5 s"
-        echo "NETNS_$k='$(readlink "/proc/$pid/ns/net")'" >>"$dir/state"
+        local ns
+        ns=$(readlink "/proc/$pid/ns/net") || die "node $k's anchor (pid $pid) ended"
+        [[ $ns != "$(own_netns)" ]] || die "node $k's anchor (pid $pid) is in this shell's network namespace"
+        echo "NETNS_$k='$ns'" >>"$dir/state"
     done
     load
     for ((k = 0; k < nodes; k++)); do
@@ -217,6 +236,7 @@ up() {
 
 kill_node() {
     local k=$1 keep_anchor=$2 t p
+    guard_netns "$k"
     for ((t = 0; t < 50; t++)); do
         local left=0
         for p in $(node_pids "$k"); do
@@ -263,6 +283,7 @@ check_clean() {
     source "$dir/state.down"
     local bad="" k l
     for ((k = 0; k < NODES; k++)); do
+        guard_netns "$k"
         [[ -n $(node_pids "$k") ]] && bad+=" node $k has processes: $(node_pids "$k" | tr '\n' ' ');"
     done
     for l in $(ip -o link show | awk -F': ' '{print $2}' | cut -d@ -f1); do
@@ -279,7 +300,8 @@ run)
     [[ $# -ge 2 ]] || die "run DIR NODE CMD..."
     k=$(node_index "$1")
     shift
-    in_node "$k" "$@"
+    # exec: the caller's pid is the command's, so its signals reach the command
+    exec nsenter -t "$(anchor_of "$k")" --net --uts --mount --wd="$PWD" "$@"
     ;;
 hosts)
     load

@@ -81,6 +81,11 @@ run "torchrun env -n 4 allreduce_test" 4 "$here/run_torchrun_env.sh" --timeout 3
     "$test" "${quick[@]}"
 run "torchrun env -n 3 coll_test --quick" 3 "$here/run_torchrun_env.sh" --timeout 300 3 \
     "$coll" --quick
+# The launcher says the ranks sit on nodes of 3, 2 and 1 ranks: every rank must take the same node
+# geometry (before 2026-12 each took its own node's size, rank 0 ran all_reduce hierarchical,
+# rank 5 recursive_doubling, and the job hung; docs/cluster.md runs it on real nodes).
+run "torchrun env --layout 3,2,1 coll_test --quick" 6 env TC_TIMEOUT_S=30 \
+    "$here/run_torchrun_env.sh" --timeout 120 --layout 3,2,1 6 "$coll" --quick
 
 # 3c. The world created, used and destroyed 20 times in a row: rank 0's store of one
 # bootstrap closing while the others already knock for the next (failed at the 2nd-16th cycle

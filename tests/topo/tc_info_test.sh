@@ -26,6 +26,14 @@ TC_TIMEOUT_S=abc TC_JOB_SECRET=hunter2 "$info" --json >"$tmp/cfg.json"
 python3 -m json.tool "$tmp/cfg.json" >/dev/null || fail "config: invalid JSON"
 grep -q '"name": "TC_TIMEOUT_S".*"error": ".*TC_TIMEOUT_S' "$tmp/cfg.json" || fail "bad int"
 if grep -q hunter2 "$tmp/cfg.json"; then fail "the job secret is printed"; fi
+# every bootstrap the runtime accepts is accepted (TC_BOOTSTRAP=env was "unknown value
+# (accepted: auto, pmix, self)" before 2026-12); an unknown one names them all
+TC_BOOTSTRAP=env "$info" --json >"$tmp/boot.json"
+grep -q '"name": "TC_BOOTSTRAP", "value": "env", "type": "enum", "parsed": "env"}' "$tmp/boot.json" ||
+    fail "TC_BOOTSTRAP=env: $(grep TC_BOOTSTRAP "$tmp/boot.json")"
+TC_BOOTSTRAP=envv "$info" --json >"$tmp/boot.json"
+grep -q '"error": "TC_BOOTSTRAP=\\"envv\\": unknown value (accepted: auto, pmix, self, env)"' \
+    "$tmp/boot.json" || fail "TC_BOOTSTRAP=envv: $(grep TC_BOOTSTRAP "$tmp/boot.json")"
 
 # a broken XML file: exit 1, the file and the line named
 printf '<topology version="2.0">\n  <object type="Machine">\n</topology>\n' >"$tmp/broken.xml"

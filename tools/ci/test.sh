@@ -49,6 +49,16 @@ integration() {
     return $rc
 }
 
+# Several nodes on this machine (tests/cluster, docs/cluster.md): the virtual cluster proves
+# itself, then the integration tests run across its 3 nodes under every launcher. Both run even
+# when the first fails; each leaves nothing behind (checked).
+cluster() {
+    local rc=0
+    tests/cluster/vcluster_selftest.sh || rc=1
+    tests/cluster/run_cluster.sh build/bin-opt --quick || rc=1
+    return $rc
+}
+
 # The progress thread and asynchronous work under TSan, in real multi-process
 # jobs: TSan's coll_test under the plain tcrun (whose libpmix server is not ours
 # to check). TSan reports make the ranks exit non-zero.
@@ -97,6 +107,8 @@ step "python: the package, torch.distributed against gloo (torchrun x2, x4), the
 step "install: prefix, pkg-config, CMake, the transport alone, with MPI and NCCL, the ABI record, .deb" \
     tests/install/run_install_test.sh --no-build --deb
 step "integration: tcrun, mpirun, srun, torchrun env, no launcher; windows (run_win.sh)" integration opt
+step "cluster: 3 namespaced nodes; torchrun env, mpirun, srun across them (1,1,1 2,2,2 3,2,1)" \
+    cluster
 step "tuning: tc-tune -o, TC_TUNING_FILE in tc-info and in a job, tc-tune --validate --quick at 2 and 4 ranks" \
     tests/integration/run_tune.sh build/bin-opt
 step "threads: 2-8 threads on their own communicators at 2-4 ranks, two on one" \

@@ -19,6 +19,7 @@ packages=(
   libsodium-dev          # HMAC-SHA-256, random nonces, constant-time compare (connection authentication)
   openmpi-bin libopenmpi-dev  # mpirun launcher + side-by-side peer
   slurm-wlm              # srun --mpi=pmix launcher (one-node cluster in tests)
+  iproute2 util-linux    # ip, tc (tbf), unshare, nsenter: the virtual cluster (tests/cluster)
   doxygen graphviz       # public header documentation, warnings as errors
   procps psmisc          # pgrep/pkill/fuser used by the test scripts
   strace                 # tests/integration/syscall_check.sh counts system calls

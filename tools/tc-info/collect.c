@@ -17,8 +17,6 @@ extern char **environ;
 
 #define TCI_KEY "tc.topo.desc"
 
-static const char *const tci_bootstraps[] = {"auto", "pmix", "self", NULL};
-
 /* The TC_* variables tcomms reads, and how. */
 static const struct {
     const char *name;
@@ -75,9 +73,9 @@ static void tci_parse_var(tci_var_t *v, const char *value)
             snprintf(v->error, sizeof(v->error), "%s", tc_last_error());
         }
     } else if (strcmp(v->type, "enum") == 0) {
-        int k;
-        if (tc_config_enum(v->name, tci_bootstraps, 0, &k) == TC_OK) {
-            snprintf(v->parsed, sizeof(v->parsed), "%s", tci_bootstraps[k]);
+        tc_boot_kind_t k;
+        if (tc_boot_kind_from_env(&k) == TC_OK) {
+            snprintf(v->parsed, sizeof(v->parsed), "%s", tc_boot_kind_names[k]);
         } else {
             snprintf(v->error, sizeof(v->error), "%s", tc_last_error());
         }
@@ -195,14 +193,18 @@ int tci_collect_job(tci_info_t *info)
     int64_t timeout_s = 30;
     uint64_t deadline;
     tc_boot_t *boot = NULL;
+    tc_boot_kind_t kind;
     tc_status_t st;
 
-    if (getenv("PMIX_NAMESPACE") == NULL) {
+    /* the bootstrap a tcomms job would use here (TC_BOOTSTRAP; auto: PMIx, else the torchrun
+     * environment); none when it would be a world of one */
+    if (tc_boot_kind_from_env(&kind) != TC_OK || kind == TC_BOOT_SELF ||
+        (kind == TC_BOOT_AUTO && !tc_boot_job_announced())) {
         return 1;
     }
     (void)tc_config_int("TC_TIMEOUT_S", 30, 1, 86400 * 365, &timeout_s);
     deadline = tc_deadline_after_ms((uint64_t)timeout_s * 1000);
-    if ((st = tc_boot_create(TC_BOOT_PMIX, deadline, &boot)) != TC_OK) {
+    if ((st = tc_boot_create(kind, deadline, &boot)) != TC_OK) {
         snprintf(info->job_error, sizeof(info->job_error), "%s", tc_last_error());
         return 1;
     }

@@ -30,6 +30,18 @@ typedef enum tc_boot_kind {
                            LOCAL_RANK, LOCAL_WORLD_SIZE); rank 0 serves a TCP key/value store */
 } tc_boot_kind_t;
 
+/** @brief The names of the kinds, by value, NULL-terminated: what TC_BOOTSTRAP accepts. */
+extern const char *const tc_boot_kind_names[];
+
+/**
+ * @brief The kind TC_BOOTSTRAP asks for (TC_BOOT_AUTO when it is unset).
+ * @return TC_ERR_CONFIG naming the value and the accepted names.
+ */
+tc_status_t tc_boot_kind_from_env(tc_boot_kind_t *kind_p);
+
+/** @brief Whether TC_BOOT_AUTO would join a job: a PMIx server or MASTER_ADDR is announced. */
+int tc_boot_job_announced(void);
+
 typedef struct tc_boot tc_boot_t;
 
 /** @brief What a launcher or a peer tells every rank of the job. */
@@ -69,6 +81,7 @@ struct tc_boot {
     int rank;             /**< this process's rank in the job */
     int size;             /**< ranks in the job */
     int local_size;       /**< ranks of the job on this node (1 when unknown) */
+    int local_rank;       /**< this rank's index among them, in rank order (-1 when unknown) */
     char launcher[32];    /**< "tcrun", "mpirun", "srun", "pmix" or "self" */
     char host[64];        /**< this host's name */
     /** The job secret that authenticates connections between the job's ranks and to its
