@@ -19,6 +19,7 @@
 #define BS_NS_PER_MS 1000000ull
 #define BS_HELLO_TIMEOUT_NS (10ull * 1000000000ull)
 #define BS_CLOSE_FLUSH_NS (2ull * 1000000000ull)
+#define BS_LINGER_WARN_NS (5ull * 1000000000ull) /* rank 0's wait for goodbyes: warn after */
 #define BS_MAX_OUT (16u << 20)
 #define BS_READ_BUDGET (1u << 20) /* bytes read from one client per poll round */
 #define BS_MISSING_LISTED 16
@@ -90,6 +91,8 @@ struct tc_boot_store {
     tc_vec_t fence_count; /* uint32_t per fence */
     tc_hmap_t table;      /* hash of (rank, key) -> chain of bs_entry_t */
     size_t nkeys;
+    uint64_t linger_start_ns; /* when rank 0 began waiting for goodbyes (0: not yet) */
+    bool linger_warned;       /* the wait lasted BS_LINGER_WARN_NS, and was logged */
 };
 
 /* ---- boot_store.c ---- */

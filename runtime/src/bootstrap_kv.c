@@ -204,7 +204,7 @@ static int kv_poll_event(tc_boot_t *boot, tc_boot_event_t *ev)
             kv->ev_seen++;
             if (len != sizeof(e) || e.sender == boot->rank)
                 continue;
-            *ev = (tc_boot_event_t){e.kind, e.rank, e.comm_id, e.from_launcher};
+            *ev = (tc_boot_event_t){e.kind, e.rank, e.comm_id, e.from_launcher, e.sender + 1};
             got = 1;
         }
         if (kv->ev_seen < n)

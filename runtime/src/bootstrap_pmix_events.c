@@ -7,6 +7,7 @@
  * drops the event and counts it, which only delays detection to the timeout. */
 #include <pmix.h>
 #include <stdbool.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -87,13 +88,16 @@ static void ev_handler(size_t id, pmix_status_t status, const pmix_proc_t *sourc
     if (status == PMIX_EVENT_PROC_TERMINATED || status == TC_PMIX_EV_PEER_FAILED) {
         e.kind = TC_BOOT_EV_PROC_FAILED;
         e.from_launcher = status == PMIX_EVENT_PROC_TERMINATED;
+        if (!e.from_launcher && source && source->rank < (pmix_rank_t)INT32_MAX)
+            e.reporter = (int)source->rank + 1; /* a peer's notice: who sent it */
     } else if (status == TC_PMIX_EV_REVOKE) {
         e.kind = TC_BOOT_EV_REVOKE;
         if (e.rank < 0 && source)
             e.rank = (int)source->rank;
     }
     if (e.kind && e.rank >= 0 &&
-        (!source || strcmp(source->nspace, ev.nspace) == 0 || status == PMIX_EVENT_PROC_TERMINATED)) {
+        (!source || strcmp(source->nspace, ev.nspace) == 0 ||
+         status == PMIX_EVENT_PROC_TERMINATED)) {
         ev_push(&e);
         if (e.from_launcher)
             dead_push(e.rank);

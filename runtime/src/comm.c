@@ -401,7 +401,7 @@ tc_status_t tc_rt_comm_revoke(tc_rt_comm_t *comm)
     snprintf(why, sizeof(why), "comm '%s' was revoked by rank %d (this rank)", comm->name,
              comm->rank);
     tc_rt_comm_revoke_local(comm, why);
-    tc_boot_event_t ev = {TC_BOOT_EV_REVOKE, world->boot->rank, comm->comm_id, 0};
+    tc_boot_event_t ev = {TC_BOOT_EV_REVOKE, world->boot->rank, comm->comm_id, 0, 0};
     tc_status_t st = comm->size > 1 ? tc_boot_notify(world->boot, &ev) : TC_OK;
     tc_rt_world_unlock(world);
     if (st != TC_OK)

@@ -44,6 +44,7 @@ typedef struct tc_boot_event {
     int rank;          /**< the world rank it is about (failed, or revoker) */
     uint32_t comm_id;  /**< REVOKE: the revoker's communicator id */
     int from_launcher; /**< PROC_FAILED: reported by the launcher (else by a peer) */
+    int reporter;      /**< PROC_FAILED: the reporting peer's world rank + 1; 0 when unknown */
 } tc_boot_event_t;
 
 /** @brief The operations of one bootstrap backend. */
