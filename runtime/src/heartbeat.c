@@ -124,8 +124,9 @@ void tc_rt_hb_peer(tc_rt_world_t *world, int peer, tc_tp_ep_t *ep)
     tc_rt_hb_t *hb = tc_rt_hb_find(world, peer);
     if (!hb || hb->reported || hb->left)
         return;
+    if (!hb->ep)
+        hb->last_heard = tc_time_ns(); /* the first endpoint: the clock starts */
     hb->ep = ep;
-    hb->last_heard = tc_time_ns();
     hb->sreq = (tc_tp_req_t)TC_TP_REQ_INIT;
     hb->sreq.status = TC_OK;
     hb->vsreq = hb->sreq;
@@ -194,24 +195,19 @@ void tc_rt_hb_tick(tc_rt_world_t *world, uint64_t now)
     for (int i = 0; i < world->nhb; i++) {
         tc_rt_hb_t *hb = &world->hb[i];
         if (hb->reported || hb->left || !hb->ep)
-            continue;
-        if (tc_rt_world_ep_get(world, hb->peer) != hb->ep) {
-            /* the endpoint was closed (an operation could not take a request
-             * back): connect again, which re-arms through tc_rt_hb_peer */
-            tc_tp_ep_t *ep;
-            hb->ep = NULL;
-            if (tc_rt_world_ep(world, hb->peer, tc_deadline_after_ms(100), &ep) != TC_OK)
-                tc_log_debug(TC_SUBSYS_RUNTIME, "heartbeats: reconnecting to rank %d: %s", hb->peer,
-                             tc_last_error());
-            continue;
+            continue; /* failed, gone, or not yet connected */
+        /* An endpoint closed under it (an operation could not take a request
+         * back: its peer is mostly dead) brings no heartbeat: the silence
+         * decides, its clock running on (a new endpoint re-arms it). */
+        if (tc_rt_world_ep_get(world, hb->peer) == hb->ep) {
+            if (hb_heard(hb, now))
+                continue; /* it left */
+            tc_rt_verdict_tick(world, hb, now);
+            if (hb->reported) /* a verdict about the neighbour itself */
+                continue;
+            if (hb->sreq.status != TC_INPROGRESS && now - hb->last_sent >= world->hb_ns)
+                hb_send(hb, now, now);
         }
-        if (hb_heard(hb, now))
-            continue; /* it left */
-        tc_rt_verdict_tick(world, hb, now);
-        if (hb->reported) /* a verdict about the neighbour itself */
-            continue;
-        if (hb->sreq.status != TC_INPROGRESS && now - hb->last_sent >= world->hb_ns)
-            hb_send(hb, now, now);
         uint64_t silent = now - hb->last_heard;
         if (silent > (uint64_t)world->hb_misses * world->hb_ns)
             hb_fail(world, hb, silent);

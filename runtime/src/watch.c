@@ -23,14 +23,26 @@ int tc_rt_watch_peers(int size, int local_size, int rank, int peers_p[TC_RT_WATC
 {
     if (size < 1 || rank < 0 || rank >= size || local_size < 1)
         return 0;
-    long long l = local_size > size ? size : local_size;
+    long long l = local_size > size ? size : local_size, r = rank, n = size;
     const long long offsets[] = {1, l, l + 1};
-    int n = 0;
+    int k = 0;
     for (int i = 0; i < 3; i++) {
-        n = watch_add(peers_p, n, size, rank, offsets[i]);
-        n = watch_add(peers_p, n, size, rank, -offsets[i]);
+        k = watch_add(peers_p, k, size, rank, offsets[i]);
+        k = watch_add(peers_p, k, size, rank, -offsets[i]);
     }
-    return n;
+    /* the chords: r -- 2r + b (mod n), both ways: the ranks p with 2p + b = r
+     * (mod n), for b = 0, 1 */
+    for (long long b = 0; b < 2; b++) {
+        k = watch_add(peers_p, k, size, rank, r + b); /* 2r + b = r + (r + b) */
+        long long t = ((r - b) % n + n) % n;          /* 2p = t (mod n) */
+        if (n % 2) {
+            k = watch_add(peers_p, k, size, rank, (t % 2 ? t + n : t) / 2 - r);
+        } else if (t % 2 == 0) {
+            k = watch_add(peers_p, k, size, rank, t / 2 - r);
+            k = watch_add(peers_p, k, size, rank, t / 2 + n / 2 - r);
+        }
+    }
+    return k;
 }
 
 tc_rt_watch_judgement_t tc_rt_watch_judge(const tc_rt_watch_case_t *c)

@@ -40,9 +40,14 @@ per_node=2
 work=$(mktemp -d /tmp/tc-nodefail.XXXXXX)
 cluster=$work/cluster
 cleanup() {
+    local rc=$?
     "$vc" down "$cluster" >/dev/null 2>&1
-    "$vc" check-clean "$cluster" || echo "run_node_failure: the cluster left something behind" >&2
+    if ! "$vc" check-clean "$cluster"; then
+        echo "run_node_failure: FAIL: the cluster left something behind" >&2
+        rc=1
+    fi
     rm -rf "$work"
+    exit $rc
 }
 trap cleanup EXIT
 trap 'exit 130' INT TERM
@@ -68,7 +73,7 @@ declare -A detect # case -> the detection times of every survivor, every trial
 
 # One trial: case $1 (cut2 kill2 cut0 stop3), trial $2.
 trial() {
-    local name=$1 t=$2 lost node=-1 sync port r k pids=() rc=0
+    local name=$1 t=$2 lost node=-1 sync port r k pids=() rc=0 start=$SECONDS
     case $name in
     cut2 | kill2) lost=4,5 node=2 ;;
     cut0) lost=0,1 node=0 ;;
@@ -138,12 +143,12 @@ trial() {
     detect[$name]+="$times"
     if ((rc == 0)); then
         passed=$((passed + 1))
-        echo "  $name #$t: ok, lost $lost; detection (ms) per survivor:$times"
+        echo "  $name #$t: ok ($((SECONDS - start)) s), lost $lost; detection (ms) per survivor:$times"
     else
         failed=$((failed + 1))
         echo "  $name #$t: FAILED (lost $lost); every rank's output:"
         for ((r = 0; r < nranks; r++)); do
-            echo "  --- rank $r (exit status in the lines above; stdout, then stderr)"
+            echo "  --- rank $r: stdout, then stderr"
             tail -n 15 "$sync/out.$r" "$sync/err.$r" | sed 's/^/    /'
         done
     fi

@@ -9,7 +9,9 @@
  * size); the graph is symmetric (a neighbour watches back); every rank is
  * watched by at least two ranks of other nodes, or by every one there is
  * when fewer, where every node has L ranks; on one node, or with a smaller
- * last node, by two ranks at least (by every one, when fewer).
+ * last node, by two ranks at least (by every one, when fewer); and every
+ * rank reaches all others in ceil(log2 size) hops (breadth first from three
+ * ranks), which bounds how long a verdict takes to spread.
  * The judgement: each rule, and the cut (the cut side's verdicts are
  * refused once its ranks are failed here, and refused about a neighbour
  * still heard). */
@@ -31,6 +33,52 @@ static int has(const int *peers, int n, int p)
     for (int i = 0; i < n; i++)
         if (peers[i] == p)
             return 1;
+    return 0;
+}
+
+/* Hops from @p src to the farthest rank (breadth first), or -1 when one is not reached. */
+static int eccentricity(int size, int l, int src)
+{
+    int *dist = malloc((size_t)size * sizeof(*dist)),
+        *queue = malloc((size_t)size * sizeof(*queue));
+    assert_non_null(dist);
+    assert_non_null(queue);
+    for (int r = 0; r < size; r++)
+        dist[r] = -1;
+    int head = 0, tail = 0, far = 0;
+    dist[src] = 0;
+    queue[tail++] = src;
+    while (head < tail) {
+        int r = queue[head++], peers[TC_RT_WATCH_MAX];
+        int n = tc_rt_watch_peers(size, l, r, peers);
+        for (int i = 0; i < n; i++)
+            if (dist[peers[i]] < 0) {
+                dist[peers[i]] = dist[r] + 1;
+                far = dist[peers[i]];
+                queue[tail++] = peers[i];
+            }
+    }
+    free(dist);
+    free(queue);
+    return tail == size ? far : -1;
+}
+
+/* A verdict crosses the job in ceil(log2 size) hops at most, from any rank (checked from
+ * three); 0 when so, else prints why. */
+static int check_diameter(int size, int l)
+{
+    int bound = 0;
+    while ((1ll << bound) < size)
+        bound++;
+    const int srcs[] = {0, size / 3, size - 1};
+    for (int i = 0; i < 3; i++) {
+        int e = eccentricity(size, l, srcs[i]);
+        if (e < 0 || e > bound) {
+            printf("size %d, %d per node: from rank %d, %d hops (bound %d; -1: not connected)\n",
+                   size, l, srcs[i], e, bound);
+            return 1;
+        }
+    }
     return 0;
 }
 
@@ -84,8 +132,10 @@ static void test_graph_small_exhaustive(void **state)
 {
     (void)state;
     for (int size = 1; size <= 160; size++)
-        for (int l = 1; l <= size; l++)
+        for (int l = 1; l <= size; l++) {
             assert_int_equal(check_graph(size, l), 0);
+            assert_int_equal(check_diameter(size, l), 0);
+        }
 }
 
 static void test_graph_large(void **state)
@@ -94,8 +144,10 @@ static void test_graph_large(void **state)
     static const int sizes[] = {1000, 4096, 65536, 99999, 100000};
     static const int shapes[] = {1, 2, 3, 4, 7, 8, 16, 72, 512};
     for (size_t i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++)
-        for (size_t j = 0; j < sizeof(shapes) / sizeof(shapes[0]); j++)
+        for (size_t j = 0; j < sizeof(shapes) / sizeof(shapes[0]); j++) {
             assert_int_equal(check_graph(sizes[i], shapes[j]), 0);
+            assert_int_equal(check_diameter(sizes[i], shapes[j]), 0);
+        }
 }
 
 /* A known example, written out: 6 ranks, 2 per node (rank 0 watches all). */
@@ -106,11 +158,18 @@ static void test_graph_example(void **state)
     assert_int_equal(tc_rt_watch_peers(6, 2, 0, peers), 5);
     for (int i = 0; i < 5; i++)
         assert_int_equal(peers[i], i + 1);
-    /* 64 ranks, 8 per node: rank 20 (node 2) watches 11, 12, 19, 21, 28, 29 */
-    static const int want[] = {11, 12, 19, 21, 28, 29};
-    assert_int_equal(tc_rt_watch_peers(64, 8, 20, peers), 6);
-    for (int i = 0; i < 6; i++)
+    /* 64 ranks, 8 per node: rank 20 (node 2) watches 19, 21 (+-1), 12, 28 (+-8), 11, 29
+     * (+-9), and by the chords 40, 41 (2r, 2r + 1), 10 and 42 (2p = 20 mod 64) */
+    static const int want[] = {10, 11, 12, 19, 21, 28, 29, 40, 41, 42};
+    assert_int_equal(tc_rt_watch_peers(64, 8, 20, peers), 10);
+    for (int i = 0; i < 10; i++)
         assert_int_equal(peers[i], want[i]);
+    /* 7 ranks (odd), 1 per node: rank 3 watches 2, 4, 1, 5 (+-1, +-2) and by the chords
+     * 6, 0 (2r, 2r + 1 mod 7), 5 (2p = 3), 1 (2p + 1 = 3): {0, 1, 2, 4, 5, 6} */
+    static const int want7[] = {0, 1, 2, 4, 5, 6};
+    assert_int_equal(tc_rt_watch_peers(7, 1, 3, peers), 6);
+    for (int i = 0; i < 6; i++)
+        assert_int_equal(peers[i], want7[i]);
 }
 
 static void test_graph_bad_args(void **state)
