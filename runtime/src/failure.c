@@ -56,7 +56,7 @@ const tc_rt_failed_t *tc_rt_world_note_failure(tc_rt_world_t *world, int rank, c
 }
 
 const tc_rt_failed_t *tc_rt_world_note_failure_at(tc_rt_world_t *world, int rank, const char *why,
-                                                  int notify, int spread, int pid, const char *host)
+                                                  int notify, int how, int pid, const char *host)
 {
     const tc_rt_failed_t *known = tc_rt_world_failed(world, rank);
     if (known || rank < 0 || rank >= world->boot->size || rank == world->boot->rank)
@@ -74,7 +74,8 @@ const tc_rt_failed_t *tc_rt_world_note_failure_at(tc_rt_world_t *world, int rank
     f->rank = rank;
     f->pid = pid;
     f->when_ns = tc_time_ns();
-    f->spread = spread;
+    f->spread = (how & TC_RT_FAIL_SPREAD) != 0;
+    f->silent = (how & TC_RT_FAIL_SILENT) != 0;
     snprintf(f->host, sizeof(f->host), "%s", host ? host : "?");
     snprintf(f->why, sizeof(f->why), "%s", why);
     char saved[256];
@@ -111,7 +112,7 @@ const tc_rt_failed_t *tc_rt_world_note_failure_at(tc_rt_world_t *world, int rank
     if (confirmed)
         f->spread = 1;
     if (notify && confirmed) {
-        tc_boot_event_t ev = {TC_BOOT_EV_PROC_FAILED, rank, 0, 0, 0};
+        tc_boot_event_t ev = {TC_BOOT_EV_PROC_FAILED, rank, 0, 0, 0, 0};
         if (tc_boot_notify(world->boot, &ev) != TC_OK)
             tc_log_debug(TC_SUBSYS_RUNTIME, "could not tell the other ranks: %s", tc_last_error());
         tc_error_set(TC_ERR_PEER_FAILED, "%s", saved);
@@ -128,7 +129,7 @@ void tc_rt_world_poll_events(tc_rt_world_t *world)
              * here, not about a watch neighbour still heard (the cut-off side
              * of a partition accuses everyone) */
             if (!ev.from_launcher &&
-                !tc_rt_hb_believe(world, ev.rank, ev.reporter - 1, tc_time_ns()))
+                !tc_rt_hb_believe(world, ev.rank, ev.reporter - 1, ev.silent, tc_time_ns()))
                 continue;
             char why[96];
             if (ev.from_launcher)
@@ -137,8 +138,9 @@ void tc_rt_world_poll_events(tc_rt_world_t *world)
                 snprintf(why, sizeof(why), "rank %d saw it fail", ev.reporter - 1);
             else
                 snprintf(why, sizeof(why), "another rank saw it fail");
-            const tc_rt_failed_t *f =
-                tc_rt_world_note_failure_at(world, ev.rank, why, 0, 1, -1, NULL);
+            const tc_rt_failed_t *f = tc_rt_world_note_failure_at(
+                world, ev.rank, why, 0, TC_RT_FAIL_SPREAD | (ev.silent ? TC_RT_FAIL_SILENT : 0), -1,
+                NULL);
             if (f)
                 world->hooks.failed(world, f);
         } else if (ev.kind == TC_BOOT_EV_REVOKE && ev.rank != world->boot->rank) {

@@ -173,14 +173,15 @@ static void hb_fail(tc_rt_world_t *world, tc_rt_hb_t *hb, uint64_t silent)
              (unsigned long long)(silent / 1000000), world->boot->rank,
              (unsigned long long)(world->hb_ns / 1000000), world->hb_misses);
     hb->reported = 1;
-    const tc_rt_failed_t *f = tc_rt_world_note_failure_at(world, hb->peer, why, 0, 1, hb->pid,
-                                                          hb->host[0] ? hb->host : NULL);
+    const tc_rt_failed_t *f =
+        tc_rt_world_note_failure_at(world, hb->peer, why, 0, TC_RT_FAIL_SPREAD | TC_RT_FAIL_SILENT,
+                                    hb->pid, hb->host[0] ? hb->host : NULL);
     if (!f)
         return;
     /* A silent process is not confirmed dead: tell the others anyway, it is
      * what heartbeats are for (verdict.c passes it to the neighbours; a
      * neighbour that hears the rank itself does not believe it). */
-    tc_boot_event_t ev = {TC_BOOT_EV_PROC_FAILED, hb->peer, 0, 0, 0};
+    tc_boot_event_t ev = {TC_BOOT_EV_PROC_FAILED, hb->peer, 0, 0, 0, 1};
     if (tc_boot_notify(world->boot, &ev) != TC_OK)
         tc_log_debug(TC_SUBSYS_RUNTIME, "heartbeats: the bootstrap did not take the verdict: %s",
                      tc_last_error());
@@ -214,7 +215,7 @@ void tc_rt_hb_tick(tc_rt_world_t *world, uint64_t now)
     }
 }
 
-int tc_rt_hb_believe(const tc_rt_world_t *world, int rank, int reporter, uint64_t now)
+int tc_rt_hb_believe(const tc_rt_world_t *world, int rank, int reporter, int silent, uint64_t now)
 {
     const tc_rt_hb_t *hb = tc_rt_hb_find(world, rank);
     tc_rt_watch_case_t c = {
@@ -222,6 +223,7 @@ int tc_rt_hb_believe(const tc_rt_world_t *world, int rank, int reporter, uint64_
         .self = world->boot->rank,
         .accused = rank,
         .accuser = reporter,
+        .silent = silent,
         .accused_known = tc_rt_world_failed(world, rank) != NULL,
         .accuser_failed = reporter >= 0 && tc_rt_world_failed(world, reporter) != NULL,
         .accused_watched = hb && !hb->reported && !hb->left && hb->ep,

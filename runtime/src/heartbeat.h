@@ -14,6 +14,7 @@ typedef struct tc_rt_verdict_msg {
     uint32_t magic;
     int32_t rank;
     int32_t pid;
+    int32_t silent; /* found silent by its watchers (else seen dead) */
     char host[64];
 } tc_rt_verdict_msg_t;
 

@@ -38,13 +38,15 @@ static void verdict_take(tc_rt_world_t *world, tc_rt_hb_t *hb, uint64_t now)
                     hb->peer, (size_t)hb->vrreq.bytes, m.magic, m.rank, world->boot->size);
         return;
     }
-    if (!tc_rt_hb_believe(world, m.rank, hb->peer, now))
+    if (!tc_rt_hb_believe(world, m.rank, hb->peer, m.silent != 0, now))
         return;
     char why[160];
-    snprintf(why, sizeof(why), "its watchers found it silent (told by rank %d, host %s)", hb->peer,
+    snprintf(why, sizeof(why), "%s (told by rank %d, host %s)",
+             m.silent ? "its watchers found it silent" : "a rank saw its process gone", hb->peer,
              hb->host[0] ? hb->host : "?");
-    const tc_rt_failed_t *f =
-        tc_rt_world_note_failure_at(world, m.rank, why, 0, 1, m.pid, m.host[0] ? m.host : NULL);
+    const tc_rt_failed_t *f = tc_rt_world_note_failure_at(
+        world, m.rank, why, 0, TC_RT_FAIL_SPREAD | (m.silent ? TC_RT_FAIL_SILENT : 0), m.pid,
+        m.host[0] ? m.host : NULL);
     if (f)
         world->hooks.failed(world, f);
 }
@@ -60,6 +62,7 @@ static void verdict_forward(tc_rt_world_t *world, tc_rt_hb_t *hb)
         hb->vsbuf.magic = TC_RT_VERDICT_MAGIC;
         hb->vsbuf.rank = f->rank;
         hb->vsbuf.pid = f->pid;
+        hb->vsbuf.silent = f->silent;
         snprintf(hb->vsbuf.host, sizeof(hb->vsbuf.host), "%s", f->host);
         hb->vsreq = (tc_tp_req_t)TC_TP_REQ_INIT;
         if (tc_tp_send(hb->ep, verdict_tag(), &hb->vsbuf, sizeof(hb->vsbuf), &hb->vsreq) < 0)
@@ -71,7 +74,7 @@ void tc_rt_verdict_tick(tc_rt_world_t *world, tc_rt_hb_t *hb, uint64_t now)
 {
     if (hb->vrreq.status == TC_OK) {
         verdict_take(world, hb, now);
-        if (hb->reported || tc_rt_world_ep_get(world, hb->peer) != hb->ep)
+        if (hb->reported || !hb->ep || tc_rt_world_ep_get(world, hb->peer) != hb->ep)
             return; /* it named the neighbour itself, or its endpoint went */
         tc_rt_verdict_post(hb);
     }

@@ -55,7 +55,7 @@ tc_rt_watch_judgement_t tc_rt_watch_judge(const tc_rt_watch_case_t *c)
         return TC_RT_WATCH_KNOWN;
     if (c->accuser >= 0 && c->accuser_failed)
         return TC_RT_WATCH_ACCUSER_FAILED;
-    if (c->accused_watched && c->heard_ago_ns < 2 * c->period_ns)
+    if (c->silent && c->accused_watched && c->heard_ago_ns < 2 * c->period_ns)
         return TC_RT_WATCH_ACCUSED_HEARD;
     return TC_RT_WATCH_ACCEPT;
 }

@@ -98,9 +98,10 @@ case_ abort $((trials / 2 + 1)) 8 7 abort
 case_ mismatch-check 2 4 4 mismatch TC_CHECK=1
 case_ kill-during-tcp 3 4 3 kill-during TC_SHM=0
 
-# Sends that the victim never receives: the timeout names it.
-case_ unreceived 1 2 2 unreceived
-case_ unreceived-tcp 1 2 2 unreceived TC_SHM=0
+# Sends that the victim never receives: the timeout names it. Without heartbeats: their
+# progress thread would take the sends in over TCP while the victim sleeps.
+case_ unreceived 1 2 2 unreceived TC_HEARTBEAT_MS=0
+case_ unreceived-tcp 1 2 2 unreceived TC_SHM=0 TC_HEARTBEAT_MS=0
 case_ revoke 3 8 8 revoke
 case_ slow 2 4 4 slow TC_TIMEOUT_S=20 TC_HEARTBEAT_MS=200
 # A stopped rank with heartbeats every 200 ms (8 missed, the default): found in about 1.7 s, not at

@@ -303,7 +303,7 @@ static void *rank_main(void *arg)
 
     /* Phase 1: nothing in flight anywhere; rank 0 revokes, the others' pollers read it. */
     if (r->rank == 0) {
-        tc_boot_event_t ev = {TC_BOOT_EV_REVOKE, 0, 4242, 0, 0};
+        tc_boot_event_t ev = {TC_BOOT_EV_REVOKE, 0, 4242, 0, 0, 0};
         st = tc_boot_notify(boot, &ev);
         RANK_CHECK(r, st == TC_OK, 1, "notify while idle: %s", tc_last_error());
     } else {
@@ -317,7 +317,7 @@ static void *rank_main(void *arg)
 
     /* Phase 2: revoke notices between puts, fences and gets of every peer. */
     for (int k = 0; k < ROUNDS; k++) {
-        tc_boot_event_t ev = {TC_BOOT_EV_REVOKE, r->rank, (uint32_t)(r->rank * 1000 + k), 0, 0};
+        tc_boot_event_t ev = {TC_BOOT_EV_REVOKE, r->rank, (uint32_t)(r->rank * 1000 + k), 0, 0, 0};
         st = tc_boot_notify(boot, &ev);
         RANK_CHECK(r, st == TC_OK, 10, "notify round %d: %s", k, tc_last_error());
         char key[16];
@@ -337,7 +337,7 @@ static void *rank_main(void *arg)
         }
     }
     /* Each rank reports the next one failed, then all fence once more. */
-    tc_boot_event_t fail = {TC_BOOT_EV_PROC_FAILED, (r->rank + 1) % WORLD, 0, 0, 0};
+    tc_boot_event_t fail = {TC_BOOT_EV_PROC_FAILED, (r->rank + 1) % WORLD, 0, 0, 0, 0};
     st = tc_boot_notify(boot, &fail);
     RANK_CHECK(r, st == TC_OK, 20, "notify failure: %s", tc_last_error());
     st = tc_boot_fence(boot, tc_deadline_after_ms(WAIT_MS));
@@ -429,11 +429,11 @@ static void test_notify_bad_arguments(void **state)
     tc_boot_t *boot = create_rank(free_port(), 0, 2);
     env_clear();
     const tc_boot_event_t bad[] = {
-        {7, 1, 0, 0, 0},                       /* unknown kind */
-        {TC_BOOT_EV_PROC_FAILED, -1, 0, 0, 0}, /* rank out of range */
-        {TC_BOOT_EV_PROC_FAILED, 2, 0, 0, 0},
-        {TC_BOOT_EV_PROC_FAILED, 0, 0, 0, 0}, /* itself failed */
-        {TC_BOOT_EV_REVOKE, 1, 3, 0, 0},      /* another rank's revoke */
+        {7, 1, 0, 0, 0, 0},                       /* unknown kind */
+        {TC_BOOT_EV_PROC_FAILED, -1, 0, 0, 0, 0}, /* rank out of range */
+        {TC_BOOT_EV_PROC_FAILED, 2, 0, 0, 0, 0},
+        {TC_BOOT_EV_PROC_FAILED, 0, 0, 0, 0, 0}, /* itself failed */
+        {TC_BOOT_EV_REVOKE, 1, 3, 0, 0, 0},      /* another rank's revoke */
     };
     for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
         assert_int_equal(tc_boot_notify(boot, &bad[i]), TC_ERR_INVALID_ARG);
@@ -441,7 +441,7 @@ static void test_notify_bad_arguments(void **state)
     }
     assert_int_equal(tc_boot_notify(boot, NULL), TC_ERR_INVALID_ARG);
     /* Still usable: a good notice to a world where the other rank never came. */
-    tc_boot_event_t ok = {TC_BOOT_EV_REVOKE, 0, 1, 0, 0};
+    tc_boot_event_t ok = {TC_BOOT_EV_REVOKE, 0, 1, 0, 0, 0};
     assert_int_equal(tc_boot_notify(boot, &ok), TC_OK);
     tc_boot_destroy(boot);
 }
@@ -652,7 +652,7 @@ static void test_bad_event_from_the_store(void **state)
     assert_int_equal(tc_boot_get(boot, 0, "k", buf, sizeof(buf), &len, tc_deadline_after_ms(1000)),
                      TC_ERR_BOOTSTRAP);
     assert_non_null(strstr(tc_last_error(), "failed earlier"));
-    assert_int_equal(tc_boot_notify(boot, &(tc_boot_event_t){TC_BOOT_EV_REVOKE, 1, 1, 0, 0}),
+    assert_int_equal(tc_boot_notify(boot, &(tc_boot_event_t){TC_BOOT_EV_REVOKE, 1, 1, 0, 0, 0}),
                      TC_ERR_BOOTSTRAP);
     tc_boot_destroy(boot);
     assert_int_equal(write(fds[0], "x", 1), 1);
@@ -679,7 +679,7 @@ static void test_client_that_never_reads_is_dropped(void **state)
     uint64_t t0 = tc_time_ns();
     int sent = 0, logged = 0;
     for (; sent < NOTICES; sent++) {
-        tc_boot_event_t ev = {TC_BOOT_EV_REVOKE, 0, (uint32_t)sent, 0, 0};
+        tc_boot_event_t ev = {TC_BOOT_EV_REVOKE, 0, (uint32_t)sent, 0, 0, 0};
         tc_status_t st = tc_boot_notify(boot, &ev);
         if (st != TC_OK) {
             log_capture_end();

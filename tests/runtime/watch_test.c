@@ -187,8 +187,13 @@ static const uint64_t period = 200000000ull;
 
 static tc_rt_watch_case_t base_case(void)
 {
-    return (tc_rt_watch_case_t){
-        .size = 6, .self = 2, .accused = 4, .accuser = 5, .heard_ago_ns = 0, .period_ns = period};
+    return (tc_rt_watch_case_t){.size = 6,
+                                .self = 2,
+                                .accused = 4,
+                                .accuser = 5,
+                                .silent = 1,
+                                .heard_ago_ns = 0,
+                                .period_ns = period};
 }
 
 static void test_judge_rules(void **state)
@@ -199,6 +204,9 @@ static void test_judge_rules(void **state)
     c.accused_watched = 1;
     c.heard_ago_ns = 2 * period - 1;
     assert_int_equal(tc_rt_watch_judge(&c), TC_RT_WATCH_ACCUSED_HEARD);
+    c.silent = 0; /* seen dead (its process gone): believed however lately heard */
+    assert_int_equal(tc_rt_watch_judge(&c), TC_RT_WATCH_ACCEPT);
+    c.silent = 1;
     c.heard_ago_ns = 2 * period;
     assert_int_equal(tc_rt_watch_judge(&c), TC_RT_WATCH_ACCEPT);
     c.accused_known = 1;
@@ -239,6 +247,7 @@ static void test_judge_cut(void **state)
                                         .self = self,
                                         .accused = accused,
                                         .accuser = accuser,
+                                        .silent = 1,
                                         .accuser_failed = 1,
                                         .accused_watched = 1,
                                         .heard_ago_ns = period / 2,

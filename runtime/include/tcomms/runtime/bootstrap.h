@@ -34,8 +34,9 @@ typedef struct tc_boot tc_boot_t;
 
 /** @brief What a launcher or a peer tells every rank of the job. */
 typedef enum tc_boot_event_kind {
-    TC_BOOT_EV_PROC_FAILED = 1, /**< world rank @c rank died (launcher) or was seen failing (peer) */
-    TC_BOOT_EV_REVOKE,          /**< world rank @c rank revoked its communicator @c comm_id */
+    TC_BOOT_EV_PROC_FAILED =
+        1,             /**< world rank @c rank died (launcher) or was seen failing (peer) */
+    TC_BOOT_EV_REVOKE, /**< world rank @c rank revoked its communicator @c comm_id */
 } tc_boot_event_kind_t;
 
 /** @brief One event. */
@@ -45,6 +46,7 @@ typedef struct tc_boot_event {
     uint32_t comm_id;  /**< REVOKE: the revoker's communicator id */
     int from_launcher; /**< PROC_FAILED: reported by the launcher (else by a peer) */
     int reporter;      /**< PROC_FAILED: the reporting peer's world rank + 1; 0 when unknown */
+    int silent;        /**< PROC_FAILED by a peer: found silent (heartbeats), not seen dead */
 } tc_boot_event_t;
 
 /** @brief The operations of one bootstrap backend. */
@@ -67,11 +69,11 @@ typedef struct tc_boot_ops {
 /** @brief Common head of every bootstrap. */
 struct tc_boot {
     const tc_boot_ops_t *ops;
-    int rank;             /**< this process's rank in the job */
-    int size;             /**< ranks in the job */
-    int local_size;       /**< ranks of the job on this node (1 when unknown) */
-    char launcher[32];    /**< "tcrun", "mpirun", "srun", "pmix" or "self" */
-    char host[64];        /**< this host's name */
+    int rank;          /**< this process's rank in the job */
+    int size;          /**< ranks in the job */
+    int local_size;    /**< ranks of the job on this node (1 when unknown) */
+    char launcher[32]; /**< "tcrun", "mpirun", "srun", "pmix" or "self" */
+    char host[64];     /**< this host's name */
     /** The job secret that authenticates connections between the job's ranks and to its
      *  store (docs/security.md): TC_JOB_SECRET when set; under PMIx without it, 32 random
      *  bytes drawn by rank 0 and shared through PMIx; none (secret_len 0) under the torchrun

@@ -21,8 +21,9 @@
  * spreads along the graph) and the bootstrap's channel (rank 0's store,
  * PMIx events). tc_rt_watch_judge() decides whether a verdict that arrives
  * is believed: not from a rank already failed here (the side of a cut that
- * this rank gave up on cannot convict it), not about this rank, not about a
- * neighbour heard from within the last two periods.
+ * this rank gave up on cannot convict it), not about this rank, and, for a
+ * silence (not a process seen gone), not about a neighbour heard from within
+ * the last two periods.
  *
  * Tested by tests/runtime/watch_test.c; used by runtime/src/heartbeat.c.
  */
@@ -52,7 +53,7 @@ typedef enum tc_rt_watch_judgement {
     TC_RT_WATCH_KNOWN,          /**< already recorded: drop it */
     TC_RT_WATCH_ABOUT_SELF,     /**< it accuses this rank: drop it, say so */
     TC_RT_WATCH_ACCUSER_FAILED, /**< its sender is failed here: drop it */
-    TC_RT_WATCH_ACCUSED_HEARD,  /**< this rank heard the accused lately: drop it */
+    TC_RT_WATCH_ACCUSED_HEARD,  /**< found silent, but this rank heard it lately: drop it */
     TC_RT_WATCH_BAD,            /**< a rank out of range */
 } tc_rt_watch_judgement_t;
 
@@ -62,6 +63,7 @@ typedef struct tc_rt_watch_case {
     int self;              /**< the judging rank */
     int accused;           /**< the rank said to have failed */
     int accuser;           /**< the rank that sent the verdict; -1 when unknown */
+    int silent;            /**< found silent (heartbeats); else seen dead (its process gone) */
     int accused_known;     /**< the accused is already failed here */
     int accuser_failed;    /**< the accuser is failed here */
     int accused_watched;   /**< the accused is a watch neighbour of the judging rank */
