@@ -387,7 +387,7 @@ static bool bs_clients_remain(const tc_boot_store_t *st)
 /* Rank 0 is leaving and waits (TC_BOOT_LINGER_S) for the ranks that have not
  * said goodbye: say who, at once (info), after BS_LINGER_WARN_NS (warn), and
  * when the wait ends. @p how: "waits", "still waits", "stopped waiting". */
-static void bs_linger_log(const tc_boot_store_t *st, uint64_t now, uint64_t linger, const char *how)
+static void bs_linger_log(tc_boot_store_t *st, uint64_t now, uint64_t linger, const char *how)
 {
     char ranks[160];
     size_t len = 0;
@@ -395,8 +395,8 @@ static void bs_linger_log(const tc_boot_store_t *st, uint64_t now, uint64_t ling
     ranks[0] = '\0';
     for (size_t i = 0; i < st->nconns; i++) {
         const bs_conn_t *c = st->conns[i];
-        if (c->dead || c->rank < 0 || c->said_bye)
-            continue;
+        if (c->dead || c->rank <= 0 || c->said_bye)
+            continue; /* (rank 0 is the one leaving: its goodbye may not be read yet) */
         if (len + 16 < sizeof(ranks))
             len +=
                 (size_t)snprintf(ranks + len, sizeof(ranks) - len, "%s%d", n ? ", " : "", c->rank);
@@ -404,6 +404,9 @@ static void bs_linger_log(const tc_boot_store_t *st, uint64_t now, uint64_t ling
             len += (size_t)snprintf(ranks + len, sizeof(ranks) - len, ", ...");
         n++;
     }
+    if (n == 0)
+        return;
+    st->linger_told = true;
     double waited = (double)(now - st->linger_start_ns) * 1e-9;
     double left = linger > now ? (double)(linger - now) * 1e-9 : 0;
     if (strcmp(how, "waits") == 0)
@@ -483,7 +486,7 @@ void *tc_bs_main(void *arg)
                        now - st->linger_start_ns >= BS_LINGER_WARN_NS) {
                 st->linger_warned = true;
                 bs_linger_log(st, now, linger, "still waits");
-            } else if (!remain && st->linger_start_ns) {
+            } else if (!remain && st->linger_told) {
                 tc_log_info(TC_SUBSYS_RUNTIME,
                             "bootstrap store: every rank said goodbye after %.1f s of waiting",
                             (double)(now - st->linger_start_ns) * 1e-9);

@@ -103,8 +103,8 @@ tc_status_t tc_boot_store_notify_parse(const uint8_t *body, size_t len, uint32_t
         return tc_error_set(TC_ERR_PROTOCOL, "NOTIFY: a revoke on behalf of rank %u", rank);
     if (kind == TC_BOOT_EV_PROC_FAILED && (rank == sender || comm_id > 1))
         return tc_error_set(TC_ERR_PROTOCOL,
-                            "NOTIFY: rank %u failed, with a third word of %u (another rank, and 0 "
-                            "or 1, found silent, expected)",
+                            "NOTIFY: rank %u failed, with comm id %u (another rank, id 0 "
+                            "expected, or 1: found silent)",
                             rank, comm_id);
     n->kind = kind;
     n->rank = rank;

@@ -93,6 +93,7 @@ struct tc_boot_store {
     size_t nkeys;
     uint64_t linger_start_ns; /* when rank 0 began waiting for goodbyes (0: not yet) */
     bool linger_warned;       /* the wait lasted BS_LINGER_WARN_NS, and was logged */
+    bool linger_told;         /* whom it waits for was logged */
 };
 
 /* ---- boot_store.c ---- */
