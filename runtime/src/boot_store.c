@@ -379,14 +379,16 @@ static void bs_accept(tc_boot_store_t *st)
 static bool bs_clients_remain(const tc_boot_store_t *st)
 {
     for (size_t i = 0; i < st->nconns; i++)
-        if (!st->conns[i]->dead && st->conns[i]->rank >= 0 && !st->conns[i]->said_bye)
+        if (!st->conns[i]->dead && st->conns[i]->rank >= 0 && !st->conns[i]->said_bye &&
+            !st->conns[i]->reported_failed)
             return true;
     return false;
 }
 
 /* Rank 0 is leaving and waits (TC_BOOT_LINGER_S) for the ranks that have not
- * said goodbye: say who, at once (info), after BS_LINGER_WARN_NS (warn), and
- * when the wait ends. @p how: "waits", "still waits", "stopped waiting". */
+ * said goodbye (not for those another rank reported failed): say who, at once (info), after
+ * BS_LINGER_WARN_NS (warn), and when the wait ends. @p how: "waits", "still waits", "stopped
+ * waiting". */
 static void bs_linger_log(tc_boot_store_t *st, uint64_t now, uint64_t linger, const char *how)
 {
     char ranks[160];
@@ -395,7 +397,7 @@ static void bs_linger_log(tc_boot_store_t *st, uint64_t now, uint64_t linger, co
     ranks[0] = '\0';
     for (size_t i = 0; i < st->nconns; i++) {
         const bs_conn_t *c = st->conns[i];
-        if (c->dead || c->rank <= 0 || c->said_bye)
+        if (c->dead || c->rank <= 0 || c->said_bye || c->reported_failed)
             continue; /* (rank 0 is the one leaving: its goodbye may not be read yet) */
         if (len + 16 < sizeof(ranks))
             len +=

@@ -50,6 +50,7 @@ typedef struct bs_conn {
     uint32_t claimed_world;
     uint8_t nonce_i[TC_BS_NONCE_LEN], nonce_a[TC_BS_NONCE_LEN];
     bool said_bye;
+    bool reported_failed; /* another rank reported it failed: rank 0 does not wait for it */
     bool closing;         /* flush the output, then close */
     bool dead;            /* closed: removed after this poll round */
     uint64_t deadline_ns; /* of the hello, or of the flush before closing */

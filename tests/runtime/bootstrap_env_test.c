@@ -812,9 +812,26 @@ static void test_peer_left_and_linger(void **state)
     assert_true(raw_closed(fd));
     close(fd);
 
-    /* Rank 1 joins and says goodbye: no lingering even with a long linger. */
+    /* Rank 1 joins and stays without a word, but rank 0 reported it failed (a silence its
+     * heartbeats found): rank 0 does not wait for it, even with a long linger. */
     j.port = free_port();
     j.linger_s = "30";
+    boot = create_in_process(&j, 0);
+    fd = raw_connect(j.port);
+    status = raw_join(fd, 1, 2, text, sizeof(text));
+    assert_int_equal(status, TC_OK);
+    tc_boot_event_t failed = {.kind = TC_BOOT_EV_PROC_FAILED, .rank = 1, .silent = 1};
+    assert_int_equal(tc_boot_notify(boot, &failed), TC_OK);
+    t0 = tc_time_ns();
+    tc_boot_destroy(boot);
+    dt = since_s(t0);
+    if (dt > 5.0)
+        print_error("destroy waited %.3f s for rank 1, reported failed\n", dt);
+    assert_true(dt <= 5.0);
+    close(fd);
+
+    /* Rank 1 joins and says goodbye: no lingering even with a long linger. */
+    j.port = free_port();
     boot = create_in_process(&j, 0);
     fd = raw_connect(j.port);
     status = raw_join(fd, 1, 2, text, sizeof(text));
