@@ -397,6 +397,7 @@ dist() {
 }
 dist "detection (ms), the 8-rank all-reduce loops (kill-during, 4 algorithms)" "$detect".kill-during-{ring,recursive_doubling,rabenseifner,double_binary_tree}
 dist "detection (ms), every survivor of every kill trial" "$detect".kill-*
+dist "detection (ms), a stopped rank, heartbeats every 200 ms" "$detect".stop-hb
 dist "abort with an all-reduce pending on a dead rank (ms)" "$log/abort_ms"
 dist "stopped rank: the others' time to TC_ERR_TIMEOUT (ms, bound 3000)" "$log/timeout_ms.stop"
 if [ "$(cat "$detect".kill-* 2>/dev/null | sort -n | tail -n 1 | cut -d. -f1)" -gt 2000 ] 2>/dev/null; then
