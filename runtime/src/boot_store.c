@@ -379,9 +379,48 @@ static void bs_accept(tc_boot_store_t *st)
 static bool bs_clients_remain(const tc_boot_store_t *st)
 {
     for (size_t i = 0; i < st->nconns; i++)
-        if (!st->conns[i]->dead && st->conns[i]->rank >= 0 && !st->conns[i]->said_bye)
+        if (!st->conns[i]->dead && st->conns[i]->rank >= 0 && !st->conns[i]->said_bye &&
+            !st->conns[i]->reported_failed)
             return true;
     return false;
+}
+
+/* Rank 0 is leaving and waits (TC_BOOT_LINGER_S) for the ranks that have not
+ * said goodbye (not for those another rank reported failed): say who, at once (info), after
+ * BS_LINGER_WARN_NS (warn), and when the wait ends. @p how: "waits", "still waits", "stopped
+ * waiting". */
+static void bs_linger_log(tc_boot_store_t *st, uint64_t now, uint64_t linger, const char *how)
+{
+    char ranks[160];
+    size_t len = 0;
+    int n = 0;
+    ranks[0] = '\0';
+    for (size_t i = 0; i < st->nconns; i++) {
+        const bs_conn_t *c = st->conns[i];
+        if (c->dead || c->rank <= 0 || c->said_bye || c->reported_failed)
+            continue; /* (rank 0 is the one leaving: its goodbye may not be read yet) */
+        if (len + 16 < sizeof(ranks))
+            len +=
+                (size_t)snprintf(ranks + len, sizeof(ranks) - len, "%s%d", n ? ", " : "", c->rank);
+        else if (len + 5 < sizeof(ranks))
+            len += (size_t)snprintf(ranks + len, sizeof(ranks) - len, ", ...");
+        n++;
+    }
+    if (n == 0)
+        return;
+    st->linger_told = true;
+    double waited = (double)(now - st->linger_start_ns) * 1e-9;
+    double left = linger > now ? (double)(linger - now) * 1e-9 : 0;
+    if (strcmp(how, "waits") == 0)
+        tc_log_info(TC_SUBSYS_RUNTIME,
+                    "bootstrap store: rank 0 is leaving and waits up to %.0f s (TC_BOOT_LINGER_S) "
+                    "for %d rank(s) that have not said goodbye: %s",
+                    left, n, ranks);
+    else
+        tc_log_warn(TC_SUBSYS_RUNTIME,
+                    "bootstrap store: rank 0 %s after %.1f s (%.0f s left) for %d rank(s) that "
+                    "have not said goodbye: %s",
+                    how, waited, left, n, ranks);
 }
 
 /* Fire expired timers; return the earliest deadline still pending. */
@@ -438,10 +477,28 @@ void *tc_bs_main(void *arg)
                 close(st->listen_fd); /* later connections are refused */
                 st->listen_fd = -1;
             }
-            if (!bs_clients_remain(st) || now >= linger)
+            bool remain = bs_clients_remain(st);
+            if (remain && now >= linger) {
+                if (st->linger_start_ns) /* (no wait at all: an aborted creation) */
+                    bs_linger_log(st, now, linger, "stopped waiting");
+            } else if (remain && st->linger_start_ns == 0) {
+                st->linger_start_ns = now;
+                bs_linger_log(st, now, linger, "waits");
+            } else if (remain && !st->linger_warned &&
+                       now - st->linger_start_ns >= BS_LINGER_WARN_NS) {
+                st->linger_warned = true;
+                bs_linger_log(st, now, linger, "still waits");
+            } else if (!remain && st->linger_told) {
+                tc_log_info(TC_SUBSYS_RUNTIME,
+                            "bootstrap store: every rank said goodbye after %.1f s of waiting",
+                            (double)(now - st->linger_start_ns) * 1e-9);
+            }
+            if (!remain || now >= linger)
                 break;
             if (linger < next)
                 next = linger;
+            if (!st->linger_warned && st->linger_start_ns + BS_LINGER_WARN_NS < next)
+                next = st->linger_start_ns + BS_LINGER_WARN_NS;
         }
         tc_bs_reap(st);
         if (st->nconns + 2 > st->pfds_cap) {

@@ -24,7 +24,8 @@
  *   FENCE  u64 request, u64 fence number, u32 wait ms (UINT32_MAX: no limit)
  *   GET    u64 request, u32 rank, u16 key length, key
  *   BYE    (empty)
- *   NOTIFY u32 kind, u32 rank, u32 comm id   (tc_boot_event_t; no reply)
+ *   NOTIFY u32 kind, u32 rank, u32 comm id   (tc_boot_event_t; no reply; a failure's
+ *                                            third word: 1 found silent, else 0)
  *          REVOKE: rank is the sender's own; PROC_FAILED: another rank, comm id 0
  * Bodies (store to client):
  *   REPLY  u64 request, i32 status, u32 length, bytes (the value, or the error text);

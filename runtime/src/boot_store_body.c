@@ -76,7 +76,8 @@ tc_status_t tc_boot_store_get_parse(const uint8_t *body, size_t len, tc_bs_get_t
     if ((rc = bs_get_key(&r, &key, &klen)) != TC_OK)
         return rc;
     if (tc_wire_reader_left(&r) != 0)
-        return tc_error_set(TC_ERR_PROTOCOL, "GET with %zu trailing bytes", tc_wire_reader_left(&r));
+        return tc_error_set(TC_ERR_PROTOCOL, "GET with %zu trailing bytes",
+                            tc_wire_reader_left(&r));
     get->req = req;
     get->rank = rank;
     get->key = key;
@@ -100,10 +101,10 @@ tc_status_t tc_boot_store_notify_parse(const uint8_t *body, size_t len, uint32_t
         return tc_error_set(TC_ERR_PROTOCOL, "NOTIFY about rank %u of %d", rank, (int)world);
     if (kind == TC_BOOT_EV_REVOKE && rank != sender)
         return tc_error_set(TC_ERR_PROTOCOL, "NOTIFY: a revoke on behalf of rank %u", rank);
-    if (kind == TC_BOOT_EV_PROC_FAILED && (rank == sender || comm_id != 0))
+    if (kind == TC_BOOT_EV_PROC_FAILED && (rank == sender || comm_id > 1))
         return tc_error_set(TC_ERR_PROTOCOL,
                             "NOTIFY: rank %u failed, with comm id %u (another rank, id 0 "
-                            "expected)",
+                            "expected, or 1: found silent)",
                             rank, comm_id);
     n->kind = kind;
     n->rank = rank;
@@ -143,6 +144,6 @@ int tc_boot_store_event_parse(const uint8_t *body, size_t len, uint32_t world, t
     ev->rank = rank;
     ev->comm_id = comm_id;
     ev->from = from;
-    return whole && (kind == TC_BOOT_EV_PROC_FAILED || kind == TC_BOOT_EV_REVOKE) &&
-           rank < world && from < world;
+    return whole && (kind == TC_BOOT_EV_PROC_FAILED || kind == TC_BOOT_EV_REVOKE) && rank < world &&
+           from < world;
 }

@@ -19,6 +19,7 @@
 #define BS_NS_PER_MS 1000000ull
 #define BS_HELLO_TIMEOUT_NS (10ull * 1000000000ull)
 #define BS_CLOSE_FLUSH_NS (2ull * 1000000000ull)
+#define BS_LINGER_WARN_NS (5ull * 1000000000ull) /* rank 0's wait for goodbyes: warn after */
 #define BS_MAX_OUT (16u << 20)
 #define BS_READ_BUDGET (1u << 20) /* bytes read from one client per poll round */
 #define BS_MISSING_LISTED 16
@@ -49,6 +50,7 @@ typedef struct bs_conn {
     uint32_t claimed_world;
     uint8_t nonce_i[TC_BS_NONCE_LEN], nonce_a[TC_BS_NONCE_LEN];
     bool said_bye;
+    bool reported_failed; /* another rank reported it failed: rank 0 does not wait for it */
     bool closing;         /* flush the output, then close */
     bool dead;            /* closed: removed after this poll round */
     uint64_t deadline_ns; /* of the hello, or of the flush before closing */
@@ -90,6 +92,9 @@ struct tc_boot_store {
     tc_vec_t fence_count; /* uint32_t per fence */
     tc_hmap_t table;      /* hash of (rank, key) -> chain of bs_entry_t */
     size_t nkeys;
+    uint64_t linger_start_ns; /* when rank 0 began waiting for goodbyes (0: not yet) */
+    bool linger_warned;       /* the wait lasted BS_LINGER_WARN_NS, and was logged */
+    bool linger_told;         /* whom it waits for was logged */
 };
 
 /* ---- boot_store.c ---- */

@@ -279,6 +279,8 @@ static tc_status_t bs_on_notify(tc_boot_store_t *st, bs_conn_t *c)
                  c->rank, kind == TC_BOOT_EV_REVOKE ? "a revoke" : "the failure", rank, comm_id);
     for (size_t i = 0; i < st->nconns; i++) {
         bs_conn_t *o = st->conns[i];
+        if (kind == TC_BOOT_EV_PROC_FAILED && o->rank == (int)rank)
+            o->reported_failed = true; /* rank 0, leaving, does not wait for its goodbye */
         if (o != c && o->rank >= 0 && !o->said_bye && !o->dead && !o->closing)
             bs_event(st, o, kind, rank, comm_id, (uint32_t)c->rank);
     }

@@ -361,7 +361,8 @@ static tc_status_t env_notify(tc_boot_t *boot, const tc_boot_event_t *ev)
     tc_wire_writer_init(&w, frame + TC_BS_HDR_LEN, TC_BS_NOTIFY_LEN);
     (void)tc_wire_put_u32(&w, (uint32_t)ev->kind);
     (void)tc_wire_put_u32(&w, (uint32_t)ev->rank);
-    (void)tc_wire_put_u32(&w, ev->kind == TC_BOOT_EV_REVOKE ? ev->comm_id : 0);
+    /* a failure's third word: 1 when found silent (boot_store.h) */
+    (void)tc_wire_put_u32(&w, ev->kind == TC_BOOT_EV_REVOKE ? ev->comm_id : ev->silent != 0);
     tc_status_t rc;
     pthread_mutex_lock(&e->lock);
     if (e->broken)

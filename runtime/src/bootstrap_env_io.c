@@ -238,7 +238,12 @@ tc_status_t tc_benv_rx_event(tc_boot_env_t *e, const char *what)
                             "(kind %u, rank %u, from rank %u, of %d ranks)",
                             e->head.rank, what, e->master, kind, rank, from, e->head.size);
     }
-    tc_boot_event_t ev = {.kind = (int)kind, .rank = (int)rank, .comm_id = comm_id};
+    int failed = kind == TC_BOOT_EV_PROC_FAILED; /* its third word: found silent */
+    tc_boot_event_t ev = {.kind = (int)kind,
+                          .rank = (int)rank,
+                          .comm_id = failed ? 0 : comm_id,
+                          .reporter = (int)from + 1,
+                          .silent = failed && comm_id == 1};
     tc_log_debug(TC_SUBSYS_RUNTIME, "bootstrap(env): rank %u notifies %s of rank %u (comm %u)",
                  from, kind == TC_BOOT_EV_REVOKE ? "a revoke" : "the failure", rank, comm_id);
     env_ev_push(e, &ev);

@@ -174,7 +174,8 @@ static tc_status_t kv_notify(tc_boot_t *boot, const tc_boot_event_t *ev)
     tc_boot_kv_t *kv = (tc_boot_kv_t *)boot;
     char k[KV_KEY_MAX];
     int64_t i;
-    kv_event_t e = {boot->rank, ev->kind, ev->rank, ev->from_launcher, ev->comm_id};
+    kv_event_t e = {boot->rank, ev->kind, ev->rank, ev->from_launcher,
+                    ev->kind == TC_BOOT_EV_REVOKE ? ev->comm_id : (uint32_t)(ev->silent != 0)};
     tc_status_t st = kv_key(kv, k, "event/count");
     if (st != TC_OK || (st = kv_add(kv, k, 1, &i)) != TC_OK ||
         (st = kv_key(kv, k, "event/%" PRId64, i)) != TC_OK)
@@ -204,7 +205,11 @@ static int kv_poll_event(tc_boot_t *boot, tc_boot_event_t *ev)
             kv->ev_seen++;
             if (len != sizeof(e) || e.sender == boot->rank)
                 continue;
-            *ev = (tc_boot_event_t){e.kind, e.rank, e.comm_id, e.from_launcher};
+            {
+                int failed = e.kind == TC_BOOT_EV_PROC_FAILED; /* comm_id: found silent */
+                *ev = (tc_boot_event_t){e.kind,          e.rank,       failed ? 0 : e.comm_id,
+                                        e.from_launcher, e.sender + 1, failed && e.comm_id == 1};
+            }
             got = 1;
         }
         if (kv->ev_seen < n)

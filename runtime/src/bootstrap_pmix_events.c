@@ -7,6 +7,7 @@
  * drops the event and counts it, which only delays detection to the timeout. */
 #include <pmix.h>
 #include <stdbool.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -87,13 +88,18 @@ static void ev_handler(size_t id, pmix_status_t status, const pmix_proc_t *sourc
     if (status == PMIX_EVENT_PROC_TERMINATED || status == TC_PMIX_EV_PEER_FAILED) {
         e.kind = TC_BOOT_EV_PROC_FAILED;
         e.from_launcher = status == PMIX_EVENT_PROC_TERMINATED;
+        if (!e.from_launcher && source && source->rank < (pmix_rank_t)INT32_MAX)
+            e.reporter = (int)source->rank + 1; /* a peer's notice: who sent it */
+        e.silent = !e.from_launcher && e.comm_id == 1;
+        e.comm_id = 0;
     } else if (status == TC_PMIX_EV_REVOKE) {
         e.kind = TC_BOOT_EV_REVOKE;
         if (e.rank < 0 && source)
             e.rank = (int)source->rank;
     }
     if (e.kind && e.rank >= 0 &&
-        (!source || strcmp(source->nspace, ev.nspace) == 0 || status == PMIX_EVENT_PROC_TERMINATED)) {
+        (!source || strcmp(source->nspace, ev.nspace) == 0 ||
+         status == PMIX_EVENT_PROC_TERMINATED)) {
         ev_push(&e);
         if (e.from_launcher)
             dead_push(e.rank);
@@ -155,7 +161,8 @@ tc_status_t tc_boot_pmix_notify(tc_boot_t *boot, const tc_boot_event_t *e)
         return tc_error_set(TC_ERR_NO_MEMORY, "bootstrap(pmix): event info");
     pmix_status_t code = e->kind == TC_BOOT_EV_REVOKE ? TC_PMIX_EV_REVOKE : TC_PMIX_EV_PEER_FAILED;
     int rank = e->rank;
-    uint32_t comm = e->comm_id;
+    /* a failure's comm word: 1 when found silent */
+    uint32_t comm = e->kind == TC_BOOT_EV_REVOKE ? e->comm_id : (uint32_t)(e->silent != 0);
     PMIX_INFO_LOAD(&info[0], TC_PMIX_KEY_RANK, &rank, PMIX_INT);
     PMIX_INFO_LOAD(&info[1], TC_PMIX_KEY_COMM, &comm, PMIX_UINT32);
     /* Only for handlers registered for these codes: a launcher's default

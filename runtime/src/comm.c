@@ -118,7 +118,7 @@ tc_status_t tc_rt_comm_create(const tc_rt_comm_params_t *params, tc_rt_comm_t **
     }
     uint64_t deadline = tc_deadline_after_ms((uint64_t)comm->timeout_ms);
     if ((st = tc_rt_comm_world_create(params->boot, params->kv, &comm->hints, deadline,
-                                       &comm->world)) != TC_OK) {
+                                      &comm->world)) != TC_OK) {
         comm_free(comm);
         tc_error_prefix("comm '%s' create: ", name);
         return st;
@@ -373,9 +373,9 @@ tc_status_t tc_rt_comm_same_node(tc_rt_comm_t *comm, int peer, uint64_t deadline
 const char *tc_rt_op_what(const tc_rt_op_t *op, char *buf, size_t cap)
 {
     snprintf(buf, cap, "%s #%llu on comm '%s'",
-             op->name                  ? op->name
+             op->name                    ? op->name
              : op->coll == TC_COLL_COUNT ? "send/recv"
-                                       : tc_coll_name(op->coll),
+                                         : tc_coll_name(op->coll),
              (unsigned long long)op->seq, op->comm_name);
     return buf;
 }
@@ -384,7 +384,8 @@ void tc_rt_comm_abort(tc_rt_comm_t *comm)
 {
     tc_rt_world_lock(comm->world);
     if (comm->broken == TC_OK) {
-        __atomic_store_n(&comm->broken, TC_ERR_ABORTED, __ATOMIC_RELEASE); /* the window direct path reads it unlocked */
+        __atomic_store_n(&comm->broken, TC_ERR_ABORTED,
+                         __ATOMIC_RELEASE); /* the window direct path reads it unlocked */
         snprintf(comm->broken_why, sizeof(comm->broken_why),
                  "comm '%s' was aborted by the "
                  "application",
@@ -402,7 +403,7 @@ tc_status_t tc_rt_comm_revoke(tc_rt_comm_t *comm)
     snprintf(why, sizeof(why), "comm '%s' was revoked by rank %d (this rank)", comm->name,
              comm->rank);
     tc_rt_comm_revoke_local(comm, why);
-    tc_boot_event_t ev = {TC_BOOT_EV_REVOKE, world->boot->rank, comm->comm_id, 0};
+    tc_boot_event_t ev = {TC_BOOT_EV_REVOKE, world->boot->rank, comm->comm_id, 0, 0, 0};
     tc_status_t st = comm->size > 1 ? tc_boot_notify(world->boot, &ev) : TC_OK;
     tc_rt_world_unlock(world);
     if (st != TC_OK)

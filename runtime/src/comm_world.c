@@ -114,7 +114,8 @@ static tc_status_t world_assemble(tc_boot_kind_t boot, const tc_boot_kv_params_t
                                          .tick = world_tick,
                                          .connected = tc_rt_hb_peer};
     if ((st = tc_rt_progress_init(world)) != TC_OK || (st = tc_rt_ft_init(world)) != TC_OK ||
-        (st = tc_rt_world_fence(world, deadline)) != TC_OK)
+        (st = tc_rt_world_fence(world, deadline)) != TC_OK ||
+        (st = tc_rt_hb_start(world, deadline)) != TC_OK)
         goto err;
     if (world->hb_ns) {
         /* heartbeats are sent by the progress thread, whatever the caller does */
@@ -152,6 +153,7 @@ void tc_rt_world_release(tc_rt_world_t *world)
         tc_rt_world_unlock(world);
         return;
     }
+    tc_rt_hb_leave(world);
     tc_rt_progress_stop(world); /* unlocks */
     tc_rt_world_close_backends(world);
     tc_rt_ft_free(world); /* after the endpoints: their requests point into it */

@@ -15,7 +15,6 @@
 #include "tcomms/base/log.h"
 #include "tcomms/base/time.h"
 
-#define TC_RT_PROC_KEY "tc.proc"
 #define TC_RT_PROC_INFO_MS 500 /* how long to ask the bootstrap for a failed rank's host/pid */
 
 tc_status_t tc_rt_ft_init(tc_rt_world_t *world)
@@ -53,6 +52,12 @@ void tc_rt_failed_describe(const tc_rt_failed_t *f, int rank, int renumbered, ch
 const tc_rt_failed_t *tc_rt_world_note_failure(tc_rt_world_t *world, int rank, const char *why,
                                                int notify)
 {
+    return tc_rt_world_note_failure_at(world, rank, why, notify, 0, -1, NULL);
+}
+
+const tc_rt_failed_t *tc_rt_world_note_failure_at(tc_rt_world_t *world, int rank, const char *why,
+                                                  int notify, int how, int pid, const char *host)
+{
     const tc_rt_failed_t *known = tc_rt_world_failed(world, rank);
     if (known || rank < 0 || rank >= world->boot->size || rank == world->boot->rank)
         return known;
@@ -67,22 +72,28 @@ const tc_rt_failed_t *tc_rt_world_note_failure(tc_rt_world_t *world, int rank, c
     tc_rt_failed_t *f = &world->failed[world->nfailed++];
     memset(f, 0, sizeof(*f));
     f->rank = rank;
-    f->pid = -1;
+    f->pid = pid;
     f->when_ns = tc_time_ns();
-    snprintf(f->host, sizeof(f->host), "?");
+    f->spread = (how & TC_RT_FAIL_SPREAD) != 0;
+    f->silent = (how & TC_RT_FAIL_SILENT) != 0;
+    snprintf(f->host, sizeof(f->host), "%s", host ? host : "?");
     snprintf(f->why, sizeof(f->why), "%s", why);
-    /* Host and pid were published at start-up; the bootstrap still has them
-     * (unless it died with the rank). Bounded: a failure report never waits long. */
+    char saved[256];
+    snprintf(saved, sizeof(saved), "%s", tc_last_error());
+    /* Host and pid were published at start-up: a watch neighbour's were learnt
+     * then; otherwise the bootstrap still has them (unless it died with the
+     * rank). Bounded: a failure report never waits long. */
     struct {
         int32_t pid;
         char host[64];
     } proc;
     size_t len;
-    char saved[256];
-    snprintf(saved, sizeof(saved), "%s", tc_last_error());
-    if (tc_boot_get(world->boot, rank, TC_RT_PROC_KEY, &proc, sizeof(proc), &len,
-                    tc_deadline_after_ms(TC_RT_PROC_INFO_MS)) == TC_OK &&
-        len == sizeof(proc)) {
+    if (!host && tc_rt_hb_proc(world, rank, &f->pid, f->host)) {
+        /* known since the start */
+    } else if (!host &&
+               tc_boot_get(world->boot, rank, TC_RT_PROC_KEY, &proc, sizeof(proc), &len,
+                           tc_deadline_after_ms(TC_RT_PROC_INFO_MS)) == TC_OK &&
+               len == sizeof(proc)) {
         f->pid = proc.pid;
         proc.host[sizeof(proc.host) - 1] = '\0';
         snprintf(f->host, sizeof(f->host), "%s", proc.host);
@@ -95,11 +106,13 @@ const tc_rt_failed_t *tc_rt_world_note_failure(tc_rt_world_t *world, int rank, c
      * gone. A connection that broke while its process lives (a cut link, a
      * peer that left the operation) is this rank's failure to see, not an
      * accusation to spread; real deaths elsewhere reach everyone through the
-     * launcher. */
+     * launcher, and silences through the watchers' verdicts (heartbeat.c). */
     int confirmed = f->pid > 0 && strcmp(f->host, world->boot->host) == 0 &&
                     kill((pid_t)f->pid, 0) != 0 && errno == ESRCH;
+    if (confirmed)
+        f->spread = 1;
     if (notify && confirmed) {
-        tc_boot_event_t ev = {TC_BOOT_EV_PROC_FAILED, rank, 0, 0};
+        tc_boot_event_t ev = {TC_BOOT_EV_PROC_FAILED, rank, 0, 0, 0, 0};
         if (tc_boot_notify(world->boot, &ev) != TC_OK)
             tc_log_debug(TC_SUBSYS_RUNTIME, "could not tell the other ranks: %s", tc_last_error());
         tc_error_set(TC_ERR_PEER_FAILED, "%s", saved);
@@ -112,11 +125,22 @@ void tc_rt_world_poll_events(tc_rt_world_t *world)
     tc_boot_event_t ev;
     while (tc_boot_poll_event(world->boot, &ev)) {
         if (ev.kind == TC_BOOT_EV_PROC_FAILED) {
-            const tc_rt_failed_t *f = tc_rt_world_note_failure(
-                world, ev.rank,
-                ev.from_launcher ? "the launcher reported that its process ended"
-                                 : "another rank saw it fail",
-                0);
+            /* a peer's notice is judged like a verdict: not from a rank failed
+             * here, not about a watch neighbour still heard (the cut-off side
+             * of a partition accuses everyone) */
+            if (!ev.from_launcher &&
+                !tc_rt_hb_believe(world, ev.rank, ev.reporter - 1, ev.silent, tc_time_ns()))
+                continue;
+            char why[96];
+            if (ev.from_launcher)
+                snprintf(why, sizeof(why), "the launcher reported that its process ended");
+            else if (ev.reporter > 0)
+                snprintf(why, sizeof(why), "rank %d saw it fail", ev.reporter - 1);
+            else
+                snprintf(why, sizeof(why), "another rank saw it fail");
+            const tc_rt_failed_t *f = tc_rt_world_note_failure_at(
+                world, ev.rank, why, 0, TC_RT_FAIL_SPREAD | (ev.silent ? TC_RT_FAIL_SILENT : 0), -1,
+                NULL);
             if (f)
                 world->hooks.failed(world, f);
         } else if (ev.kind == TC_BOOT_EV_REVOKE && ev.rank != world->boot->rank) {

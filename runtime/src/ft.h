@@ -8,6 +8,9 @@
 
 #include "world.h"
 
+/* Each rank's host and pid (world.c publishes them: int32 pid, char host[64]). */
+#define TC_RT_PROC_KEY "tc.proc"
+
 /* A rank of the job known to have failed. */
 struct tc_rt_failed {
     int rank; /* world rank */
@@ -15,6 +18,8 @@ struct tc_rt_failed {
     char host[64];
     char why[192];    /* how it was learnt */
     uint64_t when_ns; /* when this process learnt it */
+    int spread;       /* certain enough to pass on to the watch neighbours (verdict.c) */
+    int silent;       /* found silent (heartbeats), not seen dead */
 };
 
 /* Heartbeats and fault injection, from the environment (before the fence). */
@@ -42,12 +47,31 @@ void tc_rt_fault_step(tc_rt_world_t *world, uint64_t op, uint32_t step);
 /* End this process as a crash would (SIGKILL), saying where. */
 void tc_rt_fault_die(tc_rt_world_t *world, const char *where);
 
-/* heartbeat.c */
+/* Like tc_rt_world_note_failure(), with the rank's @p pid and @p host when
+ * known (a verdict carries them: rank 0's store may be gone), else -1, NULL;
+ * @p how: TC_RT_FAIL_* flags. */
+#define TC_RT_FAIL_SPREAD 1 /* a verdict to pass on to the watch neighbours */
+#define TC_RT_FAIL_SILENT 2 /* found silent (heartbeats), not seen dead */
+const tc_rt_failed_t *tc_rt_world_note_failure_at(tc_rt_world_t *world, int rank, const char *why,
+                                                  int notify, int how, int pid, const char *host);
+
+/* heartbeat.c: heartbeats with the watch neighbours (tcomms/runtime/watch.h) */
+/* TC_HEARTBEAT_MS, TC_HEARTBEAT_MISSES, and the neighbours (before the fence). */
 TC_MUST_USE tc_status_t tc_rt_hb_init(tc_rt_world_t *world);
+/* After the fence: connect to the neighbours and learn their host and pid. */
+TC_MUST_USE tc_status_t tc_rt_hb_start(tc_rt_world_t *world, uint64_t deadline);
+/* Say goodbye to the neighbours (bounded), so that leaving is not failing. */
+void tc_rt_hb_leave(tc_rt_world_t *world);
 void tc_rt_hb_free(tc_rt_world_t *world);
-/* A new endpoint: start exchanging heartbeats with its peer. */
+/* A new endpoint: a neighbour's starts (again) its heartbeats. */
 void tc_rt_hb_peer(tc_rt_world_t *world, int peer, tc_tp_ep_t *ep);
-/* Send due heartbeats, repost receives, fail peers silent too long. */
+/* Send due heartbeats and verdicts, take in what came, fail neighbours silent too long. */
 void tc_rt_hb_tick(tc_rt_world_t *world, uint64_t now);
+/* Is a peer's notice that @p rank failed (@p silent: found silent), sent by world
+ * rank @p reporter (-1: unknown), to be believed here (tc_rt_watch_judge)? 1 yes;
+ * 0 no, logged why. */
+int tc_rt_hb_believe(const tc_rt_world_t *world, int rank, int reporter, int silent, uint64_t now);
+/* The host and pid of a neighbour, learnt at the start: 1, or 0 when not known. */
+int tc_rt_hb_proc(const tc_rt_world_t *world, int rank, int *pid_p, char host[64]);
 
 #endif

@@ -1,30 +1,33 @@
-/* Heartbeats (TC_HEARTBEAT_MS > 0): every rank sends a small message to each
- * peer it is connected to every TC_HEARTBEAT_MS, and keeps a receive posted
- * for the peer's. A peer heard from for TC_HEARTBEAT_MISSES periods is taken
- * as failed: this finds peers that hang without dying (a stopped process, a
- * frozen node), which no connection and no launcher reports. The progress
- * thread runs for as long as heartbeats are on, so a rank busy outside
- * tcomms still sends them; a stopped process sends none.
+/* Heartbeats, on by default (TC_HEARTBEAT_MS, 250; 0 turns them off): each
+ * rank exchanges a small message every period with its watch neighbours
+ * only (tcomms/runtime/watch.h: at most TC_RT_WATCH_MAX, whatever the size
+ * of the job), connected when the world is made. A neighbour heard from for
+ * TC_HEARTBEAT_MISSES (8) periods is failed: this finds a process that
+ * stopped, a node whose link went silent or whose processes all died, which
+ * no connection and no launcher may report. The verdict names the rank with
+ * the host and pid learnt at the start, goes to the bootstrap's channel
+ * (rank 0's store, PMIx) and to the neighbours, who pass it on (verdict.c),
+ * so it reaches every rank even when rank 0's node is the one gone.
  *
- * State grows with the peers used, never with the world size. Heartbeats use
- * a communicator id no communicator gets (TC_RT_HB_COMM_ID). */
+ * The progress thread runs while heartbeats are on and does this duty every
+ * quarter period (progress.c), so a rank busy outside tcomms still sends
+ * them; blocking calls do it one progress pass in 64. A neighbour that
+ * leaves says goodbye (a heartbeat of 0) and is no longer watched.
+ *
+ * Heartbeats and verdicts use a communicator id no communicator gets
+ * (TC_RT_HB_COMM_ID). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "ft.h"
+#include "heartbeat.h"
 #include "tcomms/base/log.h"
 #include "tcomms/base/time.h"
+#include "tcomms/runtime/watch.h"
 
-typedef struct tc_rt_hb {
-    int peer;       /* world rank */
-    tc_tp_ep_t *ep; /* the endpoint the requests were posted on */
-    tc_tp_req_t rreq, sreq;
-    uint64_t rbuf, sbuf;
-    uint64_t last_heard; /* ns */
-    uint64_t last_sent;  /* ns */
-    int reported;
-} tc_rt_hb_t;
+#define HB_DEFAULT_MS 250
+#define HB_DEFAULT_MISSES 8
+#define HB_LEAVE_MS 150 /* longest wait for the goodbyes, ours and the neighbours' */
 
 static uint64_t hb_tag(void)
 {
@@ -34,30 +37,78 @@ static uint64_t hb_tag(void)
 tc_status_t tc_rt_hb_init(tc_rt_world_t *world)
 {
     int64_t ms, misses;
-    tc_status_t st = tc_config_int("TC_HEARTBEAT_MS", 0, 0, 3600000, &ms);
+    tc_status_t st = tc_config_int("TC_HEARTBEAT_MS", HB_DEFAULT_MS, 0, 3600000, &ms);
     if (st == TC_OK)
-        st = tc_config_int("TC_HEARTBEAT_MISSES", 3, 2, 1000, &misses);
+        st = tc_config_int("TC_HEARTBEAT_MISSES", HB_DEFAULT_MISSES, 2, 1000, &misses);
     if (st != TC_OK)
         return st;
     world->hb_ns = (uint64_t)ms * 1000000ull;
     world->hb_misses = (int)misses;
-    tc_hmap_init(&world->hb);
-    if (ms > 0)
-        tc_log_info(TC_SUBSYS_RUNTIME,
-                    "heartbeats every %lld ms; a peer silent for %lld of "
-                    "them is failed",
-                    (long long)ms, (long long)misses);
+    int peers[TC_RT_WATCH_MAX];
+    int n = ms > 0 ? tc_rt_watch_peers(world->boot->size, world->boot->local_size,
+                                       world->boot->rank, peers)
+                   : 0;
+    if (n == 0)
+        return TC_OK;
+    world->hb = calloc((size_t)n, sizeof(*world->hb));
+    if (!world->hb)
+        return tc_error_set(TC_ERR_NO_MEMORY, "heartbeats: no memory for %d neighbours", n);
+    world->nhb = n;
+    char list[TC_RT_WATCH_MAX * 12] = "";
+    size_t len = 0;
+    for (int i = 0; i < n; i++) {
+        world->hb[i].peer = peers[i];
+        world->hb[i].pid = -1;
+        len += (size_t)snprintf(list + len, sizeof(list) - len, "%s%d", i ? " " : "", peers[i]);
+    }
+    tc_log_info(TC_SUBSYS_RUNTIME,
+                "heartbeats every %lld ms with ranks %s; a neighbour silent for %lld of them "
+                "is failed",
+                (long long)ms, list, (long long)misses);
     return TC_OK;
 }
 
-void tc_rt_hb_free(tc_rt_world_t *world)
+tc_status_t tc_rt_hb_start(tc_rt_world_t *world, uint64_t deadline)
 {
-    size_t iter = 0;
-    uint64_t peer;
-    void *hb;
-    while (tc_hmap_next(&world->hb, &iter, &peer, &hb))
-        free(hb);
-    tc_hmap_free(&world->hb);
+    for (int i = 0; i < world->nhb; i++) {
+        tc_rt_hb_t *hb = &world->hb[i];
+        struct {
+            int32_t pid;
+            char host[64];
+        } proc;
+        size_t len;
+        tc_tp_ep_t *ep;
+        tc_status_t st =
+            tc_boot_get(world->boot, hb->peer, TC_RT_PROC_KEY, &proc, sizeof(proc), &len, deadline);
+        if (st == TC_OK && len == sizeof(proc)) {
+            hb->pid = proc.pid;
+            proc.host[sizeof(proc.host) - 1] = '\0';
+            snprintf(hb->host, sizeof(hb->host), "%s", proc.host);
+        }
+        if (st != TC_OK || (st = tc_rt_world_ep(world, hb->peer, deadline, &ep)) != TC_OK) {
+            tc_error_prefix("heartbeats: watch neighbour rank %d: ", hb->peer);
+            return st;
+        }
+    }
+    return TC_OK;
+}
+
+tc_rt_hb_t *tc_rt_hb_find(const tc_rt_world_t *world, int rank)
+{
+    for (int i = 0; i < world->nhb; i++)
+        if (world->hb[i].peer == rank)
+            return &world->hb[i];
+    return NULL;
+}
+
+int tc_rt_hb_proc(const tc_rt_world_t *world, int rank, int *pid_p, char host[64])
+{
+    const tc_rt_hb_t *hb = tc_rt_hb_find(world, rank);
+    if (!hb || !hb->host[0])
+        return 0;
+    *pid_p = hb->pid;
+    memcpy(host, hb->host, sizeof(hb->host));
+    return 1;
 }
 
 /* Post the receive for the next heartbeat of @p hb's peer. */
@@ -70,19 +121,71 @@ static void hb_post_recv(tc_rt_hb_t *hb)
 
 void tc_rt_hb_peer(tc_rt_world_t *world, int peer, tc_tp_ep_t *ep)
 {
-    if (!world->hb_ns || tc_hmap_get(&world->hb, (uint64_t)peer))
+    tc_rt_hb_t *hb = tc_rt_hb_find(world, peer);
+    if (!hb || hb->reported || hb->left)
         return;
-    tc_rt_hb_t *hb = calloc(1, sizeof(*hb));
-    if (!hb || tc_hmap_put(&world->hb, (uint64_t)peer, hb) != TC_OK) {
-        free(hb); /* without heartbeats this peer is still found by its connection */
-        return;
-    }
-    hb->peer = peer;
+    if (!hb->ep)
+        hb->last_heard = tc_time_ns(); /* the first endpoint: the clock starts */
     hb->ep = ep;
-    hb->last_heard = tc_time_ns();
     hb->sreq = (tc_tp_req_t)TC_TP_REQ_INIT;
     hb->sreq.status = TC_OK;
+    hb->vsreq = hb->sreq;
     hb_post_recv(hb);
+    tc_rt_verdict_post(hb);
+}
+
+/* Take in what came from @p hb's neighbour: a heartbeat (post the receive of
+ * the next), or its goodbye (take back the verdict's receive: it closes
+ * next, and a receive left posted would be reported as lost). 1 when it left. */
+static int hb_heard(tc_rt_hb_t *hb, uint64_t now)
+{
+    if (hb->rreq.status != TC_OK)
+        return 0;
+    if (hb->rbuf != 0) {
+        hb->last_heard = now;
+        hb_post_recv(hb);
+        return 0;
+    }
+    hb->left = 1;
+    if (hb->vrreq.status == TC_INPROGRESS && hb->ep->ops->cancel)
+        (void)hb->ep->ops->cancel(hb->ep, &hb->vrreq);
+    tc_log_debug(TC_SUBSYS_RUNTIME, "heartbeats: rank %d left", hb->peer);
+    return 1;
+}
+
+/* Send a heartbeat carrying @p value (0: goodbye). */
+static void hb_send(tc_rt_hb_t *hb, uint64_t value, uint64_t now)
+{
+    hb->sreq = (tc_tp_req_t)TC_TP_REQ_INIT;
+    hb->sbuf = value;
+    hb->last_sent = now;
+    if (tc_tp_send(hb->ep, hb_tag(), &hb->sbuf, sizeof(hb->sbuf), &hb->sreq) < 0)
+        hb->sreq.status = TC_ERR_PEER_FAILED;
+}
+
+/* @p hb's neighbour has been silent too long: fail it, tell everyone. */
+static void hb_fail(tc_rt_world_t *world, tc_rt_hb_t *hb, uint64_t silent)
+{
+    char why[160];
+    snprintf(why, sizeof(why),
+             "sent no heartbeat for %llu ms to its watch neighbour rank %d (TC_HEARTBEAT_MS "
+             "%llu, %d missed)",
+             (unsigned long long)(silent / 1000000), world->boot->rank,
+             (unsigned long long)(world->hb_ns / 1000000), world->hb_misses);
+    hb->reported = 1;
+    const tc_rt_failed_t *f =
+        tc_rt_world_note_failure_at(world, hb->peer, why, 0, TC_RT_FAIL_SPREAD | TC_RT_FAIL_SILENT,
+                                    hb->pid, hb->host[0] ? hb->host : NULL);
+    if (!f)
+        return;
+    /* A silent process is not confirmed dead: tell the others anyway, it is
+     * what heartbeats are for (verdict.c passes it to the neighbours; a
+     * neighbour that hears the rank itself does not believe it). */
+    tc_boot_event_t ev = {TC_BOOT_EV_PROC_FAILED, hb->peer, 0, 0, 0, 1};
+    if (tc_boot_notify(world->boot, &ev) != TC_OK)
+        tc_log_debug(TC_SUBSYS_RUNTIME, "heartbeats: the bootstrap did not take the verdict: %s",
+                     tc_last_error());
+    world->hooks.failed(world, f);
 }
 
 void tc_rt_hb_tick(tc_rt_world_t *world, uint64_t now)
@@ -90,43 +193,91 @@ void tc_rt_hb_tick(tc_rt_world_t *world, uint64_t now)
     if (!world->hb_ns || now < world->hb_next)
         return;
     world->hb_next = now + world->hb_ns / 4;
-    size_t iter = 0;
-    uint64_t key;
-    void *v;
-    while (tc_hmap_next(&world->hb, &iter, &key, &v)) {
-        tc_rt_hb_t *hb = v;
-        const tc_tp_ep_t *ep = tc_rt_world_ep_get(world, (int)key);
-        if (hb->reported || !ep || ep != hb->ep)
-            continue;                   /* already failed, or the endpoint was closed */
-        if (hb->rreq.status == TC_OK) { /* heard: again */
-            hb->last_heard = now;
-            hb_post_recv(hb);
-        }
-        if (hb->sreq.status != TC_INPROGRESS && now - hb->last_sent >= world->hb_ns) {
-            hb->sreq = (tc_tp_req_t)TC_TP_REQ_INIT;
-            hb->sbuf = now;
-            hb->last_sent = now;
-            if (tc_tp_send(hb->ep, hb_tag(), &hb->sbuf, sizeof(hb->sbuf), &hb->sreq) < 0)
-                hb->sreq.status = TC_ERR_PEER_FAILED;
+    for (int i = 0; i < world->nhb; i++) {
+        tc_rt_hb_t *hb = &world->hb[i];
+        if (hb->reported || hb->left || !hb->ep)
+            continue; /* failed, gone, or not yet connected */
+        /* An endpoint closed under it (an operation could not take a request
+         * back: its peer is mostly dead) brings no heartbeat: the silence
+         * decides, its clock running on (a new endpoint re-arms it). */
+        if (tc_rt_world_ep_get(world, hb->peer) == hb->ep) {
+            if (hb_heard(hb, now))
+                continue; /* it left */
+            tc_rt_verdict_tick(world, hb, now);
+            if (hb->reported) /* a verdict about the neighbour itself */
+                continue;
+            if (hb->sreq.status != TC_INPROGRESS && now - hb->last_sent >= world->hb_ns)
+                hb_send(hb, now, now);
         }
         uint64_t silent = now - hb->last_heard;
-        if (silent > (uint64_t)world->hb_misses * world->hb_ns) {
-            char why[128];
-            snprintf(why, sizeof(why),
-                     "sent no heartbeat for %llu ms (TC_HEARTBEAT_MS %llu, "
-                     "%d missed)",
-                     (unsigned long long)(silent / 1000000),
-                     (unsigned long long)(world->hb_ns / 1000000), world->hb_misses);
-            hb->reported = 1;
-            const tc_rt_failed_t *f = tc_rt_world_note_failure(world, hb->peer, why, 0);
-            if (f) {
-                /* a silent process is not confirmed dead: tell the others
-                 * anyway, it is what heartbeats are for */
-                tc_boot_event_t ev = {TC_BOOT_EV_PROC_FAILED, hb->peer, 0, 0};
-                (void)tc_boot_notify(world->boot, &ev);
-                world->hooks.failed(world, f);
+        if (silent > (uint64_t)world->hb_misses * world->hb_ns)
+            hb_fail(world, hb, silent);
+    }
+}
+
+int tc_rt_hb_believe(const tc_rt_world_t *world, int rank, int reporter, int silent, uint64_t now)
+{
+    const tc_rt_hb_t *hb = tc_rt_hb_find(world, rank);
+    tc_rt_watch_case_t c = {
+        .size = world->boot->size,
+        .self = world->boot->rank,
+        .accused = rank,
+        .accuser = reporter,
+        .silent = silent,
+        .accused_known = tc_rt_world_failed(world, rank) != NULL,
+        .accuser_failed = reporter >= 0 && tc_rt_world_failed(world, reporter) != NULL,
+        .accused_watched = hb && !hb->reported && !hb->left && hb->ep,
+        .heard_ago_ns = hb && now > hb->last_heard ? now - hb->last_heard : 0,
+        .period_ns = world->hb_ns,
+    };
+    tc_rt_watch_judgement_t j = tc_rt_watch_judge(&c);
+    static const char *const why[] = {
+        [TC_RT_WATCH_ABOUT_SELF] = "it names this rank, which lives",
+        [TC_RT_WATCH_ACCUSER_FAILED] = "its reporter is failed here",
+        [TC_RT_WATCH_ACCUSED_HEARD] = "this rank heard it within the last two periods",
+        [TC_RT_WATCH_BAD] = "a rank out of range",
+    };
+    if (j == TC_RT_WATCH_ACCEPT || j == TC_RT_WATCH_KNOWN)
+        return j == TC_RT_WATCH_ACCEPT;
+    tc_log_warn(TC_SUBSYS_RUNTIME, "a verdict that rank %d failed, from rank %d, not believed: %s",
+                rank, reporter, why[j]);
+    return 0;
+}
+
+void tc_rt_hb_leave(tc_rt_world_t *world)
+{
+    /* Until every neighbour has our goodbye and has said its own (they leave
+     * together at the end of a job), or HB_LEAVE_MS: a neighbour still at
+     * work takes in the goodbye at its next duty, a quarter period away. */
+    uint64_t now = tc_time_ns(), deadline = tc_deadline_after_ms(HB_LEAVE_MS);
+    int pending = world->hb_ns != 0;
+    while (pending && now < deadline) {
+        pending = 0;
+        for (int i = 0; i < world->nhb; i++) {
+            tc_rt_hb_t *hb = &world->hb[i];
+            if (hb->reported || !hb->ep || tc_rt_world_ep_get(world, hb->peer) != hb->ep)
+                continue; /* failed, or not connected */
+            if (!hb->left)
+                hb->left = hb_heard(hb, now);
+            if (hb->sreq.status == TC_INPROGRESS || hb->vsreq.status == TC_INPROGRESS) {
+                pending = 1; /* a heartbeat or a verdict still going, or the goodbye */
+            } else if (!hb->said_bye) {
+                hb_send(hb, 0, now);
+                hb->said_bye = pending = 1;
             }
-            iter = 0; /* failing communicators may have closed endpoints */
+            pending |= !hb->left;
+        }
+        if (pending) {
+            (void)tc_rt_world_progress_tp(world);
+            now = tc_time_ns();
         }
     }
+    world->hb_ns = 0; /* no more duty: the endpoints close next */
+}
+
+void tc_rt_hb_free(tc_rt_world_t *world)
+{
+    free(world->hb);
+    world->hb = NULL;
+    world->nhb = 0;
 }

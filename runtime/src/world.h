@@ -117,11 +117,12 @@ struct tc_rt_world {
     /* ---- fault tolerance (failure.c, heartbeat.c, fault_inject.c) ---- */
     tc_rt_failed_t *failed; /* ranks known to have failed, in the order learnt */
     int nfailed, failed_cap;
-    uint64_t hb_ns;     /* heartbeat period (0: off) */
-    int hb_misses;      /* periods of silence before a peer is failed */
-    uint64_t hb_next;   /* next heartbeat duty */
-    unsigned hb_passes; /* progress passes, to look at the clock every 64 */
-    tc_hmap_t hb;       /* world rank -> heartbeat state, peers connected only */
+    uint64_t hb_ns;      /* heartbeat period (0: off) */
+    int hb_misses;       /* periods of silence before a peer is failed */
+    int nhb;             /* watch neighbours, in hb */
+    uint64_t hb_next;    /* next heartbeat duty */
+    unsigned hb_passes;  /* progress passes, to look at the clock every 64 */
+    struct tc_rt_hb *hb; /* the watch neighbours (tcomms/runtime/watch.h) */
     tc_rt_fault_t fault;
 
     /* ---- communicators and work (comm.c, work.c) ---- */

@@ -40,9 +40,9 @@
 #include "tests/runtime/store_client.h"
 
 #define WORLD 4
-#define ROUNDS 8        /* revoke notices per rank, each followed by a put, fence, gets */
-#define MAX_EVENTS 256  /* collected per rank */
-#define WAIT_MS 10000   /* for anything that should come at once */
+#define ROUNDS 8       /* revoke notices per rank, each followed by a put, fence, gets */
+#define MAX_EVENTS 256 /* collected per rank */
+#define WAIT_MS 10000  /* for anything that should come at once */
 #define T_NOTIFY 6
 #define T_REPLY 16
 #define T_EVENT 17
@@ -163,9 +163,8 @@ static int raw_join(int port, int rank, int world, int rcvbuf)
         return fd; /* no hello */
     int32_t status = 1;
     char text[1100];
-    assert_int_equal(tc_sct_join(fd, NULL, (uint32_t)rank, (uint32_t)world, &status, text,
-                                 sizeof(text)),
-                     0);
+    assert_int_equal(
+        tc_sct_join(fd, NULL, (uint32_t)rank, (uint32_t)world, &status, text, sizeof(text)), 0);
     assert_int_equal(status, 0); /* TC_OK */
     return fd;
 }
@@ -304,7 +303,7 @@ static void *rank_main(void *arg)
 
     /* Phase 1: nothing in flight anywhere; rank 0 revokes, the others' pollers read it. */
     if (r->rank == 0) {
-        tc_boot_event_t ev = {TC_BOOT_EV_REVOKE, 0, 4242, 0};
+        tc_boot_event_t ev = {TC_BOOT_EV_REVOKE, 0, 4242, 0, 0, 0};
         st = tc_boot_notify(boot, &ev);
         RANK_CHECK(r, st == TC_OK, 1, "notify while idle: %s", tc_last_error());
     } else {
@@ -318,7 +317,7 @@ static void *rank_main(void *arg)
 
     /* Phase 2: revoke notices between puts, fences and gets of every peer. */
     for (int k = 0; k < ROUNDS; k++) {
-        tc_boot_event_t ev = {TC_BOOT_EV_REVOKE, r->rank, (uint32_t)(r->rank * 1000 + k), 0};
+        tc_boot_event_t ev = {TC_BOOT_EV_REVOKE, r->rank, (uint32_t)(r->rank * 1000 + k), 0, 0, 0};
         st = tc_boot_notify(boot, &ev);
         RANK_CHECK(r, st == TC_OK, 10, "notify round %d: %s", k, tc_last_error());
         char key[16];
@@ -338,7 +337,7 @@ static void *rank_main(void *arg)
         }
     }
     /* Each rank reports the next one failed, then all fence once more. */
-    tc_boot_event_t fail = {TC_BOOT_EV_PROC_FAILED, (r->rank + 1) % WORLD, 0, 0};
+    tc_boot_event_t fail = {TC_BOOT_EV_PROC_FAILED, (r->rank + 1) % WORLD, 0, 0, 0, 0};
     st = tc_boot_notify(boot, &fail);
     RANK_CHECK(r, st == TC_OK, 20, "notify failure: %s", tc_last_error());
     st = tc_boot_fence(boot, tc_deadline_after_ms(WAIT_MS));
@@ -375,6 +374,7 @@ static void check_events(rank_t *r)
             assert_int_equal(ev->comm_id, 0);
             int s = (ev->rank + WORLD - 1) % WORLD; /* its sender */
             assert_true(s != r->rank);
+            assert_int_equal(ev->reporter, s + 1); /* the store says who reported it */
             assert_int_equal(next[s], ROUNDS);
             failed_seen[s]++;
         }
@@ -429,11 +429,11 @@ static void test_notify_bad_arguments(void **state)
     tc_boot_t *boot = create_rank(free_port(), 0, 2);
     env_clear();
     const tc_boot_event_t bad[] = {
-        {7, 1, 0, 0},                       /* unknown kind */
-        {TC_BOOT_EV_PROC_FAILED, -1, 0, 0}, /* rank out of range */
-        {TC_BOOT_EV_PROC_FAILED, 2, 0, 0},
-        {TC_BOOT_EV_PROC_FAILED, 0, 0, 0}, /* itself failed */
-        {TC_BOOT_EV_REVOKE, 1, 3, 0},      /* another rank's revoke */
+        {7, 1, 0, 0, 0, 0},                       /* unknown kind */
+        {TC_BOOT_EV_PROC_FAILED, -1, 0, 0, 0, 0}, /* rank out of range */
+        {TC_BOOT_EV_PROC_FAILED, 2, 0, 0, 0, 0},
+        {TC_BOOT_EV_PROC_FAILED, 0, 0, 0, 0, 0}, /* itself failed */
+        {TC_BOOT_EV_REVOKE, 1, 3, 0, 0, 0},      /* another rank's revoke */
     };
     for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
         assert_int_equal(tc_boot_notify(boot, &bad[i]), TC_ERR_INVALID_ARG);
@@ -441,7 +441,7 @@ static void test_notify_bad_arguments(void **state)
     }
     assert_int_equal(tc_boot_notify(boot, NULL), TC_ERR_INVALID_ARG);
     /* Still usable: a good notice to a world where the other rank never came. */
-    tc_boot_event_t ok = {TC_BOOT_EV_REVOKE, 0, 1, 0};
+    tc_boot_event_t ok = {TC_BOOT_EV_REVOKE, 0, 1, 0, 0, 0};
     assert_int_equal(tc_boot_notify(boot, &ok), TC_OK);
     tc_boot_destroy(boot);
 }
@@ -652,7 +652,7 @@ static void test_bad_event_from_the_store(void **state)
     assert_int_equal(tc_boot_get(boot, 0, "k", buf, sizeof(buf), &len, tc_deadline_after_ms(1000)),
                      TC_ERR_BOOTSTRAP);
     assert_non_null(strstr(tc_last_error(), "failed earlier"));
-    assert_int_equal(tc_boot_notify(boot, &(tc_boot_event_t){TC_BOOT_EV_REVOKE, 1, 1, 0}),
+    assert_int_equal(tc_boot_notify(boot, &(tc_boot_event_t){TC_BOOT_EV_REVOKE, 1, 1, 0, 0, 0}),
                      TC_ERR_BOOTSTRAP);
     tc_boot_destroy(boot);
     assert_int_equal(write(fds[0], "x", 1), 1);
@@ -679,7 +679,7 @@ static void test_client_that_never_reads_is_dropped(void **state)
     uint64_t t0 = tc_time_ns();
     int sent = 0, logged = 0;
     for (; sent < NOTICES; sent++) {
-        tc_boot_event_t ev = {TC_BOOT_EV_REVOKE, 0, (uint32_t)sent, 0};
+        tc_boot_event_t ev = {TC_BOOT_EV_REVOKE, 0, (uint32_t)sent, 0, 0, 0};
         tc_status_t st = tc_boot_notify(boot, &ev);
         if (st != TC_OK) {
             log_capture_end();

@@ -26,6 +26,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "tcomms/base/log.h"
 #include "tcomms/base/status.h"
 #include "tcomms/base/time.h"
 #include "tcomms/runtime/bootstrap.h"
@@ -772,24 +773,65 @@ static void test_peer_left_and_linger(void **state)
     assert_true(since_s(t0) < 3.0);
     tc_boot_destroy(boot);
 
-    /* Rank 1 joins and stays without a word: rank 0's destroy lingers 1 s for it. */
+    /* Rank 1 joins and stays without a word: rank 0's destroy lingers 1 s for it, and
+     * says so (the log, on stderr, captured in a file): at once that it waits for rank 1,
+     * and when it stops waiting. */
     j.port = free_port();
     boot = create_in_process(&j, 0);
     fd = raw_connect(j.port);
     status = raw_join(fd, 1, 2, text, sizeof(text));
     assert_int_equal(status, TC_OK);
+    char log_path[] = "/tmp/tc-linger-log.XXXXXX";
+    int log_fd = mkstemp(log_path), saved_err = dup(2);
+    assert_true(log_fd >= 0 && saved_err >= 0);
+    assert_int_equal(tc_log_configure("warn,runtime=info"), TC_OK);
+    fflush(stderr);
+    assert_int_equal(dup2(log_fd, 2), 2);
     t0 = tc_time_ns();
     tc_boot_destroy(boot);
     double dt = since_s(t0);
+    fflush(stderr);
+    dup2(saved_err, 2);
+    close(saved_err);
+    assert_int_equal(tc_log_configure("warn"), TC_OK);
+    char logged[8192];
+    ssize_t got = pread(log_fd, logged, sizeof(logged) - 1, 0);
+    close(log_fd);
+    unlink(log_path);
+    logged[got > 0 ? got : 0] = '\0';
     if (dt < 0.9 || dt > 3.0)
         print_error("destroy with TC_BOOT_LINGER_S=1 took %.3f s\n", dt);
     assert_true(dt >= 0.9 && dt <= 3.0);
+    if (!strstr(logged, "waits up to 1 s (TC_BOOT_LINGER_S) for 1 rank(s) that have not said "
+                        "goodbye: 1\n") ||
+        !strstr(logged, "rank 0 stopped waiting after 1.") ||
+        !strstr(logged, "for 1 rank(s) that have not said goodbye: 1\n"))
+        print_error("rank 0's wait for rank 1 not logged as expected:\n%s\n", logged);
+    assert_non_null(strstr(logged, "waits up to 1 s (TC_BOOT_LINGER_S) for 1 rank(s)"));
+    assert_non_null(strstr(logged, "rank 0 stopped waiting after 1."));
     assert_true(raw_closed(fd));
+    close(fd);
+
+    /* Rank 1 joins and stays without a word, but rank 0 reported it failed (a silence its
+     * heartbeats found): rank 0 does not wait for it, even with a long linger. */
+    j.port = free_port();
+    j.linger_s = "30";
+    boot = create_in_process(&j, 0);
+    fd = raw_connect(j.port);
+    status = raw_join(fd, 1, 2, text, sizeof(text));
+    assert_int_equal(status, TC_OK);
+    tc_boot_event_t failed = {.kind = TC_BOOT_EV_PROC_FAILED, .rank = 1, .silent = 1};
+    assert_int_equal(tc_boot_notify(boot, &failed), TC_OK);
+    t0 = tc_time_ns();
+    tc_boot_destroy(boot);
+    dt = since_s(t0);
+    if (dt > 5.0)
+        print_error("destroy waited %.3f s for rank 1, reported failed\n", dt);
+    assert_true(dt <= 5.0);
     close(fd);
 
     /* Rank 1 joins and says goodbye: no lingering even with a long linger. */
     j.port = free_port();
-    j.linger_s = "30";
     boot = create_in_process(&j, 0);
     fd = raw_connect(j.port);
     status = raw_join(fd, 1, 2, text, sizeof(text));

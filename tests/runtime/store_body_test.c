@@ -46,8 +46,10 @@ static void test_put(void **state)
     assert_memory_equal(p.key, "abc", 3);
     assert_int_equal(p.vlen, 4);
     assert_memory_equal(p.val, "wxyz", 4);
-    expect_error(tc_boot_store_put_parse(b, n + 1, &p), "malformed PUT of key 'abc' (body 14 bytes)");
-    expect_error(tc_boot_store_put_parse(b, n - 1, &p), "malformed PUT of key 'abc' (body 12 bytes)");
+    expect_error(tc_boot_store_put_parse(b, n + 1, &p),
+                 "malformed PUT of key 'abc' (body 14 bytes)");
+    expect_error(tc_boot_store_put_parse(b, n - 1, &p),
+                 "malformed PUT of key 'abc' (body 12 bytes)");
     expect_error(tc_boot_store_put_parse(b, 1, &p), "malformed key (length 1..255 expected)");
     b[3] = '\0';
     expect_error(tc_boot_store_put_parse(b, n, &p), "key with a NUL byte");
@@ -106,15 +108,22 @@ static void test_notify(void **state)
     assert_true(v.kind == TC_BOOT_EV_REVOKE && v.rank == 2 && v.comm_id == 5 && v.from == 2);
     expect_error(tc_boot_store_notify_parse(b, 12, 4, 1, &v),
                  "NOTIFY: a revoke on behalf of rank 2");
-    expect_error(tc_boot_store_notify_parse(b, 11, 4, 2, &v), "NOTIFY body of 11 bytes, expected 12");
+    expect_error(tc_boot_store_notify_parse(b, 11, 4, 2, &v),
+                 "NOTIFY body of 11 bytes, expected 12");
     expect_error(tc_boot_store_notify_parse(b, 12, 2, 2, &v), "NOTIFY about rank 2 of 2");
     le(b, TC_BOOT_EV_PROC_FAILED, 4);
     expect_error(tc_boot_store_notify_parse(b, 12, 4, 1, &v),
-                 "NOTIFY: rank 2 failed, with comm id 5 (another rank, id 0 expected)");
+                 "NOTIFY: rank 2 failed, with comm id 5 (another rank, id 0 expected, or 1");
+    le(b + 8, 2, 4);
+    expect_error(tc_boot_store_notify_parse(b, 12, 4, 1, &v),
+                 "NOTIFY: rank 2 failed, with comm id 2 (another rank, id 0 expected, or 1");
+    le(b + 8, 1, 4); /* found silent (heartbeats) */
+    assert_int_equal(tc_boot_store_notify_parse(b, 12, 4, 1, &v), TC_OK);
+    assert_true(v.kind == TC_BOOT_EV_PROC_FAILED && v.rank == 2 && v.comm_id == 1 && v.from == 1);
     le(b + 8, 0, 4);
     assert_int_equal(tc_boot_store_notify_parse(b, 12, 4, 1, &v), TC_OK);
     expect_error(tc_boot_store_notify_parse(b, 12, 4, 2, &v),
-                 "NOTIFY: rank 2 failed, with comm id 0 (another rank, id 0 expected)");
+                 "NOTIFY: rank 2 failed, with comm id 0 (another rank, id 0 expected, or 1");
     le(b, 9, 4);
     expect_error(tc_boot_store_notify_parse(b, 12, 4, 1, &v), "NOTIFY of unknown kind 9");
 }

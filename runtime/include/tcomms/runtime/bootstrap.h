@@ -46,8 +46,9 @@ typedef struct tc_boot tc_boot_t;
 
 /** @brief What a launcher or a peer tells every rank of the job. */
 typedef enum tc_boot_event_kind {
-    TC_BOOT_EV_PROC_FAILED = 1, /**< world rank @c rank died (launcher) or was seen failing (peer) */
-    TC_BOOT_EV_REVOKE,          /**< world rank @c rank revoked its communicator @c comm_id */
+    TC_BOOT_EV_PROC_FAILED =
+        1,             /**< world rank @c rank died (launcher) or was seen failing (peer) */
+    TC_BOOT_EV_REVOKE, /**< world rank @c rank revoked its communicator @c comm_id */
 } tc_boot_event_kind_t;
 
 /** @brief One event. */
@@ -56,6 +57,8 @@ typedef struct tc_boot_event {
     int rank;          /**< the world rank it is about (failed, or revoker) */
     uint32_t comm_id;  /**< REVOKE: the revoker's communicator id */
     int from_launcher; /**< PROC_FAILED: reported by the launcher (else by a peer) */
+    int reporter;      /**< PROC_FAILED: the reporting peer's world rank + 1; 0 when unknown */
+    int silent;        /**< PROC_FAILED by a peer: found silent (heartbeats), not seen dead */
 } tc_boot_event_t;
 
 /** @brief The operations of one bootstrap backend. */

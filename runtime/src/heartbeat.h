@@ -1,0 +1,47 @@
+/* Internal to fault tolerance: the state of one watch neighbour, shared by
+ * heartbeat.c (heartbeats, silence) and verdict.c (verdicts over the data
+ * network). One per neighbour (at most TC_RT_WATCH_MAX), never per rank of
+ * the world. */
+#ifndef TC_RUNTIME_HEARTBEAT_H
+#define TC_RUNTIME_HEARTBEAT_H
+
+#include "ft.h"
+
+/* A verdict on the wire: "world rank @c rank (pid, host) failed", sent by a
+ * watch neighbour (whose rank the receiver knows from the endpoint). */
+#define TC_RT_VERDICT_MAGIC 0x74637664u /* "tcvd" */
+typedef struct tc_rt_verdict_msg {
+    uint32_t magic;
+    int32_t rank;
+    int32_t pid;
+    int32_t silent; /* found silent by its watchers (else seen dead) */
+    char host[64];
+} tc_rt_verdict_msg_t;
+
+typedef struct tc_rt_hb {
+    int peer; /* world rank */
+    int pid;  /* -1 until learnt */
+    char host[64];
+    tc_tp_ep_t *ep;           /* the endpoint the requests were posted on; NULL before */
+    tc_tp_req_t rreq, sreq;   /* heartbeats */
+    tc_tp_req_t vrreq, vsreq; /* verdicts */
+    uint64_t rbuf, sbuf;      /* a heartbeat: its send time; 0 says goodbye */
+    tc_rt_verdict_msg_t vrbuf, vsbuf;
+    uint64_t last_heard; /* ns */
+    uint64_t last_sent;  /* ns */
+    int forwarded;       /* entries of world->failed passed on to this neighbour */
+    int reported;        /* failed here: no longer watched */
+    int left;            /* said goodbye: no longer watched */
+    int said_bye;        /* this rank said goodbye to it */
+} tc_rt_hb_t;
+
+/* heartbeat.c: the neighbour state of world rank @p rank, or NULL. */
+tc_rt_hb_t *tc_rt_hb_find(const tc_rt_world_t *world, int rank);
+
+/* verdict.c */
+/* Post the receive of @p hb's next verdict. */
+void tc_rt_verdict_post(tc_rt_hb_t *hb);
+/* Take in a verdict that arrived from @p hb, pass known failures on to it. */
+void tc_rt_verdict_tick(tc_rt_world_t *world, tc_rt_hb_t *hb, uint64_t now);
+
+#endif
