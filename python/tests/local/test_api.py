@@ -142,6 +142,8 @@ def test_batch_split_stats_revoke():
 
 
 def test_abort_and_wait_timeout():
+    done = threading.Event()
+
     def fn(c, r, n):
         if r == 0:
             w = c.all_reduce(np.zeros(4), async_op=True)  # rank 1 never joins it
@@ -149,6 +151,11 @@ def test_abort_and_wait_timeout():
             c.abort()
             with pytest.raises(tcomms.AbortedError):
                 w.wait()
+            done.set()
+        else:
+            # rank 1 stays until then: its communicator's end would close its endpoint to rank
+            # 0 (connected at creation for the heartbeats) and fail the all_reduce instead
+            assert done.wait(30)
         return True
     assert run_ranks(2, fn) == [True, True]
 
