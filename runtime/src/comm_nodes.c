@@ -64,7 +64,7 @@ tc_status_t tc_rt_comm_agree_nodes(tc_rt_comm_t *comm)
     comm->ranks_per_node = comm->world->ranks_per_node = boot->local_size;
     if (boot->local_size >= comm->size)
         return TC_OK;
-    int64_t mine[NODES_N], all[NODES_N];
+    int64_t mine[NODES_N], all[NODES_N] = {0}; /* all: written by the all-reduce */
     nodes_mine(comm->rank, comm->size, boot->local_rank, boot->local_size, mine);
     tc_hints_t hints;
     tc_hints_init(&hints);
