@@ -6,17 +6,7 @@
 #define TC_RUNTIME_HEARTBEAT_H
 
 #include "ft.h"
-
-/* A verdict on the wire: "world rank @c rank (pid, host) failed", sent by a
- * watch neighbour (whose rank the receiver knows from the endpoint). */
-#define TC_RT_VERDICT_MAGIC 0x74637664u /* "tcvd" */
-typedef struct tc_rt_verdict_msg {
-    uint32_t magic;
-    int32_t rank;
-    int32_t pid;
-    int32_t silent; /* found silent by its watchers (else seen dead) */
-    char host[64];
-} tc_rt_verdict_msg_t;
+#include "tcomms/runtime/watch.h"
 
 typedef struct tc_rt_hb {
     int peer; /* world rank */

@@ -30,8 +30,7 @@ void tc_rt_verdict_post(tc_rt_hb_t *hb)
 static void verdict_take(tc_rt_world_t *world, tc_rt_hb_t *hb, uint64_t now)
 {
     tc_rt_verdict_msg_t m = hb->vrbuf;
-    if (hb->vrreq.bytes != sizeof(m) || m.magic != TC_RT_VERDICT_MAGIC || m.rank < 0 ||
-        m.rank >= world->boot->size || !memchr(m.host, '\0', sizeof(m.host))) {
+    if (!tc_rt_verdict_valid(&m, hb->vrreq.bytes, world->boot->size)) {
         tc_log_warn(TC_SUBSYS_RUNTIME,
                     "heartbeats: a malformed verdict from rank %d (%zu bytes, magic 0x%08x, "
                     "rank %d of %d): dropped",

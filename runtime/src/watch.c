@@ -1,5 +1,7 @@
 /* The watch graph and the judgement of verdicts (tcomms/runtime/watch.h):
  * rank arithmetic only, no I/O. */
+#include <string.h>
+
 #include "tcomms/runtime/watch.h"
 
 /* Add (r + d) mod n to the sorted set @p out of @p n_out elements, unless it is @p r. */
@@ -58,4 +60,10 @@ tc_rt_watch_judgement_t tc_rt_watch_judge(const tc_rt_watch_case_t *c)
     if (c->silent && c->accused_watched && c->heard_ago_ns < 2 * c->period_ns)
         return TC_RT_WATCH_ACCUSED_HEARD;
     return TC_RT_WATCH_ACCEPT;
+}
+
+int tc_rt_verdict_valid(const tc_rt_verdict_msg_t *m, size_t bytes, int size)
+{
+    return bytes == sizeof(*m) && m->magic == TC_RT_VERDICT_MAGIC && m->rank >= 0 &&
+           m->rank < size && memchr(m->host, '\0', sizeof(m->host)) != NULL;
 }

@@ -23,6 +23,7 @@
 #include <cmocka.h>
 
 #include <stdio.h>
+#include <string.h>
 #include <stdlib.h>
 
 #include "tcomms/runtime/watch.h"
@@ -258,6 +259,43 @@ static void test_judge_cut(void **state)
             }
 }
 
+/* A verdict's bytes come from another process: only the exact size, the magic, a rank of
+ * the job and a NUL-terminated host pass. */
+static void test_verdict_valid(void **state)
+{
+    (void)state;
+    tc_rt_verdict_msg_t m;
+    memset(&m, 0, sizeof(m));
+    m.magic = TC_RT_VERDICT_MAGIC;
+    m.rank = 3;
+    m.pid = 1234;
+    snprintf(m.host, sizeof(m.host), "tcn1");
+    assert_true(tc_rt_verdict_valid(&m, sizeof(m), 4));
+    assert_false(tc_rt_verdict_valid(&m, sizeof(m) - 1, 4)); /* short */
+    assert_false(tc_rt_verdict_valid(&m, 0, 4));
+    assert_false(tc_rt_verdict_valid(&m, sizeof(m), 3)); /* rank beyond the job */
+    tc_rt_verdict_msg_t bad = m;
+    bad.rank = -1;
+    assert_false(tc_rt_verdict_valid(&bad, sizeof(bad), 4));
+    bad = m;
+    bad.magic ^= 1;
+    assert_false(tc_rt_verdict_valid(&bad, sizeof(bad), 4));
+    bad = m;
+    memset(bad.host, 'x', sizeof(bad.host)); /* no terminator */
+    assert_false(tc_rt_verdict_valid(&bad, sizeof(bad), 4));
+    bad.host[sizeof(bad.host) - 1] = '\0';
+    assert_true(tc_rt_verdict_valid(&bad, sizeof(bad), 4));
+    /* every byte flipped one at a time: never a crash, and a flip of the magic or the
+     * host's terminator region is refused */
+    for (size_t i = 0; i < sizeof(m); i++) {
+        tc_rt_verdict_msg_t f = m;
+        ((unsigned char *)&f)[i] ^= 0xff;
+        int ok = tc_rt_verdict_valid(&f, sizeof(f), 4);
+        if (i < sizeof(uint32_t))
+            assert_false(ok);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -267,6 +305,7 @@ int main(void)
         cmocka_unit_test(test_graph_bad_args),
         cmocka_unit_test(test_judge_rules),
         cmocka_unit_test(test_judge_cut),
+        cmocka_unit_test(test_verdict_valid),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -30,6 +30,7 @@
 #ifndef TCOMMS_RUNTIME_WATCH_H
 #define TCOMMS_RUNTIME_WATCH_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #ifdef __cplusplus
@@ -73,6 +74,25 @@ typedef struct tc_rt_watch_case {
 
 /** @brief Judge one verdict (see the file's comment). */
 tc_rt_watch_judgement_t tc_rt_watch_judge(const tc_rt_watch_case_t *c);
+
+/** @brief "tcvd": the first word of every verdict on the wire. */
+#define TC_RT_VERDICT_MAGIC 0x74637664u
+
+/** @brief A verdict on the wire: "world rank @c rank (pid, host) failed", sent
+ *         by a watch neighbour (whose rank the receiver knows from the endpoint). */
+typedef struct tc_rt_verdict_msg {
+    uint32_t magic; /**< TC_RT_VERDICT_MAGIC */
+    int32_t rank;   /**< the failed world rank */
+    int32_t pid;    /**< its pid, -1 when unknown */
+    int32_t silent; /**< found silent by its watchers (else seen dead) */
+    char host[64];  /**< its host, NUL-terminated */
+} tc_rt_verdict_msg_t;
+
+/** @brief Whether @p bytes received from a peer are a well-formed verdict for a
+ *         job of @p size ranks: the exact size, the magic, a rank in range and a
+ *         NUL-terminated host. The bytes come from another process: a receiver
+ *         takes nothing else. */
+int tc_rt_verdict_valid(const tc_rt_verdict_msg_t *m, size_t bytes, int size);
 
 #ifdef __cplusplus
 }
