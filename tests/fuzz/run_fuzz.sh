@@ -37,6 +37,7 @@ all_targets=(
     //tests/fuzz/shm:shm_handshake_fuzz     # shm handshake through the segment header
     //tests/fuzz/runtime:store_auth_fuzz    # joining the store: both sides
     //tests/fuzz/runtime:store_body_fuzz    # store request and reply bodies
+    //tests/fuzz/runtime:verdict_fuzz       # heartbeat verdicts
 )
 
 targets=()

@@ -225,6 +225,17 @@ for name, body in [("put", bs_key(b"addr") + u32(5) + b"hello"), ("put_empty", b
                    ("event", u32(1) + u32(2) + u32(0) + u32(3))]:
     seed("store_body_fuzz", name, bytes([3, 1]) + body)
 
+# ---- heartbeat verdicts: ranks - 1, judging rank, accuser, knowledge bits, the message ----
+def verdict(rank, pid, silent, host, magic=0x74637664):
+    return u32(magic) + struct.pack("<iii", rank, pid, silent) + host.ljust(64, b"\0")[:64]
+
+
+seed("verdict_fuzz", "silent", bytes([7, 0, 1, 0]) + verdict(3, 1234, 1, b"tcn1"))
+seed("verdict_fuzz", "seen_dead_known", bytes([7, 2, 1, 1]) + verdict(5, -1, 0, b"tcn2"))
+seed("verdict_fuzz", "about_self", bytes([3, 2, 0, 4]) + verdict(2, 9, 1, b"h"))
+seed("verdict_fuzz", "unterminated", bytes([7, 0, 1, 0]) + verdict(3, 1, 1, b"x" * 64))
+seed("verdict_fuzz", "short", bytes([7, 0, 1, 0]) + verdict(3, 1, 1, b"h")[:40])
+
 # ---- store join: a mode byte (see store_auth_fuzz.c), then records ----
 def bs_frame(t, body): return u32(len(body)) + bytes([t, 0, 0, 0]) + body
 
