@@ -2,14 +2,16 @@
  *
  *   tcperf [--coll NAME] [-b minbytes] [-e maxbytes] [-f factor | -i step] [-n iters]
  *          [-w warmup] [-c 0|1] [-d type] [-o op] [-a algo] [-r root] [-z 0|1]
- *          [-B burst] [--win allocate|create]
+ *          [-B burst] [--win allocate|create] [--threads T]
  *
  * NAME: all_reduce (default), reduce, broadcast, all_gather, reduce_scatter,
  * all_to_all, gather, scatter, barrier, or all (each in turn); or a one-sided
  * window operation, put, get or put_signal (rma.c: rank 0 into rank 1's
  * window; latency of one operation + flush, and bandwidth of -B operations
  * back to back + one flush; --win create: tc_win_create over malloc'd memory
- * instead of tc_win_allocate). Sizes are total
+ * instead of tc_win_allocate). --threads T (threads.c): T threads of each rank
+ * run all-reduces at once, each on its own communicator; the table gives a
+ * thread's latency and the aggregate rate. Sizes are total
  * bytes as nccl-tests counts them: the vector for all_reduce, reduce and
  * broadcast; the gathered buffer for all_gather and gather; the input for
  * reduce_scatter and scatter; everything sent for all_to_all. busbw uses
@@ -31,6 +33,7 @@
 
 #include "pattern.h"
 #include "rma.h"
+#include "threads.h"
 #include "tcomms/base/config.h"
 #include "tcomms/base/time.h"
 #include "tcomms/tcomms.h"
@@ -70,6 +73,7 @@ typedef struct {
     int coll; /* a coll_id_t, or NCOLLS for all */
     int rma;  /* 1 + a tcperf_rma_op_t for put, get, put_signal; 0 for collectives */
     int burst, win_create;
+    int threads; /* --threads: 0, or threads each on its own communicator (threads.c) */
     tc_dtype_t dtype;
     tc_redop_t op;
     const char *algo;
@@ -96,6 +100,7 @@ static void usage(FILE *f)
     fprintf(f, "usage: tcperf [--coll NAME] [-b minbytes] [-e maxbytes] [-f factor | -i step]\n"
                "              [-n iters] [-w warmup] [-c 0|1] [-d type] [-o op] [-a algo]\n"
                "              [-r root] [-z 0|1] [-B burst] [--win allocate|create]\n"
+               "              [--threads T]\n"
                "NAME: all_reduce (default), reduce, broadcast, all_gather, reduce_scatter,\n"
                "      all_to_all, gather, scatter, barrier, all; one-sided (rank 0 into\n"
                "      rank 1's window): put, get, put_signal\n"
@@ -130,10 +135,11 @@ static int parse_coll(const char *name, int *coll_p, int *rma_p)
 
 static int parse_args(int argc, char **argv, opts_t *o)
 {
-    *o = (opts_t){8,  64ull << 20, 0, 2, 20, 5, 1, 0, 0, ALL_REDUCE, 0, 16, 0, TC_FLOAT32,
+    *o = (opts_t){8,  64ull << 20, 0, 2, 20, 5, 1, 0, 0, ALL_REDUCE, 0, 16, 0, 0, TC_FLOAT32,
                   TC_SUM, NULL};
     static const struct option longopts[] = {{"coll", required_argument, NULL, 'C'},
                                              {"win", required_argument, NULL, 'W'},
+                                             {"threads", required_argument, NULL, 'T'},
                                              {"help", no_argument, NULL, 'h'},
                                              {NULL, 0, NULL, 0}};
     int c;
@@ -153,6 +159,7 @@ static int parse_args(int argc, char **argv, opts_t *o)
             o->win_create = strcmp(optarg, "create") == 0;
             break;
         case 'B': st = tc_parse_int("-B", optarg, 1, 4096, &v); o->burst = (int)v; break;
+        case 'T': st = tc_parse_int("--threads", optarg, 1, 64, &v); o->threads = (int)v; break;
         case 'b': st = tc_parse_size("-b", optarg, &o->min_bytes); break;
         case 'e': st = tc_parse_size("-e", optarg, &o->max_bytes); break;
         case 'i': st = tc_parse_size("-i", optarg, &o->step_bytes); o->factor = 0; break;
@@ -179,6 +186,10 @@ static int parse_args(int argc, char **argv, opts_t *o)
     }
     if (optind != argc || o->min_bytes > o->max_bytes || (o->factor == 0 && o->step_bytes == 0)) {
         usage(stderr);
+        return 2;
+    }
+    if (o->threads && (o->rma || o->coll != ALL_REDUCE || o->algo)) {
+        fprintf(stderr, "tcperf: --threads runs all_reduce only, without -a\n");
         return 2;
     }
     if (!o->rma && (o->coll == NCOLLS || colls[o->coll].reduces) &&
@@ -493,6 +504,21 @@ int main(int argc, char **argv)
                                 p.o.async, p.o.burst, p.o.win_create};
         double wrong = 0;
         rc = tcperf_rma(p.comm, &ro, &wrong);
+        if (rc == 0 && p.rank == 0)
+            printf("# Out of bounds values : %.0f %s\n#\n", wrong, wrong == 0 ? "OK" : "FAILED");
+        if (rc == 0 && wrong != 0)
+            rc = 1;
+        fflush(stdout);
+        if (rc != 2)
+            tc_barrier(p.comm, NULL, NULL);
+        goto out;
+    }
+    if (p.o.threads) { /* threads on their own communicators: their own sweep (threads.c) */
+        tcperf_threads_opts_t to = {p.o.threads, p.o.min_bytes, p.o.max_bytes, p.o.step_bytes,
+                                    p.o.factor,  p.o.iters,     p.o.warmup,    p.o.check,
+                                    p.o.async,   p.o.dtype,     p.o.op};
+        double wrong = 0;
+        rc = tcperf_threads(p.comm, &to, &wrong);
         if (rc == 0 && p.rank == 0)
             printf("# Out of bounds values : %.0f %s\n#\n", wrong, wrong == 0 ? "OK" : "FAILED");
         if (rc == 0 && wrong != 0)
