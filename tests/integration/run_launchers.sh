@@ -166,5 +166,25 @@ for variant in "shm allocate 0" "tcp create 1" "tcp allocate 0" "shm create 1"; 
     done
 done
 
+# 8. tcperf --threads: 3 threads per rank, each on its own communicator, blocking and
+# asynchronous; every size must print a row with #wrong 0.
+for async in 0 1; do
+    out=$log/tcperf-threads-$async.out
+    timeout -k 10 300 "$tcrun" -n 3 "$tcperf" --threads 3 -b 8 -e 1M -f 32 -n 5 -w 1 -c 1 \
+        -z "$async" >"$out" 2>&1
+    rc=$?
+    rows=$(sed 's/^\[[0-9]*\] //' "$out" | awk '$1 ~ /^[0-9]+$/ && NF == 7 && $3 == 3 &&
+        $7 == "0"' | wc -l)
+    name="tcperf --threads 3 -c 1 -z $async over 3 ranks"
+    if [ $rc -eq 0 ] && grep -q 'Out of bounds values : 0 OK' "$out" && [ "$rows" -eq 4 ]; then
+        echo "PASS  $name"
+        pass=$((pass + 1))
+    else
+        echo "FAIL  $name (exit $rc, $rows of 4 rows right):"
+        tail -n 10 "$out" | sed 's/^/      /'
+        fail=$((fail + 1))
+    fi
+done
+
 echo "integration: $pass passed, $fail failed (logs in $log)"
 [ $fail -eq 0 ]
