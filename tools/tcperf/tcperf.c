@@ -485,6 +485,20 @@ static int sweep(perf_t *p, coll_id_t c, totals_t *tot)
     return 0;
 }
 
+/* The end of a mode with its own sweep (rma.c, threads.c) that returned @p rc
+ * and counted @p wrong elements: the verdict line, then the exit status. */
+static int mode_end(perf_t *p, int rc, double wrong)
+{
+    if (rc == 0 && p->rank == 0)
+        printf("# Out of bounds values : %.0f %s\n#\n", wrong, wrong == 0 ? "OK" : "FAILED");
+    if (rc == 0 && wrong != 0)
+        rc = 1;
+    fflush(stdout);
+    if (rc != 2)
+        tc_barrier(p->comm, NULL, NULL); /* a launcher stops every rank when one fails */
+    return rc;
+}
+
 int main(int argc, char **argv)
 {
     perf_t p = {0};
@@ -503,14 +517,7 @@ int main(int argc, char **argv)
                                 p.o.step_bytes, p.o.factor, p.o.iters, p.o.warmup, p.o.check,
                                 p.o.async, p.o.burst, p.o.win_create};
         double wrong = 0;
-        rc = tcperf_rma(p.comm, &ro, &wrong);
-        if (rc == 0 && p.rank == 0)
-            printf("# Out of bounds values : %.0f %s\n#\n", wrong, wrong == 0 ? "OK" : "FAILED");
-        if (rc == 0 && wrong != 0)
-            rc = 1;
-        fflush(stdout);
-        if (rc != 2)
-            tc_barrier(p.comm, NULL, NULL);
+        rc = mode_end(&p, tcperf_rma(p.comm, &ro, &wrong), wrong);
         goto out;
     }
     if (p.o.threads) { /* threads on their own communicators: their own sweep (threads.c) */
@@ -518,14 +525,7 @@ int main(int argc, char **argv)
                                     p.o.factor,  p.o.iters,     p.o.warmup,    p.o.check,
                                     p.o.async,   p.o.dtype,     p.o.op};
         double wrong = 0;
-        rc = tcperf_threads(p.comm, &to, &wrong);
-        if (rc == 0 && p.rank == 0)
-            printf("# Out of bounds values : %.0f %s\n#\n", wrong, wrong == 0 ? "OK" : "FAILED");
-        if (rc == 0 && wrong != 0)
-            rc = 1;
-        fflush(stdout);
-        if (rc != 2)
-            tc_barrier(p.comm, NULL, NULL);
+        rc = mode_end(&p, tcperf_threads(p.comm, &to, &wrong), wrong);
         goto out;
     }
     if (p.o.algo) {
