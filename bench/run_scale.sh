@@ -17,6 +17,7 @@
 # Bazel -c opt (BAZEL_STARTUP: its startup options); mpi_scale with mpicc.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+# shellcheck source=bench/lib.sh
 . bench/lib.sh
 
 ranks="2 8 32 64 128 256" launchers="tcrun mpirun" comms="1 10 100 1000" iters=20
@@ -54,6 +55,7 @@ mkdir -p "$out"
 if [ -n "${TCRUN:-}" ] && [ -n "${SCALE_PROBE:-}" ]; then
     tcrun=$TCRUN probe=$SCALE_PROBE
 else
+    # shellcheck disable=SC2206  # startup options, split on purpose
     bazel=(bazel ${BAZEL_STARTUP:-})
     "${bazel[@]}" build -c opt //bench:scale_probe //tools/tcrun >"$out/build.log" 2>&1 ||
         { echo "run_scale.sh: bazel build failed: $out/build.log" >&2; exit 1; }

@@ -1,6 +1,7 @@
 /* Open MPI's side of the scale benchmark (bench/run_scale.sh): scale_probe.c's measurements with
  * MPI_Init in place of tc_comm_create, MPI_Comm_dup/split in place of tc_comm_dup/split, and the
- * same line of key=value fields (eps: -1, MPI does not say how many peers it connected).
+ * same line of key=value fields (eps: -1, MPI does not say how many peers it connected), all
+ * printed by rank 0.
  *   mpirun -np N mpi_scale [-c "1 10 100 1000"] [-n iters] */
 #include <mpi.h>
 #include <stdint.h>
@@ -90,8 +91,19 @@ int main(int argc, char **argv)
         p = end + strspn(end, " ,");
     }
     scale_read(&s);
-    printf("%s end_rss_kib=%ld end_hwm_kib=%ld end_fds=%ld\n", line, s.rss_kib, s.hwm_kib, s.fds);
+    snprintf(line + n, sizeof line - (size_t)n, " end_rss_kib=%ld end_hwm_kib=%ld end_fds=%ld",
+             s.rss_kib, s.hwm_kib, s.fds);
+    /* Rank 0 prints every line: mpirun forwards output in chunks, and long lines of different
+     * ranks came out interleaved. */
+    char *all = rank == 0 ? malloc((size_t)size * sizeof line) : NULL;
+    if (rank == 0 && !all)
+        MPI_Abort(MPI_COMM_WORLD, 1);
+    MPI_Gather(line, (int)sizeof line, MPI_CHAR, all, (int)sizeof line, MPI_CHAR, 0,
+               MPI_COMM_WORLD);
+    for (int r = 0; rank == 0 && r < size; r++)
+        printf("%s\n", all + (size_t)r * sizeof line);
     fflush(stdout);
+    free(all);
     MPI_Finalize();
     return ar_ok ? 0 : 1;
 }
