@@ -3,13 +3,15 @@
 # with [min-max] when they differ, then the checks (correctness only, never timing):
 #   awk -v want="tcrun mpirun:2 8" [-v quick=1] -f bench/scale_report.awk LINES
 # Checks: every job of `want` printed one line per rank, every all-reduce was right, and for
-# tcrun, after destroying up to 100 communicators, descriptors are back exactly and heap (exact)
+# tcrun, a communicator (K >= 100) costs at most comm_kib KiB of heap, and after destroying up to
+# 100 communicators, descriptors are back exactly and heap (exact)
 # within leak_heap bytes; with quick=1 also RSS within leak_rss KiB (only there: at 128 ranks and
 # more, glibc kept up to 1.5 MiB of freed pages below a later allocation, the heap being back).
 # 1000 communicators are reported, not checked. Exit status 1 when a check fails.
 BEGIN {
     if (leak_heap == "") leak_heap = 8192
     if (leak_rss == "") leak_rss = 1024
+    if (comm_kib == "") comm_kib = 16 # a communicator's heap, held (15.3 KiB at 2-256 ranks)
     split(want, w, ":"); nl = split(w[1], wl, " "); nr = split(w[2], wr, " ")
 }
 $1 == "scale" {
@@ -36,6 +38,10 @@ function maxof(j, k,    i, m) {
     m = v[j, k, 0] + 0
     for (i = 1; i < lines[j]; i++) if (v[j, k, i] + 0 > m) m = v[j, k, i] + 0
     return m
+}
+function median(j, k,    c) {
+    c = cell(j, k, 1, "%.2f")
+    return c + 0
 }
 function bad(msg) { print "# CHECK FAILED: " msg; failed = 1 }
 END {
@@ -73,6 +79,9 @@ END {
                     " | " cell(j, kind K "_fds", 1, "%d") " | " maxof(j, kind K "_heap_left") " | " \
                     maxof(j, kind K "_rss_left") " | " maxof(j, kind K "_fds_left") " |"
                 if (p[1] != "tcrun" || K > 100) continue
+                if (K >= 100 && median(j, kind K "_heap_kib") > comm_kib)
+                    bad(j " ranks: " kind " communicators cost " median(j, kind K "_heap_kib") \
+                        " KiB of heap each (bound " comm_kib ")")
                 if (maxof(j, kind K "_fds_left") != 0)
                     bad(j " ranks: " K " " kind "s left " maxof(j, kind K "_fds_left") " descriptors")
                 if (maxof(j, kind K "_heap_left") > leak_heap)
