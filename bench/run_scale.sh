@@ -9,9 +9,9 @@
 #                      [--comms "1 10 100 1000"] [--iters N] [--shm-size SIZE] [--out DIR] [--quick]
 # --quick: 2 and 8 ranks, tcrun only, 100 communicators, and the checks of CI (correctness only,
 #   never timing): every rank printed its line, every all-reduce was right, a communicator costs
-#   at most 16 KiB of heap (15.3 KiB measured, 2 to 256 ranks), and after destroying
-#   100 communicators each rank holds the same descriptors, at most 8192 bytes more
-#   heap and LEAK_RSS_KIB (1024) KiB more RSS than before (one communicator is ~15 KiB of heap).
+#   at most 16 KiB of heap (15.3 KiB measured, 2 to 256 ranks), and after destroying 100
+#   communicators each rank holds the same descriptors, at most 8192 bytes more heap and 1024 KiB
+#   more RSS than before (without --quick: heap and descriptors only, RSS reported).
 # --shm-size SIZE (e.g. 64M; needs root): the jobs run in a private mount namespace with a tmpfs
 #   of SIZE on /dev/shm. Descriptors: the soft limit is raised to the hard one here.
 # Binaries: TCRUN and SCALE_PROBE when both are set (CI's prebuilt ones), else built with
