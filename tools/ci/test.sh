@@ -34,18 +34,24 @@ stash_bin() {
         tests/integration/win_test tests/integration/win_halo tests/integration/win_pipeline \
         tests/fault/ft_test tests/fault/resilient_training tests/fault/create_abort_test tests/fault/agree_test \
         tests/fault/create_missing_test tests/cluster/node_fail_test \
-        tests/runtime/env_boot_prog; do
+        tests/runtime/env_boot_prog bench/scale_probe; do
         mkdir -p "$dest/$(dirname $b)" && cp "bazel-bin/$b" "$dest/$b" || return 1
     done
 }
 
 integration() {
-    local dir=build/bin-$1
+    local cfg=$1 dir=build/bin-$1
     shift
     stash_bin "$dir" || return 1
     local rc=0
     tests/integration/run_launchers.sh "$dir" "$@" || rc=1
     tests/integration/run_win.sh "$dir" "$@" || rc=1
+    # The scale benchmark's checks at 2 and 8 ranks (~30 s): every rank's line, the all-reduce
+    # results, and 100 communicators released. Not under ASan: its quarantine keeps freed memory.
+    if [ "$cfg" = opt ]; then
+        TCRUN=$dir/tools/tcrun/tcrun SCALE_PROBE=$dir/bench/scale_probe bench/run_scale.sh --quick ||
+            rc=1
+    fi
     return $rc
 }
 
@@ -106,7 +112,7 @@ step "python: the package, torch.distributed against gloo (torchrun x2, x4), the
     bash -c 'tools/setup/install-deps.sh --python && python/run_tests.sh'
 step "install: prefix, pkg-config, CMake, the transport alone, with MPI and NCCL, the ABI record, .deb" \
     tests/install/run_install_test.sh --no-build --deb
-step "integration: tcrun, mpirun, srun, torchrun env, no launcher; windows (run_win.sh)" integration opt
+step "integration: tcrun, mpirun, srun, torchrun env, no launcher; windows (run_win.sh); scale --quick" integration opt
 step "cluster: 3 namespaced nodes; torchrun env, mpirun, srun across them (1,1,1 2,2,2 3,2,1)" \
     cluster
 step "tuning: tc-tune -o, TC_TUNING_FILE in tc-info and in a job, tc-tune --validate --quick at 2 and 4 ranks" \
