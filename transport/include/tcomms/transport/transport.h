@@ -285,7 +285,8 @@ static inline tc_status_t tc_tp_recv_sink(tc_tp_ep_t *ep, uint64_t tag, const tc
     return ep->ops->recv_sink(ep, tag, sink, cap, req);
 }
 
-/** @brief Progress all endpoints without blocking; returns completions or a negative status. */
+/** @brief Progress all endpoints without blocking; returns completions (and
+ *         peers' one-sided requests served here) or a negative status. */
 static inline int tc_tp_progress(tc_tp_ctx_t *ctx)
 {
     return ctx->ops->progress(ctx);
