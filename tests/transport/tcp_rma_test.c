@@ -1,6 +1,7 @@
 /* One-sided operations over TCP: put / get / signal contents, ranges, ordering of a signal
  * after puts, hostile one-sided headers from a raw socket, and a peer lost during a get.
  * The wire format is spelled out in tcp_util.h, independently of the backend's sources. */
+#include <poll.h>
 #include <pthread.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -564,6 +565,44 @@ static void test_target_progress_counts_served(void **state)
     tc_tpt_pair_close(&p);
 }
 
+/* A readable wait descriptor while the socket has something; @p ms at most. */
+static int wait_fd_readable(tc_tp_ctx_t *ctx, int ms)
+{
+    struct pollfd pfd = {.fd = tc_tp_wait_fd(ctx), .events = POLLIN};
+    return poll(&pfd, 1, ms) == 1 && (pfd.revents & POLLIN);
+}
+
+/* A target that makes no call has a descriptor to sleep on that a peer's put
+ * makes readable (a progress thread sleeping on it serves the put at once,
+ * instead of when a nap ends), and that is quiet again once served. */
+static void test_wait_fd_wakes_target(void **state)
+{
+    (void)state;
+    tp_pair_t p;
+    tc_tcpt_pair_open(&p, "rma");
+    tc_tpt_pair_up(&p, TP_WAIT_MS);
+    assert_true(tc_tp_wait_fd(p.ctx[1]) >= 0);
+    region_t r;
+    region_open(&p, 1, 64, &r);
+    memset(r.buf, 0, 64);
+    tc_tpt_spin(p.ctx, 2, 20);
+    assert_false(wait_fd_readable(p.ctx[1], 0)); /* nothing to progress */
+    unsigned char src[8];
+    tc_tpt_fill(src, sizeof(src), 3);
+    for (int round = 0; round < 3; round++) {
+        tc_tp_req_t put = TC_TP_REQ_INIT;
+        assert_int_equal(tc_tp_put(p.ep[0], src, sizeof(src), r.rkey, 8 * round, &put), TC_OK);
+        tc_tp_progress(p.ctx[0]);
+        assert_true(wait_fd_readable(p.ctx[1], TP_WAIT_MS));
+        assert_int_equal(target_progress_until(&p, 1), 1);
+        assert_false(wait_fd_readable(p.ctx[1], 0)); /* served: quiet again */
+        assert_int_equal(tc_tpt_wait_req(p.ctx, 1, &put, TP_WAIT_MS), TC_OK);
+        assert_int_equal(tc_tpt_check(r.buf + 8 * round, sizeof(src), 3), sizeof(src));
+    }
+    region_close(&r);
+    tc_tpt_pair_close(&p);
+}
+
 int main(void)
 {
     setenv("TC_SOCKET_IFNAME", "lo", 1);
@@ -578,6 +617,7 @@ int main(void)
         cmocka_unit_test(test_raw_hostile),
         cmocka_unit_test(test_peer_lost_during_get),
         cmocka_unit_test(test_target_progress_counts_served),
+        cmocka_unit_test(test_wait_fd_wakes_target),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

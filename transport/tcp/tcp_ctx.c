@@ -263,6 +263,12 @@ static tc_status_t tc_tcp_wait(tc_tp_ctx_t *super, int timeout_ms)
     return TC_OK;
 }
 
+/* The epoll set: readable while one of its sockets has an event. */
+static int tc_tcp_wait_fd(tc_tp_ctx_t *super)
+{
+    return ((tc_tcp_ctx_t *)super)->epfd;
+}
+
 const tc_tp_ops_t tc_tp_tcp_ops = {
     .version = TC_TP_API_VERSION,
     .name = "tcp",
@@ -285,4 +291,5 @@ const tc_tp_ops_t tc_tp_tcp_ops = {
     .put = tc_tcp_put,
     .get = tc_tcp_get,
     .signal = tc_tcp_signal,
+    .wait_fd = tc_tcp_wait_fd,
 };
