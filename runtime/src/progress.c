@@ -168,8 +168,8 @@ static void progress_nap(tc_rt_world_t *world, unsigned us)
 
 /* Drive the running asynchronous works while no caller does. Polls while
  * there is progress, naps (growing from 10 us to 1 ms, without the lock, ended
- * early by a readable socket) when
- * there is none, and sleeps on the condition while nothing is asynchronous. */
+ * early by a readable socket) when there is none, and sleeps on the condition
+ * while nothing is asynchronous. */
 static void *progress_main(void *arg)
 {
     tc_rt_world_t *world = arg;
