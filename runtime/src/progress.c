@@ -4,6 +4,7 @@
  * while a caller's blocking wait drives them), and the
  * idle policy: the clock is read only after TC_RT_IDLE_CLOCK_PASSES passes
  * without progress, a waiter polls for spin_ns before it yields or sleeps. */
+#include <poll.h>
 #include <sched.h>
 #include <string.h>
 #include <time.h>
@@ -32,17 +33,28 @@ void tc_rt_world_unlock(tc_rt_world_t *world)
     pthread_mutex_unlock(&world->mu);
 }
 
+/* Sleep up to @p ns, less once a backend's wait descriptor is readable: a
+ * peer's put waiting to be served, or an answer, must not wait for the nap's
+ * end. The set is copied: two threads may nap at once. */
+static void world_sleep(tc_rt_world_t *world, uint64_t ns)
+{
+    struct pollfd fds[TC_RT_BACKENDS_MAX];
+    int n = world->nwait_fds;
+    memcpy(fds, world->wait_fds, (size_t)n * sizeof(fds[0]));
+    struct timespec ts = {(time_t)(ns / 1000000000ull), (long)(ns % 1000000000ull)};
+    if (ppoll(fds, (nfds_t)n, &ts, NULL) > 0)
+        __atomic_add_fetch(&world->fd_wakes, 1, __ATOMIC_RELAXED);
+}
+
 void tc_rt_world_nap(tc_rt_world_t *world, uint64_t ns)
 {
     int unlock = __atomic_load_n(&world->contended, __ATOMIC_RELAXED);
     if (unlock)
         pthread_mutex_unlock(&world->mu);
-    if (ns == 0) {
+    if (ns == 0)
         sched_yield();
-    } else {
-        struct timespec ts = {(time_t)(ns / 1000000000ull), (long)(ns % 1000000000ull)};
-        nanosleep(&ts, NULL);
-    }
+    else
+        world_sleep(world, ns);
     if (unlock)
         tc_rt_world_lock(world);
 }
@@ -139,23 +151,25 @@ tc_status_t tc_rt_progress_wait(tc_rt_world_t *world, const int *state, int runn
     return st;
 }
 
-/* The progress thread's nap of @p us, without the lock; while a caller's
- * blocking wait drives progress, it sleeps on, a millisecond at a time, so
- * that the lock stays the caller's (contending for it at every nap made each
- * step of a blocking TCP window operation wait for a hand-over). */
+/* The progress thread's nap of @p us, without the lock, ended early by a
+ * socket with something to progress (a window target needs no call of its
+ * own to serve a put, so it must not serve it only when the nap ends); while
+ * a caller's blocking wait drives progress, it sleeps on, a millisecond at a
+ * time, so that the lock stays the caller's (contending for it at every nap
+ * made each step of a blocking TCP window operation wait for a hand-over). */
 static void progress_nap(tc_rt_world_t *world, unsigned us)
 {
-    struct timespec ts = {0, (long)us * 1000};
-    nanosleep(&ts, NULL);
-    ts.tv_nsec = 1000000;
+    world_sleep(world, (uint64_t)us * 1000);
+    struct timespec ts = {0, 1000000};
     while (__atomic_load_n(&world->drivers, __ATOMIC_ACQUIRE) > 0 &&
            !__atomic_load_n(&world->stop, __ATOMIC_ACQUIRE))
         nanosleep(&ts, NULL);
 }
 
 /* Drive the running asynchronous works while no caller does. Polls while
- * there is progress, naps (growing from 10 us to 1 ms, without the lock) when
- * there is none, and sleeps on the condition while nothing is asynchronous. */
+ * there is progress, naps (growing from 10 us to 1 ms, without the lock, ended
+ * early by a readable socket) when there is none, and sleeps on the condition
+ * while nothing is asynchronous. */
 static void *progress_main(void *arg)
 {
     tc_rt_world_t *world = arg;
@@ -216,4 +230,6 @@ void tc_rt_progress_stop(tc_rt_world_t *world)
     pthread_cond_signal(&world->cv);
     pthread_mutex_unlock(&world->mu);
     pthread_join(world->thread, NULL);
+    tc_log_debug(TC_SUBSYS_RUNTIME, "progress thread stopped; %llu naps ended by a socket",
+                 (unsigned long long)__atomic_load_n(&world->fd_wakes, __ATOMIC_RELAXED));
 }

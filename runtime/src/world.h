@@ -10,6 +10,7 @@
 #ifndef TC_RUNTIME_WORLD_H
 #define TC_RUNTIME_WORLD_H
 
+#include <poll.h>
 #include <pthread.h>
 
 #include "tcomms/base/hmap.h"
@@ -84,8 +85,12 @@ struct tc_rt_world {
     tc_boot_t *boot;
     tc_rt_backend_t backends[TC_RT_BACKENDS_MAX]; /* in the registry's order */
     int nbackends;
+    /* the backends' wait descriptors (tc_tp_wait_fd), for naps that end when a
+     * socket has something (progress.c); fixed once the backends are open */
+    struct pollfd wait_fds[TC_RT_BACKENDS_MAX];
+    int nwait_fds;
     int ranks_per_node; /* agreed by the world communicator (comm_nodes.c); 0: flat only */
-    tc_tp_ep_t **eps;             /* by world rank, NULL until first used */
+    tc_tp_ep_t **eps;   /* by world rank, NULL until first used */
     tc_rt_backend_t **ep_backend; /* the backend of each endpoint */
     uint8_t *locality;            /* by world rank: 0 unknown, 1 another node, 2 this node */
     unsigned tp_passes; /* progress passes since the backends without endpoints were polled */
@@ -110,6 +115,7 @@ struct tc_rt_world {
     unsigned want;     /* atomic */
     int contended;     /* atomic */
     uint64_t handoffs; /* atomic */
+    uint64_t fd_wakes; /* atomic: naps ended early by a readable wait descriptor */
     pthread_t thread;
     pthread_mutex_t mu;
     pthread_cond_t cv;

@@ -36,6 +36,9 @@ static tc_status_t world_open(tc_rt_world_t *world, const tc_tp_ops_t *ops, tc_t
     if (st != TC_OK)
         return st;
     world->nbackends++;
+    int fd = tc_tp_wait_fd(be->ctx);
+    if (fd >= 0)
+        world->wait_fds[world->nwait_fds++] = (struct pollfd){.fd = fd, .events = POLLIN};
     if (reach == TC_TP_REACH_SELF)
         return TC_OK;
     unsigned char addr[WORLD_ADDR_MAX];
@@ -116,6 +119,7 @@ void tc_rt_world_close_backends(tc_rt_world_t *world)
     for (int i = 0; i < world->nbackends; i++)
         tc_tp_ctx_destroy(world->backends[i].ctx);
     world->nbackends = 0;
+    world->nwait_fds = 0;
 }
 
 /* How well backend @p be suits a peer: 0 not at all, else the higher the better. */

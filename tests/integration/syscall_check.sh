@@ -10,11 +10,12 @@
 # teardown, which vary with the launcher, do not count, nor does the first all-reduce, which
 # sets the path up (small_test makes it before the first mark). A call strace shows in two
 # parts ("unfinished ...", "... resumed") counts once. The calls of the waiting policy
-# (sched_yield, nanosleep, clock_nanosleep: made only while a peer's message is not there yet,
-# which on a loaded machine depends on the scheduler, and which strace's stops make cascade
-# between the two ranks) are counted and shown apart, not against the limit; every other call
-# is. Exits 0 on success, 1 when the limit is broken in all 3 attempts, 2 when the check
-# cannot run (no strace, the job failed) or the small-message path did not take the calls.
+# (sched_yield, nanosleep, clock_nanosleep, ppoll: naps that a socket may end; made only
+# while a peer's message is not there yet, which on a loaded machine depends on the
+# scheduler, and which strace's stops make cascade between the two ranks) are counted and
+# shown apart, not against the limit; every other call is. Exits 0 on success, 1 when the
+# limit is broken in all 3 attempts, 2 when the check cannot run (no strace, the job failed)
+# or the small-message path did not take the calls.
 set -uo pipefail
 bin=${1:?bazel-bin directory}
 iters=${2:-10000}
@@ -44,7 +45,7 @@ attempt() {
     local fail=0 r n w ops
     for r in 0 1; do
         read -r n w < <(awk '/tc-small-loop-begin/ {on = 1; next} /tc-small-loop-end/ {on = 0}
-                 on && !/resumed>/ {if ($2 ~ /^(sched_yield|nanosleep|clock_nanosleep)\(/) w++; else n++}
+                 on && !/resumed>/ {if ($2 ~ /^(sched_yield|nanosleep|clock_nanosleep|ppoll)\(/) w++; else n++}
                  END {print n + 0, w + 0}' "$dir/trace.$r")
         ops=$(sed -n "s/^\[$r\] rank $r: small ops: //p" "$dir/out")
         echo "rank $r: $n system calls in $iters all-reduces of 8 bytes (and $w of the waiting policy); small-message path: ${ops:-?} ops"

@@ -1,6 +1,7 @@
 /* One-sided operations over TCP: put / get / signal contents, ranges, ordering of a signal
  * after puts, hostile one-sided headers from a raw socket, and a peer lost during a get.
  * The wire format is spelled out in tcp_util.h, independently of the backend's sources. */
+#include <poll.h>
 #include <pthread.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -508,15 +509,115 @@ static void test_peer_lost_during_get(void **state)
     }
 }
 
+/* Progress on ctx[1] until its calls have reported @p want changes in all (at
+ * most TP_WAIT_MS); returns what they reported. */
+static int target_progress_until(tp_pair_t *p, int want)
+{
+    int sum = 0;
+    uint64_t end = tc_time_ns() + (uint64_t)TP_WAIT_MS * 1000000u;
+    while (sum < want && tc_time_ns() < end) {
+        int n = tc_tp_progress(p->ctx[1]);
+        assert_true(n >= 0);
+        sum += n;
+        if (n == 0)
+            assert_int_equal(tc_tp_wait(p->ctx[1], 10), TC_OK);
+    }
+    return sum;
+}
+
+/* The target's progress reports every put, get and signal it serves, though
+ * they complete no request of its own: callers back off to naps after passes
+ * that report nothing, and a target that took served requests for idleness
+ * answered its peers only when its nap ended. */
+static void test_target_progress_counts_served(void **state)
+{
+    (void)state;
+    tp_pair_t p;
+    tc_tcpt_pair_open(&p, "rma");
+    tc_tpt_pair_up(&p, TP_WAIT_MS); /* the handshake's progress is not under test */
+    region_t r;
+    region_open(&p, 1, 64, &r);
+    memset(r.buf, 0, 64);
+    unsigned char src[8], back[8];
+    tc_tpt_fill(src, sizeof(src), 7);
+    tc_tp_req_t put = TC_TP_REQ_INIT, get = TC_TP_REQ_INIT, sig = TC_TP_REQ_INIT;
+
+    assert_int_equal(tc_tp_put(p.ep[0], src, sizeof(src), r.rkey, 8, &put), TC_OK);
+    assert_int_equal(tc_tp_progress(p.ctx[0]), 0); /* sent, not answered */
+    assert_int_equal(target_progress_until(&p, 1), 1);
+    assert_int_equal(tc_tpt_check(r.buf + 8, sizeof(src), 7), sizeof(src));
+    assert_int_equal(tc_tpt_wait_req(p.ctx, 1, &put, TP_WAIT_MS), TC_OK); /* the initiator only */
+
+    assert_int_equal(tc_tp_get(p.ep[0], back, sizeof(back), r.rkey, 8, &get), TC_OK);
+    assert_int_equal(target_progress_until(&p, 1), 1);
+    assert_int_equal(tc_tpt_wait_req(p.ctx, 1, &get, TP_WAIT_MS), TC_OK);
+    assert_int_equal(tc_tpt_check(back, sizeof(back), 7), sizeof(back));
+
+    assert_int_equal(tc_tp_signal(p.ep[0], r.rkey, 16, TC_TP_SIGNAL_ADD, 5, &sig), TC_OK);
+    assert_int_equal(target_progress_until(&p, 1), 1);
+    assert_int_equal(tc_tpt_wait_req(p.ctx, 1, &sig, TP_WAIT_MS), TC_OK);
+    assert_int_equal(tc_tp_signal_read(r.mem, 16), 5);
+
+    /* nothing more arrives: the target reports no change */
+    tc_tpt_spin(p.ctx, 2, 20);
+    assert_int_equal(tc_tp_progress(p.ctx[1]), 0);
+    region_close(&r);
+    tc_tpt_pair_close(&p);
+}
+
+/* A readable wait descriptor while the socket has something; @p ms at most. */
+static int wait_fd_readable(tc_tp_ctx_t *ctx, int ms)
+{
+    struct pollfd pfd = {.fd = tc_tp_wait_fd(ctx), .events = POLLIN};
+    return poll(&pfd, 1, ms) == 1 && (pfd.revents & POLLIN);
+}
+
+/* A target that makes no call has a descriptor to sleep on that a peer's put
+ * makes readable (a progress thread sleeping on it serves the put at once,
+ * instead of when a nap ends), and that is quiet again once served. */
+static void test_wait_fd_wakes_target(void **state)
+{
+    (void)state;
+    tp_pair_t p;
+    tc_tcpt_pair_open(&p, "rma");
+    tc_tpt_pair_up(&p, TP_WAIT_MS);
+    assert_true(tc_tp_wait_fd(p.ctx[1]) >= 0);
+    region_t r;
+    region_open(&p, 1, 64, &r);
+    memset(r.buf, 0, 64);
+    tc_tpt_spin(p.ctx, 2, 20);
+    assert_false(wait_fd_readable(p.ctx[1], 0)); /* nothing to progress */
+    unsigned char src[8];
+    tc_tpt_fill(src, sizeof(src), 3);
+    for (int round = 0; round < 3; round++) {
+        tc_tp_req_t put = TC_TP_REQ_INIT;
+        assert_int_equal(tc_tp_put(p.ep[0], src, sizeof(src), r.rkey, 8 * round, &put), TC_OK);
+        tc_tp_progress(p.ctx[0]);
+        assert_true(wait_fd_readable(p.ctx[1], TP_WAIT_MS));
+        assert_int_equal(target_progress_until(&p, 1), 1);
+        assert_false(wait_fd_readable(p.ctx[1], 0)); /* served: quiet again */
+        assert_int_equal(tc_tpt_wait_req(p.ctx, 1, &put, TP_WAIT_MS), TC_OK);
+        assert_int_equal(tc_tpt_check(r.buf + 8 * round, sizeof(src), 3), sizeof(src));
+    }
+    region_close(&r);
+    tc_tpt_pair_close(&p);
+}
+
 int main(void)
 {
     setenv("TC_SOCKET_IFNAME", "lo", 1);
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_put_get_contents),      cmocka_unit_test(test_many_in_flight),
-        cmocka_unit_test(test_signal_values),         cmocka_unit_test(test_ranges_and_keys),
-        cmocka_unit_test(test_put_then_signal_order), cmocka_unit_test(test_stale_key),
-        cmocka_unit_test(test_raw_wire_format),       cmocka_unit_test(test_raw_hostile),
+        cmocka_unit_test(test_put_get_contents),
+        cmocka_unit_test(test_many_in_flight),
+        cmocka_unit_test(test_signal_values),
+        cmocka_unit_test(test_ranges_and_keys),
+        cmocka_unit_test(test_put_then_signal_order),
+        cmocka_unit_test(test_stale_key),
+        cmocka_unit_test(test_raw_wire_format),
+        cmocka_unit_test(test_raw_hostile),
         cmocka_unit_test(test_peer_lost_during_get),
+        cmocka_unit_test(test_target_progress_counts_served),
+        cmocka_unit_test(test_wait_fd_wakes_target),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

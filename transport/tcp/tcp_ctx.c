@@ -202,7 +202,10 @@ static tc_status_t tc_tcp_addr_pack(tc_tp_ctx_t *super, void *buf, size_t cap, s
 static int tc_tcp_progress(tc_tp_ctx_t *super)
 {
     tc_tcp_ctx_t *ctx = (tc_tcp_ctx_t *)super;
-    uint64_t before = ctx->ncompleted;
+    /* a peer's put, get or signal served here is progress too: it completes
+     * nothing local, but a caller that counted it as idle would back off to
+     * naps while the peer waits for the answer */
+    uint64_t before = ctx->ncompleted + ctx->nserved;
     struct epoll_event events[64];
 
     int n = epoll_wait(ctx->epfd, events, 64, 0);
@@ -236,7 +239,7 @@ static int tc_tcp_progress(tc_tp_ctx_t *super)
     if (ctx->rail_sends > 0)
         tc_tcp_rail_watch(ctx);
 
-    uint64_t done = ctx->ncompleted - before;
+    uint64_t done = ctx->ncompleted + ctx->nserved - before;
     return done > INT_MAX ? INT_MAX : (int)done;
 }
 
@@ -258,6 +261,12 @@ static tc_status_t tc_tcp_wait(tc_tp_ctx_t *super, int timeout_ms)
     if (epoll_wait(ctx->epfd, &ev, 1, timeout_ms) < 0 && errno != EINTR)
         return tc_error_set(TC_ERR_SYSTEM, "tcp wait: epoll_wait failed: %s", strerror(errno));
     return TC_OK;
+}
+
+/* The epoll set: readable while one of its sockets has an event. */
+static int tc_tcp_wait_fd(tc_tp_ctx_t *super)
+{
+    return ((tc_tcp_ctx_t *)super)->epfd;
 }
 
 const tc_tp_ops_t tc_tp_tcp_ops = {
@@ -282,4 +291,5 @@ const tc_tp_ops_t tc_tp_tcp_ops = {
     .put = tc_tcp_put,
     .get = tc_tcp_get,
     .signal = tc_tcp_signal,
+    .wait_fd = tc_tcp_wait_fd,
 };

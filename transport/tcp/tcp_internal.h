@@ -366,6 +366,7 @@ typedef struct tc_tcp_ctx {
     int nsocks;                 /* sockets per peer this side asks for */
     uint64_t stripe_min;        /* smallest striped message */
     uint64_t ncompleted;        /* requests completed, ever */
+    uint64_t nserved;           /* peers' puts, gets and signals applied here, ever */
     tc_tcp_mem_slot_t *mems;    /* registered memory by slot */
     uint32_t nmems;
     unsigned char stage[TC_TCP_STAGE_LEN]; /* always fully consumed before use elsewhere */

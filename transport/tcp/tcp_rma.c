@@ -384,6 +384,7 @@ void tc_tcp_rx_on_rma(tc_tcp_ctx_t *ctx, tc_tcp_ep_t *ep, int kind, uint64_t len
         ep->rx_discard = 0;
         return;
     case TC_TCP_K_GET:
+        ctx->nserved++;
         tc_tcp_ctl_push(ctx, ep, TC_TCP_K_GET_RESP, at, arg, 0);
         return;
     default:
@@ -397,6 +398,7 @@ void tc_tcp_rx_on_rma(tc_tcp_ctx_t *ctx, tc_tcp_ep_t *ep, int kind, uint64_t len
             __atomic_fetch_add((uint64_t *)(void *)at, arg, __ATOMIC_RELEASE);
         else
             __atomic_store_n((uint64_t *)(void *)at, arg, __ATOMIC_RELEASE);
+        ctx->nserved++;
         tc_tcp_ctl_push(ctx, ep, TC_TCP_K_ACK, NULL, 0, 0);
         return;
     }
@@ -404,5 +406,6 @@ void tc_tcp_rx_on_rma(tc_tcp_ctx_t *ctx, tc_tcp_ep_t *ep, int kind, uint64_t len
 
 void tc_tcp_rx_put_done(tc_tcp_ctx_t *ctx, tc_tcp_ep_t *ep)
 {
+    ctx->nserved++;
     tc_tcp_ctl_push(ctx, ep, TC_TCP_K_ACK, NULL, 0, 0);
 }

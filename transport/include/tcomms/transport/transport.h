@@ -185,6 +185,10 @@ struct tc_tp_ops {
      * (the caller receives into a buffer and consumes it whole) */
     tc_status_t (*recv_sink)(tc_tp_ep_t *ep, uint64_t tag, const tc_tp_sink_t *sink, size_t cap,
                              tc_tp_req_t *req);
+
+    /* a descriptor, fixed for the context's life, that polls readable while
+     * the context may have progress to make; NULL when the backend has none */
+    int (*wait_fd)(tc_tp_ctx_t *ctx);
 };
 
 /* ---- backends ---- */
@@ -285,10 +289,22 @@ static inline tc_status_t tc_tp_recv_sink(tc_tp_ep_t *ep, uint64_t tag, const tc
     return ep->ops->recv_sink(ep, tag, sink, cap, req);
 }
 
-/** @brief Progress all endpoints without blocking; returns completions or a negative status. */
+/** @brief Progress all endpoints without blocking; returns completions (and
+ *         peers' one-sided requests served here) or a negative status. */
 static inline int tc_tp_progress(tc_tp_ctx_t *ctx)
 {
     return ctx->ops->progress(ctx);
+}
+
+/**
+ * @brief A descriptor that polls readable (POLLIN) while the context may have
+ *        progress to make, or -1. Unlike tc_tp_wait(), polling it touches no
+ *        state of the context: a thread may sleep on it while another
+ *        progresses the context.
+ */
+static inline int tc_tp_wait_fd(tc_tp_ctx_t *ctx)
+{
+    return ctx->ops->wait_fd ? ctx->ops->wait_fd(ctx) : -1;
 }
 
 /** @brief Block up to @p timeout_ms until the context may have progress to make. */
