@@ -1,10 +1,12 @@
 /* A job that must fit a small /dev/shm (tests/integration/run_shm_small.sh): barriers and
  * all-reduces of 1, 1000 and 20000 int64 elements (eager cells, pipelined or single copy),
- * every element checked against the sum worked out from every rank's inputs.
+ * every element checked against the sum worked out from every rank's inputs; then, with an
+ * argument, it waits that many milliseconds before leaving (so that a sampler sees the peak).
  * Prints "rank R of N: C checks, F failures"; exit 0 only when F is 0. */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <time.h>
 
 #include "tcomms/tcomms.h"
 
@@ -14,8 +16,9 @@ static int64_t input(int r, size_t i)
     return (int64_t)(r + 1) * (int64_t)(i % 1000 + 1) + (int64_t)i;
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
+    long hold_ms = argc > 1 ? strtol(argv[1], NULL, 10) : 0;
     tc_comm_t *comm;
     tc_status_t st = tc_comm_create(NULL, &comm);
     if (st != TC_OK) {
@@ -64,6 +67,11 @@ int main(void)
         }
     }
     printf("rank %d of %d: %d checks, %d failures\n", rank, n, checks, failures);
+    fflush(stdout);
+    if (hold_ms > 0) {
+        struct timespec ts = {hold_ms / 1000, (hold_ms % 1000) * 1000000L};
+        nanosleep(&ts, NULL);
+    }
     free(buf);
     free(out);
     tc_comm_destroy(comm);
