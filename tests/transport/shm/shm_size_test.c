@@ -6,6 +6,9 @@
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -126,6 +129,32 @@ static void test_floor_pair(void **state)
     tc_tpt_pair_close(&p);
 }
 
+/* What a creator leaves in /dev/shm before the opener comes: the final size at once, with the
+ * header and rings reserved (charged) and the lanes not. */
+static void test_creator_reserves_rings_only(void **state)
+{
+    (void)state;
+    tc_tp_ctx_t *c0 = tc_shmt_ctx_new(0, NULL, NULL), *c1 = tc_shmt_ctx_new(1, NULL, NULL);
+    unsigned char addr[TC_TP_SHM_ADDR_LEN];
+    tc_shmt_addr(c1, addr);
+    tc_tp_ep_t *ep = NULL;
+    assert_int_equal(tc_tp_ep_connect(c0, 1, addr, sizeof(addr), &ep), TC_OK);
+    const tc_shm_ep_t *e = (const tc_shm_ep_t *)ep;
+    int fd = shm_open(e->name, O_RDONLY, 0);
+    assert_true(fd >= 0);
+    struct stat st;
+    assert_int_equal(fstat(fd, &st), 0);
+    close(fd);
+    size_t page = (size_t)sysconf(_SC_PAGESIZE);
+    assert_int_equal((size_t)st.st_size, tc_shm_geom_seg_size(e->cell_size, e->ncells, page));
+    uint64_t charged = (uint64_t)st.st_blocks * 512;
+    assert_true(charged >= tc_shm_geom_reserve(e->cell_size, e->ncells));
+    assert_true(charged < tc_shm_geom_reserve(e->cell_size, e->ncells) + TC_SHM_LANE_BYTES);
+    tc_tp_ep_close(ep);
+    tc_tp_ctx_destroy(c0);
+    tc_tp_ctx_destroy(c1);
+}
+
 /* The default pair on a machine with room keeps the configured geometry. */
 static void test_default_pair(void **state)
 {
@@ -174,6 +203,7 @@ int main(void)
         cmocka_unit_test(test_budget),
         cmocka_unit_test(test_plan),
         cmocka_unit_test(test_floor_pair),
+        cmocka_unit_test(test_creator_reserves_rings_only),
         cmocka_unit_test(test_default_pair),
         cmocka_unit_test(test_bad_hint),
         cmocka_unit_test(test_preflight_message),

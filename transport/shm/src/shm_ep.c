@@ -290,11 +290,12 @@ void tc_shm_ep_seg_init(tc_shm_ctx_t *ctx, tc_shm_ep_t *ep, void *p, size_t size
     ep->state = TC_SHM_EP_CONNECTING;
 }
 
+/* Reserve [off, off+len) of the file without changing its size; 0 or an errno value. */
 static int tc_shm_reserve(int fd, off_t off, off_t len)
 {
     int rc;
     do {
-        rc = posix_fallocate(fd, off, len);
+        rc = fallocate(fd, FALLOC_FL_KEEP_SIZE, off, len) == 0 ? 0 : errno;
     } while (rc == EINTR);
     return rc;
 }
@@ -330,16 +331,18 @@ static tc_status_t tc_shm_ep_create_segment(tc_shm_ctx_t *ctx, tc_shm_ep_t *ep)
     size_t page = (size_t)sysconf(_SC_PAGESIZE), size = 0;
     void *p = MAP_FAILED;
     int rc = ENOSPC, i;
-    for (i = 0; i < n && rc == ENOSPC; i++) {
-        size = tc_shm_geom_seg_size(plan[i].cell_size, plan[i].ncells, page);
-        if (ftruncate(fd, (off_t)size) != 0) {
-            status = tc_error_set(TC_ERR_SYSTEM, "shm: ftruncate(%s, %zu) failed: %s", ep->name,
-                                  size, strerror(errno));
-            goto err;
-        }
+    /* Reserve while the file is still empty, then give it its size at once: the opener waits
+     * for a header's worth of file, so it never faults on a page not yet reserved (a SIGBUS
+     * on a full /dev/shm) nor maps a size that is not the final one. */
+    for (i = 0; i < n && rc == ENOSPC; i++)
         rc = tc_shm_reserve(fd, 0, (off_t)plan[i].reserve);
-    }
     i--;
+    size = tc_shm_geom_seg_size(plan[i].cell_size, plan[i].ncells, page);
+    if (rc == 0 && ftruncate(fd, (off_t)size) != 0) {
+        status = tc_error_set(TC_ERR_SYSTEM, "shm: ftruncate(%s, %zu) failed: %s", ep->name, size,
+                              strerror(errno));
+        goto err;
+    }
     if (rc != 0) {
         status = tc_error_set(
             rc == ENOSPC ? TC_ERR_NO_RESOURCE : TC_ERR_SYSTEM,
