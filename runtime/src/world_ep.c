@@ -86,7 +86,16 @@ tc_status_t tc_rt_world_open_backends(tc_rt_world_t *world, const tc_hints_t *hi
     params.self_id = (uint64_t)world->boot->rank;
     params.secret = world->boot->secret;
     params.secret_len = world->boot->secret_len;
-    params.hints = hints;
+    /* shm shares /dev/shm out among the ranks of the node: tell it how many there are */
+    tc_hints_t own;
+    tc_hints_init(&own);
+    char local[16];
+    snprintf(local, sizeof(local), "%d", world->boot->local_size > 0 ? world->boot->local_size : 1);
+    if (st == TC_OK && hints)
+        st = tc_hints_copy(&own, hints);
+    if (st == TC_OK && !tc_hints_get(&own, "shm_local_ranks"))
+        st = tc_hints_set(&own, "shm_local_ranks", local);
+    params.hints = &own;
     for (int i = 0; i < n && st == TC_OK; i++) {
         int mode;
         if ((st = world_backend_mode(ops[i], &mode)) != TC_OK || mode == MODE_NEVER)
@@ -106,6 +115,7 @@ tc_status_t tc_rt_world_open_backends(tc_rt_world_t *world, const tc_hints_t *hi
         }
         st = world_open(world, ops[i], reach[i], &params);
     }
+    tc_hints_free(&own);
     return st;
 }
 

@@ -32,6 +32,7 @@ stash_bin() {
         tests/integration/allreduce_test \
         tests/integration/coll_test tests/integration/thread_test tests/integration/recreate_test \
         tests/integration/win_test tests/integration/win_halo tests/integration/win_pipeline \
+        tests/integration/shm_fit_test \
         tests/fault/ft_test tests/fault/resilient_training tests/fault/create_abort_test tests/fault/agree_test \
         tests/fault/create_missing_test tests/cluster/node_fail_test \
         tests/runtime/env_boot_prog bench/scale_probe; do
@@ -46,6 +47,7 @@ integration() {
     local rc=0
     tests/integration/run_launchers.sh "$dir" "$@" || rc=1
     tests/integration/run_win.sh "$dir" "$@" || rc=1
+    tests/integration/run_shm_small.sh "$dir" "$@" || rc=1
     # The scale benchmark's checks at 2 and 8 ranks (~30 s): every rank's line, the all-reduce
     # results, and 100 communicators released. Not under ASan: its quarantine keeps freed memory.
     if [ "$cfg" = opt ]; then

@@ -39,15 +39,22 @@ static uint64_t tc_shm_mix64(uint64_t x)
     return x;
 }
 
-tc_status_t tc_shm_preflight(size_t need, uint32_t cell_size, uint32_t ncells)
+tc_status_t tc_shm_free_bytes(uint64_t *avail_p)
 {
     struct statvfs sv;
     if (statvfs(TC_SHM_DEV, &sv) != 0)
         return tc_error_set(TC_ERR_NO_RESOURCE, "shm: cannot use %s: statvfs: %s", TC_SHM_DEV,
                             strerror(errno));
-    uint64_t avail = (uint64_t)sv.f_bavail * (uint64_t)sv.f_frsize;
-    if (avail >= need)
-        return TC_OK;
+    *avail_p = (uint64_t)sv.f_bavail * (uint64_t)sv.f_frsize;
+    return TC_OK;
+}
+
+tc_status_t tc_shm_preflight(size_t need, uint32_t cell_size, uint32_t ncells)
+{
+    uint64_t avail = 0;
+    tc_status_t st = tc_shm_free_bytes(&avail);
+    if (st != TC_OK || avail >= need)
+        return st;
     return tc_error_set(TC_ERR_NO_RESOURCE,
                         "shm: %s has %.1f MiB free, a segment for one peer needs %.1f MiB (%u "
                         "cells of %u bytes each way); enlarge %s (docker run --shm-size=1g, or "
@@ -117,9 +124,11 @@ static tc_status_t tc_shm_options(tc_shm_ctx_t *ctx, const tc_hints_t *hints)
                             "shm: cell size %llu (shm_cell_size / TC_SHM_CELL_SIZE) must be a "
                             "multiple of 64 in [64, 1M]",
                             (unsigned long long)cell);
-    int64_t ncells, cma, live;
+    int64_t ncells, cma, live, local = 1;
     if ((st = tc_shm_opt_int(hints, "shm_cells", "TC_SHM_CELLS", 32, 2, 1 << 24, &ncells)) !=
             TC_OK ||
+        (hints != NULL &&
+         (st = tc_hints_int(hints, "shm_local_ranks", 1, 1, 1 << 20, &local)) != TC_OK) ||
         (st = tc_shm_opt_int(hints, "shm_liveness_ms", "TC_SHM_LIVENESS_MS", 100, 1, 60000,
                              &live)) != TC_OK)
         return st;
@@ -132,10 +141,12 @@ static tc_status_t tc_shm_options(tc_shm_ctx_t *ctx, const tc_hints_t *hints)
     ctx->ncells = (uint32_t)ncells;
     ctx->liveness_ns = (uint64_t)live * 1000000ULL;
     ctx->cma = (int)cma;
-    uint64_t ring = 2ull * TC_SHM_LINE + (uint64_t)ncells * (TC_SHM_CELL_HDR + cell);
-    uint64_t size = TC_SHM_HDR_SIZE + 2 * ring + 2ull * TC_SHM_LANE_BYTES;
-    uint64_t page = (uint64_t)sysconf(_SC_PAGESIZE);
-    ctx->seg_size = (size_t)((size + page - 1) / page * page);
+    ctx->local_ranks = (uint32_t)local;
+    /* the pre-flight asks for the smallest segment: the others are chosen when connecting */
+    tc_shm_geom_t plan[TC_SHM_LEVELS];
+    int n = tc_shm_geom_plan(ctx->cell_size, ctx->ncells, 0, plan);
+    ctx->seg_size = tc_shm_geom_seg_size(plan[n - 1].cell_size, plan[n - 1].ncells,
+                                         (size_t)sysconf(_SC_PAGESIZE));
     return TC_OK;
 }
 
@@ -178,6 +189,7 @@ static tc_status_t tc_shm_ctx_create(const tc_tp_ctx_params_t *params, tc_tp_ctx
     if (status != TC_OK)
         goto err;
     status = tc_shm_preflight(ctx->seg_size, ctx->cell_size, ctx->ncells);
+    /* (the floor's size: what the smallest pair segment needs, lanes included) */
     if (status != TC_OK)
         goto err;
 
@@ -205,10 +217,10 @@ static tc_status_t tc_shm_ctx_create(const tc_tp_ctx_params_t *params, tc_tp_ctx
     }
     ctx->next_check_ns = tc_time_ns() + ctx->liveness_ns;
     tc_log_debug(TC_SUBSYS_TRANSPORT,
-                 "shm: id %llu pid %d: cells %u x %u bytes, segment %zu bytes per peer, "
-                 "single-copy %s",
+                 "shm: id %llu pid %d: at most %u cells x %u bytes per pair (sized from the "
+                 "free space of /dev/shm for %u local ranks), single-copy %s",
                  (unsigned long long)ctx->self_id, (int)ctx->pid, ctx->ncells, ctx->cell_size,
-                 ctx->seg_size, ctx->cma ? "on" : "off");
+                 ctx->local_ranks, ctx->cma ? "on" : "off");
     *ctx_p = &ctx->super;
     return TC_OK;
 
@@ -298,8 +310,7 @@ static int tc_shm_ready(tc_shm_ctx_t *ctx)
         if ((ep->ctrl_n > 0 || ep->jobs_head != NULL || ep->sq.head != NULL) &&
             ep->tx.pos - __atomic_load_n(ep->tx.head, __ATOMIC_ACQUIRE) < ep->ncells)
             return 1;
-        if (__atomic_load_n(&ep->hdr->state[1 - ep->side], __ATOMIC_ACQUIRE) ==
-            TC_SHM_SIDE_CLOSED)
+        if (__atomic_load_n(&ep->hdr->state[1 - ep->side], __ATOMIC_ACQUIRE) == TC_SHM_SIDE_CLOSED)
             return 1;
     }
     return 0;
@@ -356,6 +367,9 @@ tc_status_t tc_tp_shm_ep_lane(tc_tp_ep_t *super, tc_tp_shm_lane_t **lane_p)
         return tc_error_set(TC_ERR_INVALID_STATE,
                             "tc_tp_shm_ep_lane: the endpoint to peer %llu is not connected yet",
                             (unsigned long long)super->peer_id);
+    tc_status_t st = tc_shm_ep_reserve_lanes((tc_shm_ctx_t *)super->ctx, ep);
+    if (st != TC_OK)
+        return st;
     *lane_p = &ep->lane;
     return TC_OK;
 }

@@ -264,8 +264,10 @@ void tc_shm_ep_seg_init(tc_shm_ctx_t *ctx, tc_shm_ep_t *ep, void *p, size_t size
     ep->seg = p;
     ep->seg_len = size;
     ep->hdr = p;
-    ep->cell_size = ctx->cell_size;
-    ep->ncells = ctx->ncells;
+    if (ep->cell_size == 0) {
+        ep->cell_size = ctx->cell_size;
+        ep->ncells = ctx->ncells;
+    }
     tc_shm_ep_map_rings(ep);
 
     tc_shm_seg_hdr_t *h = ep->hdr; /* fresh pages are zero */
@@ -288,44 +290,93 @@ void tc_shm_ep_seg_init(tc_shm_ctx_t *ctx, tc_shm_ep_t *ep, void *p, size_t size
     ep->state = TC_SHM_EP_CONNECTING;
 }
 
-/* Creator: make the segment, 0600, with its space reserved so no later page fault can SIGBUS. */
+/* Reserve [off, off+len) of the file without changing its size; 0 or an errno value. */
+static int tc_shm_reserve(int fd, off_t off, off_t len)
+{
+    int rc;
+    do {
+        rc = fallocate(fd, FALLOC_FL_KEEP_SIZE, off, len) == 0 ? 0 : errno;
+    } while (rc == EINTR);
+    return rc;
+}
+
+/* The bytes this process holds changed: say so (the scale benchmark reads this line). */
+static void tc_shm_log_held(const tc_shm_ctx_t *ctx)
+{
+    tc_log_debug(TC_SUBSYS_TRANSPORT,
+                 "shm: id %llu holds %zu bytes of /dev/shm in %u segments it created",
+                 (unsigned long long)ctx->self_id, ctx->shm_bytes, ctx->nsegs);
+}
+
+/* Creator: make the segment, 0600. The header and rings are reserved (fallocate), so no page the
+ * transport touches can SIGBUS on a full /dev/shm; the lanes are reserved on their first use
+ * (tc_shm_ep_reserve_lanes): tmpfs charges only reserved or touched pages. The geometry is the
+ * largest that fits this pair's share of the free space; a reservation finding no space (other
+ * ranks took it meanwhile) tries the next smaller one down to the floor. */
 static tc_status_t tc_shm_ep_create_segment(tc_shm_ctx_t *ctx, tc_shm_ep_t *ep)
 {
-    tc_status_t status = tc_shm_preflight(ctx->seg_size, ctx->cell_size, ctx->ncells);
+    uint64_t avail = 0;
+    tc_status_t status = tc_shm_free_bytes(&avail);
     if (status != TC_OK)
         return status;
+    tc_shm_geom_t plan[TC_SHM_LEVELS];
+    int n = tc_shm_geom_plan(ctx->cell_size, ctx->ncells,
+                             tc_shm_pair_budget(avail, ctx->local_ranks), plan);
     int fd = shm_open(ep->name, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
     if (fd < 0)
         return tc_error_set(errno == EMFILE || errno == ENFILE ? TC_ERR_NO_RESOURCE : TC_ERR_SYSTEM,
                             "shm: shm_open(%s) for peer %llu failed: %s", ep->name,
                             (unsigned long long)ep->super.peer_id, strerror(errno));
     ep->linked = 1;
+    size_t page = (size_t)sysconf(_SC_PAGESIZE), size = 0;
     void *p = MAP_FAILED;
-    int rc;
-    if (ftruncate(fd, (off_t)ctx->seg_size) != 0) {
-        status = tc_error_set(TC_ERR_SYSTEM, "shm: ftruncate(%s, %zu) failed: %s", ep->name,
-                              ctx->seg_size, strerror(errno));
+    int rc = ENOSPC, i;
+    /* Reserve while the file is still empty, then give it its size at once: the opener waits
+     * for a header's worth of file, so it never faults on a page not yet reserved (a SIGBUS
+     * on a full /dev/shm) nor maps a size that is not the final one. */
+    for (i = 0; i < n && rc == ENOSPC; i++)
+        rc = tc_shm_reserve(fd, 0, (off_t)plan[i].reserve);
+    i--;
+    size = tc_shm_geom_seg_size(plan[i].cell_size, plan[i].ncells, page);
+    if (rc == 0 && ftruncate(fd, (off_t)size) != 0) {
+        status = tc_error_set(TC_ERR_SYSTEM, "shm: ftruncate(%s, %zu) failed: %s", ep->name, size,
+                              strerror(errno));
         goto err;
     }
-    do {
-        rc = posix_fallocate(fd, 0, (off_t)ctx->seg_size);
-    } while (rc == EINTR);
     if (rc != 0) {
-        status = tc_error_set(rc == ENOSPC ? TC_ERR_NO_RESOURCE : TC_ERR_SYSTEM,
-                              "shm: reserving %zu bytes of /dev/shm for peer %llu failed: %s%s",
-                              ctx->seg_size, (unsigned long long)ep->super.peer_id, strerror(rc),
-                              rc == ENOSPC ? " (enlarge /dev/shm, e.g. docker run --shm-size=1g)"
-                                           : "");
+        status = tc_error_set(
+            rc == ENOSPC ? TC_ERR_NO_RESOURCE : TC_ERR_SYSTEM,
+            "shm: reserving %zu bytes of /dev/shm (%.1f MiB free) for peer %llu "
+            "failed: %s%s",
+            plan[i].reserve, (double)avail / 1048576.0, (unsigned long long)ep->super.peer_id,
+            strerror(rc), rc == ENOSPC ? " (enlarge /dev/shm, e.g. docker run --shm-size=1g)" : "");
         goto err;
     }
-    p = mmap(NULL, ctx->seg_size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+    p = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
     if (p == MAP_FAILED) {
-        status = tc_error_set(TC_ERR_SYSTEM, "shm: mmap of %zu bytes of %s failed: %s",
-                              ctx->seg_size, ep->name, strerror(errno));
+        status = tc_error_set(TC_ERR_SYSTEM, "shm: mmap of %zu bytes of %s failed: %s", size,
+                              ep->name, strerror(errno));
         goto err;
     }
-    close(fd);
-    tc_shm_ep_seg_init(ctx, ep, p, ctx->seg_size);
+    ep->fd = fd;
+    ep->lanes_pending = 1;
+    ep->cell_size = plan[i].cell_size;
+    ep->ncells = plan[i].ncells;
+    if ((ep->cell_size != ctx->cell_size || ep->ncells != ctx->ncells) && !ctx->warned) {
+        ctx->warned = 1;
+        tc_log_warn(TC_SUBSYS_TRANSPORT,
+                    "shm: /dev/shm has %.1f MiB free for %u local ranks: pair segments shrink to "
+                    "%u cells of %u bytes (configured %u of %u); messages above %u bytes take "
+                    "the single-copy or a slower pipelined path; give the node more /dev/shm "
+                    "(docker run --shm-size=1g) for full speed (said once per process)",
+                    (double)avail / 1048576.0, ctx->local_ranks, ep->ncells, ep->cell_size,
+                    ctx->ncells, ctx->cell_size, ep->cell_size);
+    }
+    tc_shm_ep_seg_init(ctx, ep, p, size);
+    ep->reserved = (plan[i].reserve + page - 1) / page * page;
+    ctx->shm_bytes += ep->reserved;
+    ctx->nsegs++;
+    tc_shm_log_held(ctx);
     return TC_OK;
 
 err:
@@ -333,6 +384,30 @@ err:
     shm_unlink(ep->name);
     ep->linked = 0;
     return status;
+}
+
+tc_status_t tc_shm_ep_reserve_lanes(tc_shm_ctx_t *ctx, tc_shm_ep_t *ep)
+{
+    if (!ep->lanes_pending)
+        return TC_OK;
+    size_t off = tc_shm_geom_reserve(ep->cell_size, ep->ncells), len = 2 * TC_SHM_LANE_BYTES;
+    int rc = tc_shm_reserve(ep->fd, (off_t)off, (off_t)len);
+    if (rc != 0)
+        return tc_error_set(rc == ENOSPC ? TC_ERR_NO_RESOURCE : TC_ERR_SYSTEM,
+                            "shm: reserving the small-message lanes with peer %llu (%zu KiB of "
+                            "/dev/shm) failed: %s; enlarge /dev/shm or set TC_SMALL_MAX=0",
+                            (unsigned long long)ep->super.peer_id, len >> 10, strerror(rc));
+    close(ep->fd);
+    ep->fd = -1;
+    ep->lanes_pending = 0;
+    if (ep->side == 0) {
+        size_t page = (size_t)sysconf(_SC_PAGESIZE);
+        size_t grown = (off + len + page - 1) / page * page - ep->reserved;
+        ep->reserved += grown;
+        ctx->shm_bytes += grown;
+        tc_shm_log_held(ctx);
+    }
+    return TC_OK;
 }
 
 void tc_shm_ep_attach(tc_shm_ctx_t *ctx, tc_shm_ep_t *ep, void *p, size_t size)
@@ -348,14 +423,14 @@ void tc_shm_ep_attach(tc_shm_ctx_t *ctx, tc_shm_ep_t *ep, void *p, size_t size)
 
     /* Everything below comes from another process: check it before using it. */
     uint32_t cell = h->cell_size, ncells = h->ncells;
-    uint64_t need = TC_SHM_HDR_SIZE +
-                    2 * (2ull * TC_SHM_LINE +
-                         (uint64_t)ncells * (TC_SHM_CELL_HDR + (uint64_t)cell)) +
-                    2ull * TC_SHM_LANE_BYTES;
+    uint64_t need =
+        TC_SHM_HDR_SIZE +
+        2 * (2ull * TC_SHM_LINE + (uint64_t)ncells * (TC_SHM_CELL_HDR + (uint64_t)cell)) +
+        2ull * TC_SHM_LANE_BYTES;
     if (h->version != TC_SHM_VERSION) {
         tc_shm_ep_fail(ctx, ep, TC_ERR_UNSUPPORTED,
-                       "made segment version %u, this build knows %d (mixed builds?)",
-                       h->version, TC_SHM_VERSION);
+                       "made segment version %u, this build knows %d (mixed builds?)", h->version,
+                       TC_SHM_VERSION);
         return;
     }
     if (cell < 64 || cell > (1u << 20) || cell % 64 != 0 || ncells < 2 || ncells > (1u << 24) ||
@@ -392,8 +467,8 @@ void tc_shm_ep_attach(tc_shm_ctx_t *ctx, tc_shm_ep_t *ep, void *p, size_t size)
     ep->cma_peer = __atomic_load_n(&h->cma[0], __ATOMIC_RELAXED) != 0;
     ep->state = TC_SHM_EP_PROVING;
     tc_log_debug(TC_SUBSYS_TRANSPORT, "shm: id %llu attached to %s (peer %llu, pid %d)",
-                 (unsigned long long)ctx->self_id, ep->name,
-                 (unsigned long long)ep->super.peer_id, (int)ep->peer_pid);
+                 (unsigned long long)ctx->self_id, ep->name, (unsigned long long)ep->super.peer_id,
+                 (int)ep->peer_pid);
 }
 
 /* Opener: map the creator's segment once it is ready, check it, attach, unlink the name. */
@@ -424,13 +499,19 @@ static void tc_shm_ep_try_open(tc_shm_ctx_t *ctx, tc_shm_ep_t *ep)
     }
     size_t size = (size_t)st.st_size;
     void *p = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-    close(fd);
     if (p == MAP_FAILED) {
+        close(fd);
         tc_shm_ep_fail(ctx, ep, TC_ERR_SYSTEM, "segment %s could not be mapped: %s", ep->name,
                        strerror(errno));
         return;
     }
     tc_shm_ep_attach(ctx, ep, p, size);
+    if (ep->seg != NULL && ep->state != TC_SHM_EP_FAILED) {
+        ep->fd = fd; /* to reserve the lanes on their first use */
+        ep->lanes_pending = 1;
+    } else {
+        close(fd);
+    }
 }
 
 /* Opener: the creator's verdict on our proof, and its own proof. */
@@ -474,10 +555,10 @@ void tc_shm_ep_connecting(tc_shm_ctx_t *ctx, tc_shm_ep_t *ep)
     shm_unlink(ep->name); /* the opener did too; whoever is first */
     ep->linked = 0;
     if (__atomic_load_n(&ep->hdr->proved[1], __ATOMIC_ACQUIRE) != 1) {
-        tc_shm_ep_fail(ctx, ep, opener == TC_SHM_SIDE_CLOSED ? TC_ERR_PEER_FAILED : TC_ERR_PROTOCOL,
-                       "%s", opener == TC_SHM_SIDE_CLOSED
-                                 ? "closed its endpoint before proving itself"
-                                 : "attached to the segment without proving itself");
+        tc_shm_ep_fail(
+            ctx, ep, opener == TC_SHM_SIDE_CLOSED ? TC_ERR_PEER_FAILED : TC_ERR_PROTOCOL, "%s",
+            opener == TC_SHM_SIDE_CLOSED ? "closed its endpoint before proving itself"
+                                         : "attached to the segment without proving itself");
         return;
     }
     /* The acceptor's nonce, copied once; its MAC is checked against our own Ni. */
@@ -560,6 +641,7 @@ tc_status_t tc_shm_ep_connect(tc_tp_ctx_t *super, uint64_t peer_id, const void *
     ep->peer_nonce = nonce;
     ep->side = ctx->self_id < peer_id ? 0 : 1;
     ep->pidfd = -1;
+    ep->fd = -1;
 #ifdef SYS_pidfd_open
     ep->pidfd = (int)syscall(SYS_pidfd_open, (pid_t)pid, 0);
     if (ep->pidfd < 0)
@@ -568,8 +650,8 @@ tc_status_t tc_shm_ep_connect(tc_tp_ctx_t *super, uint64_t peer_id, const void *
     /* Can we reach the peer's memory? Read its probe word, which holds its nonce. */
     if (ctx->cma) {
         uint64_t got = 0;
-        ep->cma_local = tc_shm_cma(pid, &got, probe, sizeof(got), 0) == (ssize_t)sizeof(got) &&
-                        got == nonce;
+        ep->cma_local =
+            tc_shm_cma(pid, &got, probe, sizeof(got), 0) == (ssize_t)sizeof(got) && got == nonce;
         if (!ep->cma_local)
             tc_log_info(TC_SUBSYS_TRANSPORT,
                         "shm: process_vm_readv of peer %llu (pid %d) is not allowed (%s; ptrace "
@@ -621,8 +703,15 @@ void tc_shm_ep_close(tc_tp_ep_t *super)
         munmap(ep->seg, ep->seg_len);
     if (ep->linked)
         shm_unlink(ep->name);
+    if (ep->lanes_pending)
+        close(ep->fd);
     if (ep->pidfd >= 0)
         close(ep->pidfd);
+    if (ep->reserved > 0) {
+        ctx->shm_bytes -= ep->reserved;
+        ctx->nsegs--;
+        tc_shm_log_held(ctx);
+    }
     free(ep);
 }
 

@@ -60,11 +60,11 @@ typedef struct tc_shm_queue {
 
 /* One direction of the segment, as seen by one side. */
 typedef struct tc_shm_ring {
-    uint64_t *head;         /* in the segment: cells consumed */
-    uint64_t *tail;         /* in the segment: cells produced */
-    unsigned char *cells;   /* in the segment */
-    uint64_t pos;           /* producer: our tail; consumer: our head */
-    uint64_t seen;          /* producer: last head read; consumer: last tail read */
+    uint64_t *head;       /* in the segment: cells consumed */
+    uint64_t *tail;       /* in the segment: cells produced */
+    unsigned char *cells; /* in the segment */
+    uint64_t pos;         /* producer: our tail; consumer: our head */
+    uint64_t seen;        /* producer: last head read; consumer: last tail read */
 } tc_shm_ring_t;
 
 /* A message that arrived before its receive was posted. */
@@ -72,10 +72,10 @@ typedef struct tc_shm_unexp {
     struct tc_shm_unexp *next;
     uint64_t tag;
     uint64_t total;
-    int rts;             /* 1: data stays with the sender (addr, cookie) */
-    int complete;        /* all data is in data[] (or rts) */
+    int rts;      /* 1: data stays with the sender (addr, cookie) */
+    int complete; /* all data is in data[] (or rts) */
     uint64_t addr, cookie;
-    tc_tp_req_t *req;    /* a receive matched while cells still arrive */
+    tc_tp_req_t *req; /* a receive matched while cells still arrive */
     unsigned char data[];
 } tc_shm_unexp_t;
 
@@ -119,11 +119,15 @@ typedef struct tc_shm_ctx {
     uint64_t self_id;
     pid_t pid;
     uint64_t nonce;
-    uint64_t pidns;                /* inode of /proc/self/ns/pid (0: unknown) */
-    volatile uint64_t probe;       /* == nonce; peers read it to test process_vm_readv */
-    tc_auth_key_t key; /* from the job secret (keyed 0: the public key) */
-    uint32_t cell_size, ncells;
-    size_t seg_size;
+    uint64_t pidns;             /* inode of /proc/self/ns/pid (0: unknown) */
+    volatile uint64_t probe;    /* == nonce; peers read it to test process_vm_readv */
+    tc_auth_key_t key;          /* from the job secret (keyed 0: the public key) */
+    uint32_t cell_size, ncells; /* configured: the largest geometry a segment gets */
+    size_t seg_size;            /* of the smallest geometry (the ctx_create pre-flight) */
+    uint32_t local_ranks;       /* ranks on this node sharing /dev/shm (hint shm_local_ranks) */
+    int warned;                 /* the one warning about smaller segments was given */
+    size_t shm_bytes;           /* of /dev/shm reserved by this process's segments */
+    unsigned nsegs;             /* segments this process created and holds */
     int cma; /* allowed by the options and process_vm_readv works in this process */
     uint64_t liveness_ns, next_check_ns;
     unsigned progress_calls; /* progress() calls, to read the clock only every 64 */
@@ -139,12 +143,15 @@ struct tc_shm_ep {
     tc_tp_ep_t super;
     tc_shm_ep_t *next;
     tc_shm_ep_state_t state;
-    int side;         /* 0: creator, 1: opener */
+    int side; /* 0: creator, 1: opener */
     pid_t peer_pid;
     uint64_t peer_nonce;
-    int pidfd;        /* -1: check with kill() */
+    int pidfd; /* -1: check with kill() */
     char name[96];
-    int linked;       /* creator: the name may still exist */
+    int linked;        /* creator: the name may still exist */
+    int lanes_pending; /* fd holds the segment's file; its lanes are not reserved yet */
+    int fd;
+    size_t reserved; /* bytes this side counted in ctx->shm_bytes (creator only) */
     /* the handshake: this side's copies, never re-read from the segment */
     unsigned char nonce_i[TC_SHM_NONCE_LEN], nonce_a[TC_SHM_NONCE_LEN];
     uint32_t seg_cell_size, seg_ncells; /* the geometry the transcript binds */
@@ -158,8 +165,8 @@ struct tc_shm_ep {
     size_t stride;
     tc_shm_ring_t tx, rx;
     tc_tp_shm_lane_t lane; /* the small-message slots (shm_lane.h), used by the runtime */
-    int cma_local;    /* we can read/write the peer's memory */
-    int cma_peer;     /* the peer can read ours: large sends go by RTS */
+    int cma_local;         /* we can read/write the peer's memory */
+    int cma_peer;          /* the peer can read ours: large sends go by RTS */
 
     tc_shm_queue_t sq; /* sends, puts, gets, signals not fully pushed, in order */
     tc_shm_queue_t wq; /* pushed, waiting for an ACK or GET_DATA */
@@ -179,10 +186,31 @@ struct tc_shm_ep {
 
 /* ---- shm_ctx.c ---- */
 void tc_shm_req_complete(tc_shm_ctx_t *ctx, tc_tp_req_t *req, tc_status_t status, size_t bytes);
+/* Free bytes of /dev/shm (TC_ERR_NO_RESOURCE when it cannot be read). */
+TC_MUST_USE tc_status_t tc_shm_free_bytes(uint64_t *avail_p);
 /* Check that /dev/shm can hold @p need more bytes. */
 TC_MUST_USE tc_status_t tc_shm_preflight(size_t need, uint32_t cell_size, uint32_t ncells);
 /* Read or write @p len bytes at @p remote in process @p pid (process_vm_readv/writev, looped). */
 ssize_t tc_shm_cma(pid_t pid, void *local, uint64_t remote, size_t len, int write);
+
+/* ---- shm_size.c ---- */
+/* Geometries a creator tries: the configured one, then smaller ones, down to a floor. */
+#define TC_SHM_LEVELS 4
+typedef struct tc_shm_geom {
+    uint32_t cell_size, ncells;
+    size_t reserve; /* bytes reserved at creation: header and both rings (not the lanes) */
+} tc_shm_geom_t;
+/* Header and both rings of a geometry (what is reserved when the segment is made). */
+size_t tc_shm_geom_reserve(uint32_t cell_size, uint32_t ncells);
+/* The whole segment, lanes included, rounded up to @p page. */
+size_t tc_shm_geom_seg_size(uint32_t cell_size, uint32_t ncells, size_t page);
+/* Bytes one pair's rings may take of @p free_bytes shared by @p local_ranks ranks. */
+uint64_t tc_shm_pair_budget(uint64_t free_bytes, uint32_t local_ranks);
+/* Into @p out (TC_SHM_LEVELS entries): the geometries to try in order, the first the largest
+ * of the configured one and its smaller steps whose reserve fits @p budget (the floor when
+ * none does), then each smaller one down to the floor (a creation that finds no space tries
+ * the next). Returns how many. */
+int tc_shm_geom_plan(uint32_t cell_size, uint32_t ncells, uint64_t budget, tc_shm_geom_t *out);
 
 /* ---- shm_ep.c ---- */
 TC_MUST_USE tc_status_t tc_shm_ep_connect(tc_tp_ctx_t *ctx, uint64_t peer_id, const void *addr,
@@ -195,12 +223,16 @@ void tc_shm_ep_fail(tc_shm_ctx_t *ctx, tc_shm_ep_t *ep, tc_status_t status, cons
 /* Connection set-up steps of a non-UP endpoint. */
 void tc_shm_ep_connecting(tc_shm_ctx_t *ctx, tc_shm_ep_t *ep);
 /* Creator: its segment of @p size bytes is mapped at @p p (fresh, zero): write the header
- * (geometry, ids, pids, our nonce, then magic), point the rings into it; CONNECTING. */
+ * (the geometry of ep->cell_size/ncells, or the context's when those are 0; ids, pids, our
+ * nonce, then magic), point the rings into it; CONNECTING. */
 void tc_shm_ep_seg_init(tc_shm_ctx_t *ctx, tc_shm_ep_t *ep, void *p, size_t size);
 /* Opener: the creator's segment of @p size bytes is mapped at @p p (the endpoint's now): when
  * its magic is there, check what the creator wrote, attach and prove this side (PROVING), or
  * fail the endpoint; without the magic, unmap it (OPENING still). Rings are not read. */
 void tc_shm_ep_attach(tc_shm_ctx_t *ctx, tc_shm_ep_t *ep, void *p, size_t size);
+/* Reserve the segment's lanes in /dev/shm before their first use (then the file is closed):
+ * TC_ERR_NO_RESOURCE naming the space when /dev/shm is full. */
+TC_MUST_USE tc_status_t tc_shm_ep_reserve_lanes(tc_shm_ctx_t *ctx, tc_shm_ep_t *ep);
 /* Why the peer's side closed: "closed its endpoint", or that it refused our proof. */
 const char *tc_shm_ep_closed_why(const tc_shm_ep_t *ep);
 /* Whether the peer's process has exited. */

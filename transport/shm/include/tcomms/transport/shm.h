@@ -29,11 +29,20 @@
  * - shm_cell_size / TC_SHM_CELL_SIZE: payload bytes of a cell = eager limit
  *   (default 8192, 64..1 MiB, a multiple of 64).
  * - shm_cells / TC_SHM_CELLS: cells per direction (default 32, 2..2^24).
+ * - shm_local_ranks (hint only; the runtime sets it): ranks of this node that
+ *   share /dev/shm (default 1).
+ * The two geometry options are the largest a segment gets: its creator takes
+ * the largest of them and three smaller steps (8 x 8192, 4 x 4096, 4 x 1024)
+ * that fits its pair's share of the free space of /dev/shm, and warns once per
+ * context when it is smaller (docs/transport_shm.md, "Size").
  * - shm_cma / TC_SHM_CMA: use process_vm_readv/writev (default on).
  * - shm_liveness_ms / TC_SHM_LIVENESS_MS: how often a peer's pid is checked
  *   (default 100 ms, 1..60000).
- * Before creating a segment, the free space of /dev/shm is checked; too little
- * gives TC_ERR_NO_RESOURCE naming what is free, what is needed and the fix.
+ * A context checks that /dev/shm holds the smallest segment; too little gives
+ * TC_ERR_NO_RESOURCE naming what is free, what is needed and the fix. A
+ * segment's header and rings are reserved when it is made, its lanes when the
+ * runtime first asks for them (tc_tp_shm_ep_lane: TC_ERR_NO_RESOURCE when
+ * /dev/shm is full then).
  *
  * Behaviour the generic interface leaves open:
  * - A send of at most the cell size completes when it is copied into the ring;
