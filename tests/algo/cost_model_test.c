@@ -163,6 +163,9 @@ static void test_formulas(void **state)
     a.coll = TC_COLL_BROADCAST;
     assert_near(cost_of(&a, "linear").overlap, 4);
     assert_near(cost_of(&a, "binomial_tree").overlap, 0);
+    a.nranks = 1; /* no message: nothing overlaps (not -1) */
+    assert_near(cost_of(&a, "linear").overlap, 0);
+    a.nranks = 6;
     /* barrier linear: 5 in, 5 out, each a burst */
     a.coll = TC_COLL_BARRIER;
     a.root = -1;
