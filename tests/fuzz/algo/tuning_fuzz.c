@@ -4,8 +4,9 @@
  * Input: the whole file, any bytes (NUL included), as tc_algo_tuning_parse() reads them.
  * Properties: a refusal is TC_ERR_CONFIG with a detail naming the file and leaves the output
  * untouched; an accepted file has version 1 or 2 (overhead_us only in 2), parameters set only
- * with a value in [0, 1e9], text values without control characters; it formats (tc_algo_tuning_format) to text that parses
- * back to the same contents, bit for bit (a round trip); nothing read past the input. */
+ * with a value in [0, 1e9], text values without control characters; it formats
+ * (tc_algo_tuning_format) to text that parses back to the same contents, bit for bit (a round
+ * trip); nothing read past the input. */
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
