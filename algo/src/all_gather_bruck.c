@@ -49,14 +49,21 @@ tc_status_t tc_algo_all_gather_bruck(const tc_algo_args_t *args, tc_sched_t *sch
 
 void tc_algo_all_gather_bruck_cost(const tc_algo_args_t *args, tc_algo_cost_t *cost)
 {
-    const int lg = tc_algo_ceil_log2(args->nranks);
+    const int lg = tc_algo_ceil_log2(args->nranks), p = args->nranks;
+    double shared = 0;
+    int d;
 
     memset(cost, 0, sizeof(*cost));
     if (args->count == 0) {
         return;
     }
     cost->rounds = lg;
-    cost->elems = (double)(args->nranks - 1) * (double)args->count;
+    cost->elems = (double)(p - 1) * (double)args->count;
+    /* step d moves min(d, p - d) blocks, between ranks d apart */
+    for (d = 1; d < p; d <<= 1) {
+        shared += (d < p - d ? d : p - d) * tc_algo_node_share(args, d, 0);
+    }
+    cost->link_share = p > 1 ? shared / (p - 1) : 1;
     cost->max_send_msgs = (uint64_t)lg;
     cost->max_send_elems = (uint64_t)(args->nranks - 1) * args->count;
 }

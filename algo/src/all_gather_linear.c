@@ -56,6 +56,8 @@ void tc_algo_all_gather_linear_cost(const tc_algo_args_t *args, tc_algo_cost_t *
         return;
     }
     cost->rounds = args->nranks - 1;
+    cost->overlap = args->nranks - 2; /* every message is posted at once */
+    cost->link_share = tc_algo_node_share_all(args);
     cost->elems = (double)(args->nranks - 1) * (double)max_len;
     cost->max_send_msgs = (uint64_t)(args->nranks - 1);
     cost->max_send_elems = cost->max_send_msgs * max_len;

@@ -44,15 +44,22 @@ tc_status_t tc_algo_all_gather_recursive_doubling(const tc_algo_args_t *args, tc
 
 void tc_algo_all_gather_recursive_doubling_cost(const tc_algo_args_t *args, tc_algo_cost_t *cost)
 {
-    int lg;
+    int lg, d;
+    double shared = 0;
+    const int p2 = tc_algo_pow2_floor(args->nranks, &lg);
 
     memset(cost, 0, sizeof(*cost));
-    tc_algo_pow2_floor(args->nranks, &lg);
     if (args->count == 0) {
         return;
     }
     cost->rounds = lg;
     cost->elems = (double)(args->nranks - 1) * (double)args->count;
+    /* step d (partner r XOR d) moves d blocks; the folded ranks' extra
+     * messages are ignored here */
+    for (d = 1; d < p2; d <<= 1) {
+        shared += d * tc_algo_node_share(args, d, 1);
+    }
+    cost->link_share = p2 > 1 ? shared / (p2 - 1) : 1;
     cost->max_send_msgs = (uint64_t)lg;
     cost->max_send_elems = (uint64_t)(args->nranks - 1) * args->count;
 }

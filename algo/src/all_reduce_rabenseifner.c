@@ -112,6 +112,7 @@ void tc_algo_all_reduce_rabenseifner_cost(const tc_algo_args_t *args, tc_algo_co
     const uint64_t n = args->count;
     int lg, p2 = tc_algo_pow2_floor(p, &lg), rem = p - p2, v, m, lo, sz;
     uint64_t best = 0, sent;
+    double shared = 0;
     /* NOLINTNEXTLINE(bugprone-integer-division): ceil(n / p2), in integers on purpose */
     const double big = (double)(n / (uint64_t)p2 + (n % (uint64_t)p2 != 0));
 
@@ -122,6 +123,12 @@ void tc_algo_all_reduce_rabenseifner_cost(const tc_algo_args_t *args, tc_algo_co
     cost->rounds = 2.0 * lg + (rem > 0 ? 2 : 0);
     cost->elems = 2.0 * (p2 - 1) * big + (rem > 0 ? 2.0 * (double)n : 0);
     cost->red_elems = (p2 - 1) * big + (rem > 0 ? (double)n : 0);
+    /* halving and doubling move p2 / (2 m) blocks with the partner XOR m
+     * (about: the partners are the folded ranks'); the fold counts one link */
+    for (m = 1; m < p2; m *= 2) {
+        shared += 2.0 * (double)(p2 / (2 * m)) * big * tc_algo_node_share(args, m, 1);
+    }
+    cost->link_share = (shared + (rem > 0 ? 2.0 * (double)n : 0)) / cost->elems;
     cost->max_send_msgs = 2u * (uint64_t)lg + (rem > 0);
     /* Elements sent by new rank v: halving gives away a half per round, then
      * doubling sends its owned range; the fold adds n for the odd ranks. */

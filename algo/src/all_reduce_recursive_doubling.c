@@ -97,6 +97,8 @@ void tc_algo_all_reduce_recursive_doubling_cost(const tc_algo_args_t *args, tc_a
 {
     int lg, p2 = tc_algo_pow2_floor(args->nranks, &lg), rem = args->nranks - p2;
     const double n = (double)args->count;
+    double shared = 0;
+    int d;
 
     memset(cost, 0, sizeof(*cost));
     if (args->nranks == 1 || args->count == 0) {
@@ -104,6 +106,12 @@ void tc_algo_all_reduce_recursive_doubling_cost(const tc_algo_args_t *args, tc_a
     }
     cost->rounds = lg + (rem > 0 ? 2 : 0);
     cost->elems = cost->rounds * n;
+    /* every step moves n elements; step d pairs r and r XOR d; the fold
+     * and unfold (rem > 0) count one link each */
+    for (d = 1; d < p2; d <<= 1) {
+        shared += tc_algo_node_share(args, d, 1);
+    }
+    cost->link_share = (shared + (rem > 0 ? 2 : 0)) / cost->rounds;
     cost->red_elems = (lg + (rem > 0 ? 1 : 0)) * n;
     cost->max_send_msgs = (uint64_t)lg + (rem > 0 ? 1 : 0);
     cost->max_send_elems = cost->max_send_msgs * args->count;

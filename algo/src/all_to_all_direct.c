@@ -160,6 +160,8 @@ void tc_algo_all_to_all_pairwise_cost(const tc_algo_args_t *args, tc_algo_cost_t
         return;
     }
     cost->rounds = args->nranks - 1;
+    cost->overlap = args->nranks - 2; /* no message waits for another */
+    cost->link_share = tc_algo_node_share_all(args);
     cost->elems = (double)(args->nranks - 1) * (double)args->count;
     cost->max_send_msgs = (uint64_t)(args->nranks - 1);
     cost->max_send_elems = cost->max_send_msgs * args->count;

@@ -64,5 +64,7 @@ void tc_algo_barrier_linear_cost(const tc_algo_args_t *args, tc_algo_cost_t *cos
 {
     memset(cost, 0, sizeof(*cost));
     cost->rounds = 2.0 * (args->nranks - 1);
+    /* the root's receives, then its sends, are each posted at once */
+    cost->overlap = args->nranks > 2 ? 2.0 * (args->nranks - 2) : 0;
     cost->max_send_msgs = (uint64_t)(args->nranks - 1);
 }

@@ -42,6 +42,8 @@ void tc_algo_broadcast_linear_cost(const tc_algo_args_t *args, tc_algo_cost_t *c
         return;
     }
     cost->rounds = args->nranks - 1;
+    /* the root's sends are posted at once */
+    cost->overlap = args->nranks > 1 ? args->nranks - 2 : 0;
     cost->elems = (double)(args->nranks - 1) * (double)args->count;
     cost->max_send_msgs = (uint64_t)(args->nranks - 1);
     cost->max_send_elems = cost->max_send_msgs * args->count;

@@ -5,7 +5,13 @@
  * beta of the link class: same node, or across nodes); reducing b bytes
  * costs b gamma. An algorithm's formula (tc_algo_cost_t) gives the messages,
  * elements and reduced elements on its critical path; the model time is
- * rounds alpha + elems size beta + red_elems size gamma, with the across-node
+ * rounds alpha + elems size beta + red_elems size gamma, with two
+ * corrections: messages a rank posts back to back (overlap of the rounds)
+ * cost the per-message overhead o instead of alpha, as their latencies
+ * overlap (LogP); and across nodes the beta term is multiplied by how many
+ * of a node's ranks use the node's link at once (link_share: a flat
+ * algorithm's steps that cross nodes move ranks-per-node times the bytes over
+ * it, see tc_algo_node_share()). Both with the across-node
  * class as soon as the job spans nodes (a conservative choice: the
  * hierarchical algorithm's formula accounts for its two classes itself by
  * weighting; see hierarchical.c). Defaults are a commodity 100 Gb/s cluster;
@@ -120,8 +126,29 @@ tc_status_t tc_algo_model_info(tc_algo_model_info_t *info)
     in.model.beta_us[0] = val[TC_ALGO_PARAM_BETA_INTRA];
     in.model.beta_us[1] = val[TC_ALGO_PARAM_BETA_INTER];
     in.model.gamma_us = val[TC_ALGO_PARAM_GAMMA];
+    in.model.o_us = val[TC_ALGO_PARAM_OVERHEAD];
     *info = in;
     return TC_OK;
+}
+
+double tc_algo_model_param(const tc_algo_model_t *model, tc_algo_param_t param)
+{
+    switch (param) {
+    case TC_ALGO_PARAM_ALPHA_INTRA:
+        return model->alpha_us[0];
+    case TC_ALGO_PARAM_ALPHA_INTER:
+        return model->alpha_us[1];
+    case TC_ALGO_PARAM_BETA_INTRA:
+        return model->beta_us[0];
+    case TC_ALGO_PARAM_BETA_INTER:
+        return model->beta_us[1];
+    case TC_ALGO_PARAM_GAMMA:
+        return model->gamma_us;
+    case TC_ALGO_PARAM_OVERHEAD:
+        return model->o_us;
+    default:
+        return 0.0;
+    }
 }
 
 tc_status_t tc_algo_model_get(tc_algo_model_t *model)
@@ -144,11 +171,44 @@ double tc_algo_model_time(const tc_algo_model_t *model, const tc_algo_args_t *ar
                           const tc_algo_cost_t *cost, size_t elem_size)
 {
     const int c = tc_algo_link_class(args);
-    const double sz = (double)elem_size;
+    const double sz = (double)elem_size, alpha = model->alpha_us[c];
+    const double o = model->o_us < alpha ? model->o_us : alpha;
+    const double share = c == 1 && cost->link_share > 1 ? cost->link_share : 1.0;
 
-    return (cost->rounds * model->alpha_us[c] + cost->elems * sz * model->beta_us[c] +
-            cost->red_elems * sz * model->gamma_us) *
+    return ((cost->rounds - cost->overlap) * alpha + cost->overlap * o +
+            cost->elems * sz * model->beta_us[c] * share + cost->red_elems * sz * model->gamma_us) *
            1e-6;
+}
+
+/* Node of rank r: ranks_per_node consecutive ranks per node. */
+static int tc_algo_node_of(const tc_algo_args_t *args, int r)
+{
+    return r / args->ranks_per_node;
+}
+
+double tc_algo_node_share(const tc_algo_args_t *args, int dist, int xor_partner)
+{
+    int i, q, cross = 0;
+
+    if (tc_algo_link_class(args) == 0) {
+        return 1.0;
+    }
+    /* node 0 is a full node (only the last may hold fewer) */
+    for (i = 0; i < args->ranks_per_node; i++) {
+        q = xor_partner ? (i ^ dist) : (int)(((long long)i + dist) % args->nranks);
+        cross += q < args->nranks && tc_algo_node_of(args, q) != 0;
+    }
+    return cross > 1 ? (double)cross : 1.0;
+}
+
+double tc_algo_node_share_all(const tc_algo_args_t *args)
+{
+    const double k = args->ranks_per_node, n = args->nranks;
+
+    if (tc_algo_link_class(args) == 0) {
+        return 1.0;
+    }
+    return k * (n - k) / (n - 1) > 1 ? k * (n - k) / (n - 1) : 1.0;
 }
 
 /* "algo names of coll that apply to args", for error details. */

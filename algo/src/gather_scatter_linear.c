@@ -71,6 +71,7 @@ void tc_algo_gather_linear_cost(const tc_algo_args_t *args, tc_algo_cost_t *cost
         return;
     }
     cost->rounds = args->nranks - 1;
+    cost->overlap = args->nranks - 2; /* the root's messages are posted at once */
     cost->elems = (double)(args->nranks - 1) * (double)args->count;
     cost->max_send_msgs = 1;
     cost->max_send_elems = args->count;

@@ -46,6 +46,7 @@ void tc_algo_reduce_linear_cost(const tc_algo_args_t *args, tc_algo_cost_t *cost
         return;
     }
     cost->rounds = args->nranks - 1;
+    cost->overlap = args->nranks - 2; /* the root's receives are posted at once */
     cost->elems = (double)(args->nranks - 1) * (double)args->count;
     cost->red_elems = cost->elems;
     cost->max_send_msgs = 1;

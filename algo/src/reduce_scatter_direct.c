@@ -79,6 +79,8 @@ void tc_algo_reduce_scatter_pairwise_cost(const tc_algo_args_t *args, tc_algo_co
         }
     }
     cost->rounds = p - 1;
+    cost->overlap = p - 2; /* no message waits for another (the reductions do) */
+    cost->link_share = tc_algo_node_share_all(args);
     cost->elems = (double)(p - 1) * (double)max_len;
     cost->red_elems = cost->elems;
     cost->max_send_msgs = msgs;

@@ -28,6 +28,9 @@ static const struct {
     {"beta_intra_us", "TC_ALGO_BETA_INTRA_US", 5e-5}, /* 20 GB/s */
     {"beta_inter_us", "TC_ALGO_BETA_INTER_US", 8e-5}, /* 12.5 GB/s */
     {"gamma_us", "TC_ALGO_GAMMA_US", 1e-4},           /* 10 GB/s */
+    /* = the default alpha_inter_us: unmeasured, a burst's messages cost a
+     * latency each (min(o, alpha) in cost.c), as before o existed */
+    {"overhead_us", "TC_ALGO_OVERHEAD_US", 3.0},
 };
 
 /* The descriptive keys, after the parameters in the "seen" numbering. */
@@ -102,9 +105,13 @@ static tc_status_t tuning_pair(const char *name, unsigned line, const char *key,
     if (k == NKEYS)
         return tc_error_set(TC_ERR_CONFIG,
                             "%s:%u: unknown key \"%s\" (accepted: alpha_intra_us, "
-                            "alpha_inter_us, beta_intra_us, beta_inter_us, gamma_us, host, "
-                            "date, tool, ranks, nodes, ranks_per_node)",
+                            "alpha_inter_us, beta_intra_us, beta_inter_us, gamma_us, "
+                            "overhead_us, host, date, tool, ranks, nodes, ranks_per_node)",
                             name, line, key);
+    if (k == TC_ALGO_PARAM_OVERHEAD && t->version < 2)
+        return tc_error_set(TC_ERR_CONFIG,
+                            "%s:%u: key \"%s\" needs \"tcomms_tuning = 2\" (the file says %d)",
+                            name, line, key, t->version);
     if (*seen & (1u << k))
         return tc_error_set(TC_ERR_CONFIG, "%s:%u: key \"%s\" given a second time", name, line,
                             key);
@@ -180,11 +187,12 @@ static tc_status_t tuning_line(const char *name, unsigned line, char *s, int *he
         snprintf(what, sizeof(what), "%s:%u: tcomms_tuning", name, line);
         if (tc_parse_int(what, val, 1, 1000000, &version) != TC_OK)
             return TC_ERR_CONFIG;
-        if (version != TC_ALGO_TUNING_VERSION)
+        if (version < TC_ALGO_TUNING_VERSION_MIN || version > TC_ALGO_TUNING_VERSION)
             return tc_error_set(TC_ERR_CONFIG,
                                 "%s:%u: tcomms_tuning = %lld: version not supported (this "
-                                "library reads version %d)",
-                                name, line, (long long)version, TC_ALGO_TUNING_VERSION);
+                                "library reads versions %d to %d)",
+                                name, line, (long long)version, TC_ALGO_TUNING_VERSION_MIN,
+                                TC_ALGO_TUNING_VERSION);
         t->version = (int)version;
         *header_p = 1;
         return TC_OK;
@@ -335,7 +343,8 @@ tc_status_t tc_algo_tuning_format(const tc_algo_tuning_t *tuning, char *buf, siz
         pos += (size_t)n;                                                                          \
     } while (0)
     TUNING_OUT("# tcomms cost-model tuning file (docs/tuning.md); times in microseconds,\n"
-               "# alpha per message, beta per byte on the wire, gamma per byte reduced\n"
+               "# alpha per message, beta per byte on the wire, gamma per byte reduced,\n"
+               "# overhead per message of a burst\n"
                "tcomms_tuning = %d\n",
                TC_ALGO_TUNING_VERSION);
     for (k = 0; k < 3; k++)

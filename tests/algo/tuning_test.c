@@ -44,11 +44,20 @@ static void test_parse_good(void **state)
     assert_int_equal(t.ranks, 4);
     assert_int_equal(t.nodes, 2);
     assert_int_equal(t.ranks_per_node, 2);
-    const double want[TC_ALGO_PARAM_COUNT] = {0.75, 12, 1.25e-4, 0.008, 2.5e-4};
+    /* a version 1 file (before overhead_us) still reads: o absent */
+    const double want[TC_ALGO_PARAM_COUNT] = {0.75, 12, 1.25e-4, 0.008, 2.5e-4, 0};
     for (int k = 0; k < TC_ALGO_PARAM_COUNT; k++) {
-        assert_int_equal(t.has[k], 1);
+        assert_int_equal(t.has[k], k != TC_ALGO_PARAM_OVERHEAD);
         assert_true(t.value[k] == want[k]);
     }
+    /* version 2 adds overhead_us */
+    static const char v2[] = "tcomms_tuning = 2\nalpha_inter_us = 9\noverhead_us = 1.5\n";
+    assert_int_equal(tc_algo_tuning_parse(v2, strlen(v2), "v2.tune", &t), TC_OK);
+    assert_int_equal(t.version, 2);
+    assert_int_equal(t.has[TC_ALGO_PARAM_OVERHEAD], 1);
+    assert_true(t.value[TC_ALGO_PARAM_OVERHEAD] == 1.5);
+    assert_true(t.value[TC_ALGO_PARAM_ALPHA_INTER] == 9);
+    assert_int_equal(t.has[TC_ALGO_PARAM_GAMMA], 0);
     /* only the header: every parameter absent */
     assert_int_equal(tc_algo_tuning_parse("tcomms_tuning=1", 15, "h", &t), TC_OK);
     for (int k = 0; k < TC_ALGO_PARAM_COUNT; k++)
@@ -74,9 +83,13 @@ static void test_round_trip(void **state)
     a.has[TC_ALGO_PARAM_BETA_INTRA] = 1;
     a.value[TC_ALGO_PARAM_GAMMA] = 0;
     a.has[TC_ALGO_PARAM_GAMMA] = 1;
+    a.value[TC_ALGO_PARAM_OVERHEAD] = 0.1;
+    a.has[TC_ALGO_PARAM_OVERHEAD] = 1;
     assert_int_equal(tc_algo_tuning_format(&a, buf, sizeof(buf), &len), TC_OK);
+    assert_non_null(strstr(buf, "tcomms_tuning = 2\n"));
     assert_int_equal(len, strlen(buf));
     assert_int_equal(tc_algo_tuning_parse(buf, len, "rt", &b), TC_OK);
+    assert_int_equal(b.version, TC_ALGO_TUNING_VERSION);
     assert_string_equal(b.host, a.host);
     assert_string_equal(b.date, a.date);
     assert_string_equal(b.tool, "");
@@ -104,10 +117,14 @@ static void test_parse_bad(void **state)
         const char *text;
         const char *detail;
     } bad[] = {
-        {"", "b.tune: no \"tcomms_tuning = 1\" line"},
-        {"# only a comment\n\n", "b.tune: no \"tcomms_tuning = 1\" line"},
+        {"", "b.tune: no \"tcomms_tuning = 2\" line"},
+        {"# only a comment\n\n", "b.tune: no \"tcomms_tuning = 2\" line"},
         {"alpha_intra_us = 1\ntcomms_tuning = 1\n", "b.tune:1: key \"alpha_intra_us\" before"},
-        {"tcomms_tuning = 2\n", "b.tune:1: tcomms_tuning = 2: version not supported"},
+        {"tcomms_tuning = 3\n", "b.tune:1: tcomms_tuning = 3: version not supported"},
+        {"tcomms_tuning = 0\n", "b.tune:1: tcomms_tuning"},
+        {"tcomms_tuning = 1\noverhead_us = 1\n",
+         "b.tune:2: key \"overhead_us\" needs \"tcomms_tuning = 2\""},
+        {"tcomms_tuning = 2\noverhead_us = -1\n", "b.tune:2: overhead_us=\"-1\": out of range"},
         {"tcomms_tuning = one\n", "b.tune:1: tcomms_tuning=\"one\""},
         {"tcomms_tuning = 1\ntcomms_tuning = 1\n",
          "b.tune:2: key \"tcomms_tuning\" given a second"},

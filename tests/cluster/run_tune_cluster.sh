@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # tc-tune across emulated nodes (tests/cluster/vcluster.sh; needs root): 2 nodes of 2 ranks
 # (torchrun-style environment bootstrap), node 1's link shaped to RATE (default 1gbit).
-#  - tc-tune -o writes both link classes; beta_inter_us is within [0.8, 2] x the shaped rate's
+#  - tc-tune -o writes both link classes and overhead_us (in [0, 2 alpha_inter_us]);
+#    beta_inter_us is within [0.8, 2] x the shaped rate's
 #    time per byte (a token bucket passes small bursts at line rate: the fit must still give
 #    the large messages' rate), alpha_inter_us > 0;
 #  - with TC_TUNING_FILE, tc-tune --validate --quick across the nodes prints a well-formed
@@ -66,9 +67,13 @@ for line in open(sys.argv[1]):
         kv[k.strip()] = v.strip()
 want = 8.0 / (float(sys.argv[2]) * 1e6) * 1e6  # us per byte at RATE Mbit/s
 errs = []
-for k in ["alpha_intra_us", "beta_intra_us", "alpha_inter_us", "beta_inter_us", "gamma_us"]:
+for k in ["alpha_intra_us", "beta_intra_us", "alpha_inter_us", "beta_inter_us", "gamma_us",
+          "overhead_us"]:
     if k not in kv:
         errs.append("%s missing" % k)
+# o is measured on the inter-node pair: a share of a message's time, not more than a latency
+if not 0 <= float(kv.get("overhead_us", "-1")) <= 2 * float(kv.get("alpha_inter_us", "0")):
+    errs.append("overhead_us %s not in [0, 2 alpha_inter_us]" % kv.get("overhead_us"))
 if kv.get("nodes") != "2" or kv.get("ranks") != "4":
     errs.append("job shape %s nodes %s ranks" % (kv.get("nodes"), kv.get("ranks")))
 b = float(kv.get("beta_inter_us", "0"))

@@ -4,7 +4,8 @@
 #    gamma measured, the inter-node class absent: one node);
 #  - tc-tune -o - (a world of one) writes a file tc-info reads to standard output;
 #  - TC_TUNING_FILE=FILE tc-info --json shows the file's values exactly, sourced "file", the
-#    others "default"; a parameter's own variable replaces the file's ("env");
+#    others "default"; a parameter's own variable replaces the file's ("env"); a version 1
+#    file (no overhead_us) is still read;
 #  - a bad file: tc-info shows the error naming file, line and key, and a job refuses to start
 #    with TC_ERR_CONFIG naming them; a missing file likewise;
 #  - tc-tune --validate refuses to run when the ranks' models differ, naming the parameter;
@@ -29,7 +30,7 @@ bad() {
     fail=1
 }
 unset TC_TUNING_FILE TC_ALGO_ALPHA_INTRA_US TC_ALGO_ALPHA_INTER_US TC_ALGO_BETA_INTRA_US \
-    TC_ALGO_BETA_INTER_US TC_ALGO_GAMMA_US
+    TC_ALGO_BETA_INTER_US TC_ALGO_GAMMA_US TC_ALGO_OVERHEAD_US
 
 echo "--- tc-tune -o at 2 ranks"
 f=$tmp/job.tune
@@ -49,9 +50,17 @@ if [ -f "$f" ]; then
     TC_TUNING_FILE=$f TC_ALGO_ALPHA_INTRA_US=42 "$info" --json >"$tmp/info_env.json" &&
         python3 "$here/tune_check.py" info "$f" "$tmp/info_env.json" alpha_intra_us=42 ||
         bad "TC_ALGO_ALPHA_INTRA_US does not replace the file's value"
-    TC_TUNING_FILE=$f "$info" | grep -q "tuning file $f: version 1" ||
+    TC_TUNING_FILE=$f "$info" | grep -q "tuning file $f: version 2" ||
         bad "tc-info's text does not name the tuning file"
+    TC_TUNING_FILE=$f "$info" | grep -q "overhead_us .* file" ||
+        bad "tc-info's text does not show the file's overhead_us"
 fi
+# a version 1 file (before overhead_us) is still read; o keeps its default
+printf 'tcomms_tuning = 1\nalpha_intra_us = 2.5\n' >"$tmp/v1.tune"
+TC_TUNING_FILE=$tmp/v1.tune "$info" >"$tmp/v1.txt" 2>&1
+grep -q "version 1" "$tmp/v1.txt" && grep -q "alpha_intra_us  2.5 .*file" "$tmp/v1.txt" &&
+    grep -q "overhead_us .*default" "$tmp/v1.txt" ||
+    { cat "$tmp/v1.txt"; bad "a version 1 tuning file is not read as before"; }
 
 echo "--- tc-tune -o - without a launcher: the file alone on standard output"
 if "$tune" -o - --quick -q >"$tmp/stdout.tune" 2>"$tmp/stdout.err"; then

@@ -36,6 +36,7 @@ static const struct {
     {"TC_ALGO_BETA_INTRA_US", "double"},
     {"TC_ALGO_BETA_INTER_US", "double"},
     {"TC_ALGO_GAMMA_US", "double"},
+    {"TC_ALGO_OVERHEAD_US", "double"},
     {"TC_JOB_SECRET", "secret"},
     {"TC_LAUNCHER", "string"},
 };

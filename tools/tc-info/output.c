@@ -113,9 +113,7 @@ static void tci_text_node(tci_out_t *o, const tc_topo_node_t *n)
 /* The parameter @p k of the model in effect. */
 static double tci_param(const tc_algo_model_t *m, int k)
 {
-    const double v[TC_ALGO_PARAM_COUNT] = {m->alpha_us[0], m->alpha_us[1], m->beta_us[0],
-                                           m->beta_us[1], m->gamma_us};
-    return v[k];
+    return tc_algo_model_param(m, (tc_algo_param_t)k);
 }
 
 static void tci_text_model(tci_out_t *o, const tci_info_t *info)

@@ -40,7 +40,8 @@ static void usage(FILE *f)
                "        algorithms); the other ranks are then assumed to be, and the output\n"
                "        says so\n"
                "  model parameters: TC_ALGO_ALPHA_INTRA_US, TC_ALGO_ALPHA_INTER_US,\n"
-               "  TC_ALGO_BETA_INTRA_US, TC_ALGO_BETA_INTER_US, TC_ALGO_GAMMA_US\n");
+               "  TC_ALGO_BETA_INTRA_US, TC_ALGO_BETA_INTER_US, TC_ALGO_GAMMA_US,\n"
+               "  TC_ALGO_OVERHEAD_US (or a TC_TUNING_FILE)\n");
 }
 
 static double now_s(void)

@@ -8,7 +8,11 @@
  * median round trip is the time of one message. alpha and beta of the class
  * are the least-squares line through those times (tc_algo_fit_line). gamma
  * is the slope of the time of tc_kern_reduce (float32 sum, as the executor
- * calls it) over sizes on rank 0. The other ranks wait meanwhile, so a
+ * calls it) over sizes on rank 0. The per-message overhead o is what one
+ * more 8-byte message adds to a burst: the pair of the widest class sends
+ * TUNE_BURST messages in one batch (issued together, as a linear root posts
+ * its messages) and one back; o = (t(burst) - t(1)) / (TUNE_BURST - 1) with
+ * t the median of such exchanges. The other ranks wait meanwhile, so a
  * measurement is one link alone, not a link among many busy ones. */
 #include <math.h>
 #include <stdio.h>
@@ -22,6 +26,7 @@
 #include "tune.h"
 
 #define TUNE_MAX_SIZES 32
+#define TUNE_BURST 8
 
 static void tune_boot_id(char *buf, size_t len)
 {
@@ -131,6 +136,55 @@ static tc_status_t tune_pingpong(const tune_job_t *job, int a, int b, void *buf,
     if (st == TC_OK && job->rank == a)
         *half_us_p = tune_median(t, reps) / 2;
     free(t);
+    return st;
+}
+
+/* k 8-byte messages a -> b in one batch, one back; on a, the median (us). */
+static tc_status_t tune_burst(const tune_job_t *job, int a, int b, int k, int reps, double *us_p)
+{
+    double *t = calloc((size_t)reps, sizeof(*t));
+    uint64_t buf[TUNE_BURST];
+    tc_status_t st = TC_OK;
+    const int me = job->rank, peer = me == a ? b : a;
+
+    if (t == NULL)
+        return tc_error_set(TC_ERR_NO_MEMORY, "%d times", reps);
+    memset(buf, 0, sizeof(buf));
+    for (int i = -2; i < reps && st == TC_OK && (me == a || me == b); i++) { /* 2 warm-up */
+        double t0 = tc_time_s();
+        st = tc_batch_begin(job->comm);
+        for (int j = 0; j < k && st == TC_OK; j++)
+            st = me == a ? tc_send(job->comm, &buf[j], 1, TC_UINT64, peer, NULL, NULL)
+                         : tc_recv(job->comm, &buf[j], 1, TC_UINT64, peer, NULL, NULL);
+        if (st == TC_OK)
+            st = tc_batch_end(job->comm, NULL, NULL);
+        if (st == TC_OK)
+            st = me == a ? tc_recv(job->comm, buf, 1, TC_UINT64, peer, NULL, NULL)
+                         : tc_send(job->comm, buf, 1, TC_UINT64, peer, NULL, NULL);
+        if (i >= 0)
+            t[i] = (tc_time_s() - t0) * 1e6;
+    }
+    if (st == TC_OK && me == a)
+        *us_p = tune_median(t, reps);
+    free(t);
+    return st;
+}
+
+/* o on the pair a-b (every rank returns with *o_p set alike). */
+static tc_status_t tune_overhead(const tune_job_t *job, const tune_opts_t *o, int a, int b,
+                                 double *o_p)
+{
+    double t[2] = {0, 0};
+    tc_status_t st = tune_burst(job, a, b, 1, o->reps, &t[0]);
+
+    if (st == TC_OK)
+        st = tune_burst(job, a, b, TUNE_BURST, o->reps, &t[1]);
+    if (st == TC_OK) /* rank a's times to everyone */
+        st = tc_all_reduce(job->comm, t, t, 2, TC_FLOAT64, TC_MAX, NULL, NULL);
+    if (st == TC_OK && job->rank == 0 && !o->quiet)
+        printf("%-6s %d-%d %10d msgs  %12.3f us\n%-6s %d-%d %10d msgs  %12.3f us\n", "burst", a, b,
+               1, t[0], "burst", a, b, TUNE_BURST, t[1]);
+    *o_p = t[1] > t[0] ? (t[1] - t[0]) / (TUNE_BURST - 1) : 0.0;
     return st;
 }
 
@@ -248,6 +302,18 @@ tc_status_t tune_measure(const tune_job_t *job, const tune_opts_t *o, tc_algo_tu
             tu.has[cls ? TC_ALGO_PARAM_BETA_INTER : TC_ALGO_PARAM_BETA_INTRA] = 1;
             printf("# %s (ranks %d-%d): alpha_us = %.4g, beta_us = %.4g (%.3g GB/s)\n", cname[cls],
                    a, b, alpha, beta, beta > 0 ? 1e-3 / beta : INFINITY);
+        }
+    }
+    /* o on the widest class's pair (the last one measured) */
+    if (st == TC_OK && job->size > 1) {
+        double ov = 0;
+        if (!tune_pair(job, 1, &a, &b))
+            tune_pair(job, 0, &a, &b);
+        if ((st = tune_overhead(job, o, a, b, &ov)) == TC_OK && job->rank == 0) {
+            tu.value[TC_ALGO_PARAM_OVERHEAD] = ov;
+            tu.has[TC_ALGO_PARAM_OVERHEAD] = 1;
+            printf("# burst of %d (ranks %d-%d): overhead_us = %.4g per message\n", TUNE_BURST, a,
+                   b, ov);
         }
     }
     if (st == TC_OK && fst == TC_OK && job->rank == 0) {

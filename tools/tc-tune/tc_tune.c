@@ -5,7 +5,8 @@
  *                      [-n ITERS] [-w WARMUP] [--coll NAME] [--max-seconds S]
  *
  * The first measures latency and time per byte of each link class present
- * (same node, other node) and the reduction's time per byte, and rank 0
+ * (same node, other node), the per-message overhead of a burst and the
+ * reduction's time per byte, and rank 0
  * writes the tuning file (docs/tuning.md); TC_TUNING_FILE=FILE makes the
  * selection use it. --validate times every algorithm of every collective at
  * every size with the model in effect and prints the chosen one beside the
@@ -30,8 +31,9 @@ static void usage(FILE *f)
             "               [-n ITERS] [-w WARMUP] [--coll NAME] [--max-seconds S]\n"
             "Run under a launcher (tcrun -n 4 tc-tune -o tcomms.tune).\n"
             "  -o FILE         measure alpha and beta of each link class present (same node,\n"
-            "                  other node; ping-pong of 8 B to --max-bytes, default 16M) and\n"
-            "                  gamma (reduction), fit them, and write the tuning file (rank 0;\n"
+            "                  other node; ping-pong of 8 B to --max-bytes, default 16M), the\n"
+            "                  overhead o of a message in a burst (8 against 1) and gamma\n"
+            "                  (reduction), fit them, and write the tuning file (rank 0;\n"
             "                  \"-\": standard output). Use it with TC_TUNING_FILE=FILE.\n"
             "  --reps N        round trips per size (default 50; fewer for large sizes)\n"
             "  --validate      for every collective and size (-b 8 to -e 64M, x -f 8), time\n"

@@ -125,13 +125,10 @@ static void print_header(const vctx_t *v)
            j->size, j->nnodes, j->ranks_per_node);
     if (tc_algo_model_info(&in) == TC_OK) {
         printf("# model:");
-        for (int k = 0; k < TC_ALGO_PARAM_COUNT; k++) {
-            const double *vals[TC_ALGO_PARAM_COUNT] = {&in.model.alpha_us[0], &in.model.alpha_us[1],
-                                                       &in.model.beta_us[0], &in.model.beta_us[1],
-                                                       &in.model.gamma_us};
-            printf(" %s=%.4g(%s)", tc_algo_param_key((tc_algo_param_t)k), *vals[k],
+        for (int k = 0; k < TC_ALGO_PARAM_COUNT; k++)
+            printf(" %s=%.4g(%s)", tc_algo_param_key((tc_algo_param_t)k),
+                   tc_algo_model_param(&in.model, (tc_algo_param_t)k),
                    tc_algo_param_src_name(in.source[k]));
-        }
         printf("%s%s\n", in.file[0] ? " file=" : "", in.file);
     }
     if (v->o->csv)
@@ -245,13 +242,9 @@ static tc_status_t same_model(const tune_job_t *job)
 
     if (mine != TC_OK)
         snprintf(why, sizeof(why), "%s", tc_last_error());
-    else {
-        const double v[TC_ALGO_PARAM_COUNT] = {in.model.alpha_us[0], in.model.alpha_us[1],
-                                               in.model.beta_us[0], in.model.beta_us[1],
-                                               in.model.gamma_us};
+    else
         for (int k = 0; k < TC_ALGO_PARAM_COUNT; k++)
-            lo[k] = v[k];
-    }
+            lo[k] = tc_algo_model_param(&in.model, (tc_algo_param_t)k);
     lo[TC_ALGO_PARAM_COUNT] = mine == TC_OK; /* 0 on a rank that could not read it */
     if (mine != TC_OK)
         for (int k = 0; k < TC_ALGO_PARAM_COUNT; k++)

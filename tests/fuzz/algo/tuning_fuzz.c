@@ -3,9 +3,10 @@
  *
  * Input: the whole file, any bytes (NUL included), as tc_algo_tuning_parse() reads them.
  * Properties: a refusal is TC_ERR_CONFIG with a detail naming the file and leaves the output
- * untouched; an accepted file has version 1, parameters set only with a value in [0, 1e9], text
- * values without control characters; it formats (tc_algo_tuning_format) to text that parses
- * back to the same contents, bit for bit (a round trip); nothing read past the input. */
+ * untouched; an accepted file has version 1 or 2 (overhead_us only in 2), parameters set only
+ * with a value in [0, 1e9], text values without control characters; it formats
+ * (tc_algo_tuning_format) to text that parses back to the same contents, bit for bit (a round
+ * trip); nothing read past the input. */
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -47,7 +48,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         free(text);
         return 0;
     }
-    if (t.version != TC_ALGO_TUNING_VERSION || !text_ok(t.host) || !text_ok(t.date) ||
+    if (t.version < TC_ALGO_TUNING_VERSION_MIN || t.version > TC_ALGO_TUNING_VERSION ||
+        (t.version < 2 && t.has[TC_ALGO_PARAM_OVERHEAD]) || !text_ok(t.host) || !text_ok(t.date) ||
         !text_ok(t.tool) || t.ranks < 0 || t.nodes < 0 || t.ranks_per_node < 0)
         abort();
     for (int k = 0; k < TC_ALGO_PARAM_COUNT; k++)

@@ -205,7 +205,9 @@ for name, text in [("full", b"# tc-tune\ntcomms_tuning = 1\nhost = node0\ndate =
                             b"beta_inter_us = 8e-3\ngamma_us = 2.5e-4\n"),
                    ("header", b"tcomms_tuning=1"), ("crlf", b"tcomms_tuning = 1\r\n\tgamma_us\t=\t1e-4 \r\n"),
                    ("bad_key", b"tcomms_tuning = 1\nalpha = 1\n"), ("range", b"tcomms_tuning = 1\ngamma_us = 2e9\n"),
-                   ("version", b"tcomms_tuning = 2\n"), ("dup", b"tcomms_tuning = 1\nnodes = 1\nnodes = 2\n")]:
+                   ("version", b"tcomms_tuning = 2\n"), ("dup", b"tcomms_tuning = 1\nnodes = 1\nnodes = 2\n"),
+                   ("overhead", b"tcomms_tuning = 2\nalpha_inter_us = 9.5\noverhead_us = 0.75\n"),
+                   ("version3", b"tcomms_tuning = 3\n")]:
     seed("tuning_fuzz", name, text)
 
 # ---- store frame headers ----

@@ -218,9 +218,17 @@ typedef tc_status_t (*tc_algo_gen_fn)(const tc_algo_args_t *args, tc_sched_t *sc
  * the largest per-rank totals, which the verifier checks exactly.
  */
 typedef struct tc_algo_cost {
-    double rounds;           /**< messages on the critical path */
-    double elems;            /**< elements on the critical path */
-    double red_elems;        /**< elements reduced on the critical path */
+    double rounds;    /**< messages on the critical path */
+    double elems;     /**< elements on the critical path */
+    double red_elems; /**< elements reduced on the critical path */
+    /** of the rounds, those a rank posts back to back without waiting for
+     *  the one before (a linear root's sends or receives): each costs the
+     *  per-message overhead o instead of a latency alpha */
+    double overlap;
+    /** across nodes: how many of a node's ranks move their bytes over the
+     *  node's link at once, averaged over the elems (0 or 1: one; see
+     *  tc_algo_node_share()); multiplies the beta term */
+    double link_share;
     uint64_t max_send_msgs;  /**< most messages one rank sends */
     uint64_t max_send_elems; /**< most elements one rank sends */
 } tc_algo_cost_t;
@@ -373,12 +381,15 @@ typedef struct tc_algo_model {
     double alpha_us[2]; /**< latency per message: [0] same node, [1] across nodes */
     double beta_us[2];  /**< time per byte on the wire: [0] same node, [1] across nodes */
     double gamma_us;    /**< time per byte reduced */
+    /** per-message overhead: what one more message of a burst adds (LogP's
+     *  o; the latency of a burst's messages overlaps, this does not) */
+    double o_us;
 } tc_algo_model_t;
 
 /**
  * @brief The model's parameters: defaults, overridden by TC_ALGO_ALPHA_INTRA_US,
  *        TC_ALGO_ALPHA_INTER_US, TC_ALGO_BETA_INTRA_US, TC_ALGO_BETA_INTER_US,
- *        TC_ALGO_GAMMA_US (docs/algorithms/README.md).
+ *        TC_ALGO_GAMMA_US, TC_ALGO_OVERHEAD_US (docs/tuning.md).
  * @return TC_ERR_CONFIG for a malformed variable.
  */
 tc_status_t tc_algo_model_get(tc_algo_model_t *model);
@@ -386,10 +397,31 @@ tc_status_t tc_algo_model_get(tc_algo_model_t *model);
 /**
  * @brief Modelled time in seconds of @p cost for a job of @p args with
  *        elements of @p elem_size bytes: across nodes when ranks_per_node
- *        is set and smaller than nranks, else within a node.
+ *        is set and smaller than nranks, else within a node. With alpha,
+ *        beta of that class:
+ *        (rounds - overlap) alpha + overlap min(o, alpha)
+ *        + elems size beta share + red_elems size gamma,
+ *        share = max(1, link_share) across nodes, 1 within a node.
  */
 double tc_algo_model_time(const tc_algo_model_t *model, const tc_algo_args_t *args,
                           const tc_algo_cost_t *cost, size_t elem_size);
+
+/**
+ * @brief How many ranks of the fullest node exchange with a rank on another
+ *        node in a step where rank r's partner is (r + @p dist) mod nranks
+ *        (@p xor_partner 0) or r XOR @p dist (1; partners >= nranks
+ *        ignored), for ranks_per_node consecutive ranks per node; at least 1
+ *        (the step's bytes then cost one link's time). 1 within one node.
+ */
+double tc_algo_node_share(const tc_algo_args_t *args, int dist, int xor_partner);
+
+/**
+ * @brief The same for an algorithm where every rank sends an equal block to
+ *        every other rank at once: the ranks_per_node x (nranks -
+ *        ranks_per_node) blocks leaving the fullest node over the nranks - 1
+ *        a rank sends, at least 1.
+ */
+double tc_algo_node_share_all(const tc_algo_args_t *args);
 
 /**
  * @brief Choose the algorithm for @p args: @p hint (the per-operation

@@ -4,18 +4,19 @@
  *        parameter in effect comes from, and the least-squares fit.
  *
  * A tuning file (written by tools/tc-tune, read when TC_TUNING_FILE names it)
- * is text, version 1 (docs/tuning.md):
+ * is text, version 2 (docs/tuning.md; version 1 files, without
+ * overhead_us, are still read):
  *
  *     # comment
- *     tcomms_tuning = 1
+ *     tcomms_tuning = 2
  *     host = node0
  *     alpha_intra_us = 0.8
  *     beta_intra_us = 1.2e-4
  *
- * The first line that is neither blank nor a comment is `tcomms_tuning = 1`.
- * Then `key = value` lines: the five model parameters (alpha_intra_us,
- * alpha_inter_us, beta_intra_us, beta_inter_us, gamma_us; numbers in
- * [0, 1e9], each optional) and the descriptive keys host, date, ranks,
+ * The first line that is neither blank nor a comment is `tcomms_tuning = 2`
+ * (or 1). Then `key = value` lines: the model parameters (alpha_intra_us,
+ * alpha_inter_us, beta_intra_us, beta_inter_us, gamma_us, and from version 2
+ * overhead_us; numbers in [0, 1e9], each optional) and the descriptive keys host, date, ranks,
  * nodes, ranks_per_node, tool (text without control characters). A key may
  * appear once. Anything else is refused with TC_ERR_CONFIG naming the file,
  * the line and the key.
@@ -33,7 +34,10 @@ extern "C" {
 #endif
 
 /** @brief The version of the tuning file format this library reads and writes. */
-#define TC_ALGO_TUNING_VERSION 1
+#define TC_ALGO_TUNING_VERSION 2
+
+/** @brief The oldest version this library still reads. */
+#define TC_ALGO_TUNING_VERSION_MIN 1
 
 /** @brief The model parameters, in the order of ::tc_algo_tuning_t's arrays. */
 typedef enum tc_algo_param {
@@ -42,6 +46,7 @@ typedef enum tc_algo_param {
     TC_ALGO_PARAM_BETA_INTRA,      /**< beta_us[0] */
     TC_ALGO_PARAM_BETA_INTER,      /**< beta_us[1] */
     TC_ALGO_PARAM_GAMMA,           /**< gamma_us */
+    TC_ALGO_PARAM_OVERHEAD,        /**< o_us (file key overhead_us; version 2) */
     TC_ALGO_PARAM_COUNT
 } tc_algo_param_t;
 
@@ -57,7 +62,7 @@ typedef enum tc_algo_param_src {
 
 /** @brief The contents of a tuning file. */
 typedef struct tc_algo_tuning {
-    int version;                        /**< TC_ALGO_TUNING_VERSION */
+    int version;                        /**< the file's version (1 or 2) */
     double value[TC_ALGO_PARAM_COUNT];  /**< parameters, indexed by ::tc_algo_param_t */
     int has[TC_ALGO_PARAM_COUNT];       /**< whether the file sets each */
     char host[TC_ALGO_TUNING_TEXT_MAX]; /**< where it was measured, or "" */
@@ -96,6 +101,14 @@ const char *tc_algo_param_env(tc_algo_param_t param);
  * @return 0 for a value out of range.
  */
 double tc_algo_param_default(tc_algo_param_t param);
+
+/**
+ * @brief The value of @p param in @p model.
+ * @param model the parameters.
+ * @param param the parameter.
+ * @return 0 for a value out of range.
+ */
+double tc_algo_model_param(const tc_algo_model_t *model, tc_algo_param_t param);
 
 /**
  * @brief The name of a source.
