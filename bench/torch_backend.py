@@ -1,7 +1,6 @@
 """torch.distributed with the "tcomms" backend beside "gloo", in one run:
-all_reduce, all_gather (list form: gloo 1.13 has no all_gather_into_tensor)
-and all_to_all_single from --min to --max bytes (x4 steps), then the time of
-one DDP training step of an MLP. Launched by bench/run_torch_backend.sh under
+all_reduce, all_gather (the list form) and all_to_all_single from --min to
+--max bytes (x4 steps), then the time of one DDP training step of an MLP. Launched by bench/run_torch_backend.sh under
 torchrun; rank 0 prints one table. Bus bandwidth as nccl-tests defines it:
 all_reduce 2(n-1)/n x bytes / time, all_gather and all_to_all (n-1)/n x the
 bytes of the whole output / time."""
