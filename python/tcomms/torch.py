@@ -7,13 +7,13 @@ start up through the c10d Store torch hands the backend
 (tc_comm_create_from_store): no environment variable, no port of tcomms' own.
 
 The backend is a c10d ``Backend`` written in Python; torch's ProcessGroup
-dispatches to it (DDP's reducer included). Every operation is issued to
-tcomms, whose progress thread moves the data. A blocking call (``async_op``
-False) waits for its tcomms work in the calling thread without the GIL and
-returns a completed torch Work; an asynchronous one whose work is already done
-completes at once; the others are completed, in issue order, by one thread per
-group that waits on the tcomms work objects, so work finishes without the
-caller's help and DDP's hooks run on completion. Errors (a timeout, a failed
+dispatches to it (DDP's reducer included). A blocking call (``async_op``
+False) is a blocking tcomms call in the calling thread (the GIL released) and
+returns a completed torch Work. An asynchronous one is issued asynchronously
+to tcomms, whose progress thread moves the data; if its work is already done
+it completes at once, else one thread per group waits on the tcomms work
+objects and completes the torch Futures in issue order, so work finishes
+without the caller's help and DDP's hooks run on completion. Errors (a timeout, a failed
 peer naming the rank) reach ``work.wait()`` as exceptions. Between
 ``start_coalescing`` and ``end_coalescing`` (``dist._coalescing_manager``,
 ``dist.batch_isend_irecv``) sends and receives become one tcomms batch and
@@ -122,17 +122,24 @@ class ProcessGroupTcomms(_C10dBackend):
         return self._comm
 
     # ---- completion
-    def _finish(self, works, value, opts=None):
+    def _finish(self, works, value):
         """A torch Work for the tcomms @p works; its future's value is @p value."""
         fut = torch.futures.Future()
         if self._coal is not None:
             self._coal.works.extend(works)
             self._coal.futs.append((fut, value))
-        elif not getattr(opts, "asyncOp", True) or all(w.is_completed() for w in works):
-            _settle(works, fut, value)  # the caller waits anyway, or nothing is left to wait for
+        elif all(w.is_completed() for w in works):
+            _settle(works, fut, value)  # blocking, or already done: nothing to wait for
         else:
             self._done.put(works, fut, value)
         return _create_work(fut)
+
+    def _kw(self, opts):
+        """tcomms' async_op and timeout for torch's @p opts. A blocking torch
+        call outside coalescing is blocking in tcomms too (in this thread, the
+        GIL released), with no hand-off to another thread and back."""
+        return {"async_op": self._coal is not None or getattr(opts, "asyncOp", True),
+                "timeout": _timeout(opts)}
 
     def start_coalescing(self):
         if self._coal is not None:
@@ -159,9 +166,9 @@ class ProcessGroupTcomms(_C10dBackend):
 
     # ---- reductions
     def allreduce(self, tensors, opts):
-        op, to = _redop(opts.reduceOp), _timeout(opts)
-        return self._finish([self._comm.all_reduce(t, op, async_op=True, timeout=to)
-                             for t in tensors], tensors, opts)
+        op = _redop(opts.reduceOp)
+        return self._finish([self._comm.all_reduce(t, op, **self._kw(opts))
+                             for t in tensors], tensors)
 
     def allreduce_coalesced(self, tensors, opts):
         return self.allreduce(tensors, opts)
@@ -169,76 +176,73 @@ class ProcessGroupTcomms(_C10dBackend):
     def reduce(self, tensors, opts):
         t = _one(tensors, "reduce")
         return self._finish([self._comm.reduce(t, opts.rootRank, _redop(opts.reduceOp),
-                                               async_op=True, timeout=_timeout(opts))],
-                            tensors, opts)
+                                               **self._kw(opts))], tensors)
 
     def reduce_scatter(self, output_tensors, input_tensors, opts):
         out, ins = _one(output_tensors, "reduce_scatter"), _one(input_tensors, "reduce_scatter")
         self._same_shapes(out, ins, "reduce_scatter")
         return self._finish([self._comm.reduce_scatter(out, ins, _redop(opts.reduceOp),
-                                                       async_op=True, timeout=_timeout(opts))],
-                            output_tensors, opts)
+                                                       **self._kw(opts))], output_tensors)
 
     def _reduce_scatter_one(self, output, input, opts):
         if input.numel() != output.numel() * self.size():
             raise ValueError(f"tcomms: reduce_scatter_tensor input has {input.numel()} "
                              f"elements, expected {output.numel()} x {self.size()}")
         return self._comm.reduce_scatter_single(output, input, _redop(opts.reduceOp),
-                                                async_op=True, timeout=_timeout(opts))
+                                                **self._kw(opts))
 
     def reduce_scatter_single(self, output, input, opts):
-        return self._finish([self._reduce_scatter_one(output, input, opts)], [output], opts)
+        return self._finish([self._reduce_scatter_one(output, input, opts)], [output])
 
     def reduce_scatter_single_coalesced(self, outputs, inputs, opts):
         self._pairs(outputs, inputs, "reduce_scatter_tensor_coalesced")
         return self._finish([self._reduce_scatter_one(o, i, opts)
-                             for o, i in zip(outputs, inputs)], outputs, opts)
+                             for o, i in zip(outputs, inputs)], outputs)
 
     # ---- data movement
     def broadcast(self, tensors, opts):
-        return self._finish([self._comm.broadcast(t, opts.rootRank, async_op=True,
-                                                  timeout=_timeout(opts)) for t in tensors],
-                            tensors, opts)
+        return self._finish([self._comm.broadcast(t, opts.rootRank, **self._kw(opts))
+                             for t in tensors], tensors)
 
     def allgather(self, output_tensors, input_tensors, opts):
         t, outs = _one(input_tensors, "allgather"), _one(output_tensors, "allgather")
         self._same_shapes(t, outs, "allgather")
-        return self._finish([self._comm.all_gather(outs, t, async_op=True,
-                                                   timeout=_timeout(opts))], output_tensors, opts)
+        return self._finish([self._comm.all_gather(outs, t, **self._kw(opts))],
+                            output_tensors)
 
     def allgather_coalesced(self, output_lists, input_list, opts):
         self._pairs(output_lists, input_list, "all_gather_coalesced")
         for outs, t in zip(output_lists, input_list):
             self._same_shapes(t, outs, "all_gather_coalesced")
-        return self._finish([self._comm.all_gather(outs, t, async_op=True, timeout=_timeout(opts))
-                             for outs, t in zip(output_lists, input_list)], output_lists, opts)
+        return self._finish([self._comm.all_gather(outs, t, **self._kw(opts))
+                             for outs, t in zip(output_lists, input_list)], output_lists)
 
     def _all_gather_one(self, output, input, opts):
         if output.numel() != input.numel() * self.size():
             raise ValueError(f"tcomms: all_gather_into_tensor output has {output.numel()} "
                              f"elements, expected {input.numel()} x {self.size()}")
-        return self._comm.all_gather_single(output, input, async_op=True, timeout=_timeout(opts))
+        return self._comm.all_gather_single(output, input, **self._kw(opts))
 
     def all_gather_single(self, output, input, opts):
-        return self._finish([self._all_gather_one(output, input, opts)], [output], opts)
+        return self._finish([self._all_gather_one(output, input, opts)], [output])
 
     def all_gather_single_coalesced(self, outputs, inputs, opts):
         self._pairs(outputs, inputs, "all_gather_into_tensor_coalesced")
         return self._finish([self._all_gather_one(o, i, opts) for o, i in zip(outputs, inputs)],
-                            outputs, opts)
+                            outputs)
 
     def alltoall(self, output_tensors, input_tensors, opts):
         self._pairs(output_tensors, input_tensors, "all_to_all", self.size())
-        return self._finish([self._comm.all_to_all(output_tensors, input_tensors, async_op=True,
-                                                   timeout=_timeout(opts))], output_tensors, opts)
+        return self._finish([self._comm.all_to_all(output_tensors, input_tensors,
+                                                   **self._kw(opts))], output_tensors)
 
     def all_to_all_single(self, output, input, output_split_sizes, input_split_sizes, opts):
-        n, to = self.size(), _timeout(opts)
+        n = self.size()
         if not output_split_sizes and not input_split_sizes:
             if input.numel() != output.numel() or input.numel() % n:
                 raise ValueError(f"tcomms: all_to_all_single of {input.numel()} elements into "
                                  f"{output.numel()} over {n} ranks")
-            w = self._comm.all_to_all_single(output, input, async_op=True, timeout=to)
+            w = self._comm.all_to_all_single(output, input, **self._kw(opts))
         else:
             # torch's split sizes count rows of dimension 0
             row_in = input.numel() // max(1, input.shape[0]) if input.dim() else 1
@@ -250,28 +254,27 @@ class ProcessGroupTcomms(_C10dBackend):
                 raise ValueError(f"tcomms: all_to_all_single splits {ins} / {outs} do not "
                                  f"match {n} ranks and the tensors' first dimension")
             w = self._comm.all_to_all_v_single(output, input, [s * row_out for s in outs],
-                                               [s * row_in for s in ins], async_op=True,
-                                               timeout=to)
-        return self._finish([w], [output], opts)
+                                               [s * row_in for s in ins], **self._kw(opts))
+        return self._finish([w], [output])
 
     def gather(self, output_tensors, input_tensors, opts):
         t = _one(input_tensors, "gather")
         outs = output_tensors[0] if output_tensors else []
         if self.rank() == opts.rootRank:
             self._same_shapes(t, outs, "gather")
-        return self._finish([self._comm.gather(outs, t, opts.rootRank, async_op=True,
-                                               timeout=_timeout(opts))], output_tensors, opts)
+        return self._finish([self._comm.gather(outs, t, opts.rootRank, **self._kw(opts))],
+                            output_tensors)
 
     def scatter(self, output_tensors, input_tensors, opts):
         t = _one(output_tensors, "scatter")
         ins = input_tensors[0] if input_tensors else []
         if self.rank() == opts.rootRank:
             self._same_shapes(t, ins, "scatter")
-        return self._finish([self._comm.scatter(t, ins, opts.rootRank, async_op=True,
-                                                timeout=_timeout(opts))], output_tensors, opts)
+        return self._finish([self._comm.scatter(t, ins, opts.rootRank, **self._kw(opts))],
+                            output_tensors)
 
     def barrier(self, opts):
-        return self._finish([self._comm.barrier(async_op=True, timeout=_timeout(opts))], [], opts)
+        return self._finish([self._comm.barrier(**self._kw(opts))], [])
 
     # ---- point to point (inside coalescing: one tcomms batch)
     def _p2p(self, kind, tensors, peer, tag):
