@@ -13,8 +13,9 @@ returns a completed torch Work. An asynchronous one is issued asynchronously
 to tcomms, whose progress thread moves the data; if its work is already done
 it completes at once, else one thread per group waits on the tcomms work
 objects and completes the torch Futures in issue order, so work finishes
-without the caller's help and DDP's hooks run on completion. Errors (a timeout, a failed
-peer naming the rank) reach ``work.wait()`` as exceptions. Between
+without the caller's help and DDP's hooks run on completion. Errors (a
+timeout, a failed peer naming the rank) reach ``work.wait()`` as exceptions
+(a blocking call's at once). Between
 ``start_coalescing`` and ``end_coalescing`` (``dist._coalescing_manager``,
 ``dist.batch_isend_irecv``) sends and receives become one tcomms batch and
 every operation issued is covered by the one work ``end_coalescing`` returns.
