@@ -67,6 +67,16 @@ def _settle(works, fut, value):
     fut.set_result(value)
 
 
+def _value(fut):
+    """The value of @p fut, or its error raised. The Future torch sees is the one
+    this callback completes: an error set from Python (set_exception) is only
+    seen by Python's wait(), but an exception in a callback is an error of the
+    C++ Future, which DDP's reducer and Work.wait() check (with set_exception
+    alone a failed all_reduce under DDP read the exception as its tensors and
+    crashed)."""
+    return fut.value()
+
+
 class _Completer:
     """Completes the torch Futures of one group, in issue order, on its own thread."""
 
@@ -126,6 +136,7 @@ class ProcessGroupTcomms(_C10dBackend):
     def _finish(self, works, value):
         """A torch Work for the tcomms @p works; its future's value is @p value."""
         fut = torch.futures.Future()
+        work = _create_work(fut.then(_value))
         if self._coal is not None:
             self._coal.works.extend(works)
             self._coal.futs.append((fut, value))
@@ -133,7 +144,7 @@ class ProcessGroupTcomms(_C10dBackend):
             _settle(works, fut, value)  # blocking, or already done: nothing to wait for
         else:
             self._done.put(works, fut, value)
-        return _create_work(fut)
+        return work
 
     def _kw(self, opts):
         """tcomms' async_op and timeout for torch's @p opts. A blocking torch
@@ -162,8 +173,9 @@ class ProcessGroupTcomms(_C10dBackend):
         for f, value in coal.futs:  # each operation's work completes with the whole
             self._done.put(works, f, value)
         fut = torch.futures.Future()
+        work = _create_work(fut.then(_value))
         self._done.put(works, fut, [])
-        return _create_work(fut)
+        return work
 
     # ---- reductions
     def allreduce(self, tensors, opts):

@@ -1,5 +1,7 @@
 """DDP training with tcomms and with gloo gives equal parameters; bad input
 raises instead of crashing or hanging."""
+from datetime import timedelta
+
 import pytest
 import torch
 import torch.distributed as dist
@@ -75,3 +77,20 @@ def test_destroyed_group_raises(rank, size):
         dist.all_reduce(torch.ones(2), group=g)
     pg.shutdown()  # again: nothing happens
     dist.barrier()  # the default group is unaffected
+
+
+def test_ddp_async_failure_raises(rank, size):
+    """An all_reduce that fails after it was issued (rank 0's DDP backward that
+    no other rank joins, timing out) fails the backward with the tcomms error,
+    for DDP's reducer (C++) reads the work's future: before, the error was set
+    for Python only and the reducer, reading it as tensors, crashed."""
+    g = dist.new_group(list(range(size)), backend="tcomms", timeout=timedelta(seconds=5))
+    m = DDP(model(), process_group=g)  # collective: every rank
+    if rank == 0:
+        loss = m(torch.randn(4, 32)).sum()
+        with pytest.raises(RuntimeError, match="all_reduce .* timed out after 5000 ms"):
+            loss.backward()
+        with pytest.raises(tcomms.Error, match="unusable since an earlier failure"):
+            dist.all_reduce(torch.ones(4), group=g, async_op=True)
+    dist.barrier()
+    dist.destroy_process_group(g)
