@@ -10,12 +10,12 @@ The backend is a c10d ``Backend`` written in Python; torch's ProcessGroup
 dispatches to it (DDP's reducer included). A blocking call (``async_op``
 False) is a blocking tcomms call in the calling thread (the GIL released) and
 returns a completed torch Work. An asynchronous one is issued asynchronously
-to tcomms, whose progress thread moves the data; if its work is already done
-it completes at once, else one thread per group waits on the tcomms work
-objects and completes the torch Futures in issue order, so work finishes
-without the caller's help and DDP's hooks run on completion. Errors (a
-timeout, a failed peer naming the rank) reach ``work.wait()`` as exceptions
-(a blocking call's at once). Between
+to tcomms, whose progress thread moves the data; one thread per group waits
+on the tcomms work objects and completes the torch Futures in issue order,
+so work finishes without the caller's help and DDP's hooks run on
+completion. Errors (a timeout, a failed peer naming the rank): a blocking
+call raises at once; an asynchronous one's is the error of its torch Future
+(``work.get_future()``, DDP's backward). Between
 ``start_coalescing`` and ``end_coalescing`` (``dist._coalescing_manager``,
 ``dist.batch_isend_irecv``) sends and receives become one tcomms batch and
 every operation issued is covered by the one work ``end_coalescing`` returns.
@@ -140,8 +140,11 @@ class ProcessGroupTcomms(_C10dBackend):
         if self._coal is not None:
             self._coal.works.extend(works)
             self._coal.futs.append((fut, value))
-        elif all(w.is_completed() for w in works):
-            _settle(works, fut, value)  # blocking, or already done: nothing to wait for
+        elif all(w._done for w in works):
+            # blocking: nothing to wait for. (Not is_completed(): tc_work_test with
+            # the GIL held can deadlock with a progress thread that holds the world
+            # lock and waits for the GIL in a Python store callback.)
+            _settle(works, fut, value)
         else:
             self._done.put(works, fut, value)
         return work
