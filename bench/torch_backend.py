@@ -1,10 +1,10 @@
 """torch.distributed with the "tcomms" backend beside "gloo", in one run:
-all_reduce, all_gather (list form: gloo 1.13 has no all_gather_into_tensor)
-and all_to_all_single from --min to --max bytes (x4 steps), then the time of
-one DDP training step of an MLP. Launched by bench/run_torch_backend.sh under
-torchrun; rank 0 prints one table. Bus bandwidth as nccl-tests defines it:
-all_reduce 2(n-1)/n x bytes / time, all_gather and all_to_all (n-1)/n x the
-bytes of the whole output / time."""
+all_reduce, all_gather (the list form) and all_to_all_single from
+--min-bytes to --max-bytes (x4 steps), then the time of one DDP training step
+of an MLP. Launched by bench/run_torch_backend.sh under torchrun; rank 0
+prints one table. Bus bandwidth as nccl-tests defines it: all_reduce
+2(n-1)/n x bytes / time, all_gather and all_to_all (n-1)/n x the bytes of the
+whole output / time. (Not --max: torchrun 2.x takes it for --max-restarts.)"""
 import argparse
 import statistics
 import time
@@ -63,8 +63,8 @@ def ddp_step_time(group, steps, width):
 def main():
     global GLOO
     ap = argparse.ArgumentParser()
-    ap.add_argument("--min", type=int, default=8)
-    ap.add_argument("--max", type=int, default=64 << 20)
+    ap.add_argument("--min-bytes", type=int, default=8)
+    ap.add_argument("--max-bytes", type=int, default=64 << 20)
     ap.add_argument("--iters", type=int, default=20)
     ap.add_argument("--ddp-steps", type=int, default=20)
     ap.add_argument("--width", type=int, default=1024)
@@ -79,8 +79,8 @@ def main():
         print(f"{'coll':<11}{'bytes':>10}{'tcomms us':>12}{'gloo us':>12}"
               f"{'tcomms bw':>11}{'gloo bw':>9}{'ratio':>7}")
     for name in ("all_reduce", "all_gather", "all_to_all"):
-        b = a.min
-        while b <= a.max:
+        b = a.min_bytes
+        while b <= a.max_bytes:
             iters = a.iters if b <= 1 << 20 else max(3, a.iters // 4)
             res = []
             for g in (ours, GLOO):

@@ -37,7 +37,7 @@ trap 'rm -rf "$logs"' EXIT
 for n in $sizes; do
     echo "=== torchrun --nproc_per_node $n: python/tests/dist"
     port=$((29400 + n * 10 + RANDOM % 10))
-    # --redirects/--tee: Debian's torch 1.13 torchrun fails on Python 3.11 without them
+    # --redirects/--tee: each rank's output in its own file under --log_dir (counted below)
     timeout -s ABRT -k 10 600 "$py" -m torch.distributed.run --nproc_per_node "$n" --master_port "$port" \
         --redirects 1 --tee 1 --log_dir "$logs/tr$n" \
         -m pytest -q -p no:cacheprovider python/tests/dist >"$logs/run$n.log" 2>&1
@@ -46,7 +46,11 @@ for n in $sizes; do
         f=$(find "$logs/tr$n" -path "*/$r/stdout.log" | head -1)
         [ -n "$f" ] && { tail -3 "$f" | sed "s/^/rank $r: /"; count "$f"; } || failed=$((failed + 1))
     done
-    [ $rc -eq 0 ] || { tail -30 "$logs/run$n.log"; echo "torchrun exited $rc"; }
+    if [ $rc -ne 0 ]; then # a crashed rank's stacks (faulthandler), then torchrun's summary
+        grep -A 60 "Fatal Python error" "$logs/run$n.log" | head -150
+        tail -30 "$logs/run$n.log"
+        echo "torchrun exited $rc"
+    fi
 done
 
 echo "=== pytest python/tests/local"

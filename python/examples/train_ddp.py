@@ -3,7 +3,7 @@
     tools/setup/install-deps.sh --python
     python/run_tests.sh --quick            # builds build/python (the package)
     PYTHONPATH=build/python build/py-venv/bin/python -m torch.distributed.run \\
-        --nproc_per_node 2 --redirects 1 --tee 1 python/examples/train_ddp.py
+        --nproc_per_node 2 python/examples/train_ddp.py
 
 Each rank fits its own shard of a synthetic regression problem; DDP averages
 the gradients through tcomms' all_reduce. Then the same communicator is used
@@ -34,7 +34,7 @@ def main():
         opt.step()
 
     # the torchcomms-shaped API on the same communicator
-    comm = dist.distributed_c10d._get_default_group().comm()
+    comm = tcomms.torch.backend_of().comm()  # the default group's communicator
     losses = [torch.zeros(1) for _ in range(size)]
     comm.all_gather(losses, loss.detach().reshape(1))
     if rank == 0:

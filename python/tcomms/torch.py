@@ -1,47 +1,80 @@
-"""The "tcomms" backend of torch.distributed.
+"""The "tcomms" backend of torch.distributed (PyTorch 2.x).
 
-``import tcomms.torch`` registers it; then ``dist.init_process_group("tcomms")``
-(torchrun, env://, or an explicit store) and ``dist.new_group(..., backend=
-"tcomms")`` create tcomms communicators that start up through the c10d Store
-torch hands the backend (tc_comm_create_from_store): no environment variable,
-no port of tcomms' own.
+``import tcomms.torch`` registers it for CPU tensors; then
+``dist.init_process_group("tcomms")`` (torchrun, env://, or an explicit store)
+and ``dist.new_group(..., backend="tcomms")`` create tcomms communicators that
+start up through the c10d Store torch hands the backend
+(tc_comm_create_from_store): no environment variable, no port of tcomms' own.
 
-The process group is defined in Python (a subclass of dist.ProcessGroup).
-Every operation is issued asynchronously to tcomms, whose progress thread
-moves the data; a completion thread per group waits on the tcomms work
-objects (without the GIL) and completes the torch Futures, so work finishes
-without the caller's help, and DDP's hooks run on completion. Errors (a
-timeout, a failed peer naming the rank) reach ``work.wait()`` as exceptions.
+The backend is a c10d ``Backend`` written in Python; torch's ProcessGroup
+dispatches to it (DDP's reducer included). A blocking call (``async_op``
+False) is a blocking tcomms call in the calling thread (the GIL released) and
+returns a completed torch Work. An asynchronous one is issued asynchronously
+to tcomms, whose progress thread moves the data; one thread per group waits
+on the tcomms work objects and completes the torch Futures in issue order,
+so work finishes without the caller's help and DDP's hooks run on
+completion. Errors (a timeout, a failed peer naming the rank): a blocking
+call raises at once; an asynchronous one's is the error of its torch Future
+(``work.get_future()``, DDP's backward). Between
+``start_coalescing`` and ``end_coalescing`` (``dist._coalescing_manager``,
+``dist.batch_isend_irecv``) sends and receives become one tcomms batch and
+every operation issued is covered by the one work ``end_coalescing`` returns.
 """
 import queue
 import threading
 
 import torch
 import torch.distributed as dist
+from torch._C._distributed_c10d import Backend as _C10dBackend
+from torch._C._distributed_c10d import _create_work_from_future as _create_work
 
-from . import _buffers as B
-from .comm import Comm, ReduceOp
+from .comm import Comm, ReduceOp, new_comm
 from . import _ext
 
-_create_work = torch._C._distributed_c10d._create_work_from_future
+_REDOPS = {dist.ReduceOp.SUM: ReduceOp.SUM, dist.ReduceOp.PRODUCT: ReduceOp.PROD,
+           dist.ReduceOp.MIN: ReduceOp.MIN, dist.ReduceOp.MAX: ReduceOp.MAX,
+           dist.ReduceOp.AVG: ReduceOp.AVG, dist.ReduceOp.BAND: ReduceOp.BAND,
+           dist.ReduceOp.BOR: ReduceOp.BOR, dist.ReduceOp.BXOR: ReduceOp.BXOR}
 
 
 def _redop(op):
-    for theirs, ours in ((dist.ReduceOp.SUM, ReduceOp.SUM), (dist.ReduceOp.PRODUCT, ReduceOp.PROD),
-                         (dist.ReduceOp.MIN, ReduceOp.MIN), (dist.ReduceOp.MAX, ReduceOp.MAX),
-                         (dist.ReduceOp.BAND, ReduceOp.BAND), (dist.ReduceOp.BOR, ReduceOp.BOR),
-                         (dist.ReduceOp.BXOR, ReduceOp.BXOR)):
+    for theirs, ours in _REDOPS.items():
         if op == theirs:
             return ours
-    if hasattr(dist.ReduceOp, "AVG") and op == dist.ReduceOp.AVG:
-        return ReduceOp.AVG
     raise ValueError(f"tcomms: reduction {op} is not supported")
+
+
+def _timeout(opts):
+    """The operation's timeout from torch's options; None: the group's."""
+    t = getattr(opts, "timeout", None)
+    return t if t is not None and t.total_seconds() >= 0 else None
 
 
 def _one(tensors, what):
     if len(tensors) != 1:
         raise ValueError(f"tcomms: {what} takes one tensor per process (got {len(tensors)})")
     return tensors[0]
+
+
+def _settle(works, fut, value):
+    """Wait for @p works (without the GIL, in tcomms) and complete @p fut."""
+    try:
+        for w in works:
+            w.wait()
+    except Exception as e:  # the tcomms error, given to whoever waits
+        fut.set_exception(e)
+        return
+    fut.set_result(value)
+
+
+def _value(fut):
+    """The value of @p fut, or its error raised. The Future torch sees is the one
+    this callback completes: an error set from Python (set_exception) is only
+    seen by Python's wait(), but an exception in a callback is an error of the
+    C++ Future, which DDP's reducer and Work.wait() check (with set_exception
+    alone a failed all_reduce under DDP read the exception as its tensors and
+    crashed)."""
+    return fut.value()
 
 
 class _Completer:
@@ -57,101 +90,175 @@ class _Completer:
             item = self._q.get()
             if item is None:
                 return
-            works, fut, value = item
-            try:
-                for w in works:
-                    w.wait()
-                fut.set_result(value)
-            except Exception as e:  # the tcomms error, given to whoever waits
-                fut.set_exception(e)
+            _settle(*item)
 
-    def submit(self, works, value):
-        fut = torch.futures.Future()
+    def put(self, works, fut, value):
         self._q.put((works, fut, value))
-        return _create_work(fut)
 
     def stop(self):
         self._q.put(None)
-        self._t.join()
+        if self._t is not threading.current_thread():
+            self._t.join()
 
 
-class ProcessGroupTcomms(dist.ProcessGroup):
-    """torch.distributed over one tcomms communicator."""
+class _Coalescing:
+    """What a group issues between start_coalescing and end_coalescing."""
+
+    def __init__(self, comm):
+        self.batch = comm.batch_op_create()  # sends and receives, issued at the end
+        self.p2p = 0
+        self.works = []                       # collectives issued meanwhile
+        self.futs = []                        # (future, value) of every operation
+
+
+class ProcessGroupTcomms(_C10dBackend):
+    """The torch.distributed backend over one tcomms communicator."""
 
     def __init__(self, store, rank, size, timeout):
         super().__init__(rank, size)
-        from .comm import new_comm
         self._comm = new_comm(store=store, rank=rank, size=size, name="torch",
                               prefix="tcomms", timeout=timeout)
         self._done = _Completer(f"pg{rank}")
+        self._coal = None
 
     def getBackendName(self):
         return "tcomms"
 
-    def _submit(self, works, value):
-        return self._done.submit([w for w in works if w is not None], value)
+    @property
+    def supports_coalescing(self):
+        return True
+
+    def comm(self):
+        """The tcomms communicator underneath (tcomms.Comm)."""
+        return self._comm
+
+    # ---- completion
+    def _finish(self, works, value):
+        """A torch Work for the tcomms @p works; its future's value is @p value."""
+        fut = torch.futures.Future()
+        work = _create_work(fut.then(_value))
+        if self._coal is not None:
+            self._coal.works.extend(works)
+            self._coal.futs.append((fut, value))
+        elif all(w._done for w in works):
+            # blocking: nothing to wait for. (Not is_completed(): tc_work_test with
+            # the GIL held can deadlock with a progress thread that holds the world
+            # lock and waits for the GIL in a Python store callback.)
+            _settle(works, fut, value)
+        else:
+            self._done.put(works, fut, value)
+        return work
+
+    def _kw(self, opts):
+        """tcomms' async_op and timeout for torch's @p opts. A blocking torch
+        call outside coalescing is blocking in tcomms too (in this thread, the
+        GIL released), with no hand-off to another thread and back."""
+        return {"async_op": self._coal is not None or getattr(opts, "asyncOp", True),
+                "timeout": _timeout(opts)}
+
+    def start_coalescing(self):
+        if self._coal is not None:
+            raise RuntimeError("tcomms: start_coalescing while already coalescing")
+        self._coal = _Coalescing(self._comm)
+
+    def end_coalescing(self):
+        coal, self._coal = self._coal, None
+        if coal is None:
+            raise RuntimeError("tcomms: end_coalescing without start_coalescing")
+        works = coal.works
+        try:
+            if coal.p2p:
+                works = works + [coal.batch.issue(async_op=True)]
+        except Exception as e:
+            for f, _ in coal.futs:
+                f.set_exception(e)
+            raise
+        for f, value in coal.futs:  # each operation's work completes with the whole
+            self._done.put(works, f, value)
+        fut = torch.futures.Future()
+        work = _create_work(fut.then(_value))
+        self._done.put(works, fut, [])
+        return work
 
     # ---- reductions
-    def allreduce(self, tensors, opts=None):
-        op = _redop(opts.reduceOp) if opts is not None else ReduceOp.SUM
-        works = [self._comm.all_reduce(t, op, async_op=True) for t in tensors]
-        return self._submit(works, tensors)
+    def allreduce(self, tensors, opts):
+        op = _redop(opts.reduceOp)
+        return self._finish([self._comm.all_reduce(t, op, **self._kw(opts))
+                             for t in tensors], tensors)
 
-    def allreduce_coalesced(self, tensors, opts=None):
+    def allreduce_coalesced(self, tensors, opts):
         return self.allreduce(tensors, opts)
 
     def reduce(self, tensors, opts):
         t = _one(tensors, "reduce")
-        return self._submit([self._comm.reduce(t, opts.rootRank, _redop(opts.reduceOp),
-                                               async_op=True)], tensors)
+        return self._finish([self._comm.reduce(t, opts.rootRank, _redop(opts.reduceOp),
+                                               **self._kw(opts))], tensors)
 
     def reduce_scatter(self, output_tensors, input_tensors, opts):
-        out, ins = _one(output_tensors, "reduce_scatter"), input_tensors[0]
+        out, ins = _one(output_tensors, "reduce_scatter"), _one(input_tensors, "reduce_scatter")
         self._same_shapes(out, ins, "reduce_scatter")
-        return self._submit([self._comm.reduce_scatter(out, ins, _redop(opts.reduceOp),
-                                                       async_op=True)], output_tensors)
+        return self._finish([self._comm.reduce_scatter(out, ins, _redop(opts.reduceOp),
+                                                       **self._kw(opts))], output_tensors)
 
-    def _reduce_scatter_base(self, output, input, opts):
+    def _reduce_scatter_one(self, output, input, opts):
         if input.numel() != output.numel() * self.size():
             raise ValueError(f"tcomms: reduce_scatter_tensor input has {input.numel()} "
                              f"elements, expected {output.numel()} x {self.size()}")
-        return self._submit([self._comm.reduce_scatter_single(output, input, _redop(
-            opts.reduceOp), async_op=True)], [output])
+        return self._comm.reduce_scatter_single(output, input, _redop(opts.reduceOp),
+                                                **self._kw(opts))
+
+    def reduce_scatter_single(self, output, input, opts):
+        return self._finish([self._reduce_scatter_one(output, input, opts)], [output])
+
+    def reduce_scatter_single_coalesced(self, outputs, inputs, opts):
+        self._pairs(outputs, inputs, "reduce_scatter_tensor_coalesced")
+        return self._finish([self._reduce_scatter_one(o, i, opts)
+                             for o, i in zip(outputs, inputs)], outputs)
 
     # ---- data movement
     def broadcast(self, tensors, opts):
-        works = [self._comm.broadcast(t, opts.rootRank, async_op=True) for t in tensors]
-        return self._submit(works, tensors)
+        return self._finish([self._comm.broadcast(t, opts.rootRank, **self._kw(opts))
+                             for t in tensors], tensors)
 
-    def allgather(self, output_tensors, input_tensors, opts=None):
-        t = _one(input_tensors, "allgather")
-        outs = output_tensors[0]
+    def allgather(self, output_tensors, input_tensors, opts):
+        t, outs = _one(input_tensors, "allgather"), _one(output_tensors, "allgather")
         self._same_shapes(t, outs, "allgather")
-        return self._submit([self._comm.all_gather(outs, t, async_op=True)], output_tensors)
+        return self._finish([self._comm.all_gather(outs, t, **self._kw(opts))],
+                            output_tensors)
 
-    def allgather_coalesced(self, output_lists, input_list, opts=None):
-        works = [self._comm.all_gather(outs, t, async_op=True)
-                 for outs, t in zip(output_lists, input_list)]
-        return self._submit(works, output_lists)
+    def allgather_coalesced(self, output_lists, input_list, opts):
+        self._pairs(output_lists, input_list, "all_gather_coalesced")
+        for outs, t in zip(output_lists, input_list):
+            self._same_shapes(t, outs, "all_gather_coalesced")
+        return self._finish([self._comm.all_gather(outs, t, **self._kw(opts))
+                             for outs, t in zip(output_lists, input_list)], output_lists)
 
-    def _allgather_base(self, output, input, opts=None):
+    def _all_gather_one(self, output, input, opts):
         if output.numel() != input.numel() * self.size():
             raise ValueError(f"tcomms: all_gather_into_tensor output has {output.numel()} "
                              f"elements, expected {input.numel()} x {self.size()}")
-        return self._submit([self._comm.all_gather_single(output, input, async_op=True)],
-                            [output])
+        return self._comm.all_gather_single(output, input, **self._kw(opts))
 
-    def alltoall(self, output_tensors, input_tensors, opts=None):
-        return self._submit([self._comm.all_to_all(output_tensors, input_tensors, async_op=True)],
-                            output_tensors)
+    def all_gather_single(self, output, input, opts):
+        return self._finish([self._all_gather_one(output, input, opts)], [output])
 
-    def alltoall_base(self, output, input, output_split_sizes, input_split_sizes, opts=None):
+    def all_gather_single_coalesced(self, outputs, inputs, opts):
+        self._pairs(outputs, inputs, "all_gather_into_tensor_coalesced")
+        return self._finish([self._all_gather_one(o, i, opts) for o, i in zip(outputs, inputs)],
+                            outputs)
+
+    def alltoall(self, output_tensors, input_tensors, opts):
+        self._pairs(output_tensors, input_tensors, "all_to_all", self.size())
+        return self._finish([self._comm.all_to_all(output_tensors, input_tensors,
+                                                   **self._kw(opts))], output_tensors)
+
+    def all_to_all_single(self, output, input, output_split_sizes, input_split_sizes, opts):
         n = self.size()
         if not output_split_sizes and not input_split_sizes:
             if input.numel() != output.numel() or input.numel() % n:
                 raise ValueError(f"tcomms: all_to_all_single of {input.numel()} elements into "
                                  f"{output.numel()} over {n} ranks")
-            w = self._comm.all_to_all_single(output, input, async_op=True)
+            w = self._comm.all_to_all_single(output, input, **self._kw(opts))
         else:
             # torch's split sizes count rows of dimension 0
             row_in = input.numel() // max(1, input.shape[0]) if input.dim() else 1
@@ -163,15 +270,15 @@ class ProcessGroupTcomms(dist.ProcessGroup):
                 raise ValueError(f"tcomms: all_to_all_single splits {ins} / {outs} do not "
                                  f"match {n} ranks and the tensors' first dimension")
             w = self._comm.all_to_all_v_single(output, input, [s * row_out for s in outs],
-                                               [s * row_in for s in ins], async_op=True)
-        return self._submit([w], [output])
+                                               [s * row_in for s in ins], **self._kw(opts))
+        return self._finish([w], [output])
 
     def gather(self, output_tensors, input_tensors, opts):
         t = _one(input_tensors, "gather")
         outs = output_tensors[0] if output_tensors else []
         if self.rank() == opts.rootRank:
             self._same_shapes(t, outs, "gather")
-        return self._submit([self._comm.gather(outs, t, opts.rootRank, async_op=True)],
+        return self._finish([self._comm.gather(outs, t, opts.rootRank, **self._kw(opts))],
                             output_tensors)
 
     def scatter(self, output_tensors, input_tensors, opts):
@@ -179,20 +286,31 @@ class ProcessGroupTcomms(dist.ProcessGroup):
         ins = input_tensors[0] if input_tensors else []
         if self.rank() == opts.rootRank:
             self._same_shapes(t, ins, "scatter")
-        return self._submit([self._comm.scatter(t, ins, opts.rootRank, async_op=True)],
+        return self._finish([self._comm.scatter(t, ins, opts.rootRank, **self._kw(opts))],
                             output_tensors)
 
-    def barrier(self, opts=None):
-        return self._submit([self._comm.barrier(async_op=True)], [])
+    def barrier(self, opts):
+        return self._finish([self._comm.barrier(**self._kw(opts))], [])
 
-    # ---- point to point
-    def send(self, tensors, dst, tag=0):
-        return self._submit([self._comm.send(_one(tensors, "send"), dst, async_op=True)], tensors)
+    # ---- point to point (inside coalescing: one tcomms batch)
+    def _p2p(self, kind, tensors, peer, tag):
+        t = _one(tensors, kind)
+        if tag != 0:
+            raise ValueError(f"tcomms: {kind} with tag {tag}: tcomms matches messages by "
+                             f"order between two ranks and takes no tags")
+        if self._coal is not None:
+            getattr(self._coal.batch, kind)(t, peer)
+            self._coal.p2p += 1
+            return self._finish([], tensors)
+        return self._finish([getattr(self._comm, kind)(t, peer, async_op=True)], tensors)
 
-    def recv(self, tensors, src, tag=0):
-        return self._submit([self._comm.recv(_one(tensors, "recv"), src, async_op=True)], tensors)
+    def send(self, tensors, dst, tag):
+        return self._p2p("send", tensors, dst, tag)
 
-    def recv_anysource(self, tensors, tag=0):
+    def recv(self, tensors, src, tag):
+        return self._p2p("recv", tensors, src, tag)
+
+    def recv_anysource(self, tensors, tag):
         raise _ext.UnsupportedError("tcomms: recv from any source is not supported")
 
     # ---- checks and the end
@@ -204,11 +322,14 @@ class ProcessGroupTcomms(dist.ProcessGroup):
                 raise ValueError(f"tcomms: {what} tensor {k} is {x.dtype} x {x.numel()}, "
                                  f"expected {t.dtype} x {t.numel()}")
 
-    def comm(self):
-        """The tcomms communicator underneath (tcomms.Comm)."""
-        return self._comm
+    @staticmethod
+    def _pairs(a, b, what, n=None):
+        if len(a) != len(b) or (n is not None and len(a) != n):
+            raise ValueError(f"tcomms: {what} with {len(a)} outputs and {len(b)} inputs"
+                             + (f" (needs {n} of each)" if n is not None else ""))
 
     def shutdown(self):
+        """Destroys the communicator (idempotent); dist.destroy_process_group calls it."""
         self._done.stop()
         self._comm.finalize()
 
@@ -218,11 +339,20 @@ class ProcessGroupTcomms(dist.ProcessGroup):
             done._q.put(None)  # ends the completion thread; the Comm frees itself
 
 
-def _create(store, rank, size, timeout, *rest):
+def _create(store, rank, size, timeout):
     return ProcessGroupTcomms(store, rank, size, timeout)
 
 
-if "tcomms" not in dist.Backend.__dict__ and not hasattr(dist.Backend, "TCOMMS"):
-    dist.Backend.register_backend("tcomms", _create)
+def backend_of(group=None):
+    """The ProcessGroupTcomms of @p group (None: the default group)."""
+    pg = group if group is not None else dist.distributed_c10d._get_default_group()
+    b = pg._get_backend(torch.device("cpu"))
+    if not isinstance(b, ProcessGroupTcomms):
+        raise ValueError(f"tcomms: group {pg.group_name} has backend {pg.name()}, not tcomms")
+    return b
 
-__all__ = ["ProcessGroupTcomms", "Comm"]
+
+if "tcomms" not in dist.Backend.backend_list:
+    dist.Backend.register_backend("tcomms", _create, devices=["cpu"])
+
+__all__ = ["ProcessGroupTcomms", "Comm", "backend_of"]

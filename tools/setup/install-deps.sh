@@ -3,9 +3,10 @@
 # Idempotent: when everything is present it only checks and returns.
 #   tools/setup/install-deps.sh [--bench] [--python]
 # --bench adds the peers of bench/run_collectives.sh: Gloo (C++) and PyTorch (gloo backend).
-# --python adds what the Python package and its tests need (Debian's PyTorch 1.13, NumPy,
-#   pytest, Python headers) and creates the virtual environment build/py-venv on Debian's
-#   /usr/bin/python3, seeing those packages (docs/python.md says why not PyPI's torch).
+# --python adds what the Python package and its tests need (Python 3.11's headers, venv) and
+#   creates the virtual environment build/py-venv on Debian's /usr/bin/python3 without the
+#   system's packages, with PyPI's torch, NumPy and pytest at the versions pinned below
+#   (about 5.4 GB, a minute from PyPI; docs/python.md says why this torch).
 set -euo pipefail
 
 packages=(
@@ -29,8 +30,8 @@ packages=(
 venv=""
 for arg in "$@"; do
   case $arg in
-    --bench) packages+=(libgloo-dev python3-torch) ;;  # bench/run_collectives.sh peers
-    --python) packages+=(python3-torch python3-numpy python3-pytest python3-dev python3-venv)
+    --bench) packages+=(libgloo-dev python3-torch) ;;  # bench/run_collectives.sh peers (/usr/bin/python3)
+    --python) packages+=(python3-dev python3-venv)
               venv="$(cd "$(dirname "$0")/../.." && pwd)/build/py-venv" ;;
     -h|--help) sed -n '2,8p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "install-deps: unknown option $arg (try --help)" >&2; exit 2 ;;
@@ -42,16 +43,29 @@ for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
 done
 
-# The Python tests' environment: Debian's interpreter and packages, nothing from PATH.
+# The Python tests' environment: Debian's interpreter (the extension builds against its
+# headers) and these packages from PyPI, nothing from the system or PATH.
+pins=(torch==2.15.0 numpy==2.4.6 pytest==9.2.0)
 make_venv() {
   [ -n "$venv" ] || return 0
-  if [ -x "$venv/bin/python" ] && "$venv/bin/python" -c "import torch, numpy, pytest" 2>/dev/null; then
-    echo "install-deps: $venv present"
+  # exits non-zero unless every pin is installed at its version and imports
+  local check="import importlib.metadata as m, sys, torch, numpy, pytest
+for pin in sys.argv[1:]:
+    name, want = pin.split('==')
+    have = m.version(name)
+    if have != want: sys.exit(f'{name} is {have}, want {want}')"
+  if [ -x "$venv/bin/python" ] && "$venv/bin/python" -c "$check" "${pins[@]}" 2>/dev/null; then
+    echo "install-deps: $venv present (${pins[*]})"
     return 0
   fi
   rm -rf "$venv"
-  /usr/bin/python3 -m venv --system-site-packages "$venv"
-  "$venv/bin/python" -c "import torch, numpy, pytest; print('install-deps: ' + '$venv' + ': torch', torch.__version__)"
+  /usr/bin/python3 -m venv "$venv"
+  if ! "$venv/bin/python" -m pip install -q --disable-pip-version-check "${pins[@]}"; then
+    echo "install-deps: pip could not install ${pins[*]} into $venv (is PyPI reachable? see pip's message above)" >&2
+    exit 1
+  fi
+  "$venv/bin/python" -c "$check" "${pins[@]}" || { echo "install-deps: $venv does not import ${pins[*]}" >&2; exit 1; }
+  "$venv/bin/python" -c "import torch; print('install-deps: $venv: torch', torch.__version__)"
 }
 
 if [ ${#missing[@]} -eq 0 ]; then

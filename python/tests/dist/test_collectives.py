@@ -93,10 +93,9 @@ def test_all_gather(rank, size, dtype):
         return torch.stack(out)
 
     check(*both(lst, dtype))
-    # into one tensor (gloo 1.13 has no _allgather_base: its list form is the reference)
+    # into one tensor (gloo's list form is the reference: gloo lacks bfloat16 and bool here)
     out = torch.zeros(size * 10, dtype=dtype)
-    (dist.all_gather_into_tensor if hasattr(dist, "all_gather_into_tensor")
-     else dist._all_gather_base)(out, x)
+    dist.all_gather_into_tensor(out, x)
     check(out, both(lst, dtype)[1].reshape(-1))
 
 
@@ -111,8 +110,7 @@ def test_reduce_scatter(rank, size):
     def flat(g):
         out = torch.zeros(9)
         inp = torch.cat(xs)
-        (dist.reduce_scatter_tensor if hasattr(dist, "reduce_scatter_tensor")
-         else dist._reduce_scatter_base)(out, inp, group=g)
+        dist.reduce_scatter_tensor(out, inp, group=g)
         return out
 
     a = lst(None)
@@ -138,7 +136,7 @@ def test_all_to_all(rank, size):
         return o
     check(*both(uneven))
 
-    # the list form (gloo 1.13 has none: all_to_all_single is the reference)
+    # the list form (gloo has none: all_to_all_single is the reference)
     inp = [data(rank, 4, torch.float32, 11 + q) for q in range(size)]
     out = [torch.zeros(4) for _ in range(size)]
     dist.all_to_all(out, inp)
@@ -227,3 +225,84 @@ def test_subgroups_concurrently(rank, size):
     want_y = sum(data(r, 256, torch.float32, 41) for r in range(size))
     check(x, want_x)
     check(y, want_y)
+
+
+@pytest.mark.parametrize("device", [None, torch.device("cpu")])
+@pytest.mark.parametrize("async_ops", [False, True])
+def test_coalescing_manager(rank, size, device, async_ops):
+    """all_reduce, all_gather_into_tensor and reduce_scatter_tensor inside
+    dist._coalescing_manager (one coalesced call to the backend; with a device
+    also its start/end coalescing hooks: one work), each against gloo one by one."""
+    ns = (3, 17, 1000)
+    xs = [data(rank, n, torch.float32, 50 + n) for n in ns]
+    outs = [torch.zeros(n * size) for n in ns]
+    rss = [torch.zeros(n) for n in ns]
+    ars = [x.clone() for x in xs]
+    rins = [torch.cat([data(rank, n, torch.float32, 60 + q) for q in range(size)]) for n in ns]
+    for what in ("all_reduce", "all_gather", "reduce_scatter"):
+        with dist._coalescing_manager(device=device, async_ops=async_ops) as cm:
+            for k in range(len(ns)):
+                if what == "all_reduce":
+                    dist.all_reduce(ars[k])
+                elif what == "all_gather":
+                    dist.all_gather_into_tensor(outs[k], xs[k])
+                else:
+                    dist.reduce_scatter_tensor(rss[k], rins[k])
+        if async_ops:
+            assert len(cm.works) == 1
+            cm.wait()
+    for k, n in enumerate(ns):
+        ref = xs[k].clone()
+        dist.all_reduce(ref, group=pytest.gloo_group)
+        check(ars[k], ref)
+        parts = [torch.zeros(n) for _ in range(size)]
+        dist.all_gather(parts, xs[k], group=pytest.gloo_group)
+        check(outs[k], torch.cat(parts))
+        ref = rins[k].clone()
+        dist.all_reduce(ref, group=pytest.gloo_group)
+        check(rss[k], ref[rank * n:(rank + 1) * n])
+
+
+def test_all_gather_coalesced(rank, size):
+    xs = [data(rank, n, torch.int64, 70 + n) for n in (2, 9)]
+
+    def run(g):
+        outs = [[torch.zeros_like(x) for _ in range(size)] for x in xs]
+        dist.all_gather_coalesced(outs, xs, group=g)
+        return torch.cat([torch.cat(o) for o in outs])
+    ours = run(None)
+    ref = torch.cat([torch.cat(o) for o in [[torch.zeros_like(x) for _ in range(size)]
+                                            for x in xs]])
+    k = 0
+    for x in xs:  # gloo one tensor at a time
+        parts = [torch.zeros_like(x) for _ in range(size)]
+        dist.all_gather(parts, x, group=pytest.gloo_group)
+        ref[k:k + x.numel() * size] = torch.cat(parts)
+        k += x.numel() * size
+    check(ours, ref)
+
+
+def test_batch_isend_irecv_is_one_batch(rank, size):
+    """Sends and receives to both neighbours in one batch_isend_irecv: one tcomms
+    batch, one work, the data as gloo moves it."""
+    nxt, prv = (rank + 1) % size, (rank - 1) % size
+    a, b = data(rank, 40, torch.float64, 80), data(rank, 7, torch.int32, 81)
+
+    def run(g):
+        ra, rb = torch.zeros(40, dtype=torch.float64), torch.zeros(7, dtype=torch.int32)
+        ops = [dist.P2POp(dist.irecv, ra, prv, g), dist.P2POp(dist.isend, a, nxt, g),
+               dist.P2POp(dist.isend, b, prv, g), dist.P2POp(dist.irecv, rb, nxt, g)]
+        works = dist.batch_isend_irecv(ops)
+        for w in works:
+            w.wait()
+        return works, torch.cat([ra, rb.to(torch.float64)])
+    works, ours = run(None)
+    assert len(works) == 1
+    check(ours, run(pytest.gloo_group)[1])
+
+
+def test_send_recv_tag_refused(rank, size):
+    with pytest.raises(ValueError, match="takes no tags"):
+        dist.send(torch.zeros(1), (rank + 1) % size, tag=5)
+    dist.barrier()
+

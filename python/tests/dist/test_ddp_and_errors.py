@@ -1,11 +1,14 @@
 """DDP training with tcomms and with gloo gives equal parameters; bad input
 raises instead of crashing or hanging."""
+from datetime import timedelta
+
 import pytest
 import torch
 import torch.distributed as dist
 from torch.nn.parallel import DistributedDataParallel as DDP
 
 import tcomms
+from tcomms.torch import backend_of
 
 
 def model():
@@ -50,27 +53,44 @@ def test_wrong_dtype_raises():
 def test_mismatched_sizes_raise(size):
     x = torch.zeros(10)
     with pytest.raises(ValueError, match="all_gather_into_tensor output has"):
-        (dist.all_gather_into_tensor if hasattr(dist, "all_gather_into_tensor")
-         else dist._all_gather_base)(torch.zeros(10 * size + 1), x)
+        dist.all_gather_into_tensor(torch.zeros(10 * size + 1), x)
     with pytest.raises(ValueError, match="allgather tensor 1 is"):
         dist.all_gather([torch.zeros(10), torch.zeros(3)] + [torch.zeros(10)] * (size - 2), x)
     with pytest.raises(ValueError, match="reduce_scatter_tensor input has"):
-        (dist.reduce_scatter_tensor if hasattr(dist, "reduce_scatter_tensor")
-         else dist._reduce_scatter_base)(torch.zeros(10), torch.zeros(10 * size - 1))
+        dist.reduce_scatter_tensor(torch.zeros(10), torch.zeros(10 * size - 1))
     # a root out of range is refused by tcomms with its own message
     with pytest.raises(tcomms.InvalidArgumentError, match="root"):
-        pg = dist.distributed_c10d._get_default_group()
-        pg.comm().broadcast(x, size + 3)
+        backend_of().comm().broadcast(x, size + 3)
     dist.barrier()  # the communicator still works after refused calls
 
 
 def test_destroyed_group_raises(rank, size):
     g = dist.new_group(list(range(size)), backend="tcomms")
-    pg = g
+    pg = backend_of(g)
     dist.all_reduce(torch.ones(2), group=g)
-    pg.shutdown()
+    dist.destroy_process_group(g)  # shuts the backend down: its communicator is destroyed
     with pytest.raises(tcomms.Error, match="destroyed"):
         pg.comm().all_reduce(torch.ones(2))
-    dist.destroy_process_group(g)
-    with pytest.raises(RuntimeError):
+    with pytest.raises(tcomms.Error, match="destroyed"):
+        g.allreduce([torch.ones(2)])  # the group object itself still reaches the backend
+    with pytest.raises(ValueError, match="not initialized"):
         dist.all_reduce(torch.ones(2), group=g)
+    pg.shutdown()  # again: nothing happens
+    dist.barrier()  # the default group is unaffected
+
+
+def test_ddp_async_failure_raises(rank, size):
+    """An all_reduce that fails after it was issued (rank 0's DDP backward that
+    no other rank joins, timing out) fails the backward with the tcomms error,
+    for DDP's reducer (C++) reads the work's future: before, the error was set
+    for Python only and the reducer, reading it as tensors, crashed."""
+    g = dist.new_group(list(range(size)), backend="tcomms", timeout=timedelta(seconds=5))
+    m = DDP(model(), process_group=g)  # collective: every rank
+    if rank == 0:
+        loss = m(torch.randn(4, 32)).sum()
+        with pytest.raises(RuntimeError, match="all_reduce .* timed out after 5000 ms"):
+            loss.backward()
+        with pytest.raises(tcomms.Error, match="unusable since an earlier failure"):
+            dist.all_reduce(torch.ones(4), group=g, async_op=True)
+    dist.barrier()
+    dist.destroy_process_group(g)

@@ -9,13 +9,14 @@ import torch
 import torch.distributed as dist
 
 import tcomms
+from tcomms.torch import backend_of
 
 T = 30  # seconds: the bound of every operation and wait here
 
 
 @pytest.fixture
 def comm():
-    return dist.distributed_c10d._get_default_group().comm()
+    return backend_of().comm()
 
 
 def data(rank, n, dtype, salt=0):
