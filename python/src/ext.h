@@ -10,6 +10,16 @@
 
 #include "tcomms/tcomms.h"
 
+/* Run @p call without the GIL, its status into @p st. Every library call that may take the
+ * world's lock goes through it: the lock's holder may be calling back into Python (a store's
+ * callback, from the progress thread's event poll) and so be waiting for the GIL. */
+#define TC_PY_NOGIL(st, call)                                                                      \
+    do {                                                                                           \
+        PyThreadState *ts_ = PyEval_SaveThread();                                                  \
+        (st) = (call);                                                                             \
+        PyEval_RestoreThread(ts_);                                                                 \
+    } while (0)
+
 /* The caller's store, shared by a communicator and those split from it. */
 typedef struct {
     PyObject *store; /* set/get/wait/add methods */

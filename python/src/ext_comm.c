@@ -307,7 +307,8 @@ static PyObject *comm_info(tc_py_comm_t *self, PyObject *unused)
 {
     COMM_LIVE(self);
     tc_comm_info_t i;
-    tc_status_t st = tc_comm_info(self->comm, &i);
+    tc_status_t st;
+    TC_PY_NOGIL(st, tc_comm_info(self->comm, &i));
     if (st != TC_OK)
         return tc_py_raise(st, NULL);
     return Py_BuildValue("{s:i,s:i,s:i,s:i,s:s,s:s,s:s,s:i,s:i}", "rank", i.rank, "size", i.size,
@@ -377,7 +378,8 @@ static PyObject *comm_shrink(tc_py_comm_t *self, PyObject *args)
 static PyObject *comm_abort(tc_py_comm_t *self, PyObject *unused)
 {
     COMM_LIVE(self);
-    tc_status_t st = tc_comm_abort(self->comm);
+    tc_status_t st;
+    TC_PY_NOGIL(st, tc_comm_abort(self->comm));
     return st == TC_OK ? Py_NewRef(Py_None) : tc_py_raise(st, NULL);
 }
 
@@ -398,7 +400,8 @@ static PyObject *comm_failed_ranks(tc_py_comm_t *self, PyObject *unused)
 {
     COMM_LIVE(self);
     int ranks[256], n = 0;
-    tc_status_t st = tc_comm_failed_ranks(self->comm, ranks, 256, &n);
+    tc_status_t st;
+    TC_PY_NOGIL(st, tc_comm_failed_ranks(self->comm, ranks, 256, &n));
     if (st != TC_OK)
         return tc_py_raise(st, NULL);
     PyObject *l = PyList_New(0);
@@ -416,7 +419,8 @@ static PyObject *comm_stats(tc_py_comm_t *self, PyObject *unused)
     COMM_LIVE(self);
     tc_comm_stat_t s[64];
     int n = 0;
-    tc_status_t st = tc_comm_stats(self->comm, s, 64, &n);
+    tc_status_t st;
+    TC_PY_NOGIL(st, tc_comm_stats(self->comm, s, 64, &n));
     if (st != TC_OK)
         return tc_py_raise(st, NULL);
     PyObject *l = PyList_New(0);
@@ -435,7 +439,8 @@ static PyObject *comm_stats(tc_py_comm_t *self, PyObject *unused)
 static PyObject *comm_dump_fr(tc_py_comm_t *self, PyObject *unused)
 {
     COMM_LIVE(self);
-    tc_status_t st = tc_comm_dump_fr(self->comm);
+    tc_status_t st;
+    TC_PY_NOGIL(st, tc_comm_dump_fr(self->comm));
     return st == TC_OK ? Py_NewRef(Py_None) : tc_py_raise(st, NULL);
 }
 

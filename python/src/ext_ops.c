@@ -49,7 +49,9 @@ static PyObject *work_is_completed(tc_py_work_t *self, PyObject *unused)
     if (!self->work)
         Py_RETURN_TRUE;
     int done = 0;
-    (void)tc_work_test(self->work, &done);
+    tc_status_t st;
+    TC_PY_NOGIL(st, tc_work_test(self->work, &done));
+    (void)st; /* an error completes the work: done says so */
     return PyBool_FromLong(done);
 }
 
@@ -143,9 +145,7 @@ static void sizes_free(sizes_t *s)
 /* Run @p call without the GIL; async operations return a Work, others None. */
 #define RUN(call)                                                                                  \
     do {                                                                                           \
-        PyThreadState *ts_ = PyEval_SaveThread();                                                  \
-        st = (call);                                                                               \
-        PyEval_RestoreThread(ts_);                                                                 \
+        TC_PY_NOGIL(st, call);                                                                     \
     } while (0)
 #define WP (async ? &work : NULL)
 
@@ -362,7 +362,8 @@ static PyObject *op_batch_begin(tc_py_comm_t *self, PyObject *unused)
 {
     if (!self->comm)
         return tc_py_raise(TC_ERR_INVALID_STATE, "the communicator was destroyed");
-    tc_status_t st = tc_batch_begin(self->comm);
+    tc_status_t st;
+    TC_PY_NOGIL(st, tc_batch_begin(self->comm));
     return st == TC_OK ? Py_NewRef(Py_None) : tc_py_raise(st, NULL);
 }
 

@@ -11,12 +11,7 @@ typedef struct {
 } tc_py_win_t;
 
 #define P(x) ((void *)(uintptr_t)(x))
-#define NOGIL(call)                                                                                \
-    do {                                                                                           \
-        PyThreadState *ts_ = PyEval_SaveThread();                                                  \
-        st = (call);                                                                               \
-        PyEval_RestoreThread(ts_);                                                                 \
-    } while (0)
+#define NOGIL(call) TC_PY_NOGIL(st, call)
 #define WIN_LIVE(self)                                                                             \
     do {                                                                                           \
         if (!(self)->win)                                                                          \
@@ -152,7 +147,8 @@ static PyObject *win_read_signal(tc_py_win_t *self, PyObject *args)
         return NULL;
     WIN_LIVE(self);
     uint64_t v = 0;
-    tc_status_t st = tc_win_read_signal(self->win, slot, &v);
+    tc_status_t st;
+    NOGIL(tc_win_read_signal(self->win, slot, &v));
     return st == TC_OK ? PyLong_FromUnsignedLongLong(v) : tc_py_raise(st, NULL);
 }
 

@@ -8,8 +8,8 @@ start up through the c10d Store torch hands the backend
 
 The backend is a c10d ``Backend`` written in Python; torch's ProcessGroup
 dispatches to it (DDP's reducer included). A blocking call (``async_op``
-False) is a blocking tcomms call in the calling thread (the GIL released) and
-returns a completed torch Work. An asynchronous one is issued asynchronously
+False) is an asynchronous tcomms call waited for in the calling thread (the GIL
+released), which returns a completed torch Work. An asynchronous one is issued asynchronously
 to tcomms, whose progress thread moves the data; one thread per group waits
 on the tcomms work objects and completes the torch Futures in issue order,
 so work finishes without the caller's help and DDP's hooks run on
@@ -120,6 +120,7 @@ class ProcessGroupTcomms(_C10dBackend):
                               prefix="tcomms", timeout=timeout)
         self._done = _Completer(f"pg{rank}")
         self._coal = None
+        self._inline = False  # the operation being issued is a blocking torch call
 
     def getBackendName(self):
         return "tcomms"
@@ -135,26 +136,27 @@ class ProcessGroupTcomms(_C10dBackend):
     # ---- completion
     def _finish(self, works, value):
         """A torch Work for the tcomms @p works; its future's value is @p value."""
+        inline, self._inline = self._inline, False  # set by _kw for this operation only
         fut = torch.futures.Future()
         work = _create_work(fut.then(_value))
         if self._coal is not None:
             self._coal.works.extend(works)
             self._coal.futs.append((fut, value))
-        elif all(w._done for w in works):
-            # blocking: nothing to wait for. (Not is_completed(): tc_work_test with
-            # the GIL held can deadlock with a progress thread that holds the world
-            # lock and waits for the GIL in a Python store callback.)
-            _settle(works, fut, value)
+        elif inline:
+            _settle(works, fut, value)  # a blocking torch call: waited for here
         else:
             self._done.put(works, fut, value)
         return work
 
     def _kw(self, opts):
-        """tcomms' async_op and timeout for torch's @p opts. A blocking torch
-        call outside coalescing is blocking in tcomms too (in this thread, the
-        GIL released), with no hand-off to another thread and back."""
-        return {"async_op": self._coal is not None or getattr(opts, "asyncOp", True),
-                "timeout": _timeout(opts)}
+        """tcomms' async_op and timeout for torch's @p opts. Every operation is
+        asynchronous in tcomms: torch lets ranks differ in async_op, and tcomms
+        runs small blocking collectives on another path (the shm lanes), which
+        an asynchronous one on another rank would never meet. A blocking torch
+        call outside coalescing is waited for in this thread (the GIL released),
+        with no hand-off to another thread and back."""
+        self._inline = self._coal is None and not getattr(opts, "asyncOp", True)
+        return {"async_op": True, "timeout": _timeout(opts)}
 
     def start_coalescing(self):
         if self._coal is not None:
@@ -294,6 +296,7 @@ class ProcessGroupTcomms(_C10dBackend):
 
     # ---- point to point (inside coalescing: one tcomms batch)
     def _p2p(self, kind, tensors, peer, tag):
+        self._inline = False  # never waited for here (a send may wait for its peer's recv)
         t = _one(tensors, kind)
         if tag != 0:
             raise ValueError(f"tcomms: {kind} with tag {tag}: tcomms matches messages by "

@@ -50,6 +50,20 @@ def test_all_reduce(rank, dtype, n):
         check(a, b)
 
 
+def test_ranks_differ_in_async_op(rank):
+    """torch lets ranks differ in async_op: rank 0 asynchronous, the others blocking, for
+    small messages (which tcomms runs on another path when blocking) and a large one."""
+    for n in (1, 100, 1 << 16):
+        def run(g):
+            t = data(rank, n, torch.float32, 3)
+            if rank == 0:
+                dist.all_reduce(t, group=g, async_op=True).wait()
+            else:
+                dist.all_reduce(t, group=g)
+            return t
+        check(*both(run))
+
+
 def test_all_reduce_bitwise(rank):
     for op in (dist.ReduceOp.BAND, dist.ReduceOp.BOR, dist.ReduceOp.BXOR):
         x = data(rank, 33, torch.int64, 2) * 37

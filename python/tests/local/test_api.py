@@ -3,6 +3,7 @@ in-process store (which also shows the GIL released while tcomms waits: the
 ranks of one collective run in threads of one interpreter). Results are
 checked element by element against NumPy computed here."""
 import threading
+import time
 
 import numpy as np
 import pytest
@@ -158,6 +159,24 @@ def test_abort_and_wait_timeout():
             assert done.wait(30)
         return True
     assert run_ranks(2, fn) == [True, True]
+
+
+def test_is_completed_polled_while_the_store_is_called():
+    """A thread polls ``is_completed()`` in a loop while the progress thread, under the
+    world's lock, calls the Python store (the event poll of a store-started communicator,
+    which needs the GIL): the poll must not wait for the lock holding the GIL (a deadlock:
+    the run_ranks bound fails)."""
+    def fn(c, r, n):
+        x = np.full(4, r + 1.0)
+        if r == 1:
+            time.sleep(1.5)  # rank 0 polls meanwhile
+        w = c.all_reduce(x, async_op=True)
+        t0 = time.monotonic()
+        while not w.is_completed():
+            assert time.monotonic() - t0 < 30
+        w.wait()
+        return x.tolist()
+    assert run_ranks(2, fn) == [[3.0] * 4, [3.0] * 4]
 
 
 def test_errors_carry_status_and_detail():
