@@ -8,8 +8,7 @@
 #include "tcomms/runtime/bootstrap.h"
 #include "tcomms/runtime/bootstrap_kv.h"
 
-tc_status_t tc_api_comm_get_not_batching(const tc_comm_t *comm, const char *fn,
-                                         tc_api_comm_t **c_p)
+tc_status_t tc_api_comm_get_not_batching(const tc_comm_t *comm, const char *fn, tc_api_comm_t **c_p)
 {
     tc_status_t st = tc_api_comm_get(comm, fn, c_p);
     if (st == TC_OK && (*c_p)->in_batch)
@@ -116,15 +115,15 @@ tc_status_t tc_comm_create_from_store(const tc_store_t *store, int rank, int siz
         return tc_error_set(TC_ERR_INVALID_ARG,
                             "%s: store->size is %u, expected %zu (initialise with TC_STORE_INIT)",
                             fn, store->size, sizeof(tc_store_t));
-    tc_boot_kv_params_t kv = {store->set, store->get, store->wait, store->add, store->ctx,
-                              rank,       size,       prefix};
+    tc_boot_kv_params_t kv = {store->set, store->get, store->wait, store->add,
+                              store->ctx, rank,       size,        prefix};
     tc_hints_t hints;
     tc_hints_init(&hints);
     tc_status_t st = comm_opts(opts ? opts : &defaults, fn, &hints);
     tc_rt_comm_t *rt = NULL;
     if (st == TC_OK) {
         opts = opts ? opts : &defaults;
-        tc_rt_comm_params_t params = {TC_BOOT_AUTO,     opts->name,   &hints, opts->timeout_ms,
+        tc_rt_comm_params_t params = {TC_BOOT_AUTO,      opts->name,   &hints, opts->timeout_ms,
                                       opts->device >= 0, opts->device, &kv};
         if ((st = tc_rt_comm_create(&params, &rt)) != TC_OK)
             tc_error_prefix("%s: ", fn);
@@ -211,9 +210,11 @@ tc_status_t tc_comm_info(const tc_comm_t *comm, tc_comm_info_t *info)
     return TC_OK;
 }
 
-/* Split with checked options; list_hash guards split_ranks' lists. */
+/* Split with checked options; list_hash guards split_ranks' lists. A dup
+ * (@p dup) keeps the parent's ranks and agrees on an id only. */
 static tc_status_t comm_split(tc_comm_t *comm, const char *fn, int color, int key,
-                              uint64_t list_hash, const tc_comm_opts_t *opts, tc_comm_t **newcomm_p)
+                              uint64_t list_hash, int dup, const tc_comm_opts_t *opts,
+                              tc_comm_t **newcomm_p)
 {
     tc_api_comm_t *c;
     tc_status_t st = tc_api_comm_get_not_batching(comm, fn, &c);
@@ -232,8 +233,10 @@ static tc_status_t comm_split(tc_comm_t *comm, const char *fn, int color, int ke
                                       opts && opts->hints ? &hints : NULL,
                                       opts ? opts->timeout_ms : 0,
                                       0,
-                                      -1,   NULL}; /* device: inherited */
-        st = tc_rt_comm_split(c->rt, color, key, list_hash, &params, &rt);
+                                      -1,
+                                      NULL}; /* device: inherited */
+        st = dup ? tc_rt_comm_dup(c->rt, &params, &rt)
+                 : tc_rt_comm_split(c->rt, color, key, list_hash, &params, &rt);
     }
     tc_hints_free(&hints);
     if (st != TC_OK)
@@ -253,7 +256,7 @@ tc_status_t tc_comm_split(tc_comm_t *comm, int color, int key, const tc_comm_opt
                             "tc_comm_split: color %d is negative (use a "
                             "colour >= 0, or TC_SPLIT_NONE to join no communicator)",
                             color);
-    return comm_split(comm, "tc_comm_split", color, key, 0, opts, newcomm_p);
+    return comm_split(comm, "tc_comm_split", color, key, 0, 0, opts, newcomm_p);
 }
 
 tc_status_t tc_comm_split_ranks(tc_comm_t *comm, const int *ranks, int nranks,
@@ -288,16 +291,12 @@ tc_status_t tc_comm_split_ranks(tc_comm_t *comm, const int *ranks, int nranks,
     }
     free(seen);
     hash = (hash ^ (uint64_t)nranks) * 0x100000001b3ull;
-    return comm_split(comm, fn, key >= 0 ? 0 : TC_SPLIT_NONE, key, hash | 1, opts, newcomm_p);
+    return comm_split(comm, fn, key >= 0 ? 0 : TC_SPLIT_NONE, key, hash | 1, 0, opts, newcomm_p);
 }
 
 tc_status_t tc_comm_dup(tc_comm_t *comm, const tc_comm_opts_t *opts, tc_comm_t **newcomm_p)
 {
-    tc_api_comm_t *c;
-    tc_status_t st = tc_api_comm_get(comm, "tc_comm_dup", &c);
-    if (st != TC_OK)
-        return st;
-    return comm_split(comm, "tc_comm_dup", 0, tc_rt_comm_rank(c->rt), 0, opts, newcomm_p);
+    return comm_split(comm, "tc_comm_dup", 0, 0, 0, 1, opts, newcomm_p);
 }
 
 tc_status_t tc_comm_abort(tc_comm_t *comm)
@@ -339,7 +338,8 @@ tc_status_t tc_comm_shrink(tc_comm_t *comm, const tc_comm_opts_t *opts, tc_comm_
                                       opts && opts->hints ? &hints : NULL,
                                       opts ? opts->timeout_ms : 0,
                                       0,
-                                      -1,   NULL}; /* device: inherited */
+                                      -1,
+                                      NULL}; /* device: inherited */
         st = tc_rt_comm_shrink(c->rt, &params, &rt);
     }
     tc_hints_free(&hints);

@@ -170,6 +170,18 @@ static int member_cmp(const void *a, const void *b)
     return (x->rank > y->rank) - (x->rank < y->rank);
 }
 
+/* Runs a communicator-making exchange over @p parent and logs the bytes it
+ * gathered into this rank (tests/runtime/boot_requests_test.sh reads them). */
+static tc_status_t comm_exchange(tc_rt_comm_t *parent, tc_rt_coll_t *call, const char *what)
+{
+    tc_status_t st = tc_rt_coll_run(parent, call);
+    size_t bytes = call->count * tc_dtype_size(call->dtype) *
+                   (call->coll == TC_COLL_ALL_GATHER ? (size_t)parent->size : 1);
+    tc_log_debug(TC_SUBSYS_RUNTIME, "comm '%s': %s exchanged %zu bytes into rank %d", parent->name,
+                 what, bytes, parent->rank);
+    return st;
+}
+
 /* Everyone's (color, key, next free id, list hash), gathered over the parent. */
 static tc_status_t split_gather(tc_rt_comm_t *parent, int color, int key, uint64_t list_hash,
                                 split_entry_t **all_p)
@@ -187,7 +199,7 @@ static tc_status_t split_gather(tc_rt_comm_t *parent, int color, int key, uint64
                          .dtype = TC_INT64,
                          .op = TC_SUM,
                          .root = -1};
-    tc_status_t st = tc_rt_coll_run(parent, &call);
+    tc_status_t st = comm_exchange(parent, &call, "split");
     if (st != TC_OK) {
         free(all);
         return st;
@@ -257,6 +269,42 @@ tc_status_t tc_rt_comm_split(tc_rt_comm_t *parent, int color, int key, uint64_t 
     }
     tc_log_info(TC_SUBSYS_RUNTIME, "comm '%s': rank %d of %d, split from '%s' (color %d), id %u",
                 child->name, child->rank, child->size, parent->name, color, child->comm_id);
+    *child_p = child;
+    return TC_OK;
+}
+
+tc_status_t tc_rt_comm_dup(tc_rt_comm_t *parent, const tc_rt_comm_params_t *params,
+                           tc_rt_comm_t **child_p)
+{
+    tc_rt_world_lock(parent->world);
+    int64_t mine = parent->world->next_comm_id, id = 0;
+    tc_rt_world_unlock(parent->world);
+    /* the largest of the next free ids is free on every member: tags cannot collide */
+    tc_rt_coll_t call = {.coll = TC_COLL_ALL_REDUCE,
+                         .sendbuf = &mine,
+                         .recvbuf = &id,
+                         .count = 1,
+                         .dtype = TC_INT64,
+                         .op = TC_MAX,
+                         .root = -1};
+    tc_status_t st = comm_exchange(parent, &call, "dup");
+    int *wranks = st == TC_OK ? malloc((size_t)parent->size * sizeof(int)) : NULL;
+    if (st == TC_OK && !wranks)
+        st = tc_error_set(TC_ERR_NO_MEMORY, "%d ranks", parent->size);
+    for (int i = 0; wranks && i < parent->size; i++)
+        wranks[i] = tc_rt_world_rank(parent, i);
+    char name[64];
+    snprintf(name, sizeof(name), "%.40s.0", parent->name); /* as a split of colour 0 */
+    tc_rt_comm_t *child = NULL;
+    if (st == TC_OK)
+        st = tc_rt_comm_make(parent, params, name, wranks, parent->size, parent->rank, id, &child);
+    free(wranks);
+    if (st != TC_OK) {
+        tc_error_prefix("comm '%s' dup: ", parent->name);
+        return st;
+    }
+    tc_log_info(TC_SUBSYS_RUNTIME, "comm '%s': rank %d of %d, dup of '%s', id %u", child->name,
+                child->rank, child->size, parent->name, child->comm_id);
     *child_p = child;
     return TC_OK;
 }
