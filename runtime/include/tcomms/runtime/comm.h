@@ -77,11 +77,10 @@ tc_status_t tc_rt_comm_create(const tc_rt_comm_params_t *params, tc_rt_comm_t **
 
 /**
  * @brief Split: ranks with the same @p color (>= 0) form a communicator ordered
- *        by (@p key, rank). Collective over @p parent. @p color < 0: *child_p = NULL.
- * @param list_hash a value every rank must pass equal (0 when unused), e.g. a
- *        hash of an explicit rank list: ranks that differ get TC_ERR_MISMATCH.
+ *        by (@p key, rank). Collective over @p parent (an all-gather of 24 bytes
+ *        per rank). @p color < 0: *child_p = NULL.
  */
-tc_status_t tc_rt_comm_split(tc_rt_comm_t *parent, int color, int key, uint64_t list_hash,
+tc_status_t tc_rt_comm_split(tc_rt_comm_t *parent, int color, int key,
                              const tc_rt_comm_params_t *params, tc_rt_comm_t **child_p);
 
 /**
@@ -91,6 +90,16 @@ tc_status_t tc_rt_comm_split(tc_rt_comm_t *parent, int color, int key, uint64_t 
  */
 tc_status_t tc_rt_comm_dup(tc_rt_comm_t *parent, const tc_rt_comm_params_t *params,
                            tc_rt_comm_t **child_p);
+
+/**
+ * @brief Split by an explicit list: @p ranks (ranks of @p parent, @p n of them,
+ *        the same list on every rank) in that order. Collective over @p parent;
+ *        exchanges one 24-byte all-reduce (the lowest id free on every rank, and
+ *        @p list_hash's largest and smallest: a rank whose list differs gets
+ *        TC_ERR_MISMATCH). Ranks not in the list get *child_p = NULL.
+ */
+tc_status_t tc_rt_comm_split_list(tc_rt_comm_t *parent, const int *ranks, int n, uint64_t list_hash,
+                                  const tc_rt_comm_params_t *params, tc_rt_comm_t **child_p);
 
 /** @brief Cancel every pending operation with TC_ERR_ABORTED and make the
  *         communicator unusable; local, never waits on a peer. */
