@@ -1,10 +1,11 @@
 /*
  * One rank of a job that creates the world communicator, runs one barrier, makes a duplicate and
  * a split by list (the even ranks, in descending order), checks an all-reduce on each (the sum of
- * the world rank + 1 over its members) and destroys them. Run by boot_requests_test.sh with
- * TC_LOG=runtime=debug, which reads from the log the bootstrap's count of PMIx_Get calls and the
- * bytes the dup and the split exchanged. Prints "boot_requests: ok" and exits 0 when all went
- * well.
+ * the world rank + 1 over its members), checks that lists differing between ranks fail with
+ * TC_ERR_MISMATCH on every rank (and leave the world usable), and destroys them. Run by
+ * boot_requests_test.sh with TC_LOG=runtime=debug, which reads from the log the bootstrap's count
+ * of PMIx_Get calls and the bytes the dup and the split exchanged. Prints "boot_requests: ok" and
+ * exits 0 when all went well.
  */
 #include <stdint.h>
 #include <stdio.h>
@@ -71,6 +72,19 @@ int main(void)
         }
         bad |= check_sum(evens, "evens", info.rank + 1, even);
     }
+    /* lists that differ (rank 0: {0}, the others: {size - 1}): TC_ERR_MISMATCH on every rank */
+    tc_comm_t *odd = NULL;
+    int one = info.rank == 0 ? 0 : info.size - 1;
+    tc_status_t mst =
+        info.size > 1 ? tc_comm_split_ranks(comm, &one, 1, NULL, &odd) : TC_ERR_MISMATCH;
+    if (mst != TC_ERR_MISMATCH || odd) {
+        fprintf(stderr, "boot_requests: differing lists: %s (%s), want TC_ERR_MISMATCH\n",
+                tc_status_string(mst), tc_last_error());
+        tc_comm_destroy(odd);
+        bad = 1;
+    }
+    if (!bad)
+        bad = check_sum(comm, "world after the mismatch", info.rank + 1, all);
 out:
     if (st != TC_OK)
         fprintf(stderr, "boot_requests: %s: %s: %s\n", what, tc_status_string(st), tc_last_error());
