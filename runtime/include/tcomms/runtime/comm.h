@@ -85,8 +85,8 @@ tc_status_t tc_rt_comm_split(tc_rt_comm_t *parent, int color, int key,
 
 /**
  * @brief Duplicate: the same ranks in the same order under a new id. Collective
- *        over @p parent; exchanges one 8-byte all-reduce (the lowest id free on
- *        every rank), not a split's all-gather of every rank's colour and key.
+ *        over @p parent; exchanges one 24-byte all-reduce (that of
+ *        tc_rt_comm_split_list), not a split's all-gather over every rank.
  */
 tc_status_t tc_rt_comm_dup(tc_rt_comm_t *parent, const tc_rt_comm_params_t *params,
                            tc_rt_comm_t **child_p);
