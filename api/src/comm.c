@@ -8,8 +8,7 @@
 #include "tcomms/runtime/bootstrap.h"
 #include "tcomms/runtime/bootstrap_kv.h"
 
-tc_status_t tc_api_comm_get_not_batching(const tc_comm_t *comm, const char *fn,
-                                         tc_api_comm_t **c_p)
+tc_status_t tc_api_comm_get_not_batching(const tc_comm_t *comm, const char *fn, tc_api_comm_t **c_p)
 {
     tc_status_t st = tc_api_comm_get(comm, fn, c_p);
     if (st == TC_OK && (*c_p)->in_batch)
@@ -116,15 +115,15 @@ tc_status_t tc_comm_create_from_store(const tc_store_t *store, int rank, int siz
         return tc_error_set(TC_ERR_INVALID_ARG,
                             "%s: store->size is %u, expected %zu (initialise with TC_STORE_INIT)",
                             fn, store->size, sizeof(tc_store_t));
-    tc_boot_kv_params_t kv = {store->set, store->get, store->wait, store->add, store->ctx,
-                              rank,       size,       prefix};
+    tc_boot_kv_params_t kv = {store->set, store->get, store->wait, store->add,
+                              store->ctx, rank,       size,        prefix};
     tc_hints_t hints;
     tc_hints_init(&hints);
     tc_status_t st = comm_opts(opts ? opts : &defaults, fn, &hints);
     tc_rt_comm_t *rt = NULL;
     if (st == TC_OK) {
         opts = opts ? opts : &defaults;
-        tc_rt_comm_params_t params = {TC_BOOT_AUTO,     opts->name,   &hints, opts->timeout_ms,
+        tc_rt_comm_params_t params = {TC_BOOT_AUTO,      opts->name,   &hints, opts->timeout_ms,
                                       opts->device >= 0, opts->device, &kv};
         if ((st = tc_rt_comm_create(&params, &rt)) != TC_OK)
             tc_error_prefix("%s: ", fn);
@@ -211,9 +210,20 @@ tc_status_t tc_comm_info(const tc_comm_t *comm, tc_comm_info_t *info)
     return TC_OK;
 }
 
-/* Split with checked options; list_hash guards split_ranks' lists. */
-static tc_status_t comm_split(tc_comm_t *comm, const char *fn, int color, int key,
-                              uint64_t list_hash, const tc_comm_opts_t *opts, tc_comm_t **newcomm_p)
+/* How a new communicator is drawn from its parent: a split by colour and
+ * key, a list of the parent's ranks (with its hash, checked equal on every
+ * rank), or a dup. */
+typedef struct {
+    int color, key;
+    const int *list;
+    int nlist;
+    uint64_t list_hash;
+    int dup;
+} comm_how_t;
+
+/* Split with checked options. */
+static tc_status_t comm_split(tc_comm_t *comm, const char *fn, const comm_how_t *how,
+                              const tc_comm_opts_t *opts, tc_comm_t **newcomm_p)
 {
     tc_api_comm_t *c;
     tc_status_t st = tc_api_comm_get_not_batching(comm, fn, &c);
@@ -232,8 +242,12 @@ static tc_status_t comm_split(tc_comm_t *comm, const char *fn, int color, int ke
                                       opts && opts->hints ? &hints : NULL,
                                       opts ? opts->timeout_ms : 0,
                                       0,
-                                      -1,   NULL}; /* device: inherited */
-        st = tc_rt_comm_split(c->rt, color, key, list_hash, &params, &rt);
+                                      -1,
+                                      NULL}; /* device: inherited */
+        st = how->dup ? tc_rt_comm_dup(c->rt, &params, &rt)
+             : how->list
+                 ? tc_rt_comm_split_list(c->rt, how->list, how->nlist, how->list_hash, &params, &rt)
+                 : tc_rt_comm_split(c->rt, how->color, how->key, &params, &rt);
     }
     tc_hints_free(&hints);
     if (st != TC_OK)
@@ -253,7 +267,8 @@ tc_status_t tc_comm_split(tc_comm_t *comm, int color, int key, const tc_comm_opt
                             "tc_comm_split: color %d is negative (use a "
                             "colour >= 0, or TC_SPLIT_NONE to join no communicator)",
                             color);
-    return comm_split(comm, "tc_comm_split", color, key, 0, opts, newcomm_p);
+    comm_how_t how = {.color = color, .key = key};
+    return comm_split(comm, "tc_comm_split", &how, opts, newcomm_p);
 }
 
 tc_status_t tc_comm_split_ranks(tc_comm_t *comm, const int *ranks, int nranks,
@@ -264,7 +279,7 @@ tc_status_t tc_comm_split_ranks(tc_comm_t *comm, const int *ranks, int nranks,
     tc_status_t st = tc_api_comm_get_not_batching(comm, fn, &c);
     if (st != TC_OK)
         return st;
-    int size = tc_rt_comm_size(c->rt), me = tc_rt_comm_rank(c->rt);
+    int size = tc_rt_comm_size(c->rt);
     if (!ranks || nranks <= 0 || nranks > size)
         return tc_error_set(TC_ERR_INVALID_ARG, "%s: %s (%d ranks; the communicator has %d)", fn,
                             !ranks ? "ranks is NULL" : "the list must hold 1 to size ranks", nranks,
@@ -272,7 +287,6 @@ tc_status_t tc_comm_split_ranks(tc_comm_t *comm, const int *ranks, int nranks,
     unsigned char *seen = calloc((size_t)size, 1);
     if (!seen)
         return tc_error_set(TC_ERR_NO_MEMORY, "%s: %d flags", fn, size);
-    int key = -1;
     uint64_t hash = 0xcbf29ce484222325ull;
     for (int i = 0; i < nranks; i++) {
         if (ranks[i] < 0 || ranks[i] >= size || seen[ranks[i]]) {
@@ -282,22 +296,18 @@ tc_status_t tc_comm_split_ranks(tc_comm_t *comm, const int *ranks, int nranks,
                                 r < 0 || r >= size ? "out of range" : "repeated");
         }
         seen[ranks[i]] = 1;
-        if (ranks[i] == me)
-            key = i;
         hash = (hash ^ (uint64_t)ranks[i]) * 0x100000001b3ull;
     }
     free(seen);
     hash = (hash ^ (uint64_t)nranks) * 0x100000001b3ull;
-    return comm_split(comm, fn, key >= 0 ? 0 : TC_SPLIT_NONE, key, hash | 1, opts, newcomm_p);
+    comm_how_t how = {.list = ranks, .nlist = nranks, .list_hash = hash | 1};
+    return comm_split(comm, fn, &how, opts, newcomm_p);
 }
 
 tc_status_t tc_comm_dup(tc_comm_t *comm, const tc_comm_opts_t *opts, tc_comm_t **newcomm_p)
 {
-    tc_api_comm_t *c;
-    tc_status_t st = tc_api_comm_get(comm, "tc_comm_dup", &c);
-    if (st != TC_OK)
-        return st;
-    return comm_split(comm, "tc_comm_dup", 0, tc_rt_comm_rank(c->rt), 0, opts, newcomm_p);
+    comm_how_t how = {.dup = 1};
+    return comm_split(comm, "tc_comm_dup", &how, opts, newcomm_p);
 }
 
 tc_status_t tc_comm_abort(tc_comm_t *comm)
@@ -339,7 +349,8 @@ tc_status_t tc_comm_shrink(tc_comm_t *comm, const tc_comm_opts_t *opts, tc_comm_
                                       opts && opts->hints ? &hints : NULL,
                                       opts ? opts->timeout_ms : 0,
                                       0,
-                                      -1,   NULL}; /* device: inherited */
+                                      -1,
+                                      NULL}; /* device: inherited */
         st = tc_rt_comm_shrink(c->rt, &params, &rt);
     }
     tc_hints_free(&hints);

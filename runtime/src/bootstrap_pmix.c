@@ -21,8 +21,18 @@ typedef struct {
     tc_boot_t head;
     pmix_proc_t self;
     char probe_key[PMIX_MAX_KEYLEN + 1]; /* the first key every rank puts (not the secret) */
-    char *local_peers; /* PMIX_LOCAL_PEERS ("0,1,2"), or NULL */
 } tc_boot_pmix_t;
+
+/* PMIx_Get calls made by this process (local and server lookups alike), logged after each
+ * fence: tests/runtime/boot_requests_test.sh holds creation's count flat in the job size. */
+static _Atomic unsigned long pmix_gets;
+
+static pmix_status_t pmix_get_counted(const pmix_proc_t *proc, const char *key,
+                                      const pmix_info_t *info, size_t ninfo, pmix_value_t **v)
+{
+    atomic_fetch_add(&pmix_gets, 1);
+    return PMIx_Get(proc, key, info, ninfo, v);
+}
 
 /* PMIx timeouts are whole seconds; round up and never pass 0 (= infinite). */
 static int pmix_timeout_s(uint64_t deadline_ns)
@@ -57,8 +67,10 @@ static tc_status_t pmix_put(tc_boot_t *boot, const char *key, const void *val, s
     if (rc == PMIX_SUCCESS && !p->probe_key[0] && strcmp(key, PMIX_SECRET_KEY) != 0)
         memcpy(p->probe_key, k, sizeof(p->probe_key));
     if (rc != PMIX_SUCCESS)
-        return tc_error_set(TC_ERR_BOOTSTRAP, "bootstrap(pmix): PMIx_Put of key '%s' (%zu bytes) "
-                            "failed: %s", key, len, PMIx_Error_string(rc));
+        return tc_error_set(TC_ERR_BOOTSTRAP,
+                            "bootstrap(pmix): PMIx_Put of key '%s' (%zu bytes) "
+                            "failed: %s",
+                            key, len, PMIx_Error_string(rc));
     return TC_OK;
 }
 
@@ -108,10 +120,9 @@ static pmix_status_t pmix_fence_wait(pmix_fence_op_t *op, int nranks, uint64_t d
     return atomic_load(&op->rc);
 }
 
-/* Whether @p rank's probe key is known: 1 yes, 0 absent, -1 cannot tell.
- * @p local_only: this process's store only (PMIX_OPTIONAL); else the server's,
- * without waiting for the key to appear (PMIX_IMMEDIATE). */
-static int pmix_has_key(tc_boot_pmix_t *p, int rank, int local_only)
+/* Whether @p rank's probe key is at the server, without waiting for it to
+ * appear (PMIX_IMMEDIATE): 1 yes, 0 absent, -1 cannot tell. */
+static int pmix_has_key(tc_boot_pmix_t *p, int rank)
 {
     pmix_proc_t proc;
     pmix_info_t info[2];
@@ -119,61 +130,43 @@ static int pmix_has_key(tc_boot_pmix_t *p, int rank, int local_only)
     bool yes = true;
     int timeout = 1;
     PMIX_LOAD_PROCID(&proc, p->self.nspace, (pmix_rank_t)rank);
-    PMIX_INFO_LOAD(&info[0], local_only ? PMIX_OPTIONAL : PMIX_IMMEDIATE, &yes, PMIX_BOOL);
+    PMIX_INFO_LOAD(&info[0], PMIX_IMMEDIATE, &yes, PMIX_BOOL);
     PMIX_INFO_LOAD(&info[1], PMIX_TIMEOUT, &timeout, PMIX_INT);
-    pmix_status_t rc = PMIx_Get(&proc, p->probe_key, info, 2, &v);
+    pmix_status_t rc = pmix_get_counted(&proc, p->probe_key, info, 2, &v);
     PMIX_INFO_DESTRUCT(&info[0]);
     PMIX_INFO_DESTRUCT(&info[1]);
     if (v)
         PMIX_VALUE_RELEASE(v);
-    tc_log_debug(TC_SUBSYS_RUNTIME, "bootstrap(pmix): key '%s' of rank %d (%s): %s",
-                 p->probe_key, rank, local_only ? "local" : "server", PMIx_Error_string(rc));
+    tc_log_debug(TC_SUBSYS_RUNTIME, "bootstrap(pmix): key '%s' of rank %d: %s", p->probe_key, rank,
+                 PMIx_Error_string(rc));
     return rc == PMIX_SUCCESS ? 1 : rc == PMIX_ERR_NOT_FOUND ? 0 : -1;
 }
 
 #define MISSING_MAX 8     /* ranks named */
 #define MISSING_PROBES 64 /* server round trips, at most */
 
-/* The ranks missing from a fence: those the launcher reports terminated, and
- * those whose probe key is absent (never joined, or died before committing).
- * @p verify: the fence succeeded: only this node's ranks are probed (the
- * local server holds what they committed, so its answer is authoritative
- * under any launcher; the other nodes' ranks name theirs), in the local store
- * first, the server asked only about those absent there; else ask the server
- * about any rank (the fence failed anyway: this only words the error).
- * At most MISSING_PROBES round trips. Writes "rank 1", "ranks 1 and
- * 4", ... into @p out; returns how many ranks were found (0: none, out "").
- * Bounded: local lookups, at most MISSING_PROBES round trips of 1 s each. */
-static int pmix_missing(tc_boot_pmix_t *p, int verify, char *out, size_t cap)
+/* The ranks missing from a fence: those the launcher reports terminated and,
+ * when @p probe (the fence failed: only the error's wording is at stake),
+ * ranks whose probe key is absent at the server (never joined, or died
+ * before committing), asking about at most MISSING_PROBES ranks from rank 0
+ * up. A fence that succeeds is not probed: creation stays O(1) requests per
+ * rank; a launcher completing a fence without a rank it lost fails it
+ * (tcrun does), and a key absent later is named by pmix_get. Writes "rank 1",
+ * "ranks 1 and 4", ... into @p out; returns how many ranks were found (0:
+ * none, out ""). Bounded: at most MISSING_PROBES round trips of 1 s each. */
+static int pmix_missing(tc_boot_pmix_t *p, int probe, char *out, size_t cap)
 {
     int n = 0, ranks[MISSING_MAX], dead[MISSING_MAX];
     int ndead = tc_boot_pmix_terminated(dead, MISSING_MAX);
     for (int i = 0; i < ndead && i < MISSING_MAX; i++)
         if (dead[i] >= 0 && dead[i] < p->head.size && dead[i] != p->head.rank)
             ranks[n++] = dead[i];
-    int total = n, probes = 0;
-    const char *peers = p->local_peers; /* verify: this node's ranks only */
-    for (int i = 0, r = 0; p->probe_key[0] && probes < MISSING_PROBES; i++) {
-        if (!verify) {
-            if ((r = i) >= p->head.size)
-                break;
-        } else {
-            char *end;
-            if (!peers || !*peers || (r = (int)strtol(peers, &end, 10), end == peers))
-                break;
-            peers = *end == ',' ? end + 1 : end;
-        }
-        if (r == p->head.rank || r < 0 || r >= p->head.size ||
-            (verify && pmix_has_key(p, r, 1) == 1))
-            continue;
-        int known = 0;
+    int total = n;
+    for (int r = 0; probe && p->probe_key[0] && r < p->head.size && r < MISSING_PROBES; r++) {
+        int known = r == p->head.rank;
         for (int i = 0; i < n; i++)
             known |= ranks[i] == r;
-        if (known)
-            continue;
-        probes++;
-        int has = pmix_has_key(p, r, 0);
-        if (has != 0)
+        if (known || pmix_has_key(p, r) != 0)
             continue;
         if (n < MISSING_MAX)
             ranks[n++] = r;
@@ -190,9 +183,9 @@ static int pmix_missing(tc_boot_pmix_t *p, int verify, char *out, size_t cap)
     out[0] = '\0';
     for (int i = 0; i < n && len < cap; i++)
         len += (size_t)snprintf(out + len, cap - len, "%s%d",
-                                i == 0            ? (total > 1 ? "ranks " : "rank ")
+                                i == 0           ? (total > 1 ? "ranks " : "rank ")
                                 : i == total - 1 ? " and "
-                                                  : ", ",
+                                                 : ", ",
                                 ranks[i]);
     if (total > n && len < cap)
         snprintf(out + len, cap - len, " and %d more", total - n);
@@ -220,19 +213,25 @@ static tc_status_t pmix_fence(tc_boot_t *boot, uint64_t deadline_ns)
     if (rc != PMIX_SUCCESS) {
         atomic_store(&op->refs, 1); /* the callback will not come */
         pmix_fence_op_release(op);
-        return tc_error_set(TC_ERR_BOOTSTRAP, "bootstrap(pmix): PMIx_Fence_nb over %d ranks "
-                            "failed: %s", boot->size, PMIx_Error_string(rc));
+        return tc_error_set(TC_ERR_BOOTSTRAP,
+                            "bootstrap(pmix): PMIx_Fence_nb over %d ranks "
+                            "failed: %s",
+                            boot->size, PMIx_Error_string(rc));
     }
     tc_status_t aborted = TC_OK;
     rc = pmix_fence_wait(op, boot->size, deadline_ns, &aborted);
     pmix_fence_op_release(op);
     if (aborted != TC_OK)
         return aborted;
-    /* Name the ranks missing. A fence that "succeeds" may still lack one: the
-     * server drops a participant whose connection it lost (a rank killed
-     * inside its creation) and completes without it. */
+    /* Name the ranks missing. The server library completes a fence without a
+     * participant whose connection it lost (a rank killed inside its
+     * creation): tcrun then fails the fence (PMIX_ERR_PROC_ABORTED); under
+     * other launchers only the launcher's report of it, when it has come. */
     char missing[160];
-    int nmissing = pmix_missing(p, rc == PMIX_SUCCESS, missing, sizeof(missing));
+    int nmissing = pmix_missing(p, rc != PMIX_SUCCESS, missing, sizeof(missing));
+    tc_log_debug(TC_SUBSYS_RUNTIME,
+                 "bootstrap(pmix): fence of %d ranks: %s; %lu PMIx_Get calls so far", boot->size,
+                 PMIx_Error_string(rc), atomic_load(&pmix_gets));
     if (rc == PMIX_ERR_TIMEOUT)
         return tc_error_set(TC_ERR_TIMEOUT,
                             "bootstrap(pmix): fence of %d ranks did not complete within %d s; "
@@ -240,16 +239,21 @@ static tc_status_t pmix_fence(tc_boot_t *boot, uint64_t deadline_ns)
                             boot->size, timeout, nmissing ? missing : "some rank has not joined",
                             nmissing ? " never joined (no key at the PMIx server) or terminated"
                                      : "");
+    if (rc == PMIX_ERR_PROC_ABORTED)
+        return tc_error_set(
+            TC_ERR_PEER_FAILED, "bootstrap(pmix): the launcher failed the fence of %d ranks: %s%s",
+            boot->size, nmissing ? missing : "a rank", " terminated during the creation");
     if (rc != PMIX_SUCCESS)
-        return tc_error_set(TC_ERR_BOOTSTRAP,
-                            "bootstrap(pmix): PMIx_Fence over %d ranks failed (%s); %s%s", boot->size,
-                            PMIx_Error_string(rc), nmissing ? missing : "no rank is known missing",
-                            nmissing ? " missing: terminated or never joined" : "");
+        return tc_error_set(
+            TC_ERR_BOOTSTRAP, "bootstrap(pmix): PMIx_Fence over %d ranks failed (%s); %s%s",
+            boot->size, PMIx_Error_string(rc), nmissing ? missing : "no rank is known missing",
+            nmissing ? " missing: terminated or never joined" : "");
     if (nmissing)
-        return tc_error_set(TC_ERR_PEER_FAILED,
-                            "bootstrap(pmix): the fence of %d ranks completed without %s (terminated "
-                            "during the creation: the launcher reports it, or its keys are absent)",
-                            boot->size, missing);
+        return tc_error_set(
+            TC_ERR_PEER_FAILED,
+            "bootstrap(pmix): the fence of %d ranks completed without %s (terminated "
+            "during the creation: the launcher reports it, or its keys are absent)",
+            boot->size, missing);
     return TC_OK;
 }
 
@@ -265,24 +269,34 @@ static tc_status_t pmix_get(tc_boot_t *boot, int peer, const char *key, void *bu
     PMIX_LOAD_PROCID(&proc, p->self.nspace, (pmix_rank_t)peer);
     pmix_key_copy(k, key);
     PMIX_INFO_LOAD(&info, PMIX_TIMEOUT, &timeout, PMIX_INT);
-    pmix_status_t rc = PMIx_Get(&proc, k, &info, timeout > 0 ? 1 : 0, &v);
+    pmix_status_t rc = pmix_get_counted(&proc, k, &info, timeout > 0 ? 1 : 0, &v);
     PMIX_INFO_DESTRUCT(&info);
     if (rc == PMIX_ERR_NOT_FOUND)
-        return tc_error_set(TC_ERR_NOT_FOUND, "bootstrap(pmix): rank %d has no key '%s'", peer,
-                            key);
+        return tc_error_set(TC_ERR_NOT_FOUND,
+                            "bootstrap(pmix): rank %d has no key '%s' (it "
+                            "left the job, or did not take part in its creation)",
+                            peer, key);
     if (rc == PMIX_ERR_TIMEOUT)
-        return tc_error_set(TC_ERR_TIMEOUT, "bootstrap(pmix): get of key '%s' of rank %d timed "
-                            "out after %d s", key, peer, timeout);
+        return tc_error_set(TC_ERR_TIMEOUT,
+                            "bootstrap(pmix): get of key '%s' of rank %d timed "
+                            "out after %d s",
+                            key, peer, timeout);
     if (rc != PMIX_SUCCESS)
-        return tc_error_set(TC_ERR_BOOTSTRAP, "bootstrap(pmix): PMIx_Get of key '%s' of rank %d "
-                            "failed: %s", key, peer, PMIx_Error_string(rc));
+        return tc_error_set(TC_ERR_BOOTSTRAP,
+                            "bootstrap(pmix): PMIx_Get of key '%s' of rank %d "
+                            "failed: %s",
+                            key, peer, PMIx_Error_string(rc));
     tc_status_t st = TC_OK;
     if (v->type != PMIX_BYTE_OBJECT) {
-        st = tc_error_set(TC_ERR_PROTOCOL, "bootstrap(pmix): key '%s' of rank %d has PMIx type "
-                          "%d, expected a byte object", key, peer, (int)v->type);
+        st = tc_error_set(TC_ERR_PROTOCOL,
+                          "bootstrap(pmix): key '%s' of rank %d has PMIx type "
+                          "%d, expected a byte object",
+                          key, peer, (int)v->type);
     } else if (v->data.bo.size > cap) {
-        st = tc_error_set(TC_ERR_TRUNCATED, "bootstrap(pmix): key '%s' of rank %d has %zu bytes, "
-                          "more than the %zu expected", key, peer, v->data.bo.size, cap);
+        st = tc_error_set(TC_ERR_TRUNCATED,
+                          "bootstrap(pmix): key '%s' of rank %d has %zu bytes, "
+                          "more than the %zu expected",
+                          key, peer, v->data.bo.size, cap);
     } else {
         memcpy(buf, v->data.bo.bytes, v->data.bo.size);
         *len_p = v->data.bo.size;
@@ -295,12 +309,16 @@ static void pmix_destroy(tc_boot_t *boot)
 {
     tc_boot_pmix_events_stop();
     PMIx_Finalize(NULL, 0);
-    free(((tc_boot_pmix_t *)boot)->local_peers);
     free(boot);
 }
 
-static const tc_boot_ops_t pmix_ops = {"pmix",      pmix_put, pmix_fence, pmix_get, pmix_destroy,
-                                       tc_boot_pmix_poll_event, tc_boot_pmix_notify};
+static const tc_boot_ops_t pmix_ops = {"pmix",
+                                       pmix_put,
+                                       pmix_fence,
+                                       pmix_get,
+                                       pmix_destroy,
+                                       tc_boot_pmix_poll_event,
+                                       tc_boot_pmix_notify};
 
 /* Rank 0 draws the secret once per process: a later bootstrap of the same job (a new world
  * after a destroy) puts the same value, so no rank can read a stale one. */
@@ -380,20 +398,24 @@ tc_status_t tc_boot_pmix_create(uint64_t deadline_ns, tc_boot_t **boot_p)
     pmix_status_t rc = PMIx_Init(&p->self, NULL, 0);
     if (rc != PMIX_SUCCESS) {
         free(p);
-        return tc_error_set(TC_ERR_BOOTSTRAP, "bootstrap(pmix): PMIx_Init failed: %s (is the "
-                            "launcher's PMIx server still running?)", PMIx_Error_string(rc));
+        return tc_error_set(TC_ERR_BOOTSTRAP,
+                            "bootstrap(pmix): PMIx_Init failed: %s (is the "
+                            "launcher's PMIx server still running?)",
+                            PMIx_Error_string(rc));
     }
     pmix_proc_t job;
     pmix_value_t *v = NULL;
     PMIX_LOAD_PROCID(&job, p->self.nspace, PMIX_RANK_WILDCARD);
-    rc = PMIx_Get(&job, PMIX_JOB_SIZE, NULL, 0, &v);
+    rc = pmix_get_counted(&job, PMIX_JOB_SIZE, NULL, 0, &v);
     if (rc != PMIX_SUCCESS || v->type != PMIX_UINT32) {
         if (v)
             PMIX_VALUE_RELEASE(v);
         PMIx_Finalize(NULL, 0);
         free(p);
-        return tc_error_set(TC_ERR_BOOTSTRAP, "bootstrap(pmix): cannot read the job size "
-                            "(PMIX_JOB_SIZE): %s", PMIx_Error_string(rc));
+        return tc_error_set(TC_ERR_BOOTSTRAP,
+                            "bootstrap(pmix): cannot read the job size "
+                            "(PMIX_JOB_SIZE): %s",
+                            PMIx_Error_string(rc));
     }
     p->head.ops = &pmix_ops;
     p->head.size = (int)v->data.uint32;
@@ -401,22 +423,19 @@ tc_status_t tc_boot_pmix_create(uint64_t deadline_ns, tc_boot_t **boot_p)
     PMIX_VALUE_RELEASE(v);
     v = NULL;
     p->head.local_size = 1;
-    if (PMIx_Get(&job, PMIX_LOCAL_SIZE, NULL, 0, &v) == PMIX_SUCCESS && v->type == PMIX_UINT32)
+    if (pmix_get_counted(&job, PMIX_LOCAL_SIZE, NULL, 0, &v) == PMIX_SUCCESS &&
+        v->type == PMIX_UINT32)
         p->head.local_size = (int)v->data.uint32;
     if (v)
         PMIX_VALUE_RELEASE(v);
     v = NULL;
     p->head.local_rank = -1;
-    if (PMIx_Get(&p->self, PMIX_LOCAL_RANK, NULL, 0, &v) == PMIX_SUCCESS && v->type == PMIX_UINT16)
+    if (pmix_get_counted(&p->self, PMIX_LOCAL_RANK, NULL, 0, &v) == PMIX_SUCCESS &&
+        v->type == PMIX_UINT16)
         p->head.local_rank = (int)v->data.uint16;
     if (v)
         PMIX_VALUE_RELEASE(v);
     v = NULL;
-    if (PMIx_Get(&job, PMIX_LOCAL_PEERS, NULL, 0, &v) == PMIX_SUCCESS && v->type == PMIX_STRING &&
-        v->data.string)
-        p->local_peers = strdup(v->data.string);
-    if (v)
-        PMIX_VALUE_RELEASE(v);
     detect_launcher(p->head.launcher, sizeof(p->head.launcher));
     tc_boot_pmix_events_start(p->self.nspace);
     tc_boot_fill_common(&p->head);

@@ -154,7 +154,7 @@ void tc_rt_comm_adopt(tc_rt_comm_t *comm)
 }
 
 typedef struct {
-    int64_t color, key, next_id, list_hash;
+    int64_t color, key, next_id;
 } split_entry_t;
 
 typedef struct {
@@ -170,46 +170,48 @@ static int member_cmp(const void *a, const void *b)
     return (x->rank > y->rank) - (x->rank < y->rank);
 }
 
-/* Everyone's (color, key, next free id, list hash), gathered over the parent. */
-static tc_status_t split_gather(tc_rt_comm_t *parent, int color, int key, uint64_t list_hash,
-                                split_entry_t **all_p)
+/* Runs a communicator-making exchange over @p parent and logs the bytes it
+ * gathered into this rank (tests/runtime/boot_requests_test.sh reads them). */
+static tc_status_t comm_exchange(tc_rt_comm_t *parent, tc_rt_coll_t *call, const char *what)
+{
+    tc_status_t st = tc_rt_coll_run(parent, call);
+    size_t bytes = call->count * tc_dtype_size(call->dtype) *
+                   (call->coll == TC_COLL_ALL_GATHER ? (size_t)parent->size : 1);
+    tc_log_debug(TC_SUBSYS_RUNTIME, "comm '%s': %s exchanged %zu bytes into rank %d", parent->name,
+                 what, bytes, parent->rank);
+    return st;
+}
+
+/* Everyone's (color, key, next free id), gathered over the parent. */
+static tc_status_t split_gather(tc_rt_comm_t *parent, int color, int key, split_entry_t **all_p)
 {
     split_entry_t *all = calloc((size_t)parent->size, sizeof(*all));
     if (!all)
         return tc_error_set(TC_ERR_NO_MEMORY, "split: %d entries", parent->size);
     tc_rt_world_lock(parent->world);
-    split_entry_t mine = {color, key, parent->world->next_comm_id, (int64_t)list_hash};
+    split_entry_t mine = {color, key, parent->world->next_comm_id};
     tc_rt_world_unlock(parent->world);
     tc_rt_coll_t call = {.coll = TC_COLL_ALL_GATHER,
                          .sendbuf = &mine,
                          .recvbuf = all,
-                         .count = 4,
+                         .count = 3,
                          .dtype = TC_INT64,
                          .op = TC_SUM,
                          .root = -1};
-    tc_status_t st = tc_rt_coll_run(parent, &call);
+    tc_status_t st = comm_exchange(parent, &call, "split");
     if (st != TC_OK) {
         free(all);
         return st;
-    }
-    for (int q = 0; q < parent->size; q++) {
-        if (all[q].list_hash != all[0].list_hash) {
-            free(all);
-            return tc_error_set(TC_ERR_MISMATCH,
-                                "rank %d passed a different rank list from "
-                                "rank 0",
-                                q);
-        }
     }
     *all_p = all;
     return TC_OK;
 }
 
-tc_status_t tc_rt_comm_split(tc_rt_comm_t *parent, int color, int key, uint64_t list_hash,
+tc_status_t tc_rt_comm_split(tc_rt_comm_t *parent, int color, int key,
                              const tc_rt_comm_params_t *params, tc_rt_comm_t **child_p)
 {
     split_entry_t *all = NULL;
-    tc_status_t st = split_gather(parent, color, key, list_hash, &all);
+    tc_status_t st = split_gather(parent, color, key, &all);
     if (st != TC_OK) {
         tc_error_prefix("comm '%s' split: ", parent->name);
         return st;
@@ -259,6 +261,72 @@ tc_status_t tc_rt_comm_split(tc_rt_comm_t *parent, int color, int key, uint64_t 
                 child->name, child->rank, child->size, parent->name, color, child->comm_id);
     *child_p = child;
     return TC_OK;
+}
+
+/* A communicator of @p parent's ranks @p ranks (n of them, this rank at
+ * @p me or absent: -1) in that order, after an all-reduce (maximum) of the
+ * next free id and of @p list_hash and its complement (the largest and the
+ * smallest hash: equal on every rank or TC_ERR_MISMATCH). O(1) bytes per rank. */
+static tc_status_t comm_from_list(tc_rt_comm_t *parent, const int *ranks, int n, int me,
+                                  uint64_t list_hash, const tc_rt_comm_params_t *params,
+                                  const char *what, tc_rt_comm_t **child_p)
+{
+    tc_rt_world_lock(parent->world);
+    int64_t mine[3] = {parent->world->next_comm_id, (int64_t)list_hash, ~(int64_t)list_hash};
+    tc_rt_world_unlock(parent->world);
+    int64_t max[3] = {0, 0, 0};
+    /* the largest next free id is free on every member: tags cannot collide */
+    tc_rt_coll_t call = {.coll = TC_COLL_ALL_REDUCE,
+                         .sendbuf = mine,
+                         .recvbuf = max,
+                         .count = 3,
+                         .dtype = TC_INT64,
+                         .op = TC_MAX,
+                         .root = -1};
+    tc_status_t st = comm_exchange(parent, &call, what);
+    if (st == TC_OK && (max[1] != mine[1] || max[2] != mine[2]))
+        st = tc_error_set(TC_ERR_MISMATCH,
+                          "some rank passed a different rank list (this rank's has %d ranks)", n);
+    *child_p = NULL;
+    if (st != TC_OK || me < 0)
+        return st;
+    int *wranks = malloc((size_t)n * sizeof(int));
+    if (!wranks)
+        return tc_error_set(TC_ERR_NO_MEMORY, "%d ranks", n);
+    for (int i = 0; i < n; i++)
+        wranks[i] = tc_rt_world_rank(parent, ranks ? ranks[i] : i);
+    char name[64];
+    snprintf(name, sizeof(name), "%.40s.0", parent->name); /* as a split of colour 0 */
+    st = tc_rt_comm_make(parent, params, name, wranks, n, me, max[0], child_p);
+    free(wranks);
+    if (st == TC_OK)
+        tc_log_info(TC_SUBSYS_RUNTIME, "comm '%s': rank %d of %d, %s of '%s', id %u",
+                    (*child_p)->name, me, n, what, parent->name, (*child_p)->comm_id);
+    return st;
+}
+
+tc_status_t tc_rt_comm_dup(tc_rt_comm_t *parent, const tc_rt_comm_params_t *params,
+                           tc_rt_comm_t **child_p)
+{
+    tc_status_t st =
+        comm_from_list(parent, NULL, parent->size, parent->rank, 0, params, "dup", child_p);
+    if (st != TC_OK)
+        tc_error_prefix("comm '%s' dup: ", parent->name);
+    return st;
+}
+
+tc_status_t tc_rt_comm_split_list(tc_rt_comm_t *parent, const int *ranks, int n, uint64_t list_hash,
+                                  const tc_rt_comm_params_t *params, tc_rt_comm_t **child_p)
+{
+    int me = -1;
+    for (int i = 0; i < n; i++)
+        if (ranks[i] == parent->rank)
+            me = i;
+    tc_status_t st =
+        comm_from_list(parent, ranks, n, me, list_hash, params, "split_ranks", child_p);
+    if (st != TC_OK)
+        tc_error_prefix("comm '%s' split: ", parent->name);
+    return st;
 }
 
 tc_status_t tc_rt_comm_make(tc_rt_comm_t *parent, const tc_rt_comm_params_t *params,

@@ -17,6 +17,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <sys/types.h>
+
 #include <pmix.h>
 #include <pmix_server.h>
 
@@ -37,6 +39,7 @@ static struct {
     int abort_pending; /* an abort is recorded and not yet taken */
     int abort_seen;    /* only the first abort is reported */
     tc_run_abort_t abort;
+    pid_t *pids; /* each rank's pid once started, else 0 */
 } g = {.ev_pipe = {-1, -1}, .lock = PTHREAD_MUTEX_INITIALIZER};
 
 /* ---- waiting for the library's completion callbacks ---- */
@@ -156,6 +159,52 @@ static void release_fence_data(void *cbdata)
     free(cbdata);
 }
 
+/* Whether the process @p pid is gone or exiting. The kernel marks a process exiting (PF_EXITING in
+ * /proc/PID/stat's flags) before it closes its descriptors, so a rank whose lost connection let the
+ * library complete a fence without it is seen here whatever the main thread has reaped. */
+static int pid_gone(pid_t pid)
+{
+    char path[64], buf[512];
+    snprintf(path, sizeof(path), "/proc/%ld/stat", (long)pid);
+    FILE *f = fopen(path, "re");
+    if (f == NULL) {
+        return 1;
+    }
+    size_t n = fread(buf, 1, sizeof(buf) - 1, f);
+    fclose(f);
+    buf[n] = '\0';
+    char *p = strrchr(buf, ')'); /* the name may hold spaces and parentheses */
+    char state = 0;
+    unsigned long flags = 0;
+    if (p == NULL || sscanf(p + 1, " %c %*d %*d %*d %*d %*d %lu", &state, &flags) != 2) {
+        return 0;
+    }
+    return state == 'Z' || state == 'X' || (flags & 0x4) != 0; /* 0x4: PF_EXITING */
+}
+
+/* The first rank of the job that is gone or exiting, or -1. */
+static int first_rank_gone(void)
+{
+    pthread_mutex_lock(&g.lock);
+    int gone = -1;
+    for (int r = 0; r < g.nranks && gone < 0 && g.pids != NULL; r++) {
+        if (g.pids[r] > 0 && pid_gone(g.pids[r])) {
+            gone = r;
+        }
+    }
+    pthread_mutex_unlock(&g.lock);
+    return gone;
+}
+
+void tc_run_pmix_rank_started(int rank, pid_t pid)
+{
+    pthread_mutex_lock(&g.lock);
+    if (g.pids != NULL && rank >= 0 && rank < g.nranks) {
+        g.pids[rank] = pid;
+    }
+    pthread_mutex_unlock(&g.lock);
+}
+
 /* All ranks are local to this one server, so the library calls this once per fence, after every
  * participant arrived, with the contributions of all of them already in data. With no other
  * server to exchange with, the "concatenation of all servers' blobs" is that one blob; the
@@ -168,6 +217,18 @@ static pmix_status_t on_fence_nb(const pmix_proc_t procs[], size_t nprocs, const
         fprintf(stderr, "tcrun: fence_nb of %zu proc entries, %zu bytes of data\n", nprocs, ndata);
     }
     if (cbfunc == NULL) {
+        free(data);
+        return PMIX_SUCCESS;
+    }
+    /* The library also completes a fence when a participant's connection is lost (it died inside
+     * the fence's epoch): fail it, so that every rank learns of the loss from the fence itself
+     * rather than by probing each peer's keys. Every fence of tcomms is over the whole job. */
+    int gone = first_rank_gone();
+    if (gone >= 0) {
+        if (g.verbose) {
+            fprintf(stderr, "tcrun: fence failed: rank %d is gone\n", gone);
+        }
+        cbfunc(PMIX_ERR_PROC_ABORTED, NULL, 0, cbdata, NULL, NULL);
         free(data);
         return PMIX_SUCCESS;
     }
@@ -353,6 +414,11 @@ int tc_run_pmix_start(int nranks, int verbose, int *event_fd)
 {
     g.nranks = nranks;
     g.verbose = verbose;
+    g.pids = calloc((size_t)nranks, sizeof(*g.pids));
+    if (g.pids == NULL) {
+        fprintf(stderr, "tcrun: out of memory\n");
+        return -1;
+    }
     if (gethostname(g.hostname, sizeof(g.hostname) - 1) != 0) {
         snprintf(g.hostname, sizeof(g.hostname), "localhost");
     }
@@ -484,4 +550,8 @@ void tc_run_pmix_stop(void)
             g.ev_pipe[i] = -1;
         }
     }
+    pthread_mutex_lock(&g.lock);
+    free(g.pids);
+    g.pids = NULL;
+    pthread_mutex_unlock(&g.lock);
 }

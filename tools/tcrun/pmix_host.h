@@ -3,6 +3,7 @@
 #define TCRUN_PMIX_HOST_H
 
 #include <stddef.h>
+#include <sys/types.h>
 
 /* A PMIx_Abort call reported by a rank. */
 typedef struct tc_run_abort {
@@ -27,6 +28,9 @@ int tc_run_pmix_take_abort(tc_run_abort_t *out);
 /* Tells the job's ranks (through the PMIx event system) that rank ended abnormally with the
  * given exit code (128+signo for a signal). */
 void tc_run_pmix_notify_terminated(int rank, int code);
+
+/* Records rank's pid: a fence that completes after that process is gone fails. */
+void tc_run_pmix_rank_started(int rank, pid_t pid);
 
 /* Deregisters the namespace, finalizes the server and removes the temp dir. */
 void tc_run_pmix_stop(void);

@@ -441,6 +441,7 @@ static int start_rank(int r, int devnull)
     rank_t *rk = &J.ranks[r];
     rk->pid = pid;
     rk->alive = 1;
+    tc_run_pmix_rank_started(r, pid);
     tc_run_stream_init(&rk->out, outp[0], 1, r);
     tc_run_stream_init(&rk->err, errp[0], 2, r);
     J.nstarted++;

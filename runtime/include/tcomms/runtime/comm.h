@@ -77,12 +77,29 @@ tc_status_t tc_rt_comm_create(const tc_rt_comm_params_t *params, tc_rt_comm_t **
 
 /**
  * @brief Split: ranks with the same @p color (>= 0) form a communicator ordered
- *        by (@p key, rank). Collective over @p parent. @p color < 0: *child_p = NULL.
- * @param list_hash a value every rank must pass equal (0 when unused), e.g. a
- *        hash of an explicit rank list: ranks that differ get TC_ERR_MISMATCH.
+ *        by (@p key, rank). Collective over @p parent (an all-gather of 24 bytes
+ *        per rank). @p color < 0: *child_p = NULL.
  */
-tc_status_t tc_rt_comm_split(tc_rt_comm_t *parent, int color, int key, uint64_t list_hash,
+tc_status_t tc_rt_comm_split(tc_rt_comm_t *parent, int color, int key,
                              const tc_rt_comm_params_t *params, tc_rt_comm_t **child_p);
+
+/**
+ * @brief Duplicate: the same ranks in the same order under a new id. Collective
+ *        over @p parent; exchanges one 24-byte all-reduce (that of
+ *        tc_rt_comm_split_list), not a split's all-gather over every rank.
+ */
+tc_status_t tc_rt_comm_dup(tc_rt_comm_t *parent, const tc_rt_comm_params_t *params,
+                           tc_rt_comm_t **child_p);
+
+/**
+ * @brief Split by an explicit list: @p ranks (ranks of @p parent, @p n of them,
+ *        the same list on every rank) in that order. Collective over @p parent;
+ *        exchanges one 24-byte all-reduce (the lowest id free on every rank, and
+ *        @p list_hash's largest and smallest: a rank whose list differs gets
+ *        TC_ERR_MISMATCH). Ranks not in the list get *child_p = NULL.
+ */
+tc_status_t tc_rt_comm_split_list(tc_rt_comm_t *parent, const int *ranks, int n, uint64_t list_hash,
+                                  const tc_rt_comm_params_t *params, tc_rt_comm_t **child_p);
 
 /** @brief Cancel every pending operation with TC_ERR_ABORTED and make the
  *         communicator unusable; local, never waits on a peer. */
@@ -95,12 +112,12 @@ tc_status_t tc_rt_comm_revoke(tc_rt_comm_t *comm);
 
 /** @brief What one kind of operation cost on a communicator. */
 typedef struct tc_rt_stat {
-    int coll;            /**< tc_coll_t; TC_COLL_COUNT: send/recv */
-    const char *algo;    /**< the algorithm (static string) */
-    uint64_t ops;        /**< operations completed or failed */
-    uint64_t failed;     /**< of which failed */
-    uint64_t bytes;      /**< payload bytes of this rank (count x element size) */
-    uint64_t time_ns;    /**< time from start to completion, summed */
+    int coll;         /**< tc_coll_t; TC_COLL_COUNT: send/recv */
+    const char *algo; /**< the algorithm (static string) */
+    uint64_t ops;     /**< operations completed or failed */
+    uint64_t failed;  /**< of which failed */
+    uint64_t bytes;   /**< payload bytes of this rank (count x element size) */
+    uint64_t time_ns; /**< time from start to completion, summed */
 } tc_rt_stat_t;
 
 /** @brief Up to @p cap entries (one per collective and algorithm used); returns how many exist. */
@@ -108,14 +125,14 @@ int tc_rt_comm_stats(tc_rt_comm_t *comm, tc_rt_stat_t *stats, int cap);
 
 /** @brief One operation, as a hook sees it. */
 typedef struct tc_rt_op_info {
-    int coll;            /**< tc_coll_t; TC_COLL_COUNT: send/recv */
+    int coll; /**< tc_coll_t; TC_COLL_COUNT: send/recv */
     uint64_t seq;
     size_t count;
     tc_dtype_t dtype;
     int root;
-    const char *algo;    /**< NULL before the schedule is known */
-    tc_status_t status;  /**< after: the result */
-    uint64_t time_ns;    /**< after: start to completion */
+    const char *algo;   /**< NULL before the schedule is known */
+    tc_status_t status; /**< after: the result */
+    uint64_t time_ns;   /**< after: start to completion */
 } tc_rt_op_info_t;
 
 /** @brief Called before each operation is issued (@p after 0) and when it ends (1). */
