@@ -4,7 +4,8 @@
  * (a pthread barrier after an all-reduce that aligns the ranks), each runs
  * -n all-reduces; the row gives the mean latency of one thread's operations
  * (max over threads and ranks) and the aggregate rate: T * n operations over
- * the slowest thread's time (min over ranks of operations per second). With
+ * the window from the first thread's start to the last one's end (the widest
+ * over ranks), which also counts threads the cores ran one after another. With
  * -c 1 each thread checks one more operation element by element, its inputs
  * offset by the thread so that a result delivered to the wrong communicator
  * is caught. */
@@ -25,7 +26,7 @@ typedef struct {
     int index;
     tc_comm_t *comm;
     unsigned char *sbuf, *rbuf;
-    double seconds;     /* the timed loop */
+    double begin, end;  /* the timed loop (tc_time_s: one clock for the node) */
     size_t wrong;       /* elements of the checked operation */
     tc_status_t status; /* the first failure */
     char error[256];
@@ -72,10 +73,10 @@ static void run_size(worker_t *w)
     for (int i = 0; i < o->warmup && st == TC_OK; i++)
         st = one(w, w->sbuf, w->rbuf, count);
     pthread_barrier_wait(&w->b->start);
-    double t0 = tc_time_s();
+    w->begin = tc_time_s();
     for (int i = 0; i < o->iters && st == TC_OK; i++)
         st = one(w, w->sbuf, w->rbuf, count);
-    w->seconds = tc_time_s() - t0;
+    w->end = tc_time_s();
     w->wrong = 0;
     if (st == TC_OK && o->check) {
         /* every rank's thread k reduces the inputs of global indices k * count + i */
@@ -109,13 +110,16 @@ static int report(bench_t *b, tc_comm_t *comm, uint64_t bytes, double *wrong_tot
 {
     const tcperf_threads_opts_t *o = b->o;
     int t = o->threads;
-    /* [0] slowest thread's seconds (max), [1] mean latency of a thread (max),
+    /* [0] the window from the first thread's start to the last one's end (max
+     * over ranks: threads the cores run one after another do not overlap), [1]
+     * mean latency of a thread (max),
      * [2] wrong elements (sum), [3] failed threads (sum) */
-    double v[4] = {0, 0, 0, 0};
+    double v[4] = {0, 0, 0, 0}, first = b->w[0].begin, last = b->w[0].end;
     for (int k = 0; k < t; k++) {
         worker_t *w = &b->w[k];
-        v[0] = w->seconds > v[0] ? w->seconds : v[0];
-        double us = w->seconds * 1e6 / o->iters;
+        first = w->begin < first ? w->begin : first;
+        last = w->end > last ? w->end : last;
+        double us = (w->end - w->begin) * 1e6 / o->iters;
         v[1] = us > v[1] ? us : v[1];
         v[2] += (double)w->wrong;
         if (w->status != TC_OK) {
@@ -124,6 +128,7 @@ static int report(bench_t *b, tc_comm_t *comm, uint64_t bytes, double *wrong_tot
                     tc_status_string(w->status), w->error);
         }
     }
+    v[0] = last - first;
     double maxed[2] = {v[0], v[1]}, summed[2] = {v[2], v[3]};
     tc_status_t st = tc_all_reduce(comm, maxed, maxed, 2, TC_FLOAT64, TC_MAX, NULL, NULL);
     if (st == TC_OK)
