@@ -126,7 +126,8 @@ void tc_algo_all_reduce_rabenseifner_cost(const tc_algo_args_t *args, tc_algo_co
     /* halving and doubling move p2 / (2 m) blocks with the partner XOR m
      * (about: the partners are the folded ranks'); the fold counts one link */
     for (m = 1; m < p2; m *= 2) {
-        shared += 2.0 * (double)(p2 / (2 * m)) * big * tc_algo_node_share(args, m, 1);
+        int blocks = p2 / (2 * m); /* whole blocks: p2 and m are powers of two */
+        shared += 2.0 * blocks * big * tc_algo_node_share(args, m, 1);
     }
     cost->link_share = (shared + (rem > 0 ? 2.0 * (double)n : 0)) / cost->elems;
     cost->max_send_msgs = 2u * (uint64_t)lg + (rem > 0);
