@@ -40,14 +40,7 @@ static int comm_round(tc_comm_t *world, int rank, int k, int split, char *out, s
         if ((st = tc_comm_destroy(comms[i])) != TC_OK)
             return fail("tc_comm_destroy", st);
     scale_read(&after);
-    const char *kind = split ? "split" : "dup";
-    snprintf(out, cap,
-             " %s%d_rss_kib=%.1f %s%d_heap_kib=%.2f %s%d_fds=%ld %s%d_rss_left=%ld"
-             " %s%d_heap_left=%ld %s%d_fds_left=%ld",
-             kind, k, (double)(made.rss_kib - before.rss_kib) / k, kind, k,
-             (double)(made.heap_b - before.heap_b) / 1024.0 / k, kind, k, made.fds - before.fds,
-             kind, k, after.rss_kib - before.rss_kib, kind, k, after.heap_b - before.heap_b, kind,
-             k, after.fds - before.fds);
+    scale_comm_fields(out, cap, split ? "split" : "dup", k, &before, &made, &after);
     return 0;
 }
 

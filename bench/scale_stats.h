@@ -101,6 +101,22 @@ static void scale_read(scale_stats_t *s)
     scale_count_shm(s);
 }
 
+
+/* The key=value fields of @p k communicators of @p kind: per communicator while they exist
+ * (@p made against @p before), and what is left after they were destroyed (@p after). */
+static void scale_comm_fields(char *out, size_t cap, const char *kind, int k,
+                              const scale_stats_t *before, const scale_stats_t *made,
+                              const scale_stats_t *after)
+{
+    snprintf(out, cap,
+             " %s%d_rss_kib=%.1f %s%d_heap_kib=%.2f %s%d_fds=%ld %s%d_rss_left=%ld"
+             " %s%d_heap_left=%ld %s%d_fds_left=%ld",
+             kind, k, (double)(made->rss_kib - before->rss_kib) / k, kind, k,
+             (double)(made->heap_b - before->heap_b) / 1024.0 / k, kind, k,
+             made->fds - before->fds, kind, k, after->rss_kib - before->rss_kib, kind, k,
+             after->heap_b - before->heap_b, kind, k, after->fds - before->fds);
+}
+
 /* Milliseconds of CLOCK_REALTIME since SCALE_T0_NS (the launch, set by run_scale.sh), or -1. */
 static double scale_ms_since_launch(void)
 {

@@ -23,14 +23,7 @@ static int comm_round(int rank, int k, int split, char *out, size_t cap)
     for (int i = 0; i < k; i++)
         MPI_Comm_free(&comms[i]);
     scale_read(&after);
-    const char *kind = split ? "split" : "dup";
-    snprintf(out, cap,
-             " %s%d_rss_kib=%.1f %s%d_heap_kib=%.2f %s%d_fds=%ld %s%d_rss_left=%ld"
-             " %s%d_heap_left=%ld %s%d_fds_left=%ld",
-             kind, k, (double)(made.rss_kib - before.rss_kib) / k, kind, k,
-             (double)(made.heap_b - before.heap_b) / 1024.0 / k, kind, k, made.fds - before.fds,
-             kind, k, after.rss_kib - before.rss_kib, kind, k, after.heap_b - before.heap_b, kind,
-             k, after.fds - before.fds);
+    scale_comm_fields(out, cap, split ? "split" : "dup", k, &before, &made, &after);
     return 0;
 }
 

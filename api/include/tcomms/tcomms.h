@@ -134,11 +134,8 @@ typedef struct tc_op_opts {
  *   progress thread) and its buffers must stay untouched until it completes.
  *   Without `async`, the call blocks; if `work_p` is not NULL it receives a
  *   completed work object all the same. Free work objects with tc_work_free().
- * - Operations on one communicator are matched across ranks in the order each
- *   rank issues them; asynchronous ones may run concurrently. A collective is
- *   blocking on every rank or asynchronous on every rank (as in MPI): small
- *   blocking ones take a path of their own (docs/runtime.md), so a mix waits
- *   until the timeout.
+ * - Operations on one communicator match across ranks in issue order; async ones may run
+ *   concurrently. A collective is blocking on every rank or async on every rank, as in MPI.
  * - Every wait is bounded by the operation's timeout; a timeout or a peer's
  *   failure leaves the communicator unusable (later calls fail at once with
  *   the first error).

@@ -27,6 +27,7 @@
 #include <cmocka.h>
 
 #include "ib_emu.h"
+#include "ib_pair.h"
 #include "tcomms/base/status.h"
 #include "tcomms/base/time.h"
 #include "tcomms/transport/auth.h"
@@ -48,20 +49,6 @@ static uint64_t get(const unsigned char *p, int n)
     for (int i = n - 1; i >= 0; i--)
         v = v << 8 | p[i];
     return v;
-}
-
-static tc_tp_ctx_t *ctx_new(uint64_t id, const char *secret)
-{
-    tc_tp_ctx_params_t p = TC_TP_CTX_PARAMS_INIT;
-    p.self_id = id;
-    p.secret = secret;
-    p.secret_len = secret ? strlen(secret) : 0;
-    tc_tp_ctx_t *ctx = NULL;
-    tc_status_t st = tc_tp_ib_ctx_create_verbs(tc_ibemu_verbs(), &p, &ctx);
-    if (st != TC_OK)
-        print_error("%s\n", tc_last_error());
-    assert_int_equal(st, TC_OK);
-    return ctx;
 }
 
 static struct sockaddr_in hs_addr(tc_tp_ctx_t *ctx)
