@@ -33,6 +33,18 @@ void tc_rt_world_unlock(tc_rt_world_t *world)
     pthread_mutex_unlock(&world->mu);
 }
 
+void tc_rt_world_step_out(tc_rt_world_t *world)
+{
+    __atomic_add_fetch(&world->outside, 1, __ATOMIC_ACQ_REL);
+    pthread_mutex_unlock(&world->mu);
+}
+
+void tc_rt_world_step_in(tc_rt_world_t *world)
+{
+    __atomic_sub_fetch(&world->outside, 1, __ATOMIC_ACQ_REL);
+    tc_rt_world_lock(world);
+}
+
 /* Sleep up to @p ns, less once a backend's wait descriptor is readable: a
  * peer's put waiting to be served, or an answer, must not wait for the nap's
  * end. The set is copied: two threads may nap at once. */

@@ -17,6 +17,12 @@ void tc_rt_world_unlock(tc_rt_world_t *world);
  * again behind it. Called by loops that hold the lock (waits, the progress
  * thread) between passes. */
 void tc_rt_world_handoff(tc_rt_world_t *world);
+/* Lock held: leave the lock to the threads that wait for it while this one
+ * only watches shared memory through atomic loads (the words of an shm
+ * pair's lane: tc_shm_lane_watch), and take it back. Out, the thread touches
+ * nothing the lock guards. */
+void tc_rt_world_step_out(tc_rt_world_t *world);
+void tc_rt_world_step_in(tc_rt_world_t *world);
 /* Lock held: yield the core (@p ns 0) or sleep @p ns, without the lock once
  * other threads have used the world (they work meanwhile), else with it. */
 void tc_rt_world_nap(tc_rt_world_t *world, uint64_t ns);

@@ -7,7 +7,8 @@
  * clock; then keep looking, reading the clock every SMALL_CLOCK_EVERY looks,
  * for the world's spin time (TC_SPIN_US: 50 us, or 0 when ranks outnumber
  * cores), yielding every SMALL_SPIN_YIELD_NS in case the peer shares this
- * core because the node is loaded; then, after each further look, progress the world (failures,
+ * core because the node is loaded, and out of the world's lock while another
+ * thread waits for it; then, after each further look, progress the world (failures,
  * revocations, heartbeats, other operations), check the peer's endpoint and
  * the deadline, and yield the core for SMALL_YIELD_NS, napping after that.
  * So an operation whose peers are on time makes no system call and reads no
@@ -126,9 +127,30 @@ static tc_status_t small_wait(tc_rt_small_op_t *op, int q, int what, void **slot
     uint64_t start = tc_time_ns(), now = start;
     small_deadline(op, start);
     uint64_t yielded = start;
+    /* Out of the world's lock while another thread wants it: the lane is
+     * shared by every communicator of the pair and its counters are the
+     * lock's, so out of it only the segment is watched, and what changed is
+     * looked at under the lock. The value watched is read before the last
+     * look, so nothing that arrives after that look goes unseen. */
+    tc_tp_shm_lane_t *lane = op->s->peer[q].lane;
+    int out = 0;
+    uint64_t seen = 0;
     while (now - start < world->spin_ns) {
+        if (!out && __atomic_load_n(&world->want, __ATOMIC_RELAXED) > 0) {
+            seen = tc_shm_lane_watch(lane, rx);
+            if ((*slot_p = small_look(op, q, rx)))
+                return TC_OK;
+            tc_rt_world_step_out(world);
+            out = 1;
+        }
         for (int i = 0; i < SMALL_CLOCK_EVERY; i++) {
             small_relax();
+            if (out) {
+                if (tc_shm_lane_watch(lane, rx) == seen)
+                    continue;
+                tc_rt_world_step_in(world);
+                out = 0;
+            }
             if ((*slot_p = small_look(op, q, rx)))
                 return TC_OK;
         }
@@ -138,6 +160,8 @@ static tc_status_t small_wait(tc_rt_small_op_t *op, int q, int what, void **slot
             yielded = now;
         }
     }
+    if (out)
+        tc_rt_world_step_in(world);
     for (;;) {
         if ((*slot_p = small_look(op, q, rx)))
             return TC_OK;

@@ -115,6 +115,10 @@ struct tc_rt_world {
     unsigned want;     /* atomic */
     int contended;     /* atomic */
     uint64_t handoffs; /* atomic */
+    /* atomic: threads out of the lock in the middle of a call, watching an shm
+     * pair's lane (tc_rt_world_step_out); an endpoint is closed only while none
+     * is out, since its segment holds the lanes */
+    unsigned outside;
     uint64_t fd_wakes; /* atomic: naps ended early by a readable wait descriptor */
     pthread_t thread;
     pthread_mutex_t mu;

@@ -224,6 +224,10 @@ void tc_rt_world_ep_drop(tc_rt_world_t *world, int peer)
     world->eps[peer] = NULL;
     world->ep_backend[peer]->neps--;
     world->ep_backend[peer] = NULL;
+    /* a thread out of the lock may be watching a lane in this endpoint's
+     * segment: it comes back within its spin time (tc_rt_world_step_out) */
+    while (__atomic_load_n(&world->outside, __ATOMIC_ACQUIRE) > 0)
+        sched_yield();
     tc_tp_ep_close(ep);
 }
 int tc_rt_world_peers_over(const tc_rt_world_t *world, const char *name)

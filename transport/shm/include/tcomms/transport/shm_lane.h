@@ -67,13 +67,13 @@ typedef struct tc_shm_lane_slot {
 
 /** @brief Both lanes of a pair, as this side sees them. */
 typedef struct tc_tp_shm_lane {
-    unsigned char *tx;                    /**< our slots (we write, the peer reads) */
-    const uint64_t *tx_acked;             /**< per slot: generation the peer consumed */
-    const unsigned char *rx;              /**< the peer's slots */
-    uint64_t *rx_acked;                   /**< per slot: generation we consumed (we write) */
-    uint64_t tx_gen[TC_SHM_LANE_SLOTS];   /**< per slot: generation we last wrote */
-    uint64_t rx_done[TC_SHM_LANE_SLOTS];  /**< per slot: generation we last consumed */
-    unsigned next;                        /**< the slot tried first for the next message */
+    unsigned char *tx;                   /**< our slots (we write, the peer reads) */
+    const uint64_t *tx_acked;            /**< per slot: generation the peer consumed */
+    const unsigned char *rx;             /**< the peer's slots */
+    uint64_t *rx_acked;                  /**< per slot: generation we consumed (we write) */
+    uint64_t tx_gen[TC_SHM_LANE_SLOTS];  /**< per slot: generation we last wrote */
+    uint64_t rx_done[TC_SHM_LANE_SLOTS]; /**< per slot: generation we last consumed */
+    unsigned next;                       /**< the slot tried first for the next message */
 } tc_tp_shm_lane_t;
 
 /**
@@ -145,6 +145,22 @@ static inline const tc_shm_lane_slot_t *tc_shm_lane_find(const tc_tp_shm_lane_t 
             return slot;
     }
     return NULL;
+}
+
+/**
+ * @brief A value that changes whenever the peer writes a message into its
+ * slots (@p rx) or consumes one of ours (else): the sum of those slots'
+ * generations. It reads only the segment, with acquire loads, so a thread
+ * may watch it without the lock that guards the lane's counters; what
+ * changed is then found under that lock.
+ */
+static inline uint64_t tc_shm_lane_watch(const tc_tp_shm_lane_t *lane, int rx)
+{
+    uint64_t sum = 0;
+    for (unsigned i = 0; i < TC_SHM_LANE_SLOTS; i++)
+        sum += rx ? __atomic_load_n(&tc_shm_lane_slot(lane, 0, i)->seq, __ATOMIC_ACQUIRE)
+                  : __atomic_load_n(&lane->tx_acked[i], __ATOMIC_ACQUIRE);
+    return sum;
 }
 
 /** @brief Done with a message tc_shm_lane_find() or _pending() gave: its slot may be reused. */
