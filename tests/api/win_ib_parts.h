@@ -7,6 +7,8 @@
 
 #include "ib_ranks.h"
 
+struct ibv_send_wr;
+
 /* Timeout of a wait for a signal in the parts, ms. */
 #define WIB_WAIT_MS 30000
 
@@ -20,7 +22,19 @@ int part_out_of_range(ibr_rank_t *r);
 int part_signal_counts(ibr_rank_t *r);
 int part_wait_signal(ibr_rank_t *r);
 int part_split(ibr_rank_t *r);
+
+/* win_ib_fail.c */
 int part_dead_target(ibr_rank_t *r);
+
+/* part_bad_key's argument: while armed, wib_forge_rkey (the emulation's tamper function, see
+ * tc_ibemu_set_tamper) forges the key of every RDMA write or read into [lo, hi) and of every
+ * atomic. */
+typedef struct wib_bad_key {
+    uint64_t lo, hi;
+    int armed;
+} wib_bad_key_t;
+void wib_forge_rkey(struct ibv_send_wr *wr, void *arg);
+int part_bad_key(ibr_rank_t *r);
 
 /* Byte @p i of the pattern @p seed. */
 static inline unsigned char wib_pat(uint64_t seed, size_t i)

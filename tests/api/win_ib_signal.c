@@ -1,6 +1,5 @@
 /* win_ib_test's signal parts: concurrent counts (ADD and SET from every rank into one slot),
- * every comparison of wait_signal, windows on a split communicator, a target whose QP is
- * destroyed. */
+ * every comparison of wait_signal, windows on a split communicator. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -248,65 +247,5 @@ int part_split(ibr_rank_t *r)
     IBR_OK(r, tc_comm_destroy(sub));
     free(src);
     ibr_expect_add(r, &want);
-    return 0;
-}
-
-/* ---- a target whose QP is gone ---- */
-
-#define DT_BYTES 65536
-
-/* Every rank puts into every other (counted), then the last rank destroys its communicator
- * (its world closes: its QPs are destroyed, as when its process dies) and the others' next put
- * to it fails on the HCA with retries exceeded: TC_ERR_PEER_FAILED naming that rank, promptly,
- * and the communicator is unusable afterwards. */
-int part_dead_target(ibr_rank_t *r)
-{
-    int n = r->size, me = r->rank, victim = n - 1;
-    ibr_expect_t want = {0};
-    unsigned char *src = calloc(1, DT_BYTES);
-    void *base;
-    tc_win_t *win;
-    IBR_CHECK(r, src != NULL, "out of memory");
-    IBR_OK(r, tc_win_allocate(r->comm, DT_BYTES, NULL, &base, &win));
-    for (int t = 0; t < n; t++)
-        if (t != me) {
-            IBR_OK(r, tc_win_put(win, src, DT_BYTES, t, 0, NULL, NULL));
-            want.writes++;
-        }
-    IBR_OK(r, tc_win_flush(win, TC_WIN_ALL_PEERS, WIB_WAIT_MS));
-    ibr_expect_add(r, &want);
-    if (ibr_barrier(r) != 0)
-        return -1;
-    if (me == victim) {
-        IBR_OK(r, tc_comm_destroy(r->comm));
-        r->comm = NULL;
-        tc_status_t st = tc_win_put(win, src, 1, 0, 0, NULL, NULL);
-        IBR_CHECK(r, st == TC_ERR_INVALID_STATE, "a put after tc_comm_destroy returned %s",
-                  tc_status_string(st));
-        IBR_OK(r, tc_win_destroy(win));
-        free(src);
-        return ibr_barrier(r);
-    }
-    if (ibr_barrier(r) != 0) /* the victim is gone */
-        return -1;
-    tc_op_opts_t opts = TC_OP_OPTS_INIT;
-    opts.timeout_ms = 20000;
-    char name[32];
-    snprintf(name, sizeof(name), "rank %d", victim);
-    struct timespec t0, t1;
-    clock_gettime(CLOCK_MONOTONIC, &t0);
-    tc_status_t st = tc_win_put(win, src, DT_BYTES, victim, 0, &opts, NULL);
-    clock_gettime(CLOCK_MONOTONIC, &t1);
-    double s = (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9;
-    IBR_CHECK(r, st == TC_ERR_PEER_FAILED && strstr(tc_last_error(), name),
-              "a put to the dead rank %d returned %s (%s), expected TC_ERR_PEER_FAILED naming it",
-              victim, tc_status_string(st), tc_last_error());
-    IBR_CHECK(r, s < 10, "the failure took %.1f s to show (timeout 20 s)", s);
-    /* the communicator is broken: the error comes back from later calls, naming the rank */
-    st = tc_win_flush(win, TC_WIN_ALL_PEERS, WIB_WAIT_MS);
-    IBR_CHECK(r, st == TC_ERR_PEER_FAILED && strstr(tc_last_error(), name),
-              "a flush after the failure returned %s (%s)", tc_status_string(st), tc_last_error());
-    (void)tc_win_destroy(win); /* frees locally on the broken communicator */
-    free(src);
     return 0;
 }

@@ -123,6 +123,26 @@ static void test_dead_target(void **state)
     }
 }
 
+/* Not run_part: the refused operations do not count on the HCA, and the parts need the
+ * emulation to forge the last rank's keys. */
+static void test_bad_key(void **state)
+{
+    (void)state;
+    for (int n = 2; n <= 4; n++) {
+        char name[64];
+        snprintf(name, sizeof(name), "badkey.%d", n);
+        wib_bad_key_t bk = {0};
+        ib_emu_stats_t before = tc_ibemu_stats();
+        ibr_expect_t want;
+        tc_ibemu_set_tamper(wib_forge_rkey, &bk);
+        int rc = ibr_run(name, n, part_bad_key, &bk, &want);
+        tc_ibemu_set_tamper(NULL, NULL);
+        assert_int_equal(rc, 0);
+        check_hca("badkey", n, &before, &want, 1);
+        assert_int_equal(tc_ibemu_stats().live_qps, 0);
+    }
+}
+
 int main(void)
 {
     if (ibr_setup() != 0)
@@ -132,6 +152,7 @@ int main(void)
         cmocka_unit_test(test_signal_counts), cmocka_unit_test(test_wait_signal),
         cmocka_unit_test(test_flush),         cmocka_unit_test(test_out_of_range),
         cmocka_unit_test(test_split),         cmocka_unit_test(test_dead_target),
+        cmocka_unit_test(test_bad_key),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
