@@ -46,6 +46,7 @@ typedef struct tc_rt_backend {
     tc_tp_ctx_t *ctx;
     tc_tp_reach_t reach; /* the peers it serves, as registered */
     int neps;            /* endpoints connected over it */
+    int required;        /* TC_<NAME>=1: a peer it refuses takes no other backend */
 } tc_rt_backend_t;
 
 /* The modules above the world tell it what to do on each progress pass and
@@ -95,6 +96,7 @@ struct tc_rt_world {
     uint8_t *locality;            /* by world rank: 0 unknown, 1 another node, 2 this node */
     unsigned tp_passes; /* progress passes since the backends without endpoints were polled */
     uint64_t node_id;   /* this node's id (topo), published as TC_RT_NODE_KEY */
+    int nfallbacks;     /* peers a better backend refused, reached over another (one warning) */
     tc_rt_world_hooks_t hooks;
 
     /* ---- progress (progress.c) ---- */
@@ -164,8 +166,13 @@ static inline tc_tp_ep_t *tc_rt_world_ep_get(const tc_rt_world_t *world, int pee
 }
 /* Close the endpoint to @p peer (it cannot take a request back). */
 void tc_rt_world_ep_drop(tc_rt_world_t *world, int peer);
-/* Peers connected over the backend called @p name. */
+/* Peers connected over the backend called @p name, and peers another backend serves because
+ * the better one refused them (shm without room in /dev/shm, another pid namespace). */
 int tc_rt_world_peers_over(const tc_rt_world_t *world, const char *name);
+static inline int tc_rt_world_fallbacks(const tc_rt_world_t *world)
+{
+    return world->nfallbacks;
+}
 /* Open the backends and publish their addresses; close them (and every endpoint). */
 TC_MUST_USE tc_status_t tc_rt_world_open_backends(tc_rt_world_t *world, const tc_hints_t *hints);
 void tc_rt_world_close_backends(tc_rt_world_t *world);
