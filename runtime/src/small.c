@@ -96,15 +96,17 @@ size_t tc_rt_small_bytes(const tc_rt_small_t *s, const tc_rt_coll_t *call)
     }
 }
 
-/* Each rank decides alike: the backend of a pair is chosen by the same rule on both sides. */
 tc_status_t tc_rt_small_connect(tc_rt_comm_t *comm, tc_rt_small_t *s, uint64_t deadline,
-                                int *missing_p)
+                                int *missing_p, int *usable_p)
 {
     tc_rt_world_t *world = comm->world;
     int n = comm->size;
     *missing_p = -1;
+    *usable_p = 1;
     if (!s->peer && !(s->peer = calloc((size_t)n, sizeof(*s->peer))))
         return tc_error_set(TC_ERR_NO_MEMORY, "comm '%s': lanes of %d ranks", comm->name, n);
+    /* Every peer first, whatever its backend: a peer that waits for its shm connection to this
+     * rank gets it while this rank votes, even when this rank votes no. */
     for (int q = 0; q < n; q++) {
         if (q == comm->rank || s->peer[q].ep)
             continue;
@@ -113,11 +115,14 @@ tc_status_t tc_rt_small_connect(tc_rt_comm_t *comm, tc_rt_small_t *s, uint64_t d
             *missing_p = q;
             return st;
         }
-        if (s->peer[q].ep->ops != &tc_tp_shm_ops) {
+    }
+    for (int q = 0; q < n; q++) {
+        if (q != comm->rank && s->peer[q].ep->ops != &tc_tp_shm_ops) {
             tc_log_info(TC_SUBSYS_RUNTIME,
-                        "comm '%s': rank %d is not reached over shm: no small-message path",
+                        "comm '%s': rank %d is not reached over shm: this rank votes against the "
+                        "small-message path",
                         comm->name, q);
-            s->state = TC_RT_SMALL_OFF;
+            *usable_p = 0;
             return TC_OK;
         }
     }
@@ -129,14 +134,35 @@ tc_status_t tc_rt_small_connect(tc_rt_comm_t *comm, tc_rt_small_t *s, uint64_t d
             *missing_p = q;
             continue;
         }
+        if (st == TC_ERR_NO_RESOURCE) { /* /dev/shm is full: the general path still works */
+            tc_log_info(TC_SUBSYS_RUNTIME,
+                        "comm '%s': no lanes to rank %d (%s): this rank votes against the "
+                        "small-message path",
+                        comm->name, q, tc_last_error());
+            *usable_p = 0;
+            *missing_p = -1;
+            return TC_OK;
+        }
         if (st != TC_OK) {
             *missing_p = q;
             tc_error_prefix("comm '%s': lanes to rank %d: ", comm->name, q);
             return st;
         }
     }
-    if (*missing_p < 0)
-        s->state = TC_RT_SMALL_ON;
+    return TC_OK;
+}
+
+tc_status_t tc_rt_small_tally(const uint8_t *votes, int n, int *all_p)
+{
+    int all = 1;
+    for (int q = 0; q < n; q++) {
+        if (votes[q] > 1)
+            return tc_error_set(TC_ERR_PROTOCOL,
+                                "small-message path vote: rank %d sent %u (a vote is 0 or 1)", q,
+                                votes[q]);
+        all &= votes[q];
+    }
+    *all_p = all;
     return TC_OK;
 }
 

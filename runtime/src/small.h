@@ -63,12 +63,16 @@ TC_MUST_USE tc_status_t tc_rt_small_get(tc_rt_comm_t *comm, tc_rt_small_t **s_p)
 void tc_rt_small_free(tc_rt_comm_t *comm);
 /* The bytes of each lane message of @p call, or 0 when the path does not take it. */
 size_t tc_rt_small_bytes(const tc_rt_small_t *s, const tc_rt_coll_t *call);
-/* Connect every peer and take the lanes of those connected: *missing_p = a
- * rank whose shm connection is not up yet, or -1 when all are (state ON); a
- * peer over another backend turns the path OFF. Bounded by @p deadline. On
- * an error, *missing_p is the rank it concerns. */
+/* Connect every peer, whatever its backend, and take the lanes of those connected over shm:
+ * *usable_p = 0 when a peer is over another backend or /dev/shm has no room for a lane (this
+ * rank votes against the path), else 1 with *missing_p = a rank whose shm connection is not up
+ * yet, or -1 when all are. Bounded by @p deadline. On an error, *missing_p is the rank it
+ * concerns. The state is the vote's to set (small_issue.c). */
 TC_MUST_USE tc_status_t tc_rt_small_connect(tc_rt_comm_t *comm, tc_rt_small_t *s, uint64_t deadline,
-                                            int *missing_p);
+                                            int *missing_p, int *usable_p);
+/* The vote's outcome from every rank's vote (bytes from the other ranks): *all_p = 1 when every
+ * rank can use the path; TC_ERR_PROTOCOL for a vote that is neither 0 nor 1. */
+TC_MUST_USE tc_status_t tc_rt_small_tally(const uint8_t *votes, int n, int *all_p);
 /* Run the operation's collective on the lanes (op->wait waits when a lane is not ready). */
 TC_MUST_USE tc_status_t tc_rt_small_run(tc_rt_small_op_t *op);
 

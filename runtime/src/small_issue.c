@@ -286,22 +286,66 @@ static tc_status_t small_end(tc_rt_small_op_t *op, tc_status_t st)
     return st;
 }
 
-/* Connect the lanes to every peer, progressing until their shm connections are up. A peer
- * found failed meanwhile is reported by small_peer_failed(). */
+/* Every rank votes whether it can use the path (its peers all over shm, its lanes reserved); the
+ * path is on only if all can. The vote is an all-gather of one byte on the general path, an
+ * internal exchange with the tag kind of TC_CHECK (which communicators on this path never use) and
+ * the sequence number of the operation about to run (not consumed): every rank votes at the same
+ * operation, its first one that the path would take. */
+static tc_status_t small_vote(tc_rt_comm_t *comm, int mine, uint64_t deadline, int *all_p)
+{
+    uint8_t me = (uint8_t)mine, votes[TC_RT_SMALL_RANKS];
+    tc_rt_work_t w = {0};
+    w.comm = comm;
+    w.call = (tc_rt_coll_t){.coll = TC_COLL_ALL_GATHER,
+                            .sendbuf = &me,
+                            .recvbuf = votes,
+                            .count = 1,
+                            .dtype = TC_UINT8,
+                            .op = TC_SUM,
+                            .root = -1};
+    w.op = (tc_rt_op_t){TC_COLL_COUNT, comm->seq + 1, comm->name, "small-message path vote"};
+    w.tag = tc_rt_tag(comm->comm_id, TC_RT_TAG_CHECK, comm->seq + 1);
+    int64_t left = (int64_t)tc_deadline_left_ms(deadline);
+    w.timeout_ms = left > 0 ? left : 1;
+    tc_algo_args_t args = {.coll = TC_COLL_ALL_GATHER,
+                           .nranks = comm->size,
+                           .rank = comm->rank,
+                           .root = -1,
+                           .count = 1};
+    tc_status_t st = tc_algo_build(&args, "bruck", &w.own);
+    if (st == TC_OK) {
+        w.sched = &w.own;
+        st = tc_rt_work_run_internal(&w);
+    }
+    tc_sched_free(&w.own);
+    tc_rt_exec_free(&w.ex);
+    if (st == TC_OK)
+        st = tc_rt_small_tally(votes, comm->size, all_p);
+    if (st != TC_OK)
+        tc_error_prefix("comm '%s': voting on the small-message path: ", comm->name);
+    return st;
+}
+
+/* Connect every peer, wait (bounded) until the shm connections are up and take their lanes, then
+ * vote: the path is on for every rank of the communicator or for none. A peer found failed
+ * meanwhile is reported by small_peer_failed(). */
 static tc_status_t small_setup(tc_rt_comm_t *comm, tc_rt_small_t *s, uint64_t deadline)
 {
     tc_rt_world_t *world = comm->world;
+    int usable;
     for (;;) {
         int missing;
-        tc_status_t st = tc_rt_small_connect(comm, s, deadline, &missing);
+        tc_status_t st = tc_rt_small_connect(comm, s, deadline, &missing, &usable);
         if (st == TC_ERR_PEER_FAILED && missing >= 0) {
             char why[256];
             snprintf(why, sizeof(why), "%s", tc_last_error());
             st = small_peer_failed(comm, missing, st, why);
             tc_log_error(TC_SUBSYS_RUNTIME, "comm '%s': %s", comm->name, tc_last_error());
         }
-        if (st != TC_OK || missing < 0)
+        if (st != TC_OK)
             return st;
+        if (!usable || missing < 0)
+            break;
         if (comm->broken != TC_OK) /* revoked, aborted or a failure learnt meanwhile */
             return tc_error_set(comm->broken, "%s", comm->broken_why);
         if (tc_time_ns() >= deadline)
@@ -311,6 +355,17 @@ static tc_status_t small_setup(tc_rt_comm_t *comm, tc_rt_small_t *s, uint64_t de
         if (tc_rt_world_progress(world) == 0)
             tc_rt_world_wait(world, 1, 0);
     }
+    int all = 0;
+    tc_status_t st = small_vote(comm, usable, deadline, &all);
+    if (st != TC_OK)
+        return st;
+    s->state = all ? TC_RT_SMALL_ON : TC_RT_SMALL_OFF;
+    tc_log_info(TC_SUBSYS_RUNTIME, "comm '%s': the small-message path is %s%s", comm->name,
+                all ? "on" : "off",
+                all      ? ""
+                : usable ? " (another rank voted against it)"
+                         : " (this rank voted against it)");
+    return TC_OK;
 }
 
 tc_status_t tc_rt_small_try(tc_rt_comm_t *comm, const tc_rt_coll_t *call, int flags, int *taken_p)
