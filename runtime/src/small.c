@@ -97,12 +97,12 @@ size_t tc_rt_small_bytes(const tc_rt_small_t *s, const tc_rt_coll_t *call)
 }
 
 tc_status_t tc_rt_small_connect(tc_rt_comm_t *comm, tc_rt_small_t *s, uint64_t deadline,
-                                int *missing_p, int *usable_p)
+                                int *missing_p, tc_rt_small_vote_t *vote)
 {
     tc_rt_world_t *world = comm->world;
     int n = comm->size;
     *missing_p = -1;
-    *usable_p = 1;
+    *vote = (tc_rt_small_vote_t){.free = UINT64_MAX, .ok = 1};
     if (!s->peer && !(s->peer = calloc((size_t)n, sizeof(*s->peer))))
         return tc_error_set(TC_ERR_NO_MEMORY, "comm '%s': lanes of %d ranks", comm->name, n);
     /* Every peer first, whatever its backend: a peer that waits for its shm connection to this
@@ -122,29 +122,37 @@ tc_status_t tc_rt_small_connect(tc_rt_comm_t *comm, tc_rt_small_t *s, uint64_t d
                         "comm '%s': rank %d is not reached over shm: this rank votes against the "
                         "small-message path",
                         comm->name, q);
-            *usable_p = 0;
+            *vote = (tc_rt_small_vote_t){0};
             return TC_OK;
         }
     }
     for (int q = 0; q < n; q++) {
-        if (q == comm->rank || s->peer[q].lane)
+        uint64_t cost, avail;
+        if (q == comm->rank)
             continue;
-        tc_status_t st = tc_tp_shm_ep_lane(s->peer[q].ep, &s->peer[q].lane);
+        tc_status_t st = tc_tp_shm_ep_lane_cost(s->peer[q].ep, &cost, &avail);
         if (st == TC_ERR_INVALID_STATE) {
             *missing_p = q;
             continue;
         }
-        if (st == TC_ERR_NO_RESOURCE) { /* /dev/shm is full: the general path still works */
-            tc_log_info(TC_SUBSYS_RUNTIME,
-                        "comm '%s': no lanes to rank %d (%s): this rank votes against the "
-                        "small-message path",
-                        comm->name, q, tc_last_error());
-            *usable_p = 0;
-            *missing_p = -1;
-            return TC_OK;
-        }
         if (st != TC_OK) {
             *missing_p = q;
+            tc_error_prefix("comm '%s': lanes to rank %d: ", comm->name, q);
+            return st;
+        }
+        vote->need += cost;
+        vote->free = avail < vote->free ? avail : vote->free;
+    }
+    return TC_OK;
+}
+
+tc_status_t tc_rt_small_lanes(tc_rt_comm_t *comm, tc_rt_small_t *s)
+{
+    for (int q = 0; q < comm->size; q++) {
+        if (q == comm->rank || s->peer[q].lane)
+            continue;
+        tc_status_t st = tc_tp_shm_ep_lane(s->peer[q].ep, &s->peer[q].lane);
+        if (st != TC_OK) {
             tc_error_prefix("comm '%s': lanes to rank %d: ", comm->name, q);
             return st;
         }
@@ -152,17 +160,24 @@ tc_status_t tc_rt_small_connect(tc_rt_comm_t *comm, tc_rt_small_t *s, uint64_t d
     return TC_OK;
 }
 
-tc_status_t tc_rt_small_tally(const uint8_t *votes, int n, int *all_p)
+tc_status_t tc_rt_small_tally(const tc_rt_small_vote_t *votes, int n, int *go_p, uint64_t *need_p,
+                              uint64_t *free_p)
 {
     int all = 1;
+    uint64_t need = 0, avail = UINT64_MAX;
     for (int q = 0; q < n; q++) {
-        if (votes[q] > 1)
+        if (votes[q].ok > 1)
             return tc_error_set(TC_ERR_PROTOCOL,
                                 "small-message path vote: rank %d sent %u (a vote is 0 or 1)", q,
-                                votes[q]);
-        all &= votes[q];
+                                votes[q].ok);
+        all &= votes[q].ok;
+        need = need > UINT64_MAX - votes[q].need ? UINT64_MAX : need + votes[q].need;
+        avail = votes[q].free < avail ? votes[q].free : avail;
     }
-    *all_p = all;
+    need /= 2; /* both ranks of a pair count its lanes */
+    *go_p = all && need <= avail;
+    *need_p = need;
+    *free_p = avail;
     return TC_OK;
 }
 

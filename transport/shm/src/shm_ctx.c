@@ -412,6 +412,25 @@ tc_status_t tc_tp_shm_ep_lane(tc_tp_ep_t *super, tc_tp_shm_lane_t **lane_p)
     return TC_OK;
 }
 
+tc_status_t tc_tp_shm_ep_lane_cost(const tc_tp_ep_t *super, uint64_t *cost_p, uint64_t *free_p)
+{
+    if (super == NULL || super->ops != &tc_tp_shm_ops || cost_p == NULL || free_p == NULL)
+        return tc_error_set(TC_ERR_INVALID_ARG,
+                            "tc_tp_shm_ep_lane_cost: not an shm endpoint, or NULL output");
+    const tc_shm_ep_t *ep = (const tc_shm_ep_t *)super;
+    if (ep->state == TC_SHM_EP_FAILED)
+        return tc_error_set(super->failed, "%s", super->error);
+    if (ep->state != TC_SHM_EP_UP)
+        return tc_error_set(
+            TC_ERR_INVALID_STATE,
+            "tc_tp_shm_ep_lane_cost: the endpoint to peer %llu is not connected yet",
+            (unsigned long long)super->peer_id);
+    tc_status_t st = tc_shm_free_bytes(free_p);
+    if (st == TC_OK)
+        *cost_p = ep->lanes_pending ? 2 * TC_SHM_LANE_BYTES : 0;
+    return st;
+}
+
 int tc_tp_shm_ep_single_copy(const tc_tp_ep_t *super)
 {
     if (super == NULL || super->ops != &tc_tp_shm_ops)
