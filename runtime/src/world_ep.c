@@ -52,6 +52,15 @@ static tc_status_t world_open(tc_rt_world_t *world, const tc_tp_ops_t *ops, tc_t
     return TC_OK;
 }
 
+/* The variable of backend @p ops: TC_ and its name in capitals. */
+static const char *world_backend_var(const tc_tp_ops_t *ops, char *var, size_t cap)
+{
+    snprintf(var, cap, "TC_%s", ops->name);
+    for (char *v = var; *v; v++)
+        *v = (char)toupper((unsigned char)*v);
+    return var;
+}
+
 /* TC_<NAME> (TC_SHM, TC_TCP, TC_IB, ...): 0 never, 1 required, auto (the
  * default) when this machine has it; 0 and 1 in any of the boolean spellings. */
 enum { MODE_NEVER = 0, MODE_REQUIRED = 1, MODE_AUTO = 2 };
@@ -60,9 +69,7 @@ static tc_status_t world_backend_mode(const tc_tp_ops_t *ops, int *mode_p)
     static const char *const modes[] = {"0",  "1",   "auto", "false", "true",
                                         "no", "yes", "off",  "on",    NULL};
     char var[64];
-    snprintf(var, sizeof(var), "TC_%s", ops->name);
-    for (char *v = var; *v; v++)
-        *v = (char)toupper((unsigned char)*v);
+    world_backend_var(ops, var, sizeof(var));
     int i;
     tc_status_t st = tc_config_enum(var, modes, MODE_AUTO, &i);
     *mode_p = i <= MODE_AUTO ? i : (i - 3) % 2; /* false, no, off: 0; true, yes, on: 1 */
@@ -201,10 +208,11 @@ tc_status_t tc_rt_world_ep(tc_rt_world_t *world, int peer, uint64_t deadline_ns,
                 break;
             if (st != TC_ERR_UNSUPPORTED && st != TC_ERR_NOT_FOUND)
                 return st;
+            char var[32];
             if (be->required)
-                return tc_error_set(st, "rank %d (%s node): TC_%s=1 allows no other transport: %s",
-                                    peer, same_node ? "same" : "another", be->ops->name,
-                                    tc_last_error());
+                return tc_error_set(st, "rank %d (%s node): %s=1 allows no other transport: %s",
+                                    peer, same_node ? "same" : "another",
+                                    world_backend_var(be->ops, var, sizeof(var)), tc_last_error());
             if (!refused) {
                 refused = be;
                 snprintf(why, sizeof(why), "%s", tc_last_error());
@@ -219,9 +227,7 @@ tc_status_t tc_rt_world_ep(tc_rt_world_t *world, int peer, uint64_t deadline_ns,
         /* slower, not broken: said once per world, at info level after that */
         int first = world->nfallbacks++ == 0;
         char var[32];
-        snprintf(var, sizeof(var), "TC_%s", refused->ops->name);
-        for (char *v = var; *v; v++)
-            *v = (char)toupper((unsigned char)*v);
+        world_backend_var(refused->ops, var, sizeof(var));
         tc_log(first ? TC_LOG_LEVEL_WARN : TC_LOG_LEVEL_INFO, TC_SUBSYS_RUNTIME,
                "rank %d (%s node) is reached over %s, not %s: %s%s%s%s", peer,
                same_node ? "same" : "another", be->ops->name, refused->ops->name, why,

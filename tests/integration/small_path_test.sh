@@ -53,6 +53,18 @@ else
     sed 's/^/      /' <<<"$out" | tail -n 20
     fail=1
 fi
+# TC_SHM=1: no fallback; both ranks of the pair fail, naming why, and nothing waits
+out=$(TC_SHM=1 TC_SHM_FULL_PAIRS=0-1 timeout -k 5 60 "$tcrun" --keep-going --timeout 50 -n 2 \
+    "$prog" loop 5 2>&1)
+strict=$(grep -c 'TC_ERR_UNSUPPORTED.*TC_SHM=1 allows no other transport: shm: .*no room in /dev/shm' \
+    <<<"$out")
+if [ "$strict" -eq 2 ] && ! grep -q ', 0 failures' <<<"$out"; then
+    echo "ok    TC_SHM=1: a pair without room fails on both ranks, naming TC_SHM=1 and the space"
+else
+    echo "FAIL  TC_SHM=1 ($strict ranks said why):"
+    sed 's/^/      /' <<<"$out" | tail -n 10
+    fail=1
+fi
 run "TC_SMALL_MAX=0: the general path" 2 2 TC_SMALL_MAX=0 -- check --off
 run "TC_CHECK=1: the path is skipped, the check runs" 2 2 TC_CHECK=1 -- check --off
 # TC_ALGO_ALL_REDUCE names the algorithm of every all-reduce: the path leaves them alone
