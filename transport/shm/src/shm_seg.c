@@ -122,7 +122,8 @@ static tc_status_t tc_shm_ep_create_segment(tc_shm_ctx_t *ctx, tc_shm_ep_t *ep, 
         (void)tc_shm_mark(ctx, ep, fd, TC_SHM_SEG_NOFIT);
         return tc_error_set(TC_ERR_UNSUPPORTED,
                             "shm: no room in /dev/shm for a segment with peer %llu: the smallest "
-                            "needs %zu bytes, %llu bytes (%.1f MiB) were free%s",
+                            "needs %zu bytes, %llu bytes (%.1f MiB) were free%s; enlarge "
+                            "/dev/shm (docker run --shm-size=1g) for shm",
                             (unsigned long long)ep->super.peer_id, plan[n - 1].reserve,
                             (unsigned long long)avail, (double)avail / 1048576.0,
                             full ? " (shm_full_pairs)" : "");
@@ -201,7 +202,8 @@ static tc_status_t tc_shm_ep_learn(tc_shm_ctx_t *ctx, tc_shm_ep_t *ep, int fd)
             return tc_error_set(TC_ERR_UNSUPPORTED,
                                 "shm: peer %llu (pid %d) found no room in /dev/shm for a segment "
                                 "with this process: the smallest needs %zu bytes, %llu bytes "
-                                "(%.1f MiB) are free here now",
+                                "(%.1f MiB) are free here now; enlarge /dev/shm (docker run "
+                                "--shm-size=1g) for shm",
                                 (unsigned long long)ep->super.peer_id, (int)ep->peer_pid,
                                 tc_shm_floor_reserve(ctx), (unsigned long long)avail,
                                 (double)avail / 1048576.0);
