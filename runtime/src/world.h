@@ -91,12 +91,12 @@ struct tc_rt_world {
     struct pollfd wait_fds[TC_RT_BACKENDS_MAX];
     int nwait_fds;
     int ranks_per_node; /* agreed by the world communicator (comm_nodes.c); 0: flat only */
+    int nfallbacks;     /* peers a better backend refused, reached over another (one warning) */
     tc_tp_ep_t **eps;   /* by world rank, NULL until first used */
     tc_rt_backend_t **ep_backend; /* the backend of each endpoint */
     uint8_t *locality;            /* by world rank: 0 unknown, 1 another node, 2 this node */
     unsigned tp_passes; /* progress passes since the backends without endpoints were polled */
     uint64_t node_id;   /* this node's id (topo), published as TC_RT_NODE_KEY */
-    int nfallbacks;     /* peers a better backend refused, reached over another (one warning) */
     tc_rt_world_hooks_t hooks;
 
     /* ---- progress (progress.c) ---- */

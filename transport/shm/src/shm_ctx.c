@@ -282,6 +282,7 @@ static tc_status_t tc_shm_addr_pack(tc_tp_ctx_t *super, void *buf, size_t cap, s
     int32_t pid = (int32_t)ctx->pid;
     uint64_t probe = (uint64_t)(uintptr_t)&ctx->probe;
     memcpy(p, &magic, 4);
+    /* NOLINTNEXTLINE(bugprone-not-null-terminated-result): a u16, not a string */
     memcpy(p + 4, &version, 2);
     memcpy(p + 6, &z16, 2);
     memcpy(p + 8, &pid, 4);
