@@ -166,13 +166,8 @@ static inline tc_tp_ep_t *tc_rt_world_ep_get(const tc_rt_world_t *world, int pee
 }
 /* Close the endpoint to @p peer (it cannot take a request back). */
 void tc_rt_world_ep_drop(tc_rt_world_t *world, int peer);
-/* Peers connected over the backend called @p name, and peers another backend serves because
- * the better one refused them (shm without room in /dev/shm, another pid namespace). */
+/* Peers connected over the backend called @p name. */
 int tc_rt_world_peers_over(const tc_rt_world_t *world, const char *name);
-static inline int tc_rt_world_fallbacks(const tc_rt_world_t *world)
-{
-    return world->nfallbacks;
-}
 /* Open the backends and publish their addresses; close them (and every endpoint). */
 TC_MUST_USE tc_status_t tc_rt_world_open_backends(tc_rt_world_t *world, const tc_hints_t *hints);
 void tc_rt_world_close_backends(tc_rt_world_t *world);
