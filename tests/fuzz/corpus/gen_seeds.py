@@ -194,6 +194,14 @@ seed("agree_fuzz", "raw_set", bytes([2, 0, 0]) + u8(0) + raw + u8(0) + raw)
 def desc(coll, dtype, op, root, count, vhash=0): return struct.pack("<iiiiQQ", coll, dtype, op, root, count, vhash)
 
 
+# ---- the small-message path's vote (small.h): u64 free, u64 need, u8 ok, 7 bytes of padding
+def vote(free, need, ok): return u64(free) + u64(need) + bytes([ok]) + bytes(7)
+
+
+seed("small_vote_fuzz", "go", bytes([3]) + vote(1 << 20, 2 * 67584, 1) * 4)
+seed("small_vote_fuzz", "no_room", bytes([3]) + vote(1 << 20, 64 << 20, 1) * 4)
+seed("small_vote_fuzz", "one_no", bytes([2]) + vote(1 << 30, 0, 1) + vote(0, 0, 0) + vote(1 << 30, 0, 1))
+seed("small_vote_fuzz", "hostile", bytes([2]) + vote(1, (1 << 64) - 1, 1) + vote(2, (1 << 64) - 1, 2) + vote(0, 5, 1))
 seed("check_fuzz", "equal", bytes([2]) + desc(0, 7, 0, -1, 1000) * 3)
 seed("check_fuzz", "mismatch", bytes([4]) + desc(0, 7, 0, -1, 1000) * 2 + desc(2, 7, -1, 0, 999) + desc(0, 7, 0, -1, 1000) +
      desc(0x7fffffff, -2147483648, 12345, -7, 2**64 - 1, 1))
