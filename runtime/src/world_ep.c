@@ -224,15 +224,15 @@ tc_status_t tc_rt_world_ep(tc_rt_world_t *world, int peer, uint64_t deadline_ns,
                   : tc_error_set(TC_ERR_NOT_FOUND, "no transport backend reaches rank %d (%s node)",
                                  peer, same_node ? "same" : "another");
     if (refused) {
-        /* slower, not broken: said once per world, at info level after that */
+        /* slower, not broken: said once per world (a process has one at a time), info after */
         int first = world->nfallbacks++ == 0;
         char var[32];
         world_backend_var(refused->ops, var, sizeof(var));
         tc_log(first ? TC_LOG_LEVEL_WARN : TC_LOG_LEVEL_INFO, TC_SUBSYS_RUNTIME,
                "rank %d (%s node) is reached over %s, not %s: %s%s%s%s", peer,
                same_node ? "same" : "another", be->ops->name, refused->ops->name, why,
-               first ? " (said once per process, later peers at info level; " : "",
-               first ? var : "", first ? "=1 makes this an error)" : "");
+               first ? " (said once, later peers at info level; " : "", first ? var : "",
+               first ? "=1 makes this an error)" : "");
     }
     world->eps[peer] = ep;
     world->ep_backend[peer] = be;
