@@ -84,7 +84,7 @@ static void tc_shm_rts_read(tc_shm_ctx_t *ctx, tc_shm_ep_t *ep, tc_tp_req_t *req
     tc_status_t consumed = TC_OK;
     if (n > 0 && tc_shm_cma_into(ctx, ep, req, addr, n, &consumed) < 0) {
         int err = errno;
-        tc_status_t st = err == ESRCH    ? TC_ERR_PEER_FAILED
+        tc_status_t st = err == ESRCH ? TC_ERR_PEER_FAILED
                          : err == EFAULT ? TC_ERR_PROTOCOL
                                          : TC_ERR_SYSTEM;
         tc_shm_req_complete(ctx, req, st, 0);

@@ -101,8 +101,8 @@ static int tc_shm_push_req(tc_shm_ctx_t *ctx, tc_shm_ep_t *ep, tc_tp_req_t *req)
             if ((c = tc_shm_tx_cell(ctx, ep)) == NULL)
                 return 0;
             uint64_t n = len - off < ep->cell_size ? len - off : ep->cell_size;
-            tc_shm_cell_set(c, off == 0 ? TC_SHM_T_FIRST : TC_SHM_T_MORE, 0, n, roff, len, off, 0,
-                            0, 0);
+            tc_shm_cell_set(c, off == 0 ? TC_SHM_T_FIRST : TC_SHM_T_MORE, 0, n, roff, len, off,
+                            0, 0, 0);
             memcpy(tc_shm_payload(c), buf + off, n);
             tc_shm_tx_commit(ep);
             req->priv[TC_SHM_P_OFF] = off + n;
@@ -221,7 +221,8 @@ tc_status_t tc_shm_send(tc_tp_ep_t *super, uint64_t tag, const void *buf, size_t
     req->priv[TC_SHM_P_KEY] = 0;
     tc_shm_queue_push(&ep->sq, req);
     /* alone in the queue: push now rather than at the next progress (latency) */
-    if (ep->state == TC_SHM_EP_UP && ep->sq.head == req && ep->ctrl_n == 0 && ep->jobs_head == NULL)
+    if (ep->state == TC_SHM_EP_UP && ep->sq.head == req && ep->ctrl_n == 0 &&
+        ep->jobs_head == NULL)
         tc_shm_push_req(ctx, ep, req);
     return TC_OK;
 }
@@ -233,7 +234,8 @@ tc_status_t tc_shm_post_ring(tc_shm_ctx_t *ctx, tc_shm_ep_t *ep, tc_tp_req_t *re
     req->priv[TC_SHM_P_OFF] = 0;
     req->priv[TC_SHM_P_COOKIE] = ctx->next_cookie++;
     tc_shm_queue_push(&ep->sq, req);
-    if (ep->state == TC_SHM_EP_UP && ep->sq.head == req && ep->ctrl_n == 0 && ep->jobs_head == NULL)
+    if (ep->state == TC_SHM_EP_UP && ep->sq.head == req && ep->ctrl_n == 0 &&
+        ep->jobs_head == NULL)
         tc_shm_push_req(ctx, ep, req);
     return TC_OK;
 }
