@@ -96,15 +96,17 @@ size_t tc_rt_small_bytes(const tc_rt_small_t *s, const tc_rt_coll_t *call)
     }
 }
 
-/* Each rank decides alike: the backend of a pair is chosen by the same rule on both sides. */
 tc_status_t tc_rt_small_connect(tc_rt_comm_t *comm, tc_rt_small_t *s, uint64_t deadline,
-                                int *missing_p)
+                                int *missing_p, tc_rt_small_vote_t *vote)
 {
     tc_rt_world_t *world = comm->world;
     int n = comm->size;
     *missing_p = -1;
+    *vote = (tc_rt_small_vote_t){.free = UINT64_MAX, .ok = 1};
     if (!s->peer && !(s->peer = calloc((size_t)n, sizeof(*s->peer))))
         return tc_error_set(TC_ERR_NO_MEMORY, "comm '%s': lanes of %d ranks", comm->name, n);
+    /* Every peer first, whatever its backend: a peer that waits for its shm connection to this
+     * rank gets it while this rank votes, even when this rank votes no. */
     for (int q = 0; q < n; q++) {
         if (q == comm->rank || s->peer[q].ep)
             continue;
@@ -113,18 +115,22 @@ tc_status_t tc_rt_small_connect(tc_rt_comm_t *comm, tc_rt_small_t *s, uint64_t d
             *missing_p = q;
             return st;
         }
-        if (s->peer[q].ep->ops != &tc_tp_shm_ops) {
+    }
+    for (int q = 0; q < n; q++) {
+        if (q != comm->rank && s->peer[q].ep->ops != &tc_tp_shm_ops) {
             tc_log_info(TC_SUBSYS_RUNTIME,
-                        "comm '%s': rank %d is not reached over shm: no small-message path",
+                        "comm '%s': rank %d is not reached over shm: this rank votes against the "
+                        "small-message path",
                         comm->name, q);
-            s->state = TC_RT_SMALL_OFF;
+            *vote = (tc_rt_small_vote_t){0};
             return TC_OK;
         }
     }
     for (int q = 0; q < n; q++) {
-        if (q == comm->rank || s->peer[q].lane)
+        uint64_t cost, avail;
+        if (q == comm->rank)
             continue;
-        tc_status_t st = tc_tp_shm_ep_lane(s->peer[q].ep, &s->peer[q].lane);
+        tc_status_t st = tc_tp_shm_ep_lane_cost(s->peer[q].ep, &cost, &avail);
         if (st == TC_ERR_INVALID_STATE) {
             *missing_p = q;
             continue;
@@ -134,9 +140,44 @@ tc_status_t tc_rt_small_connect(tc_rt_comm_t *comm, tc_rt_small_t *s, uint64_t d
             tc_error_prefix("comm '%s': lanes to rank %d: ", comm->name, q);
             return st;
         }
+        vote->need += cost;
+        vote->free = avail < vote->free ? avail : vote->free;
     }
-    if (*missing_p < 0)
-        s->state = TC_RT_SMALL_ON;
+    return TC_OK;
+}
+
+tc_status_t tc_rt_small_lanes(tc_rt_comm_t *comm, tc_rt_small_t *s)
+{
+    for (int q = 0; q < comm->size; q++) {
+        if (q == comm->rank || s->peer[q].lane)
+            continue;
+        tc_status_t st = tc_tp_shm_ep_lane(s->peer[q].ep, &s->peer[q].lane);
+        if (st != TC_OK) {
+            tc_error_prefix("comm '%s': lanes to rank %d: ", comm->name, q);
+            return st;
+        }
+    }
+    return TC_OK;
+}
+
+tc_status_t tc_rt_small_tally(const tc_rt_small_vote_t *votes, int n, int *go_p, uint64_t *need_p,
+                              uint64_t *free_p)
+{
+    int all = 1;
+    uint64_t need = 0, avail = UINT64_MAX;
+    for (int q = 0; q < n; q++) {
+        if (votes[q].ok > 1)
+            return tc_error_set(TC_ERR_PROTOCOL,
+                                "small-message path vote: rank %d sent %u (a vote is 0 or 1)", q,
+                                votes[q].ok);
+        all &= votes[q].ok;
+        need = need > UINT64_MAX - votes[q].need ? UINT64_MAX : need + votes[q].need;
+        avail = votes[q].free < avail ? votes[q].free : avail;
+    }
+    need /= 2; /* both ranks of a pair count its lanes */
+    *go_p = all && need <= avail;
+    *need_p = need;
+    *free_p = avail;
     return TC_OK;
 }
 

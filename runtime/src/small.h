@@ -63,12 +63,30 @@ TC_MUST_USE tc_status_t tc_rt_small_get(tc_rt_comm_t *comm, tc_rt_small_t **s_p)
 void tc_rt_small_free(tc_rt_comm_t *comm);
 /* The bytes of each lane message of @p call, or 0 when the path does not take it. */
 size_t tc_rt_small_bytes(const tc_rt_small_t *s, const tc_rt_coll_t *call);
-/* Connect every peer and take the lanes of those connected: *missing_p = a
- * rank whose shm connection is not up yet, or -1 when all are (state ON); a
- * peer over another backend turns the path OFF. Bounded by @p deadline. On
- * an error, *missing_p is the rank it concerns. */
+/* One rank's vote on the path (small_issue.c), as it travels: every field is checked by the
+ * tally. Phase 1: ok = every peer over shm, need = bytes its lanes not yet reserved take, free =
+ * bytes free in /dev/shm as it saw them; phase 2: ok = its lanes are reserved. */
+typedef struct tc_rt_small_vote {
+    uint64_t free;
+    uint64_t need;
+    uint8_t ok;
+    uint8_t pad[7];
+} tc_rt_small_vote_t;
+_Static_assert(sizeof(tc_rt_small_vote_t) == 24, "a vote travels as 24 bytes");
+
+/* Connect every peer, whatever its backend, and fill this rank's first vote: ok = 0 when a peer
+ * is over another backend; else *missing_p = a rank whose shm connection is not up yet, or -1
+ * when all are (need and free then counted). Reserves nothing. Bounded by @p deadline. On an
+ * error, *missing_p is the rank it concerns. */
 TC_MUST_USE tc_status_t tc_rt_small_connect(tc_rt_comm_t *comm, tc_rt_small_t *s, uint64_t deadline,
-                                            int *missing_p);
+                                            int *missing_p, tc_rt_small_vote_t *vote);
+/* Take (reserve) the lanes of every peer; TC_ERR_NO_RESOURCE when /dev/shm is full. */
+TC_MUST_USE tc_status_t tc_rt_small_lanes(tc_rt_comm_t *comm, tc_rt_small_t *s);
+/* The outcome of every rank's vote (bytes from the other ranks): *go_p = 1 when every rank said
+ * ok and the lanes not yet reserved (half the needs' sum: both ranks of a pair count its lanes)
+ * fit the least free space a rank saw; TC_ERR_PROTOCOL for an ok that is neither 0 nor 1. */
+TC_MUST_USE tc_status_t tc_rt_small_tally(const tc_rt_small_vote_t *votes, int n, int *go_p,
+                                          uint64_t *need_p, uint64_t *free_p);
 /* Run the operation's collective on the lanes (op->wait waits when a lane is not ready). */
 TC_MUST_USE tc_status_t tc_rt_small_run(tc_rt_small_op_t *op);
 

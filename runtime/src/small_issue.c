@@ -286,22 +286,78 @@ static tc_status_t small_end(tc_rt_small_op_t *op, tc_status_t st)
     return st;
 }
 
-/* Connect the lanes to every peer, progressing until their shm connections are up. A peer
- * found failed meanwhile is reported by small_peer_failed(). */
+/* Every rank votes whether it can use the path, twice: whether all its peers are over shm and
+ * the lanes the communicator still needs fit /dev/shm (phase 1), then, if so, whether it
+ * reserved its lanes (phase 2); the path is on only if all can. A vote is an all-gather of
+ * every rank's record on the general path, an internal exchange with the tag kind of TC_CHECK
+ * (which communicators on this path never use) and the sequence number of the operation about
+ * to run, which it does not consume (phase 2: with the sequence field's top bit set): every
+ * rank votes at the same operation, its first one that the path would take. */
+static tc_status_t small_vote(tc_rt_comm_t *comm, int phase, const tc_rt_small_vote_t *mine,
+                              uint64_t deadline, int *go_p)
+{
+    tc_rt_small_vote_t votes[TC_RT_SMALL_RANKS];
+    tc_rt_work_t w = {0};
+    w.comm = comm;
+    w.call = (tc_rt_coll_t){.coll = TC_COLL_ALL_GATHER,
+                            .sendbuf = mine,
+                            .recvbuf = votes,
+                            .count = sizeof(*mine),
+                            .dtype = TC_UINT8,
+                            .op = TC_SUM,
+                            .root = -1};
+    w.op = (tc_rt_op_t){TC_COLL_COUNT, comm->seq + 1, comm->name, "small-message path vote"};
+    uint64_t seq = (comm->seq + 1) | (phase == 2 ? UINT64_C(1) << (TC_RT_TAG_SEQ_BITS - 1) : 0);
+    w.tag = tc_rt_tag(comm->comm_id, TC_RT_TAG_CHECK, seq);
+    int64_t left = (int64_t)tc_deadline_left_ms(deadline);
+    w.timeout_ms = left > 0 ? left : 1;
+    tc_algo_args_t args = {.coll = TC_COLL_ALL_GATHER,
+                           .nranks = comm->size,
+                           .rank = comm->rank,
+                           .root = -1,
+                           .count = sizeof(*mine)};
+    tc_status_t st = tc_algo_build(&args, "bruck", &w.own);
+    if (st == TC_OK) {
+        w.sched = &w.own;
+        st = tc_rt_work_run_internal(&w);
+    }
+    tc_sched_free(&w.own);
+    tc_rt_exec_free(&w.ex);
+    uint64_t need = 0, avail = 0;
+    if (st == TC_OK)
+        st = tc_rt_small_tally(votes, comm->size, go_p, &need, &avail);
+    if (st != TC_OK) {
+        tc_error_prefix("comm '%s': voting on the small-message path: ", comm->name);
+        return st;
+    }
+    if (phase == 1 && !*go_p && need > avail)
+        tc_log_info(TC_SUBSYS_RUNTIME,
+                    "comm '%s': its lanes need %.1f MiB more of /dev/shm, %.1f MiB are free: no "
+                    "small-message path",
+                    comm->name, (double)need / 1048576.0, (double)avail / 1048576.0);
+    return TC_OK;
+}
+
+/* Connect every peer, wait (bounded) until the shm connections are up, vote, reserve the lanes
+ * and vote again: the path is on for every rank of the communicator or for none. A peer found
+ * failed meanwhile is reported by small_peer_failed(). */
 static tc_status_t small_setup(tc_rt_comm_t *comm, tc_rt_small_t *s, uint64_t deadline)
 {
     tc_rt_world_t *world = comm->world;
+    tc_rt_small_vote_t mine;
     for (;;) {
         int missing;
-        tc_status_t st = tc_rt_small_connect(comm, s, deadline, &missing);
+        tc_status_t st = tc_rt_small_connect(comm, s, deadline, &missing, &mine);
         if (st == TC_ERR_PEER_FAILED && missing >= 0) {
             char why[256];
             snprintf(why, sizeof(why), "%s", tc_last_error());
             st = small_peer_failed(comm, missing, st, why);
             tc_log_error(TC_SUBSYS_RUNTIME, "comm '%s': %s", comm->name, tc_last_error());
         }
-        if (st != TC_OK || missing < 0)
+        if (st != TC_OK)
             return st;
+        if (!mine.ok || missing < 0)
+            break;
         if (comm->broken != TC_OK) /* revoked, aborted or a failure learnt meanwhile */
             return tc_error_set(comm->broken, "%s", comm->broken_why);
         if (tc_time_ns() >= deadline)
@@ -311,6 +367,24 @@ static tc_status_t small_setup(tc_rt_comm_t *comm, tc_rt_small_t *s, uint64_t de
         if (tc_rt_world_progress(world) == 0)
             tc_rt_world_wait(world, 1, 0);
     }
+    int go = 0;
+    tc_status_t st = small_vote(comm, 1, &mine, deadline, &go);
+    if (st == TC_OK && go) {
+        /* /dev/shm may have filled meanwhile (other communicators, other jobs) */
+        tc_rt_small_vote_t reserved = {.free = UINT64_MAX, .ok = 1};
+        if (tc_rt_small_lanes(comm, s) != TC_OK) {
+            tc_log_info(TC_SUBSYS_RUNTIME, "%s: this rank votes against the small-message path",
+                        tc_last_error());
+            reserved.ok = 0;
+        }
+        st = small_vote(comm, 2, &reserved, deadline, &go);
+    }
+    if (st != TC_OK)
+        return st;
+    s->state = go ? TC_RT_SMALL_ON : TC_RT_SMALL_OFF;
+    tc_log_info(TC_SUBSYS_RUNTIME, "comm '%s': the small-message path is %s", comm->name,
+                go ? "on" : "off");
+    return TC_OK;
 }
 
 tc_status_t tc_rt_small_try(tc_rt_comm_t *comm, const tc_rt_coll_t *call, int flags, int *taken_p)

@@ -46,6 +46,7 @@ typedef struct tc_rt_backend {
     tc_tp_ctx_t *ctx;
     tc_tp_reach_t reach; /* the peers it serves, as registered */
     int neps;            /* endpoints connected over it */
+    int required;        /* TC_<NAME>=1: a peer it refuses takes no other backend */
 } tc_rt_backend_t;
 
 /* The modules above the world tell it what to do on each progress pass and
@@ -90,6 +91,7 @@ struct tc_rt_world {
     struct pollfd wait_fds[TC_RT_BACKENDS_MAX];
     int nwait_fds;
     int ranks_per_node; /* agreed by the world communicator (comm_nodes.c); 0: flat only */
+    int nfallbacks;     /* peers a better backend refused, reached over another (one warning) */
     tc_tp_ep_t **eps;   /* by world rank, NULL until first used */
     tc_rt_backend_t **ep_backend; /* the backend of each endpoint */
     uint8_t *locality;            /* by world rank: 0 unknown, 1 another node, 2 this node */

@@ -23,7 +23,7 @@
 /* Open @p ops as the next backend with reach @p reach and publish its
  * address under "tc.<name>.addr" (not the self backend's: no peer uses it). */
 static tc_status_t world_open(tc_rt_world_t *world, const tc_tp_ops_t *ops, tc_tp_reach_t reach,
-                              const tc_tp_ctx_params_t *params)
+                              int required, const tc_tp_ctx_params_t *params)
 {
     if (world->nbackends == TC_RT_BACKENDS_MAX)
         return tc_error_set(TC_ERR_NO_RESOURCE, "more than %d transport backends",
@@ -32,6 +32,7 @@ static tc_status_t world_open(tc_rt_world_t *world, const tc_tp_ops_t *ops, tc_t
     memset(be, 0, sizeof(*be));
     be->ops = ops;
     be->reach = reach;
+    be->required = required;
     tc_status_t st = tc_tp_ctx_create(ops, params, &be->ctx);
     if (st != TC_OK)
         return st;
@@ -51,6 +52,15 @@ static tc_status_t world_open(tc_rt_world_t *world, const tc_tp_ops_t *ops, tc_t
     return TC_OK;
 }
 
+/* The variable of backend @p ops: TC_ and its name in capitals. */
+static const char *world_backend_var(const tc_tp_ops_t *ops, char *var, size_t cap)
+{
+    snprintf(var, cap, "TC_%s", ops->name);
+    for (char *v = var; *v; v++)
+        *v = (char)toupper((unsigned char)*v);
+    return var;
+}
+
 /* TC_<NAME> (TC_SHM, TC_TCP, TC_IB, ...): 0 never, 1 required, auto (the
  * default) when this machine has it; 0 and 1 in any of the boolean spellings. */
 enum { MODE_NEVER = 0, MODE_REQUIRED = 1, MODE_AUTO = 2 };
@@ -59,9 +69,7 @@ static tc_status_t world_backend_mode(const tc_tp_ops_t *ops, int *mode_p)
     static const char *const modes[] = {"0",  "1",   "auto", "false", "true",
                                         "no", "yes", "off",  "on",    NULL};
     char var[64];
-    snprintf(var, sizeof(var), "TC_%s", ops->name);
-    for (char *v = var; *v; v++)
-        *v = (char)toupper((unsigned char)*v);
+    world_backend_var(ops, var, sizeof(var));
     int i;
     tc_status_t st = tc_config_enum(var, modes, MODE_AUTO, &i);
     *mode_p = i <= MODE_AUTO ? i : (i - 3) % 2; /* false, no, off: 0; true, yes, on: 1 */
@@ -113,7 +121,7 @@ tc_status_t tc_rt_world_open_backends(tc_rt_world_t *world, const tc_hints_t *hi
             tc_log_info(TC_SUBSYS_RUNTIME, "no %s on this machine", ops[i]->name);
             continue;
         }
-        st = world_open(world, ops[i], reach[i], &params);
+        st = world_open(world, ops[i], reach[i], mode == MODE_REQUIRED, &params);
     }
     tc_hints_free(&own);
     return st;
@@ -180,29 +188,52 @@ tc_status_t tc_rt_world_ep(tc_rt_world_t *world, int peer, uint64_t deadline_ns,
     if (!self && (st = tc_rt_world_same_node(world, peer, deadline_ns, &same_node)) != TC_OK)
         return st;
     /* The best fitting backend first, registration order among equals; one
-     * that cannot reach this peer after all (shm: another pid namespace; ib:
-     * no device there) says so, and the next is tried. Both sides of a pair
-     * connect, and choose alike. */
+     * that cannot reach this peer after all says so (TC_ERR_UNSUPPORTED or
+     * NOT_FOUND), and the next is tried. Both sides of a pair connect and
+     * learn the same refusal (shm: other pid namespaces, or no room in
+     * /dev/shm, which the side that connects first decides and the other reads
+     * from the pair's file), so they choose alike. A required backend
+     * (TC_<NAME>=1) that refuses a peer is an error instead. */
     tc_tp_ep_t *ep = NULL;
-    tc_rt_backend_t *be = NULL;
+    tc_rt_backend_t *be = NULL, *refused = NULL;
+    char why[384] = "";
     st = TC_ERR_NOT_FOUND;
     for (int fit = 4; fit > 0 && !ep; fit--) {
         for (int i = 0; i < world->nbackends && !ep; i++) {
             if (world_fit(&world->backends[i], self, same_node) != fit)
                 continue;
-            if (be)
-                tc_log_info(TC_SUBSYS_RUNTIME, "rank %d not over %s: %s", peer, be->ops->name,
-                            tc_last_error());
             be = &world->backends[i];
             st = world_connect(world, be, peer, deadline_ns, &ep);
-            if (st != TC_OK && st != TC_ERR_UNSUPPORTED && st != TC_ERR_NOT_FOUND)
+            if (st == TC_OK)
+                break;
+            if (st != TC_ERR_UNSUPPORTED && st != TC_ERR_NOT_FOUND)
                 return st;
+            char var[32];
+            if (be->required)
+                return tc_error_set(st, "rank %d (%s node): %s=1 allows no other transport: %s",
+                                    peer, same_node ? "same" : "another",
+                                    world_backend_var(be->ops, var, sizeof(var)), tc_last_error());
+            if (!refused) {
+                refused = be;
+                snprintf(why, sizeof(why), "%s", tc_last_error());
+            }
         }
     }
     if (!ep)
         return be ? st
                   : tc_error_set(TC_ERR_NOT_FOUND, "no transport backend reaches rank %d (%s node)",
                                  peer, same_node ? "same" : "another");
+    if (refused) {
+        /* slower, not broken: said once per world (a process has one at a time), info after */
+        int first = world->nfallbacks++ == 0;
+        char var[32];
+        world_backend_var(refused->ops, var, sizeof(var));
+        tc_log(first ? TC_LOG_LEVEL_WARN : TC_LOG_LEVEL_INFO, TC_SUBSYS_RUNTIME,
+               "rank %d (%s node) is reached over %s, not %s: %s%s%s%s", peer,
+               same_node ? "same" : "another", be->ops->name, refused->ops->name, why,
+               first ? " (said once, later peers at info level; " : "", first ? var : "",
+               first ? "=1 makes this an error)" : "");
+    }
     world->eps[peer] = ep;
     world->ep_backend[peer] = be;
     be->neps++;

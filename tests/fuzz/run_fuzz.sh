@@ -28,6 +28,7 @@ all_targets=(
     //tests/fuzz/ib:ib_blob_fuzz            # ib address and rkey blobs (emulated HCA)
     //tests/fuzz/runtime:agree_fuzz         # shrink agreement messages
     //tests/fuzz/runtime:check_fuzz         # TC_CHECK descriptions
+    //tests/fuzz/runtime:small_vote_fuzz    # the small-message path's vote records
     //tests/fuzz/runtime:store_frame_fuzz   # bootstrap store frame headers
     //tests/fuzz/base:config_fuzz           # tc_config_* and hints
     //tests/fuzz/algo:tuning_fuzz           # the tuning file (TC_TUNING_FILE)

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The small-message path under tcrun (tests/integration/small_test.c): correctness of every
-# collective it serves at 2, 3 and 4 ranks, off with TC_SMALL_MAX=0 and with TC_CHECK=1, a
+# collective it serves at 2, 3 and 4 ranks, off on every rank when one pair is over tcp, off
+# with TC_SMALL_MAX=0 and with TC_CHECK=1, a
 # timeout (and its flight-recorder dump), a revoke and a dead peer while in it, and a
 # shrink after that death. Every run is bounded by `timeout` and tcrun's --timeout.
 #   small_path_test.sh TCRUN SMALL_TEST
@@ -32,6 +33,38 @@ run() {
 for n in 2 3 4; do
     run "check, $n ranks" "$n" "$n" TC_LOG=warn -- check
 done
+# Mixed backends (issue 21): the pair (0,1) finds no room in /dev/shm (TC_SHM_FULL_PAIRS plays
+# the full /dev/shm) and talks over tcp, every other pair over shm. Ranks 0 and 1 vote against the
+# path, so no rank takes it (before the vote, ranks 2 and 3 took it alone and waited for ever);
+# every collective is checked element by element; ranks 0 and 1 say once which peer fell back.
+for n in 4 3; do
+    run "mixed: pair (0,1) over tcp, $n ranks, the path off on every rank" "$n" "$n" \
+        TC_SHM_FULL_PAIRS=0-1 -- check --off
+done
+out=$(TC_SHM_FULL_PAIRS=0-1 timeout -k 5 120 "$tcrun" --timeout 100 -n 4 "$prog" loop 50 2>&1)
+warned=$(grep -c 'WARN.*is reached over tcp, not shm' <<<"$out")
+w0=$(grep -c '^\[0\].*WARN.*rank 1 (same node) is reached over tcp, not shm: shm: .*no room in /dev/shm.*bytes' <<<"$out")
+w1=$(grep -c '^\[1\].*WARN.*rank 0 (same node) is reached over tcp, not shm: shm: .*no room in /dev/shm.*bytes' <<<"$out")
+if [ "$warned" -eq 2 ] && [ "$w0" -eq 1 ] && [ "$w1" -eq 1 ] &&
+    [ "$(grep -c 'small ops: 0$' <<<"$out")" -eq 4 ]; then
+    echo "ok    mixed: one warning on each of ranks 0 and 1 naming the other, no lanes anywhere"
+else
+    echo "FAIL  mixed: warnings $warned (rank 0: $w0, rank 1: $w1), or lanes used:"
+    sed 's/^/      /' <<<"$out" | tail -n 20
+    fail=1
+fi
+# TC_SHM=1: no fallback; both ranks of the pair fail, naming why, and nothing waits
+out=$(TC_SHM=1 TC_SHM_FULL_PAIRS=0-1 timeout -k 5 60 "$tcrun" --keep-going --timeout 50 -n 2 \
+    "$prog" loop 5 2>&1)
+strict=$(grep -c 'TC_ERR_UNSUPPORTED.*TC_SHM=1 allows no other transport: shm: .*no room in /dev/shm' \
+    <<<"$out")
+if [ "$strict" -eq 2 ] && ! grep -q ', 0 failures' <<<"$out"; then
+    echo "ok    TC_SHM=1: a pair without room fails on both ranks, naming TC_SHM=1 and the space"
+else
+    echo "FAIL  TC_SHM=1 ($strict ranks said why):"
+    sed 's/^/      /' <<<"$out" | tail -n 10
+    fail=1
+fi
 run "TC_SMALL_MAX=0: the general path" 2 2 TC_SMALL_MAX=0 -- check --off
 run "TC_CHECK=1: the path is skipped, the check runs" 2 2 TC_CHECK=1 -- check --off
 # TC_ALGO_ALL_REDUCE names the algorithm of every all-reduce: the path leaves them alone

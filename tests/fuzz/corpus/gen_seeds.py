@@ -102,6 +102,11 @@ seed("shm_handshake_fuzz", "opener_refused", bytes([0x01]) + shm_hdr() + bytes([
 seed("shm_handshake_fuzz", "opener_big_segment", bytes([0x01 | 0x04]) + shm_hdr(seg=4096, cell=128, ncells=8) + bytes([0x03]) +
      bytes([0x0a]) + shm_hdr())
 seed("shm_handshake_fuzz", "opener_bad_geometry", bytes([0x01 | 0x08]) + shm_hdr(seg=1024) + bytes([0x03]))
+# the pair's file as the second side reads it (bit 7): size, links, owner, mode, our uid
+for name, size, links, uid, mode in (("file_nofit", 1, 1, 1000, 0o100600), ("file_failed", 2, 1, 1000, 0o100600),
+                                     ("file_pending", 0, 1, 1000, 0o100600), ("file_gone", 0, 0, 1000, 0o100600),
+                                     ("file_ready", 4096, 1, 1000, 0o100600), ("file_foreign", 1, 1, 0, 0o100644)):
+    seed("shm_handshake_fuzz", name, bytes([0x80]) + u64(size) + u64(links) + u32(uid) + u32(mode) + u32(1000))
 seed("shm_handshake_fuzz", "opener_no_magic", bytes([0x01]) + shm_hdr(magic=0) + bytes([0x00]))
 
 # ---- shm: set-up (8 bytes, see shm_ring_fuzz.c), then cells: 64-byte header + payload ----
@@ -130,7 +135,7 @@ seed("shm_ring_fuzz", "answers", bytes([0x10 | 0x20, 0, 0, 0, 0, 0, 0, 0]) +
      cell(T_GET_DATA, bytes(256), cookie=1, off=0) + cell(T_GET_DATA, bytes(44), cookie=1, off=256, flags=1) +
      cell(T_ACK, cookie=2))
 seed("shm_ring_fuzz", "tail_beyond", bytes([0, 0, 0, 0, 0, 0, 3, 0x80]) + cell(T_EAGER, b"one", tag=9))
-seed("shm_blob_fuzz", "address", u32(0x4d534354) + u16(1) + u16(0) + struct.pack("<i", 1) + u32(0) +
+seed("shm_blob_fuzz", "address", u32(0x4d534354) + u16(2) + u16(0) + struct.pack("<i", 1) + u32(0) +
      u64(9) + u64(0x1234) + u64(0x7f0000001000) + u64(0))
 seed("shm_blob_fuzz", "rkey", u32(0x4b4d5354) + struct.pack("<i", 1) + u64(0x1234) + u64(1) + u64(0x7f0000002000) + u64(4096))
 
@@ -189,6 +194,14 @@ seed("agree_fuzz", "raw_set", bytes([2, 0, 0]) + u8(0) + raw + u8(0) + raw)
 def desc(coll, dtype, op, root, count, vhash=0): return struct.pack("<iiiiQQ", coll, dtype, op, root, count, vhash)
 
 
+# ---- the small-message path's vote (small.h): u64 free, u64 need, u8 ok, 7 bytes of padding
+def vote(free, need, ok): return u64(free) + u64(need) + bytes([ok]) + bytes(7)
+
+
+seed("small_vote_fuzz", "go", bytes([3]) + vote(1 << 20, 2 * 67584, 1) * 4)
+seed("small_vote_fuzz", "no_room", bytes([3]) + vote(1 << 20, 64 << 20, 1) * 4)
+seed("small_vote_fuzz", "one_no", bytes([2]) + vote(1 << 30, 0, 1) + vote(0, 0, 0) + vote(1 << 30, 0, 1))
+seed("small_vote_fuzz", "hostile", bytes([2]) + vote(1, (1 << 64) - 1, 1) + vote(2, (1 << 64) - 1, 2) + vote(0, 5, 1))
 seed("check_fuzz", "equal", bytes([2]) + desc(0, 7, 0, -1, 1000) * 3)
 seed("check_fuzz", "mismatch", bytes([4]) + desc(0, 7, 0, -1, 1000) * 2 + desc(2, 7, -1, 0, 999) + desc(0, 7, 0, -1, 1000) +
      desc(0x7fffffff, -2147483648, 12345, -7, 2**64 - 1, 1))

@@ -2,8 +2,8 @@
  * version, pid, id, nonce, probe address, pid namespace; unpacked by tc_tp_ep_connect) and its
  * remote keys (40 bytes, tc_tp_rkey_unpack).
  *
- * This context has the larger id, so that connecting only parses the address, looks at the pid
- * and tries to open the segment the peer would create (it does not exist): nothing is created.
+ * Connecting to a valid address makes the pair's segment (this context connects first: the peer
+ * never does), of the smallest geometry (4 cells of 64 bytes), which closing removes.
  *
  * Properties: an address is accepted exactly when its length, magic, version, id, pid and pid
  * namespace are right; a key exactly when its length, magic, pid and nonce are the endpoint's
@@ -16,6 +16,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "tcomms/base/config.h"
 #include "tcomms/base/log.h"
 #include "tcomms/transport/shm.h"
 #include "tcomms/transport/transport.h"
@@ -24,6 +25,7 @@
 #define PEER 7
 #define ADDR_MAGIC 0x4d534354u /* "TCSM" */
 #define RKEY_MAGIC 0x4b4d5354u /* "TSMK" */
+#define ADDR_VERSION 2
 
 static tc_tp_ctx_t *g_ctx;
 static tc_tp_ep_t *g_ep; /* to PEER, whose address is this context's own with PEER's id */
@@ -43,6 +45,11 @@ static void init_once(void)
     tc_log_configure("none");
     g_pidns = stat("/proc/self/ns/pid", &sb) == 0 ? (uint64_t)sb.st_ino : 0;
     p.self_id = SELF;
+    static tc_hints_t hints;
+    tc_hints_init(&hints);
+    if (tc_hints_parse(&hints, "shm_cells=4,shm_cell_size=64") != TC_OK)
+        abort();
+    p.hints = &hints;
     if (tc_tp_ctx_create(&tc_tp_shm_ops, &p, &g_ctx) != TC_OK ||
         tc_tp_addr_pack(g_ctx, g_addr, sizeof(g_addr), &len) != TC_OK || len != sizeof(g_addr))
         abort();
@@ -67,8 +74,8 @@ static void check_addr(const uint8_t *a, size_t len, uint64_t peer)
         memcpy(&id, a + 16, 8);
         memcpy(&pidns, a + 40, 8);
     }
-    int valid = len == TC_TP_SHM_ADDR_LEN && magic == ADDR_MAGIC && version == 1 && id == peer &&
-                pid > 0;
+    int valid = len == TC_TP_SHM_ADDR_LEN && magic == ADDR_MAGIC && version == ADDR_VERSION &&
+                id == peer && pid > 0;
     int ns_unknown = valid && pidns != 0 && pidns != g_pidns; /* refused if the ctx knows its */
     tc_status_t st = tc_tp_ep_connect(g_ctx, peer, a, len, &ep);
     if (ns_unknown ? (st == TC_OK && g_pidns != 0) : (st == TC_OK) != valid)
@@ -125,7 +132,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         memcpy(buf, data, size);
         if (size == TC_TP_SHM_ADDR_LEN) {
             uint32_t magic = ADDR_MAGIC;
-            uint16_t version = 1;
+            uint16_t version = ADDR_VERSION;
             uint64_t id = PEER + 3;
             memcpy(buf, &magic, 4);
             memcpy(buf + 4, &version, 2);
@@ -135,8 +142,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         if (size == TC_TP_SHM_RKEY_LEN) {
             uint32_t magic = RKEY_MAGIC;
             memcpy(buf, &magic, 4);
-            memcpy(buf + 4, g_addr + 8, 4);   /* pid */
-            memcpy(buf + 8, g_addr + 24, 8);  /* nonce */
+            memcpy(buf + 4, g_addr + 8, 4);  /* pid */
+            memcpy(buf + 8, g_addr + 24, 8); /* nonce */
             check_rkey(buf, size);
         }
     }

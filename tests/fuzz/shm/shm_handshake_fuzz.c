@@ -13,12 +13,17 @@
  * bit 1: this side has the fixed test secret (else the public key); bits 2-3 (opener): the
  * segment's size: 1536 (the geometry's), 4096, 1024 or 1537 bytes. Then, for the opener, the
  * creator's 256-byte header and a control byte: bit 0 magic set, bit 1 version, ids and pid
- * set, bit 2 the harness's geometry set (4 cells of 64 bytes, the segment's size); then steps, each a control byte c and a 256-byte image:
- *   c bit 0: the whole image is written over the header (else only the other side's own
- *            fields: state, cma, proved, verdict, nonce (creator: none after the start), MAC);
- *   c bit 1: the other side's MAC is the right one (computed here with auth.h from the
+ * set, bit 2 the harness's geometry set (4 cells of 64 bytes, the segment's size); then steps, each
+ * a control byte c and a 256-byte image: c bit 0: the whole image is written over the header (else
+ * only the other side's own fields: state, cma, proved, verdict, nonce (creator: none after the
+ * start), MAC); c bit 1: the other side's MAC is the right one (computed here with auth.h from the
  *            transcript shm_layout.h describes), and c bit 2 flips one of its bits;
  *   c bit 3: the other side's proved = 1 and state UP.
+ *
+ * s[0] bit 7 instead: the second side's reading of the pair's file (tc_shm_seg_classify, what
+ * the first side's decision is to the other): then u64 size, u64 links, u32 owner, u32 mode, u32
+ * our uid (native order); the class must be the one the model below derives from the rules of
+ * docs/transport_shm.md (private to us, then empty / 1 / 2 / a header or more).
  *
  * SHM_HANDSHAKE_FUZZ_VERBOSE set: the endpoint's last state on stderr.
  *
@@ -51,8 +56,9 @@
 #define SECRET "shm-handshake-fuzz-secret"
 #define CELL 64
 #define NCELLS 4
-#define GEOM_SIZE \
-    (TC_SHM_HDR_SIZE + 2 * (2 * TC_SHM_LINE + NCELLS * (TC_SHM_CELL_HDR + CELL)) + 2 * TC_SHM_LANE_BYTES)
+#define GEOM_SIZE                                                                                  \
+    (TC_SHM_HDR_SIZE + 2 * (2 * TC_SHM_LINE + NCELLS * (TC_SHM_CELL_HDR + CELL)) +                 \
+     2 * TC_SHM_LANE_BYTES)
 #define NAME_LEN 96
 /* A failed property: where, then abort. */
 #define FAIL() (fprintf(stderr, "shm_handshake_fuzz: property at line %d\n", __LINE__), abort())
@@ -181,8 +187,8 @@ static void creator(uint8_t mode, const uint8_t *s, size_t n)
         FAIL();
     poison(seg, size, 1);
     int up = 0;
-    for (size_t pos = 0; n - pos >= 1 + sizeof(tc_shm_seg_hdr_t) && !up &&
-                         ep->state == TC_SHM_EP_CONNECTING;
+    for (size_t pos = 0;
+         n - pos >= 1 + sizeof(tc_shm_seg_hdr_t) && !up && ep->state == TC_SHM_EP_CONNECTING;
          pos += 1 + sizeof(tc_shm_seg_hdr_t)) {
         uint8_t c = s[pos];
         const uint8_t *img = s + pos + 1;
@@ -200,8 +206,8 @@ static void creator(uint8_t mode, const uint8_t *s, size_t n)
         int attached = snap.state[1] != TC_SHM_SIDE_NONE;
         int right = attached && snap.proved[1] == 1 && memcmp(snap.mac[1], mac, 32) == 0;
         tc_shm_ep_connecting(ctx, ep);
-        if (ep->cell_size != CELL || ep->ncells != NCELLS ||
-            ep->stride != TC_SHM_CELL_HDR + CELL || ep->seg_len != size)
+        if (ep->cell_size != CELL || ep->ncells != NCELLS || ep->stride != TC_SHM_CELL_HDR + CELL ||
+            ep->seg_len != size)
             FAIL(); /* its own geometry, whatever the header says */
         if ((ep->state == TC_SHM_EP_UP) != right)
             FAIL();
@@ -257,8 +263,8 @@ static void opener(uint8_t mode, const uint8_t *s, size_t n)
     tc_shm_seg_hdr_t start;
     memcpy(&start, h, sizeof(start));
     uint64_t need = TC_SHM_HDR_SIZE +
-                    2 * (2 * TC_SHM_LINE + (uint64_t)start.ncells *
-                                               (TC_SHM_CELL_HDR + (uint64_t)start.cell_size)) +
+                    2 * (2 * TC_SHM_LINE +
+                         (uint64_t)start.ncells * (TC_SHM_CELL_HDR + (uint64_t)start.cell_size)) +
                     2ull * TC_SHM_LANE_BYTES;
     int magic = start.magic == TC_SHM_MAGIC;
     int valid = magic && start.version == TC_SHM_VERSION && start.cell_size >= 64 &&
@@ -293,8 +299,8 @@ static void opener(uint8_t mode, const uint8_t *s, size_t n)
         memcmp(h->mac[1], mac, 32) != 0 || h->proved[1] != 1 || h->state[1] != TC_SHM_SIDE_UP)
         FAIL();
     int up = 0;
-    for (size_t pos = sizeof(*h) + 1; n - pos >= 1 + sizeof(tc_shm_seg_hdr_t) && !up &&
-                                      ep->state == TC_SHM_EP_PROVING;
+    for (size_t pos = sizeof(*h) + 1;
+         n - pos >= 1 + sizeof(tc_shm_seg_hdr_t) && !up && ep->state == TC_SHM_EP_PROVING;
          pos += 1 + sizeof(tc_shm_seg_hdr_t)) {
         uint8_t c = s[pos];
         const uint8_t *img = s + pos + 1;
@@ -327,6 +333,33 @@ static void opener(uint8_t mode, const uint8_t *s, size_t n)
     tc_tp_ep_close(&ep->super);
 }
 
+/* The decision a pair's file carries, by the documented rules. */
+static void classify(const uint8_t *s, size_t n)
+{
+    uint64_t size, links;
+    uint32_t uid, mode, euid;
+    if (n < 28)
+        return;
+    memcpy(&size, s, 8);
+    memcpy(&links, s + 8, 8);
+    memcpy(&uid, s + 16, 4);
+    memcpy(&mode, s + 20, 4);
+    memcpy(&euid, s + 24, 4);
+    int want;
+    if (uid != euid || (mode & 0077))
+        want = TC_SHM_SEG_BAD;
+    else if (size == 0)
+        want = links ? TC_SHM_SEG_PENDING : TC_SHM_SEG_GONE;
+    else if (size == 1)
+        want = TC_SHM_SEG_NOFIT;
+    else if (size == 2)
+        want = TC_SHM_SEG_FAILED;
+    else
+        want = size >= TC_SHM_HDR_SIZE ? TC_SHM_SEG_READY : TC_SHM_SEG_BAD;
+    if (tc_shm_seg_classify(size, links, uid, mode, euid) != want)
+        FAIL();
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
@@ -334,7 +367,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     if (size < 1 || size > 4200)
         return 0;
     init_once();
-    if (data[0] & 1)
+    if (data[0] & 0x80)
+        classify(data + 1, size - 1);
+    else if (data[0] & 1)
         opener(data[0], data + 1, size - 1);
     else
         creator(data[0], data + 1, size - 1);

@@ -40,7 +40,7 @@ static volatile uint64_t fake_probe = FAKE_NONCE;
 static void fake_addr(unsigned char a[TC_TP_SHM_ADDR_LEN], uint64_t id, uint64_t nonce)
 {
     uint32_t magic = 0x4d534354u, zero = 0;
-    uint16_t version = 1, z16 = 0;
+    uint16_t version = 2, z16 = 0;
     int32_t pid = (int32_t)getpid();
     uint64_t probe = (uint64_t)(uintptr_t)&fake_probe, pidns = 0;
     memcpy(a, &magic, 4);

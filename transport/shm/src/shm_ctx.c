@@ -111,6 +111,41 @@ static tc_status_t tc_shm_opt_int(const tc_hints_t *hints, const char *key, cons
     return st;
 }
 
+/* shm_full_pairs / TC_SHM_FULL_PAIRS: "A-B,C-D" (or spaces) pairs of ids whose segment is taken not
+ * to fit (fault injection: a test makes chosen pairs fall back as a full /dev/shm would). */
+static tc_status_t tc_shm_full_pairs(tc_shm_ctx_t *ctx, const tc_hints_t *hints)
+{
+    const char *v = hints != NULL ? tc_hints_get(hints, "shm_full_pairs") : NULL;
+    if (v == NULL)
+        v = tc_config_string("TC_SHM_FULL_PAIRS", NULL);
+    ctx->nfull = 0;
+    while (v != NULL && *v != '\0') {
+        char *end;
+        errno = 0;
+        unsigned long long a = strtoull(v, &end, 10), b = 0;
+        int ok = end != v && *end == '-' && errno == 0;
+        if (ok) {
+            const char *bs = end + 1;
+            b = strtoull(bs, &end, 10);
+            ok = end != bs && (*end == ',' || *end == ' ' || *end == '\0') && errno == 0 && a != b;
+        }
+        if (!ok)
+            return tc_error_set(TC_ERR_CONFIG,
+                                "shm: shm_full_pairs / TC_SHM_FULL_PAIRS '%s': expected pairs of "
+                                "two different ids, A-B[,C-D...] (or spaces)",
+                                v);
+        if (a == ctx->self_id || b == ctx->self_id) {
+            if (ctx->nfull == TC_SHM_FULL_MAX)
+                return tc_error_set(TC_ERR_CONFIG,
+                                    "shm: shm_full_pairs names more than %d peers of id %llu",
+                                    TC_SHM_FULL_MAX, (unsigned long long)ctx->self_id);
+            ctx->full[ctx->nfull++] = a == ctx->self_id ? b : a;
+        }
+        v = *end != '\0' ? end + 1 : end;
+    }
+    return TC_OK;
+}
+
 static tc_status_t tc_shm_options(tc_shm_ctx_t *ctx, const tc_hints_t *hints)
 {
     uint64_t cell;
@@ -137,6 +172,8 @@ static tc_status_t tc_shm_options(tc_shm_ctx_t *ctx, const tc_hints_t *hints)
         (hints != NULL && (st = tc_hints_bool(hints, "shm_cma", use_cma, &use_cma)) != TC_OK))
         return st;
     cma = use_cma;
+    if ((st = tc_shm_full_pairs(ctx, hints)) != TC_OK)
+        return st;
     ctx->cell_size = (uint32_t)cell;
     ctx->ncells = (uint32_t)ncells;
     ctx->liveness_ns = (uint64_t)live * 1000000ULL;
@@ -162,6 +199,7 @@ static void tc_shm_ctx_destroy(tc_tp_ctx_t *super)
         ctx->mems = m->next;
         free(m);
     }
+    tc_shm_unlink_marks(ctx);
     tc_auth_key_wipe(&ctx->key);
     free(ctx->stage);
     free(ctx);
@@ -188,10 +226,10 @@ static tc_status_t tc_shm_ctx_create(const tc_tp_ctx_params_t *params, tc_tp_ctx
     status = tc_shm_options(ctx, params->hints);
     if (status != TC_OK)
         goto err;
-    status = tc_shm_preflight(ctx->seg_size, ctx->cell_size, ctx->ncells);
-    /* (the floor's size: what the smallest pair segment needs, lanes included) */
-    if (status != TC_OK)
-        goto err;
+    /* The floor's size (the smallest pair segment, lanes included) not free is no error: each
+     * pair decides when it connects, and one without room takes another transport. */
+    if (tc_shm_preflight(ctx->seg_size, ctx->cell_size, ctx->ncells) != TC_OK)
+        tc_log_info(TC_SUBSYS_TRANSPORT, "%s (pairs without room are refused)", tc_last_error());
 
     uint64_t nonce = 0;
     if (getrandom(&nonce, sizeof(nonce), GRND_NONBLOCK) != (ssize_t)sizeof(nonce))
@@ -244,6 +282,7 @@ static tc_status_t tc_shm_addr_pack(tc_tp_ctx_t *super, void *buf, size_t cap, s
     int32_t pid = (int32_t)ctx->pid;
     uint64_t probe = (uint64_t)(uintptr_t)&ctx->probe;
     memcpy(p, &magic, 4);
+    /* NOLINTNEXTLINE(bugprone-not-null-terminated-result): a u16, not a string */
     memcpy(p + 4, &version, 2);
     memcpy(p + 6, &z16, 2);
     memcpy(p + 8, &pid, 4);
@@ -372,6 +411,25 @@ tc_status_t tc_tp_shm_ep_lane(tc_tp_ep_t *super, tc_tp_shm_lane_t **lane_p)
         return st;
     *lane_p = &ep->lane;
     return TC_OK;
+}
+
+tc_status_t tc_tp_shm_ep_lane_cost(const tc_tp_ep_t *super, uint64_t *cost_p, uint64_t *free_p)
+{
+    if (super == NULL || super->ops != &tc_tp_shm_ops || cost_p == NULL || free_p == NULL)
+        return tc_error_set(TC_ERR_INVALID_ARG,
+                            "tc_tp_shm_ep_lane_cost: not an shm endpoint, or NULL output");
+    const tc_shm_ep_t *ep = (const tc_shm_ep_t *)super;
+    if (ep->state == TC_SHM_EP_FAILED)
+        return tc_error_set(super->failed, "%s", super->error);
+    if (ep->state != TC_SHM_EP_UP)
+        return tc_error_set(
+            TC_ERR_INVALID_STATE,
+            "tc_tp_shm_ep_lane_cost: the endpoint to peer %llu is not connected yet",
+            (unsigned long long)super->peer_id);
+    tc_status_t st = tc_shm_free_bytes(free_p);
+    if (st == TC_OK)
+        *cost_p = ep->lanes_pending ? 2 * TC_SHM_LANE_BYTES : 0;
+    return st;
 }
 
 int tc_tp_shm_ep_single_copy(const tc_tp_ep_t *super)

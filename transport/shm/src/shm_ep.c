@@ -290,126 +290,6 @@ void tc_shm_ep_seg_init(tc_shm_ctx_t *ctx, tc_shm_ep_t *ep, void *p, size_t size
     ep->state = TC_SHM_EP_CONNECTING;
 }
 
-/* Reserve [off, off+len) of the file without changing its size; 0 or an errno value. */
-static int tc_shm_reserve(int fd, off_t off, off_t len)
-{
-    int rc;
-    do {
-        rc = fallocate(fd, FALLOC_FL_KEEP_SIZE, off, len) == 0 ? 0 : errno;
-    } while (rc == EINTR);
-    return rc;
-}
-
-/* The bytes this process holds changed: say so (the scale benchmark reads this line). */
-static void tc_shm_log_held(const tc_shm_ctx_t *ctx)
-{
-    tc_log_debug(TC_SUBSYS_TRANSPORT,
-                 "shm: id %llu holds %zu bytes of /dev/shm in %u segments it created",
-                 (unsigned long long)ctx->self_id, ctx->shm_bytes, ctx->nsegs);
-}
-
-/* Creator: make the segment, 0600. The header and rings are reserved (fallocate), so no page the
- * transport touches can SIGBUS on a full /dev/shm; the lanes are reserved on their first use
- * (tc_shm_ep_reserve_lanes): tmpfs charges only reserved or touched pages. The geometry is the
- * largest that fits this pair's share of the free space; a reservation finding no space (other
- * ranks took it meanwhile) tries the next smaller one down to the floor. */
-static tc_status_t tc_shm_ep_create_segment(tc_shm_ctx_t *ctx, tc_shm_ep_t *ep)
-{
-    uint64_t avail = 0;
-    tc_status_t status = tc_shm_free_bytes(&avail);
-    if (status != TC_OK)
-        return status;
-    tc_shm_geom_t plan[TC_SHM_LEVELS];
-    int n = tc_shm_geom_plan(ctx->cell_size, ctx->ncells,
-                             tc_shm_pair_budget(avail, ctx->local_ranks), plan);
-    int fd = shm_open(ep->name, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
-    if (fd < 0)
-        return tc_error_set(errno == EMFILE || errno == ENFILE ? TC_ERR_NO_RESOURCE : TC_ERR_SYSTEM,
-                            "shm: shm_open(%s) for peer %llu failed: %s", ep->name,
-                            (unsigned long long)ep->super.peer_id, strerror(errno));
-    ep->linked = 1;
-    size_t page = (size_t)sysconf(_SC_PAGESIZE), size = 0;
-    void *p = MAP_FAILED;
-    int rc = ENOSPC, i;
-    /* Reserve while the file is still empty, then give it its size at once: the opener waits
-     * for a header's worth of file, so it never faults on a page not yet reserved (a SIGBUS
-     * on a full /dev/shm) nor maps a size that is not the final one. */
-    for (i = 0; i < n && rc == ENOSPC; i++)
-        rc = tc_shm_reserve(fd, 0, (off_t)plan[i].reserve);
-    i--;
-    size = tc_shm_geom_seg_size(plan[i].cell_size, plan[i].ncells, page);
-    if (rc == 0 && ftruncate(fd, (off_t)size) != 0) {
-        status = tc_error_set(TC_ERR_SYSTEM, "shm: ftruncate(%s, %zu) failed: %s", ep->name, size,
-                              strerror(errno));
-        goto err;
-    }
-    if (rc != 0) {
-        status = tc_error_set(
-            rc == ENOSPC ? TC_ERR_NO_RESOURCE : TC_ERR_SYSTEM,
-            "shm: reserving %zu bytes of /dev/shm (%.1f MiB free) for peer %llu "
-            "failed: %s%s",
-            plan[i].reserve, (double)avail / 1048576.0, (unsigned long long)ep->super.peer_id,
-            strerror(rc), rc == ENOSPC ? " (enlarge /dev/shm, e.g. docker run --shm-size=1g)" : "");
-        goto err;
-    }
-    p = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-    if (p == MAP_FAILED) {
-        status = tc_error_set(TC_ERR_SYSTEM, "shm: mmap of %zu bytes of %s failed: %s", size,
-                              ep->name, strerror(errno));
-        goto err;
-    }
-    ep->fd = fd;
-    ep->lanes_pending = 1;
-    ep->cell_size = plan[i].cell_size;
-    ep->ncells = plan[i].ncells;
-    if ((ep->cell_size != ctx->cell_size || ep->ncells != ctx->ncells) && !ctx->warned) {
-        ctx->warned = 1;
-        tc_log_warn(TC_SUBSYS_TRANSPORT,
-                    "shm: /dev/shm has %.1f MiB free for %u local ranks: pair segments shrink to "
-                    "%u cells of %u bytes (configured %u of %u); messages above %u bytes take "
-                    "the single-copy or a slower pipelined path; give the node more /dev/shm "
-                    "(docker run --shm-size=1g) for full speed (said once per process)",
-                    (double)avail / 1048576.0, ctx->local_ranks, ep->ncells, ep->cell_size,
-                    ctx->ncells, ctx->cell_size, ep->cell_size);
-    }
-    tc_shm_ep_seg_init(ctx, ep, p, size);
-    ep->reserved = (plan[i].reserve + page - 1) / page * page;
-    ctx->shm_bytes += ep->reserved;
-    ctx->nsegs++;
-    tc_shm_log_held(ctx);
-    return TC_OK;
-
-err:
-    close(fd);
-    shm_unlink(ep->name);
-    ep->linked = 0;
-    return status;
-}
-
-tc_status_t tc_shm_ep_reserve_lanes(tc_shm_ctx_t *ctx, tc_shm_ep_t *ep)
-{
-    if (!ep->lanes_pending)
-        return TC_OK;
-    size_t off = tc_shm_geom_reserve(ep->cell_size, ep->ncells), len = 2 * TC_SHM_LANE_BYTES;
-    int rc = tc_shm_reserve(ep->fd, (off_t)off, (off_t)len);
-    if (rc != 0)
-        return tc_error_set(rc == ENOSPC ? TC_ERR_NO_RESOURCE : TC_ERR_SYSTEM,
-                            "shm: reserving the small-message lanes with peer %llu (%zu KiB of "
-                            "/dev/shm) failed: %s; enlarge /dev/shm or set TC_SMALL_MAX=0",
-                            (unsigned long long)ep->super.peer_id, len >> 10, strerror(rc));
-    close(ep->fd);
-    ep->fd = -1;
-    ep->lanes_pending = 0;
-    if (ep->side == 0) {
-        size_t page = (size_t)sysconf(_SC_PAGESIZE);
-        size_t grown = (off + len + page - 1) / page * page - ep->reserved;
-        ep->reserved += grown;
-        ctx->shm_bytes += grown;
-        tc_shm_log_held(ctx);
-    }
-    return TC_OK;
-}
-
 void tc_shm_ep_attach(tc_shm_ctx_t *ctx, tc_shm_ep_t *ep, void *p, size_t size)
 {
     tc_shm_seg_hdr_t *h = p;
@@ -469,49 +349,6 @@ void tc_shm_ep_attach(tc_shm_ctx_t *ctx, tc_shm_ep_t *ep, void *p, size_t size)
     tc_log_debug(TC_SUBSYS_TRANSPORT, "shm: id %llu attached to %s (peer %llu, pid %d)",
                  (unsigned long long)ctx->self_id, ep->name, (unsigned long long)ep->super.peer_id,
                  (int)ep->peer_pid);
-}
-
-/* Opener: map the creator's segment once it is ready, check it, attach, unlink the name. */
-static void tc_shm_ep_try_open(tc_shm_ctx_t *ctx, tc_shm_ep_t *ep)
-{
-    uint64_t now = tc_time_ns();
-    if (now < ep->next_open_ns)
-        return;
-    ep->next_open_ns = now + TC_SHM_OPEN_RETRY_NS;
-    int fd = shm_open(ep->name, O_RDWR | O_CLOEXEC, 0);
-    if (fd < 0) {
-        if (errno != ENOENT && errno != EACCES)
-            tc_shm_ep_fail(ctx, ep, TC_ERR_SYSTEM, "segment %s could not be opened: %s", ep->name,
-                           strerror(errno));
-        return; /* the creator has not connected yet */
-    }
-    struct stat st;
-    if (fstat(fd, &st) != 0 || st.st_size < (off_t)TC_SHM_HDR_SIZE) {
-        close(fd); /* being set up */
-        return;
-    }
-    if (st.st_uid != geteuid() || (st.st_mode & 077) != 0) {
-        close(fd);
-        tc_shm_ep_fail(ctx, ep, TC_ERR_PROTOCOL,
-                       "segment %s is not private to this user (uid %d, mode %03o)", ep->name,
-                       (int)st.st_uid, (unsigned)(st.st_mode & 0777));
-        return;
-    }
-    size_t size = (size_t)st.st_size;
-    void *p = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-    if (p == MAP_FAILED) {
-        close(fd);
-        tc_shm_ep_fail(ctx, ep, TC_ERR_SYSTEM, "segment %s could not be mapped: %s", ep->name,
-                       strerror(errno));
-        return;
-    }
-    tc_shm_ep_attach(ctx, ep, p, size);
-    if (ep->seg != NULL && ep->state != TC_SHM_EP_FAILED) {
-        ep->fd = fd; /* to reserve the lanes on their first use */
-        ep->lanes_pending = 1;
-    } else {
-        close(fd);
-    }
 }
 
 /* Opener: the creator's verdict on our proof, and its own proof. */
@@ -639,7 +476,6 @@ tc_status_t tc_shm_ep_connect(tc_tp_ctx_t *super, uint64_t peer_id, const void *
     ep->super.failed = TC_OK;
     ep->peer_pid = pid;
     ep->peer_nonce = nonce;
-    ep->side = ctx->self_id < peer_id ? 0 : 1;
     ep->pidfd = -1;
     ep->fd = -1;
 #ifdef SYS_pidfd_open
@@ -658,25 +494,21 @@ tc_status_t tc_shm_ep_connect(tc_tp_ctx_t *super, uint64_t peer_id, const void *
                         "scope?): pipelined copies instead",
                         (unsigned long long)peer_id, (int)pid, strerror(errno));
     }
-    if (ep->side == 0)
-        snprintf(ep->name, sizeof(ep->name), "/tcomms-%d-%016llx-%016llx", (int)ctx->pid,
-                 (unsigned long long)ctx->nonce, (unsigned long long)nonce);
-    else
-        snprintf(ep->name, sizeof(ep->name), "/tcomms-%d-%016llx-%016llx", (int)pid,
-                 (unsigned long long)nonce, (unsigned long long)ctx->nonce);
-
-    if (ep->side == 0) {
-        tc_status_t status = tc_shm_ep_create_segment(ctx, ep);
-        if (status != TC_OK) {
-            if (ep->pidfd >= 0)
-                close(ep->pidfd);
-            free(ep);
-            return status;
-        }
-    } else {
-        ep->state = TC_SHM_EP_OPENING;
-        tc_shm_ep_try_open(ctx, ep);
+    /* the name puts the smaller id's pid and nonce first: both sides know it before either
+     * knows which of them makes the segment (tc_shm_ep_claim: the first to connect) */
+    int lower = ctx->self_id < peer_id;
+    snprintf(ep->name, sizeof(ep->name), "/tcomms-%d-%016llx-%016llx",
+             lower ? (int)ctx->pid : (int)pid, (unsigned long long)(lower ? ctx->nonce : nonce),
+             (unsigned long long)(lower ? nonce : ctx->nonce));
+    tc_status_t status = tc_shm_ep_claim(ctx, ep);
+    if (status != TC_OK) {
+        if (ep->pidfd >= 0)
+            close(ep->pidfd);
+        free(ep);
+        return status;
     }
+    if (ep->side == 1)
+        tc_shm_ep_try_open(ctx, ep);
     ep->next = ctx->eps;
     ctx->eps = ep;
     tc_log_debug(TC_SUBSYS_TRANSPORT, "shm: id %llu %s %s for peer %llu (pid %d)",
@@ -703,7 +535,7 @@ void tc_shm_ep_close(tc_tp_ep_t *super)
         munmap(ep->seg, ep->seg_len);
     if (ep->linked)
         shm_unlink(ep->name);
-    if (ep->lanes_pending)
+    if (ep->fd >= 0)
         close(ep->fd);
     if (ep->pidfd >= 0)
         close(ep->pidfd);

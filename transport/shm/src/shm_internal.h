@@ -16,7 +16,7 @@
 
 #define TC_SHM_ADDR_MAGIC 0x4d534354u /* "TCSM" */
 #define TC_SHM_RKEY_MAGIC 0x4b4d5354u /* "TSMK" */
-#define TC_SHM_ADDR_VERSION 1
+#define TC_SHM_ADDR_VERSION 2         /* 2: the side that connects first makes the segment */
 /* Cells handled per endpoint and progress call, so one busy peer cannot starve the others. */
 #define TC_SHM_RX_BUDGET 64
 /* How often a side waiting for the other's segment tries shm_open again. */
@@ -114,6 +114,9 @@ typedef enum tc_shm_ep_state {
 
 typedef struct tc_shm_ep tc_shm_ep_t;
 
+/* Peers of one context that shm_full_pairs can name. */
+#define TC_SHM_FULL_MAX 16
+
 typedef struct tc_shm_ctx {
     tc_tp_ctx_t super;
     uint64_t self_id;
@@ -136,22 +139,26 @@ typedef struct tc_shm_ctx {
     uint64_t next_key;
     uint64_t next_cookie;
     uint64_t ncompleted;
-    unsigned char *stage; /* TC_SHM_STAGE_BYTES, allocated at the first staged read */
+    unsigned char *stage;           /* TC_SHM_STAGE_BYTES, allocated at the first staged read */
+    uint64_t full[TC_SHM_FULL_MAX]; /* peers whose segment is taken not to fit (shm_full_pairs) */
+    unsigned nfull;
+    char (*marks)[96]; /* names of decisions without a segment this context made (shm_seg.c) */
+    unsigned nmarks, marks_cap;
 } tc_shm_ctx_t;
 
 struct tc_shm_ep {
     tc_tp_ep_t super;
     tc_shm_ep_t *next;
     tc_shm_ep_state_t state;
-    int side; /* 0: creator, 1: opener */
+    int side; /* 0: creator (connected first), 1: opener */
     pid_t peer_pid;
     uint64_t peer_nonce;
     int pidfd; /* -1: check with kill() */
     char name[96];
     int linked;        /* creator: the name may still exist */
     int lanes_pending; /* fd holds the segment's file; its lanes are not reserved yet */
-    int fd;
-    size_t reserved; /* bytes this side counted in ctx->shm_bytes (creator only) */
+    int fd;            /* the segment's file while opening or lanes_pending, else -1 */
+    size_t reserved;   /* bytes this side counted in ctx->shm_bytes (creator only) */
     /* the handshake: this side's copies, never re-read from the segment */
     unsigned char nonce_i[TC_SHM_NONCE_LEN], nonce_a[TC_SHM_NONCE_LEN];
     uint32_t seg_cell_size, seg_ncells; /* the geometry the transcript binds */
@@ -226,6 +233,32 @@ void tc_shm_ep_connecting(tc_shm_ctx_t *ctx, tc_shm_ep_t *ep);
  * (the geometry of ep->cell_size/ncells, or the context's when those are 0; ids, pids, our
  * nonce, then magic), point the rings into it; CONNECTING. */
 void tc_shm_ep_seg_init(tc_shm_ctx_t *ctx, tc_shm_ep_t *ep, void *p, size_t size);
+/* ---- shm_seg.c ---- */
+/* What the size of a pair's file says (the creator's decision), after its owner and mode. */
+enum {
+    TC_SHM_SEG_PENDING = 0, /* empty: the creator is deciding */
+    TC_SHM_SEG_NOFIT = 1,   /* the creator found no room: both sides refuse the peer */
+    TC_SHM_SEG_FAILED = 2,  /* the creator failed: both sides fail */
+    TC_SHM_SEG_READY = 3,   /* a segment of its final size (at least a header) */
+    TC_SHM_SEG_GONE = 4,    /* empty and unlinked: the creator gave up without a word */
+    TC_SHM_SEG_BAD = 5,     /* not private to this user, or a size no creator gives */
+};
+/* Classify a pair's file from its fstat (@p euid: ours). Pure; a fuzz target drives it. */
+int tc_shm_seg_classify(uint64_t size, uint64_t nlink, uint32_t uid, uint32_t mode, uint32_t euid);
+/* Make or open the pair's file (ep->name; ep->peer_pid set): creator (side 0, its segment made,
+ * CONNECTING) or opener (side 1, OPENING with ep->fd), or the decision without a segment:
+ * TC_ERR_UNSUPPORTED when there is no room (on both sides), another error when the creator
+ * failed. */
+TC_MUST_USE tc_status_t tc_shm_ep_claim(tc_shm_ctx_t *ctx, tc_shm_ep_t *ep);
+/* Opener: map the segment once its magic is there, and attach. */
+void tc_shm_ep_try_open(tc_shm_ctx_t *ctx, tc_shm_ep_t *ep);
+/* Whether shm_full_pairs names the pair with @p peer_id. */
+int tc_shm_pair_full(const tc_shm_ctx_t *ctx, uint64_t peer_id);
+/* Remove the names of the decisions without a segment that this context made. */
+void tc_shm_unlink_marks(tc_shm_ctx_t *ctx);
+/* The bytes this process holds changed: say so (the scale benchmark reads this line). */
+void tc_shm_log_held(const tc_shm_ctx_t *ctx);
+
 /* Opener: the creator's segment of @p size bytes is mapped at @p p (the endpoint's now): when
  * its magic is there, check what the creator wrote, attach and prove this side (PROVING), or
  * fail the endpoint; without the magic, unmap it (OPENING still). Rings are not read. */

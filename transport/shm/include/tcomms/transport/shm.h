@@ -3,9 +3,13 @@
  * @brief The shared-memory backend: processes of one node (docs/transport_shm.md).
  *
  * Every pair of processes shares one segment: /dev/shm/tcomms-<pid>-<nonce>-<nonce>,
- * created with mode 0600 by the side with the smaller id when it calls
- * tc_tp_ep_connect(), opened by the other side on its connect (or in a later
+ * created with mode 0600 by the side that calls tc_tp_ep_connect() first,
+ * opened by the other side on its connect (mapped then or in a later
  * tc_tp_progress()), and unlinked by the opener as soon as it has mapped it.
+ * The creator decides for the pair: when /dev/shm has no room even for the
+ * smallest segment, the file's size says so, and both connects return
+ * TC_ERR_UNSUPPORTED naming the bytes wanted and free (use another transport
+ * for that peer).
  * The segment holds two single-producer/single-consumer rings of fixed cells
  * (one per direction). A message of at most the cell size travels in one cell
  * (eager); a larger one is read by the receiver straight from the sender's
@@ -38,9 +42,9 @@
  * - shm_cma / TC_SHM_CMA: use process_vm_readv/writev (default on).
  * - shm_liveness_ms / TC_SHM_LIVENESS_MS: how often a peer's pid is checked
  *   (default 100 ms, 1..60000).
- * A context checks that /dev/shm holds the smallest segment; too little gives
- * TC_ERR_NO_RESOURCE naming what is free, what is needed and the fix. A
- * segment's header and rings are reserved when it is made, its lanes when the
+ * - shm_full_pairs / TC_SHM_FULL_PAIRS: for tests, pairs of ids "A-B,C-D"
+ *   whose segment is taken not to fit (as a full /dev/shm).
+ * A segment's header and rings are reserved when it is made, its lanes when the
  * runtime first asks for them (tc_tp_shm_ep_lane: TC_ERR_NO_RESOURCE when
  * /dev/shm is full then).
  *

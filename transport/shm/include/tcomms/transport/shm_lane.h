@@ -84,6 +84,17 @@ typedef struct tc_tp_shm_lane {
  */
 tc_status_t tc_tp_shm_ep_lane(tc_tp_ep_t *ep, tc_tp_shm_lane_t **lane_p);
 
+/**
+ * @brief What tc_tp_shm_ep_lane() would reserve of /dev/shm for @p ep, and what is free there.
+ * @param ep a connected shm endpoint.
+ * @param cost_p bytes its lanes would take (0 once they are reserved).
+ * @param free_p bytes free in /dev/shm now.
+ * @return TC_ERR_INVALID_ARG for an endpoint of another backend (or NULL outputs),
+ *         TC_ERR_INVALID_STATE while it is not connected yet, the endpoint's failure once it
+ *         failed, TC_ERR_NO_RESOURCE when /dev/shm cannot be looked at.
+ */
+tc_status_t tc_tp_shm_ep_lane_cost(const tc_tp_ep_t *ep, uint64_t *cost_p, uint64_t *free_p);
+
 /** @brief Point @p lane at two lane areas of TC_SHM_LANE_BYTES (ours, the peer's); counters 0. */
 static inline void tc_shm_lane_init(tc_tp_shm_lane_t *lane, unsigned char *tx_area,
                                     unsigned char *rx_area)
