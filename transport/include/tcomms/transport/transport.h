@@ -91,7 +91,8 @@ typedef struct tc_tp_req {
  * no message-sized landing area. A backend moves pieces of a size it chooses:
  * shm passes its cells as they are read from the ring, and reads a
  * single-copy message in pieces through a small staging area of its context
- * that stays in cache. The request completes after the last piece was
+ * that stays in cache; tcp passes what each read of its staging area holds.
+ * The consumer must not call into the context. The request completes after the last piece was
  * consumed; it matches, truncates, cancels and fails like a receive of @p cap
  * bytes. A consumer's error ends the request with that status (the pieces
  * before it were consumed; the rest of the message is dropped).
