@@ -348,7 +348,7 @@ static tc_status_t copy_fn(void *arg, size_t off, const void *data, size_t len)
 {
     copy_sink_t *k = arg;
     if (off != k->next || off % 8 != 0 || (off + len != k->len && len % 8 != 0) ||
-        len > k->len - off) {
+        len > k->len - off || (uintptr_t)data % 8 != 0) {
         k->bad = 1;
         return TC_OK;
     }

@@ -25,7 +25,8 @@
 
 #define WAIT_MS 20000
 
-/* A consumer: out[off + k] = local[off + k] + data[k] (mod 256); checks the pieces' order. */
+/* A consumer: out[off + k] = local[off + k] + data[k] (mod 256); checks the pieces' order,
+ * their lengths and the alignment of their data (to the unit, 16 bytes at most). */
 typedef struct sum_sink {
     const unsigned char *local;
     unsigned char *out;
@@ -42,7 +43,8 @@ static tc_status_t sum_fn(void *arg, size_t off, const void *data, size_t len)
     sum_sink_t *k = arg;
     const unsigned char *d = data;
     if (off != k->next || off % k->unit != 0 || len == 0 ||
-        (off + len != k->end && len % k->unit != 0))
+        (off + len != k->end && len % k->unit != 0) ||
+        (uintptr_t)data % (k->unit < 16 ? k->unit : 16) != 0) /* read as elements */
         k->bad = 1;
     if (off >= k->fail_at)
         return tc_error_set(TC_ERR_UNSUPPORTED, "the consumer refuses the piece at %zu", off);

@@ -133,9 +133,12 @@ enum {
 /* Longest chunk a receiver accepts (the sender never exceeds TC_TCP_CHUNK_LEN). */
 #define TC_TCP_CHUNK_MAX (16u << 20)
 
-/* Largest unit of a sink (tc_tp_sink_t.unit). */
+/* Largest unit of a sink (tc_tp_sink_t.unit); its pieces are aligned to the unit, at most to
+ * TC_TCP_SINK_ALIGN. */
 #define TC_TCP_SINK_UNIT_MAX 64
-/* Bytes read per recv() into the staging buffer; many small messages arrive in one call. */
+#define TC_TCP_SINK_ALIGN 16
+/* Bytes read per recv() into the staging buffer (less the room for a sink's carry); many small
+ * messages arrive in one call. */
 #define TC_TCP_STAGE_LEN 65536
 /* A payload remainder at least this large is read straight into its destination. */
 #define TC_TCP_DIRECT_MIN 16384
@@ -203,8 +206,8 @@ typedef struct tc_tcp_unexp {
     uint64_t tag;
     uint64_t len;
     int complete;
-    struct tc_tcp_lrx *lrx; /* a striped message still arriving, or NULL */
-    unsigned char data[];
+    struct tc_tcp_lrx *lrx;            /* a striped message still arriving, or NULL */
+    _Alignas(16) unsigned char data[]; /* aligned for a sink's elements */
 } tc_tcp_unexp_t;
 
 /* A striped message being received: chunks land at dst + offset (below cap). */
@@ -374,7 +377,8 @@ typedef struct tc_tcp_ctx {
     uint64_t nserved;           /* peers' puts, gets and signals applied here, ever */
     tc_tcp_mem_slot_t *mems;    /* registered memory by slot */
     uint32_t nmems;
-    unsigned char stage[TC_TCP_STAGE_LEN]; /* always fully consumed before use elsewhere */
+    /* always fully consumed before use elsewhere; aligned, so that a sink's pieces can be */
+    _Alignas(16) unsigned char stage[TC_TCP_STAGE_LEN];
 } tc_tcp_ctx_t;
 
 struct tc_tcp_ep {
@@ -522,11 +526,14 @@ TC_MUST_USE tc_status_t tc_tcp_recv_sink(tc_tp_ep_t *ep, uint64_t tag, const tc_
                                          size_t cap, tc_tp_req_t *req);
 /* Hand @p n payload bytes of the primary's current message to its sink receive ep->rx_req, in
  * whole units (a tail shorter than the unit waits in ep->rx_carry); @p last: they end the bytes
- * the receive keeps. A consumer's error completes the receive with it and drops the rest. */
+ * the receive keeps. @p p lies in ctx->stage, whose bytes before it are consumed, and with
+ * ep->rx_carry_len bytes of room before it: the carry is put there and the piece moved down
+ * to an aligned address when it is not on one. A consumer's error completes the receive with
+ * it and drops the rest. */
 void tc_tcp_sink_feed(tc_tcp_ctx_t *ctx, tc_tcp_ep_t *ep, const unsigned char *p, size_t n,
                       int last);
-/* Hand the first @p n bytes of a message, landed whole at @p data, to sink receive @p req, then
- * complete it (TC_ERR_TRUNCATED when the message had @p len > n bytes). */
+/* Hand the first @p n bytes of a message, landed whole at @p data (16-byte aligned), to sink
+ * receive @p req, then complete it (TC_ERR_TRUNCATED when the message had @p len > n bytes). */
 void tc_tcp_sink_deliver(tc_tcp_ctx_t *ctx, tc_tp_req_t *req, const unsigned char *data, uint64_t n,
                          uint64_t len);
 

@@ -279,13 +279,18 @@ void tc_tcp_ep_read(tc_tcp_ctx_t *ctx, tc_tcp_ep_t *ep)
     for (int i = 0; i < 64 && ep->state == TC_TCP_EP_UP; i++) {
         int direct = ep->rx_state == TC_TCP_RX_PAYLOAD && ep->rx_dst_left >= TC_TCP_DIRECT_MIN &&
                      !ep->rx_sink;
+        size_t front = 0;
         ssize_t n;
         if (direct) {
             size_t want =
                 ep->rx_dst_left < TC_TCP_RECV_CHUNK ? (size_t)ep->rx_dst_left : TC_TCP_RECV_CHUNK;
             n = recv(ep->fd, ep->rx_dst, want, 0);
         } else {
-            n = recv(ep->fd, ctx->stage, sizeof(ctx->stage), 0);
+            /* a sink's payload: room before it for the carry, which then lands aligned */
+            front = ep->rx_state == TC_TCP_RX_PAYLOAD && ep->rx_sink
+                        ? TC_TCP_SINK_UNIT_MAX + ep->rx_carry_len
+                        : 0;
+            n = recv(ep->fd, ctx->stage + front, sizeof(ctx->stage) - front, 0);
         }
         if (n > 0) {
             if (direct) {
@@ -294,7 +299,7 @@ void tc_tcp_ep_read(tc_tcp_ctx_t *ctx, tc_tcp_ep_t *ep)
                 if (ep->rx_dst_left == 0 && ep->rx_discard == 0)
                     tc_tcp_rx_message_done(ctx, ep);
             } else {
-                tc_tcp_rx_consume(ctx, ep, ctx->stage, (size_t)n);
+                tc_tcp_rx_consume(ctx, ep, ctx->stage + front, (size_t)n);
             }
             continue;
         }
@@ -341,8 +346,14 @@ static void tc_tcp_rx_claim_partial(tc_tcp_ctx_t *ctx, tc_tcp_ep_t *ep, tc_tcp_u
         ep->rx_dst = NULL;
         ep->rx_dst_left = keep - fed;
         ep->rx_discard = u->len - got - ep->rx_dst_left;
-        if (fed > 0)
-            tc_tcp_sink_feed(ctx, ep, u->data, (size_t)fed, ep->rx_dst_left == 0);
+        /* through the stage (free outside progress), where the pieces can be aligned */
+        size_t room = sizeof(ctx->stage) - 2 * TC_TCP_SINK_UNIT_MAX;
+        for (uint64_t at = 0; at < fed && ep->rx_req == req; at += room) {
+            size_t k = fed - at < room ? (size_t)(fed - at) : room;
+            unsigned char *p = ctx->stage + TC_TCP_SINK_UNIT_MAX + ep->rx_carry_len;
+            memcpy(p, u->data + at, k);
+            tc_tcp_sink_feed(ctx, ep, p, k, at + k == fed && ep->rx_dst_left == 0);
+        }
         return;
     }
     if (got > 0 && cap > 0)

@@ -4,8 +4,10 @@
  * A message on the primary socket is handed over as it is read: each recv() fills the
  * context's staging area (64 KiB, so it stays in cache) and the payload bytes in it go to the
  * sink at once, in order, in whole units of the sink; a tail shorter than a unit waits in the
- * endpoint's carry (at most 63 bytes) for the next read. No allocation, and no buffer of the
- * message's size.
+ * endpoint's carry (at most 63 bytes), and the next read lands right behind a copy of it.
+ * Pieces are aligned (the consumer reads elements): the stage is, reads of a sink's payload
+ * start where the carry ends on an aligned address, and the first piece after a header is
+ * moved down to one. No allocation, and no buffer of the message's size.
  *
  * A striped message (several sockets, TC_SOCKET_NSOCKS > 1) arrives in chunks over several
  * sockets in any order, while the sink takes pieces in order: it lands in a buffer of the
@@ -53,33 +55,31 @@ void tc_tcp_sink_feed(tc_tcp_ctx_t *ctx, tc_tcp_ep_t *ep, const unsigned char *p
     tc_tp_req_t *req = ep->rx_req;
     const tc_tp_sink_t *sink = tc_tcp_sink_of(req);
     size_t unit = sink->unit;
+    size_t align = unit < TC_TCP_SINK_ALIGN ? unit : TC_TCP_SINK_ALIGN;
     size_t off = (size_t)req->priv[TC_TCP_P_OFF];
-    tc_status_t st;
-    if (ep->rx_carry_len > 0) { /* complete the piece a previous read left short */
-        size_t t = unit - ep->rx_carry_len;
-        t = n < t ? n : t;
-        memcpy(ep->rx_carry + ep->rx_carry_len, p, t);
-        ep->rx_carry_len += t;
-        p += t;
-        n -= t;
-        if (ep->rx_carry_len < unit && !(last && n == 0))
-            return;
-        if ((st = sink->fn(sink->arg, off, ep->rx_carry, ep->rx_carry_len)) != TC_OK) {
-            tc_tcp_sink_failed(ctx, ep, st);
-            return;
-        }
-        off += ep->rx_carry_len;
+    /* p is in the stage: writable, and what lies before it is consumed */
+    unsigned char *q = (unsigned char *)(uintptr_t)p;
+    if (ep->rx_carry_len > 0) { /* the start of this piece, left by the previous read */
+        q -= ep->rx_carry_len;
+        memcpy(q, ep->rx_carry, ep->rx_carry_len);
+        n += ep->rx_carry_len;
         ep->rx_carry_len = 0;
+    }
+    size_t mis = (uintptr_t)q % align; /* the stage is aligned: q - mis is inside it */
+    if (mis != 0) {                    /* once per message: its payload began after a header */
+        memmove(q - mis, q, n);
+        q -= mis;
     }
     size_t whole = last ? n : n - n % unit;
     if (whole > 0) {
-        if ((st = sink->fn(sink->arg, off, p, whole)) != TC_OK) {
+        tc_status_t st = sink->fn(sink->arg, off, q, whole);
+        if (st != TC_OK) {
             tc_tcp_sink_failed(ctx, ep, st);
             return;
         }
         off += whole;
     }
-    memcpy(ep->rx_carry, p + whole, n - whole);
+    memcpy(ep->rx_carry, q + whole, n - whole);
     ep->rx_carry_len = n - whole;
     req->priv[TC_TCP_P_OFF] = off;
 }

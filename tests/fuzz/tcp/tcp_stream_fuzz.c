@@ -143,8 +143,8 @@ typedef struct {
 static tc_status_t copy_fn(void *arg, size_t off, const void *data, size_t len)
 {
     copy_sink_t *k = arg;
-    if (off != k->next || len == 0 || len > k->cap - off || off % SINK_UNIT != 0 || k->short_seen ||
-        k->req->status != TC_INPROGRESS)
+    if (off != k->next || len == 0 || len > k->cap - off || off % SINK_UNIT != 0 ||
+        (uintptr_t)data % SINK_UNIT != 0 || k->short_seen || k->req->status != TC_INPROGRESS)
         abort();
     k->short_seen = len % SINK_UNIT != 0;
     memcpy(k->buf + off, data, len);

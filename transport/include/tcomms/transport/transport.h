@@ -106,7 +106,8 @@ typedef struct tc_tp_sink {
     tc_tp_sink_fn fn; /**< called for every piece, in order, from the progress call */
     void *arg;        /**< for fn */
     /** a power of two up to 64 (an element): every piece's offset is a multiple
-     *  of it, and so is every length but that of the message's last piece */
+     *  of it, and so is every length but that of the message's last piece; a
+     *  piece's data is aligned to it (to 16 bytes for larger units) */
     size_t unit;
 } tc_tp_sink_t;
 
