@@ -35,7 +35,8 @@ static tc_status_t sum_fn(void *arg, size_t off, const void *data, size_t len)
 {
     sum_sink_t *k = arg;
     const unsigned char *d = data;
-    if (off != k->next || off % k->unit != 0 || len == 0)
+    if (off != k->next || off % k->unit != 0 || len == 0 ||
+        (uintptr_t)data % (k->unit < 16 ? k->unit : 16) != 0) /* read as elements */
         k->bad = 1;
     if (off >= k->fail_at)
         return tc_error_set(TC_ERR_UNSUPPORTED, "the consumer refuses the piece at %zu", off);
