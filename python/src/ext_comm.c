@@ -202,6 +202,7 @@ PyObject *tc_py_comm_wrap(tc_comm_t *comm, tc_py_bridge_t *bridge)
     self->bridge = bridge;
     if (bridge)
         bridge->refs++;
+    tc_py_done_init(self);
     return (PyObject *)self;
 }
 
@@ -221,6 +222,7 @@ static void comm_close(tc_py_comm_t *self)
 static void comm_dealloc(tc_py_comm_t *self)
 {
     comm_close(self);
+    tc_py_done_fini(self);
     PyObject_Free(self);
 }
 
@@ -507,6 +509,8 @@ PyMODINIT_FUNC PyInit__ext(void)
     for (PyMethodDef *d = tc_py_comm_ops; d->ml_name; d++)
         all[n++] = *d;
     for (PyMethodDef *d = tc_py_comm_win_ops; d->ml_name; d++)
+        all[n++] = *d;
+    for (PyMethodDef *d = tc_py_comm_wait_ops; d->ml_name; d++)
         all[n++] = *d;
     tc_py_comm_type.tp_methods = all;
     if (PyType_Ready(&tc_py_comm_type) < 0 || PyType_Ready(&tc_py_work_type) < 0 ||

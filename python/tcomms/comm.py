@@ -44,11 +44,12 @@ def _hints(hints):
 class Work:
     """An operation in flight (or done). ``wait`` raises its error."""
 
-    __slots__ = ("_w", "_post", "_done")
+    __slots__ = ("_w", "_post", "_done", "_c")
 
-    def __init__(self, w, post):
+    def __init__(self, w, post, c=None):
         self._w = w          # _ext.Work, or None when the call was blocking
         self._post = post    # Bufs / callables owed a copy back
+        self._c = c          # the _ext.Comm it runs on, for _wait_asleep
         self._done = w is None
         if self._done:
             self._finish()
@@ -64,6 +65,18 @@ class Work:
         if self._done:
             return True
         if not self._w.wait(-1 if timeout is None else _ms(timeout)):
+            return False
+        self._done = True
+        self._finish()
+        return True
+
+    def _wait_asleep(self, timeout=None):
+        """wait(), asleep until the communicator ends an operation instead of spinning
+        and yielding: for a background thread (the torch backend's completion thread),
+        which should leave the cores to the caller and the data to the progress thread."""
+        if self._done or self._c is None:
+            return self.wait(timeout)
+        if not self._c.wait_done(self._w, -1 if timeout is None else _ms(timeout)):
             return False
         self._done = True
         self._finish()
@@ -88,7 +101,7 @@ def _run(fn, bufs, post, async_op, timeout, hints, *args):
     """Call @p fn with @p args then the option tail; the Bufs stay alive in the work."""
     keep = tuple(b.obj for b in bufs)
     w = fn(*args, _ms(timeout), _hints(hints), bool(async_op), keep)
-    return Work(w, post)
+    return Work(w, post, fn.__self__)
 
 
 class BatchOp:

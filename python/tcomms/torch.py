@@ -71,7 +71,7 @@ class _Completer:
             if item is None:
                 return
             work, works = item
-            work._settle(works)
+            work._settle(works, asleep=True)
 
     def put(self, work, works):
         self._q.put((work, works))
