@@ -301,7 +301,9 @@ class ProcessGroupTcomms(_C10dBackend):
         return self._p2p("recv", tensors, src, tag)
 
     def recv_anysource(self, tensors, tag):
-        raise _ext.UnsupportedError("tcomms: recv from any source is not supported")
+        raise _ext.error(_ext.TC_ERR_UNSUPPORTED,
+                         f"tcomms: recv from any source (src=None) on rank {self.rank()}: tcomms "
+                         "matches messages between two named ranks, in order; pass src")
 
     # ---- checks and the end
     def _same_shapes(self, t, lst, what):
