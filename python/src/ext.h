@@ -34,7 +34,7 @@ typedef struct {
     tc_py_bridge_t *bridge; /* NULL when not created through a store */
     sem_t done;             /* posted when an operation ends while someone sleeps (ext_wait.c) */
     atomic_int sleepers;    /* threads asleep in wait_done */
-    int hooked;             /* done and its hook are set up */
+    int hooked;             /* done and its hook are set up (enable_wait_done) */
 } tc_py_comm_t;
 
 typedef struct {
@@ -52,8 +52,8 @@ PyObject *tc_py_raise(tc_status_t st, const char *detail);
 int tc_py_errors_init(PyObject *module);
 /* The operations of a communicator (ext_ops.c). */
 extern PyMethodDef tc_py_comm_ops[];
-/* The communicator's asleep wait (ext_wait.c), and its set-up at wrapping and end at
- * deallocation (after the communicator is destroyed). */
+/* The communicator's asleep wait (ext_wait.c); its fields' set-up at wrapping, and their end
+ * at deallocation (after the communicator is destroyed). */
 extern PyMethodDef tc_py_comm_wait_ops[];
 void tc_py_done_init(tc_py_comm_t *self);
 void tc_py_done_fini(tc_py_comm_t *self);

@@ -3,7 +3,8 @@
  * waiting that way (the torch backend's completion thread) takes the cores the training
  * computes on and moves the data the progress thread would move anyway. Here the waiter
  * sleeps on a semaphore the communicator's hook posts whenever one of its operations ends,
- * looking at its work after each post (and every 10 ms in any case). */
+ * looking at its work after each post (and every 10 ms in any case). enable_wait_done sets it
+ * up; without it wait_done is Work.wait. */
 #include "ext.h" /* first: Python.h sets _GNU_SOURCE (sem_clockwait) */
 
 #include <errno.h>
@@ -23,14 +24,27 @@ static void done_hook(tc_comm_t *comm, const tc_op_info_t *info, int after, void
 void tc_py_done_init(tc_py_comm_t *self)
 {
     atomic_init(&self->sleepers, 0);
-    self->hooked = sem_init(&self->done, 0, 0) == 0;
-    tc_status_t st = TC_OK;
+    self->hooked = 0;
+}
+
+/* enable_wait_done(): set up the semaphore and the hook (once). Only for communicators that
+ * want wait_done: with a hook, each operation on the small-message path reads the clock. */
+static PyObject *comm_enable_wait_done(tc_py_comm_t *self, PyObject *unused)
+{
+    if (!self->comm)
+        return tc_py_raise(TC_ERR_INVALID_STATE, "the communicator was destroyed");
     if (self->hooked)
-        TC_PY_NOGIL(st, tc_comm_add_hook(self->comm, done_hook, self));
-    if (self->hooked && st != TC_OK) {
-        sem_destroy(&self->done); /* no hook slot left: wait_done falls back to tc_work_wait */
-        self->hooked = 0;
+        Py_RETURN_NONE;
+    if (sem_init(&self->done, 0, 0) != 0)
+        return PyErr_SetFromErrno(PyExc_OSError);
+    tc_status_t st;
+    TC_PY_NOGIL(st, tc_comm_add_hook(self->comm, done_hook, self));
+    if (st != TC_OK) {
+        sem_destroy(&self->done);
+        return tc_py_raise(st, NULL);
     }
+    self->hooked = 1;
+    Py_RETURN_NONE;
 }
 
 void tc_py_done_fini(tc_py_comm_t *self)
@@ -98,6 +112,9 @@ static PyObject *comm_wait_done(tc_py_comm_t *self, PyObject *args)
     return tc_py_raise(st, text && *text ? text : NULL);
 }
 
-PyMethodDef tc_py_comm_wait_ops[] = {{"wait_done", (PyCFunction)comm_wait_done, METH_VARARGS,
-                                      "wait_done(work, timeout_ms=-1) -> bool: Work.wait asleep"},
-                                     {NULL, NULL, 0, NULL}};
+PyMethodDef tc_py_comm_wait_ops[] = {
+    {"enable_wait_done", (PyCFunction)comm_enable_wait_done, METH_NOARGS,
+     "enable_wait_done(): set up wait_done (a hook on the communicator)"},
+    {"wait_done", (PyCFunction)comm_wait_done, METH_VARARGS,
+     "wait_done(work, timeout_ms=-1) -> bool: Work.wait asleep"},
+    {NULL, NULL, 0, NULL}};

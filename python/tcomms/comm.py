@@ -73,7 +73,8 @@ class Work:
     def _wait_asleep(self, timeout=None):
         """wait(), asleep until the communicator ends an operation instead of spinning
         and yielding: for a background thread (the torch backend's completion thread),
-        which should leave the cores to the caller and the data to the progress thread."""
+        which should leave the cores to the caller and the data to the progress thread.
+        Needs Comm._enable_wait_asleep(); without it, this is wait()."""
         if self._done or self._c is None:
             return self.wait(timeout)
         if not self._c.wait_done(self._w, -1 if timeout is None else _ms(timeout)):
@@ -301,6 +302,11 @@ class Comm:
         dtype: ``window.buffer`` is a tensor; else a NumPy array). Collective."""
         from .window import allocate_window
         return allocate_window(self, nbytes, dtype, timeout)
+
+    def _enable_wait_asleep(self):
+        """Let Work._wait_asleep sleep on this communicator: a hook on it, which makes each
+        operation on the small-message path read the clock twice (so not by default)."""
+        self._c.enable_wait_done()
 
     def _adopt(self, window):
         self._windows.add(window)

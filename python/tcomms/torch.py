@@ -99,6 +99,7 @@ class ProcessGroupTcomms(_C10dBackend):
         super().__init__(rank, size)
         self._comm = new_comm(store=store, rank=rank, size=size, name="torch",
                               prefix="tcomms", timeout=timeout)
+        self._comm._enable_wait_asleep()  # for the completion thread
         self._done = _Completer(f"pg{rank}")
         self._coal = None
         self._inline = False  # the operation being issued is a blocking torch call

@@ -170,6 +170,8 @@ def test_wait_asleep():
     def fn(c, r, n):
         x = np.full(1000, r + 1.0)
         if r == 0:
+            c._enable_wait_asleep()
+            c._enable_wait_asleep()  # again: nothing happens
             w = c.all_reduce(x, async_op=True)
             t0, cpu0 = time.monotonic(), time.thread_time()
             assert w._wait_asleep(timeout=0.5) is False and not w.is_completed()
