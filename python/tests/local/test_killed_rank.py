@@ -63,7 +63,8 @@ def test_killed_rank_named_within_seconds(async_op):
     ctx = mp.get_context("spawn")
     q, done, ready = ctx.Queue(), ctx.Event(), ctx.Barrier(SIZE)
     port = _free_port()
-    procs = [ctx.Process(target=_rank, args=(r, port, q, done, ready, async_op)) for r in range(SIZE)]
+    procs = [ctx.Process(target=_rank, args=(r, port, q, done, ready, async_op))
+             for r in range(SIZE)]
     for p in procs:
         p.start()
     # reap the victim as soon as it dies, as a launcher does: tcomms spreads a
