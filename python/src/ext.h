@@ -7,6 +7,8 @@
 
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
+#include <semaphore.h>
+#include <stdatomic.h>
 
 #include "tcomms/tcomms.h"
 
@@ -30,6 +32,9 @@ typedef struct {
 typedef struct {
     PyObject_HEAD tc_comm_t *comm;
     tc_py_bridge_t *bridge; /* NULL when not created through a store */
+    sem_t done;             /* posted when an operation ends while someone sleeps (ext_wait.c) */
+    atomic_int sleepers;    /* threads asleep in wait_done */
+    int hooked;             /* done and its hook are set up (enable_wait_done) */
 } tc_py_comm_t;
 
 typedef struct {
@@ -47,6 +52,11 @@ PyObject *tc_py_raise(tc_status_t st, const char *detail);
 int tc_py_errors_init(PyObject *module);
 /* The operations of a communicator (ext_ops.c). */
 extern PyMethodDef tc_py_comm_ops[];
+/* The communicator's asleep wait (ext_wait.c); its fields' set-up at wrapping, and their end
+ * at deallocation (after the communicator is destroyed). */
+extern PyMethodDef tc_py_comm_wait_ops[];
+void tc_py_done_init(tc_py_comm_t *self);
+void tc_py_done_fini(tc_py_comm_t *self);
 /* The communicator's window constructors (ext_win.c). */
 extern PyMethodDef tc_py_comm_win_ops[];
 /* Wrap @p comm (created through @p bridge, or NULL) in a new Python object. */

@@ -40,7 +40,8 @@ int tc_py_errors_init(PyObject *m)
     return PyModule_AddObjectRef(m, "Error", err_base);
 }
 
-PyObject *tc_py_raise(tc_status_t st, const char *detail)
+/* The exception for @p st carrying @p text, .status and .status_name; NULL with an error set. */
+static PyObject *error_new(tc_status_t st, const char *text)
 {
     PyObject *cls = st == TC_ERR_TIMEOUT       ? err_timeout
                     : st == TC_ERR_PEER_FAILED ? err_peer
@@ -50,16 +51,39 @@ PyObject *tc_py_raise(tc_status_t st, const char *detail)
                     : st == TC_ERR_INVALID_ARG ? err_invalid
                     : st == TC_ERR_UNSUPPORTED ? err_unsupported
                                                : err_base;
-    PyObject *exc = PyObject_CallFunction(cls, "s", detail ? detail : tc_last_error());
+    PyObject *exc = PyObject_CallFunction(cls, "s", text);
     if (!exc)
         return NULL;
     PyObject *code = PyLong_FromLong(st);
-    if (code && PyObject_SetAttrString(exc, "status", code) == 0 &&
-        PyObject_SetAttrString(exc, "status_name", PyUnicode_FromString(tc_status_string(st))) == 0)
-        PyErr_SetObject(cls, exc);
+    PyObject *name = PyUnicode_FromString(tc_status_string(st));
+    int ok = code && name && PyObject_SetAttrString(exc, "status", code) == 0 &&
+             PyObject_SetAttrString(exc, "status_name", name) == 0;
     Py_XDECREF(code);
-    Py_DECREF(exc);
+    Py_XDECREF(name);
+    if (!ok)
+        Py_CLEAR(exc);
+    return exc;
+}
+
+PyObject *tc_py_raise(tc_status_t st, const char *detail)
+{
+    PyObject *exc = error_new(st, detail ? detail : tc_last_error());
+    if (exc) {
+        PyErr_SetObject((PyObject *)Py_TYPE(exc), exc);
+        Py_DECREF(exc);
+    }
     return NULL;
+}
+
+/* error(status, message) -> the exception tcomms raises for @p status (not raised): for the
+ * errors the Python layer finds itself (a torch Work's wait timing out, an unsupported call). */
+static PyObject *py_error(PyObject *mod, PyObject *args)
+{
+    int st;
+    const char *text;
+    if (!PyArg_ParseTuple(args, "is", &st, &text))
+        return NULL;
+    return error_new((tc_status_t)st, text);
 }
 
 /* ---- the store bridge: callbacks may run on tcomms' progress thread ---- */
@@ -178,6 +202,7 @@ PyObject *tc_py_comm_wrap(tc_comm_t *comm, tc_py_bridge_t *bridge)
     self->bridge = bridge;
     if (bridge)
         bridge->refs++;
+    tc_py_done_init(self);
     return (PyObject *)self;
 }
 
@@ -197,6 +222,7 @@ static void comm_close(tc_py_comm_t *self)
 static void comm_dealloc(tc_py_comm_t *self)
 {
     comm_close(self);
+    tc_py_done_fini(self);
     PyObject_Free(self);
 }
 
@@ -287,6 +313,7 @@ static PyMethodDef module_methods[] = {
      "create_from_store(store, rank, size, prefix, name, timeout_ms, hints) -> Comm"},
     {"create_abort", py_create_abort, METH_NOARGS, "tc_comm_create_abort()"},
     {"version", py_version, METH_NOARGS, "tc_version()"},
+    {"error", py_error, METH_VARARGS, "error(status, message) -> the exception, not raised"},
     {NULL, NULL, 0, NULL}};
 
 /* ---- the communicator's own calls (the operations are in ext_ops.c) ---- */
@@ -483,6 +510,8 @@ PyMODINIT_FUNC PyInit__ext(void)
         all[n++] = *d;
     for (PyMethodDef *d = tc_py_comm_win_ops; d->ml_name; d++)
         all[n++] = *d;
+    for (PyMethodDef *d = tc_py_comm_wait_ops; d->ml_name; d++)
+        all[n++] = *d;
     tc_py_comm_type.tp_methods = all;
     if (PyType_Ready(&tc_py_comm_type) < 0 || PyType_Ready(&tc_py_work_type) < 0 ||
         PyType_Ready(&tc_py_win_type) < 0)
@@ -491,7 +520,9 @@ PyMODINIT_FUNC PyInit__ext(void)
     if (!m || tc_py_errors_init(m) != 0 ||
         PyModule_AddObjectRef(m, "Comm", (PyObject *)&tc_py_comm_type) != 0 ||
         PyModule_AddObjectRef(m, "Work", (PyObject *)&tc_py_work_type) != 0 ||
-        PyModule_AddObjectRef(m, "Window", (PyObject *)&tc_py_win_type) != 0) {
+        PyModule_AddObjectRef(m, "Window", (PyObject *)&tc_py_win_type) != 0 ||
+        PyModule_AddIntConstant(m, "TC_ERR_TIMEOUT", TC_ERR_TIMEOUT) != 0 ||
+        PyModule_AddIntConstant(m, "TC_ERR_UNSUPPORTED", TC_ERR_UNSUPPORTED) != 0) {
         Py_XDECREF(m);
         return NULL;
     }

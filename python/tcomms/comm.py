@@ -44,11 +44,12 @@ def _hints(hints):
 class Work:
     """An operation in flight (or done). ``wait`` raises its error."""
 
-    __slots__ = ("_w", "_post", "_done")
+    __slots__ = ("_w", "_post", "_done", "_c")
 
-    def __init__(self, w, post):
+    def __init__(self, w, post, c=None):
         self._w = w          # _ext.Work, or None when the call was blocking
         self._post = post    # Bufs / callables owed a copy back
+        self._c = c          # the _ext.Comm it runs on, for _wait_asleep
         self._done = w is None
         if self._done:
             self._finish()
@@ -64,6 +65,19 @@ class Work:
         if self._done:
             return True
         if not self._w.wait(-1 if timeout is None else _ms(timeout)):
+            return False
+        self._done = True
+        self._finish()
+        return True
+
+    def _wait_asleep(self, timeout=None):
+        """wait(), asleep until the communicator ends an operation instead of spinning
+        and yielding: for a background thread (the torch backend's completion thread),
+        which should leave the cores to the caller and the data to the progress thread.
+        Needs Comm._enable_wait_asleep(); without it, this is wait()."""
+        if self._done or self._c is None:
+            return self.wait(timeout)
+        if not self._c.wait_done(self._w, -1 if timeout is None else _ms(timeout)):
             return False
         self._done = True
         self._finish()
@@ -88,7 +102,7 @@ def _run(fn, bufs, post, async_op, timeout, hints, *args):
     """Call @p fn with @p args then the option tail; the Bufs stay alive in the work."""
     keep = tuple(b.obj for b in bufs)
     w = fn(*args, _ms(timeout), _hints(hints), bool(async_op), keep)
-    return Work(w, post)
+    return Work(w, post, fn.__self__)
 
 
 class BatchOp:
@@ -288,6 +302,11 @@ class Comm:
         dtype: ``window.buffer`` is a tensor; else a NumPy array). Collective."""
         from .window import allocate_window
         return allocate_window(self, nbytes, dtype, timeout)
+
+    def _enable_wait_asleep(self):
+        """Let Work._wait_asleep sleep on this communicator: a hook on it, which makes each
+        operation on the small-message path read the clock twice (so not by default)."""
+        self._c.enable_wait_done()
 
     def _adopt(self, window):
         self._windows.add(window)

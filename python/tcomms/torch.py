@@ -14,8 +14,9 @@ to tcomms, whose progress thread moves the data; one thread per group waits
 on the tcomms work objects and completes the torch Futures in issue order,
 so work finishes without the caller's help and DDP's hooks run on
 completion. Errors (a timeout, a failed peer naming the rank): a blocking
-call raises at once; an asynchronous one's is the error of its torch Future
-(``work.get_future()``, DDP's backward). Between
+call raises from torch's wait of it; an asynchronous one's is raised by
+``work.wait()`` and is the error of its torch Future (``work.get_future()``,
+DDP's backward): see tcomms._torch_work.TorchWork. Between
 ``start_coalescing`` and ``end_coalescing`` (``dist._coalescing_manager``,
 ``dist.batch_isend_irecv``) sends and receives become one tcomms batch and
 every operation issued is covered by the one work ``end_coalescing`` returns.
@@ -26,10 +27,10 @@ import threading
 import torch
 import torch.distributed as dist
 from torch._C._distributed_c10d import Backend as _C10dBackend
-from torch._C._distributed_c10d import _create_work_from_future as _create_work
 
 from .comm import Comm, ReduceOp, new_comm
 from . import _ext
+from ._torch_work import TorchWork
 
 _REDOPS = {dist.ReduceOp.SUM: ReduceOp.SUM, dist.ReduceOp.PRODUCT: ReduceOp.PROD,
            dist.ReduceOp.MIN: ReduceOp.MIN, dist.ReduceOp.MAX: ReduceOp.MAX,
@@ -56,27 +57,6 @@ def _one(tensors, what):
     return tensors[0]
 
 
-def _settle(works, fut, value):
-    """Wait for @p works (without the GIL, in tcomms) and complete @p fut."""
-    try:
-        for w in works:
-            w.wait()
-    except Exception as e:  # the tcomms error, given to whoever waits
-        fut.set_exception(e)
-        return
-    fut.set_result(value)
-
-
-def _value(fut):
-    """The value of @p fut, or its error raised. The Future torch sees is the one
-    this callback completes: an error set from Python (set_exception) is only
-    seen by Python's wait(), but an exception in a callback is an error of the
-    C++ Future, which DDP's reducer and Work.wait() check (with set_exception
-    alone a failed all_reduce under DDP read the exception as its tensors and
-    crashed)."""
-    return fut.value()
-
-
 class _Completer:
     """Completes the torch Futures of one group, in issue order, on its own thread."""
 
@@ -90,10 +70,11 @@ class _Completer:
             item = self._q.get()
             if item is None:
                 return
-            _settle(*item)
+            work, works = item
+            work._settle(works, asleep=True)
 
-    def put(self, works, fut, value):
-        self._q.put((works, fut, value))
+    def put(self, work, works):
+        self._q.put((work, works))
 
     def stop(self):
         self._q.put(None)
@@ -108,7 +89,7 @@ class _Coalescing:
         self.batch = comm.batch_op_create()  # sends and receives, issued at the end
         self.p2p = 0
         self.works = []                       # collectives issued meanwhile
-        self.futs = []                        # (future, value) of every operation
+        self.torch_works = []                 # the TorchWork of every operation
 
 
 class ProcessGroupTcomms(_C10dBackend):
@@ -118,6 +99,7 @@ class ProcessGroupTcomms(_C10dBackend):
         super().__init__(rank, size)
         self._comm = new_comm(store=store, rank=rank, size=size, name="torch",
                               prefix="tcomms", timeout=timeout)
+        self._comm._enable_wait_asleep()  # for the completion thread
         self._done = _Completer(f"pg{rank}")
         self._coal = None
         self._inline = False  # the operation being issued is a blocking torch call
@@ -134,18 +116,18 @@ class ProcessGroupTcomms(_C10dBackend):
         return self._comm
 
     # ---- completion
-    def _finish(self, works, value):
-        """A torch Work for the tcomms @p works; its future's value is @p value."""
+    def _finish(self, what, works, value, src=None):
+        """The torch Work of operation @p what, done with the tcomms @p works; its
+        future's value is @p value; @p src: a receive's source rank."""
         inline, self._inline = self._inline, False  # set by _kw for this operation only
-        fut = torch.futures.Future()
-        work = _create_work(fut.then(_value))
+        work = TorchWork(what, self.rank(), value, src)
         if self._coal is not None:
             self._coal.works.extend(works)
-            self._coal.futs.append((fut, value))
+            self._coal.torch_works.append(work)
         elif inline:
-            _settle(works, fut, value)  # a blocking torch call: waited for here
+            work._settle(works)  # a blocking torch call: waited for here
         else:
-            self._done.put(works, fut, value)
+            self._done.put(work, works)
         return work
 
     def _kw(self, opts):
@@ -172,35 +154,34 @@ class ProcessGroupTcomms(_C10dBackend):
             if coal.p2p:
                 works = works + [coal.batch.issue(async_op=True)]
         except Exception as e:
-            for f, _ in coal.futs:
-                f.set_exception(e)
+            for w in coal.torch_works:
+                w._fail(e)
             raise
-        for f, value in coal.futs:  # each operation's work completes with the whole
-            self._done.put(works, f, value)
-        fut = torch.futures.Future()
-        work = _create_work(fut.then(_value))
-        self._done.put(works, fut, [])
+        for w in coal.torch_works:  # each operation's work completes with the whole
+            self._done.put(w, works)
+        work = TorchWork("coalesced operations", self.rank(), [])
+        self._done.put(work, works)
         return work
 
     # ---- reductions
     def allreduce(self, tensors, opts):
         op = _redop(opts.reduceOp)
-        return self._finish([self._comm.all_reduce(t, op, **self._kw(opts))
-                             for t in tensors], tensors)
+        return self._finish("allreduce", [self._comm.all_reduce(t, op, **self._kw(opts))
+                                          for t in tensors], tensors)
 
     def allreduce_coalesced(self, tensors, opts):
         return self.allreduce(tensors, opts)
 
     def reduce(self, tensors, opts):
         t = _one(tensors, "reduce")
-        return self._finish([self._comm.reduce(t, opts.rootRank, _redop(opts.reduceOp),
-                                               **self._kw(opts))], tensors)
+        w = self._comm.reduce(t, opts.rootRank, _redop(opts.reduceOp), **self._kw(opts))
+        return self._finish("reduce", [w], tensors)
 
     def reduce_scatter(self, output_tensors, input_tensors, opts):
         out, ins = _one(output_tensors, "reduce_scatter"), _one(input_tensors, "reduce_scatter")
         self._same_shapes(out, ins, "reduce_scatter")
-        return self._finish([self._comm.reduce_scatter(out, ins, _redop(opts.reduceOp),
-                                                       **self._kw(opts))], output_tensors)
+        w = self._comm.reduce_scatter(out, ins, _redop(opts.reduceOp), **self._kw(opts))
+        return self._finish("reduce_scatter", [w], output_tensors)
 
     def _reduce_scatter_one(self, output, input, opts):
         if input.numel() != output.numel() * self.size():
@@ -210,29 +191,32 @@ class ProcessGroupTcomms(_C10dBackend):
                                                 **self._kw(opts))
 
     def reduce_scatter_single(self, output, input, opts):
-        return self._finish([self._reduce_scatter_one(output, input, opts)], [output])
+        return self._finish("reduce_scatter_tensor",
+                            [self._reduce_scatter_one(output, input, opts)], [output])
 
     def reduce_scatter_single_coalesced(self, outputs, inputs, opts):
         self._pairs(outputs, inputs, "reduce_scatter_tensor_coalesced")
-        return self._finish([self._reduce_scatter_one(o, i, opts)
+        return self._finish("reduce_scatter_tensor_coalesced",
+                            [self._reduce_scatter_one(o, i, opts)
                              for o, i in zip(outputs, inputs)], outputs)
 
     # ---- data movement
     def broadcast(self, tensors, opts):
-        return self._finish([self._comm.broadcast(t, opts.rootRank, **self._kw(opts))
-                             for t in tensors], tensors)
+        return self._finish("broadcast", [self._comm.broadcast(t, opts.rootRank, **self._kw(opts))
+                                          for t in tensors], tensors)
 
     def allgather(self, output_tensors, input_tensors, opts):
         t, outs = _one(input_tensors, "allgather"), _one(output_tensors, "allgather")
         self._same_shapes(t, outs, "allgather")
-        return self._finish([self._comm.all_gather(outs, t, **self._kw(opts))],
+        return self._finish("allgather", [self._comm.all_gather(outs, t, **self._kw(opts))],
                             output_tensors)
 
     def allgather_coalesced(self, output_lists, input_list, opts):
         self._pairs(output_lists, input_list, "all_gather_coalesced")
         for outs, t in zip(output_lists, input_list):
             self._same_shapes(t, outs, "all_gather_coalesced")
-        return self._finish([self._comm.all_gather(outs, t, **self._kw(opts))
+        return self._finish("allgather_coalesced",
+                            [self._comm.all_gather(outs, t, **self._kw(opts))
                              for outs, t in zip(output_lists, input_list)], output_lists)
 
     def _all_gather_one(self, output, input, opts):
@@ -242,17 +226,19 @@ class ProcessGroupTcomms(_C10dBackend):
         return self._comm.all_gather_single(output, input, **self._kw(opts))
 
     def all_gather_single(self, output, input, opts):
-        return self._finish([self._all_gather_one(output, input, opts)], [output])
+        return self._finish("all_gather_into_tensor",
+                            [self._all_gather_one(output, input, opts)], [output])
 
     def all_gather_single_coalesced(self, outputs, inputs, opts):
         self._pairs(outputs, inputs, "all_gather_into_tensor_coalesced")
-        return self._finish([self._all_gather_one(o, i, opts) for o, i in zip(outputs, inputs)],
+        return self._finish("all_gather_into_tensor_coalesced",
+                            [self._all_gather_one(o, i, opts) for o, i in zip(outputs, inputs)],
                             outputs)
 
     def alltoall(self, output_tensors, input_tensors, opts):
         self._pairs(output_tensors, input_tensors, "all_to_all", self.size())
-        return self._finish([self._comm.all_to_all(output_tensors, input_tensors,
-                                                   **self._kw(opts))], output_tensors)
+        w = self._comm.all_to_all(output_tensors, input_tensors, **self._kw(opts))
+        return self._finish("alltoall", [w], output_tensors)
 
     def all_to_all_single(self, output, input, output_split_sizes, input_split_sizes, opts):
         n = self.size()
@@ -273,39 +259,41 @@ class ProcessGroupTcomms(_C10dBackend):
                                  f"match {n} ranks and the tensors' first dimension")
             w = self._comm.all_to_all_v_single(output, input, [s * row_out for s in outs],
                                                [s * row_in for s in ins], **self._kw(opts))
-        return self._finish([w], [output])
+        return self._finish("all_to_all_single", [w], [output])
 
     def gather(self, output_tensors, input_tensors, opts):
         t = _one(input_tensors, "gather")
         outs = output_tensors[0] if output_tensors else []
         if self.rank() == opts.rootRank:
             self._same_shapes(t, outs, "gather")
-        return self._finish([self._comm.gather(outs, t, opts.rootRank, **self._kw(opts))],
-                            output_tensors)
+        w = self._comm.gather(outs, t, opts.rootRank, **self._kw(opts))
+        return self._finish("gather", [w], output_tensors)
 
     def scatter(self, output_tensors, input_tensors, opts):
         t = _one(output_tensors, "scatter")
         ins = input_tensors[0] if input_tensors else []
         if self.rank() == opts.rootRank:
             self._same_shapes(t, ins, "scatter")
-        return self._finish([self._comm.scatter(t, ins, opts.rootRank, **self._kw(opts))],
-                            output_tensors)
+        w = self._comm.scatter(t, ins, opts.rootRank, **self._kw(opts))
+        return self._finish("scatter", [w], output_tensors)
 
     def barrier(self, opts):
-        return self._finish([self._comm.barrier(**self._kw(opts))], [])
+        return self._finish("barrier", [self._comm.barrier(**self._kw(opts))], [])
 
     # ---- point to point (inside coalescing: one tcomms batch)
     def _p2p(self, kind, tensors, peer, tag):
         self._inline = False  # never waited for here (a send may wait for its peer's recv)
         t = _one(tensors, kind)
+        src = peer if kind == "recv" else None
         if tag != 0:
             raise ValueError(f"tcomms: {kind} with tag {tag}: tcomms matches messages by "
                              f"order between two ranks and takes no tags")
         if self._coal is not None:
             getattr(self._coal.batch, kind)(t, peer)
             self._coal.p2p += 1
-            return self._finish([], tensors)
-        return self._finish([getattr(self._comm, kind)(t, peer, async_op=True)], tensors)
+            return self._finish(kind, [], tensors, src)
+        return self._finish(kind, [getattr(self._comm, kind)(t, peer, async_op=True)], tensors,
+                            src)
 
     def send(self, tensors, dst, tag):
         return self._p2p("send", tensors, dst, tag)
@@ -314,7 +302,9 @@ class ProcessGroupTcomms(_C10dBackend):
         return self._p2p("recv", tensors, src, tag)
 
     def recv_anysource(self, tensors, tag):
-        raise _ext.UnsupportedError("tcomms: recv from any source is not supported")
+        raise _ext.error(_ext.TC_ERR_UNSUPPORTED,
+                         f"tcomms: recv from any source (src=None) on rank {self.rank()}: tcomms "
+                         "matches messages between two named ranks, in order; pass src")
 
     # ---- checks and the end
     def _same_shapes(self, t, lst, what):

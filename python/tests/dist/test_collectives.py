@@ -5,6 +5,8 @@ import pytest
 import torch
 import torch.distributed as dist
 
+import tcomms
+
 DTYPES = [torch.float32, torch.float64, torch.float16, torch.bfloat16, torch.int32, torch.int64,
           torch.int8, torch.uint8]
 
@@ -319,4 +321,13 @@ def test_send_recv_tag_refused(rank, size):
     with pytest.raises(ValueError, match="takes no tags"):
         dist.send(torch.zeros(1), (rank + 1) % size, tag=5)
     dist.barrier()
+
+
+def test_recv_any_source_refused(rank):
+    for recv in (dist.recv, dist.irecv):
+        with pytest.raises(tcomms.UnsupportedError, match=f"recv from any source \\(src=None\\) "
+                                                          f"on rank {rank}: .* pass src") as e:
+            recv(torch.zeros(2))
+        assert e.value.status_name == "TC_ERR_UNSUPPORTED"
+    dist.barrier()  # the group still works
 

@@ -161,6 +161,37 @@ def test_abort_and_wait_timeout():
     assert run_ranks(2, fn) == [True, True]
 
 
+def test_wait_asleep():
+    """The asleep wait of the torch backend's completion thread: False when its timeout
+    runs out first (in about that time), True once the peer joins (the data checked),
+    the operation's error raised; it takes almost no CPU while it waits."""
+    joined, done = threading.Event(), threading.Event()
+
+    def fn(c, r, n):
+        x = np.full(1000, r + 1.0)
+        if r == 0:
+            c._enable_wait_asleep()
+            c._enable_wait_asleep()  # again: nothing happens
+            w = c.all_reduce(x, async_op=True)
+            t0, cpu0 = time.monotonic(), time.thread_time()
+            assert w._wait_asleep(timeout=0.5) is False and not w.is_completed()
+            took, cpu = time.monotonic() - t0, time.thread_time() - cpu0
+            assert 0.45 <= took < 5 and cpu < 0.25, (took, cpu)
+            joined.set()
+            assert w._wait_asleep() is True
+            assert w._wait_asleep() is True  # done: at once
+            lone = c.all_reduce(np.zeros(4), async_op=True, timeout=0.3)  # rank 1 never joins
+            with pytest.raises(tcomms.TimeoutError, match="timed out after 300 ms"):
+                lone._wait_asleep()
+            done.set()
+        else:
+            assert joined.wait(30)
+            c.all_reduce(x, async_op=True).wait()  # as rank 0's (a blocking one is not matched)
+            assert done.wait(30)  # stays until rank 0's lone all_reduce timed out
+        return x.tolist()
+    assert run_ranks(2, fn) == [[3.0] * 1000, [3.0] * 1000]
+
+
 def test_is_completed_polled_while_the_store_is_called():
     """A thread polls ``is_completed()`` in a loop while the progress thread, under the
     world's lock, calls the Python store (the event poll of a store-started communicator,

@@ -1,5 +1,7 @@
 """A rank killed in the middle of training: every survivor's next operation
-raises an exception naming it, within seconds, and nobody hangs. Processes
+raises an exception naming it, within seconds, and nobody hangs: a blocking
+all_reduce, and the wait() of an asynchronous one (torch 2.15's Work made from
+a Future returned True there). Processes
 started as torchrun starts them (env://: MASTER_ADDR, MASTER_PORT, RANK,
 WORLD_SIZE), the "tcomms" backend bootstrapping through torch's store."""
 import multiprocessing as mp
@@ -22,7 +24,7 @@ def _free_port():
         return s.getsockname()[1]
 
 
-def _rank(rank, port, q, done):
+def _rank(rank, port, q, done, ready, async_op):
     os.environ.update(MASTER_ADDR="127.0.0.1", MASTER_PORT=str(port), RANK=str(rank),
                       WORLD_SIZE=str(SIZE))
     import datetime
@@ -34,13 +36,20 @@ def _rank(rank, port, q, done):
     t = torch.ones(1 << 16)
     dist.all_reduce(t)
     dist.barrier()
+    if async_op and rank != VICTIM:
+        # issued before the victim dies: its wait() must raise, not the next call's issue
+        work = dist.all_reduce(t, async_op=True)
+    ready.wait(60)
     if rank == VICTIM:
         os.kill(os.getpid(), signal.SIGKILL)
     t0 = time.monotonic()
     try:
-        for _ in range(1000):
-            dist.all_reduce(t)
-        q.put((rank, "no error", 0.0))
+        if async_op:
+            q.put((rank, f"wait() returned {work.wait()}", time.monotonic() - t0))
+        else:
+            for _ in range(1000):
+                dist.all_reduce(t)
+            q.put((rank, "no error", 0.0))
     except Exception as e:  # what the survivor saw, and when
         q.put((rank, f"{type(e).__name__}: {e}", time.monotonic() - t0))
     q.close()
@@ -49,11 +58,13 @@ def _rank(rank, port, q, done):
     os._exit(0)  # the group cannot be torn down cleanly with a dead member
 
 
-def test_killed_rank_named_within_seconds():
+@pytest.mark.parametrize("async_op", [False, True])
+def test_killed_rank_named_within_seconds(async_op):
     ctx = mp.get_context("spawn")
-    q, done = ctx.Queue(), ctx.Event()
+    q, done, ready = ctx.Queue(), ctx.Event(), ctx.Barrier(SIZE)
     port = _free_port()
-    procs = [ctx.Process(target=_rank, args=(r, port, q, done)) for r in range(SIZE)]
+    procs = [ctx.Process(target=_rank, args=(r, port, q, done, ready, async_op))
+             for r in range(SIZE)]
     for p in procs:
         p.start()
     # reap the victim as soon as it dies, as a launcher does: tcomms spreads a

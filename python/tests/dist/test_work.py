@@ -1,0 +1,108 @@
+"""The Work the tcomms backend returns: wait() True on success, wait(timeout)
+raising in about that time while the operation goes on, a failed operation's
+error raised by wait() (torch 2.15's Work made from a Future returned True),
+and c10d's other Work methods on the backend's own works."""
+import time
+from datetime import timedelta
+
+import pytest
+import torch
+import torch.distributed as dist
+
+import tcomms
+from tcomms.torch import backend_of
+
+
+def values(rank, n, salt):
+    return torch.arange(n, dtype=torch.float32) * (rank + 1) + salt
+
+
+def test_async_wait_returns_true(rank, size, gloo):
+    ts = [values(rank, n, k) for k, n in enumerate((3, 1000, 70000))]
+    works = [dist.all_reduce(t, async_op=True) for t in ts]
+    bc = values(rank, 50, 9)
+    works.append(dist.broadcast(bc, 1 % size, async_op=True))
+    for w in works:
+        assert w.wait() is True
+        assert w.wait(timeout=timedelta(seconds=30)) is True  # again, with a timeout
+        assert w.get_future().done()
+    for k, (t, n) in enumerate(zip(ts, (3, 1000, 70000))):
+        ref = values(rank, n, k)
+        dist.all_reduce(ref, group=gloo)
+        assert torch.equal(t, ref), k
+    ref = values(rank, 50, 9)
+    dist.broadcast(ref, 1 % size, group=gloo)
+    assert torch.equal(bc, ref)
+
+
+def test_wait_timeout_then_completes(rank, size, gloo):
+    """A receive whose send comes later: wait(timeout) raises a timeout in about that
+    time, the receive goes on and completes once the peer sends."""
+    t = torch.zeros(1000)
+    if rank == 0:
+        w = dist.irecv(t, src=1)
+        t0 = time.monotonic()
+        with pytest.raises(tcomms.TimeoutError, match="wait for recv on rank 0 timed out "
+                                                      "after 500 ms") as e:
+            w.wait(timeout=timedelta(milliseconds=500))
+        took = time.monotonic() - t0
+        assert 0.45 <= took < 5, took
+        assert e.value.status_name == "TC_ERR_TIMEOUT"
+        assert not w.get_future().done()
+    dist.barrier(group=gloo)  # only now does rank 1 send
+    if rank == 1:
+        dist.send(values(1, 1000, 4), dst=0)
+    if rank == 0:
+        assert w.wait() is True
+        assert torch.equal(t, values(1, 1000, 4))
+        assert torch.equal(w.get_future().value()[0], t)
+    dist.barrier(group=gloo)
+
+
+def test_backend_work_contract(rank, size, gloo):
+    """The backend's own methods return its Work itself: is_completed, is_success,
+    exception, result, source_rank and get_future as c10d's Work has them."""
+    pg = backend_of()
+    x = values(rank, 64, 1)
+    w = pg.allreduce([x], dist.AllreduceOptions())
+    assert w.wait() is True
+    assert w.is_completed() and w.is_success() and w.exception() is None
+    assert w.result()[0] is x and w.get_future().value()[0] is x
+    ref = values(rank, 64, 1)
+    dist.all_reduce(ref, group=gloo)
+    assert torch.equal(x, ref)
+    with pytest.raises(RuntimeError, match="only a receive has a source rank"):
+        w.source_rank()
+    if rank == 0:
+        t = torch.zeros(8)
+        r = pg.recv([t], 1, 0)
+        assert not r.is_completed() and r.exception() is None and r.source_rank() == 1
+    dist.barrier(group=gloo)
+    if rank == 1:
+        pg.send([values(1, 8, 2)], 0, 0).wait()
+    if rank == 0:
+        assert r.wait() and r.is_completed() and r.is_success()
+        assert torch.equal(r.result()[0], values(1, 8, 2))
+
+
+def test_failed_work_raises(rank, size, gloo):
+    """An all_reduce that only rank 0 issues times out (its own 500 ms): wait() raises
+    the tcomms error, every time, and the Work reports the failure."""
+    g = dist.new_group(list(range(size)), backend="tcomms")
+    if rank == 0:
+        opts = dist.AllreduceOptions()
+        opts.timeout = timedelta(milliseconds=500)
+        w = backend_of(g).allreduce([torch.ones(4)], opts)
+        t0 = time.monotonic()
+        for _ in range(2):
+            with pytest.raises(tcomms.TimeoutError, match="all_reduce .* timed out after 500 ms"):
+                w.wait()
+        assert time.monotonic() - t0 < 10
+        assert w.is_completed() and not w.is_success()
+        assert isinstance(w.exception(), tcomms.TimeoutError)
+        with pytest.raises(tcomms.TimeoutError):
+            w.result()
+        with pytest.raises(RuntimeError, match="timed out after 500 ms"):
+            w.get_future().wait()
+    dist.barrier(group=gloo)
+    dist.destroy_process_group(g)
