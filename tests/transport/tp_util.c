@@ -364,3 +364,20 @@ fail:
     tc_tp_ctx_destroy(ctx);
     return -1;
 }
+
+tc_status_t tc_tpt_sum_fn(void *arg, size_t off, const void *data, size_t len)
+{
+    tc_tpt_sum_sink_t *k = arg;
+    const unsigned char *d = data;
+    if (off != k->next || off % k->unit != 0 || len == 0 ||
+        (off + len != k->end && len % k->unit != 0) ||
+        (uintptr_t)data % (k->unit < 16 ? k->unit : 16) != 0)
+        k->bad = 1;
+    if (off >= k->fail_at)
+        return tc_error_set(TC_ERR_UNSUPPORTED, "the consumer refuses the piece at %zu", off);
+    for (size_t i = 0; i < len; i++)
+        k->out[off + i] = (unsigned char)(k->local[off + i] + d[i]);
+    k->next = off + len;
+    k->pieces++;
+    return TC_OK;
+}

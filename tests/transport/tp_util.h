@@ -108,4 +108,20 @@ int tc_tpt_swap_addr(int in, int out, const unsigned char *addr, size_t len,
 int tc_tpt_exchange(const tc_tp_ops_t *ops, uint64_t self, uint64_t peer, const char *secret,
                     const char *hints, int in, int out, tc_tp_ctx_t **ctx_p, tc_tp_ep_t **ep_p);
 
+/* A checking sink consumer: out[off + k] = local[off + k] + data[k] (mod 256). It marks the
+ * sink bad for a piece out of order, empty, off the unit, short before @p end (the bytes
+ * the receive keeps: only the piece ending there may be short), or whose data is not
+ * aligned to the unit (16 bytes at most: consumers read pieces as elements). */
+typedef struct tc_tpt_sum_sink {
+    const unsigned char *local;
+    unsigned char *out;
+    size_t unit;
+    size_t next;    /* the offset the next piece must start at */
+    size_t pieces;  /* calls */
+    size_t fail_at; /* fail the call that starts at or past this offset (SIZE_MAX: never) */
+    int bad;
+    size_t end;
+} tc_tpt_sum_sink_t;
+tc_status_t tc_tpt_sum_fn(void *arg, size_t off, const void *data, size_t len);
+
 #endif

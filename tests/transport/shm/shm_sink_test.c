@@ -20,33 +20,6 @@
 #include "tcomms/transport/transport.h"
 #include "tests/transport/tp_util.h"
 
-/* A consumer: out[off + k] = local[off + k] + data[k] (mod 256); checks the pieces' order. */
-typedef struct sum_sink {
-    const unsigned char *local;
-    unsigned char *out;
-    size_t unit;
-    size_t next;    /* the offset the next piece must start at */
-    size_t pieces;  /* calls */
-    size_t fail_at; /* fail the call that starts at or past this offset (SIZE_MAX: never) */
-    int bad;        /* a piece out of order or off the unit */
-} sum_sink_t;
-
-static tc_status_t sum_fn(void *arg, size_t off, const void *data, size_t len)
-{
-    sum_sink_t *k = arg;
-    const unsigned char *d = data;
-    if (off != k->next || off % k->unit != 0 || len == 0 ||
-        (uintptr_t)data % (k->unit < 16 ? k->unit : 16) != 0) /* read as elements */
-        k->bad = 1;
-    if (off >= k->fail_at)
-        return tc_error_set(TC_ERR_UNSUPPORTED, "the consumer refuses the piece at %zu", off);
-    for (size_t i = 0; i < len; i++)
-        k->out[off + i] = (unsigned char)(k->local[off + i] + d[i]);
-    k->next = off + len;
-    k->pieces++;
-    return TC_OK;
-}
-
 static const char *mode(void **state)
 {
     return *state;
@@ -63,8 +36,8 @@ static void one_sum(tp_pair_t *p, size_t len, size_t cap, size_t unit, int unexp
     tc_tpt_fill(src, len, seed);
     tc_tpt_fill(local, cap, seed + 1000);
     memset(out, 0xA5, cap + 64);
-    sum_sink_t k = {local, out, unit, 0, 0, SIZE_MAX, 0};
-    tc_tp_sink_t sink = {sum_fn, &k, unit};
+    tc_tpt_sum_sink_t k = {local, out, unit, 0, 0, SIZE_MAX, 0, n};
+    tc_tp_sink_t sink = {tc_tpt_sum_fn, &k, unit};
     tc_tp_req_t s = TC_TP_REQ_INIT, r = TC_TP_REQ_INIT;
     assert_true(tc_tp_has_recv_sink(p->ep[1]));
     if (unexpected) {
@@ -135,8 +108,8 @@ static void test_consumer_error(void **state)
     unsigned char *src = malloc(len), *local = calloc(1, len), *out = malloc(len);
     assert_true(src && local && out);
     tc_tpt_fill(src, len, 3);
-    sum_sink_t k = {local, out, 8, 0, 0, 8192, 0};
-    tc_tp_sink_t sink = {sum_fn, &k, 8};
+    tc_tpt_sum_sink_t k = {local, out, 8, 0, 0, 8192, 0, len};
+    tc_tp_sink_t sink = {tc_tpt_sum_fn, &k, 8};
     tc_tp_req_t s = TC_TP_REQ_INIT, r = TC_TP_REQ_INIT;
     assert_int_equal(tc_tp_recv_sink(p.ep[1], 5, &sink, len, &r), TC_OK);
     assert_int_equal(tc_tp_send(p.ep[0], 5, src, len, &s), TC_OK);
@@ -154,8 +127,8 @@ static void test_bad_unit(void **state)
 {
     tp_pair_t p;
     tc_shmt_pair_open(&p, mode(state));
-    sum_sink_t k = {NULL, NULL, 3, 0, 0, SIZE_MAX, 0};
-    tc_tp_sink_t sink = {sum_fn, &k, 3};
+    tc_tpt_sum_sink_t k = {NULL, NULL, 3, 0, 0, SIZE_MAX, 0, 0};
+    tc_tp_sink_t sink = {tc_tpt_sum_fn, &k, 3};
     tc_tp_req_t r = TC_TP_REQ_INIT;
     assert_int_equal(tc_tp_recv_sink(p.ep[1], 5, &sink, 12, &r), TC_ERR_INVALID_ARG);
     sink.unit = 128;
