@@ -405,6 +405,46 @@ static void test_cancel_in_flight(void **state)
     tc_tpt_pair_close(&p);
 }
 
+/* A progress call reads no further single-copy message once it has read 1 MiB of them (its
+ * caller holds the world's lock meanwhile): four messages of 1 MiB announced at once take
+ * one call each, and arrive intact. */
+static void test_copy_budget(void **state)
+{
+    (void)state;
+    tp_pair_t p;
+    tc_shmt_pair_open(&p, "");
+    enum { K = 4 };
+    size_t len = 1u << 20;
+    unsigned char *src = malloc(K * len), *dst = calloc(K, len);
+    assert_true(src && dst);
+    tc_tpt_fill(src, K * len, 11);
+    tc_tp_req_t s[K], r[K];
+    for (int i = 0; i < K; i++) {
+        r[i] = (tc_tp_req_t)TC_TP_REQ_INIT;
+        s[i] = (tc_tp_req_t)TC_TP_REQ_INIT;
+        assert_int_equal(tc_tp_recv(p.ep[1], 20 + (uint64_t)i, dst + i * len, len, &r[i]), TC_OK);
+    }
+    for (int i = 0; i < K; i++)
+        assert_int_equal(tc_tp_send(p.ep[0], 20 + (uint64_t)i, src + i * len, len, &s[i]), TC_OK);
+    for (int i = 0; i < 8; i++) /* every announcement written */
+        assert_true(tc_tp_progress(p.ctx[0]) >= 0);
+    for (int call = 1; call <= K; call++) {
+        assert_true(tc_tp_progress(p.ctx[1]) >= 0);
+        int done = 0;
+        for (int i = 0; i < K; i++)
+            done += r[i].status != TC_INPROGRESS;
+        assert_int_equal(done, call);
+    }
+    for (int i = 0; i < K; i++) {
+        assert_int_equal(tc_tpt_wait_req(p.ctx, 2, &r[i], SU_WAIT_MS), TC_OK);
+        assert_int_equal(tc_tpt_wait_req(p.ctx, 2, &s[i], SU_WAIT_MS), TC_OK);
+    }
+    assert_memory_equal(dst, src, K * len);
+    free(src);
+    free(dst);
+    tc_tpt_pair_close(&p);
+}
+
 static void test_preflight(void **state)
 {
     tc_tp_ctx_t *ctx = NULL;
@@ -449,6 +489,7 @@ int main(void)
         MODES(test_cancel),
         MODES(test_cancel_in_flight),
         cmocka_unit_test(test_preflight),
+        cmocka_unit_test(test_copy_budget),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -301,6 +301,7 @@ static int tc_shm_progress(tc_tp_ctx_t *super)
     uint64_t before = ctx->ncompleted;
     if (ctx->eps == NULL)
         return 0;
+    ctx->pass_copied = 0;
     /* The liveness check is a system call per peer, so only every liveness_ns;
      * even the clock is read only every 64 calls (it is most of a call's cost). */
     int check = 0;

@@ -19,6 +19,10 @@
 #define TC_SHM_ADDR_VERSION 2         /* 2: the side that connects first makes the segment */
 /* Cells handled per endpoint and progress call, so one busy peer cannot starve the others. */
 #define TC_SHM_RX_BUDGET 64
+/* Bytes of single-copy reads per progress call, after which the call reads no further cell
+ * (it always reads one when there is one): a caller holds its world's lock for the call,
+ * and another thread waiting for that lock should not wait for a whole burst of MiBs. */
+#define TC_SHM_PASS_COPY_MAX (1u << 20)
 /* How often a side waiting for the other's segment tries shm_open again. */
 #define TC_SHM_OPEN_RETRY_NS 200000ULL
 
@@ -139,6 +143,7 @@ typedef struct tc_shm_ctx {
     uint64_t next_key;
     uint64_t next_cookie;
     uint64_t ncompleted;
+    uint64_t pass_copied;           /* single-copy bytes read in this progress call */
     unsigned char *stage;           /* TC_SHM_STAGE_BYTES, allocated at the first staged read */
     uint64_t full[TC_SHM_FULL_MAX]; /* peers whose segment is taken not to fit (shm_full_pairs) */
     unsigned nfull;

@@ -84,7 +84,7 @@ static void tc_shm_rts_read(tc_shm_ctx_t *ctx, tc_shm_ep_t *ep, tc_tp_req_t *req
     tc_status_t consumed = TC_OK;
     if (n > 0 && tc_shm_cma_into(ctx, ep, req, addr, n, &consumed) < 0) {
         int err = errno;
-        tc_status_t st = err == ESRCH ? TC_ERR_PEER_FAILED
+        tc_status_t st = err == ESRCH    ? TC_ERR_PEER_FAILED
                          : err == EFAULT ? TC_ERR_PROTOCOL
                                          : TC_ERR_SYSTEM;
         tc_shm_req_complete(ctx, req, st, 0);
@@ -96,6 +96,7 @@ static void tc_shm_rts_read(tc_shm_ctx_t *ctx, tc_shm_ep_t *ep, tc_tp_req_t *req
                            (unsigned long long)total, (unsigned long long)addr, strerror(err));
         return;
     }
+    ctx->pass_copied += n;
     tc_shm_ctrl_post(ctx, ep, TC_SHM_T_ACK, cookie);
     if (consumed != TC_OK)
         tc_shm_req_complete(ctx, req, consumed, 0);
@@ -337,7 +338,8 @@ int tc_shm_ep_read(tc_shm_ctx_t *ctx, tc_shm_ep_t *ep)
 {
     tc_shm_ring_t *r = &ep->rx;
     int n = 0;
-    while (n < TC_SHM_RX_BUDGET && ep->state == TC_SHM_EP_UP) {
+    while (n < TC_SHM_RX_BUDGET && (n == 0 || ctx->pass_copied < TC_SHM_PASS_COPY_MAX) &&
+           ep->state == TC_SHM_EP_UP) {
         if (r->pos == r->seen) {
             uint64_t tail = __atomic_load_n(r->tail, __ATOMIC_ACQUIRE);
             if (tail < r->pos || tail - r->pos > ep->ncells) {
