@@ -208,6 +208,7 @@ static int tc_tcp_progress(tc_tp_ctx_t *super)
     uint64_t before = ctx->ncompleted + ctx->nserved;
     struct epoll_event events[64];
 
+    tc_tcp_held_flush(ctx); /* requests held for one write (a burst of puts) go out first */
     int n = epoll_wait(ctx->epfd, events, 64, 0);
     if (n < 0) {
         if (errno != EINTR)
@@ -238,6 +239,7 @@ static int tc_tcp_progress(tc_tp_ctx_t *super)
         tc_tcp_listen_resume(ctx);
     if (ctx->rail_sends > 0)
         tc_tcp_rail_watch(ctx);
+    tc_tcp_held_flush(ctx); /* answers to what this pass read */
 
     uint64_t done = ctx->ncompleted + ctx->nserved - before;
     return done > INT_MAX ? INT_MAX : (int)done;
@@ -248,6 +250,7 @@ static tc_status_t tc_tcp_wait(tc_tp_ctx_t *super, int timeout_ms)
 {
     tc_tcp_ctx_t *ctx = (tc_tcp_ctx_t *)super;
     struct epoll_event ev;
+    tc_tcp_held_flush(ctx); /* nothing held while this side sleeps */
     if (timeout_ms < 0)
         timeout_ms = 0;       /* every wait is bounded */
     if (ctx->listen_paused) { /* wake up when the listener is due back */

@@ -328,6 +328,7 @@ void tc_tcp_ep_close(tc_tp_ep_t *super)
             break;
         }
     }
+    tc_tcp_held_unlink(ctx, ep);
     tc_tcp_ep_close_fd(ctx, ep);
     tc_tcp_lanes_close(ctx, ep);
     tc_tcp_sq_drop(ctx, ep, TC_ERR_ABORTED);

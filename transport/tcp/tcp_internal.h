@@ -144,6 +144,10 @@ enum {
 #define TC_TCP_DIRECT_MIN 16384
 /* Most iovecs handed to one sendmsg(). */
 #define TC_TCP_IOV_MAX 64
+/* One-sided requests and their answers held unwritten per endpoint (tcp_tx.c: coalescing a
+ * burst into one sendmsg); the next one is written with them at once. 2 iovecs each: one
+ * sendmsg's worth. */
+#define TC_TCP_HOLD_MAX 32
 /* An accepted socket must complete the whole exchange (hello, challenge, proof) within this
  * time (TC_SOCKET_HANDSHAKE_TIMEOUT_MS); at most this many are in it at once per listener
  * (beyond, a new connection is closed at once). */
@@ -375,6 +379,7 @@ typedef struct tc_tcp_ctx {
     uint64_t stripe_min;        /* smallest striped message */
     uint64_t ncompleted;        /* requests completed, ever */
     uint64_t nserved;           /* peers' puts, gets and signals applied here, ever */
+    tc_tcp_ep_t *held;          /* endpoints with held sends (tcp_tx.c), written by progress */
     tc_tcp_mem_slot_t *mems;    /* registered memory by slot */
     uint32_t nmems;
     /* always fully consumed before use elsewhere; aligned, so that a sink's pieces can be */
@@ -407,6 +412,8 @@ struct tc_tcp_ep {
     unsigned char hello[TC_TCP_HELLO_LEN]; /* active side: the hello sent (for the proof) */
     tc_tp_req_t *sq_head, *sq_tail;
     size_t nsq;
+    tc_tcp_ep_t *held_next; /* in ctx->held while held is set */
+    int held;               /* the send queue holds requests not handed to the socket yet */
     /* one-sided requests written whole, waiting for the target's answer (FIFO) */
     tc_tp_req_t *wq_head, *wq_tail;
     size_t nwq;
@@ -542,6 +549,10 @@ TC_MUST_USE tc_status_t tc_tcp_send(tc_tp_ep_t *ep, uint64_t tag, const void *bu
                                     tc_tp_req_t *req);
 /* Write what the socket takes of the handshake and the send queue. */
 void tc_tcp_ep_flush(tc_tcp_ctx_t *ctx, tc_tcp_ep_t *ep);
+/* Write the send queues of the endpoints holding requests (start and end of each progress). */
+void tc_tcp_held_flush(tc_tcp_ctx_t *ctx);
+/* Take @p ep off the held list (it is being freed). */
+void tc_tcp_held_unlink(tc_tcp_ctx_t *ctx, tc_tcp_ep_t *ep);
 
 /* ---- tcp_rx.c ---- */
 TC_MUST_USE tc_status_t tc_tcp_recv(tc_tp_ep_t *ep, uint64_t tag, void *buf, size_t cap,
@@ -582,7 +593,8 @@ static inline uint64_t tc_tcp_sq_wire_len(tc_tp_req_t *req)
 {
     return tc_tcp_sq_kind(req) == TC_TCP_K_LMSG ? 0 : tc_tcp_sq_payload_len(req);
 }
-/* Append @p req to the send queue and write at once if it is alone there. */
+/* Append @p req to the send queue and write at once if it is alone there, except one-sided
+ * requests and answers, which may be held for one write (tcp_tx.c). */
 void tc_tcp_sq_push(tc_tcp_ctx_t *ctx, tc_tcp_ep_t *ep, tc_tp_req_t *req);
 
 /* ---- tcp_rma.c ---- */

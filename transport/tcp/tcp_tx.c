@@ -43,6 +43,36 @@ tc_status_t tc_tcp_send(tc_tp_ep_t *super, uint64_t tag, const void *buf, size_t
     return TC_OK;
 }
 
+/* Whether @p req, just queued on a connected @p ep, may wait for a later write of the whole
+ * queue instead of a sendmsg() of its own (a burst of small one-sided operations otherwise costs
+ * a system call per operation on each side):
+ * - an answer (ack, get response) is pushed while the target reads what the initiator sent,
+ *   and the read's end (tc_tcp_ep_on_events) or the end of the progress pass writes it with
+ *   the answers to the rest of what that read brought;
+ * - a put, get or signal waits only while an earlier one's answer is due (its arrival wakes
+ *   this side's progress, a reader of the epoll set, which writes the queue) or while
+ *   earlier requests wait in the queue themselves; every progress pass starts by writing
+ *   the held queues (tc_win_flush, a blocking operation's wait).
+ * At most TC_TCP_HOLD_MAX are held: the next request is written with them at once. Held
+ * requests are the callers' (or recycled answers): holding costs no memory. */
+static int tc_tcp_sq_hold(const tc_tcp_ep_t *ep, tc_tp_req_t *req)
+{
+    if (ep->nsq > TC_TCP_HOLD_MAX)
+        return 0;
+    switch (tc_tcp_sq_kind(req)) {
+    case TC_TCP_K_ACK:
+    case TC_TCP_K_GET_RESP:
+        return 1;
+    case TC_TCP_K_PUT:
+    case TC_TCP_K_GET:
+    case TC_TCP_K_SIG_ADD:
+    case TC_TCP_K_SIG_SET:
+        return ep->nwq > 0 || ep->sq_head != req;
+    default:
+        return 0;
+    }
+}
+
 void tc_tcp_sq_push(tc_tcp_ctx_t *ctx, tc_tcp_ep_t *ep, tc_tp_req_t *req)
 {
     req->priv[TC_TCP_P_NEXT] = 0;
@@ -53,10 +83,45 @@ void tc_tcp_sq_push(tc_tcp_ctx_t *ctx, tc_tcp_ep_t *ep, tc_tp_req_t *req)
         ep->sq_head = req;
     ep->sq_tail = req;
     ep->nsq++;
-
-    /* Alone in the queue: write now rather than after the next epoll round (latency). */
-    if (ep->state == TC_TCP_EP_UP && ep->sq_head == req)
+    if (ep->state != TC_TCP_EP_UP)
+        return;
+    if (tc_tcp_sq_hold(ep, req)) {
+        if (!ep->held) {
+            ep->held = 1;
+            ep->held_next = ctx->held;
+            ctx->held = ep;
+        }
+        return;
+    }
+    /* Alone in the queue, or a held burst is full: write now rather than after the next epoll
+     * round (latency). */
+    if (ep->sq_head == req || ep->held)
         tc_tcp_ep_flush(ctx, ep);
+}
+
+void tc_tcp_held_flush(tc_tcp_ctx_t *ctx)
+{
+    while (ctx->held != NULL) {
+        tc_tcp_ep_t *ep = ctx->held;
+        ctx->held = ep->held_next;
+        ep->held = 0;
+        ep->held_next = NULL;
+        if (ep->state == TC_TCP_EP_UP)
+            tc_tcp_ep_flush(ctx, ep);
+    }
+}
+
+void tc_tcp_held_unlink(tc_tcp_ctx_t *ctx, tc_tcp_ep_t *ep)
+{
+    if (!ep->held)
+        return;
+    for (tc_tcp_ep_t **pp = &ctx->held; *pp != NULL; pp = &(*pp)->held_next) {
+        if (*pp == ep) {
+            *pp = ep->held_next;
+            break;
+        }
+    }
+    ep->held = 0;
 }
 
 /* Account @p n written bytes to the handshake, then to the queued sends in order. */
@@ -99,8 +164,7 @@ void tc_tcp_ep_flush(tc_tcp_ctx_t *ctx, tc_tcp_ep_t *ep)
         /* a chunk being written finishes before the next frame; a new one is taken only when
          * no message waits, so small messages pass large ones between chunks. While the
          * acceptor has not proved itself (hs_wait) only the hello goes out. */
-        if (!ep->hs_wait && ep->tx_chunk.req == NULL && ep->sq_head == NULL &&
-            ep->lq_head != NULL)
+        if (!ep->hs_wait && ep->tx_chunk.req == NULL && ep->sq_head == NULL && ep->lq_head != NULL)
             tc_tcp_chunk_pull(ep, &ep->tx_chunk);
         n += tc_tcp_chunk_iov(&ep->tx_chunk, iov + n, &total);
         for (tc_tp_req_t *req = ep->hs_wait ? NULL : ep->sq_head;
