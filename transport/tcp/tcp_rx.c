@@ -347,7 +347,7 @@ static void tc_tcp_rx_claim_partial(tc_tcp_ctx_t *ctx, tc_tcp_ep_t *ep, tc_tcp_u
         ep->rx_dst_left = keep - fed;
         ep->rx_discard = u->len - got - ep->rx_dst_left;
         /* through the stage (free outside progress), where the pieces can be aligned */
-        size_t room = sizeof(ctx->stage) - 2 * TC_TCP_SINK_UNIT_MAX;
+        size_t room = sizeof(ctx->stage) - (size_t)2 * TC_TCP_SINK_UNIT_MAX;
         for (uint64_t at = 0; at < fed && ep->rx_req == req; at += room) {
             size_t k = fed - at < room ? (size_t)(fed - at) : room;
             unsigned char *p = ctx->stage + TC_TCP_SINK_UNIT_MAX + ep->rx_carry_len;
