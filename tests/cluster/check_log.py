@@ -20,7 +20,9 @@ import collections
 import re
 import sys
 
-LINE = re.compile(r"^(?:\[\d+\] )?\[[^]]+\] (\S+):\d+ rank (-|\d+) (\w+) (\w+): (.*)$")
+# host:pid; a line two ranks' output was merged into by the launcher's output
+# forwarding (host:pid:pid ...) does not match and is skipped
+LINE = re.compile(r"^(?:\[\d+\] )?\[[^]]+\] ([^\s:]+):\d+ rank (-|\d+) (\w+) (\w+): (.*)$")
 CONN = re.compile(r"connected to rank (\d+) \((same|another) node\) over (\w+)")
 GEOM = re.compile(r"comm 'world': \d+ ranks, \d+ on this node \(local rank -?\d+\): (.*)$")
 ALGO = re.compile(r"^(\w+) on (\d+) ranks.*: (\w+) \((model|hint)")

@@ -63,8 +63,10 @@ run() {
     shift 2
     local out
     out=$log/$(echo "$name" | tr -c 'A-Za-z0-9,.\n-' '_').out
-    # in the background: a signal to this script is handled (teardown) without waiting for it
-    timeout -k 10 300 "$@" >"$out" 2>&1 &
+    # in the background: a signal to this script is handled (teardown) without waiting for it;
+    # appending, so that writers on several nodes never write over each other's lines
+    : >"$out"
+    timeout -k 10 300 "$@" >>"$out" 2>&1 &
     wait $!
     local rc=$? clean
     clean=$(grep -c ', 0 failures' "$out")
