@@ -445,6 +445,100 @@ static void test_copy_budget(void **state)
     tc_tpt_pair_close(&p);
 }
 
+/* One single-copy message is read over several progress calls, at most about 1 MiB each:
+ * expected into a buffer, unexpected into a sink, cancelled half read (the sender still
+ * completes, nothing more is written), and a receive side closed half read. A small message
+ * behind a large one waits for it (cells are read in order). */
+static int calls_until_done(tp_pair_t *p, tc_tp_req_t *r)
+{
+    for (int call = 1; call <= 64; call++) {
+        assert_true(tc_tp_progress(p->ctx[1]) >= 0);
+        if (r->status != TC_INPROGRESS)
+            return call;
+    }
+    fail_msg("a 4 MiB receive did not complete in 64 progress calls");
+    return -1;
+}
+
+static void test_large_in_pieces(void **state)
+{
+    (void)state;
+    tp_pair_t p;
+    tc_shmt_pair_open(&p, "");
+    size_t len = 4u << 20;
+    unsigned char *src = malloc(len), *dst = malloc(len), *local = malloc(len);
+    assert_true(src && dst && local);
+    tc_tpt_fill(src, len, 21);
+    tc_tpt_fill(local, len, 22);
+
+    /* expected, into a buffer, with an eager message behind it */
+    memset(dst, GUARD, len);
+    char small[16] = {0};
+    tc_tp_req_t s = TC_TP_REQ_INIT, r = TC_TP_REQ_INIT, s2 = TC_TP_REQ_INIT, r2 = TC_TP_REQ_INIT;
+    assert_int_equal(tc_tp_recv(p.ep[1], 1, dst, len, &r), TC_OK);
+    assert_int_equal(tc_tp_recv(p.ep[1], 2, small, sizeof(small), &r2), TC_OK);
+    assert_int_equal(tc_tp_send(p.ep[0], 1, src, len, &s), TC_OK);
+    assert_int_equal(tc_tp_send(p.ep[0], 2, "behind", 7, &s2), TC_OK);
+    for (int i = 0; i < 4; i++)
+        assert_true(tc_tp_progress(p.ctx[0]) >= 0);
+    assert_int_equal(calls_until_done(&p, &r), 4);
+    assert_int_equal(r.status, TC_OK);
+    assert_int_equal(r.bytes, len);
+    assert_memory_equal(dst, src, len);
+    assert_int_equal(tc_tpt_wait_req(p.ctx, 2, &r2, SU_WAIT_MS), TC_OK);
+    assert_string_equal(small, "behind");
+    assert_int_equal(tc_tpt_wait_req(p.ctx, 2, &s, SU_WAIT_MS), TC_OK);
+    assert_int_equal(tc_tpt_wait_req(p.ctx, 2, &s2, SU_WAIT_MS), TC_OK);
+
+    /* unexpected, into a sink: every piece checked, the sum element by element */
+    memset(dst, 0, len);
+    tc_tpt_sum_sink_t k = {local, dst, 4, 0, 0, SIZE_MAX, 0, len};
+    tc_tp_sink_t sink = {tc_tpt_sum_fn, &k, 4};
+    s = (tc_tp_req_t)TC_TP_REQ_INIT;
+    r = (tc_tp_req_t)TC_TP_REQ_INIT;
+    assert_int_equal(tc_tp_send(p.ep[0], 3, src, len, &s), TC_OK);
+    tc_tpt_spin(p.ctx, 2, 1);
+    assert_int_equal(tc_tp_recv_sink(p.ep[1], 3, &sink, len, &r), TC_OK);
+    assert_int_equal(r.status, TC_INPROGRESS); /* read by progress, not by the post */
+    assert_int_equal(calls_until_done(&p, &r), 4);
+    assert_int_equal(r.status, TC_OK);
+    assert_int_equal(k.bad, 0);
+    assert_int_equal(k.next, len);
+    for (size_t i = 0; i < len; i++)
+        if (dst[i] != (unsigned char)(local[i] + src[i]))
+            fail_msg("sink byte %zu: %u, expected %u", i, dst[i], (local[i] + src[i]) & 0xff);
+    assert_int_equal(tc_tpt_wait_req(p.ctx, 2, &s, SU_WAIT_MS), TC_OK);
+
+    /* cancelled after the first MiB: the sender completes, nothing more is written */
+    s = (tc_tp_req_t)TC_TP_REQ_INIT;
+    r = (tc_tp_req_t)TC_TP_REQ_INIT;
+    memset(dst, GUARD, len);
+    assert_int_equal(tc_tp_recv(p.ep[1], 4, dst, len, &r), TC_OK);
+    assert_int_equal(tc_tp_send(p.ep[0], 4, src, len, &s), TC_OK);
+    assert_true(tc_tp_progress(p.ctx[0]) >= 0);
+    assert_true(tc_tp_progress(p.ctx[1]) >= 0);
+    assert_int_equal(r.status, TC_INPROGRESS);
+    assert_memory_equal(dst, src, 1u << 20);
+    tc_tpt_cancel_filling(&p, &r, &s, dst, len, SU_WAIT_MS, 20, 4096);
+    one_message(&p, 3u << 20, 3u << 20, 0, 23);
+
+    /* the receiving side closes half way: the receive ends ABORTED */
+    s = (tc_tp_req_t)TC_TP_REQ_INIT;
+    r = (tc_tp_req_t)TC_TP_REQ_INIT;
+    assert_int_equal(tc_tp_recv(p.ep[1], 5, dst, len, &r), TC_OK);
+    assert_int_equal(tc_tp_send(p.ep[0], 5, src, len, &s), TC_OK);
+    assert_true(tc_tp_progress(p.ctx[0]) >= 0);
+    assert_true(tc_tp_progress(p.ctx[1]) >= 0);
+    assert_int_equal(r.status, TC_INPROGRESS);
+    tc_tp_ep_close(p.ep[1]);
+    p.ep[1] = NULL;
+    assert_int_equal(r.status, TC_ERR_ABORTED);
+    free(src);
+    free(dst);
+    free(local);
+    tc_tpt_pair_close(&p);
+}
+
 static void test_preflight(void **state)
 {
     tc_tp_ctx_t *ctx = NULL;
@@ -490,6 +584,7 @@ int main(void)
         MODES(test_cancel_in_flight),
         cmocka_unit_test(test_preflight),
         cmocka_unit_test(test_copy_budget),
+        cmocka_unit_test(test_large_in_pieces),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

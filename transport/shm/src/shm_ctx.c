@@ -345,7 +345,7 @@ static int tc_shm_ready(tc_shm_ctx_t *ctx)
     for (tc_shm_ep_t *ep = ctx->eps; ep != NULL; ep = ep->next) {
         if (ep->state != TC_SHM_EP_UP)
             continue;
-        if (__atomic_load_n(ep->rx.tail, __ATOMIC_ACQUIRE) != ep->rx.pos)
+        if (ep->rd_head != NULL || __atomic_load_n(ep->rx.tail, __ATOMIC_ACQUIRE) != ep->rx.pos)
             return 1;
         if ((ep->ctrl_n > 0 || ep->jobs_head != NULL || ep->sq.head != NULL) &&
             ep->tx.pos - __atomic_load_n(ep->tx.head, __ATOMIC_ACQUIRE) < ep->ncells)

@@ -98,6 +98,14 @@ static void tc_shm_ep_drain(tc_shm_ctx_t *ctx, tc_shm_ep_t *ep, tc_status_t stat
     ep->rx_req = NULL;
     ep->rx_unexp = NULL; /* it is in the unexpected list, incomplete: dropped below */
     ep->rx_active = 0;
+    while (ep->rd_head != NULL) { /* single-copy reads not finished */
+        tc_shm_read_t *rd = ep->rd_head;
+        ep->rd_head = rd->next;
+        if (rd->req != NULL)
+            tc_shm_req_complete(ctx, rd->req, status, 0);
+        free(rd->owner);
+    }
+    ep->rd_tail = NULL;
     tc_shm_unexp_drop(ctx, ep, keep_complete, status);
     free(ep->ctrl);
     ep->ctrl = NULL;
@@ -122,6 +130,8 @@ void tc_shm_ep_fail(tc_shm_ctx_t *ctx, tc_shm_ep_t *ep, tc_status_t status, cons
 
     size_t nsend = ep->sq.n + ep->wq.n;
     size_t nrecv = ep->rq.n + (ep->rx_req != NULL);
+    for (const tc_shm_read_t *rd = ep->rd_head; rd != NULL; rd = rd->next)
+        nrecv += rd->req != NULL;
     snprintf(ep->super.error, sizeof(ep->super.error),
              "shm: peer %llu (pid %d) %s (%zu send%s, %zu receive%s pending)",
              (unsigned long long)ep->super.peer_id, (int)ep->peer_pid, reason, nsend,
@@ -594,6 +604,9 @@ tc_status_t tc_shm_cancel(tc_tp_ep_t *super, tc_tp_req_t *req)
         for (tc_shm_unexp_t *u = ep->uq_head; u != NULL; u = u->next)
             if (u->req == req)
                 u->req = NULL; /* stays unexpected; freed with the endpoint */
+        for (tc_shm_read_t *rd = ep->rd_head; rd != NULL; rd = rd->next)
+            if (rd->req == req)
+                rd->req = NULL; /* not read further; acknowledged so the sender completes */
         tc_shm_req_complete(ctx, req, TC_ERR_ABORTED, 0);
         return TC_OK;
     }

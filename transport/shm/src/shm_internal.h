@@ -19,9 +19,10 @@
 #define TC_SHM_ADDR_VERSION 2         /* 2: the side that connects first makes the segment */
 /* Cells handled per endpoint and progress call, so one busy peer cannot starve the others. */
 #define TC_SHM_RX_BUDGET 64
-/* Bytes of single-copy reads per progress call, after which the call reads no further cell
- * (it always reads one when there is one): a caller holds its world's lock for the call,
- * and another thread waiting for that lock should not wait for a whole burst of MiBs. */
+/* Bytes of single-copy reads per progress call, after which the call reads nothing more of
+ * any message or cell (it always reads one piece when there is one): a caller holds its
+ * world's lock for the call, and another thread waiting for that lock should not wait for a
+ * whole burst of MiBs, or a whole 64 MiB message. */
 #define TC_SHM_PASS_COPY_MAX (1u << 20)
 /* How often a side waiting for the other's segment tries shm_open again. */
 #define TC_SHM_OPEN_RETRY_NS 200000ULL
@@ -71,6 +72,14 @@ typedef struct tc_shm_ring {
     uint64_t seen;        /* producer: last head read; consumer: last tail read */
 } tc_shm_ring_t;
 
+/* A single-copy read of a matched RTS, queued on its endpoint and read a piece at a time. */
+typedef struct tc_shm_read {
+    struct tc_shm_read *next;
+    tc_tp_req_t *req; /* NULL once its receive was cancelled */
+    uint64_t total, addr, cookie;
+    void *owner; /* the unexpected record holding it, freed with it (NULL: the endpoint's) */
+} tc_shm_read_t;
+
 /* A message that arrived before its receive was posted. */
 typedef struct tc_shm_unexp {
     struct tc_shm_unexp *next;
@@ -80,6 +89,7 @@ typedef struct tc_shm_unexp {
     int complete; /* all data is in data[] (or rts) */
     uint64_t addr, cookie;
     tc_tp_req_t *req; /* a receive matched while cells still arrive */
+    tc_shm_read_t rd; /* an RTS's read, once its receive is posted */
     unsigned char data[];
 } tc_shm_unexp_t;
 
@@ -188,6 +198,11 @@ struct tc_shm_ep {
     tc_shm_ctrl_t *ctrl; /* control cells to push, a FIFO in a growing array */
     size_t ctrl_head, ctrl_n, ctrl_cap;
     tc_shm_job_t *jobs_head, *jobs_tail;
+
+    /* single-copy reads of matched RTSs, in order (shm_rx.c); rd_own serves an RTS matched
+     * on arrival (the ring is read only while this queue is empty, so one at a time) */
+    tc_shm_read_t *rd_head, *rd_tail;
+    tc_shm_read_t rd_own;
 
     /* a message pipelined in cells (FIRST, MORE...) being received */
     int rx_active;
@@ -311,11 +326,12 @@ TC_MUST_USE tc_status_t tc_shm_recv_sink(tc_tp_ep_t *ep, uint64_t tag, const tc_
  * sink's status, or TC_ERR_PROTOCOL (with the detail) for a piece off the sink's unit. */
 TC_MUST_USE tc_status_t tc_shm_rx_piece(tc_tp_req_t *req, uint64_t off, const void *data,
                                         uint64_t len, int last);
-/* Single copy: read @p len bytes at @p addr of the peer into receive @p req, whole into its
- * buffer or piece by piece through the staging area into its sink. Returns -1 with errno when
- * the read fails; else 0 with the consumer's status in @p st_p. */
+/* Single copy: read bytes [off, off + len) of a message at the peer's @p addr, of which @p end
+ * bytes are delivered in all, into @p req's buffer or piece by piece through the staging area
+ * into its sink. Returns -1 with errno when the read fails; else 0 with the consumer's status
+ * in @p st_p. */
 int tc_shm_cma_into(tc_shm_ctx_t *ctx, tc_shm_ep_t *ep, tc_tp_req_t *req, uint64_t addr,
-                    uint64_t len, tc_status_t *st_p);
+                    uint64_t off, uint64_t len, uint64_t end, tc_status_t *st_p);
 
 /* ---- shm_rma.c ---- */
 TC_MUST_USE tc_status_t tc_shm_mem_reg(tc_tp_ctx_t *ctx, void *addr, size_t len,

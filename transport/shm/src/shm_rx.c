@@ -75,33 +75,75 @@ static void tc_shm_deliver(tc_shm_ctx_t *ctx, tc_tp_req_t *req, const void *data
         tc_shm_req_complete(ctx, req, total <= cap ? TC_OK : TC_ERR_TRUNCATED, n);
 }
 
-/* Single copy: read a message announced by RTS from the sender's memory, then acknowledge. */
-static void tc_shm_rts_read(tc_shm_ctx_t *ctx, tc_shm_ep_t *ep, tc_tp_req_t *req, uint64_t total,
+/* Single copy: queue the read of a message announced by RTS into @p req. @p u is the RTS's
+ * unexpected record, or NULL for one matched on arrival. */
+static void tc_shm_rd_queue(tc_shm_ep_t *ep, tc_tp_req_t *req, tc_shm_unexp_t *u, uint64_t total,
                             uint64_t addr, uint64_t cookie)
 {
-    uint64_t cap = req->priv[TC_SHM_P_LEN];
-    uint64_t n = total <= cap ? total : cap;
-    tc_status_t consumed = TC_OK;
-    if (n > 0 && tc_shm_cma_into(ctx, ep, req, addr, n, &consumed) < 0) {
-        int err = errno;
-        tc_status_t st = err == ESRCH    ? TC_ERR_PEER_FAILED
-                         : err == EFAULT ? TC_ERR_PROTOCOL
-                                         : TC_ERR_SYSTEM;
-        tc_shm_req_complete(ctx, req, st, 0);
-        if (err == ESRCH)
-            tc_shm_ep_fail(ctx, ep, st, "exited");
-        else
-            tc_shm_ep_fail(ctx, ep, st,
-                           "announced %llu bytes at 0x%llx that process_vm_readv cannot read: %s",
-                           (unsigned long long)total, (unsigned long long)addr, strerror(err));
+    tc_shm_read_t *rd = u != NULL ? &u->rd : &ep->rd_own;
+    *rd = (tc_shm_read_t){NULL, req, total, addr, cookie, u};
+    req->priv[TC_SHM_P_OFF] = 0;
+    if (ep->rd_tail != NULL)
+        ep->rd_tail->next = rd;
+    else
+        ep->rd_head = rd;
+    ep->rd_tail = rd;
+}
+
+/* The oldest queued read is done (or cancelled): acknowledge it so the sender completes. */
+static void tc_shm_rd_pop(tc_shm_ctx_t *ctx, tc_shm_ep_t *ep)
+{
+    tc_shm_read_t *rd = ep->rd_head;
+    ep->rd_head = rd->next;
+    if (ep->rd_head == NULL)
+        ep->rd_tail = NULL;
+    tc_shm_ctrl_post(ctx, ep, TC_SHM_T_ACK, rd->cookie);
+    free(rd->owner);
+}
+
+/* Read the oldest queued message on: at least one piece, then on while the pass's budget
+ * lasts, so one large message is read over several progress calls. */
+static void tc_shm_rd_pull(tc_shm_ctx_t *ctx, tc_shm_ep_t *ep)
+{
+    tc_shm_read_t *rd = ep->rd_head;
+    tc_tp_req_t *req = rd->req;
+    if (req == NULL) { /* its receive was cancelled */
+        tc_shm_rd_pop(ctx, ep);
         return;
     }
-    ctx->pass_copied += n;
-    tc_shm_ctrl_post(ctx, ep, TC_SHM_T_ACK, cookie);
-    if (consumed != TC_OK)
-        tc_shm_req_complete(ctx, req, consumed, 0);
-    else
-        tc_shm_req_complete(ctx, req, total <= cap ? TC_OK : TC_ERR_TRUNCATED, n);
+    uint64_t cap = req->priv[TC_SHM_P_LEN];
+    uint64_t end = rd->total <= cap ? rd->total : cap;
+    uint64_t off = req->priv[TC_SHM_P_OFF];
+    uint64_t piece = req->priv[TC_SHM_P_SINK] ? TC_SHM_STAGE_BYTES : TC_SHM_PASS_COPY_MAX;
+    tc_status_t consumed = TC_OK;
+    int first = 1;
+    while (off < end && consumed == TC_OK && (first || ctx->pass_copied < TC_SHM_PASS_COPY_MAX)) {
+        uint64_t n = end - off < piece ? end - off : piece;
+        if (tc_shm_cma_into(ctx, ep, req, rd->addr, off, n, end, &consumed) < 0) {
+            int err = errno;
+            tc_status_t st = err == ESRCH    ? TC_ERR_PEER_FAILED
+                             : err == EFAULT ? TC_ERR_PROTOCOL
+                                             : TC_ERR_SYSTEM;
+            if (err == ESRCH)
+                tc_shm_ep_fail(ctx, ep, st, "exited");
+            else
+                tc_shm_ep_fail(ctx, ep, st,
+                               "announced %llu bytes at 0x%llx that process_vm_readv cannot read "
+                               "at offset %llu: %s",
+                               (unsigned long long)rd->total, (unsigned long long)rd->addr,
+                               (unsigned long long)off, strerror(err));
+            return; /* failing the endpoint completed the receive */
+        }
+        off += n;
+        ctx->pass_copied += n;
+        first = 0;
+    }
+    req->priv[TC_SHM_P_OFF] = off;
+    if (off < end && consumed == TC_OK)
+        return;
+    tc_status_t st = consumed != TC_OK ? consumed : rd->total <= cap ? TC_OK : TC_ERR_TRUNCATED;
+    tc_shm_rd_pop(ctx, ep); /* frees rd's owner */
+    tc_shm_req_complete(ctx, req, st, st == TC_OK || st == TC_ERR_TRUNCATED ? end : 0);
 }
 
 /* Payload of a pipelined message (FIRST/MORE) at ep->rx_off. */
@@ -190,7 +232,7 @@ static void tc_shm_rx_msg(tc_shm_ctx_t *ctx, tc_shm_ep_t *ep, const tc_shm_cell_
         }
         tc_tp_req_t *req = tc_shm_rq_match(ep, h->tag);
         if (req != NULL) {
-            tc_shm_rts_read(ctx, ep, req, h->total, h->addr, h->cookie);
+            tc_shm_rd_queue(ep, req, NULL, h->total, h->addr, h->cookie);
             return;
         }
         tc_shm_unexp_t *u = tc_shm_unexp_new(ctx, ep, h->tag, h->total, 0);
@@ -340,6 +382,11 @@ int tc_shm_ep_read(tc_shm_ctx_t *ctx, tc_shm_ep_t *ep)
     int n = 0;
     while (n < TC_SHM_RX_BUDGET && (n == 0 || ctx->pass_copied < TC_SHM_PASS_COPY_MAX) &&
            ep->state == TC_SHM_EP_UP) {
+        if (ep->rd_head != NULL) { /* cells wait while a single-copy message is read */
+            tc_shm_rd_pull(ctx, ep);
+            n++;
+            continue;
+        }
         if (r->pos == r->seen) {
             uint64_t tail = __atomic_load_n(r->tail, __ATOMIC_ACQUIRE);
             if (tail < r->pos || tail - r->pos > ep->ncells) {
@@ -400,10 +447,11 @@ tc_status_t tc_shm_recv_post(tc_tp_ep_t *super, uint64_t tag, void *buf, size_t 
             return TC_OK;
         }
         tc_shm_uq_remove(ep, u);
-        if (u->rts)
-            tc_shm_rts_read(ctx, ep, req, u->total, u->addr, u->cookie);
-        else
-            tc_shm_deliver(ctx, req, u->data, u->total);
+        if (u->rts) {
+            tc_shm_rd_queue(ep, req, u, u->total, u->addr, u->cookie);
+            return TC_OK;
+        }
+        tc_shm_deliver(ctx, req, u->data, u->total);
         free(u);
         return TC_OK;
     }
