@@ -202,6 +202,11 @@ static void tc_shm_ctx_destroy(tc_tp_ctx_t *super)
     tc_shm_unlink_marks(ctx);
     tc_auth_key_wipe(&ctx->key);
     free(ctx->stage);
+    while (ctx->unexp_free != NULL) {
+        tc_shm_unexp_t *u = ctx->unexp_free;
+        ctx->unexp_free = u->next;
+        free(u);
+    }
     free(ctx);
 }
 

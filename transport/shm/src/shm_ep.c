@@ -82,7 +82,7 @@ static void tc_shm_unexp_drop(tc_shm_ctx_t *ctx, tc_shm_ep_t *ep, int keep_compl
         *pp = u->next;
         if (u->req != NULL)
             tc_shm_req_complete(ctx, u->req, status, 0);
-        free(u);
+        tc_shm_unexp_release(ctx, u);
     }
 }
 
@@ -103,7 +103,8 @@ static void tc_shm_ep_drain(tc_shm_ctx_t *ctx, tc_shm_ep_t *ep, tc_status_t stat
         ep->rd_head = rd->next;
         if (rd->req != NULL)
             tc_shm_req_complete(ctx, rd->req, status, 0);
-        free(rd->owner);
+        if (rd->owner != NULL)
+            tc_shm_unexp_release(ctx, rd->owner);
     }
     ep->rd_tail = NULL;
     tc_shm_unexp_drop(ctx, ep, keep_complete, status);

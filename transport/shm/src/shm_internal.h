@@ -24,6 +24,9 @@
  * world's lock for the call, and another thread waiting for that lock should not wait for a
  * whole burst of MiBs, or a whole 64 MiB message. */
 #define TC_SHM_PASS_COPY_MAX (1u << 20)
+/* Unexpected-message records of a cell's size kept for reuse, so an eager message that arrives
+ * before its receive costs no allocation once the context has seen as many in flight. */
+#define TC_SHM_UNEXP_KEEP 16
 /* How often a side waiting for the other's segment tries shm_open again. */
 #define TC_SHM_OPEN_RETRY_NS 200000ULL
 
@@ -77,7 +80,7 @@ typedef struct tc_shm_read {
     struct tc_shm_read *next;
     tc_tp_req_t *req; /* NULL once its receive was cancelled */
     uint64_t total, addr, cookie;
-    void *owner; /* the unexpected record holding it, freed with it (NULL: the endpoint's) */
+    struct tc_shm_unexp *owner; /* the unexpected record holding it (NULL: the endpoint's) */
 } tc_shm_read_t;
 
 /* A message that arrived before its receive was posted. */
@@ -85,6 +88,7 @@ typedef struct tc_shm_unexp {
     struct tc_shm_unexp *next;
     uint64_t tag;
     uint64_t total;
+    uint64_t cap; /* bytes data[] holds */
     int rts;      /* 1: data stays with the sender (addr, cookie) */
     int complete; /* all data is in data[] (or rts) */
     uint64_t addr, cookie;
@@ -153,9 +157,12 @@ typedef struct tc_shm_ctx {
     uint64_t next_key;
     uint64_t next_cookie;
     uint64_t ncompleted;
-    uint64_t pass_copied;           /* single-copy bytes read in this progress call */
-    unsigned char *stage;           /* TC_SHM_STAGE_BYTES, allocated at the first staged read */
-    uint64_t full[TC_SHM_FULL_MAX]; /* peers whose segment is taken not to fit (shm_full_pairs) */
+    uint64_t pass_copied;            /* single-copy bytes read in this progress call */
+    unsigned char *stage;            /* TC_SHM_STAGE_BYTES, allocated at the first staged read */
+    struct tc_shm_unexp *unexp_free; /* records of cell_size bytes kept for reuse (shm_rx.c) */
+    unsigned nunexp_free;            /* at most TC_SHM_UNEXP_KEEP */
+    uint64_t unexp_allocs;           /* records allocated (a white-box test counts them) */
+    uint64_t full[TC_SHM_FULL_MAX];  /* peers whose segment is taken not to fit (shm_full_pairs) */
     unsigned nfull;
     char (*marks)[96]; /* names of decisions without a segment this context made (shm_seg.c) */
     unsigned nmarks, marks_cap;
@@ -309,6 +316,8 @@ tc_shm_cell_hdr_t *tc_shm_tx_cell(tc_shm_ctx_t *ctx, tc_shm_ep_t *ep);
 void tc_shm_tx_commit(tc_shm_ep_t *ep);
 
 /* ---- shm_rx.c ---- */
+/* Give an unexpected-message record back: kept for reuse, or freed. */
+void tc_shm_unexp_release(tc_shm_ctx_t *ctx, tc_shm_unexp_t *u);
 TC_MUST_USE tc_status_t tc_shm_recv(tc_tp_ep_t *ep, uint64_t tag, void *buf, size_t cap,
                                     tc_tp_req_t *req);
 /* A receive into @p buf, or (@p sink) into the tc_tp_sink_t @p buf points to. */

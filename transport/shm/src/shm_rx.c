@@ -33,7 +33,15 @@ static void tc_shm_uq_remove(tc_shm_ep_t *ep, tc_shm_unexp_t *u)
 static tc_shm_unexp_t *tc_shm_unexp_new(tc_shm_ctx_t *ctx, tc_shm_ep_t *ep, uint64_t tag,
                                         uint64_t total, size_t data_len)
 {
-    tc_shm_unexp_t *u = malloc(sizeof(*u) + data_len);
+    tc_shm_unexp_t *u = NULL;
+    uint64_t cap = data_len <= ctx->cell_size ? ctx->cell_size : data_len;
+    if (cap == ctx->cell_size && ctx->unexp_free != NULL) {
+        u = ctx->unexp_free;
+        ctx->unexp_free = u->next;
+        ctx->nunexp_free--;
+    } else if ((u = malloc(sizeof(*u) + (size_t)cap)) != NULL) {
+        ctx->unexp_allocs++;
+    }
     if (u == NULL) {
         tc_shm_ep_fail(ctx, ep, TC_ERR_NO_MEMORY,
                        "sent a message of %llu bytes (tag %llu) that could not be stored before "
@@ -42,6 +50,7 @@ static tc_shm_unexp_t *tc_shm_unexp_new(tc_shm_ctx_t *ctx, tc_shm_ep_t *ep, uint
         return NULL;
     }
     memset(u, 0, sizeof(*u));
+    u->cap = cap;
     u->tag = tag;
     u->total = total;
     if (ep->uq_tail != NULL)
@@ -50,6 +59,17 @@ static tc_shm_unexp_t *tc_shm_unexp_new(tc_shm_ctx_t *ctx, tc_shm_ep_t *ep, uint
         ep->uq_head = u;
     ep->uq_tail = u;
     return u;
+}
+
+void tc_shm_unexp_release(tc_shm_ctx_t *ctx, tc_shm_unexp_t *u)
+{
+    if (u->cap == ctx->cell_size && ctx->nunexp_free < TC_SHM_UNEXP_KEEP) {
+        u->next = ctx->unexp_free;
+        ctx->unexp_free = u;
+        ctx->nunexp_free++;
+        return;
+    }
+    free(u);
 }
 
 static tc_tp_req_t *tc_shm_rq_match(tc_shm_ep_t *ep, uint64_t tag)
@@ -98,7 +118,8 @@ static void tc_shm_rd_pop(tc_shm_ctx_t *ctx, tc_shm_ep_t *ep)
     if (ep->rd_head == NULL)
         ep->rd_tail = NULL;
     tc_shm_ctrl_post(ctx, ep, TC_SHM_T_ACK, rd->cookie);
-    free(rd->owner);
+    if (rd->owner != NULL)
+        tc_shm_unexp_release(ctx, rd->owner);
 }
 
 /* Read the oldest queued message on: at least one piece, then on while the pass's budget
@@ -185,7 +206,7 @@ static void tc_shm_rx_data(tc_shm_ctx_t *ctx, tc_shm_ep_t *ep, const unsigned ch
     if (u->req != NULL) { /* a receive matched it while it arrived */
         tc_shm_deliver(ctx, u->req, u->data, u->total);
         tc_shm_uq_remove(ep, u);
-        free(u);
+        tc_shm_unexp_release(ctx, u);
     }
 }
 
@@ -452,7 +473,7 @@ tc_status_t tc_shm_recv_post(tc_tp_ep_t *super, uint64_t tag, void *buf, size_t 
             return TC_OK;
         }
         tc_shm_deliver(ctx, req, u->data, u->total);
-        free(u);
+        tc_shm_unexp_release(ctx, u);
         return TC_OK;
     }
     if (super->failed != TC_OK) {

@@ -1,0 +1,90 @@
+/* Messages that arrive before their receive: an eager one is kept in a record of a cell's size
+ * that the context reuses, so a steady stream of them allocates nothing after the first; a
+ * burst of more than the context keeps allocates only the excess again; records of larger
+ * (pipelined) messages are freed, never kept; every message arrives whole and in order. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "transport/shm/src/shm_internal.h"
+#include "shm_util.h"
+#include "tcomms/transport/shm.h"
+#include "tcomms/transport/transport.h"
+#include "tests/transport/tp_util.h"
+
+/* @p n messages of @p len bytes, tags 100.., all sent and arrived before any receive is
+ * posted; then received in order and checked byte by byte. */
+static void unexpected_burst(tp_pair_t *p, int n, size_t len, uint64_t seed)
+{
+    unsigned char *src = malloc((size_t)n * len), *dst = malloc((size_t)n * len);
+    tc_tp_req_t *s = calloc((size_t)n, sizeof(*s)), *r = calloc((size_t)n, sizeof(*r));
+    assert_true(src && dst && s && r);
+    tc_tpt_fill(src, (size_t)n * len, seed);
+    memset(dst, 0, (size_t)n * len);
+    for (int i = 0; i < n; i++) {
+        s[i] = (tc_tp_req_t)TC_TP_REQ_INIT;
+        assert_int_equal(tc_tp_send(p->ep[0], 100 + (uint64_t)i, src + (size_t)i * len, len, &s[i]),
+                         TC_OK);
+    }
+    for (int i = 0; i < n; i++)
+        assert_int_equal(tc_tpt_wait_req(p->ctx, 2, &s[i], SU_WAIT_MS), TC_OK);
+    tc_tpt_spin(p->ctx, 2, 1); /* every cell read into an unexpected record */
+    for (int i = 0; i < n; i++) {
+        r[i] = (tc_tp_req_t)TC_TP_REQ_INIT;
+        assert_int_equal(tc_tp_recv(p->ep[1], 100 + (uint64_t)i, dst + (size_t)i * len, len, &r[i]),
+                         TC_OK);
+        assert_int_equal(tc_tpt_wait_req(p->ctx, 2, &r[i], SU_WAIT_MS), TC_OK);
+        assert_int_equal(r[i].bytes, len);
+    }
+    assert_memory_equal(dst, src, (size_t)n * len);
+    free(src);
+    free(dst);
+    free(s);
+    free(r);
+}
+
+static void test_reuse(void **state)
+{
+    (void)state;
+    tp_pair_t p;
+    tc_shmt_pair_open(&p, "shm_cells=64");
+    tc_shm_ctx_t *rx = (tc_shm_ctx_t *)p.ctx[1];
+
+    unexpected_burst(&p, 1, 100, 1);
+    uint64_t base = rx->unexp_allocs;
+    assert_int_equal(base, 1);
+    for (int i = 0; i < 200; i++) /* one at a time: the same record each time */
+        unexpected_burst(&p, 1, 1 + (size_t)(i * 37) % 8192, 2 + (uint64_t)i);
+    assert_int_equal(rx->unexp_allocs, base);
+
+    /* 24 in flight: the context keeps 16, so a second burst allocates 8 again */
+    unexpected_burst(&p, 24, 512, 300);
+    uint64_t after_first = rx->unexp_allocs;
+    assert_int_equal(after_first, 24);
+    assert_int_equal(rx->nunexp_free, TC_SHM_UNEXP_KEEP);
+    unexpected_burst(&p, 24, 512, 301);
+    assert_int_equal(rx->unexp_allocs - after_first, 24 - TC_SHM_UNEXP_KEEP);
+
+    /* pipelined (larger than a cell, single copy off): allocated each time, never kept */
+    tc_tpt_pair_close(&p);
+    tc_shmt_pair_open(&p, "shm_cma=0");
+    rx = (tc_shm_ctx_t *)p.ctx[1];
+    for (int i = 0; i < 3; i++)
+        unexpected_burst(&p, 1, 3 * 8192 + 5, 400 + (uint64_t)i);
+    assert_int_equal(rx->unexp_allocs, 3);
+    assert_int_equal(rx->nunexp_free, 0);
+    tc_tpt_pair_close(&p);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_reuse),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
