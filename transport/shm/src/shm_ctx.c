@@ -303,7 +303,8 @@ static tc_status_t tc_shm_addr_pack(tc_tp_ctx_t *super, void *buf, size_t cap, s
 static int tc_shm_progress(tc_tp_ctx_t *super)
 {
     tc_shm_ctx_t *ctx = (tc_shm_ctx_t *)super;
-    uint64_t before = ctx->ncompleted;
+    /* pieces count too: a caller that saw nothing move would nap while a message is half read */
+    uint64_t before = ctx->ncompleted + ctx->moved;
     if (ctx->eps == NULL)
         return 0;
     ctx->pass_copied = 0;
@@ -340,7 +341,7 @@ static int tc_shm_progress(tc_tp_ctx_t *super)
                 tc_shm_ep_fail(ctx, ep, TC_ERR_PEER_FAILED, "exited");
         }
     }
-    uint64_t done = ctx->ncompleted - before;
+    uint64_t done = ctx->ncompleted + ctx->moved - before;
     return done > INT_MAX ? INT_MAX : (int)done;
 }
 

@@ -157,7 +157,8 @@ typedef struct tc_shm_ctx {
     uint64_t next_key;
     uint64_t next_cookie;
     uint64_t ncompleted;
-    uint64_t pass_copied;            /* single-copy bytes read in this progress call */
+    uint64_t pass_copied; /* single-copy bytes read in this progress call */
+    uint64_t moved; /* pieces of messages received (progress() counts them with completions) */
     unsigned char *stage;            /* TC_SHM_STAGE_BYTES, allocated at the first staged read */
     struct tc_shm_unexp *unexp_free; /* records of cell_size bytes kept for reuse (shm_rx.c) */
     unsigned nunexp_free;            /* at most TC_SHM_UNEXP_KEEP */

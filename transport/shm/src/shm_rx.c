@@ -157,6 +157,7 @@ static void tc_shm_rd_pull(tc_shm_ctx_t *ctx, tc_shm_ep_t *ep)
         }
         off += n;
         ctx->pass_copied += n;
+        ctx->moved++;
         first = 0;
     }
     req->priv[TC_SHM_P_OFF] = off;
@@ -187,6 +188,7 @@ static void tc_shm_rx_data(tc_shm_ctx_t *ctx, tc_shm_ep_t *ep, const unsigned ch
         memcpy(ep->rx_unexp->data + off, p, len);
     }
     ep->rx_off = off + len;
+    ctx->moved++;
     if (ep->rx_off < ep->rx_total)
         return;
     ep->rx_active = 0;

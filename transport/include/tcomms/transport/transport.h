@@ -290,7 +290,9 @@ static inline tc_status_t tc_tp_recv_sink(tc_tp_ep_t *ep, uint64_t tag, const tc
 }
 
 /** @brief Progress all endpoints without blocking; returns completions (and
- *         peers' one-sided requests served here) or a negative status. */
+ *         peers' one-sided requests served here, and pieces of messages still
+ *         being received: more than 0 means something moved) or a negative
+ *         status. */
 static inline int tc_tp_progress(tc_tp_ctx_t *ctx)
 {
     return ctx->ops->progress(ctx);
