@@ -153,22 +153,19 @@ static pmix_status_t pmix_fence_wait(pmix_fence_op_t *op, int nranks, uint64_t d
     return atomic_load(&op->rc);
 }
 
-/* PMIx_Get of @p rank's @p key with a timeout of @p timeout_s (0: none); @p refresh asks the
- * server even when this process holds a copy (PMIX_GET_REFRESH_CACHE), @p immediate does not
+/* PMIx_Get of @p rank's @p key with a timeout of @p timeout_s (0: none); @p immediate does not
  * wait for a key that is absent (PMIX_IMMEDIATE). */
 static pmix_status_t pmix_fetch(tc_boot_pmix_t *p, int rank, const char *key, int timeout_s,
-                                bool refresh, bool immediate, pmix_value_t **v_p)
+                                bool immediate, pmix_value_t **v_p)
 {
     pmix_proc_t proc;
     pmix_key_t k;
-    pmix_info_t info[3];
+    pmix_info_t info[2];
     size_t n = 0;
     PMIX_LOAD_PROCID(&proc, p->self.nspace, (pmix_rank_t)rank);
     pmix_key_copy(p, k, key);
     if (timeout_s > 0)
         PMIX_INFO_LOAD(&info[n++], PMIX_TIMEOUT, &timeout_s, PMIX_INT);
-    if (refresh)
-        PMIX_INFO_LOAD(&info[n++], PMIX_GET_REFRESH_CACHE, &refresh, PMIX_BOOL);
     if (immediate)
         PMIX_INFO_LOAD(&info[n++], PMIX_IMMEDIATE, &immediate, PMIX_BOOL);
     *v_p = NULL;
@@ -195,7 +192,7 @@ static uint32_t pmix_value_world(const pmix_value_t *v)
 static int pmix_has_key(tc_boot_pmix_t *p, int rank)
 {
     pmix_value_t *v = NULL;
-    pmix_status_t rc = pmix_fetch(p, rank, p->probe_key, 1, true, true, &v);
+    pmix_status_t rc = pmix_fetch(p, rank, p->probe_key, 1, true, &v);
     int fresh = v && pmix_value_world(v) == p->world;
     if (v)
         PMIX_VALUE_RELEASE(v);
@@ -326,12 +323,7 @@ static tc_status_t pmix_get(tc_boot_t *boot, int peer, const char *key, void *bu
     tc_boot_pmix_t *p = (tc_boot_pmix_t *)boot;
     pmix_value_t *v = NULL;
     int timeout = pmix_timeout_s(deadline_ns);
-    pmix_status_t rc = pmix_fetch(p, peer, key, timeout, false, false, &v);
-    if (rc == PMIX_SUCCESS && pmix_value_world(v) < p->world) {
-        /* this process's copy of an earlier world's value: ask the server */
-        PMIX_VALUE_RELEASE(v);
-        rc = pmix_fetch(p, peer, key, timeout, true, false, &v);
-    }
+    pmix_status_t rc = pmix_fetch(p, peer, key, timeout, false, &v);
     if (rc == PMIX_ERR_NOT_FOUND)
         return tc_error_set(TC_ERR_NOT_FOUND,
                             "bootstrap(pmix): rank %d has no key '%s' (it "
