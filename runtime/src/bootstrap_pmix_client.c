@@ -5,8 +5,8 @@
  * world's destroy and initialising again cost a leak inside libpmix (about 150 KiB per cycle)
  * and nothing else. PMIx_Finalize runs once, at the process's exit (an atexit handler
  * registered by the first PMIx_Init, never at load; glibc runs it at dlclose too), and only in
- * the process that initialised, with no world alive: Open MPI's and Slurm's servers count a
- * client that exits without finalising as failed. docs/runtime.md, "Bootstrap", says why. */
+ * the process that initialised, with no world alive: Open MPI's mpirun counts a client that
+ * exits without finalising as failed. docs/runtime.md, "Re-creating the world (PMIx)". */
 #include <pmix.h>
 #include <pthread.h>
 #include <stdlib.h>
