@@ -15,6 +15,14 @@ void tc_boot_fill_common(tc_boot_t *boot);
  * when it is longer than TC_BOOT_SECRET_MAX. */
 TC_MUST_USE tc_status_t tc_boot_secret_from_env(tc_boot_t *boot, const char *who);
 
+/* The process's PMIx client (bootstrap_pmix_client.c): PMIx_Init on first use, kept for the
+ * next world (finalised at exit); *world_p := how many PMIx bootstraps this process has begun,
+ * this one included. TC_ERR_INVALID_STATE while another PMIx world is alive, TC_ERR_BOOTSTRAP in
+ * a child forked after the first. Each success is paired with tc_boot_pmix_release. */
+struct pmix_proc;
+TC_MUST_USE tc_status_t tc_boot_pmix_acquire(struct pmix_proc *self_p, uint32_t *world_p);
+void tc_boot_pmix_release(void);
+
 /* PMIx events (bootstrap_pmix_events.c) */
 void tc_boot_pmix_events_start(const char *nspace);
 void tc_boot_pmix_events_stop(void);

@@ -17,11 +17,33 @@
 #define PMIX_SECRET_KEY "tc.job.secret"
 #define PMIX_SECRET_LEN TC_AUTH_NONCE_LEN
 
+/* Every value put goes out behind its world's number (4 bytes, little-endian): PMIx_Init runs
+ * once per process (bootstrap_pmix_client.c), so the keys of a new world replace those of the
+ * last under the same names, and a copy of a peer's earlier value may still sit in this
+ * process's PMIx cache. */
+#define PMIX_WORLD_LEN 4
+
 typedef struct {
     tc_boot_t head;
     pmix_proc_t self;
+    uint32_t world; /* this process's PMIx bootstraps, this one included */
+    int numbered;   /* keys named with the world: the client's store keeps old values */
     char probe_key[PMIX_MAX_KEYLEN + 1]; /* the first key every rank puts (not the secret) */
 } tc_boot_pmix_t;
+
+static void world_put(unsigned char *b, uint32_t w)
+{
+    for (int i = 0; i < PMIX_WORLD_LEN; i++)
+        b[i] = (unsigned char)(w >> (8 * i));
+}
+
+static uint32_t world_get(const unsigned char *b)
+{
+    uint32_t w = 0;
+    for (int i = 0; i < PMIX_WORLD_LEN; i++)
+        w |= (uint32_t)b[i] << (8 * i);
+    return w;
+}
 
 /* PMIx_Get calls made by this process (local and server lookups alike), logged after each
  * fence: tests/runtime/boot_requests_test.sh holds creation's count flat in the job size. */
@@ -46,26 +68,37 @@ static int pmix_timeout_s(uint64_t deadline_ns)
     return s > 86400ull * 30 ? 86400 * 30 : (int)s;
 }
 
-static void pmix_key_copy(pmix_key_t dst, const char *key)
+/* @p key as this world names it at the PMIx server. */
+static void pmix_key_copy(const tc_boot_pmix_t *p, pmix_key_t dst, const char *key)
 {
     memset(dst, 0, PMIX_MAX_KEYLEN + 1);
-    strncpy(dst, key, PMIX_MAX_KEYLEN);
+    if (p->numbered)
+        snprintf(dst, PMIX_MAX_KEYLEN + 1, "%s.w%u", key, p->world);
+    else
+        strncpy(dst, key, PMIX_MAX_KEYLEN);
 }
 
 static tc_status_t pmix_put(tc_boot_t *boot, const char *key, const void *val, size_t len)
 {
+    tc_boot_pmix_t *p = (tc_boot_pmix_t *)boot;
     pmix_key_t k;
     pmix_value_t v;
-    pmix_key_copy(k, key);
+    pmix_key_copy(p, k, key);
+    unsigned char *framed = malloc(PMIX_WORLD_LEN + len);
+    if (!framed)
+        return tc_error_set(TC_ERR_NO_MEMORY, "bootstrap(pmix): key '%s' of %zu bytes", key, len);
+    world_put(framed, p->world);
+    if (len)
+        memcpy(framed + PMIX_WORLD_LEN, val, len);
     memset(&v, 0, sizeof(v));
     v.type = PMIX_BYTE_OBJECT;
-    v.data.bo.bytes = (char *)val;
-    v.data.bo.size = len;
-    pmix_status_t rc = PMIx_Put(PMIX_GLOBAL, k, &v);
-    tc_boot_pmix_t *p = (tc_boot_pmix_t *)boot;
+    v.data.bo.bytes = (char *)framed;
+    v.data.bo.size = PMIX_WORLD_LEN + len;
+    pmix_status_t rc = PMIx_Put(PMIX_GLOBAL, k, &v); /* copies the value */
+    free(framed);
     /* the secret is put by rank 0 alone: it cannot tell a missing rank */
     if (rc == PMIX_SUCCESS && !p->probe_key[0] && strcmp(key, PMIX_SECRET_KEY) != 0)
-        memcpy(p->probe_key, k, sizeof(p->probe_key));
+        snprintf(p->probe_key, sizeof(p->probe_key), "%s", key);
     if (rc != PMIX_SUCCESS)
         return tc_error_set(TC_ERR_BOOTSTRAP,
                             "bootstrap(pmix): PMIx_Put of key '%s' (%zu bytes) "
@@ -120,26 +153,53 @@ static pmix_status_t pmix_fence_wait(pmix_fence_op_t *op, int nranks, uint64_t d
     return atomic_load(&op->rc);
 }
 
-/* Whether @p rank's probe key is at the server, without waiting for it to
- * appear (PMIX_IMMEDIATE): 1 yes, 0 absent, -1 cannot tell. */
-static int pmix_has_key(tc_boot_pmix_t *p, int rank)
+/* PMIx_Get of @p rank's @p key with a timeout of @p timeout_s (0: none); @p immediate does not
+ * wait for a key that is absent (PMIX_IMMEDIATE). */
+static pmix_status_t pmix_fetch(tc_boot_pmix_t *p, int rank, const char *key, int timeout_s,
+                                bool immediate, pmix_value_t **v_p)
 {
     pmix_proc_t proc;
+    pmix_key_t k;
     pmix_info_t info[2];
-    pmix_value_t *v = NULL;
-    bool yes = true;
-    int timeout = 1;
+    size_t n = 0;
     PMIX_LOAD_PROCID(&proc, p->self.nspace, (pmix_rank_t)rank);
-    PMIX_INFO_LOAD(&info[0], PMIX_IMMEDIATE, &yes, PMIX_BOOL);
-    PMIX_INFO_LOAD(&info[1], PMIX_TIMEOUT, &timeout, PMIX_INT);
-    pmix_status_t rc = pmix_get_counted(&proc, p->probe_key, info, 2, &v);
-    PMIX_INFO_DESTRUCT(&info[0]);
-    PMIX_INFO_DESTRUCT(&info[1]);
+    pmix_key_copy(p, k, key);
+    if (timeout_s > 0)
+        PMIX_INFO_LOAD(&info[n++], PMIX_TIMEOUT, &timeout_s, PMIX_INT);
+    if (immediate)
+        PMIX_INFO_LOAD(&info[n++], PMIX_IMMEDIATE, &immediate, PMIX_BOOL);
+    *v_p = NULL;
+    pmix_status_t rc = pmix_get_counted(&proc, k, n ? info : NULL, n, v_p);
+    for (size_t i = 0; i < n; i++)
+        PMIX_INFO_DESTRUCT(&info[i]);
+    if (rc != PMIX_SUCCESS && *v_p) {
+        PMIX_VALUE_RELEASE(*v_p);
+        *v_p = NULL;
+    }
+    return rc;
+}
+
+/* The world a value fetched was put in (0: not a framed byte object). */
+static uint32_t pmix_value_world(const pmix_value_t *v)
+{
+    if (v->type != PMIX_BYTE_OBJECT || v->data.bo.size < PMIX_WORLD_LEN)
+        return 0;
+    return world_get((const unsigned char *)v->data.bo.bytes);
+}
+
+/* Whether @p rank's probe key of this world is at the server, without waiting
+ * for it to appear (PMIX_IMMEDIATE): 1 yes, 0 absent, -1 cannot tell. */
+static int pmix_has_key(tc_boot_pmix_t *p, int rank)
+{
+    pmix_value_t *v = NULL;
+    pmix_status_t rc = pmix_fetch(p, rank, p->probe_key, 1, true, &v);
+    int fresh = v && pmix_value_world(v) == p->world;
     if (v)
         PMIX_VALUE_RELEASE(v);
-    tc_log_debug(TC_SUBSYS_RUNTIME, "bootstrap(pmix): key '%s' of rank %d: %s", p->probe_key, rank,
-                 PMIx_Error_string(rc));
-    return rc == PMIX_SUCCESS ? 1 : rc == PMIX_ERR_NOT_FOUND ? 0 : -1;
+    tc_log_debug(TC_SUBSYS_RUNTIME, "bootstrap(pmix): key '%s' of rank %d: %s%s", p->probe_key,
+                 rank, PMIx_Error_string(rc),
+                 rc == PMIX_SUCCESS && !fresh ? " (an earlier world's)" : "");
+    return rc == PMIX_SUCCESS ? fresh : rc == PMIX_ERR_NOT_FOUND ? 0 : -1;
 }
 
 #define MISSING_MAX 8     /* ranks named */
@@ -261,16 +321,9 @@ static tc_status_t pmix_get(tc_boot_t *boot, int peer, const char *key, void *bu
                             size_t *len_p, uint64_t deadline_ns)
 {
     tc_boot_pmix_t *p = (tc_boot_pmix_t *)boot;
-    pmix_proc_t proc;
-    pmix_key_t k;
     pmix_value_t *v = NULL;
-    pmix_info_t info;
     int timeout = pmix_timeout_s(deadline_ns);
-    PMIX_LOAD_PROCID(&proc, p->self.nspace, (pmix_rank_t)peer);
-    pmix_key_copy(k, key);
-    PMIX_INFO_LOAD(&info, PMIX_TIMEOUT, &timeout, PMIX_INT);
-    pmix_status_t rc = pmix_get_counted(&proc, k, &info, timeout > 0 ? 1 : 0, &v);
-    PMIX_INFO_DESTRUCT(&info);
+    pmix_status_t rc = pmix_fetch(p, peer, key, timeout, false, &v);
     if (rc == PMIX_ERR_NOT_FOUND)
         return tc_error_set(TC_ERR_NOT_FOUND,
                             "bootstrap(pmix): rank %d has no key '%s' (it "
@@ -287,19 +340,33 @@ static tc_status_t pmix_get(tc_boot_t *boot, int peer, const char *key, void *bu
                             "failed: %s",
                             key, peer, PMIx_Error_string(rc));
     tc_status_t st = TC_OK;
-    if (v->type != PMIX_BYTE_OBJECT) {
-        st = tc_error_set(TC_ERR_PROTOCOL,
-                          "bootstrap(pmix): key '%s' of rank %d has PMIx type "
-                          "%d, expected a byte object",
-                          key, peer, (int)v->type);
-    } else if (v->data.bo.size > cap) {
+    uint32_t world = pmix_value_world(v);
+    if (v->type != PMIX_BYTE_OBJECT || v->data.bo.size < PMIX_WORLD_LEN) {
+        st =
+            tc_error_set(TC_ERR_PROTOCOL,
+                         "bootstrap(pmix): key '%s' of rank %d has PMIx type "
+                         "%d and %zu bytes, expected a byte object of at least %d",
+                         key, peer, (int)v->type,
+                         v->type == PMIX_BYTE_OBJECT ? v->data.bo.size : (size_t)0, PMIX_WORLD_LEN);
+    } else if (world < p->world) {
+        st = tc_error_set(TC_ERR_NOT_FOUND,
+                          "bootstrap(pmix): rank %d has key '%s' only from an earlier world "
+                          "(its world #%u; this rank's #%u): it did not put it in this one",
+                          peer, key, world, p->world);
+    } else if (world > p->world) {
+        st = tc_error_set(TC_ERR_MISMATCH,
+                          "bootstrap(pmix): rank %d's key '%s' is of its world #%u, this rank "
+                          "is in #%u: that rank destroyed this world and created another "
+                          "(or some creation failed on one rank only)",
+                          peer, key, world, p->world);
+    } else if (v->data.bo.size - PMIX_WORLD_LEN > cap) {
         st = tc_error_set(TC_ERR_TRUNCATED,
                           "bootstrap(pmix): key '%s' of rank %d has %zu bytes, "
                           "more than the %zu expected",
-                          key, peer, v->data.bo.size, cap);
+                          key, peer, v->data.bo.size - PMIX_WORLD_LEN, cap);
     } else {
-        memcpy(buf, v->data.bo.bytes, v->data.bo.size);
-        *len_p = v->data.bo.size;
+        *len_p = v->data.bo.size - PMIX_WORLD_LEN;
+        memcpy(buf, v->data.bo.bytes + PMIX_WORLD_LEN, *len_p);
     }
     PMIX_VALUE_RELEASE(v);
     return st;
@@ -308,7 +375,7 @@ static tc_status_t pmix_get(tc_boot_t *boot, int peer, const char *key, void *bu
 static void pmix_destroy(tc_boot_t *boot)
 {
     tc_boot_pmix_events_stop();
-    PMIx_Finalize(NULL, 0);
+    tc_boot_pmix_release(); /* PMIx stays initialised for the next world */
     free(boot);
 }
 
@@ -395,22 +462,25 @@ tc_status_t tc_boot_pmix_create(uint64_t deadline_ns, tc_boot_t **boot_p)
     tc_boot_pmix_t *p = calloc(1, sizeof(*p));
     if (!p)
         return tc_error_set(TC_ERR_NO_MEMORY, "bootstrap(pmix): allocating the bootstrap");
-    pmix_status_t rc = PMIx_Init(&p->self, NULL, 0);
-    if (rc != PMIX_SUCCESS) {
+    tc_status_t st = tc_boot_pmix_acquire(&p->self, &p->world);
+    if (st != TC_OK) {
         free(p);
-        return tc_error_set(TC_ERR_BOOTSTRAP,
-                            "bootstrap(pmix): PMIx_Init failed: %s (is the "
-                            "launcher's PMIx server still running?)",
-                            PMIx_Error_string(rc));
+        return st;
     }
+    /* libpmix's hash store (tcrun's) appends a value put again under the same name, and a
+     * client keeps the first copy of a peer's value it fetched, even when asked to refresh it
+     * (measured with 4.2.2): there each world's keys have names of their own. The shared-memory
+     * stores (ds21, ds12: mpirun's, srun's) replace them in place. */
+    const char *gds = getenv("PMIX_GDS_MODULE");
+    p->numbered = !gds || strncmp(gds, "ds", 2) != 0;
     pmix_proc_t job;
     pmix_value_t *v = NULL;
     PMIX_LOAD_PROCID(&job, p->self.nspace, PMIX_RANK_WILDCARD);
-    rc = pmix_get_counted(&job, PMIX_JOB_SIZE, NULL, 0, &v);
+    pmix_status_t rc = pmix_get_counted(&job, PMIX_JOB_SIZE, NULL, 0, &v);
     if (rc != PMIX_SUCCESS || v->type != PMIX_UINT32) {
         if (v)
             PMIX_VALUE_RELEASE(v);
-        PMIx_Finalize(NULL, 0);
+        tc_boot_pmix_release();
         free(p);
         return tc_error_set(TC_ERR_BOOTSTRAP,
                             "bootstrap(pmix): cannot read the job size "
@@ -439,15 +509,15 @@ tc_status_t tc_boot_pmix_create(uint64_t deadline_ns, tc_boot_t **boot_p)
     detect_launcher(p->head.launcher, sizeof(p->head.launcher));
     tc_boot_pmix_events_start(p->self.nspace);
     tc_boot_fill_common(&p->head);
-    tc_status_t st = pmix_share_secret(p, deadline_ns);
+    st = pmix_share_secret(p, deadline_ns);
     if (st != TC_OK) {
         tc_boot_pmix_events_stop();
-        PMIx_Finalize(NULL, 0);
+        tc_boot_pmix_release();
         free(p);
         return st;
     }
-    tc_log_info(TC_SUBSYS_RUNTIME, "bootstrap: pmix (%s) namespace %s rank %d of %d",
-                p->head.launcher, p->self.nspace, p->head.rank, p->head.size);
+    tc_log_info(TC_SUBSYS_RUNTIME, "bootstrap: pmix (%s) namespace %s rank %d of %d, world #%u",
+                p->head.launcher, p->self.nspace, p->head.rank, p->head.size, p->world);
     *boot_p = &p->head;
     return TC_OK;
 }
