@@ -48,6 +48,7 @@ struct tc_rt_comm {
     tc_rt_sched_entry_t sched_cache[TC_RT_SCHED_CACHE];
     struct tc_rt_small *small; /* the small-message path (small.h), made on first use */
     struct tc_rt_win *wins;    /* its windows (win.c) */
+    int win_pool;              /* TC_WIN_POOL: records per window (win_pool.c) */
     uint64_t nwins;            /* windows created on it */
 };
 

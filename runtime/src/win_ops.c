@@ -3,7 +3,6 @@
  * schedule), waiting for a signal slot, flush. Every argument is checked at
  * the origin before anything moves; every wait is bounded. */
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
@@ -69,6 +68,7 @@ static void win_work_end(tc_rt_work_t *w, tc_status_t st)
         __atomic_fetch_sub(&win->pending, 1, __ATOMIC_ACQ_REL);
         __atomic_fetch_sub(&win->peers[w->rma.peer].pending, 1, __ATOMIC_ACQ_REL);
     }
+    tc_rt_win_rec_ended(win, w);
 }
 
 static const tc_rt_work_ops_t win_work_ops = {win_work_pass, win_work_done, win_work_end};
@@ -87,47 +87,6 @@ void tc_rt_win_cancel(tc_rt_win_t *win, tc_status_t st, const char *why)
         tc_rt_work_end(w, st);
         next = world->active; /* an endpoint may have closed: restart the walk */
     }
-}
-
-tc_status_t tc_rt_win_ff_sweep(tc_rt_win_t *win, int peer)
-{
-    tc_status_t st = TC_OK;
-    int k = 0;
-    for (int i = 0; i < win->nff; i++) {
-        tc_rt_work_t *w = win->ff[i];
-        if ((peer >= 0 && w->rma.peer != peer) || tc_rt_work_get_state(w) == TC_RT_WORK_RUNNING) {
-            win->ff[k++] = w;
-            continue;
-        }
-        if (st == TC_OK && w->result != TC_OK)
-            st = tc_error_set(w->result, "%s", w->error);
-        tc_rt_work_release(w);
-    }
-    __atomic_store_n(&win->nff, k, __ATOMIC_RELEASE);
-    return st;
-}
-
-/* Lock held: keep @p w, an asynchronous operation without a work object,
- * until a flush; without room, complete it now. */
-static void win_ff_keep(tc_rt_win_t *win, tc_rt_work_t *w)
-{
-    if (win->nff == win->ffcap) {
-        int cap = win->ffcap ? 2 * win->ffcap : 64;
-        /* NOLINTNEXTLINE(bugprone-sizeof-expression): an array of pointers */
-        tc_rt_work_t **ff = realloc(win->ff, (size_t)cap * sizeof(*ff));
-        if (!ff) {
-            /* complete it now, bounded by its deadline; a failure broke the
-             * communicator, which the flush reports */
-            tc_status_t st = tc_rt_work_wait_locked(w, 0);
-            (void)st;
-            tc_rt_work_release(w);
-            return;
-        }
-        win->ff = ff;
-        win->ffcap = cap;
-    }
-    win->ff[win->nff] = w;
-    __atomic_store_n(&win->nff, win->nff + 1, __ATOMIC_RELEASE);
 }
 
 /* ---- issuing ---- */
@@ -255,9 +214,12 @@ static tc_status_t win_post(tc_rt_work_t *w, tc_tp_ep_t *ep, const tc_rt_win_op_
     return st == TC_OK ? TC_OK : win_work_error(w, st);
 }
 
-/* Lock held: start @p w for @p op. The result is the work's. */
+/* Lock held: start @p w for @p op. The result is the work's. A
+ * fire-and-forget operation (@p ff) reads no clock: its flight-recorder times
+ * are the burst's clock, and the first expiry pass after it sets its deadline
+ * (so it never expires early; see tc_rt_works_expire). */
 static void win_start(tc_rt_win_t *win, tc_rt_work_t *w, tc_tp_ep_t *ep, const tc_rt_win_op_t *op,
-                      int async)
+                      int async, int ff)
 {
     tc_rt_comm_t *comm = win->comm;
     w->ops = &win_work_ops;
@@ -276,8 +238,9 @@ static void win_start(tc_rt_win_t *win, tc_rt_work_t *w, tc_tp_ep_t *ep, const t
     w->sched = w->main_sched = NULL;
     w->async = async;
     w->timeout_ms = op->timeout_ms > 0 ? op->timeout_ms : comm->timeout_ms;
-    uint64_t now = tc_time_ns();
-    w->deadline = tc_deadline_add_ms(now, (uint64_t)w->timeout_ms);
+    uint64_t now = ff ? win->burst_ns : tc_time_ns();
+    w->deadline = ff ? 0 : tc_deadline_add_ms(now, (uint64_t)w->timeout_ms);
+    w->rma.coarse_ns = ff ? now : 0;
     w->failed_peer = -1;
     w->start_ns = 0; /* not in the collectives' statistics and hooks */
     w->error[0] = '\0';
@@ -317,8 +280,16 @@ tc_status_t tc_rt_win_issue(tc_rt_win_t *win, const tc_rt_win_op_t *op, int flag
     tc_rt_work_t *w = NULL;
     if ((st = win_usable(win, fn)) != TC_OK || (st = win_ep(win, op->peer, fn, &ep)) != TC_OK)
         goto out;
-    if (async || work_p) {
-        if (!(w = tc_rt_work_alloc(comm))) {
+    int ff = async && !work_p;
+    if (ff) {
+        if (__atomic_load_n(&win->nff, __ATOMIC_RELAXED) == 0)
+            win->burst_ns = tc_time_ns(); /* a burst begins: its one clock read */
+        w = tc_rt_win_rec_take(win);
+    } else if (work_p) {
+        w = tc_rt_work_alloc(comm);
+    }
+    if (ff || work_p) {
+        if (!w) {
             st = tc_error_set(TC_ERR_NO_MEMORY, "%s: work object", fn);
             goto out;
         }
@@ -332,7 +303,7 @@ tc_status_t tc_rt_win_issue(tc_rt_win_t *win, const tc_rt_win_op_t *op, int flag
             goto out;
         }
     }
-    win_start(win, w, ep, op, async);
+    win_start(win, w, ep, op, async, ff);
     if (!async && tc_rt_work_get_state(w) == TC_RT_WORK_RUNNING &&
         tc_rt_work_wait_locked(w, 0) != TC_OK) {
         /* bounded by the work's own deadline: the result is the work's */
@@ -341,15 +312,19 @@ tc_status_t tc_rt_win_issue(tc_rt_win_t *win, const tc_rt_win_op_t *op, int flag
     if (st != TC_OK)
         st = tc_error_set(st, "%s", w->error);
     if (st != TC_OK && w != win->inline_work) {
-        tc_rt_work_release(w); /* ended: no work object for a failed call */
+        /* ended: no work object for a failed call */
+        if (ff)
+            tc_rt_win_rec_give(win, w);
+        else
+            tc_rt_work_release(w);
         w = NULL;
     }
     if (st == TC_OK && work_p)
         *work_p = w;
-    else if (st == TC_OK && w != win->inline_work && tc_rt_work_get_state(w) != TC_RT_WORK_RUNNING)
-        tc_rt_work_release(w); /* fire-and-forget, already complete */
-    else if (st == TC_OK && w != win->inline_work)
-        win_ff_keep(win, w); /* fire-and-forget: the next flush releases it */
+    else if (st == TC_OK && ff && tc_rt_work_get_state(w) != TC_RT_WORK_RUNNING)
+        tc_rt_win_rec_give(win, w); /* already complete */
+    else if (st == TC_OK && ff)
+        tc_rt_win_ff_keep(win, w); /* the next flush releases it */
 out:
     tc_rt_world_unlock(world);
     return st;
@@ -478,8 +453,10 @@ tc_status_t tc_rt_win_flush(tc_rt_win_t *win, int peer, int64_t timeout_ms)
         __atomic_load_n(&comm->broken, __ATOMIC_ACQUIRE) == TC_OK)
         return TC_OK;
     int64_t ms = timeout_ms > 0 ? timeout_ms : comm->timeout_ms;
-    uint64_t deadline = tc_deadline_after_ms((uint64_t)ms);
+    uint64_t now = tc_time_ns();
+    uint64_t deadline = tc_deadline_add_ms(now, (uint64_t)ms);
     tc_rt_world_lock(world);
+    win->burst_ns = now; /* for the records of the operations issued next */
     tc_rt_progress_driving(world, 1);
     tc_status_t st = TC_OK;
     unsigned idle = 0;
