@@ -91,6 +91,11 @@ void tc_rt_win_cancel(tc_rt_win_t *win, tc_status_t st, const char *why)
 
 /* ---- issuing ---- */
 
+static const char *win_fn(const tc_rt_win_op_t *op)
+{
+    return (unsigned)op->kind <= TC_RT_WIN_SIGNAL ? win_op_names[op->kind] : "win_op";
+}
+
 static tc_status_t win_usable(tc_rt_win_t *win, const char *fn)
 {
     tc_rt_comm_t *comm = win->comm;
@@ -112,6 +117,8 @@ static tc_status_t win_usable(tc_rt_win_t *win, const char *fn)
 static tc_status_t win_check(const tc_rt_win_t *win, const tc_rt_win_op_t *op, const char *fn)
 {
     const tc_rt_comm_t *comm = win->comm;
+    if ((unsigned)op->kind > TC_RT_WIN_SIGNAL)
+        return tc_error_set(TC_ERR_INVALID_ARG, "%s: operation kind %d is unknown", fn, op->kind);
     if (op->peer < 0 || op->peer >= comm->size)
         return tc_error_set(TC_ERR_INVALID_ARG,
                             "%s: peer %d is not a rank of the window's communicator '%s' (size "
@@ -255,29 +262,19 @@ static void win_start(tc_rt_win_t *win, tc_rt_work_t *w, tc_tp_ep_t *ep, const t
         tc_rt_work_end(w, TC_OK); /* nothing to move, or it completed at once */
 }
 
-tc_status_t tc_rt_win_issue(tc_rt_win_t *win, const tc_rt_win_op_t *op, int flags,
-                            tc_rt_work_t **work_p)
+/* The operation off the direct path: a work under the lock (kept out of line
+ * so that the direct path's frame stays small). */
+__attribute__((noinline)) static tc_status_t
+win_issue_locked(tc_rt_win_t *win, const tc_rt_win_op_t *op, int flags, tc_rt_work_t **work_p)
 {
-    const char *fn = (unsigned)op->kind < 4 ? win_op_names[op->kind] : "win_op";
+    const char *fn = win_fn(op);
     tc_rt_comm_t *comm = win->comm;
-    if (!comm || __atomic_load_n(&win->released, __ATOMIC_ACQUIRE))
-        return win_usable(win, fn);
-    tc_status_t st = win_check(win, op, fn);
-    if (st != TC_OK)
-        return st;
-    /* the direct path: no lock, clock, work object or flight-recorder slot;
-     * asynchronous without a work object too (complete on return). A broken
-     * communicator takes the locked path, which says why. */
-    const tc_rt_win_peer_t *peer = &win->peers[op->peer];
-    if (peer->direct && !work_p && __atomic_load_n(&comm->broken, __ATOMIC_ACQUIRE) == TC_OK) {
-        win_direct(peer, op);
-        return TC_OK;
-    }
     tc_rt_world_t *world = comm->world;
     int async = (flags & TC_RT_ASYNC) != 0;
     tc_rt_world_lock(world);
     tc_tp_ep_t *ep = NULL;
     tc_rt_work_t *w = NULL;
+    tc_status_t st;
     if ((st = win_usable(win, fn)) != TC_OK || (st = win_ep(win, op->peer, fn, &ep)) != TC_OK)
         goto out;
     int ff = async && !work_p;
@@ -328,6 +325,27 @@ tc_status_t tc_rt_win_issue(tc_rt_win_t *win, const tc_rt_win_op_t *op, int flag
 out:
     tc_rt_world_unlock(world);
     return st;
+}
+
+tc_status_t tc_rt_win_issue(tc_rt_win_t *win, const tc_rt_win_op_t *op, int flags,
+                            tc_rt_work_t **work_p)
+{
+    tc_rt_comm_t *comm = win->comm;
+    const char *fn = win_fn(op);
+    if (!comm || __atomic_load_n(&win->released, __ATOMIC_ACQUIRE))
+        return win_usable(win, fn);
+    tc_status_t st = win_check(win, op, fn);
+    if (st != TC_OK)
+        return st;
+    /* the direct path: no lock, clock, work object or flight-recorder slot;
+     * asynchronous without a work object too (complete on return). A broken
+     * communicator takes the locked path, which says why. */
+    const tc_rt_win_peer_t *peer = &win->peers[op->peer];
+    if (peer->direct && !work_p && __atomic_load_n(&comm->broken, __ATOMIC_ACQUIRE) == TC_OK) {
+        win_direct(peer, op);
+        return TC_OK;
+    }
+    return win_issue_locked(win, op, flags, work_p);
 }
 
 /* ---- waiting ---- */
@@ -434,24 +452,14 @@ tc_status_t tc_rt_win_read_signal(tc_rt_win_t *win, int slot, uint64_t *value_p)
     return TC_OK;
 }
 
-tc_status_t tc_rt_win_flush(tc_rt_win_t *win, int peer, int64_t timeout_ms)
+/* tc_rt_win_flush with something pending or to release: progress under the
+ * lock until @p pending drops to 0, bounded; then release the kept records. */
+__attribute__((noinline)) static tc_status_t win_flush_wait(tc_rt_win_t *win, int peer,
+                                                            int64_t timeout_ms, const int *pending)
 {
     static const char fn[] = "win_flush";
     tc_rt_comm_t *comm = win->comm;
-    if (!comm || __atomic_load_n(&win->released, __ATOMIC_ACQUIRE))
-        return win_usable(win, fn);
-    if (peer < -1 || peer >= comm->size)
-        return tc_error_set(TC_ERR_INVALID_ARG,
-                            "%s: peer %d is neither -1 (every rank) nor a rank of the window's "
-                            "communicator '%s' (size %d)",
-                            fn, peer, comm->name, comm->size);
     tc_rt_world_t *world = comm->world;
-    const int *pending = peer < 0 ? &win->pending : &win->peers[peer].pending;
-    /* nothing pending (every direct operation completed on return): no lock */
-    if (__atomic_load_n(pending, __ATOMIC_ACQUIRE) == 0 &&
-        __atomic_load_n(&win->nff, __ATOMIC_ACQUIRE) == 0 &&
-        __atomic_load_n(&comm->broken, __ATOMIC_ACQUIRE) == TC_OK)
-        return TC_OK;
     int64_t ms = timeout_ms > 0 ? timeout_ms : comm->timeout_ms;
     uint64_t now = tc_time_ns();
     uint64_t deadline = tc_deadline_add_ms(now, (uint64_t)ms);
@@ -489,4 +497,24 @@ tc_status_t tc_rt_win_flush(tc_rt_win_t *win, int peer, int64_t timeout_ms)
         st = tc_error_set(comm->broken, "%s on comm '%s': %s", fn, comm->name, comm->broken_why);
     tc_rt_world_unlock(world);
     return st;
+}
+
+tc_status_t tc_rt_win_flush(tc_rt_win_t *win, int peer, int64_t timeout_ms)
+{
+    static const char fn[] = "win_flush";
+    tc_rt_comm_t *comm = win->comm;
+    if (!comm || __atomic_load_n(&win->released, __ATOMIC_ACQUIRE))
+        return win_usable(win, fn);
+    if (peer < -1 || peer >= comm->size)
+        return tc_error_set(TC_ERR_INVALID_ARG,
+                            "%s: peer %d is neither -1 (every rank) nor a rank of the window's "
+                            "communicator '%s' (size %d)",
+                            fn, peer, comm->name, comm->size);
+    const int *pending = peer < 0 ? &win->pending : &win->peers[peer].pending;
+    /* nothing pending (every direct operation completed on return): no lock */
+    if (__atomic_load_n(pending, __ATOMIC_ACQUIRE) == 0 &&
+        __atomic_load_n(&win->nff, __ATOMIC_ACQUIRE) == 0 &&
+        __atomic_load_n(&comm->broken, __ATOMIC_ACQUIRE) == TC_OK)
+        return TC_OK;
+    return win_flush_wait(win, peer, timeout_ms, pending);
 }
