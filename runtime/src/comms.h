@@ -20,6 +20,7 @@ struct tc_rt_comm {
     int *ranks;         /* world rank of each rank, or NULL (the world's own order) */
     int ranks_per_node; /* for hierarchical algorithms; 0 when unknown */
     char name[64];
+    int win_pool; /* TC_WIN_POOL: fire-and-forget records per window (win_pool.c) */
     int64_t timeout_ms;
     uint32_t comm_id;   /* high bits of every tag: separates communicators */
     uint64_t seq;       /* collectives issued on this communicator */
@@ -48,7 +49,6 @@ struct tc_rt_comm {
     tc_rt_sched_entry_t sched_cache[TC_RT_SCHED_CACHE];
     struct tc_rt_small *small; /* the small-message path (small.h), made on first use */
     struct tc_rt_win *wins;    /* its windows (win.c) */
-    int win_pool;              /* TC_WIN_POOL: records per window (win_pool.c) */
     uint64_t nwins;            /* windows created on it */
 };
 
