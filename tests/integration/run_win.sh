@@ -51,6 +51,8 @@ run "2 ranks, windows over 1 GiB" 2 2 -- --large
 run "2 ranks, TCP only, windows over 1 GiB" 2 2 TC_SHM=0 -- --large
 # abort ends a put pending on a stopped TCP target (its progress thread cannot take the data)
 run "2 ranks, TCP only, abort of a pending put" 2 2 TC_SHM=0 TC_LOG=none -- --abort
+# a fire-and-forget put to a stopped TCP target ends by its own timeout (set without a clock read)
+run "2 ranks, TCP only, a fire-and-forget put's timeout" 2 2 TC_SHM=0 TC_LOG=none -- --timeout
 # the victim (the last rank) dies: the others report TC_ERR_PEER_FAILED naming it
 run "3 ranks, a target killed" 3 2 TC_LOG=none -- --kill
 run "2 ranks, TCP only, a target killed" 2 1 TC_SHM=0 TC_LOG=none -- --kill
