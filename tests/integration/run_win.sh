@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Windows (tc_win_*) under tcrun (and once under mpirun): win_test at 2, 3 and 4 ranks over the default transports (self,
 # shared memory), at 2 and 3 ranks over TCP only (TC_SHM=0), and a target killed (--kill) over
-# each; windows over 1 GiB (--large) over each. Each run is bounded; a run passes when every
+# each; windows over 1 GiB (--large) over each; a stopped TCP target with an abort (--abort) and
+# with a fire-and-forget put's timeout (--timeout). Each run is bounded; a run passes when every
 # rank prints "0 failures" (and, where no rank is killed, tcrun exits 0).
 #   tests/integration/run_win.sh BINDIR [--quick]
 # BINDIR holds tools/tcrun/tcrun and tests/integration/win_test, win_halo and win_pipeline (the
