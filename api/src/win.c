@@ -114,19 +114,19 @@ static tc_status_t win_op(tc_win_t *win, const char *fn, tc_rt_win_op_t *op,
     tc_status_t st = tc_api_win_get(win, fn, &w);
     if (st != TC_OK)
         return st;
-    int flags;
-    /* async without work_p: fire-and-forget, completed by tc_win_flush */
-    int ff = opts && opts->size >= sizeof(*opts) && opts->async && !work_p;
-    tc_op_opts_t sync;
-    if (ff) {
-        sync = *opts;
-        sync.async = 0;
-        opts = &sync;
+    if (!work_p && (!opts || opts->size >= sizeof(*opts))) {
+        /* no work object: of tc_api_op_opts' checks only the size applies (hints
+         * are not read; async without work_p is fire-and-forget, completed by
+         * tc_win_flush), so a small put goes straight to the runtime */
+        op->timeout_ms = opts ? opts->timeout_ms : 0;
+        st = tc_rt_win_issue(w->rt, op, opts && opts->async ? TC_RT_ASYNC : 0, NULL);
+        if (st != TC_OK)
+            tc_error_prefix("tc_");
+        return st;
     }
+    int flags; /* with a work object, or options of the wrong size (the error) */
     if ((st = tc_api_op_opts(opts, fn, NULL, &op->timeout_ms, &flags, work_p)) != TC_OK)
         return st;
-    if (ff)
-        flags |= TC_RT_ASYNC;
     tc_api_work_t *work = NULL;
     if (work_p && (st = tc_api_work_new(fn, &work)) != TC_OK)
         return st;

@@ -38,6 +38,8 @@ static tc_status_t comm_alloc(const char *name, const tc_hints_t *hints, tc_rt_c
     tc_hmap_init(&comm->p2p_seq);
     bool check;
     tc_status_t st = tc_config_bool("TC_CHECK", false, &check);
+    if (st == TC_OK)
+        st = tc_rt_win_pool_config(comm);
     if (st == TC_OK && hints)
         st = tc_hints_copy(&comm->hints, hints);
     if (st != TC_OK) {

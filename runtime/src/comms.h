@@ -20,6 +20,7 @@ struct tc_rt_comm {
     int *ranks;         /* world rank of each rank, or NULL (the world's own order) */
     int ranks_per_node; /* for hierarchical algorithms; 0 when unknown */
     char name[64];
+    int win_pool; /* TC_WIN_POOL: fire-and-forget records per window (win_pool.c) */
     int64_t timeout_ms;
     uint32_t comm_id;   /* high bits of every tag: separates communicators */
     uint64_t seq;       /* collectives issued on this communicator */

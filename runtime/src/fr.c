@@ -76,19 +76,21 @@ void tc_rt_fr_begin(tc_rt_work_t *w, uint64_t now_ns)
     uint64_t n = comm->fr_next++;
     tc_rt_fr_entry_t *e = &comm->fr[n % comm->fr_cap];
     w->fr_id = n + 1;
-    *e = (tc_rt_fr_entry_t){.id = n + 1,
-                            .seq = w->op.seq,
-                            .coll = w->op.coll,
-                            .dtype = w->call.dtype,
-                            .op = w->call.op,
-                            .root = w->call.root,
-                            .count = w->call.sendcounts ? 0 : w->call.count,
-                            .algo = w->main_sched ? w->main_sched->algo
-                                    : w->op.name  ? "window"
-                                                  : "?",
-                            .name = w->op.name,
-                            .state = TC_RT_FR_RUNNING,
-                            .start_ns = now_ns};
+    /* field by field: a whole-struct store would clear all of awaited every operation */
+    e->id = n + 1;
+    e->seq = w->op.seq;
+    e->coll = w->op.coll;
+    e->dtype = w->call.dtype;
+    e->op = w->call.op;
+    e->root = w->call.root;
+    e->count = w->call.sendcounts ? 0 : w->call.count;
+    e->algo = w->main_sched ? w->main_sched->algo : w->op.name ? "window" : "?";
+    e->name = w->op.name;
+    e->state = TC_RT_FR_RUNNING;
+    e->status = TC_OK;
+    e->start_ns = now_ns;
+    e->end_ns = 0;
+    e->awaited[0] = '\0';
 }
 
 void tc_rt_fr_end(tc_rt_work_t *w, tc_status_t st, uint64_t now_ns)

@@ -298,6 +298,7 @@ static void win_free(tc_rt_win_t *win)
         free(win->base);
     if (!win->shm_fd)
         free(win->slots);
+    tc_rt_win_pool_free(win);
     free(win->ff);
     free(win->peers);
     free(win);
@@ -351,6 +352,7 @@ tc_status_t tc_rt_win_create(tc_rt_comm_t *comm, void *buf, size_t bytes, int al
                         !(win->slots = aligned_alloc(64, TC_RT_WIN_SLOT_BYTES)) ||
                         !(win->inline_work = tc_rt_work_alloc(comm))))
         st = tc_error_set(TC_ERR_NO_MEMORY, "window state for %d ranks", comm->size);
+    win->pool.cap = comm->win_pool;
     if (win->slots)
         memset(win->slots, 0, TC_RT_WIN_SLOT_BYTES);
     if (st == TC_OK && allocate)

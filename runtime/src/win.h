@@ -28,6 +28,18 @@ typedef struct tc_rt_win_peer {
     void *map; /* the mapping of its segment (slots, then the window), for shared */
 } tc_rt_win_peer_t;
 
+/* The records of fire-and-forget operations (win_pool.c): TC_WIN_POOL of them
+ * (default 64), allocated with the first, reused after a flush or once ended;
+ * beyond, one is allocated per operation and freed when released. */
+typedef struct tc_rt_win_pool {
+    tc_rt_work_t *recs; /* cap records, or NULL until the first is needed */
+    tc_rt_work_t *free; /* the unused ones, linked through next */
+    int cap, used;      /* used: taken and not given back */
+    int ended;          /* pool records ended since the last reclaim */
+    int used_max;       /* most used at once */
+    uint64_t allocated; /* records allocated because the pool was empty */
+} tc_rt_win_pool_t;
+
 /* This rank's memory registered with one backend of the world. */
 typedef struct tc_rt_win_reg {
     tc_tp_mem_t *data, *slots;
@@ -56,6 +68,10 @@ struct tc_rt_win {
      * path (lock held; nff read unlocked by flush): released by a flush */
     tc_rt_work_t **ff;
     int nff, ffcap;
+    /* The clock of the current burst of those (read by its first operation, or
+     * by a flush): their flight-recorder times, never their deadlines. */
+    uint64_t burst_ns;
+    tc_rt_win_pool_t pool;
 };
 
 /* An allocated window's shared-memory segment: the signal slots in its
@@ -72,8 +88,23 @@ void tc_rt_comm_release_wins(tc_rt_comm_t *comm);
 /* win_ops.c */
 /* Cancel @p win's running operations with @p st (lock held). */
 void tc_rt_win_cancel(tc_rt_win_t *win, tc_status_t st, const char *why);
-/* Lock held: release the ended fire-and-forget works to @p peer (-1: every
- * rank); the first failure among them is returned, set. */
+
+/* win_pool.c (lock held for all) */
+/* Read TC_WIN_POOL for a new communicator's windows (no lock needed). */
+TC_MUST_USE tc_status_t tc_rt_win_pool_config(tc_rt_comm_t *comm);
+/* A record for a fire-and-forget operation: the pool's, else a heap work of
+ * the communicator; NULL when out of memory. */
+tc_rt_work_t *tc_rt_win_rec_take(tc_rt_win_t *win);
+/* Give back a record that is not running (pool: reused; heap: freed). */
+void tc_rt_win_rec_give(tc_rt_win_t *win, tc_rt_work_t *w);
+/* A pool record of a fire-and-forget operation ended (its work's end). */
+void tc_rt_win_rec_ended(tc_rt_win_t *win, tc_rt_work_t *w);
+/* Keep @p w, running, until a flush releases it. */
+void tc_rt_win_ff_keep(tc_rt_win_t *win, tc_rt_work_t *w);
+/* Release the ended fire-and-forget works to @p peer (-1: every rank); the
+ * first failure among them is returned, set. */
 tc_status_t tc_rt_win_ff_sweep(tc_rt_win_t *win, int peer);
+/* Free the pool's memory (no record running: after the sweep of every rank). */
+void tc_rt_win_pool_free(tc_rt_win_t *win);
 
 #endif

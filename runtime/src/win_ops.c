@@ -3,7 +3,6 @@
  * schedule), waiting for a signal slot, flush. Every argument is checked at
  * the origin before anything moves; every wait is bounded. */
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
@@ -69,6 +68,7 @@ static void win_work_end(tc_rt_work_t *w, tc_status_t st)
         __atomic_fetch_sub(&win->pending, 1, __ATOMIC_ACQ_REL);
         __atomic_fetch_sub(&win->peers[w->rma.peer].pending, 1, __ATOMIC_ACQ_REL);
     }
+    tc_rt_win_rec_ended(win, w);
 }
 
 static const tc_rt_work_ops_t win_work_ops = {win_work_pass, win_work_done, win_work_end};
@@ -89,48 +89,12 @@ void tc_rt_win_cancel(tc_rt_win_t *win, tc_status_t st, const char *why)
     }
 }
 
-tc_status_t tc_rt_win_ff_sweep(tc_rt_win_t *win, int peer)
-{
-    tc_status_t st = TC_OK;
-    int k = 0;
-    for (int i = 0; i < win->nff; i++) {
-        tc_rt_work_t *w = win->ff[i];
-        if ((peer >= 0 && w->rma.peer != peer) || tc_rt_work_get_state(w) == TC_RT_WORK_RUNNING) {
-            win->ff[k++] = w;
-            continue;
-        }
-        if (st == TC_OK && w->result != TC_OK)
-            st = tc_error_set(w->result, "%s", w->error);
-        tc_rt_work_release(w);
-    }
-    __atomic_store_n(&win->nff, k, __ATOMIC_RELEASE);
-    return st;
-}
-
-/* Lock held: keep @p w, an asynchronous operation without a work object,
- * until a flush; without room, complete it now. */
-static void win_ff_keep(tc_rt_win_t *win, tc_rt_work_t *w)
-{
-    if (win->nff == win->ffcap) {
-        int cap = win->ffcap ? 2 * win->ffcap : 64;
-        /* NOLINTNEXTLINE(bugprone-sizeof-expression): an array of pointers */
-        tc_rt_work_t **ff = realloc(win->ff, (size_t)cap * sizeof(*ff));
-        if (!ff) {
-            /* complete it now, bounded by its deadline; a failure broke the
-             * communicator, which the flush reports */
-            tc_status_t st = tc_rt_work_wait_locked(w, 0);
-            (void)st;
-            tc_rt_work_release(w);
-            return;
-        }
-        win->ff = ff;
-        win->ffcap = cap;
-    }
-    win->ff[win->nff] = w;
-    __atomic_store_n(&win->nff, win->nff + 1, __ATOMIC_RELEASE);
-}
-
 /* ---- issuing ---- */
+
+static const char *win_fn(const tc_rt_win_op_t *op)
+{
+    return (unsigned)op->kind <= TC_RT_WIN_SIGNAL ? win_op_names[op->kind] : "win_op";
+}
 
 static tc_status_t win_usable(tc_rt_win_t *win, const char *fn)
 {
@@ -153,6 +117,8 @@ static tc_status_t win_usable(tc_rt_win_t *win, const char *fn)
 static tc_status_t win_check(const tc_rt_win_t *win, const tc_rt_win_op_t *op, const char *fn)
 {
     const tc_rt_comm_t *comm = win->comm;
+    if ((unsigned)op->kind > TC_RT_WIN_SIGNAL)
+        return tc_error_set(TC_ERR_INVALID_ARG, "%s: operation kind %d is unknown", fn, op->kind);
     if (op->peer < 0 || op->peer >= comm->size)
         return tc_error_set(TC_ERR_INVALID_ARG,
                             "%s: peer %d is not a rank of the window's communicator '%s' (size "
@@ -255,9 +221,12 @@ static tc_status_t win_post(tc_rt_work_t *w, tc_tp_ep_t *ep, const tc_rt_win_op_
     return st == TC_OK ? TC_OK : win_work_error(w, st);
 }
 
-/* Lock held: start @p w for @p op. The result is the work's. */
+/* Lock held: start @p w for @p op. The result is the work's. A
+ * fire-and-forget operation (@p ff) reads no clock: its flight-recorder times
+ * are the burst's clock, and the first expiry pass after it sets its deadline
+ * (so it never expires early; see tc_rt_works_expire). */
 static void win_start(tc_rt_win_t *win, tc_rt_work_t *w, tc_tp_ep_t *ep, const tc_rt_win_op_t *op,
-                      int async)
+                      int async, int ff)
 {
     tc_rt_comm_t *comm = win->comm;
     w->ops = &win_work_ops;
@@ -276,8 +245,9 @@ static void win_start(tc_rt_win_t *win, tc_rt_work_t *w, tc_tp_ep_t *ep, const t
     w->sched = w->main_sched = NULL;
     w->async = async;
     w->timeout_ms = op->timeout_ms > 0 ? op->timeout_ms : comm->timeout_ms;
-    uint64_t now = tc_time_ns();
-    w->deadline = tc_deadline_add_ms(now, (uint64_t)w->timeout_ms);
+    uint64_t now = ff ? win->burst_ns : tc_time_ns();
+    w->deadline = ff ? 0 : tc_deadline_add_ms(now, (uint64_t)w->timeout_ms);
+    w->rma.coarse_ns = ff ? now : 0;
     w->failed_peer = -1;
     w->start_ns = 0; /* not in the collectives' statistics and hooks */
     w->error[0] = '\0';
@@ -292,33 +262,31 @@ static void win_start(tc_rt_win_t *win, tc_rt_work_t *w, tc_tp_ep_t *ep, const t
         tc_rt_work_end(w, TC_OK); /* nothing to move, or it completed at once */
 }
 
-tc_status_t tc_rt_win_issue(tc_rt_win_t *win, const tc_rt_win_op_t *op, int flags,
-                            tc_rt_work_t **work_p)
+/* The operation off the direct path: a work under the lock (kept out of line
+ * so that the direct path's frame stays small). */
+__attribute__((noinline)) static tc_status_t
+win_issue_locked(tc_rt_win_t *win, const tc_rt_win_op_t *op, int flags, tc_rt_work_t **work_p)
 {
-    const char *fn = (unsigned)op->kind < 4 ? win_op_names[op->kind] : "win_op";
+    const char *fn = win_fn(op);
     tc_rt_comm_t *comm = win->comm;
-    if (!comm || __atomic_load_n(&win->released, __ATOMIC_ACQUIRE))
-        return win_usable(win, fn);
-    tc_status_t st = win_check(win, op, fn);
-    if (st != TC_OK)
-        return st;
-    /* the direct path: no lock, clock, work object or flight-recorder slot;
-     * asynchronous without a work object too (complete on return). A broken
-     * communicator takes the locked path, which says why. */
-    const tc_rt_win_peer_t *peer = &win->peers[op->peer];
-    if (peer->direct && !work_p && __atomic_load_n(&comm->broken, __ATOMIC_ACQUIRE) == TC_OK) {
-        win_direct(peer, op);
-        return TC_OK;
-    }
     tc_rt_world_t *world = comm->world;
     int async = (flags & TC_RT_ASYNC) != 0;
     tc_rt_world_lock(world);
     tc_tp_ep_t *ep = NULL;
     tc_rt_work_t *w = NULL;
+    tc_status_t st;
     if ((st = win_usable(win, fn)) != TC_OK || (st = win_ep(win, op->peer, fn, &ep)) != TC_OK)
         goto out;
-    if (async || work_p) {
-        if (!(w = tc_rt_work_alloc(comm))) {
+    int ff = async && !work_p;
+    if (ff) {
+        if (__atomic_load_n(&win->nff, __ATOMIC_RELAXED) == 0)
+            win->burst_ns = tc_time_ns(); /* a burst begins: its one clock read */
+        w = tc_rt_win_rec_take(win);
+    } else if (work_p) {
+        w = tc_rt_work_alloc(comm);
+    }
+    if (ff || work_p) {
+        if (!w) {
             st = tc_error_set(TC_ERR_NO_MEMORY, "%s: work object", fn);
             goto out;
         }
@@ -332,7 +300,7 @@ tc_status_t tc_rt_win_issue(tc_rt_win_t *win, const tc_rt_win_op_t *op, int flag
             goto out;
         }
     }
-    win_start(win, w, ep, op, async);
+    win_start(win, w, ep, op, async, ff);
     if (!async && tc_rt_work_get_state(w) == TC_RT_WORK_RUNNING &&
         tc_rt_work_wait_locked(w, 0) != TC_OK) {
         /* bounded by the work's own deadline: the result is the work's */
@@ -341,18 +309,43 @@ tc_status_t tc_rt_win_issue(tc_rt_win_t *win, const tc_rt_win_op_t *op, int flag
     if (st != TC_OK)
         st = tc_error_set(st, "%s", w->error);
     if (st != TC_OK && w != win->inline_work) {
-        tc_rt_work_release(w); /* ended: no work object for a failed call */
+        /* ended: no work object for a failed call */
+        if (ff)
+            tc_rt_win_rec_give(win, w);
+        else
+            tc_rt_work_release(w);
         w = NULL;
     }
     if (st == TC_OK && work_p)
         *work_p = w;
-    else if (st == TC_OK && w != win->inline_work && tc_rt_work_get_state(w) != TC_RT_WORK_RUNNING)
-        tc_rt_work_release(w); /* fire-and-forget, already complete */
-    else if (st == TC_OK && w != win->inline_work)
-        win_ff_keep(win, w); /* fire-and-forget: the next flush releases it */
+    else if (st == TC_OK && ff && tc_rt_work_get_state(w) != TC_RT_WORK_RUNNING)
+        tc_rt_win_rec_give(win, w); /* already complete */
+    else if (st == TC_OK && ff)
+        tc_rt_win_ff_keep(win, w); /* the next flush releases it */
 out:
     tc_rt_world_unlock(world);
     return st;
+}
+
+tc_status_t tc_rt_win_issue(tc_rt_win_t *win, const tc_rt_win_op_t *op, int flags,
+                            tc_rt_work_t **work_p)
+{
+    tc_rt_comm_t *comm = win->comm;
+    const char *fn = win_fn(op);
+    if (!comm || __atomic_load_n(&win->released, __ATOMIC_ACQUIRE))
+        return win_usable(win, fn);
+    tc_status_t st = win_check(win, op, fn);
+    if (st != TC_OK)
+        return st;
+    /* the direct path: no lock, clock, work object or flight-recorder slot;
+     * asynchronous without a work object too (complete on return). A broken
+     * communicator takes the locked path, which says why. */
+    const tc_rt_win_peer_t *peer = &win->peers[op->peer];
+    if (peer->direct && !work_p && __atomic_load_n(&comm->broken, __ATOMIC_ACQUIRE) == TC_OK) {
+        win_direct(peer, op);
+        return TC_OK;
+    }
+    return win_issue_locked(win, op, flags, work_p);
 }
 
 /* ---- waiting ---- */
@@ -459,27 +452,19 @@ tc_status_t tc_rt_win_read_signal(tc_rt_win_t *win, int slot, uint64_t *value_p)
     return TC_OK;
 }
 
-tc_status_t tc_rt_win_flush(tc_rt_win_t *win, int peer, int64_t timeout_ms)
+/* tc_rt_win_flush with something pending or to release: progress under the
+ * lock until @p pending drops to 0, bounded; then release the kept records. */
+__attribute__((noinline)) static tc_status_t win_flush_wait(tc_rt_win_t *win, int peer,
+                                                            int64_t timeout_ms, const int *pending)
 {
     static const char fn[] = "win_flush";
     tc_rt_comm_t *comm = win->comm;
-    if (!comm || __atomic_load_n(&win->released, __ATOMIC_ACQUIRE))
-        return win_usable(win, fn);
-    if (peer < -1 || peer >= comm->size)
-        return tc_error_set(TC_ERR_INVALID_ARG,
-                            "%s: peer %d is neither -1 (every rank) nor a rank of the window's "
-                            "communicator '%s' (size %d)",
-                            fn, peer, comm->name, comm->size);
     tc_rt_world_t *world = comm->world;
-    const int *pending = peer < 0 ? &win->pending : &win->peers[peer].pending;
-    /* nothing pending (every direct operation completed on return): no lock */
-    if (__atomic_load_n(pending, __ATOMIC_ACQUIRE) == 0 &&
-        __atomic_load_n(&win->nff, __ATOMIC_ACQUIRE) == 0 &&
-        __atomic_load_n(&comm->broken, __ATOMIC_ACQUIRE) == TC_OK)
-        return TC_OK;
     int64_t ms = timeout_ms > 0 ? timeout_ms : comm->timeout_ms;
-    uint64_t deadline = tc_deadline_after_ms((uint64_t)ms);
+    uint64_t now = tc_time_ns();
+    uint64_t deadline = tc_deadline_add_ms(now, (uint64_t)ms);
     tc_rt_world_lock(world);
+    win->burst_ns = now; /* for the records of the operations issued next */
     tc_rt_progress_driving(world, 1);
     tc_status_t st = TC_OK;
     unsigned idle = 0;
@@ -512,4 +497,24 @@ tc_status_t tc_rt_win_flush(tc_rt_win_t *win, int peer, int64_t timeout_ms)
         st = tc_error_set(comm->broken, "%s on comm '%s': %s", fn, comm->name, comm->broken_why);
     tc_rt_world_unlock(world);
     return st;
+}
+
+tc_status_t tc_rt_win_flush(tc_rt_win_t *win, int peer, int64_t timeout_ms)
+{
+    static const char fn[] = "win_flush";
+    tc_rt_comm_t *comm = win->comm;
+    if (!comm || __atomic_load_n(&win->released, __ATOMIC_ACQUIRE))
+        return win_usable(win, fn);
+    if (peer < -1 || peer >= comm->size)
+        return tc_error_set(TC_ERR_INVALID_ARG,
+                            "%s: peer %d is neither -1 (every rank) nor a rank of the window's "
+                            "communicator '%s' (size %d)",
+                            fn, peer, comm->name, comm->size);
+    const int *pending = peer < 0 ? &win->pending : &win->peers[peer].pending;
+    /* nothing pending (every direct operation completed on return): no lock */
+    if (__atomic_load_n(pending, __ATOMIC_ACQUIRE) == 0 &&
+        __atomic_load_n(&win->nff, __ATOMIC_ACQUIRE) == 0 &&
+        __atomic_load_n(&comm->broken, __ATOMIC_ACQUIRE) == TC_OK)
+        return TC_OK;
+    return win_flush_wait(win, peer, timeout_ms, pending);
 }

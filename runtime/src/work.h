@@ -37,9 +37,13 @@ typedef struct tc_rt_work_ops {
 /* The transport requests of a window's operation (win_ops.c). */
 typedef struct tc_rt_work_rma {
     struct tc_rt_win *win;
-    int peer;           /* rank in the window's communicator */
-    int nreq;           /* requests posted in req */
-    int counted;        /* counted in the window's pending operations */
+    int peer;    /* rank in the window's communicator */
+    int nreq;    /* requests posted in req */
+    int counted; /* counted in the window's pending operations */
+    int pooled;  /* one of the window's pool of records (win_pool.c) */
+    /* fire-and-forget: the burst's clock, which its flight-recorder times come
+     * from (its deadline is set by the first expiry pass after it started) */
+    uint64_t coarse_ns;
     tc_tp_req_t req[2]; /* data, then signal */
 } tc_rt_work_rma_t;
 

@@ -55,8 +55,14 @@ void tc_rt_sched_release(tc_rt_work_t *work)
 
 void tc_rt_work_end(tc_rt_work_t *w, tc_status_t st)
 {
-    /* the one clock read of the end, for both records; internal exchanges have neither */
-    uint64_t now = w->start_ns || w->fr_id ? tc_time_ns() : 0;
+    /* the one clock read of the end, for both records; internal exchanges have
+     * neither; a fire-and-forget window operation reads none (its burst's
+     * clock, or the progress's last read if later) */
+    uint64_t now = 0;
+    if (w->ops && w->rma.coarse_ns)
+        now = w->rma.coarse_ns > w->comm->world->now_ns ? w->rma.coarse_ns : w->comm->world->now_ns;
+    else if (w->start_ns || w->fr_id)
+        now = tc_time_ns();
     tc_rt_fr_end(w, st, now);
     tc_rt_stats_end(w, st, now);
     if (w->ops)
@@ -236,6 +242,10 @@ void tc_rt_works_expire(tc_rt_world_t *world, uint64_t now)
 {
     for (tc_rt_work_t *w = world->active, *next; w; w = next) {
         next = w->next;
+        if (!w->deadline) { /* started without reading the clock (win_ops.c) */
+            w->deadline = tc_deadline_add_ms(now, (uint64_t)w->timeout_ms);
+            continue;
+        }
         if (now >= w->deadline) {
             work_timeout(w);
             next = world->active;

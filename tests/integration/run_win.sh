@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Windows (tc_win_*) under tcrun (and once under mpirun): win_test at 2, 3 and 4 ranks over the default transports (self,
 # shared memory), at 2 and 3 ranks over TCP only (TC_SHM=0), and a target killed (--kill) over
-# each; windows over 1 GiB (--large) over each. Each run is bounded; a run passes when every
+# each; windows over 1 GiB (--large) over each; a stopped TCP target with an abort (--abort) and
+# with a fire-and-forget put's timeout (--timeout). Each run is bounded; a run passes when every
 # rank prints "0 failures" (and, where no rank is killed, tcrun exits 0).
 #   tests/integration/run_win.sh BINDIR [--quick]
 # BINDIR holds tools/tcrun/tcrun and tests/integration/win_test, win_halo and win_pipeline (the
@@ -51,6 +52,8 @@ run "2 ranks, windows over 1 GiB" 2 2 -- --large
 run "2 ranks, TCP only, windows over 1 GiB" 2 2 TC_SHM=0 -- --large
 # abort ends a put pending on a stopped TCP target (its progress thread cannot take the data)
 run "2 ranks, TCP only, abort of a pending put" 2 2 TC_SHM=0 TC_LOG=none -- --abort
+# a fire-and-forget put to a stopped TCP target ends by its own timeout (set without a clock read)
+run "2 ranks, TCP only, a fire-and-forget put's timeout" 2 2 TC_SHM=0 TC_LOG=none -- --timeout
 # the victim (the last rank) dies: the others report TC_ERR_PEER_FAILED naming it
 run "3 ranks, a target killed" 3 2 TC_LOG=none -- --kill
 run "2 ranks, TCP only, a target killed" 2 1 TC_SHM=0 TC_LOG=none -- --kill

@@ -1,6 +1,7 @@
 /* Multi-process test of windows (tc_win_*, docs/windows.md), run by run_win.sh under tcrun:
  *
- *   win_test [--quick] [--seed S] [--only PART | --skip PART] [--kill | --large | --abort]
+ *   win_test [--quick] [--seed S] [--only PART | --skip PART]
+ *            [--kill | --large | --abort | --timeout]
  *
  * PART: model, counts, order, split, fr, passive, revoke (the parts below, in that order).
  *
@@ -24,6 +25,8 @@
  * and at the very end, one byte past it refused.
  * --abort (2 ranks, TC_SHM=0): rank 1 stops itself (SIGSTOP); rank 0's 64 MiB put to it stays
  * pending until tc_comm_abort ends it with TC_ERR_ABORTED, promptly; then rank 1 continues.
+ * --timeout (2 ranks, TC_SHM=0): the same stopped rank; rank 0's fire-and-forget 64 MiB put with
+ * a 300 ms timeout ends with TC_ERR_TIMEOUT, which tc_win_flush reports within 5 s.
  * --kill: the last rank dies after the window is made; the others' puts to it end with
  * TC_ERR_PEER_FAILED naming it, within the timeout.
  *
@@ -81,7 +84,7 @@ static int want(const char *only, const char *name)
 int main(int argc, char **argv)
 {
     const char *only = NULL;
-    int quick = 0, kill = 0, large = 0, abort_mode = 0;
+    int quick = 0, kill = 0, large = 0, abort_mode = 0, timeout_mode = 0;
     uint64_t seed = 12345;
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--quick"))
@@ -92,6 +95,8 @@ int main(int argc, char **argv)
             large = 1;
         else if (!strcmp(argv[i], "--abort"))
             abort_mode = 1;
+        else if (!strcmp(argv[i], "--timeout"))
+            timeout_mode = 1;
         else if (!strcmp(argv[i], "--only") && i + 1 < argc)
             only = argv[++i];
         else if (!strcmp(argv[i], "--skip") && i + 1 < argc)
@@ -112,8 +117,8 @@ int main(int argc, char **argv)
         test_kill(world);
     } else if (large) {
         test_large(world);
-    } else if (abort_mode) {
-        test_abort(world);
+    } else if (abort_mode || timeout_mode) {
+        test_abort(world, timeout_mode);
     } else {
         if (want(only, "model"))
             test_model(world, seed, quick ? 3 : 8);

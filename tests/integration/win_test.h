@@ -58,7 +58,8 @@ void test_large(tc_comm_t *comm);
 void test_passive(tc_comm_t *comm);
 void test_revoke(tc_comm_t *world);
 void test_fr(tc_comm_t *comm);
-void test_abort(tc_comm_t *comm);
+/* @p timeout_mode: --timeout (a fire-and-forget put's own timeout) instead of --abort */
+void test_abort(tc_comm_t *comm, int timeout_mode);
 void test_kill(tc_comm_t *comm);
 
 #endif

@@ -153,7 +153,31 @@ void test_fr(tc_comm_t *comm)
 
 /* ---- abort ends a put that cannot complete: its TCP target is stopped (SIGSTOP) ---- */
 
-void test_abort(tc_comm_t *comm)
+/* --timeout: a fire-and-forget put to the stopped rank ends by its own timeout (its deadline is
+ * set by the progress engine's first clock read after it started: win_ops.c), which the flush
+ * reports long before the flush's own timeout. */
+static void ff_timeout(tc_win_t *win, const unsigned char *src, size_t bytes)
+{
+    tc_op_opts_t opts = TC_OP_OPTS_INIT;
+    opts.async = 1;
+    opts.timeout_ms = 300;
+    struct timespec t0, t1;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    OK(tc_win_put(win, src, bytes, 1, 0, &opts, NULL));
+    expect(tc_win_flush(win, 1, 20000), TC_ERR_TIMEOUT, "timed out after 300 ms",
+           "the flush of a fire-and-forget put to a stopped rank");
+    clock_gettime(CLOCK_MONOTONIC, &t1);
+    double ms = (double)(t1.tv_sec - t0.tv_sec) * 1e3 + (double)(t1.tv_nsec - t0.tv_nsec) / 1e6;
+    checks++;
+    if (ms < 300 || ms > 5000)
+        FAIL("the fire-and-forget put with a 300 ms timeout ended after %.0f ms", ms);
+    printf("rank 0: a fire-and-forget put to a stopped rank timed out after %.1f ms: %s\n", ms,
+           tc_last_error());
+    expect(tc_win_put(win, src, 8, 1, 0, NULL, NULL), TC_ERR_TIMEOUT, "timed out",
+           "a put after the timeout");
+}
+
+void test_abort(tc_comm_t *comm, int timeout_mode)
 {
     size_t bytes = (size_t)64 << 20; /* far more than the sockets' buffers */
     unsigned char *mem = calloc(1, bytes);
@@ -162,7 +186,7 @@ void test_abort(tc_comm_t *comm)
     int pids[2] = {0, 0}, me = (int)getpid();
     OK(tc_all_gather(comm, &me, pids, 1, TC_INT32, NULL, NULL));
     if (!win || size != 2) {
-        FAIL("--abort runs at 2 ranks with a window");
+        FAIL("--abort and --timeout run at 2 ranks with a window");
         return;
     }
     if (rank == 1) {
@@ -193,11 +217,19 @@ void test_abort(tc_comm_t *comm)
         kill(pids[1], SIGCONT);
         return;
     }
+    unsigned char *src = malloc(bytes);
+    memset(src, 0x5a, bytes);
+    if (timeout_mode) {
+        ff_timeout(win, src, bytes);
+        kill(pids[1], SIGCONT);
+        tc_win_destroy(win);
+        free(src);
+        free(mem);
+        return;
+    }
     tc_op_opts_t aopts = TC_OP_OPTS_INIT;
     aopts.async = 1;
     tc_work_t *w = NULL;
-    unsigned char *src = malloc(bytes);
-    memset(src, 0x5a, bytes);
     OK(tc_win_put(win, src, bytes, 1, 0, &aopts, &w));
     struct timespec ts = {0, 200000000};
     nanosleep(&ts, NULL);

@@ -96,6 +96,17 @@ tc_status_t tc_rt_win_read_signal(tc_rt_win_t *win, int slot, uint64_t *value_p)
 /** @brief Wait until every operation issued on @p win to @p peer (-1: to all) completed. */
 tc_status_t tc_rt_win_flush(tc_rt_win_t *win, int peer, int64_t timeout_ms);
 
+/** @brief A window's records of fire-and-forget operations off the direct path. */
+typedef struct tc_rt_win_pool_info {
+    int cap;            /**< records in the pool (TC_WIN_POOL, default 64) */
+    int used;           /**< pool records taken now (not yet released by a flush) */
+    int used_max;       /**< most pool records taken at once */
+    uint64_t allocated; /**< records allocated because the pool was empty */
+} tc_rt_win_pool_info_t;
+
+/** @brief What @p win's pool holds now (for tests and tools). */
+tc_status_t tc_rt_win_pool_query(tc_rt_win_t *win, tc_rt_win_pool_info_t *info_p);
+
 /** @brief The window's communicator, or NULL once it was destroyed. */
 tc_rt_comm_t *tc_rt_win_comm(const tc_rt_win_t *win);
 
