@@ -139,6 +139,7 @@ step "integration (ASan+UBSan)" asan_integration
 step "unit tests (TSan): threads in base, tcp (rails too), shm, self, the env store, windows over ib (emulated), the windows' record pool" \
     bazel test --config=tsan //tests/base:test_log //tests/base:test_status \
     //tests/transport:tcp_pair_test //tests/transport:tcp_rma_test //tests/transport:tcp_nsocks_test \
+    //tests/transport:tcp_sink_test \
     //tests/transport:tcp_rails_test //tests/runtime:bootstrap_env_test \
     //tests/runtime:bootstrap_env_frames_test //tests/api:win_ib_test //tests/api:win_pool_test \
     //tests/transport/shm/... //tests/transport/self/...

@@ -294,5 +294,6 @@ const tc_tp_ops_t tc_tp_tcp_ops = {
     .put = tc_tcp_put,
     .get = tc_tcp_get,
     .signal = tc_tcp_signal,
+    .recv_sink = tc_tcp_recv_sink,
     .wait_fd = tc_tcp_wait_fd,
 };

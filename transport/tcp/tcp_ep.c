@@ -104,6 +104,7 @@ void tc_tcp_ep_fail(tc_tcp_ctx_t *ctx, tc_tcp_ep_t *ep, tc_status_t status, cons
     if (ep->rx_req != NULL)
         tc_tcp_req_complete(ctx, ep->rx_req, status, 0);
     ep->rx_req = NULL;
+    ep->rx_sink = 0;
     ep->rx_unexp = NULL;
     ep->rx_kind = TC_TCP_K_MSG;
     /* Messages that arrived whole before the failure can still be received. */
@@ -423,6 +424,8 @@ tc_status_t tc_tcp_cancel(tc_tp_ep_t *super, tc_tp_req_t *req)
         ep->rx_dst_left = 0;
         ep->rx_dst = NULL;
         ep->rx_req = NULL;
+        ep->rx_sink = 0;
+        ep->rx_carry_len = 0;
         tc_tcp_req_complete(ctx, req, TC_ERR_ABORTED, 0);
         return TC_OK;
     }

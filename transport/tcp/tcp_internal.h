@@ -133,7 +133,12 @@ enum {
 /* Longest chunk a receiver accepts (the sender never exceeds TC_TCP_CHUNK_LEN). */
 #define TC_TCP_CHUNK_MAX (16u << 20)
 
-/* Bytes read per recv() into the staging buffer; many small messages arrive in one call. */
+/* Largest unit of a sink (tc_tp_sink_t.unit); its pieces are aligned to the unit, at most to
+ * TC_TCP_SINK_ALIGN. */
+#define TC_TCP_SINK_UNIT_MAX 64
+#define TC_TCP_SINK_ALIGN 16
+/* Bytes read per recv() into the staging buffer (less the room for a sink's carry); many small
+ * messages arrive in one call. */
 #define TC_TCP_STAGE_LEN 65536
 /* A payload remainder at least this large is read straight into its destination. */
 #define TC_TCP_DIRECT_MIN 16384
@@ -162,6 +167,8 @@ enum {
     TC_TCP_P_LEN = 2,  /* send/put/get length or receive capacity */
     TC_TCP_P_OFF = 3,  /* bytes of header + payload already written (sends) */
     TC_TCP_P_TAG = 4,  /* receives: the tag */
+    TC_TCP_P_SINK = 5, /* receives: 1 when P_BUF is a tc_tp_sink_t (tcp_sink.c); P_OFF then
+                          counts the bytes handed to it */
     TC_TCP_P_HDR = 4,  /* sends: priv[4..7], the header in wire order (16 or 32 bytes) */
     /* striped sends once their header is written (the tag is not needed any more; priv[5],
      * kind and length, and priv[6], the message id, stay as in the header) */
@@ -203,8 +210,8 @@ typedef struct tc_tcp_unexp {
     uint64_t tag;
     uint64_t len;
     int complete;
-    struct tc_tcp_lrx *lrx; /* a striped message still arriving, or NULL */
-    unsigned char data[];
+    struct tc_tcp_lrx *lrx;            /* a striped message still arriving, or NULL */
+    _Alignas(16) unsigned char data[]; /* aligned for a sink's elements */
 } tc_tcp_unexp_t;
 
 /* A striped message being received: chunks land at dst + offset (below cap). */
@@ -224,6 +231,7 @@ typedef struct tc_tcp_lrx {
      * twice; NULL with one rail */
     uint64_t chunk;
     unsigned char *map;
+    unsigned char *own; /* a sink receive's landing buffer (dst), freed with the record */
 } tc_tcp_lrx_t;
 
 /* A hello taken apart (tc_tcp_hello_parse). */
@@ -374,7 +382,8 @@ typedef struct tc_tcp_ctx {
     tc_tcp_ep_t *held;          /* endpoints with held sends (tcp_tx.c), written by progress */
     tc_tcp_mem_slot_t *mems;    /* registered memory by slot */
     uint32_t nmems;
-    unsigned char stage[TC_TCP_STAGE_LEN]; /* always fully consumed before use elsewhere */
+    /* always fully consumed before use elsewhere; aligned, so that a sink's pieces can be */
+    _Alignas(16) unsigned char stage[TC_TCP_STAGE_LEN];
 } tc_tcp_ctx_t;
 
 struct tc_tcp_ep {
@@ -430,10 +439,13 @@ struct tc_tcp_ep {
     unsigned char *rx_dst;    /* where the next payload byte goes */
     uint64_t rx_dst_left;     /* bytes still to store at rx_dst */
     uint64_t rx_discard;      /* bytes to drop after that (truncation) */
-    tc_tcp_lrx_t *rx_lrx;     /* the striped message of a chunk being received */
-    tc_tcp_lrx_t *lrx_head;   /* striped messages announced and not complete */
-    uint64_t rx_last_id;      /* id of the last striped message announced */
-    int draining;             /* the primary ended: the data sockets are being read out */
+    int rx_sink;              /* rx_req is a sink receive: rx_dst_left bytes go to its sink */
+    size_t rx_carry_len;      /* bytes in rx_carry: the start of a piece not a unit long yet */
+    unsigned char rx_carry[TC_TCP_SINK_UNIT_MAX];
+    tc_tcp_lrx_t *rx_lrx;   /* the striped message of a chunk being received */
+    tc_tcp_lrx_t *lrx_head; /* striped messages announced and not complete */
+    uint64_t rx_last_id;    /* id of the last striped message announced */
+    int draining;           /* the primary ended: the data sockets are being read out */
 };
 
 /* ---- tcp_wire.c ---- */
@@ -516,6 +528,22 @@ void tc_tcp_ep_fail(tc_tcp_ctx_t *ctx, tc_tcp_ep_t *ep, tc_status_t status, cons
     __attribute__((format(printf, 4, 5)));
 void tc_tcp_ep_update_events(tc_tcp_ctx_t *ctx, tc_tcp_ep_t *ep);
 
+/* ---- tcp_sink.c: receiving into a consumer ---- */
+TC_MUST_USE tc_status_t tc_tcp_recv_sink(tc_tp_ep_t *ep, uint64_t tag, const tc_tp_sink_t *sink,
+                                         size_t cap, tc_tp_req_t *req);
+/* Hand @p n payload bytes of the primary's current message to its sink receive ep->rx_req, in
+ * whole units (a tail shorter than the unit waits in ep->rx_carry); @p last: they end the bytes
+ * the receive keeps. @p p lies in ctx->stage, whose bytes before it are consumed, and with
+ * ep->rx_carry_len bytes of room before it: the carry is put there and the piece moved down
+ * to an aligned address when it is not on one. A consumer's error completes the receive with
+ * it and drops the rest. */
+void tc_tcp_sink_feed(tc_tcp_ctx_t *ctx, tc_tcp_ep_t *ep, const unsigned char *p, size_t n,
+                      int last);
+/* Hand the first @p n bytes of a message, landed whole at @p data (16-byte aligned), to sink
+ * receive @p req, then complete it (TC_ERR_TRUNCATED when the message had @p len > n bytes). */
+void tc_tcp_sink_deliver(tc_tcp_ctx_t *ctx, tc_tp_req_t *req, const unsigned char *data, uint64_t n,
+                         uint64_t len);
+
 /* ---- tcp_tx.c ---- */
 TC_MUST_USE tc_status_t tc_tcp_send(tc_tp_ep_t *ep, uint64_t tag, const void *buf, size_t len,
                                     tc_tp_req_t *req);
@@ -529,6 +557,9 @@ void tc_tcp_held_unlink(tc_tcp_ctx_t *ctx, tc_tcp_ep_t *ep);
 /* ---- tcp_rx.c ---- */
 TC_MUST_USE tc_status_t tc_tcp_recv(tc_tp_ep_t *ep, uint64_t tag, void *buf, size_t cap,
                                     tc_tp_req_t *req);
+/* A receive into @p buf, or (@p sink) into the tc_tp_sink_t @p buf points to. */
+TC_MUST_USE tc_status_t tc_tcp_recv_post(tc_tp_ep_t *ep, uint64_t tag, void *buf, size_t cap,
+                                         int sink, tc_tp_req_t *req);
 /* Unlink and return the oldest posted receive for @p tag, or NULL. */
 tc_tp_req_t *tc_tcp_rq_match(tc_tcp_ep_t *ep, uint64_t tag);
 /* Read what the socket has and deliver it. */

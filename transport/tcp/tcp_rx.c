@@ -83,6 +83,7 @@ static void tc_tcp_rx_message_done(tc_tcp_ctx_t *ctx, tc_tcp_ep_t *ep)
         ep->rx_unexp->complete = 1;
     }
     ep->rx_req = NULL;
+    ep->rx_sink = 0;
     ep->rx_unexp = NULL;
     ep->rx_dst = NULL;
     ep->rx_state = TC_TCP_RX_HDR;
@@ -207,7 +208,9 @@ static void tc_tcp_rx_on_header(tc_tcp_ctx_t *ctx, tc_tcp_ep_t *ep)
     if (req != NULL) {
         uint64_t cap = req->priv[TC_TCP_P_LEN];
         ep->rx_req = req;
-        ep->rx_dst = (unsigned char *)(uintptr_t)req->priv[TC_TCP_P_BUF];
+        ep->rx_sink = (int)req->priv[TC_TCP_P_SINK];
+        ep->rx_carry_len = 0;
+        ep->rx_dst = ep->rx_sink ? NULL : (unsigned char *)(uintptr_t)req->priv[TC_TCP_P_BUF];
         ep->rx_dst_left = len < cap ? len : cap;
         ep->rx_discard = len - ep->rx_dst_left;
     } else {
@@ -249,7 +252,11 @@ static void tc_tcp_rx_consume(tc_tcp_ctx_t *ctx, tc_tcp_ep_t *ep, const unsigned
                     tc_tcp_rx_on_header(ctx, ep);
             }
         } else {
-            if (ep->rx_dst_left > 0) {
+            if (ep->rx_dst_left > 0 && ep->rx_sink) { /* to the consumer, from the stage */
+                k = n < ep->rx_dst_left ? n : (size_t)ep->rx_dst_left;
+                ep->rx_dst_left -= k;
+                tc_tcp_sink_feed(ctx, ep, p, k, ep->rx_dst_left == 0);
+            } else if (ep->rx_dst_left > 0) {
                 k = n < ep->rx_dst_left ? n : (size_t)ep->rx_dst_left;
                 memcpy(ep->rx_dst, p, k);
                 ep->rx_dst += k;
@@ -270,14 +277,20 @@ void tc_tcp_ep_read(tc_tcp_ctx_t *ctx, tc_tcp_ep_t *ep)
 {
     /* Bounded so that one busy peer does not starve the others (epoll is level-triggered). */
     for (int i = 0; i < 64 && ep->state == TC_TCP_EP_UP; i++) {
-        int direct = ep->rx_state == TC_TCP_RX_PAYLOAD && ep->rx_dst_left >= TC_TCP_DIRECT_MIN;
+        int direct = ep->rx_state == TC_TCP_RX_PAYLOAD && ep->rx_dst_left >= TC_TCP_DIRECT_MIN &&
+                     !ep->rx_sink;
+        size_t front = 0;
         ssize_t n;
         if (direct) {
             size_t want =
                 ep->rx_dst_left < TC_TCP_RECV_CHUNK ? (size_t)ep->rx_dst_left : TC_TCP_RECV_CHUNK;
             n = recv(ep->fd, ep->rx_dst, want, 0);
         } else {
-            n = recv(ep->fd, ctx->stage, sizeof(ctx->stage), 0);
+            /* a sink's payload: room before it for the carry, which then lands aligned */
+            front = ep->rx_state == TC_TCP_RX_PAYLOAD && ep->rx_sink
+                        ? TC_TCP_SINK_UNIT_MAX + ep->rx_carry_len
+                        : 0;
+            n = recv(ep->fd, ctx->stage + front, sizeof(ctx->stage) - front, 0);
         }
         if (n > 0) {
             if (direct) {
@@ -286,7 +299,7 @@ void tc_tcp_ep_read(tc_tcp_ctx_t *ctx, tc_tcp_ep_t *ep)
                 if (ep->rx_dst_left == 0 && ep->rx_discard == 0)
                     tc_tcp_rx_message_done(ctx, ep);
             } else {
-                tc_tcp_rx_consume(ctx, ep, ctx->stage, (size_t)n);
+                tc_tcp_rx_consume(ctx, ep, ctx->stage + front, (size_t)n);
             }
             continue;
         }
@@ -317,15 +330,34 @@ void tc_tcp_ep_read(tc_tcp_ctx_t *ctx, tc_tcp_ep_t *ep)
     }
 }
 
-/* A receive claims the unexpected message still arriving: copy what is here, stream the rest. */
-static void tc_tcp_rx_claim_partial(tc_tcp_ep_t *ep, tc_tcp_unexp_t *u, unsigned char *buf,
-                                    size_t cap, tc_tp_req_t *req)
+/* A receive claims the unexpected message still arriving: copy what is here (or hand it to the
+ * sink), stream the rest. */
+static void tc_tcp_rx_claim_partial(tc_tcp_ctx_t *ctx, tc_tcp_ep_t *ep, tc_tcp_unexp_t *u,
+                                    unsigned char *buf, size_t cap, int sink, tc_tp_req_t *req)
 {
     uint64_t got = u->len - ep->rx_dst_left;
-    if (got > 0 && cap > 0)
-        memcpy(buf, u->data, got < cap ? (size_t)got : cap);
     ep->rx_req = req;
     ep->rx_unexp = NULL;
+    if (sink) {
+        uint64_t keep = u->len < cap ? u->len : cap;
+        uint64_t fed = got < keep ? got : keep;
+        ep->rx_sink = 1;
+        ep->rx_carry_len = 0;
+        ep->rx_dst = NULL;
+        ep->rx_dst_left = keep - fed;
+        ep->rx_discard = u->len - got - ep->rx_dst_left;
+        /* through the stage (free outside progress), where the pieces can be aligned */
+        size_t room = sizeof(ctx->stage) - (size_t)2 * TC_TCP_SINK_UNIT_MAX;
+        for (uint64_t at = 0; at < fed && ep->rx_req == req; at += room) {
+            size_t k = fed - at < room ? (size_t)(fed - at) : room;
+            unsigned char *p = ctx->stage + TC_TCP_SINK_UNIT_MAX + ep->rx_carry_len;
+            memcpy(p, u->data + at, k);
+            tc_tcp_sink_feed(ctx, ep, p, k, at + k == fed && ep->rx_dst_left == 0);
+        }
+        return;
+    }
+    if (got > 0 && cap > 0)
+        memcpy(buf, u->data, got < cap ? (size_t)got : cap);
     if (got < cap) {
         ep->rx_dst = buf + got;
         ep->rx_dst_left = (u->len < cap ? u->len : cap) - got;
@@ -337,6 +369,12 @@ static void tc_tcp_rx_claim_partial(tc_tcp_ep_t *ep, tc_tcp_unexp_t *u, unsigned
 }
 
 tc_status_t tc_tcp_recv(tc_tp_ep_t *super, uint64_t tag, void *buf, size_t cap, tc_tp_req_t *req)
+{
+    return tc_tcp_recv_post(super, tag, buf, cap, 0, req);
+}
+
+tc_status_t tc_tcp_recv_post(tc_tp_ep_t *super, uint64_t tag, void *buf, size_t cap, int sink,
+                             tc_tp_req_t *req)
 {
     tc_tcp_ep_t *ep = (tc_tcp_ep_t *)super;
     tc_tcp_ctx_t *ctx = (tc_tcp_ctx_t *)super->ctx;
@@ -351,6 +389,7 @@ tc_status_t tc_tcp_recv(tc_tp_ep_t *super, uint64_t tag, void *buf, size_t cap, 
     req->priv[TC_TCP_P_LEN] = cap;
     req->priv[TC_TCP_P_OFF] = 0;
     req->priv[TC_TCP_P_TAG] = tag;
+    req->priv[TC_TCP_P_SINK] = (uint64_t)sink;
 
     /* The oldest unexpected message with this tag, even on a failed endpoint. */
     tc_tcp_unexp_t *prev = NULL;
@@ -366,7 +405,9 @@ tc_status_t tc_tcp_recv(tc_tp_ep_t *super, uint64_t tag, void *buf, size_t cap, 
             ep->uq_head = u->next;
         if (ep->uq_tail == u)
             ep->uq_tail = prev;
-        if (u->complete) {
+        if (u->complete && sink) {
+            tc_tcp_sink_deliver(ctx, req, u->data, u->len < cap ? u->len : cap, u->len);
+        } else if (u->complete) {
             size_t n = u->len < cap ? (size_t)u->len : cap;
             if (n > 0)
                 memcpy(buf, u->data, n);
@@ -376,7 +417,7 @@ tc_status_t tc_tcp_recv(tc_tp_ep_t *super, uint64_t tag, void *buf, size_t cap, 
             tc_tcp_lrx_claim(u->lrx, req);
             return TC_OK;
         } else {
-            tc_tcp_rx_claim_partial(ep, u, buf, cap, req);
+            tc_tcp_rx_claim_partial(ctx, ep, u, buf, cap, sink, req);
         }
         free(u);
         return TC_OK;

@@ -240,7 +240,22 @@ void tc_tcp_lrx_announce(tc_tcp_ctx_t *ctx, tc_tcp_ep_t *ep, const unsigned char
     lrx->chunk = chunk;
     lrx->map = map_len > 0 ? (unsigned char *)(lrx + 1) : NULL;
     tc_tp_req_t *req = tc_tcp_rq_match(ep, tag);
-    if (req != NULL) {
+    if (req != NULL && req->priv[TC_TCP_P_SINK]) {
+        /* chunks come in any order, the sink takes them in order: land, then hand over */
+        uint64_t cap = req->priv[TC_TCP_P_LEN] < len ? req->priv[TC_TCP_P_LEN] : len;
+        lrx->own = cap > 0 ? malloc((size_t)cap) : NULL;
+        if (cap > 0 && lrx->own == NULL) /* the message is read and dropped */
+            tc_tcp_req_complete(ctx, req,
+                                tc_error_set(TC_ERR_NO_MEMORY,
+                                             "tcp: %llu bytes to receive a striped "
+                                             "message into a sink",
+                                             (unsigned long long)cap),
+                                0);
+        else
+            lrx->req = req;
+        lrx->dst = lrx->own;
+        lrx->cap = lrx->own != NULL ? cap : 0;
+    } else if (req != NULL) {
         lrx->req = req;
         lrx->dst = (unsigned char *)(uintptr_t)req->priv[TC_TCP_P_BUF];
         lrx->cap = req->priv[TC_TCP_P_LEN];
@@ -420,9 +435,13 @@ void tc_tcp_chunk_rx_done(tc_tcp_ctx_t *ctx, tc_tcp_ep_t *ep, tc_tcp_lrx_t *lrx,
     if (req != NULL) {
         uint64_t cap = req->priv[TC_TCP_P_LEN];
         uint64_t n = lrx->len < cap ? lrx->len : cap;
-        if (u != NULL && n > 0) /* claimed while arriving: the one copy of the unexpected path */
-            memcpy((void *)(uintptr_t)req->priv[TC_TCP_P_BUF], u->data, (size_t)n);
-        tc_tcp_req_complete(ctx, req, lrx->len > cap ? TC_ERR_TRUNCATED : TC_OK, (size_t)n);
+        if (req->priv[TC_TCP_P_SINK]) {
+            tc_tcp_sink_deliver(ctx, req, u != NULL ? u->data : lrx->own, n, lrx->len);
+        } else {
+            if (u != NULL && n > 0) /* claimed while arriving: the one copy of that path */
+                memcpy((void *)(uintptr_t)req->priv[TC_TCP_P_BUF], u->data, (size_t)n);
+            tc_tcp_req_complete(ctx, req, lrx->len > cap ? TC_ERR_TRUNCATED : TC_OK, (size_t)n);
+        }
     }
     if (u != NULL && lrx->claimed) {
         free(u);
@@ -430,6 +449,7 @@ void tc_tcp_chunk_rx_done(tc_tcp_ctx_t *ctx, tc_tcp_ep_t *ep, tc_tcp_lrx_t *lrx,
         u->complete = 1;
         u->lrx = NULL;
     }
+    free(lrx->own);
     free(lrx);
 }
 
@@ -449,6 +469,8 @@ int tc_tcp_lrx_cancel(tc_tcp_ctx_t *ctx, tc_tcp_ep_t *ep, tc_tp_req_t *req)
             lrx->dst = NULL;
             lrx->cap = 0;
             tc_tcp_lrx_detach_readers(ep, lrx, 0);
+            free(lrx->own);
+            lrx->own = NULL;
         }
         tc_tcp_req_complete(ctx, req, TC_ERR_ABORTED, 0);
         return 1;
@@ -496,6 +518,7 @@ void tc_tcp_stripe_drop(tc_tcp_ctx_t *ctx, tc_tcp_ep_t *ep, tc_status_t status)
             free(lrx->unexp); /* out of the unexpected queue already */
         else if (lrx->unexp != NULL)
             lrx->unexp->lrx = NULL; /* incomplete: freed with the queue's incomplete ones */
+        free(lrx->own);
         free(lrx);
         lrx = next;
     }

@@ -6,17 +6,19 @@
  * one end of a socketpair; the harness writes the stream to the other end in pieces and lets
  * the endpoint read after each, then ends the stream. Input: 8 bytes of set-up, then the stream:
  *   s[0] bits 0-2: receives posted before the stream (receive i: tag i % 4, capacity 8 s[1+i],
- *                  at most 6); bit 3: a get of 64 bytes is waiting for its answer; bit 4: a put
- *                  of 100 bytes; bit 5: a signal; bit 6: receives posted after the stream end
- *                  take the unexpected messages; bit 7: the stream is split after every
- *                  (s[7] & 0x7f) + 1 bytes (else written whole)
- *   s[7] bit 7: the pair has two rails (chunks on a grid, re-sent chunks, chunk acks, lane down)
- *   The peer may address the registered range of 4096 bytes with key 1 << 32 (slot 0, gen 1).
+ *                  at most 6; into a sink of unit 8 when s[1+i] is odd); bit 3: a get of 64 bytes
+ * is waiting for its answer; bit 4: a put of 100 bytes; bit 5: a signal; bit 6: receives posted
+ * after the stream end take the unexpected messages; bit 7: the stream is split after every (s[7] &
+ * 0x7f) + 1 bytes (else written whole) s[7] bit 7: the pair has two rails (chunks on a grid,
+ * re-sent chunks, chunk acks, lane down) The peer may address the registered range of 4096 bytes
+ * with key 1 << 32 (slot 0, gen 1).
  *
  * Properties, besides ASan's (no byte read or written outside a buffer, no leak):
  * - the parser's state stays within bounds after every piece;
  * - every request completes with a status from the list a receive can get, never with more
  *   bytes than its capacity;
+ * - a sink gets its pieces in order, without gaps, inside the capacity, on its unit (only the
+ *   last one short), and none after its receive completed;
  * - plain messages (kind 0), up to the first header of another kind, are a reference: every
  *   such message that arrived whole goes to the receives of its tag in order, with its bytes
  *   (truncated to the capacity). */
@@ -128,6 +130,28 @@ static void check_recv(const tc_tp_req_t *r, const uint8_t *buf, size_t cap, con
         abort(); /* it arrived whole before anything that could fail the endpoint */
 }
 
+/* A sink that copies its pieces to a buffer, so that check_recv() sees them like a receive's. */
+typedef struct {
+    uint8_t *buf;
+    size_t cap, next;
+    int short_seen;
+    const tc_tp_req_t *req;
+} copy_sink_t;
+
+#define SINK_UNIT 8
+
+static tc_status_t copy_fn(void *arg, size_t off, const void *data, size_t len)
+{
+    copy_sink_t *k = arg;
+    if (off != k->next || len == 0 || len > k->cap - off || off % SINK_UNIT != 0 ||
+        (uintptr_t)data % SINK_UNIT != 0 || k->short_seen || k->req->status != TC_INPROGRESS)
+        abort();
+    k->short_seen = len % SINK_UNIT != 0;
+    memcpy(k->buf + off, data, len);
+    k->next = off + len;
+    return TC_OK;
+}
+
 static void drain(int fd)
 {
     static unsigned char sink[65536];
@@ -141,6 +165,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     static msg_t m[NMODEL];
     uint8_t *pre_buf[NPRE] = {0}, *post_buf[NPOST] = {0};
+    copy_sink_t pre_sink[NPRE];
+    tc_tp_sink_t pre_tp[NPRE];
     tc_tp_req_t pre[NPRE], post[NPOST], rma[3];
     unsigned char get_buf[64], put_buf[100];
     int sv[2];
@@ -176,8 +202,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         size_t cap = 8u * data[1 + i];
         pre_buf[i] = malloc(cap ? cap : 1);
         pre[i] = (tc_tp_req_t)TC_TP_REQ_INIT;
-        if (tc_tp_recv(&ep->super, (uint64_t)(i % 4), cap ? pre_buf[i] : NULL, cap, &pre[i]) !=
-            TC_OK)
+        pre_sink[i] = (copy_sink_t){pre_buf[i], cap, 0, 0, &pre[i]};
+        pre_tp[i] = (tc_tp_sink_t){copy_fn, &pre_sink[i], SINK_UNIT};
+        tc_status_t st =
+            (data[1 + i] & 1)
+                ? tc_tp_recv_sink(&ep->super, (uint64_t)(i % 4), &pre_tp[i], cap, &pre[i])
+                : tc_tp_recv(&ep->super, (uint64_t)(i % 4), cap ? pre_buf[i] : NULL, cap, &pre[i]);
+        if (st != TC_OK)
             abort();
     }
     /* one-sided requests of this side, written whole, waiting for the peer's answers */

@@ -71,6 +71,10 @@
  *   the peer expects it. A receive being filled completes with
  *   TC_ERR_ABORTED, and the rest of its message is dropped: nothing more is
  *   written to its buffer. A finished request gives TC_ERR_INVALID_STATE.
+ * - A receive into a sink (tc_tp_recv_sink) gets a message of the primary
+ *   socket as it is read, from a 64 KiB staging area, in pieces of whole
+ *   units; a striped or unexpected message lands whole first (a buffer of its
+ *   size) and goes to the sink in 64 KiB pieces once complete.
  * - wait() returns TC_OK both on activity and on timeout (a negative timeout
  *   is taken as 0); only a failing epoll_wait() is an error.
  * - Connecting an id to itself is refused (use the self backend).

@@ -91,7 +91,8 @@ typedef struct tc_tp_req {
  * no message-sized landing area. A backend moves pieces of a size it chooses:
  * shm passes its cells as they are read from the ring, and reads a
  * single-copy message in pieces through a small staging area of its context
- * that stays in cache. The request completes after the last piece was
+ * that stays in cache; tcp passes what each read of its staging area holds.
+ * The consumer must not call into the context. The request completes after the last piece was
  * consumed; it matches, truncates, cancels and fails like a receive of @p cap
  * bytes. A consumer's error ends the request with that status (the pieces
  * before it were consumed; the rest of the message is dropped).
@@ -105,7 +106,8 @@ typedef struct tc_tp_sink {
     tc_tp_sink_fn fn; /**< called for every piece, in order, from the progress call */
     void *arg;        /**< for fn */
     /** a power of two up to 64 (an element): every piece's offset is a multiple
-     *  of it, and so is every length but that of the message's last piece */
+     *  of it, and so is every length but that of the message's last piece; a
+     *  piece's data is aligned to it (to 16 bytes for larger units) */
     size_t unit;
 } tc_tp_sink_t;
 
