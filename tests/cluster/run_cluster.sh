@@ -33,6 +33,9 @@ for f in "$coll" "$ared" "$info"; do
 done
 quick=()
 [ "$mode" = --quick ] && quick=(--quick)
+# Each node's ranks count the machine's cores as their own, and all six share them: spinning
+# before sleeping (50 us by default there) only takes the core a peer needs (docs/cluster.md, CPU)
+export TC_SPIN_US=0
 log=$(mktemp -d /tmp/tc-cluster.XXXXXX)
 cluster=$log/cluster
 slurm=$log/slurm
@@ -94,12 +97,13 @@ info_log=(env "TC_LOG=runtime=info,algo=info")
 # 1. The torchrun environment (MASTER_ADDR=tcn0)
 env_run=("$here/launch_env.sh" --timeout 280 "$cluster")
 # launch_env.sh itself: a failing rank stops the others at once, the timeout is kept, each
-# line carries its rank, and the variables are torchrun's for 3,2,1
+# line carries its rank, and the variables are torchrun's for 3,2,1 (rank 3 fails after 5 s,
+# once every rank printed its line: a rank stopped before it printed failed the check)
 mark=$((RANDOM + 100000))
 start=$SECONDS
 # shellcheck disable=SC2016 # expanded by each rank's shell
 "${env_run[@]}" 3,2,1 bash -c 'echo "node $(hostname) group $GROUP_RANK/$GROUP_WORLD_SIZE local \
-$LOCAL_RANK/$LOCAL_WORLD_SIZE world $WORLD_SIZE master $MASTER_ADDR"; [ "$RANK" = 3 ] && exit 3; exec sleep "$1"' \
+$LOCAL_RANK/$LOCAL_WORLD_SIZE world $WORLD_SIZE master $MASTER_ADDR"; [ "$RANK" = 3 ] && { sleep 5; exit 3; }; exec sleep "$1"' \
     rank "$mark" >"$log/launch-fail.out" 2>&1
 rc=$?
 ok=1
@@ -152,10 +156,15 @@ result "tc-info under the torchrun environment, 3,2,1: the placement across node
 mpi_run=("$vc" run "$cluster" 0 env TC_VCLUSTER_DIR="$cluster" mpirun --allow-run-as-root
     --oversubscribe --mca plm_rsh_agent "$here/rsh_agent.sh" --mca plm_rsh_no_tree_spawn 1
     --mca routed direct --mca btl_tcp_if_include eth0 --mca oob_tcp_if_include eth0)
+# The placement checks read one log file per rank: the launchers' forwarding of the ranks'
+# output can splice one rank's line into another's (mpirun did, 2 runs in 7)
+mkdir -p "$log/mpi-222" "$log/srun-222"
 run "mpirun --host tcn0:2,tcn1:2,tcn2:2 coll_test --quick" 6 "${info_log[@]}" \
-    "${mpi_run[@]}" --host tcn0:2,tcn1:2,tcn2:2 -np 6 "$coll" --quick
+    TC_LOG_FILE="$log/mpi-222/tc.%r.log" "${mpi_run[@]}" --host tcn0:2,tcn1:2,tcn2:2 -np 6 \
+    "$coll" --quick
+cat "$log"/mpi-222/tc.*.log >"$log/mpi-222.log"
 logcheck "mpirun 2,2,2: shm inside, tcp between, hierarchical by model and by hint" 2,2,2 \
-    "$last_out" --hier auto --hier forced
+    "$log/mpi-222.log" --hier auto --hier forced
 run "mpirun --host tcn0:3,tcn1:2,tcn2:1 allreduce_test" 6 \
     "${mpi_run[@]}" --host tcn0:3,tcn1:2,tcn2:1 -np 6 "$ared" "${quick[@]}"
 
@@ -163,10 +172,11 @@ run "mpirun --host tcn0:3,tcn1:2,tcn2:1 allreduce_test" 6 \
 start=$SECONDS
 if "$here/slurm_nodes.sh" start "$slurm" "$cluster" >"$log/slurm-start.out" 2>&1; then
     srun_run=("$vc" run "$cluster" 0 env SLURM_CONF="$slurm/slurm.conf" srun --mpi=pmix)
-    run "srun -N 3 -n 6 --mpi=pmix coll_test --quick" 6 "${info_log[@]}" "${srun_run[@]}" -N 3 -n 6 \
-        "$coll" --quick
+    run "srun -N 3 -n 6 --mpi=pmix coll_test --quick" 6 "${info_log[@]}" \
+        TC_LOG_FILE="$log/srun-222/tc.%r.log" "${srun_run[@]}" -N 3 -n 6 "$coll" --quick
+    cat "$log"/srun-222/tc.*.log >"$log/srun-222.log"
     logcheck "srun 2,2,2: shm inside, tcp between, hierarchical by model and by hint" 2,2,2 \
-        "$last_out" --hier auto --hier forced
+        "$log/srun-222.log" --hier auto --hier forced
     run "srun -N 3 -n 3 --mpi=pmix coll_test --quick" 3 "${srun_run[@]}" -N 3 -n 3 "$coll" --quick
     run "srun -n 6 --distribution=arbitrary -w tcn0,tcn0,tcn0,tcn1,tcn1,tcn2 allreduce_test" 6 \
         "${srun_run[@]}" -n 6 --distribution=arbitrary -w tcn0,tcn0,tcn0,tcn1,tcn1,tcn2 "$ared" \
