@@ -36,55 +36,10 @@ static void pair_open(tp_pair_t *p, void **state)
     tc_tpt_pair_up(p, WAIT_MS);
 }
 
-/* out[0, n) must be local + the pattern of @p seed, byte by byte; nothing past it written. */
-static void check_sum(const unsigned char *out, const unsigned char *local, size_t n, size_t cap,
-                      uint64_t seed, const char *what)
-{
-    for (size_t i = 0; i < n; i++)
-        if (out[i] != (unsigned char)(local[i] + tc_tpt_pattern(seed, i)))
-            fail_msg("%s: byte %zu is 0x%02x, expected 0x%02x", what, i, out[i],
-                     (unsigned char)(local[i] + tc_tpt_pattern(seed, i)));
-    for (size_t i = n; i < cap + 64; i++)
-        if (out[i] != 0xA5)
-            fail_msg("%s: byte %zu past the message was written", what, i);
-}
-
-/* One message of @p len bytes 0 -> 1 into a sink of unit @p unit with capacity @p cap. */
 static void one_sum(tp_pair_t *p, size_t len, size_t cap, size_t unit, int unexpected,
                     uint64_t seed)
 {
-    size_t n = len <= cap ? len : cap;
-    unsigned char *src = malloc(len + 1), *local = malloc(cap + 1), *out = malloc(cap + 64);
-    assert_true(src && local && out);
-    tc_tpt_fill(src, len, seed);
-    tc_tpt_fill(local, cap, seed + 1000);
-    memset(out, 0xA5, cap + 64);
-    tc_tpt_sum_sink_t k = {local, out, unit, 0, 0, SIZE_MAX, 0, n};
-    tc_tp_sink_t sink = {tc_tpt_sum_fn, &k, unit};
-    tc_tp_req_t s = TC_TP_REQ_INIT, r = TC_TP_REQ_INIT;
-    assert_true(tc_tp_has_recv_sink(p->ep[1]));
-    if (unexpected) {
-        assert_int_equal(tc_tp_send(p->ep[0], 9, src, len, &s), TC_OK);
-        assert_int_equal(tc_tpt_wait_req(p->ctx, 2, &s, WAIT_MS), TC_OK);
-        tc_tpt_spin(p->ctx, 2, 2);
-        assert_int_equal(tc_tp_recv_sink(p->ep[1], 9, &sink, cap, &r), TC_OK);
-    } else {
-        assert_int_equal(tc_tp_recv_sink(p->ep[1], 9, &sink, cap, &r), TC_OK);
-        assert_int_equal(tc_tp_send(p->ep[0], 9, src, len, &s), TC_OK);
-    }
-    assert_int_equal(tc_tpt_wait_req(p->ctx, 2, &r, WAIT_MS),
-                     len <= cap ? TC_OK : TC_ERR_TRUNCATED);
-    assert_int_equal(tc_tpt_wait_req(p->ctx, 2, &s, WAIT_MS), TC_OK);
-    assert_int_equal(r.bytes, n);
-    assert_int_equal(k.bad, 0);
-    assert_int_equal(k.next, n);
-    char what[96];
-    snprintf(what, sizeof(what), "%zu bytes into %zu, unit %zu%s", len, cap, unit,
-             unexpected ? ", unexpected" : "");
-    check_sum(out, local, n, cap, seed, what);
-    free(src);
-    free(local);
-    free(out);
+    tc_tpt_one_sum(p, len, cap, unit, unexpected, seed, WAIT_MS);
 }
 
 static void test_sum_every_size_and_unit(void **state)
@@ -255,7 +210,7 @@ static void raw_pieces(size_t len, size_t cap, size_t unit, size_t before, const
     char what[96];
     snprintf(what, sizeof(what), "raw %zu bytes into %zu, unit %zu, %zu before", len, cap, unit,
              before);
-    check_sum(out, local, n, cap, seed, what);
+    tc_tpt_check_sum(out, local, n, cap, seed, what);
     assert_int_equal(ep->failed, TC_OK);
     close(fd);
     tc_tp_ep_close(ep);

@@ -381,3 +381,52 @@ tc_status_t tc_tpt_sum_fn(void *arg, size_t off, const void *data, size_t len)
     k->pieces++;
     return TC_OK;
 }
+
+void tc_tpt_check_sum(const unsigned char *out, const unsigned char *local, size_t n, size_t cap,
+                      uint64_t seed, const char *what)
+{
+    for (size_t i = 0; i < n; i++)
+        if (out[i] != (unsigned char)(local[i] + tc_tpt_pattern(seed, i)))
+            fail_msg("%s: byte %zu is 0x%02x, expected 0x%02x", what, i, out[i],
+                     (unsigned char)(local[i] + tc_tpt_pattern(seed, i)));
+    for (size_t i = n; i < cap + 64; i++)
+        if (out[i] != 0xA5)
+            fail_msg("%s: byte %zu past the message was written", what, i);
+}
+
+size_t tc_tpt_one_sum(tp_pair_t *p, size_t len, size_t cap, size_t unit, int unexpected,
+                      uint64_t seed, int wait_ms)
+{
+    size_t n = len <= cap ? len : cap;
+    unsigned char *src = malloc(len + 1), *local = malloc(cap + 1), *out = malloc(cap + 64);
+    assert_true(src && local && out);
+    tc_tpt_fill(src, len, seed);
+    tc_tpt_fill(local, cap, seed + 1000);
+    memset(out, 0xA5, cap + 64);
+    tc_tpt_sum_sink_t k = {local, out, unit, 0, 0, SIZE_MAX, 0, n};
+    tc_tp_sink_t sink = {tc_tpt_sum_fn, &k, unit};
+    tc_tp_req_t s = TC_TP_REQ_INIT, r = TC_TP_REQ_INIT;
+    assert_true(tc_tp_has_recv_sink(p->ep[1]));
+    if (unexpected) { /* the send may wait for the receive (single copy): do not wait for it */
+        assert_int_equal(tc_tp_send(p->ep[0], 9, src, len, &s), TC_OK);
+        tc_tpt_spin(p->ctx, 2, 2);
+        assert_int_equal(tc_tp_recv_sink(p->ep[1], 9, &sink, cap, &r), TC_OK);
+    } else {
+        assert_int_equal(tc_tp_recv_sink(p->ep[1], 9, &sink, cap, &r), TC_OK);
+        assert_int_equal(tc_tp_send(p->ep[0], 9, src, len, &s), TC_OK);
+    }
+    assert_int_equal(tc_tpt_wait_req(p->ctx, 2, &r, wait_ms),
+                     len <= cap ? TC_OK : TC_ERR_TRUNCATED);
+    assert_int_equal(tc_tpt_wait_req(p->ctx, 2, &s, wait_ms), TC_OK);
+    assert_int_equal(r.bytes, n);
+    assert_int_equal(k.bad, 0);
+    assert_int_equal(k.next, n);
+    char what[96];
+    snprintf(what, sizeof(what), "%zu bytes into %zu, unit %zu%s", len, cap, unit,
+             unexpected ? ", unexpected" : "");
+    tc_tpt_check_sum(out, local, n, cap, seed, what);
+    free(src);
+    free(local);
+    free(out);
+    return k.pieces;
+}

@@ -123,5 +123,14 @@ typedef struct tc_tpt_sum_sink {
     size_t end;
 } tc_tpt_sum_sink_t;
 tc_status_t tc_tpt_sum_fn(void *arg, size_t off, const void *data, size_t len);
+/* out[0, n) must be local + the pattern of @p seed (tc_tpt_fill), byte by byte, and the 64
+ * guard bytes 0xA5 past @p cap untouched; @p what names the case in a failure. */
+void tc_tpt_check_sum(const unsigned char *out, const unsigned char *local, size_t n, size_t cap,
+                      uint64_t seed, const char *what);
+/* One message of @p len bytes ep[0] -> ep[1] into a checking sink of unit @p unit and capacity
+ * @p cap (posted after the message arrived when @p unexpected): the statuses, bytes, the
+ * pieces' order and the sums are checked. Returns the number of pieces the sink got. */
+size_t tc_tpt_one_sum(tp_pair_t *p, size_t len, size_t cap, size_t unit, int unexpected,
+                      uint64_t seed, int wait_ms);
 
 #endif

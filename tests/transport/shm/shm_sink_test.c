@@ -25,49 +25,16 @@ static const char *mode(void **state)
     return *state;
 }
 
-/* One message of @p len bytes 0 -> 1 into a sink of unit @p unit with capacity @p cap;
- * checks the result element by element against the sum computed here. */
+/* One message into a checking sink (tc_tpt_one_sum); pieces no larger than the staging area
+ * (single copy) or a cell (pipelined); an unexpected pipelined message was stored whole and
+ * comes in one piece. */
 static void one_sum(tp_pair_t *p, size_t len, size_t cap, size_t unit, int unexpected,
                     uint64_t seed)
 {
     size_t n = len <= cap ? len : cap;
-    unsigned char *src = malloc(len + 1), *local = malloc(cap + 1), *out = malloc(cap + 64);
-    assert_true(src && local && out);
-    tc_tpt_fill(src, len, seed);
-    tc_tpt_fill(local, cap, seed + 1000);
-    memset(out, 0xA5, cap + 64);
-    tc_tpt_sum_sink_t k = {local, out, unit, 0, 0, SIZE_MAX, 0, n};
-    tc_tp_sink_t sink = {tc_tpt_sum_fn, &k, unit};
-    tc_tp_req_t s = TC_TP_REQ_INIT, r = TC_TP_REQ_INIT;
-    assert_true(tc_tp_has_recv_sink(p->ep[1]));
-    if (unexpected) {
-        assert_int_equal(tc_tp_send(p->ep[0], 9, src, len, &s), TC_OK);
-        tc_tpt_spin(p->ctx, 2, 1);
-        assert_int_equal(tc_tp_recv_sink(p->ep[1], 9, &sink, cap, &r), TC_OK);
-    } else {
-        assert_int_equal(tc_tp_recv_sink(p->ep[1], 9, &sink, cap, &r), TC_OK);
-        assert_int_equal(tc_tp_send(p->ep[0], 9, src, len, &s), TC_OK);
-    }
-    assert_int_equal(tc_tpt_wait_req(p->ctx, 2, &r, SU_WAIT_MS),
-                     len <= cap ? TC_OK : TC_ERR_TRUNCATED);
-    assert_int_equal(tc_tpt_wait_req(p->ctx, 2, &s, SU_WAIT_MS), TC_OK);
-    assert_int_equal(r.bytes, n);
-    assert_int_equal(k.bad, 0);
-    assert_int_equal(k.next, n);
-    /* pieces no larger than the staging area (single copy) or a cell (pipelined); an
-     * unexpected pipelined message was stored whole and comes in one piece */
+    size_t pieces = tc_tpt_one_sum(p, len, cap, unit, unexpected, seed, SU_WAIT_MS);
     if (!unexpected)
-        assert_true(k.pieces >= (n + (128u << 10) - 1) / (128u << 10));
-    for (size_t i = 0; i < n; i++)
-        if (out[i] != (unsigned char)(local[i] + tc_tpt_pattern(seed, i)))
-            fail_msg("%zu bytes, unit %zu: byte %zu is 0x%02x, expected 0x%02x", len, unit, i,
-                     out[i], (unsigned char)(local[i] + tc_tpt_pattern(seed, i)));
-    for (size_t i = n; i < cap + 64; i++)
-        if (out[i] != 0xA5)
-            fail_msg("%zu bytes: byte %zu past the message was written", len, i);
-    free(src);
-    free(local);
-    free(out);
+        assert_true(pieces >= (n + (128u << 10) - 1) / (128u << 10));
 }
 
 static void test_sum_every_size_and_unit(void **state)
