@@ -430,3 +430,32 @@ size_t tc_tpt_one_sum(tp_pair_t *p, size_t len, size_t cap, size_t unit, int une
     free(out);
     return k.pieces;
 }
+
+void tc_tpt_unexpected_burst(tp_pair_t *p, int n, size_t len, uint64_t seed, int wait_ms)
+{
+    unsigned char *src = malloc((size_t)n * len), *dst = malloc((size_t)n * len);
+    tc_tp_req_t *s = calloc((size_t)n, sizeof(*s)), *r = calloc((size_t)n, sizeof(*r));
+    assert_true(src && dst && s && r);
+    tc_tpt_fill(src, (size_t)n * len, seed);
+    memset(dst, 0, (size_t)n * len);
+    for (int i = 0; i < n; i++) {
+        s[i] = (tc_tp_req_t)TC_TP_REQ_INIT;
+        assert_int_equal(tc_tp_send(p->ep[0], 100 + (uint64_t)i, src + (size_t)i * len, len, &s[i]),
+                         TC_OK);
+    }
+    for (int i = 0; i < n; i++)
+        assert_int_equal(tc_tpt_wait_req(p->ctx, 2, &s[i], wait_ms), TC_OK);
+    tc_tpt_spin(p->ctx, 2, 2); /* every message read into an unexpected record */
+    for (int i = 0; i < n; i++) {
+        r[i] = (tc_tp_req_t)TC_TP_REQ_INIT;
+        assert_int_equal(tc_tp_recv(p->ep[1], 100 + (uint64_t)i, dst + (size_t)i * len, len, &r[i]),
+                         TC_OK);
+        assert_int_equal(tc_tpt_wait_req(p->ctx, 2, &r[i], wait_ms), TC_OK);
+        assert_int_equal(r[i].bytes, len);
+    }
+    assert_memory_equal(dst, src, (size_t)n * len);
+    free(src);
+    free(dst);
+    free(s);
+    free(r);
+}

@@ -132,5 +132,8 @@ void tc_tpt_check_sum(const unsigned char *out, const unsigned char *local, size
  * pieces' order and the sums are checked. Returns the number of pieces the sink got. */
 size_t tc_tpt_one_sum(tp_pair_t *p, size_t len, size_t cap, size_t unit, int unexpected,
                       uint64_t seed, int wait_ms);
+/* @p n messages of @p len bytes ep[0] -> ep[1], tags 100.., all sent and arrived before any
+ * receive is posted; then received in order, each checked byte by byte. */
+void tc_tpt_unexpected_burst(tp_pair_t *p, int n, size_t len, uint64_t seed, int wait_ms);
 
 #endif

@@ -105,6 +105,11 @@ static void tc_tcp_ctx_destroy(tc_tp_ctx_t *super)
         close(ctx->epfd);
     tc_tcp_mem_table_free(ctx);
     tc_auth_key_wipe(&ctx->key);
+    while (ctx->unexp_free != NULL) {
+        tc_tcp_unexp_t *u = ctx->unexp_free;
+        ctx->unexp_free = u->next;
+        free(u);
+    }
     free(ctx);
 }
 

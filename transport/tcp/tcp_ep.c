@@ -55,7 +55,7 @@ static void tc_tcp_unexp_free_all(tc_tcp_ep_t *ep, int only_incomplete)
             continue;
         }
         *pp = u->next;
-        free(u);
+        tc_tcp_unexp_release((tc_tcp_ctx_t *)ep->super.ctx, u);
     }
 }
 

@@ -209,6 +209,7 @@ typedef struct tc_tcp_unexp {
     struct tc_tcp_unexp *next;
     uint64_t tag;
     uint64_t len;
+    uint64_t cap; /* bytes data[] holds */
     int complete;
     struct tc_tcp_lrx *lrx;            /* a striped message still arriving, or NULL */
     _Alignas(16) unsigned char data[]; /* aligned for a sink's elements */
@@ -382,6 +383,9 @@ typedef struct tc_tcp_ctx {
     tc_tcp_ep_t *held;          /* endpoints with held sends (tcp_tx.c), written by progress */
     tc_tcp_mem_slot_t *mems;    /* registered memory by slot */
     uint32_t nmems;
+    unsigned nunexp_free;            /* at most TC_TCP_UNEXP_KEEP */
+    struct tc_tcp_unexp *unexp_free; /* records of TC_TCP_UNEXP_BYTES kept for reuse (tcp_rx.c) */
+    uint64_t unexp_allocs;           /* records allocated (a white-box test counts them) */
     /* always fully consumed before use elsewhere; aligned, so that a sink's pieces can be */
     _Alignas(16) unsigned char stage[TC_TCP_STAGE_LEN];
 } tc_tcp_ctx_t;
@@ -717,7 +721,13 @@ void tc_tcp_conn_free(tc_tcp_conn_t *conn);
 int tc_tcp_ctl_push(tc_tcp_ctx_t *ctx, tc_tcp_ep_t *ep, int kind, const void *data, uint64_t len,
                     uint64_t word0);
 
-/* tcp_rx.c: a new unexpected message at the end of the queue, or NULL (no memory). */
+/* tcp_rx.c: a new unexpected message at the end of the queue, or NULL (no memory). Records of
+ * messages up to TC_TCP_UNEXP_BYTES come from the context's kept ones (up to TC_TCP_UNEXP_KEEP),
+ * so a small message that arrives before its receive costs no allocation in the steady state. */
+#define TC_TCP_UNEXP_BYTES 8192
+#define TC_TCP_UNEXP_KEEP 16
 tc_tcp_unexp_t *tc_tcp_unexp_append(tc_tcp_ep_t *ep, uint64_t tag, uint64_t len);
+/* Give an unexpected-message record back: kept for reuse, or freed. */
+void tc_tcp_unexp_release(tc_tcp_ctx_t *ctx, tc_tcp_unexp_t *u);
 
 #endif /* TCOMMS_TRANSPORT_TCP_INTERNAL_H */

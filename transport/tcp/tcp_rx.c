@@ -10,9 +10,19 @@
  * bytes still to come), or NULL when it cannot be allocated. */
 tc_tcp_unexp_t *tc_tcp_unexp_append(tc_tcp_ep_t *ep, uint64_t tag, uint64_t len)
 {
-    tc_tcp_unexp_t *u = malloc(sizeof(*u) + (size_t)len);
+    tc_tcp_ctx_t *ctx = (tc_tcp_ctx_t *)ep->super.ctx;
+    uint64_t cap = len <= TC_TCP_UNEXP_BYTES ? TC_TCP_UNEXP_BYTES : len;
+    tc_tcp_unexp_t *u = NULL;
+    if (cap == TC_TCP_UNEXP_BYTES && ctx->unexp_free != NULL) {
+        u = ctx->unexp_free;
+        ctx->unexp_free = u->next;
+        ctx->nunexp_free--;
+    } else if ((u = malloc(sizeof(*u) + (size_t)cap)) != NULL) {
+        ctx->unexp_allocs++;
+    }
     if (u == NULL)
         return NULL;
+    u->cap = cap;
     u->next = NULL;
     u->tag = tag;
     u->len = len;
@@ -24,6 +34,17 @@ tc_tcp_unexp_t *tc_tcp_unexp_append(tc_tcp_ep_t *ep, uint64_t tag, uint64_t len)
         ep->uq_head = u;
     ep->uq_tail = u;
     return u;
+}
+
+void tc_tcp_unexp_release(tc_tcp_ctx_t *ctx, tc_tcp_unexp_t *u)
+{
+    if (u->cap == TC_TCP_UNEXP_BYTES && ctx->nunexp_free < TC_TCP_UNEXP_KEEP) {
+        u->next = ctx->unexp_free;
+        ctx->unexp_free = u;
+        ctx->nunexp_free++;
+        return;
+    }
+    free(u);
 }
 
 /* Largest single recv() straight into a destination (keeps the length an ssize_t). */
@@ -419,7 +440,7 @@ tc_status_t tc_tcp_recv_post(tc_tp_ep_t *super, uint64_t tag, void *buf, size_t 
         } else {
             tc_tcp_rx_claim_partial(ctx, ep, u, buf, cap, sink, req);
         }
-        free(u);
+        tc_tcp_unexp_release(ctx, u);
         return TC_OK;
     }
 

@@ -444,7 +444,7 @@ void tc_tcp_chunk_rx_done(tc_tcp_ctx_t *ctx, tc_tcp_ep_t *ep, tc_tcp_lrx_t *lrx,
         }
     }
     if (u != NULL && lrx->claimed) {
-        free(u);
+        tc_tcp_unexp_release(ctx, u);
     } else if (u != NULL) {
         u->complete = 1;
         u->lrx = NULL;
@@ -515,7 +515,7 @@ void tc_tcp_stripe_drop(tc_tcp_ctx_t *ctx, tc_tcp_ep_t *ep, tc_status_t status)
         if (lrx->req != NULL)
             tc_tcp_req_complete(ctx, lrx->req, status, 0);
         if (lrx->unexp != NULL && lrx->claimed)
-            free(lrx->unexp); /* out of the unexpected queue already */
+            tc_tcp_unexp_release(ctx, lrx->unexp); /* out of the unexpected queue already */
         else if (lrx->unexp != NULL)
             lrx->unexp->lrx = NULL; /* incomplete: freed with the queue's incomplete ones */
         free(lrx->own);

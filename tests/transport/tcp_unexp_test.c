@@ -1,0 +1,60 @@
+/* Messages that arrive over TCP before their receive: one up to 8 KiB is kept in a record the
+ * context reuses, so a steady stream of them allocates nothing after the first; a burst of more
+ * than the context keeps allocates only the excess again; a larger message's record is freed,
+ * never kept; every message arrives whole and in order. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "tcomms/transport/tcp.h"
+#include "tcomms/transport/transport.h"
+#include "tests/transport/tp_util.h"
+#include "transport/tcp/tcp_internal.h"
+
+#define WAIT_MS 20000
+
+static void test_reuse(void **state)
+{
+    (void)state;
+    tp_pair_t p;
+    tc_tpt_pair_open(&p, &tc_tp_tcp_ops, NULL, NULL);
+    tc_tpt_pair_up(&p, WAIT_MS);
+    tc_tcp_ctx_t *rx = (tc_tcp_ctx_t *)p.ctx[1];
+
+    tc_tpt_unexpected_burst(&p, 1, 100, 1, WAIT_MS);
+    uint64_t base = rx->unexp_allocs;
+    assert_int_equal(base, 1);
+    for (int i = 0; i < 200; i++) /* one at a time: the same record each time */
+        tc_tpt_unexpected_burst(&p, 1, 1 + (size_t)(i * 37) % TC_TCP_UNEXP_BYTES, 2 + (uint64_t)i,
+                                WAIT_MS);
+    assert_int_equal(rx->unexp_allocs, base);
+
+    /* 24 in flight: the context keeps 16, so a second burst allocates 8 again */
+    tc_tpt_unexpected_burst(&p, 24, 512, 300, WAIT_MS);
+    uint64_t after_first = rx->unexp_allocs;
+    assert_int_equal(after_first, 24);
+    assert_int_equal(rx->nunexp_free, TC_TCP_UNEXP_KEEP);
+    tc_tpt_unexpected_burst(&p, 24, 512, 301, WAIT_MS);
+    assert_int_equal(rx->unexp_allocs - after_first, 24 - TC_TCP_UNEXP_KEEP);
+
+    /* larger than a kept record: allocated each time and freed */
+    for (int i = 0; i < 3; i++)
+        tc_tpt_unexpected_burst(&p, 1, TC_TCP_UNEXP_BYTES + 1 + (size_t)i * 5000, 400 + (uint64_t)i,
+                                WAIT_MS);
+    assert_int_equal(rx->unexp_allocs - after_first, 24 - TC_TCP_UNEXP_KEEP + 3);
+    assert_int_equal(rx->nunexp_free, TC_TCP_UNEXP_KEEP);
+    tc_tpt_pair_close(&p);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_reuse),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
