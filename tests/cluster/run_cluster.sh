@@ -34,8 +34,11 @@ done
 quick=()
 [ "$mode" = --quick ] && quick=(--quick)
 # Each node's ranks count the machine's cores as their own, and all six share them: spinning
-# before sleeping (50 us by default there) only takes the core a peer needs (docs/cluster.md, CPU)
-export TC_SPIN_US=0
+# before sleeping (50 us by default there) only takes the core a peer needs. Heartbeats are off:
+# while six ranks poll (coll_test's tc_work_test loop) on the 2 cores, a live rank can go 2 s
+# without a CPU and its watchers fail it (docs/cluster.md, CPU); this script checks launchers,
+# placement and results, and run_node_failure.sh checks failure detection with the defaults.
+export TC_SPIN_US=0 TC_HEARTBEAT_MS=0
 log=$(mktemp -d /tmp/tc-cluster.XXXXXX)
 cluster=$log/cluster
 slurm=$log/slurm

@@ -6,9 +6,6 @@
 # the same bytes into every rank (they used to all-gather 32 bytes per rank, as a split).
 #   boot_requests_test.sh TCRUN PROG
 set -uo pipefail
-# Under ASan, LeakSanitizer's tracer crashes at these ranks' exit unless it leaves dynamic TLS
-# alone (tools/ci/test.sh's asan_env says why); the ranks inherit the option through tcrun.
-[ -n "${ASAN_OPTIONS:-}" ] && export ASAN_OPTIONS="$ASAN_OPTIONS:intercept_tls_get_addr=0"
 tcrun=$1
 prog=$2
 fail=0
