@@ -31,5 +31,8 @@ int tc_boot_pmix_poll_event(tc_boot_t *boot, tc_boot_event_t *ev);
  * @p cap of them into @p ranks); returns how many, without consuming events. */
 int tc_boot_pmix_terminated(int *ranks, int cap);
 TC_MUST_USE tc_status_t tc_boot_pmix_notify(tc_boot_t *boot, const tc_boot_event_t *ev);
+/* TC_FAULT_INJECT's fence point: each fence of @p boot (a PMIx bootstrap) that completes
+ * waits @p ms before it looks for ranks missing from it (a slow rank, made reliably). */
+void tc_boot_pmix_fence_pause(tc_boot_t *boot, uint32_t ms);
 
 #endif

@@ -29,6 +29,7 @@ typedef struct {
     uint32_t world; /* this process's PMIx bootstraps, this one included */
     int numbered;   /* keys named with the world: the client's store keeps old values */
     char probe_key[PMIX_MAX_KEYLEN + 1]; /* the first key every rank puts (not the secret) */
+    uint32_t fence_pause_ms; /* TC_FAULT_INJECT's fence point (tc_boot_pmix_fence_pause) */
 } tc_boot_pmix_t;
 
 static void world_put(unsigned char *b, uint32_t w)
@@ -211,15 +212,20 @@ static int pmix_has_key(tc_boot_pmix_t *p, int rank)
  * before committing), asking about at most MISSING_PROBES ranks from rank 0
  * up. A fence that succeeds is not probed: creation stays O(1) requests per
  * rank; a launcher completing a fence without a rank it lost fails it
- * (tcrun does), and a key absent later is named by pmix_get. Writes "rank 1",
- * "ranks 1 and 4", ... into @p out; returns how many ranks were found (0:
- * none, out ""). Bounded: at most MISSING_PROBES round trips of 1 s each. */
+ * (tcrun does), and a key absent later is named by pmix_get. After a fence
+ * that succeeded, a rank reported terminated counts only when its probe key
+ * of this world is absent: with the key it took part, and may have died after
+ * the fence (while this rank was slow to look), which the first operation
+ * with it reports. Writes "rank 1", "ranks 1 and 4", ... into @p out; returns
+ * how many ranks were found (0: none, out ""). Bounded: at most
+ * MISSING_PROBES round trips of 1 s each. */
 static int pmix_missing(tc_boot_pmix_t *p, int probe, char *out, size_t cap)
 {
     int n = 0, ranks[MISSING_MAX], dead[MISSING_MAX];
     int ndead = tc_boot_pmix_terminated(dead, MISSING_MAX);
     for (int i = 0; i < ndead && i < MISSING_MAX; i++)
-        if (dead[i] >= 0 && dead[i] < p->head.size && dead[i] != p->head.rank)
+        if (dead[i] >= 0 && dead[i] < p->head.size && dead[i] != p->head.rank &&
+            (probe || !p->probe_key[0] || pmix_has_key(p, dead[i]) != 1))
             ranks[n++] = dead[i];
     int total = n;
     for (int r = 0; probe && p->probe_key[0] && r < p->head.size && r < MISSING_PROBES; r++) {
@@ -283,6 +289,11 @@ static tc_status_t pmix_fence(tc_boot_t *boot, uint64_t deadline_ns)
     pmix_fence_op_release(op);
     if (aborted != TC_OK)
         return aborted;
+    if (p->fence_pause_ms) {
+        tc_log_warn(TC_SUBSYS_RUNTIME, "TC_FAULT_INJECT: pausing %u ms after the fence",
+                    p->fence_pause_ms);
+        tc_sleep_ns((uint64_t)p->fence_pause_ms * 1000000u);
+    }
     /* Name the ranks missing. The server library completes a fence without a
      * participant whose connection it lost (a rank killed inside its
      * creation): tcrun then fails the fence (PMIX_ERR_PROC_ABORTED); under
@@ -370,6 +381,11 @@ static tc_status_t pmix_get(tc_boot_t *boot, int peer, const char *key, void *bu
     }
     PMIX_VALUE_RELEASE(v);
     return st;
+}
+
+void tc_boot_pmix_fence_pause(tc_boot_t *boot, uint32_t ms)
+{
+    ((tc_boot_pmix_t *)boot)->fence_pause_ms = ms;
 }
 
 static void pmix_destroy(tc_boot_t *boot)

@@ -11,7 +11,11 @@
  *                                    1) of any communicator;
  *   create:rank=W                    world rank W dies inside the creation of
  *                                    the world communicator, once joined to the
- *                                    launcher, before the bootstrap's fence.
+ *                                    launcher, before the bootstrap's fence;
+ *   fence:rank=W:ms=N                world rank W pauses N ms after the PMIx
+ *                                    bootstrap's fence of the world's creation
+ *                                    completes, before it looks for ranks
+ *                                    missing from it (a slow rank, reliably).
  * Points naming other ranks are ignored, so one value serves every rank of a
  * job. "Dies" is SIGKILL to itself, as a crash would: that is what the variable
  * asks for, and nothing else in the library ends the process. A malformed
@@ -22,6 +26,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "bootstrap_impl.h"
 #include "ft.h"
 #include "tcomms/base/config.h"
 #include "tcomms/base/log.h"
@@ -52,17 +57,22 @@ static tc_status_t point_parse(tc_rt_world_t *world, char *point)
     static const char *const shrink_keys[] = {"rank", "round", "sends", NULL};
     static const char *const step_keys[] = {"rank", "op", "step", NULL};
     static const char *const create_keys[] = {"rank", NULL};
+    static const char *const fence_keys[] = {"rank", "ms", NULL};
     char saved[128];
     snprintf(saved, sizeof(saved), "%s", point);
     char *save = NULL, *kind = strtok_r(point, ":", &save);
     int is_shrink = kind && strcmp(kind, "shrink") == 0;
     int is_create = kind && strcmp(kind, "create") == 0;
-    if (!kind || (!is_shrink && !is_create && strcmp(kind, "step") != 0))
+    int is_fence = kind && strcmp(kind, "fence") == 0;
+    if (!kind || (!is_shrink && !is_create && !is_fence && strcmp(kind, "step") != 0))
         return tc_error_set(TC_ERR_CONFIG,
-                            "TC_FAULT_INJECT: point '%s' is not shrink:..., step:... or "
-                            "create:...",
+                            "TC_FAULT_INJECT: point '%s' is not shrink:..., step:..., "
+                            "create:... or fence:...",
                             saved);
-    const char *const *keys = is_shrink ? shrink_keys : is_create ? create_keys : step_keys;
+    const char *const *keys = is_shrink   ? shrink_keys
+                              : is_create ? create_keys
+                              : is_fence  ? fence_keys
+                                          : step_keys;
     int64_t values[3] = {-1, is_create ? 1 : -1, 0};
     tc_status_t st = TC_OK;
     for (char *f = strtok_r(NULL, ":", &save); f && st == TC_OK; f = strtok_r(NULL, ":", &save))
@@ -75,11 +85,18 @@ static tc_status_t point_parse(tc_rt_world_t *world, char *point)
         return tc_error_set(TC_ERR_CONFIG,
                             "TC_FAULT_INJECT: point '%s' needs %s=N and %s=N (from 1)", saved,
                             keys[0], keys[1]);
-    if (!is_create && !is_shrink)
+    if (is_fence && strcmp(world->boot->ops->name, "pmix") != 0)
+        return tc_error_set(TC_ERR_CONFIG,
+                            "TC_FAULT_INJECT: point '%s' needs the PMIx bootstrap (this job's "
+                            "is '%s')",
+                            saved, world->boot->ops->name);
+    if (!is_create && !is_shrink && !is_fence)
         world->fault.steps = 1; /* the same on every rank: TC_FAULT_INJECT is the job's */
     if (values[0] != world->boot->rank)
         return TC_OK;
-    if (is_create) {
+    if (is_fence) {
+        tc_boot_pmix_fence_pause(world->boot, (uint32_t)values[1]);
+    } else if (is_create) {
         world->fault.create = 1;
     } else if (is_shrink) {
         world->fault.shrink_round = (uint32_t)values[1];
@@ -88,7 +105,8 @@ static tc_status_t point_parse(tc_rt_world_t *world, char *point)
         world->fault.step_op = (uint64_t)values[1];
         world->fault.step_idx = (uint32_t)values[2];
     }
-    tc_log_warn(TC_SUBSYS_RUNTIME, "TC_FAULT_INJECT: this process will die at '%s'", saved);
+    tc_log_warn(TC_SUBSYS_RUNTIME, "TC_FAULT_INJECT: this process will %s at '%s'",
+                is_fence ? "pause" : "die", saved);
     return TC_OK;
 }
 
