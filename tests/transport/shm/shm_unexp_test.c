@@ -17,11 +17,6 @@
 #include "tcomms/transport/transport.h"
 #include "tests/transport/tp_util.h"
 
-static void unexpected_burst(tp_pair_t *p, int n, size_t len, uint64_t seed)
-{
-    tc_tpt_unexpected_burst(p, n, len, seed, SU_WAIT_MS);
-}
-
 static void test_reuse(void **state)
 {
     (void)state;
@@ -29,19 +24,19 @@ static void test_reuse(void **state)
     tc_shmt_pair_open(&p, "shm_cells=64");
     tc_shm_ctx_t *rx = (tc_shm_ctx_t *)p.ctx[1];
 
-    unexpected_burst(&p, 1, 100, 1);
+    tc_tpt_unexpected_burst(&p, 1, 100, 1, SU_WAIT_MS);
     uint64_t base = rx->unexp_allocs;
     assert_int_equal(base, 1);
     for (int i = 0; i < 200; i++) /* one at a time: the same record each time */
-        unexpected_burst(&p, 1, 1 + (size_t)(i * 37) % 8192, 2 + (uint64_t)i);
+        tc_tpt_unexpected_burst(&p, 1, 1 + (size_t)(i * 37) % 8192, 2 + (uint64_t)i, SU_WAIT_MS);
     assert_int_equal(rx->unexp_allocs, base);
 
     /* 24 in flight: the context keeps 16, so a second burst allocates 8 again */
-    unexpected_burst(&p, 24, 512, 300);
+    tc_tpt_unexpected_burst(&p, 24, 512, 300, SU_WAIT_MS);
     uint64_t after_first = rx->unexp_allocs;
     assert_int_equal(after_first, 24);
     assert_int_equal(rx->nunexp_free, TC_SHM_UNEXP_KEEP);
-    unexpected_burst(&p, 24, 512, 301);
+    tc_tpt_unexpected_burst(&p, 24, 512, 301, SU_WAIT_MS);
     assert_int_equal(rx->unexp_allocs - after_first, 24 - TC_SHM_UNEXP_KEEP);
 
     /* pipelined (larger than a cell, single copy off): allocated each time, never kept */
@@ -49,7 +44,7 @@ static void test_reuse(void **state)
     tc_shmt_pair_open(&p, "shm_cma=0");
     rx = (tc_shm_ctx_t *)p.ctx[1];
     for (int i = 0; i < 3; i++)
-        unexpected_burst(&p, 1, 3 * 8192 + 5, 400 + (uint64_t)i);
+        tc_tpt_unexpected_burst(&p, 1, 3 * 8192 + 5, 400 + (uint64_t)i, SU_WAIT_MS);
     assert_int_equal(rx->unexp_allocs, 3);
     assert_int_equal(rx->nunexp_free, 0);
     tc_tpt_pair_close(&p);
