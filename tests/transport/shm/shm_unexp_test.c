@@ -50,10 +50,68 @@ static void test_reuse(void **state)
     tc_tpt_pair_close(&p);
 }
 
+/* Gets in pipelined mode (single copy off): the target's job records are reused too. 200 gets
+ * one at a time allocate one record; a burst of 24 allocates only beyond the records kept, and
+ * at most TC_SHM_JOB_KEEP stay kept. Every get's bytes are checked against the target's. */
+static void get_burst(tp_pair_t *p, tc_tp_rkey_t *rk, const unsigned char *target, int n,
+                      size_t len, size_t off)
+{
+    unsigned char back[24][3000];
+    tc_tp_req_t g[24];
+    assert_true(n <= 24 && len <= sizeof(back[0]));
+    for (int i = 0; i < n; i++) {
+        memset(back[i], 0, len);
+        g[i] = (tc_tp_req_t)TC_TP_REQ_INIT;
+        assert_int_equal(tc_tp_get(p->ep[0], back[i], len, rk, off + (size_t)i * 7, &g[i]), TC_OK);
+    }
+    for (int i = 0; i < n; i++) {
+        assert_int_equal(tc_tpt_wait_req(p->ctx, 2, &g[i], SU_WAIT_MS), TC_OK);
+        assert_int_equal(g[i].bytes, len);
+        assert_memory_equal(back[i], target + off + (size_t)i * 7, len);
+    }
+}
+
+static void test_get_jobs(void **state)
+{
+    (void)state;
+    tp_pair_t p;
+    tc_shmt_pair_open(&p, "shm_cma=0");
+    tc_shm_ctx_t *target_ctx = (tc_shm_ctx_t *)p.ctx[1];
+    size_t len = 64u << 10;
+    unsigned char *target = malloc(len);
+    assert_non_null(target);
+    tc_tpt_fill(target, len, 77);
+    tc_tp_mem_t *mem;
+    assert_int_equal(tc_tp_mem_reg(p.ctx[1], target, len, &mem), TC_OK);
+    unsigned char key[64];
+    size_t klen;
+    tc_tp_rkey_t *rk;
+    assert_int_equal(tc_tp_rkey_pack(mem, key, sizeof(key), &klen), TC_OK);
+    assert_int_equal(tc_tp_rkey_unpack(p.ep[0], key, klen, &rk), TC_OK);
+
+    for (int i = 0; i < 200; i++) /* one at a time: the same record each time */
+        get_burst(&p, rk, target, 1, 1 + (size_t)(i * 131) % 3000, (size_t)i * 97);
+    assert_int_equal(target_ctx->job_allocs, 1);
+    for (int i = 0; i < 3; i++) { /* up to 24 in flight: only those beyond the kept allocate */
+        uint64_t allocs = target_ctx->job_allocs;
+        unsigned kept = target_ctx->njob_free;
+        assert_true(kept >= 1);
+        get_burst(&p, rk, target, 24, 2500, 1000 + (size_t)i);
+        assert_true(target_ctx->job_allocs - allocs <= 24 - kept);
+        assert_true(target_ctx->njob_free >= kept && target_ctx->njob_free <= TC_SHM_JOB_KEEP);
+    }
+
+    tc_tp_rkey_release(rk);
+    tc_tp_mem_dereg(mem);
+    free(target);
+    tc_tpt_pair_close(&p); /* frees the kept records (ASan checks) */
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_reuse),
+        cmocka_unit_test(test_get_jobs),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

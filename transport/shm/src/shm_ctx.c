@@ -207,6 +207,11 @@ static void tc_shm_ctx_destroy(tc_tp_ctx_t *super)
         ctx->unexp_free = u->next;
         free(u);
     }
+    while (ctx->job_free != NULL) {
+        tc_shm_job_t *j = ctx->job_free;
+        ctx->job_free = j->next;
+        free(j);
+    }
     free(ctx);
 }
 

@@ -358,7 +358,7 @@ static void tc_shm_rx_cell(tc_shm_ctx_t *ctx, tc_shm_ep_t *ep, const tc_shm_cell
                            (unsigned long long)h->aux);
             return;
         }
-        tc_shm_job_t *j = calloc(1, sizeof(*j));
+        tc_shm_job_t *j = tc_shm_job_take(ctx);
         if (j == NULL) {
             tc_shm_ep_fail(ctx, ep, TC_ERR_NO_MEMORY, "asked for a get: out of memory");
             return;
