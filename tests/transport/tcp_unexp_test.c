@@ -1,7 +1,8 @@
 /* Messages that arrive over TCP before their receive: one up to 8 KiB is kept in a record the
  * context reuses, so a steady stream of them allocates nothing after the first; a burst of more
  * than the context keeps allocates only the excess again; a larger message's record is freed,
- * never kept; every message arrives whole and in order. */
+ * never kept; the same for striped messages (several sockets); every message arrives whole and
+ * in order. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -51,10 +52,36 @@ static void test_reuse(void **state)
     tc_tpt_pair_close(&p);
 }
 
+/* Striped messages (4 sockets, striped from 4 KiB) that arrive before their receive: one up
+ * to 8 KiB takes a kept record too, a larger one is allocated and freed; all arrive whole. */
+static void test_striped(void **state)
+{
+    (void)state;
+    tp_pair_t p;
+    tc_tpt_pair_open(&p, &tc_tp_tcp_ops, NULL, "tcp_nsocks=4,tcp_stripe_min=4096");
+    tc_tpt_pair_up(&p, WAIT_MS);
+    tc_tcp_ctx_t *rx = (tc_tcp_ctx_t *)p.ctx[1];
+
+    tc_tpt_unexpected_burst(&p, 1, 5000, 1, WAIT_MS);
+    uint64_t base = rx->unexp_allocs;
+    assert_int_equal(base, 1);
+    for (int i = 0; i < 50; i++)
+        tc_tpt_unexpected_burst(&p, 1, 4096 + (size_t)(i * 61) % (TC_TCP_UNEXP_BYTES - 4096),
+                                2 + (uint64_t)i, WAIT_MS);
+    assert_int_equal(rx->unexp_allocs, base);
+    assert_int_equal(rx->nunexp_free, 1);
+    for (int i = 0; i < 3; i++)
+        tc_tpt_unexpected_burst(&p, 1, 20000 + (size_t)i * 7000, 100 + (uint64_t)i, WAIT_MS);
+    assert_int_equal(rx->unexp_allocs, base + 3);
+    assert_int_equal(rx->nunexp_free, 1);
+    tc_tpt_pair_close(&p);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_reuse),
+        cmocka_unit_test(test_striped),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
