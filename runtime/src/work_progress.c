@@ -277,6 +277,13 @@ tc_status_t tc_rt_work_run_internal(tc_rt_work_t *w)
     tc_rt_work_set_state(w, TC_RT_WORK_RUNNING);
     w->result = TC_INPROGRESS;
     tc_rt_work_link(w);
+    /* Breaking a communicator ends the works linked then: one broken before this link (a
+     * failure learnt while connecting for the small-message path's vote) ends here, or it
+     * would wait for the failed rank until its deadline. A tolerant work runs on. */
+    if (!w->tolerant && w->comm->broken != TC_OK) {
+        snprintf(w->error, sizeof(w->error), "%s", w->comm->broken_why);
+        tc_rt_work_end(w, w->comm->broken);
+    }
     st = tc_rt_work_wait_locked(w, 0);
     return st == TC_OK ? TC_OK : tc_error_set(st, "%s", w->error);
 }
