@@ -175,6 +175,9 @@ int main(int argc, char **argv)
         fprintf(stderr, "usage: ft_test MODE VICTIM [SEED]\n");
         return 2;
     }
+    /* line by line: a rank that hangs keeps the lines it printed before (the launcher's pipe
+     * would otherwise hold them in a buffer lost when the job is killed) */
+    setvbuf(stdout, NULL, _IOLBF, 0);
     const char *mode = argv[1];
     int victim = atoi(argv[2]);
     unsigned seed = argc > 3 ? (unsigned)atoi(argv[3]) : (unsigned)time(NULL);
@@ -225,8 +228,9 @@ int main(int argc, char **argv)
     }
     if (strcmp(mode, "abort") == 0) {
         /* Everyone is in, then the others issue while the victim still lives (it dies 100 ms
-         * later), so the all-reduce is pending on it when they abort just after it died. A victim that died at once
-         * could be known dead before the issue, which then fails instead (seen under load). */
+         * later), so the all-reduce is pending on it when they abort just after it died. A victim
+         * that died at once could be known dead before the issue, which then fails instead (seen
+         * under load). */
         st = tc_barrier(comm, NULL, NULL);
         if (st != TC_OK)
             FAIL("abort: the barrier before: %s", tc_last_error());
