@@ -50,9 +50,9 @@ static void test_reuse(void **state)
     tc_tpt_pair_close(&p);
 }
 
-/* Gets in pipelined mode (single copy off): the target's job records are reused too. 200 gets
- * one at a time allocate one record; a burst of 24 allocates only beyond the records kept, and
- * at most TC_SHM_JOB_KEEP stay kept. Every get's bytes are checked against the target's. */
+/* Gets in pipelined mode (single copy off): the target's job records come from its pool. 200
+ * gets one at a time take one chunk; bursts of 24 grow it once to the peak in flight, and later
+ * bursts allocate nothing. Every get's bytes are checked against the target's. */
 static void get_burst(tp_pair_t *p, tc_tp_rkey_t *rk, const unsigned char *target, int n,
                       size_t len, size_t off)
 {
@@ -89,22 +89,26 @@ static void test_get_jobs(void **state)
     assert_int_equal(tc_tp_rkey_pack(mem, key, sizeof(key), &klen), TC_OK);
     assert_int_equal(tc_tp_rkey_unpack(p.ep[0], key, klen, &rk), TC_OK);
 
-    for (int i = 0; i < 200; i++) /* one at a time: the same record each time */
+    for (int i = 0; i < 200; i++) /* one at a time: one chunk serves them all */
         get_burst(&p, rk, target, 1, 1 + (size_t)(i * 131) % 3000, (size_t)i * 97);
-    assert_int_equal(target_ctx->job_allocs, 1);
-    for (int i = 0; i < 3; i++) { /* up to 24 in flight: only those beyond the kept allocate */
-        uint64_t allocs = target_ctx->job_allocs;
-        unsigned kept = target_ctx->njob_free;
-        assert_true(kept >= 1);
+    size_t chunk = target_ctx->jobs.objs_per_chunk;
+    assert_int_equal(target_ctx->jobs.total_objs, chunk);
+    assert_int_equal(tc_pool_in_use(&target_ctx->jobs), 0);
+    size_t peak = 0;
+    for (int i = 0; i < 3; i++) { /* up to 24 in flight: the pool grows once, then stays */
         get_burst(&p, rk, target, 24, 2500, 1000 + (size_t)i);
-        assert_true(target_ctx->job_allocs - allocs <= 24 - kept);
-        assert_true(target_ctx->njob_free >= kept && target_ctx->njob_free <= TC_SHM_JOB_KEEP);
+        assert_int_equal(tc_pool_in_use(&target_ctx->jobs), 0);
+        size_t total = target_ctx->jobs.total_objs;
+        assert_true(total > chunk && total <= 24 + chunk);
+        if (i > 0)
+            assert_int_equal(total, peak);
+        peak = total;
     }
 
     tc_tp_rkey_release(rk);
     tc_tp_mem_dereg(mem);
     free(target);
-    tc_tpt_pair_close(&p); /* frees the kept records (ASan checks) */
+    tc_tpt_pair_close(&p); /* frees the pool (ASan checks) */
 }
 
 int main(void)

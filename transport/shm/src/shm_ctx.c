@@ -207,11 +207,7 @@ static void tc_shm_ctx_destroy(tc_tp_ctx_t *super)
         ctx->unexp_free = u->next;
         free(u);
     }
-    while (ctx->job_free != NULL) {
-        tc_shm_job_t *j = ctx->job_free;
-        ctx->job_free = j->next;
-        free(j);
-    }
+    tc_pool_destroy(&ctx->jobs);
     free(ctx);
 }
 
@@ -231,6 +227,9 @@ static tc_status_t tc_shm_ctx_create(const tc_tp_ctx_params_t *params, tc_tp_ctx
     ctx->next_cookie = 1;
 
     tc_status_t status = tc_auth_key_init(&ctx->key, params->secret, params->secret_len);
+    if (status != TC_OK)
+        goto err;
+    status = tc_pool_init(&ctx->jobs, "shm get jobs", sizeof(tc_shm_job_t), 16, 0);
     if (status != TC_OK)
         goto err;
     status = tc_shm_options(ctx, params->hints);

@@ -114,7 +114,7 @@ static void tc_shm_ep_drain(tc_shm_ctx_t *ctx, tc_shm_ep_t *ep, tc_status_t stat
     while (ep->jobs_head != NULL) {
         tc_shm_job_t *j = ep->jobs_head;
         ep->jobs_head = j->next;
-        tc_shm_job_release(ctx, j);
+        tc_pool_put(&ctx->jobs, j);
     }
     ep->jobs_tail = NULL;
 }

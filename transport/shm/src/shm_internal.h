@@ -7,6 +7,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "tcomms/base/pool.h"
 #include "tcomms/base/status.h"
 #include "tcomms/transport/auth.h"
 #include "tcomms/transport/shm.h"
@@ -27,8 +28,6 @@
 /* Unexpected-message records of a cell's size kept for reuse, so an eager message that arrives
  * before its receive costs no allocation once the context has seen as many in flight. */
 #define TC_SHM_UNEXP_KEEP 16
-/* get jobs (pipelined mode) a context keeps for reuse (shm_tx.c) */
-#define TC_SHM_JOB_KEEP 16
 /* How often a side waiting for the other's segment tries shm_open again. */
 #define TC_SHM_OPEN_RETRY_NS 200000ULL
 
@@ -165,10 +164,8 @@ typedef struct tc_shm_ctx {
     struct tc_shm_unexp *unexp_free; /* records of cell_size bytes kept for reuse (shm_rx.c) */
     unsigned nunexp_free;            /* at most TC_SHM_UNEXP_KEEP */
     uint64_t unexp_allocs;           /* records allocated (a white-box test counts them) */
-    struct tc_shm_job *job_free;     /* get jobs kept for reuse, at most TC_SHM_JOB_KEEP */
-    unsigned njob_free;
-    uint64_t job_allocs;            /* get jobs allocated (a white-box test counts them) */
-    uint64_t full[TC_SHM_FULL_MAX]; /* peers whose segment is taken not to fit (shm_full_pairs) */
+    tc_pool_t jobs;                  /* get jobs: kept at the peak in flight, no malloc once warm */
+    uint64_t full[TC_SHM_FULL_MAX];  /* peers whose segment is taken not to fit (shm_full_pairs) */
     unsigned nfull;
     char (*marks)[96]; /* names of decisions without a segment this context made (shm_seg.c) */
     unsigned nmarks, marks_cap;
@@ -320,10 +317,6 @@ TC_MUST_USE tc_status_t tc_shm_post_ring(tc_shm_ctx_t *ctx, tc_shm_ep_t *ep, tc_
 /* The next free cell of the tx ring, or NULL when it is full (or the peer broke the head). */
 tc_shm_cell_hdr_t *tc_shm_tx_cell(tc_shm_ctx_t *ctx, tc_shm_ep_t *ep);
 void tc_shm_tx_commit(tc_shm_ep_t *ep);
-/* A get job from the context's kept ones, or allocated (NULL: out of memory), zeroed; and
- * its return (kept up to TC_SHM_JOB_KEEP, freed beyond). */
-tc_shm_job_t *tc_shm_job_take(tc_shm_ctx_t *ctx);
-void tc_shm_job_release(tc_shm_ctx_t *ctx, tc_shm_job_t *j);
 
 /* ---- shm_rx.c ---- */
 /* Give an unexpected-message record back: kept for reuse, or freed. */

@@ -358,11 +358,12 @@ static void tc_shm_rx_cell(tc_shm_ctx_t *ctx, tc_shm_ep_t *ep, const tc_shm_cell
                            (unsigned long long)h->aux);
             return;
         }
-        tc_shm_job_t *j = tc_shm_job_take(ctx);
+        tc_shm_job_t *j = tc_pool_get(&ctx->jobs);
         if (j == NULL) {
-            tc_shm_ep_fail(ctx, ep, TC_ERR_NO_MEMORY, "asked for a get: out of memory");
+            tc_shm_ep_fail(ctx, ep, TC_ERR_NO_MEMORY, "asked for a get: %s", tc_last_error());
             return;
         }
+        memset(j, 0, sizeof(*j));
         j->src = (const unsigned char *)mem->super.addr + h->off;
         j->len = h->total;
         j->cookie = h->cookie;

@@ -187,37 +187,11 @@ void tc_shm_ep_flush(tc_shm_ctx_t *ctx, tc_shm_ep_t *ep)
         ep->jobs_head = j->next;
         if (ep->jobs_head == NULL)
             ep->jobs_tail = NULL;
-        tc_shm_job_release(ctx, j);
+        tc_pool_put(&ctx->jobs, j);
     }
     while (ep->sq.head != NULL && ep->state == TC_SHM_EP_UP)
         if (!tc_shm_push_req(ctx, ep, ep->sq.head))
             return;
-}
-
-tc_shm_job_t *tc_shm_job_take(tc_shm_ctx_t *ctx)
-{
-    tc_shm_job_t *j = ctx->job_free;
-    if (j != NULL) {
-        ctx->job_free = j->next;
-        ctx->njob_free--;
-    } else if ((j = malloc(sizeof(*j))) != NULL) {
-        ctx->job_allocs++;
-    } else {
-        return NULL;
-    }
-    memset(j, 0, sizeof(*j));
-    return j;
-}
-
-void tc_shm_job_release(tc_shm_ctx_t *ctx, tc_shm_job_t *j)
-{
-    if (ctx->njob_free < TC_SHM_JOB_KEEP) {
-        j->next = ctx->job_free;
-        ctx->job_free = j;
-        ctx->njob_free++;
-        return;
-    }
-    free(j);
 }
 
 tc_status_t tc_shm_send(tc_tp_ep_t *super, uint64_t tag, const void *buf, size_t len,
