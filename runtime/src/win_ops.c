@@ -254,7 +254,8 @@ static void win_start(tc_rt_win_t *win, tc_rt_work_t *w, tc_tp_ep_t *ep, const t
     w->result = TC_INPROGRESS;
     tc_rt_fr_begin(w, now);
     tc_rt_work_set_state(w, TC_RT_WORK_RUNNING);
-    tc_rt_work_link(w);
+    if (!tc_rt_work_link(w))
+        return; /* the communicator broke since win_usable() */
     tc_status_t st = win_post(w, ep, op);
     if (st != TC_OK)
         tc_rt_work_fail(w, st); /* ends it, names a failed peer, breaks the communicator */

@@ -120,8 +120,9 @@ int tc_rt_works_advance(tc_rt_world_t *world);
 void tc_rt_works_expire(tc_rt_world_t *world, uint64_t now);
 /* End every running work with @p st (the transports failed). */
 void tc_rt_works_fail_all(tc_rt_world_t *world, tc_status_t st);
-/* Put @p work on the world's running list / take it off. */
-void tc_rt_work_link(tc_rt_work_t *work);
+/* Put @p work on the world's running list / take it off. A work that is not tolerant, of a
+ * communicator already broken, ends at once with the communicator's status (false). */
+bool tc_rt_work_link(tc_rt_work_t *work);
 void tc_rt_work_unlink(tc_rt_work_t *work);
 /* The one way a running work ends: @p st with its error (w->error) already
  * written; observability told, the schedule released, the state published. */

@@ -13,9 +13,10 @@
 #include "tcomms/base/time.h"
 #include "tcomms/kernels/reduce.h"
 
-void tc_rt_work_link(tc_rt_work_t *w)
+bool tc_rt_work_link(tc_rt_work_t *w)
 {
-    tc_rt_world_t *world = w->comm->world;
+    tc_rt_comm_t *comm = w->comm;
+    tc_rt_world_t *world = comm->world;
     w->prev = NULL;
     w->next = world->active;
     if (world->active)
@@ -23,6 +24,15 @@ void tc_rt_work_link(tc_rt_work_t *w)
     world->active = w;
     if (w->async && world->nasync++ == 0)
         pthread_cond_signal(&world->cv);
+    /* Breaking a communicator ends the works linked then: one linked after (a failure learnt
+     * since its caller looked, as while the small-message path's lanes connect before its
+     * vote) ends here, or it would wait for the failed rank until its deadline. A tolerant
+     * work (the shrink's agreement) runs on. */
+    if (w->tolerant || comm->broken == TC_OK)
+        return true;
+    snprintf(w->error, sizeof(w->error), "%s", comm->broken_why);
+    tc_rt_work_end(w, comm->broken);
+    return false;
 }
 
 void tc_rt_work_unlink(tc_rt_work_t *w)
@@ -277,13 +287,6 @@ tc_status_t tc_rt_work_run_internal(tc_rt_work_t *w)
     tc_rt_work_set_state(w, TC_RT_WORK_RUNNING);
     w->result = TC_INPROGRESS;
     tc_rt_work_link(w);
-    /* Breaking a communicator ends the works linked then: one broken before this link (a
-     * failure learnt while connecting for the small-message path's vote) ends here, or it
-     * would wait for the failed rank until its deadline. A tolerant work runs on. */
-    if (!w->tolerant && w->comm->broken != TC_OK) {
-        snprintf(w->error, sizeof(w->error), "%s", w->comm->broken_why);
-        tc_rt_work_end(w, w->comm->broken);
-    }
     st = tc_rt_work_wait_locked(w, 0);
     return st == TC_OK ? TC_OK : tc_error_set(st, "%s", w->error);
 }
