@@ -223,11 +223,37 @@ static const tc_boot_ops_t kv_ops = {"store",    kv_put,        kv_fence, kv_get
                                      kv_destroy, kv_poll_event, kv_notify};
 
 /* The ranks of this host: a counter per host name, read after the fence. */
-static tc_status_t kv_count_host(tc_boot_kv_t *kv, char *key)
+/* The host's counters (kv_host_keys): n = 0 counts this rank in, n = 1 reads them back. */
+static tc_status_t kv_host_counters(tc_boot_kv_t *kv, int n, int64_t v[3])
 {
-    int64_t n;
-    tc_status_t st = kv_key(kv, key, "host/%s", kv->head.host);
-    return st == TC_OK ? kv_add(kv, key, 1, &n) : st;
+    static const char *const suffix[3] = {"", "/sum", "/sumsq"};
+    int64_t r = kv->head.rank, add[3] = {1, r, r * r};
+    int counters = kv->head.size <= TC_BOOT_KV_LOCAL_SIZE_MAX ? 3 : 1;
+    v[1] = v[2] = -1;
+    for (int i = 0; i < counters; i++) {
+        char key[KV_KEY_MAX];
+        tc_status_t st = kv_key(kv, key, "host/%s%s", kv->head.host, suffix[i]);
+        if (st == TC_OK)
+            st = kv_add(kv, key, n == 0 ? add[i] : 0, &v[i]);
+        if (st != TC_OK)
+            return st;
+    }
+    return TC_OK;
+}
+
+int tc_boot_kv_local_rank(int rank, int64_t n, int64_t sum, int64_t sumsq)
+{
+    if (n < 1 || n > TC_BOOT_KV_LOCAL_SIZE_MAX || sum < 0 || sumsq < 0)
+        return -1;
+    int64_t base = sum - n * (n - 1) / 2; /* n s when the ranks are s, s + 1, ..., s + n - 1 */
+    if (base < 0 || base % n != 0)
+        return -1;
+    int64_t s = base / n;
+    if (s > TC_BOOT_KV_LOCAL_SIZE_MAX || rank < s || rank >= s + n)
+        return -1;
+    /* the sum of (s + i)^2 over i < n */
+    int64_t want = n * s * s + s * n * (n - 1) + (n - 1) * n * (2 * n - 1) / 6;
+    return sumsq == want ? (int)(rank - s) : -1;
 }
 
 static tc_status_t kv_check(const tc_boot_kv_params_t *p)
@@ -273,19 +299,20 @@ tc_status_t tc_boot_kv_create(const tc_boot_kv_params_t *params, uint64_t deadli
     pthread_mutex_init(&kv->ev_mu, NULL);
     snprintf(kv->prefix, sizeof(kv->prefix), "%s", params->prefix); /* length checked */
     kv->p.prefix = kv->prefix;
-    char key[KV_KEY_MAX];
-    int64_t local = 1;
+    int64_t host[3];
     if ((st = tc_boot_secret_from_env(&kv->head, "store")) != TC_OK ||
-        (st = kv_count_host(kv, key)) != TC_OK ||
+        (st = kv_host_counters(kv, 0, host)) != TC_OK ||
         (st = kv_fence(&kv->head, deadline_ns)) != TC_OK ||
-        (st = kv_add(kv, key, 0, &local)) != TC_OK) {
+        (st = kv_host_counters(kv, 1, host)) != TC_OK) {
         kv_destroy(&kv->head);
         return st;
     }
-    kv->head.local_size = local > 0 && local <= params->size ? (int)local : 1;
-    kv->head.local_rank = -1; /* the store counts arrivals, not ranks in order */
-    tc_log_debug(TC_SUBSYS_RUNTIME, "bootstrap(store '%s'): rank %d of %d, %d on %s", kv->prefix,
-                 kv->head.rank, kv->head.size, kv->head.local_size, kv->head.host);
+    kv->head.local_size = host[0] > 0 && host[0] <= params->size ? (int)host[0] : 1;
+    kv->head.local_rank = tc_boot_kv_local_rank(kv->head.rank, host[0], host[1], host[2]);
+    tc_log_debug(TC_SUBSYS_RUNTIME,
+                 "bootstrap(store '%s'): rank %d of %d, local rank %d of %d on %s", kv->prefix,
+                 kv->head.rank, kv->head.size, kv->head.local_rank, kv->head.local_size,
+                 kv->head.host);
     *boot_p = &kv->head;
     return TC_OK;
 }

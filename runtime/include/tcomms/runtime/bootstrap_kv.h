@@ -8,7 +8,9 @@
  * Keys: "<prefix>/<rank>/<key>" for what a rank puts; "<prefix>/fence<g>/..."
  * for the g-th fence (a counter, a done key, one arrival key per rank, read
  * only to name the ranks missing on a timeout); "<prefix>/host/<name>" counts
- * the ranks of each host (the local size); "<prefix>/event/count" and
+ * the ranks of each host (the local size), "<prefix>/host/<name>/sum" and
+ * ".../sumsq" add up their ranks and squares (the local rank, see
+ * tc_boot_kv_local_rank()); "<prefix>/event/count" and
  * "<prefix>/event/<i>" carry the events (a failed rank, a revoke), read by
  * every rank at most every TC_BOOT_KV_POLL_MS.
  */
@@ -54,6 +56,22 @@ typedef struct tc_boot_kv_params {
  */
 tc_status_t tc_boot_kv_create(const tc_boot_kv_params_t *params, uint64_t deadline_ns,
                               tc_boot_t **boot_p);
+
+/** @brief Largest job size whose ranks' squares the host counters add up (no overflow). */
+#define TC_BOOT_KV_LOCAL_SIZE_MAX (1 << 20)
+
+/**
+ * @brief This rank's local rank, from what the ranks of its host added up:
+ *        @p n ranks, @p sum of their ranks, @p sumsq of their squares.
+ *
+ * Among @p n distinct integers with a given sum, the sum of squares is least
+ * exactly when they are consecutive; so the counters prove that the host holds
+ * the block [s, s + n) of ranks, s = (sum - n(n - 1)/2) / n, or refute it.
+ * @return rank - s when the host's ranks are such a block holding @p rank;
+ *         -1 otherwise (ranks placed round robin, say: no local rank in rank
+ *         order, and the hierarchical algorithms stay off).
+ */
+int tc_boot_kv_local_rank(int rank, int64_t n, int64_t sum, int64_t sumsq);
 
 #ifdef __cplusplus
 }
