@@ -15,7 +15,11 @@
  *   fence:rank=W:ms=N                world rank W pauses N ms after the PMIx
  *                                    bootstrap's fence of the world's creation
  *                                    completes, before it looks for ranks
- *                                    missing from it (a slow rank, reliably).
+ *                                    missing from it (a slow rank, reliably);
+ *   vote:rank=W[:ms=N]               world rank W, at the small-message path's
+ *                                    first vote with its lanes up: dies, or with
+ *                                    ms goes on progressing N ms before voting
+ *                                    (failures meanwhile are learnt first).
  * Points naming other ranks are ignored, so one value serves every rank of a
  * job. "Dies" is SIGKILL to itself, as a crash would: that is what the variable
  * asks for, and nothing else in the library ends the process. A malformed
@@ -57,31 +61,33 @@ static tc_status_t point_parse(tc_rt_world_t *world, char *point)
     static const char *const shrink_keys[] = {"rank", "round", "sends", NULL};
     static const char *const step_keys[] = {"rank", "op", "step", NULL};
     static const char *const create_keys[] = {"rank", NULL};
-    static const char *const fence_keys[] = {"rank", "ms", NULL};
+    static const char *const fence_keys[] = {"rank", "ms", NULL}; /* vote's too */
     char saved[128];
     snprintf(saved, sizeof(saved), "%s", point);
     char *save = NULL, *kind = strtok_r(point, ":", &save);
     int is_shrink = kind && strcmp(kind, "shrink") == 0;
     int is_create = kind && strcmp(kind, "create") == 0;
     int is_fence = kind && strcmp(kind, "fence") == 0;
-    if (!kind || (!is_shrink && !is_create && !is_fence && strcmp(kind, "step") != 0))
+    int is_vote = kind && strcmp(kind, "vote") == 0;
+    if (!kind || (!is_shrink && !is_create && !is_fence && !is_vote && strcmp(kind, "step") != 0))
         return tc_error_set(TC_ERR_CONFIG,
                             "TC_FAULT_INJECT: point '%s' is not shrink:..., step:..., "
-                            "create:... or fence:...",
+                            "create:..., fence:... or vote:...",
                             saved);
-    const char *const *keys = is_shrink   ? shrink_keys
-                              : is_create ? create_keys
-                              : is_fence  ? fence_keys
-                                          : step_keys;
-    int64_t values[3] = {-1, is_create ? 1 : -1, 0};
+    const char *const *keys = is_shrink             ? shrink_keys
+                              : is_create           ? create_keys
+                              : is_fence || is_vote ? fence_keys
+                                                    : step_keys;
+    /* the second value is required (from 1) but for create and vote (vote: 0 ms is a death) */
+    int64_t values[3] = {-1, is_create ? 1 : is_vote ? 0 : -1, 0};
     tc_status_t st = TC_OK;
     for (char *f = strtok_r(NULL, ":", &save); f && st == TC_OK; f = strtok_r(NULL, ":", &save))
         st = point_field(saved, f, keys, values);
     if (st != TC_OK)
         return st;
-    if (is_create && values[0] < 0)
+    if ((is_create || is_vote) && values[0] < 0)
         return tc_error_set(TC_ERR_CONFIG, "TC_FAULT_INJECT: point '%s' needs rank=N", saved);
-    if (values[0] < 0 || values[1] < 1)
+    if (values[0] < 0 || (!is_vote && values[1] < 1))
         return tc_error_set(TC_ERR_CONFIG,
                             "TC_FAULT_INJECT: point '%s' needs %s=N and %s=N (from 1)", saved,
                             keys[0], keys[1]);
@@ -90,7 +96,7 @@ static tc_status_t point_parse(tc_rt_world_t *world, char *point)
                             "TC_FAULT_INJECT: point '%s' needs the PMIx bootstrap (this job's "
                             "is '%s')",
                             saved, world->boot->ops->name);
-    if (!is_create && !is_shrink && !is_fence)
+    if (!is_create && !is_shrink && !is_fence && !is_vote)
         world->fault.steps = 1; /* the same on every rank: TC_FAULT_INJECT is the job's */
     if (values[0] != world->boot->rank)
         return TC_OK;
@@ -98,6 +104,9 @@ static tc_status_t point_parse(tc_rt_world_t *world, char *point)
         tc_boot_pmix_fence_pause(world->boot, (uint32_t)values[1]);
     } else if (is_create) {
         world->fault.create = 1;
+    } else if (is_vote) {
+        world->fault.vote = 1;
+        world->fault.vote_ms = (uint32_t)values[1];
     } else if (is_shrink) {
         world->fault.shrink_round = (uint32_t)values[1];
         world->fault.shrink_sends = (int)values[2];
@@ -106,7 +115,7 @@ static tc_status_t point_parse(tc_rt_world_t *world, char *point)
         world->fault.step_idx = (uint32_t)values[2];
     }
     tc_log_warn(TC_SUBSYS_RUNTIME, "TC_FAULT_INJECT: this process will %s at '%s'",
-                is_fence ? "pause" : "die", saved);
+                is_fence || (is_vote && values[1] > 0) ? "pause" : "die", saved);
     return TC_OK;
 }
 
@@ -143,6 +152,18 @@ void tc_rt_fault_step(tc_rt_world_t *world, uint64_t op, uint32_t step)
         snprintf(where, sizeof(where), "step %u of collective %llu", step, (unsigned long long)op);
         tc_rt_fault_die(world, where);
     }
+}
+
+int64_t tc_rt_fault_vote(tc_rt_world_t *world)
+{
+    if (!world->fault.vote)
+        return -1;
+    world->fault.vote = 0;
+    if (world->fault.vote_ms == 0)
+        tc_rt_fault_die(world, "the small-message path's vote");
+    tc_log_warn(TC_SUBSYS_RUNTIME, "TC_FAULT_INJECT: rank %d waits %u ms before its vote",
+                world->boot->rank, world->fault.vote_ms);
+    return world->fault.vote_ms;
 }
 
 void tc_rt_fault_die(tc_rt_world_t *world, const char *where)

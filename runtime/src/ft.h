@@ -44,6 +44,9 @@ TC_MUST_USE tc_status_t tc_rt_fault_init(tc_rt_world_t *world);
 int tc_rt_fault_shrink_sends(const tc_rt_world_t *world, uint32_t round);
 /* Die if step @p step of collective @p op is this process's failure point. */
 void tc_rt_fault_step(tc_rt_world_t *world, uint64_t op, uint32_t step);
+/* At the small-message path's first vote, lanes up: -1 (no point here), or the ms to go on
+ * progressing before voting; a point without ms dies here. Once per process. */
+int64_t tc_rt_fault_vote(tc_rt_world_t *world);
 /* End this process as a crash would (SIGKILL), saying where. */
 void tc_rt_fault_die(tc_rt_world_t *world, const char *where);
 

@@ -78,6 +78,8 @@ typedef struct tc_rt_fault {
     uint32_t step_idx;
     int create; /* die inside the world's creation, before the fence */
     int steps;  /* some rank of the job dies at a step: every rank runs schedules */
+    int vote;   /* at the small-message path's first vote: die (0 ms) or progress vote_ms */
+    uint32_t vote_ms;
 } tc_rt_fault_t;
 
 struct tc_rt_world {

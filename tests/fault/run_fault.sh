@@ -202,9 +202,13 @@ agree_one step 6 -1 "step:rank=3:op=1:step=1" 0,1,2,4,5
 # ... while rank 0 is still looking at the creation's fence (slow: it pauses 1.5 s after it);
 # rank 3 took part in the fence, so rank 0's creation succeeds and its all-reduce fails instead
 agree_one step-late 6 -1 "step:rank=3:op=1:step=1;fence:rank=0:ms=1500" 0,1,2,4,5
+# rank 3 dies at the small-message path's vote, lanes up; rank 0 learns it before its own vote
+# (it progresses 1.5 s first), when the others have left theirs: its vote must end at once, not
+# wait for them until the timeout (TC_ERR_TIMEOUT at rank 0 before tc_rt_work_link's check)
+agree_one vote-late 6 -1 "vote:rank=3;vote:rank=0:ms=1500" 0,1,2,4,5
 # a malformed value fails creation, naming what is wrong
 for bad in "shrink:rank=1" "shrnk:rank=1:round=1" "shrink:rank=1:round=x" "step:rank=0:op=1:when=2" \
-    "fence:rank=1"; do
+    "fence:rank=1" "vote:ms=5" "vote:rank=1:ms=x"; do
     out=$(TC_FAULT_INJECT="$bad" timeout -k 5 30 "$tcrun" --timeout 20 -n 2 "$ag" -1 2>&1)
     if echo "$out" | grep -q 'create: .*TC_FAULT_INJECT'; then
         pass=$((pass + 1))
@@ -223,7 +227,7 @@ for t in $(seq 1 $((trials * 2))); do
     done
     agree_one "random.$t" 8 "$victim" "$spec" || true
 done
-echo "$([ $fail -eq $f0 ] && echo PASS || echo FAIL)  agree: $((trials * 2 + 5)) trials with deaths inside shrink and at a step (one while rank 0 is slow), 5 malformed values," \
+echo "$([ $fail -eq $f0 ] && echo PASS || echo FAIL)  agree: $((trials * 2 + 6)) trials with deaths inside shrink, at a step and at a vote (one each while rank 0 is slow), 7 malformed values," \
     "$agree_window ended a first shrink holding a rank that died in it ($((SECONDS - start)) s)"
 fi # agree
 
