@@ -186,7 +186,7 @@ static tc_status_t post(tc_rt_small_op_t *op, int q, const void *src, size_t len
                         const void **data_p)
 {
     tc_status_t st = TC_OK;
-    tc_shm_lane_slot_t *slot = tc_rt_small_tx(op, q, &st);
+    tc_shm_lane_slot_t *slot = tc_rt_small_tx(op, q, len, &st);
     if (st != TC_OK)
         return st;
     if (len)

@@ -49,6 +49,7 @@ struct tc_rt_small_op {
     tc_rt_small_t *s;
     const tc_rt_coll_t *call;
     size_t bytes;      /* bytes of each lane message */
+    size_t tx_len;     /* bytes of the message a slot is waited for (TC_RT_SMALL_TX) */
     uint64_t seq, tag; /* the communicator's sequence number, and it with the comm id */
     uint64_t fr_id;    /* its flight-recorder entry, or 0 */
     uint64_t deadline; /* 0 until a wait first reads the clock */
@@ -109,13 +110,15 @@ static inline const tc_shm_lane_slot_t *tc_rt_small_rx(tc_rt_small_op_t *op, int
     return *st_p == TC_OK ? (const tc_shm_lane_slot_t *)waited : NULL;
 }
 
-/* The next free slot towards rank @p q; on an error NULL and *st_p set. */
-static inline tc_shm_lane_slot_t *tc_rt_small_tx(tc_rt_small_op_t *op, int q, tc_status_t *st_p)
+/* The next free slot towards rank @p q for @p len bytes; on an error NULL and *st_p set. */
+static inline tc_shm_lane_slot_t *tc_rt_small_tx(tc_rt_small_op_t *op, int q, size_t len,
+                                                 tc_status_t *st_p)
 {
-    tc_shm_lane_slot_t *slot = tc_shm_lane_tx_slot(op->s->peer[q].lane);
+    tc_shm_lane_slot_t *slot = tc_shm_lane_tx_slot(op->s->peer[q].lane, len);
     void *waited = NULL;
     if (slot)
         return slot;
+    op->tx_len = len;
     *st_p = op->wait(op, q, TC_RT_SMALL_TX, &waited);
     return *st_p == TC_OK ? (tc_shm_lane_slot_t *)waited : NULL;
 }

@@ -46,13 +46,17 @@ static inline void small_relax(void)
 #endif
 }
 
-/* The slot waited for, or NULL: the peer's next message (rx) or our next free slot. */
-static inline void *small_look(tc_rt_small_op_t *op, int q, int rx)
+/* The slot waited for, or NULL: the peer's next message (rx) or our next free slot. A look
+ * while spinning (!@p all) reads only the two slots a stream's next message takes; each pass of
+ * the slow loop looks at every slot (a message among other communicators' ones). */
+static inline void *small_look(tc_rt_small_op_t *op, int q, int rx, int all)
 {
     tc_tp_shm_lane_t *lane = op->s->peer[q].lane;
+    if (!rx)
+        return tc_shm_lane_tx_slot(lane, op->tx_len);
     /* the caller only reads a received slot: const is dropped for one return type */
-    return rx ? (void *)(uintptr_t)tc_shm_lane_find(lane, op->tag)
-              : (void *)tc_shm_lane_tx_slot(lane);
+    return (void *)(uintptr_t)(all ? tc_shm_lane_find(lane, op->tag)
+                                   : tc_shm_lane_find_next(lane, op->tag));
 }
 
 /* A coarse time for the flight recorder: no system call, a few ms resolution. */
@@ -120,9 +124,11 @@ static tc_status_t small_wait(tc_rt_small_op_t *op, int q, int what, void **slot
     int rx = what == TC_RT_SMALL_RX;
     for (int i = 0; i < SMALL_SPINS; i++) {
         small_relax();
-        if ((*slot_p = small_look(op, q, rx)))
+        if ((*slot_p = small_look(op, q, rx, 0)))
             return TC_OK;
     }
+    if ((*slot_p = small_look(op, q, rx, 1)))
+        return TC_OK;
     tc_rt_world_t *world = op->comm->world;
     uint64_t start = tc_time_ns(), now = start;
     small_deadline(op, start);
@@ -138,7 +144,7 @@ static tc_status_t small_wait(tc_rt_small_op_t *op, int q, int what, void **slot
     while (now - start < world->spin_ns) {
         if (!out && __atomic_load_n(&world->want, __ATOMIC_RELAXED) > 0) {
             seen = tc_shm_lane_watch(lane, rx);
-            if ((*slot_p = small_look(op, q, rx)))
+            if ((*slot_p = small_look(op, q, rx, 1)))
                 return TC_OK;
             tc_rt_world_step_out(world);
             out = 1;
@@ -151,9 +157,11 @@ static tc_status_t small_wait(tc_rt_small_op_t *op, int q, int what, void **slot
                 tc_rt_world_step_in(world);
                 out = 0;
             }
-            if ((*slot_p = small_look(op, q, rx)))
+            if ((*slot_p = small_look(op, q, rx, 0)))
                 return TC_OK;
         }
+        if (!out && (*slot_p = small_look(op, q, rx, 1)))
+            return TC_OK;
         now = tc_time_ns();
         if (now - yielded >= SMALL_SPIN_YIELD_NS) {
             sched_yield(); /* a peer that shares this core (a loaded node) gets to run */
@@ -163,10 +171,10 @@ static tc_status_t small_wait(tc_rt_small_op_t *op, int q, int what, void **slot
     if (out)
         tc_rt_world_step_in(world);
     for (;;) {
-        if ((*slot_p = small_look(op, q, rx)))
+        if ((*slot_p = small_look(op, q, rx, 1)))
             return TC_OK;
         tc_status_t st = small_check(op, q);
-        if (st == TC_OK && (*slot_p = small_look(op, q, rx)))
+        if (st == TC_OK && (*slot_p = small_look(op, q, rx, 1)))
             return TC_OK;
         now = tc_time_ns();
         if (st == TC_OK && now >= op->deadline)
@@ -180,7 +188,7 @@ static tc_status_t small_wait(tc_rt_small_op_t *op, int q, int what, void **slot
         /* a peer that just got the core answers within a few looks: no need to go round again */
         for (int i = 0; i < SMALL_CLOCK_EVERY; i++) {
             small_relax();
-            if ((*slot_p = small_look(op, q, rx)))
+            if ((*slot_p = small_look(op, q, rx, 0)))
                 return TC_OK;
         }
     }

@@ -1,5 +1,6 @@
-/* The lane protocol (tcomms/transport/shm_lane.h): messages found by tag in any order, slot
- * reuse only after the reader's acknowledgement of that slot, payloads in and beyond the first
+/* The lane protocol (tcomms/transport/shm_lane.h): messages found by tag in any order, small
+ * slots for messages that fit and big ones for the others, slot reuse only after the reader's
+ * acknowledgement of that slot, payloads in and beyond the first
  * line, a writer and a reader on two threads, and the lanes of a real pair segment (what one
  * side writes, the other reads). */
 #include <setjmp.h>
@@ -43,7 +44,7 @@ static void lanes_close(lanes_t *l)
 
 static void put(tc_tp_shm_lane_t *lane, uint64_t tag, size_t len, uint64_t seed)
 {
-    tc_shm_lane_slot_t *slot = tc_shm_lane_tx_slot(lane);
+    tc_shm_lane_slot_t *slot = tc_shm_lane_tx_slot(lane, len);
     assert_non_null(slot);
     for (size_t i = 0; i < len; i++)
         slot->data[i] = tc_tpt_pattern(seed, i);
@@ -75,8 +76,95 @@ static void test_layout(void **state)
     (void)state;
     assert_int_equal(offsetof(tc_shm_lane_slot_t, data), TC_SHM_LANE_HDR);
     assert_int_equal(TC_SHM_LANE_SLOT % 64, 0);
+    assert_int_equal(TC_SHM_LANE_SMALL_SLOT % 64, 0);
     assert_true(TC_SHM_LANE_SLOT >= sizeof(tc_shm_lane_slot_t));
     assert_int_equal(TC_SHM_LANE_INLINE, 40);
+    assert_true(TC_SHM_LANE_SMALL_PAYLOAD >= 512 &&
+                TC_SHM_LANE_SMALL_PAYLOAD < TC_SHM_LANE_PAYLOAD);
+    assert_true(TC_SHM_LANE_ACK_BYTES >= TC_SHM_LANE_SLOTS * 8 && TC_SHM_LANE_ACK_BYTES % 64 == 0);
+    /* the slots tile the lane after the ack lines: each starts where the one before ends */
+    size_t end = 0;
+    for (unsigned i = 0; i < TC_SHM_LANE_SLOTS; i++) {
+        assert_int_equal(tc_shm_lane_off(i), end);
+        end += i < TC_SHM_LANE_SMALL ? TC_SHM_LANE_SMALL_SLOT : TC_SHM_LANE_SLOT;
+        assert_int_equal(tc_shm_lane_index(tc_shm_lane_off(i)), i);
+        assert_int_equal(tc_shm_lane_index(end - 1), i); /* any byte of the slot names it */
+        unsigned next = tc_shm_lane_after(i);
+        assert_true((i < TC_SHM_LANE_SMALL) == (next < TC_SHM_LANE_SMALL)); /* its own kind */
+    }
+    assert_int_equal(TC_SHM_LANE_ACK_BYTES + end, TC_SHM_LANE_BYTES);
+    assert_int_equal(tc_shm_lane_after(TC_SHM_LANE_SMALL - 1), 0);
+    assert_int_equal(tc_shm_lane_after(TC_SHM_LANE_SLOTS - 1), TC_SHM_LANE_SMALL);
+}
+
+/* A message that fits a small slot takes one while one is free, then a big one; a larger
+ * message only ever a big one. Every message is read whole from whichever slot it took. */
+static void test_kinds(void **state)
+{
+    (void)state;
+    lanes_t l;
+    lanes_open(&l);
+    const size_t big = TC_SHM_LANE_SMALL_PAYLOAD + 1, small = TC_SHM_LANE_SMALL_PAYLOAD;
+    for (int round = 0; round < 3; round++) {
+        uint64_t t = (uint64_t)round * 100;
+        for (int i = 0; i < TC_SHM_LANE_BIG; i++)
+            put(&l.a, t + (uint64_t)i, big, t + (uint64_t)i);
+        assert_null(tc_shm_lane_tx_slot(&l.a, big)); /* the big slots are held */
+        for (int i = 0; i < TC_SHM_LANE_SMALL; i++) {
+            tc_shm_lane_slot_t *slot = tc_shm_lane_tx_slot(&l.a, small);
+            assert_non_null(slot);
+            assert_true((size_t)((unsigned char *)slot - l.a.tx) <
+                        (size_t)TC_SHM_LANE_SMALL * TC_SHM_LANE_SMALL_SLOT);
+            put(&l.a, t + 10 + (uint64_t)i, small, t + 10 + (uint64_t)i);
+        }
+        assert_null(tc_shm_lane_tx_slot(&l.a, 1));
+        assert_int_equal(pending(&l.b), TC_SHM_LANE_SLOTS);
+        /* one big message read: a small one may now take its slot, a big one too */
+        const tc_shm_lane_slot_t *m = tc_shm_lane_find(&l.b, t + 2);
+        assert_non_null(m);
+        size_t at = (size_t)((const unsigned char *)m - l.b.rx);
+        assert_true(at >= (size_t)TC_SHM_LANE_SMALL * TC_SHM_LANE_SMALL_SLOT);
+        get(&l.b, t + 2, big, t + 2);
+        tc_shm_lane_slot_t *slot = tc_shm_lane_tx_slot(&l.a, 8);
+        assert_ptr_equal(slot, l.a.tx + at);
+        put(&l.a, t + 50, 8, t + 50);
+        for (int i = TC_SHM_LANE_SMALL - 1; i >= 0; i--)
+            get(&l.b, t + 10 + (uint64_t)i, small, t + 10 + (uint64_t)i);
+        for (int i = 0; i < TC_SHM_LANE_BIG; i++)
+            if (i != 2)
+                get(&l.b, t + (uint64_t)i, big, t + (uint64_t)i);
+        get(&l.b, t + 50, 8, t + 50);
+        assert_int_equal(pending(&l.b), 0);
+    }
+    lanes_close(&l);
+}
+
+/* In one stream the next message is always where tc_shm_lane_find_next() looks (two loads); a
+ * message of another stream, left behind in an earlier slot, only tc_shm_lane_find() sees. */
+static void test_find_next(void **state)
+{
+    (void)state;
+    lanes_t l;
+    lanes_open(&l);
+    const size_t lens[] = {8, TC_SHM_LANE_SMALL_PAYLOAD + 1, 0, 40}; /* both kinds of slot */
+    for (uint64_t k = 1; k <= 100; k++) {
+        put(&l.a, k, lens[k % 4], k);
+        if (k % 3 == 0) /* the reader falls behind by up to 3 messages, then catches up */
+            for (uint64_t r = k - 2; r <= k; r++) {
+                assert_non_null(tc_shm_lane_find_next(&l.b, r));
+                get(&l.b, r, lens[r % 4], r);
+            }
+    }
+    get(&l.b, 100, lens[0], 100);
+    /* two streams: B's message read first, A's waits in the slot before */
+    put(&l.a, 1000, 8, 1000);
+    put(&l.a, 2000, 8, 2000);
+    get(&l.b, 2000, 8, 2000);
+    assert_null(tc_shm_lane_find_next(&l.b, 1000));
+    assert_non_null(tc_shm_lane_find(&l.b, 1000));
+    get(&l.b, 1000, 8, 1000);
+    assert_int_equal(pending(&l.b), 0);
+    lanes_close(&l);
 }
 
 static void test_order_and_sizes(void **state)
@@ -105,24 +193,24 @@ static void test_full_until_acked(void **state)
     lanes_open(&l);
     for (int round = 0; round < 3; round++) {
         for (int i = 0; i < TC_SHM_LANE_SLOTS; i++)
-            put(&l.a, (uint64_t)(round * 10 + i), 16, (uint64_t)(round * 10 + i));
+            put(&l.a, (uint64_t)(round * 100 + i), 16, (uint64_t)(round * 100 + i));
         /* every slot holds an unread message: the writer must not get one */
-        assert_null(tc_shm_lane_tx_slot(&l.a));
+        assert_null(tc_shm_lane_tx_slot(&l.a, 16));
         /* finding is not reading: still full */
-        const tc_shm_lane_slot_t *second = tc_shm_lane_find(&l.b, (uint64_t)(round * 10 + 1));
+        const tc_shm_lane_slot_t *second = tc_shm_lane_find(&l.b, (uint64_t)(round * 100 + 1));
         assert_non_null(second);
-        assert_null(tc_shm_lane_tx_slot(&l.a));
+        assert_null(tc_shm_lane_tx_slot(&l.a, 16));
         /* read one out of order: exactly its slot is free again */
         size_t at = (size_t)((const unsigned char *)second - l.b.rx);
-        get(&l.b, (uint64_t)(round * 10 + 1), 16, (uint64_t)(round * 10 + 1));
-        tc_shm_lane_slot_t *slot = tc_shm_lane_tx_slot(&l.a);
+        get(&l.b, (uint64_t)(round * 100 + 1), 16, (uint64_t)(round * 100 + 1));
+        tc_shm_lane_slot_t *slot = tc_shm_lane_tx_slot(&l.a, 16);
         assert_non_null(slot);
         assert_ptr_equal(slot, l.a.tx + at);
         assert_int_equal(pending(&l.b), TC_SHM_LANE_SLOTS - 1);
         /* the others are still there, untouched, whatever order they are read in */
         for (int i = TC_SHM_LANE_SLOTS - 1; i >= 0; i--)
             if (i != 1)
-                get(&l.b, (uint64_t)(round * 10 + i), 16, (uint64_t)(round * 10 + i));
+                get(&l.b, (uint64_t)(round * 100 + i), 16, (uint64_t)(round * 100 + i));
         assert_int_equal(pending(&l.b), 0);
     }
     lanes_close(&l);
@@ -139,7 +227,7 @@ static void test_streams_interleaved(void **state)
     uint64_t ra = 1000, rb = 2000;
     for (int step = 0; step < 40; step++) {
         /* the writer alternates the streams while slots are free */
-        while (tc_shm_lane_tx_slot(&l.a)) {
+        while (tc_shm_lane_tx_slot(&l.a, 24)) {
             uint64_t tag = (step + a + b) % 2 ? a++ : b++;
             put(&l.a, tag, 24, tag);
         }
@@ -173,9 +261,9 @@ static void *writer(void *arg)
     tc_tp_shm_lane_t *lane = arg;
     for (uint64_t k = 0; k < THREAD_MSGS; k++) {
         tc_shm_lane_slot_t *slot;
-        while (!(slot = tc_shm_lane_tx_slot(lane)))
+        size_t len = (size_t)(k % 97) * 8; /* small and big slots both */
+        while (!(slot = tc_shm_lane_tx_slot(lane, len)))
             ;
-        size_t len = (size_t)(k % 97) * 8;
         for (size_t i = 0; i < len / 8; i++) {
             uint64_t v = k * 1000003u + i;
             memcpy(slot->data + i * 8, &v, 8);
@@ -235,9 +323,14 @@ static void test_pair_segment(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_layout),           cmocka_unit_test(test_order_and_sizes),
-        cmocka_unit_test(test_full_until_acked), cmocka_unit_test(test_streams_interleaved),
-        cmocka_unit_test(test_two_threads),      cmocka_unit_test(test_pair_segment),
+        cmocka_unit_test(test_layout),
+        cmocka_unit_test(test_kinds),
+        cmocka_unit_test(test_find_next),
+        cmocka_unit_test(test_order_and_sizes),
+        cmocka_unit_test(test_full_until_acked),
+        cmocka_unit_test(test_streams_interleaved),
+        cmocka_unit_test(test_two_threads),
+        cmocka_unit_test(test_pair_segment),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -2,26 +2,32 @@
  * @file shm_lane.h
  * @brief Lanes: the small-message slots of an shm pair segment (docs/runtime.md, "small path").
  *
- * Besides its two rings, every pair segment holds one lane per direction: a
- * line of acknowledgements written by the lane's reader, then
- * TC_SHM_LANE_SLOTS slots of TC_SHM_LANE_SLOT bytes written by its writer.
- * A slot is a sequence number, a tag, a length and up to TC_SHM_LANE_PAYLOAD
- * bytes of payload, starting in the sequence number's own cache line (so a
- * payload of up to TC_SHM_LANE_INLINE bytes moves as one line).
+ * Besides its two rings, every pair segment holds one lane per direction:
+ * acknowledgement lines written by the lane's reader, then
+ * TC_SHM_LANE_SMALL small slots of TC_SHM_LANE_SMALL_SLOT bytes and
+ * TC_SHM_LANE_BIG big ones of TC_SHM_LANE_SLOT bytes, written by its writer.
+ * A slot is a sequence number, a tag, a length and its payload (up to
+ * TC_SHM_LANE_SMALL_PAYLOAD or TC_SHM_LANE_PAYLOAD bytes), starting in the
+ * sequence number's own cache line (so a payload of up to TC_SHM_LANE_INLINE
+ * bytes moves as one line). A message that fits a small slot takes one, or a
+ * big one when every small slot is held: small messages (a rooted
+ * collective's stream, whose root runs ahead of its readers) have
+ * TC_SHM_LANE_SLOTS in flight for little memory, larger ones TC_SHM_LANE_BIG.
  *
  * The protocol, single writer and single reader per lane; the slots are
  * matched by tag, not taken in order, so that messages of several
  * communicators (several threads of one process) never queue behind each
  * other:
- * - the ack line holds one word per slot, written by the reader: the
+ * - the ack lines hold one word per slot, written by the reader: the
  *   generation of the last message it consumed from that slot;
  * - the writer may fill slot i once the reader consumed everything it put
  *   there (acquire load of ack word i equals the slot's generation); it
  *   writes tag, length and payload, then stores the next generation into the
  *   slot's sequence word with release;
  * - the reader finds a message by its tag among the slots whose sequence
- *   word (acquire load) differs from what it consumed, reads the payload,
- *   then stores that generation into ack word i with release.
+ *   word (acquire load) differs from what it consumed, the slot after the
+ *   last one it consumed first (the writer fills each kind in turn), reads
+ *   the payload, then stores that generation into ack word i with release.
  * So a writer never overwrites what its reader has not finished reading, at
  * most TC_SHM_LANE_SLOTS messages are in flight per direction, and a tag must
  * identify one message (the runtime's tags carry a communicator id and a
@@ -44,18 +50,30 @@
 extern "C" {
 #endif
 
-/** @brief Slots per lane (messages in flight per direction). */
-#define TC_SHM_LANE_SLOTS 4
 /** @brief Bytes of a slot's header: sequence number, tag, length. */
 #define TC_SHM_LANE_HDR 24
-/** @brief Largest payload of one slot. */
+/** @brief Largest payload of one (big) slot. */
 #define TC_SHM_LANE_PAYLOAD 8192
 /** @brief Payload bytes that share the cache line of the sequence number. */
 #define TC_SHM_LANE_INLINE (64 - TC_SHM_LANE_HDR)
-/** @brief Bytes of a slot (whole cache lines). */
+/** @brief Bytes of a big slot (whole cache lines). */
 #define TC_SHM_LANE_SLOT ((size_t)(TC_SHM_LANE_HDR + TC_SHM_LANE_PAYLOAD + 63) / 64 * 64)
-/** @brief Bytes of one lane in the segment: the ack line and the slots. */
-#define TC_SHM_LANE_BYTES (64 + (size_t)TC_SHM_LANE_SLOTS * TC_SHM_LANE_SLOT)
+/** @brief Big slots per lane: messages of more than TC_SHM_LANE_SMALL_PAYLOAD bytes in flight. */
+#define TC_SHM_LANE_BIG 4
+/** @brief Bytes of a small slot (whole cache lines). */
+#define TC_SHM_LANE_SMALL_SLOT ((size_t)576)
+/** @brief Largest payload of a small slot. */
+#define TC_SHM_LANE_SMALL_PAYLOAD (TC_SHM_LANE_SMALL_SLOT - TC_SHM_LANE_HDR)
+/** @brief Small slots per lane (slot indices 0 to TC_SHM_LANE_SMALL - 1; the big ones follow). */
+#define TC_SHM_LANE_SMALL 12
+/** @brief Slots per lane (messages in flight per direction, at most). */
+#define TC_SHM_LANE_SLOTS (TC_SHM_LANE_SMALL + TC_SHM_LANE_BIG)
+/** @brief Bytes of the acknowledgement words (whole cache lines). */
+#define TC_SHM_LANE_ACK_BYTES ((size_t)(TC_SHM_LANE_SLOTS * 8 + 63) / 64 * 64)
+/** @brief Bytes of one lane in the segment: the ack lines and the slots. */
+#define TC_SHM_LANE_BYTES                                                                          \
+    (TC_SHM_LANE_ACK_BYTES + (size_t)TC_SHM_LANE_SMALL * TC_SHM_LANE_SMALL_SLOT +                  \
+     (size_t)TC_SHM_LANE_BIG * TC_SHM_LANE_SLOT)
 
 /** @brief A slot as it lies in the segment. */
 typedef struct tc_shm_lane_slot {
@@ -73,7 +91,8 @@ typedef struct tc_tp_shm_lane {
     uint64_t *rx_acked;                  /**< per slot: generation we consumed (we write) */
     uint64_t tx_gen[TC_SHM_LANE_SLOTS];  /**< per slot: generation we last wrote */
     uint64_t rx_done[TC_SHM_LANE_SLOTS]; /**< per slot: generation we last consumed */
-    unsigned next;                       /**< the slot tried first for the next message */
+    unsigned next_small, next_big;       /**< the slots tried first for the next message */
+    unsigned rx_small, rx_big;           /**< the slots looked at first for the next message */
 } tc_tp_shm_lane_t;
 
 /**
@@ -99,41 +118,81 @@ tc_status_t tc_tp_shm_ep_lane_cost(const tc_tp_ep_t *ep, uint64_t *cost_p, uint6
 static inline void tc_shm_lane_init(tc_tp_shm_lane_t *lane, unsigned char *tx_area,
                                     unsigned char *rx_area)
 {
-    lane->tx = tx_area + 64;
+    lane->tx = tx_area + TC_SHM_LANE_ACK_BYTES;
     lane->tx_acked = (const uint64_t *)(void *)tx_area;
-    lane->rx = rx_area + 64;
+    lane->rx = rx_area + TC_SHM_LANE_ACK_BYTES;
     lane->rx_acked = (uint64_t *)(void *)rx_area;
     for (int i = 0; i < TC_SHM_LANE_SLOTS; i++)
         lane->tx_gen[i] = lane->rx_done[i] = 0;
-    lane->next = 0;
+    lane->next_small = lane->next_big = lane->rx_small = 0;
+    lane->rx_big = TC_SHM_LANE_SMALL;
+}
+
+/** @brief Offset of slot @p i from the first slot: the small ones, then the big ones. */
+static inline size_t tc_shm_lane_off(unsigned i)
+{
+    return i < TC_SHM_LANE_SMALL ? (size_t)i * TC_SHM_LANE_SMALL_SLOT
+                                 : (size_t)TC_SHM_LANE_SMALL * TC_SHM_LANE_SMALL_SLOT +
+                                       (size_t)(i - TC_SHM_LANE_SMALL) * TC_SHM_LANE_SLOT;
+}
+
+/** @brief The index of the slot at offset @p off from the first slot. */
+static inline unsigned tc_shm_lane_index(size_t off)
+{
+    const size_t small = (size_t)TC_SHM_LANE_SMALL * TC_SHM_LANE_SMALL_SLOT;
+    return off < small ? (unsigned)(off / TC_SHM_LANE_SMALL_SLOT)
+                       : TC_SHM_LANE_SMALL + (unsigned)((off - small) / TC_SHM_LANE_SLOT);
+}
+
+/** @brief The slot after @p i among the slots of its kind (small or big), in turn. */
+static inline unsigned tc_shm_lane_after(unsigned i)
+{
+    return i < TC_SHM_LANE_SMALL
+               ? (i + 1) % TC_SHM_LANE_SMALL
+               : TC_SHM_LANE_SMALL + (i - TC_SHM_LANE_SMALL + 1) % TC_SHM_LANE_BIG;
 }
 
 /** @brief Slot @p i of our side (@p tx) or of the peer's. */
 static inline tc_shm_lane_slot_t *tc_shm_lane_slot(const tc_tp_shm_lane_t *lane, int tx, unsigned i)
 {
     const unsigned char *base = tx ? lane->tx : lane->rx;
-    return (tc_shm_lane_slot_t *)(void *)(uintptr_t)(base + (size_t)i * TC_SHM_LANE_SLOT);
+    return (tc_shm_lane_slot_t *)(void *)(uintptr_t)(base + tc_shm_lane_off(i));
 }
 
-/** @brief A free slot for the next message, or NULL while the reader holds every slot. */
-static inline tc_shm_lane_slot_t *tc_shm_lane_tx_slot(tc_tp_shm_lane_t *lane)
+/* The first free slot of @p n slots from @p first, starting at @p from; or NULL. */
+static inline tc_shm_lane_slot_t *tc_shm_lane_free_of(tc_tp_shm_lane_t *lane, unsigned first,
+                                                      unsigned n, unsigned from)
 {
-    for (unsigned k = 0; k < TC_SHM_LANE_SLOTS; k++) {
-        unsigned i = (lane->next + k) % TC_SHM_LANE_SLOTS;
+    for (unsigned k = 0; k < n; k++) {
+        unsigned i = first + (from + k) % n;
         if (__atomic_load_n(&lane->tx_acked[i], __ATOMIC_ACQUIRE) == lane->tx_gen[i])
             return tc_shm_lane_slot(lane, 1, i);
     }
     return NULL;
 }
 
+/** @brief A free slot for the next message of @p len bytes (a small one when it fits and one is
+ *  free), or NULL while the reader holds every slot it could take. */
+static inline tc_shm_lane_slot_t *tc_shm_lane_tx_slot(tc_tp_shm_lane_t *lane, size_t len)
+{
+    tc_shm_lane_slot_t *slot = NULL;
+    if (len <= TC_SHM_LANE_SMALL_PAYLOAD)
+        slot = tc_shm_lane_free_of(lane, 0, TC_SHM_LANE_SMALL, lane->next_small);
+    return slot ? slot
+                : tc_shm_lane_free_of(lane, TC_SHM_LANE_SMALL, TC_SHM_LANE_BIG, lane->next_big);
+}
+
 /** @brief Publish the slot tc_shm_lane_tx_slot() gave, its payload written: @p len bytes. */
 static inline void tc_shm_lane_post(tc_tp_shm_lane_t *lane, tc_shm_lane_slot_t *slot, uint64_t tag,
                                     uint64_t len)
 {
-    unsigned i = (unsigned)(((unsigned char *)slot - lane->tx) / TC_SHM_LANE_SLOT);
+    unsigned i = tc_shm_lane_index((size_t)((unsigned char *)slot - lane->tx));
     slot->tag = tag;
     slot->len = len;
-    lane->next = (i + 1) % TC_SHM_LANE_SLOTS;
+    if (i < TC_SHM_LANE_SMALL)
+        lane->next_small = (i + 1) % TC_SHM_LANE_SMALL;
+    else
+        lane->next_big = (i - TC_SHM_LANE_SMALL + 1) % TC_SHM_LANE_BIG;
     __atomic_store_n(&slot->seq, ++lane->tx_gen[i], __ATOMIC_RELEASE);
 }
 
@@ -147,11 +206,28 @@ static inline const tc_shm_lane_slot_t *tc_shm_lane_pending(const tc_tp_shm_lane
     return slot;
 }
 
-/** @brief The peer's message tagged @p tag once it is there, else NULL. Check len before use. */
+/** @brief The peer's message tagged @p tag if it is in one of the two slots a stream's next
+ *  message takes (of each kind, the slot after the last one consumed), else NULL: two loads, for
+ *  waiting. Only tc_shm_lane_find() sees a message of interleaved streams elsewhere. */
+static inline const tc_shm_lane_slot_t *tc_shm_lane_find_next(const tc_tp_shm_lane_t *lane,
+                                                              uint64_t tag)
+{
+    const tc_shm_lane_slot_t *slot = tc_shm_lane_pending(lane, lane->rx_small);
+    if (slot && slot->tag == tag)
+        return slot;
+    slot = tc_shm_lane_pending(lane, lane->rx_big);
+    return slot && slot->tag == tag ? slot : NULL;
+}
+
+/** @brief The peer's message tagged @p tag once it is there, else NULL. Check len before use.
+ *  The slots a stream's next message takes are looked at first. */
 static inline const tc_shm_lane_slot_t *tc_shm_lane_find(const tc_tp_shm_lane_t *lane, uint64_t tag)
 {
+    const tc_shm_lane_slot_t *slot = tc_shm_lane_find_next(lane, tag);
+    if (slot)
+        return slot;
     for (unsigned i = 0; i < TC_SHM_LANE_SLOTS; i++) {
-        const tc_shm_lane_slot_t *slot = tc_shm_lane_pending(lane, i);
+        slot = tc_shm_lane_pending(lane, i);
         if (slot && slot->tag == tag)
             return slot;
     }
@@ -177,8 +253,9 @@ static inline uint64_t tc_shm_lane_watch(const tc_tp_shm_lane_t *lane, int rx)
 /** @brief Done with a message tc_shm_lane_find() or _pending() gave: its slot may be reused. */
 static inline void tc_shm_lane_release(tc_tp_shm_lane_t *lane, const tc_shm_lane_slot_t *slot)
 {
-    unsigned i = (unsigned)(((const unsigned char *)slot - lane->rx) / TC_SHM_LANE_SLOT);
+    unsigned i = tc_shm_lane_index((size_t)((const unsigned char *)slot - lane->rx));
     lane->rx_done[i] = slot->seq;
+    *(i < TC_SHM_LANE_SMALL ? &lane->rx_small : &lane->rx_big) = tc_shm_lane_after(i);
     __atomic_store_n(&lane->rx_acked[i], lane->rx_done[i], __ATOMIC_RELEASE);
 }
 
