@@ -222,9 +222,10 @@ static int kv_poll_event(tc_boot_t *boot, tc_boot_event_t *ev)
 static const tc_boot_ops_t kv_ops = {"store",    kv_put,        kv_fence, kv_get,
                                      kv_destroy, kv_poll_event, kv_notify};
 
-/* The ranks of this host: a counter per host name, read after the fence. */
-/* The host's counters (kv_host_keys): n = 0 counts this rank in, n = 1 reads them back. */
-static tc_status_t kv_host_counters(tc_boot_kv_t *kv, int n, int64_t v[3])
+/* The counters of this host's ranks into @p v: how many, the sum of their ranks and of their
+ * squares (the count alone above TC_BOOT_KV_LOCAL_SIZE_MAX ranks: -1 for the others). Before
+ * the fence this rank adds itself; after it (@p read), it reads them back. */
+static tc_status_t kv_host_counters(tc_boot_kv_t *kv, int read, int64_t v[3])
 {
     static const char *const suffix[3] = {"", "/sum", "/sumsq"};
     int64_t r = kv->head.rank, add[3] = {1, r, r * r};
@@ -234,7 +235,7 @@ static tc_status_t kv_host_counters(tc_boot_kv_t *kv, int n, int64_t v[3])
         char key[KV_KEY_MAX];
         tc_status_t st = kv_key(kv, key, "host/%s%s", kv->head.host, suffix[i]);
         if (st == TC_OK)
-            st = kv_add(kv, key, n == 0 ? add[i] : 0, &v[i]);
+            st = kv_add(kv, key, read ? 0 : add[i], &v[i]);
         if (st != TC_OK)
             return st;
     }

@@ -375,11 +375,13 @@ static tc_status_t small_setup(tc_rt_comm_t *comm, tc_rt_small_t *s, uint64_t de
         if (tc_rt_world_progress(world) == 0)
             tc_rt_world_wait(world, 1, 0);
     }
-    int64_t pause_ms = tc_rt_fault_vote(world);
-    for (uint64_t until = tc_deadline_after_ms(pause_ms > 0 ? (uint64_t)pause_ms : 0);
-         pause_ms > 0 && tc_time_ns() < until;)
-        if (tc_rt_world_progress(world) == 0)
-            tc_rt_world_wait(world, 1, 0);
+    int64_t pause_ms = tc_rt_fault_vote(world); /* TC_FAULT_INJECT's vote point */
+    if (pause_ms > 0) {
+        uint64_t until = tc_deadline_after_ms((uint64_t)pause_ms);
+        while (tc_time_ns() < until)
+            if (tc_rt_world_progress(world) == 0)
+                tc_rt_world_wait(world, 1, 0);
+    }
     int go = 0;
     tc_status_t st = small_vote(comm, 1, &mine, deadline, &go);
     if (st == TC_OK && go) {
