@@ -7,7 +7,6 @@ WORLD_SIZE), the "tcomms" backend bootstrapping through torch's store."""
 import multiprocessing as mp
 import os
 import signal
-import socket
 import time
 
 import pytest
@@ -16,12 +15,6 @@ torch = pytest.importorskip("torch")
 
 VICTIM = 2
 SIZE = 4
-
-
-def _free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def _rank(rank, port, q, done, ready, async_op):
@@ -59,10 +52,10 @@ def _rank(rank, port, q, done, ready, async_op):
 
 
 @pytest.mark.parametrize("async_op", [False, True])
-def test_killed_rank_named_within_seconds(async_op):
+def test_killed_rank_named_within_seconds(async_op, free_port):
     ctx = mp.get_context("spawn")
     q, done, ready = ctx.Queue(), ctx.Event(), ctx.Barrier(SIZE)
-    port = _free_port()
+    port = free_port
     procs = [ctx.Process(target=_rank, args=(r, port, q, done, ready, async_op))
              for r in range(SIZE)]
     for p in procs:

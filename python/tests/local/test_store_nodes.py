@@ -32,12 +32,6 @@ def _can_unshare():
 pytestmark = pytest.mark.skipif(not _can_unshare(), reason="needs root and unshare(CLONE_NEWUTS)")
 
 
-def _free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 def _data(rank):
     return (np.arange(N, dtype=np.int64) * (rank + 3) + rank) % 1000
 
@@ -79,9 +73,9 @@ def _rank(rank, size, host, port, logdir, q):
                                            r"blocks of one size, hierarchical algorithms off"),
     (["n0", "n1", "n0", "n1"], r"\(local rank -1\): the nodes are not consecutive blocks"),  # round robin
 ])
-def test_nodes_through_store(tmp_path, hosts, geometry):
+def test_nodes_through_store(tmp_path, hosts, geometry, free_port):
     size = len(hosts)
-    port = _free_port()
+    port = free_port
     server = torch.distributed.TCPStore("127.0.0.1", port, size + 1, True, wait_for_workers=False)
     ctx = mp.get_context("spawn")
     q = ctx.Queue()

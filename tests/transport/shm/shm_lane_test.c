@@ -113,8 +113,8 @@ static void test_kinds(void **state)
         for (int i = 0; i < TC_SHM_LANE_SMALL; i++) {
             tc_shm_lane_slot_t *slot = tc_shm_lane_tx_slot(&l.a, small);
             assert_non_null(slot);
-            assert_true((size_t)((unsigned char *)slot - l.a.tx) <
-                        (size_t)TC_SHM_LANE_SMALL * TC_SHM_LANE_SMALL_SLOT);
+            assert_true(tc_shm_lane_index((size_t)((unsigned char *)slot - l.a.tx)) <
+                        TC_SHM_LANE_SMALL);
             put(&l.a, t + 10 + (uint64_t)i, small, t + 10 + (uint64_t)i);
         }
         assert_null(tc_shm_lane_tx_slot(&l.a, 1));
@@ -123,7 +123,7 @@ static void test_kinds(void **state)
         const tc_shm_lane_slot_t *m = tc_shm_lane_find(&l.b, t + 2);
         assert_non_null(m);
         size_t at = (size_t)((const unsigned char *)m - l.b.rx);
-        assert_true(at >= (size_t)TC_SHM_LANE_SMALL * TC_SHM_LANE_SMALL_SLOT);
+        assert_true(tc_shm_lane_index(at) >= TC_SHM_LANE_SMALL);
         get(&l.b, t + 2, big, t + 2);
         tc_shm_lane_slot_t *slot = tc_shm_lane_tx_slot(&l.a, 8);
         assert_ptr_equal(slot, l.a.tx + at);
@@ -323,14 +323,10 @@ static void test_pair_segment(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_layout),
-        cmocka_unit_test(test_kinds),
-        cmocka_unit_test(test_find_next),
-        cmocka_unit_test(test_order_and_sizes),
-        cmocka_unit_test(test_full_until_acked),
-        cmocka_unit_test(test_streams_interleaved),
-        cmocka_unit_test(test_two_threads),
-        cmocka_unit_test(test_pair_segment),
+        cmocka_unit_test(test_layout),           cmocka_unit_test(test_kinds),
+        cmocka_unit_test(test_find_next),        cmocka_unit_test(test_order_and_sizes),
+        cmocka_unit_test(test_full_until_acked), cmocka_unit_test(test_streams_interleaved),
+        cmocka_unit_test(test_two_threads),      cmocka_unit_test(test_pair_segment),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
