@@ -32,6 +32,11 @@ count() { # the pytest summary line of a log: add its numbers
     [ -n "$line" ] || failed=$((failed + 1))
 }
 
+failures() { # pytest's failure reports in a log, when it has any: what failed and where
+    grep -q -E '^=+ (FAILURES|ERRORS) =+$' "$1" || return 0
+    sed -n '/^=\+ \(FAILURES\|ERRORS\) =\+$/,$p' "$1" | head -80 | sed "s/^/$2/"
+}
+
 logs=$(mktemp -d)
 trap 'rm -rf "$logs"' EXIT
 for n in $sizes; do
@@ -44,7 +49,8 @@ for n in $sizes; do
     rc=$?
     for r in $(seq 0 $((n - 1))); do
         f=$(find "$logs/tr$n" -path "*/$r/stdout.log" | head -1)
-        [ -n "$f" ] && { tail -3 "$f" | sed "s/^/rank $r: /"; count "$f"; } || failed=$((failed + 1))
+        [ -n "$f" ] && { tail -3 "$f" | sed "s/^/rank $r: /"; count "$f"; failures "$f" "rank $r: "; } ||
+            failed=$((failed + 1))
     done
     if [ $rc -ne 0 ]; then # a crashed rank's stacks (faulthandler), then torchrun's summary
         grep -A 60 "Fatal Python error" "$logs/run$n.log" | head -150
@@ -56,5 +62,6 @@ done
 echo "=== pytest python/tests/local"
 timeout -s ABRT -k 10 300 "$py" -m pytest -q -p no:cacheprovider python/tests/local 2>&1 | tee "$logs/local.log" | tail -15
 count "$logs/local.log"
+failures "$logs/local.log" ""
 echo "$passed passed, $failed failed"
 [ $failed -eq 0 ]

@@ -9,20 +9,35 @@ cd "$(dirname "$0")/../.."
 root=$(pwd)
 start_all=$SECONDS
 passed=() failed=()
+# Each step's output is also kept, so that a failed step's last lines are printed again after the
+# summary: the end of the output is what a reader of a CI run sees first.
+steplogs=$root/build/ci-logs
+rm -rf "$steplogs" && mkdir -p "$steplogs"
 
 step() {
     local name=$1
     shift
-    local t=$SECONDS
+    local t=$SECONDS log rc tee_pid fd
+    log=$steplogs/$(printf '%02d' $((${#passed[@]} + ${#failed[@]} + 1))).log
     echo "=== $name"
-    if "$@"; then
+    # Not a pipe, whose end a process the step left behind would hold open: the copy is waited for
+    # 5 s at most.
+    exec {fd}> >(tee "$log")
+    tee_pid=$!
+    "$@" >&$fd 2>&1
+    rc=$?
+    exec {fd}>&-
+    for _ in $(seq 50); do kill -0 "$tee_pid" 2>/dev/null && sleep 0.1 || break; done
+    if [ $rc -eq 0 ]; then
         passed+=("$name")
         echo "=== $name: ok ($((SECONDS - t)) s)"
     else
         failed+=("$name")
+        failed_logs+=("$log")
         echo "=== $name: FAILED ($((SECONDS - t)) s)"
     fi
 }
+failed_logs=()
 
 # Copy the binaries of the current configuration aside (bazel-bin moves with --config).
 stash_bin() {
@@ -149,6 +164,11 @@ step "fuzz: every libFuzzer target, 15 s each" tests/fuzz/run_fuzz.sh 15
 step "doxygen: public headers, warnings as errors" \
     bash -c 'mkdir -p build && doxygen docs/Doxyfile'
 
+for i in "${!failed_logs[@]}"; do
+    echo
+    echo "=== FAILED: ${failed[$i]}: the last 100 lines of its output ($(basename "${failed_logs[$i]}"))"
+    grep -v -e 'ld.gold: warning' "${failed_logs[$i]}" | tail -100
+done
 echo
 echo "passed: ${#passed[@]}; failed: ${#failed[@]}${failed:+ (${failed[*]})}"
 echo "tcomms tests: ${#passed[@]} steps passed, ${#failed[@]} failed, $((SECONDS - start_all)) s"

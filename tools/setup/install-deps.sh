@@ -60,10 +60,17 @@ for pin in sys.argv[1:]:
   fi
   rm -rf "$venv"
   /usr/bin/python3 -m venv "$venv"
-  if ! "$venv/bin/python" -m pip install -q --disable-pip-version-check "${pins[@]}"; then
-    echo "install-deps: pip could not install ${pins[*]} into $venv (is PyPI reachable? see pip's message above)" >&2
-    exit 1
-  fi
+  # about 5 GB from PyPI: a failed install is tried again (wheels already fetched come from pip's cache)
+  local try
+  for try in 1 2 3; do
+    "$venv/bin/python" -m pip install -q --disable-pip-version-check --timeout 60 "${pins[@]}" && break
+    if [ "$try" -eq 3 ]; then
+      echo "install-deps: pip could not install ${pins[*]} into $venv in 3 tries (is PyPI reachable? see pip's messages above)" >&2
+      exit 1
+    fi
+    echo "install-deps: pip failed (try $try of 3); trying again in $((try * 10)) s" >&2
+    sleep $((try * 10))
+  done
   "$venv/bin/python" -c "$check" "${pins[@]}" || { echo "install-deps: $venv does not import ${pins[*]}" >&2; exit 1; }
   "$venv/bin/python" -c "import torch; print('install-deps: $venv: torch', torch.__version__)"
 }
