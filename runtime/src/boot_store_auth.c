@@ -65,7 +65,10 @@ void tc_bs_refused(tc_boot_store_t *st, const bs_conn_t *c, const char *fmt, ...
 static void bs_reject(tc_boot_store_t *st, bs_conn_t *c, tc_status_t status, const char *fmt, ...)
     __attribute__((format(printf, 4, 5)));
 
-/* Tell a client why it was refused (logged, rate-limited), then close once that is sent. */
+/* Tell a client why it was refused (logged, rate-limited), then close once that is sent. A
+ * refusal with TC_ERR_INVALID_STATE, which the client retries, is the normal course of a job
+ * that re-creates its world (a rank knocking at the previous bootstrap's store): logged at info
+ * level only; the client's error names it should the retries run out. */
 static void bs_reject(tc_boot_store_t *st, bs_conn_t *c, tc_status_t status, const char *fmt, ...)
 {
     char text[TC_BS_MAX_TEXT];
@@ -73,7 +76,10 @@ static void bs_reject(tc_boot_store_t *st, bs_conn_t *c, tc_status_t status, con
     va_start(ap, fmt);
     vsnprintf(text, sizeof(text), fmt, ap);
     va_end(ap);
-    tc_bs_refused(st, c, "%s", text);
+    if (status == TC_ERR_INVALID_STATE)
+        tc_log_info(TC_SUBSYS_RUNTIME, "bootstrap store: refused %s for now: %s", c->name, text);
+    else
+        tc_bs_refused(st, c, "%s", text);
     tc_bs_reply(st, c, 0, status, text, (uint32_t)strlen(text));
     c->auth = BS_AUTH_DONE; /* closing: no more frames are read */
     c->closing = true;
