@@ -13,9 +13,8 @@
 static void usage(FILE *f)
 {
     fprintf(f,
-            "usage: tcrun -n N [--timeout SECONDS] [--kill-grace SECONDS] [--keep-going] [-v] [--] "
-            "prog "
-            "[args...]\n"
+            "usage: tcrun -n N [--timeout SECONDS] [--kill-grace SECONDS] [--keep-going] "
+            "[--bind core|none] [-v] [--] prog [args...]\n"
             "  -n N                 number of ranks to start (1..%d)\n"
             "  --timeout SECONDS    kill the whole job after SECONDS (exit status 124);\n"
             "                       default: env TCRUN_TIMEOUT, else no timeout\n"
@@ -23,6 +22,8 @@ static void usage(FILE *f)
             "(default %g)\n"
             "  --keep-going         when a rank fails, tell the others (PMIx event) and let them\n"
             "                       go on instead of stopping them; the exit status is the worst\n"
+            "  --bind core|none     core: rank r runs on one CPU, the (r mod n)-th of the n CPUs\n"
+            "                       tcrun may run on; none (default): wherever the kernel puts it\n"
             "  -v, --verbose        report PMIx server events on stderr\n",
             TC_RUN_MAX_RANKS, TC_RUN_DEFAULT_GRACE_S);
 }
@@ -158,6 +159,15 @@ int tc_run_args_parse(int argc, char **argv, tc_run_args_t *out)
             a.verbose = 1;
         } else if (strcmp(arg, "--keep-going") == 0) {
             a.keep_going = 1;
+        } else if (strncmp(arg, "--bind", 6) == 0 && (arg[6] == '\0' || arg[6] == '=')) {
+            if ((v = option_value(argc, argv, &i, "--bind", 6)) == NULL) {
+                return 2;
+            }
+            if (strcmp(v, "core") != 0 && strcmp(v, "none") != 0) {
+                fprintf(stderr, "tcrun: --bind takes 'core' or 'none', got '%s'\n", v);
+                return 2;
+            }
+            a.bind_core = strcmp(v, "core") == 0;
         } else if (strncmp(arg, "-n", 2) == 0 &&
                    (arg[2] == '\0' || arg[2] == '=' || (arg[2] >= '0' && arg[2] <= '9'))) {
             if ((v = option_value(argc, argv, &i, "-n", 2)) == NULL ||

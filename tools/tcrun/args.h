@@ -10,7 +10,8 @@ typedef struct tc_run_args {
     double timeout_s; /* 0: no job timeout */
     double grace_s;   /* SIGTERM -> SIGKILL delay */
     int verbose;
-    int keep_going;   /* a failed rank does not stop the others */
+    int keep_going; /* a failed rank does not stop the others */
+    int bind_core;  /* --bind core: rank r runs on the r-th CPU (modulo) of tcrun's own set */
     char *exe_path; /* resolved program path (malloc'd) */
     char **argv;    /* program argv, points into the caller's argv */
 } tc_run_args_t;

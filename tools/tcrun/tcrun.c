@@ -9,6 +9,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -52,6 +53,8 @@ static struct job {
     int sigfd;
     int evfd;
     sigset_t orig_mask;
+    int *cpus; /* --bind core: the CPUs tcrun may run on, in order */
+    int ncpus;
 } J;
 
 static double now_s(void)
@@ -384,8 +387,34 @@ static void write_str(int fd, const char *s)
     (void)w;
 }
 
+/* The CPUs tcrun may run on (its own affinity, which a batch system or taskset may have narrowed):
+ * --bind core places rank r on the (r mod n)-th, so that ranks fill the CPUs in turn. */
+static int bind_cpus(void)
+{
+    cpu_set_t set;
+    if (sched_getaffinity(0, sizeof(set), &set) != 0) {
+        fprintf(stderr, "tcrun: --bind core: sched_getaffinity failed: %s\n", strerror(errno));
+        return -1;
+    }
+    J.cpus = malloc((size_t)CPU_COUNT(&set) * sizeof(int));
+    if (J.cpus == NULL) {
+        fprintf(stderr, "tcrun: out of memory\n");
+        return -1;
+    }
+    for (int c = 0; c < CPU_SETSIZE; c++) {
+        if (CPU_ISSET(c, &set)) {
+            J.cpus[J.ncpus++] = c;
+        }
+    }
+    if (J.args.verbose) {
+        fprintf(stderr, "tcrun: --bind core: %d rank%s on %d CPU%s\n", J.args.nranks,
+                J.args.nranks == 1 ? "" : "s", J.ncpus, J.ncpus == 1 ? "" : "s");
+    }
+    return 0;
+}
+
 /* In the child between fork and exec: only async-signal-safe calls. */
-static void exec_rank(int devnull, int out_w, int err_w, char **env)
+static void exec_rank(int r, int devnull, int out_w, int err_w, char **env)
 {
     setpgid(0, 0);
     dup2(devnull, 0);
@@ -397,6 +426,15 @@ static void exec_rank(int devnull, int out_w, int err_w, char **env)
     close_range(3, ~0u, 0);
     signal(SIGPIPE, SIG_DFL);
     sigprocmask(SIG_SETMASK, &J.orig_mask, NULL);
+    if (J.ncpus > 0) {
+        cpu_set_t one;
+        CPU_ZERO(&one);
+        CPU_SET(J.cpus[r % J.ncpus], &one);
+        if (sched_setaffinity(0, sizeof(one), &one) != 0) {
+            write_str(2, "tcrun: --bind core: sched_setaffinity failed\n");
+            _exit(127);
+        }
+    }
     execve(J.args.exe_path, J.args.argv, env);
     int e = errno;
     write_str(2, "tcrun: execve(");
@@ -431,7 +469,7 @@ static int start_rank(int r, int devnull)
         goto fail;
     }
     if (pid == 0) {
-        exec_rank(devnull, outp[1], errp[1], env);
+        exec_rank(r, devnull, outp[1], errp[1], env);
     }
     setpgid(pid, pid); /* also here, so that signals to the group cannot race the child */
     close(outp[1]);
@@ -504,6 +542,10 @@ int main(int argc, char **argv)
         J.exit_code = 1;
         goto out;
     }
+    if (J.args.bind_core && bind_cpus() != 0) {
+        J.exit_code = 1;
+        goto out;
+    }
     J.ranks = calloc((size_t)J.args.nranks, sizeof(*J.ranks));
     if (J.ranks == NULL) {
         fprintf(stderr, "tcrun: out of memory\n");
@@ -539,6 +581,7 @@ out:
         close(J.sigfd);
     }
     free(J.ranks);
+    free(J.cpus);
     tc_run_args_free(&J.args);
     return J.exit_code;
 }
