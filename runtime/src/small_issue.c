@@ -3,11 +3,11 @@
  * promises of the general path it keeps: timeouts, failure detection,
  * revoke and abort, the flight recorder, statistics and hooks.
  *
- * The waiting policy: look at the lane SMALL_SPINS times without reading the
- * clock; then keep looking, reading the clock every SMALL_CLOCK_EVERY looks,
- * for the world's spin time (TC_SPIN_US: 50 us, or 0 when ranks outnumber
- * cores), yielding every SMALL_SPIN_YIELD_NS in case the peer shares this
- * core because the node is loaded, and out of the world's lock while another
+ * The waiting policy: look at the lane SMALL_SPINS times (SMALL_SPINS_SHARED when
+ * ranks outnumber cores) without reading the clock; then keep looking,
+ * reading the clock every SMALL_CLOCK_EVERY looks, for the world's spin time
+ * (TC_SPIN_US: 50 us, or 0 when ranks outnumber cores), yielding every SMALL_SPIN_YIELD_NS in case
+ * the peer shares this core because the node is loaded, and out of the world's lock while another
  * thread waits for it; then, after each further look, progress the world (failures,
  * revocations, heartbeats, other operations), check the peer's endpoint and
  * the deadline, and yield the core for SMALL_YIELD_NS, napping after that.
@@ -29,6 +29,10 @@
 #include "tcomms/base/time.h"
 
 #define SMALL_SPINS 64 /* about 2 us of pause instructions */
+/* When ranks outnumber cores the peer waited for may share this core: it cannot answer before
+ * this rank yields, so spinning long only delays it (4 ranks on 2 cores, 8 B all-reduce: 3.3 us
+ * with 64 spins, 2.1 with 8; bench/results/2026-12-03-bind.txt). */
+#define SMALL_SPINS_SHARED 8
 #define SMALL_CLOCK_EVERY 64
 #define SMALL_SPIN_YIELD_NS 4000ull /* ranks sharing a core: each wait costs about this */
 #define SMALL_YIELD_NS 5000000ull
@@ -122,7 +126,8 @@ static tc_status_t small_timeout(tc_rt_small_op_t *op, int q, const char *what)
 static tc_status_t small_wait(tc_rt_small_op_t *op, int q, int what, void **slot_p)
 {
     int rx = what == TC_RT_SMALL_RX;
-    for (int i = 0; i < SMALL_SPINS; i++) {
+    int spins = op->comm->world->spin_ns ? SMALL_SPINS : SMALL_SPINS_SHARED;
+    for (int i = 0; i < spins; i++) {
         small_relax();
         if ((*slot_p = small_look(op, q, rx, 0)))
             return TC_OK;
