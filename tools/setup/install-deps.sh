@@ -66,6 +66,8 @@ for pin in sys.argv[1:]:
     "$venv/bin/python" -m pip install -q --disable-pip-version-check --timeout 60 "${pins[@]}" && break
     if [ "$try" -eq 3 ]; then
       echo "install-deps: pip could not install ${pins[*]} into $venv in 3 tries (is PyPI reachable? see pip's messages above)" >&2
+      # the environment takes about 6 GB, and pip's cache as much again
+      df -h "$venv" "${XDG_CACHE_HOME:-$HOME/.cache}" >&2 2>/dev/null
       exit 1
     fi
     echo "install-deps: pip failed (try $try of 3); trying again in $((try * 10)) s" >&2
