@@ -32,8 +32,7 @@ count() { # the pytest summary line of a log: add its numbers
     [ -n "$line" ] || failed=$((failed + 1))
 }
 
-failures() { # pytest's failure reports in a log, when it has any: what failed and where
-    grep -q -E '^=+ (FAILURES|ERRORS) =+$' "$1" || return 0
+failures() { # pytest's failure reports in a log, if any: what failed and where
     sed -n '/^=\+ \(FAILURES\|ERRORS\) =\+$/,$p' "$1" | head -80 | sed "s/^/$2/"
 }
 

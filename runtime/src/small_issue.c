@@ -29,9 +29,10 @@
 #include "tcomms/base/time.h"
 
 #define SMALL_SPINS 64 /* about 2 us of pause instructions */
-/* When ranks outnumber cores the peer waited for may share this core: it cannot answer before
- * this rank yields, so spinning long only delays it (4 ranks on 2 cores, 8 B all-reduce: 3.3 us
- * with 64 spins, 2.1 with 8; bench/results/2026-12-03-bind.txt). */
+/* When the world does not spin (ranks outnumber cores, or TC_SPIN_US=0) the peer waited for may
+ * share this core: it cannot answer before this rank yields, so spinning long only delays it (4
+ * ranks on 2 cores, 8 B all-reduce: 3.3 us with 64 spins, 2.1 with 8;
+ * bench/results/2026-12-03-bind.txt). */
 #define SMALL_SPINS_SHARED 8
 #define SMALL_CLOCK_EVERY 64
 #define SMALL_SPIN_YIELD_NS 4000ull /* ranks sharing a core: each wait costs about this */

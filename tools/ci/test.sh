@@ -8,7 +8,7 @@ set -uo pipefail
 cd "$(dirname "$0")/../.."
 root=$(pwd)
 start_all=$SECONDS
-passed=() failed=()
+passed=() failed=() failed_logs=()
 # Each step's output is also kept, so that a failed step's last lines are printed again after the
 # summary: the end of the output is what a reader of a CI run sees first.
 steplogs=$root/build/ci-logs
@@ -37,7 +37,6 @@ step() {
         echo "=== $name: FAILED ($((SECONDS - t)) s)"
     fi
 }
-failed_logs=()
 
 # Copy the binaries of the current configuration aside (bazel-bin moves with --config).
 stash_bin() {
