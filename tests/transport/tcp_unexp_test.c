@@ -2,7 +2,7 @@
  * context reuses, so a steady stream of them allocates nothing after the first; a burst of more
  * than the context keeps allocates only the excess again; a larger message's record is freed,
  * never kept; the same for striped messages (several sockets); every message arrives whole and
- * in order. */
+ * in order; the probe finds them before their receive. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -77,11 +77,29 @@ static void test_striped(void **state)
     tc_tpt_pair_close(&p);
 }
 
+/* The probe finds a message before its receive, on one socket and striped over four (still
+ * arriving when the probe finds it, then claimed), the second of a tag after the first. */
+static void test_probe(void **state)
+{
+    (void)state;
+    tp_pair_t p;
+    tc_tpt_pair_open(&p, &tc_tp_tcp_ops, NULL, NULL);
+    tc_tpt_pair_up(&p, WAIT_MS);
+    tc_tpt_probe_check(&p, 100, 0, 1);
+    tc_tpt_probe_check(&p, 1u << 20, 50000, 2);
+    tc_tpt_pair_close(&p);
+    tc_tpt_pair_open(&p, &tc_tp_tcp_ops, NULL, "tcp_nsocks=4,tcp_stripe_min=4096");
+    tc_tpt_pair_up(&p, WAIT_MS);
+    tc_tpt_probe_check(&p, 20000, 4u << 20, 3);
+    tc_tpt_pair_close(&p);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_reuse),
         cmocka_unit_test(test_striped),
+        cmocka_unit_test(test_probe),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

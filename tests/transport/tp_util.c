@@ -459,3 +459,90 @@ void tc_tpt_unexpected_burst(tp_pair_t *p, int n, size_t len, uint64_t seed, int
     free(s);
     free(r);
 }
+
+/* Progress @p n contexts until the probe of @p tag on @p ep finds a message (asserted within
+ * TP_WAIT_MS); returns its length. */
+static uint64_t probe_until_found(tc_tp_ctx_t *const *ctxs, int n, tc_tp_ep_t *ep, uint64_t tag)
+{
+    uint64_t deadline = tc_deadline_after_ms(TP_WAIT_MS), len = UINT64_MAX;
+    int found = 0;
+    for (;;) {
+        assert_int_equal(tc_tp_probe(ep, tag, &found, &len), TC_OK);
+        if (found || tc_deadline_passed(deadline))
+            break;
+        tp_round(ctxs, n, 10);
+    }
+    assert_true(found);
+    return len;
+}
+
+static void probe_none(tc_tp_ep_t *ep, uint64_t tag)
+{
+    int found = -1;
+    uint64_t len = 0;
+    assert_int_equal(tc_tp_probe(ep, tag, &found, &len), TC_OK);
+    assert_int_equal(found, 0);
+}
+
+/* Receive @p len bytes of tag @p tag on @p ep (already arrived or arriving) and check them; from
+ * the moment it is posted, the probe no longer finds that message, even while it arrives
+ * (it may find the next one of the tag, of @p next_len bytes, when that differs). */
+static void probe_take(tc_tp_ctx_t *const *ctxs, int n, tc_tp_ep_t *ep, uint64_t tag, size_t len,
+                       size_t next_len, uint64_t seed)
+{
+    unsigned char *dst = tc_tpt_guarded_alloc(len);
+    tc_tp_req_t r = TC_TP_REQ_INIT;
+    assert_int_equal(tc_tp_recv(ep, tag, dst, len, &r), TC_OK);
+    int found = 0;
+    uint64_t flen = 0;
+    assert_int_equal(tc_tp_probe(ep, tag, &found, &flen), TC_OK);
+    if (found && len != next_len)
+        assert_int_equal(flen, next_len);
+    assert_int_equal(tc_tpt_wait_req(ctxs, n, &r, TP_WAIT_MS), TC_OK);
+    assert_int_equal(r.bytes, len);
+    assert_int_equal(tc_tpt_check(dst, len, seed), len);
+    tc_tpt_guarded_check_free(dst, len);
+}
+
+static void probe_check(tc_tp_ctx_t *const *ctxs, int n, tc_tp_ep_t *tx, tc_tp_ep_t *rx,
+                        size_t len, size_t len2, uint64_t seed)
+{
+    const uint64_t tag = 7000 + seed;
+    unsigned char *a = malloc(len + 1), *b = malloc(len2 + 1), *c = malloc(1);
+    assert_true(a && b && c);
+    tc_tpt_fill(a, len, seed);
+    tc_tpt_fill(b, len2, seed + 1);
+    tc_tpt_fill(c, 1, seed + 2);
+    probe_none(rx, tag);
+    tc_tp_req_t s[3] = {TC_TP_REQ_INIT, TC_TP_REQ_INIT, TC_TP_REQ_INIT};
+    assert_int_equal(tc_tp_send(tx, tag, a, len, &s[0]), TC_OK);
+    assert_int_equal(tc_tp_send(tx, tag, b, len2, &s[1]), TC_OK);
+    assert_int_equal(tc_tp_send(tx, tag + 1, c, 1, &s[2]), TC_OK);
+    assert_int_equal(probe_until_found(ctxs, n, rx, tag), len);
+    probe_none(rx, tag + 2);
+    if (tx != rx)
+        probe_none(tx, tag); /* the sender's side has nothing of its own */
+    probe_take(ctxs, n, rx, tag, len, len2, seed);
+    assert_int_equal(probe_until_found(ctxs, n, rx, tag), len2);
+    probe_take(ctxs, n, rx, tag, len2, SIZE_MAX, seed + 1);
+    probe_none(rx, tag);
+    assert_int_equal(probe_until_found(ctxs, n, rx, tag + 1), 1);
+    probe_take(ctxs, n, rx, tag + 1, 1, SIZE_MAX, seed + 2);
+    probe_none(rx, tag + 1);
+    for (int i = 0; i < 3; i++)
+        assert_int_equal(tc_tpt_wait_req(ctxs, n, &s[i], TP_WAIT_MS), TC_OK);
+    free(a);
+    free(b);
+    free(c);
+}
+
+void tc_tpt_probe_check(tp_pair_t *p, size_t len, size_t len2, uint64_t seed)
+{
+    probe_check(p->ctx, 2, p->ep[0], p->ep[1], len, len2, seed);
+}
+
+void tc_tpt_probe_check_self(tc_tp_ctx_t *ctx, tc_tp_ep_t *ep)
+{
+    probe_check(&ctx, 1, ep, ep, 100, 3000, 1);
+    probe_check(&ctx, 1, ep, ep, 0, 1u << 20, 2);
+}

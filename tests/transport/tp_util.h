@@ -136,4 +136,13 @@ size_t tc_tpt_one_sum(tp_pair_t *p, size_t len, size_t cap, size_t unit, int une
  * receive is posted; then received in order, each checked byte by byte. */
 void tc_tpt_unexpected_burst(tp_pair_t *p, int n, size_t len, uint64_t seed, int wait_ms);
 
+/* tc_tp_probe() on pair->ep[1] for messages of @p len bytes from ep[0]: nothing found before a
+ * send; once the first of two messages with one tag has arrived (whole or, for @p len beyond
+ * a cell or a stripe, in part) it is found with its length, another tag is not; a receive
+ * posted then takes that message (contents checked), after which the probe finds the second
+ * message (@p len2 bytes), and nothing once both are received. */
+void tc_tpt_probe_check(tp_pair_t *p, size_t len, size_t len2, uint64_t seed);
+/* The same on one context of the self backend, whose endpoint leads to itself. */
+void tc_tpt_probe_check_self(tc_tp_ctx_t *ctx, tc_tp_ep_t *ep);
+
 #endif

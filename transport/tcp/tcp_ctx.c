@@ -301,4 +301,5 @@ const tc_tp_ops_t tc_tp_tcp_ops = {
     .signal = tc_tcp_signal,
     .recv_sink = tc_tcp_recv_sink,
     .wait_fd = tc_tcp_wait_fd,
+    .probe = tc_tcp_probe,
 };

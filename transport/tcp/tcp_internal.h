@@ -561,6 +561,8 @@ void tc_tcp_held_unlink(tc_tcp_ctx_t *ctx, tc_tcp_ep_t *ep);
 /* ---- tcp_rx.c ---- */
 TC_MUST_USE tc_status_t tc_tcp_recv(tc_tp_ep_t *ep, uint64_t tag, void *buf, size_t cap,
                                     tc_tp_req_t *req);
+/* An unexpected message with @p tag (striped ones included): 1 and its length (ops->probe). */
+int tc_tcp_probe(tc_tp_ep_t *ep, uint64_t tag, uint64_t *len_p);
 /* A receive into @p buf, or (@p sink) into the tc_tp_sink_t @p buf points to. */
 TC_MUST_USE tc_status_t tc_tcp_recv_post(tc_tp_ep_t *ep, uint64_t tag, void *buf, size_t cap,
                                          int sink, tc_tp_req_t *req);

@@ -389,6 +389,17 @@ static void tc_tcp_rx_claim_partial(tc_tcp_ctx_t *ctx, tc_tcp_ep_t *ep, tc_tcp_u
     ep->rx_discard = u->len - got - ep->rx_dst_left;
 }
 
+int tc_tcp_probe(tc_tp_ep_t *super, uint64_t tag, uint64_t *len_p)
+{
+    const tc_tcp_ep_t *ep = (const tc_tcp_ep_t *)super;
+    for (const tc_tcp_unexp_t *u = ep->uq_head; u != NULL; u = u->next) /* striped ones too */
+        if (u->tag == tag) {
+            *len_p = u->len;
+            return 1;
+        }
+    return 0;
+}
+
 tc_status_t tc_tcp_recv(tc_tp_ep_t *super, uint64_t tag, void *buf, size_t cap, tc_tp_req_t *req)
 {
     return tc_tcp_recv_post(super, tag, buf, cap, 0, req);

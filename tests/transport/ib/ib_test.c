@@ -14,6 +14,7 @@
 #include "ib_pair.h"
 #include "tcomms/base/time.h"
 #include "tcomms/transport/ib.h"
+#include "tests/transport/tp_util.h"
 
 /* ---- the real library: opened with dlopen, found here (libibverbs-dev brings it) ---- */
 static void test_real_library_loaded(void **state)
@@ -87,6 +88,19 @@ static void test_send_recv_sizes(void **state)
     xfer(&p, 0, 8, 100000, 5000, 1, TC_ERR_TRUNCATED);
     xfer(&p, 1, 9, 100000, 5000, 0, TC_ERR_TRUNCATED);
     xfer(&p, 1, 10, 100000, 0, 1, TC_ERR_TRUNCATED);
+    pair_close(&p);
+}
+
+/* The probe finds a message before its receive: eager, and rendezvous (its data still at the
+ * sender), the second of a tag after the first is received. */
+static void test_probe(void **state)
+{
+    (void)state;
+    pair_t p;
+    pair_open(&p, "s", "s");
+    tp_pair_t tp = {{p.ctx[0], p.ctx[1]}, {p.ep[0], p.ep[1]}};
+    tc_tpt_probe_check(&tp, 100, 0, 1);
+    tc_tpt_probe_check(&tp, TC_TP_IB_EAGER_MAX + 1, 4u << 20, 2);
     pair_close(&p);
 }
 
@@ -708,6 +722,7 @@ int main(void)
         cmocka_unit_test(test_real_no_device),
         cmocka_unit_test(test_emu_no_device_port_down),
         cmocka_unit_test(test_send_recv_sizes),
+        cmocka_unit_test(test_probe),
         cmocka_unit_test(test_many_messages),
         cmocka_unit_test(test_put_get_signal),
         cmocka_unit_test(test_signal_scratch_reuse),

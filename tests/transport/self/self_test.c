@@ -1,5 +1,6 @@
 /* The self backend: tag matching (FIFO per tag), sizes, truncation with guard bytes, cancel,
- * close, refused addresses and keys, and one-sided operations on its own memory. */
+ * close, refused addresses and keys, one-sided operations on its own memory, and the probe
+ * that finds a message before its receive. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -12,6 +13,7 @@
 #include "tcomms/base/status.h"
 #include "tcomms/transport/self.h"
 #include "tcomms/transport/transport.h"
+#include "tests/transport/tp_util.h"
 
 typedef struct one {
     tc_tp_ctx_t *ctx;
@@ -199,12 +201,21 @@ static void test_one_sided(void **state)
     close_self(&o);
 }
 
+static void test_probe(void **state)
+{
+    (void)state;
+    one_t o;
+    open_self(&o, 4);
+    tc_tpt_probe_check_self(o.ctx, o.ep);
+    close_self(&o);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_sizes_and_truncation), cmocka_unit_test(test_ordering),
         cmocka_unit_test(test_cancel_close),         cmocka_unit_test(test_refusals),
-        cmocka_unit_test(test_one_sided),
+        cmocka_unit_test(test_one_sided),            cmocka_unit_test(test_probe),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

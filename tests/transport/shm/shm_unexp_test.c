@@ -1,7 +1,8 @@
 /* Messages that arrive before their receive: an eager one is kept in a record of a cell's size
  * that the context reuses, so a steady stream of them allocates nothing after the first; a
  * burst of more than the context keeps allocates only the excess again; records of larger
- * (pipelined) messages are freed, never kept; every message arrives whole and in order. */
+ * (pipelined) messages are freed, never kept; every message arrives whole and in order; the
+ * probe finds them before their receive. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -111,11 +112,30 @@ static void test_get_jobs(void **state)
     tc_tpt_pair_close(&p); /* frees the pool (ASan checks) */
 }
 
+/* The probe finds a message before its receive: one cell, one that stays with its sender
+ * (single-copy), and one pipelined through the ring (found while its cells arrive); the second
+ * of a tag after the first is received. */
+static void test_probe(void **state)
+{
+    (void)state;
+    tp_pair_t p;
+    tc_shmt_pair_open(&p, NULL);
+    tc_tpt_probe_check(&p, 100, 0, 1);
+    tc_tpt_probe_check(&p, 50000, 7, 2);
+    tc_tpt_probe_check(&p, 4u << 20, 3u << 20, 3);
+    tc_tpt_pair_close(&p);
+    /* pipelined through a ring of 4 cells: still arriving when found, and when claimed */
+    tc_shmt_pair_open(&p, "shm_cma=0,shm_cells=4");
+    tc_tpt_probe_check(&p, 100000, 300000, 4);
+    tc_tpt_pair_close(&p);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_reuse),
         cmocka_unit_test(test_get_jobs),
+        cmocka_unit_test(test_probe),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

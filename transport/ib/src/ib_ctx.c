@@ -349,4 +349,5 @@ const tc_tp_ops_t tc_tp_ib_ops = {
     .put = tc_ib_put,
     .get = tc_ib_get,
     .signal = tc_ib_signal,
+    .probe = tc_ib_probe,
 };

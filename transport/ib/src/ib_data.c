@@ -395,6 +395,17 @@ static void tc_ib_recv_rts(tc_ib_ctx_t *ctx, tc_ib_ep_t *ep, tc_tp_req_t *req, u
     tc_ib_list_push(&ep->pq_head, &ep->pq_tail, req);
 }
 
+int tc_ib_probe(tc_tp_ep_t *super, uint64_t tag, uint64_t *len_p)
+{
+    const tc_ib_ep_t *ep = (const tc_ib_ep_t *)super;
+    for (const tc_ib_unexp_t *u = ep->uq_head; u != NULL; u = u->next)
+        if (u->tag == tag) {
+            *len_p = u->len;
+            return 1;
+        }
+    return 0;
+}
+
 tc_status_t tc_ib_recv(tc_tp_ep_t *super, uint64_t tag, void *buf, size_t cap, tc_tp_req_t *req)
 {
     tc_ib_ep_t *ep = (tc_ib_ep_t *)super;

@@ -316,6 +316,8 @@ int tc_ib_list_remove(tc_tp_req_t **head, tc_tp_req_t **tail, tc_tp_req_t *req);
 /* ---- ib_data.c ---- */
 TC_MUST_USE tc_status_t tc_ib_send(tc_tp_ep_t *ep, uint64_t tag, const void *buf, size_t len,
                                    tc_tp_req_t *req);
+/* An unexpected message with @p tag: 1 and its length (ops->probe). */
+int tc_ib_probe(tc_tp_ep_t *ep, uint64_t tag, uint64_t *len_p);
 TC_MUST_USE tc_status_t tc_ib_recv(tc_tp_ep_t *ep, uint64_t tag, void *buf, size_t cap,
                                    tc_tp_req_t *req);
 TC_MUST_USE tc_status_t tc_ib_cancel(tc_tp_ep_t *ep, tc_tp_req_t *req);

@@ -446,6 +446,18 @@ static tc_status_t tc_self_signal(tc_tp_ep_t *ep, tc_tp_rkey_t *rkey, uint64_t o
     return TC_OK;
 }
 
+/* A send waiting for its receive is the message that arrived. */
+static int tc_self_probe(tc_tp_ep_t *super, uint64_t tag, uint64_t *len_p)
+{
+    const tc_self_ep_t *ep = (const tc_self_ep_t *)super;
+    for (const tc_tp_req_t *r = ep->sends.head; r != NULL; r = TC_SELF_NEXT(r))
+        if (r->priv[TC_SELF_P_TAG] == tag) {
+            *len_p = r->priv[TC_SELF_P_LEN];
+            return 1;
+        }
+    return 0;
+}
+
 const tc_tp_ops_t tc_tp_self_ops = {
     .version = TC_TP_API_VERSION,
     .name = "self",
@@ -468,4 +480,5 @@ const tc_tp_ops_t tc_tp_self_ops = {
     .put = tc_self_put,
     .get = tc_self_get,
     .signal = tc_self_signal,
+    .probe = tc_self_probe,
 };

@@ -474,4 +474,5 @@ const tc_tp_ops_t tc_tp_shm_ops = {
     .get = tc_shm_get,
     .signal = tc_shm_signal,
     .recv_sink = tc_shm_recv_sink,
+    .probe = tc_shm_probe,
 };

@@ -323,6 +323,8 @@ void tc_shm_tx_commit(tc_shm_ep_t *ep);
 void tc_shm_unexp_release(tc_shm_ctx_t *ctx, tc_shm_unexp_t *u);
 TC_MUST_USE tc_status_t tc_shm_recv(tc_tp_ep_t *ep, uint64_t tag, void *buf, size_t cap,
                                     tc_tp_req_t *req);
+/* An unexpected message with @p tag that no receive claimed: 1 and its length (ops->probe). */
+int tc_shm_probe(tc_tp_ep_t *ep, uint64_t tag, uint64_t *len_p);
 /* A receive into @p buf, or (@p sink) into the tc_tp_sink_t @p buf points to. */
 TC_MUST_USE tc_status_t tc_shm_recv_post(tc_tp_ep_t *ep, uint64_t tag, void *buf, size_t cap,
                                          int sink, tc_tp_req_t *req);

@@ -440,6 +440,17 @@ int tc_shm_ep_read(tc_shm_ctx_t *ctx, tc_shm_ep_t *ep)
     return n;
 }
 
+int tc_shm_probe(tc_tp_ep_t *super, uint64_t tag, uint64_t *len_p)
+{
+    const tc_shm_ep_t *ep = (const tc_shm_ep_t *)super;
+    for (const tc_shm_unexp_t *u = ep->uq_head; u != NULL; u = u->next)
+        if (u->tag == tag && u->req == NULL) { /* not claimed while its cells arrive */
+            *len_p = u->total;
+            return 1;
+        }
+    return 0;
+}
+
 tc_status_t tc_shm_recv(tc_tp_ep_t *super, uint64_t tag, void *buf, size_t cap, tc_tp_req_t *req)
 {
     return tc_shm_recv_post(super, tag, buf, cap, 0, req);

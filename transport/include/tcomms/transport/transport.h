@@ -30,7 +30,7 @@ extern "C" {
 #endif
 
 /** @brief Version of ::tc_tp_ops_t; a backend built for another is refused. */
-#define TC_TP_API_VERSION 2
+#define TC_TP_API_VERSION 3
 
 typedef struct tc_tp_ops tc_tp_ops_t;
 
@@ -191,6 +191,11 @@ struct tc_tp_ops {
     /* a descriptor, fixed for the context's life, that polls readable while
      * the context may have progress to make; NULL when the backend has none */
     int (*wait_fd)(tc_tp_ctx_t *ctx);
+
+    /* whether a message with this tag arrived, whole or in part, that no
+     * receive has taken (1, its length in *len_p) or not (0); NULL when the
+     * backend cannot tell (tc_tp_probe() then returns TC_ERR_UNSUPPORTED) */
+    int (*probe)(tc_tp_ep_t *ep, uint64_t tag, uint64_t *len_p);
 };
 
 /* ---- backends ---- */
@@ -271,6 +276,23 @@ static inline tc_status_t tc_tp_recv(tc_tp_ep_t *ep, uint64_t tag, void *buf, si
                                      tc_tp_req_t *req)
 {
     return ep->ops->recv(ep, tag, buf, cap, req);
+}
+
+/**
+ * @brief Look, without receiving, for a message with @p tag from @p ep's peer
+ *        that arrived (its first bytes at least) and that no receive has taken:
+ *        *found_p = 1 and its length in *len_p, or *found_p = 0. What arrives
+ *        is taken in by tc_tp_progress(); a receive posted for the tag after a
+ *        probe found it takes that message. Used for receives from any source.
+ * @return TC_OK, or TC_ERR_UNSUPPORTED when the backend cannot look.
+ */
+static inline tc_status_t tc_tp_probe(tc_tp_ep_t *ep, uint64_t tag, int *found_p, uint64_t *len_p)
+{
+    *found_p = 0;
+    if (!ep->ops->probe)
+        return TC_ERR_UNSUPPORTED;
+    *found_p = ep->ops->probe(ep, tag, len_p);
+    return TC_OK;
 }
 
 /** @brief Whether @p ep's backend can receive into a consumer. */
