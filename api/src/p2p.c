@@ -3,13 +3,20 @@
 
 #include "api_impl.h"
 
-static tc_status_t p2p_check(const tc_api_comm_t *comm, const char *fn, const void *buf,
-                             size_t count, tc_dtype_t dtype, int peer)
+_Static_assert(TC_ANY_SOURCE == TC_RT_ANY_SOURCE, "the API passes TC_ANY_SOURCE on as it is");
+
+static tc_status_t p2p_check(const tc_api_comm_t *comm, const char *fn, int is_send,
+                             const void *buf, size_t count, tc_dtype_t dtype, int peer)
 {
     int size = tc_rt_comm_size(comm->rt);
     if ((unsigned)dtype >= TC_DTYPE_COUNT)
         return tc_error_set(TC_ERR_INVALID_ARG, "%s: dtype %d is not a tc_dtype_t", fn, (int)dtype);
-    if (peer < 0 || peer >= size)
+    if (peer == TC_ANY_SOURCE && !is_send && comm->in_batch)
+        return tc_error_set(TC_ERR_UNSUPPORTED,
+                            "%s: a receive from any source (TC_ANY_SOURCE) is issued alone, not "
+                            "inside a batch",
+                            fn);
+    if ((peer < 0 || peer >= size) && (peer != TC_ANY_SOURCE || is_send))
         return tc_error_set(TC_ERR_INVALID_ARG,
                             "%s: peer %d is not a rank of the communicator "
                             "(size %d)",
@@ -77,7 +84,7 @@ static tc_status_t p2p(tc_comm_t *comm, const char *fn, int is_send, void *buf, 
 {
     tc_api_comm_t *c;
     tc_status_t st = tc_api_comm_get(comm, fn, &c);
-    if (st != TC_OK || (st = p2p_check(c, fn, buf, count, dtype, peer)) != TC_OK)
+    if (st != TC_OK || (st = p2p_check(c, fn, is_send, buf, count, dtype, peer)) != TC_OK)
         return st;
     tc_rt_p2p_t op = {is_send, buf, count, dtype, peer};
     if (c->in_batch)

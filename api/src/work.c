@@ -59,6 +59,17 @@ const char *tc_work_error(const tc_work_t *work)
     return tc_rt_work_error(w->rt);
 }
 
+tc_status_t tc_work_source(const tc_work_t *work, int *src_p)
+{
+    tc_api_work_t *w;
+    tc_status_t st = tc_api_work_get(work, "tc_work_source", &w);
+    if (st == TC_OK && !src_p)
+        st = tc_error_set(TC_ERR_INVALID_ARG, "tc_work_source: src_p is NULL");
+    if (st == TC_OK && (st = tc_rt_work_source(w->rt, src_p)) != TC_OK)
+        tc_error_prefix("tc_work_source: ");
+    return st;
+}
+
 tc_status_t tc_work_start(tc_work_t *work)
 {
     tc_api_work_t *w;

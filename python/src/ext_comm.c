@@ -522,7 +522,8 @@ PyMODINIT_FUNC PyInit__ext(void)
         PyModule_AddObjectRef(m, "Work", (PyObject *)&tc_py_work_type) != 0 ||
         PyModule_AddObjectRef(m, "Window", (PyObject *)&tc_py_win_type) != 0 ||
         PyModule_AddIntConstant(m, "TC_ERR_TIMEOUT", TC_ERR_TIMEOUT) != 0 ||
-        PyModule_AddIntConstant(m, "TC_ERR_UNSUPPORTED", TC_ERR_UNSUPPORTED) != 0) {
+        PyModule_AddIntConstant(m, "TC_ERR_UNSUPPORTED", TC_ERR_UNSUPPORTED) != 0 ||
+        PyModule_AddIntConstant(m, "TC_ANY_SOURCE", TC_ANY_SOURCE) != 0) {
         Py_XDECREF(m);
         return NULL;
     }

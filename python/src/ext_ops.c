@@ -55,9 +55,23 @@ static PyObject *work_is_completed(tc_py_work_t *self, PyObject *unused)
     return PyBool_FromLong(done);
 }
 
+/* source() -> the rank a completed receive from any source took its message from. */
+static PyObject *work_source(tc_py_work_t *self, PyObject *unused)
+{
+    (void)unused;
+    if (!self->work)
+        return tc_py_raise(TC_ERR_INVALID_STATE, "the work was released");
+    int src = -1;
+    tc_status_t st = tc_work_source(self->work, &src);
+    if (st != TC_OK)
+        return tc_py_raise(st, NULL);
+    return PyLong_FromLong(src);
+}
+
 static PyMethodDef work_methods[] = {
     {"wait", (PyCFunction)work_wait, METH_VARARGS, "wait(timeout_ms=-1) -> bool"},
     {"is_completed", (PyCFunction)work_is_completed, METH_NOARGS, "is_completed() -> bool"},
+    {"source", (PyCFunction)work_source, METH_NOARGS, "source() -> int"},
     {NULL, NULL, 0, NULL}};
 
 PyTypeObject tc_py_work_type = {
@@ -258,8 +272,9 @@ static PyObject *op_one(tc_py_comm_t *self, PyObject *args, int kind)
     case K_SEND:
         RUN(tc_send(self->comm, P(b), (size_t)n, dt, rank, op, WP));
         break;
-    default:
-        RUN(tc_recv(self->comm, P(b), (size_t)n, dt, rank, op, WP));
+    default: /* from any source: a work even when blocking, which tells the source */
+        RUN(tc_recv(self->comm, P(b), (size_t)n, dt, rank, op,
+                    rank == TC_ANY_SOURCE ? &work : WP)); /* refused in a batch */
         break;
     }
     return tc_py_op_result(st, work, keep);

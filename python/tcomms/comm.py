@@ -44,12 +44,13 @@ def _hints(hints):
 class Work:
     """An operation in flight (or done). ``wait`` raises its error."""
 
-    __slots__ = ("_w", "_post", "_done", "_c")
+    __slots__ = ("_w", "_post", "_done", "_c", "_src")
 
-    def __init__(self, w, post, c=None):
+    def __init__(self, w, post, c=None, src=None):
         self._w = w          # _ext.Work, or None when the call was blocking
         self._post = post    # Bufs / callables owed a copy back
         self._c = c          # the _ext.Comm it runs on, for _wait_asleep
+        self._src = src      # a receive's source rank; -1: from any source, known once done
         self._done = w is None
         if self._done:
             self._finish()
@@ -86,6 +87,14 @@ class Work:
     def is_completed(self):
         return self._done or self._w.is_completed()
 
+    @property
+    def source(self):
+        """The rank a receive's message came from (for ``recv(t, src=None)``, once
+        ``wait()`` returned True; None before); None for other operations."""
+        if self._src is None or self._src >= 0:
+            return self._src
+        return self._w.source() if self._done else None
+
 
 class SignalWork(Work):
     """The Work of ``Window.wait_signal(async_op=True)``: ``value`` is the
@@ -98,11 +107,11 @@ class SignalWork(Work):
         return self._w.value if self._done else None
 
 
-def _run(fn, bufs, post, async_op, timeout, hints, *args):
+def _run(fn, bufs, post, async_op, timeout, hints, *args, src=None):
     """Call @p fn with @p args then the option tail; the Bufs stay alive in the work."""
     keep = tuple(b.obj for b in bufs)
     w = fn(*args, _ms(timeout), _hints(hints), bool(async_op), keep)
-    return Work(w, post, fn.__self__)
+    return Work(w, post, fn.__self__, src)
 
 
 class BatchOp:
@@ -118,7 +127,8 @@ class BatchOp:
         return self
 
     def recv(self, tensor, src):
-        self._ops.append(("recv", tensor, src))
+        # src None (any source) is refused by the issue: receives from any source go alone
+        self._ops.append(("recv", tensor, _ext.TC_ANY_SOURCE if src is None else src))
         return self
 
     def issue(self, async_op=False, timeout=None, hints=None):
@@ -282,9 +292,16 @@ class Comm:
         b = B.Buf(tensor, False)
         return _run(self._c.send, [b], [], async_op, timeout, hints, b.addr, b.count, b.code, dst)
 
-    def recv(self, tensor, src, async_op=False, timeout=None, hints=None):
+    def recv(self, tensor, src=None, async_op=False, timeout=None, hints=None):
+        """Receive into @p tensor from rank @p src, or (None) from whichever rank's
+        message comes first: the returned work's ``source`` says which."""
         b = B.Buf(tensor, True)
-        return _run(self._c.recv, [b], [b], async_op, timeout, hints, b.addr, b.count, b.code, src)
+        peer = _ext.TC_ANY_SOURCE if src is None else src
+        work = _run(self._c.recv, [b], [b], async_op, timeout, hints, b.addr, b.count, b.code,
+                    peer, src=peer)
+        if src is None and not async_op:
+            work.wait()  # done already: the data and its source
+        return work
 
     def batch_op_create(self):
         return BatchOp(self)

@@ -302,9 +302,13 @@ class ProcessGroupTcomms(_C10dBackend):
         return self._p2p("recv", tensors, src, tag)
 
     def recv_anysource(self, tensors, tag):
+        # tcomms receives from any source (tcomms.Comm.recv(t, None)), but torch 2.15 asks the
+        # source of a Python backend's work through c10d's Work, which forwards only wait and
+        # get_future to it: dist.recv would take a message, then fail. Refused before.
         raise _ext.error(_ext.TC_ERR_UNSUPPORTED,
-                         f"tcomms: recv from any source (src=None) on rank {self.rank()}: tcomms "
-                         "matches messages between two named ranks, in order; pass src")
+                         f"tcomms: recv from any source (src=None) on rank {self.rank()}: torch "
+                         "cannot ask a Python backend's work for the source rank; pass src, or "
+                         "use tcomms' own API (comm.recv(tensor, None), work.source)")
 
     # ---- checks and the end
     def _same_shapes(self, t, lst, what):

@@ -27,6 +27,8 @@ struct tc_rt_comm {
     uint32_t shrinks;   /* shrinks of this communicator begun (their tags) */
     uint64_t p2p_ops;   /* point-to-point batches issued (for messages only) */
     tc_hmap_t p2p_seq;  /* peer -> {sends, receives} issued, for p2p tags */
+    /* receives from any source not yet matched, oldest first (p2p_any.c) */
+    tc_rt_work_t *any_head, *any_tail;
     tc_status_t broken; /* TC_OK, or why the communicator can no longer be used */
     char broken_why[512];
     int check; /* TC_CHECK: compare each collective's arguments first */

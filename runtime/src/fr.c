@@ -107,7 +107,7 @@ void tc_rt_fr_end(tc_rt_work_t *w, tc_status_t st, uint64_t now_ns)
                : st == TC_ERR_TIMEOUT ? TC_RT_FR_TIMED_OUT
                                       : TC_RT_FR_FAILED;
     if (st != TC_OK && w->ops)
-        snprintf(e->awaited, sizeof(e->awaited), "%d", w->rma.peer); /* a window's target */
+        w->ops->awaited(w, e->awaited, sizeof(e->awaited));
     else if (st != TC_OK && w->sched)
         tc_rt_exec_awaited(w, e->awaited, sizeof(e->awaited));
 }
@@ -175,7 +175,7 @@ tc_status_t tc_rt_fr_dump(tc_rt_comm_t *comm, const char *reason)
             continue;
         tc_rt_fr_entry_t *e = &comm->fr[(w->fr_id - 1) % comm->fr_cap];
         if (e->id == w->fr_id && e->state == TC_RT_FR_RUNNING && w->ops)
-            snprintf(e->awaited, sizeof(e->awaited), "%d", w->rma.peer); /* a window's target */
+            w->ops->awaited(w, e->awaited, sizeof(e->awaited));
         else if (e->id == w->fr_id && e->state == TC_RT_FR_RUNNING && w->sched)
             tc_rt_exec_awaited(w, e->awaited, sizeof(e->awaited));
     }

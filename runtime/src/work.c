@@ -256,8 +256,7 @@ typedef struct {
     uint64_t sends, recvs;
 } p2p_seq_t;
 
-/* The next tag for a message to (is_send) or from @p peer. */
-static tc_status_t p2p_tag(tc_rt_comm_t *comm, int peer, int is_send, uint64_t *tag_p)
+tc_status_t tc_rt_p2p_tag(tc_rt_comm_t *comm, int peer, int is_send, int take, uint64_t *tag_p)
 {
     p2p_seq_t *seq = tc_hmap_get(&comm->p2p_seq, (uint64_t)peer);
     if (!seq) {
@@ -269,8 +268,9 @@ static tc_status_t p2p_tag(tc_rt_comm_t *comm, int peer, int is_send, uint64_t *
             return st;
         }
     }
-    uint64_t n = is_send ? seq->sends++ : seq->recvs++;
-    *tag_p = tc_rt_tag(comm->comm_id, TC_RT_TAG_P2P, n);
+    uint64_t *n = is_send ? &seq->sends : &seq->recvs;
+    *tag_p = tc_rt_tag(comm->comm_id, TC_RT_TAG_P2P, *n);
+    *n += take != 0;
     return TC_OK;
 }
 
@@ -318,15 +318,15 @@ static tc_status_t p2p_build(tc_rt_comm_t *comm, tc_rt_work_t *w, const tc_rt_p2
         if (off + bytes > w->own.buf_count[k ? TC_BUF_RECV : TC_BUF_SEND])
             w->own.buf_count[k ? TC_BUF_RECV : TC_BUF_SEND] = off + bytes;
         if ((st = tc_sched_add(&w->own, &s, NULL)) == TC_OK)
-            st = p2p_tag(comm, o->peer, o->is_send, &w->step_tags[i]);
+            st = tc_rt_p2p_tag(comm, o->peer, o->is_send, 1, &w->step_tags[i]);
     }
     w->call.sendbuf = base[0];
     w->call.recvbuf = base[1];
     return st;
 }
 
-static tc_status_t p2p_issue(tc_rt_comm_t *comm, const tc_rt_p2p_t *ops, int n,
-                             int64_t timeout_ms, int flags, tc_rt_work_t **work_p)
+static tc_status_t p2p_issue(tc_rt_comm_t *comm, const tc_rt_p2p_t *ops, int n, int64_t timeout_ms,
+                             int flags, tc_rt_work_t **work_p)
 {
     tc_status_t st = issue_lock(comm, flags);
     if (st != TC_OK)
@@ -338,6 +338,12 @@ static tc_status_t p2p_issue(tc_rt_comm_t *comm, const tc_rt_p2p_t *ops, int n,
                           "send/recv on comm '%s', bound to CUDA device "
                           "%d: device buffers are staged for collectives only",
                           comm->name, comm->device);
+        goto out;
+    }
+    if ((st = tc_rt_any_check(comm, ops, n)) != TC_OK)
+        goto out;
+    if (n == 1 && ops[0].peer == TC_RT_ANY_SOURCE) { /* alone: tc_rt_any_check */
+        st = tc_rt_any_issue(comm, &ops[0], timeout_ms, flags, work_p);
         goto out;
     }
     /* A batch owns its schedule and tags. Blocking without a work object: the

@@ -32,6 +32,10 @@ typedef struct tc_rt_work_ops {
     /* it ends with @p st (every end, before the state is published): no
      * request may point into the caller's buffers after it */
     void (*end)(tc_rt_work_t *work, tc_status_t st);
+    /* "(what it moves, between which ranks)", for the texts of its end */
+    void (*describe)(const tc_rt_work_t *work, char *buf, size_t cap);
+    /* the ranks it still waits for, as a list ("3", "0,2,5") */
+    void (*awaited)(const tc_rt_work_t *work, char *buf, size_t cap);
 } tc_rt_work_ops_t;
 
 /* The transport requests of a window's operation (win_ops.c). */
@@ -46,6 +50,16 @@ typedef struct tc_rt_work_rma {
     uint64_t coarse_ns;
     tc_tp_req_t req[2]; /* data, then signal */
 } tc_rt_work_rma_t;
+
+/* A receive from any source (p2p_any.c): it waits for a message from some rank, then takes it. */
+typedef struct tc_rt_work_any {
+    tc_rt_work_t *next; /* the communicator's receives from any source not yet matched, in order */
+    void *buf;
+    size_t cap; /* bytes */
+    int src;    /* the rank its message came from, or -1 until one is matched */
+    int look;   /* the rank looked at first by the next pass (fairness) */
+    tc_tp_req_t req;
+} tc_rt_work_any_t;
 
 struct tc_rt_work {
     tc_rt_comm_t *comm;          /* NULL once the communicator is destroyed */
@@ -84,6 +98,7 @@ struct tc_rt_work {
     tc_rt_exec_t ex;
     const tc_rt_work_ops_t *ops; /* NULL: the schedule runs (executor) */
     tc_rt_work_rma_t rma;        /* with ops: a window's operation */
+    tc_rt_work_any_t any;        /* with ops: a receive from any source */
 };
 
 /* The state is read without the lock by waiters and testers: what a work
@@ -102,6 +117,20 @@ static inline void tc_rt_work_set_state(tc_rt_work_t *w, int state)
  * (lock held; the work is not running) */
 tc_rt_work_t *tc_rt_work_alloc(tc_rt_comm_t *comm);
 void tc_rt_work_release(tc_rt_work_t *work);
+
+/* The tag of the next message to (@p is_send) or from rank @p peer of @p comm, which it
+ * consumes when @p take (issue order matches messages between two ranks). */
+TC_MUST_USE tc_status_t tc_rt_p2p_tag(tc_rt_comm_t *comm, int peer, int is_send, int take,
+                                      uint64_t *tag_p);
+
+/* p2p_any.c: receives from any source */
+/* TC_ERR_UNSUPPORTED for a receive from any source inside a batch of several operations, and
+ * TC_ERR_INVALID_STATE for a receive from a given rank while one from any source is not
+ * matched yet (which message each should take would depend on timing). Lock held. */
+TC_MUST_USE tc_status_t tc_rt_any_check(tc_rt_comm_t *comm, const tc_rt_p2p_t *ops, int n);
+/* Issue the receive from any source @p op (flags, work_p as tc_rt_p2p_issue); lock held. */
+TC_MUST_USE tc_status_t tc_rt_any_issue(tc_rt_comm_t *comm, const tc_rt_p2p_t *op,
+                                        int64_t timeout_ms, int flags, tc_rt_work_t **work_p);
 
 /* work_progress.c */
 /* Wait (lock held) for @p work, at most until @p wait_deadline (0: its own). */

@@ -155,12 +155,12 @@ void tc_rt_comm_cancel_works(tc_rt_comm_t *comm, tc_status_t st, const char *why
         next = w->next;
         if (w->comm != comm || w->tolerant)
             continue;
-        char what[128];
-        if (w->ops) /* a window's operation */
-            snprintf(w->error, sizeof(w->error), "%s (%zu bytes, rank %d of %d to rank %d): %s",
-                     tc_rt_op_what(&w->op, what, sizeof(what)), w->call.count, comm->rank,
-                     comm->size, w->rma.peer, why);
-        else
+        char what[128], desc[128];
+        if (w->ops) { /* a window's operation, a receive from any source */
+            w->ops->describe(w, desc, sizeof(desc));
+            snprintf(w->error, sizeof(w->error), "%s %s: %s",
+                     tc_rt_op_what(&w->op, what, sizeof(what)), desc, why);
+        } else
             snprintf(w->error, sizeof(w->error), "%s (%s, rank %d of %d, at step %u of %u): %s",
                      tc_rt_op_what(&w->op, what, sizeof(what)), w->sched ? w->sched->algo : "?",
                      comm->rank, comm->size, w->ex.first, w->sched ? w->sched->nsteps : 0, why);
@@ -172,12 +172,14 @@ void tc_rt_comm_cancel_works(tc_rt_comm_t *comm, tc_status_t st, const char *why
 static void work_timeout(tc_rt_work_t *w)
 {
     char awaited[160], what[128];
-    if (w->ops) { /* a window's operation */
+    if (w->ops) { /* a window's operation, a receive from any source */
+        char desc[128];
+        w->ops->describe(w, desc, sizeof(desc));
+        w->ops->awaited(w, awaited, sizeof(awaited));
         tc_rt_work_fail(w, tc_error_set(TC_ERR_TIMEOUT,
-                                        "%s (rank %d of %d): timed out after %lld ms; rank %d "
-                                        "did not complete it",
-                                        tc_rt_op_what(&w->op, what, sizeof(what)), w->comm->rank,
-                                        w->comm->size, (long long)w->timeout_ms, w->rma.peer));
+                                        "%s %s: timed out after %lld ms; waiting for rank(s) %s",
+                                        tc_rt_op_what(&w->op, what, sizeof(what)), desc,
+                                        (long long)w->timeout_ms, awaited));
         return;
     }
     tc_rt_exec_awaited(w, awaited, sizeof(awaited));

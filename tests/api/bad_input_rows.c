@@ -187,8 +187,10 @@ void rows_operations(void)
             static const int bad[] = {-1, 1, INT_MAX, INT_MIN};
             for (int i = 0; i < 4; i++) {
                 r = base(ff), r.root = bad[i];
+                if (f == F_RECV && bad[i] == TC_ANY_SOURCE)
+                    r.root = -2; /* -1 is TC_ANY_SOURCE: the next value below */
                 add(r, TC_ERR_INVALID_ARG, "%s: %s %d is not a rank of the communicator (size 1)",
-                    fn, what, bad[i]);
+                    fn, what, r.root);
             }
         }
         if (has_count(ff)) {

@@ -4,16 +4,16 @@
  *   coll_test [--quick] [--skip NAME]...
  *
  * --skip leaves out a part while a known bug is being fixed: a collective's
- * matrix (all_reduce), one algorithm's (reduce/linear), or v, p2p, work,
+ * matrix (all_reduce), one algorithm's (reduce/linear), or v, p2p, any, work,
  * comm, errors.
  *
  * Every collective x data type x op x size class x algorithm (every name the
  * algorithm layer registers, plus the cost model's choice), in place and out
  * of place, blocking and asynchronous; then the v-variants with uneven and
- * zero counts and gapped displacements, send/recv and batches, asynchronous
- * and persistent work objects, split/split_ranks/dup with concurrent
- * operations on several communicators, argument errors, and (when the runner
- * sets TC_CHECK=1) a mismatched call that every rank must see as
+ * zero counts and gapped displacements, send/recv and batches, receives from
+ * any source, asynchronous and persistent work objects, split/split_ranks/dup
+ * with concurrent operations on several communicators, argument errors, and
+ * (when the runner sets TC_CHECK=1) a mismatched call that every rank must see as
  * TC_ERR_MISMATCH naming the rank at fault.
  *
  * Every rank checks every element it receives against a reference computed
@@ -488,6 +488,8 @@ int main(int argc, char **argv)
         v_variants(comm);
     if (!skipped("p2p"))
         point_to_point(comm);
+    if (!skipped("any"))
+        any_source(comm);
     if (!skipped("work")) {
         async_works(comm);
         persistent(comm, 0);

@@ -52,6 +52,8 @@ void tally(tally_t *w, int ok, size_t i, const char *where);
 tc_op_opts_t op_opts(const char *algo, char *hints, size_t cap, int async);
 void status_fail(const char *what, tc_status_t st, const char *detail);
 tc_status_t finish(tc_status_t st, tc_work_t *work, const char *what);
+/* A call's status is @p want (an error with a detail message), else a failure. */
+void expect(tc_status_t got, tc_status_t want, const char *what);
 
 /* The matrix and the run (coll_test.c). */
 int refused(const char *coll, const char *algo, tc_status_t st, const char *example);
@@ -60,6 +62,9 @@ double wall_s(void);
 /* The v-variants and point-to-point (coll_test_v.c). */
 void v_variants(tc_comm_t *comm);
 void point_to_point(tc_comm_t *comm);
+
+/* Receives from any source (coll_test_any.c). */
+void any_source(tc_comm_t *comm);
 
 /* Work objects, communicators, argument errors and mismatches (coll_test_comm.c). */
 void async_works(tc_comm_t *comm);

@@ -333,16 +333,6 @@ void communicators(tc_comm_t *world)
 /* ------------------------------------------------------------------------ */
 /* Errors. */
 
-static void expect(tc_status_t got, tc_status_t want, const char *what)
-{
-    checks++;
-    if (got != want)
-        FAIL("%s: got %s, want %s (%s)", what, tc_status_string(got), tc_status_string(want),
-             tc_last_error());
-    else if (want != TC_OK && tc_last_error()[0] == '\0')
-        FAIL("%s: %s without a detail message", what, tc_status_string(got));
-}
-
 /* Calls rejected locally, before anything is sent (so every rank may make them). */
 void bad_arguments(tc_comm_t *comm)
 {

@@ -314,3 +314,13 @@ tc_status_t finish(tc_status_t st, tc_work_t *work, const char *what)
         FAIL("%s: tc_work_free: %s: %s", what, tc_status_string(fst), tc_last_error());
     return st;
 }
+
+void expect(tc_status_t got, tc_status_t want, const char *what)
+{
+    checks++;
+    if (got != want)
+        FAIL("%s: got %s, want %s (%s)", what, tc_status_string(got), tc_status_string(want),
+             tc_last_error());
+    else if (want != TC_OK && tc_last_error()[0] == '\0')
+        FAIL("%s: %s without a detail message", what, tc_status_string(got));
+}

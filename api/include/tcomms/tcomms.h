@@ -35,7 +35,7 @@ extern "C" {
  *         library's soname is libtcomms.so.MAJOR). */
 #define TC_VERSION_MAJOR 0
 /** @brief Minor version: raised by compatible additions. */
-#define TC_VERSION_MINOR 5
+#define TC_VERSION_MINOR 6
 /** @brief Patch version: fixes only. */
 #define TC_VERSION_PATCH 0
 /** @brief Version of this header: major * 10000 + minor * 100 + patch. */
@@ -673,13 +673,26 @@ tc_status_t tc_barrier(tc_comm_t *comm, const tc_op_opts_t *opts, tc_work_t **wo
 tc_status_t tc_send(tc_comm_t *comm, const void *buf, size_t count, tc_dtype_t dtype, int peer,
                     const tc_op_opts_t *opts, tc_work_t **work_p);
 
+/** @brief tc_recv()'s peer for a message from any rank of the communicator. */
+#define TC_ANY_SOURCE (-1)
+
 /**
- * @brief Receive @p count elements from rank @p peer (see tc_send()).
+ * @brief Receive @p count elements from rank @p peer (see tc_send()), or from
+ *        whichever rank's message comes first with @p peer TC_ANY_SOURCE.
+ *
+ * A receive from any source takes the next message of one rank (messages
+ * between two ranks still match in issue order, and receives from any source
+ * among themselves); tc_work_source() tells which rank, so pass @p work_p to
+ * learn it. It is issued alone, not inside a batch (TC_ERR_UNSUPPORTED);
+ * while one has no message yet, a receive from a given rank on the same
+ * communicator is refused with TC_ERR_INVALID_STATE (which message each would
+ * take would depend on when they arrive). It looks at every rank of the
+ * communicator on each progress pass and connects to all of them first.
  * @param comm the communicator.
  * @param buf the data: input at the root (or the sender), output elsewhere.
  * @param count number of elements (per rank where the collective says so).
  * @param dtype element type.
- * @param peer the other rank.
+ * @param peer the other rank, or TC_ANY_SOURCE.
  * @param opts per-operation options (timeout, hints, async), or NULL.
  * @param work_p receives a work object (required with opts->async), or NULL.
  * @return TC_OK; TC_ERR_MISMATCH when the sender's count differs, larger or
@@ -780,6 +793,16 @@ tc_status_t tc_work_status(const tc_work_t *work, tc_work_state_t *state_p,
  * @return the text; "" while running or after success.
  */
 const char *tc_work_error(const tc_work_t *work);
+
+/**
+ * @brief The rank whose message a completed receive from any source took
+ *        (tc_recv() with TC_ANY_SOURCE).
+ * @param work the work object.
+ * @param src_p receives the rank.
+ * @return TC_OK; TC_ERR_INVALID_ARG for a work of another operation;
+ *         TC_ERR_INVALID_STATE while it runs or when it failed (its error).
+ */
+tc_status_t tc_work_source(const tc_work_t *work, int *src_p);
 
 /**
  * @brief Free a work object. A work still in progress is first waited for (up

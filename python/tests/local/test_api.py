@@ -142,6 +142,36 @@ def test_batch_split_stats_revoke():
     assert run_ranks(2, revoke) == [True, True]  # the notice goes through the store
 
 
+def test_recv_from_any_source():
+    """recv(t, src=None) takes whichever rank's message comes first and says which;
+    blocking and several posted at once; refused inside a batch."""
+    def fn(c, r, n):
+        got = []
+        for k in range(2):  # k 0: blocking receives, k 1: all posted at once
+            if r != 0:
+                c.send(np.full(4, 10 * r + k, dtype=np.int32), 0)
+            else:
+                outs = [np.zeros(4, dtype=np.int32) for _ in range(n - 1)]
+                ws = [c.recv(o, None, async_op=k == 1) for o in outs]
+                assert all(w.wait() for w in ws)
+                got.append(sorted((w.source, int(o[0]), list(o).count(o[0])) for w, o in
+                                  zip(ws, outs)))
+            c.barrier()
+        if r == 0:
+            with pytest.raises(tcomms.UnsupportedError, match="any source.*batch"):
+                c.batch_op_create().recv(np.zeros(1, dtype=np.int32), None).issue()
+            w = c.recv(np.zeros(2), 1, async_op=True)
+        if r == 1:
+            c.send(np.ones(2), 0)
+        if r == 0:
+            w.wait()
+            got.append(w.source)  # a receive from a given rank says it too
+        return got
+    res = run_ranks(3, fn)
+    assert res[0] == [[(q, 10 * q, 4) for q in (1, 2)], [(q, 10 * q + 1, 4) for q in (1, 2)], 1]
+    assert res[1] == [] and res[2] == []
+
+
 def test_abort_and_wait_timeout():
     done = threading.Event()
 

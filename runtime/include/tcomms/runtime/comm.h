@@ -57,13 +57,16 @@ typedef struct tc_rt_coll {
     const size_t *sendcounts, *sdispls, *recvcounts, *rdispls;
 } tc_rt_coll_t;
 
+/** @brief A receive's peer: a message from any rank of the communicator. */
+#define TC_RT_ANY_SOURCE (-1)
+
 /** @brief One send or receive of a point-to-point batch. */
 typedef struct tc_rt_p2p {
     int is_send;
     void *buf;
     size_t count;
     tc_dtype_t dtype;
-    int peer;
+    int peer; /**< a rank, or TC_RT_ANY_SOURCE for a receive issued alone */
 } tc_rt_p2p_t;
 
 /** @brief How an operation is issued. */
@@ -224,6 +227,13 @@ void tc_rt_work_state(const tc_rt_work_t *work, int *running_p, int *started_p,
                       tc_status_t *result_p);
 
 const char *tc_rt_work_error(const tc_rt_work_t *work);
+
+/**
+ * @brief The rank the message of a completed receive from any source came from.
+ * @return TC_ERR_INVALID_ARG for another kind of work, TC_ERR_INVALID_STATE while it runs or
+ *         when it ended without a message (its error).
+ */
+tc_status_t tc_rt_work_source(const tc_rt_work_t *work, int *src_p);
 
 /** @brief Free a work (a running one is waited for, bounded by its timeout). */
 tc_status_t tc_rt_work_free(tc_rt_work_t *work);

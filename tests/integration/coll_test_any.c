@@ -1,0 +1,222 @@
+/* Receives from any source (tc_recv with TC_ANY_SOURCE): a root takes one message from every
+ * rank, itself included, in whatever order they come, blocking and all at once asynchronously,
+ * small and large; a receive from a given rank issued first takes that rank's first message;
+ * the refusals (a given-rank receive while one from any source waits, inside a batch, a send
+ * to TC_ANY_SOURCE, tc_work_source of other works); a timeout that names what it waited for.
+ * Every message is checked element by element against the payload of the rank the receive
+ * says it came from. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "coll_test.h"
+
+/* @p got holds @p count payloads from @p src to @p dst (message @p k of the pair). */
+static void check_from(const unsigned char *got, size_t count, int src, int dst, int k,
+                       const char *what)
+{
+    tally_t w = {0, 0, NULL};
+    for (size_t i = 0; i < count; i++)
+        tally(&w, has_payload(got, i, 4, payload(src, dst * 4 + k, i)), i, "message");
+    if (guard_broken(got, count * 4))
+        tally(&w, 0, count, "guard");
+    checks++;
+    if (w.wrong)
+        FAIL("%s: from rank %d: %zu wrong, first at %zu (%s)", what, src, w.wrong, w.first,
+             w.where);
+}
+
+static unsigned char *message(size_t count, int src, int dst, int k)
+{
+    unsigned char *b = buf_new(count * 4, 0);
+    for (size_t i = 0; i < count; i++)
+        put_payload(b, i, 4, payload(src, dst * 4 + k, i));
+    return b;
+}
+
+/* The source of completed work @p w (freed), or -1 after a failure. */
+static int source_of(tc_work_t *w, const char *what)
+{
+    int src = -1;
+    tc_status_t st = tc_work_source(w, &src);
+    if (st != TC_OK)
+        status_fail(what, st, tc_last_error());
+    tc_work_free(w);
+    return src;
+}
+
+/* Every rank sends @p count elements to @p root (itself too); the root takes them with
+ * receives from any source, one after another (@p async 0) or all posted at once. */
+static void gather_any(tc_comm_t *comm, int root, size_t count, int async)
+{
+    char what[96];
+    snprintf(what, sizeof(what), "recv from any source at rank %d, count %zu, %s", root, count,
+             async ? "all posted at once" : "one after another");
+    salt = mix(salt + 1);
+    tc_op_opts_t oa = {sizeof(tc_op_opts_t), TIMEOUT_MS, NULL, 1};
+    tc_work_t *sw = NULL;
+    unsigned char *s = message(count, rank, root, 0);
+    tc_status_t st = tc_send(comm, s, count, TC_UINT32, root, &oa, &sw);
+    if (st != TC_OK)
+        status_fail(what, st, tc_last_error());
+    if (rank == root) {
+        unsigned char **r = calloc((size_t)nranks, sizeof(*r));
+        tc_work_t **w = calloc((size_t)nranks, sizeof(*w));
+        int *seen = calloc((size_t)nranks, sizeof(*seen));
+        tc_op_opts_t o = {sizeof(tc_op_opts_t), TIMEOUT_MS, NULL, async};
+        for (int k = 0; k < nranks; k++) {
+            r[k] = buf_new(count * 4, FILL_BYTE);
+            if ((st = tc_recv(comm, r[k], count, TC_UINT32, TC_ANY_SOURCE, &o, &w[k])) != TC_OK)
+                status_fail(what, st, tc_last_error());
+        }
+        for (int k = 0; k < nranks; k++) {
+            if (!w[k])
+                continue;
+            if (async && (st = tc_work_wait(w[k], TIMEOUT_MS)) != TC_OK)
+                status_fail(what, st, tc_last_error());
+            int src = source_of(w[k], what);
+            checks++;
+            if (src < 0 || src >= nranks || seen[src]++)
+                FAIL("%s: receive %d says its message came from rank %d (%s)", what, k, src,
+                     src >= 0 && src < nranks ? "twice" : "no rank");
+            else
+                check_from(r[k], count, src, root, 0, what);
+        }
+        for (int k = 0; k < nranks; k++)
+            free(r[k]);
+        free(r);
+        free(w);
+        free(seen);
+    }
+    if (sw && (st = finish(TC_OK, sw, what)) != TC_OK)
+        status_fail(what, st, tc_last_error());
+    free(s);
+    /* a rank whose send completed may run ahead to the next case, whose root may be this
+     * one: its next message would be as good as any for a receive from any source */
+    if ((st = tc_barrier(comm, NULL, NULL)) != TC_OK)
+        status_fail(what, st, tc_last_error());
+}
+
+/* Rank 1 sends two messages to rank 0, which first issues a receive from rank 1, then one
+ * from any source: the first takes message 0, the second message 1. */
+static void given_rank_first(tc_comm_t *comm)
+{
+    const char *what = "recv from rank 1, then from any source";
+    salt = mix(salt + 1);
+    size_t count = 33;
+    if (rank == 1) {
+        unsigned char *m0 = message(count, 1, 0, 0), *m1 = message(count, 1, 0, 1);
+        tc_status_t st = tc_send(comm, m0, count, TC_UINT32, 0, NULL, NULL);
+        if (st == TC_OK)
+            st = tc_send(comm, m1, count, TC_UINT32, 0, NULL, NULL);
+        if (st != TC_OK)
+            status_fail(what, st, tc_last_error());
+        free(m0);
+        free(m1);
+    } else if (rank == 0) {
+        unsigned char *a = buf_new(count * 4, FILL_BYTE), *b = buf_new(count * 4, FILL_BYTE);
+        tc_op_opts_t oa = {sizeof(tc_op_opts_t), TIMEOUT_MS, NULL, 1};
+        tc_work_t *wa = NULL, *wb = NULL;
+        tc_status_t st = tc_recv(comm, a, count, TC_UINT32, 1, &oa, &wa);
+        if (st == TC_OK)
+            st = tc_recv(comm, b, count, TC_UINT32, TC_ANY_SOURCE, NULL, &wb);
+        if (st == TC_OK)
+            st = finish(TC_OK, wa, what);
+        if (st != TC_OK) {
+            status_fail(what, st, tc_last_error());
+        } else {
+            int src = source_of(wb, what);
+            checks++;
+            if (src != 1)
+                FAIL("%s: the receive from any source says rank %d, want 1", what, src);
+            check_from(a, count, 1, 0, 0, what);
+            check_from(b, count, 1, 0, 1, what);
+        }
+        free(a);
+        free(b);
+    }
+}
+
+/* Rank 0 posts a receive from any source that waits (nothing is sent before the barrier) and
+ * makes the calls that are refused meanwhile; then the last rank sends it its message. */
+static void refusals(tc_comm_t *comm)
+{
+    const char *what = "recv from any source waiting";
+    salt = mix(salt + 1);
+    int32_t x[4];
+    int last = nranks - 1;
+    unsigned char *r = buf_new(16, FILL_BYTE), *m = message(4, last, 0, 2);
+    tc_work_t *w = NULL, *sw = NULL;
+    tc_op_opts_t oa = {sizeof(tc_op_opts_t), TIMEOUT_MS, NULL, 1};
+    expect(tc_send(comm, x, 1, TC_INT32, TC_ANY_SOURCE, NULL, NULL), TC_ERR_INVALID_ARG,
+           "send to TC_ANY_SOURCE");
+    expect(tc_batch_begin(comm), TC_OK, "batch begin");
+    expect(tc_recv(comm, x, 1, TC_INT32, TC_ANY_SOURCE, NULL, NULL), TC_ERR_UNSUPPORTED,
+           "recv from any source inside a batch");
+    expect(tc_batch_end(comm, NULL, NULL), TC_OK, "empty batch end");
+    if (rank == 0) {
+        expect(tc_recv(comm, r, 4, TC_UINT32, TC_ANY_SOURCE, &oa, &w), TC_OK, what);
+        int src = -1;
+        if (w) {
+            expect(tc_work_source(w, &src), TC_ERR_INVALID_STATE, "tc_work_source while it runs");
+            expect(tc_work_source(w, NULL), TC_ERR_INVALID_ARG, "tc_work_source into NULL");
+        }
+        expect(tc_recv(comm, x, 1, TC_INT32, last, &oa, &sw), TC_ERR_INVALID_STATE,
+               "recv from a given rank while one from any source waits");
+    }
+    tc_work_t *bw = NULL;
+    expect(tc_barrier(comm, &oa, &bw), TC_OK, "barrier beside a waiting receive");
+    if (bw) {
+        expect(tc_work_wait(bw, TIMEOUT_MS), TC_OK, "barrier beside a waiting receive");
+        int src = 0;
+        expect(tc_work_source(bw, &src), TC_ERR_INVALID_ARG, "tc_work_source of a barrier");
+        tc_work_free(bw);
+    }
+    if (rank == last)
+        expect(tc_send(comm, m, 4, TC_UINT32, 0, &oa, &sw), TC_OK, "the awaited send");
+    if (rank == 0 && w) {
+        expect(tc_work_wait(w, TIMEOUT_MS), TC_OK, what);
+        int src = source_of(w, what);
+        checks++;
+        if (src != last)
+            FAIL("%s: source %d, want %d", what, src, last);
+        else
+            check_from(r, 4, last, 0, 2, what);
+    }
+    if (sw)
+        finish(TC_OK, sw, "the awaited send");
+    free(r);
+    free(m);
+}
+
+/* Alone in a communicator, nothing comes: the timeout says what it waited for. */
+static void times_out(tc_comm_t *comm)
+{
+    tc_comm_t *solo = NULL;
+    tc_status_t st = tc_comm_split(comm, rank, 0, NULL, &solo);
+    if (st != TC_OK) {
+        status_fail("split for the timeout case", st, tc_last_error());
+        return;
+    }
+    int32_t x = 0;
+    tc_op_opts_t o = {sizeof(tc_op_opts_t), 300, NULL, 0};
+    st = tc_recv(solo, &x, 1, TC_INT32, TC_ANY_SOURCE, &o, NULL);
+    expect(st, TC_ERR_TIMEOUT, "recv from any source with nothing sent");
+    checks++;
+    if (st == TC_ERR_TIMEOUT && (!strstr(tc_last_error(), "from any rank") ||
+                                 !strstr(tc_last_error(), "waiting for rank(s) 0")))
+        FAIL("recv from any source timed out without saying what it waited for: %s",
+             tc_last_error());
+    tc_comm_destroy(solo);
+}
+
+void any_source(tc_comm_t *comm)
+{
+    size_t counts[] = {7, 300001};
+    for (int c = 0; c < 2; c++)
+        for (int async = 0; async < 2; async++)
+            gather_any(comm, (c * 2 + async) % nranks, counts[c], async);
+    if (nranks > 1)
+        given_rank_first(comm);
+    refusals(comm);
+    times_out(comm);
+}
