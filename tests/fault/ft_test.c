@@ -25,6 +25,10 @@
  *             all shrink (nobody failed: same size) and check an all-reduce.
  *         slow: the victim sleeps 3 s in the loop; nobody fails (TC_TIMEOUT_S
  *             larger) and every result is right.
+ *         any-source: rank VICTIM+1 waits in a receive from any source that
+ *             nobody sends to, the others in a barrier, when the victim dies:
+ *             every survivor gets TC_ERR_PEER_FAILED naming it (no hang until
+ *             the timeout), then they shrink and check an all-reduce.
  *         cut: the victim shuts down its TCP connections (run with TC_SHM=0);
  *             every rank ends with TC_ERR_PEER_FAILED or TC_ERR_TIMEOUT, none
  *             hangs, and the ranks that used a cut connection name the victim.
@@ -222,6 +226,27 @@ int main(int argc, char **argv)
             usleep(2000000); /* the victim leaves first */
         }
         free(buf);
+        tc_comm_destroy(comm);
+        printf("rank %d: %s victim %d: %d failures\n", rank, mode, victim, fails);
+        return fails != 0;
+    }
+    if (strcmp(mode, "any-source") == 0) {
+        if ((st = tc_barrier(comm, NULL, NULL)) != TC_OK)
+            FAIL("any-source: the barrier before: %s", tc_last_error());
+        if (rank == victim) {
+            usleep(100000);
+            die(SIGKILL);
+        }
+        int32_t x = 0;
+        st = rank == (victim + 1) % size ? tc_recv(comm, &x, 1, TC_INT32, TC_ANY_SOURCE, NULL, NULL)
+                                         : tc_barrier(comm, NULL, NULL);
+        t_err = now_ms();
+        check_failure(st, TC_ERR_PEER_FAILED, victim, "waiting while the victim died");
+        double k = killed_at(victim);
+        printf("rank %d: detect_ms %.1f (%s)\n", rank, k > 0 ? t_err - k : -1.0,
+               tc_status_string(st));
+        int dead[1] = {victim};
+        shrink_and_check(comm, size, dead, 1);
         tc_comm_destroy(comm);
         printf("rank %d: %s victim %d: %d failures\n", rank, mode, victim, fails);
         return fails != 0;
