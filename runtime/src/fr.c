@@ -84,7 +84,7 @@ void tc_rt_fr_begin(tc_rt_work_t *w, uint64_t now_ns)
     e->op = w->call.op;
     e->root = w->call.root;
     e->count = w->call.sendcounts ? 0 : w->call.count;
-    e->algo = w->main_sched ? w->main_sched->algo : w->op.name ? "window" : "?";
+    e->algo = w->main_sched ? w->main_sched->algo : w->ops ? w->ops->algo : "?";
     e->name = w->op.name;
     e->state = TC_RT_FR_RUNNING;
     e->status = TC_OK;

@@ -176,7 +176,8 @@ static void any_end(tc_rt_work_t *w, tc_status_t st)
         tc_rt_world_ep_drop(world, wq); /* closing the endpoint ends the request */
 }
 
-static const tc_rt_work_ops_t any_ops = {any_pass, any_done, any_end, any_describe, any_awaited};
+static const tc_rt_work_ops_t any_ops = {any_pass,     any_done,    any_end,
+                                         any_describe, any_awaited, "any_source"};
 
 tc_status_t tc_rt_any_check(tc_rt_comm_t *comm, const tc_rt_p2p_t *ops, int n)
 {
@@ -221,10 +222,11 @@ tc_status_t tc_rt_any_issue(tc_rt_comm_t *comm, const tc_rt_p2p_t *op, int64_t t
     uint64_t now = tc_time_ns();
     w->deadline = tc_deadline_add_ms(now, (uint64_t)w->timeout_ms);
     w->failed_peer = -1;
-    w->start_ns = 0; /* not in the collectives' statistics and hooks */
+    w->start_ns = now; /* in the statistics, as send/recv of algorithm "any_source" */
     w->error[0] = '\0';
     w->result = TC_INPROGRESS;
     tc_rt_fr_begin(w, now);
+    tc_rt_stats_hook_before(w);
     if (comm->any_tail)
         comm->any_tail->any.next = w;
     else

@@ -13,7 +13,9 @@ static void stats_info(const tc_rt_work_t *w, tc_rt_op_info_t *info)
                               .count = w->call.count,
                               .dtype = w->call.dtype,
                               .root = w->call.root,
-                              .algo = w->main_sched ? w->main_sched->algo : NULL,
+                              .algo = w->main_sched ? w->main_sched->algo
+                                      : w->ops      ? w->ops->algo
+                                                    : NULL,
                               .status = TC_INPROGRESS};
 }
 
@@ -54,7 +56,7 @@ void tc_rt_stats_end(tc_rt_work_t *w, tc_status_t st, uint64_t now_ns)
     if (!comm || w->tolerant || !w->start_ns)
         return; /* internal exchanges are not the application's operations */
     uint64_t took = now_ns - w->start_ns;
-    const char *algo = w->main_sched ? w->main_sched->algo : "?";
+    const char *algo = w->main_sched ? w->main_sched->algo : w->ops ? w->ops->algo : "?";
     tc_rt_stat_t *e = stats_slot(comm, w, algo);
     if (e) {
         e->ops++;

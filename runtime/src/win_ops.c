@@ -82,8 +82,8 @@ static void win_work_awaited(const tc_rt_work_t *w, char *buf, size_t cap)
     snprintf(buf, cap, "%d", w->rma.peer); /* its target */
 }
 
-static const tc_rt_work_ops_t win_work_ops = {win_work_pass, win_work_done, win_work_end,
-                                              win_work_describe, win_work_awaited};
+static const tc_rt_work_ops_t win_work_ops = {win_work_pass,     win_work_done,    win_work_end,
+                                              win_work_describe, win_work_awaited, "window"};
 
 void tc_rt_win_cancel(tc_rt_win_t *win, tc_status_t st, const char *why)
 {

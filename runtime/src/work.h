@@ -36,6 +36,7 @@ typedef struct tc_rt_work_ops {
     void (*describe)(const tc_rt_work_t *work, char *buf, size_t cap);
     /* the ranks it still waits for, as a list ("3", "0,2,5") */
     void (*awaited)(const tc_rt_work_t *work, char *buf, size_t cap);
+    const char *algo; /* its "algorithm" in the flight recorder and the statistics */
 } tc_rt_work_ops_t;
 
 /* The transport requests of a window's operation (win_ops.c). */

@@ -209,14 +209,40 @@ static void times_out(tc_comm_t *comm)
     tc_comm_destroy(solo);
 }
 
-void any_source(tc_comm_t *comm)
+/* Rank 0's statistics count its receives from any source (at least @p want). */
+static void counted(tc_comm_t *comm, uint64_t want)
+{
+    tc_comm_stat_t st[32];
+    int n = 0;
+    expect(tc_comm_stats(comm, st, 32, &n), TC_OK, "tc_comm_stats");
+    uint64_t ops = 0;
+    for (int i = 0; i < n && i < 32; i++)
+        if (strcmp(st[i].coll, "send_recv") == 0 && strcmp(st[i].algo, "any_source") == 0)
+            ops += st[i].ops;
+    checks++;
+    if (ops < want)
+        FAIL("statistics: %llu receives from any source (send_recv, any_source), want %llu",
+             (unsigned long long)ops, (unsigned long long)want);
+}
+
+void any_source(tc_comm_t *world)
 {
     size_t counts[] = {7, 300001};
+    /* on a dup: the matrix filled the world's statistics (32 collective-algorithm entries) */
+    tc_comm_t *comm = NULL;
+    tc_status_t st = tc_comm_dup(world, NULL, &comm);
+    if (st != TC_OK) {
+        status_fail("dup for the receives from any source", st, tc_last_error());
+        return;
+    }
     for (int c = 0; c < 2; c++)
         for (int async = 0; async < 2; async++)
             gather_any(comm, (c * 2 + async) % nranks, counts[c], async);
+    if (rank == 0)
+        counted(comm, (uint64_t)nranks); /* the first case's, at least */
     if (nranks > 1)
         given_rank_first(comm);
     refusals(comm);
     times_out(comm);
+    tc_comm_destroy(comm);
 }
