@@ -76,6 +76,7 @@ static void comm_free(tc_rt_comm_t *comm)
         free(p2p->step_tags);
         free(p2p);
     }
+    free(comm->p2p_one);
     tc_rt_plan_cache_free(comm);
     tc_hints_free(&comm->hints);
     tc_rt_fr_free(comm);

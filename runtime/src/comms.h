@@ -44,7 +44,8 @@ struct tc_rt_comm {
     uint32_t fr_cap;
     uint64_t fr_next;
     void *user; /* atomic: the mark of the thread inside a call that starts operations */
-    tc_rt_work_t *p2p_work;   /* blocking send/recv without a work object, reused */
+    tc_rt_work_t *p2p_work;   /* blocking send/recv batches without a work object, reused */
+    tc_rt_work_t *p2p_one;    /* a blocking single send or recv without one (p2p_one.c) */
     tc_rt_work_t inline_work; /* blocking operations without a work object */
     tc_rt_work_t *works;      /* live heap works */
     uint64_t sched_uses;

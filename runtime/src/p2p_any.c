@@ -28,16 +28,16 @@ static void any_unlink(tc_rt_work_t *w)
 {
     tc_rt_comm_t *comm = w->comm;
     tc_rt_work_t *prev = NULL;
-    for (tc_rt_work_t *x = comm->any_head; x; prev = x, x = x->any.next) {
+    for (tc_rt_work_t *x = comm->any_head; x; prev = x, x = x->one.next) {
         if (x != w)
             continue;
         if (prev)
-            prev->any.next = w->any.next;
+            prev->one.next = w->one.next;
         else
-            comm->any_head = w->any.next;
+            comm->any_head = w->one.next;
         if (comm->any_tail == w)
             comm->any_tail = prev;
-        w->any.next = NULL;
+        w->one.next = NULL;
         return;
     }
 }
@@ -45,19 +45,19 @@ static void any_unlink(tc_rt_work_t *w)
 static void any_describe(const tc_rt_work_t *w, char *buf, size_t cap)
 {
     const tc_rt_comm_t *comm = w->comm;
-    if (w->any.src >= 0)
-        snprintf(buf, cap, "(%zu bytes, rank %d of %d, from rank %d)", w->any.cap, comm->rank,
-                 comm->size, w->any.src);
+    if (w->one.peer >= 0)
+        snprintf(buf, cap, "(%zu bytes, rank %d of %d, from rank %d)", w->one.cap, comm->rank,
+                 comm->size, w->one.peer);
     else
-        snprintf(buf, cap, "(%zu bytes, rank %d of %d, from any rank)", w->any.cap, comm->rank,
+        snprintf(buf, cap, "(%zu bytes, rank %d of %d, from any rank)", w->one.cap, comm->rank,
                  comm->size);
 }
 
 /* The rank matched, or every rank of the communicator (as many as fit). */
 static void any_awaited(const tc_rt_work_t *w, char *buf, size_t cap)
 {
-    if (w->any.src >= 0) {
-        snprintf(buf, cap, "%d", w->any.src);
+    if (w->one.peer >= 0) {
+        snprintf(buf, cap, "%d", w->one.peer);
         return;
     }
     size_t used = 0;
@@ -78,20 +78,20 @@ static int any_error(tc_rt_work_t *w, tc_status_t st, const char *why)
 static int any_received(tc_rt_work_t *w, tc_status_t st)
 {
     char why[192];
-    const tc_rt_work_any_t *a = &w->any;
+    const tc_rt_work_one_t *a = &w->one;
     if (st == TC_OK && a->req.bytes == a->cap)
         return 0;
     if (st == TC_ERR_TRUNCATED || st == TC_OK) {
         snprintf(why, sizeof(why),
                  "rank %d sent %s bytes than the %zu this receive expects (the ranks passed "
                  "different counts)",
-                 a->src, st == TC_OK ? "fewer" : "more", a->cap);
+                 a->peer, st == TC_OK ? "fewer" : "more", a->cap);
         return any_error(w, TC_ERR_MISMATCH, why);
     }
-    const tc_tp_ep_t *ep = tc_rt_world_ep_get(w->comm->world, tc_rt_world_rank(w->comm, a->src));
+    const tc_tp_ep_t *ep = tc_rt_world_ep_get(w->comm->world, tc_rt_world_rank(w->comm, a->peer));
     if (st == TC_ERR_PEER_FAILED || (ep && ep->failed == TC_ERR_PEER_FAILED)) {
         st = TC_ERR_PEER_FAILED;
-        w->failed_peer = tc_rt_world_rank(w->comm, a->src); /* named by the failure path */
+        w->failed_peer = tc_rt_world_rank(w->comm, a->peer); /* named by the failure path */
     }
     return any_error(w, st, ep && ep->failed != TC_OK ? tc_tp_ep_error(ep) : tc_status_string(st));
 }
@@ -99,12 +99,12 @@ static int any_received(tc_rt_work_t *w, tc_status_t st)
 /* Take the message found on @p ep from rank @p q: its tag is consumed, the receive posted. */
 static int any_take(tc_rt_work_t *w, int q, tc_tp_ep_t *ep)
 {
-    tc_rt_work_any_t *a = &w->any;
+    tc_rt_work_one_t *a = &w->one;
     uint64_t tag;
     tc_status_t st = tc_rt_p2p_tag(w->comm, q, 0, 1, &tag);
     if (st != TC_OK)
         return any_error(w, st, tc_last_error());
-    a->src = q;
+    a->peer = q;
     a->look = (q + 1) % w->comm->size;
     any_unlink(w);
     w->call.root = q; /* the flight recorder's peer from now on */
@@ -117,9 +117,9 @@ static int any_take(tc_rt_work_t *w, int q, tc_tp_ep_t *ep)
 
 static int any_pass(tc_rt_work_t *w)
 {
-    tc_rt_work_any_t *a = &w->any;
+    tc_rt_work_one_t *a = &w->one;
     tc_rt_comm_t *comm = w->comm;
-    if (a->src >= 0) {
+    if (a->peer >= 0) {
         tc_status_t st = __atomic_load_n(&a->req.status, __ATOMIC_ACQUIRE);
         return st == TC_INPROGRESS ? 0 : any_received(w, st);
     }
@@ -158,21 +158,21 @@ static int any_pass(tc_rt_work_t *w)
 
 static int any_done(const tc_rt_work_t *w)
 {
-    return w->any.src >= 0 &&
-           __atomic_load_n(&w->any.req.status, __ATOMIC_ACQUIRE) != TC_INPROGRESS;
+    return w->one.peer >= 0 &&
+           __atomic_load_n(&w->one.req.status, __ATOMIC_ACQUIRE) != TC_INPROGRESS;
 }
 
 static void any_end(tc_rt_work_t *w, tc_status_t st)
 {
     (void)st;
     any_unlink(w);
-    if (w->any.src < 0 || __atomic_load_n(&w->any.req.status, __ATOMIC_ACQUIRE) != TC_INPROGRESS)
+    if (w->one.peer < 0 || __atomic_load_n(&w->one.req.status, __ATOMIC_ACQUIRE) != TC_INPROGRESS)
         return;
     /* nothing may land in the caller's buffer after the end */
     tc_rt_world_t *world = w->comm->world;
-    int wq = tc_rt_world_rank(w->comm, w->any.src);
+    int wq = tc_rt_world_rank(w->comm, w->one.peer);
     tc_tp_ep_t *ep = tc_rt_world_ep_get(world, wq);
-    if (ep && (!ep->ops->cancel || ep->ops->cancel(ep, &w->any.req) != TC_OK))
+    if (ep && (!ep->ops->cancel || ep->ops->cancel(ep, &w->one.req) != TC_OK))
         tc_rt_world_ep_drop(world, wq); /* closing the endpoint ends the request */
 }
 
@@ -208,9 +208,9 @@ tc_status_t tc_rt_any_issue(tc_rt_comm_t *comm, const tc_rt_p2p_t *op, int64_t t
                             comm->name);
     size_t bytes = op->count * tc_dtype_size(op->dtype);
     w->ops = &any_ops;
-    w->any = (tc_rt_work_any_t){.buf = op->buf,
+    w->one = (tc_rt_work_one_t){.buf = op->buf,
                                 .cap = bytes,
-                                .src = -1,
+                                .peer = -1,
                                 .look = (comm->rank + 1) % comm->size,
                                 .req = TC_TP_REQ_INIT};
     w->op = (tc_rt_op_t){TC_COLL_COUNT, ++comm->p2p_ops, comm->name, "recv_any"};
@@ -228,7 +228,7 @@ tc_status_t tc_rt_any_issue(tc_rt_comm_t *comm, const tc_rt_p2p_t *op, int64_t t
     tc_rt_fr_begin(w, now);
     tc_rt_stats_hook_before(w);
     if (comm->any_tail)
-        comm->any_tail->any.next = w;
+        comm->any_tail->one.next = w;
     else
         comm->any_head = w;
     comm->any_tail = w;
@@ -266,6 +266,6 @@ tc_status_t tc_rt_work_source(const tc_rt_work_t *w, int *src_p)
     if (w->result != TC_OK)
         return tc_error_set(TC_ERR_INVALID_STATE, "%s ended without a message: %s",
                             tc_rt_op_what(&w->op, what, sizeof(what)), w->error);
-    *src_p = w->any.src;
+    *src_p = w->one.peer;
     return TC_OK;
 }

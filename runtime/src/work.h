@@ -52,15 +52,18 @@ typedef struct tc_rt_work_rma {
     tc_tp_req_t req[2]; /* data, then signal */
 } tc_rt_work_rma_t;
 
-/* A receive from any source (p2p_any.c): it waits for a message from some rank, then takes it. */
-typedef struct tc_rt_work_any {
+/* One send or receive run without a schedule: a receive from any source (p2p_any.c), which
+ * waits for a message from some rank then takes it, or a blocking send or receive of a given
+ * rank (p2p_one.c). */
+typedef struct tc_rt_work_one {
     tc_rt_work_t *next; /* the communicator's receives from any source not yet matched, in order */
     void *buf;
     size_t cap; /* bytes */
-    int src;    /* the rank its message came from, or -1 until one is matched */
-    int look;   /* the rank looked at first by the next pass (fairness) */
+    int peer;   /* the other rank; from any source: -1 until a message is matched */
+    int send;
+    int look; /* from any source: the rank looked at first by the next pass (fairness) */
     tc_tp_req_t req;
-} tc_rt_work_any_t;
+} tc_rt_work_one_t;
 
 struct tc_rt_work {
     tc_rt_comm_t *comm;          /* NULL once the communicator is destroyed */
@@ -99,7 +102,7 @@ struct tc_rt_work {
     tc_rt_exec_t ex;
     const tc_rt_work_ops_t *ops; /* NULL: the schedule runs (executor) */
     tc_rt_work_rma_t rma;        /* with ops: a window's operation */
-    tc_rt_work_any_t any;        /* with ops: a receive from any source */
+    tc_rt_work_one_t one;        /* with ops: one send or receive (p2p_any.c, p2p_one.c) */
 };
 
 /* The state is read without the lock by waiters and testers: what a work
@@ -132,6 +135,11 @@ TC_MUST_USE tc_status_t tc_rt_any_check(tc_rt_comm_t *comm, const tc_rt_p2p_t *o
 /* Issue the receive from any source @p op (flags, work_p as tc_rt_p2p_issue); lock held. */
 TC_MUST_USE tc_status_t tc_rt_any_issue(tc_rt_comm_t *comm, const tc_rt_p2p_t *op,
                                         int64_t timeout_ms, int flags, tc_rt_work_t **work_p);
+
+/* p2p_one.c: run the blocking send or receive @p op of a given rank without a schedule, on the
+ * communicator's own work (comm->p2p_one); lock held. */
+TC_MUST_USE tc_status_t tc_rt_one_run(tc_rt_comm_t *comm, const tc_rt_p2p_t *op,
+                                      int64_t timeout_ms);
 
 /* work_progress.c */
 /* Wait (lock held) for @p work, at most until @p wait_deadline (0: its own). */

@@ -1,0 +1,169 @@
+/* A blocking send or receive of a given rank without a work object (the work module): no
+ * schedule, plan or executor, but one transport request on the communicator's own work
+ * (comm->p2p_one, made once), waited for like any work, so the flight recorder, the statistics
+ * (send_recv, "p2p"), timeouts, failures and cancellation behave as on the general path. Its
+ * tag is the rank's next one, as a batch's would be. Batches, asynchronous operations and calls
+ * that want a work object take the general path (a schedule of SEND/RECV steps). */
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "comms.h"
+#include "obs.h"
+#include "progress.h"
+#include "tcomms/base/time.h"
+
+static void one_describe(const tc_rt_work_t *w, char *buf, size_t cap)
+{
+    snprintf(buf, cap, "(p2p, rank %d of %d, %s rank %d)", w->comm->rank, w->comm->size,
+             w->one.send ? "send to" : "recv from", w->one.peer);
+}
+
+static void one_awaited(const tc_rt_work_t *w, char *buf, size_t cap)
+{
+    snprintf(buf, cap, "%d%s", w->one.peer, w->one.send ? " (to accept our sends)" : "");
+}
+
+/* An error of the operation, its text naming it and the peer. */
+static int one_error(tc_rt_work_t *w, tc_status_t st, const char *why)
+{
+    char what[128], desc[96];
+    one_describe(w, desc, sizeof(desc));
+    return (int)tc_error_set(st, "%s %s: %s", tc_rt_op_what(&w->op, what, sizeof(what)), desc, why);
+}
+
+/* The request ended with @p st: 0 when it moved the bytes expected, else the error. */
+static int one_result(tc_rt_work_t *w, tc_status_t st)
+{
+    const tc_rt_work_one_t *o = &w->one;
+    char why[192];
+    if (st == TC_OK && (o->send || o->req.bytes == o->cap))
+        return 0;
+    if (st == TC_ERR_TRUNCATED && !o->send) {
+        snprintf(why, sizeof(why),
+                 "rank %d sent more than the %zu bytes this receive expects (the ranks passed "
+                 "different counts)",
+                 o->peer, o->cap);
+        return one_error(w, TC_ERR_MISMATCH, why);
+    }
+    if (st == TC_OK) {
+        snprintf(why, sizeof(why),
+                 "received %zu bytes from rank %d, expected %zu (the ranks passed different "
+                 "counts)",
+                 o->req.bytes, o->peer, o->cap);
+        return one_error(w, TC_ERR_MISMATCH, why);
+    }
+    int wpeer = tc_rt_world_rank(w->comm, o->peer);
+    const tc_tp_ep_t *ep = tc_rt_world_ep_get(w->comm->world, wpeer);
+    if (st == TC_ERR_PEER_FAILED || (ep && ep->failed == TC_ERR_PEER_FAILED)) {
+        st = TC_ERR_PEER_FAILED;
+        w->failed_peer = wpeer; /* named by the failure path */
+    }
+    return one_error(w, st,
+                     ep && tc_tp_ep_error(ep)[0] ? tc_tp_ep_error(ep) : tc_status_string(st));
+}
+
+static int one_pass(tc_rt_work_t *w)
+{
+    tc_status_t st = __atomic_load_n(&w->one.req.status, __ATOMIC_ACQUIRE);
+    return st == TC_INPROGRESS ? 0 : one_result(w, st);
+}
+
+static int one_done(const tc_rt_work_t *w)
+{
+    return __atomic_load_n(&w->one.req.status, __ATOMIC_ACQUIRE) != TC_INPROGRESS;
+}
+
+static void one_end(tc_rt_work_t *w, tc_status_t st)
+{
+    (void)st;
+    if (__atomic_load_n(&w->one.req.status, __ATOMIC_ACQUIRE) != TC_INPROGRESS)
+        return;
+    /* nothing may touch the caller's buffer after the end: take the request back, or close
+     * the endpoint, which ends it */
+    tc_rt_world_t *world = w->comm->world;
+    int wpeer = tc_rt_world_rank(w->comm, w->one.peer);
+    tc_tp_ep_t *ep = tc_rt_world_ep_get(world, wpeer);
+    if (ep && (!ep->ops->cancel || ep->ops->cancel(ep, &w->one.req) != TC_OK))
+        tc_rt_world_ep_drop(world, wpeer);
+}
+
+static const tc_rt_work_ops_t one_ops = {one_pass,     one_done,    one_end,
+                                         one_describe, one_awaited, "p2p"};
+
+/* Post the request of the started work @p w; TC_OK or the error (set). */
+static tc_status_t one_post(tc_rt_work_t *w, uint64_t tag)
+{
+    tc_rt_world_t *world = w->comm->world;
+    tc_rt_work_one_t *o = &w->one;
+    int wpeer = tc_rt_world_rank(w->comm, o->peer);
+    tc_tp_ep_t *ep = world->eps[wpeer];
+    tc_status_t st;
+    if (!ep && (st = tc_rt_world_ep(world, wpeer, w->deadline, &ep)) != TC_OK) {
+        char why[320];
+        snprintf(why, sizeof(why), "connecting to rank %d: %s", o->peer, tc_last_error());
+        return (tc_status_t)one_error(w, st, why);
+    }
+    o->req = (tc_tp_req_t)TC_TP_REQ_INIT;
+    tc_error_clear(); /* a failed post's detail is the transport's, not an older one */
+    st = o->send ? tc_tp_send(ep, tag, o->buf, o->cap, &o->req)
+                 : tc_tp_recv(ep, tag, o->buf, o->cap, &o->req);
+    if (st == TC_OK || st == TC_INPROGRESS)
+        return TC_OK;
+    return (tc_status_t)one_error(w, st,
+                                  tc_tp_ep_error(ep)[0] ? tc_tp_ep_error(ep)
+                                  : tc_last_error()[0]  ? tc_last_error()
+                                                        : tc_status_string(st));
+}
+
+tc_status_t tc_rt_one_run(tc_rt_comm_t *comm, const tc_rt_p2p_t *op, int64_t timeout_ms)
+{
+    tc_rt_work_t *w = comm->p2p_one;
+    if (!w) {
+        if (!(w = calloc(1, sizeof(*w))))
+            return tc_error_set(TC_ERR_NO_MEMORY, "send/recv on comm '%s': work object",
+                                comm->name);
+        w->comm = comm;
+        comm->p2p_one = w;
+    }
+    if (tc_rt_work_get_state(w) == TC_RT_WORK_RUNNING)
+        return tc_error_set(TC_ERR_INVALID_STATE,
+                            "send/recv on comm '%s': another blocking send/recv is running "
+                            "(calls on one communicator must not be concurrent)",
+                            comm->name);
+    uint64_t tag;
+    tc_status_t st = tc_rt_p2p_tag(comm, op->peer, op->is_send, 1, &tag);
+    if (st != TC_OK)
+        return st;
+    size_t bytes = op->count * tc_dtype_size(op->dtype);
+    w->ops = &one_ops;
+    w->one = (tc_rt_work_one_t){
+        .buf = op->buf, .cap = bytes, .peer = op->peer, .send = op->is_send, .req = TC_TP_REQ_INIT};
+    w->op = (tc_rt_op_t){TC_COLL_COUNT, ++comm->p2p_ops, comm->name, NULL};
+    w->call = (tc_rt_coll_t){
+        .coll = TC_COLL_COUNT, .count = bytes, .dtype = TC_UINT8, .op = TC_SUM, .root = -1};
+    w->async = 0;
+    w->timeout_ms = timeout_ms > 0 ? timeout_ms : comm->timeout_ms;
+    uint64_t now = tc_time_ns();
+    w->deadline = tc_deadline_add_ms(now, (uint64_t)w->timeout_ms);
+    w->failed_peer = -1;
+    w->start_ns = now;
+    w->error[0] = '\0';
+    w->result = TC_INPROGRESS;
+    tc_rt_fr_begin(w, now);
+    tc_rt_stats_hook_before(w);
+    tc_rt_work_set_state(w, TC_RT_WORK_RUNNING);
+    if (tc_rt_work_link(w)) {
+        tc_status_t posted = one_post(w, tag);
+        int c = posted != TC_OK ? (int)posted : one_pass(w);
+        if (c < 0) {
+            tc_rt_work_fail(w, (tc_status_t)c);
+        } else if (one_done(w)) {
+            tc_rt_work_end(w, TC_OK);
+        } else {
+            tc_status_t ignored = tc_rt_work_wait_locked(w, 0); /* bounded by its deadline */
+            (void)ignored;                                      /* the result is the work's */
+        }
+    }
+    st = w->result;
+    return st == TC_OK ? TC_OK : tc_error_set(st, "%s", w->error);
+}
