@@ -112,6 +112,7 @@ static int any_take(tc_rt_work_t *w, int q, tc_tp_ep_t *ep)
     st = tc_tp_recv(ep, tag, a->buf, a->cap, &a->req);
     if (st != TC_OK && st != TC_INPROGRESS)
         return any_received(w, st);
+    a->posted = 1;
     return 1;
 }
 
@@ -166,7 +167,7 @@ static void any_end(tc_rt_work_t *w, tc_status_t st)
 {
     (void)st;
     any_unlink(w);
-    if (w->one.peer < 0 || __atomic_load_n(&w->one.req.status, __ATOMIC_ACQUIRE) != TC_INPROGRESS)
+    if (!w->one.posted || __atomic_load_n(&w->one.req.status, __ATOMIC_ACQUIRE) != TC_INPROGRESS)
         return;
     /* nothing may land in the caller's buffer after the end */
     tc_rt_world_t *world = w->comm->world;

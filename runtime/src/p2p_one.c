@@ -76,7 +76,7 @@ static int one_done(const tc_rt_work_t *w)
 static void one_end(tc_rt_work_t *w, tc_status_t st)
 {
     (void)st;
-    if (__atomic_load_n(&w->one.req.status, __ATOMIC_ACQUIRE) != TC_INPROGRESS)
+    if (!w->one.posted || __atomic_load_n(&w->one.req.status, __ATOMIC_ACQUIRE) != TC_INPROGRESS)
         return;
     /* nothing may touch the caller's buffer after the end: take the request back, or close
      * the endpoint, which ends it */
@@ -107,8 +107,10 @@ static tc_status_t one_post(tc_rt_work_t *w, uint64_t tag)
     tc_error_clear(); /* a failed post's detail is the transport's, not an older one */
     st = o->send ? tc_tp_send(ep, tag, o->buf, o->cap, &o->req)
                  : tc_tp_recv(ep, tag, o->buf, o->cap, &o->req);
-    if (st == TC_OK || st == TC_INPROGRESS)
+    if (st == TC_OK || st == TC_INPROGRESS) {
+        o->posted = 1;
         return TC_OK;
+    }
     return (tc_status_t)one_error(w, st,
                                   tc_tp_ep_error(ep)[0] ? tc_tp_ep_error(ep)
                                   : tc_last_error()[0]  ? tc_last_error()

@@ -61,7 +61,8 @@ typedef struct tc_rt_work_one {
     size_t cap; /* bytes */
     int peer;   /* the other rank; from any source: -1 until a message is matched */
     int send;
-    int look; /* from any source: the rank looked at first by the next pass (fairness) */
+    int posted; /* req was posted: an end before it completes takes it back */
+    int look;   /* from any source: the rank looked at first by the next pass (fairness) */
     tc_tp_req_t req;
 } tc_rt_work_one_t;
 
