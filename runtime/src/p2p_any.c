@@ -167,14 +167,7 @@ static void any_end(tc_rt_work_t *w, tc_status_t st)
 {
     (void)st;
     any_unlink(w);
-    if (!w->one.posted || __atomic_load_n(&w->one.req.status, __ATOMIC_ACQUIRE) != TC_INPROGRESS)
-        return;
-    /* nothing may land in the caller's buffer after the end */
-    tc_rt_world_t *world = w->comm->world;
-    int wq = tc_rt_world_rank(w->comm, w->one.peer);
-    tc_tp_ep_t *ep = tc_rt_world_ep_get(world, wq);
-    if (ep && (!ep->ops->cancel || ep->ops->cancel(ep, &w->one.req) != TC_OK))
-        tc_rt_world_ep_drop(world, wq); /* closing the endpoint ends the request */
+    tc_rt_one_take_back(w);
 }
 
 static const tc_rt_work_ops_t any_ops = {any_pass,     any_done,    any_end,

@@ -73,18 +73,21 @@ static int one_done(const tc_rt_work_t *w)
     return __atomic_load_n(&w->one.req.status, __ATOMIC_ACQUIRE) != TC_INPROGRESS;
 }
 
-static void one_end(tc_rt_work_t *w, tc_status_t st)
+void tc_rt_one_take_back(tc_rt_work_t *w)
 {
-    (void)st;
     if (!w->one.posted || __atomic_load_n(&w->one.req.status, __ATOMIC_ACQUIRE) != TC_INPROGRESS)
         return;
-    /* nothing may touch the caller's buffer after the end: take the request back, or close
-     * the endpoint, which ends it */
     tc_rt_world_t *world = w->comm->world;
     int wpeer = tc_rt_world_rank(w->comm, w->one.peer);
     tc_tp_ep_t *ep = tc_rt_world_ep_get(world, wpeer);
     if (ep && (!ep->ops->cancel || ep->ops->cancel(ep, &w->one.req) != TC_OK))
-        tc_rt_world_ep_drop(world, wpeer);
+        tc_rt_world_ep_drop(world, wpeer); /* closing the endpoint ends the request */
+}
+
+static void one_end(tc_rt_work_t *w, tc_status_t st)
+{
+    (void)st;
+    tc_rt_one_take_back(w);
 }
 
 static const tc_rt_work_ops_t one_ops = {one_pass,     one_done,    one_end,

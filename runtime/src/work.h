@@ -141,6 +141,9 @@ TC_MUST_USE tc_status_t tc_rt_any_issue(tc_rt_comm_t *comm, const tc_rt_p2p_t *o
  * communicator's own work (comm->p2p_one); lock held. */
 TC_MUST_USE tc_status_t tc_rt_one_run(tc_rt_comm_t *comm, const tc_rt_p2p_t *op,
                                       int64_t timeout_ms);
+/* At the end of a work of either kind: nothing may touch the caller's buffer after it, so a
+ * request still pending is taken back, or its endpoint closed, which ends it. */
+void tc_rt_one_take_back(tc_rt_work_t *work);
 
 /* work_progress.c */
 /* Wait (lock held) for @p work, at most until @p wait_deadline (0: its own). */

@@ -173,6 +173,17 @@ static void shrink_and_check(tc_comm_t *comm, int size, const int *dead, int nde
     tc_comm_destroy(small);
 }
 
+/* How long after the victim's death (@p t_err: when this rank's call failed) it was seen, then
+ * the shrink without it. */
+static void detected_then_shrink(tc_comm_t *comm, tc_status_t st, double t_err, int size,
+                                 int victim)
+{
+    double k = killed_at(victim);
+    printf("rank %d: detect_ms %.1f (%s)\n", rank, k > 0 ? t_err - k : -1.0, tc_status_string(st));
+    int dead[1] = {victim};
+    shrink_and_check(comm, size, dead, 1);
+}
+
 int main(int argc, char **argv)
 {
     if (argc < 3) {
@@ -242,11 +253,7 @@ int main(int argc, char **argv)
                                          : tc_barrier(comm, NULL, NULL);
         t_err = now_ms();
         check_failure(st, TC_ERR_PEER_FAILED, victim, "waiting while the victim died");
-        double k = killed_at(victim);
-        printf("rank %d: detect_ms %.1f (%s)\n", rank, k > 0 ? t_err - k : -1.0,
-               tc_status_string(st));
-        int dead[1] = {victim};
-        shrink_and_check(comm, size, dead, 1);
+        detected_then_shrink(comm, st, t_err, size, victim);
         tc_comm_destroy(comm);
         printf("rank %d: %s victim %d: %d failures\n", rank, mode, victim, fails);
         return fails != 0;
@@ -385,11 +392,7 @@ int main(int argc, char **argv)
         usleep(1500000);
     } else if (strcmp(mode, "stop-hb") == 0) {
         check_failure(st, TC_ERR_PEER_FAILED, victim, "with the victim stopped (heartbeats)");
-        double k = killed_at(victim);
-        printf("rank %d: detect_ms %.1f (%s)\n", rank, k > 0 ? t_err - k : -1.0,
-               tc_status_string(st));
-        int dead[1] = {victim};
-        shrink_and_check(comm, size, dead, 1);
+        detected_then_shrink(comm, st, t_err, size, victim);
     } else if (strcmp(mode, "revoke") == 0) {
         if (st != TC_ERR_REVOKED)
             FAIL("after the revoke: got %s, want TC_ERR_REVOKED (%s)", tc_status_string(st),
