@@ -656,75 +656,6 @@ tc_status_t tc_scatter(tc_comm_t *comm, const void *sendbuf, void *recvbuf, size
 tc_status_t tc_barrier(tc_comm_t *comm, const tc_op_opts_t *opts, tc_work_t **work_p);
 
 /**
- * @brief Send @p count elements to rank @p peer of @p comm.
- *
- * Messages between two ranks are received in the order they were sent. The
- * receiver's count must equal the sender's (TC_ERR_MISMATCH otherwise).
- * Inside tc_batch_begin() / tc_batch_end() the send is only recorded.
- * @param comm the communicator.
- * @param buf the data: input at the root (or the sender), output elsewhere.
- * @param count number of elements (per rank where the collective says so).
- * @param dtype element type.
- * @param peer the other rank.
- * @param opts per-operation options (timeout, hints, async), or NULL.
- * @param work_p receives a work object (required with opts->async), or NULL.
- * @return TC_OK, or an error status with the detail in tc_last_error() (see @ref tc_ops).
- */
-tc_status_t tc_send(tc_comm_t *comm, const void *buf, size_t count, tc_dtype_t dtype, int peer,
-                    const tc_op_opts_t *opts, tc_work_t **work_p);
-
-/** @brief tc_recv()'s peer for a message from any rank of the communicator. */
-#define TC_ANY_SOURCE (-1)
-
-/**
- * @brief Receive @p count elements from rank @p peer (see tc_send()), or from
- *        whichever rank's message comes first with @p peer TC_ANY_SOURCE.
- *
- * A receive from any source takes the next message of one rank (messages
- * between two ranks still match in issue order, and receives from any source
- * among themselves); tc_work_source() tells which rank, so pass @p work_p to
- * learn it. It is issued alone, not inside a batch (TC_ERR_UNSUPPORTED);
- * while one has no message yet, a receive from a given rank on the same
- * communicator is refused with TC_ERR_INVALID_STATE (which message each would
- * take would depend on when they arrive). It looks at every rank of the
- * communicator on each progress pass and connects to all of them first.
- * @param comm the communicator.
- * @param buf the data: input at the root (or the sender), output elsewhere.
- * @param count number of elements (per rank where the collective says so).
- * @param dtype element type.
- * @param peer the other rank, or TC_ANY_SOURCE.
- * @param opts per-operation options (timeout, hints, async), or NULL.
- * @param work_p receives a work object (required with opts->async), or NULL.
- * @return TC_OK; TC_ERR_MISMATCH when the sender's count differs, larger or
- *         smaller (the detail names the bytes expected and the peer; nothing
- *         is written past @p count elements; the communicator is then
- *         unusable, see @ref tc_ops), or another error status with the detail
- *         in tc_last_error() (see @ref tc_ops).
- */
-tc_status_t tc_recv(tc_comm_t *comm, void *buf, size_t count, tc_dtype_t dtype, int peer,
-                    const tc_op_opts_t *opts, tc_work_t **work_p);
-
-/**
- * @brief Start recording a batch: tc_send() and tc_recv() calls on @p comm
- *        until tc_batch_end() are issued together, concurrently.
- *
- * Inside a batch, send and recv take NULL opts and work_p; any other
- * operation on @p comm is TC_ERR_INVALID_STATE.
- * @param comm the communicator.
- * @return TC_OK, or an error status with the detail in tc_last_error() (see @ref tc_ops).
- */
-tc_status_t tc_batch_begin(tc_comm_t *comm);
-
-/**
- * @brief Issue every send and receive recorded since tc_batch_begin().
- * @param comm the communicator.
- * @param opts per-operation options (timeout, hints, async), or NULL.
- * @param work_p receives a work object (required with opts->async), or NULL.
- * @return TC_OK, or an error status with the detail in tc_last_error() (see @ref tc_ops).
- */
-tc_status_t tc_batch_end(tc_comm_t *comm, const tc_op_opts_t *opts, tc_work_t **work_p);
-
-/**
  * @brief Prepare an all-gather that is started many times with tc_work_start()
  *        (same buffers, same counts), like torchcomms' persistent all_gather.
  *
@@ -795,16 +726,6 @@ tc_status_t tc_work_status(const tc_work_t *work, tc_work_state_t *state_p,
 const char *tc_work_error(const tc_work_t *work);
 
 /**
- * @brief The rank whose message a completed receive from any source took
- *        (tc_recv() with TC_ANY_SOURCE).
- * @param work the work object.
- * @param src_p receives the rank.
- * @return TC_OK; TC_ERR_INVALID_ARG for a work of another operation;
- *         TC_ERR_INVALID_STATE while it runs or when it failed (its error).
- */
-tc_status_t tc_work_source(const tc_work_t *work, int *src_p);
-
-/**
  * @brief Free a work object. A work still in progress is first waited for (up
  *        to its timeout) so that no transfer into freed buffers can follow.
  * @param work the work object.
@@ -817,7 +738,9 @@ tc_status_t tc_work_free(tc_work_t *work);
 }
 #endif
 
-/* The one-sided windows, declared apart; every program including this header gets them. */
+/* Point-to-point and the one-sided windows, declared apart; every program including this
+ * header gets them. */
+#include "tcomms/p2p.h"
 #include "tcomms/win.h"
 
 #endif /* TCOMMS_TCOMMS_H */
