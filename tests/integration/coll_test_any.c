@@ -1,8 +1,9 @@
 /* Receives from any source (tc_recv with TC_ANY_SOURCE): a root takes one message from every
  * rank, itself included, in whatever order they come, blocking and all at once asynchronously,
  * small and large; a receive from a given rank issued first takes that rank's first message;
- * the refusals (a given-rank receive while one from any source waits, inside a batch, a send
- * to TC_ANY_SOURCE, tc_work_source of other works); a timeout that names what it waited for.
+ * receives from any source posted at once match in issue order; the refusals (a given-rank
+ * receive while one from any source waits, inside a batch, a send to TC_ANY_SOURCE,
+ * tc_work_source of other works); a timeout that names what it waited for.
  * Every message is checked element by element against the payload of the rank the receive
  * says it came from. */
 #include <stdlib.h>
@@ -136,6 +137,43 @@ static void given_rank_first(tc_comm_t *comm)
     }
 }
 
+/* Rank 0 posts two receives from any source at once, then rank 1 sends it two messages: the
+ * receive issued first takes the first message (they match in issue order, whichever looks
+ * first in a progress pass). */
+static void in_issue_order(tc_comm_t *comm)
+{
+    const char *what = "two receives from any source, then two messages of rank 1";
+    salt = mix(salt + 1);
+    size_t count = 5;
+    unsigned char *a = buf_new(count * 4, FILL_BYTE), *b = buf_new(count * 4, FILL_BYTE);
+    unsigned char *m0 = message(count, 1, 0, 0), *m1 = message(count, 1, 0, 1);
+    tc_op_opts_t oa = {sizeof(tc_op_opts_t), TIMEOUT_MS, NULL, 1};
+    tc_work_t *wa = NULL, *wb = NULL;
+    if (rank == 0) {
+        expect(tc_recv(comm, a, count, TC_UINT32, TC_ANY_SOURCE, &oa, &wa), TC_OK, what);
+        expect(tc_recv(comm, b, count, TC_UINT32, TC_ANY_SOURCE, &oa, &wb), TC_OK, what);
+    }
+    expect(tc_barrier(comm, NULL, NULL), TC_OK, "barrier before the two messages");
+    if (rank == 1) {
+        expect(tc_send(comm, m0, count, TC_UINT32, 0, NULL, NULL), TC_OK, what);
+        expect(tc_send(comm, m1, count, TC_UINT32, 0, NULL, NULL), TC_OK, what);
+    }
+    if (rank == 0 && wa && wb) {
+        expect(tc_work_wait(wa, TIMEOUT_MS), TC_OK, what);
+        expect(tc_work_wait(wb, TIMEOUT_MS), TC_OK, what);
+        int sa = source_of(wa, what), sb = source_of(wb, what);
+        checks++;
+        if (sa != 1 || sb != 1)
+            FAIL("%s: sources %d and %d, want 1 and 1", what, sa, sb);
+        check_from(a, count, 1, 0, 0, what);
+        check_from(b, count, 1, 0, 1, what);
+    }
+    free(a);
+    free(b);
+    free(m0);
+    free(m1);
+}
+
 /* Rank 0 posts a receive from any source that waits (nothing is sent before the barrier) and
  * makes the calls that are refused meanwhile; then the last rank sends it its message. */
 static void refusals(tc_comm_t *comm)
@@ -240,8 +278,10 @@ void any_source(tc_comm_t *world)
             gather_any(comm, (c * 2 + async) % nranks, counts[c], async);
     if (rank == 0)
         counted(comm, (uint64_t)nranks); /* the first case's, at least */
-    if (nranks > 1)
+    if (nranks > 1) {
         given_rank_first(comm);
+        in_issue_order(comm);
+    }
     refusals(comm);
     times_out(comm);
     tc_comm_destroy(comm);
