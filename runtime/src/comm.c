@@ -157,7 +157,7 @@ void tc_rt_comm_adopt(tc_rt_comm_t *comm)
 }
 
 typedef struct {
-    int64_t color, key, next_id;
+    int64_t color, key, id; /* id: the lowest free id the rank reserved (comm_ids.c) */
 } split_entry_t;
 
 typedef struct {
@@ -185,15 +185,16 @@ static tc_status_t comm_exchange(tc_rt_comm_t *parent, tc_rt_coll_t *call, const
     return st;
 }
 
-/* Everyone's (color, key, next free id), gathered over the parent. */
-static tc_status_t split_gather(tc_rt_comm_t *parent, int color, int key, split_entry_t **all_p)
+/* Everyone's (color, key, proposed id), gathered over the parent; this rank's proposal,
+ * reserved, in @p *held_p (the caller gives it back). */
+static tc_status_t split_gather(tc_rt_comm_t *parent, int color, int key, split_entry_t **all_p,
+                                int64_t *held_p)
 {
     split_entry_t *all = calloc((size_t)parent->size, sizeof(*all));
     if (!all)
         return tc_error_set(TC_ERR_NO_MEMORY, "split: %d entries", parent->size);
-    tc_rt_world_lock(parent->world);
-    split_entry_t mine = {color, key, parent->world->next_comm_id};
-    tc_rt_world_unlock(parent->world);
+    split_entry_t mine = {color, key, color >= 0 ? tc_rt_ids_propose(parent->world) : 0};
+    *held_p = mine.id;
     tc_rt_coll_t call = {.coll = TC_COLL_ALL_GATHER,
                          .sendbuf = &mine,
                          .recvbuf = all,
@@ -210,35 +211,62 @@ static tc_status_t split_gather(tc_rt_comm_t *parent, int color, int key, split_
     return TC_OK;
 }
 
+static int entry_cmp(const void *a, const void *b)
+{
+    const split_entry_t *x = a, *y = b;
+    if (x->color != y->color)
+        return x->color < y->color ? -1 : 1;
+    return (x->id > y->id) - (x->id < y->id);
+}
+
+/* Whether the members of every colour proposed one id (the same on every rank: all
+ * entries are known). Sorts @p all. */
+static int split_uniform(split_entry_t *all, int n)
+{
+    qsort(all, (size_t)n, sizeof(*all), entry_cmp);
+    for (int i = 1; i < n; i++)
+        if (all[i].color >= 0 && all[i].color == all[i - 1].color && all[i].id != all[i - 1].id)
+            return 0;
+    return 1;
+}
+
 tc_status_t tc_rt_comm_split(tc_rt_comm_t *parent, int color, int key,
                              const tc_rt_comm_params_t *params, tc_rt_comm_t **child_p)
 {
     split_entry_t *all = NULL;
-    tc_status_t st = split_gather(parent, color, key, &all);
-    if (st != TC_OK) {
-        tc_error_prefix("comm '%s' split: ", parent->name);
+    int64_t held = 0, id = -1;
+    *child_p = NULL;
+    tc_status_t st = split_gather(parent, color, key, &all, &held);
+    split_member_t *members = NULL;
+    int n = 0;
+    if (st == TC_OK && color >= 0 && !(members = malloc((size_t)parent->size * sizeof(*members))))
+        st = tc_error_set(TC_ERR_NO_MEMORY, "members");
+    if (st != TC_OK) { /* every rank learns of it in the exchanges that follow, or has */
+        tc_rt_ids_release(parent->world, held);
+        held = -1;
+        color = -1;
+    }
+    if (all) {
+        int64_t cand = 0;
+        for (int q = 0; q < parent->size; q++) {
+            if (all[q].color != color || color < 0)
+                continue;
+            members[n++] = (split_member_t){all[q].key, q};
+            if (all[q].id > cand)
+                cand = all[q].id;
+        }
+        int uniform = split_uniform(all, parent->size);
+        free(all);
+        tc_status_t sst = tc_rt_ids_settle(parent, color >= 0, held, cand, uniform, &id);
+        if (st == TC_OK)
+            st = sst;
+    }
+    if (st != TC_OK || color < 0) {
+        free(members);
+        if (st != TC_OK)
+            tc_error_prefix("comm '%s' split: ", parent->name);
         return st;
     }
-    if (color < 0) {
-        free(all);
-        *child_p = NULL;
-        return TC_OK;
-    }
-    split_member_t *members = malloc((size_t)parent->size * sizeof(*members));
-    if (!members) {
-        free(all);
-        return tc_error_set(TC_ERR_NO_MEMORY, "comm '%s' split: members", parent->name);
-    }
-    int n = 0;
-    int64_t id = 0;
-    for (int q = 0; q < parent->size; q++) {
-        if (all[q].color != color)
-            continue;
-        members[n++] = (split_member_t){all[q].key, q};
-        if (all[q].next_id > id)
-            id = all[q].next_id; /* unused by every member: tags cannot collide */
-    }
-    free(all);
     qsort(members, (size_t)n, sizeof(*members), member_cmp);
 
     /* NOLINTNEXTLINE(clang-analyzer-optin.portability.UnixAPI): n >= 1, this rank has this color */
@@ -268,39 +296,45 @@ tc_status_t tc_rt_comm_split(tc_rt_comm_t *parent, int color, int key,
 
 /* A communicator of @p parent's ranks @p ranks (n of them, this rank at
  * @p me or absent: -1) in that order, after an all-reduce (maximum) of the
- * next free id and of @p list_hash and its complement (the largest and the
- * smallest hash: equal on every rank or TC_ERR_MISMATCH). O(1) bytes per rank. */
+ * members' proposed ids and their negations (the largest and the smallest) and of
+ * @p list_hash and its complement (the largest and the smallest hash: equal on
+ * every rank or TC_ERR_MISMATCH). O(1) bytes per rank. */
 static tc_status_t comm_from_list(tc_rt_comm_t *parent, const int *ranks, int n, int me,
                                   uint64_t list_hash, const tc_rt_comm_params_t *params,
                                   const char *what, tc_rt_comm_t **child_p)
 {
-    tc_rt_world_lock(parent->world);
-    int64_t mine[3] = {parent->world->next_comm_id, (int64_t)list_hash, ~(int64_t)list_hash};
-    tc_rt_world_unlock(parent->world);
-    int64_t max[3] = {0, 0, 0};
-    /* the largest next free id is free on every member: tags cannot collide */
+    int64_t held = me >= 0 ? tc_rt_ids_propose(parent->world) : 0;
+    int64_t mine[4] = {held, me >= 0 ? -held : INT64_MIN, (int64_t)list_hash, ~(int64_t)list_hash};
+    int64_t max[4] = {0, 0, 0, 0};
     tc_rt_coll_t call = {.coll = TC_COLL_ALL_REDUCE,
                          .sendbuf = mine,
                          .recvbuf = max,
-                         .count = 3,
+                         .count = 4,
                          .dtype = TC_INT64,
                          .op = TC_MAX,
                          .root = -1};
     tc_status_t st = comm_exchange(parent, &call, what);
-    if (st == TC_OK && (max[1] != mine[1] || max[2] != mine[2]))
+    int64_t id = -1;
+    if (st == TC_OK && (max[2] != mine[2] || max[3] != mine[3]))
         st = tc_error_set(TC_ERR_MISMATCH,
                           "some rank passed a different rank list (this rank's has %d ranks)", n);
+    if (st == TC_OK) /* every member proposed one id when the largest is the smallest */
+        st = tc_rt_ids_settle(parent, me >= 0, held, max[0], max[0] == -max[1], &id);
+    else
+        tc_rt_ids_release(parent->world, held);
     *child_p = NULL;
     if (st != TC_OK || me < 0)
         return st;
     int *wranks = malloc((size_t)n * sizeof(int));
-    if (!wranks)
+    if (!wranks) {
+        tc_rt_ids_release(parent->world, id);
         return tc_error_set(TC_ERR_NO_MEMORY, "%d ranks", n);
+    }
     for (int i = 0; i < n; i++)
         wranks[i] = tc_rt_world_rank(parent, ranks ? ranks[i] : i);
     char name[64];
     snprintf(name, sizeof(name), "%.40s.0", parent->name); /* as a split of colour 0 */
-    st = tc_rt_comm_make(parent, params, name, wranks, n, me, max[0], child_p);
+    st = tc_rt_comm_make(parent, params, name, wranks, n, me, id, child_p);
     free(wranks);
     if (st == TC_OK)
         tc_log_info(TC_SUBSYS_RUNTIME, "comm '%s': rank %d of %d, %s of '%s', id %u",
@@ -336,15 +370,14 @@ tc_status_t tc_rt_comm_make(tc_rt_comm_t *parent, const tc_rt_comm_params_t *par
                             const char *default_name, const int *wranks, int n, int rank,
                             int64_t id, tc_rt_comm_t **child_p)
 {
-    if (id > TC_RT_COMM_ID_MAX)
-        return tc_error_set(TC_ERR_NO_RESOURCE, "this process has used all %u communicator ids",
-                            TC_RT_COMM_ID_MAX);
     tc_rt_comm_t *child = NULL;
     const char *name = params && params->name ? params->name : default_name;
     tc_status_t st =
         comm_alloc(name, params && params->hints ? params->hints : &parent->hints, &child);
-    if (st != TC_OK)
+    if (st != TC_OK) {
+        tc_rt_ids_release(parent->world, id);
         return st;
+    }
     tc_rt_world_t *world = parent->world;
     int identity = n == world->boot->size;
     for (int i = 0; i < n && identity; i++)
@@ -352,6 +385,7 @@ tc_status_t tc_rt_comm_make(tc_rt_comm_t *parent, const tc_rt_comm_params_t *par
     if (!identity) {
         if (!(child->ranks = malloc((size_t)n * sizeof(int)))) {
             comm_free(child);
+            tc_rt_ids_release(world, id);
             return tc_error_set(TC_ERR_NO_MEMORY, "%d ranks", n);
         }
         memcpy(child->ranks, wranks, (size_t)n * sizeof(int));
@@ -368,8 +402,6 @@ tc_status_t tc_rt_comm_make(tc_rt_comm_t *parent, const tc_rt_comm_params_t *par
     child->world = world;
     world->refs++;
     tc_rt_comm_adopt(child);
-    if ((uint32_t)id >= world->next_comm_id)
-        world->next_comm_id = (uint32_t)id + 1;
     tc_rt_world_unlock(world);
     *child_p = child;
     return TC_OK;
@@ -388,6 +420,7 @@ void tc_rt_comm_destroy(tc_rt_comm_t *comm)
     tc_rt_comm_cancel_works(comm, TC_ERR_ABORTED, "the communicator was destroyed");
     tc_rt_comm_release_wins(comm); /* they stay, unusable, until tc_win_destroy */
     tc_rt_world_remove_comm(world, comm);
+    tc_rt_ids_retire(comm);
     for (tc_rt_work_t *w = comm->works; w; w = w->cnext) {
         tc_rt_sched_release(w);
         w->comm = NULL;

@@ -70,7 +70,9 @@ void tc_rt_comm_revoke_local(tc_rt_comm_t *comm, const char *why)
 /* ids are unique among one process's communicators, so (revoker, id) names one */
 static void world_revoked(tc_rt_world_t *world, int by, uint32_t comm_id)
 {
+    int live = 0;
     for (tc_rt_comm_t *c = world->comms; c; c = c->wnext) {
+        live |= c->comm_id == comm_id;
         int r = tc_rt_comm_rank_of(c, by);
         if (c->comm_id == comm_id && r >= 0) {
             char why[160];
@@ -78,6 +80,8 @@ static void world_revoked(tc_rt_world_t *world, int by, uint32_t comm_id)
             tc_rt_comm_revoke_local(c, why);
         }
     }
+    if (!live) /* destroyed here first: the id must not serve again */
+        tc_rt_ids_revoked(world, comm_id);
 }
 
 static void world_tick(tc_rt_world_t *world)
@@ -113,7 +117,8 @@ static tc_status_t world_assemble(tc_boot_kind_t boot, const tc_boot_kv_params_t
                                          .revoked = world_revoked,
                                          .tick = world_tick,
                                          .connected = tc_rt_hb_peer};
-    if ((st = tc_rt_progress_init(world)) != TC_OK || (st = tc_rt_ft_init(world)) != TC_OK ||
+    if ((st = tc_rt_ids_init(world)) != TC_OK || (st = tc_rt_progress_init(world)) != TC_OK ||
+        (st = tc_rt_ft_init(world)) != TC_OK ||
         (st = tc_rt_world_fence(world, deadline)) != TC_OK ||
         (st = tc_rt_hb_start(world, deadline)) != TC_OK)
         goto err;
@@ -157,5 +162,6 @@ void tc_rt_world_release(tc_rt_world_t *world)
     tc_rt_progress_stop(world); /* unlocks */
     tc_rt_world_close_backends(world);
     tc_rt_ft_free(world); /* after the endpoints: their requests point into it */
+    tc_rt_ids_free(world);
     tc_rt_world_free(world);
 }

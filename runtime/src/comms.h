@@ -30,6 +30,7 @@ struct tc_rt_comm {
     /* receives from any source not yet matched, oldest first (p2p_any.c) */
     tc_rt_work_t *any_head, *any_tail;
     tc_status_t broken; /* TC_OK, or why the communicator can no longer be used */
+    int spoilt;         /* an operation ended in an error: its id is not reused (comm_ids.c) */
     char broken_why[512];
     int check; /* TC_CHECK: compare each collective's arguments first */
     tc_hints_t hints;
@@ -77,10 +78,33 @@ static inline int tc_rt_world_rank(const tc_rt_comm_t *comm, int peer)
  * if a member is known to have failed. */
 void tc_rt_comm_adopt(tc_rt_comm_t *comm);
 /* A new communicator of world ranks @p wranks (this process is @p rank among
- * them) with id @p id, inheriting from @p parent what @p params leaves out. */
+ * them) with id @p id (reserved here: given back on failure), inheriting from
+ * @p parent what @p params leaves out. */
 TC_MUST_USE tc_status_t tc_rt_comm_make(tc_rt_comm_t *parent, const tc_rt_comm_params_t *params,
                                         const char *default_name, const int *wranks, int n,
                                         int rank, int64_t id, tc_rt_comm_t **child_p);
+
+/* comm_ids.c: communicator ids (lock not held unless said) */
+TC_MUST_USE tc_status_t tc_rt_ids_init(tc_rt_world_t *world);
+void tc_rt_ids_free(tc_rt_world_t *world);
+/* This rank's lowest free id, reserved for a creation; or a value above TC_RT_COMM_ID_MAX. */
+int64_t tc_rt_ids_propose(tc_rt_world_t *world);
+/* Give back an id reserved and not used (anything else is ignored). */
+void tc_rt_ids_release(tc_rt_world_t *world, int64_t id);
+/* After the proposals' exchange over @p parent (collective over it): the id every member of
+ * the new communicator holds, in @p *id_p (-1 off members). @p member: this rank is one;
+ * @p held: its proposal; @p cand: the largest proposal among its communicator's members;
+ * @p uniform: every member of every new communicator proposed the same (no exchange). */
+TC_MUST_USE tc_status_t tc_rt_ids_settle(tc_rt_comm_t *parent, int member, int64_t held,
+                                         int64_t cand, int uniform, int64_t *id_p);
+/* Lock held: the lowest id above every id used or reserved here (for shrink's agreement),
+ * reserving @p id for a new communicator, a destroyed communicator's id given back or
+ * spoilt, whether lane messages of @p id are stale, a revoke for an id no communicator has. */
+uint32_t tc_rt_ids_fresh(const tc_rt_world_t *world);
+TC_MUST_USE tc_status_t tc_rt_ids_take(tc_rt_world_t *world, int64_t id);
+void tc_rt_ids_retire(tc_rt_comm_t *comm);
+int tc_rt_ids_spoilt(const tc_rt_world_t *world, uint32_t id);
+void tc_rt_ids_revoked(tc_rt_world_t *world, uint32_t id);
 
 /* comm_world.c: the world as communicators see it */
 /* Create, hook up and fence the world of a first communicator. */

@@ -130,7 +130,7 @@ tc_status_t tc_rt_comm_shrink(tc_rt_comm_t *comm, const tc_rt_comm_params_t *par
     int *wranks = NULL;
     uint64_t start = tc_time_ns();
     tc_rt_world_lock(world);
-    tc_status_t st = tc_rt_agree_init(&a, size, comm->rank, world->next_comm_id);
+    tc_status_t st = tc_rt_agree_init(&a, size, comm->rank, tc_rt_ids_fresh(world));
     if (st == TC_OK) {
         theirs = malloc(a.msg_len * (size_t)size);
         wranks = malloc((size_t)size * sizeof(int));
@@ -153,6 +153,11 @@ tc_status_t tc_rt_comm_shrink(tc_rt_comm_t *comm, const tc_rt_comm_params_t *par
                           "the other ranks count this rank (%d) as failed: it is not in the "
                           "shrunk communicator",
                           comm->rank);
+    if (st == TC_OK) { /* above every id used here when the agreement began */
+        tc_rt_world_lock(world);
+        st = tc_rt_ids_take(world, a.next_id);
+        tc_rt_world_unlock(world);
+    }
     if (st == TC_OK) {
         char name[64];
         snprintf(name, sizeof(name), "%.50s.shrunk", comm->name);

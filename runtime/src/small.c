@@ -198,7 +198,7 @@ static tc_status_t post(tc_rt_small_op_t *op, int q, const void *src, size_t len
 }
 
 /* Whether a lane message tagged @p tag, not this operation's, can never be read: it belongs
- * to another communicator that is broken here, or that this process has destroyed. An
+ * to another communicator that is broken here, or that this process destroyed broken. An
  * operation that failed leaves such messages behind (a peer posted before the failure ended
  * it); the lanes are shared with the communicators that follow, a shrink's for one. */
 static int small_stale(const tc_rt_small_op_t *op, uint64_t tag)
@@ -210,7 +210,8 @@ static int small_stale(const tc_rt_small_op_t *op, uint64_t tag)
     for (const tc_rt_comm_t *c = world->comms; c; c = c->wnext)
         if (c->comm_id == id)
             return c->broken != TC_OK;
-    return id < world->next_comm_id;
+    /* an id retired clean may serve a communicator a peer made already; a spoilt one never */
+    return tc_rt_ids_spoilt(world, (uint32_t)id);
 }
 
 /* Release the messages of rank @p q that no operation will read (small_stale): they would

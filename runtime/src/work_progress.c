@@ -75,6 +75,8 @@ void tc_rt_work_end(tc_rt_work_t *w, tc_status_t st)
         now = tc_time_ns();
     tc_rt_fr_end(w, st, now);
     tc_rt_stats_end(w, st, now);
+    if (st != TC_OK)
+        w->comm->spoilt = 1; /* a peer's messages of it may still come: its id is not reused */
     if (w->ops)
         w->ops->end(w, st); /* a window's operation: its requests */
     else if (st != TC_OK)

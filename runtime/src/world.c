@@ -125,7 +125,6 @@ tc_status_t tc_rt_world_create(tc_boot_kind_t boot, const tc_boot_kv_params_t *k
     if (!world)
         return tc_error_set(TC_ERR_NO_MEMORY, "allocating the world");
     world->refs = 1;
-    world->next_comm_id = 1; /* 0 is the world communicator */
     pthread_mutex_init(&world->mu, NULL);
     pthread_cond_init(&world->cv, NULL);
     /* variables read later (by a device's context, the first log or the

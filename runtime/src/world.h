@@ -14,6 +14,7 @@
 #include <pthread.h>
 
 #include "tcomms/base/hmap.h"
+#include "tcomms/base/idset.h"
 #include "tcomms/runtime/bootstrap.h"
 #include "tcomms/runtime/comm.h"
 #include "tcomms/transport/transport.h"
@@ -140,7 +141,9 @@ struct tc_rt_world {
     tc_rt_fault_t fault;
 
     /* ---- communicators and work (comm.c, work.c) ---- */
-    uint32_t next_comm_id; /* lowest communicator id this process has not used */
+    tc_idset_t comm_ids;    /* communicator ids free here (comm_ids.c) */
+    tc_idset_t comm_spoilt; /* ids whose messages may still arrive: never reused */
+    uint64_t comm_rng;      /* jitter of the id agreement's later rounds */
     tc_rt_work_t *active;  /* running works of every communicator */
     tc_rt_comm_t *comms;   /* every live communicator (to fail or revoke them) */
 };

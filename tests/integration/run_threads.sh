@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The thread model under tcrun (docs/runtime.md, "Threads"): thread_test with 2 to 8 threads
 # on their own communicators at 2, 3 and 4 ranks, over shared memory and over TCP only, then
-# two threads on one communicator.
+# two threads on one communicator, then 4 threads creating communicators at once.
 #   tests/integration/run_threads.sh BINDIR [--quick]
 # BINDIR holds tools/tcrun/tcrun and tests/integration/thread_test (tools/ci/test.sh stashes
 # them per build: opt, asan, tsan). --quick: fewer rounds (for the sanitizer builds).
@@ -29,4 +29,9 @@ for n in 2 3 4; do
 done
 run "2 ranks, 3 threads, TCP only" env TC_SHM=0 "$tcrun" -n 2 "$prog" --threads 3 --iters "$iters"
 run "3 ranks, two threads on one communicator" "$tcrun" -n 3 "$prog" --same-comm
+# communicators created at the same time by several threads must get distinct ids
+for n in 2 3; do
+    run "$n ranks, 4 threads creating communicators" "$tcrun" -n "$n" "$prog" --threads 4 \
+        --iters $((iters * 10)) --create
+done
 exit $fail

@@ -1,6 +1,6 @@
 /* Multi-process, multi-threaded test of the thread model (docs/runtime.md, "Threads"):
  *
- *   thread_test [--threads T] [--iters K] [--same-comm]
+ *   thread_test [--threads T] [--iters K] [--same-comm | --create]
  *
  * The main thread creates one communicator per worker thread (dups of the world and splits
  * that reverse or rotate the rank order, so communicators differ from the world), then T
@@ -13,6 +13,12 @@
  * is inside a blocking barrier that cannot finish yet (rank 0 enters it late), another
  * thread's operation on the same communicator is refused with TC_ERR_INVALID_STATE, the
  * barrier still completes and the communicator stays usable.
+ *
+ * --create: the T threads create communicators at the same time, each from its own: every
+ * round a thread makes a child of its communicator (a dup, a split in reversed order, a split
+ * by rank list, in turn), runs an all-reduce and a send/recv ring on it, checks them and
+ * destroys it. Two children that took the same id on a rank would exchange each other's
+ * messages (the inputs name the thread), so the checks catch it.
  *
  * Prints "rank R of N: C checks, F failures" and exits 0 only when F is 0. Every operation
  * is bounded by a 60 s timeout. */
@@ -206,6 +212,69 @@ static void *worker_main(void *arg) {
     return NULL;
 }
 
+/* A child of @p parent made by thread @p t in round @p k (the --create mode). */
+static tc_status_t make_child(tc_comm_t *parent, int t, int k, tc_comm_t **child) {
+    int rank, size;
+    tc_comm_rank(parent, &rank);
+    tc_comm_size(parent, &size);
+    switch ((t + k) % 3) {
+    case 0:
+        return tc_comm_dup(parent, NULL, child);
+    case 1: /* reversed order */
+        return tc_comm_split(parent, 0, size - rank, NULL, child);
+    default: { /* rotated by k */
+        int ranks[64];
+        int n = size < 64 ? size : 64;
+        for (int i = 0; i < n; i++)
+            ranks[i] = (i + k) % size;
+        return tc_comm_split_ranks(parent, ranks, n, NULL, child);
+    }
+    }
+}
+
+static pthread_barrier_t create_start; /* the --create threads begin together */
+
+static void *create_main(void *arg) {
+    worker_t *w = arg;
+    int t = w->id;
+    pthread_barrier_wait(&create_start);
+    tc_op_opts_t opts = TC_OP_OPTS_INIT;
+    opts.timeout_ms = TIMEOUT_MS;
+    int64_t sbuf[64], rbuf[64];
+    for (int k = 0; k < w->iters && atomic_load(&failures) == 0; k++) {
+        tc_comm_t *child = NULL;
+        if (!status_ok(w, "create", k, make_child(w->comm, t, k, &child)))
+            break;
+        int r, n;
+        tc_comm_rank(child, &r);
+        tc_comm_size(child, &n);
+        size_t c = 1 + (size_t)(t + k) % 64;
+        for (size_t i = 0; i < c; i++)
+            sbuf[i] = input(t, k, r, i);
+        tc_status_t s = tc_all_reduce(child, sbuf, rbuf, c, TC_INT64, TC_SUM, &opts, NULL);
+        if (status_ok(w, "all_reduce on a new communicator", k, s))
+            for (size_t i = 0; i < c; i++) {
+                int64_t want = 0;
+                for (int q = 0; q < n; q++)
+                    want += input(t, k, q, i);
+                check(w, "all_reduce on a new communicator", k, i, rbuf[i], want);
+            }
+        s = tc_batch_begin(child);
+        if (s == TC_OK)
+            s = tc_send(child, sbuf, c, TC_INT64, (r + 1) % n, NULL, NULL);
+        if (s == TC_OK)
+            s = tc_recv(child, rbuf, c, TC_INT64, (r + n - 1) % n, NULL, NULL);
+        if (s == TC_OK)
+            s = tc_batch_end(child, &opts, NULL);
+        if (status_ok(w, "send_recv on a new communicator", k, s))
+            for (size_t i = 0; i < c; i++)
+                check(w, "send_recv on a new communicator", k, i, rbuf[i],
+                      input(t, k, (r + n - 1) % n, i));
+        status_ok(w, "destroy", k, tc_comm_destroy(child));
+    }
+    return NULL;
+}
+
 /* Rank 0 enters late, so every other rank's first thread sits in the barrier while its
  * second thread calls on the same communicator and must be refused. */
 static void *barrier_main(void *arg) {
@@ -244,7 +313,7 @@ static void same_comm(tc_comm_t *comm) {
 }
 
 int main(int argc, char **argv) {
-    int nthreads = 4, iters = 20, samecomm = 0;
+    int nthreads = 4, iters = 20, samecomm = 0, create = 0;
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--threads") && i + 1 < argc)
             nthreads = atoi(argv[++i]);
@@ -252,8 +321,11 @@ int main(int argc, char **argv) {
             iters = atoi(argv[++i]);
         else if (!strcmp(argv[i], "--same-comm"))
             samecomm = 1;
+        else if (!strcmp(argv[i], "--create"))
+            create = 1;
         else {
-            fprintf(stderr, "usage: thread_test [--threads 1..%d] [--iters K] [--same-comm]\n",
+            fprintf(stderr,
+                    "usage: thread_test [--threads 1..%d] [--iters K] [--same-comm | --create]\n",
                     MAX_THREADS);
             return 2;
         }
@@ -297,12 +369,14 @@ int main(int argc, char **argv) {
             tc_comm_rank(w[t].comm, &w[t].rank);
             tc_comm_size(w[t].comm, &w[t].size);
         }
+        pthread_barrier_init(&create_start, NULL, (unsigned)nthreads);
         for (int t = 0; t < nthreads; t++)
-            pthread_create(&th[t], NULL, worker_main, &w[t]);
+            pthread_create(&th[t], NULL, create ? create_main : worker_main, &w[t]);
         for (int t = 0; t < nthreads; t++)
             pthread_join(th[t], NULL);
         for (int t = 0; t < nthreads; t++)
             tc_comm_destroy(w[t].comm);
+        pthread_barrier_destroy(&create_start);
     }
     tc_status_t s = tc_comm_destroy(world);
     if (s != TC_OK)

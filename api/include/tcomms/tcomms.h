@@ -101,7 +101,9 @@ typedef struct tc_op_opts {
  *
  * - Any number of threads may use different communicators at the same time,
  *   blocking or asynchronous. Communicators are created collectively (create,
- *   split, dup, shrink), in the same order on every rank.
+ *   split, dup, shrink) over their parent; threads may create them from
+ *   different parents at the same time (each new communicator gets an id no
+ *   other live one of its members has).
  * - The calls that start operations on one communicator (collectives,
  *   send/recv, tc_batch_end(), tc_work_start(), split, dup) come from one
  *   thread at a time: ranks match operations in issue order. A call made

@@ -1,0 +1,214 @@
+/* Communicator ids: which are free here, how the members of a new communicator agree on one
+ * that is free on all of them, and when a destroyed communicator's id may serve again.
+ *
+ * An id is free here when no live communicator of this process has it, no creation in
+ * progress on another thread has reserved it, and it was not spoilt. Agreement reserves
+ * before it exchanges: each member proposes its lowest free id and reserves it; when every
+ * member proposed the same, that is the id (one exchange, the usual case). Otherwise rounds
+ * over the parent: each member reserves the candidate if it is free here and says whether
+ * it could, with its next free id above; when one member could not, all release and try the
+ * largest of those. Two creations that run at once on other threads never get the same id,
+ * since a member reserves an id for one creation at a time; a little randomness in the
+ * candidates from the third round keeps two such creations from colliding round after round.
+ *
+ * A destroyed communicator's id is free again only if nothing of it can still arrive: no
+ * operation on it ended in an error, it was never broken (a failure, a revoke, an abort) and
+ * it had no windows. Otherwise the id is spoilt for the life of the world, and the
+ * small-message path drops lane messages that carry it. A revoke that arrives for an id
+ * this process already retired spoils the id too. */
+#include <stdlib.h>
+
+#include "comms.h"
+#include "progress.h"
+#include "tcomms/base/log.h"
+#include "tcomms/base/time.h"
+
+#define IDS_NONE (TC_RT_COMM_ID_MAX + 1) /* a member with no free id proposes this */
+#define IDS_ROUNDS 64
+
+tc_status_t tc_rt_ids_init(tc_rt_world_t *world)
+{
+    world->comm_rng = tc_time_ns() ^ ((uint64_t)world->boot->rank << 32) ^ 0x9e3779b97f4a7c15ull;
+    tc_idset_init(&world->comm_spoilt, 1, 0); /* empty, allocates nothing */
+    tc_status_t st = tc_idset_init(&world->comm_ids, 1, TC_RT_COMM_ID_MAX); /* 0: the world */
+    if (st != TC_OK)
+        tc_error_prefix("communicator ids: ");
+    return st;
+}
+
+void tc_rt_ids_free(tc_rt_world_t *world)
+{
+    tc_idset_free(&world->comm_ids);
+    tc_idset_free(&world->comm_spoilt);
+}
+
+int64_t tc_rt_ids_propose(tc_rt_world_t *world)
+{
+    uint32_t id = IDS_NONE;
+    tc_rt_world_lock(world);
+    if (!tc_idset_first(&world->comm_ids, 0, &id) || tc_idset_take(&world->comm_ids, id) != TC_OK)
+        id = IDS_NONE;
+    tc_rt_world_unlock(world);
+    return id;
+}
+
+void tc_rt_ids_release(tc_rt_world_t *world, int64_t id)
+{
+    if (id <= 0 || id > TC_RT_COMM_ID_MAX)
+        return;
+    tc_rt_world_lock(world);
+    (void)tc_idset_give(&world->comm_ids, (uint32_t)id); /* it was taken: the range has room */
+    tc_rt_world_unlock(world);
+}
+
+/* Reserve @p id here if it is free (lock not held): 1, or 0 when it is not. */
+static int ids_take(tc_rt_world_t *world, int64_t id)
+{
+    if (id <= 0 || id > TC_RT_COMM_ID_MAX)
+        return 0;
+    tc_rt_world_lock(world);
+    int ok = tc_idset_take(&world->comm_ids, (uint32_t)id) == TC_OK;
+    tc_rt_world_unlock(world);
+    if (!ok)
+        tc_error_clear();
+    return ok;
+}
+
+/* The lowest free id above @p id, at least @p skip further up (lock not held); IDS_NONE. */
+static int64_t ids_next(tc_rt_world_t *world, int64_t id, uint32_t skip)
+{
+    uint32_t next = IDS_NONE;
+    tc_rt_world_lock(world);
+    if (id + 1 + skip > TC_RT_COMM_ID_MAX ||
+        !tc_idset_first(&world->comm_ids, (uint32_t)(id + 1 + skip), &next))
+        next = IDS_NONE;
+    tc_rt_world_unlock(world);
+    return next;
+}
+
+static uint32_t ids_jitter(tc_rt_world_t *world, int round)
+{
+    if (round < 2)
+        return 0;
+    tc_rt_world_lock(world);
+    uint64_t x = world->comm_rng;
+    x ^= x >> 12;
+    x ^= x << 25;
+    x ^= x >> 27;
+    world->comm_rng = x;
+    tc_rt_world_unlock(world);
+    return (uint32_t)((x * 0x2545f4914f6cdd1dull) >> 33) % (uint32_t)(round < 8 ? round + 1 : 9);
+}
+
+tc_status_t tc_rt_ids_settle(tc_rt_comm_t *parent, int member, int64_t held, int64_t cand,
+                             int uniform, int64_t *id_p)
+{
+    tc_rt_world_t *world = parent->world;
+    *id_p = -1;
+    if (uniform) { /* every member proposed cand and holds it */
+        if (member && cand >= IDS_NONE)
+            return tc_error_set(TC_ERR_NO_RESOURCE,
+                                "every communicator id is in use here (%u in all)",
+                                TC_RT_COMM_ID_MAX);
+        *id_p = member ? cand : -1;
+        return TC_OK;
+    }
+    if (!member)
+        held = -1;
+    for (int round = 0; round < IDS_ROUNDS; round++) {
+        if (member && held != cand) {
+            tc_rt_ids_release(world, held);
+            held = ids_take(world, cand) ? cand : -1;
+        }
+        int64_t mine[2] = {member && held != cand,
+                           member ? ids_next(world, cand, ids_jitter(world, round)) : 0};
+        int64_t all[2] = {0, 0};
+        tc_rt_coll_t call = {.coll = TC_COLL_ALL_REDUCE,
+                             .sendbuf = mine,
+                             .recvbuf = all,
+                             .count = 2,
+                             .dtype = TC_INT64,
+                             .op = TC_MAX,
+                             .root = -1};
+        tc_status_t st = tc_rt_coll_run(parent, &call);
+        if (st != TC_OK) {
+            if (member)
+                tc_rt_ids_release(world, held);
+            return st;
+        }
+        if (!all[0]) { /* every member holds cand */
+            *id_p = member ? cand : -1;
+            return TC_OK;
+        }
+        if (all[1] >= IDS_NONE) {
+            if (member)
+                tc_rt_ids_release(world, held);
+            return tc_error_set(TC_ERR_NO_RESOURCE,
+                                "no communicator id is free on every member (%u in all)",
+                                TC_RT_COMM_ID_MAX);
+        }
+        tc_log_debug(TC_SUBSYS_RUNTIME,
+                     "comm '%s': id %lld is not free on every member; trying %lld", parent->name,
+                     (long long)cand, (long long)all[1]);
+        cand = all[1];
+    }
+    if (member)
+        tc_rt_ids_release(world, held);
+    return tc_error_set(TC_ERR_NO_RESOURCE,
+                        "no communicator id free on every member was found in %d rounds "
+                        "(other threads creating communicators over the same ranks?)",
+                        IDS_ROUNDS);
+}
+
+uint32_t tc_rt_ids_fresh(const tc_rt_world_t *world)
+{
+    const tc_idset_t *s = &world->comm_ids;
+    if (s->n && s->r[s->n - 1].hi == TC_RT_COMM_ID_MAX)
+        return s->r[s->n - 1].lo;
+    return IDS_NONE;
+}
+
+tc_status_t tc_rt_ids_take(tc_rt_world_t *world, int64_t id)
+{
+    if (id <= 0 || id > TC_RT_COMM_ID_MAX)
+        return tc_error_set(TC_ERR_NO_RESOURCE, "every communicator id is in use (%u in all)",
+                            TC_RT_COMM_ID_MAX);
+    if (tc_idset_take(&world->comm_ids, (uint32_t)id) != TC_OK)
+        return tc_error_set(TC_ERR_INVALID_STATE,
+                            "communicator id %lld is reserved here by a creation on another "
+                            "thread",
+                            (long long)id);
+    return TC_OK;
+}
+
+void tc_rt_ids_retire(tc_rt_comm_t *comm)
+{
+    tc_rt_world_t *world = comm->world;
+    uint32_t id = comm->comm_id;
+    if (id == 0 || id > TC_RT_COMM_ID_MAX)
+        return; /* the world communicator's: never another's */
+    int clean = comm->broken == TC_OK && !comm->spoilt && comm->nwins == 0;
+    if (clean && tc_idset_give(&world->comm_ids, id) == TC_OK)
+        return;
+    if (tc_idset_give(&world->comm_spoilt, id) != TC_OK)
+        tc_error_clear(); /* out of memory: the id is lost, its lane messages kept */
+    tc_log_debug(TC_SUBSYS_RUNTIME, "comm '%s': id %u is not reused (%s)", comm->name, id,
+                 comm->broken != TC_OK ? "it was broken"
+                 : comm->spoilt        ? "an operation on it failed"
+                                       : "it had windows");
+}
+
+int tc_rt_ids_spoilt(const tc_rt_world_t *world, uint32_t id)
+{
+    return tc_idset_has(&world->comm_spoilt, id);
+}
+
+void tc_rt_ids_revoked(tc_rt_world_t *world, uint32_t id)
+{
+    if (id == 0 || id > TC_RT_COMM_ID_MAX || tc_idset_take(&world->comm_ids, id) != TC_OK) {
+        tc_error_clear(); /* reserved or live here: its creation or its owner decides */
+        return;
+    }
+    if (tc_idset_give(&world->comm_spoilt, id) != TC_OK)
+        tc_error_clear();
+}

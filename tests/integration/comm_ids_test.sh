@@ -1,0 +1,36 @@
+#!/usr/bin/env bash
+# Communicator ids under tcrun (tests/integration/comm_ids_test.c): 1.1 million creations at 2
+# ranks, more than the ids a process has (they pass only when ids are reused; 30000 under ASan,
+# too slow for more), and a late message of a communicator whose receive timed out, at 2 and 3
+# ranks (the next communicator must not take that id). Every run is bounded by `timeout` and
+# tcrun's --timeout.
+#   comm_ids_test.sh TCRUN COMM_IDS_TEST
+set -uo pipefail
+tcrun=$1
+prog=$2
+fail=0
+# run NAME RANKS ARGS...: passes when every rank prints ", 0 failures" and none prints FAIL.
+run() {
+    local name=$1 n=$2
+    shift 2
+    local out ok
+    out=$(TC_LOG=error timeout -k 5 200 "$tcrun" --timeout 180 -n "$n" "$prog" "$@" 2>&1)
+    ok=$(grep -c ', 0 failures' <<<"$out")
+    if [ "$ok" -ne "$n" ] || grep -q 'FAIL' <<<"$out"; then
+        echo "FAIL  $name ($ok of $n ranks clean):"
+        tail -n 30 <<<"$out" | sed 's/^/      /'
+        fail=1
+    else
+        echo "ok    $name"
+    fi
+}
+if [ -n "${ASAN_OPTIONS:-}" ]; then # ASan's build makes creation 20 times slower: reuse only
+    run "30000 creations, 2 ranks" 2 cycles 30000
+else
+    run "1.1 million creations, 2 ranks" 2 cycles 1100000
+fi
+run "3000 creations, 3 ranks" 3 cycles 3000
+for n in 2 3; do
+    run "a late message of a destroyed communicator, $n ranks" "$n" stale
+done
+exit $fail
