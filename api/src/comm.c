@@ -397,12 +397,15 @@ tc_status_t tc_comm_stats(tc_comm_t *comm, tc_comm_stat_t *stats, int cap, int *
                             !n_p      ? "n_p is NULL"
                             : cap < 0 ? "cap is negative"
                                       : "stats is NULL");
-    tc_rt_stat_t rt[32];
-    int n = tc_rt_comm_stats(c->rt, rt, 32);
-    for (int i = 0; i < n && i < cap && i < 32; i++)
+    tc_rt_stat_t *rt = cap > 0 ? malloc((size_t)cap * sizeof(*rt)) : NULL;
+    if (cap > 0 && !rt)
+        return tc_error_set(TC_ERR_NO_MEMORY, "%s: %d entries", fn, cap);
+    int n = tc_rt_comm_stats(c->rt, rt, cap);
+    for (int i = 0; i < n && i < cap; i++)
         stats[i] =
             (tc_comm_stat_t){coll_name(rt[i].coll), rt[i].algo,  rt[i].ops,
                              rt[i].failed,          rt[i].bytes, (double)rt[i].time_ns / 1e9};
+    free(rt);
     *n_p = n;
     return TC_OK;
 }

@@ -80,6 +80,7 @@ static void comm_free(tc_rt_comm_t *comm)
     tc_rt_plan_cache_free(comm);
     tc_hints_free(&comm->hints);
     tc_rt_fr_free(comm);
+    free(comm->stats);
     tc_rt_small_free(comm);
     free(comm->ranks);
     free(comm);

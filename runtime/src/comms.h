@@ -34,8 +34,9 @@ struct tc_rt_comm {
     char broken_why[512];
     int check; /* TC_CHECK: compare each collective's arguments first */
     tc_hints_t hints;
-    tc_rt_stat_t stats[TC_RT_STATS_MAX]; /* per collective and algorithm (stats.c) */
-    int nstats;
+    tc_rt_stat_t *stats; /* per collective and algorithm (stats.c) */
+    int nstats, stats_cap;
+    int stats_lost; /* an entry could not be added: said once */
     struct {
         tc_rt_hook_fn fn;
         void *arg;

@@ -23,11 +23,12 @@ typedef struct tc_rt_fr_entry {
     char awaited[64];          /* ranks still awaited when it ended or was dumped */
 } tc_rt_fr_entry_t;
 
-/* Per collective and algorithm (stats.c); an operation of a cached plan
- * finds its slot by the index the plan keeps, not by name. */
-#define TC_RT_STATS_MAX 32
-
 /* stats.c: statistics and hooks */
+/* The statistics entry of (@p coll, @p algo) on @p comm: its index, found by name or added
+ * (the array grows: one entry per collective and algorithm that ran), or -1 when memory ran
+ * out (said once per communicator). An operation of a cached plan, or of the small-message
+ * path, keeps the index and finds its entry without a search. */
+int tc_rt_stats_index(tc_rt_comm_t *comm, int coll, const char *algo);
 void tc_rt_stats_hook_before(tc_rt_work_t *work);
 /* @p now_ns: the clock as the operation ended (read once for both ends). */
 void tc_rt_stats_end(tc_rt_work_t *work, tc_status_t st, uint64_t now_ns);

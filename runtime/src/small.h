@@ -27,7 +27,7 @@ typedef struct tc_rt_small {
         tc_tp_shm_lane_t *lane;        /* the lanes to this rank (NULL: this process) */
         tc_tp_ep_t *ep;                /* their endpoint */
     } * peer;                          /* [size] */
-    tc_rt_stat_t *stat[TC_COLL_COUNT]; /* this path's entry of comm->stats, per collective */
+    int stat[TC_COLL_COUNT];           /* this path's entry of comm->stats + 1, or 0 */
     int forced[TC_COLL_COUNT];         /* TC_ALGO_<COLL> set: that collective never comes here */
 } tc_rt_small_t;
 

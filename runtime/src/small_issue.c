@@ -248,17 +248,10 @@ static void small_begin(tc_rt_small_op_t *op)
 static tc_rt_stat_t *small_stat(tc_rt_small_op_t *op)
 {
     tc_rt_comm_t *comm = op->comm;
-    tc_rt_stat_t *e = op->s->stat[op->call->coll];
-    for (int i = 0; i < comm->nstats && !e; i++)
-        if (comm->stats[i].coll == (int)op->call->coll &&
-            strcmp(comm->stats[i].algo, SMALL_ALGO) == 0)
-            e = &comm->stats[i];
-    if (!e && comm->nstats < TC_RT_STATS_MAX) {
-        e = &comm->stats[comm->nstats++];
-        *e = (tc_rt_stat_t){.coll = op->call->coll, .algo = SMALL_ALGO};
-    }
-    op->s->stat[op->call->coll] = e;
-    return e;
+    int *known = &op->s->stat[op->call->coll];
+    if (*known == 0)
+        *known = tc_rt_stats_index(comm, (int)op->call->coll, SMALL_ALGO) + 1;
+    return *known > 0 ? &comm->stats[*known - 1] : NULL;
 }
 
 static tc_status_t small_end(tc_rt_small_op_t *op, tc_status_t st)

@@ -1,10 +1,12 @@
 /* Statistics (operations, bytes and time per collective and algorithm) and
  * the hooks called before and after each operation. Both run under the
  * world's lock, on whichever thread issues or completes the operation. */
+#include <stdlib.h>
 #include <string.h>
 
 #include "comms.h"
 #include "progress.h"
+#include "tcomms/base/log.h"
 
 static void stats_info(const tc_rt_work_t *w, tc_rt_op_info_t *info)
 {
@@ -30,6 +32,31 @@ void tc_rt_stats_hook_before(tc_rt_work_t *w)
         comm->hooks[i].fn(&info, 0, comm->hooks[i].arg);
 }
 
+int tc_rt_stats_index(tc_rt_comm_t *comm, int coll, const char *algo)
+{
+    for (int i = 0; i < comm->nstats; i++)
+        if (comm->stats[i].coll == coll && strcmp(comm->stats[i].algo, algo) == 0)
+            return i;
+    if (comm->nstats == comm->stats_cap) {
+        int cap = comm->stats_cap ? 2 * comm->stats_cap : 16;
+        tc_rt_stat_t *grown = realloc(comm->stats, (size_t)cap * sizeof(*grown));
+        if (!grown) {
+            if (!comm->stats_lost++)
+                tc_log_warn(TC_SUBSYS_RUNTIME,
+                            "comm '%s': out of memory for statistics: operations of %s (%s) "
+                            "and of later new algorithms are not counted",
+                            comm->name,
+                            coll == TC_COLL_COUNT ? "send/recv" : tc_coll_name((tc_coll_t)coll),
+                            algo);
+            return -1;
+        }
+        comm->stats = grown;
+        comm->stats_cap = cap;
+    }
+    comm->stats[comm->nstats] = (tc_rt_stat_t){.coll = coll, .algo = algo};
+    return comm->nstats++;
+}
+
 /* The slot of @p w's collective and algorithm: the one its cached plan
  * remembers, else found by name (and remembered), else a new one. */
 static tc_rt_stat_t *stats_slot(tc_rt_comm_t *comm, tc_rt_work_t *w, const char *algo)
@@ -37,17 +64,10 @@ static tc_rt_stat_t *stats_slot(tc_rt_comm_t *comm, tc_rt_work_t *w, const char 
     int *known = w->entry && w->main_sched == &w->entry->sched ? &w->entry->stat : NULL;
     if (known && *known >= 0)
         return &comm->stats[*known];
-    tc_rt_stat_t *e = NULL;
-    for (int i = 0; i < comm->nstats && !e; i++)
-        if (comm->stats[i].coll == (int)w->op.coll && strcmp(comm->stats[i].algo, algo) == 0)
-            e = &comm->stats[i];
-    if (!e && comm->nstats < TC_RT_STATS_MAX) {
-        e = &comm->stats[comm->nstats++];
-        *e = (tc_rt_stat_t){.coll = w->op.coll, .algo = algo};
-    }
-    if (e && known)
-        *known = (int)(e - comm->stats);
-    return e;
+    int i = tc_rt_stats_index(comm, (int)w->op.coll, algo);
+    if (i >= 0 && known)
+        *known = i;
+    return i >= 0 ? &comm->stats[i] : NULL;
 }
 
 void tc_rt_stats_end(tc_rt_work_t *w, tc_status_t st, uint64_t now_ns)

@@ -454,6 +454,36 @@ static void matrix(tc_comm_t *comm)
     free(tab);
 }
 
+/* Every named algorithm the matrix ran has its statistics entry, with operations counted (the
+ * matrix runs more than 40 collective and algorithm pairs: entries past the 32nd were once
+ * dropped without a word). */
+static void matrix_stats(tc_comm_t *comm)
+{
+    enum { CAP = 256 };
+    static tc_comm_stat_t stats[CAP];
+    int n = 0;
+    tc_status_t st = tc_comm_stats(comm, stats, CAP, &n);
+    if (st != TC_OK || n > CAP) {
+        FAIL("tc_comm_stats: %s, %d entries", tc_status_string(st), n);
+        return;
+    }
+    for (int i = 0; i < nrefusals; i++) {
+        const refusal_t *r = &refusals[i];
+        const char *slash = strchr(r->what, '/');
+        if (!r->ran || !slash || strcmp(slash + 1, "auto") == 0)
+            continue;
+        int len = (int)(slash - r->what), found = 0;
+        for (int e = 0; e < n && !found; e++)
+            found = (int)strlen(stats[e].coll) == len &&
+                    strncmp(stats[e].coll, r->what, (size_t)len) == 0 &&
+                    strcmp(stats[e].algo, slash + 1) == 0 && stats[e].ops > 0;
+        checks++;
+        if (!found)
+            FAIL("statistics: no operations of %s (it ran %d cases; %d entries)", r->what, r->ran,
+                 n);
+    }
+}
+
 int main(int argc, char **argv)
 {
     for (int i = 1; i < argc; i++) {
@@ -483,6 +513,7 @@ int main(int argc, char **argv)
     if (!skipped("errors"))
         bad_arguments(comm);
     matrix(comm);
+    matrix_stats(comm);
     double t1 = wall_s();
     if (!skipped("v"))
         v_variants(comm);
