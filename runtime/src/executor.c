@@ -77,6 +77,20 @@ void tc_rt_exec_free(tc_rt_exec_t *ex)
     memset(ex, 0, sizeof(*ex));
 }
 
+void tc_rt_exec_keep(tc_rt_exec_t *ex)
+{
+    exec_areas_free(ex);
+    free(ex->scratch);
+    free(ex->stand);
+    tc_rt_plan_free(&ex->own);
+    *ex = (tc_rt_exec_t){.cap = ex->cap,
+                         .state = ex->state,
+                         .nslots = ex->nslots,
+                         .reqs = ex->reqs,
+                         .sinks = ex->sinks,
+                         .areas = ex->areas};
+}
+
 static tc_status_t exec_reserve(tc_rt_exec_t *ex, uint32_t nsteps, size_t scratch_bytes)
 {
     if (nsteps > ex->cap) {

@@ -92,11 +92,23 @@ static tc_status_t work_copy_arrays(tc_rt_work_t *w, const tc_rt_coll_t *call, i
     return TC_OK;
 }
 
+/* Released heap works a communicator keeps for its next operations, with their executors'
+ * step arrays: once as many were in flight as the program keeps in flight,
+ * an asynchronous operation allocates nothing. Beyond this many, released works are freed. */
+#define WORK_SPARES 16
+
 tc_rt_work_t *tc_rt_work_alloc(tc_rt_comm_t *comm)
 {
-    tc_rt_work_t *w = calloc(1, sizeof(*w));
-    if (!w)
+    tc_rt_work_t *w = comm->spare;
+    if (w) {
+        comm->spare = w->cnext;
+        comm->nspare--;
+        tc_rt_exec_t ex = w->ex; /* emptied by tc_rt_exec_keep; its arrays stay */
+        memset(w, 0, sizeof(*w));
+        w->ex = ex;
+    } else if (!(w = calloc(1, sizeof(*w)))) {
         return NULL;
+    }
     w->heap = 1;
     w->comm = comm;
     w->cnext = comm->works;
@@ -121,10 +133,22 @@ void tc_rt_work_release(tc_rt_work_t *w)
     }
     if (w->sched == &w->own)
         tc_sched_free(&w->own);
-    tc_rt_exec_free(&w->ex);
     free(w->varr);
-    free(w->step_tags);
     free(w->h_buf);
+    free(w->step_tags); /* a work without them uses one tag (p2p batches set them) */
+    if (comm && comm->nspare < WORK_SPARES) {
+        tc_rt_exec_keep(&w->ex);
+        w->cnext = comm->spare;
+        comm->spare = w;
+        comm->nspare++;
+        return;
+    }
+    tc_rt_work_free_spare(w);
+}
+
+void tc_rt_work_free_spare(tc_rt_work_t *w)
+{
+    tc_rt_exec_free(&w->ex);
     free(w);
 }
 

@@ -118,10 +118,12 @@ static inline void tc_rt_work_set_state(tc_rt_work_t *w, int state)
     __atomic_store_n(&w->state, state, __ATOMIC_RELEASE);
 }
 
-/* work.c: a heap work of @p comm (on its list), or NULL; and its release
- * (lock held; the work is not running) */
+/* work.c: a heap work of @p comm (on its list; one of its spares when it has one), or NULL;
+ * its release (lock held; the work is not running), which keeps it as a spare of its
+ * communicator while there are few; and the end of a spare (the communicator's end). */
 tc_rt_work_t *tc_rt_work_alloc(tc_rt_comm_t *comm);
 void tc_rt_work_release(tc_rt_work_t *work);
+void tc_rt_work_free_spare(tc_rt_work_t *work);
 
 /* The tag of the next message to (@p is_send) or from rank @p peer of @p comm, which it
  * consumes when @p take (issue order matches messages between two ranks). */
