@@ -77,18 +77,38 @@ void tc_rt_exec_free(tc_rt_exec_t *ex)
     memset(ex, 0, sizeof(*ex));
 }
 
+/* What a spare work keeps of its buffers: small ones serve the small operations that reuse
+ * it; larger ones would hold memory for every spare. */
+#define EXEC_SPARE_KEEP 4096u
+
 void tc_rt_exec_keep(tc_rt_exec_t *ex)
 {
-    exec_areas_free(ex);
-    free(ex->scratch);
-    free(ex->stand);
+    size_t landing = 0;
+    for (uint32_t k = 0; ex->areas && k < ex->nslots; k++)
+        landing += ex->areas[k].cap;
+    if (landing > EXEC_SPARE_KEEP)
+        exec_areas_free(ex);
+    if (ex->scratch_cap > EXEC_SPARE_KEEP) {
+        free(ex->scratch);
+        ex->scratch = NULL;
+        ex->scratch_cap = 0;
+    }
+    if (ex->stand_cap > EXEC_SPARE_KEEP) {
+        free(ex->stand);
+        ex->stand = NULL;
+        ex->stand_cap = 0;
+    }
     tc_rt_plan_free(&ex->own);
     *ex = (tc_rt_exec_t){.cap = ex->cap,
                          .state = ex->state,
                          .nslots = ex->nslots,
                          .reqs = ex->reqs,
                          .sinks = ex->sinks,
-                         .areas = ex->areas};
+                         .areas = ex->areas,
+                         .scratch = ex->scratch,
+                         .scratch_cap = ex->scratch_cap,
+                         .stand = ex->stand,
+                         .stand_cap = ex->stand_cap};
 }
 
 static tc_status_t exec_reserve(tc_rt_exec_t *ex, uint32_t nsteps, size_t scratch_bytes)

@@ -120,8 +120,8 @@ int tc_rt_exec_done(const tc_rt_work_t *work);
 /* Cancel what is posted, so no request points into the caller's buffers. */
 void tc_rt_exec_abandon(tc_rt_work_t *work);
 void tc_rt_exec_free(tc_rt_exec_t *ex);
-/* Free what the next run would not reuse (landing areas, scratch, stand-ins, its own plan) and
- * keep the step arrays, for a work kept as a spare. */
+/* For a work kept as a spare: keep the step arrays, and the landing areas, scratch and
+ * stand-ins while small (4 KiB); free the rest and its own plan. */
 void tc_rt_exec_keep(tc_rt_exec_t *ex);
 /* The ranks that posted receives still wait on, for a timeout message. */
 void tc_rt_exec_awaited(const tc_rt_work_t *work, char *buf, size_t cap);

@@ -17,6 +17,8 @@
  *                              and run small all-reduces on the new communicator
  *   small_test loop N          N blocking 8-byte all-reduces (tests/integration/syscall_check.sh),
  *                              then prints "small ops: K"
+ *   small_test async N         N asynchronous 8-byte all-reduces, each waited for, checked and
+ *                              freed (tests/integration/alloc_check.sh counts the allocations)
  *
  * Every element is checked against a reference computed from every rank's inputs.
  * Prints "rank R of N: C checks, F failures"; exit 0 only when F is 0. */
@@ -463,6 +465,23 @@ int main(int argc, char **argv)
                 lanes += s[i].ops;
         lanes -= lanes > 0; /* the one before the loop */
         printf("rank %d: small ops: %llu\n", rank, lanes);
+    } else if (strcmp(mode, "async") == 0) {
+        int iters = argc > 2 ? atoi(argv[2]) : 1000;
+        tc_op_opts_t ao = TC_OP_OPTS_INIT;
+        ao.async = 1;
+        for (int i = 0; i < iters; i++) {
+            tc_work_t *w = NULL;
+            double v = rank + i, sum = -1;
+            tc_status_t st = tc_all_reduce(comm, &v, &sum, 1, TC_FLOAT64, TC_SUM, &ao, &w);
+            if (st == TC_OK)
+                st = tc_work_wait(w, 30000);
+            ok(st, "async all_reduce");
+            if (st != TC_OK)
+                break;
+            ok(tc_work_free(w), "async free");
+            EXPECT(sum == (double)nranks * i + (double)nranks * (nranks - 1) / 2,
+                   "async all_reduce %d: got %g", i, sum);
+        }
     } else {
         fprintf(stderr, "small_test: unknown mode %s\n", mode);
         return 2;

@@ -124,6 +124,8 @@ step "build (gcc)" bazel build //...
 step "unit tests (gcc)" bazel test //...
 step "no stopwatch: 10,000 blocking 8-byte all-reduces, < 100 system calls per rank, small-message path taken" \
     tests/integration/syscall_check.sh bazel-bin
+step "no allocation: asynchronous 8-byte all-reduces allocate nothing once warm (valgrind's count, 200 against 1200)" \
+    tests/integration/alloc_check.sh bazel-bin
 step "python: the package, torch.distributed against gloo (torchrun x2, x4), the API, a killed rank" \
     bash -c 'tools/setup/install-deps.sh --python && python/run_tests.sh'
 step "install: prefix, pkg-config, CMake, the transport alone, with MPI and NCCL, the ABI record, .deb" \

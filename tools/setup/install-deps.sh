@@ -24,6 +24,7 @@ packages=(
   doxygen graphviz       # public header documentation, warnings as errors
   procps psmisc          # pgrep/pkill/fuser used by the test scripts
   strace                 # tests/integration/syscall_check.sh counts system calls
+  valgrind               # tests/integration/alloc_check.sh counts allocations
   cmake pkg-config       # consumers of the installed prefix (tests/install)
 )
 
