@@ -1,9 +1,10 @@
-/* A blocking send or receive of a given rank without a work object (the work module): no
- * schedule, plan or executor, but one transport request on the communicator's own work
- * (comm->p2p_one, made once), waited for like any work, so the flight recorder, the statistics
- * (send_recv, "p2p"), timeouts, failures and cancellation behave as on the general path. Its
- * tag is the rank's next one, as a batch's would be. Batches, asynchronous operations and calls
- * that want a work object take the general path (a schedule of SEND/RECV steps). */
+/* A single send or receive of a given rank (the work module): no schedule, plan or executor,
+ * but one transport request on a work of its own kind, waited for like any work, so the flight
+ * recorder, the statistics (send_recv, "p2p"), timeouts, failures and cancellation behave as
+ * on the general path. Its tag is the rank's next one, as a batch's would be. Blocking without
+ * a work object it runs on the communicator's own work (comm->p2p_one, made once); otherwise
+ * on a heap work (a spare of the communicator when there is one). Batches of several take the
+ * general path (a schedule of SEND/RECV steps). */
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -120,25 +121,41 @@ static tc_status_t one_post(tc_rt_work_t *w, uint64_t tag)
                                                         : tc_status_string(st));
 }
 
-tc_status_t tc_rt_one_run(tc_rt_comm_t *comm, const tc_rt_p2p_t *op, int64_t timeout_ms)
+/* The work that runs @p op (lock held): the communicator's own, or a heap work when the caller
+ * wants one or does not wait (@p heap). */
+static tc_status_t one_work(tc_rt_comm_t *comm, int heap, tc_rt_work_t **w_p)
 {
-    tc_rt_work_t *w = comm->p2p_one;
-    if (!w) {
-        if (!(w = calloc(1, sizeof(*w))))
-            return tc_error_set(TC_ERR_NO_MEMORY, "send/recv on comm '%s': work object",
-                                comm->name);
+    tc_rt_work_t *w = heap ? tc_rt_work_alloc(comm) : comm->p2p_one;
+    if (!w && !heap && (w = calloc(1, sizeof(*w))) != NULL) {
         w->comm = comm;
         comm->p2p_one = w;
     }
-    if (tc_rt_work_get_state(w) == TC_RT_WORK_RUNNING)
+    if (!w)
+        return tc_error_set(TC_ERR_NO_MEMORY, "send/recv on comm '%s': work object",
+                            comm->name);
+    if (!heap && tc_rt_work_get_state(w) == TC_RT_WORK_RUNNING)
         return tc_error_set(TC_ERR_INVALID_STATE,
                             "send/recv on comm '%s': another blocking send/recv is running "
                             "(calls on one communicator must not be concurrent)",
                             comm->name);
-    uint64_t tag;
-    tc_status_t st = tc_rt_p2p_tag(comm, op->peer, op->is_send, 1, &tag);
+    *w_p = w;
+    return TC_OK;
+}
+
+tc_status_t tc_rt_one_run(tc_rt_comm_t *comm, const tc_rt_p2p_t *op, int64_t timeout_ms,
+                          int flags, tc_rt_work_t **work_p)
+{
+    int async = (flags & TC_RT_ASYNC) != 0;
+    tc_rt_work_t *w = NULL;
+    tc_status_t st = one_work(comm, async || work_p, &w);
     if (st != TC_OK)
         return st;
+    uint64_t tag;
+    if ((st = tc_rt_p2p_tag(comm, op->peer, op->is_send, 1, &tag)) != TC_OK) {
+        if (w->heap)
+            tc_rt_work_release(w);
+        return st;
+    }
     size_t bytes = op->count * tc_dtype_size(op->dtype);
     w->ops = &one_ops;
     w->one = (tc_rt_work_one_t){
@@ -146,7 +163,7 @@ tc_status_t tc_rt_one_run(tc_rt_comm_t *comm, const tc_rt_p2p_t *op, int64_t tim
     w->op = (tc_rt_op_t){TC_COLL_COUNT, ++comm->p2p_ops, comm->name, NULL};
     w->call = (tc_rt_coll_t){
         .coll = TC_COLL_COUNT, .count = bytes, .dtype = TC_UINT8, .op = TC_SUM, .root = -1};
-    w->async = 0;
+    w->async = async;
     w->timeout_ms = timeout_ms > 0 ? timeout_ms : comm->timeout_ms;
     uint64_t now = tc_time_ns();
     w->deadline = tc_deadline_add_ms(now, (uint64_t)w->timeout_ms);
@@ -164,11 +181,17 @@ tc_status_t tc_rt_one_run(tc_rt_comm_t *comm, const tc_rt_p2p_t *op, int64_t tim
             tc_rt_work_fail(w, (tc_status_t)c);
         } else if (one_done(w)) {
             tc_rt_work_end(w, TC_OK);
-        } else {
+        } else if (!async) {
             tc_status_t ignored = tc_rt_work_wait_locked(w, 0); /* bounded by its deadline */
             (void)ignored;                                      /* the result is the work's */
         }
     }
-    st = w->result;
-    return st == TC_OK ? TC_OK : tc_error_set(st, "%s", w->error);
+    st = tc_rt_work_get_state(w) == TC_RT_WORK_RUNNING ? TC_OK : w->result;
+    if (st != TC_OK)
+        tc_error_set(st, "%s", w->error);
+    if (work_p)
+        *work_p = w;
+    else if (w->heap)
+        tc_rt_work_release(w);
+    return st;
 }

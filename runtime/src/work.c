@@ -370,8 +370,8 @@ static tc_status_t p2p_issue(tc_rt_comm_t *comm, const tc_rt_p2p_t *ops, int n, 
         st = tc_rt_any_issue(comm, &ops[0], timeout_ms, flags, work_p);
         goto out;
     }
-    if (n == 1 && !(flags & TC_RT_ASYNC) && !work_p) { /* no schedule needed */
-        st = tc_rt_one_run(comm, &ops[0], timeout_ms);
+    if (n == 1 && !(flags & TC_RT_PERSISTENT)) { /* no schedule needed */
+        st = tc_rt_one_run(comm, &ops[0], timeout_ms, flags, work_p);
         goto out;
     }
     /* A batch owns its schedule and tags. Blocking without a work object: the

@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
-# Hot paths allocate nothing per operation: asynchronous 8-byte all-reduces between 2 ranks,
-# each waited for and freed, make no heap allocation once warm (freed works stay as spares of
-# their communicator, freed work objects with the API). A check without a stopwatch: each rank
-# runs under valgrind, which counts every allocation ("total heap usage: A allocs"); two jobs of
-# FEW and MANY operations must differ by fewer than LIMIT allocations per rank (start-up and
-# teardown are the same in both).
+# Hot paths allocate nothing per operation: rounds of an asynchronous 8-byte all-reduce and an
+# asynchronous send and receive between 2 ranks, each waited for and freed, make no heap
+# allocation once warm (freed works stay as spares of their communicator, freed work objects
+# with the API; a single send or receive runs no schedule). A check without a stopwatch: each
+# rank runs under valgrind, which counts every allocation ("total heap usage: A allocs"); two
+# jobs of FEW and MANY rounds must differ by fewer than LIMIT allocations per rank (start-up
+# and teardown are the same in both).
 #   alloc_check.sh BIN
 # BIN holds tools/tcrun/tcrun and tests/integration/small_test (nothing is built here). Exits 0
 # on success, 1 when the difference is over the limit, 2 when the check cannot run.
@@ -49,8 +50,8 @@ for r in 0 1; do
         exit 2
     fi
     d=$((y - x))
-    echo "rank $r: $x allocations with $few asynchronous all-reduces, $y with $many:" \
-        "$d for $((many - few)) more operations"
+    echo "rank $r: $x allocations with $few rounds (asynchronous all-reduce, send, receive)," \
+        "$y with $many: $d for $((many - few)) more rounds"
     [ "$d" -ge "$limit" ] && fail=1
 done
 [ $fail -eq 0 ] && echo "PASS  alloc_check" || echo "FAIL  alloc_check (limit $limit)"

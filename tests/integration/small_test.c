@@ -17,8 +17,10 @@
  *                              and run small all-reduces on the new communicator
  *   small_test loop N          N blocking 8-byte all-reduces (tests/integration/syscall_check.sh),
  *                              then prints "small ops: K"
- *   small_test async N         N asynchronous 8-byte all-reduces, each waited for, checked and
- *                              freed (tests/integration/alloc_check.sh counts the allocations)
+ *   small_test async N         N rounds of an asynchronous 8-byte all-reduce and an
+ *                              asynchronous send and receive of 8 bytes with the neighbours
+ *                              in a ring, each waited for, checked and freed
+ *                              (tests/integration/alloc_check.sh counts the allocations)
  *
  * Every element is checked against a reference computed from every rank's inputs.
  * Prints "rank R of N: C checks, F failures"; exit 0 only when F is 0. */
@@ -481,6 +483,24 @@ int main(int argc, char **argv)
             ok(tc_work_free(w), "async free");
             EXPECT(sum == (double)nranks * i + (double)nranks * (nranks - 1) / 2,
                    "async all_reduce %d: got %g", i, sum);
+            tc_work_t *sw = NULL, *rw = NULL;
+            double got = -1;
+            st = tc_send(comm, &v, 1, TC_FLOAT64, (rank + 1) % nranks, &ao, &sw);
+            if (st == TC_OK)
+                st = tc_recv(comm, &got, 1, TC_FLOAT64, (rank + nranks - 1) % nranks, &ao, &rw);
+            if (st == TC_OK)
+                st = tc_work_wait(rw, 30000);
+            if (st == TC_OK)
+                st = tc_work_wait(sw, 30000);
+            ok(st, "async send/recv");
+            if (sw)
+                ok(tc_work_free(sw), "async send free");
+            if (rw)
+                ok(tc_work_free(rw), "async recv free");
+            if (st != TC_OK)
+                break;
+            EXPECT(got == (double)((rank + nranks - 1) % nranks + i), "async recv %d: got %g", i,
+                   got);
         }
     } else {
         fprintf(stderr, "small_test: unknown mode %s\n", mode);
