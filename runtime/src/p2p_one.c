@@ -131,8 +131,7 @@ static tc_status_t one_work(tc_rt_comm_t *comm, int heap, tc_rt_work_t **w_p)
         comm->p2p_one = w;
     }
     if (!w)
-        return tc_error_set(TC_ERR_NO_MEMORY, "send/recv on comm '%s': work object",
-                            comm->name);
+        return tc_error_set(TC_ERR_NO_MEMORY, "send/recv on comm '%s': work object", comm->name);
     if (!heap && tc_rt_work_get_state(w) == TC_RT_WORK_RUNNING)
         return tc_error_set(TC_ERR_INVALID_STATE,
                             "send/recv on comm '%s': another blocking send/recv is running "
