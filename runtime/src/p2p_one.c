@@ -141,8 +141,8 @@ static tc_status_t one_work(tc_rt_comm_t *comm, int heap, tc_rt_work_t **w_p)
     return TC_OK;
 }
 
-tc_status_t tc_rt_one_run(tc_rt_comm_t *comm, const tc_rt_p2p_t *op, int64_t timeout_ms,
-                          int flags, tc_rt_work_t **work_p)
+tc_status_t tc_rt_one_run(tc_rt_comm_t *comm, const tc_rt_p2p_t *op, int64_t timeout_ms, int flags,
+                          tc_rt_work_t **work_p)
 {
     int async = (flags & TC_RT_ASYNC) != 0;
     tc_rt_work_t *w = NULL;

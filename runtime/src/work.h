@@ -142,8 +142,8 @@ TC_MUST_USE tc_status_t tc_rt_any_issue(tc_rt_comm_t *comm, const tc_rt_p2p_t *o
 /* p2p_one.c: run the single send or receive @p op of a given rank without a schedule, on the
  * communicator's own work (blocking without @p work_p: comm->p2p_one) or on a heap work
  * (flags and @p work_p as tc_rt_p2p_issue); lock held. */
-TC_MUST_USE tc_status_t tc_rt_one_run(tc_rt_comm_t *comm, const tc_rt_p2p_t *op,
-                                      int64_t timeout_ms, int flags, tc_rt_work_t **work_p);
+TC_MUST_USE tc_status_t tc_rt_one_run(tc_rt_comm_t *comm, const tc_rt_p2p_t *op, int64_t timeout_ms,
+                                      int flags, tc_rt_work_t **work_p);
 /* At the end of a work of either kind: nothing may touch the caller's buffer after it, so a
  * request still pending is taken back, or its endpoint closed, which ends it. */
 void tc_rt_one_take_back(tc_rt_work_t *work);
