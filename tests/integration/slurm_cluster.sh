@@ -1,8 +1,11 @@
 #!/usr/bin/env bash
 # A one-node Slurm cluster on loopback, for the integration tests.
 #   slurm_cluster.sh start DIR   # writes DIR/slurm.conf, starts slurmctld and slurmd
-#   slurm_cluster.sh stop DIR    # stops the daemons it started (by their PIDs)
+#   slurm_cluster.sh stop DIR    # stops the daemons it started (by their PIDs) and the step
+#                                # daemons of its jobs that outlived them
 # Then: SLURM_CONF=DIR/slurm.conf srun -O -n 4 --mpi=pmix prog
+# The daemons' ports are free ones the kernel picks (TC_SLURMCTLD_PORT, TC_SLURMD_PORT
+# override), so two clusters (two test scripts at once) do not take each other's.
 set -euo pipefail
 cmd=${1:?start|stop}
 dir=${2:?state directory}
@@ -17,6 +20,14 @@ stop() {
             rm -f "$dir/$d.pid"
         fi
     done
+    # a job step whose ranks were killed can leave its slurmstepd behind, holding the
+    # daemon's socket: find this cluster's by the configuration in their environment
+    local p
+    for p in $(pgrep -x slurmstepd 2>/dev/null); do
+        if tr '\0' '\n' <"/proc/$p/environ" 2>/dev/null | grep -qxF "SLURM_CONF=$dir/slurm.conf"; then
+            kill -9 "$p" 2>/dev/null || true
+        fi
+    done
 }
 
 if [ "$cmd" = stop ]; then
@@ -25,6 +36,11 @@ if [ "$cmd" = stop ]; then
 fi
 
 mkdir -p "$dir"/{state,spool,log}
+# shellcheck source=tests/integration/free_port.sh
+. "$(dirname "$0")/free_port.sh"
+ctld_port=${TC_SLURMCTLD_PORT:-$(free_port)}
+slurmd_port=${TC_SLURMD_PORT:-$(free_port)}
+while [ "$slurmd_port" = "$ctld_port" ]; do slurmd_port=$(free_port); done
 cpus=$(nproc)
 user=$(id -un)
 cat > "$dir/slurm.conf" <<CONF
@@ -47,8 +63,8 @@ SlurmctldPidFile=$dir/slurmctld.pidfile
 SlurmdPidFile=$dir/slurmd.pidfile
 SlurmctldLogFile=$dir/log/slurmctld.log
 SlurmdLogFile=$dir/log/slurmd.log
-SlurmctldPort=${TC_SLURMCTLD_PORT:-16817}
-SlurmdPort=${TC_SLURMD_PORT:-16818}
+SlurmctldPort=$ctld_port
+SlurmdPort=$slurmd_port
 JobCompType=jobcomp/none
 AccountingStorageType=accounting_storage/none
 NodeName=localhost NodeAddr=127.0.0.1 CPUs=$cpus State=UNKNOWN
