@@ -2,10 +2,14 @@
  * and revoke notices, queued by PMIx's thread and dequeued by whoever
  * progresses the runtime.
  *
- * The queue is a single-producer (PMIx's progress thread delivers events one
- * at a time), single-consumer (the runtime's world lock) ring; a full ring
- * drops the event and counts it, which only delays detection to the timeout. */
+ * The queue is a ring with one consumer (under the runtime's world lock) and
+ * producers serialised by a mutex: PMIx's progress thread, and a thread that
+ * notifies (PMIx may run this process's own handler in the notifying thread:
+ * a revoke's, found by TSan racing with the progress thread's push). A full
+ * ring drops the event and counts it, which only delays detection to the
+ * timeout. */
 #include <pmix.h>
+#include <pthread.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -24,7 +28,7 @@
 
 static struct {
     tc_boot_event_t ring[EV_RING];
-    unsigned head; /* written by PMIx's thread (release) */
+    unsigned head; /* written by a producer (release), under ev_push_mu */
     unsigned tail; /* written by the consumer */
     unsigned dropped;
     size_t handler;
@@ -33,8 +37,9 @@ static struct {
     /* ranks the launcher reported terminated, kept (not consumed) for the
      * creation's fence to name them: the first EV_DEAD of them */
     int dead[EV_DEAD];
-    unsigned ndead; /* written by PMIx's thread (release) */
+    unsigned ndead; /* written by a producer (release), under ev_push_mu */
 } ev;
+static pthread_mutex_t ev_push_mu = PTHREAD_MUTEX_INITIALIZER; /* producers: ev_handler */
 
 static void dead_push(int rank)
 {
@@ -100,9 +105,11 @@ static void ev_handler(size_t id, pmix_status_t status, const pmix_proc_t *sourc
     if (e.kind && e.rank >= 0 &&
         (!source || strcmp(source->nspace, ev.nspace) == 0 ||
          status == PMIX_EVENT_PROC_TERMINATED)) {
+        pthread_mutex_lock(&ev_push_mu);
         ev_push(&e);
         if (e.from_launcher)
             dead_push(e.rank);
+        pthread_mutex_unlock(&ev_push_mu);
     }
     if (cbfunc)
         cbfunc(PMIX_EVENT_ACTION_COMPLETE, NULL, 0, NULL, NULL, cbdata);
