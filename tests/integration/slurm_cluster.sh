@@ -5,7 +5,10 @@
 #                                # daemons of its jobs that outlived them
 # Then: SLURM_CONF=DIR/slurm.conf srun -O -n 4 --mpi=pmix prog
 # The daemons' ports are free ones the kernel picks (TC_SLURMCTLD_PORT, TC_SLURMD_PORT
-# override), so two clusters (two test scripts at once) do not take each other's.
+# override) and the steps' PMIx directories are under DIR (TmpFS; by default
+# /tmp/spmix_appdir_<uid>_<job>.<step>, where a step daemon killed by stop leaves its own and
+# the next cluster's job of that number fails to start), so two clusters (two test scripts at
+# once, or one after another) do not take each other's.
 set -euo pipefail
 cmd=${1:?start|stop}
 dir=${2:?state directory}
@@ -35,7 +38,7 @@ if [ "$cmd" = stop ]; then
     exit 0
 fi
 
-mkdir -p "$dir"/{state,spool,log}
+mkdir -p "$dir"/{state,spool,log,tmp}
 # shellcheck source=tests/integration/free_port.sh
 . "$(dirname "$0")/free_port.sh"
 ctld_port=${TC_SLURMCTLD_PORT:-$(free_port)}
@@ -59,6 +62,7 @@ SelectTypeParameters=CR_CPU
 ReturnToService=2
 StateSaveLocation=$dir/state
 SlurmdSpoolDir=$dir/spool
+TmpFS=$dir/tmp
 SlurmctldPidFile=$dir/slurmctld.pidfile
 SlurmdPidFile=$dir/slurmd.pidfile
 SlurmctldLogFile=$dir/log/slurmctld.log
