@@ -14,44 +14,44 @@
 struct tc_rt_comm {
     tc_rt_world_t *world;
     tc_rt_comm_t *wnext, *wprev; /* the world's list of communicators */
-    int device;                  /* CUDA device the buffers live on, or -1 (the CPU) */
+    int *ranks;         /* world rank of each rank, or NULL (the world's own order) */
+    int device;         /* CUDA device the buffers live on, or -1 (the CPU) */
     int rank;
     int size;
-    int *ranks;         /* world rank of each rank, or NULL (the world's own order) */
     int ranks_per_node; /* for hierarchical algorithms; 0 when unknown */
-    char name[64];
-    int win_pool; /* TC_WIN_POOL: fire-and-forget records per window (win_pool.c) */
-    int64_t timeout_ms;
+    int win_pool;       /* TC_WIN_POOL: fire-and-forget records per window (win_pool.c) */
     uint32_t comm_id;   /* high bits of every tag: separates communicators */
-    uint64_t seq;       /* collectives issued on this communicator */
     uint32_t shrinks;   /* shrinks of this communicator begun (their tags) */
-    uint64_t p2p_ops;   /* point-to-point batches issued (for messages only) */
-    tc_hmap_t p2p_seq;  /* peer -> {sends, receives} issued, for p2p tags */
-    /* receives from any source not yet matched, oldest first (p2p_any.c) */
-    tc_rt_work_t *any_head, *any_tail;
+    int check;          /* TC_CHECK: compare each collective's arguments first */
     tc_status_t broken; /* TC_OK, or why the communicator can no longer be used */
     int spoilt;         /* an operation ended in an error: its id is not reused (comm_ids.c) */
+    int nstats, stats_cap;
+    int stats_lost; /* a statistics entry could not be added: said once */
+    int nhooks;
+    uint32_t fr_cap;
+    int nspare;
+    char name[64];
     char broken_why[512];
-    int check; /* TC_CHECK: compare each collective's arguments first */
+    int64_t timeout_ms;
+    uint64_t seq;      /* collectives issued on this communicator */
+    uint64_t p2p_ops;  /* point-to-point batches issued (for messages only) */
+    tc_hmap_t p2p_seq; /* peer -> {sends, receives} issued, for p2p tags */
+    /* receives from any source not yet matched, oldest first (p2p_any.c) */
+    tc_rt_work_t *any_head, *any_tail;
     tc_hints_t hints;
     tc_rt_stat_t *stats; /* per collective and algorithm (stats.c) */
-    int nstats, stats_cap;
-    int stats_lost; /* an entry could not be added: said once */
     struct {
         tc_rt_hook_fn fn;
         void *arg;
     } hooks[TC_RT_HOOKS];
-    int nhooks;
     tc_rt_fr_entry_t *fr; /* flight recorder: the last fr_cap operations (NULL: off) */
-    uint32_t fr_cap;
     uint64_t fr_next;
     void *user; /* atomic: the mark of the thread inside a call that starts operations */
     tc_rt_work_t *p2p_work;   /* blocking send/recv batches without a work object, reused */
     tc_rt_work_t *p2p_one;    /* a blocking single send or recv without one (p2p_one.c) */
     tc_rt_work_t inline_work; /* blocking operations without a work object */
     tc_rt_work_t *works;      /* live heap works */
-    tc_rt_work_t *spare;      /* released heap works kept for reuse (work.c), by cnext */
-    int nspare;
+    tc_rt_work_t *spare;      /* released heap works kept for reuse (work.c), by cnext; nspare */
     uint64_t sched_uses;
     tc_rt_sched_entry_t sched_cache[TC_RT_SCHED_CACHE];
     struct tc_rt_small *small; /* the small-message path (small.h), made on first use */
