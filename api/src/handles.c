@@ -70,12 +70,11 @@ static slot_t *slot_at(table_t *t, uint32_t index)
     return chunk ? &chunk[index & (CHUNK_SLOTS - 1)] : NULL;
 }
 
-/* A slot for @p obj; returns its handle value, or 0 when none is left. */
-static uintptr_t handle_issue(unsigned kind, void *obj)
+/* A slot for @p obj (handles_mu held); returns its handle value, or 0 when none is left. */
+static uintptr_t handle_issue_locked(unsigned kind, void *obj)
 {
     table_t *t = &tables[kind];
     uintptr_t h = 0;
-    pthread_mutex_lock(&handles_mu);
     uint32_t index;
     slot_t *s = NULL;
     if (t->free_head) {
@@ -101,15 +100,22 @@ static uintptr_t handle_issue(unsigned kind, void *obj)
         h = (uintptr_t)(atomic_load(&s->gen) << GEN_SHIFT) | ((uintptr_t)index << KIND_BITS) |
             kind;
     }
+    return h;
+}
+
+static uintptr_t handle_issue(unsigned kind, void *obj)
+{
+    pthread_mutex_lock(&handles_mu);
+    uintptr_t h = handle_issue_locked(kind, obj);
     pthread_mutex_unlock(&handles_mu);
     return h;
 }
 
-static void handle_retire(unsigned kind, uintptr_t h)
+/* handles_mu held */
+static void handle_retire_locked(unsigned kind, uintptr_t h)
 {
     table_t *t = &tables[kind];
     uint32_t index = (uint32_t)((h >> KIND_BITS) & ((1u << SLOT_BITS) - 1));
-    pthread_mutex_lock(&handles_mu);
     slot_t *s = slot_at(t, index);
     atomic_store_explicit(&s->obj, NULL, memory_order_release);
     uint64_t gen = atomic_load(&s->gen) + 1;
@@ -118,6 +124,12 @@ static void handle_retire(unsigned kind, uintptr_t h)
         s->next_free = t->free_head;
         t->free_head = index + 1;
     }
+}
+
+static void handle_retire(unsigned kind, uintptr_t h)
+{
+    pthread_mutex_lock(&handles_mu);
+    handle_retire_locked(kind, h);
     pthread_mutex_unlock(&handles_mu);
 }
 
@@ -181,15 +193,19 @@ static unsigned nwork_spares;
 tc_status_t tc_api_work_new(const char *fn, tc_api_work_t **w_p)
 {
     tc_api_work_t *w = NULL;
-    pthread_mutex_lock(&handles_mu);
-    if (nwork_spares)
+    uintptr_t h = 0;
+    pthread_mutex_lock(&handles_mu); /* once: a spare and its slot together */
+    if (nwork_spares) {
         w = work_spares[--nwork_spares];
-    pthread_mutex_unlock(&handles_mu);
-    if (w)
         *w = (tc_api_work_t){0};
-    else if (!(w = calloc(1, sizeof(*w))))
-        return tc_error_set(TC_ERR_NO_MEMORY, "%s: allocating the work handle", fn);
-    uintptr_t h = handle_issue(KIND_WORK, w);
+        h = handle_issue_locked(KIND_WORK, w);
+    }
+    pthread_mutex_unlock(&handles_mu);
+    if (!w) {
+        if (!(w = calloc(1, sizeof(*w))))
+            return tc_error_set(TC_ERR_NO_MEMORY, "%s: allocating the work handle", fn);
+        h = handle_issue(KIND_WORK, w);
+    }
     if (!h) {
         free(w);
         return tc_error_set(TC_ERR_NO_RESOURCE,
@@ -206,8 +222,8 @@ void tc_api_work_drop(tc_api_work_t *w)
 {
     if (!w)
         return;
-    handle_retire(KIND_WORK, (uintptr_t)w->handle);
     pthread_mutex_lock(&handles_mu);
+    handle_retire_locked(KIND_WORK, (uintptr_t)w->handle);
     int kept = nwork_spares < WORK_SPARES;
     if (kept)
         work_spares[nwork_spares++] = w;

@@ -44,20 +44,21 @@ static void exec_areas_free(tc_rt_exec_t *ex)
     }
 }
 
-/* The plan ended: give back large landing areas, scratch and stand-ins. */
-static void exec_trim(tc_rt_exec_t *ex)
+/* Give back landing areas, scratch and stand-ins above @p keep bytes (as a plan ends:
+ * TC_RT_EXEC_KEEP; as its work becomes a spare: EXEC_SPARE_KEEP). */
+static void exec_trim(tc_rt_exec_t *ex, size_t keep)
 {
     size_t landing = 0;
     for (uint32_t k = 0; ex->areas && k < ex->nslots; k++)
         landing += ex->areas[k].cap;
-    if (landing > TC_RT_EXEC_KEEP)
+    if (landing > keep)
         exec_areas_free(ex);
-    if (ex->scratch_cap > TC_RT_EXEC_KEEP) {
+    if (ex->scratch_cap > keep) {
         free(ex->scratch);
         ex->scratch = NULL;
         ex->scratch_cap = 0;
     }
-    if (ex->stand_cap > TC_RT_EXEC_KEEP) {
+    if (ex->stand_cap > keep) {
         free(ex->stand);
         ex->stand = NULL;
         ex->stand_cap = 0;
@@ -83,21 +84,7 @@ void tc_rt_exec_free(tc_rt_exec_t *ex)
 
 void tc_rt_exec_keep(tc_rt_exec_t *ex)
 {
-    size_t landing = 0;
-    for (uint32_t k = 0; ex->areas && k < ex->nslots; k++)
-        landing += ex->areas[k].cap;
-    if (landing > EXEC_SPARE_KEEP)
-        exec_areas_free(ex);
-    if (ex->scratch_cap > EXEC_SPARE_KEEP) {
-        free(ex->scratch);
-        ex->scratch = NULL;
-        ex->scratch_cap = 0;
-    }
-    if (ex->stand_cap > EXEC_SPARE_KEEP) {
-        free(ex->stand);
-        ex->stand = NULL;
-        ex->stand_cap = 0;
-    }
+    exec_trim(ex, EXEC_SPARE_KEEP);
     tc_rt_plan_free(&ex->own);
     *ex = (tc_rt_exec_t){.cap = ex->cap,
                          .state = ex->state,
@@ -441,7 +428,7 @@ int tc_rt_exec_pass(tc_rt_work_t *w)
     while (ex->first < plan->nsteps && ex->state[ex->first] == STEP_DONE)
         ex->first++;
     if (changed && ex->ndone == plan->nsteps)
-        exec_trim(ex);
+        exec_trim(ex, TC_RT_EXEC_KEEP);
     return changed;
 }
 
