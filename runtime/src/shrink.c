@@ -15,11 +15,13 @@
 #include "comms.h"
 #include "ft.h"
 #include "progress.h"
+#include "tcomms/base/config.h"
 #include "tcomms/base/log.h"
 #include "tcomms/base/time.h"
 #include "tcomms/runtime/agree.h"
 
 #define ROUND_BITS 24
+#define SHRINK_DENSE_MAX 256 /* all-to-all up to this size (TC_SHRINK_DENSE_MAX) */
 
 /* The failures this process knows of among the communicator's ranks. */
 static void shrink_learn(tc_rt_comm_t *comm, tc_rt_agree_t *a)
@@ -30,21 +32,29 @@ static void shrink_learn(tc_rt_comm_t *comm, tc_rt_agree_t *a)
         tc_rt_agree_learn(a, tc_rt_comm_rank_of(comm, world->failed[i].rank));
 }
 
-/* One round: send a->msg to each peer with a->to set and receive one from
- * each into @p theirs. A failure point of TC_FAULT_INJECT may cut the sends
- * short and end this process. */
+/* Receive room for the neighbours' messages of a round. */
+typedef struct shrink_room {
+    uint8_t *slots;         /* npeers slots of msg_cap bytes */
+    const uint8_t **theirs; /* per neighbour: its message or NULL */
+    size_t *lens;           /* per neighbour: msg_cap */
+} shrink_room_t;
+
+/* One round: send a->msg to each neighbour with a->to set and receive one
+ * from each into its slot. A failure point of TC_FAULT_INJECT may cut the
+ * sends short and end this process. */
 static tc_status_t shrink_round(tc_rt_comm_t *comm, tc_rt_agree_t *a, uint32_t epoch,
-                                uint8_t *theirs, uint64_t deadline)
+                                shrink_room_t *room, uint64_t deadline)
 {
     tc_rt_world_t *world = comm->world;
-    size_t len = a->msg_len;
+    size_t cap = a->msg_cap;
     tc_rt_work_t w = {0};
     w.comm = comm;
     w.tolerant = 1;
-    memset(theirs, 0, len * (size_t)comm->size);
+    for (int i = 0; i < a->npeers; i++)
+        memset(room->slots + (size_t)i * cap, 0, 4); /* kind 0: nothing came */
     w.call = (tc_rt_coll_t){.coll = TC_COLL_BARRIER,
                             .sendbuf = a->msg,
-                            .recvbuf = theirs,
+                            .recvbuf = room->slots,
                             .dtype = TC_UINT8,
                             .op = TC_SUM,
                             .root = -1};
@@ -56,25 +66,25 @@ static tc_status_t shrink_round(tc_rt_comm_t *comm, tc_rt_agree_t *a, uint32_t e
     tc_algo_args_t args = {
         .coll = TC_COLL_BARRIER, .nranks = comm->size, .rank = comm->rank, .root = -1};
     tc_sched_init(&w.own, &args, "shrink");
-    w.own.buf_count[TC_BUF_SEND] = len;
-    w.own.buf_count[TC_BUF_RECV] = len * (size_t)comm->size;
+    w.own.buf_count[TC_BUF_SEND] = a->msg_len;
+    w.own.buf_count[TC_BUF_RECV] = cap * (size_t)a->npeers;
     w.sched = &w.own;
     int cut = tc_rt_fault_shrink_sends(world, a->round); /* -1: no failure point here */
     int sent = 0;
     tc_status_t st = TC_OK;
-    for (int q = 0; q < comm->size && st == TC_OK; q++) {
-        if (!a->to[q])
+    for (int i = 0; i < a->npeers && st == TC_OK; i++) {
+        if (!a->to[i])
             continue;
         tc_step_t send = {.kind = TC_STEP_SEND,
                           .buf = TC_BUF_SEND,
-                          .peer = q,
-                          .count = len,
+                          .peer = a->peers[i],
+                          .count = a->msg_len,
                           .dep = {TC_STEP_NO_DEP, TC_STEP_NO_DEP}};
         tc_step_t recv = {.kind = TC_STEP_RECV,
                           .dst_buf = TC_BUF_RECV,
-                          .peer = q,
-                          .dst_off = (uint64_t)q * len,
-                          .count = len,
+                          .peer = a->peers[i],
+                          .dst_off = (uint64_t)i * cap,
+                          .count = cap, /* a message says its length: it may be shorter */
                           .dep = {TC_STEP_NO_DEP, TC_STEP_NO_DEP}};
         if (cut < 0 || sent < cut)
             st = tc_sched_add(&w.own, &send, NULL), sent++;
@@ -91,11 +101,18 @@ static tc_status_t shrink_round(tc_rt_comm_t *comm, tc_rt_agree_t *a, uint32_t e
                  comm->name, a->round, sent);
         tc_rt_fault_die(world, where);
     }
+    for (int i = 0; i < a->npeers; i++) {
+        const uint8_t *m = room->slots + (size_t)i * cap;
+        uint32_t kind;
+        memcpy(&kind, m, 4);
+        room->theirs[i] = kind ? m : NULL;
+        room->lens[i] = cap;
+    }
     return st;
 }
 
 /* Run the agreement to its end (world lock held). */
-static tc_status_t shrink_agree(tc_rt_comm_t *comm, tc_rt_agree_t *a, uint8_t *theirs)
+static tc_status_t shrink_agree(tc_rt_comm_t *comm, tc_rt_agree_t *a, shrink_room_t *room)
 {
     uint64_t deadline = tc_deadline_after_ms((uint64_t)comm->timeout_ms);
     uint32_t epoch = ++comm->shrinks;
@@ -103,12 +120,13 @@ static tc_status_t shrink_agree(tc_rt_comm_t *comm, tc_rt_agree_t *a, uint8_t *t
     while (a->phase != TC_RT_AGREE_DONE) {
         if (a->round + 1 >= (1u << ROUND_BITS) || tc_deadline_passed(deadline))
             return tc_error_set(TC_ERR_TIMEOUT, "no agreement after %u rounds", a->round);
-        tc_rt_agree_begin(a);
-        tc_status_t st = shrink_round(comm, a, epoch, theirs, deadline);
+        tc_status_t st = tc_rt_agree_begin(a);
+        if (st == TC_OK)
+            st = shrink_round(comm, a, epoch, room, deadline);
         if (st != TC_OK)
             return st;
         shrink_learn(comm, a); /* failures learnt during the round */
-        if ((st = tc_rt_agree_end(a, theirs)) != TC_OK)
+        if ((st = tc_rt_agree_end(a, room->theirs, room->lens)) != TC_OK)
             return st;
         if (a->phase == TC_RT_AGREE_DONE)
             break;
@@ -120,27 +138,49 @@ static tc_status_t shrink_agree(tc_rt_comm_t *comm, tc_rt_agree_t *a, uint8_t *t
     return TC_OK;
 }
 
+/* The agreement's state and room for its messages (world lock held). */
+static tc_status_t shrink_setup(tc_rt_comm_t *comm, tc_rt_agree_t *a, shrink_room_t *room)
+{
+    int64_t dense_max;
+    tc_rt_agree_graph_t g;
+    tc_status_t st =
+        tc_config_int("TC_SHRINK_DENSE_MAX", SHRINK_DENSE_MAX, 1, INT32_MAX, &dense_max);
+    if (st == TC_OK)
+        st = tc_rt_agree_graph(comm->size, (int)dense_max, &g);
+    if (st == TC_OK)
+        st = tc_rt_agree_init(a, &g, comm->rank, tc_rt_ids_fresh(comm->world));
+    if (st != TC_OK)
+        return st;
+    size_t n = (size_t)a->npeers;
+    room->slots = malloc(n * a->msg_cap + 1);
+    room->theirs = malloc(n * sizeof(*room->theirs) + 1);
+    room->lens = malloc(n * sizeof(*room->lens) + 1);
+    if (!room->slots || !room->theirs || !room->lens)
+        return tc_error_set(TC_ERR_NO_MEMORY, "agreement room for %d neighbours", a->npeers);
+    return TC_OK;
+}
+
 tc_status_t tc_rt_comm_shrink(tc_rt_comm_t *comm, const tc_rt_comm_params_t *params,
                               tc_rt_comm_t **child_p)
 {
     tc_rt_world_t *world = comm->world;
     int size = comm->size;
     tc_rt_agree_t a;
-    uint8_t *theirs = NULL;
+    shrink_room_t room = {0};
     int *wranks = NULL;
     uint64_t start = tc_time_ns();
+    memset(&a, 0, sizeof(a));
     tc_rt_world_lock(world);
-    tc_status_t st = tc_rt_agree_init(&a, size, comm->rank, tc_rt_ids_fresh(world));
+    tc_status_t st = shrink_setup(comm, &a, &room);
     if (st == TC_OK) {
-        theirs = malloc(a.msg_len * (size_t)size);
         wranks = malloc((size_t)size * sizeof(int));
-        st = theirs && wranks ? shrink_agree(comm, &a, theirs)
-                              : tc_error_set(TC_ERR_NO_MEMORY, "state for %d ranks", size);
+        st = wranks ? shrink_agree(comm, &a, &room)
+                    : tc_error_set(TC_ERR_NO_MEMORY, "state for %d ranks", size);
     }
     tc_rt_world_unlock(world);
     int n = 0, me = -1, nfailed = 0;
     for (int q = 0; q < size && st == TC_OK; q++) {
-        if (a.decided[q]) {
+        if (tc_rt_agree_failed(&a, q)) {
             nfailed++;
             continue;
         }
@@ -164,8 +204,11 @@ tc_status_t tc_rt_comm_shrink(tc_rt_comm_t *comm, const tc_rt_comm_params_t *par
         st = tc_rt_comm_make(comm, params, name, wranks, n, me, a.next_id, child_p);
     }
     uint32_t rounds = a.round;
+    int npeers = a.npeers, window = a.g.window;
     tc_rt_agree_free(&a);
-    free(theirs);
+    free(room.slots);
+    free(room.theirs);
+    free(room.lens);
     free(wranks);
     if (st != TC_OK) {
         tc_error_prefix("comm '%s' shrink: ", comm->name);
@@ -173,8 +216,9 @@ tc_status_t tc_rt_comm_shrink(tc_rt_comm_t *comm, const tc_rt_comm_params_t *par
     }
     tc_log_info(TC_SUBSYS_RUNTIME,
                 "comm '%s' shrink: %d failed, %d survivors agreed in %u "
-                "round(s), %.1f ms; new comm '%s' id %u",
-                comm->name, nfailed, n, rounds, (double)(tc_time_ns() - start) / 1e6,
-                (*child_p)->name, (*child_p)->comm_id);
+                "round(s) with %d neighbours each (%d quiet rounds decide), %.1f ms; new "
+                "comm '%s' id %u",
+                comm->name, nfailed, n, rounds, npeers, window,
+                (double)(tc_time_ns() - start) / 1e6, (*child_p)->name, (*child_p)->comm_id);
     return TC_OK;
 }

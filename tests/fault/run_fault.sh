@@ -6,7 +6,7 @@
 # a receive from any source waiting while a rank dies;
 # tc_comm_create_abort() of a creation waiting for a rank that never joins;
 # a rank that exits before or dies inside tc_comm_create, named by the others;
-# deaths placed inside shrink's agreement (TC_FAULT_INJECT);
+# deaths placed inside shrink's agreement (TC_FAULT_INJECT), on both its graphs;
 # a kill under srun -K0; a revoke and a kill under the torchrun environment. Every run is bounded by tcrun's
 # --timeout and `timeout`.
 #   run_fault.sh BIN [--trials N] [--only REGEX]
@@ -171,8 +171,8 @@ agree_one() {
     local name=$1 n=$2 victim=$3 spec=$4 want=${5:-}
     local dir=$log/agree-$name
     mkdir -p "$dir"
-    TC_TIMEOUT_S=10 TC_FAULT_INJECT="$spec" timeout -k 5 60 "$tcrun" --keep-going --timeout 40 \
-        -n "$n" "$ag" "$victim" >"$dir/out" 2>&1
+    TC_TIMEOUT_S=10 TC_FAULT_INJECT="$spec" TC_SHRINK_DENSE_MAX=$agree_dense_max \
+        timeout -k 5 60 "$tcrun" --keep-going --timeout 40 -n "$n" "$ag" "$victim" >"$dir/out" 2>&1
     local members alive printed
     members=$(grep -o 'members [0-9,]*' "$dir/out" | sort -u)
     printed=$(grep -o '^\[[0-9]*\] rank [0-9]*: agree' "$dir/out" | awk '{print $3}' | tr -d : |
@@ -192,7 +192,7 @@ agree_one() {
             "$(echo "$members" | tr , '\n' | wc -l)" ] && agree_window=$((agree_window + 1))
     return 0
 }
-start=$SECONDS f0=$fail agree_window=0
+start=$SECONDS f0=$fail agree_window=0 agree_dense_max=256
 # rank 2 dies in round 1 after its message reached rank 0 only: rank 0 may
 # decide in round 1 (rank 2 alive) while the others go on; they must adopt
 agree_one window 6 5 "shrink:rank=2:round=1:sends=1" 0,1,3,4
@@ -229,7 +229,19 @@ for t in $(seq 1 $((trials * 2))); do
     done
     agree_one "random.$t" 8 "$victim" "$spec" || true
 done
-echo "$([ $fail -eq $f0 ] && echo PASS || echo FAIL)  agree: $((trials * 2 + 6)) trials with deaths inside shrink, at a step and at a vote (one each while rank 0 is slow), 7 malformed values," \
+# the sparse graph (r +- 2^k, the default above 256 ranks) forced at 8 ranks: 5 neighbours
+# each, 7 quiet rounds decide, so deaths fall anywhere in rounds 1 to 12
+agree_dense_max=2
+for t in $(seq 1 $((trials * 2))); do
+    victim=$((RANDOM % 8)) spec=
+    for k in 1 2; do
+        r=$((RANDOM % 8))
+        [ "$r" -eq "$victim" ] && continue
+        spec="${spec:+$spec;}shrink:rank=$r:round=$((1 + RANDOM % 12)):sends=$((RANDOM % 6))"
+    done
+    agree_one "sparse.$t" 8 "$victim" "$spec" || true
+done
+echo "$([ $fail -eq $f0 ] && echo PASS || echo FAIL)  agree: $((trials * 4 + 6)) trials with deaths inside shrink (half on the sparse graph), at a step and at a vote (one each while rank 0 is slow), 7 malformed values," \
     "$agree_window ended a first shrink holding a rank that died in it ($((SECONDS - start)) s)"
 fi # agree
 

@@ -1,5 +1,7 @@
 /* The shrink agreement (runtime/include/tcomms/runtime/agree.h) over a
- * simulated network, with failures placed everywhere they can be.
+ * simulated network, with failures placed everywhere they can be, on the
+ * all-to-all graph and on the sparse one (r ± 2^k; tests/runtime/
+ * agree_scale_test.c runs it at up to 131072 ranks).
  *
  * Each scenario: n ranks, each with its own lowest unused communicator id;
  * at most one rank dead before the start, known to a chosen subset of the
@@ -9,8 +11,10 @@
  * failed send, a notice) or only at the start of the next (its message came,
  * the news came late). The simulation runs the real state machine of every
  * rank round by round and checks, for every scenario:
- *   - every rank that does not crash finishes, within n + 3 rounds, with no
- *     error;
+ *   - every rank that does not crash finishes, within n + 3 rounds on the
+ *     all-to-all graph (on the sparse one, within (window + diameter + 2)
+ *     rounds per failure, plus one), with no error; on the sparse graph a
+ *     rank whose every neighbour died may instead say it is cut off;
  *   - they all finish with the same set and the same communicator id;
  *   - the set holds only ranks that died, and the id is at least every
  *     finishing rank's own lowest unused id;
@@ -18,7 +22,8 @@
  *     does not send it (in the real system: a wait until the timeout).
  * Exhaustive for 3 ranks (two crashes) and 4 ranks (one crash with every
  * rank dead before and every subset knowing it; two crashes with none dead
- * before); random scenarios for 5 to 12 ranks. Then malformed messages. */
+ * before); random scenarios for 5 to 12 ranks, and on the sparse graph for
+ * 6 to 24 ranks. Then malformed messages. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -32,7 +37,7 @@
 
 #include "tcomms/runtime/agree.h"
 
-#define MAXN 12
+#define MAXN 24
 #define MAXCRASH 3
 
 typedef struct {
@@ -52,7 +57,8 @@ typedef struct {
     int ncrash;
 } scenario_t;
 
-static long scenarios, decided_with_dead, violations;
+static long scenarios, decided_with_dead, cut_off, violations;
+static int sparse_graph; /* run the scenarios on the r +- 2^k graph */
 
 static void describe(const scenario_t *s, char *buf, size_t cap)
 {
@@ -89,17 +95,27 @@ static int crash_round(const scenario_t *s, int p, const crash_t **c_p)
     return 0;
 }
 
+/* Whether rank @p q sends to rank @p p in this round. */
+static int sends_to(const tc_rt_agree_t *q, int p)
+{
+    int i = tc_rt_agree_peer_index(q, p);
+    return i >= 0 && q->to[i];
+}
+
 static void run_scenario(const scenario_t *s)
 {
     int n = s->n;
+    tc_rt_agree_graph_t g;
     tc_rt_agree_t a[MAXN];
-    uint8_t *theirs[MAXN] = {0};
-    int began[MAXN], dead_by[MAXN]; /* dead_by: crash round, -1 predead, 0 never */
+    const uint8_t *theirs[MAXN][MAXN];
+    size_t lens[MAXN][MAXN];
+    int began[MAXN], dead_by[MAXN], cut[MAXN] = {0}; /* dead_by: crash round, -1 predead */
     unsigned died = 0;
     scenarios++;
+    assert_int_equal(tc_rt_agree_graph(n, sparse_graph ? 1 : n, &g), TC_OK);
+    int max_rounds = g.sparse ? (s->ncrash + 2) * (g.window + g.diameter + 2) + 1 : n + 3;
     for (int p = 0; p < n; p++) {
-        assert_int_equal(tc_rt_agree_init(&a[p], n, p, 10u + (unsigned)((p * 7) % n)), TC_OK);
-        theirs[p] = malloc(a[p].msg_len * (size_t)n);
+        assert_int_equal(tc_rt_agree_init(&a[p], &g, p, 10u + (unsigned)((p * 7) % n)), TC_OK);
         dead_by[p] = crash_round(s, p, NULL);
         if (dead_by[p])
             died |= 1u << p;
@@ -112,7 +128,7 @@ static void run_scenario(const scenario_t *s)
         /* who takes part in this round: alive (or crashing in it) and not done */
         for (int p = 0; p < n; p++) {
             began[p] = dead_by[p] >= 0 && (dead_by[p] == 0 || dead_by[p] >= round) &&
-                       a[p].phase != TC_RT_AGREE_DONE;
+                       a[p].phase != TC_RT_AGREE_DONE && !cut[p];
             if (!began[p])
                 continue;
             /* crashes of the last round learnt late, of this one early */
@@ -120,28 +136,32 @@ static void run_scenario(const scenario_t *s)
                 if ((s->crash[c].round == round - 1 && (s->crash[c].late >> p & 1)) ||
                     (s->crash[c].round == round && (s->crash[c].early >> p & 1)))
                     tc_rt_agree_learn(&a[p], s->crash[c].proc);
-            tc_rt_agree_begin(&a[p]);
+            assert_int_equal(tc_rt_agree_begin(&a[p]), TC_OK);
             active++;
         }
         if (!active)
             break;
-        if (round > n + 3)
+        if (round > max_rounds)
             VIOLATION(s, "still running in round %d", round);
         for (int p = 0; p < n; p++) {
             if (!began[p] || dead_by[p] == round)
                 continue;
-            memset(theirs[p], 0, a[p].msg_len * (size_t)n);
-            for (int q = 0; q < n; q++) {
-                if (!a[p].to[q])
+            for (int i = 0; i < a[p].npeers; i++) {
+                int q = a[p].peers[i];
+                theirs[p][i] = NULL;
+                lens[p][i] = 0;
+                if (!a[p].to[i])
                     continue;
                 const crash_t *c = NULL;
                 int qr = crash_round(s, q, &c);
-                int sends = began[q] && a[q].to[p] && (qr != round || (c->reach >> p & 1));
-                if (sends)
-                    memcpy(theirs[p] + (size_t)q * a[p].msg_len, a[q].msg, a[p].msg_len);
-                else if (qr == 0)
+                int sends = began[q] && sends_to(&a[q], p) && (qr != round || (c->reach >> p & 1));
+                if (sends) {
+                    theirs[p][i] = a[q].msg;
+                    lens[p][i] = a[q].msg_len;
+                } else if (qr == 0) {
                     VIOLATION(s, "round %d: rank %d waits for live rank %d, which %s", round, p, q,
                               began[q] ? "does not send to it" : "has finished");
+                }
             }
         }
         for (int p = 0; p < n; p++) {
@@ -151,21 +171,31 @@ static void run_scenario(const scenario_t *s)
                 if (s->crash[c].round == round &&
                     !((s->crash[c].late | s->crash[c].early) >> p & 1))
                     tc_rt_agree_learn(&a[p], s->crash[c].proc);
-            tc_status_t st = tc_rt_agree_end(&a[p], theirs[p]);
-            if (st != TC_OK)
+            tc_status_t st = tc_rt_agree_end(&a[p], theirs[p], lens[p]);
+            if (st == TC_ERR_PEER_FAILED && g.sparse) {
+                int gone = 1;
+                for (int i = 0; i < a[p].npeers; i++)
+                    gone &= (int)(died >> a[p].peers[i] & 1);
+                if (!gone)
+                    VIOLATION(s, "rank %d, round %d: cut off with a live neighbour: %s", p, round,
+                              tc_last_error());
+                cut[p] = 1;
+                cut_off++;
+            } else if (st != TC_OK) {
                 VIOLATION(s, "rank %d, round %d: %s", p, round, tc_last_error());
+            }
         }
     }
     /* every survivor finished with the same, valid result */
     int first = -1;
     for (int p = 0; p < n; p++) {
-        if (dead_by[p])
+        if (dead_by[p] || cut[p])
             continue;
         if (a[p].phase != TC_RT_AGREE_DONE)
             VIOLATION(s, "rank %d did not finish", p);
-        for (int r = 0; r < n; r++)
-            if (a[p].decided[r] && !(died >> r & 1))
-                VIOLATION(s, "rank %d decided that live rank %d failed", p, r);
+        for (int k = 0; k < a[p].decided.n; k++)
+            if (!(died >> a[p].decided.r[k] & 1))
+                VIOLATION(s, "rank %d decided that live rank %d failed", p, a[p].decided.r[k]);
         if (a[p].next_id < 10u + (unsigned)((p * 7) % n))
             VIOLATION(s, "rank %d: id %u below its own %u", p, a[p].next_id,
                       10u + (unsigned)((p * 7) % n));
@@ -173,20 +203,20 @@ static void run_scenario(const scenario_t *s)
             first = p;
             continue;
         }
-        if (memcmp(a[p].decided, a[first].decided, (size_t)n) != 0 ||
+        if (a[p].decided.n != a[first].decided.n ||
+            memcmp(a[p].decided.r, a[first].decided.r, (size_t)a[p].decided.n * sizeof(int32_t)) !=
+                0 ||
             a[p].next_id != a[first].next_id)
             VIOLATION(s, "ranks %d and %d decided differently", first, p);
     }
     for (int r = 0; first >= 0 && r < n; r++)
-        if ((died >> r & 1) && !a[first].decided[r]) {
+        if ((died >> r & 1) && !tc_rt_agree_failed(&a[first], r)) {
             decided_with_dead++; /* allowed: a rank dying after the decision stays in */
             break;
         }
 out:
-    for (int p = 0; p < n; p++) {
+    for (int p = 0; p < n; p++)
         tc_rt_agree_free(&a[p]);
-        free(theirs[p]);
-    }
 }
 
 /* Every crash (rank, round 1..3, reach, late) after those already placed. */
@@ -218,10 +248,11 @@ static void enumerate_crashes(scenario_t *s, int more, int from_proc)
 
 static void report(const char *what)
 {
-    printf("%s: %ld scenarios, %ld left a rank that died in the new communicator, %ld violations\n",
-           what, scenarios, decided_with_dead, violations);
+    printf("%s: %ld scenarios, %ld left a rank that died in the new communicator, %ld ranks cut "
+           "off, %ld violations\n",
+           what, scenarios, decided_with_dead, cut_off, violations);
     assert_int_equal(violations, 0);
-    scenarios = decided_with_dead = 0;
+    scenarios = decided_with_dead = cut_off = 0;
 }
 
 /* Every rank dead before the start (or none), known to every subset of the
@@ -262,12 +293,13 @@ static void test_four_ranks_two_crashes(void **state)
     report("4 ranks, two crashes");
 }
 
-static void test_random_larger(void **state)
+/* @p count random scenarios of @p nmin to @p nmax ranks, crashes in rounds
+ * 1 to @p rounds. */
+static void random_scenarios(int nmin, int nmax, int count, int rounds)
 {
-    (void)state;
     srand(12345);
-    for (int t = 0; t < 20000; t++) {
-        int n = 5 + rand() % (MAXN - 4);
+    for (int t = 0; t < count; t++) {
+        int n = nmin + rand() % (nmax - nmin + 1);
         unsigned all = (1u << n) - 1;
         scenario_t s = {.n = n, .predead = rand() % 3 ? -1 : rand() % n};
         if (s.predead >= 0)
@@ -280,79 +312,157 @@ static void test_random_larger(void **state)
             while (p == s.predead || crash_round(&s, p, NULL) > 0 ||
                    (c > 0 && s.crash[c - 1].proc == p));
             s.crash[c] = (crash_t){p, 0, 0, 0, 0};
-            s.crash[c].round = 1 + rand() % 4;
+            s.crash[c].round = 1 + rand() % rounds;
             s.crash[c].reach = (unsigned)rand() & all & ~(1u << p);
             s.crash[c].late = (unsigned)rand() & all & ~(1u << p);
             s.crash[c].early = (unsigned)rand() & all & ~(1u << p) & ~s.crash[c].late;
         }
         run_scenario(&s);
     }
+}
+
+static void test_random_larger(void **state)
+{
+    (void)state;
+    random_scenarios(5, 12, 20000, 4);
     report("5 to 12 ranks, random");
+}
+
+/* The sparse graph at small sizes: crashes in any round up to the end of a
+ * decision without failures (window + diameter + 2: 9 to 13 rounds here). */
+static void test_sparse_random(void **state)
+{
+    (void)state;
+    sparse_graph = 1;
+    random_scenarios(6, 24, 20000, 13);
+    sparse_graph = 0;
+    report("sparse graph, 6 to 24 ranks, random");
 }
 
 /* Malformed messages are errors naming the sender; none is read past. */
 static void test_malformed(void **state)
 {
     (void)state;
+    tc_rt_agree_graph_t g;
     tc_rt_agree_t a, b;
-    assert_int_equal(tc_rt_agree_init(&a, 3, 0, 5), TC_OK);
-    assert_int_equal(tc_rt_agree_init(&b, 3, 1, 5), TC_OK);
-    uint8_t *theirs = calloc(3, a.msg_len);
-    tc_rt_agree_begin(&a);
-    tc_rt_agree_begin(&b);
+    assert_int_equal(tc_rt_agree_graph(4, 4, &g), TC_OK);
+    assert_int_equal(tc_rt_agree_init(&a, &g, 0, 5), TC_OK);
+    assert_int_equal(tc_rt_agree_init(&b, &g, 1, 5), TC_OK);
+    tc_rt_agree_learn(&b, 2);
+    tc_rt_agree_learn(&b, 3);
+    assert_int_equal(tc_rt_agree_begin(&b), TC_OK);
+    assert_int_equal(b.msg_len, 32); /* header, ranks 2 and 3, end mark */
     struct {
         size_t off;
         uint8_t val;
+        size_t len;
         const char *what;
-    } cases[] = {{0, 0x77, "kind"},
-                 {4, 9, "round"},
-                 {12, 4, "size"},
-                 {16, 0x80, "padding"},
-                 {5, 1, "round"}};
+    } cases[] = {{0, 0x77, 32, "(kind"},   {4, 9, 32, "(round"},  {5, 1, 32, "(round"},
+                 {12, 4, 32, "(size"},     {16, 4, 32, "(count"}, {16, 1, 32, "(count"},
+                 {20, 1, 32, "(ranks"},    {24, 4, 32, "(ranks"}, {28, 1, 32, "(end mark"},
+                 {0, 0, 12, "(too short"}, {0, 0, 31, "(count"}};
+    uint8_t m[64];
     for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
-        memset(theirs, 0, 3 * a.msg_len);
-        memcpy(theirs + a.msg_len, b.msg, a.msg_len);
-        theirs[a.msg_len + cases[i].off] ^= cases[i].val;
+        memcpy(m, b.msg, b.msg_len);
+        m[cases[i].off] ^= cases[i].val;
+        const uint8_t *theirs[3] = {m, NULL, NULL};
+        size_t lens[3] = {cases[i].len, 0, 0};
         tc_rt_agree_t c;
-        assert_int_equal(tc_rt_agree_init(&c, 3, 0, 5), TC_OK);
-        tc_rt_agree_begin(&c);
-        assert_int_equal(tc_rt_agree_end(&c, theirs), TC_ERR_PROTOCOL);
+        assert_int_equal(tc_rt_agree_init(&c, &g, 0, 5), TC_OK);
+        tc_rt_agree_learn(&c, 2); /* nothing from ranks 2 and 3 is a failure, not an error */
+        tc_rt_agree_learn(&c, 3);
+        assert_int_equal(tc_rt_agree_begin(&c), TC_OK);
+        assert_int_equal(tc_rt_agree_end(&c, theirs, lens), TC_ERR_PROTOCOL);
         assert_non_null(strstr(tc_last_error(), "rank 1 sent a malformed"));
+        if (!strstr(tc_last_error(), cases[i].what))
+            fail_msg("case %zu: %s", i, tc_last_error());
         tc_rt_agree_free(&c);
     }
-    /* a zero kind with other bytes set is not "nothing came" */
-    memset(theirs, 0, 3 * a.msg_len);
-    theirs[a.msg_len + 8] = 1;
-    assert_int_equal(tc_rt_agree_end(&a, theirs), TC_ERR_PROTOCOL);
+    /* the message itself is taken, with room to spare */
+    const uint8_t *theirs[3] = {b.msg, NULL, NULL};
+    size_t lens[3] = {b.msg_cap, 0, 0};
+    memcpy(m, b.msg, b.msg_len);
+    theirs[0] = m;
+    assert_int_equal(tc_rt_agree_begin(&a), TC_OK);
+    assert_int_equal(tc_rt_agree_end(&a, theirs, lens), TC_OK);
+    assert_int_equal(a.dead.n, 2); /* 2 and 3: from rank 1, and missing */
     tc_rt_agree_free(&a);
-    assert_int_equal(tc_rt_agree_init(&a, 0, 0, 0), TC_ERR_INVALID_ARG);
-    assert_int_equal(tc_rt_agree_init(&a, 2, 2, 0), TC_ERR_INVALID_ARG);
+    assert_int_equal(tc_rt_agree_graph(0, 1, &g), TC_ERR_INVALID_ARG);
+    assert_int_equal(tc_rt_agree_graph(2, 1, &g), TC_OK);
+    assert_int_equal(tc_rt_agree_init(&a, &g, 2, 0), TC_ERR_INVALID_ARG);
     tc_rt_agree_free(&b);
-    free(theirs);
 }
 
 /* Two different DECIDEs in one round are reported, not merged. */
 static void test_conflicting_decisions(void **state)
 {
     (void)state;
+    tc_rt_agree_graph_t g;
     tc_rt_agree_t a, d1, d2;
-    assert_int_equal(tc_rt_agree_init(&a, 3, 0, 5), TC_OK);
-    assert_int_equal(tc_rt_agree_init(&d1, 3, 1, 5), TC_OK);
-    assert_int_equal(tc_rt_agree_init(&d2, 3, 2, 5), TC_OK);
+    assert_int_equal(tc_rt_agree_graph(3, 3, &g), TC_OK);
+    assert_int_equal(tc_rt_agree_init(&a, &g, 0, 5), TC_OK);
+    assert_int_equal(tc_rt_agree_init(&d1, &g, 1, 5), TC_OK);
+    assert_int_equal(tc_rt_agree_init(&d2, &g, 2, 5), TC_OK);
     d1.phase = d2.phase = TC_RT_AGREE_LAST;
-    d2.decided[0] = 1; /* a different set */
-    tc_rt_agree_begin(&a);
-    tc_rt_agree_begin(&d1);
-    tc_rt_agree_begin(&d2);
-    uint8_t *theirs = calloc(3, a.msg_len);
-    memcpy(theirs + a.msg_len, d1.msg, a.msg_len);
-    memcpy(theirs + 2 * a.msg_len, d2.msg, a.msg_len);
-    assert_int_equal(tc_rt_agree_end(&a, theirs), TC_ERR_INTERNAL);
+    d2.decided.r = malloc(sizeof(int32_t)); /* a different set: {0} */
+    d2.decided.r[0] = 0;
+    d2.decided.n = d2.decided.cap = 1;
+    assert_int_equal(tc_rt_agree_begin(&a), TC_OK);
+    assert_int_equal(tc_rt_agree_begin(&d1), TC_OK);
+    assert_int_equal(tc_rt_agree_begin(&d2), TC_OK);
+    const uint8_t *theirs[2] = {d1.msg, d2.msg};
+    size_t lens[2] = {d1.msg_len, d2.msg_len};
+    assert_int_equal(tc_rt_agree_end(&a, theirs, lens), TC_ERR_INTERNAL);
     assert_non_null(strstr(tc_last_error(), "ranks 1 and 2 sent different decisions"));
     tc_rt_agree_free(&a);
     tc_rt_agree_free(&d1);
     tc_rt_agree_free(&d2);
-    free(theirs);
+}
+
+/* The sparse graph: neighbours r +- 2^k, its diameter, the window. */
+static void test_graph(void **state)
+{
+    (void)state;
+    tc_rt_agree_graph_t g;
+    tc_rt_agree_t a;
+    assert_int_equal(tc_rt_agree_graph(300, 256, &g), TC_OK);
+    assert_int_equal(g.sparse, 1);
+    assert_int_equal(tc_rt_agree_init(&a, &g, 0, 1), TC_OK);
+    /* 1 2 4 8 16 32 64 128 256 and 300 minus each: 18 ranks */
+    assert_int_equal(a.npeers, 18);
+    for (int i = 0; i < a.npeers; i++) {
+        int p = a.peers[i], q = 300 - p;
+        assert_true(((p & (p - 1)) == 0 || (q & (q - 1)) == 0) &&
+                    (i == 0 || a.peers[i] > a.peers[i - 1]));
+    }
+    tc_rt_agree_free(&a);
+    /* the diameter by brute force: the fewest signed powers of two reaching each rank */
+    int far = 0;
+    for (int r = 1; r < 300; r++) {
+        int best = 99;
+        for (int k = 1; k <= 4 && best == 99; k++) { /* k terms */
+            int idx[4] = {0}, sgn[4] = {0};
+            long combos = 1;
+            for (int j = 0; j < k; j++)
+                combos *= 18;
+            for (long c = 0; c < combos && best == 99; c++) {
+                long x = c, sum = 0;
+                for (int j = 0; j < k; j++, x /= 18) {
+                    idx[j] = (int)(x % 18) / 2;
+                    sgn[j] = (int)(x % 18) % 2 ? -1 : 1;
+                    sum += sgn[j] * (1L << idx[j]);
+                }
+                if (((sum % 300) + 300) % 300 == r)
+                    best = k;
+            }
+        }
+        far = best > far ? best : far;
+    }
+    assert_int_equal(g.diameter, far);
+    assert_int_equal(g.window, 2 * (far + 2) - 1);
+    assert_int_equal(tc_rt_agree_graph(256, 256, &g), TC_OK);
+    assert_int_equal(g.sparse, 0);
+    assert_int_equal(g.window, 1);
 }
 
 int main(void)
@@ -362,7 +472,9 @@ int main(void)
         cmocka_unit_test(test_four_ranks_one_crash),
         cmocka_unit_test(test_four_ranks_two_crashes),
         cmocka_unit_test(test_random_larger),
+        cmocka_unit_test(test_sparse_random),
         cmocka_unit_test(test_malformed),
+        cmocka_unit_test(test_graph),
         cmocka_unit_test(test_conflicting_decisions),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -15,6 +15,7 @@
 #include "tcomms/base/config.h"
 #include "tcomms/base/status.h"
 #include "tcomms/runtime/watch.h"
+#include "tools/tc-sim/agree_sim.h"
 
 /* Constants of the implementation the model uses (docs/fault_tolerance.md,
  * docs/transport_tcp.md, bench/results/2026-12-02-scale.txt). */
@@ -22,7 +23,7 @@
 #define CREATE_PUT_BYTES 224 /* their bytes */
 #define HB_BYTES 8           /* one heartbeat */
 #define TCP_CONNECT_RTTS 3   /* connect, then hello/challenge and proof/ack */
-#define AGREE_HDR 16         /* an agreement message's header */
+#define AGREE_HDR 24         /* an agreement message's header and end mark */
 
 typedef struct sim {
     int n, local, nodes, failures;
@@ -143,22 +144,68 @@ static void detection(const sim_t *s)
     free(queue);
 }
 
-static void agreement(const sim_t *s)
+/* The all-to-all agreement's cost (the graph up to TC_SHRINK_DENSE_MAX ranks),
+ * by its rule: 2 rounds, one more per failure learnt in a round. */
+static void agreement_dense(const sim_t *s)
 {
-    double n = s->n, msg = AGREE_HDR + ceil(n / 8);
+    double n = s->n, msg = AGREE_HDR + 4.0 * s->failures;
     int rounds = 2 + s->failures;
     double per_round_us = s->m.alpha_us[1] + (n - 1) * s->m.o_us + (n - 1) * msg * s->m.beta_us[1];
-    printf("## shrink agreement (runtime/src/agree.c: all-to-all rounds)\n");
-    printf("per rank per round: %.0f messages of %.0f B = %.4g B sent, %.4g B of receive space\n",
-           n - 1, msg, (n - 1) * msg, n * msg);
-    printf("rounds: 2 without failures during the agreement, up to %d with %d (one more per "
-           "failure learnt in a round)\n",
-           rounds, s->failures);
-    printf("time: %.4g s per round, %.4g s for 2 rounds, %.4g s for %d\n", per_round_us * 1e-6,
+    printf("all-to-all (the graph up to TC_SHRINK_DENSE_MAX ranks), by its rule: per rank per "
+           "round %.0f messages of %.0f B = %.4g B sent; 2 rounds without failures during the "
+           "agreement, up to %d with %d; %.4g s per round, %.4g s for 2, %.4g s for %d\n",
+           n - 1, msg, (n - 1) * msg, rounds, s->failures, per_round_us * 1e-6,
            2 * per_round_us * 1e-6, rounds * per_round_us * 1e-6, rounds);
+}
+
+static void agreement(const sim_t *s)
+{
+    int64_t dense_max;
+    if (tc_config_int("TC_SHRINK_DENSE_MAX", 256, 1, INT32_MAX, &dense_max) != TC_OK)
+        dense_max = 256;
+    agree_sim_params_t p = {.ranks = s->n,
+                            .dense_max = s->n > 4096 ? 1 : (int)dense_max,
+                            .predead = s->failures / 2,
+                            .crashes = s->failures - s->failures / 2,
+                            .seed = s->seed};
+    printf("## shrink agreement (runtime/src/agree.c, every rank's state machine run)\n");
+    if (p.predead + p.crashes >= s->n) {
+        printf("no survivor with %d failures\n", s->failures);
+        return;
+    }
+    agree_sim_result_t r;
+    if (agree_sim_run(&p, &r) != 0) {
+        printf("not simulated: %s\n", r.violation);
+        return;
+    }
+    int sparse = s->n > p.dense_max;
+    printf("graph: %s, %d neighbours, diameter %d, %d quiet round(s) decide%s\n",
+           sparse ? "r +- 2^k" : "all-to-all", r.peers_max, r.diameter, r.window,
+           sparse && s->n <= dense_max ? " (forced: above 4096 ranks the all-to-all one is not "
+                                         "simulated)"
+                                       : "");
+    printf("%d failure(s): %d dead before the agreement (each known to half the others), %d "
+           "during it (each message of its round reaching half its neighbours; learnt from "
+           "outside by half the ranks within 4 rounds), seed %llu\n",
+           s->failures, p.predead, p.crashes, (unsigned long long)s->seed);
+    if (r.violation[0]) {
+        printf("VIOLATION: %s\n", r.violation);
+        return;
+    }
+    printf("rounds: %d; per rank: %.1f messages (at most %llu, %llu in one round), %.0f B sent "
+           "(at most %llu); receive room %d x %d B; %d survivors agreed on %d failed rank(s)\n",
+           r.rounds, r.msgs_mean, (unsigned long long)r.msgs_max,
+           (unsigned long long)r.rounds_msgs_max, r.bytes_mean, (unsigned long long)r.bytes_max,
+           r.peers_max, AGREE_HDR + 4 * s->n, r.survivors, r.decided);
+    double bytes_round = r.bytes_mean / (r.rounds ? r.rounds : 1);
+    double per_round_us =
+        s->m.alpha_us[1] + (double)r.rounds_msgs_max * s->m.o_us + bytes_round * s->m.beta_us[1];
+    printf("time: %.4g ms per round, %.4g ms for %d rounds\n", per_round_us * 1e-3,
+           r.rounds * per_round_us * 1e-3, r.rounds);
     printf("  assumes: a rank's sends of a round leave one after another (o %.3g us each, beta "
            "%.3g us/B), one inter-node latency (%.3g us) per round\n",
            s->m.o_us, s->m.beta_us[1], s->m.alpha_us[1]);
+    agreement_dense(s);
 }
 
 static void startup(const sim_t *s, const tc_algo_args_t *a0, size_t esize, const char *algo)

@@ -171,24 +171,28 @@ seed("ib_handshake_fuzz", "passive_geometry", bytes([0x02]) + ib_hello(7, 1000, 
 seed("ib_handshake_fuzz", "active_keyed", bytes([0x01 | 0x02 | 0x04]) + ib_hello(7, 1000, 0x0100) + ib_chal(1000, 7))
 seed("ib_handshake_fuzz", "active_raw", bytes([0x01]) + ib_hello(7, 1000, 0) + ib_chal(1000, 7))
 
-# ---- agreement: n - 1, rank, learnt bits, then per round and peer a control byte + message ----
-def agree_body(set_bits, nid, n):
-    bits = bytearray((n + 7) // 8)
-    for r in set_bits:
-        bits[r >> 3] |= 1 << (r & 7)
-    return bytes(8) + u32(nid) + bytes(4) + bytes(bits)  # kind, round, size are filled in by the harness
+# ---- agreement: n - 1, rank, flags, then per round and neighbour a control byte + message ----
+def agree_body(ranks, nid):
+    """Control 1 or 2's input: id, count, then each rank as a gap above the last."""
+    out, last = u32(nid) + u8(len(ranks)), None
+    for r in ranks:
+        out += u8(r if last is None else r - last - 1)
+        last = r
+    return out
 
 
 n = 4
-# rank 1 of 4, rank 3 failed: two rounds of equal SETs from ranks 0 and 2, then DECIDEs
+# rank 1 of 4 (all-to-all), rank 3 failed: two rounds of equal SETs from ranks 0 and 2, then DECIDEs
 rounds = b""
 for _ in range(2):
-    rounds += u8(1) + agree_body([3], 100, n) + u8(1) + agree_body([3], 100, n)
-rounds += u8(2) + agree_body([3], 100, n) + u8(2) + agree_body([3], 100, n)
+    rounds += u8(1) + agree_body([3], 100) + u8(1) + agree_body([3], 100)
+rounds += u8(2) + agree_body([3], 100) + u8(2) + agree_body([3], 100)
 seed("agree_fuzz", "decide", bytes([n - 1, 1, 0x08]) + rounds)
-seed("agree_fuzz", "adopt", bytes([n - 1, 0, 0]) + u8(2) + agree_body([2], 120, n) + u8(3) + u8(1) + agree_body([2], 120, n))
-raw = u32(0x53455431) + u32(1) + u32(100) + u32(3) + bytes([0])
+seed("agree_fuzz", "adopt", bytes([n - 1, 0, 0]) + u8(2) + agree_body([2], 120) + u8(3) + u8(1) + agree_body([2], 120))
+raw = u32(0x53455432) + u32(1) + u32(100) + u32(3) + u32(0) + u32(0x53455432 ^ 0x454E4421)
 seed("agree_fuzz", "raw_set", bytes([2, 0, 0]) + u8(0) + raw + u8(0) + raw)
+# rank 5 of 20 on the sparse graph (10 neighbours): quiet rounds until it decides
+seed("agree_fuzz", "sparse_quiet", bytes([19, 5, 0x01]) + (u8(1) + agree_body([], 100)) * 10 * 12)
 
 # ---- TC_CHECK descriptions: n - 1, then 32 bytes per rank ----
 def desc(coll, dtype, op, root, count, vhash=0): return struct.pack("<iiiiQQ", coll, dtype, op, root, count, vhash)
