@@ -126,6 +126,41 @@ static int sim_learning(sim_t *s)
     return 0;
 }
 
+/* The @p k ranks nearest rank 0 on the graph, rank 0 left out (breadth first). */
+static int *sim_nearest(const sim_t *s, int k)
+{
+    int n = s->p.ranks, head = 0, tail = 0, got = 0;
+    int *queue = malloc((size_t)n * sizeof(int)), *out = malloc(((size_t)k + 1) * sizeof(int));
+    uint8_t *seen = calloc((size_t)n, 1);
+    tc_rt_agree_t a;
+    if (!queue || !out || !seen) {
+        free(queue);
+        free(seen);
+        free(out);
+        return NULL;
+    }
+    queue[tail++] = 0;
+    seen[0] = 1;
+    while (head < tail && got < k) {
+        if (tc_rt_agree_init(&a, &s->g, queue[head++], 0) != TC_OK)
+            break;
+        for (int i = 0; i < a.npeers && got < k; i++)
+            if (!seen[a.peers[i]]) {
+                seen[a.peers[i]] = 1;
+                queue[tail++] = a.peers[i];
+                out[got++] = a.peers[i];
+            }
+        tc_rt_agree_free(&a);
+    }
+    free(queue);
+    free(seen);
+    if (got < k) {
+        free(out);
+        return NULL;
+    }
+    return out;
+}
+
 static int sim_setup(sim_t *s, agree_sim_result_t *res)
 {
     int n = s->p.ranks, nf = s->p.predead + s->p.crashes;
@@ -147,16 +182,23 @@ static int sim_setup(sim_t *s, agree_sim_result_t *res)
         !s->bytes)
         return snprintf(res->violation, sizeof(res->violation), "no memory for %d ranks", n), -1;
     int rounds = s->p.crash_rounds > 0 ? s->p.crash_rounds : s->g.window + s->g.diameter + 2;
+    int *near = s->p.cluster ? sim_nearest(s, nf) : NULL;
+    if (s->p.cluster && !near)
+        return snprintf(res->violation, sizeof(res->violation), "no memory"), -1;
     for (int f = 0; f < nf; f++) {
         int r;
         uint64_t k = 0;
-        do
-            r = (int)(h3(s, 2, (uint64_t)f, k++) % (uint64_t)n);
-        while (s->crash[r]);
+        if (near)
+            r = near[f];
+        else
+            do
+                r = (int)(h3(s, 2, (uint64_t)f, k++) % (uint64_t)n);
+            while (s->crash[r]);
         s->crash[r] =
             f < s->p.predead ? -1 : 1 + (int)(h3(s, 3, (uint64_t)f, 0) % (uint64_t)rounds);
         s->fail_rank[s->nfail++] = r;
     }
+    free(near);
     int maxp = 0;
     for (int r = 0; r < n; r++) {
         if (tc_rt_agree_init(&s->a[r], &s->g, r, 100u + (unsigned)(h3(s, 4, (uint64_t)r, 0) % 8)) !=

@@ -22,6 +22,7 @@ typedef struct agree_sim_params {
     int predead;      /* ranks dead before the agreement */
     int crashes;      /* ranks crashing during it */
     int crash_rounds; /* crashes fall in rounds 1..crash_rounds (0: the failure-free length) */
+    int cluster;      /* 1: the failures are the ranks nearest rank 0 (breadth first), not random */
     uint64_t seed;
 } agree_sim_params_t;
 
