@@ -3,8 +3,8 @@
  *
  * A message: u32 kind, u32 round, u32 next free communicator id, u32 size,
  * u32 count; count ranks (u32, ascending, each below size); u32 end mark
- * (kind ^ count ^ END). Its length says itself, so a receive takes it into
- * room for the largest. */
+ * (kind ^ count ^ END). A receive takes it into room for the largest, and
+ * its length must be the one its count says. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -108,7 +108,8 @@ static int rs_copy(tc_rt_rankset_t *dst, const int32_t *r, int n)
 {
     if (!rs_reserve(dst, n))
         return 0;
-    memcpy(dst->r, r, (size_t)n * sizeof(*r));
+    if (n)
+        memcpy(dst->r, r, (size_t)n * sizeof(*r));
     dst->n = n;
     return 1;
 }
@@ -268,7 +269,8 @@ tc_status_t tc_rt_agree_begin(tc_rt_agree_t *a)
     uint32_t hdr[5] = {kind, a->round, a->next_id, (uint32_t)a->g.size, count};
     uint32_t end = kind ^ count ^ MSG_END;
     memcpy(a->msg, hdr, MSG_HDR);
-    memcpy(a->msg + MSG_HDR, set->r, 4 * (size_t)count);
+    if (count)
+        memcpy(a->msg + MSG_HDR, set->r, 4 * (size_t)count);
     memcpy(a->msg + MSG_HDR + 4 * (size_t)count, &end, 4);
     a->msg_len = len;
     return TC_OK;
@@ -301,6 +303,8 @@ static tc_status_t msg_check(const tc_rt_agree_t *a, const uint8_t *m, size_t le
             what = "size";
         else if (hdr[4] > (uint32_t)a->g.size || MSG_LEN(hdr[4]) > len)
             what = "count";
+        else if (MSG_LEN(hdr[4]) != len)
+            what = "length";
         else if (memcpy(&end, m + MSG_HDR + 4 * (size_t)hdr[4], 4),
                  end != (hdr[0] ^ hdr[4] ^ MSG_END))
             what = "end mark";

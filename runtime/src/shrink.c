@@ -3,11 +3,11 @@
  *
  * The agreement itself is agree.c (a state machine without I/O); here each
  * of its rounds is one tolerant exchange over the transports: a message to
- * and from each peer it names, where a peer lost during the round ends only
- * its own steps and leaves its slot zero. Failures learnt from the world
- * (transports, launcher, notices) feed it before and during each round. The
- * rounds of one shrink are tagged (number of the shrink << 24 | round), so a
- * late message of one shrink never matches another. */
+ * and from each neighbour it names, where a neighbour lost during the round
+ * ends only its own steps and its receive counts as nothing received. Failures learnt from the
+ * world (transports, launcher, notices) feed it before and during each round. The rounds of one
+ * shrink are tagged (number of the shrink << 24 | round), so a late message of one shrink never
+ * matches another. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -36,7 +36,9 @@ static void shrink_learn(tc_rt_comm_t *comm, tc_rt_agree_t *a)
 typedef struct shrink_room {
     uint8_t *slots;         /* npeers slots of msg_cap bytes */
     const uint8_t **theirs; /* per neighbour: its message or NULL */
-    size_t *lens;           /* per neighbour: msg_cap */
+    size_t *lens;           /* per neighbour: its length */
+    int32_t *recv_step;     /* per neighbour: the step receiving from it, or -1 */
+    size_t *got;            /* per step: the bytes its receive got (0: none came) */
 } shrink_room_t;
 
 /* One round: send a->msg to each neighbour with a->to set and receive one
@@ -50,8 +52,7 @@ static tc_status_t shrink_round(tc_rt_comm_t *comm, tc_rt_agree_t *a, uint32_t e
     tc_rt_work_t w = {0};
     w.comm = comm;
     w.tolerant = 1;
-    for (int i = 0; i < a->npeers; i++)
-        memset(room->slots + (size_t)i * cap, 0, 4); /* kind 0: nothing came */
+    w.recv_bytes = room->got;
     w.call = (tc_rt_coll_t){.coll = TC_COLL_BARRIER,
                             .sendbuf = a->msg,
                             .recvbuf = room->slots,
@@ -72,6 +73,8 @@ static tc_status_t shrink_round(tc_rt_comm_t *comm, tc_rt_agree_t *a, uint32_t e
     int cut = tc_rt_fault_shrink_sends(world, a->round); /* -1: no failure point here */
     int sent = 0;
     tc_status_t st = TC_OK;
+    for (int i = 0; i < a->npeers; i++)
+        room->recv_step[i] = -1;
     for (int i = 0; i < a->npeers && st == TC_OK; i++) {
         if (!a->to[i])
             continue;
@@ -88,8 +91,11 @@ static tc_status_t shrink_round(tc_rt_comm_t *comm, tc_rt_agree_t *a, uint32_t e
                           .dep = {TC_STEP_NO_DEP, TC_STEP_NO_DEP}};
         if (cut < 0 || sent < cut)
             st = tc_sched_add(&w.own, &send, NULL), sent++;
-        if (st == TC_OK && cut < 0)
+        if (st == TC_OK && cut < 0) {
+            room->recv_step[i] = (int32_t)w.own.nsteps;
+            room->got[w.own.nsteps] = 0;
             st = tc_sched_add(&w.own, &recv, NULL);
+        }
     }
     if (st == TC_OK)
         st = tc_rt_work_run_internal(&w);
@@ -101,12 +107,12 @@ static tc_status_t shrink_round(tc_rt_comm_t *comm, tc_rt_agree_t *a, uint32_t e
                  comm->name, a->round, sent);
         tc_rt_fault_die(world, where);
     }
+    /* a receive that failed (its sender died) got nothing, whatever part of
+     * a message it may have written */
     for (int i = 0; i < a->npeers; i++) {
-        const uint8_t *m = room->slots + (size_t)i * cap;
-        uint32_t kind;
-        memcpy(&kind, m, 4);
-        room->theirs[i] = kind ? m : NULL;
-        room->lens[i] = cap;
+        int k = room->recv_step[i];
+        room->lens[i] = k >= 0 ? room->got[k] : 0;
+        room->theirs[i] = room->lens[i] ? room->slots + (size_t)i * cap : NULL;
     }
     return st;
 }
@@ -138,24 +144,30 @@ static tc_status_t shrink_agree(tc_rt_comm_t *comm, tc_rt_agree_t *a, shrink_roo
     return TC_OK;
 }
 
-/* The agreement's state and room for its messages (world lock held). */
-static tc_status_t shrink_setup(tc_rt_comm_t *comm, tc_rt_agree_t *a, shrink_room_t *room)
+/* The exchange graph (its diameter is a search over the ranks: done before
+ * the world lock is taken). */
+static tc_status_t shrink_graph(const tc_rt_comm_t *comm, tc_rt_agree_graph_t *g)
 {
     int64_t dense_max;
-    tc_rt_agree_graph_t g;
     tc_status_t st =
         tc_config_int("TC_SHRINK_DENSE_MAX", SHRINK_DENSE_MAX, 1, INT32_MAX, &dense_max);
-    if (st == TC_OK)
-        st = tc_rt_agree_graph(comm->size, (int)dense_max, &g);
-    if (st == TC_OK)
-        st = tc_rt_agree_init(a, &g, comm->rank, tc_rt_ids_fresh(comm->world));
+    return st == TC_OK ? tc_rt_agree_graph(comm->size, (int)dense_max, g) : st;
+}
+
+/* The agreement's state and room for its messages (world lock held). */
+static tc_status_t shrink_setup(tc_rt_comm_t *comm, const tc_rt_agree_graph_t *g, tc_rt_agree_t *a,
+                                shrink_room_t *room)
+{
+    tc_status_t st = tc_rt_agree_init(a, g, comm->rank, tc_rt_ids_fresh(comm->world));
     if (st != TC_OK)
         return st;
     size_t n = (size_t)a->npeers;
     room->slots = malloc(n * a->msg_cap + 1);
     room->theirs = malloc(n * sizeof(*room->theirs) + 1);
     room->lens = malloc(n * sizeof(*room->lens) + 1);
-    if (!room->slots || !room->theirs || !room->lens)
+    room->recv_step = malloc(n * sizeof(*room->recv_step) + 1);
+    room->got = malloc(2 * n * sizeof(*room->got) + 1);
+    if (!room->slots || !room->theirs || !room->lens || !room->recv_step || !room->got)
         return tc_error_set(TC_ERR_NO_MEMORY, "agreement room for %d neighbours", a->npeers);
     return TC_OK;
 }
@@ -169,9 +181,12 @@ tc_status_t tc_rt_comm_shrink(tc_rt_comm_t *comm, const tc_rt_comm_params_t *par
     shrink_room_t room = {0};
     int *wranks = NULL;
     uint64_t start = tc_time_ns();
+    tc_rt_agree_graph_t g;
     memset(&a, 0, sizeof(a));
+    tc_status_t st = shrink_graph(comm, &g);
     tc_rt_world_lock(world);
-    tc_status_t st = shrink_setup(comm, &a, &room);
+    if (st == TC_OK)
+        st = shrink_setup(comm, &g, &a, &room);
     if (st == TC_OK) {
         wranks = malloc((size_t)size * sizeof(int));
         st = wranks ? shrink_agree(comm, &a, &room)
@@ -209,6 +224,8 @@ tc_status_t tc_rt_comm_shrink(tc_rt_comm_t *comm, const tc_rt_comm_params_t *par
     free(room.slots);
     free(room.theirs);
     free(room.lens);
+    free(room.recv_step);
+    free(room.got);
     free(wranks);
     if (st != TC_OK) {
         tc_error_prefix("comm '%s' shrink: ", comm->name);

@@ -203,9 +203,9 @@ static void run_scenario(const scenario_t *s)
             first = p;
             continue;
         }
+        size_t nb = (size_t)a[p].decided.n * sizeof(int32_t);
         if (a[p].decided.n != a[first].decided.n ||
-            memcmp(a[p].decided.r, a[first].decided.r, (size_t)a[p].decided.n * sizeof(int32_t)) !=
-                0 ||
+            (nb && memcmp(a[p].decided.r, a[first].decided.r, nb) != 0) ||
             a[p].next_id != a[first].next_id)
             VIOLATION(s, "ranks %d and %d decided differently", first, p);
     }
@@ -360,8 +360,8 @@ static void test_malformed(void **state)
     } cases[] = {{0, 0x77, 32, "(kind"},   {4, 9, 32, "(round"},  {5, 1, 32, "(round"},
                  {12, 4, 32, "(size"},     {16, 4, 32, "(count"}, {16, 1, 32, "(count"},
                  {20, 1, 32, "(ranks"},    {24, 4, 32, "(ranks"}, {28, 1, 32, "(end mark"},
-                 {0, 0, 12, "(too short"}, {0, 0, 31, "(count"}};
-    uint8_t m[64];
+                 {0, 0, 12, "(too short"}, {0, 0, 31, "(count"},  {0, 0, 40, "(length"}};
+    uint8_t m[64] = {0};
     for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
         memcpy(m, b.msg, b.msg_len);
         m[cases[i].off] ^= cases[i].val;
@@ -378,9 +378,9 @@ static void test_malformed(void **state)
             fail_msg("case %zu: %s", i, tc_last_error());
         tc_rt_agree_free(&c);
     }
-    /* the message itself is taken, with room to spare */
+    /* the message itself is taken */
     const uint8_t *theirs[3] = {b.msg, NULL, NULL};
-    size_t lens[3] = {b.msg_cap, 0, 0};
+    size_t lens[3] = {b.msg_len, 0, 0};
     memcpy(m, b.msg, b.msg_len);
     theirs[0] = m;
     assert_int_equal(tc_rt_agree_begin(&a), TC_OK);

@@ -346,7 +346,8 @@ static int sim_check(sim_t *s, agree_sim_result_t *res)
         }
         const tc_rt_agree_t *b = &s->a[first];
         if (a->decided.n != b->decided.n || a->next_id != b->next_id ||
-            memcmp(a->decided.r, b->decided.r, (size_t)a->decided.n * sizeof(int32_t)) != 0)
+            (a->decided.n &&
+             memcmp(a->decided.r, b->decided.r, (size_t)a->decided.n * sizeof(int32_t)) != 0))
             return violation(res,
                              "ranks %d and %d decided differently (%d and %d ranks, ids %u "
                              "and %u)",

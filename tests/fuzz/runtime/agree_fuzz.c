@@ -152,7 +152,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         if (a.phase != TC_RT_AGREE_DECIDING && phase == TC_RT_AGREE_DECIDING &&
             a.adopted_from < 0 &&
             (a.decided.n != a.dead.n ||
-             memcmp(a.decided.r, a.dead.r, (size_t)a.dead.n * sizeof(int32_t)) != 0))
+             (a.dead.n && memcmp(a.decided.r, a.dead.r, (size_t)a.dead.n * sizeof(int32_t)) != 0)))
             abort(); /* decided on its own: its set is the failed set */
         if (a.adopted_from >= 0) {
             int i = tc_rt_agree_peer_index(&a, a.adopted_from);

@@ -22,7 +22,8 @@
  * docs/fault_tolerance.md gives the argument for both.
  *
  * State and messages grow with the neighbours and the failed ranks, not with
- * the size: a set is a sorted list of ranks.
+ * the size: a set is a sorted list of ranks. Only a receive's room, which
+ * must hold the largest message, is 4 bytes per rank of the size.
  *
  * The caller (runtime/src/shrink.c) moves the messages;
  * tests/runtime/agree_protocol_test.c drives every rank over a simulated
@@ -116,8 +117,8 @@ tc_status_t tc_rt_agree_begin(tc_rt_agree_t *a);
  * @brief End the round with the messages received.
  * @param theirs per neighbour (index into @c peers): its message, or NULL
  *        when nothing came (it failed). Only those with @c to set are read.
- * @param lens   per neighbour: the bytes that may be read at theirs[i] (at
- *        most @c msg_cap matter; a message says its own length).
+ * @param lens   per neighbour: the bytes received at theirs[i] (a message
+ *        whose count says another length is malformed).
  * @return TC_ERR_PROTOCOL naming the rank of a malformed message;
  *         TC_ERR_INTERNAL if two decisions differ (a broken protocol or
  *         graph); TC_ERR_PEER_FAILED when every neighbour failed before a
