@@ -18,18 +18,23 @@ enum { MSG_SET = 0x53455432u, MSG_DECIDE = 0x44454332u, MSG_END = 0x454e4421u };
 
 /* ---- sets of ranks ---- */
 
-/* The index of the first element >= r. */
-static int rs_lower(const tc_rt_rankset_t *s, int32_t r)
+/* The index of the first of @p n ascending ranks at @p v that is >= r. */
+static int lower_bound(const int32_t *v, int n, int32_t r)
 {
-    int lo = 0, hi = s->n;
+    int lo = 0, hi = n;
     while (lo < hi) {
         int mid = lo + (hi - lo) / 2;
-        if (s->r[mid] < r)
+        if (v[mid] < r)
             lo = mid + 1;
         else
             hi = mid;
     }
     return lo;
+}
+
+static int rs_lower(const tc_rt_rankset_t *s, int32_t r)
+{
+    return lower_bound(s->r, s->n, r);
 }
 
 static int rs_has(const tc_rt_rankset_t *s, int32_t r)
@@ -235,15 +240,8 @@ int tc_rt_agree_failed(const tc_rt_agree_t *a, int r)
 
 int tc_rt_agree_peer_index(const tc_rt_agree_t *a, int r)
 {
-    int lo = 0, hi = a->npeers;
-    while (lo < hi) {
-        int mid = lo + (hi - lo) / 2;
-        if (a->peers[mid] < r)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    return lo < a->npeers && a->peers[lo] == r ? lo : -1;
+    int i = lower_bound(a->peers, a->npeers, r);
+    return i < a->npeers && a->peers[i] == r ? i : -1;
 }
 
 tc_status_t tc_rt_agree_begin(tc_rt_agree_t *a)

@@ -220,27 +220,24 @@ for bad in "shrink:rank=1" "shrnk:rank=1:round=1" "shrink:rank=1:round=x" "step:
         fail=$((fail + 1))
     fi
 done
-for t in $(seq 1 $((trials * 2))); do
-    victim=$((RANDOM % 8)) spec=
-    for k in 1 2; do
-        r=$((RANDOM % 8))
-        [ "$r" -eq "$victim" ] && continue
-        spec="${spec:+$spec;}shrink:rank=$r:round=$((1 + RANDOM % 3)):sends=$((RANDOM % 7))"
+# agree_random PREFIX ROUNDS SENDS: trials*2 jobs of 8 ranks, a victim dead before and up to two
+# deaths inside shrink, each in a round of 1..ROUNDS after 0..SENDS-1 of its sends
+agree_random() {
+    local t victim spec k r
+    for t in $(seq 1 $((trials * 2))); do
+        victim=$((RANDOM % 8)) spec=
+        for k in 1 2; do
+            r=$((RANDOM % 8))
+            [ "$r" -eq "$victim" ] && continue
+            spec="${spec:+$spec;}shrink:rank=$r:round=$((1 + RANDOM % $2)):sends=$((RANDOM % $3))"
+        done
+        agree_one "$1.$t" 8 "$victim" "$spec" || true
     done
-    agree_one "random.$t" 8 "$victim" "$spec" || true
-done
+}
+agree_random random 3 7
 # the sparse graph (r +- 2^k, the default above 256 ranks) forced at 8 ranks: 5 neighbours
 # each, 7 quiet rounds decide, so deaths fall anywhere in rounds 1 to 12
-agree_dense_max=2
-for t in $(seq 1 $((trials * 2))); do
-    victim=$((RANDOM % 8)) spec=
-    for k in 1 2; do
-        r=$((RANDOM % 8))
-        [ "$r" -eq "$victim" ] && continue
-        spec="${spec:+$spec;}shrink:rank=$r:round=$((1 + RANDOM % 12)):sends=$((RANDOM % 6))"
-    done
-    agree_one "sparse.$t" 8 "$victim" "$spec" || true
-done
+agree_dense_max=2 agree_random sparse 12 6
 echo "$([ $fail -eq $f0 ] && echo PASS || echo FAIL)  agree: $((trials * 4 + 6)) trials with deaths inside shrink (half on the sparse graph), at a step and at a vote (one each while rank 0 is slow), 7 malformed values," \
     "$agree_window ended a first shrink holding a rank that died in it ($((SECONDS - start)) s)"
 fi # agree
