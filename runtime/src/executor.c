@@ -255,10 +255,10 @@ static tc_status_t step_finish(tc_rt_work_t *w, uint32_t i)
     tc_rt_exec_area_t *a = &ex->areas[EXEC_SLOT(i)];
     int landed = a->used; /* a receive-reduce without a sink: its message is in a->p */
     a->used = 0;
-    /* a tolerant work (the shrink agreement) takes shorter messages and keeps
-     * what each receive got */
+    /* a work that records what its receives got (the shrink agreement's)
+     * takes shorter messages: its caller reads the lengths */
     if (req->status == TC_OK && (s->kind == TC_STEP_SEND || req->bytes == s->bytes ||
-                                 (w->tolerant && req->bytes < s->bytes))) {
+                                 (w->recv_bytes && req->bytes < s->bytes))) {
         tc_status_t st;
         if (w->recv_bytes && s->kind == TC_STEP_RECV)
             w->recv_bytes[i] = req->bytes;

@@ -97,7 +97,8 @@ struct tc_rt_work {
     uint64_t deadline;
     int failed_peer;   /* world rank whose failure ended this work, or -1 */
     int tolerant;      /* a failed peer ends only its own steps (shrink) */
-    size_t *recv_bytes; /* a tolerant work's: per step, bytes its receive got (0: none) */
+    size_t *recv_bytes; /* or NULL; per step, bytes its receive got (0: none); set, a receive
+                           also takes a shorter message (shrink) */
     uint64_t fr_id;    /* its flight-recorder entry, or 0 */
     uint64_t start_ns; /* when it started (stats, hooks) */
     tc_rt_op_t op;
