@@ -6,8 +6,13 @@
 # collective from 8 B to 64 MiB beside the selection's choice.
 #   tests/cluster/tune_study.sh BINDIR OUTDIR [RATE...]     (default RATEs: 1000 2000 5000)
 # OUTDIR gets tune.RATE (the file), validate.RATE.txt (rank 0's table) and the ranks' logs.
-# Needs root; minutes per rate. Not in tools/ci/test.sh: run it on a quiet machine.
+# Needs root; about 10 minutes per rate. Not in tools/ci/test.sh: run it on a quiet machine.
+# The emulated nodes share this machine's cores, but each sees them all, so the runtime would
+# poll 50 us before sleeping as on a node with a core per rank and the figures would show the
+# scheduler's turns; TC_SPIN_US=0 (set here unless given) is what it does on its own where it
+# knows that ranks outnumber cores.
 set -uo pipefail
+export TC_SPIN_US=${TC_SPIN_US:-0}
 bin=$(cd "${1:?usage: tune_study.sh BINDIR OUTDIR [RATE...]}" && pwd)
 out=${2:?usage: tune_study.sh BINDIR OUTDIR [RATE...]}
 shift 2

@@ -2,6 +2,8 @@
 # tc-tune, the tuning file and tc-info end to end, on this node:
 #  - tcrun -n 2 tc-tune -o FILE --quick writes a well-formed file (the intra-node class and
 #    gamma measured, the inter-node class absent: one node);
+#    the file's alpha_intra and o are at least what every rank at once measured (the floors);
+#  - --validate refuses --rounds outside 1-15 and --target-ms below 0.01, naming the option;
 #  - tc-tune -o - (a world of one) writes a file tc-info reads to standard output;
 #  - TC_TUNING_FILE=FILE tc-info --json shows the file's values exactly, sourced "file", the
 #    others "default"; a parameter's own variable replaces the file's ("env"); a version 1
@@ -40,7 +42,19 @@ if ! out=$(timeout -k 10 120 "$tcrun" -n 2 "$tune" -o "$f" --quick 2>&1); then
 elif ! python3 "$here/tune_check.py" file "$f"; then
     cat "$f"
     bad "the tuning file"
+elif ! python3 "$here/tune_check.py" floors "$f" <(echo "$out"); then
+    echo "$out" | tail -n 30
+    bad "alpha or o below what every rank at once measured"
 fi
+
+echo "--- tc-tune --validate refuses bad --rounds and --target-ms"
+for a in "--rounds 0" "--rounds 16" "--rounds x" "--target-ms 0" "--target-ms -1"; do
+    # shellcheck disable=SC2086
+    "$tune" --validate $a >"$tmp/bad_opt.txt" 2>&1
+    rc=$?
+    [ $rc -eq 2 ] && grep -q -- "${a% *}" "$tmp/bad_opt.txt" ||
+        { cat "$tmp/bad_opt.txt"; bad "tc-tune --validate $a: exit $rc, or no message naming it"; }
+done
 
 echo "--- TC_TUNING_FILE=FILE tc-info"
 if [ -f "$f" ]; then

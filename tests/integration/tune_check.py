@@ -4,6 +4,8 @@
   tune_check.py file FILE                 a tuning file written on one node
   tune_check.py info FILE JSON [KEY=V]..  tc-info --json shows FILE's values (KEY=V: from env)
   tune_check.py table TABLE text|csv [file]  a tc-tune --validate table
+  tune_check.py floors FILE LOG           the file's alpha and o are at least what every rank
+                                          at once measured (LOG: tc-tune -o's output)
 Exit status 0 when every check holds, 1 with the reasons on stderr.
 """
 import math
@@ -125,12 +127,42 @@ def check_table(path, fmt, with_file):
             errors.append("summary %r" % summary[0])
 
 
+def check_floors(path, log):
+    """alpha_intra_us >= the "intra all 8 bytes" time, overhead_us >= (burst all 8 - burst all 1)
+    / 7: the figures of every rank at once are floors of the model's parameters."""
+    import re
+    kv = read_file(path)
+    loaded, burst = None, {}
+    for line in open(log):
+        line = re.sub(r"^\[\d+\] ", "", line)
+        m = re.match(r"intra\s+all\s+8 bytes\s+([0-9.]+) us \(every rank at once\)", line)
+        if m:
+            loaded = float(m.group(1))
+        m = re.match(r"burst\s+all\s+(\d+) msgs\s+([0-9.]+) us \(every rank at once\)", line)
+        if m:
+            burst[int(m.group(1))] = float(m.group(2))
+    check(loaded is not None, "no line of the intra exchange with every rank at once")
+    check(sorted(burst) == [1, 8], "burst lines with every rank at once: %s" % sorted(burst))
+    # the log prints 3 decimals: allow their rounding
+    if loaded is not None and "alpha_intra_us" in kv:
+        check(float(kv["alpha_intra_us"]) >= loaded - 0.001,
+              "alpha_intra_us %s below the exchange of every rank at once, %.3f us"
+              % (kv["alpha_intra_us"], loaded))
+    if sorted(burst) == [1, 8] and "overhead_us" in kv:
+        floor = max(0.0, (burst[8] - burst[1]) / 7)
+        check(float(kv["overhead_us"]) >= floor - 0.001,
+              "overhead_us %s below the burst of every rank at once, %.3f us"
+              % (kv["overhead_us"], floor))
+
+
 def main():
     mode = sys.argv[1]
     if mode == "file":
         check_file(sys.argv[2])
     elif mode == "info":
         check_info(sys.argv[2], sys.argv[3], sys.argv[4:])
+    elif mode == "floors":
+        check_floors(sys.argv[2], sys.argv[3])
     elif mode == "table":
         check_table(sys.argv[2], sys.argv[3], len(sys.argv) > 4 and sys.argv[4] == "file")
     else:

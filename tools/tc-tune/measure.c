@@ -12,8 +12,13 @@
  * more 8-byte message adds to a burst: the pair of the widest class sends
  * TUNE_BURST messages in one batch (issued together, as a linear root posts
  * its messages) and one back; o = (t(burst) - t(1)) / (TUNE_BURST - 1) with
- * t the median of such exchanges. The other ranks wait meanwhile, so a
- * measurement is one link alone, not a link among many busy ones. */
+ * t the median of such exchanges, and the same with every rank sending its
+ * burst at once (the larger is o). The other ranks wait meanwhile, so a
+ * measurement is one link alone, not a link among many busy ones; beta comes
+ * from that. A collective's rounds run every rank at once, so alpha is the
+ * larger of the fit's and the time of an 8-byte exchange of that class in
+ * which every rank takes part (tune_loaded): the same on a cluster with a core
+ * per rank, the scheduler's turns on an oversubscribed node. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -104,7 +109,7 @@ static int tune_cmp(const void *x, const void *y)
     return a < b ? -1 : a > b;
 }
 
-static double tune_median(double *v, int n)
+double tune_median(double *v, int n)
 {
     qsort(v, (size_t)n, sizeof(*v), tune_cmp);
     return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
@@ -139,6 +144,78 @@ static tc_status_t tune_pingpong(const tune_job_t *job, int a, int b, void *buf,
     return st;
 }
 
+/* Where rank r sends in the loaded exchange of class @p cls (0 same node, 1
+ * other node), or -1 when it sends nothing: the next rank of its node (in
+ * rank order, cyclically), or the rank of the same place in the next node
+ * that has one (cyclically, the place taken modulo that node's ranks). */
+static int tune_loaded_to(const tune_job_t *job, int cls, int r)
+{
+    const int n = job->size, nn = job->nnodes, nd = job->node[r];
+    int place = 0, cnt = 0;
+    for (int q = 0; q < r; q++)
+        place += job->node[q] == nd;
+    if (cls == 0) {
+        for (int k = 1; k < n; k++)
+            if (job->node[(r + k) % n] == nd)
+                return (r + k) % n;
+        return -1;
+    }
+    for (int k = 1; k < nn; k++) {
+        const int next = (nd + k) % nn;
+        cnt = 0;
+        for (int q = 0; q < n; q++)
+            cnt += job->node[q] == next;
+        for (int q = 0, i = 0; q < n; q++)
+            if (job->node[q] == next && i++ == place % cnt)
+                return q;
+    }
+    return -1;
+}
+
+/* Every rank at once: each sends @p k messages of 8 bytes as tune_loaded_to()
+ * says and receives what is sent to it, in one batch, @p reps times after 2
+ * warm-up ones; *us_p (on every rank) the largest over the ranks of each one's
+ * median. That is the latency a collective's round sees when every rank runs
+ * (on an oversubscribed node: the scheduler's turns), which a pair alone does
+ * not show. */
+static tc_status_t tune_loaded(const tune_job_t *job, int cls, int k, int reps, double *us_p)
+{
+    const int me = job->rank;
+    double *t = calloc((size_t)reps, sizeof(*t)), us = 0;
+    uint64_t *in = calloc((size_t)job->size * TUNE_BURST, sizeof(*in)), out[TUNE_BURST] = {0};
+    int *to = calloc((size_t)job->size, sizeof(*to));
+    tc_status_t st = TC_OK;
+
+    if (t == NULL || in == NULL || to == NULL) {
+        st = tc_error_set(TC_ERR_NO_MEMORY, "%d times, %d ranks", reps, job->size);
+        goto out;
+    }
+    for (int q = 0; q < job->size; q++)
+        to[q] = tune_loaded_to(job, cls, q);
+    for (int i = -2; i < reps && st == TC_OK; i++) {
+        double t0 = tc_time_s();
+        st = tc_batch_begin(job->comm);
+        for (int j = 0; j < k && st == TC_OK && to[me] >= 0; j++)
+            st = tc_send(job->comm, &out[j], 1, TC_UINT64, to[me], NULL, NULL);
+        for (int q = 0; q < job->size && st == TC_OK; q++)
+            for (int j = 0; j < k && st == TC_OK && q != me && to[q] == me; j++)
+                st = tc_recv(job->comm, &in[q * TUNE_BURST + j], 1, TC_UINT64, q, NULL, NULL);
+        if (st == TC_OK)
+            st = tc_batch_end(job->comm, NULL, NULL);
+        if (i >= 0)
+            t[i] = (tc_time_s() - t0) * 1e6;
+    }
+    if (st == TC_OK) {
+        us = tune_median(t, reps);
+        st = tc_all_reduce(job->comm, &us, us_p, 1, TC_FLOAT64, TC_MAX, NULL, NULL);
+    }
+out:
+    free(t);
+    free(in);
+    free(to);
+    return st;
+}
+
 /* k 8-byte messages a -> b in one batch, one back; on a, the median (us). */
 static tc_status_t tune_burst(const tune_job_t *job, int a, int b, int k, int reps, double *us_p)
 {
@@ -170,21 +247,31 @@ static tc_status_t tune_burst(const tune_job_t *job, int a, int b, int k, int re
     return st;
 }
 
-/* o on the pair a-b (every rank returns with *o_p set alike). */
-static tc_status_t tune_overhead(const tune_job_t *job, const tune_opts_t *o, int a, int b,
+/* o on the pair a-b of class @p cls, and with every rank at once: the larger
+ * (every rank returns with *o_p set alike). */
+static tc_status_t tune_overhead(const tune_job_t *job, const tune_opts_t *o, int cls, int a, int b,
                                  double *o_p)
 {
-    double t[2] = {0, 0};
+    double t[2] = {0, 0}, l[2] = {0, 0};
     tc_status_t st = tune_burst(job, a, b, 1, o->reps, &t[0]);
 
     if (st == TC_OK)
         st = tune_burst(job, a, b, TUNE_BURST, o->reps, &t[1]);
     if (st == TC_OK) /* rank a's times to everyone */
         st = tc_all_reduce(job->comm, t, t, 2, TC_FLOAT64, TC_MAX, NULL, NULL);
+    if (st == TC_OK)
+        st = tune_loaded(job, cls, 1, o->reps, &l[0]);
+    if (st == TC_OK)
+        st = tune_loaded(job, cls, TUNE_BURST, o->reps, &l[1]);
     if (st == TC_OK && job->rank == 0 && !o->quiet)
-        printf("%-6s %d-%d %10d msgs  %12.3f us\n%-6s %d-%d %10d msgs  %12.3f us\n", "burst", a, b,
-               1, t[0], "burst", a, b, TUNE_BURST, t[1]);
-    *o_p = t[1] > t[0] ? (t[1] - t[0]) / (TUNE_BURST - 1) : 0.0;
+        printf("%-6s %d-%d %10d msgs  %12.3f us\n%-6s %d-%d %10d msgs  %12.3f us\n"
+               "%-6s %-3s %10d msgs  %12.3f us (every rank at once)\n"
+               "%-6s %-3s %10d msgs  %12.3f us (every rank at once)\n",
+               "burst", a, b, 1, t[0], "burst", a, b, TUNE_BURST, t[1], "burst", "all", 1, l[0],
+               "burst", "all", TUNE_BURST, l[1]);
+    double alone = t[1] > t[0] ? (t[1] - t[0]) / (TUNE_BURST - 1) : 0.0;
+    double loaded = l[1] > l[0] ? (l[1] - l[0]) / (TUNE_BURST - 1) : 0.0;
+    *o_p = loaded > alone ? loaded : alone;
     return st;
 }
 
@@ -274,6 +361,7 @@ tc_status_t tune_measure(const tune_job_t *job, const tune_opts_t *o, tc_algo_tu
     tc_algo_tuning_t tu;
     tc_status_t st = TC_OK, fst = TC_OK;
     int n = 0, a = 0, b = 0;
+    double loaded = 0;
 
     memset(&tu, 0, sizeof(tu));
     tu.version = TC_ALGO_TUNING_VERSION;
@@ -285,17 +373,27 @@ tc_status_t tune_measure(const tune_job_t *job, const tune_opts_t *o, tc_algo_tu
                        cname[cls], cls ? "on different nodes" : "on one node");
             continue;
         }
-        if ((st = tune_class(job, o, a, b, x, t, &n)) != TC_OK)
+        if ((st = tune_class(job, o, a, b, x, t, &n)) != TC_OK ||
+            (st = tune_loaded(job, cls, 1, o->reps, &loaded)) != TC_OK)
             break;
         if (job->rank == 0) {
             double alpha, beta;
-            if (!o->quiet)
+            if (!o->quiet) {
                 for (int i = 0; i < n; i++)
                     printf("%-6s %d-%d %10.0f bytes %12.3f us\n", cname[cls], a, b, x[i], t[i]);
+                printf("%-6s %-3s %10d bytes %12.3f us (every rank at once)\n", cname[cls], "all",
+                       8, loaded);
+            }
             /* a failed fit on rank 0 does not stop the others' loop: it is
              * reported after the last collective step */
             if (fst != TC_OK || (fst = tc_algo_fit_line(x, t, (size_t)n, &alpha, &beta)) != TC_OK)
                 continue;
+            if (loaded > alpha) { /* a round of a collective waits for that */
+                printf("# %s: alpha_us %.4g of the pair alone, %.4g with every rank at once: the "
+                       "latter taken\n",
+                       cname[cls], alpha, loaded);
+                alpha = loaded;
+            }
             tu.value[cls ? TC_ALGO_PARAM_ALPHA_INTER : TC_ALGO_PARAM_ALPHA_INTRA] = alpha;
             tu.value[cls ? TC_ALGO_PARAM_BETA_INTER : TC_ALGO_PARAM_BETA_INTRA] = beta;
             tu.has[cls ? TC_ALGO_PARAM_ALPHA_INTER : TC_ALGO_PARAM_ALPHA_INTRA] = 1;
@@ -307,13 +405,17 @@ tc_status_t tune_measure(const tune_job_t *job, const tune_opts_t *o, tc_algo_tu
     /* o on the widest class's pair (the last one measured) */
     if (st == TC_OK && job->size > 1) {
         double ov = 0;
-        if (!tune_pair(job, 1, &a, &b))
+        int cls = 1;
+        if (!tune_pair(job, 1, &a, &b)) {
+            cls = 0;
             tune_pair(job, 0, &a, &b);
-        if ((st = tune_overhead(job, o, a, b, &ov)) == TC_OK && job->rank == 0) {
+        }
+        if ((st = tune_overhead(job, o, cls, a, b, &ov)) == TC_OK && job->rank == 0) {
             tu.value[TC_ALGO_PARAM_OVERHEAD] = ov;
             tu.has[TC_ALGO_PARAM_OVERHEAD] = 1;
-            printf("# burst of %d (ranks %d-%d): overhead_us = %.4g per message\n", TUNE_BURST, a,
-                   b, ov);
+            printf("# burst of %d (ranks %d-%d, and every rank at once): overhead_us = %.4g per "
+                   "message (the larger)\n",
+                   TUNE_BURST, a, b, ov);
         }
     }
     if (st == TC_OK && fst == TC_OK && job->rank == 0) {

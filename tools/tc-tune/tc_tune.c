@@ -2,7 +2,8 @@
  *
  *   tcrun -n 4 tc-tune -o FILE [--max-bytes N] [--reps N] [--quick] [-q]
  *   tcrun -n 4 tc-tune --validate [--quick] [--csv] [-b MIN] [-e MAX] [-f FACTOR]
- *                      [-n ITERS] [-w WARMUP] [--coll NAME] [--max-seconds S]
+ *                      [-n ITERS] [-w WARMUP] [--rounds R] [--target-ms T]
+ *                      [--coll NAME] [--max-seconds S]
  *
  * The first measures latency and time per byte of each link class present
  * (same node, other node), the per-message overhead of a burst and the
@@ -28,7 +29,8 @@ static void usage(FILE *f)
     fprintf(f,
             "usage: tc-tune -o FILE [--max-bytes N] [--reps N] [--quick] [-q]\n"
             "       tc-tune --validate [--quick] [--csv] [-b MIN] [-e MAX] [-f FACTOR]\n"
-            "               [-n ITERS] [-w WARMUP] [--coll NAME] [--max-seconds S]\n"
+            "               [-n ITERS] [-w WARMUP] [--rounds R] [--target-ms T]\n"
+            "               [--coll NAME] [--max-seconds S]\n"
             "Run under a launcher (tcrun -n 4 tc-tune -o tcomms.tune).\n"
             "  -o FILE         measure alpha and beta of each link class present (same node,\n"
             "                  other node; ping-pong of 8 B to --max-bytes, default 16M), the\n"
@@ -40,12 +42,15 @@ static void usage(FILE *f)
             "                  every algorithm that applies and the selection's choice with the\n"
             "                  model in effect; print the choice beside the fastest and how many\n"
             "                  cells are within 10%% of it. --csv: comma-separated.\n"
-            "  -n ITERS        most timed iterations per measurement (default 20; fewer as\n"
-            "                  sizes grow), -w WARMUP (default 1)\n"
+            "  --rounds R      measurements per algorithm, interleaved with the others';\n"
+            "                  the median is its time (default 5, at most 15)\n"
+            "  --target-ms T   a measurement runs the iterations that take about T ms\n"
+            "                  (default 10), at most -n ITERS (default 100000); -w WARMUP\n"
+            "                  untimed ones first (default 1)\n"
             "  --coll NAME     one collective only (all_reduce, reduce, broadcast, ...)\n"
             "  --max-seconds S stop after the cell that passes S seconds (default 900)\n"
             "  --quick         small sizes and few repetitions (tests): -o: up to 64K;\n"
-            "                  --validate: 8 B to 4K, -n 3\n");
+            "                  --validate: 8 B to 4K, -n 3, --rounds 3\n");
 }
 
 typedef struct {
@@ -75,15 +80,25 @@ static int parse_args(int argc, char **argv, args_t *a)
                                              {"max-seconds", required_argument, NULL, 'S'},
                                              {"max-bytes", required_argument, NULL, 'M'},
                                              {"reps", required_argument, NULL, 'R'},
+                                             {"rounds", required_argument, NULL, 'r'},
+                                             {"target-ms", required_argument, NULL, 'T'},
                                              {"help", no_argument, NULL, 'h'},
                                              {NULL, 0, NULL, 0}};
-    int c, quick = 0, have_b = 0, have_e = 0, have_n = 0;
+    int c, quick = 0, have_b = 0, have_e = 0, have_n = 0, have_r = 0;
     int64_t v;
     tc_status_t st = TC_OK;
 
     memset(a, 0, sizeof(*a));
     a->m = (tune_opts_t){16u << 20, 50, 0};
-    a->v = (tune_vopts_t){8, 64u << 20, 8, 20, 1, 900, 0, -1};
+    a->v = (tune_vopts_t){.min_bytes = 8,
+                          .max_bytes = 64u << 20,
+                          .factor = 8,
+                          .iters = 100000,
+                          .warmup = 1,
+                          .target_ms = 10,
+                          .rounds = 5,
+                          .max_seconds = 900,
+                          .coll = -1};
     while ((c = getopt_long(argc, argv, "o:b:e:f:n:w:qh", longopts, NULL)) != -1) {
         switch (c) {
         case 'o':
@@ -116,6 +131,14 @@ static int parse_args(int argc, char **argv, args_t *a)
         case 'R':
             st = tc_parse_int("--reps", optarg, 5, 100000, &v);
             a->m.reps = (int)v;
+            break;
+        case 'r':
+            st = tc_parse_int("--rounds", optarg, 1, TUNE_MAX_ROUNDS, &v);
+            a->v.rounds = (int)v;
+            have_r = 1;
+            break;
+        case 'T':
+            st = tc_parse_double("--target-ms", optarg, 0.01, 10000, &a->v.target_ms);
             break;
         case 'b':
             st = tc_parse_size("-b", optarg, &a->v.min_bytes);
@@ -166,6 +189,8 @@ static int parse_args(int argc, char **argv, args_t *a)
             a->v.max_bytes = 4096;
         if (!have_n)
             a->v.iters = 3;
+        if (!have_r)
+            a->v.rounds = 3;
     }
     if (a->v.min_bytes < 1 || a->v.min_bytes > a->v.max_bytes || a->v.max_bytes > (1ull << 32)) {
         fprintf(stderr, "tc-tune: -b %llu -e %llu: need 1 <= MIN <= MAX <= 4G\n",

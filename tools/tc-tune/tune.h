@@ -26,12 +26,17 @@ typedef struct tune_opts {
     int quiet;          /* no per-size lines */
 } tune_opts_t;
 
+/** Most --rounds of --validate. */
+#define TUNE_MAX_ROUNDS 15
+
 /** Options of --validate (validate.c). */
 typedef struct tune_vopts {
     uint64_t min_bytes, max_bytes;
     int factor;
-    int iters; /* most timed iterations per measurement (fewer when large) */
-    int warmup;
+    int iters;          /* most timed iterations per measurement */
+    int warmup;         /* untimed operations before an algorithm's first measurement */
+    double target_ms;   /* a measurement's length: its iterations are found to last this long */
+    int rounds;         /* measurements per algorithm (interleaved), the median taken */
     double max_seconds; /* stop after the cell that passes this (0: no cap) */
     int csv;
     int coll; /* a tc_coll_t, or -1 for every collective */
@@ -43,6 +48,9 @@ void tune_job_free(tune_job_t *job);
 /* Measure and fit; on rank 0 @p tuning receives the result (all ranks return
  * the same status). */
 tc_status_t tune_measure(const tune_job_t *job, const tune_opts_t *o, tc_algo_tuning_t *tuning);
+
+/* The median of @p n values (sorts them in place). */
+double tune_median(double *v, int n);
 
 /* validate.c: prints the table on rank 0; *within_p / *cells_p the summary. */
 tc_status_t tune_validate(const tune_job_t *job, const tune_vopts_t *o, int *within_p,

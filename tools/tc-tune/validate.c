@@ -6,8 +6,9 @@
  * Sizes are total bytes as tcperf (nccl-tests) counts them: the vector for
  * all_reduce, reduce, broadcast; the gathered buffer for all_gather and
  * gather; the input of reduce_scatter and scatter; all that is sent for
- * all_to_all. float32, sum, root 0, out of place. A time is the mean of the
- * timed iterations, the largest over the ranks. The chosen algorithm is the
+ * all_to_all. float32, sum, root 0, out of place. A measurement is the mean
+ * of its timed iterations, the largest over the ranks; an algorithm's time is
+ * the median of its --rounds measurements. The chosen algorithm is the
  * one a hook sees run without a hint; its time is its forced measurement
  * (the same numbers as the others), or, for a path that no hint forces (the
  * small-message path, shm_lanes), the measurement without a hint. The
@@ -71,40 +72,55 @@ static tc_status_t run_op(vctx_t *v, tc_coll_t c, size_t count, const tc_op_opts
     }
 }
 
-/* Iterations for @p bytes: fewer as sizes grow (about 64 MiB moved per
- * measurement), at least 2. */
-static int iters_for(const tune_vopts_t *o, uint64_t bytes)
+/* Barrier, then @p iters operations: the mean microseconds per operation,
+ * the largest over the ranks. @p o NULL: no hint. */
+static tc_status_t time_iters(vctx_t *v, tc_coll_t c, size_t count, const tc_op_opts_t *o,
+                              int iters, double *us_p)
 {
-    uint64_t n = (64ull << 20) / (bytes ? bytes : 1);
-    if (n > (uint64_t)o->iters)
-        n = (uint64_t)o->iters;
-    return n < 2 ? 2 : (int)n;
-}
-
-/* Mean microseconds per operation, the largest over the ranks; @p algo NULL:
- * no hint. Refusals (the algorithm does not apply) come back as they are. */
-static tc_status_t time_op(vctx_t *v, tc_coll_t c, size_t count, uint64_t bytes, const char *algo,
-                           double *us_p)
-{
-    tc_op_opts_t o = TC_OP_OPTS_INIT;
-    char hints[96];
-    tc_status_t st = TC_OK;
-    int iters = iters_for(v->o, bytes);
-
-    if (algo != NULL) {
-        snprintf(hints, sizeof(hints), "algo=%s", algo);
-        o.hints = hints;
-    }
-    for (int i = 0; i < v->o->warmup && st == TC_OK; i++)
-        st = run_op(v, c, count, &o);
-    if (st == TC_OK)
-        st = tc_barrier(v->job->comm, NULL, NULL);
+    tc_status_t st = tc_barrier(v->job->comm, NULL, NULL);
     double t0 = tc_time_s();
     for (int i = 0; i < iters && st == TC_OK; i++)
-        st = run_op(v, c, count, &o);
+        st = run_op(v, c, count, o);
     double us = (tc_time_s() - t0) * 1e6 / iters;
     if (st == TC_OK)
         st = tc_all_reduce(v->job->comm, &us, us_p, 1, TC_FLOAT64, TC_MAX, NULL, NULL);
+    return st;
+}
+
+/* One algorithm of a cell (@p algo NULL: no hint), measured in rounds. */
+typedef struct {
+    tc_op_opts_t opts;
+    char hints[96];
+    int iters;                  /* per measurement, the same on every rank */
+    double us[TUNE_MAX_ROUNDS]; /* one per round */
+} meas_t;
+
+/* Warm up, then find how many iterations take about --target-ms (timing 1,
+ * 4, 16, ... operations until a quarter of it passes, the largest over the
+ * ranks so that all agree), at most -n. Refusals (the algorithm does not
+ * apply) come back as they are. */
+static tc_status_t calibrate(vctx_t *v, tc_coll_t c, size_t count, const char *algo, meas_t *m)
+{
+    const double target_us = v->o->target_ms * 1e3;
+    tc_status_t st = TC_OK;
+    double us = 0;
+    int k = 1;
+
+    m->opts = (tc_op_opts_t)TC_OP_OPTS_INIT;
+    if (algo != NULL) {
+        snprintf(m->hints, sizeof(m->hints), "algo=%s", algo);
+        m->opts.hints = m->hints;
+    }
+    for (int i = 0; i < v->o->warmup && st == TC_OK; i++)
+        st = run_op(v, c, count, &m->opts);
+    for (; st == TC_OK; k *= 4) {
+        if ((st = time_iters(v, c, count, &m->opts, k, &us)) != TC_OK)
+            return st;
+        if (us * k >= target_us / 4 || k >= v->o->iters)
+            break;
+    }
+    double n = us > 0 ? target_us / us : v->o->iters;
+    m->iters = n < 1 ? 1 : n > v->o->iters ? v->o->iters : (int)(n + 0.5);
     return st;
 }
 
@@ -175,29 +191,33 @@ static void print_cell(const vctx_t *v, tc_coll_t c, size_t count, uint64_t byte
     fflush(stdout);
 }
 
-/* One (collective, size) cell. *counted_p: 1 when it was measured. */
+/* One (collective, size) cell: every algorithm that applies and, when the
+ * choice is a path no hint forces, the call without a hint, each calibrated
+ * then timed --rounds times, the rounds interleaved (each round in another
+ * order), so that a disturbance of the machine lasting less than a round
+ * moves one sample of each, not the median. *counted_p: 1 when measured. */
 static tc_status_t tune_cell(vctx_t *v, tc_coll_t c, size_t count, uint64_t bytes, int *ok_p,
                              int *counted_p)
 {
     size_t n;
     const tc_algo_desc_t *t = tc_algo_table(&n);
+    static meas_t m[TUNE_MAX_ALGOS + 1]; /* the hints are pointed at, in place */
+    const int rounds = v->o->rounds;
     cell_t cell;
     int chosen = -1, fastest = -1;
     tc_status_t st;
-    double us;
 
     *counted_p = 0;
     memset(&cell, 0, sizeof(cell));
     for (size_t i = 0; i < n && cell.n < TUNE_MAX_ALGOS; i++) {
         if (t[i].coll != c)
             continue;
-        st = time_op(v, c, count, bytes, t[i].name, &us);
+        st = calibrate(v, c, count, t[i].name, &m[cell.n]);
         if (st == TC_ERR_UNSUPPORTED || st == TC_ERR_NOT_FOUND)
             continue; /* does not apply here: the same on every rank */
         if (st != TC_OK)
             return st;
-        cell.name[cell.n] = t[i].name;
-        cell.us[cell.n++] = us;
+        cell.name[cell.n++] = t[i].name;
     }
     /* the choice without a hint, seen by the hook */
     v->seen[0] = '\0';
@@ -214,15 +234,22 @@ static tc_status_t tune_cell(vctx_t *v, tc_coll_t c, size_t count, uint64_t byte
             ;
         if (k == nnames && nnames < 64)
             snprintf(names[nnames++], sizeof(names[0]), "%s", v->seen[0] ? v->seen : "?");
-        if ((st = time_op(v, c, count, bytes, NULL, &us)) != TC_OK)
+        if ((st = calibrate(v, c, count, NULL, &m[cell.n])) != TC_OK)
             return st;
         chosen = cell.n;
-        cell.name[cell.n] = names[k < 64 ? k : 63];
-        cell.us[cell.n++] = us;
+        cell.name[cell.n++] = names[k < 64 ? k : 63];
     }
-    for (int i = 0; i < cell.n; i++)
+    for (int r = 0; r < rounds; r++)
+        for (int j = 0; j < cell.n; j++) {
+            meas_t *a = &m[(j + r) % cell.n];
+            if ((st = time_iters(v, c, count, &a->opts, a->iters, &a->us[r])) != TC_OK)
+                return st;
+        }
+    for (int i = 0; i < cell.n; i++) {
+        cell.us[i] = tune_median(m[i].us, rounds); /* the samples are not needed after */
         if (fastest < 0 || cell.us[i] < cell.us[fastest])
             fastest = i;
+    }
     double ratio = cell.us[fastest] > 0 ? cell.us[chosen] / cell.us[fastest] : 1.0;
     *ok_p = ratio <= 1.10;
     *counted_p = 1;
