@@ -151,18 +151,18 @@ static tc_status_t tune_pingpong(const tune_job_t *job, int a, int b, void *buf,
 static int tune_loaded_to(const tune_job_t *job, int cls, int r)
 {
     const int n = job->size, nn = job->nnodes, nd = job->node[r];
-    int place = 0, cnt = 0;
-    for (int q = 0; q < r; q++)
-        place += job->node[q] == nd;
+    int place = 0;
     if (cls == 0) {
         for (int k = 1; k < n; k++)
             if (job->node[(r + k) % n] == nd)
                 return (r + k) % n;
         return -1;
     }
+    for (int q = 0; q < r; q++)
+        place += job->node[q] == nd;
     for (int k = 1; k < nn; k++) {
         const int next = (nd + k) % nn;
-        cnt = 0;
+        int cnt = 0;
         for (int q = 0; q < n; q++)
             cnt += job->node[q] == next;
         for (int q = 0, i = 0; q < n; q++)
@@ -248,19 +248,18 @@ static tc_status_t tune_burst(const tune_job_t *job, int a, int b, int k, int re
 }
 
 /* o on the pair a-b of class @p cls, and with every rank at once: the larger
- * (every rank returns with *o_p set alike). */
+ * (every rank returns with *o_p set alike). @p one: that class's exchange of
+ * one message with every rank at once, measured for alpha. */
 static tc_status_t tune_overhead(const tune_job_t *job, const tune_opts_t *o, int cls, int a, int b,
-                                 double *o_p)
+                                 double one, double *o_p)
 {
-    double t[2] = {0, 0}, l[2] = {0, 0};
+    double t[2] = {0, 0}, l[2] = {one, 0};
     tc_status_t st = tune_burst(job, a, b, 1, o->reps, &t[0]);
 
     if (st == TC_OK)
         st = tune_burst(job, a, b, TUNE_BURST, o->reps, &t[1]);
     if (st == TC_OK) /* rank a's times to everyone */
         st = tc_all_reduce(job->comm, t, t, 2, TC_FLOAT64, TC_MAX, NULL, NULL);
-    if (st == TC_OK)
-        st = tune_loaded(job, cls, 1, o->reps, &l[0]);
     if (st == TC_OK)
         st = tune_loaded(job, cls, TUNE_BURST, o->reps, &l[1]);
     if (st == TC_OK && job->rank == 0 && !o->quiet)
@@ -361,7 +360,7 @@ tc_status_t tune_measure(const tune_job_t *job, const tune_opts_t *o, tc_algo_tu
     tc_algo_tuning_t tu;
     tc_status_t st = TC_OK, fst = TC_OK;
     int n = 0, a = 0, b = 0;
-    double loaded = 0;
+    double loaded[2] = {0, 0}; /* per class: one message with every rank at once */
 
     memset(&tu, 0, sizeof(tu));
     tu.version = TC_ALGO_TUNING_VERSION;
@@ -374,7 +373,7 @@ tc_status_t tune_measure(const tune_job_t *job, const tune_opts_t *o, tc_algo_tu
             continue;
         }
         if ((st = tune_class(job, o, a, b, x, t, &n)) != TC_OK ||
-            (st = tune_loaded(job, cls, 1, o->reps, &loaded)) != TC_OK)
+            (st = tune_loaded(job, cls, 1, o->reps, &loaded[cls])) != TC_OK)
             break;
         if (job->rank == 0) {
             double alpha, beta;
@@ -382,17 +381,17 @@ tc_status_t tune_measure(const tune_job_t *job, const tune_opts_t *o, tc_algo_tu
                 for (int i = 0; i < n; i++)
                     printf("%-6s %d-%d %10.0f bytes %12.3f us\n", cname[cls], a, b, x[i], t[i]);
                 printf("%-6s %-3s %10d bytes %12.3f us (every rank at once)\n", cname[cls], "all",
-                       8, loaded);
+                       8, loaded[cls]);
             }
             /* a failed fit on rank 0 does not stop the others' loop: it is
              * reported after the last collective step */
             if (fst != TC_OK || (fst = tc_algo_fit_line(x, t, (size_t)n, &alpha, &beta)) != TC_OK)
                 continue;
-            if (loaded > alpha) { /* a round of a collective waits for that */
+            if (loaded[cls] > alpha) { /* a round of a collective waits for that */
                 printf("# %s: alpha_us %.4g of the pair alone, %.4g with every rank at once: the "
                        "latter taken\n",
-                       cname[cls], alpha, loaded);
-                alpha = loaded;
+                       cname[cls], alpha, loaded[cls]);
+                alpha = loaded[cls];
             }
             tu.value[cls ? TC_ALGO_PARAM_ALPHA_INTER : TC_ALGO_PARAM_ALPHA_INTRA] = alpha;
             tu.value[cls ? TC_ALGO_PARAM_BETA_INTER : TC_ALGO_PARAM_BETA_INTRA] = beta;
@@ -410,7 +409,7 @@ tc_status_t tune_measure(const tune_job_t *job, const tune_opts_t *o, tc_algo_tu
             cls = 0;
             tune_pair(job, 0, &a, &b);
         }
-        if ((st = tune_overhead(job, o, cls, a, b, &ov)) == TC_OK && job->rank == 0) {
+        if ((st = tune_overhead(job, o, cls, a, b, loaded[cls], &ov)) == TC_OK && job->rank == 0) {
             tu.value[TC_ALGO_PARAM_OVERHEAD] = ov;
             tu.has[TC_ALGO_PARAM_OVERHEAD] = 1;
             printf("# burst of %d (ranks %d-%d, and every rank at once): overhead_us = %.4g per "
