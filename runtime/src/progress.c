@@ -13,6 +13,7 @@
 #include "progress.h"
 #include "tcomms/base/log.h"
 #include "tcomms/base/time.h"
+#include "tcomms/topo/topo.h"
 
 /* Uncontended: one trylock, no system call. Contended: announce the wait, so
  * that a holder looping in a wait or in the progress thread hands the lock over
@@ -86,17 +87,18 @@ void tc_rt_world_handoff(tc_rt_world_t *world)
 
 /* Polling before sleeping cuts latency when every rank has a core of its own;
  * when ranks outnumber cores it steals the core the peer needs, so sleep at
- * once. TC_SPIN_US overrides the choice. */
+ * once. The cores are those this process may use (affinity mask, cgroup
+ * quota), not the machine's. TC_SPIN_US overrides the choice. */
 tc_status_t tc_rt_progress_init(tc_rt_world_t *world)
 {
-    long cores = sysconf(_SC_NPROCESSORS_ONLN);
+    int cores = tc_topo_cpus_usable();
     int oversubscribed = cores > 0 && world->boot->local_size > cores;
     int64_t us;
     tc_status_t st = tc_config_int("TC_SPIN_US", oversubscribed ? 0 : 50, 0, 1000000, &us);
     if (st != TC_OK)
         return st;
     world->spin_ns = (uint64_t)us * 1000;
-    tc_log_info(TC_SUBSYS_RUNTIME, "%d local ranks on %ld cores: poll %lld us before sleeping",
+    tc_log_info(TC_SUBSYS_RUNTIME, "%d local ranks, %d usable cores: poll %lld us before sleeping",
                 world->boot->local_size, cores, (long long)us);
     return TC_OK;
 }

@@ -62,6 +62,7 @@ integration() {
     tests/integration/run_launchers.sh "$dir" "$@" || rc=1
     tests/integration/run_win.sh "$dir" "$@" || rc=1
     tests/integration/run_shm_small.sh "$dir" "$@" || rc=1
+    tests/integration/run_cpu_limits.sh "$dir" || rc=1
     # The scale benchmark's checks at 2 and 8 ranks (~30 s): every rank's line, the all-reduce
     # results, and 100 communicators released. Not under ASan: its quarantine keeps freed memory.
     if [ "$cfg" = opt ]; then

@@ -161,6 +161,31 @@ tc_status_t tc_topo_node_from_xml(const char *path, tc_topo_node_t *node_p);
  */
 tc_status_t tc_topo_node_from_synthetic(const char *desc, tc_topo_node_t *node_p);
 
+/**
+ * @brief How many CPUs the ranks of this node may run on together.
+ *
+ * The fewest of the online CPUs and the cgroup limits (tc_topo_cgroup_cpus():
+ * a container's `--cpus` or `--cpuset-cpus`, Slurm's ConstrainCores). A
+ * process's affinity mask is not counted: launchers bind each rank to cores
+ * of its own, so it says nothing of what the node's ranks share.
+ * @return the count, or 0 when even the online count cannot be read.
+ */
+int tc_topo_cpus_usable(void);
+
+/**
+ * @brief The CPUs the cgroups of a process allow, 0 when they set no limit.
+ *
+ * For each group of proc_cgroup and each of its parents (a parent's limit binds
+ * its children): the CPU quota rounded up (cgroup v2's `cpu.max`, v1's
+ * `cpu.cfs_quota_us` / `cpu.cfs_period_us`) and the cpuset's CPUs (v2's
+ * `cpuset.cpus.effective`, v1's `cpuset.effective_cpus` or `cpuset.cpus`).
+ * v2 files are read under root, a v1 controller's under root/NAMES.
+ * @param root the cgroup mount point, normally "/sys/fs/cgroup".
+ * @param proc_cgroup the text of /proc/self/cgroup ("0::/a/b\n", "4:cpu,cpuacct:/a\n").
+ * @return the smallest limit found, or 0 when none is set or readable.
+ */
+int tc_topo_cgroup_cpus(const char *root, const char *proc_cgroup);
+
 /** @brief Short name of a ::tc_topo_link_t ("PIX", "PHB", "NODE", "SYS"; "?" otherwise). */
 const char *tc_topo_link_name(int link);
 
