@@ -21,9 +21,13 @@
  * - the ack lines hold one word per slot, written by the reader: the
  *   generation of the last message it consumed from that slot;
  * - the writer may fill slot i once the reader consumed everything it put
- *   there (acquire load of ack word i equals the slot's generation); it
- *   writes tag, length and payload, then stores the next generation into the
- *   slot's sequence word with release;
+ *   there (ack word i equals the slot's generation); it writes tag, length
+ *   and payload, then stores the next generation into the slot's sequence
+ *   word with release. It keeps a copy of the ack words and reads the shared
+ *   ones (acquire loads, the whole cache line of slot i's word at once) only
+ *   when its copy says slot i is still held: the reader writes that line on
+ *   every message, so reading it per message moved it between the cores
+ *   twice per message; now once per 8 messages of a stream;
  * - the reader finds a message by its tag among the slots whose sequence
  *   word (acquire load) differs from what it consumed, the slot after the
  *   last one it consumed first (the writer fills each kind in turn), reads
@@ -90,6 +94,7 @@ typedef struct tc_tp_shm_lane {
     const unsigned char *rx;             /**< the peer's slots */
     uint64_t *rx_acked;                  /**< per slot: generation we consumed (we write) */
     uint64_t tx_gen[TC_SHM_LANE_SLOTS];  /**< per slot: generation we last wrote */
+    uint64_t tx_seen[TC_SHM_LANE_SLOTS]; /**< per slot: ack word as we last read it */
     uint64_t rx_done[TC_SHM_LANE_SLOTS]; /**< per slot: generation we last consumed */
     unsigned next_small, next_big;       /**< the slots tried first for the next message */
     unsigned rx_small, rx_big;           /**< the slots looked at first for the next message */
@@ -123,7 +128,7 @@ static inline void tc_shm_lane_init(tc_tp_shm_lane_t *lane, unsigned char *tx_ar
     lane->rx = rx_area + TC_SHM_LANE_ACK_BYTES;
     lane->rx_acked = (uint64_t *)(void *)rx_area;
     for (int i = 0; i < TC_SHM_LANE_SLOTS; i++)
-        lane->tx_gen[i] = lane->rx_done[i] = 0;
+        lane->tx_gen[i] = lane->tx_seen[i] = lane->rx_done[i] = 0;
     lane->next_small = lane->next_big = lane->rx_small = 0;
     lane->rx_big = TC_SHM_LANE_SMALL;
 }
@@ -159,13 +164,28 @@ static inline tc_shm_lane_slot_t *tc_shm_lane_slot(const tc_tp_shm_lane_t *lane,
     return (tc_shm_lane_slot_t *)(void *)(uintptr_t)(base + tc_shm_lane_off(i));
 }
 
+/** @brief Ack words per cache line: read together. */
+#define TC_SHM_LANE_ACKS_PER_LINE 8u
+
+/* Whether the reader consumed what we last put in slot @p i: from our copy of its ack word,
+ * refreshed (with the rest of that word's cache line) only when the copy says no. */
+static inline int tc_shm_lane_tx_free(tc_tp_shm_lane_t *lane, unsigned i)
+{
+    if (lane->tx_seen[i] == lane->tx_gen[i])
+        return 1;
+    unsigned line = i / TC_SHM_LANE_ACKS_PER_LINE * TC_SHM_LANE_ACKS_PER_LINE;
+    for (unsigned j = line; j < line + TC_SHM_LANE_ACKS_PER_LINE && j < TC_SHM_LANE_SLOTS; j++)
+        lane->tx_seen[j] = __atomic_load_n(&lane->tx_acked[j], __ATOMIC_ACQUIRE);
+    return lane->tx_seen[i] == lane->tx_gen[i];
+}
+
 /* The first free slot of @p n slots from @p first, starting at @p from; or NULL. */
 static inline tc_shm_lane_slot_t *tc_shm_lane_free_of(tc_tp_shm_lane_t *lane, unsigned first,
                                                       unsigned n, unsigned from)
 {
     for (unsigned k = 0; k < n; k++) {
         unsigned i = first + (from + k) % n;
-        if (__atomic_load_n(&lane->tx_acked[i], __ATOMIC_ACQUIRE) == lane->tx_gen[i])
+        if (tc_shm_lane_tx_free(lane, i))
             return tc_shm_lane_slot(lane, 1, i);
     }
     return NULL;
