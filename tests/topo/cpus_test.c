@@ -59,6 +59,8 @@ static void test_v2(void **state)
     assert_int_equal(tc_topo_cgroup_cpus(root, "0::/job/step\n"), 2);
     put("job/step/cpu.max", "max 100000\n");
     assert_int_equal(tc_topo_cgroup_cpus(root, "0::/job/step\n"), 0); /* no limit anywhere */
+    put("cpu.max", "9223372036854775807 100000\n"); /* the largest quota: no overflow */
+    assert_int_equal(tc_topo_cgroup_cpus(root, "0::/\n"), INT_MAX);
     put("cpu.max", "400000 100000\n");
     assert_int_equal(tc_topo_cgroup_cpus(root, "0::/\n"), 4); /* the group is the top */
     /* a container without its own cgroup namespace: its path is not under the

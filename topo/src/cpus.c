@@ -34,7 +34,7 @@ static int quota_cpus(long long quota, long long period)
 {
     if (quota <= 0 || period <= 0)
         return 0;
-    long long n = (quota + period - 1) / period;
+    long long n = quota / period + (quota % period != 0); /* no overflow near LLONG_MAX */
     return n > INT_MAX ? INT_MAX : (int)n;
 }
 
