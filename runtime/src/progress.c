@@ -87,8 +87,9 @@ void tc_rt_world_handoff(tc_rt_world_t *world)
 
 /* Polling before sleeping cuts latency when every rank has a core of its own;
  * when ranks outnumber cores it steals the core the peer needs, so sleep at
- * once. The cores are those this process may use (affinity mask, cgroup
- * quota), not the machine's. TC_SPIN_US overrides the choice. */
+ * once. The cores are those the node's ranks may use together (the cgroup's
+ * quota and cpuset: tc_topo_cpus_usable), not the machine's; a rank's own
+ * affinity mask says nothing of its peers'. TC_SPIN_US overrides the choice. */
 tc_status_t tc_rt_progress_init(tc_rt_world_t *world)
 {
     int cores = tc_topo_cpus_usable();

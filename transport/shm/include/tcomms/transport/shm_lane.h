@@ -168,14 +168,19 @@ static inline tc_shm_lane_slot_t *tc_shm_lane_slot(const tc_tp_shm_lane_t *lane,
 #define TC_SHM_LANE_ACKS_PER_LINE 8u
 
 /* Whether the reader consumed what we last put in slot @p i: from our copy of its ack word,
- * refreshed (with the rest of that word's cache line) only when the copy says no. */
-static inline int tc_shm_lane_tx_free(tc_tp_shm_lane_t *lane, unsigned i)
+ * refreshed (with the rest of that word's cache line) only when the copy says no and the line
+ * was not refreshed already in this search (bit of *fresh_p). */
+static inline int tc_shm_lane_tx_free(tc_tp_shm_lane_t *lane, unsigned i, unsigned *fresh_p)
 {
     if (lane->tx_seen[i] == lane->tx_gen[i])
         return 1;
-    unsigned line = i / TC_SHM_LANE_ACKS_PER_LINE * TC_SHM_LANE_ACKS_PER_LINE;
-    for (unsigned j = line; j < line + TC_SHM_LANE_ACKS_PER_LINE && j < TC_SHM_LANE_SLOTS; j++)
-        lane->tx_seen[j] = __atomic_load_n(&lane->tx_acked[j], __ATOMIC_ACQUIRE);
+    unsigned line = i / TC_SHM_LANE_ACKS_PER_LINE;
+    if (!(*fresh_p & (1u << line))) {
+        *fresh_p |= 1u << line;
+        unsigned j0 = line * TC_SHM_LANE_ACKS_PER_LINE;
+        for (unsigned j = j0; j < j0 + TC_SHM_LANE_ACKS_PER_LINE && j < TC_SHM_LANE_SLOTS; j++)
+            lane->tx_seen[j] = __atomic_load_n(&lane->tx_acked[j], __ATOMIC_ACQUIRE);
+    }
     return lane->tx_seen[i] == lane->tx_gen[i];
 }
 
@@ -183,9 +188,10 @@ static inline int tc_shm_lane_tx_free(tc_tp_shm_lane_t *lane, unsigned i)
 static inline tc_shm_lane_slot_t *tc_shm_lane_free_of(tc_tp_shm_lane_t *lane, unsigned first,
                                                       unsigned n, unsigned from)
 {
+    unsigned fresh = 0;
     for (unsigned k = 0; k < n; k++) {
         unsigned i = first + (from + k) % n;
-        if (tc_shm_lane_tx_free(lane, i))
+        if (tc_shm_lane_tx_free(lane, i, &fresh))
             return tc_shm_lane_slot(lane, 1, i);
     }
     return NULL;
