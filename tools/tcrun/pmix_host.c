@@ -430,9 +430,18 @@ int tc_run_pmix_start(int nranks, int verbose, int *event_fd)
     if (make_tmpdir() != 0) {
         return -1;
     }
-    /* Keep the job's data in the server's hash store: the shared-memory stores (ds12/ds21) add
-     * nothing for one small job and their files are one more thing that can go stale. */
-    setenv("PMIX_MCA_gds", "hash", 0);
+    /* Keep the job's data in the server's hash store. The shared-memory stores add nothing for
+     * one small job, and under this server they fail (ds12: every rank's PMIx_Init) or deadlock
+     * the library's progress thread, so that neither the job nor tcrun ever ends (ds21, libpmix
+     * 4.2). A user's other choice is therefore replaced, and said. */
+    const char *gds = getenv("PMIX_MCA_gds");
+    if (gds != NULL && strcmp(gds, "hash") != 0) {
+        fprintf(stderr,
+                "tcrun: PMIX_MCA_gds=%s replaced by hash: libpmix's shared-memory stores fail or "
+                "hang under tcrun's PMIx server\n",
+                gds);
+    }
+    setenv("PMIX_MCA_gds", "hash", 1);
 
     pmix_info_t info[2];
     PMIX_INFO_CONSTRUCT(&info[0]);
