@@ -29,6 +29,7 @@ struct tc_rt_comm {
     int stats_lost; /* a statistics entry could not be added: said once */
     int nhooks;
     uint32_t fr_cap;
+    uint32_t fr_pos; /* fr_next % fr_cap, kept without a division (tc_rt_fr_claim) */
     int nspare;
     char name[64];
     char broken_why[512];
@@ -46,6 +47,7 @@ struct tc_rt_comm {
     } hooks[TC_RT_HOOKS];
     tc_rt_fr_entry_t *fr; /* flight recorder: the last fr_cap operations (NULL: off) */
     uint64_t fr_next;
+    uint64_t fr_last_ns; /* the latest time its recorder holds (tc_rt_fr_time) */
     void *user; /* atomic: the mark of the thread inside a call that starts operations */
     tc_rt_work_t *p2p_work;   /* blocking send/recv batches without a work object, reused */
     tc_rt_work_t *p2p_one;    /* a blocking single send or recv without one (p2p_one.c) */
@@ -58,6 +60,28 @@ struct tc_rt_comm {
     struct tc_rt_win *wins;    /* its windows (win.c) */
     uint64_t nwins;            /* windows created on it */
 };
+
+/* The entry of @p comm's next operation (its flight recorder on; obs.h), and its id in *id_p.
+ * No division: the small-message path claims one per operation. */
+static inline tc_rt_fr_entry_t *tc_rt_fr_claim(tc_rt_comm_t *comm, uint64_t *id_p)
+{
+    tc_rt_fr_entry_t *e = &comm->fr[comm->fr_pos];
+    if (++comm->fr_pos == comm->fr_cap)
+        comm->fr_pos = 0;
+    *id_p = ++comm->fr_next;
+    return e;
+}
+
+/* @p now_ns as the recorder of @p comm notes it: never before a time it already holds. The
+ * small-message path reads the coarse clock, which lags the precise one of the general path by
+ * up to a tick (4 ms here): an operation's entry would show it starting before the one it
+ * followed had ended. */
+static inline uint64_t tc_rt_fr_time(tc_rt_comm_t *comm, uint64_t now_ns)
+{
+    if (now_ns < comm->fr_last_ns)
+        return comm->fr_last_ns;
+    return comm->fr_last_ns = now_ns;
+}
 
 /* Calls that start operations on a communicator come from one thread at a
  * time (ranks match them in issue order): tc_rt_comm_enter marks the

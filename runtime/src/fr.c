@@ -73,11 +73,9 @@ void tc_rt_fr_begin(tc_rt_work_t *w, uint64_t now_ns)
     tc_rt_comm_t *comm = w->comm;
     if (!comm->fr)
         return;
-    uint64_t n = comm->fr_next++;
-    tc_rt_fr_entry_t *e = &comm->fr[n % comm->fr_cap];
-    w->fr_id = n + 1;
+    tc_rt_fr_entry_t *e = tc_rt_fr_claim(comm, &w->fr_id);
     /* field by field: a whole-struct store would clear all of awaited every operation */
-    e->id = n + 1;
+    e->id = w->fr_id;
     e->seq = w->op.seq;
     e->coll = w->op.coll;
     e->dtype = w->call.dtype;
@@ -88,7 +86,7 @@ void tc_rt_fr_begin(tc_rt_work_t *w, uint64_t now_ns)
     e->name = w->op.name;
     e->state = TC_RT_FR_RUNNING;
     e->status = TC_OK;
-    e->start_ns = now_ns;
+    e->start_ns = tc_rt_fr_time(comm, now_ns);
     e->end_ns = 0;
     e->awaited[0] = '\0';
 }
@@ -101,7 +99,7 @@ void tc_rt_fr_end(tc_rt_work_t *w, tc_status_t st, uint64_t now_ns)
     tc_rt_fr_entry_t *e = &comm->fr[(w->fr_id - 1) % comm->fr_cap];
     if (e->id != w->fr_id)
         return; /* overwritten by newer operations */
-    e->end_ns = now_ns;
+    e->end_ns = tc_rt_fr_time(comm, now_ns);
     e->status = st;
     e->state = st == TC_OK            ? TC_RT_FR_DONE
                : st == TC_ERR_TIMEOUT ? TC_RT_FR_TIMED_OUT

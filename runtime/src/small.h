@@ -51,7 +51,8 @@ struct tc_rt_small_op {
     size_t bytes;      /* bytes of each lane message */
     size_t tx_len;     /* bytes of the message a slot is waited for (TC_RT_SMALL_TX) */
     uint64_t seq, tag; /* the communicator's sequence number, and it with the comm id */
-    uint64_t fr_id;    /* its flight-recorder entry, or 0 */
+    uint64_t fr_id;    /* its flight-recorder entry's id, or 0 */
+    struct tc_rt_fr_entry *fr; /* that entry, or NULL */
     uint64_t deadline; /* 0 until a wait first reads the clock */
     int awaited;       /* the rank waited for when it ended in error, or -1 */
     uint64_t start_ns; /* when it began: only with hooks, which are given its time */

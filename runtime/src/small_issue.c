@@ -221,10 +221,8 @@ static void small_begin(tc_rt_small_op_t *op)
     tc_rt_comm_t *comm = op->comm;
     const tc_rt_coll_t *c = op->call;
     if (comm->fr) {
-        uint64_t n = comm->fr_next++;
-        op->fr_id = n + 1;
-        tc_rt_fr_entry_t *e = &comm->fr[n % comm->fr_cap];
-        e->id = n + 1;
+        tc_rt_fr_entry_t *e = op->fr = tc_rt_fr_claim(comm, &op->fr_id);
+        e->id = op->fr_id;
         e->seq = op->seq;
         e->coll = c->coll;
         e->dtype = c->dtype;
@@ -234,7 +232,7 @@ static void small_begin(tc_rt_small_op_t *op)
         e->algo = SMALL_ALGO;
         e->state = TC_RT_FR_RUNNING;
         e->status = TC_INPROGRESS;
-        e->start_ns = small_coarse_ns();
+        e->start_ns = tc_rt_fr_time(comm, small_coarse_ns());
         e->end_ns = 0;
         e->awaited[0] = '\0';
     }
@@ -263,9 +261,12 @@ static tc_status_t small_end(tc_rt_small_op_t *op, tc_status_t st)
         stat->failed += st != TC_OK;
         stat->bytes += (uint64_t)op->call->count * tc_dtype_size(op->call->dtype);
     }
-    tc_rt_fr_entry_t *e = op->fr_id ? &comm->fr[(op->fr_id - 1) % comm->fr_cap] : NULL;
+    tc_rt_fr_entry_t *e = op->fr;
     if (e && e->id == op->fr_id) {
-        e->end_ns = small_coarse_ns();
+        /* An operation whose waits never read the clock (no deadline) waited at most a few
+         * spins per peer, far less than the coarse clock's tick: its end is taken as its start
+         * (a thread preempted meanwhile shows less than it took), one clock read fewer. */
+        e->end_ns = op->deadline ? tc_rt_fr_time(comm, small_coarse_ns()) : e->start_ns;
         e->status = st;
         e->state = st == TC_OK            ? TC_RT_FR_DONE
                    : st == TC_ERR_TIMEOUT ? TC_RT_FR_TIMED_OUT

@@ -91,6 +91,35 @@ else
     fail=1
 fi
 rm -rf "$fr"
+# The recorder's ring shared by both paths: with TC_FR_SIZE=5, after 13 all-reduces (every third
+# on the general path) a dump holds the last 5, consecutive, each on its path, done, and ending
+# no earlier than it began, and none beginning before the one before it ended (the small path's
+# coarse clock lags the general path's by up to a tick: it went back 4 ms in time).
+fr=$(mktemp -d /tmp/tc-small-fr.XXXXXX)
+run "flight recorder ring, 2 ranks" 2 2 TC_LOG=none TC_FR_SIZE=5 TC_FR_DIR="$fr" -- fr
+if python3 - "$fr" <<'PY'; then
+import glob, json, sys
+files = sorted(glob.glob(sys.argv[1] + "/*"))
+assert len(files) == 2, files
+for f in files:
+    d = json.load(open(f))
+    ops = d["ops"]
+    seqs = [o["seq"] for o in ops]
+    assert seqs == list(range(d["last_seq"] - 4, d["last_seq"] + 1)), (f, seqs, d["last_seq"])
+    for o, prev in zip(ops, [None] + ops[:-1]):
+        assert prev is None or o["start_ns"] >= prev["end_ns"], (f, prev, o)
+        small = (o["seq"] - seqs[0] + 13 - 5) % 3 != 2
+        assert (o["algo"] == "shm_lanes") == small, (f, o)
+        assert o["state"] == "completed" and o["status"] == "TC_OK", (f, o)
+        assert 0 < o["start_ns"] <= o["end_ns"], (f, o)
+PY
+    echo "ok    the flight recorder keeps the last 5 operations of both paths, in order"
+else
+    echo "FAIL  flight recorder ring:"
+    head -c 3000 "$fr"/* 2>/dev/null
+    fail=1
+fi
+rm -rf "$fr"
 # the victim dies: only the survivors report
 run "kill, 2 ranks" 2 1 TC_LOG=none -- kill
 run "kill, 4 ranks" 4 3 TC_LOG=none -- kill

@@ -467,6 +467,22 @@ int main(int argc, char **argv)
                 lanes += s[i].ops;
         lanes -= lanes > 0; /* the one before the loop */
         printf("rank %d: small ops: %llu\n", rank, lanes);
+    } else if (strcmp(mode, "fr") == 0) {
+        /* 13 all-reduces, every third one above TC_SMALL_MAX (the general path), then a dump:
+         * both paths claim entries of one ring, which small_path_test.sh reads back */
+        static double big[2048], bigout[2048]; /* 16 KiB: above TC_SMALL_MAX */
+        for (int i = 0; i < 13; i++) {
+            int general = i % 3 == 2;
+            size_t n = general ? sizeof(big) / sizeof(big[0]) : 1;
+            for (size_t k = 0; k < n; k++)
+                big[k] = rank + i + (double)k;
+            ok(tc_all_reduce(comm, big, bigout, n, TC_FLOAT64, TC_SUM, NULL, NULL), "fr");
+            for (size_t k = 0; k < n; k++)
+                EXPECT(bigout[k] ==
+                           (double)nranks * (i + (double)k) + (double)nranks * (nranks - 1) / 2,
+                       "fr all_reduce %d, element %zu: got %g", i, k, bigout[k]);
+        }
+        ok(tc_comm_dump_fr(comm), "tc_comm_dump_fr");
     } else if (strcmp(mode, "async") == 0) {
         int iters = argc > 2 ? atoi(argv[2]) : 1000;
         tc_op_opts_t ao = TC_OP_OPTS_INIT;
