@@ -133,6 +133,14 @@ static tc_status_t check_root(const api_call_t *c, int root)
 static tc_status_t issue(const api_call_t *c, tc_rt_coll_t *call, const tc_op_opts_t *opts,
                          tc_work_t **work_p, int extra_flags)
 {
+    if (!work_p && (!opts || (opts->size >= sizeof(*opts) && !opts->async && !opts->hints))) {
+        /* blocking, at most a timeout: what tc_api_op_opts would find, without its call */
+        call->timeout_ms = opts ? opts->timeout_ms : 0;
+        tc_status_t st = tc_rt_coll_issue(c->comm->rt, call, extra_flags, NULL);
+        if (st == TC_OK)
+            tc_error_clear();
+        return st;
+    }
     /* hints are parsed only when given: the common call allocates nothing */
     tc_hints_t hints;
     int have_hints = tc_api_opts_have_hints(opts);

@@ -31,12 +31,8 @@ static int small_static_ok(tc_rt_comm_t *comm, tc_rt_small_t *s)
            !comm->check && !tc_hints_get(&comm->hints, "algo") && !comm->world->fault.steps;
 }
 
-tc_status_t tc_rt_small_get(tc_rt_comm_t *comm, tc_rt_small_t **s_p)
+tc_status_t tc_rt_small_make(tc_rt_comm_t *comm, tc_rt_small_t **s_p)
 {
-    if (comm->small) {
-        *s_p = comm->small;
-        return TC_OK;
-    }
     tc_rt_small_t *s = calloc(1, sizeof(*s));
     if (!s)
         return tc_error_set(TC_ERR_NO_MEMORY, "comm '%s': small-message path", comm->name);
@@ -70,30 +66,6 @@ void tc_rt_small_free(tc_rt_comm_t *comm)
     free(comm->small->peer);
     free(comm->small);
     comm->small = NULL;
-}
-
-size_t tc_rt_small_bytes(const tc_rt_small_t *s, const tc_rt_coll_t *call)
-{
-    if (call->counts || call->sendcounts || s->forced[call->coll] ||
-        (call->hints && tc_hints_get(call->hints, "algo")))
-        return 0;
-    size_t b;
-    switch (call->coll) {
-    case TC_COLL_BARRIER:
-        return 1; /* fits; the messages themselves are empty */
-    case TC_COLL_ALL_REDUCE:
-    case TC_COLL_REDUCE:
-    case TC_COLL_BROADCAST:
-    case TC_COLL_ALL_GATHER:
-    case TC_COLL_REDUCE_SCATTER:
-    case TC_COLL_ALL_TO_ALL:
-    case TC_COLL_GATHER:
-    case TC_COLL_SCATTER:
-        b = call->count * tc_dtype_size(call->dtype);
-        return b > 0 && b <= s->max ? b : 0;
-    default:
-        return 0;
-    }
 }
 
 tc_status_t tc_rt_small_connect(tc_rt_comm_t *comm, tc_rt_small_t *s, uint64_t deadline,

@@ -60,11 +60,46 @@ struct tc_rt_small_op {
 };
 
 /* small.c (plans + executor): the lanes and the collectives on them */
-/* The path's state of @p comm, made on first use (TC_SMALL_MAX, TC_ALGO_<COLL>). */
-TC_MUST_USE tc_status_t tc_rt_small_get(tc_rt_comm_t *comm, tc_rt_small_t **s_p);
+/* Makes the path's state of @p comm (TC_SMALL_MAX, TC_ALGO_<COLL>): tc_rt_small_get's first use. */
+TC_MUST_USE tc_status_t tc_rt_small_make(tc_rt_comm_t *comm, tc_rt_small_t **s_p);
 void tc_rt_small_free(tc_rt_comm_t *comm);
-/* The bytes of each lane message of @p call, or 0 when the path does not take it. */
-size_t tc_rt_small_bytes(const tc_rt_small_t *s, const tc_rt_coll_t *call);
+
+/* The path's state of @p comm, made on first use. Inline, as tc_rt_small_bytes: every blocking
+ * collective asks both. */
+static inline tc_status_t tc_rt_small_get(tc_rt_comm_t *comm, tc_rt_small_t **s_p)
+{
+    if (comm->small) {
+        *s_p = comm->small;
+        return TC_OK;
+    }
+    return tc_rt_small_make(comm, s_p);
+}
+
+/* The bytes of each lane message of @p call (count elements of its dtype; 1 for a barrier, whose
+ * messages are empty), or 0 when the path does not take it. */
+static inline size_t tc_rt_small_bytes(const tc_rt_small_t *s, const tc_rt_coll_t *call)
+{
+    if (call->counts || call->sendcounts || s->forced[call->coll] ||
+        (call->hints && tc_hints_get(call->hints, "algo")))
+        return 0;
+    size_t b;
+    switch (call->coll) {
+    case TC_COLL_BARRIER:
+        return 1;
+    case TC_COLL_ALL_REDUCE:
+    case TC_COLL_REDUCE:
+    case TC_COLL_BROADCAST:
+    case TC_COLL_ALL_GATHER:
+    case TC_COLL_REDUCE_SCATTER:
+    case TC_COLL_ALL_TO_ALL:
+    case TC_COLL_GATHER:
+    case TC_COLL_SCATTER:
+        b = call->count * tc_dtype_size(call->dtype);
+        return b > 0 && b <= s->max ? b : 0;
+    default:
+        return 0;
+    }
+}
 /* One rank's vote on the path (small_issue.c), as it travels: every field is checked by the
  * tally. Phase 1: ok = every peer over shm, need = bytes its lanes not yet reserved take, free =
  * bytes free in /dev/shm as it saw them; phase 2: ok = its lanes are reserved. */

@@ -259,7 +259,7 @@ static tc_status_t small_end(tc_rt_small_op_t *op, tc_status_t st)
     if (stat) {
         stat->ops++;
         stat->failed += st != TC_OK;
-        stat->bytes += (uint64_t)op->call->count * tc_dtype_size(op->call->dtype);
+        stat->bytes += op->call->coll == TC_COLL_BARRIER ? 0 : op->bytes; /* count x dtype */
     }
     tc_rt_fr_entry_t *e = op->fr;
     if (e && e->id == op->fr_id) {

@@ -194,19 +194,20 @@ fail:
     return st;
 }
 
+/* @p name: the collective's, for messages. */
 static tc_status_t coll_issue(tc_rt_comm_t *comm, const tc_rt_coll_t *call, int flags,
-                              tc_rt_work_t **work_p)
+                              tc_rt_work_t **work_p, const char *name)
 {
-    char what[128];
-    tc_rt_op_t op = {call->coll, comm->seq + 1, comm->name, NULL};
     tc_status_t st = issue_lock(comm, flags);
     if (st != TC_OK)
         return st;
-    if ((st = comm_usable(comm, tc_coll_name(call->coll))) != TC_OK)
+    if ((st = comm_usable(comm, name)) != TC_OK)
         goto out;
     int small = 0; /* blocking, small, all ranks over shm: the lanes (small.c) */
     if (!work_p && ((st = tc_rt_small_try(comm, call, flags, &small)) != TC_OK || small))
         goto out;
+    char what[128];
+    tc_rt_op_t op = {call->coll, comm->seq + 1, comm->name, NULL};
     tc_rt_work_t *w;
     if (work_p) {
         if (!(w = tc_rt_work_alloc(comm))) {
@@ -263,10 +264,11 @@ out:
 tc_status_t tc_rt_coll_issue(tc_rt_comm_t *comm, const tc_rt_coll_t *call, int flags,
                              tc_rt_work_t **work_p)
 {
-    tc_status_t st = tc_rt_comm_enter(comm, tc_coll_name(call->coll));
+    const char *name = tc_coll_name(call->coll);
+    tc_status_t st = tc_rt_comm_enter(comm, name);
     if (st != TC_OK)
         return st;
-    st = coll_issue(comm, call, flags, work_p);
+    st = coll_issue(comm, call, flags, work_p, name);
     tc_rt_comm_leave(comm);
     return st;
 }
