@@ -77,76 +77,107 @@ static void test_layout(void **state)
     assert_int_equal(offsetof(tc_shm_lane_slot_t, data), TC_SHM_LANE_HDR);
     assert_int_equal(TC_SHM_LANE_SLOT % 64, 0);
     assert_int_equal(TC_SHM_LANE_SMALL_SLOT % 64, 0);
+    assert_int_equal(TC_SHM_LANE_TINY_SLOT, 64);
     assert_true(TC_SHM_LANE_SLOT >= sizeof(tc_shm_lane_slot_t));
     assert_int_equal(TC_SHM_LANE_INLINE, 40);
     assert_true(TC_SHM_LANE_SMALL_PAYLOAD >= 512 &&
                 TC_SHM_LANE_SMALL_PAYLOAD < TC_SHM_LANE_PAYLOAD);
     assert_true(TC_SHM_LANE_ACK_BYTES >= TC_SHM_LANE_SLOTS * 8 && TC_SHM_LANE_ACK_BYTES % 64 == 0);
-    /* the slots tile the lane after the ack lines: each starts where the one before ends */
+    /* the slots tile the lane after the ack lines: each starts where the one before ends, the
+     * kinds in order, each kind's slots a cycle of their own */
+    static const size_t bytes[TC_SHM_LANE_KINDS] = {TC_SHM_LANE_TINY_SLOT, TC_SHM_LANE_SMALL_SLOT,
+                                                    TC_SHM_LANE_SLOT};
     size_t end = 0;
-    for (unsigned i = 0; i < TC_SHM_LANE_SLOTS; i++) {
-        assert_int_equal(tc_shm_lane_off(i), end);
-        end += i < TC_SHM_LANE_SMALL ? TC_SHM_LANE_SMALL_SLOT : TC_SHM_LANE_SLOT;
-        assert_int_equal(tc_shm_lane_index(tc_shm_lane_off(i)), i);
-        assert_int_equal(tc_shm_lane_index(end - 1), i); /* any byte of the slot names it */
-        unsigned next = tc_shm_lane_after(i);
-        assert_true((i < TC_SHM_LANE_SMALL) == (next < TC_SHM_LANE_SMALL)); /* its own kind */
+    unsigned first = 0;
+    for (unsigned k = 0; k < TC_SHM_LANE_KINDS; k++) {
+        assert_int_equal(tc_shm_lane_first(k), first);
+        unsigned n = tc_shm_lane_count(k);
+        for (unsigned i = first; i < first + n; i++) {
+            assert_int_equal(tc_shm_lane_kind(i), k);
+            assert_int_equal(tc_shm_lane_off(i), end);
+            end += bytes[k];
+            assert_int_equal(tc_shm_lane_index(tc_shm_lane_off(i)), i);
+            assert_int_equal(tc_shm_lane_index(end - 1), i); /* any byte of the slot names it */
+            assert_int_equal(tc_shm_lane_after(i), i + 1 < first + n ? i + 1 : first);
+        }
+        first += n;
     }
+    assert_int_equal(first, TC_SHM_LANE_SLOTS);
     assert_int_equal(TC_SHM_LANE_ACK_BYTES + end, TC_SHM_LANE_BYTES);
-    assert_int_equal(tc_shm_lane_after(TC_SHM_LANE_SMALL - 1), 0);
-    assert_int_equal(tc_shm_lane_after(TC_SHM_LANE_SLOTS - 1), TC_SHM_LANE_SMALL);
 }
 
-/* A message that fits a small slot takes one while one is free, then a big one; a larger
- * message only ever a big one. Every message is read whole from whichever slot it took. */
+/* The kind of the slot at @p slot of lane side @p lane's writer. */
+static unsigned kind_of(const tc_tp_shm_lane_t *lane, const void *slot)
+{
+    return tc_shm_lane_kind(tc_shm_lane_index((size_t)((const unsigned char *)slot - lane->tx)));
+}
+
+/* A message takes a slot of the smallest kind it fits while one is free, then of the next larger
+ * kind; a larger message never a smaller kind. Every message is read whole from whichever slot
+ * it took. */
 static void test_kinds(void **state)
 {
     (void)state;
     lanes_t l;
     lanes_open(&l);
-    const size_t big = TC_SHM_LANE_SMALL_PAYLOAD + 1, small = TC_SHM_LANE_SMALL_PAYLOAD;
+    const size_t big = TC_SHM_LANE_SMALL_PAYLOAD + 1, small = TC_SHM_LANE_SMALL_PAYLOAD,
+                 tiny = TC_SHM_LANE_INLINE;
     for (int round = 0; round < 3; round++) {
-        uint64_t t = (uint64_t)round * 100;
-        for (int i = 0; i < TC_SHM_LANE_BIG; i++)
+        uint64_t t = (uint64_t)round * 1000;
+        for (int i = 0; i < TC_SHM_LANE_BIG; i++) {
+            assert_int_equal(kind_of(&l.a, tc_shm_lane_tx_slot(&l.a, big)), 2);
             put(&l.a, t + (uint64_t)i, big, t + (uint64_t)i);
+        }
         assert_null(tc_shm_lane_tx_slot(&l.a, big)); /* the big slots are held */
         for (int i = 0; i < TC_SHM_LANE_SMALL; i++) {
-            tc_shm_lane_slot_t *slot = tc_shm_lane_tx_slot(&l.a, small);
-            assert_non_null(slot);
-            assert_true(tc_shm_lane_index((size_t)((unsigned char *)slot - l.a.tx)) <
-                        TC_SHM_LANE_SMALL);
-            put(&l.a, t + 10 + (uint64_t)i, small, t + 10 + (uint64_t)i);
+            assert_int_equal(kind_of(&l.a, tc_shm_lane_tx_slot(&l.a, small)), 1);
+            put(&l.a, t + 100 + (uint64_t)i, small, t + 100 + (uint64_t)i);
+        }
+        assert_null(tc_shm_lane_tx_slot(&l.a, small));
+        for (int i = 0; i < TC_SHM_LANE_TINY; i++) {
+            assert_int_equal(kind_of(&l.a, tc_shm_lane_tx_slot(&l.a, tiny)), 0);
+            put(&l.a, t + 200 + (uint64_t)i, tiny, t + 200 + (uint64_t)i);
         }
         assert_null(tc_shm_lane_tx_slot(&l.a, 1));
         assert_int_equal(pending(&l.b), TC_SHM_LANE_SLOTS);
-        /* one big message read: a small one may now take its slot, a big one too */
+        /* one big message read: a tiny one may now take its slot, a big one too */
         const tc_shm_lane_slot_t *m = tc_shm_lane_find(&l.b, t + 2);
         assert_non_null(m);
         size_t at = (size_t)((const unsigned char *)m - l.b.rx);
-        assert_true(tc_shm_lane_index(at) >= TC_SHM_LANE_SMALL);
         get(&l.b, t + 2, big, t + 2);
-        tc_shm_lane_slot_t *slot = tc_shm_lane_tx_slot(&l.a, 8);
-        assert_ptr_equal(slot, l.a.tx + at);
-        put(&l.a, t + 50, 8, t + 50);
+        assert_ptr_equal(tc_shm_lane_tx_slot(&l.a, 8), l.a.tx + at);
+        put(&l.a, t + 500, 8, t + 500);
+        /* one small message read: a tiny one takes its slot, a big one cannot */
+        m = tc_shm_lane_find(&l.b, t + 105);
+        assert_non_null(m);
+        at = (size_t)((const unsigned char *)m - l.b.rx);
+        get(&l.b, t + 105, small, t + 105);
+        assert_null(tc_shm_lane_tx_slot(&l.a, big));
+        assert_ptr_equal(tc_shm_lane_tx_slot(&l.a, tiny), l.a.tx + at);
+        put(&l.a, t + 501, tiny, t + 501);
+        for (int i = TC_SHM_LANE_TINY - 1; i >= 0; i--)
+            get(&l.b, t + 200 + (uint64_t)i, tiny, t + 200 + (uint64_t)i);
         for (int i = TC_SHM_LANE_SMALL - 1; i >= 0; i--)
-            get(&l.b, t + 10 + (uint64_t)i, small, t + 10 + (uint64_t)i);
+            if (i != 5)
+                get(&l.b, t + 100 + (uint64_t)i, small, t + 100 + (uint64_t)i);
         for (int i = 0; i < TC_SHM_LANE_BIG; i++)
             if (i != 2)
                 get(&l.b, t + (uint64_t)i, big, t + (uint64_t)i);
-        get(&l.b, t + 50, 8, t + 50);
+        get(&l.b, t + 500, 8, t + 500);
+        get(&l.b, t + 501, tiny, t + 501);
         assert_int_equal(pending(&l.b), 0);
     }
     lanes_close(&l);
 }
 
-/* In one stream the next message is always where tc_shm_lane_find_next() looks (two loads); a
+/* In one stream the next message is always where tc_shm_lane_find_next() looks (three loads); a
  * message of another stream, left behind in an earlier slot, only tc_shm_lane_find() sees. */
 static void test_find_next(void **state)
 {
     (void)state;
     lanes_t l;
     lanes_open(&l);
-    const size_t lens[] = {8, TC_SHM_LANE_SMALL_PAYLOAD + 1, 0, 40}; /* both kinds of slot */
+    const size_t lens[] = {8, TC_SHM_LANE_SMALL_PAYLOAD + 1, 0, 41}; /* every kind of slot */
     for (uint64_t k = 1; k <= 100; k++) {
         put(&l.a, k, lens[k % 4], k);
         if (k % 3 == 0) /* the reader falls behind by up to 3 messages, then catches up */

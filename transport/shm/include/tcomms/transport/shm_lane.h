@@ -3,16 +3,17 @@
  * @brief Lanes: the small-message slots of an shm pair segment (docs/runtime.md, "small path").
  *
  * Besides its two rings, every pair segment holds one lane per direction:
- * acknowledgement lines written by the lane's reader, then
- * TC_SHM_LANE_SMALL small slots of TC_SHM_LANE_SMALL_SLOT bytes and
- * TC_SHM_LANE_BIG big ones of TC_SHM_LANE_SLOT bytes, written by its writer.
- * A slot is a sequence number, a tag, a length and its payload (up to
+ * acknowledgement lines written by the lane's reader, then slots of three
+ * kinds written by its writer: TC_SHM_LANE_TINY tiny ones of one cache line,
+ * TC_SHM_LANE_SMALL small ones of TC_SHM_LANE_SMALL_SLOT bytes and
+ * TC_SHM_LANE_BIG big ones of TC_SHM_LANE_SLOT bytes. A slot is a sequence
+ * number, a tag, a length and its payload (up to TC_SHM_LANE_INLINE,
  * TC_SHM_LANE_SMALL_PAYLOAD or TC_SHM_LANE_PAYLOAD bytes), starting in the
  * sequence number's own cache line (so a payload of up to TC_SHM_LANE_INLINE
- * bytes moves as one line). A message that fits a small slot takes one, or a
- * big one when every small slot is held: small messages (a rooted
+ * bytes moves as one line). A message takes a slot of the smallest kind it
+ * fits that has one free, else one of a larger kind: tiny messages (a rooted
  * collective's stream, whose root runs ahead of its readers) have
- * TC_SHM_LANE_SLOTS in flight for little memory, larger ones TC_SHM_LANE_BIG.
+ * TC_SHM_LANE_SLOTS in flight for little memory, larger ones fewer.
  *
  * The protocol, single writer and single reader per lane; the slots are
  * matched by tag, not taken in order, so that messages of several
@@ -29,8 +30,8 @@
  *   every message, so reading it per message moved it between the cores
  *   twice per message; now once per 8 messages of a stream;
  * - the reader finds a message by its tag among the slots whose sequence
- *   word (acquire load) differs from what it consumed, the slot after the
- *   last one it consumed first (the writer fills each kind in turn), reads
+ *   word (acquire load) differs from what it consumed, of each kind the slot
+ *   after the last one it consumed first (the writer fills each kind in turn), reads
  *   the payload, then stores that generation into ack word i with release.
  * So a writer never overwrites what its reader has not finished reading, at
  * most TC_SHM_LANE_SLOTS messages are in flight per direction, and a tag must
@@ -62,21 +63,32 @@ extern "C" {
 #define TC_SHM_LANE_INLINE (64 - TC_SHM_LANE_HDR)
 /** @brief Bytes of a big slot (whole cache lines). */
 #define TC_SHM_LANE_SLOT ((size_t)(TC_SHM_LANE_HDR + TC_SHM_LANE_PAYLOAD + 63) / 64 * 64)
-/** @brief Big slots per lane: messages of more than TC_SHM_LANE_SMALL_PAYLOAD bytes in flight. */
-#define TC_SHM_LANE_BIG 4
+/** @brief Tiny slots per lane (slot indices 0 to TC_SHM_LANE_TINY - 1): one cache line each,
+ *  payloads of up to TC_SHM_LANE_INLINE bytes. 32 of them cost 2.3 KiB and let the root of a
+ *  rooted collective run that far ahead: at 4 ranks on 2 cores, an 8 B broadcast took 0.36-0.47
+ *  us without them, 0.29-0.37 with them (bench/results/2026-12-04-lane-depth.txt). */
+#define TC_SHM_LANE_TINY 32
+/** @brief Bytes of a tiny slot. */
+#define TC_SHM_LANE_TINY_SLOT ((size_t)64)
+/** @brief Small slots per lane (indices TC_SHM_LANE_TINY on). */
+#define TC_SHM_LANE_SMALL 12
 /** @brief Bytes of a small slot (whole cache lines). */
 #define TC_SHM_LANE_SMALL_SLOT ((size_t)576)
 /** @brief Largest payload of a small slot. */
 #define TC_SHM_LANE_SMALL_PAYLOAD (TC_SHM_LANE_SMALL_SLOT - TC_SHM_LANE_HDR)
-/** @brief Small slots per lane (slot indices 0 to TC_SHM_LANE_SMALL - 1; the big ones follow). */
-#define TC_SHM_LANE_SMALL 12
+/** @brief Big slots per lane (the last indices): messages of more than TC_SHM_LANE_SMALL_PAYLOAD
+ *  bytes in flight. */
+#define TC_SHM_LANE_BIG 4
 /** @brief Slots per lane (messages in flight per direction, at most). */
-#define TC_SHM_LANE_SLOTS (TC_SHM_LANE_SMALL + TC_SHM_LANE_BIG)
+#define TC_SHM_LANE_SLOTS (TC_SHM_LANE_TINY + TC_SHM_LANE_SMALL + TC_SHM_LANE_BIG)
+/** @brief Kinds of slot: tiny, small, big, in this order in the lane. */
+#define TC_SHM_LANE_KINDS 3
 /** @brief Bytes of the acknowledgement words (whole cache lines). */
 #define TC_SHM_LANE_ACK_BYTES ((size_t)(TC_SHM_LANE_SLOTS * 8 + 63) / 64 * 64)
 /** @brief Bytes of one lane in the segment: the ack lines and the slots. */
 #define TC_SHM_LANE_BYTES                                                                          \
-    (TC_SHM_LANE_ACK_BYTES + (size_t)TC_SHM_LANE_SMALL * TC_SHM_LANE_SMALL_SLOT +                  \
+    (TC_SHM_LANE_ACK_BYTES + (size_t)TC_SHM_LANE_TINY * TC_SHM_LANE_TINY_SLOT +                    \
+     (size_t)TC_SHM_LANE_SMALL * TC_SHM_LANE_SMALL_SLOT +                                          \
      (size_t)TC_SHM_LANE_BIG * TC_SHM_LANE_SLOT)
 
 /** @brief A slot as it lies in the segment. */
@@ -96,8 +108,8 @@ typedef struct tc_tp_shm_lane {
     uint64_t tx_gen[TC_SHM_LANE_SLOTS];  /**< per slot: generation we last wrote */
     uint64_t tx_seen[TC_SHM_LANE_SLOTS]; /**< per slot: ack word as we last read it */
     uint64_t rx_done[TC_SHM_LANE_SLOTS]; /**< per slot: generation we last consumed */
-    unsigned next_small, next_big;       /**< the slots tried first for the next message */
-    unsigned rx_small, rx_big;           /**< the slots looked at first for the next message */
+    unsigned next[TC_SHM_LANE_KINDS]; /**< per kind: the slot tried first (its place in the kind) */
+    unsigned rx_next[TC_SHM_LANE_KINDS]; /**< per kind: the slot looked at first (its index) */
 } tc_tp_shm_lane_t;
 
 /**
@@ -129,32 +141,63 @@ static inline void tc_shm_lane_init(tc_tp_shm_lane_t *lane, unsigned char *tx_ar
     lane->rx_acked = (uint64_t *)(void *)rx_area;
     for (int i = 0; i < TC_SHM_LANE_SLOTS; i++)
         lane->tx_gen[i] = lane->tx_seen[i] = lane->rx_done[i] = 0;
-    lane->next_small = lane->next_big = lane->rx_small = 0;
-    lane->rx_big = TC_SHM_LANE_SMALL;
+    lane->next[0] = lane->next[1] = lane->next[2] = 0;
+    lane->rx_next[0] = 0;
+    lane->rx_next[1] = TC_SHM_LANE_TINY;
+    lane->rx_next[2] = TC_SHM_LANE_TINY + TC_SHM_LANE_SMALL;
 }
 
-/** @brief Offset of slot @p i from the first slot: the small ones, then the big ones. */
+/** @brief The kind of slot @p i: 0 tiny, 1 small, 2 big. */
+static inline unsigned tc_shm_lane_kind(unsigned i)
+{
+    return i < TC_SHM_LANE_TINY ? 0 : i < TC_SHM_LANE_TINY + TC_SHM_LANE_SMALL ? 1 : 2;
+}
+
+/** @brief The index of the first slot of kind @p k. */
+static inline unsigned tc_shm_lane_first(unsigned k)
+{
+    return k == 0 ? 0 : k == 1 ? TC_SHM_LANE_TINY : TC_SHM_LANE_TINY + TC_SHM_LANE_SMALL;
+}
+
+/** @brief The slots of kind @p k. */
+static inline unsigned tc_shm_lane_count(unsigned k)
+{
+    return k == 0 ? TC_SHM_LANE_TINY : k == 1 ? TC_SHM_LANE_SMALL : TC_SHM_LANE_BIG;
+}
+
+/* Offsets from the first slot of the first small and the first big slot. */
+#define TC_SHM_LANE_SMALL_OFF ((size_t)TC_SHM_LANE_TINY * TC_SHM_LANE_TINY_SLOT)
+#define TC_SHM_LANE_BIG_OFF                                                                        \
+    (TC_SHM_LANE_SMALL_OFF + (size_t)TC_SHM_LANE_SMALL * TC_SHM_LANE_SMALL_SLOT)
+
+/** @brief Offset of slot @p i from the first slot: the tiny ones, the small ones, the big ones. */
 static inline size_t tc_shm_lane_off(unsigned i)
 {
-    return i < TC_SHM_LANE_SMALL ? (size_t)i * TC_SHM_LANE_SMALL_SLOT
-                                 : (size_t)TC_SHM_LANE_SMALL * TC_SHM_LANE_SMALL_SLOT +
-                                       (size_t)(i - TC_SHM_LANE_SMALL) * TC_SHM_LANE_SLOT;
+    if (i < TC_SHM_LANE_TINY)
+        return (size_t)i * TC_SHM_LANE_TINY_SLOT;
+    if (i < TC_SHM_LANE_TINY + TC_SHM_LANE_SMALL)
+        return TC_SHM_LANE_SMALL_OFF + (size_t)(i - TC_SHM_LANE_TINY) * TC_SHM_LANE_SMALL_SLOT;
+    return TC_SHM_LANE_BIG_OFF +
+           (size_t)(i - TC_SHM_LANE_TINY - TC_SHM_LANE_SMALL) * TC_SHM_LANE_SLOT;
 }
 
 /** @brief The index of the slot at offset @p off from the first slot. */
 static inline unsigned tc_shm_lane_index(size_t off)
 {
-    const size_t small = (size_t)TC_SHM_LANE_SMALL * TC_SHM_LANE_SMALL_SLOT;
-    return off < small ? (unsigned)(off / TC_SHM_LANE_SMALL_SLOT)
-                       : TC_SHM_LANE_SMALL + (unsigned)((off - small) / TC_SHM_LANE_SLOT);
+    if (off < TC_SHM_LANE_SMALL_OFF)
+        return (unsigned)(off / TC_SHM_LANE_TINY_SLOT);
+    if (off < TC_SHM_LANE_BIG_OFF)
+        return TC_SHM_LANE_TINY +
+               (unsigned)((off - TC_SHM_LANE_SMALL_OFF) / TC_SHM_LANE_SMALL_SLOT);
+    return TC_SHM_LANE_TINY + TC_SHM_LANE_SMALL +
+           (unsigned)((off - TC_SHM_LANE_BIG_OFF) / TC_SHM_LANE_SLOT);
 }
 
-/** @brief The slot after @p i among the slots of its kind (small or big), in turn. */
+/** @brief The slot after @p i among the slots of its kind, in turn. */
 static inline unsigned tc_shm_lane_after(unsigned i)
 {
-    return i < TC_SHM_LANE_SMALL
-               ? (i + 1) % TC_SHM_LANE_SMALL
-               : TC_SHM_LANE_SMALL + (i - TC_SHM_LANE_SMALL + 1) % TC_SHM_LANE_BIG;
+    unsigned k = tc_shm_lane_kind(i), first = tc_shm_lane_first(k);
+    return first + (i - first + 1) % tc_shm_lane_count(k);
 }
 
 /** @brief Slot @p i of our side (@p tx) or of the peer's. */
@@ -197,15 +240,18 @@ static inline tc_shm_lane_slot_t *tc_shm_lane_free_of(tc_tp_shm_lane_t *lane, un
     return NULL;
 }
 
-/** @brief A free slot for the next message of @p len bytes (a small one when it fits and one is
- *  free), or NULL while the reader holds every slot it could take. */
+/** @brief A free slot for the next message of @p len bytes (of the smallest kind it fits that
+ *  has one free), or NULL while the reader holds every slot it could take. */
 static inline tc_shm_lane_slot_t *tc_shm_lane_tx_slot(tc_tp_shm_lane_t *lane, size_t len)
 {
     tc_shm_lane_slot_t *slot = NULL;
-    if (len <= TC_SHM_LANE_SMALL_PAYLOAD)
-        slot = tc_shm_lane_free_of(lane, 0, TC_SHM_LANE_SMALL, lane->next_small);
+    if (len <= TC_SHM_LANE_INLINE)
+        slot = tc_shm_lane_free_of(lane, 0, TC_SHM_LANE_TINY, lane->next[0]);
+    if (!slot && len <= TC_SHM_LANE_SMALL_PAYLOAD)
+        slot = tc_shm_lane_free_of(lane, TC_SHM_LANE_TINY, TC_SHM_LANE_SMALL, lane->next[1]);
     return slot ? slot
-                : tc_shm_lane_free_of(lane, TC_SHM_LANE_SMALL, TC_SHM_LANE_BIG, lane->next_big);
+                : tc_shm_lane_free_of(lane, TC_SHM_LANE_TINY + TC_SHM_LANE_SMALL, TC_SHM_LANE_BIG,
+                                      lane->next[2]);
 }
 
 /** @brief Publish the slot tc_shm_lane_tx_slot() gave, its payload written: @p len bytes. */
@@ -215,10 +261,8 @@ static inline void tc_shm_lane_post(tc_tp_shm_lane_t *lane, tc_shm_lane_slot_t *
     unsigned i = tc_shm_lane_index((size_t)((unsigned char *)slot - lane->tx));
     slot->tag = tag;
     slot->len = len;
-    if (i < TC_SHM_LANE_SMALL)
-        lane->next_small = (i + 1) % TC_SHM_LANE_SMALL;
-    else
-        lane->next_big = (i - TC_SHM_LANE_SMALL + 1) % TC_SHM_LANE_BIG;
+    unsigned k = tc_shm_lane_kind(i), first = tc_shm_lane_first(k);
+    lane->next[k] = (i - first + 1) % tc_shm_lane_count(k);
     __atomic_store_n(&slot->seq, ++lane->tx_gen[i], __ATOMIC_RELEASE);
 }
 
@@ -232,17 +276,18 @@ static inline const tc_shm_lane_slot_t *tc_shm_lane_pending(const tc_tp_shm_lane
     return slot;
 }
 
-/** @brief The peer's message tagged @p tag if it is in one of the two slots a stream's next
- *  message takes (of each kind, the slot after the last one consumed), else NULL: two loads, for
+/** @brief The peer's message tagged @p tag if it is in one of the slots a stream's next message
+ *  takes (of each kind, the slot after the last one consumed), else NULL: three loads, for
  *  waiting. Only tc_shm_lane_find() sees a message of interleaved streams elsewhere. */
 static inline const tc_shm_lane_slot_t *tc_shm_lane_find_next(const tc_tp_shm_lane_t *lane,
                                                               uint64_t tag)
 {
-    const tc_shm_lane_slot_t *slot = tc_shm_lane_pending(lane, lane->rx_small);
-    if (slot && slot->tag == tag)
-        return slot;
-    slot = tc_shm_lane_pending(lane, lane->rx_big);
-    return slot && slot->tag == tag ? slot : NULL;
+    for (unsigned k = 0; k < TC_SHM_LANE_KINDS; k++) {
+        const tc_shm_lane_slot_t *slot = tc_shm_lane_pending(lane, lane->rx_next[k]);
+        if (slot && slot->tag == tag)
+            return slot;
+    }
+    return NULL;
 }
 
 /** @brief The peer's message tagged @p tag once it is there, else NULL. Check len before use.
@@ -281,7 +326,7 @@ static inline void tc_shm_lane_release(tc_tp_shm_lane_t *lane, const tc_shm_lane
 {
     unsigned i = tc_shm_lane_index((size_t)((const unsigned char *)slot - lane->rx));
     lane->rx_done[i] = slot->seq;
-    *(i < TC_SHM_LANE_SMALL ? &lane->rx_small : &lane->rx_big) = tc_shm_lane_after(i);
+    lane->rx_next[tc_shm_lane_kind(i)] = tc_shm_lane_after(i);
     __atomic_store_n(&lane->rx_acked[i], lane->rx_done[i], __ATOMIC_RELEASE);
 }
 
