@@ -21,14 +21,15 @@
  * retired object (or its address) forever grows without bound with the
  * number of communicators or work objects ever created; reusing them (as
  * before) made a stale handle silently address the next object. Here memory
- * is bounded by the most handles alive at once: the objects are freed, and
- * the slot table (24 bytes a slot, in chunks of 1024 that never move, so
- * lookups take no lock) only grows when every slot is in use. A slot whose
- * generation would wrap (2^40 reuses) is retired for good, one slot per 2^40
- * cycles. Chunks stay reachable from a static table, so leak checkers see no
- * leak. Only creation and destruction take the lock; concurrent use of a
- * handle while another thread destroys it is the application's race, as with
- * any free(). */
+ * is bounded by the most handles alive at once: the objects are freed (a
+ * work object stays in its free slot for the next one), and the slot table
+ * (32 bytes a slot, in chunks of 1024 that never move, so lookups take no
+ * lock) only grows when every slot is in use. A slot whose generation would
+ * wrap (2^40 reuses) is retired for good, one slot per 2^40 cycles. Chunks
+ * stay reachable from a static table, so leak checkers see no leak. Issuing
+ * and retiring take no lock (a lock-free free list); only making new slots
+ * does. Concurrent use of a handle while another thread destroys it is the
+ * application's race, as with any free(). */
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdint.h>
@@ -52,16 +53,17 @@ _Static_assert(sizeof(uintptr_t) == 8, "handles encode 64-bit values");
 typedef struct {
     _Atomic uint64_t gen; /* of the handle now issued, or the next one once retired */
     void *_Atomic obj;    /* the live object, NULL when free */
-    uint32_t next_free;   /* free list: index + 1, 0 for none */
+    void *kept;           /* a free slot of the work table: the object its last handle named */
+    _Atomic uint32_t next_free; /* free list: index + 1, 0 for none */
 } slot_t;
 
 typedef struct {
     slot_t *_Atomic chunks[NCHUNKS];
-    _Atomic uint32_t nslots; /* slots ever made */
-    uint32_t free_head;      /* index + 1 */
+    _Atomic uint32_t nslots;   /* slots ever made */
+    _Atomic uint64_t free_top; /* the free list's top: (pushes and pops) << 32 | (index + 1) */
 } table_t;
 
-static pthread_mutex_t handles_mu = PTHREAD_MUTEX_INITIALIZER;
+static pthread_mutex_t grow_mu = PTHREAD_MUTEX_INITIALIZER; /* making slots, nothing else */
 static table_t tables[4]; /* [KIND_COMM], [KIND_WORK], [KIND_WIN] */
 
 static slot_t *slot_at(table_t *t, uint32_t index)
@@ -70,18 +72,45 @@ static slot_t *slot_at(table_t *t, uint32_t index)
     return chunk ? &chunk[index & (CHUNK_SLOTS - 1)] : NULL;
 }
 
-/* A slot for @p obj (handles_mu held); returns its handle value, or 0 when none is left. */
-static uintptr_t handle_issue_locked(unsigned kind, void *obj)
+/* The free list is a lock-free stack of slot indices: an asynchronous operation issues and
+ * retires a work handle, and threads on different communicators must not meet on a lock there.
+ * The count in the top's high half changes with every push and pop, so a top that was popped and
+ * pushed back while a thread read it compares different (no ABA). Slots never move or go away,
+ * so reading a slot's next_free that another thread just took is harmless: the exchange fails. */
+static slot_t *free_pop(table_t *t, uint32_t *index_p)
 {
-    table_t *t = &tables[kind];
-    uintptr_t h = 0;
-    uint32_t index;
+    uint64_t top = atomic_load_explicit(&t->free_top, memory_order_acquire);
+    while ((uint32_t)top) {
+        uint32_t index = (uint32_t)top - 1;
+        slot_t *s = slot_at(t, index);
+        uint64_t next =
+            (((top >> 32) + 1) << 32) | atomic_load_explicit(&s->next_free, memory_order_relaxed);
+        if (atomic_compare_exchange_weak_explicit(&t->free_top, &top, next, memory_order_acquire,
+                                                  memory_order_acquire)) {
+            *index_p = index;
+            return s;
+        }
+    }
+    return NULL;
+}
+
+static void free_push(table_t *t, slot_t *s, uint32_t index)
+{
+    uint64_t top = atomic_load_explicit(&t->free_top, memory_order_relaxed), want;
+    do {
+        atomic_store_explicit(&s->next_free, (uint32_t)top, memory_order_relaxed);
+        want = (((top >> 32) + 1) << 32) | (index + 1);
+    } while (!atomic_compare_exchange_weak_explicit(&t->free_top, &top, want, memory_order_release,
+                                                    memory_order_relaxed));
+}
+
+/* A slot not yet used, or NULL when all 2^22 are (or memory ran out). */
+static slot_t *slot_new(table_t *t, uint32_t *index_p)
+{
     slot_t *s = NULL;
-    if (t->free_head) {
-        index = t->free_head - 1;
-        s = slot_at(t, index);
-        t->free_head = s->next_free;
-    } else if ((index = atomic_load(&t->nslots)) < (1u << SLOT_BITS)) {
+    pthread_mutex_lock(&grow_mu);
+    uint32_t index = atomic_load(&t->nslots);
+    if (index < (1u << SLOT_BITS)) {
         uint32_t c = index >> CHUNK_BITS;
         if (!atomic_load(&t->chunks[c])) {
             slot_t *chunk = calloc(CHUNK_SLOTS, sizeof(*chunk));
@@ -94,43 +123,49 @@ static uintptr_t handle_issue_locked(unsigned kind, void *obj)
         if ((s = slot_at(t, index)) != NULL)
             atomic_store(&t->nslots, index + 1);
     }
-    if (s) {
-        s->next_free = 0;
-        atomic_store_explicit(&s->obj, obj, memory_order_release);
-        h = (uintptr_t)(atomic_load(&s->gen) << GEN_SHIFT) | ((uintptr_t)index << KIND_BITS) |
-            kind;
-    }
-    return h;
+    pthread_mutex_unlock(&grow_mu);
+    *index_p = index;
+    return s;
 }
 
+/* A free slot (the free list first), or NULL when none is left. */
+static slot_t *slot_take(table_t *t, uint32_t *index_p)
+{
+    slot_t *s = free_pop(t, index_p);
+    return s ? s : slot_new(t, index_p);
+}
+
+/* Points the slot taken at @p obj: returns the handle value. */
+static uintptr_t slot_publish(slot_t *s, uint32_t index, unsigned kind, void *obj)
+{
+    atomic_store_explicit(&s->obj, obj, memory_order_release);
+    return (uintptr_t)(atomic_load_explicit(&s->gen, memory_order_relaxed) << GEN_SHIFT) |
+           ((uintptr_t)index << KIND_BITS) | kind;
+}
+
+/* A handle for @p obj, or 0 when none is left. */
 static uintptr_t handle_issue(unsigned kind, void *obj)
 {
-    pthread_mutex_lock(&handles_mu);
-    uintptr_t h = handle_issue_locked(kind, obj);
-    pthread_mutex_unlock(&handles_mu);
-    return h;
+    uint32_t index;
+    slot_t *s = slot_take(&tables[kind], &index);
+    return s ? slot_publish(s, index, kind, obj) : 0;
 }
 
-/* handles_mu held */
-static void handle_retire_locked(unsigned kind, uintptr_t h)
+/* Makes @p h stale and frees its slot, keeping @p kept there for the slot's next user; returns 0
+ * when the slot is retired for good instead (its generation would wrap): @p kept is not kept. */
+static int handle_retire(unsigned kind, uintptr_t h, void *kept)
 {
     table_t *t = &tables[kind];
     uint32_t index = (uint32_t)((h >> KIND_BITS) & ((1u << SLOT_BITS) - 1));
     slot_t *s = slot_at(t, index);
     atomic_store_explicit(&s->obj, NULL, memory_order_release);
-    uint64_t gen = atomic_load(&s->gen) + 1;
+    uint64_t gen = atomic_load_explicit(&s->gen, memory_order_relaxed) + 1;
     atomic_store_explicit(&s->gen, gen, memory_order_release);
-    if (gen < GEN_MAX) { /* else the slot is never issued again */
-        s->next_free = t->free_head;
-        t->free_head = index + 1;
-    }
-}
-
-static void handle_retire(unsigned kind, uintptr_t h)
-{
-    pthread_mutex_lock(&handles_mu);
-    handle_retire_locked(kind, h);
-    pthread_mutex_unlock(&handles_mu);
+    if (gen >= GEN_MAX)
+        return 0;
+    s->kept = kept;
+    free_push(t, s, index);
+    return 1;
 }
 
 typedef enum { H_LIVE, H_STALE, H_FOREIGN, H_OTHER_KIND } lookup_t;
@@ -179,56 +214,40 @@ tc_status_t tc_api_comm_new(const char *fn, tc_api_comm_t **c_p)
 
 void tc_api_comm_retire(tc_api_comm_t *c)
 {
-    handle_retire(KIND_COMM, (uintptr_t)c->handle);
+    (void)handle_retire(KIND_COMM, (uintptr_t)c->handle, NULL);
     free(c->batch);
     free(c);
 }
 
-/* Freed work objects kept for the next ones (at most WORK_SPARES, under handles_mu; reachable
- * from here, so leak checkers see none): an asynchronous operation allocates nothing here. */
-#define WORK_SPARES 64
-static tc_api_work_t *work_spares[WORK_SPARES];
-static unsigned nwork_spares;
-
+/* A freed work object stays in its slot (slot_t.kept) for the next handle the slot gives: an
+ * asynchronous operation allocates nothing here once as many works were alive as it needs, and
+ * the objects kept are bounded by the most alive at once (16 bytes each, beside the slot's 32). */
 tc_status_t tc_api_work_new(const char *fn, tc_api_work_t **w_p)
 {
-    tc_api_work_t *w = NULL;
-    uintptr_t h = 0;
-    pthread_mutex_lock(&handles_mu); /* once: a spare and its slot together */
-    if (nwork_spares) {
-        w = work_spares[--nwork_spares];
-        *w = (tc_api_work_t){0};
-        h = handle_issue_locked(KIND_WORK, w);
-    }
-    pthread_mutex_unlock(&handles_mu);
-    if (!w) {
-        if (!(w = calloc(1, sizeof(*w))))
-            return tc_error_set(TC_ERR_NO_MEMORY, "%s: allocating the work handle", fn);
-        h = handle_issue(KIND_WORK, w);
-    }
-    if (!h) {
-        free(w);
+    table_t *t = &tables[KIND_WORK];
+    uint32_t index;
+    slot_t *s = slot_take(t, &index);
+    if (!s)
         return tc_error_set(TC_ERR_NO_RESOURCE,
                             "%s: %u work objects are alive: no handle is left (free some with "
                             "tc_work_free)",
                             fn, 1u << SLOT_BITS);
+    tc_api_work_t *w = s->kept;
+    s->kept = NULL;
+    if (w) {
+        *w = (tc_api_work_t){0};
+    } else if (!(w = calloc(1, sizeof(*w)))) {
+        free_push(t, s, index); /* never issued: its generation stands */
+        return tc_error_set(TC_ERR_NO_MEMORY, "%s: allocating the work handle", fn);
     }
-    w->handle = (tc_work_t *)h;
+    w->handle = (tc_work_t *)slot_publish(s, index, KIND_WORK, w);
     *w_p = w;
     return TC_OK;
 }
 
 void tc_api_work_drop(tc_api_work_t *w)
 {
-    if (!w)
-        return;
-    pthread_mutex_lock(&handles_mu);
-    handle_retire_locked(KIND_WORK, (uintptr_t)w->handle);
-    int kept = nwork_spares < WORK_SPARES;
-    if (kept)
-        work_spares[nwork_spares++] = w;
-    pthread_mutex_unlock(&handles_mu);
-    if (!kept)
+    if (w && !handle_retire(KIND_WORK, (uintptr_t)w->handle, w))
         free(w);
 }
 
@@ -302,7 +321,7 @@ void tc_api_win_retire(tc_api_win_t *w)
 {
     if (!w)
         return;
-    handle_retire(KIND_WIN, (uintptr_t)w->handle);
+    (void)handle_retire(KIND_WIN, (uintptr_t)w->handle, NULL);
     free(w);
 }
 

@@ -1,6 +1,7 @@
 /* Handles carry a generation: a destroyed communicator's handle or a freed
  * work's never addresses the next one created, over many cycles, and values
  * that are no handle at all are refused without being read. */
+#include <pthread.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -147,6 +148,67 @@ static void test_hook_gets_the_handle(void **state)
     assert_int_equal(tc_comm_destroy(comm), TC_OK);
 }
 
+/* Threads issuing and freeing work handles at once, each on its own communicator (the free list
+ * of slots is lock-free): every live handle names its own work to the end, and every freed one is
+ * refused. Two threads handed one slot would see their work freed under them. */
+#define THREADS 4
+#define ROUNDS 5000
+#define INFLIGHT 4
+
+typedef struct {
+    tc_comm_t *comm;
+    int failures;
+} churn_t;
+
+static void *churn(void *arg)
+{
+    churn_t *c = arg;
+    tc_op_opts_t ao = TC_OP_OPTS_INIT;
+    ao.async = 1;
+    tc_work_t *live[INFLIGHT] = {NULL};
+    int32_t in[INFLIGHT], out[INFLIGHT];
+    for (int i = 0; i < ROUNDS * INFLIGHT; i++) {
+        int k = i % INFLIGHT;
+        if (live[k]) {
+            tc_work_t *old = live[k];
+            c->failures += tc_work_wait(old, 10000) != TC_OK || out[k] != in[k];
+            c->failures += tc_work_free(old) != TC_OK;
+            c->failures += tc_work_wait(old, 0) != TC_ERR_INVALID_STATE; /* stale now */
+        }
+        in[k] = i;
+        out[k] = -1;
+        live[k] = NULL;
+        c->failures +=
+            tc_all_reduce(c->comm, &in[k], &out[k], 1, TC_INT32, TC_SUM, &ao, &live[k]) != TC_OK;
+    }
+    for (int k = 0; k < INFLIGHT; k++)
+        if (live[k]) {
+            c->failures += tc_work_wait(live[k], 10000) != TC_OK || out[k] != in[k];
+            c->failures += tc_work_free(live[k]) != TC_OK;
+        }
+    return NULL;
+}
+
+static void test_threads_churn_work_handles(void **state)
+{
+    (void)state;
+    tc_comm_t *comm = world();
+    churn_t c[THREADS];
+    pthread_t th[THREADS];
+    for (int t = 0; t < THREADS; t++) {
+        c[t].failures = 0;
+        assert_int_equal(tc_comm_dup(comm, NULL, &c[t].comm), TC_OK);
+    }
+    for (int t = 0; t < THREADS; t++)
+        assert_int_equal(pthread_create(&th[t], NULL, churn, &c[t]), 0);
+    for (int t = 0; t < THREADS; t++) {
+        assert_int_equal(pthread_join(th[t], NULL), 0);
+        assert_int_equal(c[t].failures, 0);
+        assert_int_equal(tc_comm_destroy(c[t].comm), TC_OK);
+    }
+    assert_int_equal(tc_comm_destroy(comm), TC_OK);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -154,6 +216,7 @@ int main(void)
         cmocka_unit_test(test_stale_work),
         cmocka_unit_test(test_not_handles),
         cmocka_unit_test(test_hook_gets_the_handle),
+        cmocka_unit_test(test_threads_churn_work_handles),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

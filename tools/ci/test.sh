@@ -153,12 +153,13 @@ step "static analysis: clang-tidy and cppcheck over the library, no findings" \
 # size=large tests (the 131072-rank verifier runs) take minutes under ASan: plain build only
 step "unit tests (ASan+UBSan)" bazel test --config=asan --test_size_filters=small,medium //...
 step "integration (ASan+UBSan)" asan_integration
-step "unit tests (TSan): threads in base, tcp (rails too), shm, self, the env store, windows over ib (emulated), the windows' record pool" \
+step "unit tests (TSan): threads in base, tcp (rails too), shm, self, the env store, windows over ib (emulated), the windows' record pool, work handles" \
     bazel test --config=tsan //tests/base:test_log //tests/base:test_status \
     //tests/transport:tcp_pair_test //tests/transport:tcp_rma_test //tests/transport:tcp_nsocks_test \
     //tests/transport:tcp_sink_test \
     //tests/transport:tcp_rails_test //tests/runtime:bootstrap_env_test \
     //tests/runtime:bootstrap_env_frames_test //tests/api:win_ib_test //tests/api:win_pool_test \
+    //tests/api:handles_test \
     //tests/transport/shm/... //tests/transport/self/...
 step "integration (TSan): coll_test over 3 and 4 ranks, the progress thread, thread_test, win_test" \
     tsan_integration
