@@ -41,12 +41,17 @@ fi
 mkdir -p "$dir"/{state,spool,log,tmp}
 # shellcheck source=tests/integration/free_port.sh
 . "$(dirname "$0")/free_port.sh"
-ctld_port=${TC_SLURMCTLD_PORT:-$(free_port)}
-slurmd_port=${TC_SLURMD_PORT:-$(free_port)}
-while [ "$slurmd_port" = "$ctld_port" ]; do slurmd_port=$(free_port); done
 cpus=$(nproc)
 user=$(id -un)
-cat > "$dir/slurm.conf" <<CONF
+export SLURM_CONF=$dir/slurm.conf
+
+# Writes the configuration with free ports and starts both daemons.
+launch() {
+    local ctld_port slurmd_port
+    ctld_port=${TC_SLURMCTLD_PORT:-$(free_port)}
+    slurmd_port=${TC_SLURMD_PORT:-$(free_port)}
+    while [ "$slurmd_port" = "$ctld_port" ]; do slurmd_port=$(free_port); done
+    cat > "$dir/slurm.conf" <<CONF
 ClusterName=tcomms-test
 SlurmctldHost=localhost
 SlurmUser=$user
@@ -74,21 +79,39 @@ AccountingStorageType=accounting_storage/none
 NodeName=localhost NodeAddr=127.0.0.1 CPUs=$cpus State=UNKNOWN
 PartitionName=test Nodes=localhost Default=YES MaxTime=INFINITE State=UP OverSubscribe=FORCE:8
 CONF
-export SLURM_CONF=$dir/slurm.conf
-slurmctld -D -f "$SLURM_CONF" >"$dir/log/slurmctld.out" 2>&1 &
-echo $! > "$dir/slurmctld.pid"
-slurmd -D -N localhost -f "$SLURM_CONF" >"$dir/log/slurmd.out" 2>&1 &
-echo $! > "$dir/slurmd.pid"
+    slurmctld -D -f "$SLURM_CONF" >"$dir/log/slurmctld.out" 2>&1 &
+    echo $! > "$dir/slurmctld.pid"
+    slurmd -D -N localhost -f "$SLURM_CONF" >"$dir/log/slurmd.out" 2>&1 &
+    echo $! > "$dir/slurmd.pid"
+}
 
-# Ready when the node is idle (bounded).
-for _ in $(seq 150); do
-    if sinfo -h -N -o '%t' 2>/dev/null | grep -qE '^(idle|mix)'; then
-        exit 0
+# Ready when the node is idle, within 30 s (each sinfo bounded: with no controller to answer it
+# retries for minutes). A port free when picked can be taken before a daemon binds it (an
+# outgoing connection's ephemeral port comes from the same range): the daemon exits, and the
+# cluster starts again on other ports, up to 3 times.
+for attempt in 1 2 3; do
+    launch
+    deadline=$((SECONDS + 30))
+    while [ $SECONDS -lt $deadline ]; do
+        sleep 0.2
+        for d in slurmctld slurmd; do
+            kill -0 "$(cat "$dir/$d.pid")" 2>/dev/null || break 2
+        done
+        if timeout 5 sinfo -h -N -o '%t' 2>/dev/null | grep -qE '^(idle|mix)'; then
+            exit 0
+        fi
+    done
+    if [ "$attempt" -lt 3 ] &&
+        grep -qs 'Address already in use' "$dir/log/slurmctld.out" "$dir/log/slurmd.out"; then
+        echo "slurm_cluster: a port was taken before a daemon bound it (attempt $attempt)" >&2
+        stop
+        rm -f "$dir/log/"*
+        continue
     fi
-    sleep 0.2
+    break
 done
-echo "slurm_cluster: the node did not become idle within 30 s" >&2
-sinfo -N -l >&2 || true
-tail -n 20 "$dir/log/slurmctld.log" "$dir/log/slurmd.log" >&2 || true
+echo "slurm_cluster: the node did not become idle within 30 s (attempt $attempt of 3)" >&2
+timeout 5 sinfo -N -l >&2 || true
+tail -n 20 "$dir/log/"*.out >&2 || true
 stop
 exit 1
