@@ -72,14 +72,18 @@ for h in "${hosts[@]}"; do
     echo $! >"$dir/pids/slurmd.$h"
 done
 
-# Ready when every node is idle (bounded).
-for _ in $(seq 150); do
-    idle=$("$vc" run "$cluster" 0 sinfo -h -N -o '%N %t' 2>/dev/null | grep -cE ' (idle|mix)$' || true)
+# Ready when every node is idle, within 30 s: each sinfo bounded (with no controller to answer
+# it retries for minutes), and no waiting on a controller that has exited.
+deadline=$((SECONDS + 30))
+while [ $SECONDS -lt $deadline ]; do
+    idle=$(timeout 5 "$vc" run "$cluster" 0 sinfo -h -N -o '%N %t' 2>/dev/null |
+        grep -cE ' (idle|mix)$' || true)
     [ "$idle" -eq "${#hosts[@]}" ] && exit 0
+    kill -0 "$(cat "$dir/pids/slurmctld")" 2>/dev/null || break
     sleep 0.2
 done
 echo "slurm_nodes: not every node became idle within 30 s" >&2
-"$vc" run "$cluster" 0 sinfo -N -l >&2 || true
+timeout 5 "$vc" run "$cluster" 0 sinfo -N -l >&2 || true
 tail -n 20 "$dir"/log/*.log "$dir"/log/*.out >&2 || true
 stop
 exit 1
