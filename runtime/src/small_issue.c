@@ -8,7 +8,7 @@
  * reading the clock every SMALL_CLOCK_EVERY looks, for the world's spin time
  * (TC_SPIN_US: 50 us, or 0 when ranks outnumber cores), yielding every SMALL_SPIN_YIELD_NS in case
  * the peer shares this core because the node is loaded, and out of the world's lock while another
- * thread waits for it; then, after each further look, progress the world (failures,
+ * thread waits for it (looked at with every look at the lane, so it steps out at once); then, after each further look, progress the world (failures,
  * revocations, heartbeats, other operations), check the peer's endpoint and
  * the deadline, and yield the core for SMALL_YIELD_NS, napping after that.
  * So an operation whose peers are on time makes no system call and reads no
@@ -127,15 +127,17 @@ static tc_status_t small_timeout(tc_rt_small_op_t *op, int q, const char *what)
 static tc_status_t small_wait(tc_rt_small_op_t *op, int q, int what, void **slot_p)
 {
     int rx = what == TC_RT_SMALL_RX;
-    int spins = op->comm->world->spin_ns ? SMALL_SPINS : SMALL_SPINS_SHARED;
+    tc_rt_world_t *world = op->comm->world;
+    int spins = world->spin_ns ? SMALL_SPINS : SMALL_SPINS_SHARED;
     for (int i = 0; i < spins; i++) {
         small_relax();
         if ((*slot_p = small_look(op, q, rx, 0)))
             return TC_OK;
+        if (__atomic_load_n(&world->want, __ATOMIC_RELAXED) > 0)
+            break; /* another thread waits for the lock: step out below at once */
     }
     if ((*slot_p = small_look(op, q, rx, 1)))
         return TC_OK;
-    tc_rt_world_t *world = op->comm->world;
     uint64_t start = tc_time_ns(), now = start;
     small_deadline(op, start);
     uint64_t yielded = start;
@@ -157,6 +159,8 @@ static tc_status_t small_wait(tc_rt_small_op_t *op, int q, int what, void **slot
         }
         for (int i = 0; i < SMALL_CLOCK_EVERY; i++) {
             small_relax();
+            if (!out && __atomic_load_n(&world->want, __ATOMIC_RELAXED) > 0)
+                break; /* step out at the top of the loop */
             if (out) {
                 if (tc_shm_lane_watch(lane, rx) == seen)
                     continue;
