@@ -2,6 +2,7 @@
 #ifndef TC_API_IMPL_H
 #define TC_API_IMPL_H
 
+#include "tcomms/base/config.h"
 #include "tcomms/runtime/comm.h"
 #include "tcomms/runtime/win.h"
 #include "tcomms/tcomms.h"
@@ -58,13 +59,46 @@ TC_MUST_USE tc_status_t tc_api_comm_get_not_batching(const tc_comm_t *comm, cons
                                                      tc_api_comm_t **c_p);
 
 /* Whether @p opts carries hints to parse. */
-int tc_api_opts_have_hints(const tc_op_opts_t *opts);
+static inline int tc_api_opts_have_hints(const tc_op_opts_t *opts)
+{
+    return opts && opts->size >= sizeof(*opts) && opts->hints;
+}
 
 /* Parse per-operation options into hints, a timeout and the runtime flags;
  * checks that asynchronous calls have somewhere to put their work. @p hints
- * may be NULL when tc_api_opts_have_hints() says there are none. */
-TC_MUST_USE tc_status_t tc_api_op_opts(const tc_op_opts_t *opts, const char *fn, tc_hints_t *hints,
-                                       int64_t *timeout_ms_p, int *flags_p, tc_work_t **work_p);
+ * may be NULL when tc_api_opts_have_hints() says there are none. Inline: every
+ * call of the API runs it, most with no options or only a timeout. */
+TC_MUST_USE static inline tc_status_t tc_api_op_opts(const tc_op_opts_t *opts, const char *fn,
+                                                     tc_hints_t *hints, int64_t *timeout_ms_p,
+                                                     int *flags_p, tc_work_t **work_p)
+{
+    *timeout_ms_p = 0;
+    *flags_p = 0;
+    if (work_p)
+        *work_p = NULL;
+    if (!opts)
+        return TC_OK;
+    if (opts->size < sizeof(tc_op_opts_t))
+        return tc_error_set(TC_ERR_INVALID_ARG,
+                            "%s: opts->size is %u, expected %zu (initialise "
+                            "with TC_OP_OPTS_INIT)",
+                            fn, opts->size, sizeof(tc_op_opts_t));
+    if (opts->async && !work_p)
+        return tc_error_set(TC_ERR_INVALID_ARG,
+                            "%s: opts->async is set but work_p is NULL "
+                            "(an asynchronous operation needs a work object)",
+                            fn);
+    *timeout_ms_p = opts->timeout_ms;
+    *flags_p = opts->async ? TC_RT_ASYNC : 0;
+    if (opts->hints && hints) {
+        tc_status_t st = tc_hints_parse(hints, opts->hints);
+        if (st != TC_OK) {
+            tc_error_prefix("%s: opts->hints: ", fn);
+            return st;
+        }
+    }
+    return TC_OK;
+}
 
 /* vcheck.c: the non-empty blocks (@p displs[q], @p counts[q]) of @p size ranks,
  * all in range, do not overlap in @p bufname; else TC_ERR_INVALID_ARG naming

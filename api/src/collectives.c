@@ -7,42 +7,6 @@
 
 #define MAX_ELEMS (UINT64_C(1) << 48)
 
-int tc_api_opts_have_hints(const tc_op_opts_t *opts)
-{
-    return opts && opts->size >= sizeof(*opts) && opts->hints;
-}
-
-tc_status_t tc_api_op_opts(const tc_op_opts_t *opts, const char *fn, tc_hints_t *hints,
-                           int64_t *timeout_ms_p, int *flags_p, tc_work_t **work_p)
-{
-    *timeout_ms_p = 0;
-    *flags_p = 0;
-    if (work_p)
-        *work_p = NULL;
-    if (!opts)
-        return TC_OK;
-    if (opts->size < sizeof(tc_op_opts_t))
-        return tc_error_set(TC_ERR_INVALID_ARG,
-                            "%s: opts->size is %u, expected %zu (initialise "
-                            "with TC_OP_OPTS_INIT)",
-                            fn, opts->size, sizeof(tc_op_opts_t));
-    if (opts->async && !work_p)
-        return tc_error_set(TC_ERR_INVALID_ARG,
-                            "%s: opts->async is set but work_p is NULL "
-                            "(an asynchronous operation needs a work object)",
-                            fn);
-    *timeout_ms_p = opts->timeout_ms;
-    *flags_p = opts->async ? TC_RT_ASYNC : 0;
-    if (opts->hints && hints) {
-        tc_status_t st = tc_hints_parse(hints, opts->hints);
-        if (st != TC_OK) {
-            tc_error_prefix("%s: opts->hints: ", fn);
-            return st;
-        }
-    }
-    return TC_OK;
-}
-
 static tc_status_t check_dtype(const char *fn, tc_dtype_t dtype)
 {
     if ((unsigned)dtype >= TC_DTYPE_COUNT)
@@ -133,14 +97,6 @@ static tc_status_t check_root(const api_call_t *c, int root)
 static tc_status_t issue(const api_call_t *c, tc_rt_coll_t *call, const tc_op_opts_t *opts,
                          tc_work_t **work_p, int extra_flags)
 {
-    if (!work_p && (!opts || (opts->size >= sizeof(*opts) && !opts->async && !opts->hints))) {
-        /* blocking, at most a timeout: what tc_api_op_opts would find, without its call */
-        call->timeout_ms = opts ? opts->timeout_ms : 0;
-        tc_status_t st = tc_rt_coll_issue(c->comm->rt, call, extra_flags, NULL);
-        if (st == TC_OK)
-            tc_error_clear();
-        return st;
-    }
     /* hints are parsed only when given: the common call allocates nothing */
     tc_hints_t hints;
     int have_hints = tc_api_opts_have_hints(opts);
@@ -162,10 +118,12 @@ static tc_status_t issue(const api_call_t *c, tc_rt_coll_t *call, const tc_op_op
             work = NULL;
         }
     }
-    tc_api_work_drop(work);
-    if (have_hints)
+    if (work)
+        tc_api_work_drop(work);
+    if (have_hints) {
         tc_hints_free(&hints);
-    call->hints = NULL; /* pointed at this frame's hints */
+        call->hints = NULL; /* pointed at this frame's hints */
+    }
     if (st == TC_OK)
         tc_error_clear(); /* no stale detail from alternatives tried on the way */
     return st;

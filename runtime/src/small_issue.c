@@ -8,9 +8,10 @@
  * reading the clock every SMALL_CLOCK_EVERY looks, for the world's spin time
  * (TC_SPIN_US: 50 us, or 0 when ranks outnumber cores), yielding every SMALL_SPIN_YIELD_NS in case
  * the peer shares this core because the node is loaded, and out of the world's lock while another
- * thread waits for it (looked at with every look at the lane, so it steps out at once); then, after each further look, progress the world (failures,
- * revocations, heartbeats, other operations), check the peer's endpoint and
- * the deadline, and yield the core for SMALL_YIELD_NS, napping after that.
+ * thread waits for it (checked at every look at the lane, so it steps out at once); then, after
+ * each further look, progress the world (failures, revocations, heartbeats, other operations),
+ * check the peer's endpoint and the deadline, and yield the core for SMALL_YIELD_NS, napping
+ * after that.
  * So an operation whose peers are on time makes no system call and reads no
  * clock, and an oversubscribed node is not starved. The timeout counts from
  * the first clock read, a few microseconds after the wait began. */
