@@ -24,6 +24,10 @@
 
 /* How long a registration with the server library may take before tcrun gives up. */
 #define TC_RUN_PMIX_OP_TIMEOUT_S 30
+/* How long the server library's shutdown may take before tcrun leaves without it: with a
+ * deadlocked progress thread (libpmix 4.2's ds21 store) it never returned, and tcrun, which
+ * takes its signals through a descriptor, did not end even on SIGTERM. */
+#define TC_RUN_PMIX_FINALIZE_S 10
 
 static struct {
     char tmpdir[PATH_MAX];
@@ -532,7 +536,70 @@ void tc_run_pmix_notify_terminated(int rank, int code)
     }
 }
 
-void tc_run_pmix_stop(void)
+/* ---- a shutdown that cannot hang ---- */
+
+static struct {
+    pthread_mutex_t m;
+    pthread_cond_t c;
+    int done;
+    int exit_code;
+} fin = {.m = PTHREAD_MUTEX_INITIALIZER}; /* c: made by finalize_bounded (its clock) */
+
+/* Waits TC_RUN_PMIX_FINALIZE_S for PMIx_server_finalize; past that, says so, removes the
+ * temporary directory and ends tcrun with the job's status. */
+static void *finalize_watch(void *arg)
+{
+    (void)arg;
+    struct timespec deadline;
+    clock_gettime(CLOCK_MONOTONIC, &deadline);
+    deadline.tv_sec += TC_RUN_PMIX_FINALIZE_S;
+    pthread_mutex_lock(&fin.m);
+    int err = 0;
+    while (!fin.done && err != ETIMEDOUT) {
+        err = pthread_cond_timedwait(&fin.c, &fin.m, &deadline);
+    }
+    int done = fin.done;
+    pthread_mutex_unlock(&fin.m);
+    if (!done) {
+        fprintf(stderr,
+                "tcrun: the PMIx server did not shut down within %d s (PMIx_server_finalize did "
+                "not return); leaving without it, with the job's exit status %d\n",
+                TC_RUN_PMIX_FINALIZE_S, fin.exit_code);
+        if (g.tmpdir_made) {
+            nftw(g.tmpdir, remove_entry, 16, FTW_DEPTH | FTW_PHYS);
+        }
+        _exit(fin.exit_code);
+    }
+    return NULL;
+}
+
+/* PMIx_server_finalize, bounded by finalize_watch (called once). Without a watch thread (none
+ * could start) it is called unbounded. */
+static void finalize_bounded(int exit_code)
+{
+    pthread_condattr_t ca;
+    pthread_condattr_init(&ca);
+    pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+    pthread_cond_init(&fin.c, &ca);
+    pthread_condattr_destroy(&ca);
+    fin.done = 0;
+    fin.exit_code = exit_code;
+    pthread_t watch;
+    int watched = pthread_create(&watch, NULL, finalize_watch, NULL) == 0;
+    pmix_status_t rc = PMIx_server_finalize();
+    if (watched) {
+        pthread_mutex_lock(&fin.m);
+        fin.done = 1;
+        pthread_cond_signal(&fin.c);
+        pthread_mutex_unlock(&fin.m);
+        pthread_join(watch, NULL);
+    }
+    if (rc != PMIX_SUCCESS) {
+        fprintf(stderr, "tcrun: PMIx_server_finalize failed: %s\n", PMIx_Error_string(rc));
+    }
+}
+
+void tc_run_pmix_stop(int exit_code)
 {
     if (g.nspace_registered) {
         op_wait_t *w = op_wait_new();
@@ -543,10 +610,7 @@ void tc_run_pmix_stop(void)
         g.nspace_registered = 0;
     }
     if (g.server_up) {
-        pmix_status_t rc = PMIx_server_finalize();
-        if (rc != PMIX_SUCCESS) {
-            fprintf(stderr, "tcrun: PMIx_server_finalize failed: %s\n", PMIx_Error_string(rc));
-        }
+        finalize_bounded(exit_code);
         g.server_up = 0;
     }
     if (g.tmpdir_made) {

@@ -32,7 +32,8 @@ void tc_run_pmix_notify_terminated(int rank, int code);
 /* Records rank's pid: a fence that completes after that process is gone fails. */
 void tc_run_pmix_rank_started(int rank, pid_t pid);
 
-/* Deregisters the namespace, finalizes the server and removes the temp dir. */
-void tc_run_pmix_stop(void);
+/* Deregisters the namespace, finalizes the server and removes the temp dir. A server that does not
+ * finish within a bound ends tcrun with exit_code (said on stderr). */
+void tc_run_pmix_stop(int exit_code);
 
 #endif

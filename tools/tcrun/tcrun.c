@@ -573,7 +573,7 @@ int main(int argc, char **argv)
         tc_run_stream_close(&J.ranks[r].err);
     }
 out:
-    tc_run_pmix_stop();
+    tc_run_pmix_stop(J.exit_code);
     if (devnull >= 0) {
         close(devnull);
     }
