@@ -77,7 +77,8 @@ static void test_layout(void **state)
     assert_int_equal(offsetof(tc_shm_lane_slot_t, data), TC_SHM_LANE_HDR);
     assert_int_equal(TC_SHM_LANE_SLOT % 64, 0);
     assert_int_equal(TC_SHM_LANE_SMALL_SLOT % 64, 0);
-    assert_int_equal(TC_SHM_LANE_TINY_SLOT, 64);
+    assert_int_equal(TC_SHM_LANE_TINY_SLOT, 128);
+    assert_int_equal(TC_SHM_LANE_TINY_PAYLOAD, 104); /* a 64 B message is tiny */
     assert_true(TC_SHM_LANE_SLOT >= sizeof(tc_shm_lane_slot_t));
     assert_int_equal(TC_SHM_LANE_INLINE, 40);
     assert_true(TC_SHM_LANE_SMALL_PAYLOAD >= 512 &&
@@ -121,7 +122,11 @@ static void test_kinds(void **state)
     lanes_t l;
     lanes_open(&l);
     const size_t big = TC_SHM_LANE_SMALL_PAYLOAD + 1, small = TC_SHM_LANE_SMALL_PAYLOAD,
-                 tiny = TC_SHM_LANE_INLINE;
+                 tiny = TC_SHM_LANE_TINY_PAYLOAD;
+    /* the bounds of the kinds (asking takes no slot) */
+    assert_int_equal(kind_of(&l.a, tc_shm_lane_tx_slot(&l.a, tiny)), 0);
+    assert_int_equal(kind_of(&l.a, tc_shm_lane_tx_slot(&l.a, tiny + 1)), 1);
+    assert_int_equal(kind_of(&l.a, tc_shm_lane_tx_slot(&l.a, small + 1)), 2);
     for (int round = 0; round < 3; round++) {
         uint64_t t = (uint64_t)round * 1000;
         for (int i = 0; i < TC_SHM_LANE_BIG; i++) {
@@ -204,8 +209,15 @@ static void test_order_and_sizes(void **state)
     lanes_t l;
     lanes_open(&l);
     assert_int_equal(pending(&l.b), 0); /* a fresh (zero) lane holds nothing */
-    static const size_t lens[] = {
-        0, 1, 8, TC_SHM_LANE_INLINE, TC_SHM_LANE_INLINE + 1, 4096, TC_SHM_LANE_PAYLOAD};
+    static const size_t lens[] = {0,
+                                  1,
+                                  8,
+                                  TC_SHM_LANE_INLINE,
+                                  TC_SHM_LANE_INLINE + 1,
+                                  TC_SHM_LANE_TINY_PAYLOAD,
+                                  TC_SHM_LANE_TINY_PAYLOAD + 1,
+                                  4096,
+                                  TC_SHM_LANE_PAYLOAD};
     for (size_t i = 0; i < sizeof(lens) / sizeof(lens[0]); i++) {
         put(&l.a, 100 + i, lens[i], i);
         put(&l.b, 200 + i, lens[i], 50 + i); /* the other direction is independent */

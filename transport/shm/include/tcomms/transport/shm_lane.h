@@ -4,10 +4,10 @@
  *
  * Besides its two rings, every pair segment holds one lane per direction:
  * acknowledgement lines written by the lane's reader, then slots of three
- * kinds written by its writer: TC_SHM_LANE_TINY tiny ones of one cache line,
+ * kinds written by its writer: TC_SHM_LANE_TINY tiny ones of two cache lines,
  * TC_SHM_LANE_SMALL small ones of TC_SHM_LANE_SMALL_SLOT bytes and
  * TC_SHM_LANE_BIG big ones of TC_SHM_LANE_SLOT bytes. A slot is a sequence
- * number, a tag, a length and its payload (up to TC_SHM_LANE_INLINE,
+ * number, a tag, a length and its payload (up to TC_SHM_LANE_TINY_PAYLOAD,
  * TC_SHM_LANE_SMALL_PAYLOAD or TC_SHM_LANE_PAYLOAD bytes), starting in the
  * sequence number's own cache line (so a payload of up to TC_SHM_LANE_INLINE
  * bytes moves as one line). A message takes a slot of the smallest kind it
@@ -63,13 +63,17 @@ extern "C" {
 #define TC_SHM_LANE_INLINE (64 - TC_SHM_LANE_HDR)
 /** @brief Bytes of a big slot (whole cache lines). */
 #define TC_SHM_LANE_SLOT ((size_t)(TC_SHM_LANE_HDR + TC_SHM_LANE_PAYLOAD + 63) / 64 * 64)
-/** @brief Tiny slots per lane (slot indices 0 to TC_SHM_LANE_TINY - 1): one cache line each,
- *  payloads of up to TC_SHM_LANE_INLINE bytes. 32 of them cost 2.3 KiB and let the root of a
- *  rooted collective run that far ahead: at 4 ranks on 2 cores, an 8 B broadcast took 0.36-0.47
- *  us without them, 0.29-0.37 with them (bench/results/2026-12-04-lane-depth.txt). */
+/** @brief Tiny slots per lane (slot indices 0 to TC_SHM_LANE_TINY - 1): two cache lines each,
+ *  payloads of up to TC_SHM_LANE_TINY_PAYLOAD bytes (up to TC_SHM_LANE_INLINE move as one line).
+ *  32 of them cost 4.3 KiB and let the root of a rooted collective run that far ahead: at 4 ranks
+ *  on 2 cores, an 8 B broadcast took 0.36-0.47 us without them, 0.29-0.37 with them of one line
+ *  (bench/results/2026-12-04-lane-depth.txt); two lines take 64 B messages too
+ *  (bench/results/2026-12-04-tiny-lines.txt). */
 #define TC_SHM_LANE_TINY 32
 /** @brief Bytes of a tiny slot. */
-#define TC_SHM_LANE_TINY_SLOT ((size_t)64)
+#define TC_SHM_LANE_TINY_SLOT ((size_t)128)
+/** @brief Largest payload of a tiny slot. */
+#define TC_SHM_LANE_TINY_PAYLOAD (TC_SHM_LANE_TINY_SLOT - TC_SHM_LANE_HDR)
 /** @brief Small slots per lane (indices TC_SHM_LANE_TINY on). */
 #define TC_SHM_LANE_SMALL 12
 /** @brief Bytes of a small slot (whole cache lines). */
@@ -245,7 +249,7 @@ static inline tc_shm_lane_slot_t *tc_shm_lane_free_of(tc_tp_shm_lane_t *lane, un
 static inline tc_shm_lane_slot_t *tc_shm_lane_tx_slot(tc_tp_shm_lane_t *lane, size_t len)
 {
     tc_shm_lane_slot_t *slot = NULL;
-    if (len <= TC_SHM_LANE_INLINE)
+    if (len <= TC_SHM_LANE_TINY_PAYLOAD)
         slot = tc_shm_lane_free_of(lane, 0, TC_SHM_LANE_TINY, lane->next[0]);
     if (!slot && len <= TC_SHM_LANE_SMALL_PAYLOAD)
         slot = tc_shm_lane_free_of(lane, TC_SHM_LANE_TINY, TC_SHM_LANE_SMALL, lane->next[1]);

@@ -21,8 +21,8 @@
 
 #define TC_SHM_MAGIC 0x314d485354435431ULL /* written last by the creator */
 /* 2: challenge-response; 3: lanes after the rings; 4: slots by tag; 5: small and big slots;
- * 6: tiny slots before them */
-#define TC_SHM_VERSION 6
+ * 6: tiny slots before them; 7: tiny slots of two lines */
+#define TC_SHM_VERSION 7
 #define TC_SHM_LINE 64
 #define TC_SHM_HDR_SIZE 256
 #define TC_SHM_CELL_HDR 64
