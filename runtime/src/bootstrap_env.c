@@ -30,7 +30,8 @@
  * Events (failure and revoke notices): notify sends a NOTIFY frame, and the
  * store pushes an EVENT frame to every other rank. Those arrive whenever they
  * do: a request waiting for its reply queues them, and poll_event reads the
- * socket without waiting, at most once per ENV_EVENT_POLL_NS and only when no
+ * socket without waiting, at most once per ENV_EVENT_POLL_NS (a time it
+ * looks at once per ENV_EVENT_CLOCK_EVERY calls) and only when no
  * other thread holds the connection (a trylock), so the progress thread
  * neither makes a syscall per pass nor waits behind a get. They go into a
  * fixed ring; a full ring drops the oldest (the runtime takes events as hints:
@@ -308,12 +309,17 @@ out:
 }
 
 /* Dequeue an event; read what the store sent (without waiting) at most once per
- * ENV_EVENT_POLL_NS, and only when no request holds the connection. */
+ * ENV_EVENT_POLL_NS, and only when no request holds the connection. The clock is read at every
+ * ENV_EVENT_CLOCK_EVERY-th call only (callers on several threads may lose a count: harmless). */
 static int env_poll_event(tc_boot_t *boot, tc_boot_event_t *ev)
 {
     tc_boot_env_t *e = (tc_boot_env_t *)boot;
     if (tc_benv_ev_pop(e, ev))
         return 1;
+    unsigned calls = atomic_load_explicit(&e->ev_calls, memory_order_relaxed) + 1;
+    atomic_store_explicit(&e->ev_calls, calls, memory_order_relaxed);
+    if (calls % ENV_EVENT_CLOCK_EVERY != 0)
+        return 0;
     uint64_t now = tc_time_ns();
     if (now - atomic_load_explicit(&e->ev_polled_ns, memory_order_relaxed) < ENV_EVENT_POLL_NS)
         return 0;
@@ -433,6 +439,7 @@ static tc_boot_env_t *env_new(const env_config_t *cfg)
     pthread_mutex_init(&e->ev_lock, NULL);
     atomic_init(&e->ev_count, 0);
     atomic_init(&e->ev_polled_ns, 0);
+    atomic_init(&e->ev_calls, 0);
     return e;
 }
 

@@ -22,6 +22,9 @@
 #define ENV_BYE_WAIT_MS 1000
 #define ENV_STALE_RETRY_MS 50 /* between hellos to the lingering store of an earlier bootstrap */
 #define ENV_EVENT_POLL_NS 1000000ull /* poll_event reads the socket at most this often */
+/* poll_event reads the clock once per this many calls: the runtime polls at every operation it
+ * issues, and a small message must not cost a clock read */
+#define ENV_EVENT_CLOCK_EVERY 16u
 #define ENV_EVENT_RING 64
 #define ENV_DRAIN_FRAMES 256 /* frames one poll_event reads at most */
 #define ENV_NOTIFY_WAIT_MS 1000
@@ -54,6 +57,7 @@ typedef struct {
     atomic_uint ev_count;     /* ev_len, read without the lock */
     uint64_t ev_dropped;      /* under ev_lock */
     _Atomic uint64_t ev_polled_ns;
+    atomic_uint ev_calls; /* poll_event calls that found the ring empty (a count, not exact) */
     uint64_t fences;  /* fences completed */
     uint8_t *pending; /* PUT frames not yet sent */
     size_t pending_len, pending_cap;
