@@ -561,10 +561,14 @@ static void *finalize_watch(void *arg)
     int done = fin.done;
     pthread_mutex_unlock(&fin.m);
     if (!done) {
-        fprintf(stderr,
-                "tcrun: the PMIx server did not shut down within %d s (PMIx_server_finalize did "
-                "not return); leaving without it, with the job's exit status %d\n",
-                TC_RUN_PMIX_FINALIZE_S, fin.exit_code);
+        /* write(2), not stdio: the stuck thread may hold stderr's lock */
+        char msg[192];
+        snprintf(msg, sizeof(msg),
+                 "tcrun: the PMIx server did not shut down within %d s (PMIx_server_finalize did "
+                 "not return); leaving without it, with the job's exit status %d\n",
+                 TC_RUN_PMIX_FINALIZE_S, fin.exit_code);
+        ssize_t w = write(2, msg, strlen(msg));
+        (void)w;
         if (g.tmpdir_made) {
             nftw(g.tmpdir, remove_entry, 16, FTW_DEPTH | FTW_PHYS);
         }
