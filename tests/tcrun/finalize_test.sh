@@ -15,12 +15,12 @@ trap 'rm -rf "$TMPDIR"' EXIT
 LD_PRELOAD=$HANG run "$TCRUN" -n 2 "$CLIENT" 2 ok
 expect_rc 0
 expect_all_ok 2
-expect_line "$ERR" "tcrun: the PMIx server did not shut down within 10 s (PMIx_server_finalize did not return); leaving without it, with the job's exit status 0"
+expect_line "$ERR" "tcrun: the PMIx server did not shut down within 10 s (PMIx_server_finalize did not return); leaving without it"
 awk -v e="$ELAPSED" 'BEGIN { exit !(e >= 9.5 && e < 30) }' || fail "ended after ${ELAPSED}s, not about 10 s"
 [ -z "$(ls -A "$TMPDIR")" ] || fail "tcrun left $(ls -A "$TMPDIR") in its temporary directory"
 
 # a failed job keeps its status
 LD_PRELOAD=$HANG run "$TCRUN" -n 2 "$CLIENT" 2 exit 1 3
 expect_rc 3
-expect_line "$ERR" "tcrun: the PMIx server did not shut down within 10 s (PMIx_server_finalize did not return); leaving without it, with the job's exit status 3"
+expect_line "$ERR" "tcrun: the PMIx server did not shut down within 10 s (PMIx_server_finalize did not return); leaving without it"
 echo PASS

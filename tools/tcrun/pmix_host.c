@@ -77,14 +77,14 @@ static void op_wait_cb(pmix_status_t status, void *cbdata)
 
 /* Waits for the callback of an operation that returned rc. Frees w unless the wait timed out
  * (the library may still write to it then). Returns the operation's status. */
-static pmix_status_t op_wait_finish(op_wait_t *w, pmix_status_t rc)
+static pmix_status_t op_wait_finish(op_wait_t *w, pmix_status_t rc, int timeout_s)
 {
     if (rc == PMIX_OPERATION_SUCCEEDED) {
         rc = PMIX_SUCCESS; /* completed at once; no callback will come */
     } else if (rc == PMIX_SUCCESS) {
         struct timespec deadline;
         clock_gettime(CLOCK_REALTIME, &deadline);
-        deadline.tv_sec += TC_RUN_PMIX_OP_TIMEOUT_S;
+        deadline.tv_sec += timeout_s;
         pthread_mutex_lock(&w->m);
         int err = 0;
         while (!w->done && err == 0) {
@@ -379,7 +379,7 @@ static int register_nspace(void)
         goto cleanup;
     }
     rc = PMIx_server_register_nspace(g.nspace, n, info, ninfo, op_wait_cb, w);
-    rc = op_wait_finish(w, rc);
+    rc = op_wait_finish(w, rc, TC_RUN_PMIX_OP_TIMEOUT_S);
     if (rc != PMIX_SUCCESS) {
         fprintf(stderr, "tcrun: PMIx_server_register_nspace(%s) failed: %s\n", g.nspace,
                 PMIx_Error_string(rc));
@@ -393,7 +393,7 @@ static int register_nspace(void)
         goto cleanup;
     }
     rc = PMIx_server_setup_local_support(g.nspace, NULL, 0, op_wait_cb, w);
-    rc = op_wait_finish(w, rc);
+    rc = op_wait_finish(w, rc, TC_RUN_PMIX_OP_TIMEOUT_S);
     if (rc != PMIX_SUCCESS) {
         fprintf(stderr, "tcrun: PMIx_server_setup_local_support(%s) failed: %s\n", g.nspace,
                 PMIx_Error_string(rc));
@@ -478,7 +478,7 @@ int tc_run_pmix_prepare_rank(int rank, char ***env)
     }
     pmix_status_t rc =
         PMIx_server_register_client(&proc, geteuid(), getegid(), NULL, op_wait_cb, w);
-    rc = op_wait_finish(w, rc);
+    rc = op_wait_finish(w, rc, TC_RUN_PMIX_OP_TIMEOUT_S);
     if (rc != PMIX_SUCCESS) {
         fprintf(stderr, "tcrun: PMIx_server_register_client(rank %d) failed: %s\n", rank,
                 PMIx_Error_string(rc));
@@ -536,85 +536,54 @@ void tc_run_pmix_notify_terminated(int rank, int code)
     }
 }
 
-/* ---- a shutdown that cannot hang ---- */
-
-static struct {
-    pthread_mutex_t m;
-    pthread_cond_t c;
-    int done;
-    int exit_code;
-} fin = {.m = PTHREAD_MUTEX_INITIALIZER}; /* c: made by finalize_bounded (its clock) */
-
-/* Waits TC_RUN_PMIX_FINALIZE_S for PMIx_server_finalize; past that, says so, removes the
- * temporary directory and ends tcrun with the job's status. */
-static void *finalize_watch(void *arg)
+/* PMIx_server_finalize on a thread of its own, which reports through @p arg (an op_wait_t), so
+ * that the wait for it is bounded like the other calls into the server library. */
+static void *finalize_main(void *arg)
 {
-    (void)arg;
-    struct timespec deadline;
-    clock_gettime(CLOCK_MONOTONIC, &deadline);
-    deadline.tv_sec += TC_RUN_PMIX_FINALIZE_S;
-    pthread_mutex_lock(&fin.m);
-    int err = 0;
-    while (!fin.done && err != ETIMEDOUT) {
-        err = pthread_cond_timedwait(&fin.c, &fin.m, &deadline);
-    }
-    int done = fin.done;
-    pthread_mutex_unlock(&fin.m);
-    if (!done) {
-        /* write(2), not stdio: the stuck thread may hold stderr's lock */
-        char msg[192];
-        snprintf(msg, sizeof(msg),
-                 "tcrun: the PMIx server did not shut down within %d s (PMIx_server_finalize did "
-                 "not return); leaving without it, with the job's exit status %d\n",
-                 TC_RUN_PMIX_FINALIZE_S, fin.exit_code);
-        ssize_t w = write(2, msg, strlen(msg));
-        (void)w;
-        if (g.tmpdir_made) {
-            nftw(g.tmpdir, remove_entry, 16, FTW_DEPTH | FTW_PHYS);
-        }
-        _exit(fin.exit_code);
-    }
+    op_wait_cb(PMIx_server_finalize(), arg);
     return NULL;
 }
 
-/* PMIx_server_finalize, bounded by finalize_watch (called once). Without a watch thread (none
- * could start) it is called unbounded. */
-static void finalize_bounded(int exit_code)
+/* PMIx_server_finalize, given TC_RUN_PMIX_FINALIZE_S: 0, or -1 when it did not return in time
+ * (said on stderr; its thread is left behind). Called unbounded when no thread can start. */
+static int finalize_bounded(void)
 {
-    pthread_condattr_t ca;
-    pthread_condattr_init(&ca);
-    pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
-    pthread_cond_init(&fin.c, &ca);
-    pthread_condattr_destroy(&ca);
-    fin.done = 0;
-    fin.exit_code = exit_code;
-    pthread_t watch;
-    int watched = pthread_create(&watch, NULL, finalize_watch, NULL) == 0;
-    pmix_status_t rc = PMIx_server_finalize();
-    if (watched) {
-        pthread_mutex_lock(&fin.m);
-        fin.done = 1;
-        pthread_cond_signal(&fin.c);
-        pthread_mutex_unlock(&fin.m);
-        pthread_join(watch, NULL);
+    op_wait_t *w = op_wait_new();
+    pthread_t t;
+    pmix_status_t rc;
+    if (w == NULL || pthread_create(&t, NULL, finalize_main, w) != 0) {
+        free(w);
+        rc = PMIx_server_finalize();
+    } else {
+        pthread_detach(t);
+        rc = op_wait_finish(w, PMIX_SUCCESS, TC_RUN_PMIX_FINALIZE_S);
+        if (rc == PMIX_ERR_TIMEOUT) {
+            fprintf(stderr,
+                    "tcrun: the PMIx server did not shut down within %d s "
+                    "(PMIx_server_finalize did not return); leaving without it\n",
+                    TC_RUN_PMIX_FINALIZE_S);
+            return -1;
+        }
     }
     if (rc != PMIX_SUCCESS) {
         fprintf(stderr, "tcrun: PMIx_server_finalize failed: %s\n", PMIx_Error_string(rc));
     }
+    return 0;
 }
 
-void tc_run_pmix_stop(int exit_code)
+int tc_run_pmix_stop(void)
 {
+    int abandoned = 0;
     if (g.nspace_registered) {
         op_wait_t *w = op_wait_new();
         if (w != NULL) {
             PMIx_server_deregister_nspace(g.nspace, op_wait_cb, w);
-            (void)op_wait_finish(w, PMIX_SUCCESS);
+            (void)op_wait_finish(w, PMIX_SUCCESS, TC_RUN_PMIX_OP_TIMEOUT_S);
         }
         g.nspace_registered = 0;
     }
     if (g.server_up) {
-        finalize_bounded(exit_code);
+        abandoned = finalize_bounded() != 0;
         g.server_up = 0;
     }
     if (g.tmpdir_made) {
@@ -631,4 +600,5 @@ void tc_run_pmix_stop(int exit_code)
     free(g.pids);
     g.pids = NULL;
     pthread_mutex_unlock(&g.lock);
+    return abandoned;
 }

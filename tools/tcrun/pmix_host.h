@@ -32,8 +32,9 @@ void tc_run_pmix_notify_terminated(int rank, int code);
 /* Records rank's pid: a fence that completes after that process is gone fails. */
 void tc_run_pmix_rank_started(int rank, pid_t pid);
 
-/* Deregisters the namespace, finalizes the server and removes the temp dir. A server that does not
- * finish within a bound ends tcrun with exit_code (said on stderr). */
-void tc_run_pmix_stop(int exit_code);
+/* Deregisters the namespace, finalizes the server and removes the temp dir. Returns 1 when the
+ * server did not shut down within its bound (said on stderr): its thread is stuck in the library,
+ * so tcrun must leave with _exit, not through exit's handlers. */
+int tc_run_pmix_stop(void);
 
 #endif
