@@ -573,7 +573,10 @@ int main(int argc, char **argv)
         tc_run_stream_close(&J.ranks[r].err);
     }
 out:
-    int abandoned = tc_run_pmix_stop();
+    if (tc_run_pmix_stop()) {
+        fflush(NULL);
+        _exit(J.exit_code); /* the server library's stuck thread must not run exit's handlers */
+    }
     if (devnull >= 0) {
         close(devnull);
     }
@@ -583,9 +586,5 @@ out:
     free(J.ranks);
     free(J.cpus);
     tc_run_args_free(&J.args);
-    if (abandoned) {
-        fflush(NULL);
-        _exit(J.exit_code); /* the server library's stuck thread must not run exit's handlers */
-    }
     return J.exit_code;
 }
