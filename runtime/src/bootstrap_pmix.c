@@ -483,10 +483,10 @@ tc_status_t tc_boot_pmix_create(uint64_t deadline_ns, tc_boot_t **boot_p)
         free(p);
         return st;
     }
-    /* libpmix's hash store (tcrun's) appends a value put again under the same name, and a
-     * client keeps the first copy of a peer's value it fetched, even when asked to refresh it
-     * (measured with 4.2.2): there each world's keys have names of their own. The shared-memory
-     * stores (ds21, ds12: mpirun's, srun's) replace them in place. */
+    /* libpmix's hash store alone appends a value put again under the same name, and a client
+     * keeps the first copy of a peer's value it fetched, even when asked to refresh it (measured
+     * with 4.2.2): there each world's keys have names of their own. The shared-memory stores
+     * (ds21, ds12: tcrun's, mpirun's, srun's) replace them in place. */
     const char *gds = getenv("PMIX_GDS_MODULE");
     p->numbered = !gds || strncmp(gds, "ds", 2) != 0;
     pmix_proc_t job;

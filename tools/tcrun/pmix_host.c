@@ -25,8 +25,9 @@
 /* How long a registration with the server library may take before tcrun gives up. */
 #define TC_RUN_PMIX_OP_TIMEOUT_S 30
 /* How long the server library's shutdown may take before tcrun leaves without it: with a
- * deadlocked progress thread (libpmix 4.2's ds21 store) it never returned, and tcrun, which
- * takes its signals through a descriptor, did not end even on SIGTERM. */
+ * deadlocked progress thread (libpmix 4.2 given the ds21 store without the hash store) it never
+ * returned, and tcrun, which takes its signals through a descriptor, did not end even on SIGTERM.
+ */
 #define TC_RUN_PMIX_FINALIZE_S 10
 
 static struct {
@@ -414,6 +415,49 @@ cleanup:
     return ret;
 }
 
+/* Whether the comma-separated list @p list names hash, and nothing but hash and ds21. */
+static int gds_usable(const char *list)
+{
+    int hash = 0;
+    for (const char *p = list; *p != '\0';) {
+        size_t len = strcspn(p, ",");
+        if (len == 4 && strncmp(p, "hash", 4) == 0) {
+            hash = 1;
+        } else if (len != 4 || strncmp(p, "ds21", 4) != 0) {
+            return 0;
+        }
+        p += len + (p[len] == ',');
+    }
+    return hash;
+}
+
+/* The stores of the job's data (libpmix's gds framework), for the server and, inherited, its
+ * clients: the shared-memory store ds21 with the hash store beside it. The job's map and the keys
+ * a fence collects then sit once in shared memory instead of in every rank's heap (the hash store
+ * alone grew each rank's heap by about 2.1 KiB per rank of the job), and libpmix keeps the
+ * server's own keys, which ds21 refuses, in the hash store. A user's list of hash and ds21 that
+ * names hash is kept. Any other is replaced, and tcrun says so: without hash every rank's
+ * PMIx_Init fails (and with ds21 the server then never shuts down); with ds12 a rank's job data
+ * is lost (PMIx_Get of pmix.nodeid fails; libpmix 4.2.2). */
+static int choose_gds(void)
+{
+    const char *user = getenv("PMIX_MCA_gds");
+    if (user != NULL && gds_usable(user)) {
+        return 0;
+    }
+    if (user != NULL) {
+        fprintf(stderr,
+                "tcrun: PMIX_MCA_gds=%s replaced by ds21,hash: under tcrun's PMIx server libpmix "
+                "needs the hash store, and ds12 loses the ranks' job data\n",
+                user);
+    }
+    if (setenv("PMIX_MCA_gds", "ds21,hash", 1) != 0) {
+        fprintf(stderr, "tcrun: setenv(PMIX_MCA_gds) failed: %s\n", strerror(errno));
+        return -1;
+    }
+    return 0;
+}
+
 int tc_run_pmix_start(int nranks, int verbose, int *event_fd)
 {
     g.nranks = nranks;
@@ -434,19 +478,9 @@ int tc_run_pmix_start(int nranks, int verbose, int *event_fd)
     if (make_tmpdir() != 0) {
         return -1;
     }
-    /* Keep the job's data in the server's hash store. The shared-memory stores add nothing for
-     * one small job, and under this server they fail (ds12: every rank's PMIx_Init) or deadlock
-     * the library's progress thread, so that neither the job nor tcrun ever ends (ds21, libpmix
-     * 4.2). A user's other choice is therefore replaced, and said. */
-    const char *gds = getenv("PMIX_MCA_gds");
-    if (gds != NULL && strcmp(gds, "hash") != 0) {
-        fprintf(stderr,
-                "tcrun: PMIX_MCA_gds=%s replaced by hash: libpmix's shared-memory stores fail or "
-                "hang under tcrun's PMIx server\n",
-                gds);
+    if (choose_gds() != 0) {
+        return -1;
     }
-    setenv("PMIX_MCA_gds", "hash", 1);
-
     pmix_info_t info[2];
     PMIX_INFO_CONSTRUCT(&info[0]);
     PMIX_INFO_CONSTRUCT(&info[1]);
