@@ -16,9 +16,11 @@
  *
  * Heartbeats and verdicts use a communicator id no communicator gets
  * (TC_RT_HB_COMM_ID). */
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "heartbeat.h"
 #include "tcomms/base/log.h"
@@ -163,6 +165,50 @@ static void hb_send(tc_rt_hb_t *hb, uint64_t value, uint64_t now)
         hb->sreq.status = TC_ERR_PEER_FAILED;
 }
 
+/* Whether process @p pid of this node exists and is neither stopped nor dead: the state in
+ * /proc/PID/stat, after the command name in parentheses (which may hold any character, hence the
+ * last ')'; the fields after it hold none). */
+static int hb_process_runs(int pid)
+{
+    char path[32], buf[128];
+    snprintf(path, sizeof(path), "/proc/%d/stat", pid);
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return 0;
+    ssize_t n = read(fd, buf, sizeof(buf) - 1);
+    close(fd);
+    if (n <= 0)
+        return 0;
+    buf[n] = '\0';
+    const char *end = strrchr(buf, ')');
+    if (!end || end[1] != ' ' || !end[2])
+        return 0;
+    return !strchr("TtZXx", end[2]);
+}
+
+/* Whether @p hb's silent neighbour is a process of this node that the kernel shows alive and not
+ * stopped: then its silence is not a failure but a node with far more ranks than cores, where a
+ * process may not run for seconds (256 ranks on 2 cores: 2 s,
+ * bench/results/2026-12-04-tcrun-ds21.txt). What the silence is for here, a process that died or
+ * stopped, the kernel says; a live one wedged inside tcomms is named by the operations' timeouts.
+ * Looked at once per period while silent. */
+static int hb_runs_here(tc_rt_world_t *world, tc_rt_hb_t *hb, uint64_t silent, uint64_t now)
+{
+    if (hb->pid <= 0 || strcmp(hb->host, world->boot->host) != 0)
+        return 0;
+    if (hb->runs_seen && now - hb->runs_seen < world->hb_ns)
+        return 1;
+    if (!hb_process_runs(hb->pid))
+        return 0;
+    if (!hb->runs_seen)
+        tc_log_info(TC_SUBSYS_RUNTIME,
+                    "heartbeats: watch neighbour rank %d (pid %d) sent none for %llu ms, but it "
+                    "runs on this node: not failed (more ranks than cores?)",
+                    hb->peer, hb->pid, (unsigned long long)(silent / 1000000));
+    hb->runs_seen = now;
+    return 1;
+}
+
 /* @p hb's neighbour has been silent too long: fail it, tell everyone. */
 static void hb_fail(tc_rt_world_t *world, tc_rt_hb_t *hb, uint64_t silent)
 {
@@ -210,7 +256,8 @@ void tc_rt_hb_tick(tc_rt_world_t *world, uint64_t now)
                 hb_send(hb, now, now);
         }
         uint64_t silent = now - hb->last_heard;
-        if (silent > (uint64_t)world->hb_misses * world->hb_ns)
+        if (silent > (uint64_t)world->hb_misses * world->hb_ns &&
+            !hb_runs_here(world, hb, silent, now))
             hb_fail(world, hb, silent);
     }
 }

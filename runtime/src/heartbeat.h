@@ -19,6 +19,7 @@ typedef struct tc_rt_hb {
     tc_rt_verdict_msg_t vrbuf, vsbuf;
     uint64_t last_heard; /* ns */
     uint64_t last_sent;  /* ns */
+    uint64_t runs_seen;  /* ns: when its process was last seen running here while silent; 0 never */
     int forwarded;       /* entries of world->failed passed on to this neighbour */
     int reported;        /* failed here: no longer watched */
     int left;            /* said goodbye: no longer watched */

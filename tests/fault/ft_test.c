@@ -25,6 +25,10 @@
  *             all shrink (nobody failed: same size) and check an all-reduce.
  *         slow: the victim sleeps 3 s in the loop; nobody fails (TC_TIMEOUT_S
  *             larger) and every result is right.
+ *         slow-mute: like slow, and the victim sends no heartbeats (it turns
+ *             them off for itself, knowing its rank from tcrun's PMIX_RANK), as a
+ *             process that gets no core for seconds on an overloaded node: its
+ *             neighbours, on the same node, see it alive and fail nobody.
  *         any-source: rank VICTIM+1 waits in a receive from any source that
  *             nobody sends to, the others in a barrier, when the victim dies:
  *             every survivor gets TC_ERR_PEER_FAILED naming it (no hang until
@@ -196,6 +200,9 @@ int main(int argc, char **argv)
     const char *mode = argv[1];
     int victim = atoi(argv[2]);
     unsigned seed = argc > 3 ? (unsigned)atoi(argv[3]) : (unsigned)time(NULL);
+    const char *launcher_rank = getenv("PMIX_RANK");
+    if (strcmp(mode, "slow-mute") == 0 && launcher_rank && atoi(launcher_rank) == victim)
+        setenv("TC_HEARTBEAT_MS", "0", 1);
     tc_comm_t *comm;
     if (tc_comm_create(NULL, &comm) != TC_OK) {
         fprintf(stderr, "create: %s\n", tc_last_error());
@@ -307,7 +314,7 @@ int main(int argc, char **argv)
             }
             if (strcmp(mode, "stop") == 0 || strcmp(mode, "stop-hb") == 0)
                 die(SIGSTOP);
-            if (strcmp(mode, "slow") == 0)
+            if (strncmp(mode, "slow", 4) == 0)
                 sleep(3);
             if (strcmp(mode, "revoke") == 0) {
                 usleep((useconds_t)delay_us);
@@ -402,7 +409,7 @@ int main(int argc, char **argv)
         if (st == TC_ERR_REVOKED && rank != victim && !strstr(tc_last_error(), needle))
             FAIL("the revoke does not name rank %d: %s", victim, tc_last_error());
         shrink_and_check(comm, size, NULL, 0);
-    } else if (strcmp(mode, "slow") == 0) {
+    } else if (strncmp(mode, "slow", 4) == 0) {
         if (st != TC_OK)
             FAIL("with a slow rank: %s (%s)", tc_status_string(st), tc_last_error());
         for (int i = 0; i < n && st == TC_OK; i++) {

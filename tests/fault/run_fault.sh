@@ -108,6 +108,10 @@ case_ unreceived 1 2 2 unreceived TC_HEARTBEAT_MS=0
 case_ unreceived-tcp 1 2 2 unreceived TC_SHM=0 TC_HEARTBEAT_MS=0
 case_ revoke 3 8 8 revoke
 case_ slow 2 4 4 slow TC_TIMEOUT_S=20 TC_HEARTBEAT_MS=200
+# A rank silent for 3 s (no heartbeats of its own) whose process runs on the same node, as on a
+# node with far more ranks than cores: its neighbours see it alive and fail nobody (before, they
+# failed it after 1.6 s: 256 ranks on 2 cores lost their first barrier that way).
+case_ slow-mute 2 4 4 slow-mute TC_TIMEOUT_S=20 TC_HEARTBEAT_MS=200
 # A stopped rank with heartbeats every 200 ms (8 missed, the default): found in about 1.7 s, not at
 # the timeout.
 case_ stop-hb $((trials / 2 + 1)) 8 7 stop-hb TC_TIMEOUT_S=60 TC_HEARTBEAT_MS=200
