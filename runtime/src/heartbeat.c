@@ -16,14 +16,13 @@
  *
  * Heartbeats and verdicts use a communicator id no communicator gets
  * (TC_RT_HB_COMM_ID). */
-#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "heartbeat.h"
 #include "tcomms/base/log.h"
+#include "tcomms/base/proc.h"
 #include "tcomms/base/time.h"
 #include "tcomms/runtime/watch.h"
 
@@ -165,27 +164,6 @@ static void hb_send(tc_rt_hb_t *hb, uint64_t value, uint64_t now)
         hb->sreq.status = TC_ERR_PEER_FAILED;
 }
 
-/* Whether process @p pid of this node exists and is neither stopped nor dead: the state in
- * /proc/PID/stat, after the command name in parentheses (which may hold any character, hence the
- * last ')'; the fields after it hold none). */
-static int hb_process_runs(int pid)
-{
-    char path[32], buf[128];
-    snprintf(path, sizeof(path), "/proc/%d/stat", pid);
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0)
-        return 0;
-    ssize_t n = read(fd, buf, sizeof(buf) - 1);
-    close(fd);
-    if (n <= 0)
-        return 0;
-    buf[n] = '\0';
-    const char *end = strrchr(buf, ')');
-    if (!end || end[1] != ' ' || !end[2])
-        return 0;
-    return !strchr("TtZXx", end[2]);
-}
-
 /* Whether @p hb's silent neighbour is a process of this node that the kernel shows alive and not
  * stopped: then its silence is not a failure but a node with far more ranks than cores, where a
  * process may not run for seconds (256 ranks on 2 cores: 2 s,
@@ -198,7 +176,8 @@ static int hb_runs_here(tc_rt_world_t *world, tc_rt_hb_t *hb, uint64_t silent, u
         return 0;
     if (hb->runs_seen && now - hb->runs_seen < world->hb_ns)
         return 1;
-    if (!hb_process_runs(hb->pid))
+    int state = tc_proc_state(hb->pid);
+    if (state <= 0 || strchr("TtZXx", state)) /* gone, unreadable, stopped or dead */
         return 0;
     if (!hb->runs_seen)
         tc_log_info(TC_SUBSYS_RUNTIME,

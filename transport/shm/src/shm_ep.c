@@ -15,6 +15,7 @@
 
 #include "shm_internal.h"
 #include "tcomms/base/log.h"
+#include "tcomms/base/proc.h"
 #include "tcomms/base/time.h"
 
 void tc_shm_queue_push(tc_shm_queue_t *q, tc_tp_req_t *req)
@@ -162,19 +163,8 @@ int tc_shm_peer_exited(tc_shm_ep_t *ep)
     if (kill(ep->peer_pid, 0) != 0 && errno == ESRCH)
         return 1;
     /* a killed child not yet reaped still answers kill(): look for the zombie */
-    char path[64], buf[256];
-    snprintf(path, sizeof(path), "/proc/%d/stat", (int)ep->peer_pid);
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0)
-        return errno == ENOENT;
-    ssize_t n = read(fd, buf, sizeof(buf) - 1);
-    close(fd);
-    if (n <= 0)
-        return 0;
-    buf[n] = '\0';
-    const char *close_paren = strrchr(buf, ')');
-    return close_paren != NULL && close_paren[1] == ' ' &&
-           (close_paren[2] == 'Z' || close_paren[2] == 'X');
+    int state = tc_proc_state((int)ep->peer_pid);
+    return state == 0 || state == 'Z' || state == 'X';
 }
 
 _Static_assert(TC_SHM_NONCE_LEN == TC_AUTH_NONCE_LEN, "shm nonces are auth nonces");

@@ -1,0 +1,10 @@
+/* Another process of this machine, as the kernel sees it. */
+#ifndef TCOMMS_BASE_PROC_H
+#define TCOMMS_BASE_PROC_H
+
+/* The state letter of process @p pid from /proc/PID/stat ('R', 'S', 'D', 'T' stopped, 't' traced,
+ * 'Z' zombie, 'X' dead, ...); 0 when no such process exists; -1 when its state could not be read.
+ * A system call or three: not for hot paths. */
+int tc_proc_state(int pid);
+
+#endif

@@ -1,0 +1,28 @@
+/* A process's state from /proc/PID/stat. */
+#include "tcomms/base/proc.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+int tc_proc_state(int pid)
+{
+    char path[32], buf[256];
+    snprintf(path, sizeof(path), "/proc/%d/stat", pid);
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return errno == ENOENT ? 0 : -1;
+    ssize_t n = read(fd, buf, sizeof(buf) - 1);
+    close(fd);
+    if (n <= 0)
+        return -1;
+    buf[n] = '\0';
+    /* the state follows the command name in parentheses, which may hold any character (hence the
+     * last ')'); the fields after it hold none */
+    const char *end = strrchr(buf, ')');
+    if (!end || end[1] != ' ' || end[2] == '\0')
+        return -1;
+    return (unsigned char)end[2];
+}

@@ -1,0 +1,57 @@
+/* tc_proc_state: this process, a stopped child, a zombie, a process that does not exist. */
+#include <setjmp.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "tcomms/base/proc.h"
+
+static void test_self_runs(void **state)
+{
+    (void)state;
+    assert_int_equal(tc_proc_state((int)getpid()), 'R');
+}
+
+static void test_stopped_then_zombie_then_gone(void **state)
+{
+    (void)state;
+    pid_t child = fork();
+    assert_true(child >= 0);
+    if (child == 0) {
+        for (;;)
+            pause();
+    }
+    assert_int_equal(kill(child, SIGSTOP), 0);
+    int st;
+    assert_int_equal(waitpid(child, &st, WUNTRACED), child);
+    assert_true(WIFSTOPPED(st));
+    assert_int_equal(tc_proc_state((int)child), 'T');
+    assert_int_equal(kill(child, SIGKILL), 0);
+    /* killed and not yet reaped: a zombie */
+    assert_int_equal(waitid(P_PID, (id_t)child, NULL, WEXITED | WNOWAIT), 0);
+    assert_int_equal(tc_proc_state((int)child), 'Z');
+    assert_int_equal(waitpid(child, &st, 0), child);
+    assert_int_equal(tc_proc_state((int)child), 0);
+}
+
+static void test_no_such_process(void **state)
+{
+    (void)state;
+    assert_int_equal(tc_proc_state(-5), 0);
+    assert_int_equal(tc_proc_state(0x7ffffff0), 0); /* above any pid_max */
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_self_runs),
+        cmocka_unit_test(test_stopped_then_zombie_then_gone),
+        cmocka_unit_test(test_no_such_process),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
