@@ -132,9 +132,8 @@ class ProcessGroupTcomms(_C10dBackend):
 
     def _kw(self, opts):
         """tcomms' async_op and timeout for torch's @p opts. Every operation is
-        asynchronous in tcomms: torch lets ranks differ in async_op, and tcomms
-        runs small blocking collectives on another path (the shm lanes), which
-        an asynchronous one on another rank would never meet. A blocking torch
+        asynchronous in tcomms, so that each gives a work the torch Work waits
+        for (small ones run on the shm lanes either way). A blocking torch
         call outside coalescing is waited for in this thread (the GIL released),
         with no hand-off to another thread and back."""
         self._inline = self._coal is None and not getattr(opts, "asyncOp", True)

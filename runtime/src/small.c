@@ -153,22 +153,6 @@ tc_status_t tc_rt_small_tally(const tc_rt_small_vote_t *votes, int n, int *go_p,
     return TC_OK;
 }
 
-/* Post @p len bytes of @p src to rank @p q; the slot's payload is returned in *data_p. */
-static tc_status_t post(tc_rt_small_op_t *op, int q, const void *src, size_t len,
-                        const void **data_p)
-{
-    tc_status_t st = TC_OK;
-    tc_shm_lane_slot_t *slot = tc_rt_small_tx(op, q, len, &st);
-    if (st != TC_OK)
-        return st;
-    if (len)
-        memcpy(slot->data, src, len);
-    tc_shm_lane_post(op->s->peer[q].lane, slot, op->tag, len);
-    if (data_p)
-        *data_p = slot->data;
-    return TC_OK;
-}
-
 /* Whether a lane message tagged @p tag, not this operation's, can never be read: it belongs
  * to another communicator that is broken here, or that this process destroyed broken. An
  * operation that failed leaves such messages behind (a peer posted before the failure ended
@@ -221,158 +205,177 @@ static tc_status_t take(tc_rt_small_op_t *op, int q, const tc_shm_lane_slot_t **
     return TC_OK;
 }
 
-/* Post the same @p len bytes of @p src to every peer (or to @p only when >= 0). */
-static tc_status_t post_all(tc_rt_small_op_t *op, const void *src, size_t len)
-{
-    for (int q = 0; q < op->comm->size; q++) {
-        tc_status_t st;
-        if (q != op->comm->rank && (st = post(op, q, src, len, NULL)) != TC_OK)
-            return st;
-    }
-    return TC_OK;
-}
-
-/* Post block q of @p src (blocks of op->bytes) to every peer q. */
-static tc_status_t post_blocks(tc_rt_small_op_t *op, const unsigned char *src)
-{
-    for (int q = 0; q < op->comm->size; q++) {
-        tc_status_t st;
-        if (q != op->comm->rank &&
-            (st = post(op, q, src + (size_t)q * op->bytes, op->bytes, NULL)) != TC_OK)
-            return st;
-    }
-    return TC_OK;
-}
-
-/* Take every peer's message into block q of @p dst (NULL: just take, barrier). */
-static tc_status_t take_blocks(tc_rt_small_op_t *op, unsigned char *dst)
-{
-    for (int q = 0; q < op->comm->size; q++) {
-        const tc_shm_lane_slot_t *slot;
-        if (q == op->comm->rank)
-            continue;
-        tc_status_t st = take(op, q, &slot);
-        if (st != TC_OK)
-            return st;
-        if (dst)
-            memcpy(dst + (size_t)q * op->bytes, slot->data, op->bytes);
-        tc_shm_lane_release(op->s->peer[q].lane, slot);
-    }
-    return TC_OK;
-}
-
-/* Take every peer's contribution (@p mine is this rank's) and fold them into @p dst in rank
- * order: dst = x0 op x1, then dst = dst op x2, ... (AVG: sum, then divide). */
-static tc_status_t take_fold(tc_rt_small_op_t *op, const void *mine, void *dst)
+/* What this rank sends rank @p q, op->bytes of it (none for a barrier), or NULL: nothing. */
+static const unsigned char *part_to(const tc_rt_small_op_t *op, int q)
 {
     const tc_rt_coll_t *c = op->call;
-    int n = op->comm->size, me = op->comm->rank;
-    unsigned char keep[TC_SHM_LANE_PAYLOAD];
-    if (!mine || !dst)
-        return tc_error_set(TC_ERR_INTERNAL, "small-message path: a fold without its buffers");
-    if (mine == dst && me >= 1) { /* in place: the input would be overwritten first */
-        memcpy(keep, mine, op->bytes);
-        mine = keep;
+    int me = op->comm->rank;
+    const unsigned char *in = c->sendbuf;
+    size_t b = op->bytes;
+    switch (c->coll) {
+    case TC_COLL_BARRIER:
+        return (const unsigned char *)"";
+    case TC_COLL_ALL_REDUCE:
+        return in;
+    case TC_COLL_REDUCE:
+    case TC_COLL_GATHER:
+        return q == c->root ? in : NULL;
+    case TC_COLL_BROADCAST:
+        return me == c->root ? in : NULL;
+    case TC_COLL_ALL_GATHER: /* in place: this rank's block of the output */
+        return c->sendbuf == c->recvbuf ? (const unsigned char *)c->recvbuf + (size_t)me * b : in;
+    case TC_COLL_REDUCE_SCATTER:
+    case TC_COLL_ALL_TO_ALL:
+        return in + (size_t)q * b;
+    case TC_COLL_SCATTER:
+        return me == c->root ? in + (size_t)q * b : NULL;
+    default:
+        return NULL;
     }
-    /* Fold in rank order (every rank gets the same bits), releasing each message once
-     * folded: holding one while waiting for the next could wait on another thread's
-     * operation that waits for this lane. */
-    tc_redop_t rop = c->op == TC_AVG ? TC_SUM : c->op;
-    tc_status_t st = TC_OK;
-    for (int q = 0; q < n && st == TC_OK; q++) {
-        const tc_shm_lane_slot_t *slot = NULL;
-        if (q != me && (st = take(op, q, &slot)) != TC_OK)
-            break;
-        const unsigned char *data = slot ? slot->data : (const unsigned char *)mine;
-        if (q == 0) {
-            if (data != dst)
-                memcpy(dst, data, op->bytes);
-        } else {
-            st = tc_kern_reduce(c->dtype, rop, dst, dst, data, c->count);
-        }
-        if (slot)
-            tc_shm_lane_release(op->s->peer[q].lane, slot);
+}
+
+/* Whether this rank folds every rank's contribution (its own included) into op->dst. */
+static int folds(const tc_rt_small_op_t *op)
+{
+    tc_coll_t c = op->call->coll;
+    return c == TC_COLL_ALL_REDUCE || c == TC_COLL_REDUCE_SCATTER ||
+           (c == TC_COLL_REDUCE && op->comm->rank == op->call->root);
+}
+
+/* Whether this rank takes a message from rank @p q (not folding). */
+static int takes_from(const tc_rt_small_op_t *op, int q)
+{
+    const tc_rt_coll_t *c = op->call;
+    int me = op->comm->rank;
+    if (q == me)
+        return 0;
+    switch (c->coll) {
+    case TC_COLL_REDUCE:
+    case TC_COLL_GATHER:
+        return me == c->root;
+    case TC_COLL_BROADCAST:
+    case TC_COLL_SCATTER:
+        return q == c->root;
+    default:
+        return 1;
     }
-    if (st == TC_OK && c->op == TC_AVG)
-        st = tc_kern_scale_div(c->dtype, dst, c->count, n);
-    return st;
+}
+
+/* Between posting and taking: this rank's own block of the output, and a fold's own
+ * contribution (op->mine), kept aside (op->keep) when the output would overwrite it first. A
+ * message this rank posted is no such copy: once its reader consumed it, the slot may carry the
+ * next message (another operation's) before the fold gets to this rank. */
+static void own_part(tc_rt_small_op_t *op)
+{
+    const tc_rt_coll_t *c = op->call;
+    int me = op->comm->rank;
+    size_t b = op->bytes;
+    int in_place = c->sendbuf == c->recvbuf;
+    const unsigned char *in = c->sendbuf;
+    unsigned char *out = c->recvbuf;
+    switch (c->coll) {
+    case TC_COLL_ALL_REDUCE:
+    case TC_COLL_REDUCE:
+        op->mine = in;
+        op->dst = out;
+        break;
+    case TC_COLL_REDUCE_SCATTER:
+        op->mine = in + (size_t)me * b;
+        op->dst = in_place ? out + (size_t)me * b : out;
+        break;
+    case TC_COLL_ALL_GATHER:
+        tc_kern_copy(out + (size_t)me * b, part_to(op, me), b);
+        break;
+    case TC_COLL_ALL_TO_ALL:
+        tc_kern_copy(out + (size_t)me * b, in + (size_t)me * b, b);
+        break;
+    case TC_COLL_GATHER:
+        if (me == c->root && !in_place)
+            memcpy(out + (size_t)me * b, in, b);
+        break;
+    case TC_COLL_SCATTER:
+        if (me == c->root && out != in + (size_t)me * b)
+            memcpy(out, in + (size_t)me * b, b);
+        break;
+    default:
+        break;
+    }
+    if (folds(op) && op->mine == op->dst && me >= 1) {
+        memcpy(op->keep, op->mine, b);
+        op->mine = op->keep;
+    }
+}
+
+/* Rank @p q's part (@p data) into the output: folded in rank order, dst = x0 op x1, then
+ * dst = dst op x2, ..., or copied into its block. */
+static tc_status_t use_part(tc_rt_small_op_t *op, int q, const unsigned char *data)
+{
+    const tc_rt_coll_t *c = op->call;
+    size_t b = op->bytes;
+    unsigned char *out = c->recvbuf;
+    if (folds(op)) {
+        if (q > 0)
+            return tc_kern_reduce(c->dtype, c->op == TC_AVG ? TC_SUM : c->op, op->dst, op->dst,
+                                  data, c->count);
+        if (data != op->dst)
+            memcpy(op->dst, data, b);
+        return TC_OK;
+    }
+    switch (c->coll) {
+    case TC_COLL_ALL_GATHER:
+    case TC_COLL_ALL_TO_ALL:
+    case TC_COLL_GATHER:
+        memcpy(out + (size_t)q * b, data, b);
+        break;
+    case TC_COLL_BROADCAST:
+    case TC_COLL_SCATTER:
+        memcpy(out, data, b);
+        break;
+    default:
+        break;
+    }
+    return TC_OK;
 }
 
 tc_status_t tc_rt_small_run(tc_rt_small_op_t *op)
 {
-    const tc_rt_coll_t *c = op->call;
-    int me = op->comm->rank, root = c->root;
-    size_t b = op->bytes;
-    int in_place = c->sendbuf == c->recvbuf;
-    unsigned char *out = c->recvbuf;
-    const unsigned char *in = c->sendbuf;
-    const void *posted = NULL;
-    const tc_shm_lane_slot_t *got;
-    tc_status_t st;
-    switch (c->coll) {
-    case TC_COLL_BARRIER:
-        return (st = post_all(op, NULL, 0)) != TC_OK ? st : take_blocks(op, NULL);
-    case TC_COLL_ALL_REDUCE:
-        for (int q = 0; q < op->comm->size; q++)
-            if (q != me && (st = post(op, q, in, b, &posted)) != TC_OK)
-                return st;
-        /* in place, the copy in the lanes stays intact while the output is written */
-        return take_fold(op, in_place ? posted : in, out);
-    case TC_COLL_REDUCE:
-        if (me != root)
-            return post(op, root, in, b, NULL);
-        return take_fold(op, in, out);
-    case TC_COLL_BROADCAST:
-        if (me == root)
-            return post_all(op, in, b);
-        if ((st = take(op, root, &got)) != TC_OK)
+    int n = op->comm->size, me = op->comm->rank;
+    tc_status_t st = TC_OK;
+    size_t len = op->call->coll == TC_COLL_BARRIER ? 0 : op->bytes;
+    for (; op->posted < n; op->posted++) {
+        int q = op->posted;
+        const unsigned char *src = q == me ? NULL : part_to(op, q);
+        if (!src)
+            continue;
+        tc_shm_lane_slot_t *slot = tc_rt_small_tx(op, q, len, &st);
+        if (!slot)
             return st;
-        memcpy(out, got->data, b);
-        tc_shm_lane_release(op->s->peer[root].lane, got);
-        return TC_OK;
-    case TC_COLL_ALL_GATHER:
-        in = in_place ? out + (size_t)me * b : in;
-        if ((st = post_all(op, in, b)) != TC_OK)
-            return st;
-        tc_kern_copy(out + (size_t)me * b, in, b);
-        return take_blocks(op, out);
-    case TC_COLL_REDUCE_SCATTER:
-        if ((st = post_blocks(op, in)) != TC_OK)
-            return st;
-        return take_fold(op, in + (size_t)me * b, in_place ? out + (size_t)me * b : out);
-    case TC_COLL_ALL_TO_ALL:
-        if ((st = post_blocks(op, in)) != TC_OK)
-            return st;
-        tc_kern_copy(out + (size_t)me * b, in + (size_t)me * b, b);
-        return take_blocks(op, out);
-    case TC_COLL_GATHER:
-        if (me != root)
-            return post(op, root, in, b, NULL);
-        if (!in_place)
-            memcpy(out + (size_t)me * b, in, b);
-        for (int q = 0; q < op->comm->size; q++) {
-            if (q == me)
-                continue;
-            if ((st = take(op, q, &got)) != TC_OK)
-                return st;
-            memcpy(out + (size_t)q * b, got->data, b);
-            tc_shm_lane_release(op->s->peer[q].lane, got);
-        }
-        return TC_OK;
-    case TC_COLL_SCATTER:
-        if (me == root) {
-            if ((st = post_blocks(op, in)) != TC_OK)
-                return st;
-            if (!in_place)
-                memcpy(out, in + (size_t)me * b, b);
-            return TC_OK;
-        }
-        if ((st = take(op, root, &got)) != TC_OK)
-            return st;
-        memcpy(out, got->data, b);
-        tc_shm_lane_release(op->s->peer[root].lane, got);
-        return TC_OK;
-    default:
-        return tc_error_set(TC_ERR_INTERNAL, "small-message path: collective %d", (int)c->coll);
+        if (len)
+            memcpy(slot->data, src, len);
+        tc_shm_lane_post(op->s->peer[q].lane, slot, op->tag, len);
     }
+    if (!op->ready) {
+        own_part(op);
+        op->ready = 1;
+    }
+    /* Each message is released once used: holding one while waiting for the next could wait
+     * on another thread's operation that waits for this lane. */
+    int fold = folds(op);
+    for (; op->taken < n; op->taken++) {
+        int q = op->taken;
+        const tc_shm_lane_slot_t *slot = NULL;
+        if (fold && q == me) {
+            st = use_part(op, q, op->mine);
+        } else if (fold || takes_from(op, q)) {
+            if ((st = take(op, q, &slot)) != TC_OK)
+                return st;
+            st = use_part(op, q, slot->data);
+            tc_shm_lane_release(op->s->peer[q].lane, slot);
+        }
+        if (st != TC_OK)
+            return st;
+    }
+    if (fold && op->call->op == TC_AVG)
+        return tc_kern_scale_div(op->call->dtype, op->dst, op->call->count, n);
+    return TC_OK;
 }

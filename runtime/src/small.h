@@ -39,8 +39,9 @@ enum {
     TC_RT_SMALL_RX      /* this operation's message from rank q */
 };
 
-/* Wait as @p what says (TC_RT_SMALL_*): TC_OK with the slot in *slot_p, or
- * why the operation cannot go on. The issuing module's policy (small_issue.c). */
+/* Wait as @p what says (TC_RT_SMALL_*): TC_OK with the slot in *slot_p, TC_INPROGRESS when the
+ * operation goes on at a later call (an asynchronous one: small_work.c), or why it cannot go on.
+ * The issuing module's policy (small_issue.c). */
 typedef tc_status_t (*tc_rt_small_wait_fn)(tc_rt_small_op_t *op, int q, int what, void **slot_p);
 
 /* One operation on the path. */
@@ -57,6 +58,12 @@ struct tc_rt_small_op {
     int awaited;       /* the rank waited for when it ended in error, or -1 */
     uint64_t start_ns; /* when it began: only with hooks, which are given its time */
     tc_rt_small_wait_fn wait;
+    /* where tc_rt_small_run goes on: the next rank to post to, then to take from */
+    int posted, taken;
+    int ready;                 /* the own part is done (between posting and taking) */
+    const unsigned char *mine; /* a fold's own contribution */
+    unsigned char *dst;        /* where a fold's result goes */
+    unsigned char *keep;       /* TC_SHM_LANE_PAYLOAD bytes: mine, in place, kept aside */
 };
 
 /* small.c (plans + executor): the lanes and the collectives on them */
@@ -124,15 +131,26 @@ TC_MUST_USE tc_status_t tc_rt_small_lanes(tc_rt_comm_t *comm, tc_rt_small_t *s);
  * fit the least free space a rank saw; TC_ERR_PROTOCOL for an ok that is neither 0 nor 1. */
 TC_MUST_USE tc_status_t tc_rt_small_tally(const tc_rt_small_vote_t *votes, int n, int *go_p,
                                           uint64_t *need_p, uint64_t *free_p);
-/* Run the operation's collective on the lanes (op->wait waits when a lane is not ready). */
+/* Run the operation's collective on the lanes (op->wait waits when a lane is not ready): TC_OK
+ * once done, TC_INPROGRESS when op->wait said so (call again: it goes on where it stopped), or
+ * the error. */
 TC_MUST_USE tc_status_t tc_rt_small_run(tc_rt_small_op_t *op);
 
 /* small_issue.c (work): the entry from tc_rt_coll_issue, waiting, bookkeeping */
-/* Run @p call on the path when it applies (blocking, no work object: @p flags
- * 0): *taken_p = 1 and the operation's result; else *taken_p = 0 and nothing
- * happened. Lock held. */
+/* Run @p call on the path when it applies (any call but a persistent one; @p flags and
+ * @p work_p as tc_rt_coll_issue): *taken_p = 1 and the operation's result (a work in *work_p
+ * when asked); else *taken_p = 0 and nothing happened. Lock held. */
 TC_MUST_USE tc_status_t tc_rt_small_try(tc_rt_comm_t *comm, const tc_rt_coll_t *call, int flags,
-                                        int *taken_p);
+                                        tc_rt_work_t **work_p, int *taken_p);
+
+/* small_work.c (work): @p call (@p bytes per lane message) on the path as a work of its own,
+ * put in *work_p: asynchronous (TC_RT_ASYNC in @p flags), or blocking for a caller that wants a
+ * work object. Lock held. */
+TC_MUST_USE tc_status_t tc_rt_small_work(tc_rt_comm_t *comm, tc_rt_small_t *s,
+                                         const tc_rt_coll_t *call, size_t bytes, int flags,
+                                         tc_rt_work_t **work_p);
+/* The end of a spare work's lane state (tc_rt_work_free_spare). */
+void tc_rt_small_work_free(tc_rt_work_t *work);
 
 /* This operation's message from rank @p q once it is there; on an error NULL and *st_p set. */
 static inline const tc_shm_lane_slot_t *tc_rt_small_rx(tc_rt_small_op_t *op, int q,

@@ -407,12 +407,13 @@ static tc_status_t small_setup(tc_rt_comm_t *comm, tc_rt_small_t *s, uint64_t de
     return TC_OK;
 }
 
-tc_status_t tc_rt_small_try(tc_rt_comm_t *comm, const tc_rt_coll_t *call, int flags, int *taken_p)
+tc_status_t tc_rt_small_try(tc_rt_comm_t *comm, const tc_rt_coll_t *call, int flags,
+                            tc_rt_work_t **work_p, int *taken_p)
 {
     *taken_p = 0;
     tc_rt_small_t *s;
     tc_status_t st;
-    if (flags != 0)
+    if (flags & TC_RT_PERSISTENT)
         return TC_OK;
     if ((st = tc_rt_small_get(comm, &s)) != TC_OK) {
         *taken_p = 1; /* no memory, or TC_SMALL_MAX is not a number of bytes */
@@ -433,8 +434,16 @@ tc_status_t tc_rt_small_try(tc_rt_comm_t *comm, const tc_rt_coll_t *call, int fl
             return TC_OK;
     }
     *taken_p = 1;
-    tc_rt_small_op_t op = {
-        .comm = comm, .s = s, .call = call, .bytes = bytes, .awaited = -1, .wait = small_wait};
+    if (work_p) /* asynchronous, or the caller wants a work object */
+        return tc_rt_small_work(comm, s, call, bytes, flags, work_p);
+    unsigned char keep[TC_SHM_LANE_PAYLOAD];
+    tc_rt_small_op_t op = {.comm = comm,
+                           .s = s,
+                           .call = call,
+                           .bytes = bytes,
+                           .awaited = -1,
+                           .wait = small_wait,
+                           .keep = keep};
     op.seq = ++comm->seq;
     op.tag = tc_rt_tag(comm->comm_id, TC_RT_TAG_COLL, op.seq);
     small_begin(&op);

@@ -104,8 +104,10 @@ tc_rt_work_t *tc_rt_work_alloc(tc_rt_comm_t *comm)
         comm->spare = w->cnext;
         comm->nspare--;
         tc_rt_exec_t ex = w->ex; /* emptied by tc_rt_exec_keep; its arrays stay */
+        struct tc_rt_lane_work *lane = w->lane;
         memset(w, 0, sizeof(*w));
         w->ex = ex;
+        w->lane = lane;
     } else if (!(w = calloc(1, sizeof(*w)))) {
         return NULL;
     }
@@ -149,6 +151,7 @@ void tc_rt_work_release(tc_rt_work_t *w)
 void tc_rt_work_free_spare(tc_rt_work_t *w)
 {
     tc_rt_exec_free(&w->ex);
+    tc_rt_small_work_free(w);
     free(w);
 }
 
@@ -203,8 +206,8 @@ static tc_status_t coll_issue(tc_rt_comm_t *comm, const tc_rt_coll_t *call, int 
         return st;
     if ((st = comm_usable(comm, name)) != TC_OK)
         goto out;
-    int small = 0; /* blocking, small, all ranks over shm: the lanes (small.c) */
-    if (!work_p && ((st = tc_rt_small_try(comm, call, flags, &small)) != TC_OK || small))
+    int small = 0; /* small, all ranks over shm, not persistent: the lanes (small.c) */
+    if ((st = tc_rt_small_try(comm, call, flags, work_p, &small)) != TC_OK || small)
         goto out;
     char what[128];
     tc_rt_op_t op = {call->coll, comm->seq + 1, comm->name, NULL};

@@ -106,6 +106,9 @@ struct tc_rt_work {
     const tc_rt_work_ops_t *ops; /* NULL: the schedule runs (executor) */
     tc_rt_work_rma_t rma;        /* with ops: a window's operation */
     tc_rt_work_one_t one;        /* with ops: one send or receive (p2p_any.c, p2p_one.c) */
+    /* with ops: a collective on the small-message path's lanes (small_work.c); kept with a
+     * spare */
+    struct tc_rt_lane_work *lane;
 };
 
 /* The state is read without the lock by waiters and testers: what a work

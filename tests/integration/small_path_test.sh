@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # The small-message path under tcrun (tests/integration/small_test.c): correctness of every
-# collective it serves at 2, 3 and 4 ranks, off on every rank when one pair is over tcp, off
-# with TC_SMALL_MAX=0 and with TC_CHECK=1, a
-# timeout (and its flight-recorder dump), a revoke and a dead peer while in it, and a
-# shrink after that death. Every run is bounded by `timeout` and tcrun's --timeout.
+# collective it serves at 2, 3 and 4 ranks, with the ranks calling in different styles, off on
+# every rank when one pair is over tcp, off with TC_SMALL_MAX=0 and with TC_CHECK=1, a timeout
+# (and its flight-recorder dump), a revoke and a dead peer while in it (blocking, with a work
+# object, asynchronous), and a shrink after that death. Every run is bounded by `timeout` and tcrun's --timeout.
 #   small_path_test.sh TCRUN SMALL_TEST
 set -uo pipefail
 tcrun=$1
@@ -32,6 +32,12 @@ run() {
 }
 for n in 2 3 4; do
     run "check, $n ranks" "$n" "$n" TC_LOG=warn -- check
+done
+# Ranks calling one collective in different styles meet on the lanes (before, a blocking call
+# with a work object or an asynchronous one took the general path and the others waited for it
+# until the timeout); eight asynchronous small operations in flight at once.
+for n in 2 3 4; do
+    run "mixed styles, $n ranks" "$n" "$n" TC_LOG=warn TC_TIMEOUT_S=30 -- mixed
 done
 # Mixed backends (issue 21): the pair (0,1) finds no room in /dev/shm (TC_SHM_FULL_PAIRS plays
 # the full /dev/shm) and talks over tcp, every other pair over shm. Ranks 0 and 1 vote against the
@@ -78,6 +84,10 @@ else
 fi
 run "timeout, 2 ranks" 2 2 TC_LOG=none -- timeout
 run "timeout, 3 ranks" 3 3 TC_LOG=none -- timeout
+for how in --work --async; do
+    run "timeout ($how), 3 ranks" 3 3 TC_LOG=none -- timeout "$how"
+    run "kill ($how), 3 ranks" 3 2 TC_LOG=none -- kill "$how"
+done
 run "revoke, 3 ranks" 3 3 TC_LOG=none -- revoke
 # the flight recorder's dump of a timeout names the path and the rank awaited
 fr=$(mktemp -d /tmp/tc-small-fr.XXXXXX)

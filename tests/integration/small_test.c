@@ -5,14 +5,22 @@
  *                              (sum, avg), sizes from 1 element to the lane's 8 KiB, each
  *                              with a large all-reduce and an asynchronous one in flight on
  *                              the same communicator; small all-reduces on the world, a
- *                              duplicate and a split in turn (lanes shared); then tc_comm_stats
- * must count every blocking small call under algorithm "shm_lanes" (--off: none, for
- * TC_SMALL_MAX=0) small_test timeout         rank 1 stays away: the others' all-reduce ends in
- *                              TC_ERR_TIMEOUT after its 300 ms timeout, naming rank 1
+ *                              duplicate and a split in turn (lanes shared); then
+ *                              tc_comm_stats must count every small call under algorithm
+ *                              "shm_lanes" (--off: none, for TC_SMALL_MAX=0)
+ *   small_test mixed           the same cases, each rank calling each in its own style
+ *                              (blocking, blocking with a work object, asynchronous), after
+ *                              rounds of eight asynchronous small operations in flight at once
+ *   small_test timeout [--work|--async]
+ *                              rank 1 stays away: the others' all-reduce (blocking, with a
+ *                              work object, or asynchronous) ends in TC_ERR_TIMEOUT after its
+ *                              300 ms timeout, naming rank 1
  *   small_test revoke          rank 1 revokes the communicator instead of calling: the
  *                              others' all-reduce ends in TC_ERR_REVOKED
- *   small_test kill            rank 1 dies (SIGKILL) after 100 all-reduces: the others end
- *                              in TC_ERR_PEER_FAILED naming it, within 10 s
+ *   small_test kill [--work|--async]
+ *                              rank 1 dies (SIGKILL) after 100 all-reduces (made as for
+ *                              timeout): the others end in TC_ERR_PEER_FAILED naming it,
+ *                              within 10 s
  *   small_test shrink          rank 1 dies among small all-reduces; the survivors shrink
  *                              and run small all-reduces on the new communicator
  *   small_test loop N          N blocking 8-byte all-reduces (tests/integration/syscall_check.sh),
@@ -36,7 +44,7 @@
 
 #define MAXB 8192 /* the lane's payload: the largest message of the path */
 static int rank, nranks, checks, failures;
-static uint64_t blocking_small; /* blocking calls the path must have taken */
+static uint64_t small_calls; /* calls the path must have taken */
 
 #define EXPECT(cond, ...)                                                                          \
     do {                                                                                           \
@@ -129,10 +137,18 @@ static const char *const names[NCOLL] = {"all_reduce", "reduce",         "broadc
                                          "all_gather", "reduce_scatter", "all_to_all",
                                          "gather",     "scatter",        "barrier"};
 
-/* One blocking small call, checked; @p kc numbers the case (inputs differ per case). */
+/* How a call is made: blocking without a work object, blocking with one (returned finished),
+ * or asynchronous and waited for. The path serves all three alike, so ranks may differ. */
+enum { BLOCKING, BLOCKING_WORK, ASYNC, STYLES };
+
+/* One small call, checked; @p kc numbers the case (inputs differ per case). */
 static void one_case(tc_comm_t *comm, int c, const kind_t *k, size_t count, int in_place, int root,
-                     int kc)
+                     int kc, int style)
 {
+    tc_op_opts_t ao = TC_OP_OPTS_INIT;
+    ao.async = style == ASYNC;
+    const tc_op_opts_t *o = style == ASYNC ? &ao : NULL;
+    tc_work_t *w = NULL, **wp = style == BLOCKING ? NULL : &w;
     size_t es = esize(k->t), n = (size_t)nranks, blk = count * es;
     unsigned char *s = calloc(n, blk + 64), *r = calloc(n, blk + 64);
     int me = rank;
@@ -152,44 +168,53 @@ static void one_case(tc_comm_t *comm, int c, const kind_t *k, size_t count, int 
     tc_status_t st = TC_OK;
     switch (c) {
     case ALL_REDUCE:
-        st = tc_all_reduce(comm, in_place ? r : s, r, count, k->t, k->op, NULL, NULL);
+        st = tc_all_reduce(comm, in_place ? r : s, r, count, k->t, k->op, o, wp);
         break;
     case REDUCE:
-        st = tc_reduce(comm, in_place ? r : s, r, count, k->t, k->op, root, NULL, NULL);
+        st = tc_reduce(comm, in_place ? r : s, r, count, k->t, k->op, root, o, wp);
         break;
     case BCAST:
         if (!in_place && me == root)
             memcpy(r, s, blk);
-        st = tc_broadcast(comm, r, count, k->t, root, NULL, NULL);
+        st = tc_broadcast(comm, r, count, k->t, root, o, wp);
         break;
     case ALL_GATHER:
-        st = tc_all_gather(comm, in_place ? r + (size_t)me * blk : s, r, count, k->t, NULL, NULL);
+        st = tc_all_gather(comm, in_place ? r + (size_t)me * blk : s, r, count, k->t, o, wp);
         break;
     case REDUCE_SCATTER:
-        st = tc_reduce_scatter(comm, in_place ? r : s, r, count, k->t, k->op, NULL, NULL);
+        st = tc_reduce_scatter(comm, in_place ? r : s, r, count, k->t, k->op, o, wp);
         break;
     case ALL_TO_ALL:
-        st = tc_all_to_all(comm, in_place ? r : s, r, count, k->t, NULL, NULL);
+        st = tc_all_to_all(comm, in_place ? r : s, r, count, k->t, o, wp);
         break;
     case GATHER:
         st = tc_gather(comm, in_place && me == root ? r + (size_t)me * blk : s, r, count, k->t,
-                       root, NULL, NULL);
+                       root, o, wp);
         break;
     case SCATTER:
         st = tc_scatter(comm, s, in_place && me == root ? s + (size_t)me * blk : r, count, k->t,
-                        root, NULL, NULL);
+                        root, o, wp);
         if (in_place && me == root)
             memcpy(r, s + (size_t)me * blk, blk);
         break;
     default:
-        st = tc_barrier(comm, NULL, NULL);
+        st = tc_barrier(comm, o, wp);
         break;
     }
-    blocking_small++;
-    char what[96];
-    snprintf(what, sizeof(what), "%s %s/%d count %zu %s root %d", names[c],
+    if (st == TC_OK && w && style == ASYNC)
+        st = tc_work_wait(w, 60000);
+    if (w) {
+        tc_status_t fst = tc_work_free(w);
+        st = st == TC_OK ? fst : st;
+    }
+    small_calls++;
+    char what[128];
+    snprintf(what, sizeof(what), "%s %s/%d count %zu %s root %d (%s)", names[c],
              k->t == TC_INT32 ? "int32" : "float64", (int)k->op, count,
-             in_place ? "in place" : "out of place", root);
+             in_place ? "in place" : "out of place", root,
+             style == BLOCKING ? "blocking"
+             : style == ASYNC  ? "async"
+                               : "blocking, work object");
     ok(st, what);
     /* the expected output, element by element */
     size_t bad = 0, first = 0;
@@ -281,7 +306,9 @@ static void big_end(big_t *b, int kc)
     free(b->buf);
 }
 
-static void check_mode(tc_comm_t *comm, int off)
+/* @p mixed: each rank calls each case in its own style (blocking, blocking with a work object,
+ * asynchronous), so that the ranks of one operation differ. */
+static void check_mode(tc_comm_t *comm, int off, int mixed)
 {
     int kc = 0;
     for (int c = 0; c < NCOLL; c++) {
@@ -297,7 +324,8 @@ static void check_mode(tc_comm_t *comm, int off)
                     int mix = kc % 3 == 0; /* every third case: a large async op in flight */
                     if (mix)
                         big_start(comm, &b, kc);
-                    one_case(comm, c, k, counts[ci], ip, kc % nranks, kc);
+                    one_case(comm, c, k, counts[ci], ip, kc % nranks, kc,
+                             mixed ? (rank + kc) % STYLES : BLOCKING);
                     if (mix)
                         big_end(&b, kc);
                     if (kc % 5 == 0) { /* a large blocking one in between */
@@ -319,9 +347,61 @@ static void check_mode(tc_comm_t *comm, int off)
             EXPECT(st[i].failed == 0, "%s on shm_lanes: %llu failed", st[i].coll,
                    (unsigned long long)st[i].failed);
         }
-    uint64_t want = off || nranks < 2 ? 0 : blocking_small;
+    uint64_t want = off || nranks < 2 ? 0 : small_calls;
     EXPECT(lanes == want, "shm_lanes ops %llu, expected %llu", (unsigned long long)lanes,
            (unsigned long long)want);
+}
+
+/* Asynchronous small operations in flight together: per round, K all-reduces of different
+ * sizes, an all-gather and a large all-reduce (the general path) issued, then waited for in
+ * reverse order and checked. Odd rounds run the all-reduces in place with up to 4 KiB (the
+ * lanes' few big slots): a later operation's message may then take the slot of an earlier one
+ * that its reader consumed before the earlier one folded this rank's own part, which must not
+ * be read back from there. */
+#define INFLIGHT 8
+#define INFLIGHT_MAX (INFLIGHT * 128)
+static void inflight_mode(tc_comm_t *comm)
+{
+    tc_op_opts_t ao = TC_OP_OPTS_INIT;
+    ao.async = 1;
+    static int32_t in[INFLIGHT][INFLIGHT_MAX], out[INFLIGHT][INFLIGHT_MAX], gat[64];
+    for (int round = 0; round < 50; round++) {
+        tc_work_t *w[INFLIGHT + 2] = {NULL};
+        big_t b;
+        int in_place = round % 2;
+        size_t unit = in_place ? 128 : 8;
+        for (int j = 0; j < INFLIGHT; j++) {
+            size_t count = (size_t)(j + 1) * unit;
+            for (size_t i = 0; i < count; i++)
+                in[j][i] = rank * 1000 + round * 10 + j + (int32_t)i;
+            if (in_place)
+                memcpy(out[j], in[j], count * sizeof(int32_t));
+            ok(tc_all_reduce(comm, in_place ? out[j] : in[j], out[j], count, TC_INT32, TC_SUM, &ao,
+                             &w[j]),
+               "in flight: all_reduce");
+        }
+        int32_t mine = rank * 7 + round;
+        ok(tc_all_gather(comm, &mine, gat, 1, TC_INT32, &ao, &w[INFLIGHT]),
+           "in flight: all_gather");
+        big_start(comm, &b, round);
+        for (int j = INFLIGHT; j >= 0; j--) {
+            if (!w[j])
+                continue;
+            ok(tc_work_wait(w[j], 60000), "in flight: wait");
+            ok(tc_work_free(w[j]), "in flight: free");
+        }
+        big_end(&b, round);
+        for (int j = 0; j < INFLIGHT; j++)
+            for (size_t i = 0; i < (size_t)(j + 1) * unit; i++) {
+                int64_t want = 1000LL * nranks * (nranks - 1) / 2 +
+                               (int64_t)nranks * (round * 10 + j + (int64_t)i);
+                EXPECT(out[j][i] == want, "in flight: round %d, op %d, element %zu: %d, want %lld",
+                       round, j, i, out[j][i], (long long)want);
+            }
+        for (int r = 0; r < nranks; r++)
+            EXPECT(gat[r] == r * 7 + round, "in flight: all_gather block %d: %d", r, gat[r]);
+        small_calls += INFLIGHT + 1;
+    }
 }
 
 /* Communicators sharing pairs of ranks share their lanes: small all-reduces on the world, a
@@ -352,6 +432,28 @@ static void comms_mode(tc_comm_t *world)
     tc_comm_destroy(dup);
 }
 
+/* One 8-byte all-reduce made in @p style, with @p timeout_ms (0: the communicator's): its end,
+ * and its error's text in why. */
+static char why[512];
+static tc_status_t allreduce_as(tc_comm_t *comm, double *x, double *y, int64_t timeout_ms,
+                                int style)
+{
+    tc_op_opts_t o = TC_OP_OPTS_INIT;
+    o.async = style == ASYNC;
+    o.timeout_ms = timeout_ms;
+    tc_work_t *w = NULL;
+    tc_status_t st =
+        tc_all_reduce(comm, x, y, 1, TC_FLOAT64, TC_SUM, &o, style == BLOCKING ? NULL : &w);
+    if (st == TC_OK && style == ASYNC)
+        st = tc_work_wait(w, -1);
+    snprintf(why, sizeof(why), "%s", tc_last_error()); /* the operation's, not the free's */
+    if (w) {
+        tc_status_t fst = tc_work_free(w);
+        st = st == TC_OK ? fst : st;
+    }
+    return st;
+}
+
 static int64_t now_ms(void)
 {
     struct timespec ts;
@@ -371,22 +473,28 @@ int main(int argc, char **argv)
     tc_comm_rank(comm, &rank);
     tc_comm_size(comm, &nranks);
     double x = rank, y;
+    /* the style of timeout's and kill's all-reduces: blocking, --work or --async */
+    const char *how = argc > 2 ? argv[2] : "";
+    int style = strcmp(how, "--async") == 0  ? ASYNC
+                : strcmp(how, "--work") == 0 ? BLOCKING_WORK
+                                             : BLOCKING;
     if (strcmp(mode, "check") == 0) {
-        check_mode(comm, argc > 2 && strcmp(argv[2], "--off") == 0);
+        check_mode(comm, argc > 2 && strcmp(argv[2], "--off") == 0, 0);
         comms_mode(comm);
+    } else if (strcmp(mode, "mixed") == 0) {
+        inflight_mode(comm);
+        check_mode(comm, 0, 1);
     } else if (strcmp(mode, "timeout") == 0) {
         ok(tc_all_reduce(comm, &x, &y, 1, TC_FLOAT64, TC_SUM, NULL, NULL), "first all_reduce");
         if (rank == 1) {
             sleep(3); /* away: the others time out */
         } else {
-            tc_op_opts_t o = TC_OP_OPTS_INIT;
-            o.timeout_ms = 300;
             int64_t t0 = now_ms();
-            st = tc_all_reduce(comm, &x, &y, 1, TC_FLOAT64, TC_SUM, &o, NULL);
+            st = allreduce_as(comm, &x, &y, 300, style);
             int64_t took = now_ms() - t0;
-            EXPECT(st == TC_ERR_TIMEOUT && strstr(tc_last_error(), "rank 1") &&
-                       strstr(tc_last_error(), "small-message path"),
-                   "timeout: %s: %s", tc_status_string(st), tc_last_error());
+            EXPECT(st == TC_ERR_TIMEOUT && (strstr(why, "rank 1 ") || strstr(why, "rank(s) 1")) &&
+                       strstr(why, style == BLOCKING ? "small-message path" : "shm_lanes"),
+                   "timeout: %s: %s", tc_status_string(st), why);
             EXPECT(took >= 250 && took < 3000, "timeout after %lld ms", (long long)took);
             st = tc_all_reduce(comm, &x, &y, 1, TC_FLOAT64, TC_SUM, NULL, NULL);
             EXPECT(st == TC_ERR_TIMEOUT, "after a timeout the communicator is unusable: %s",
@@ -408,13 +516,13 @@ int main(int argc, char **argv)
                 raise(SIGKILL);
             if (i == 100)
                 t0 = now_ms();
-            st = tc_all_reduce(comm, &x, &y, 1, TC_FLOAT64, TC_SUM, NULL, NULL);
+            st = allreduce_as(comm, &x, &y, 0, style);
             if (st != TC_OK)
                 break;
         }
         int64_t took = now_ms() - t0;
-        EXPECT(st == TC_ERR_PEER_FAILED && strstr(tc_last_error(), "rank 1"), "kill: %s: %s",
-               tc_status_string(st), tc_last_error());
+        EXPECT(st == TC_ERR_PEER_FAILED && strstr(why, "rank 1"), "kill: %s: %s",
+               tc_status_string(st), why);
         EXPECT(took < 10000, "the failure took %lld ms to notice", (long long)took);
     } else if (strcmp(mode, "shrink") == 0) {
         /* rank 1 dies in the middle of small all-reduces; the survivors shrink and go on with

@@ -137,7 +137,8 @@ typedef struct tc_op_opts {
  *   Without `async`, the call blocks; if `work_p` is not NULL it receives a
  *   completed work object all the same. Free work objects with tc_work_free().
  * - Operations on one communicator match across ranks in issue order; async ones may run
- *   concurrently. A collective is blocking on every rank or async on every rank, as in MPI.
+ *   concurrently. Ranks may differ in how they call a collective (blocking, blocking with a
+ *   work object, async); a persistent one (tc_*_init) matches only persistent ones, as in MPI.
  * - Every wait is bounded by the operation's timeout; a timeout or a peer's
  *   failure leaves the communicator unusable (later calls fail at once with
  *   the first error).

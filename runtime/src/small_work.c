@@ -1,0 +1,164 @@
+/* The small-message path's operations that are works (small.h): asynchronous ones, and blocking
+ * ones whose caller wants a work object. They run on the lanes like the blocking calls of
+ * small_issue.c, so every rank takes the path for an eligible call however it makes it, and the
+ * ranks of one operation may differ in that (before, only blocking calls without a work object
+ * took it, and a rank calling otherwise never met the others).
+ *
+ * Such a work has no schedule: its pass runs tc_rt_small_run as far as the lanes allow (what it
+ * posts at issue lets the peers go on at once) and stops where a lane is not ready, to go on at
+ * the next pass. Everything else is the work module's: the flight recorder and the statistics
+ * (algorithm "shm_lanes"), hooks, the deadline, cancellation by abort or revoke, and a failed
+ * peer named by the failure path. It holds no slot between passes, so an end at any point leaves
+ * the lanes to the others; messages of it that arrive later are dropped as stale (small.c). */
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "obs.h"
+#include "small.h"
+#include "work.h"
+#include "tcomms/base/time.h"
+
+#define LANE_ALGO "shm_lanes"
+
+/* A work's lane state: allocated at its first lane operation, kept while it is a spare. */
+struct tc_rt_lane_work {
+    tc_rt_small_op_t op;
+    tc_rt_work_t *work;
+    int done;
+    unsigned char keep[TC_SHM_LANE_PAYLOAD]; /* op.keep */
+};
+
+/* A lane not ready: go on at the next pass, unless the peer failed. */
+static tc_status_t lane_later(tc_rt_small_op_t *op, int q, int what, void **slot_p)
+{
+    (void)what;
+    *slot_p = NULL;
+    const tc_tp_ep_t *ep = op->s->peer[q].ep;
+    if (ep->failed == TC_OK)
+        return TC_INPROGRESS;
+    struct tc_rt_lane_work *lw =
+        (struct tc_rt_lane_work *)(void *)((char *)op - offsetof(struct tc_rt_lane_work, op));
+    op->awaited = q;
+    if (ep->failed == TC_ERR_PEER_FAILED)
+        lw->work->failed_peer = tc_rt_world_rank(op->comm, q); /* named by the failure path */
+    return tc_error_set(ep->failed, "rank %d: %s", q,
+                        tc_tp_ep_error(ep)[0] ? tc_tp_ep_error(ep) : tc_status_string(ep->failed));
+}
+
+static void lane_describe(const tc_rt_work_t *w, char *buf, size_t cap)
+{
+    snprintf(buf, cap, "(%s, rank %d of %d)", LANE_ALGO, w->comm->rank, w->comm->size);
+}
+
+/* The rank the operation stopped at: posting to it (its reader has not freed a slot), or
+ * taking from it. */
+static void lane_awaited(const tc_rt_work_t *w, char *buf, size_t cap)
+{
+    const tc_rt_small_op_t *op = &w->lane->op;
+    int n = w->comm->size;
+    if (op->posted < n)
+        snprintf(buf, cap, "%d (to read an earlier message)", op->posted);
+    else
+        snprintf(buf, cap, "%d", op->taken < n ? op->taken : -1);
+}
+
+static int lane_pass(tc_rt_work_t *w)
+{
+    struct tc_rt_lane_work *lw = w->lane;
+    if (lw->done)
+        return 0;
+    tc_rt_small_op_t *op = &lw->op;
+    int before = op->posted + op->taken;
+    tc_status_t st = tc_rt_small_run(op);
+    if (st == TC_INPROGRESS)
+        return op->posted + op->taken - before;
+    if (st != TC_OK) {
+        char what[128], desc[64];
+        lane_describe(w, desc, sizeof(desc));
+        tc_error_prefix("%s %s: ", tc_rt_op_what(&w->op, what, sizeof(what)), desc);
+        return (int)st;
+    }
+    lw->done = 1;
+    return 1;
+}
+
+static int lane_done(const tc_rt_work_t *w)
+{
+    return w->lane->done;
+}
+
+static void lane_end(tc_rt_work_t *w, tc_status_t st)
+{
+    (void)w; /* no slot is held between passes, nothing is posted that could be taken back */
+    (void)st;
+}
+
+static const tc_rt_work_ops_t lane_ops = {lane_pass,     lane_done,    lane_end,
+                                          lane_describe, lane_awaited, LANE_ALGO};
+
+tc_status_t tc_rt_small_work(tc_rt_comm_t *comm, tc_rt_small_t *s, const tc_rt_coll_t *call,
+                             size_t bytes, int flags, tc_rt_work_t **work_p)
+{
+    int async = (flags & TC_RT_ASYNC) != 0;
+    tc_rt_op_t op = {call->coll, comm->seq + 1, comm->name, NULL};
+    char what[128];
+    tc_rt_work_t *w = tc_rt_work_alloc(comm);
+    if (w && !w->lane && !(w->lane = malloc(sizeof(*w->lane)))) {
+        tc_rt_work_release(w);
+        w = NULL;
+    }
+    if (!w)
+        return tc_error_set(TC_ERR_NO_MEMORY, "%s: work object", tc_rt_op_what(&op, what, 128));
+    struct tc_rt_lane_work *lw = w->lane;
+    w->ops = &lane_ops;
+    w->call = *call;
+    w->call.hints = NULL;
+    op.seq = ++comm->seq;
+    w->op = op;
+    w->tag = tc_rt_tag(comm->comm_id, TC_RT_TAG_COLL, op.seq);
+    lw->op = (tc_rt_small_op_t){.comm = comm,
+                                .s = s,
+                                .call = &w->call,
+                                .bytes = bytes,
+                                .seq = op.seq,
+                                .tag = w->tag,
+                                .awaited = -1,
+                                .wait = lane_later,
+                                .keep = lw->keep};
+    lw->work = w;
+    lw->done = 0;
+    w->async = async;
+    w->timeout_ms = call->timeout_ms > 0 ? call->timeout_ms : comm->timeout_ms;
+    uint64_t now = tc_time_ns();
+    w->deadline = tc_deadline_add_ms(now, (uint64_t)w->timeout_ms);
+    w->failed_peer = -1;
+    w->start_ns = now;
+    w->error[0] = '\0';
+    w->result = TC_INPROGRESS;
+    tc_rt_fr_begin(w, now);
+    tc_rt_stats_hook_before(w);
+    tc_rt_work_set_state(w, TC_RT_WORK_RUNNING);
+    if (tc_rt_work_link(w)) {
+        int c = lane_pass(w); /* post at once: the peers need not wait for a progress pass */
+        if (c < 0) {
+            tc_rt_work_fail(w, (tc_status_t)c);
+        } else if (lane_done(w)) {
+            tc_rt_work_end(w, TC_OK);
+        } else if (!async) {
+            tc_status_t ignored = tc_rt_work_wait_locked(w, 0); /* bounded by its deadline */
+            (void)ignored;                                      /* the result is the work's */
+        }
+    }
+    tc_status_t st = tc_rt_work_get_state(w) == TC_RT_WORK_RUNNING ? TC_OK : w->result;
+    if (st != TC_OK)
+        tc_error_set(st, "%s", w->error);
+    *work_p = w;
+    return st;
+}
+
+void tc_rt_small_work_free(tc_rt_work_t *w)
+{
+    free(w->lane);
+    w->lane = NULL;
+}
