@@ -91,6 +91,16 @@ void tc_rt_fr_begin(tc_rt_work_t *w, uint64_t now_ns)
     e->awaited[0] = '\0';
 }
 
+void tc_rt_fr_algo(tc_rt_work_t *w, const char *algo)
+{
+    tc_rt_comm_t *comm = w->comm;
+    if (!comm->fr || !w->fr_id)
+        return;
+    tc_rt_fr_entry_t *e = &comm->fr[(w->fr_id - 1) % comm->fr_cap];
+    if (e->id == w->fr_id)
+        e->algo = algo;
+}
+
 void tc_rt_fr_end(tc_rt_work_t *w, tc_status_t st, uint64_t now_ns)
 {
     tc_rt_comm_t *comm = w->comm;

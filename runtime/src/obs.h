@@ -38,6 +38,9 @@ TC_MUST_USE tc_status_t tc_rt_fr_init(tc_rt_comm_t *comm);
 void tc_rt_fr_free(tc_rt_comm_t *comm);
 void tc_rt_fr_begin(tc_rt_work_t *work, uint64_t now_ns);
 void tc_rt_fr_end(tc_rt_work_t *work, tc_status_t st, uint64_t now_ns);
+/* The running @p work's entry names @p algo (static) from now on: a call issued on the
+ * small-message path that went to the general path (small_work.c). */
+void tc_rt_fr_algo(tc_rt_work_t *work, const char *algo);
 TC_MUST_USE tc_status_t tc_rt_fr_dump(tc_rt_comm_t *comm, const char *reason);
 /* Dump if TC_FR_DIR is set, keeping the caller's error (@p keep) as it was. */
 void tc_rt_fr_dump_auto(tc_rt_comm_t *comm, const char *reason, tc_status_t keep);

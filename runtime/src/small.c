@@ -63,6 +63,7 @@ void tc_rt_small_free(tc_rt_comm_t *comm)
 {
     if (!comm->small)
         return;
+    tc_rt_small_setup_free(comm->small);
     free(comm->small->peer);
     free(comm->small);
     comm->small = NULL;

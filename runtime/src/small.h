@@ -17,11 +17,24 @@
 /* Largest communicator served: every rank keeps a lane to every other. */
 #define TC_RT_SMALL_RANKS 64
 
-enum { TC_RT_SMALL_UNKNOWN = 0, TC_RT_SMALL_ON, TC_RT_SMALL_OFF };
+/* UNKNOWN until the first call the path would take begins the set-up (SETUP), which ends ON or
+ * OFF for good. */
+enum { TC_RT_SMALL_UNKNOWN = 0, TC_RT_SMALL_SETUP, TC_RT_SMALL_ON, TC_RT_SMALL_OFF };
 
-/* Per communicator (comm->small), made on its first blocking collective. */
+/* One rank's vote on the path (small_setup.c), as it travels: every field is checked by the
+ * tally. Phase 1: ok = every peer over shm, need = bytes its lanes not yet reserved take, free =
+ * bytes free in /dev/shm as it saw them; phase 2: ok = its lanes are reserved. */
+typedef struct tc_rt_small_vote {
+    uint64_t free;
+    uint64_t need;
+    uint8_t ok;
+    uint8_t pad[7];
+} tc_rt_small_vote_t;
+_Static_assert(sizeof(tc_rt_small_vote_t) == 24, "a vote travels as 24 bytes");
+
+/* Per communicator (comm->small), made on its first collective. */
 typedef struct tc_rt_small {
-    int state;  /* TC_RT_SMALL_*: OFF for good once a condition fails */
+    int state;  /* TC_RT_SMALL_* */
     size_t max; /* largest message taken (TC_SMALL_MAX bytes) */
     struct {
         tc_tp_shm_lane_t *lane;        /* the lanes to this rank (NULL: this process) */
@@ -29,6 +42,14 @@ typedef struct tc_rt_small {
     } * peer;                          /* [size] */
     int stat[TC_COLL_COUNT];           /* this path's entry of comm->stats + 1, or 0 */
     int forced[TC_COLL_COUNT];         /* TC_ALGO_<COLL> set: that collective never comes here */
+    /* the set-up (small_setup.c) */
+    int phase;
+    uint64_t vote_seq; /* the operation that began it: every rank votes there */
+    uint64_t deadline, pause_until;
+    int64_t grace_ms;        /* added to the votes' timeouts (begun asynchronously) */
+    tc_rt_small_vote_t mine; /* this rank's record in the vote running */
+    tc_rt_small_vote_t votes[TC_RT_SMALL_RANKS];
+    tc_rt_work_t *vote; /* that vote, or NULL */
 } tc_rt_small_t;
 
 typedef struct tc_rt_small_op tc_rt_small_op_t;
@@ -107,17 +128,6 @@ static inline size_t tc_rt_small_bytes(const tc_rt_small_t *s, const tc_rt_coll_
         return 0;
     }
 }
-/* One rank's vote on the path (small_issue.c), as it travels: every field is checked by the
- * tally. Phase 1: ok = every peer over shm, need = bytes its lanes not yet reserved take, free =
- * bytes free in /dev/shm as it saw them; phase 2: ok = its lanes are reserved. */
-typedef struct tc_rt_small_vote {
-    uint64_t free;
-    uint64_t need;
-    uint8_t ok;
-    uint8_t pad[7];
-} tc_rt_small_vote_t;
-_Static_assert(sizeof(tc_rt_small_vote_t) == 24, "a vote travels as 24 bytes");
-
 /* Connect every peer, whatever its backend, and fill this rank's first vote: ok = 0 when a peer
  * is over another backend; else *missing_p = a rank whose shm connection is not up yet, or -1
  * when all are (need and free then counted). Reserves nothing. Bounded by @p deadline. On an
@@ -142,6 +152,27 @@ TC_MUST_USE tc_status_t tc_rt_small_run(tc_rt_small_op_t *op);
  * when asked); else *taken_p = 0 and nothing happened. Lock held. */
 TC_MUST_USE tc_status_t tc_rt_small_try(tc_rt_comm_t *comm, const tc_rt_coll_t *call, int flags,
                                         tc_rt_work_t **work_p, int *taken_p);
+
+/* Rank @p q of @p comm failed (@p why, not tc_last_error()'s buffer): reported as the general
+ * path would, with its record and the world's failed hook, which breaks this communicator and
+ * the others with q. */
+TC_MUST_USE tc_status_t tc_rt_small_peer_failed(tc_rt_comm_t *comm, int q, tc_status_t st,
+                                                const char *why);
+
+/* small_setup.c (work): connecting the peers, the two votes, the lanes */
+/* Begin the set-up of @p comm's path at operation @p seq (the first call the path would take,
+ * the same on every rank), bounded by @p deadline (@p async: by the work of that call): s->state
+ * is SETUP until it ends. */
+void tc_rt_small_setup_begin(tc_rt_comm_t *comm, tc_rt_small_t *s, uint64_t seq, uint64_t deadline,
+                             int async);
+/* Advance the set-up as far as it goes without waiting: TC_OK (s->state says whether it ended),
+ * or why it failed (s->state is OFF then, and the caller breaks the communicator: the ranks are
+ * out of step). Lock held. */
+TC_MUST_USE tc_status_t tc_rt_small_setup_step(tc_rt_comm_t *comm, tc_rt_small_t *s);
+/* Advance it, progressing the world, until it ends (bounded by its deadline). Lock held. */
+TC_MUST_USE tc_status_t tc_rt_small_setup_wait(tc_rt_comm_t *comm, tc_rt_small_t *s);
+/* Let go of a vote left by a set-up that did not end (the communicator's end). */
+void tc_rt_small_setup_free(tc_rt_small_t *s);
 
 /* small_work.c (work): @p call (@p bytes per lane message) on the path as a work of its own,
  * put in *work_p: asynchronous (TC_RT_ASYNC in @p flags), or blocking for a caller that wants a

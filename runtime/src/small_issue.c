@@ -79,10 +79,7 @@ static const char *small_what(const tc_rt_small_op_t *op, char *buf, size_t cap)
     return tc_rt_op_what(&o, buf, cap);
 }
 
-/* Rank @p q of @p comm failed (@p why, not tc_last_error()'s buffer): reported as the general
- * path would, with its record and the world's failed hook, which breaks this communicator and
- * the others with q. */
-static tc_status_t small_peer_failed(tc_rt_comm_t *comm, int q, tc_status_t st, const char *why)
+tc_status_t tc_rt_small_peer_failed(tc_rt_comm_t *comm, int q, tc_status_t st, const char *why)
 {
     tc_rt_world_t *world = comm->world;
     const tc_rt_failed_t *f = tc_rt_world_note_failure(world, tc_rt_world_rank(comm, q), why, 1);
@@ -100,7 +97,7 @@ static tc_status_t small_check(tc_rt_small_op_t *op, int q)
     (void)tc_rt_world_progress(comm->world);
     tc_tp_ep_t *ep = op->s->peer[q].ep;
     if (ep->failed != TC_OK && comm->broken == TC_OK)
-        return small_peer_failed(comm, q, ep->failed, ep->error);
+        return tc_rt_small_peer_failed(comm, q, ep->failed, ep->error);
     if (comm->broken != TC_OK)
         return tc_error_set(comm->broken, "%s", comm->broken_why);
     return TC_OK;
@@ -257,6 +254,17 @@ static tc_rt_stat_t *small_stat(tc_rt_small_op_t *op)
     return *known > 0 ? &comm->stats[*known - 1] : NULL;
 }
 
+/* The lanes of @p comm are out of step after @p st (its error set): like the general path
+ * after a failed operation, the communicator is broken. */
+static void small_break(tc_rt_comm_t *comm, tc_status_t st)
+{
+    if (comm->broken != TC_OK)
+        return;
+    __atomic_store_n(&comm->broken, st, __ATOMIC_RELEASE);
+    snprintf(comm->broken_why, sizeof(comm->broken_why), "%s", tc_last_error());
+    tc_rt_comm_cancel_works(comm, st, comm->broken_why);
+}
+
 static tc_status_t small_end(tc_rt_small_op_t *op, tc_status_t st)
 {
     tc_rt_comm_t *comm = op->comm;
@@ -284,127 +292,13 @@ static tc_status_t small_end(tc_rt_small_op_t *op, tc_status_t st)
         tc_error_prefix("%s (%s, rank %d of %d): ", small_what(op, what, sizeof(what)), SMALL_ALGO,
                         comm->rank, comm->size);
         tc_log_error(TC_SUBSYS_RUNTIME, "%s", tc_last_error());
-        /* the lanes of this communicator are out of step now: like the
-         * general path after a failed operation, the communicator is broken */
-        if (comm->broken == TC_OK) {
-            __atomic_store_n(&comm->broken, st, __ATOMIC_RELEASE);
-            snprintf(comm->broken_why, sizeof(comm->broken_why), "%s", tc_last_error());
-            tc_rt_comm_cancel_works(comm, st, comm->broken_why);
-        }
+        small_break(comm, st);
     }
     if (comm->nhooks)
         small_hooks(op, 1, st);
     if (st != TC_OK)
         tc_rt_fr_dump_auto(comm, st == TC_ERR_TIMEOUT ? "timeout" : "error", st);
     return st;
-}
-
-/* Every rank votes whether it can use the path, twice: whether all its peers are over shm and
- * the lanes the communicator still needs fit /dev/shm (phase 1), then, if so, whether it
- * reserved its lanes (phase 2); the path is on only if all can. A vote is an all-gather of
- * every rank's record on the general path, an internal exchange with the tag kind of TC_CHECK
- * (which communicators on this path never use) and the sequence number of the operation about
- * to run, which it does not consume (phase 2: with the sequence field's top bit set): every
- * rank votes at the same operation, its first one that the path would take. */
-static tc_status_t small_vote(tc_rt_comm_t *comm, int phase, const tc_rt_small_vote_t *mine,
-                              uint64_t deadline, int *go_p)
-{
-    tc_rt_small_vote_t votes[TC_RT_SMALL_RANKS];
-    tc_rt_work_t w = {0};
-    w.comm = comm;
-    w.call = (tc_rt_coll_t){.coll = TC_COLL_ALL_GATHER,
-                            .sendbuf = mine,
-                            .recvbuf = votes,
-                            .count = sizeof(*mine),
-                            .dtype = TC_UINT8,
-                            .op = TC_SUM,
-                            .root = -1};
-    w.op = (tc_rt_op_t){TC_COLL_COUNT, comm->seq + 1, comm->name, "small-message path vote"};
-    uint64_t seq = (comm->seq + 1) | (phase == 2 ? UINT64_C(1) << (TC_RT_TAG_SEQ_BITS - 1) : 0);
-    w.tag = tc_rt_tag(comm->comm_id, TC_RT_TAG_CHECK, seq);
-    int64_t left = (int64_t)tc_deadline_left_ms(deadline);
-    w.timeout_ms = left > 0 ? left : 1;
-    tc_algo_args_t args = {.coll = TC_COLL_ALL_GATHER,
-                           .nranks = comm->size,
-                           .rank = comm->rank,
-                           .root = -1,
-                           .count = sizeof(*mine)};
-    tc_status_t st = tc_algo_build(&args, "bruck", &w.own);
-    if (st == TC_OK) {
-        w.sched = &w.own;
-        st = tc_rt_work_run_internal(&w);
-    }
-    tc_sched_free(&w.own);
-    tc_rt_exec_free(&w.ex);
-    uint64_t need = 0, avail = 0;
-    if (st == TC_OK)
-        st = tc_rt_small_tally(votes, comm->size, go_p, &need, &avail);
-    if (st != TC_OK) {
-        tc_error_prefix("comm '%s': voting on the small-message path: ", comm->name);
-        return st;
-    }
-    if (phase == 1 && !*go_p && need > avail)
-        tc_log_info(TC_SUBSYS_RUNTIME,
-                    "comm '%s': its lanes need %.1f MiB more of /dev/shm, %.1f MiB are free: no "
-                    "small-message path",
-                    comm->name, (double)need / 1048576.0, (double)avail / 1048576.0);
-    return TC_OK;
-}
-
-/* Connect every peer, wait (bounded) until the shm connections are up, vote, reserve the lanes
- * and vote again: the path is on for every rank of the communicator or for none. A peer found
- * failed meanwhile is reported by small_peer_failed(). */
-static tc_status_t small_setup(tc_rt_comm_t *comm, tc_rt_small_t *s, uint64_t deadline)
-{
-    tc_rt_world_t *world = comm->world;
-    tc_rt_small_vote_t mine;
-    for (;;) {
-        int missing;
-        tc_status_t st = tc_rt_small_connect(comm, s, deadline, &missing, &mine);
-        if (st == TC_ERR_PEER_FAILED && missing >= 0) {
-            char why[256];
-            snprintf(why, sizeof(why), "%s", tc_last_error());
-            st = small_peer_failed(comm, missing, st, why);
-            tc_log_error(TC_SUBSYS_RUNTIME, "comm '%s': %s", comm->name, tc_last_error());
-        }
-        if (st != TC_OK)
-            return st;
-        if (!mine.ok || missing < 0)
-            break;
-        if (comm->broken != TC_OK) /* revoked, aborted or a failure learnt meanwhile */
-            return tc_error_set(comm->broken, "%s", comm->broken_why);
-        if (tc_time_ns() >= deadline)
-            return tc_error_set(TC_ERR_TIMEOUT,
-                                "comm '%s': the shm connection to rank %d did not come up in time",
-                                comm->name, missing);
-        if (tc_rt_world_progress(world) == 0)
-            tc_rt_world_wait(world, 1, 0);
-    }
-    int64_t pause_ms = tc_rt_fault_vote(world); /* TC_FAULT_INJECT's vote point */
-    if (pause_ms > 0) {
-        uint64_t until = tc_deadline_after_ms((uint64_t)pause_ms);
-        while (tc_time_ns() < until)
-            if (tc_rt_world_progress(world) == 0)
-                tc_rt_world_wait(world, 1, 0);
-    }
-    int go = 0;
-    tc_status_t st = small_vote(comm, 1, &mine, deadline, &go);
-    if (st == TC_OK && go) {
-        /* /dev/shm may have filled meanwhile (other communicators, other jobs) */
-        tc_rt_small_vote_t reserved = {.free = UINT64_MAX, .ok = 1};
-        if (tc_rt_small_lanes(comm, s) != TC_OK) {
-            tc_log_info(TC_SUBSYS_RUNTIME, "%s: this rank votes against the small-message path",
-                        tc_last_error());
-            reserved.ok = 0;
-        }
-        st = small_vote(comm, 2, &reserved, deadline, &go);
-    }
-    if (st != TC_OK)
-        return st;
-    s->state = go ? TC_RT_SMALL_ON : TC_RT_SMALL_OFF;
-    tc_log_info(TC_SUBSYS_RUNTIME, "comm '%s': the small-message path is %s", comm->name,
-                go ? "on" : "off");
-    return TC_OK;
 }
 
 tc_status_t tc_rt_small_try(tc_rt_comm_t *comm, const tc_rt_coll_t *call, int flags,
@@ -422,15 +316,21 @@ tc_status_t tc_rt_small_try(tc_rt_comm_t *comm, const tc_rt_coll_t *call, int fl
     size_t bytes;
     if (s->state == TC_RT_SMALL_OFF || !(bytes = tc_rt_small_bytes(s, call)))
         return TC_OK;
-    if (s->state == TC_RT_SMALL_UNKNOWN) {
+    int async = (flags & TC_RT_ASYNC) != 0;
+    if (s->state == TC_RT_SMALL_UNKNOWN) { /* every rank is at this operation: it sets up */
         int64_t ms = call->timeout_ms > 0 ? call->timeout_ms : comm->timeout_ms;
-        st = small_setup(comm, s, tc_deadline_after_ms((uint64_t)ms));
+        tc_rt_small_setup_begin(comm, s, comm->seq + 1, tc_deadline_after_ms((uint64_t)ms), async);
+    }
+    if (s->state == TC_RT_SMALL_SETUP) {
+        /* an asynchronous call returns at once: its work goes on with the set-up */
+        st = async ? tc_rt_small_setup_step(comm, s) : tc_rt_small_setup_wait(comm, s);
         if (st != TC_OK) {
             *taken_p = 1;
             tc_error_prefix("%s on comm '%s': ", tc_coll_name(call->coll), comm->name);
+            small_break(comm, st);
             return st;
         }
-        if (s->state != TC_RT_SMALL_ON)
+        if (s->state == TC_RT_SMALL_OFF)
             return TC_OK;
     }
     *taken_p = 1;

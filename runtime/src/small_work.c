@@ -26,6 +26,7 @@ struct tc_rt_lane_work {
     tc_rt_small_op_t op;
     tc_rt_work_t *work;
     int done;
+    int general; /* the set-up turned the path off: the executor runs it (tc_rt_work_go_general) */
     unsigned char keep[TC_SHM_LANE_PAYLOAD]; /* op.keep */
 };
 
@@ -48,7 +49,10 @@ static tc_status_t lane_later(tc_rt_small_op_t *op, int q, int what, void **slot
 
 static void lane_describe(const tc_rt_work_t *w, char *buf, size_t cap)
 {
-    snprintf(buf, cap, "(%s, rank %d of %d)", LANE_ALGO, w->comm->rank, w->comm->size);
+    const char *algo = w->lane->general                            ? w->sched->algo
+                       : w->lane->op.s->state == TC_RT_SMALL_SETUP ? "setting up " LANE_ALGO
+                                                                   : LANE_ALGO;
+    snprintf(buf, cap, "(%s, rank %d of %d)", algo, w->comm->rank, w->comm->size);
 }
 
 /* The rank the operation stopped at: posting to it (its reader has not freed a slot), or
@@ -57,10 +61,57 @@ static void lane_awaited(const tc_rt_work_t *w, char *buf, size_t cap)
 {
     const tc_rt_small_op_t *op = &w->lane->op;
     int n = w->comm->size;
-    if (op->posted < n)
+    if (w->lane->general)
+        tc_rt_exec_awaited(w, buf, cap);
+    else if (op->s->state == TC_RT_SMALL_SETUP && op->s->vote &&
+             tc_rt_work_get_state(op->s->vote) == TC_RT_WORK_RUNNING)
+        tc_rt_exec_awaited(op->s->vote, buf, cap); /* the set-up's vote */
+    else if (op->s->state == TC_RT_SMALL_SETUP)
+        snprintf(buf, cap, "(the set-up)");
+    else if (op->posted < n)
         snprintf(buf, cap, "%d (to read an earlier message)", op->posted);
     else
         snprintf(buf, cap, "%d", op->taken < n ? op->taken : -1);
+}
+
+/* An error of the operation, its text naming it. */
+static int lane_error(tc_rt_work_t *w, tc_status_t st)
+{
+    char what[128], desc[96];
+    lane_describe(w, desc, sizeof(desc));
+    tc_error_prefix("%s %s: ", tc_rt_op_what(&w->op, what, sizeof(what)), desc);
+    return (int)st;
+}
+
+/* The general path's pass (the set-up turned the path off). */
+static int general_pass(tc_rt_work_t *w)
+{
+    int c = tc_rt_exec_pass(w);
+    if (c < 0 || w->lane->done || !tc_rt_exec_done(w))
+        return c;
+    tc_status_t st = tc_rt_work_finish_avg(w);
+    if (st != TC_OK)
+        return (int)st;
+    w->lane->done = 1;
+    return c + 1;
+}
+
+/* The set-up this work waits for (begun by its call or an earlier one): 1 once it ended on,
+ * 0 while it runs, or the error. Off, the work goes to the general path. */
+static int lane_ready(tc_rt_work_t *w)
+{
+    tc_rt_small_t *s = w->lane->op.s;
+    tc_status_t st;
+    if (s->state == TC_RT_SMALL_SETUP && (st = tc_rt_small_setup_step(w->comm, s)) != TC_OK)
+        return lane_error(w, st);
+    if (s->state == TC_RT_SMALL_SETUP)
+        return 0;
+    if (s->state == TC_RT_SMALL_ON)
+        return 1;
+    if ((st = tc_rt_work_go_general(w)) != TC_OK)
+        return lane_error(w, st);
+    w->lane->general = 1;
+    return 0;
 }
 
 static int lane_pass(tc_rt_work_t *w)
@@ -68,17 +119,20 @@ static int lane_pass(tc_rt_work_t *w)
     struct tc_rt_lane_work *lw = w->lane;
     if (lw->done)
         return 0;
+    int ready = lw->general ? 0 : lane_ready(w);
+    if (ready < 0)
+        return ready;
+    if (lw->general)
+        return general_pass(w);
+    if (!ready)
+        return 0;
     tc_rt_small_op_t *op = &lw->op;
     int before = op->posted + op->taken;
     tc_status_t st = tc_rt_small_run(op);
     if (st == TC_INPROGRESS)
         return op->posted + op->taken - before;
-    if (st != TC_OK) {
-        char what[128], desc[64];
-        lane_describe(w, desc, sizeof(desc));
-        tc_error_prefix("%s %s: ", tc_rt_op_what(&w->op, what, sizeof(what)), desc);
-        return (int)st;
-    }
+    if (st != TC_OK)
+        return lane_error(w, st);
     lw->done = 1;
     return 1;
 }
@@ -90,8 +144,10 @@ static int lane_done(const tc_rt_work_t *w)
 
 static void lane_end(tc_rt_work_t *w, tc_status_t st)
 {
-    (void)w; /* no slot is held between passes, nothing is posted that could be taken back */
-    (void)st;
+    /* On the lanes no slot is held between passes and nothing posted can be taken back; on the
+     * general path no request may point into the caller's buffers after the end. */
+    if (w->lane->general && st != TC_OK)
+        tc_rt_exec_abandon(w);
 }
 
 static const tc_rt_work_ops_t lane_ops = {lane_pass,     lane_done,    lane_end,
@@ -128,6 +184,7 @@ tc_status_t tc_rt_small_work(tc_rt_comm_t *comm, tc_rt_small_t *s, const tc_rt_c
                                 .keep = lw->keep};
     lw->work = w;
     lw->done = 0;
+    lw->general = 0;
     w->async = async;
     w->timeout_ms = call->timeout_ms > 0 ? call->timeout_ms : comm->timeout_ms;
     uint64_t now = tc_time_ns();

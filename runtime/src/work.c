@@ -197,6 +197,21 @@ fail:
     return st;
 }
 
+tc_status_t tc_rt_work_go_general(tc_rt_work_t *w)
+{
+    const tc_rt_coll_t *c = &w->call;
+    /* no algorithm runs all-to-all in place: stage the input, run out of place */
+    w->stage_send = c->coll == TC_COLL_ALL_TO_ALL && c->sendbuf == c->recvbuf;
+    tc_status_t st = tc_rt_plan_get(w->comm, w, NULL);
+    if (st == TC_OK) {
+        w->sched = w->main_sched;
+        st = tc_rt_exec_begin(w);
+    }
+    if (st == TC_OK)
+        tc_rt_fr_algo(w, w->sched->algo);
+    return st;
+}
+
 /* @p name: the collective's, for messages. */
 static tc_status_t coll_issue(tc_rt_comm_t *comm, const tc_rt_coll_t *call, int flags,
                               tc_rt_work_t **work_p, const char *name)

@@ -177,6 +177,12 @@ void tc_rt_work_unlink(tc_rt_work_t *work);
 /* The one way a running work ends: @p st with its error (w->error) already
  * written; observability told, the schedule released, the state published. */
 void tc_rt_work_end(tc_rt_work_t *work, tc_status_t st);
+/* AVG: the schedules sum; divide this rank's defined output (every step done). */
+TC_MUST_USE tc_status_t tc_rt_work_finish_avg(tc_rt_work_t *work);
+/* A work issued on the small-message path (sequence number, tag, deadline, records: started)
+ * whose set-up turned the path off: its plan and executor, to run on the general path like any
+ * work. Lock held. */
+TC_MUST_USE tc_status_t tc_rt_work_go_general(tc_rt_work_t *work);
 /* Let go of the work's plan (a persistent work keeps its own). */
 void tc_rt_sched_release(tc_rt_work_t *work);
 

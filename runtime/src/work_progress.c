@@ -87,8 +87,7 @@ void tc_rt_work_end(tc_rt_work_t *w, tc_status_t st)
     tc_rt_work_set_state(w, TC_RT_WORK_DONE);
 }
 
-/* AVG: the schedules sum; divide this rank's defined output. */
-static tc_status_t work_finish_avg(tc_rt_work_t *w)
+tc_status_t tc_rt_work_finish_avg(tc_rt_work_t *w)
 {
     const tc_rt_coll_t *c = &w->call;
     if (c->op != TC_AVG || (c->coll != TC_COLL_ALL_REDUCE && c->coll != TC_COLL_REDUCE &&
@@ -113,7 +112,7 @@ static tc_status_t work_finish_avg(tc_rt_work_t *w)
 /* Every step is done: the last touches (AVG, a device's copy back), then the end. */
 static void work_complete(tc_rt_work_t *w)
 {
-    tc_status_t st = work_finish_avg(w);
+    tc_status_t st = tc_rt_work_finish_avg(w);
     if (st == TC_OK && w->staged)
         st = tc_rt_cuda_stage_out(w);
     if (st != TC_OK)

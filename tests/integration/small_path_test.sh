@@ -39,6 +39,11 @@ done
 for n in 2 3 4; do
     run "mixed styles, $n ranks" "$n" "$n" TC_LOG=warn TC_TIMEOUT_S=30 -- mixed
 done
+# An asynchronous first call returns at once while the set-up's vote waits for a late rank; with
+# a pair over tcp the vote turns the path off and that call's work runs on the general path.
+run "an asynchronous first call, 3 ranks" 3 3 TC_LOG=warn -- first
+run "an asynchronous first call, the path voted off, 3 ranks" 3 3 TC_LOG=error \
+    TC_SHM_FULL_PAIRS=0-1 -- first --off
 # Mixed backends (issue 21): the pair (0,1) finds no room in /dev/shm (TC_SHM_FULL_PAIRS plays
 # the full /dev/shm) and talks over tcp, every other pair over shm. Ranks 0 and 1 vote against the
 # path, so no rank takes it (before the vote, ranks 2 and 3 took it alone and waited for ever);
@@ -89,6 +94,7 @@ for how in --work --async; do
     run "kill ($how), 3 ranks" 3 2 TC_LOG=none -- kill "$how"
 done
 run "revoke, 3 ranks" 3 3 TC_LOG=none -- revoke
+run "abort during the set-up, 2 ranks" 2 2 TC_LOG=none -- abort
 # the flight recorder's dump of a timeout names the path and the rank awaited
 fr=$(mktemp -d /tmp/tc-small-fr.XXXXXX)
 run "timeout, 2 ranks, flight recorder" 2 2 TC_LOG=none TC_FR_DIR="$fr" -- timeout
