@@ -266,7 +266,7 @@ static int takes_from(const tc_rt_small_op_t *op, int q)
  * contribution (op->mine), kept aside (op->keep) when the output would overwrite it first. A
  * message this rank posted is no such copy: once its reader consumed it, the slot may carry the
  * next message (another operation's) before the fold gets to this rank. */
-static void own_part(tc_rt_small_op_t *op)
+static tc_status_t own_part(tc_rt_small_op_t *op)
 {
     const tc_rt_coll_t *c = op->call;
     int me = op->comm->rank;
@@ -291,20 +291,25 @@ static void own_part(tc_rt_small_op_t *op)
         tc_kern_copy(out + (size_t)me * b, in + (size_t)me * b, b);
         break;
     case TC_COLL_GATHER:
-        if (me == c->root && !in_place)
+        if (me == c->root && !in_place && in && out)
             memcpy(out + (size_t)me * b, in, b);
         break;
     case TC_COLL_SCATTER:
-        if (me == c->root && out != in + (size_t)me * b)
+        if (me == c->root && in && out && out != in + (size_t)me * b)
             memcpy(out, in + (size_t)me * b, b);
         break;
     default:
         break;
     }
-    if (folds(op) && op->mine == op->dst && me >= 1) {
+    if (!folds(op))
+        return TC_OK;
+    if (!op->mine || !op->dst)
+        return tc_error_set(TC_ERR_INTERNAL, "small-message path: a fold without its buffers");
+    if (op->mine == op->dst && me >= 1) {
         memcpy(op->keep, op->mine, b);
         op->mine = op->keep;
     }
+    return TC_OK;
 }
 
 /* Rank @p q's part (@p data) into the output: folded in rank order, dst = x0 op x1, then
@@ -356,7 +361,8 @@ tc_status_t tc_rt_small_run(tc_rt_small_op_t *op)
         tc_shm_lane_post(op->s->peer[q].lane, slot, op->tag, len);
     }
     if (!op->ready) {
-        own_part(op);
+        if ((st = own_part(op)) != TC_OK)
+            return st;
         op->ready = 1;
     }
     /* Each message is released once used: holding one while waiting for the next could wait
