@@ -277,6 +277,15 @@ void tc_rt_hb_leave(tc_rt_world_t *world)
      * work takes in the goodbye at its next duty, a quarter period away. */
     uint64_t now = tc_time_ns(), deadline = tc_deadline_after_ms(HB_LEAVE_MS);
     int pending = world->hb_ns != 0;
+    /* Leaving, this rank takes no more verdicts: their receives are taken back first. Left
+     * posted, a neighbour's goodbye and its close could arrive in one transport pass, before
+     * the goodbye is looked at, and the close would report the receive as lost (a warning). */
+    for (int i = 0; pending && i < world->nhb; i++) {
+        tc_rt_hb_t *hb = &world->hb[i];
+        if (!hb->reported && hb->ep && tc_rt_world_ep_get(world, hb->peer) == hb->ep &&
+            hb->vrreq.status == TC_INPROGRESS && hb->ep->ops->cancel)
+            (void)hb->ep->ops->cancel(hb->ep, &hb->vrreq);
+    }
     while (pending && now < deadline) {
         pending = 0;
         for (int i = 0; i < world->nhb; i++) {

@@ -39,7 +39,7 @@ void tc_rt_small_setup_begin(tc_rt_comm_t *comm, tc_rt_small_t *s, uint64_t seq,
 }
 
 /* Start vote @p phase of this rank's record s->mine into s->votes: an internal work, driven by
- * whoever progresses (the progress thread included: it counts as asynchronous). */
+ * whoever progresses (the progress thread too when an asynchronous call began the set-up). */
 static tc_status_t vote_start(tc_rt_comm_t *comm, tc_rt_small_t *s, int phase)
 {
     tc_rt_work_t *w = calloc(1, sizeof(*w));
@@ -75,7 +75,7 @@ static tc_status_t vote_start(tc_rt_comm_t *comm, tc_rt_small_t *s, int phase)
         free(w);
         return st;
     }
-    w->async = 1;
+    w->async = s->grace_ms > 0; /* begun asynchronously: the progress thread drives it too */
     w->deadline = tc_deadline_after_ms((uint64_t)w->timeout_ms);
     w->failed_peer = -1;
     w->result = TC_INPROGRESS;
