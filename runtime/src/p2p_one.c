@@ -9,9 +9,6 @@
 #include <stdlib.h>
 
 #include "comms.h"
-#include "obs.h"
-#include "progress.h"
-#include "tcomms/base/time.h"
 
 static void one_describe(const tc_rt_work_t *w, char *buf, size_t cap)
 {
@@ -162,28 +159,10 @@ tc_status_t tc_rt_one_run(tc_rt_comm_t *comm, const tc_rt_p2p_t *op, int64_t tim
     w->op = (tc_rt_op_t){TC_COLL_COUNT, ++comm->p2p_ops, comm->name, NULL};
     w->call = (tc_rt_coll_t){
         .coll = TC_COLL_COUNT, .count = bytes, .dtype = TC_UINT8, .op = TC_SUM, .root = -1};
-    w->async = async;
-    w->timeout_ms = timeout_ms > 0 ? timeout_ms : comm->timeout_ms;
-    uint64_t now = tc_time_ns();
-    w->deadline = tc_deadline_add_ms(now, (uint64_t)w->timeout_ms);
-    w->failed_peer = -1;
-    w->start_ns = now;
-    w->error[0] = '\0';
-    w->result = TC_INPROGRESS;
-    tc_rt_fr_begin(w, now);
-    tc_rt_stats_hook_before(w);
-    tc_rt_work_set_state(w, TC_RT_WORK_RUNNING);
+    tc_rt_work_begin(w, async, timeout_ms);
     if (tc_rt_work_link(w)) {
         tc_status_t posted = one_post(w, tag);
-        int c = posted != TC_OK ? (int)posted : one_pass(w);
-        if (c < 0) {
-            tc_rt_work_fail(w, (tc_status_t)c);
-        } else if (one_done(w)) {
-            tc_rt_work_end(w, TC_OK);
-        } else if (!async) {
-            tc_status_t ignored = tc_rt_work_wait_locked(w, 0); /* bounded by its deadline */
-            (void)ignored;                                      /* the result is the work's */
-        }
+        tc_rt_work_after_first(w, posted != TC_OK ? (int)posted : one_pass(w));
     }
     st = tc_rt_work_get_state(w) == TC_RT_WORK_RUNNING ? TC_OK : w->result;
     if (st != TC_OK)

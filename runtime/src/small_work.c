@@ -14,10 +14,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "obs.h"
 #include "small.h"
 #include "work.h"
-#include "tcomms/base/time.h"
 
 #define LANE_ALGO "shm_lanes"
 
@@ -185,28 +183,9 @@ tc_status_t tc_rt_small_work(tc_rt_comm_t *comm, tc_rt_small_t *s, const tc_rt_c
     lw->work = w;
     lw->done = 0;
     lw->general = 0;
-    w->async = async;
-    w->timeout_ms = call->timeout_ms > 0 ? call->timeout_ms : comm->timeout_ms;
-    uint64_t now = tc_time_ns();
-    w->deadline = tc_deadline_add_ms(now, (uint64_t)w->timeout_ms);
-    w->failed_peer = -1;
-    w->start_ns = now;
-    w->error[0] = '\0';
-    w->result = TC_INPROGRESS;
-    tc_rt_fr_begin(w, now);
-    tc_rt_stats_hook_before(w);
-    tc_rt_work_set_state(w, TC_RT_WORK_RUNNING);
-    if (tc_rt_work_link(w)) {
-        int c = lane_pass(w); /* post at once: the peers need not wait for a progress pass */
-        if (c < 0) {
-            tc_rt_work_fail(w, (tc_status_t)c);
-        } else if (lane_done(w)) {
-            tc_rt_work_end(w, TC_OK);
-        } else if (!async) {
-            tc_status_t ignored = tc_rt_work_wait_locked(w, 0); /* bounded by its deadline */
-            (void)ignored;                                      /* the result is the work's */
-        }
-    }
+    tc_rt_work_begin(w, async, call->timeout_ms);
+    if (tc_rt_work_link(w)) /* post at once: the peers need not wait for a progress pass */
+        tc_rt_work_after_first(w, lane_pass(w));
     tc_status_t st = tc_rt_work_get_state(w) == TC_RT_WORK_RUNNING ? TC_OK : w->result;
     if (st != TC_OK)
         tc_error_set(st, "%s", w->error);

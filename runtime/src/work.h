@@ -173,6 +173,12 @@ void tc_rt_works_fail_all(tc_rt_world_t *world, tc_status_t st);
 /* Put @p work on the world's running list / take it off. A work that is not tolerant, of a
  * communicator already broken, ends at once with the communicator's status (false). */
 bool tc_rt_work_link(tc_rt_work_t *work);
+/* Start a work that runs no schedule (its ops, op and call set; not linked yet): @p async, its
+ * deadline from @p timeout_ms (0: the communicator's), the records' start, running. */
+void tc_rt_work_begin(tc_rt_work_t *work, int async, int64_t timeout_ms);
+/* Linked, its first pass (at issue) gave @p c: it fails, ends, or a blocking one is waited for
+ * (bounded by its deadline; the result is the work's). */
+void tc_rt_work_after_first(tc_rt_work_t *work, int c);
 void tc_rt_work_unlink(tc_rt_work_t *work);
 /* The one way a running work ends: @p st with its error (w->error) already
  * written; observability told, the schedule released, the state published. */

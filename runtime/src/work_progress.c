@@ -35,6 +35,33 @@ bool tc_rt_work_link(tc_rt_work_t *w)
     return false;
 }
 
+void tc_rt_work_begin(tc_rt_work_t *w, int async, int64_t timeout_ms)
+{
+    w->async = async;
+    w->timeout_ms = timeout_ms > 0 ? timeout_ms : w->comm->timeout_ms;
+    uint64_t now = tc_time_ns();
+    w->deadline = tc_deadline_add_ms(now, (uint64_t)w->timeout_ms);
+    w->failed_peer = -1;
+    w->start_ns = now;
+    w->error[0] = '\0';
+    w->result = TC_INPROGRESS;
+    tc_rt_fr_begin(w, now);
+    tc_rt_stats_hook_before(w);
+    tc_rt_work_set_state(w, TC_RT_WORK_RUNNING);
+}
+
+void tc_rt_work_after_first(tc_rt_work_t *w, int c)
+{
+    if (c < 0) {
+        tc_rt_work_fail(w, (tc_status_t)c);
+    } else if (w->ops->done(w)) {
+        tc_rt_work_end(w, TC_OK);
+    } else if (!w->async) {
+        tc_status_t ignored = tc_rt_work_wait_locked(w, 0); /* bounded by its deadline */
+        (void)ignored;                                      /* the result is the work's */
+    }
+}
+
 void tc_rt_work_unlink(tc_rt_work_t *w)
 {
     tc_rt_world_t *world = w->comm->world;
