@@ -242,6 +242,7 @@ tc_status_t tc_rt_comm_split(tc_rt_comm_t *parent, int color, int key,
     split_entry_t *all = NULL;
     int64_t held = 0, id = -1;
     *child_p = NULL;
+    unsigned k = ++parent->children; /* every rank of the parent counts it, joining or not */
     tc_status_t st = split_gather(parent, color, key, &all, &held);
     split_member_t *members = NULL;
     int n = 0;
@@ -285,7 +286,7 @@ tc_status_t tc_rt_comm_split(tc_rt_comm_t *parent, int color, int key,
     }
     free(members);
     char name[64];
-    snprintf(name, sizeof(name), "%.40s.%d", parent->name, color);
+    snprintf(name, sizeof(name), "%.40s.%u", parent->name, k);
     tc_rt_comm_t *child = NULL;
     st = wranks ? tc_rt_comm_make(parent, params, name, wranks, n, me, id, &child)
                 : tc_error_set(TC_ERR_NO_MEMORY, "%d ranks", n);
@@ -309,6 +310,7 @@ static tc_status_t comm_from_list(tc_rt_comm_t *parent, const int *ranks, int n,
                                   uint64_t list_hash, const tc_rt_comm_params_t *params,
                                   const char *what, tc_rt_comm_t **child_p)
 {
+    unsigned k = ++parent->children; /* every rank of the parent counts it, joining or not */
     int64_t held = me >= 0 ? tc_rt_ids_propose(parent->world) : 0;
     int64_t mine[4] = {held, me >= 0 ? -held : INT64_MIN, (int64_t)list_hash, ~(int64_t)list_hash};
     int64_t max[4] = {0, 0, 0, 0};
@@ -339,7 +341,7 @@ static tc_status_t comm_from_list(tc_rt_comm_t *parent, const int *ranks, int n,
     for (int i = 0; i < n; i++)
         wranks[i] = tc_rt_world_rank(parent, ranks ? ranks[i] : i);
     char name[64];
-    snprintf(name, sizeof(name), "%.40s.0", parent->name); /* as a split of colour 0 */
+    snprintf(name, sizeof(name), "%.40s.%u", parent->name, k);
     st = tc_rt_comm_make(parent, params, name, wranks, n, me, id, child_p);
     free(wranks);
     if (st == TC_OK)

@@ -1,6 +1,7 @@
 /* The world as communicators see it: its assembly (which module runs on each
  * progress pass and hears of failures), its last release, the list of live
  * communicators, and what a failure or a revocation does to them. */
+#include <sched.h>
 #include <stdio.h>
 
 #include "comms.h"
@@ -84,6 +85,16 @@ static void world_revoked(tc_rt_world_t *world, int by, uint32_t comm_id)
         tc_rt_ids_revoked(world, comm_id);
 }
 
+/* An endpoint is about to close: wait for the blocking calls that run on the lanes without the
+ * world's lock (small.h). Each comes back within its spin time; one that begins meanwhile sees
+ * world->ep_drops changed and takes the lock. */
+static void world_closing(tc_rt_world_t *world)
+{
+    for (tc_rt_comm_t *c = world->comms; c; c = c->wnext)
+        while (__atomic_load_n(&c->outside, __ATOMIC_SEQ_CST))
+            sched_yield();
+}
+
 static void world_tick(tc_rt_world_t *world)
 {
     tc_rt_hb_tick(world, tc_time_ns());
@@ -116,7 +127,8 @@ static tc_status_t world_assemble(tc_boot_kind_t boot, const tc_boot_kv_params_t
                                          .failed = tc_rt_world_fail_comms,
                                          .revoked = world_revoked,
                                          .tick = world_tick,
-                                         .connected = tc_rt_hb_peer};
+                                         .connected = tc_rt_hb_peer,
+                                         .closing = world_closing};
     if ((st = tc_rt_ids_init(world)) != TC_OK || (st = tc_rt_progress_init(world)) != TC_OK ||
         (st = tc_rt_ft_init(world)) != TC_OK ||
         (st = tc_rt_world_fence(world, deadline)) != TC_OK ||

@@ -6,6 +6,8 @@
 #ifndef TC_RUNTIME_COMMS_H
 #define TC_RUNTIME_COMMS_H
 
+#include <sched.h>
+
 #include "obs.h"
 #include "plan.h"
 #include "work.h"
@@ -25,9 +27,18 @@ struct tc_rt_comm {
     int check;          /* TC_CHECK: compare each collective's arguments first */
     tc_status_t broken; /* TC_OK, or why the communicator can no longer be used */
     int spoilt;         /* an operation ended in an error: its id is not reused (comm_ids.c) */
+    /* splits and dups begun on it, the same count on every rank: a child's default name is
+     * "<name>.<count>", so children of one parent differ and agree across ranks */
+    unsigned children;
     int nstats, stats_cap;
     int stats_lost; /* a statistics entry could not be added: said once */
-    int nhooks;
+    int nhooks;     /* written with release (tc_rt_comm_add_hook): read without the world's lock */
+    /* atomic: the records' lock (flight recorder and statistics: tc_rt_obs_lock), taken after
+     * the world's when both are; the small path's blocking calls take only this one */
+    int obs;
+    /* atomic: 1 while a blocking call runs on the lanes without the world's lock (small.h); an
+     * endpoint is closed only while no communicator's is set (tc_rt_world_ep_drop) */
+    int outside;
     uint32_t fr_cap;
     uint32_t fr_pos; /* fr_next % fr_cap, kept without a division (tc_rt_fr_claim) */
     int nspare;
@@ -81,6 +92,23 @@ static inline uint64_t tc_rt_fr_time(tc_rt_comm_t *comm, uint64_t now_ns)
     if (now_ns < comm->fr_last_ns)
         return comm->fr_last_ns;
     return comm->fr_last_ns = now_ns;
+}
+
+/* Take and give back @p comm's records (flight recorder, statistics): held for a few stores
+ * (a dump copies entry by entry), so a thread that finds it taken spins, yielding now and then
+ * in case the holder was descheduled. */
+static inline void tc_rt_obs_lock(tc_rt_comm_t *comm)
+{
+    for (unsigned n = 1; __atomic_exchange_n(&comm->obs, 1, __ATOMIC_ACQUIRE); n++) {
+        while (__atomic_load_n(&comm->obs, __ATOMIC_RELAXED))
+            if (n++ % 64 == 0)
+                sched_yield();
+    }
+}
+
+static inline void tc_rt_obs_unlock(tc_rt_comm_t *comm)
+{
+    __atomic_store_n(&comm->obs, 0, __ATOMIC_RELEASE);
 }
 
 /* Calls that start operations on a communicator come from one thread at a

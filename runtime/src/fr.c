@@ -73,6 +73,7 @@ void tc_rt_fr_begin(tc_rt_work_t *w, uint64_t now_ns)
     tc_rt_comm_t *comm = w->comm;
     if (!comm->fr)
         return;
+    tc_rt_obs_lock(comm);
     tc_rt_fr_entry_t *e = tc_rt_fr_claim(comm, &w->fr_id);
     /* field by field: a whole-struct store would clear all of awaited every operation */
     e->id = w->fr_id;
@@ -89,6 +90,7 @@ void tc_rt_fr_begin(tc_rt_work_t *w, uint64_t now_ns)
     e->start_ns = tc_rt_fr_time(comm, now_ns);
     e->end_ns = 0;
     e->awaited[0] = '\0';
+    tc_rt_obs_unlock(comm);
 }
 
 void tc_rt_fr_algo(tc_rt_work_t *w, const char *algo)
@@ -96,9 +98,11 @@ void tc_rt_fr_algo(tc_rt_work_t *w, const char *algo)
     tc_rt_comm_t *comm = w->comm;
     if (!comm->fr || !w->fr_id)
         return;
+    tc_rt_obs_lock(comm);
     tc_rt_fr_entry_t *e = &comm->fr[(w->fr_id - 1) % comm->fr_cap];
     if (e->id == w->fr_id)
         e->algo = algo;
+    tc_rt_obs_unlock(comm);
 }
 
 void tc_rt_fr_end(tc_rt_work_t *w, tc_status_t st, uint64_t now_ns)
@@ -106,18 +110,23 @@ void tc_rt_fr_end(tc_rt_work_t *w, tc_status_t st, uint64_t now_ns)
     tc_rt_comm_t *comm = w->comm;
     if (!comm || !comm->fr || !w->fr_id)
         return;
-    tc_rt_fr_entry_t *e = &comm->fr[(w->fr_id - 1) % comm->fr_cap];
-    if (e->id != w->fr_id)
-        return; /* overwritten by newer operations */
-    e->end_ns = tc_rt_fr_time(comm, now_ns);
-    e->status = st;
-    e->state = st == TC_OK            ? TC_RT_FR_DONE
-               : st == TC_ERR_TIMEOUT ? TC_RT_FR_TIMED_OUT
-                                      : TC_RT_FR_FAILED;
+    char awaited[sizeof(((tc_rt_fr_entry_t *)0)->awaited)] = "";
     if (st != TC_OK && w->ops)
-        w->ops->awaited(w, e->awaited, sizeof(e->awaited));
+        w->ops->awaited(w, awaited, sizeof(awaited));
     else if (st != TC_OK && w->sched)
-        tc_rt_exec_awaited(w, e->awaited, sizeof(e->awaited));
+        tc_rt_exec_awaited(w, awaited, sizeof(awaited));
+    tc_rt_obs_lock(comm);
+    tc_rt_fr_entry_t *e = &comm->fr[(w->fr_id - 1) % comm->fr_cap];
+    if (e->id == w->fr_id) { /* else overwritten by newer operations */
+        e->end_ns = tc_rt_fr_time(comm, now_ns);
+        e->status = st;
+        e->state = st == TC_OK            ? TC_RT_FR_DONE
+                   : st == TC_ERR_TIMEOUT ? TC_RT_FR_TIMED_OUT
+                                          : TC_RT_FR_FAILED;
+        if (st != TC_OK)
+            memcpy(e->awaited, awaited, sizeof(awaited));
+    }
+    tc_rt_obs_unlock(comm);
 }
 
 static const char *fr_state_name(int state)
@@ -179,13 +188,18 @@ tc_status_t tc_rt_fr_dump(tc_rt_comm_t *comm, const char *reason)
                             comm->name);
     /* running works: what they still await, now */
     for (tc_rt_work_t *w = comm->world->active; w; w = w->next) {
-        if (w->comm != comm || !w->fr_id)
+        if (w->comm != comm || !w->fr_id || (!w->ops && !w->sched))
             continue;
+        char awaited[sizeof(((tc_rt_fr_entry_t *)0)->awaited)];
+        if (w->ops)
+            w->ops->awaited(w, awaited, sizeof(awaited));
+        else
+            tc_rt_exec_awaited(w, awaited, sizeof(awaited));
+        tc_rt_obs_lock(comm);
         tc_rt_fr_entry_t *e = &comm->fr[(w->fr_id - 1) % comm->fr_cap];
-        if (e->id == w->fr_id && e->state == TC_RT_FR_RUNNING && w->ops)
-            w->ops->awaited(w, e->awaited, sizeof(e->awaited));
-        else if (e->id == w->fr_id && e->state == TC_RT_FR_RUNNING && w->sched)
-            tc_rt_exec_awaited(w, e->awaited, sizeof(e->awaited));
+        if (e->id == w->fr_id && e->state == TC_RT_FR_RUNNING)
+            memcpy(e->awaited, awaited, sizeof(awaited));
+        tc_rt_obs_unlock(comm);
     }
     char path[512], tmp[520];
     if (snprintf(path, sizeof(path), "%s/tc_fr.%s.%d.json", dir, comm->name, comm->rank) >=
@@ -207,13 +221,21 @@ tc_status_t tc_rt_fr_dump(tc_rt_comm_t *comm, const char *reason)
     fprintf(f, ", \"pid\": %d, \"reason\": ", (int)getpid());
     fr_json_string(f, reason);
     fprintf(f, ", \"dump_ns\": %llu, \"last_seq\": %llu, \"ops\": [", (unsigned long long)fr_now(),
-            (unsigned long long)comm->seq);
+            (unsigned long long)__atomic_load_n(&comm->seq, __ATOMIC_RELAXED));
     /* entries hold the monotonic clock; dumps give the real time, comparable
      * across ranks */
     uint64_t offset = fr_now() - tc_time_ns();
-    uint64_t first = comm->fr_next > comm->fr_cap ? comm->fr_next - comm->fr_cap : 0;
-    for (uint64_t n = first; n < comm->fr_next; n++) {
-        const tc_rt_fr_entry_t *e = &comm->fr[n % comm->fr_cap];
+    tc_rt_obs_lock(comm);
+    uint64_t last = comm->fr_next;
+    tc_rt_obs_unlock(comm);
+    uint64_t first = last > comm->fr_cap ? last - comm->fr_cap : 0;
+    for (uint64_t n = first; n < last; n++) {
+        /* a copy: operations of the small path record without the world's lock meanwhile */
+        tc_rt_fr_entry_t copy;
+        tc_rt_obs_lock(comm);
+        copy = comm->fr[n % comm->fr_cap];
+        tc_rt_obs_unlock(comm);
+        const tc_rt_fr_entry_t *e = &copy;
         int p2p = e->coll == TC_COLL_COUNT;
         fprintf(f,
                 "%s\n  {\"seq\": %llu, \"coll\": \"%s\", \"dtype\": \"%s\", \"count\": %llu, "

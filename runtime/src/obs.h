@@ -28,7 +28,7 @@ typedef struct tc_rt_fr_entry {
  * (the array grows: one entry per collective and algorithm that ran), or -1 when memory ran
  * out (said once per communicator). An operation of a cached plan, or of the small-message
  * path, keeps the index and finds its entry without a search. */
-int tc_rt_stats_index(tc_rt_comm_t *comm, int coll, const char *algo);
+int tc_rt_stats_index(tc_rt_comm_t *comm, int coll, const char *algo); /* records held */
 void tc_rt_stats_hook_before(tc_rt_work_t *work);
 /* @p now_ns: the clock as the operation ended (read once for both ends). */
 void tc_rt_stats_end(tc_rt_work_t *work, tc_status_t st, uint64_t now_ns);

@@ -64,12 +64,17 @@ void tc_rt_world_nap(tc_rt_world_t *world, uint64_t ns)
     int unlock = __atomic_load_n(&world->contended, __ATOMIC_RELAXED);
     if (unlock)
         pthread_mutex_unlock(&world->mu);
+    tc_rt_world_nap_out(world, ns);
+    if (unlock)
+        tc_rt_world_lock(world);
+}
+
+void tc_rt_world_nap_out(tc_rt_world_t *world, uint64_t ns)
+{
     if (ns == 0)
         sched_yield();
     else
         world_sleep(world, ns);
-    if (unlock)
-        tc_rt_world_lock(world);
 }
 
 /* Mutexes are not fair: unlocking and locking again at once mostly keeps the

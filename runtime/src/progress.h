@@ -26,6 +26,8 @@ void tc_rt_world_step_in(tc_rt_world_t *world);
 /* Lock held: yield the core (@p ns 0) or sleep @p ns, without the lock once
  * other threads have used the world (they work meanwhile), else with it. */
 void tc_rt_world_nap(tc_rt_world_t *world, uint64_t ns);
+/* The same nap for a thread that does not hold the lock. */
+void tc_rt_world_nap_out(tc_rt_world_t *world, uint64_t ns);
 /* With other threads about, waits nap without the lock: yielding at first,
  * then TC_RT_NAP_NS at a time once idle for TC_RT_NAP_AFTER_NS. */
 #define TC_RT_NAP_AFTER_NS 5000000ull

@@ -44,7 +44,8 @@ tc_status_t tc_rt_small_make(tc_rt_comm_t *comm, tc_rt_small_t **s_p)
         return st;
     }
     s->max = (size_t)max;
-    s->state = small_static_ok(comm, s) ? TC_RT_SMALL_UNKNOWN : TC_RT_SMALL_OFF;
+    s->state =
+        small_static_ok(comm, s) ? TC_RT_SMALL_UNKNOWN : TC_RT_SMALL_OFF; /* not shared yet */
     /* TC_ALGO_<COLL> names the algorithm of every call of that collective: honour it */
     for (int c = 0; c < TC_COLL_COUNT; c++) {
         char var[64];
@@ -165,37 +166,37 @@ static int small_stale(const tc_rt_small_op_t *op, uint64_t tag)
     if (id == op->comm->comm_id)
         return 0; /* a communicator runs no operation after a failed one */
     for (const tc_rt_comm_t *c = world->comms; c; c = c->wnext)
-        if (c->comm_id == id)
-            return c->broken != TC_OK;
+        if (c->comm_id == id) /* broken by another thread's operation, maybe now */
+            return __atomic_load_n(&c->broken, __ATOMIC_ACQUIRE) != TC_OK;
     /* an id retired clean may serve a communicator a peer made already; a spoilt one never */
     return tc_rt_ids_spoilt(world, (uint32_t)id);
 }
 
-/* Release the messages of rank @p q that no operation will read (small_stale): they would
- * hold slots the peer needs. */
-static void drop_stale(tc_rt_small_op_t *op, int q)
+void tc_rt_small_drop_stale(tc_rt_small_op_t *op, int q)
 {
     tc_tp_shm_lane_t *lane = op->s->peer[q].lane;
+    if (!tc_shm_lane_trylock(lane))
+        return; /* another thread looks at it now: the next wait's turn */
     for (unsigned i = 0; i < TC_SHM_LANE_SLOTS; i++) {
         const tc_shm_lane_slot_t *slot = tc_shm_lane_pending(lane, i);
         if (slot && slot->tag != op->tag && small_stale(op, slot->tag))
             tc_shm_lane_release(lane, slot);
     }
+    tc_shm_lane_unlock(lane);
 }
 
-/* The message of this operation from rank @p q (released by the caller). Messages of
- * other communicators (other threads' operations) may sit in other slots meanwhile. */
+/* The message of this operation from rank @p q, its lane taken (released and unlocked by the
+ * caller). Messages of other communicators (other threads' operations) may sit in other slots
+ * meanwhile. */
 static tc_status_t take(tc_rt_small_op_t *op, int q, const tc_shm_lane_slot_t **slot_p)
 {
     tc_status_t st = TC_OK;
-    const tc_shm_lane_slot_t *slot = tc_shm_lane_find(op->s->peer[q].lane, op->tag);
-    if (!slot) { /* not there yet: the time to free slots no operation will read */
-        drop_stale(op, q);
-        if (!(slot = tc_rt_small_rx(op, q, &st)))
-            return st;
-    }
+    const tc_shm_lane_slot_t *slot = tc_rt_small_rx(op, q, &st);
+    if (!slot)
+        return st;
     size_t len = op->call->coll == TC_COLL_BARRIER ? 0 : op->bytes;
     if (slot->len != len) {
+        tc_shm_lane_unlock(op->s->peer[q].lane);
         op->awaited = q;
         return tc_error_set(TC_ERR_MISMATCH,
                             "rank %d contributed %llu bytes, this rank expects %zu (the ranks "
@@ -359,14 +360,15 @@ tc_status_t tc_rt_small_run(tc_rt_small_op_t *op)
         if (len)
             memcpy(slot->data, src, len);
         tc_shm_lane_post(op->s->peer[q].lane, slot, op->tag, len);
+        tc_shm_lane_unlock(op->s->peer[q].lane);
     }
     if (!op->ready) {
         if ((st = own_part(op)) != TC_OK)
             return st;
         op->ready = 1;
     }
-    /* Each message is released once used: holding one while waiting for the next could wait
-     * on another thread's operation that waits for this lane. */
+    /* Each message is released (and its lane let go) once used: holding one while waiting for
+     * the next could wait on another thread's operation that waits for this lane. */
     int fold = folds(op);
     for (; op->taken < n; op->taken++) {
         int q = op->taken;
@@ -378,6 +380,7 @@ tc_status_t tc_rt_small_run(tc_rt_small_op_t *op)
                 return st;
             st = use_part(op, q, slot->data);
             tc_shm_lane_release(op->s->peer[q].lane, slot);
+            tc_shm_lane_unlock(op->s->peer[q].lane);
         }
         if (st != TC_OK)
             return st;

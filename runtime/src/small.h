@@ -34,7 +34,10 @@ _Static_assert(sizeof(tc_rt_small_vote_t) == 24, "a vote travels as 24 bytes");
 
 /* Per communicator (comm->small), made on its first collective. */
 typedef struct tc_rt_small {
-    int state;  /* TC_RT_SMALL_* */
+    int state; /* TC_RT_SMALL_*; stored with release: the lock-free entry reads it */
+    /* the world's ep_drops when this communicator's lanes were last seen to be all open (the
+     * set-up, or a check under the world's lock): the lock-free entry runs only while equal */
+    uint64_t ep_drops;
     size_t max; /* largest message taken (TC_SMALL_MAX bytes) */
     struct {
         tc_tp_shm_lane_t *lane;        /* the lanes to this rank (NULL: this process) */
@@ -60,9 +63,10 @@ enum {
     TC_RT_SMALL_RX      /* this operation's message from rank q */
 };
 
-/* Wait as @p what says (TC_RT_SMALL_*): TC_OK with the slot in *slot_p, TC_INPROGRESS when the
+/* Wait as @p what says (TC_RT_SMALL_*): TC_OK with the slot in *slot_p and its lane taken
+ * (tc_shm_lane_trylock: threads of other communicators share the lane), TC_INPROGRESS when the
  * operation goes on at a later call (an asynchronous one: small_work.c), or why it cannot go on.
- * The issuing module's policy (small_issue.c). */
+ * Called without the lane. The issuing module's policy (small_issue.c). */
 typedef tc_status_t (*tc_rt_small_wait_fn)(tc_rt_small_op_t *op, int q, int what, void **slot_p);
 
 /* One operation on the path. */
@@ -79,6 +83,7 @@ struct tc_rt_small_op {
     int awaited;       /* the rank waited for when it ended in error, or -1 */
     uint64_t start_ns; /* when it began: only with hooks, which are given its time */
     tc_rt_small_wait_fn wait;
+    int free; /* a blocking call run without the world's lock (tc_rt_small_fast) */
     /* where tc_rt_small_run goes on: the next rank to post to, then to take from */
     int posted, taken;
     int ready;                 /* the own part is done (between posting and taking) */
@@ -145,6 +150,12 @@ TC_MUST_USE tc_status_t tc_rt_small_tally(const tc_rt_small_vote_t *votes, int n
  * once done, TC_INPROGRESS when op->wait said so (call again: it goes on where it stopped), or
  * the error. */
 TC_MUST_USE tc_status_t tc_rt_small_run(tc_rt_small_op_t *op);
+/* Release the messages of rank @p q that no operation will read: they belong to another
+ * communicator that is broken here, or that this process destroyed broken (an operation that
+ * failed leaves such messages behind), and would hold slots the peer needs. For a wait that
+ * found nothing for a while; the world's lock held (it reads the communicators), not the lane
+ * (skipped while another thread has it). */
+void tc_rt_small_drop_stale(tc_rt_small_op_t *op, int q);
 
 /* small_issue.c (work): the entry from tc_rt_coll_issue, waiting, bookkeeping */
 /* Run @p call on the path when it applies (any call but a persistent one; @p flags and
@@ -152,6 +163,14 @@ TC_MUST_USE tc_status_t tc_rt_small_run(tc_rt_small_op_t *op);
  * when asked); else *taken_p = 0 and nothing happened. Lock held. */
 TC_MUST_USE tc_status_t tc_rt_small_try(tc_rt_comm_t *comm, const tc_rt_coll_t *call, int flags,
                                         tc_rt_work_t **work_p, int *taken_p);
+
+/* A blocking call without a work object, before the world's lock is taken: once the path is on,
+ * and no hook is set, runs @p call on the lanes without that lock (*taken_p = 1 and its result),
+ * taking only the lanes and the communicator's records in turn; the lock is taken only when a
+ * wait goes on for long (progress, failures, the deadline) and to report an error. Else
+ * *taken_p = 0: tc_rt_small_try under the lock decides. */
+TC_MUST_USE tc_status_t tc_rt_small_fast(tc_rt_comm_t *comm, const tc_rt_coll_t *call,
+                                         int *taken_p);
 
 /* Rank @p q of @p comm failed (@p why, not tc_last_error()'s buffer): reported as the general
  * path would, with its record and the world's failed hook, which breaks this communicator and
@@ -183,28 +202,42 @@ TC_MUST_USE tc_status_t tc_rt_small_work(tc_rt_comm_t *comm, tc_rt_small_t *s,
 /* The end of a spare work's lane state (tc_rt_work_free_spare). */
 void tc_rt_small_work_free(tc_rt_work_t *work);
 
-/* This operation's message from rank @p q once it is there; on an error NULL and *st_p set. */
+/* This operation's message from rank @p q once it is there, its lane taken (release the
+ * message, then tc_shm_lane_unlock); on an error NULL and *st_p set. */
 static inline const tc_shm_lane_slot_t *tc_rt_small_rx(tc_rt_small_op_t *op, int q,
                                                        tc_status_t *st_p)
 {
-    const tc_shm_lane_slot_t *slot = tc_shm_lane_find(op->s->peer[q].lane, op->tag);
+    tc_tp_shm_lane_t *lane = op->s->peer[q].lane;
+    if (tc_shm_lane_trylock(lane)) {
+        const tc_shm_lane_slot_t *slot = tc_shm_lane_find(lane, op->tag);
+        if (slot)
+            return slot;
+        tc_shm_lane_unlock(lane);
+    }
     void *waited = NULL;
-    if (slot)
-        return slot;
     *st_p = op->wait(op, q, TC_RT_SMALL_RX, &waited);
+    if (*st_p == TC_OK && !waited)
+        *st_p = tc_error_set(TC_ERR_INTERNAL, "small-message path: a wait ended without a slot");
     return *st_p == TC_OK ? (const tc_shm_lane_slot_t *)waited : NULL;
 }
 
-/* The next free slot towards rank @p q for @p len bytes; on an error NULL and *st_p set. */
+/* The next free slot towards rank @p q for @p len bytes, its lane taken (post, then
+ * tc_shm_lane_unlock); on an error NULL and *st_p set. */
 static inline tc_shm_lane_slot_t *tc_rt_small_tx(tc_rt_small_op_t *op, int q, size_t len,
                                                  tc_status_t *st_p)
 {
-    tc_shm_lane_slot_t *slot = tc_shm_lane_tx_slot(op->s->peer[q].lane, len);
+    tc_tp_shm_lane_t *lane = op->s->peer[q].lane;
+    if (tc_shm_lane_trylock(lane)) {
+        tc_shm_lane_slot_t *slot = tc_shm_lane_tx_slot(lane, len);
+        if (slot)
+            return slot;
+        tc_shm_lane_unlock(lane);
+    }
     void *waited = NULL;
-    if (slot)
-        return slot;
     op->tx_len = len;
     *st_p = op->wait(op, q, TC_RT_SMALL_TX, &waited);
+    if (*st_p == TC_OK && !waited)
+        *st_p = tc_error_set(TC_ERR_INTERNAL, "small-message path: a wait ended without a slot");
     return *st_p == TC_OK ? (tc_shm_lane_slot_t *)waited : NULL;
 }
 

@@ -39,6 +39,7 @@
 #define SMALL_SPIN_YIELD_NS 4000ull /* ranks sharing a core: each wait costs about this */
 #define SMALL_YIELD_NS 5000000ull
 #define SMALL_NAP_NS 50000L
+#define SMALL_CHECK_NS 200000ull /* a wait without the world's lock looks at the world so often */
 #define SMALL_ALGO "shm_lanes" /* the name stats, hooks and the flight recorder show */
 
 static inline void small_relax(void)
@@ -52,17 +53,22 @@ static inline void small_relax(void)
 #endif
 }
 
-/* The slot waited for, or NULL: the peer's next message (rx) or our next free slot. A look
- * while spinning (!@p all) reads only the two slots a stream's next message takes; each pass of
- * the slow loop looks at every slot (a message among other communicators' ones). */
+/* The slot waited for, its lane taken, or NULL: the peer's next message (rx) or our next free
+ * slot. A look while spinning (!@p all) reads only the two slots a stream's next message takes;
+ * each pass of the slow loop looks at every slot (a message among other communicators' ones). A
+ * lane another thread has finds nothing this time. */
 static inline void *small_look(tc_rt_small_op_t *op, int q, int rx, int all)
 {
     tc_tp_shm_lane_t *lane = op->s->peer[q].lane;
-    if (!rx)
-        return tc_shm_lane_tx_slot(lane, op->tx_len);
+    if (!tc_shm_lane_trylock(lane))
+        return NULL;
     /* the caller only reads a received slot: const is dropped for one return type */
-    return (void *)(uintptr_t)(all ? tc_shm_lane_find(lane, op->tag)
-                                   : tc_shm_lane_find_next(lane, op->tag));
+    void *slot = !rx ? (void *)tc_shm_lane_tx_slot(lane, op->tx_len)
+                     : (void *)(uintptr_t)(all ? tc_shm_lane_find(lane, op->tag)
+                                               : tc_shm_lane_find_next(lane, op->tag));
+    if (!slot)
+        tc_shm_lane_unlock(lane);
+    return slot;
 }
 
 /* A coarse time for the flight recorder: no system call, a few ms resolution. */
@@ -122,33 +128,68 @@ static tc_status_t small_timeout(tc_rt_small_op_t *op, int q, const char *what)
                         (long long)ms, q, tc_rt_world_rank(op->comm, q), what);
 }
 
-static tc_status_t small_wait(tc_rt_small_op_t *op, int q, int what, void **slot_p)
+/* Whether every lane of @p comm is still in an open endpoint: an endpoint closes when a request
+ * on it could not be taken back (tc_rt_world_ep_drop), and its segment holds the lanes. One
+ * load while none closed since the last look. World's lock held. */
+static tc_status_t small_lanes_open(tc_rt_comm_t *comm, tc_rt_small_t *s)
 {
-    int rx = what == TC_RT_SMALL_RX;
-    tc_rt_world_t *world = op->comm->world;
-    int spins = world->spin_ns ? SMALL_SPINS : SMALL_SPINS_SHARED;
-    for (int i = 0; i < spins; i++) {
-        small_relax();
-        if ((*slot_p = small_look(op, q, rx, 0)))
-            return TC_OK;
-        if (__atomic_load_n(&world->want, __ATOMIC_RELAXED) > 0)
-            break; /* another thread waits for the lock: step out below at once */
-    }
-    if ((*slot_p = small_look(op, q, rx, 1)))
+    tc_rt_world_t *world = comm->world;
+    uint64_t drops = __atomic_load_n(&world->ep_drops, __ATOMIC_SEQ_CST);
+    if (drops == s->ep_drops)
         return TC_OK;
+    for (int q = 0; q < comm->size; q++) {
+        int wq = tc_rt_world_rank(comm, q);
+        if (q != comm->rank && tc_rt_world_ep_get(world, wq) != s->peer[q].ep)
+            return tc_error_set(TC_ERR_INVALID_STATE,
+                                "the endpoint to rank %d (world rank %d) was closed after an "
+                                "operation abandoned a request on it, and its lanes with it",
+                                q, wq);
+    }
+    s->ep_drops = drops;
+    return TC_OK;
+}
+
+/* The slow part of a wait of an operation run without the world's lock (op->free) takes it.
+ * The communicator's flag is cleared first: a thread closing an endpoint holds the lock and
+ * waits for the flag. */
+static void small_lock_world(tc_rt_small_op_t *op)
+{
+    __atomic_store_n(&op->comm->outside, 0, __ATOMIC_SEQ_CST);
+    tc_rt_world_lock(op->comm->world);
+}
+
+/* ... and gives it back: the flag is set again under the lock, once the lanes are known open
+ * (no endpoint can close in between). @p st: the wait's status so far; on an error the slot
+ * found (*slot_p) is let go. */
+static tc_status_t small_unlock_world(tc_rt_small_op_t *op, int q, tc_status_t st, void **slot_p)
+{
+    if (st == TC_OK && (st = small_lanes_open(op->comm, op->s)) == TC_OK)
+        __atomic_store_n(&op->comm->outside, 1, __ATOMIC_SEQ_CST);
+    tc_rt_world_unlock(op->comm->world);
+    if (st != TC_OK && *slot_p) {
+        tc_shm_lane_unlock(op->s->peer[q].lane);
+        *slot_p = NULL;
+    }
+    return st;
+}
+
+/* The wait after its first spins found nothing. */
+static tc_status_t small_wait_long(tc_rt_small_op_t *op, int q, int rx, void **slot_p)
+{
+    tc_rt_world_t *world = op->comm->world;
+    int locked = !op->free;
     uint64_t start = tc_time_ns(), now = start;
     small_deadline(op, start);
     uint64_t yielded = start;
-    /* Out of the world's lock while another thread wants it: the lane is
-     * shared by every communicator of the pair and its counters are the
-     * lock's, so out of it only the segment is watched, and what changed is
-     * looked at under the lock. The value watched is read before the last
-     * look, so nothing that arrives after that look goes unseen. */
+    /* Out of the world's lock while another thread wants it: the lane's counters are the
+     * lane's (tc_shm_lane_trylock), but out of it only the segment is watched, and what
+     * changed is looked at under the lock. The value watched is read before the last look,
+     * so nothing that arrives after that look goes unseen. */
     tc_tp_shm_lane_t *lane = op->s->peer[q].lane;
     int out = 0;
     uint64_t seen = 0;
     while (now - start < world->spin_ns) {
-        if (!out && __atomic_load_n(&world->want, __ATOMIC_RELAXED) > 0) {
+        if (locked && !out && __atomic_load_n(&world->want, __ATOMIC_RELAXED) > 0) {
             seen = tc_shm_lane_watch(lane, rx);
             if ((*slot_p = small_look(op, q, rx, 1)))
                 return TC_OK;
@@ -157,7 +198,7 @@ static tc_status_t small_wait(tc_rt_small_op_t *op, int q, int what, void **slot
         }
         for (int i = 0; i < SMALL_CLOCK_EVERY; i++) {
             small_relax();
-            if (!out && __atomic_load_n(&world->want, __ATOMIC_RELAXED) > 0)
+            if (locked && !out && __atomic_load_n(&world->want, __ATOMIC_RELAXED) > 0)
                 break; /* step out at the top of the loop */
             if (out) {
                 if (tc_shm_lane_watch(lane, rx) == seen)
@@ -178,21 +219,41 @@ static tc_status_t small_wait(tc_rt_small_op_t *op, int q, int what, void **slot
     }
     if (out)
         tc_rt_world_step_in(world);
+    uint64_t checked = 0;
     for (;;) {
         if ((*slot_p = small_look(op, q, rx, 1)))
             return TC_OK;
-        tc_status_t st = small_check(op, q);
-        if (st == TC_OK && (*slot_p = small_look(op, q, rx, 1)))
-            return TC_OK;
         now = tc_time_ns();
+        tc_status_t st = TC_OK;
+        /* the world (progress, failures, the peer's endpoint) at every pass with its lock, at
+         * most every SMALL_CHECK_NS without: taking it would serialise the waiting threads */
+        if (locked || now - checked >= SMALL_CHECK_NS) {
+            if (!locked)
+                small_lock_world(op);
+            st = small_check(op, q);
+            if (st == TC_OK && rx)
+                tc_rt_small_drop_stale(op, q); /* slots no operation will read */
+            if (st == TC_OK && (*slot_p = small_look(op, q, rx, 1)))
+                return locked ? TC_OK : small_unlock_world(op, q, TC_OK, slot_p);
+            if (!locked && (st = small_unlock_world(op, q, st, slot_p)) != TC_OK) {
+                op->awaited = q;
+                return st;
+            }
+            checked = now;
+        }
         if (st == TC_OK && now >= op->deadline)
             st = small_timeout(op, q, rx ? "to send its part" : "to read an earlier message");
         if (st != TC_OK) {
             op->awaited = q;
             return st;
         }
-        tc_rt_world_handoff(world); /* another thread's operation may be what q waits for */
-        tc_rt_world_nap(world, now - start < SMALL_YIELD_NS ? 0 : SMALL_NAP_NS);
+        uint64_t nap = now - start < SMALL_YIELD_NS ? 0 : SMALL_NAP_NS;
+        if (locked) {
+            tc_rt_world_handoff(world); /* another thread's operation may be what q waits for */
+            tc_rt_world_nap(world, nap);
+        } else {
+            tc_rt_world_nap_out(world, nap);
+        }
         /* a peer that just got the core answers within a few looks: no need to go round again */
         for (int i = 0; i < SMALL_CLOCK_EVERY; i++) {
             small_relax();
@@ -200,6 +261,25 @@ static tc_status_t small_wait(tc_rt_small_op_t *op, int q, int what, void **slot
                 return TC_OK;
         }
     }
+}
+
+static tc_status_t small_wait(tc_rt_small_op_t *op, int q, int what, void **slot_p)
+{
+    int rx = what == TC_RT_SMALL_RX;
+    tc_rt_world_t *world = op->comm->world;
+    /* with the world's lock: give it up at once to a thread that waits for it */
+    int locked = !op->free;
+    int spins = world->spin_ns ? SMALL_SPINS : SMALL_SPINS_SHARED;
+    for (int i = 0; i < spins; i++) {
+        small_relax();
+        if ((*slot_p = small_look(op, q, rx, 0)))
+            return TC_OK;
+        if (locked && __atomic_load_n(&world->want, __ATOMIC_RELAXED) > 0)
+            break; /* another thread waits for the lock: step out below at once */
+    }
+    if ((*slot_p = small_look(op, q, rx, 1)))
+        return TC_OK;
+    return small_wait_long(op, q, rx, slot_p);
 }
 
 static void small_hooks(tc_rt_small_op_t *op, int after, tc_status_t st)
@@ -223,6 +303,8 @@ static void small_begin(tc_rt_small_op_t *op)
     tc_rt_comm_t *comm = op->comm;
     const tc_rt_coll_t *c = op->call;
     if (comm->fr) {
+        uint64_t now = small_coarse_ns();
+        tc_rt_obs_lock(comm);
         tc_rt_fr_entry_t *e = op->fr = tc_rt_fr_claim(comm, &op->fr_id);
         e->id = op->fr_id;
         e->seq = op->seq;
@@ -234,17 +316,18 @@ static void small_begin(tc_rt_small_op_t *op)
         e->algo = SMALL_ALGO;
         e->state = TC_RT_FR_RUNNING;
         e->status = TC_INPROGRESS;
-        e->start_ns = tc_rt_fr_time(comm, small_coarse_ns());
+        e->start_ns = tc_rt_fr_time(comm, now);
         e->end_ns = 0;
         e->awaited[0] = '\0';
+        tc_rt_obs_unlock(comm);
     }
-    if (comm->nhooks) {
+    if (!op->free && comm->nhooks) { /* none when run without the world's lock */
         op->start_ns = tc_time_ns();
         small_hooks(op, 0, TC_INPROGRESS);
     }
 }
 
-/* This path's statistics entry for the operation's collective (found once). */
+/* This path's statistics entry for the operation's collective (found once). Records held. */
 static tc_rt_stat_t *small_stat(tc_rt_small_op_t *op)
 {
     tc_rt_comm_t *comm = op->comm;
@@ -265,9 +348,12 @@ static void small_break(tc_rt_comm_t *comm, tc_status_t st)
     tc_rt_comm_cancel_works(comm, st, comm->broken_why);
 }
 
-static tc_status_t small_end(tc_rt_small_op_t *op, tc_status_t st)
+/* The operation's statistics and flight-recorder entry, as it ended with @p st. */
+static void small_records(tc_rt_small_op_t *op, tc_status_t st)
 {
     tc_rt_comm_t *comm = op->comm;
+    uint64_t now = op->deadline && comm->fr ? small_coarse_ns() : 0;
+    tc_rt_obs_lock(comm);
     tc_rt_stat_t *stat = small_stat(op);
     if (stat) {
         stat->ops++;
@@ -279,7 +365,7 @@ static tc_status_t small_end(tc_rt_small_op_t *op, tc_status_t st)
         /* An operation whose waits never read the clock (no deadline) waited at most a few
          * spins per peer, far less than the coarse clock's tick: its end is taken as its start
          * (a thread preempted meanwhile shows less than it took), one clock read fewer. */
-        e->end_ns = op->deadline ? tc_rt_fr_time(comm, small_coarse_ns()) : e->start_ns;
+        e->end_ns = op->deadline ? tc_rt_fr_time(comm, now) : e->start_ns;
         e->status = st;
         e->state = st == TC_OK            ? TC_RT_FR_DONE
                    : st == TC_ERR_TIMEOUT ? TC_RT_FR_TIMED_OUT
@@ -287,6 +373,15 @@ static tc_status_t small_end(tc_rt_small_op_t *op, tc_status_t st)
         if (op->awaited >= 0)
             snprintf(e->awaited, sizeof(e->awaited), "%d", op->awaited);
     }
+    tc_rt_obs_unlock(comm);
+}
+
+/* The end of an operation: its records, and on an error (the world's lock held) the
+ * communicator broken, the error logged, the recorder dumped. */
+static tc_status_t small_end(tc_rt_small_op_t *op, tc_status_t st)
+{
+    tc_rt_comm_t *comm = op->comm;
+    small_records(op, st);
     if (st != TC_OK) {
         char what[128];
         tc_error_prefix("%s (%s, rank %d of %d): ", small_what(op, what, sizeof(what)), SMALL_ALGO,
@@ -294,10 +389,42 @@ static tc_status_t small_end(tc_rt_small_op_t *op, tc_status_t st)
         tc_log_error(TC_SUBSYS_RUNTIME, "%s", tc_last_error());
         small_break(comm, st);
     }
-    if (comm->nhooks)
+    if (!op->free && comm->nhooks)
         small_hooks(op, 1, st);
     if (st != TC_OK)
         tc_rt_fr_dump_auto(comm, st == TC_ERR_TIMEOUT ? "timeout" : "error", st);
+    return st;
+}
+
+/* A blocking call without a work object on the lanes, with the world's lock (@p free 0) or
+ * without it (tc_rt_small_fast: comm->outside set, cleared here; the lock taken to report an
+ * error). */
+static tc_status_t small_blocking(tc_rt_comm_t *comm, tc_rt_small_t *s, const tc_rt_coll_t *call,
+                                  size_t bytes, int free)
+{
+    unsigned char keep[TC_SHM_LANE_PAYLOAD];
+    tc_rt_small_op_t op = {.comm = comm,
+                           .s = s,
+                           .call = call,
+                           .bytes = bytes,
+                           .awaited = -1,
+                           .wait = small_wait,
+                           .free = free,
+                           .keep = keep};
+    /* stored atomically: a flight-recorder dump on another thread reads it */
+    op.seq = comm->seq + 1;
+    __atomic_store_n(&comm->seq, op.seq, __ATOMIC_RELAXED);
+    op.tag = tc_rt_tag(comm->comm_id, TC_RT_TAG_COLL, op.seq);
+    small_begin(&op);
+    tc_status_t st = tc_rt_small_run(&op);
+    if (!free)
+        return small_end(&op, st);
+    __atomic_store_n(&comm->outside, 0, __ATOMIC_RELEASE);
+    if (st == TC_OK)
+        return small_end(&op, st);
+    tc_rt_world_lock(comm->world);
+    st = small_end(&op, st);
+    tc_rt_world_unlock(comm->world);
     return st;
 }
 
@@ -334,18 +461,34 @@ tc_status_t tc_rt_small_try(tc_rt_comm_t *comm, const tc_rt_coll_t *call, int fl
             return TC_OK;
     }
     *taken_p = 1;
+    if ((st = small_lanes_open(comm, s)) != TC_OK) {
+        tc_error_prefix("%s on comm '%s': ", tc_coll_name(call->coll), comm->name);
+        small_break(comm, st);
+        return st;
+    }
     if (work_p) /* asynchronous, or the caller wants a work object */
         return tc_rt_small_work(comm, s, call, bytes, flags, work_p);
-    unsigned char keep[TC_SHM_LANE_PAYLOAD];
-    tc_rt_small_op_t op = {.comm = comm,
-                           .s = s,
-                           .call = call,
-                           .bytes = bytes,
-                           .awaited = -1,
-                           .wait = small_wait,
-                           .keep = keep};
-    op.seq = ++comm->seq;
-    op.tag = tc_rt_tag(comm->comm_id, TC_RT_TAG_COLL, op.seq);
-    small_begin(&op);
-    return small_end(&op, tc_rt_small_run(&op));
+    return small_blocking(comm, s, call, bytes, 0);
+}
+
+tc_status_t tc_rt_small_fast(tc_rt_comm_t *comm, const tc_rt_coll_t *call, int *taken_p)
+{
+    *taken_p = 0;
+    tc_rt_small_t *s = comm->small;
+    size_t bytes;
+    if (!s || __atomic_load_n(&s->state, __ATOMIC_ACQUIRE) != TC_RT_SMALL_ON ||
+        __atomic_load_n(&comm->nhooks, __ATOMIC_ACQUIRE) != 0 ||
+        __atomic_load_n(&comm->broken, __ATOMIC_ACQUIRE) != TC_OK ||
+        !(bytes = tc_rt_small_bytes(s, call)))
+        return TC_OK;
+    tc_rt_world_t *world = comm->world;
+    /* the flag, then the count (both seq_cst, as tc_rt_world_ep_drop's count, then its look at
+     * the flags): either the closer waits for this call, or this call sees the count changed */
+    __atomic_store_n(&comm->outside, 1, __ATOMIC_SEQ_CST);
+    if (__atomic_load_n(&world->ep_drops, __ATOMIC_SEQ_CST) != s->ep_drops) {
+        __atomic_store_n(&comm->outside, 0, __ATOMIC_RELEASE);
+        return TC_OK; /* an endpoint closed: the path under the lock looks at the lanes */
+    }
+    *taken_p = 1;
+    return small_blocking(comm, s, call, bytes, 1);
 }

@@ -30,7 +30,7 @@ void tc_rt_small_setup_begin(tc_rt_comm_t *comm, tc_rt_small_t *s, uint64_t seq,
                              int async)
 {
     (void)comm;
-    s->state = TC_RT_SMALL_SETUP;
+    __atomic_store_n(&s->state, TC_RT_SMALL_SETUP, __ATOMIC_RELEASE);
     s->phase = SETUP_CONNECT;
     s->vote_seq = seq;
     s->deadline = deadline;
@@ -113,7 +113,9 @@ static tc_status_t vote_end(tc_rt_comm_t *comm, tc_rt_small_t *s, int phase, int
 
 static void setup_done(tc_rt_comm_t *comm, tc_rt_small_t *s, int go)
 {
-    s->state = go ? TC_RT_SMALL_ON : TC_RT_SMALL_OFF;
+    s->ep_drops = __atomic_load_n(&comm->world->ep_drops, __ATOMIC_SEQ_CST);
+    /* release: a thread that sees ON without the world's lock sees the lanes too */
+    __atomic_store_n(&s->state, go ? TC_RT_SMALL_ON : TC_RT_SMALL_OFF, __ATOMIC_RELEASE);
     tc_log_info(TC_SUBSYS_RUNTIME, "comm '%s': the small-message path is %s", comm->name,
                 go ? "on" : "off");
 }
@@ -188,7 +190,7 @@ tc_status_t tc_rt_small_setup_step(tc_rt_comm_t *comm, tc_rt_small_t *s)
     return TC_OK;
 fail:
     /* the ranks are out of step: whoever called breaks the communicator (tc_rt_small_fail) */
-    s->state = TC_RT_SMALL_OFF;
+    __atomic_store_n(&s->state, TC_RT_SMALL_OFF, __ATOMIC_RELEASE);
     return st;
 }
 

@@ -28,12 +28,14 @@ struct tc_rt_lane_work {
     unsigned char keep[TC_SHM_LANE_PAYLOAD]; /* op.keep */
 };
 
-/* A lane not ready: go on at the next pass, unless the peer failed. */
+/* A lane not ready (or another thread's turn on it): go on at the next pass, unless the peer
+ * failed. The world's lock is held: the time to free slots no operation will read. */
 static tc_status_t lane_later(tc_rt_small_op_t *op, int q, int what, void **slot_p)
 {
-    (void)what;
     *slot_p = NULL;
     const tc_tp_ep_t *ep = op->s->peer[q].ep;
+    if (what == TC_RT_SMALL_RX)
+        tc_rt_small_drop_stale(op, q);
     if (ep->failed == TC_OK)
         return TC_INPROGRESS;
     struct tc_rt_lane_work *lw =

@@ -1,6 +1,8 @@
 /* Statistics (operations, bytes and time per collective and algorithm) and
- * the hooks called before and after each operation. Both run under the
- * world's lock, on whichever thread issues or completes the operation. */
+ * the hooks called before and after each operation, on whichever thread issues or completes
+ * the operation. Hooks run under the world's lock; the statistics under the communicator's
+ * records lock (tc_rt_obs_lock), which the small path's blocking calls take without the
+ * world's. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -77,6 +79,7 @@ void tc_rt_stats_end(tc_rt_work_t *w, tc_status_t st, uint64_t now_ns)
         return; /* internal exchanges are not the application's operations */
     uint64_t took = now_ns - w->start_ns;
     const char *algo = w->main_sched ? w->main_sched->algo : w->ops ? w->ops->algo : "?";
+    tc_rt_obs_lock(comm);
     tc_rt_stat_t *e = stats_slot(comm, w, algo);
     if (e) {
         e->ops++;
@@ -85,6 +88,7 @@ void tc_rt_stats_end(tc_rt_work_t *w, tc_status_t st, uint64_t now_ns)
                     (w->op.coll == TC_COLL_COUNT ? 1 : tc_dtype_size(w->call.dtype));
         e->time_ns += took;
     }
+    tc_rt_obs_unlock(comm);
     if (comm->nhooks == 0)
         return;
     tc_rt_op_info_t info;
@@ -97,11 +101,11 @@ void tc_rt_stats_end(tc_rt_work_t *w, tc_status_t st, uint64_t now_ns)
 
 int tc_rt_comm_stats(tc_rt_comm_t *comm, tc_rt_stat_t *stats, int cap)
 {
-    tc_rt_world_lock(comm->world);
+    tc_rt_obs_lock(comm);
     int n = comm->nstats;
     for (int i = 0; i < n && i < cap; i++)
         stats[i] = comm->stats[i];
-    tc_rt_world_unlock(comm->world);
+    tc_rt_obs_unlock(comm);
     return n;
 }
 
@@ -115,7 +119,8 @@ tc_status_t tc_rt_comm_add_hook(tc_rt_comm_t *comm, tc_rt_hook_fn fn, void *arg)
     else {
         comm->hooks[comm->nhooks].fn = fn;
         comm->hooks[comm->nhooks].arg = arg;
-        comm->nhooks++;
+        /* release: the small path's lock-free entry reads it, and then runs no hook */
+        __atomic_store_n(&comm->nhooks, comm->nhooks + 1, __ATOMIC_RELEASE);
     }
     tc_rt_world_unlock(comm->world);
     return st;

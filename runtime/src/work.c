@@ -216,7 +216,14 @@ tc_status_t tc_rt_work_go_general(tc_rt_work_t *w)
 static tc_status_t coll_issue(tc_rt_comm_t *comm, const tc_rt_coll_t *call, int flags,
                               tc_rt_work_t **work_p, const char *name)
 {
-    tc_status_t st = issue_lock(comm, flags);
+    tc_status_t st;
+    if (!work_p && !(flags & (TC_RT_ASYNC | TC_RT_PERSISTENT))) {
+        int fast = 0; /* on the lanes without the world's lock (small.h) */
+        st = tc_rt_small_fast(comm, call, &fast);
+        if (fast)
+            return st;
+    }
+    st = issue_lock(comm, flags);
     if (st != TC_OK)
         return st;
     if ((st = comm_usable(comm, name)) != TC_OK)

@@ -69,6 +69,9 @@ typedef struct tc_rt_world_hooks {
     void (*tick)(tc_rt_world_t *world);
     /* a new endpoint to world rank @p peer (heartbeats start) */
     void (*connected)(tc_rt_world_t *world, int peer, tc_tp_ep_t *ep);
+    /* an endpoint is about to close (ep_drops counted already): return once no thread that
+     * runs without the world's lock may still read its segment */
+    void (*closing)(tc_rt_world_t *world);
 } tc_rt_world_hooks_t;
 
 /* Failure points of TC_FAULT_INJECT for this process (fault_inject.c). */
@@ -98,6 +101,7 @@ struct tc_rt_world {
     tc_tp_ep_t **eps;   /* by world rank, NULL until first used */
     tc_rt_backend_t **ep_backend; /* the backend of each endpoint */
     uint8_t *locality;            /* by world rank: 0 unknown, 1 another node, 2 this node */
+    uint64_t ep_drops;            /* atomic: endpoints closed by tc_rt_world_ep_drop (seq_cst) */
     unsigned tp_passes; /* progress passes since the backends without endpoints were polled */
     uint64_t node_id;   /* this node's id (topo), published as TC_RT_NODE_KEY */
     tc_rt_world_hooks_t hooks;

@@ -256,9 +256,13 @@ void tc_rt_world_ep_drop(tc_rt_world_t *world, int peer)
     world->ep_backend[peer]->neps--;
     world->ep_backend[peer] = NULL;
     /* a thread out of the lock may be watching a lane in this endpoint's
-     * segment: it comes back within its spin time (tc_rt_world_step_out) */
+     * segment: it comes back within its spin time (tc_rt_world_step_out); one that
+     * runs without the lock sees the count changed before it starts (seq_cst, as its flag) */
+    __atomic_add_fetch(&world->ep_drops, 1, __ATOMIC_SEQ_CST);
     while (__atomic_load_n(&world->outside, __ATOMIC_ACQUIRE) > 0)
         sched_yield();
+    if (world->hooks.closing)
+        world->hooks.closing(world);
     tc_tp_ep_close(ep);
 }
 int tc_rt_world_peers_over(const tc_rt_world_t *world, const char *name)

@@ -324,7 +324,20 @@ static void test_every_call_alone(void **state)
     const char *name;
     assert_int_equal(tc_comm_name(c4, &name), TC_OK);
     assert_string_equal(name, "copy");
+    /* default names: the parent's and the count of its children (the NONE split counts) */
+    const char *pname;
+    char want[96];
+    assert_int_equal(tc_comm_name(comm, &pname), TC_OK);
+    assert_int_equal(tc_comm_name(c2, &name), TC_OK);
+    snprintf(want, sizeof(want), "%s.1", pname);
+    assert_string_equal(name, want);
+    assert_int_equal(tc_comm_name(c3, &name), TC_OK);
+    snprintf(want, sizeof(want), "%s.3", pname);
+    assert_string_equal(name, want);
     assert_int_equal(tc_comm_shrink(comm, NULL, &c5), TC_OK);
+    assert_int_equal(tc_comm_name(c5, &name), TC_OK);
+    snprintf(want, sizeof(want), "%s.shrunk", pname);
+    assert_string_equal(name, want);
     tc_comm_t *cs[] = {c2, c3, c4, c5};
     for (int i = 0; i < 4; i++) {
         int32_t v = 5 + i, r = 0;

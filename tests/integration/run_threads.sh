@@ -23,9 +23,14 @@ run() {
     fi
 }
 
+# the flight recorders dumped meanwhile by the observer thread at 2 ranks (thread_test.c)
+frdir=$(mktemp -d /tmp/tc-threads-fr.XXXXXX)
+trap 'rm -rf "$frdir"' EXIT
 for n in 2 3 4; do
     threads=$((n == 2 ? 8 : n == 3 ? 4 : 2))
-    run "$n ranks, $threads threads" "$tcrun" -n "$n" "$prog" --threads "$threads" --iters "$iters"
+    fr=$([ "$n" = 2 ] && echo "TC_FR_DIR=$frdir" || echo "TC_FR_DIR=")
+    run "$n ranks, $threads threads" env "$fr" "$tcrun" -n "$n" "$prog" --threads "$threads" \
+        --iters "$iters"
 done
 run "2 ranks, 3 threads, TCP only" env TC_SHM=0 "$tcrun" -n 2 "$prog" --threads 3 --iters "$iters"
 run "3 ranks, two threads on one communicator" "$tcrun" -n 3 "$prog" --same-comm

@@ -20,6 +20,11 @@
  * destroys it. Two children that took the same id on a rank would exchange each other's
  * messages (the inputs name the thread), so the checks catch it.
  *
+ * Meanwhile an observer thread reads what the workers' operations record (tc_comm_stats, and
+ * tc_comm_dump_fr when TC_FR_DIR is set): blocking small collectives record without the
+ * world's lock, so under TSan a record written unsynchronised shows; at the end every
+ * worker's communicator must count exactly K all-reduces, none failed.
+ *
  * Prints "rank R of N: C checks, F failures" and exits 0 only when F is 0. Every operation
  * is bounded by a 60 s timeout. */
 #include <pthread.h>
@@ -212,6 +217,48 @@ static void *worker_main(void *arg) {
     return NULL;
 }
 
+static atomic_int workers_running;
+
+typedef struct {
+    worker_t *w;
+    int n;
+} observer_t;
+
+/* The all-reduces counted on @p comm and how many of them failed. */
+static void count_all_reduces(tc_comm_t *comm, uint64_t *ops, uint64_t *failed)
+{
+    tc_comm_stat_t st[64];
+    int n = 0;
+    *ops = *failed = 0;
+    if (tc_comm_stats(comm, st, 64, &n) != TC_OK)
+        return;
+    for (int i = 0; i < n && i < 64; i++)
+        if (!strcmp(st[i].coll, "all_reduce")) {
+            *ops += st[i].ops;
+            *failed += st[i].failed;
+        }
+}
+
+static void *observer_main(void *arg)
+{
+    observer_t *o = arg;
+    const char *dir = getenv("TC_FR_DIR");
+    int dump = dir && *dir;
+    for (unsigned pass = 0; atomic_load(&workers_running) > 0; pass++) {
+        for (int t = 0; t < o->n; t++) {
+            uint64_t ops, failed;
+            count_all_reduces(o->w[t].comm, &ops, &failed);
+            if (ops > (uint64_t)o->w[t].iters)
+                FAIL("thread %d: %llu all-reduces counted of %d", t, (unsigned long long)ops,
+                     o->w[t].iters);
+            if (dump && pass % 64 == 0 && tc_comm_dump_fr(o->w[t].comm) != TC_OK)
+                FAIL("thread %d: dump_fr: %s", t, tc_last_error());
+        }
+        usleep(200);
+    }
+    return NULL;
+}
+
 /* A child of @p parent made by thread @p t in round @p k (the --create mode). */
 static tc_status_t make_child(tc_comm_t *parent, int t, int k, tc_comm_t **child) {
     int rank, size;
@@ -370,10 +417,27 @@ int main(int argc, char **argv) {
             tc_comm_size(w[t].comm, &w[t].size);
         }
         pthread_barrier_init(&create_start, NULL, (unsigned)nthreads);
+        atomic_store(&workers_running, nthreads);
         for (int t = 0; t < nthreads; t++)
             pthread_create(&th[t], NULL, create ? create_main : worker_main, &w[t]);
-        for (int t = 0; t < nthreads; t++)
+        observer_t obs = {w, nthreads};
+        pthread_t oth;
+        if (!create)
+            pthread_create(&oth, NULL, observer_main, &obs);
+        for (int t = 0; t < nthreads; t++) {
             pthread_join(th[t], NULL);
+            atomic_fetch_sub(&workers_running, 1);
+        }
+        if (!create) {
+            pthread_join(oth, NULL);
+            for (int t = 0; t < nthreads && atomic_load(&failures) == 0; t++) {
+                uint64_t ops, failed;
+                count_all_reduces(w[t].comm, &ops, &failed);
+                if (ops != (uint64_t)iters || failed != 0)
+                    FAIL("thread %d: %llu all-reduces counted (%llu failed), %d ran", t,
+                         (unsigned long long)ops, (unsigned long long)failed, iters);
+            }
+        }
         for (int t = 0; t < nthreads; t++)
             tc_comm_destroy(w[t].comm);
         pthread_barrier_destroy(&create_start);

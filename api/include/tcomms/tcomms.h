@@ -117,10 +117,13 @@ typedef struct tc_op_opts {
  * - Windows (@ref tc_windows): tc_win_create(), tc_win_allocate() and
  *   tc_win_destroy() run collectives on their communicator: no other thread
  *   may start operations on it meanwhile (each of their collectives is
- *   checked as any call, but the sequence of them is not); the one-sided calls (put, get, signals, waits,
- *   flush) may come from any thread, even while another is inside a call on
- *   the communicator. tc_win_destroy() must not overlap another call on the
- *   window.
+ *   checked as any call, but the sequence of them is not); the one-sided calls (put, get, signals,
+ * waits, flush) may come from any thread, even while another is inside a call on the communicator.
+ * tc_win_destroy() must not overlap another call on the window.
+ * - Threads on different communicators never wait for one another's operations to end:
+ *   blocking collectives of up to TC_SMALL_MAX bytes among ranks of one node take no lock of the
+ *   library's but a short turn on each pair's lanes; every other operation shares one lock per
+ *   process for one progress pass at a time (docs/runtime.md, "Threads").
  * - From a signal handler: tc_comm_create_abort() only.
  * - A progress thread, started by the first asynchronous or persistent
  *   operation or the first window, drives asynchronous work (and the
@@ -317,6 +320,9 @@ tc_status_t tc_comm_info(const tc_comm_t *comm, tc_comm_info_t *info);
  *        ordered by @p key, then by their rank in @p comm.
  *
  * Collective over @p comm. A rank passing ::TC_SPLIT_NONE gets NULL.
+ * Without a name in @p opts the new communicator is called "<parent's name>.<k>", where k
+ * counts the splits, split_ranks and dups of the parent (1 for the first): the same name on
+ * every rank, a different one for each child (tc_comm_split_ranks() and tc_comm_dup() too).
  * @param opts name, hints and timeout of the new communicator (bootstrap and
  *        device are inherited), or NULL.
  * @param comm the communicator.
@@ -337,7 +343,7 @@ tc_status_t tc_comm_split(tc_comm_t *comm, int color, int key, const tc_comm_opt
  * @param comm the communicator.
  * @param ranks ranks of @p comm.
  * @param nranks entries in @p ranks.
- * @param opts per-operation options (timeout, hints, async), or NULL.
+ * @param opts name, hints and timeout of the new communicator (as tc_comm_split()), or NULL.
  * @param newcomm_p receives the new communicator (NULL when this rank joins none).
  */
 tc_status_t tc_comm_split_ranks(tc_comm_t *comm, const int *ranks, int nranks,
@@ -346,8 +352,8 @@ tc_status_t tc_comm_split_ranks(tc_comm_t *comm, const int *ranks, int nranks,
 /**
  * @brief A new communicator of the same ranks, independent of @p comm. Collective.
  * @param comm the communicator.
- * @param opts per-operation options (timeout, hints, async), or NULL.
- * @param newcomm_p receives the new communicator (NULL when this rank joins none).
+ * @param opts name, hints and timeout of the new communicator (as tc_comm_split()), or NULL.
+ * @param newcomm_p receives the new communicator.
  * @return TC_OK, or an error status with the detail in tc_last_error() (see @ref tc_ops).
  */
 tc_status_t tc_comm_dup(tc_comm_t *comm, const tc_comm_opts_t *opts, tc_comm_t **newcomm_p);
@@ -385,7 +391,8 @@ tc_status_t tc_comm_revoke(tc_comm_t *comm);
  * it). Bounded by the communicator's timeout; TC_ERR_PEER_FAILED when the
  * others count this rank as failed.
  * @param comm the communicator.
- * @param opts per-operation options (timeout, hints, async), or NULL.
+ * @param opts name, hints and timeout of the new communicator (default name: "<name>.shrunk"),
+ *        or NULL.
  * @param newcomm_p receives the new communicator (NULL when this rank joins none).
  * @return TC_OK, or an error status with the detail in tc_last_error() (see @ref tc_ops).
  */

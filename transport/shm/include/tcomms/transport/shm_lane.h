@@ -40,7 +40,9 @@
  * is the only user; the rings and their messages are independent of the lanes.
  *
  * The lane's counters live in the endpoint (one process, one writer and one
- * reader per lane); a context is not thread-safe, neither is a lane.
+ * reader per lane); a context is not thread-safe. Threads of one process that share a lane
+ * take turns with tc_shm_lane_trylock() and tc_shm_lane_unlock(), holding it only to look for
+ * a slot or a message and to use what they found, never while waiting.
  */
 #ifndef TCOMMS_TRANSPORT_SHM_LANE_H
 #define TCOMMS_TRANSPORT_SHM_LANE_H
@@ -114,6 +116,7 @@ typedef struct tc_tp_shm_lane {
     uint64_t rx_done[TC_SHM_LANE_SLOTS]; /**< per slot: generation we last consumed */
     unsigned next[TC_SHM_LANE_KINDS]; /**< per kind: the slot tried first (its place in the kind) */
     unsigned rx_next[TC_SHM_LANE_KINDS]; /**< per kind: the slot looked at first (its index) */
+    int busy; /**< atomic: 1 while a thread uses the counters (tc_shm_lane_trylock) */
 } tc_tp_shm_lane_t;
 
 /**
@@ -149,6 +152,21 @@ static inline void tc_shm_lane_init(tc_tp_shm_lane_t *lane, unsigned char *tx_ar
     lane->rx_next[0] = 0;
     lane->rx_next[1] = TC_SHM_LANE_TINY;
     lane->rx_next[2] = TC_SHM_LANE_TINY + TC_SHM_LANE_SMALL;
+    lane->busy = 0;
+}
+
+/** @brief Take the lane's counters for this thread if no other has them: 1 when taken. No
+ *  system call; a thread that gets 0 looks again later (the holder only looks or copies). */
+static inline int tc_shm_lane_trylock(tc_tp_shm_lane_t *lane)
+{
+    return __atomic_load_n(&lane->busy, __ATOMIC_RELAXED) == 0 &&
+           __atomic_exchange_n(&lane->busy, 1, __ATOMIC_ACQUIRE) == 0;
+}
+
+/** @brief Give the counters taken by tc_shm_lane_trylock() back. */
+static inline void tc_shm_lane_unlock(tc_tp_shm_lane_t *lane)
+{
+    __atomic_store_n(&lane->busy, 0, __ATOMIC_RELEASE);
 }
 
 /** @brief The kind of slot @p i: 0 tiny, 1 small, 2 big. */
