@@ -96,11 +96,37 @@ tc_status_t tc_rt_small_peer_failed(tc_rt_comm_t *comm, int q, tc_status_t st, c
     return tc_error_set(st, "rank %d: %s", q, why); /* no memory for the record: still end */
 }
 
-/* The slow part of a wait for rank @p q: progress, its endpoint, the communicator. */
+/* Whether every lane of @p comm is still in an open endpoint: an endpoint closes when a request
+ * on it could not be taken back (tc_rt_world_ep_drop), and its segment holds the lanes. One
+ * load while none closed since the last look. World's lock held. */
+static tc_status_t small_lanes_open(tc_rt_comm_t *comm, tc_rt_small_t *s)
+{
+    tc_rt_world_t *world = comm->world;
+    uint64_t drops = __atomic_load_n(&world->ep_drops, __ATOMIC_SEQ_CST);
+    if (drops == s->ep_drops)
+        return TC_OK;
+    for (int q = 0; q < comm->size; q++) {
+        int wq = tc_rt_world_rank(comm, q);
+        if (q != comm->rank && tc_rt_world_ep_get(world, wq) != s->peer[q].ep)
+            return tc_error_set(TC_ERR_INVALID_STATE,
+                                "the endpoint to rank %d (world rank %d) was closed after an "
+                                "operation abandoned a request on it, and its lanes with it",
+                                q, wq);
+    }
+    s->ep_drops = drops;
+    return TC_OK;
+}
+
+/* The slow part of a wait for rank @p q: progress, the lanes' endpoints (progress may close
+ * one, and an operation run without the world's lock was not looking), the peer's endpoint,
+ * the communicator. */
 static tc_status_t small_check(tc_rt_small_op_t *op, int q)
 {
     tc_rt_comm_t *comm = op->comm;
     (void)tc_rt_world_progress(comm->world);
+    tc_status_t st = small_lanes_open(comm, op->s);
+    if (st != TC_OK)
+        return st;
     tc_tp_ep_t *ep = op->s->peer[q].ep;
     if (ep->failed != TC_OK && comm->broken == TC_OK)
         return tc_rt_small_peer_failed(comm, q, ep->failed, ep->error);
@@ -128,27 +154,6 @@ static tc_status_t small_timeout(tc_rt_small_op_t *op, int q, const char *what)
                         (long long)ms, q, tc_rt_world_rank(op->comm, q), what);
 }
 
-/* Whether every lane of @p comm is still in an open endpoint: an endpoint closes when a request
- * on it could not be taken back (tc_rt_world_ep_drop), and its segment holds the lanes. One
- * load while none closed since the last look. World's lock held. */
-static tc_status_t small_lanes_open(tc_rt_comm_t *comm, tc_rt_small_t *s)
-{
-    tc_rt_world_t *world = comm->world;
-    uint64_t drops = __atomic_load_n(&world->ep_drops, __ATOMIC_SEQ_CST);
-    if (drops == s->ep_drops)
-        return TC_OK;
-    for (int q = 0; q < comm->size; q++) {
-        int wq = tc_rt_world_rank(comm, q);
-        if (q != comm->rank && tc_rt_world_ep_get(world, wq) != s->peer[q].ep)
-            return tc_error_set(TC_ERR_INVALID_STATE,
-                                "the endpoint to rank %d (world rank %d) was closed after an "
-                                "operation abandoned a request on it, and its lanes with it",
-                                q, wq);
-    }
-    s->ep_drops = drops;
-    return TC_OK;
-}
-
 /* The slow part of a wait of an operation run without the world's lock (op->free) takes it.
  * The communicator's flag is cleared first: a thread closing an endpoint holds the lock and
  * waits for the flag. */
@@ -158,18 +163,13 @@ static void small_lock_world(tc_rt_small_op_t *op)
     tc_rt_world_lock(op->comm->world);
 }
 
-/* ... and gives it back: the flag is set again under the lock, once the lanes are known open
- * (no endpoint can close in between). @p st: the wait's status so far; on an error the slot
- * found (*slot_p) is let go. */
-static tc_status_t small_unlock_world(tc_rt_small_op_t *op, int q, tc_status_t st, void **slot_p)
+/* ... and gives it back after small_check (@p st its outcome): the flag is set again under the
+ * lock, the lanes known open (no endpoint can close in between). */
+static tc_status_t small_unlock_world(tc_rt_small_op_t *op, tc_status_t st)
 {
-    if (st == TC_OK && (st = small_lanes_open(op->comm, op->s)) == TC_OK)
+    if (st == TC_OK)
         __atomic_store_n(&op->comm->outside, 1, __ATOMIC_SEQ_CST);
     tc_rt_world_unlock(op->comm->world);
-    if (st != TC_OK && *slot_p) {
-        tc_shm_lane_unlock(op->s->peer[q].lane);
-        *slot_p = NULL;
-    }
     return st;
 }
 
@@ -234,8 +234,8 @@ static tc_status_t small_wait_long(tc_rt_small_op_t *op, int q, int rx, void **s
             if (st == TC_OK && rx)
                 tc_rt_small_drop_stale(op, q); /* slots no operation will read */
             if (st == TC_OK && (*slot_p = small_look(op, q, rx, 1)))
-                return locked ? TC_OK : small_unlock_world(op, q, TC_OK, slot_p);
-            if (!locked && (st = small_unlock_world(op, q, st, slot_p)) != TC_OK) {
+                return locked ? TC_OK : small_unlock_world(op, TC_OK);
+            if (!locked && (st = small_unlock_world(op, st)) != TC_OK) {
                 op->awaited = q;
                 return st;
             }
