@@ -121,9 +121,10 @@ typedef struct tc_op_opts {
  * waits, flush) may come from any thread, even while another is inside a call on the communicator.
  * tc_win_destroy() must not overlap another call on the window.
  * - Threads on different communicators never wait for one another's operations to end:
- *   blocking collectives of up to TC_SMALL_MAX bytes among ranks of one node take no lock of the
- *   library's but a short turn on each pair's lanes; every other operation shares one lock per
- *   process for one progress pass at a time (docs/runtime.md, "Threads").
+ *   blocking collectives of up to TC_SMALL_MAX bytes among ranks of one node share no lock with
+ *   other communicators but a short turn on each pair's lanes (never held while waiting); every
+ *   other operation shares one lock per process for one progress pass at a time
+ *   (docs/runtime.md, "Threads").
  * - From a signal handler: tc_comm_create_abort() only.
  * - A progress thread, started by the first asynchronous or persistent
  *   operation or the first window, drives asynchronous work (and the
