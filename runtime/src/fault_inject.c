@@ -19,7 +19,13 @@
  *   vote:rank=W[:ms=N]               world rank W, at the small-message path's
  *                                    first vote with its lanes up: dies, or with
  *                                    ms goes on progressing N ms before voting
- *                                    (failures meanwhile are learnt first).
+ *                                    (failures meanwhile are learnt first);
+ *   close:rank=W:op=S                world rank W closes its endpoint to world rank
+ *                                    W + 1 (mod the size) as a small-message path
+ *                                    operation numbered S (from 1) of any
+ *                                    communicator begins, as when a request on it
+ *                                    could not be taken back: the lanes in its
+ *                                    segment go with it.
  * Points naming other ranks are ignored, so one value serves every rank of a
  * job. "Dies" is SIGKILL to itself, as a crash would: that is what the variable
  * asks for, and nothing else in the library ends the process. A malformed
@@ -62,6 +68,7 @@ static tc_status_t point_parse(tc_rt_world_t *world, char *point)
     static const char *const step_keys[] = {"rank", "op", "step", NULL};
     static const char *const create_keys[] = {"rank", NULL};
     static const char *const fence_keys[] = {"rank", "ms", NULL}; /* vote's too */
+    static const char *const close_keys[] = {"rank", "op", NULL};
     char saved[128];
     snprintf(saved, sizeof(saved), "%s", point);
     char *save = NULL, *kind = strtok_r(point, ":", &save);
@@ -69,14 +76,17 @@ static tc_status_t point_parse(tc_rt_world_t *world, char *point)
     int is_create = kind && strcmp(kind, "create") == 0;
     int is_fence = kind && strcmp(kind, "fence") == 0;
     int is_vote = kind && strcmp(kind, "vote") == 0;
-    if (!kind || (!is_shrink && !is_create && !is_fence && !is_vote && strcmp(kind, "step") != 0))
+    int is_close = kind && strcmp(kind, "close") == 0;
+    if (!kind || (!is_shrink && !is_create && !is_fence && !is_vote && !is_close &&
+                  strcmp(kind, "step") != 0))
         return tc_error_set(TC_ERR_CONFIG,
                             "TC_FAULT_INJECT: point '%s' is not shrink:..., step:..., "
-                            "create:..., fence:... or vote:...",
+                            "create:..., fence:..., vote:... or close:...",
                             saved);
     const char *const *keys = is_shrink             ? shrink_keys
                               : is_create           ? create_keys
                               : is_fence || is_vote ? fence_keys
+                              : is_close            ? close_keys
                                                     : step_keys;
     /* the second value is required (from 1) but for create and vote (vote: 0 ms is a death) */
     int64_t values[3] = {-1, is_create ? 1 : is_vote ? 0 : -1, 0};
@@ -96,7 +106,7 @@ static tc_status_t point_parse(tc_rt_world_t *world, char *point)
                             "TC_FAULT_INJECT: point '%s' needs the PMIx bootstrap (this job's "
                             "is '%s')",
                             saved, world->boot->ops->name);
-    if (!is_create && !is_shrink && !is_fence && !is_vote)
+    if (!is_create && !is_shrink && !is_fence && !is_vote && !is_close)
         world->fault.steps = 1; /* the same on every rank: TC_FAULT_INJECT is the job's */
     if (values[0] != world->boot->rank)
         return TC_OK;
@@ -107,6 +117,8 @@ static tc_status_t point_parse(tc_rt_world_t *world, char *point)
     } else if (is_vote) {
         world->fault.vote = 1;
         world->fault.vote_ms = (uint32_t)values[1];
+    } else if (is_close) {
+        world->fault.close_op = (uint64_t)values[1];
     } else if (is_shrink) {
         world->fault.shrink_round = (uint32_t)values[1];
         world->fault.shrink_sends = (int)values[2];
@@ -115,7 +127,10 @@ static tc_status_t point_parse(tc_rt_world_t *world, char *point)
         world->fault.step_idx = (uint32_t)values[2];
     }
     tc_log_warn(TC_SUBSYS_RUNTIME, "TC_FAULT_INJECT: this process will %s at '%s'",
-                is_fence || (is_vote && values[1] > 0) ? "pause" : "die", saved);
+                is_close                                 ? "close an endpoint"
+                : is_fence || (is_vote && values[1] > 0) ? "pause"
+                                                         : "die",
+                saved);
     return TC_OK;
 }
 
@@ -152,6 +167,18 @@ void tc_rt_fault_step(tc_rt_world_t *world, uint64_t op, uint32_t step)
         snprintf(where, sizeof(where), "step %u of collective %llu", step, (unsigned long long)op);
         tc_rt_fault_die(world, where);
     }
+}
+
+void tc_rt_fault_close(tc_rt_world_t *world, uint64_t op)
+{
+    if (op != __atomic_load_n(&world->fault.close_op, __ATOMIC_RELAXED))
+        return;
+    __atomic_store_n(&world->fault.close_op, 0, __ATOMIC_RELAXED);
+    int peer = (world->boot->rank + 1) % world->boot->size;
+    tc_log_warn(TC_SUBSYS_RUNTIME,
+                "TC_FAULT_INJECT: rank %d closes its endpoint to rank %d (operation %llu)",
+                world->boot->rank, peer, (unsigned long long)op);
+    tc_rt_world_ep_drop(world, peer);
 }
 
 int64_t tc_rt_fault_vote(tc_rt_world_t *world)

@@ -47,6 +47,9 @@ void tc_rt_fault_step(tc_rt_world_t *world, uint64_t op, uint32_t step);
 /* At the small-message path's first vote, lanes up: -1 (no point here), or the ms to go on
  * progressing before voting; a point without ms dies here. Once per process. */
 int64_t tc_rt_fault_vote(tc_rt_world_t *world);
+/* Close the endpoint to the next world rank if @p op is the small-path operation a close point
+ * names (once; world's lock held). */
+void tc_rt_fault_close(tc_rt_world_t *world, uint64_t op);
 /* End this process as a crash would (SIGKILL), saying where. */
 void tc_rt_fault_die(tc_rt_world_t *world, const char *where);
 

@@ -461,6 +461,7 @@ tc_status_t tc_rt_small_try(tc_rt_comm_t *comm, const tc_rt_coll_t *call, int fl
             return TC_OK;
     }
     *taken_p = 1;
+    tc_rt_fault_close(comm->world, comm->seq + 1);
     if ((st = small_lanes_open(comm, s)) != TC_OK) {
         tc_error_prefix("%s on comm '%s': ", tc_coll_name(call->coll), comm->name);
         small_break(comm, st);
@@ -482,6 +483,11 @@ tc_status_t tc_rt_small_fast(tc_rt_comm_t *comm, const tc_rt_coll_t *call, int *
         !(bytes = tc_rt_small_bytes(s, call)))
         return TC_OK;
     tc_rt_world_t *world = comm->world;
+    if (__atomic_load_n(&world->fault.close_op, __ATOMIC_RELAXED)) { /* TC_FAULT_INJECT */
+        tc_rt_world_lock(world);
+        tc_rt_fault_close(world, comm->seq + 1);
+        tc_rt_world_unlock(world);
+    }
     /* the flag, then the count (both seq_cst, as tc_rt_world_ep_drop's count, then its look at
      * the flags): either the closer waits for this call, or this call sees the count changed */
     __atomic_store_n(&comm->outside, 1, __ATOMIC_SEQ_CST);

@@ -26,6 +26,11 @@
  *                              rank 1 dies (SIGKILL) after 100 all-reduces (made as for
  *                              timeout): the others end in TC_ERR_PEER_FAILED naming it,
  *                              within 10 s
+ *   small_test close           with TC_FAULT_INJECT=close:rank=0:op=10, rank 0 closes its
+ *                              endpoint to rank 1 (the lanes' segment) as its 10th operation
+ *                              begins: that blocking all-reduce fails on rank 0 with
+ *                              TC_ERR_INVALID_STATE saying the endpoint was closed, never
+ *                              reading the closed segment, and fails on the others
  *   small_test shrink          rank 1 dies among small all-reduces; the survivors shrink
  *                              and run small all-reduces on the new communicator
  *   small_test loop N          N blocking 8-byte all-reduces (tests/integration/syscall_check.sh),
@@ -593,6 +598,18 @@ int main(int argc, char **argv)
         EXPECT(st == TC_ERR_PEER_FAILED && strstr(why, "rank 1"), "kill: %s: %s",
                tc_status_string(st), why);
         EXPECT(took < 10000, "the failure took %lld ms to notice", (long long)took);
+    } else if (strcmp(mode, "close") == 0) {
+        int i = 0;
+        for (; i < 1000; i++) /* blocking: the path without the world's lock once it is on */
+            if ((st = allreduce_as(comm, &x, &y, 0, BLOCKING)) != TC_OK)
+                break;
+        /* the world communicator's operations count from 1; the first one sets the path up */
+        EXPECT(i == 9, "close: the all-reduce that failed was number %d, not 10", i + 1);
+        if (rank == 0)
+            EXPECT(st == TC_ERR_INVALID_STATE && strstr(why, "was closed"), "close: %s: %s",
+                   tc_status_string(st), why);
+        else
+            EXPECT(st != TC_OK, "close: rank %d's all-reduce succeeded", rank);
     } else if (strcmp(mode, "shrink") == 0) {
         /* rank 1 dies in the middle of small all-reduces; the survivors shrink and go on with
          * small all-reduces on the new communicator, whose lanes an operation of the old one
