@@ -7,7 +7,8 @@
 # tc_comm_create_abort() of a creation waiting for a rank that never joins;
 # a rank that exits before or dies inside tc_comm_create, named by the others;
 # deaths placed inside shrink's agreement (TC_FAULT_INJECT), on both its graphs;
-# a kill under srun -K0; a revoke and a kill under the torchrun environment. Every run is bounded by tcrun's
+# a kill under srun -K0; a revoke and a kill under the torchrun environment; then no pair
+# segment of the trials left in /dev/shm once a next job started. Every run is bounded by tcrun's
 # --timeout and `timeout`.
 #   run_fault.sh BIN [--trials N] [--only REGEX]
 #     BIN: a bazel-bin with tools/tcrun and tests/fault; --only: the cases whose
@@ -33,6 +34,8 @@ tcfr=$here/../../tools/tc-fr/tc-fr
 log=$(mktemp -d /tmp/tc-fault.XXXXXX)
 pass=0 fail=0
 detect=$log/detect_ms
+# pair segments in /dev/shm before the trials: not theirs (see the end)
+shm_before=$(ls /dev/shm 2>/dev/null | grep '^tcomms-' | sort)
 
 # one NAME RANKS WANT_CLEAN MODE VICTIM SEED [ENV...]: a trial passes when WANT_CLEAN
 # ranks print "0 failures" and no rank prints FAIL.
@@ -432,6 +435,23 @@ fi
 if [ "$(sort -n "$log/abort_ms" 2>/dev/null | tail -n 1 | cut -d. -f1)" -ge 100 ] 2>/dev/null; then
     echo "FAIL  an abort took 100 ms or more"
     fail=$((fail + 1))
+fi
+# The killed ranks leave pair segments in /dev/shm that no one attached (and ranks that exit
+# without destroying their communicators too): the next job's contexts remove those whose
+# processes all ended (docs/transport_shm.md, "Leftovers").
+if [ -d /dev/shm ]; then
+    if ! timeout -k 5 90 "$tcrun" --timeout 60 -n 2 "$bin/tests/integration/allreduce_test" \
+        >"$log/after.out" 2>&1; then
+        echo "FAIL  the job after the trials failed; see $log/after.out"
+        fail=$((fail + 1))
+    fi
+    left=$(comm -13 <(echo "$shm_before") <(ls /dev/shm | grep '^tcomms-' | sort))
+    if [ -n "$left" ]; then
+        echo "FAIL  pair segments of the trials left in /dev/shm after the next job:" $left
+        fail=$((fail + 1))
+    else
+        echo "PASS  no pair segment of the trials left in /dev/shm after the next job"
+    fi
 fi
 echo "fault injection: $pass trials passed, $fail failed (logs: $log)"
 [ "$fail" -eq 0 ] && rm -rf "$log"

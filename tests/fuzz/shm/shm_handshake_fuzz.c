@@ -25,6 +25,12 @@
  * our uid (native order); the class must be the one the model below derives from the rules of
  * docs/transport_shm.md (private to us, then empty / 1 / 2 / a header or more).
  *
+ * s[0] bit 6 (bit 7 clear) instead: a leftover segment's header as a new context's sweep reads
+ * it (tc_shm_sweep_stale): then u64 our pid namespace, a byte whose bits 0 and 1 say whether the
+ * header's pid[0] and pid[1] are alive, and the header's bytes (any length). Removed exactly when
+ * a whole header has the magic, this version, our namespace (not 0) and two dead pids above 0;
+ * liveness is never asked of a pid below 1 (kill() would take it for a process group).
+ *
  * SHM_HANDSHAKE_FUZZ_VERBOSE set: the endpoint's last state on stderr.
  *
  * Properties, besides ASan's:
@@ -360,6 +366,36 @@ static void classify(const uint8_t *s, size_t n)
         FAIL();
 }
 
+static tc_shm_seg_hdr_t g_left;
+static unsigned g_alive;
+
+static int left_alive(int32_t pid)
+{
+    if (pid <= 0)
+        FAIL();
+    return ((g_alive & 1) && pid == g_left.pid[0]) || ((g_alive & 2) && pid == g_left.pid[1]);
+}
+
+/* Whether a new context removes a leftover with this header, by the documented rule. */
+static void leftover(const uint8_t *s, size_t n)
+{
+    uint64_t pidns;
+    if (n < 9)
+        return;
+    memcpy(&pidns, s, 8);
+    g_alive = s[8];
+    s += 9;
+    n -= 9;
+    memset(&g_left, 0, sizeof(g_left));
+    memcpy(&g_left, s, n < sizeof(g_left) ? n : sizeof(g_left));
+    int dead = g_left.pid[0] > 0 && g_left.pid[1] > 0 && !left_alive(g_left.pid[0]) &&
+               !left_alive(g_left.pid[1]);
+    int want = n >= sizeof(g_left) && pidns != 0 && g_left.magic == TC_SHM_MAGIC &&
+               g_left.version == TC_SHM_VERSION && g_left.pidns == pidns && dead;
+    if (tc_shm_sweep_stale(s, n, pidns, left_alive) != want)
+        FAIL();
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
@@ -369,6 +405,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     init_once();
     if (data[0] & 0x80)
         classify(data + 1, size - 1);
+    else if (data[0] & 0x40)
+        leftover(data + 1, size - 1);
     else if (data[0] & 1)
         opener(data[0], data + 1, size - 1);
     else

@@ -15,8 +15,6 @@
 #include "tcomms/base/log.h"
 #include "tcomms/base/time.h"
 
-#define TC_SHM_DEV "/dev/shm"
-
 void tc_shm_req_complete(tc_shm_ctx_t *ctx, tc_tp_req_t *req, tc_status_t status, size_t bytes)
 {
     if (req->bytes == TC_SHM_ORPHAN) { /* cancelled by its owner, finished by us */
@@ -235,6 +233,10 @@ static tc_status_t tc_shm_ctx_create(const tc_tp_ctx_params_t *params, tc_tp_ctx
     status = tc_shm_options(ctx, params->hints);
     if (status != TC_OK)
         goto err;
+    struct stat st;
+    if (stat("/proc/self/ns/pid", &st) == 0)
+        ctx->pidns = (uint64_t)st.st_ino;
+    tc_shm_sweep(ctx); /* before the pre-flight: what it frees is free */
     /* The floor's size (the smallest pair segment, lanes included) not free is no error: each
      * pair decides when it connects, and one without room takes another transport. */
     if (tc_shm_preflight(ctx->seg_size, ctx->cell_size, ctx->ncells) != TC_OK)
@@ -245,9 +247,6 @@ static tc_status_t tc_shm_ctx_create(const tc_tp_ctx_params_t *params, tc_tp_ctx
         nonce = tc_shm_mix64(tc_time_ns() ^ ((uint64_t)ctx->pid << 32) ^ (uintptr_t)ctx);
     ctx->nonce = nonce;
     ctx->probe = nonce;
-    struct stat st;
-    if (stat("/proc/self/ns/pid", &st) == 0)
-        ctx->pidns = (uint64_t)st.st_ino;
 
     /* Seccomp (containers) or the kernel may forbid process_vm_readv even on ourselves. */
     if (ctx->cma) {

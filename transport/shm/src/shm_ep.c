@@ -280,6 +280,7 @@ void tc_shm_ep_seg_init(tc_shm_ctx_t *ctx, tc_shm_ep_t *ep, void *p, size_t size
     h->id[1] = ep->super.peer_id;
     h->pid[0] = (int32_t)ctx->pid;
     h->pid[1] = (int32_t)ep->peer_pid;
+    h->pidns = ctx->pidns;
     ep->seg_cell_size = ep->cell_size;
     ep->seg_ncells = ep->ncells;
     ep->seg_size = ep->seg_len;

@@ -15,6 +15,7 @@
 #include "tcomms/transport/shm_layout.h"
 #include "tcomms/transport/transport.h"
 
+#define TC_SHM_DEV "/dev/shm"         /* where shm_open's names live (glibc, Linux) */
 #define TC_SHM_ADDR_MAGIC 0x4d534354u /* "TCSM" */
 #define TC_SHM_RKEY_MAGIC 0x4b4d5354u /* "TSMK" */
 #define TC_SHM_ADDR_VERSION 2         /* 2: the side that connects first makes the segment */
@@ -288,6 +289,13 @@ int tc_shm_pair_full(const tc_shm_ctx_t *ctx, uint64_t peer_id);
 void tc_shm_unlink_marks(tc_shm_ctx_t *ctx);
 /* The bytes this process holds changed: say so (the scale benchmark reads this line). */
 void tc_shm_log_held(const tc_shm_ctx_t *ctx);
+/* ---- shm_sweep.c ---- */
+/* Whether the header @p hdr (@p len bytes, read from a segment file private to us) is a
+ * leftover to remove: complete, of this layout and of pid namespace @p pidns (not 0), and
+ * neither of its pids @p alive. Pure; a fuzz target drives it. */
+int tc_shm_sweep_stale(const void *hdr, size_t len, uint64_t pidns, int (*alive)(int32_t pid));
+/* Remove the leftovers of ended processes from /dev/shm (said at info level). */
+void tc_shm_sweep(const tc_shm_ctx_t *ctx);
 
 /* Opener: the creator's segment of @p size bytes is mapped at @p p (the endpoint's now): when
  * its magic is there, check what the creator wrote, attach and prove this side (PROVING), or

@@ -58,7 +58,7 @@ typedef struct tc_shm_seg_hdr {
     uint64_t seg_size;  /* bytes of the whole segment */
     uint64_t id[2];     /* ids of creator and opener */
     int32_t pid[2];     /* pids of creator and opener */
-    uint64_t pad0;
+    uint64_t pidns;     /* the creator's pid namespace (inode): who may judge its pids */
     /* line 1: the handshake's nonces, each written by its side */
     unsigned char nonce[2][TC_SHM_NONCE_LEN];
     /* line 2: written by each side for itself */
