@@ -164,6 +164,12 @@ void tc_rt_small_drop_stale(tc_rt_small_op_t *op, int q);
 TC_MUST_USE tc_status_t tc_rt_small_try(tc_rt_comm_t *comm, const tc_rt_coll_t *call, int flags,
                                         tc_rt_work_t **work_p, int *taken_p);
 
+/* Whether every lane of @p comm is still in an open endpoint (an endpoint closes when a request
+ * on it could not be taken back, tc_rt_world_ep_drop, and unmaps its lanes): TC_OK, or
+ * TC_ERR_INVALID_STATE naming the closed one. One load while none closed since the last look;
+ * the world's lock held. */
+TC_MUST_USE tc_status_t tc_rt_small_lanes_open(tc_rt_comm_t *comm, tc_rt_small_t *s);
+
 /* A blocking call without a work object, before the world's lock is taken: once the path is on,
  * and no hook is set, runs @p call on the lanes without that lock (*taken_p = 1 and its result),
  * taking only the lanes and the communicator's records in turn; the lock is taken only when a

@@ -96,10 +96,7 @@ tc_status_t tc_rt_small_peer_failed(tc_rt_comm_t *comm, int q, tc_status_t st, c
     return tc_error_set(st, "rank %d: %s", q, why); /* no memory for the record: still end */
 }
 
-/* Whether every lane of @p comm is still in an open endpoint: an endpoint closes when a request
- * on it could not be taken back (tc_rt_world_ep_drop), and its segment holds the lanes. One
- * load while none closed since the last look. World's lock held. */
-static tc_status_t small_lanes_open(tc_rt_comm_t *comm, tc_rt_small_t *s)
+tc_status_t tc_rt_small_lanes_open(tc_rt_comm_t *comm, tc_rt_small_t *s)
 {
     tc_rt_world_t *world = comm->world;
     uint64_t drops = __atomic_load_n(&world->ep_drops, __ATOMIC_SEQ_CST);
@@ -124,7 +121,7 @@ static tc_status_t small_check(tc_rt_small_op_t *op, int q)
 {
     tc_rt_comm_t *comm = op->comm;
     (void)tc_rt_world_progress(comm->world);
-    tc_status_t st = small_lanes_open(comm, op->s);
+    tc_status_t st = tc_rt_small_lanes_open(comm, op->s);
     if (st != TC_OK)
         return st;
     tc_tp_ep_t *ep = op->s->peer[q].ep;
@@ -462,7 +459,7 @@ tc_status_t tc_rt_small_try(tc_rt_comm_t *comm, const tc_rt_coll_t *call, int fl
     }
     *taken_p = 1;
     tc_rt_fault_close(comm->world, comm->seq + 1);
-    if ((st = small_lanes_open(comm, s)) != TC_OK) {
+    if ((st = tc_rt_small_lanes_open(comm, s)) != TC_OK) {
         tc_error_prefix("%s on comm '%s': ", tc_coll_name(call->coll), comm->name);
         small_break(comm, st);
         return st;

@@ -127,8 +127,13 @@ static int lane_pass(tc_rt_work_t *w)
     if (!ready)
         return 0;
     tc_rt_small_op_t *op = &lw->op;
+    /* another communicator's operation may have closed an endpoint holding our lanes since the
+     * last pass (that one breaks its own communicator, not this one) */
+    tc_status_t st = tc_rt_small_lanes_open(w->comm, op->s);
+    if (st != TC_OK)
+        return lane_error(w, st);
     int before = op->posted + op->taken;
-    tc_status_t st = tc_rt_small_run(op);
+    st = tc_rt_small_run(op);
     if (st == TC_INPROGRESS)
         return op->posted + op->taken - before;
     if (st != TC_OK)

@@ -140,6 +140,9 @@ rm -rf "$fr"
 # error naming it, no read of the closed segment (ASan in CI's integration step)
 run "an endpoint closed under the lanes, 2 ranks" 2 2 TC_LOG=none TC_TIMEOUT_S=20 \
     TC_FAULT_INJECT=close:rank=0:op=10 -- close
+# ... and under another communicator's asynchronous operation, which a progress pass goes on with
+run "an endpoint closed under another communicator's asynchronous work, 2 ranks" 2 2 TC_LOG=none \
+    TC_TIMEOUT_S=20 TC_FAULT_INJECT=close:rank=0:op=10 -- close-other
 # the victim dies: only the survivors report
 run "kill, 2 ranks" 2 1 TC_LOG=none -- kill
 run "kill, 4 ranks" 4 3 TC_LOG=none -- kill

@@ -31,6 +31,12 @@
  *                              begins: that blocking all-reduce fails on rank 0 with
  *                              TC_ERR_INVALID_STATE saying the endpoint was closed, never
  *                              reading the closed segment, and fails on the others
+ *   small_test close-other     with TC_FAULT_INJECT=close:rank=0:op=10, an asynchronous
+ *                              all-reduce on a duplicate waits on the lanes (rank 1 calls it
+ *                              later) when rank 0's 10th operation on the world closes the endpoint
+ *                              holding both communicators' lanes: that work ends with
+ *                              TC_ERR_INVALID_STATE saying the endpoint was closed, never
+ *                              reading the closed segment
  *   small_test shrink          rank 1 dies among small all-reduces; the survivors shrink
  *                              and run small all-reduces on the new communicator
  *   small_test loop N          N blocking 8-byte all-reduces (tests/integration/syscall_check.sh),
@@ -610,6 +616,37 @@ int main(int argc, char **argv)
                    tc_status_string(st), why);
         else
             EXPECT(st != TC_OK, "close: rank %d's all-reduce succeeded", rank);
+    } else if (strcmp(mode, "close-other") == 0) {
+        tc_comm_t *dup = NULL;
+        ok(tc_comm_dup(comm, NULL, &dup), "tc_comm_dup");
+        for (int i = 0; i < 3; i++) { /* both set their path up */
+            ok(allreduce_as(comm, &x, &y, 0, BLOCKING), "all_reduce on the world");
+            ok(allreduce_as(dup, &x, &y, 0, BLOCKING), "all_reduce on the duplicate");
+        }
+        tc_work_t *w = NULL;
+        if (rank == 0) { /* waits for rank 1, which calls it only after the close */
+            tc_op_opts_t o = TC_OP_OPTS_INIT;
+            o.async = 1;
+            ok(tc_all_reduce(dup, &x, &y, 1, TC_FLOAT64, TC_SUM, &o, &w), "asynchronous issue");
+        }
+        int i = 0; /* the world's operations up to the 10th, which closes the endpoint */
+        while (i++ < 20 && (st = allreduce_as(comm, &x, &y, 0, BLOCKING)) == TC_OK)
+            ;
+        EXPECT(st != TC_OK, "close-other: rank %d's all-reduces on the world all succeeded", rank);
+        if (rank == 0) {
+            EXPECT(st == TC_ERR_INVALID_STATE && strstr(why, "was closed"), "close: %s: %s",
+                   tc_status_string(st), why);
+            st = w ? tc_work_wait(w, 10000) : TC_ERR_INVALID_ARG;
+            snprintf(why, sizeof(why), "%s", tc_last_error());
+            EXPECT(st == TC_ERR_INVALID_STATE && strstr(why, "was closed") &&
+                       strstr(why, "shm_lanes"),
+                   "the duplicate's asynchronous all-reduce: %s: %s", tc_status_string(st), why);
+            tc_work_free(w);
+        } else {
+            st = allreduce_as(dup, &x, &y, 0, BLOCKING);
+            EXPECT(st != TC_OK, "close-other: rank %d's all-reduce succeeded", rank);
+        }
+        tc_comm_destroy(dup);
     } else if (strcmp(mode, "shrink") == 0) {
         /* rank 1 dies in the middle of small all-reduces; the survivors shrink and go on with
          * small all-reduces on the new communicator, whose lanes an operation of the old one
