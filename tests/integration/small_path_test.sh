@@ -143,6 +143,9 @@ run "an endpoint closed under the lanes, 2 ranks" 2 2 TC_LOG=none TC_TIMEOUT_S=2
 # ... and under another communicator's asynchronous operation, which a progress pass goes on with
 run "an endpoint closed under another communicator's asynchronous work, 2 ranks" 2 2 TC_LOG=none \
     TC_TIMEOUT_S=20 TC_FAULT_INJECT=close:rank=0:op=10 -- close-other
+# ... and under another thread's blocking call, waiting on the path without the world's lock
+run "an endpoint closed under another thread's blocking call, 2 ranks" 2 2 TC_LOG=none \
+    TC_TIMEOUT_S=20 TC_FAULT_INJECT=close:rank=0:op=10 -- close-thread
 # the victim dies: only the survivors report
 run "kill, 2 ranks" 2 1 TC_LOG=none -- kill
 run "kill, 4 ranks" 4 3 TC_LOG=none -- kill

@@ -37,6 +37,10 @@
  *                              holding both communicators' lanes: that work ends with
  *                              TC_ERR_INVALID_STATE saying the endpoint was closed, never
  *                              reading the closed segment
+ *   small_test close-thread    the same close, while another thread of rank 0 waits inside a
+ *                              blocking all-reduce on a duplicate (the path without the world's
+ *                              lock): that call ends with TC_ERR_INVALID_STATE saying the
+ *                              endpoint was closed
  *   small_test shrink          rank 1 dies among small all-reduces; the survivors shrink
  *                              and run small all-reduces on the new communicator
  *   small_test loop N          N blocking 8-byte all-reduces (tests/integration/syscall_check.sh),
@@ -48,6 +52,8 @@
  *
  * Every element is checked against a reference computed from every rank's inputs.
  * Prints "rank R of N: C checks, F failures"; exit 0 only when F is 0. */
+#include <pthread.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -470,6 +476,24 @@ static tc_status_t allreduce_as(tc_comm_t *comm, double *x, double *y, int64_t t
     return st;
 }
 
+/* close-thread: a blocking all-reduce on @p arg (a communicator) from another thread */
+struct waiter {
+    tc_comm_t *comm;
+    int started;
+    tc_status_t st;
+    char why[512];
+};
+
+static void *waiter_main(void *arg)
+{
+    struct waiter *t = arg;
+    double x = 1, y = 0;
+    __atomic_store_n(&t->started, 1, __ATOMIC_RELEASE);
+    t->st = tc_all_reduce(t->comm, &x, &y, 1, TC_FLOAT64, TC_SUM, NULL, NULL);
+    snprintf(t->why, sizeof(t->why), "%s", tc_last_error());
+    return NULL;
+}
+
 static int64_t now_ms(void)
 {
     struct timespec ts;
@@ -616,7 +640,8 @@ int main(int argc, char **argv)
                    tc_status_string(st), why);
         else
             EXPECT(st != TC_OK, "close: rank %d's all-reduce succeeded", rank);
-    } else if (strcmp(mode, "close-other") == 0) {
+    } else if (strcmp(mode, "close-other") == 0 || strcmp(mode, "close-thread") == 0) {
+        int threaded = strcmp(mode, "close-thread") == 0;
         tc_comm_t *dup = NULL;
         ok(tc_comm_dup(comm, NULL, &dup), "tc_comm_dup");
         for (int i = 0; i < 3; i++) { /* both set their path up */
@@ -624,7 +649,14 @@ int main(int argc, char **argv)
             ok(allreduce_as(dup, &x, &y, 0, BLOCKING), "all_reduce on the duplicate");
         }
         tc_work_t *w = NULL;
-        if (rank == 0) { /* waits for rank 1, which calls it only after the close */
+        struct waiter t = {.comm = dup};
+        pthread_t tid;
+        if (rank == 0 && threaded) { /* waits for rank 1, which calls it only after the close */
+            EXPECT(pthread_create(&tid, NULL, waiter_main, &t) == 0, "pthread_create");
+            while (!__atomic_load_n(&t.started, __ATOMIC_ACQUIRE))
+                sched_yield();
+            usleep(50000); /* inside its wait by now */
+        } else if (rank == 0) {
             tc_op_opts_t o = TC_OP_OPTS_INIT;
             o.async = 1;
             ok(tc_all_reduce(dup, &x, &y, 1, TC_FLOAT64, TC_SUM, &o, &w), "asynchronous issue");
@@ -636,12 +668,20 @@ int main(int argc, char **argv)
         if (rank == 0) {
             EXPECT(st == TC_ERR_INVALID_STATE && strstr(why, "was closed"), "close: %s: %s",
                    tc_status_string(st), why);
-            st = w ? tc_work_wait(w, 10000) : TC_ERR_INVALID_ARG;
-            snprintf(why, sizeof(why), "%s", tc_last_error());
-            EXPECT(st == TC_ERR_INVALID_STATE && strstr(why, "was closed") &&
-                       strstr(why, "shm_lanes"),
-                   "the duplicate's asynchronous all-reduce: %s: %s", tc_status_string(st), why);
-            tc_work_free(w);
+            if (threaded) {
+                pthread_join(tid, NULL);
+                EXPECT(t.st == TC_ERR_INVALID_STATE && strstr(t.why, "was closed"),
+                       "the other thread's all-reduce on the duplicate: %s: %s",
+                       tc_status_string(t.st), t.why);
+            } else {
+                st = w ? tc_work_wait(w, 10000) : TC_ERR_INVALID_ARG;
+                snprintf(why, sizeof(why), "%s", tc_last_error());
+                EXPECT(st == TC_ERR_INVALID_STATE && strstr(why, "was closed") &&
+                           strstr(why, "shm_lanes"),
+                       "the duplicate's asynchronous all-reduce: %s: %s", tc_status_string(st),
+                       why);
+                tc_work_free(w);
+            }
         } else {
             st = allreduce_as(dup, &x, &y, 0, BLOCKING);
             EXPECT(st != TC_OK, "close-other: rank %d's all-reduce succeeded", rank);
