@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "tcomms/base/copy.h"
 #include "small.h"
 #include "tcomms/base/config.h"
 #include "tcomms/base/log.h"
@@ -293,11 +294,11 @@ static tc_status_t own_part(tc_rt_small_op_t *op)
         break;
     case TC_COLL_GATHER:
         if (me == c->root && !in_place && in && out)
-            memcpy(out + (size_t)me * b, in, b);
+            tc_copy(out + (size_t)me * b, in, b);
         break;
     case TC_COLL_SCATTER:
         if (me == c->root && in && out && out != in + (size_t)me * b)
-            memcpy(out, in + (size_t)me * b, b);
+            tc_copy(out, in + (size_t)me * b, b);
         break;
     default:
         break;
@@ -307,7 +308,7 @@ static tc_status_t own_part(tc_rt_small_op_t *op)
     if (!op->mine || !op->dst)
         return tc_error_set(TC_ERR_INTERNAL, "small-message path: a fold without its buffers");
     if (op->mine == op->dst && me >= 1) {
-        memcpy(op->keep, op->mine, b);
+        tc_copy(op->keep, op->mine, b);
         op->mine = op->keep;
     }
     return TC_OK;
@@ -325,18 +326,18 @@ static tc_status_t use_part(tc_rt_small_op_t *op, int q, const unsigned char *da
             return tc_kern_reduce(c->dtype, c->op == TC_AVG ? TC_SUM : c->op, op->dst, op->dst,
                                   data, c->count);
         if (data != op->dst)
-            memcpy(op->dst, data, b);
+            tc_copy(op->dst, data, b);
         return TC_OK;
     }
     switch (c->coll) {
     case TC_COLL_ALL_GATHER:
     case TC_COLL_ALL_TO_ALL:
     case TC_COLL_GATHER:
-        memcpy(out + (size_t)q * b, data, b);
+        tc_copy(out + (size_t)q * b, data, b);
         break;
     case TC_COLL_BROADCAST:
     case TC_COLL_SCATTER:
-        memcpy(out, data, b);
+        tc_copy(out, data, b);
         break;
     default:
         break;
@@ -358,7 +359,7 @@ tc_status_t tc_rt_small_run(tc_rt_small_op_t *op)
         if (!slot)
             return st;
         if (len)
-            memcpy(slot->data, src, len);
+            tc_copy(slot->data, src, len);
         tc_shm_lane_post(op->s->peer[q].lane, slot, op->tag, len);
         tc_shm_lane_unlock(op->s->peer[q].lane);
     }

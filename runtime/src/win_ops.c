@@ -6,6 +6,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "tcomms/base/copy.h"
 #include "ft.h"
 #include "obs.h"
 #include "progress.h"
@@ -189,9 +190,9 @@ static void win_direct(const tc_rt_win_peer_t *peer, const tc_rt_win_op_t *op)
     if (op->bytes && op->kind != TC_RT_WIN_SIGNAL) {
         char *at = peer->direct + op->offset;
         if (op->kind == TC_RT_WIN_GET)
-            memmove(op->buf, at, op->bytes); /* this rank's own window may overlap */
+            tc_copy_any(op->buf, at, op->bytes); /* this rank's own window may overlap */
         else
-            memmove(at, op->buf, op->bytes);
+            tc_copy_any(at, op->buf, op->bytes);
     }
     if (op->kind == TC_RT_WIN_SIGNAL || op->kind == TC_RT_WIN_PUT_SIGNAL) {
         uint64_t *word = &peer->direct_slots[op->slot];

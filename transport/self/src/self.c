@@ -5,6 +5,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "tcomms/base/copy.h"
 #include "tcomms/base/status.h"
 #include "tcomms/base/time.h"
 #include "tcomms/transport/self.h"
@@ -131,8 +132,8 @@ static void tc_self_match(tc_self_ctx_t *ctx, tc_tp_req_t *send, tc_tp_req_t *re
     size_t cap = (size_t)recv->priv[TC_SELF_P_LEN];
     size_t n = len <= cap ? len : cap;
     if (n > 0)
-        memcpy((void *)(uintptr_t)recv->priv[TC_SELF_P_BUF],
-               (const void *)(uintptr_t)send->priv[TC_SELF_P_BUF], n);
+        tc_copy((void *)(uintptr_t)recv->priv[TC_SELF_P_BUF],
+                (const void *)(uintptr_t)send->priv[TC_SELF_P_BUF], n);
     tc_self_complete(ctx, send, TC_OK, len);
     tc_self_complete(ctx, recv, len <= cap ? TC_OK : TC_ERR_TRUNCATED, n);
 }
@@ -418,7 +419,7 @@ static tc_status_t tc_self_put(tc_tp_ep_t *ep, const void *buf, size_t len, tc_t
 {
     tc_self_rkey_t *rk = (tc_self_rkey_t *)rkey;
     if (len > 0)
-        memmove(rk->addr + offset, buf, len);
+        tc_copy_any(rk->addr + offset, buf, len);
     tc_self_complete((tc_self_ctx_t *)ep->ctx, req, TC_OK, len);
     return TC_OK;
 }
@@ -428,7 +429,7 @@ static tc_status_t tc_self_get(tc_tp_ep_t *ep, void *buf, size_t len, tc_tp_rkey
 {
     tc_self_rkey_t *rk = (tc_self_rkey_t *)rkey;
     if (len > 0)
-        memmove(buf, rk->addr + offset, len);
+        tc_copy_any(buf, rk->addr + offset, len);
     tc_self_complete((tc_self_ctx_t *)ep->ctx, req, TC_OK, len);
     return TC_OK;
 }

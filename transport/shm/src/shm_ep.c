@@ -13,6 +13,7 @@
 #include <sys/types.h>
 #include <unistd.h>
 
+#include "tcomms/base/copy.h"
 #include "shm_internal.h"
 #include "tcomms/base/log.h"
 #include "tcomms/base/proc.h"
@@ -560,7 +561,7 @@ static tc_status_t tc_shm_orphan(tc_shm_ctx_t *ctx, tc_shm_queue_t *q, tc_tp_req
                             (unsigned long long)copy_len);
     *o = *req;
     if (copy_len) {
-        memcpy(o + 1, (const void *)(uintptr_t)req->priv[TC_SHM_P_BUF], (size_t)copy_len);
+        tc_copy(o + 1, (const void *)(uintptr_t)req->priv[TC_SHM_P_BUF], (size_t)copy_len);
         o->priv[TC_SHM_P_BUF] = (uintptr_t)(o + 1);
     }
     o->bytes = TC_SHM_ORPHAN;

@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "tcomms/base/copy.h"
 #include "shm_internal.h"
 
 static tc_tp_req_t *tc_shm_wq_find(tc_shm_ep_t *ep, uint64_t cookie)
@@ -185,7 +186,7 @@ static void tc_shm_rx_data(tc_shm_ctx_t *ctx, tc_shm_ep_t *ep, const unsigned ch
             }
         }
     } else if (ep->rx_unexp != NULL && len > 0) { /* neither: its receive was cancelled */
-        memcpy(ep->rx_unexp->data + off, p, len);
+        tc_copy(ep->rx_unexp->data + off, p, len);
     }
     ep->rx_off = off + len;
     ctx->moved++;
@@ -233,7 +234,7 @@ static void tc_shm_rx_msg(tc_shm_ctx_t *ctx, tc_shm_ep_t *ep, const tc_shm_cell_
         if (u == NULL)
             return;
         if (h->len > 0)
-            memcpy(u->data, p, h->len);
+            tc_copy(u->data, p, h->len);
         u->complete = 1;
         return;
     }
@@ -327,7 +328,7 @@ static void tc_shm_rx_cell(tc_shm_ctx_t *ctx, tc_shm_ep_t *ep, const tc_shm_cell
             return;
         }
         if (h->len > 0)
-            memcpy((unsigned char *)mem->super.addr + h->off, p, h->len);
+            tc_copy((unsigned char *)mem->super.addr + h->off, p, h->len);
         if (h->flags & TC_SHM_F_LAST)
             tc_shm_ctrl_post(ctx, ep, TC_SHM_T_ACK, h->cookie);
         return;
@@ -387,7 +388,7 @@ static void tc_shm_rx_cell(tc_shm_ctx_t *ctx, tc_shm_ep_t *ep, const tc_shm_cell
             return;
         }
         if (h->len > 0)
-            memcpy((unsigned char *)(uintptr_t)req->priv[TC_SHM_P_BUF] + h->off, p, h->len);
+            tc_copy((unsigned char *)(uintptr_t)req->priv[TC_SHM_P_BUF] + h->off, p, h->len);
         req->priv[TC_SHM_P_OFF] += h->len;
         if (h->flags & TC_SHM_F_LAST) {
             tc_shm_queue_remove(&ep->wq, req);

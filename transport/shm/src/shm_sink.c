@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "tcomms/base/copy.h"
 #include "shm_internal.h"
 
 tc_status_t tc_shm_recv_sink(tc_tp_ep_t *super, uint64_t tag, const tc_tp_sink_t *sink, size_t cap,
@@ -26,7 +27,7 @@ tc_status_t tc_shm_rx_piece(tc_tp_req_t *req, uint64_t off, const void *data, ui
                             int last)
 {
     if (!req->priv[TC_SHM_P_SINK]) {
-        memcpy((unsigned char *)(uintptr_t)req->priv[TC_SHM_P_BUF] + off, data, len);
+        tc_copy((unsigned char *)(uintptr_t)req->priv[TC_SHM_P_BUF] + off, data, len);
         return TC_OK;
     }
     const tc_tp_sink_t *sink = (const tc_tp_sink_t *)(uintptr_t)req->priv[TC_SHM_P_BUF];

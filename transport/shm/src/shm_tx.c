@@ -3,6 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "tcomms/base/copy.h"
 #include "shm_internal.h"
 
 tc_shm_cell_hdr_t *tc_shm_tx_cell(tc_shm_ctx_t *ctx, tc_shm_ep_t *ep)
@@ -81,7 +82,7 @@ static int tc_shm_push_req(tc_shm_ctx_t *ctx, tc_shm_ep_t *ep, tc_tp_req_t *req)
                 return 0;
             tc_shm_cell_set(c, TC_SHM_T_EAGER, 0, len, roff, len, 0, 0, 0, 0);
             if (len > 0)
-                memcpy(tc_shm_payload(c), buf, len);
+                tc_copy(tc_shm_payload(c), buf, len);
             tc_shm_tx_commit(ep);
             tc_shm_queue_pop(&ep->sq);
             tc_shm_req_complete(ctx, req, TC_OK, len);
@@ -103,7 +104,7 @@ static int tc_shm_push_req(tc_shm_ctx_t *ctx, tc_shm_ep_t *ep, tc_tp_req_t *req)
             uint64_t n = len - off < ep->cell_size ? len - off : ep->cell_size;
             tc_shm_cell_set(c, off == 0 ? TC_SHM_T_FIRST : TC_SHM_T_MORE, 0, n, roff, len, off,
                             0, 0, 0);
-            memcpy(tc_shm_payload(c), buf + off, n);
+            tc_copy(tc_shm_payload(c), buf + off, n);
             tc_shm_tx_commit(ep);
             req->priv[TC_SHM_P_OFF] = off + n;
             if (off + n == len) {
@@ -122,7 +123,7 @@ static int tc_shm_push_req(tc_shm_ctx_t *ctx, tc_shm_ep_t *ep, tc_tp_req_t *req)
             tc_shm_cell_set(c, TC_SHM_T_PUT, last ? TC_SHM_F_LAST : 0, n, 0, len, roff + off,
                             cookie, 0, key);
             if (n > 0)
-                memcpy(tc_shm_payload(c), buf + off, n);
+                tc_copy(tc_shm_payload(c), buf + off, n);
             tc_shm_tx_commit(ep);
             req->priv[TC_SHM_P_OFF] = off + n;
             if (last) {
@@ -178,7 +179,7 @@ void tc_shm_ep_flush(tc_shm_ctx_t *ctx, tc_shm_ep_t *ep)
             tc_shm_cell_set(c, TC_SHM_T_GET_DATA, last ? TC_SHM_F_LAST : 0, n, 0, j->len, j->off,
                             j->cookie, 0, 0);
             if (n > 0)
-                memcpy(tc_shm_payload(c), j->src + j->off, n);
+                tc_copy(tc_shm_payload(c), j->src + j->off, n);
             tc_shm_tx_commit(ep);
             j->off += n;
             if (last)
