@@ -39,14 +39,15 @@ static int by_value(const void *a, const void *b)
 int main(int argc, char **argv)
 {
     size_t n = argc > 1 ? strtoul(argv[1], NULL, 0) : 16384;
-    unsigned char *src = aligned_alloc(4096, n + 8192), *dst = aligned_alloc(4096, n + 8192);
+    size_t area = (n + 8192 + 4095) / 4096 * 4096; /* aligned_alloc wants a multiple */
+    unsigned char *src = aligned_alloc(4096, area), *dst = aligned_alloc(4096, area);
     static double lib[DISTANCES], own[DISTANCES], sorted[DISTANCES];
     if (!src || !dst || n == 0) {
         fprintf(stderr, "copy_offsets: bad size or no memory\n");
         return 1;
     }
-    memset(src, 1, n + 8192);
-    memset(dst, 2, n + 8192);
+    memset(src, 1, area);
+    memset(dst, 2, area);
     for (int d = 0; d < DISTANCES; d++) {
         lib[d] = rate(1, dst + 64 + d, src + 64, n);
         own[d] = rate(0, dst + 64 + d, src + 64, n);

@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "shm_internal.h"
+#include "tcomms/base/copy.h"
 #include "tcomms/base/config.h"
 #include "tcomms/base/log.h"
 #include "tcomms/base/time.h"
@@ -81,6 +82,30 @@ ssize_t tc_shm_cma(pid_t pid, void *local, uint64_t remote, size_t len, int writ
         done += (size_t)n;
     }
     return (ssize_t)done;
+}
+
+ssize_t tc_shm_cma_at(tc_shm_ctx_t *ctx, pid_t pid, void *local, uint64_t remote, size_t len,
+                      int write)
+{
+    uint64_t at = (uintptr_t)local, dist = write ? remote - at : at - remote;
+    if (len < TC_COPY_LOOP_MIN || ((dist & 4095) - 1) >= 63 || !tc_copy_loop_on() ||
+        (ctx->stage == NULL && (ctx->stage = malloc(TC_SHM_STAGE_BYTES)) == NULL))
+        return tc_shm_cma(pid, local, remote, len, write);
+    unsigned char *mine = local;
+    for (size_t done = 0; done < len;) {
+        uint64_t r = remote + done;
+        /* the staging piece at distance 0 modulo 64 from the peer's bytes */
+        unsigned char *p = ctx->stage + ((r - (uintptr_t)ctx->stage) & 63);
+        size_t n = len - done < TC_SHM_STAGE_BYTES - 64 ? len - done : TC_SHM_STAGE_BYTES - 64;
+        if (write)
+            tc_copy(p, mine + done, n);
+        if (tc_shm_cma(pid, p, r, n, write) < 0)
+            return -1;
+        if (!write)
+            tc_copy(mine + done, p, n);
+        done += n;
+    }
+    return (ssize_t)len;
 }
 
 static tc_status_t tc_shm_query(tc_tp_caps_t *caps_p)

@@ -125,7 +125,7 @@ static tc_status_t tc_shm_rma_direct(tc_shm_ctx_t *ctx, tc_shm_ep_t *ep, void *l
                                      tc_shm_rkey_t *rk, uint64_t offset, int write,
                                      tc_tp_req_t *req)
 {
-    if (len > 0 && tc_shm_cma(ep->peer_pid, local, rk->addr + offset, len, write) < 0) {
+    if (len > 0 && tc_shm_cma_at(ctx, ep->peer_pid, local, rk->addr + offset, len, write) < 0) {
         int err = errno;
         const char *what = write ? "put" : "get";
         if (err == ESRCH) {

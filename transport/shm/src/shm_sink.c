@@ -44,8 +44,9 @@ int tc_shm_cma_into(tc_shm_ctx_t *ctx, tc_shm_ep_t *ep, tc_tp_req_t *req, uint64
 {
     *st_p = TC_OK;
     if (!req->priv[TC_SHM_P_SINK])
-        return tc_shm_cma(ep->peer_pid, (unsigned char *)(uintptr_t)req->priv[TC_SHM_P_BUF] + off,
-                          addr + off, (size_t)len, 0) < 0
+        return tc_shm_cma_at(ctx, ep->peer_pid,
+                             (unsigned char *)(uintptr_t)req->priv[TC_SHM_P_BUF] + off, addr + off,
+                             (size_t)len, 0) < 0
                    ? -1
                    : 0;
     if (ctx->stage == NULL && (ctx->stage = malloc(TC_SHM_STAGE_BYTES)) == NULL) {
