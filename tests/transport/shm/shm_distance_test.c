@@ -73,12 +73,7 @@ static void test_one_sided(void **state)
     assert_non_null(target);
     assert_non_null(local);
     tc_tp_mem_t *mem;
-    assert_int_equal(tc_tp_mem_reg(p.ctx[1], target, len, &mem), TC_OK);
-    unsigned char key[64];
-    size_t klen;
-    tc_tp_rkey_t *rk;
-    assert_int_equal(tc_tp_rkey_pack(mem, key, sizeof(key), &klen), TC_OK);
-    assert_int_equal(tc_tp_rkey_unpack(p.ep[0], key, klen, &rk), TC_OK);
+    tc_tp_rkey_t *rk = tc_shmt_rkey(&p, target, len, &mem);
     for (size_t di = 0; di < sizeof(dists) / sizeof(dists[0]); di++) {
         size_t n = 300000, d = dists[di], at = 4096; /* the target's bytes at a page */
         uint64_t seed = 100 + di;

@@ -83,12 +83,7 @@ static void test_get_jobs(void **state)
     assert_non_null(target);
     tc_tpt_fill(target, len, 77);
     tc_tp_mem_t *mem;
-    assert_int_equal(tc_tp_mem_reg(p.ctx[1], target, len, &mem), TC_OK);
-    unsigned char key[64];
-    size_t klen;
-    tc_tp_rkey_t *rk;
-    assert_int_equal(tc_tp_rkey_pack(mem, key, sizeof(key), &klen), TC_OK);
-    assert_int_equal(tc_tp_rkey_unpack(p.ep[0], key, klen, &rk), TC_OK);
+    tc_tp_rkey_t *rk = tc_shmt_rkey(&p, target, len, &mem);
 
     for (int i = 0; i < 200; i++) /* one at a time: one chunk serves them all */
         get_burst(&p, rk, target, 1, 1 + (size_t)(i * 131) % 3000, (size_t)i * 97);

@@ -37,3 +37,14 @@ void tc_shmt_pair_open(tp_pair_t *pair, const char *hints)
     tc_tpt_pair_connect(pair, addr, len);
     tc_tpt_pair_up(pair, SU_WAIT_MS);
 }
+
+tc_tp_rkey_t *tc_shmt_rkey(tp_pair_t *pair, void *buf, size_t len, tc_tp_mem_t **mem_p)
+{
+    unsigned char key[64];
+    size_t klen = 0;
+    tc_tp_rkey_t *rk = NULL;
+    assert_int_equal(tc_tp_mem_reg(pair->ctx[1], buf, len, mem_p), TC_OK);
+    assert_int_equal(tc_tp_rkey_pack(*mem_p, key, sizeof(key), &klen), TC_OK);
+    assert_int_equal(tc_tp_rkey_unpack(pair->ep[0], key, klen, &rk), TC_OK);
+    return rk;
+}

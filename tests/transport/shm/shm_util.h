@@ -24,5 +24,8 @@ size_t tc_shmt_addr(tc_tp_ctx_t *ctx, unsigned char addr[TC_TP_SHM_ADDR_LEN]);
 
 /* Two contexts in this process, ids 0 and 1, connected both ways and up. */
 void tc_shmt_pair_open(tp_pair_t *pair, const char *hints);
+/* Register @p len bytes at @p buf with pair->ctx[1] (*mem_p) and return the remote key of it
+ * that pair->ep[0] reaches it with (packed and unpacked, as a peer would). */
+tc_tp_rkey_t *tc_shmt_rkey(tp_pair_t *pair, void *buf, size_t len, tc_tp_mem_t **mem_p);
 
 #endif
