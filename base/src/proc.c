@@ -3,6 +3,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
@@ -25,4 +26,12 @@ int tc_proc_state(int pid)
     if (!end || end[1] != ' ' || end[2] == '\0')
         return -1;
     return (unsigned char)end[2];
+}
+
+int tc_proc_ended(int pid)
+{
+    if (kill((pid_t)pid, 0) != 0 && errno == ESRCH)
+        return 1;
+    int state = tc_proc_state(pid);
+    return state == 0 || state == 'Z' || state == 'X';
 }

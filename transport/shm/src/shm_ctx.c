@@ -87,8 +87,10 @@ ssize_t tc_shm_cma(pid_t pid, void *local, uint64_t remote, size_t len, int writ
 ssize_t tc_shm_cma_at(tc_shm_ctx_t *ctx, pid_t pid, void *local, uint64_t remote, size_t len,
                       int write)
 {
-    uint64_t at = (uintptr_t)local, dist = write ? remote - at : at - remote;
-    if (len < TC_COPY_LOOP_MIN || ((dist & 4095) - 1) >= 63 || !tc_copy_loop_on() ||
+    uintptr_t at = (uintptr_t)local, peer = (uintptr_t)remote;
+    if (len < TC_COPY_LOOP_MIN ||
+        !(write ? tc_copy_near_ahead(peer, at) : tc_copy_near_ahead(at, peer)) ||
+        !tc_copy_loop_on() ||
         (ctx->stage == NULL && (ctx->stage = malloc(TC_SHM_STAGE_BYTES)) == NULL))
         return tc_shm_cma(pid, local, remote, len, write);
     unsigned char *mine = local;

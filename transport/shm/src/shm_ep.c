@@ -161,11 +161,7 @@ int tc_shm_peer_exited(tc_shm_ep_t *ep)
         struct pollfd p = {.fd = ep->pidfd, .events = POLLIN};
         return poll(&p, 1, 0) > 0; /* a pidfd is readable once the process has exited */
     }
-    if (kill(ep->peer_pid, 0) != 0 && errno == ESRCH)
-        return 1;
-    /* a killed child not yet reaped still answers kill(): look for the zombie */
-    int state = tc_proc_state((int)ep->peer_pid);
-    return state == 0 || state == 'Z' || state == 'X';
+    return tc_proc_ended((int)ep->peer_pid);
 }
 
 _Static_assert(TC_SHM_NONCE_LEN == TC_AUTH_NONCE_LEN, "shm nonces are auth nonces");

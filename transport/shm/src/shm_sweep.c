@@ -4,9 +4,7 @@
  * removes it. Each new context removes those whose header says: ours, from this pid namespace,
  * and neither of its two processes alive. */
 #include <dirent.h>
-#include <errno.h>
 #include <fcntl.h>
-#include <signal.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -15,6 +13,7 @@
 
 #include "shm_internal.h"
 #include "tcomms/base/log.h"
+#include "tcomms/base/proc.h"
 
 int tc_shm_sweep_stale(const void *hdr, size_t len, uint64_t pidns, int (*alive)(int32_t pid))
 {
@@ -34,7 +33,7 @@ int tc_shm_sweep_stale(const void *hdr, size_t len, uint64_t pidns, int (*alive)
 
 static int tc_shm_pid_alive(int32_t pid)
 {
-    return kill((pid_t)pid, 0) == 0 || errno != ESRCH; /* EPERM: alive, someone else's */
+    return !tc_proc_ended((int)pid); /* a zombie has ended; EPERM: alive, someone else's */
 }
 
 /* The header of the file @p name in @p dir when it is a segment private to us (else 0). */

@@ -25,6 +25,13 @@ extern "C" {
 /** @brief Nor above this: the C library's own loop (and its non-temporal stores) takes over. */
 #define TC_COPY_LOOP_MAX (1u << 20)
 
+/** @brief Whether @p dst is 1 to 63 bytes ahead of @p src modulo 4 KiB: the distances at which
+ * the C library's (and the kernel's) `rep movsb` is slow where the loop is on. */
+static inline int tc_copy_near_ahead(uintptr_t dst, uintptr_t src)
+{
+    return ((dst - src) & 4095) - 1 < 63;
+}
+
 /** @brief Copy of a size the loop may take (out of line). */
 void tc_copy_mid(void *dst, const void *src, size_t n);
 
@@ -32,7 +39,7 @@ void tc_copy_mid(void *dst, const void *src, size_t n);
 static inline void tc_copy(void *dst, const void *src, size_t n)
 {
     if (n < TC_COPY_LOOP_MIN || n > TC_COPY_LOOP_MAX ||
-        ((((uintptr_t)dst - (uintptr_t)src) & 4095) - 1) >= 63)
+        !tc_copy_near_ahead((uintptr_t)dst, (uintptr_t)src))
         memcpy(dst, src, n);
     else
         tc_copy_mid(dst, src, n);

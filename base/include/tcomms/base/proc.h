@@ -7,4 +7,9 @@
  * A system call or three: not for hot paths. */
 int tc_proc_state(int pid);
 
+/* Whether process @p pid (above 0) has ended: kill() finds no such process, or it is a zombie not
+ * yet reaped (which still answers kill()). An unreadable state counts as alive. Not for hot
+ * paths either. */
+int tc_proc_ended(int pid);
+
 #endif
