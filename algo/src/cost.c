@@ -21,6 +21,7 @@
 #include <ctype.h>
 #include <errno.h>
 #include <pthread.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -251,10 +252,47 @@ static tc_status_t tc_algo_named(const tc_algo_args_t *args, const char *name, c
     return TC_OK;
 }
 
+/* The tuning file's rule for the call, when one covers it and its algorithm
+ * applies (*name_p set; NULL: price the algorithms). TC_ALGO_RULES=0 turns
+ * the rules off (to study the model alone). A rule
+ * whose algorithm does not apply to this call (an in-place or v-variant case
+ * the measured one was not) falls through to the model, logged. */
+static tc_status_t tc_algo_by_rule(const tc_algo_tuning_t *tuning, const tc_algo_args_t *args,
+                                   size_t elem_size, const char **name_p)
+{
+    const tc_algo_rule_t *rule = tc_algo_rule_find(tuning, args, elem_size);
+    const tc_algo_desc_t *desc;
+    bool on = true;
+    tc_status_t st;
+
+    *name_p = NULL;
+    if (rule == NULL) {
+        return TC_OK;
+    }
+    if ((st = tc_config_bool("TC_ALGO_RULES", true, &on)) != TC_OK || !on) {
+        return st;
+    }
+    if (tc_algo_find(args->coll, rule->algo, &desc) != TC_OK ||
+        (desc->applies != NULL && desc->applies(args) != TC_OK)) {
+        tc_log_info(TC_SUBSYS_ALGO,
+                    "%s on %d ranks: the tuning file's rule %s does not apply "
+                    "here (%s); the model chooses",
+                    tc_coll_name(args->coll), args->nranks, rule->algo, tc_last_error());
+        return TC_OK;
+    }
+    tc_log_info(TC_SUBSYS_ALGO, "%s on %d ranks, %llu bytes: %s (tuning file rule from %llu bytes)",
+                tc_coll_name(args->coll), args->nranks,
+                (unsigned long long)tc_algo_args_bytes(args, elem_size), desc->name,
+                (unsigned long long)rule->from_bytes);
+    *name_p = desc->name;
+    return TC_OK;
+}
+
 tc_status_t tc_algo_select(const tc_algo_args_t *args, size_t elem_size, const char *hint,
                            const char **name_p)
 {
     const tc_algo_desc_t *t, *best = NULL;
+    tc_algo_model_info_t info;
     tc_algo_model_t model;
     tc_status_t status;
     char var[64], names[512];
@@ -289,9 +327,14 @@ tc_status_t tc_algo_select(const tc_algo_args_t *args, size_t elem_size, const c
         }
         return status;
     }
-    if ((status = tc_algo_model_get(&model)) != TC_OK) {
+    if ((status = tc_algo_model_info(&info)) != TC_OK) {
         return status;
     }
+    if ((status = tc_algo_by_rule(&info.tuning, args, elem_size, name_p)) != TC_OK ||
+        *name_p != NULL) {
+        return status;
+    }
+    model = info.model;
     t = tc_algo_table(&n);
     for (i = 0; i < n; i++) {
         tc_algo_cost_t c;

@@ -13,8 +13,9 @@
 
 #include "tcomms/algo/tuning.h"
 #include "tcomms/base/config.h"
+#include "tuning_internal.h"
 
-#define TUNING_LINE_MAX 1023
+#define TUNING_LINE_MAX TC_ALGO_TUNING_LINE_MAX
 #define TUNING_FILE_MAX 65536L
 #define TUNING_VALUE_MAX 1e9
 
@@ -96,6 +97,8 @@ static tc_status_t tuning_pair(const char *name, unsigned line, const char *key,
     tc_status_t st;
     int64_t iv;
 
+    if (strncmp(key, TC_ALGO_RULE_PREFIX, strlen(TC_ALGO_RULE_PREFIX)) == 0)
+        return tc_algo_rules_parse(name, line, key, val, t);
     for (k = 0; k < NKEYS; k++) {
         const char *kk = k < TC_ALGO_PARAM_COUNT ? tuning_params[k].key
                                                  : tuning_desc_keys[k - TC_ALGO_PARAM_COUNT];
@@ -106,7 +109,8 @@ static tc_status_t tuning_pair(const char *name, unsigned line, const char *key,
         return tc_error_set(TC_ERR_CONFIG,
                             "%s:%u: unknown key \"%s\" (accepted: alpha_intra_us, "
                             "alpha_inter_us, beta_intra_us, beta_inter_us, gamma_us, "
-                            "overhead_us, host, date, tool, ranks, nodes, ranks_per_node)",
+                            "overhead_us, host, date, tool, ranks, nodes, ranks_per_node, "
+                            "rule_COLLECTIVE)",
                             name, line, key);
     if (k == TC_ALGO_PARAM_OVERHEAD && t->version < 2)
         return tc_error_set(TC_ERR_CONFIG,
@@ -239,6 +243,8 @@ tc_status_t tc_algo_tuning_parse(const char *text, size_t len, const char *name,
         return tc_error_set(TC_ERR_CONFIG,
                             "%s: no \"tcomms_tuning = %d\" line (empty, or not a tuning file)",
                             name, TC_ALGO_TUNING_VERSION);
+    if ((st = tc_algo_rules_check(name, &t)) != TC_OK)
+        return st;
     *tuning = t;
     return TC_OK;
 }
@@ -342,11 +348,15 @@ tc_status_t tc_algo_tuning_format(const tc_algo_tuning_t *tuning, char *buf, siz
                                 "tc_algo_tuning_format: %zu bytes are too few", len);              \
         pos += (size_t)n;                                                                          \
     } while (0)
+    /* the oldest version that holds the contents, for older readers */
     TUNING_OUT("# tcomms cost-model tuning file (docs/tuning.md); times in microseconds,\n"
                "# alpha per message, beta per byte on the wire, gamma per byte reduced,\n"
-               "# overhead per message of a burst\n"
+               "# overhead per message of a burst%s\n"
                "tcomms_tuning = %d\n",
-               TC_ALGO_TUNING_VERSION);
+               tuning->nrules > 0 ? ";\n# rule_COLL = BYTES:ALGORITHM ...: the fastest measured "
+                                    "from each size on"
+                                  : "",
+               tuning->nrules > 0 ? 3 : 2);
     for (k = 0; k < 3; k++)
         if (texts[k][1][0] != '\0')
             TUNING_OUT("%s = %s\n", texts[k][0], texts[k][1]);
@@ -360,6 +370,9 @@ tc_status_t tc_algo_tuning_format(const tc_algo_tuning_t *tuning, char *buf, siz
         if (tuning->has[k])
             TUNING_OUT("%s = %.17g\n", tuning_params[k].key, tuning->value[k]);
 #undef TUNING_OUT
+    tc_status_t st = tc_algo_rules_format(tuning, buf, len, &pos);
+    if (st != TC_OK)
+        return st;
     if (len_p != NULL)
         *len_p = pos;
     return TC_OK;

@@ -3,6 +3,7 @@
  * peers need; the transports and endpoints are world_ep.c's. */
 #include <ctype.h>
 #include <errno.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -82,14 +83,16 @@ tc_status_t tc_rt_world_same_node(tc_rt_world_t *world, int peer, uint64_t deadl
     return TC_OK;
 }
 
-
-/* TC_ALGO_ALPHA_* ... (the cost model) and TC_ALGO_<COLL>: each name must be
- * an algorithm of that collective (whether it applies to the rank count is
- * the operation's to say). */
+/* TC_ALGO_ALPHA_* ... (the cost model), TC_TUNING_FILE, TC_ALGO_RULES and
+ * TC_ALGO_<COLL>: each name must be an algorithm of that collective (whether
+ * it applies to the rank count is the operation's to say). */
 static tc_status_t world_check_algo_env(void)
 {
     tc_algo_model_t model;
+    bool rules;
     tc_status_t st = tc_algo_model_get(&model);
+    if (st == TC_OK)
+        st = tc_config_bool("TC_ALGO_RULES", true, &rules);
     size_t n;
     const tc_algo_desc_t *t = tc_algo_table(&n);
     for (int c = 0; c < TC_COLL_COUNT && st == TC_OK; c++) {

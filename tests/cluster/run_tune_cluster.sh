@@ -5,8 +5,11 @@
 #    beta_inter_us is within [0.8, 2] x the shaped rate's
 #    time per byte (a token bucket passes small bursts at line rate: the fit must still give
 #    the large messages' rate), alpha_inter_us > 0;
+#    with --rules (8 B to 4 KiB), every cell measured is covered by a rule naming its fastest
+#    algorithm (or one within 3%);
 #  - with TC_TUNING_FILE, tc-tune --validate --quick across the nodes prints a well-formed
-#    table (tests/integration/tune_check.py), the model line naming the file.
+#    table (tests/integration/tune_check.py), the model line naming the file, and the
+#    selection is the file's rule in every row.
 #   tests/cluster/run_tune_cluster.sh BINDIR [RATE_MBIT]
 # BINDIR holds tools/tc-tune/tc-tune (bazel-bin). About 20 s. Not in tools/ci/test.sh (root).
 set -uo pipefail
@@ -56,8 +59,10 @@ job() {
 
 echo "--- tc-tune -o across 2 nodes, node 1 at $mbit Mbit/s"
 f=$dir/cluster.tune
-if job tune -- -o "$f" -q; then
+if job tune -- -o "$f" -q --rules -b 8 -e 4096 -n 3 --rounds 3; then
     cat "$dir/tune.out"
+    python3 "$here/../integration/tune_check.py" rules "$f" "$dir/tune.out" ||
+        bad "the rules do not name each cell's fastest algorithm"
     python3 - "$f" "$mbit" <<'PY' || bad "the fitted parameters"
 import sys
 kv = {}
@@ -94,6 +99,8 @@ if [ -f "$f" ] && job validate TC_TUNING_FILE="$f" -- --validate --quick; then
     tail -n 3 "$dir/validate.out"
     python3 "$here/../integration/tune_check.py" table "$dir/validate.out" text file ||
         bad "the --validate table"
+    python3 "$here/../integration/tune_check.py" picks "$dir/validate.out" "$f" ||
+        bad "the selection does not follow the rules"
 else
     bad "tc-tune --validate --quick across the nodes"
 fi

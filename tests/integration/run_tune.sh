@@ -10,6 +10,9 @@
 #    file (no overhead_us) is still read;
 #  - a bad file: tc-info shows the error naming file, line and key, and a job refuses to start
 #    with TC_ERR_CONFIG naming them; a missing file likewise;
+#  - tcrun -n 2 tc-tune -o FILE --rules --quick: every cell it measured is covered by a rule
+#    naming its fastest algorithm (or one within 3%); tc-info shows the rules; --validate
+#    with the file: the selection is the rule at every size; --rules without -o is refused;
 #  - tc-tune --validate refuses to run when the ranks' models differ, naming the parameter;
 #  - tc-tune --validate --quick at 2 and 4 ranks (text, and CSV at 2 ranks with the file) prints
 #    a well-formed table: every collective, ratios = chosen / fastest >= 1, the summary's counts
@@ -98,6 +101,35 @@ out=$(TC_TUNING_FILE=$tmp/none.tune timeout -k 10 60 "$tcrun" -n 2 "$tcperf" -b 
     bad "a job started with a missing tuning file"
 grep -qF "TC_TUNING_FILE=$tmp/none.tune: cannot open: No such file" <<<"$out" ||
     { echo "$out" | tail -n 5; bad "the job's error does not name the missing file"; }
+
+echo "--- tc-tune -o --rules at 2 ranks, and the selection following them"
+fr=$tmp/rules.tune
+"$tune" --rules --validate >"$tmp/bad_rules.txt" 2>&1 && bad "--rules without -o ran"
+grep -q -- "--rules goes with -o" "$tmp/bad_rules.txt" ||
+    { cat "$tmp/bad_rules.txt"; bad "--rules without -o: no message"; }
+if ! out=$(timeout -k 10 180 "$tcrun" -n 2 "$tune" -o "$fr" --rules --quick 2>&1); then
+    echo "$out" | tail -n 20
+    bad "tcrun -n 2 tc-tune -o $fr --rules --quick"
+elif ! python3 "$here/tune_check.py" rules "$fr" <(echo "$out"); then
+    cat "$fr"
+    echo "$out" | grep fastest
+    bad "the rules do not name each cell's fastest algorithm"
+else
+    TC_TUNING_FILE=$fr "$info" >"$tmp/rules_info.txt" 2>&1
+    grep -q "tuning file $fr: version 3" "$tmp/rules_info.txt" &&
+        grep -q "rules: [0-9]*, for 2 ranks on 1 node(s) of 2, before the model" \
+            "$tmp/rules_info.txt" && grep -q "^    barrier  *0:" "$tmp/rules_info.txt" ||
+        { cat "$tmp/rules_info.txt"; bad "tc-info does not show the rules"; }
+    if out=$(TC_TUNING_FILE=$fr timeout -k 10 180 "$tcrun" -n 2 "$tune" --validate --quick \
+        2>"$tmp/stderr"); then
+        sed -n 's/^\[0\] //p' <<<"$out" >"$tmp/rules_table"
+        python3 "$here/tune_check.py" picks "$tmp/rules_table" "$fr" ||
+            { cat "$tmp/rules_table"; bad "the selection does not follow the rules"; }
+    else
+        tail -n 20 "$tmp/stderr"
+        bad "tc-tune --validate --quick with the rules"
+    fi
+fi
 
 echo "--- tc-tune --validate refuses ranks with different models"
 printf '#!/bin/sh\n[ "$PMIX_RANK" = 1 ] && export TC_ALGO_ALPHA_INTRA_US=9\nexec "$@"\n' >"$tmp/diff.sh"

@@ -6,6 +6,9 @@
   tune_check.py table TABLE text|csv [file]  a tc-tune --validate table
   tune_check.py floors FILE LOG           the file's alpha and o are at least what every rank
                                           at once measured (LOG: tc-tune -o's output)
+  tune_check.py rules FILE LOG            the rules of tc-tune -o --rules: every measured cell
+                                          covered by the fastest algorithm (or one within 3%)
+  tune_check.py picks TABLE FILE          a --validate table's "model" column is FILE's rule
 Exit status 0 when every check holds, 1 with the reasons on stderr.
 """
 import math
@@ -23,7 +26,7 @@ def check(cond, what):
         errors.append(what)
 
 
-def read_file(path):
+def read_file(path, version="2"):
     kv, first = {}, None
     for line in open(path):
         line = line.strip()
@@ -35,8 +38,81 @@ def read_file(path):
             first = (key, value)
         check(key not in kv, "key %s twice" % key)
         kv[key] = value
-    check(first == ("tcomms_tuning", "2"), "first line %r, not tcomms_tuning = 2" % (first,))
+    check(first == ("tcomms_tuning", version),
+          "first line %r, not tcomms_tuning = %s" % (first, version))
     return kv
+
+
+def read_rules(path):
+    """{coll: [(from_bytes, algo), ...]} of a version 3 file, checked for form."""
+    rules = {}
+    for key, value in read_file(path, "3").items():
+        if not key.startswith("rule_"):
+            continue
+        coll = key[len("rule_"):]
+        check(coll in COLLS, "rule for %r" % coll)
+        items = []
+        for item in value.split():
+            b, _, algo = item.partition(":")
+            check(b.isdigit() and algo != "", "rule item %r" % item)
+            if b.isdigit():
+                items.append((int(b), algo))
+        froms = [b for b, _ in items]
+        check(froms == sorted(set(froms)), "%s: sizes do not ascend: %s" % (key, froms))
+        check(froms[:1] == [0], "%s: the first rule starts at %s, not 0" % (key, froms[:1]))
+        rules[coll] = items
+    return rules
+
+
+def rule_for(rules, coll, size):
+    hit = None
+    for b, algo in rules.get(coll, []):
+        if b <= size:
+            hit = algo
+    return hit
+
+
+def check_rules(path, log):
+    """Each cell tc-tune printed ("# COLL BYTES fastest NAME T us NAME=T ...") is covered by a
+    rule whose algorithm took at most 3% more than the cell's fastest (the printed times are
+    rounded to 0.01 us)."""
+    import re
+    rules = read_rules(path)
+    cells = 0
+    for line in open(log):
+        line = re.sub(r"^\[\d+\] ", "", line)
+        m = re.match(r"# (\w+)\s+(\d+)\s+fastest (\w+)\s+([0-9.]+) us (.*)$", line)
+        if not m:
+            continue
+        cells += 1
+        coll, size, fastest = m.group(1), int(m.group(2)), m.group(3)
+        times = dict((a, float(t)) for a, t in (x.split("=") for x in m.group(5).split()))
+        check(times.get(fastest) == min(times.values()),
+              "%s %d: %s is not the fastest of %s" % (coll, size, fastest, times))
+        algo = rule_for(rules, coll, size)
+        check(algo in times, "%s %d: rule %r, not an algorithm measured (%s)"
+              % (coll, size, algo, sorted(times)))
+        if algo in times:
+            check(times[algo] <= 1.03 * times[fastest] + 0.011,
+                  "%s %d: rule %s at %.2f us, the fastest %s at %.2f"
+                  % (coll, size, algo, times[algo], fastest, times[fastest]))
+    check(cells > 0, "no measured cells in the log")
+    check(sorted(rules) == sorted(COLLS), "rules for %s" % sorted(rules))
+
+
+def check_picks(table, path):
+    """The selection follows the file's rules: every row's model column is its rule."""
+    rules = read_rules(path)
+    rows = 0
+    for l in open(table):
+        if not l.strip() or l.startswith("#") or l.startswith("coll,"):
+            continue
+        f = l.split()
+        coll, size, model = f[0], int(f[1]), f[8]
+        rows += 1
+        check(model == rule_for(rules, coll, size),
+              "%s %d: selection %s, rule %s" % (coll, size, model, rule_for(rules, coll, size)))
+    check(rows > 0, "no rows")
 
 
 def check_file(path):
@@ -161,6 +237,10 @@ def main():
         check_file(sys.argv[2])
     elif mode == "info":
         check_info(sys.argv[2], sys.argv[3], sys.argv[4:])
+    elif mode == "rules":
+        check_rules(sys.argv[2], sys.argv[3])
+    elif mode == "picks":
+        check_picks(sys.argv[2], sys.argv[3])
     elif mode == "floors":
         check_floors(sys.argv[2], sys.argv[3])
     elif mode == "table":

@@ -1,4 +1,5 @@
 /* Gather the configuration in effect, the transports and the job's placement. */
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -156,7 +157,10 @@ void tci_collect_libraries(tci_info_t *info)
 
 void tci_collect_model(tci_info_t *info)
 {
-    info->model_ok = tc_algo_model_info(&info->model) == TC_OK;
+    bool on = true;
+    info->model_ok = tc_algo_model_info(&info->model) == TC_OK &&
+                     tc_config_bool("TC_ALGO_RULES", true, &on) == TC_OK;
+    info->rules_on = on;
     if (!info->model_ok) {
         snprintf(info->model_error, sizeof(info->model_error), "%s", tc_last_error());
     }

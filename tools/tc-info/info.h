@@ -52,6 +52,7 @@ typedef struct tci_info {
     tc_topo_job_t job;
     tc_topo_node_t *rank_nodes; /* [job.nranks] */
     int model_ok;               /* the cost model's parameters could be read */
+    int rules_on;               /* TC_ALGO_RULES is not 0 (the file's rules apply) */
     char model_error[512];      /* why not (a bad TC_TUNING_FILE or variable) */
     tc_algo_model_info_t model; /* the parameters in effect and their sources */
 } tci_info_t;

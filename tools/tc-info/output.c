@@ -147,6 +147,18 @@ static void tci_text_model(tci_out_t *o, const tci_info_t *info)
         }
         o_f(o, "\n");
     }
+    if (t->nrules > 0) {
+        o_f(o, "  rules: %d, for %d ranks on %d node(s) of %d, before the model%s\n", t->nrules,
+            t->ranks, t->nodes, t->ranks_per_node, info->rules_on ? "" : " (off: TC_ALGO_RULES)");
+        for (k = 0; k < t->nrules; k++) {
+            const tc_algo_rule_t *r = &t->rule[k];
+            if (k == 0 || r->coll != r[-1].coll) {
+                o_f(o, "%s    %-15s", k ? "\n" : "", tc_coll_name(r->coll));
+            }
+            o_f(o, " %llu:%s", (unsigned long long)r->from_bytes, r->algo);
+        }
+        o_f(o, "\n");
+    }
 }
 
 static void tci_json_model(tci_out_t *o, const tci_info_t *info)
@@ -172,6 +184,14 @@ static void tci_json_model(tci_out_t *o, const tci_info_t *info)
         o_f(o, "%s\n   {\"key\": \"%s\", \"env\": \"%s\", \"value\": %.17g, \"source\": \"%s\"}",
             k ? "," : "", tc_algo_param_key(p), tc_algo_param_env(p), tci_param(&m->model, k),
             tc_algo_param_src_name(m->source[k]));
+    }
+    o_f(o, "], \"rules_on\": %s, \"rules\": [", info->rules_on ? "true" : "false");
+    for (k = 0; k < m->tuning.nrules; k++) {
+        const tc_algo_rule_t *r = &m->tuning.rule[k];
+        o_f(o, "%s\n   {\"coll\": \"%s\", \"from_bytes\": %llu, \"algo\": ", k ? "," : "",
+            tc_coll_name(r->coll), (unsigned long long)r->from_bytes);
+        o_str(o, r->algo);
+        o_f(o, "}");
     }
     o_f(o, "]}");
 }

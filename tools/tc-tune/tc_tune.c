@@ -1,18 +1,18 @@
 /* tc-tune: fit the cost model to the job it runs in, and check the selection.
  *
  *   tcrun -n 4 tc-tune -o FILE [--max-bytes N] [--reps N] [--quick] [-q]
+ *                      [--rules [-b MIN] [-e MAX] [-f FACTOR] ...]
  *   tcrun -n 4 tc-tune --validate [--quick] [--csv] [-b MIN] [-e MAX] [-f FACTOR]
  *                      [-n ITERS] [-w WARMUP] [--rounds R] [--target-ms T]
  *                      [--coll NAME] [--max-seconds S]
  *
  * The first measures latency and time per byte of each link class present
  * (same node, other node), the per-message overhead of a burst and the
- * reduction's time per byte, and rank 0
- * writes the tuning file (docs/tuning.md); TC_TUNING_FILE=FILE makes the
- * selection use it. --validate times every algorithm of every collective at
- * every size with the model in effect and prints the chosen one beside the
- * fastest (validate.c). Exit status: 0, or 2 on errors (the detail on
- * stderr). */
+ * reduction's time per byte, with --rules also every algorithm of every
+ * collective and size (rules.c), and rank 0 writes the tuning file
+ * (docs/tuning.md); TC_TUNING_FILE=FILE makes the selection use it. --validate times every
+ * algorithm of every collective at every size with the model in effect and prints the chosen one
+ * beside the fastest (validate.c). Exit status: 0, or 2 on errors (the detail on stderr). */
 #include <errno.h>
 #include <getopt.h>
 #include <stdio.h>
@@ -27,7 +27,7 @@
 static void usage(FILE *f)
 {
     fprintf(f,
-            "usage: tc-tune -o FILE [--max-bytes N] [--reps N] [--quick] [-q]\n"
+            "usage: tc-tune -o FILE [--max-bytes N] [--reps N] [--quick] [-q] [--rules]\n"
             "       tc-tune --validate [--quick] [--csv] [-b MIN] [-e MAX] [-f FACTOR]\n"
             "               [-n ITERS] [-w WARMUP] [--rounds R] [--target-ms T]\n"
             "               [--coll NAME] [--max-seconds S]\n"
@@ -38,6 +38,9 @@ static void usage(FILE *f)
             "                  (reduction), fit them, and write the tuning file (rank 0;\n"
             "                  \"-\": standard output). Use it with TC_TUNING_FILE=FILE.\n"
             "  --reps N        round trips per size (default 50; fewer for large sizes)\n"
+            "  --rules         with -o: also time every algorithm of every collective and\n"
+            "                  size (the sweep of --validate and its options) and write the\n"
+            "                  fastest as rules, which selection follows on this job's shape\n"
             "  --validate      for every collective and size (-b 8 to -e 64M, x -f 8), time\n"
             "                  every algorithm that applies and the selection's choice with the\n"
             "                  model in effect; print the choice beside the fastest and how many\n"
@@ -56,6 +59,7 @@ static void usage(FILE *f)
 typedef struct {
     const char *out;
     int validate;
+    int rules;
     tune_opts_t m;
     tune_vopts_t v;
 } args_t;
@@ -75,6 +79,7 @@ static int parse_args(int argc, char **argv, args_t *a)
 {
     static const struct option longopts[] = {{"validate", no_argument, NULL, 'V'},
                                              {"quick", no_argument, NULL, 'Q'},
+                                             {"rules", no_argument, NULL, 'U'},
                                              {"csv", no_argument, NULL, 'C'},
                                              {"coll", required_argument, NULL, 'L'},
                                              {"max-seconds", required_argument, NULL, 'S'},
@@ -109,6 +114,9 @@ static int parse_args(int argc, char **argv, args_t *a)
             break;
         case 'Q':
             quick = 1;
+            break;
+        case 'U':
+            a->rules = 1;
             break;
         case 'C':
             a->v.csv = 1;
@@ -178,6 +186,10 @@ static int parse_args(int argc, char **argv, args_t *a)
         usage(stderr);
         return 2;
     }
+    if (a->rules && a->out == NULL) {
+        fprintf(stderr, "tc-tune: --rules goes with -o FILE (the rules are written there)\n");
+        return 2;
+    }
     if (quick) {
         if (a->m.max_bytes > 65536)
             a->m.max_bytes = 65536;
@@ -216,7 +228,7 @@ static int file_to_stdout(void)
 
 static int write_tuning(const char *path, int out_fd, tc_algo_tuning_t *t, const tune_job_t *job)
 {
-    char text[4096], tmp[4096];
+    char text[16384], tmp[4096];
     time_t now = time(NULL);
     struct tm tm;
     FILE *f;
@@ -285,6 +297,8 @@ int main(int argc, char **argv)
             printf("# tc-tune: %d ranks on %d node(s), at most %d per node\n", job.size, job.nnodes,
                    job.ranks_per_node);
         st = tune_measure(&job, &a.m, &t);
+        if (st == TC_OK && a.rules)
+            st = tune_rules(&job, &a.v, &t);
         if (st == TC_OK && job.rank == 0)
             rc = rc ? rc : write_tuning(a.out, out_fd, &t, &job);
     }

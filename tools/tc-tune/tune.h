@@ -52,6 +52,35 @@ tc_status_t tune_measure(const tune_job_t *job, const tune_opts_t *o, tc_algo_tu
 /* The median of @p n values (sorts them in place). */
 double tune_median(double *v, int n);
 
+#define TUNE_MAX_ALGOS 16
+
+/* One (collective, size) cell of a sweep: every algorithm that applies, its
+ * time (the median of the rounds, the largest over the ranks, the same on
+ * every rank), the fastest, and the choice without a hint when asked for
+ * (which may be a path no hint forces, appended as the last). */
+typedef struct tune_cell {
+    tc_coll_t coll;
+    size_t count;   /* the count the calls passed */
+    uint64_t bytes; /* total bytes as tcperf counts them (tc_algo_args_bytes) */
+    const char *name[TUNE_MAX_ALGOS + 1];
+    double us[TUNE_MAX_ALGOS + 1];
+    int n;
+    int chosen;  /* index of the choice without a hint, or -1 when not asked */
+    int fastest; /* index of the fastest */
+} tune_cell_t;
+
+/* Called on every rank with each cell measured; an error stops the sweep. */
+typedef tc_status_t (*tune_cell_fn)(void *arg, const tune_cell_t *cell);
+
+/* sweep.c: the cells of -b to -e (x -f) of every collective (or --coll),
+ * until --max-seconds passes; @p with_choice: also the call without a hint. */
+tc_status_t tune_sweep(const tune_job_t *job, const tune_vopts_t *o, int with_choice,
+                       tune_cell_fn fn, void *arg);
+
+/* rules.c: the fastest algorithm of every cell as the tuning file's rules,
+ * into @p tuning on rank 0 (which must hold the job's shape). */
+tc_status_t tune_rules(const tune_job_t *job, const tune_vopts_t *o, tc_algo_tuning_t *tuning);
+
 /* validate.c: prints the table on rank 0; *within_p / *cells_p the summary. */
 tc_status_t tune_validate(const tune_job_t *job, const tune_vopts_t *o, int *within_p,
                           int *cells_p);

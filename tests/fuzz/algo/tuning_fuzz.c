@@ -3,8 +3,9 @@
  *
  * Input: the whole file, any bytes (NUL included), as tc_algo_tuning_parse() reads them.
  * Properties: a refusal is TC_ERR_CONFIG with a detail naming the file and leaves the output
- * untouched; an accepted file has version 1 or 2 (overhead_us only in 2), parameters set only
- * with a value in [0, 1e9], text values without control characters; it formats
+ * untouched; an accepted file has version 1 to 3 (overhead_us from 2, rules from 3),
+ * parameters set only with a value in [0, 1e9], text values without control characters, rules
+ * of known collectives in order with ascending sizes and the shape they apply to; it formats
  * (tc_algo_tuning_format) to text that parses back to the same contents, bit for bit (a round
  * trip); nothing read past the input. */
 #include <stdint.h>
@@ -30,7 +31,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     /* an exact-size copy: ASan catches a read past the end */
     char *text = malloc(size ? size : 1);
     tc_algo_tuning_t t, back;
-    char buf[4096];
+    char buf[16384];
     size_t len;
 
     if (text == NULL)
@@ -52,6 +53,17 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         (t.version < 2 && t.has[TC_ALGO_PARAM_OVERHEAD]) || !text_ok(t.host) || !text_ok(t.date) ||
         !text_ok(t.tool) || t.ranks < 0 || t.nodes < 0 || t.ranks_per_node < 0)
         abort();
+    if (t.nrules < 0 || t.nrules > TC_ALGO_TUNING_RULES_MAX ||
+        (t.nrules > 0 && (t.version < 3 || t.ranks < 1 || t.nodes < 1 || t.ranks_per_node < 1)))
+        abort();
+    for (int i = 0; i < t.nrules; i++) {
+        const tc_algo_rule_t *r = &t.rule[i];
+        if ((unsigned)r->coll >= TC_COLL_COUNT || memchr(r->algo, '\0', sizeof(r->algo)) == NULL ||
+            r->algo[0] == '\0' ||
+            (i > 0 && (r->coll < r[-1].coll ||
+                       (r->coll == r[-1].coll && r->from_bytes <= r[-1].from_bytes))))
+            abort();
+    }
     for (int k = 0; k < TC_ALGO_PARAM_COUNT; k++)
         if (t.has[k] != 0 && t.has[k] != 1)
             abort();
@@ -63,7 +75,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         abort();
     if (strcmp(back.host, t.host) != 0 || strcmp(back.date, t.date) != 0 ||
         strcmp(back.tool, t.tool) != 0 || back.ranks != t.ranks || back.nodes != t.nodes ||
-        back.ranks_per_node != t.ranks_per_node)
+        back.ranks_per_node != t.ranks_per_node || back.nrules != t.nrules ||
+        memcmp(back.rule, t.rule, sizeof(t.rule[0]) * (size_t)t.nrules) != 0)
         abort();
     for (int k = 0; k < TC_ALGO_PARAM_COUNT; k++)
         if (back.has[k] != t.has[k] ||

@@ -232,7 +232,12 @@ for name, text in [("full", b"# tc-tune\ntcomms_tuning = 1\nhost = node0\ndate =
                    ("bad_key", b"tcomms_tuning = 1\nalpha = 1\n"), ("range", b"tcomms_tuning = 1\ngamma_us = 2e9\n"),
                    ("version", b"tcomms_tuning = 2\n"), ("dup", b"tcomms_tuning = 1\nnodes = 1\nnodes = 2\n"),
                    ("overhead", b"tcomms_tuning = 2\nalpha_inter_us = 9.5\noverhead_us = 0.75\n"),
-                   ("version3", b"tcomms_tuning = 3\n")]:
+                   ("version3", b"tcomms_tuning = 3\n"),
+                   ("rules", b"tcomms_tuning = 3\nranks = 6\nnodes = 3\nranks_per_node = 2\n"
+                             b"rule_all_reduce = 0:recursive_doubling 11586:hierarchical 741456:rabenseifner\n"
+                             b"rule_reduce = 0:binomial_tree 1449:linear\nrule_barrier = 0:linear\n"),
+                   ("rules_bad", b"tcomms_tuning = 3\nranks = 2\nnodes = 1\nranks_per_node = 2\n"
+                                 b"rule_gather = 0:linear 0:binomial_tree\n")]:
     seed("tuning_fuzz", name, text)
 
 # ---- store frame headers ----

@@ -13,18 +13,26 @@
  *     alpha_intra_us = 0.8
  *     beta_intra_us = 1.2e-4
  *
- * The first line that is neither blank nor a comment is `tcomms_tuning = 2`
- * (or 1). Then `key = value` lines: the model parameters (alpha_intra_us,
+ * The first line that is neither blank nor a comment is `tcomms_tuning = 3`
+ * (or 2, 1). Then `key = value` lines: the model parameters (alpha_intra_us,
  * alpha_inter_us, beta_intra_us, beta_inter_us, gamma_us, and from version 2
- * overhead_us; numbers in [0, 1e9], each optional) and the descriptive keys host, date, ranks,
- * nodes, ranks_per_node, tool (text without control characters). A key may
- * appear once. Anything else is refused with TC_ERR_CONFIG naming the file,
- * the line and the key.
+ * overhead_us; numbers in [0, 1e9], each optional), the descriptive keys host, date, ranks,
+ * nodes, ranks_per_node, tool (text without control characters), and from
+ * version 3 measured rules, one key per collective:
+ *
+ *     rule_all_reduce = 0:recursive_doubling 23170:rabenseifner
+ *
+ * (from 0 bytes recursive doubling, from 23170 bytes Rabenseifner; bytes as
+ * tc_algo_args_bytes() counts them), which apply to communicators of the
+ * shape that ranks, nodes and ranks_per_node give (required with rules) and
+ * come before the model in tc_algo_select(). A key may appear once. Anything
+ * else is refused with TC_ERR_CONFIG naming the file, the line and the key.
  */
 #ifndef TCOMMS_ALGO_TUNING_H
 #define TCOMMS_ALGO_TUNING_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 #include "tcomms/algo/schedule.h"
 #include "tcomms/base/status.h"
@@ -34,7 +42,7 @@ extern "C" {
 #endif
 
 /** @brief The version of the tuning file format this library reads and writes. */
-#define TC_ALGO_TUNING_VERSION 2
+#define TC_ALGO_TUNING_VERSION 3
 
 /** @brief The oldest version this library still reads. */
 #define TC_ALGO_TUNING_VERSION_MIN 1
@@ -60,6 +68,22 @@ typedef enum tc_algo_param_src {
 /** @brief Longest descriptive value kept (longer ones are refused). */
 #define TC_ALGO_TUNING_TEXT_MAX 128
 
+/** @brief Most rules a tuning file holds (over every collective). */
+#define TC_ALGO_TUNING_RULES_MAX 128
+
+/** @brief Longest algorithm name a rule holds, with its NUL. */
+#define TC_ALGO_RULE_NAME_MAX 32
+
+/**
+ * @brief One measured rule: from @p from_bytes on (up to the next rule of the
+ *        collective), @p algo was the fastest on the shape the file describes.
+ */
+typedef struct tc_algo_rule {
+    tc_coll_t coll;                   /**< the collective */
+    uint64_t from_bytes;              /**< first size it covers (tc_algo_args_bytes()) */
+    char algo[TC_ALGO_RULE_NAME_MAX]; /**< an algorithm of @p coll (the registry's name) */
+} tc_algo_rule_t;
+
 /** @brief The contents of a tuning file. */
 typedef struct tc_algo_tuning {
     int version;                        /**< the file's version (1 or 2) */
@@ -71,6 +95,9 @@ typedef struct tc_algo_tuning {
     int ranks;                          /**< ranks of the job measured on, or 0 */
     int nodes;                          /**< its nodes, or 0 */
     int ranks_per_node;                 /**< its ranks per node (largest), or 0 */
+    int nrules;                         /**< rules in @p rule (version 3) */
+    /** the rules, by collective (tc_coll_t order) then size, ascending */
+    tc_algo_rule_t rule[TC_ALGO_TUNING_RULES_MAX];
 } tc_algo_tuning_t;
 
 /** @brief The parameters in effect and the source of each. */
@@ -166,6 +193,30 @@ tc_status_t tc_algo_tuning_format(const tc_algo_tuning_t *tuning, char *buf, siz
  *         the line and the key); TC_ERR_INVALID_ARG for a NULL @p info.
  */
 tc_status_t tc_algo_model_info(tc_algo_model_info_t *info);
+
+/**
+ * @brief The size of a call as the rules and tcperf count it, in bytes: the
+ *        vector (all_reduce, reduce, broadcast), the gathered buffer
+ *        (all_gather, gather), the input (reduce_scatter, scatter), all that a
+ *        rank sends (all_to_all); the sum of the blocks for the v-variants;
+ *        0 for barrier.
+ * @param args the call (not checked: a valid collective and rank count).
+ * @param elem_size bytes per element.
+ * @return the bytes.
+ */
+uint64_t tc_algo_args_bytes(const tc_algo_args_t *args, size_t elem_size);
+
+/**
+ * @brief The rule of @p tuning that covers a call, if any: the file's shape
+ *        (ranks, nodes, ranks_per_node) is the communicator's, and a rule of
+ *        the collective starts at or below the call's size.
+ * @param tuning the file's contents.
+ * @param args the call.
+ * @param elem_size bytes per element.
+ * @return the rule (its last one starting at or below the size), or NULL.
+ */
+const tc_algo_rule_t *tc_algo_rule_find(const tc_algo_tuning_t *tuning, const tc_algo_args_t *args,
+                                        size_t elem_size);
 
 /**
  * @brief Fit t = alpha + beta x to measurements, in two least-squares steps.
