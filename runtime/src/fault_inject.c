@@ -25,7 +25,10 @@
  *                                    operation numbered S (from 1) of any
  *                                    communicator begins, as when a request on it
  *                                    could not be taken back: the lanes in its
- *                                    segment go with it.
+ *                                    segment go with it;
+ *   mute:rank=W                      world rank W sends no heartbeats (its other
+ *                                    messages, and its goodbye, go as usual), as
+ *                                    when they wait behind bulk data on a slow link.
  * Points naming other ranks are ignored, so one value serves every rank of a
  * job. "Dies" is SIGKILL to itself, as a crash would: that is what the variable
  * asks for, and nothing else in the library ends the process. A malformed
@@ -77,25 +80,26 @@ static tc_status_t point_parse(tc_rt_world_t *world, char *point)
     int is_fence = kind && strcmp(kind, "fence") == 0;
     int is_vote = kind && strcmp(kind, "vote") == 0;
     int is_close = kind && strcmp(kind, "close") == 0;
-    if (!kind || (!is_shrink && !is_create && !is_fence && !is_vote && !is_close &&
+    int is_mute = kind && strcmp(kind, "mute") == 0;
+    if (!kind || (!is_shrink && !is_create && !is_fence && !is_vote && !is_close && !is_mute &&
                   strcmp(kind, "step") != 0))
         return tc_error_set(TC_ERR_CONFIG,
                             "TC_FAULT_INJECT: point '%s' is not shrink:..., step:..., "
-                            "create:..., fence:..., vote:... or close:...",
+                            "create:..., fence:..., vote:..., close:... or mute:...",
                             saved);
-    const char *const *keys = is_shrink             ? shrink_keys
-                              : is_create           ? create_keys
-                              : is_fence || is_vote ? fence_keys
-                              : is_close            ? close_keys
-                                                    : step_keys;
+    const char *const *keys = is_shrink              ? shrink_keys
+                              : is_create || is_mute ? create_keys
+                              : is_fence || is_vote  ? fence_keys
+                              : is_close             ? close_keys
+                                                     : step_keys;
     /* the second value is required (from 1) but for create and vote (vote: 0 ms is a death) */
-    int64_t values[3] = {-1, is_create ? 1 : is_vote ? 0 : -1, 0};
+    int64_t values[3] = {-1, is_create || is_mute ? 1 : is_vote ? 0 : -1, 0};
     tc_status_t st = TC_OK;
     for (char *f = strtok_r(NULL, ":", &save); f && st == TC_OK; f = strtok_r(NULL, ":", &save))
         st = point_field(saved, f, keys, values);
     if (st != TC_OK)
         return st;
-    if ((is_create || is_vote) && values[0] < 0)
+    if ((is_create || is_vote || is_mute) && values[0] < 0)
         return tc_error_set(TC_ERR_CONFIG, "TC_FAULT_INJECT: point '%s' needs rank=N", saved);
     if (values[0] < 0 || (!is_vote && values[1] < 1))
         return tc_error_set(TC_ERR_CONFIG,
@@ -106,7 +110,7 @@ static tc_status_t point_parse(tc_rt_world_t *world, char *point)
                             "TC_FAULT_INJECT: point '%s' needs the PMIx bootstrap (this job's "
                             "is '%s')",
                             saved, world->boot->ops->name);
-    if (!is_create && !is_shrink && !is_fence && !is_vote && !is_close)
+    if (!is_create && !is_shrink && !is_fence && !is_vote && !is_close && !is_mute)
         world->fault.steps = 1; /* the same on every rank: TC_FAULT_INJECT is the job's */
     if (values[0] != world->boot->rank)
         return TC_OK;
@@ -119,6 +123,8 @@ static tc_status_t point_parse(tc_rt_world_t *world, char *point)
         world->fault.vote_ms = (uint32_t)values[1];
     } else if (is_close) {
         world->fault.close_op = (uint64_t)values[1];
+    } else if (is_mute) {
+        world->fault.mute = 1;
     } else if (is_shrink) {
         world->fault.shrink_round = (uint32_t)values[1];
         world->fault.shrink_sends = (int)values[2];
@@ -127,7 +133,8 @@ static tc_status_t point_parse(tc_rt_world_t *world, char *point)
         world->fault.step_idx = (uint32_t)values[2];
     }
     tc_log_warn(TC_SUBSYS_RUNTIME, "TC_FAULT_INJECT: this process will %s at '%s'",
-                is_close                                 ? "close an endpoint"
+                is_mute                                  ? "send no heartbeats"
+                : is_close                               ? "close an endpoint"
                 : is_fence || (is_vote && values[1] > 0) ? "pause"
                                                          : "die",
                 saved);

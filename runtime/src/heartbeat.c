@@ -14,6 +14,12 @@
  * them; blocking calls do it one progress pass in 64. A neighbour that
  * leaves says goodbye (a heartbeat of 0) and is no longer watched.
  *
+ * Bytes arriving from the neighbour count as a heartbeat (the transport's
+ * rx_bytes, looked at every quarter period): on a link shared with bulk
+ * data a heartbeat waits in the same connection behind megabytes of it
+ * (seconds at 1 Gbit/s with every rank sending), and a neighbour whose data
+ * flows is not silent.
+ *
  * Heartbeats and verdicts use a communicator id no communicator gets
  * (TC_RT_HB_COMM_ID). */
 #include <stdio.h>
@@ -228,10 +234,15 @@ void tc_rt_hb_tick(tc_rt_world_t *world, uint64_t now)
         if (tc_rt_world_ep_get(world, hb->peer) == hb->ep) {
             if (hb_heard(hb, now))
                 continue; /* it left */
+            if (hb->ep->rx_bytes != hb->rx_seen) { /* its data arrives: it lives */
+                hb->rx_seen = hb->ep->rx_bytes;
+                hb->last_heard = now;
+            }
             tc_rt_verdict_tick(world, hb, now);
             if (hb->reported) /* a verdict about the neighbour itself */
                 continue;
-            if (hb->sreq.status != TC_INPROGRESS && now - hb->last_sent >= world->hb_ns)
+            if (hb->sreq.status != TC_INPROGRESS && now - hb->last_sent >= world->hb_ns &&
+                !world->fault.mute)
                 hb_send(hb, now, now);
         }
         uint64_t silent = now - hb->last_heard;

@@ -17,7 +17,8 @@ typedef struct tc_rt_hb {
     tc_tp_req_t vrreq, vsreq; /* verdicts */
     uint64_t rbuf, sbuf;      /* a heartbeat: its send time; 0 says goodbye */
     tc_rt_verdict_msg_t vrbuf, vsbuf;
-    uint64_t last_heard; /* ns */
+    uint64_t last_heard; /* ns: its last heartbeat, or the last period its bytes arrived */
+    uint64_t rx_seen;    /* ep->rx_bytes when last looked at */
     uint64_t last_sent;  /* ns */
     uint64_t runs_seen;  /* ns: when its process was last seen running here while silent; 0 never */
     int forwarded;       /* entries of world->failed passed on to this neighbour */

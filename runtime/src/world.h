@@ -85,6 +85,7 @@ typedef struct tc_rt_fault {
     int vote;   /* at the small-message path's first vote: die (0 ms) or progress vote_ms */
     uint32_t vote_ms;
     uint64_t close_op; /* atomic: close the endpoint to the next rank at this small operation */
+    int mute;          /* send no heartbeats (goodbyes still go) */
 } tc_rt_fault_t;
 
 struct tc_rt_world {

@@ -162,9 +162,13 @@ static void test_sizes(void **state)
     for (size_t c = 0; c < sizeof(counts) / sizeof(counts[0]); c++) {
         int n = counts[c];
         tp_pair_t p;
+        uint64_t payload[2] = {0, 0}; /* bytes each side received */
         pair_open_up(&p, n, src, 16, 1);
+        const uint64_t rx0[2] = {p.ep[0]->rx_bytes, p.ep[1]->rx_bytes};
         for (size_t i = 0; i < nsizes; i++) {
             size_t len = sizes[i];
+            payload[0] += (len <= (3u << 20) + 7 ? 2 : 1) * (uint64_t)len;
+            payload[1] += (len <= (3u << 20) + 7 ? 2 : 1) * (uint64_t)len;
             for (int from = 0; from < 2; from++) {
                 uint64_t seed = 1000 * (uint64_t)n + 10 * i + (uint64_t)from;
                 tc_tpt_fill(src, len, seed);
@@ -180,6 +184,14 @@ static void test_sizes(void **state)
             assert_true(bytes_received(fds[k]) > (64u << 10));
         assert_int_equal(p.ep[0]->failed, TC_OK);
         assert_int_equal(p.ep[1]->failed, TC_OK);
+        /* rx_bytes (the runtime's evidence that a peer lives) counts what arrived on
+         * every socket: at least the payloads, at most them and a header each */
+        for (int k = 0; k < 2; k++) {
+            uint64_t got = p.ep[k]->rx_bytes - rx0[k];
+            if (got < payload[k] || got > payload[k] + (1u << 20))
+                fail_msg("%d sockets: side %d counted %llu bytes received, sent %llu", n, k,
+                         (unsigned long long)got, (unsigned long long)payload[k]);
+        }
         tc_tpt_pair_close(&p);
     }
     free(src);

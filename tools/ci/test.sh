@@ -48,7 +48,7 @@ stash_bin() {
         tests/integration/win_test tests/integration/win_halo tests/integration/win_pipeline \
         tests/integration/shm_fit_test \
         tests/fault/ft_test tests/fault/resilient_training tests/fault/create_abort_test tests/fault/agree_test \
-        tests/fault/create_missing_test tests/cluster/node_fail_test \
+        tests/fault/create_missing_test tests/cluster/node_fail_test tests/cluster/hb_mute_test \
         tests/runtime/env_boot_prog bench/scale_probe; do
         mkdir -p "$dest/$(dirname $b)" && cp "bazel-bin/$b" "$dest/$b" || return 1
     done
@@ -146,6 +146,8 @@ step "multi-rail tcp: 2 nodes x 2 rails (vcluster), byte shares, bandwidth ratio
 # cluster down (and checks that nothing is left) also when a trial fails.
 step "node failures, default settings: a node's link cut, its processes killed, rank 0's node cut, a stopped rank (3-node virtual cluster)" \
     tests/cluster/run_node_failure.sh build/bin-opt --trials 5
+step "heartbeats against data: a rank sending no heartbeats but data is not failed, one silent is (2-node virtual cluster)" \
+    tests/cluster/run_hb_mute.sh build/bin-opt --trials 2
 step "layering_check (clang): build" bazel build --config=layering //...
 step "layering: upward, sideways and transitive dependencies refused" tests/layering/run_probes.sh
 step "static analysis: clang-tidy and cppcheck over the library, no findings" \

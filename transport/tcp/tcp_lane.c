@@ -400,6 +400,7 @@ static int tc_tcp_lane_read(tc_tcp_ctx_t *ctx, tc_tcp_lane_t *lane)
             n = recv(lane->fd, lane->rx_hdr + lane->rx_hdr_got, full - lane->rx_hdr_got, 0);
             if (n > 0) {
                 moved = 1;
+                ep->super.rx_bytes += (uint64_t)n;
                 lane->rx_hdr_got += (size_t)n;
                 if (lane->state == TC_TCP_LANE_HANDSHAKE &&
                     tc_tcp_challenge_need(lane->rx_hdr, lane->rx_hdr_got) > lane->rx_hdr_got)
@@ -433,6 +434,7 @@ static int tc_tcp_lane_read(tc_tcp_ctx_t *ctx, tc_tcp_lane_t *lane)
             }
             if (n > 0) {
                 moved = 1;
+                ep->super.rx_bytes += (uint64_t)n;
                 if (lane->rx_dst_left == 0 && lane->rx_discard == 0) {
                     tc_tcp_lrx_t *lrx = lane->rx_lrx;
                     lane->rx_lrx = NULL;

@@ -314,6 +314,7 @@ void tc_tcp_ep_read(tc_tcp_ctx_t *ctx, tc_tcp_ep_t *ep)
             n = recv(ep->fd, ctx->stage + front, sizeof(ctx->stage) - front, 0);
         }
         if (n > 0) {
+            ep->super.rx_bytes += (uint64_t)n;
             if (direct) {
                 ep->rx_dst += n;
                 ep->rx_dst_left -= (uint64_t)n;

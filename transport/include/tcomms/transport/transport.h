@@ -29,8 +29,9 @@
 extern "C" {
 #endif
 
-/** @brief Version of ::tc_tp_ops_t; a backend built for another is refused. */
-#define TC_TP_API_VERSION 3
+/** @brief Version of ::tc_tp_ops_t and ::tc_tp_ep_t (4: rx_bytes); a backend
+ *         built for another is refused. */
+#define TC_TP_API_VERSION 4
 
 typedef struct tc_tp_ops tc_tp_ops_t;
 
@@ -49,6 +50,11 @@ typedef struct tc_tp_ep {
     uint64_t peer_id;              /**< the peer's id as given to connect */
     tc_status_t failed;            /**< TC_OK, or why the endpoint is unusable */
     char error[TC_TP_ERROR_LEN];   /**< failure text when failed != TC_OK */
+    /** bytes received from the peer so far, on any of its connections (0
+     *  where the backend does not count): evidence that the peer lives,
+     *  which a heartbeat queued behind bulk data on the same connection is
+     *  not (the runtime's heartbeats read it once per period) */
+    uint64_t rx_bytes;
 } tc_tp_ep_t;
 
 /** @brief Parameters of a context. */
