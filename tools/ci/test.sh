@@ -134,7 +134,7 @@ step "install: prefix, pkg-config, CMake, the transport alone, with MPI and NCCL
 step "integration: tcrun, mpirun, srun, torchrun env, no launcher; windows (run_win.sh); scale --quick" integration opt
 step "cluster: 3 namespaced nodes; torchrun env, mpirun, srun across them (1,1,1 2,2,2 3,2,1)" \
     cluster
-step "tuning: tc-tune -o, TC_TUNING_FILE in tc-info and in a job, tc-tune --validate --quick at 2 and 4 ranks" \
+step "tuning: tc-tune -o (and --rules), TC_TUNING_FILE in tc-info and in a job, tc-tune --validate --quick at 2 and 4 ranks" \
     tests/integration/run_tune.sh build/bin-opt
 step "threads: 2-8 threads on their own communicators at 2-4 ranks, two on one" \
     tests/integration/run_threads.sh build/bin-opt
