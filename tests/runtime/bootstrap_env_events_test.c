@@ -78,18 +78,6 @@ static void env_clear(void)
         unsetenv(names[i]);
 }
 
-static int free_port(void)
-{
-    int fd = socket(AF_INET, SOCK_STREAM, 0);
-    struct sockaddr_in a = {.sin_family = AF_INET, .sin_addr = {htonl(INADDR_LOOPBACK)}};
-    socklen_t len = sizeof(a);
-    assert_true(fd >= 0);
-    assert_int_equal(bind(fd, (struct sockaddr *)&a, sizeof(a)), 0);
-    assert_int_equal(getsockname(fd, (struct sockaddr *)&a, &len), 0);
-    close(fd);
-    return ntohs(a.sin_port);
-}
-
 static tc_boot_t *create_rank(int port, int rank, int world)
 {
     tc_boot_t *boot = NULL;
@@ -391,7 +379,7 @@ static void check_events(rank_t *r)
 
 static void test_notify_reaches_every_other_rank(void **state)
 {
-    int port = free_port();
+    int port = tc_sct_free_port();
     for (int i = 0; i < WORLD; i++) {
         rank_t *r = &ranks[i];
         memset(r, 0, sizeof(*r));
@@ -445,7 +433,7 @@ int clock_gettime(clockid_t id, struct timespec *ts)
  * comes out. */
 static void test_poll_reads_the_clock_rarely(void **state)
 {
-    int port = free_port();
+    int port = tc_sct_free_port();
     tc_boot_t *boot = create_rank(port, 0, 2);
     env_clear();
     tc_boot_event_t ev;
@@ -477,7 +465,7 @@ static void test_poll_reads_the_clock_rarely(void **state)
 
 static void test_notify_bad_arguments(void **state)
 {
-    tc_boot_t *boot = create_rank(free_port(), 0, 2);
+    tc_boot_t *boot = create_rank(tc_sct_free_port(), 0, 2);
     env_clear();
     const tc_boot_event_t bad[] = {
         {7, 1, 0, 0, 0, 0},                       /* unknown kind */
@@ -507,7 +495,7 @@ typedef struct {
 static void test_malformed_notify_refused(void **state)
 {
     enum { NWORLD = 16 };
-    int port = free_port();
+    int port = tc_sct_free_port();
     tc_boot_t *boot = create_rank(port, 0, NWORLD);
     env_clear();
     bad_frame_t cases[12];
@@ -605,7 +593,7 @@ static void test_malformed_notify_refused(void **state)
  * the client queues the first, skips the reply and stops trusting the stream. */
 static void test_bad_event_from_the_store(void **state)
 {
-    int port = free_port();
+    int port = tc_sct_free_port();
     int lfd = socket(AF_INET, SOCK_STREAM, 0), one = 1;
     struct sockaddr_in a = {.sin_family = AF_INET,
                             .sin_port = htons((uint16_t)port),
@@ -719,7 +707,7 @@ static void test_bad_event_from_the_store(void **state)
 
 static void test_client_that_never_reads_is_dropped(void **state)
 {
-    int port = free_port();
+    int port = tc_sct_free_port();
     tc_boot_t *boot = create_rank(port, 0, 2);
     env_clear();
     int deaf = raw_join(port, 1, 2, 4096);

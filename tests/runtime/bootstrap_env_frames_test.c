@@ -123,7 +123,7 @@ typedef struct {
 /* One rank in this process: the API's bad arguments, then hostile clients. */
 static void test_world_1_bad_input_and_hostile_frames(void **state)
 {
-    job_t j = {.world = 1, .port = free_port(), .linger_s = "20"};
+    job_t j = {.world = 1, .port = tc_sct_free_port(), .linger_s = "20"};
     tc_boot_t *boot = create_in_process(&j, 0);
     char buf[64], text[1100];
     size_t len = 12345;
@@ -279,7 +279,7 @@ static void test_world_1_bad_input_and_hostile_frames(void **state)
 /* Two ranks, rank 0 here, rank 1 a raw socket. */
 static void test_peer_left_and_linger(void **state)
 {
-    job_t j = {.world = 2, .port = free_port(), .linger_s = "1"};
+    job_t j = {.world = 2, .port = tc_sct_free_port(), .linger_s = "1"};
     uint8_t f[512], body[16];
     char text[1100];
     int32_t status;
@@ -306,7 +306,7 @@ static void test_peer_left_and_linger(void **state)
     /* Rank 1 joins and stays without a word: rank 0's destroy lingers 1 s for it, and
      * says so (the log, on stderr, captured in a file): at once that it waits for rank 1,
      * and when it stops waiting. */
-    j.port = free_port();
+    j.port = tc_sct_free_port();
     boot = create_in_process(&j, 0);
     fd = raw_connect(j.port);
     status = raw_join(fd, 1, 2, text, sizeof(text));
@@ -344,7 +344,7 @@ static void test_peer_left_and_linger(void **state)
 
     /* Rank 1 joins and stays without a word, but rank 0 reported it failed (a silence its
      * heartbeats found): rank 0 does not wait for it, even with a long linger. */
-    j.port = free_port();
+    j.port = tc_sct_free_port();
     j.linger_s = "30";
     boot = create_in_process(&j, 0);
     fd = raw_connect(j.port);
@@ -361,7 +361,7 @@ static void test_peer_left_and_linger(void **state)
     close(fd);
 
     /* Rank 1 joins and says goodbye: no lingering even with a long linger. */
-    j.port = free_port();
+    j.port = tc_sct_free_port();
     boot = create_in_process(&j, 0);
     fd = raw_connect(j.port);
     status = raw_join(fd, 1, 2, text, sizeof(text));
@@ -442,7 +442,7 @@ static int child_secret_rank1(const job_t *j, int rank)
 
 static void test_secret_world_and_duplicate(void **state)
 {
-    job_t j = {.world = 2, .port = free_port(), .secret = "s3cret-of-the-job"};
+    job_t j = {.world = 2, .port = tc_sct_free_port(), .secret = "s3cret-of-the-job"};
     int up[2], down[2], codes[2];
     pid_t pids[2];
     int r0 = 0, r1 = 1;

@@ -54,19 +54,6 @@ void env_set_job(const job_t *j, int rank)
     setenv("TC_BOOT_LINGER_S", j->linger_s ? j->linger_s : "10", 1);
 }
 
-/* A port nothing listens on now (bind port 0 and give it back). */
-int free_port(void)
-{
-    int fd = socket(AF_INET, SOCK_STREAM, 0);
-    struct sockaddr_in a = {.sin_family = AF_INET, .sin_addr = {htonl(INADDR_LOOPBACK)}};
-    socklen_t len = sizeof(a);
-    assert_true(fd >= 0);
-    assert_int_equal(bind(fd, (struct sockaddr *)&a, sizeof(a)), 0);
-    assert_int_equal(getsockname(fd, (struct sockaddr *)&a, &len), 0);
-    close(fd);
-    return ntohs(a.sin_port);
-}
-
 double since_s(uint64_t t0)
 {
     return (double)(tc_time_ns() - t0) * 1e-9;

@@ -35,7 +35,6 @@ typedef int (*child_fn)(const job_t *, int);
 void env_clear(void);
 /* The torchrun environment of rank @p rank of job @p j (after env_clear). */
 void env_set_job(const job_t *j, int rank);
-int free_port(void);
 double since_s(uint64_t t0);
 void spawn(const job_t *j, const int *ranks, int n, child_fn fn, int delay_rank0, pid_t *pids);
 void reap(pid_t *pids, int n, int *codes, double timeout_s);

@@ -216,7 +216,7 @@ static int child_missing_rank(const job_t *j, int rank)
 
 static void run_world(int world, const char *addr)
 {
-    job_t j = {.world = world, .port = free_port(), .addr = addr};
+    job_t j = {.world = world, .port = tc_sct_free_port(), .addr = addr};
     int ranks[MAX_RANKS], codes[MAX_RANKS];
     pid_t pids[MAX_RANKS];
     for (int i = 0; i < world; i++)
@@ -259,7 +259,7 @@ static void test_world_2_ipv6(void **state)
 
 static void test_world_3_twice(void **state)
 {
-    job_t j = {.world = 3, .port = free_port()};
+    job_t j = {.world = 3, .port = tc_sct_free_port()};
     int ranks[3] = {0, 1, 2}, codes[3];
     pid_t pids[3];
     spawn(&j, ranks, 3, child_twice, 0, pids);
@@ -270,7 +270,7 @@ static void test_world_3_twice(void **state)
 
 static void test_missing_rank_times_out(void **state)
 {
-    job_t j = {.world = 3, .port = free_port()};
+    job_t j = {.world = 3, .port = tc_sct_free_port()};
     int ranks[2] = {0, 1}, codes[2];
     pid_t pids[2];
     spawn(&j, ranks, 2, child_missing_rank, 0, pids);
@@ -283,7 +283,7 @@ static void test_missing_rank_times_out(void **state)
 
 static void test_config_errors(void **state)
 {
-    job_t j = {.world = 4, .port = free_port()};
+    job_t j = {.world = 4, .port = tc_sct_free_port()};
     env_set_job(&j, 1);
     unsetenv("RANK");
     expect_create_fails(TC_ERR_CONFIG, "RANK", "not set");
@@ -342,7 +342,7 @@ static void test_config_errors(void **state)
 
 static void test_master_never_starts(void **state)
 {
-    job_t j = {.world = 2, .port = free_port()};
+    job_t j = {.world = 2, .port = tc_sct_free_port()};
     char where[64];
     env_set_job(&j, 1);
     snprintf(where, sizeof(where), "127.0.0.1:%d", j.port);

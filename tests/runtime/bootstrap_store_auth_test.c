@@ -72,18 +72,6 @@ static void env_set(int port, int store_port, int rank, int world, const char *s
         unsetenv("TC_JOB_SECRET");
 }
 
-static int free_port(void)
-{
-    int fd = socket(AF_INET, SOCK_STREAM, 0);
-    struct sockaddr_in a = {.sin_family = AF_INET, .sin_addr = {htonl(INADDR_LOOPBACK)}};
-    socklen_t len = sizeof(a);
-    assert_true(fd >= 0);
-    assert_int_equal(bind(fd, (struct sockaddr *)&a, sizeof(a)), 0);
-    assert_int_equal(getsockname(fd, (struct sockaddr *)&a, &len), 0);
-    close(fd);
-    return ntohs(a.sin_port);
-}
-
 static int wait_byte(int fd, int timeout_ms)
 {
     struct pollfd p = {.fd = fd, .events = POLLIN};
@@ -234,7 +222,7 @@ static void forge(int port, uint32_t rank, uint8_t keyed, const char *secret, in
 
 static void test_forged_clients_refused_real_rank_joins(void **state)
 {
-    int port = free_port(), up[2], go[2];
+    int port = tc_sct_free_port(), up[2], go[2];
     char log0[] = "/tmp/tc-store-auth-r0.XXXXXX", log1[] = "/tmp/tc-store-auth-bad.XXXXXX";
     assert_int_equal(close(mkstemp(log0)), 0);
     assert_int_equal(close(mkstemp(log1)), 0);
@@ -401,7 +389,7 @@ static void *proxy_main(void *arg)
 
 static void test_secret_not_sent_and_replay_refused(void **state)
 {
-    int port = free_port(), up[2], go[2];
+    int port = tc_sct_free_port(), up[2], go[2];
     proxy_t px = {.upstream_port = port, .max = 1 << 20};
     pthread_t th;
     struct sockaddr_in a = {.sin_family = AF_INET, .sin_addr = {htonl(INADDR_LOOPBACK)}};
@@ -505,11 +493,61 @@ static void test_secret_not_sent_and_replay_refused(void **state)
 
 /* ---- no secret ---- */
 
+/* The tests' store port: a port held on [::1] only, or on 127.0.0.1 only, is not free for the
+ * store (which binds both families); a port tc_sct_free_port gives is below the ephemeral range
+ * and free. The old helper looked at 127.0.0.1 alone and gave a port a Bazel server held on [::1]
+ * (CI: "rank 0 cannot serve the store on port 40785: Address already in use"). */
+static void test_store_port(void **state)
+{
+    (void)state;
+    for (int fam = 0; fam < 2; fam++) {
+        int fd = socket(fam ? AF_INET : AF_INET6, SOCK_STREAM, 0), one = 1;
+        struct sockaddr_storage ss = {0};
+        socklen_t len = sizeof(ss);
+        if (fd < 0)
+            continue; /* no IPv6 here */
+        if (!fam) {
+            struct sockaddr_in6 *a6 = (struct sockaddr_in6 *)&ss;
+            a6->sin6_family = AF_INET6;
+            a6->sin6_addr = in6addr_loopback;
+            assert_int_equal(setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &one, sizeof(one)), 0);
+        } else {
+            struct sockaddr_in *a4 = (struct sockaddr_in *)&ss;
+            a4->sin_family = AF_INET;
+            a4->sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+        }
+        if (bind(fd, (struct sockaddr *)&ss,
+                 fam ? sizeof(struct sockaddr_in) : sizeof(struct sockaddr_in6)) != 0) {
+            close(fd);
+            continue;
+        }
+        assert_int_equal(listen(fd, 1), 0);
+        assert_int_equal(getsockname(fd, (struct sockaddr *)&ss, &len), 0);
+        int port = ntohs(fam ? ((struct sockaddr_in *)&ss)->sin_port
+                             : ((struct sockaddr_in6 *)&ss)->sin6_port);
+        if (tc_sct_port_free(port))
+            fail_msg("port %d held on %s counted free", port, fam ? "127.0.0.1" : "[::1]");
+        close(fd);
+    }
+    int lo = 32768, hi = 60999;
+    FILE *f = fopen("/proc/sys/net/ipv4/ip_local_port_range", "r");
+    if (f) {
+        assert_int_equal(fscanf(f, "%d %d", &lo, &hi), 2);
+        fclose(f);
+    }
+    for (int i = 0; i < 20; i++) {
+        int port = tc_sct_free_port();
+        assert_true(port > 1024 && tc_sct_port_free(port));
+        if (lo > 11000)
+            assert_true(port < lo);
+    }
+}
+
 static void test_no_secret_warns_once_and_works(void **state)
 {
-    int port = free_port(), port2 = free_port();
+    int port = tc_sct_free_port(), port2 = tc_sct_free_port();
     while (port2 == port)
-        port2 = free_port();
+        port2 = tc_sct_free_port();
     char logs[2][32] = {"/tmp/tc-store-nosec0.XXXXXX", "/tmp/tc-store-nosec1.XXXXXX"};
     pid_t pids[2];
     for (int i = 0; i < 2; i++) {
@@ -547,6 +585,7 @@ int main(void)
         cmocka_unit_test(test_forged_clients_refused_real_rank_joins),
         cmocka_unit_test(test_secret_not_sent_and_replay_refused),
         cmocka_unit_test(test_no_secret_warns_once_and_works),
+        cmocka_unit_test(test_store_port),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -7,10 +7,13 @@
 #include <cmocka.h>
 
 #include <arpa/inet.h>
+#include <errno.h>
 #include <netinet/in.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "tcomms/transport/auth.h"
@@ -153,6 +156,63 @@ int tc_sct_join(int fd, const char *secret, uint32_t rank, uint32_t world, int32
     assert_int_equal(type, SCT_T_REPLY);
     reply_parse(body, len, status_p, text, cap);
     return 0;
+}
+
+int tc_sct_port_free(int port)
+{
+    int one = 1, zero = 0, ok = 0;
+    int fd = socket(AF_INET6, SOCK_STREAM, 0);
+    if (fd >= 0 && setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &zero, sizeof(zero)) == 0 &&
+        setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one)) == 0) {
+        struct sockaddr_in6 a6 = {.sin6_family = AF_INET6,
+                                  .sin6_port = htons((uint16_t)port),
+                                  .sin6_addr = IN6ADDR_ANY_INIT};
+        ok = bind(fd, (struct sockaddr *)&a6, sizeof(a6)) == 0;
+        if (!ok && errno != EADDRINUSE) { /* no IPv6 here */
+            close(fd);
+            fd = -1;
+        }
+    } else if (fd >= 0) {
+        close(fd);
+        fd = -1;
+    }
+    if (fd < 0) {
+        struct sockaddr_in a4 = {.sin_family = AF_INET,
+                                 .sin_port = htons((uint16_t)port),
+                                 .sin_addr = {htonl(INADDR_ANY)}};
+        fd = socket(AF_INET, SOCK_STREAM, 0);
+        assert_true(fd >= 0);
+        ok = setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one)) == 0 &&
+             bind(fd, (struct sockaddr *)&a4, sizeof(a4)) == 0;
+    }
+    close(fd);
+    return ok;
+}
+
+int tc_sct_free_port(void)
+{
+    static unsigned seed; /* one sequence per process: two calls give two ports */
+    int lo = 32768, hi = 60999;
+    FILE *f = fopen("/proc/sys/net/ipv4/ip_local_port_range", "r");
+    if (f) {
+        if (fscanf(f, "%d %d", &lo, &hi) != 2)
+            lo = 32768, hi = 60999;
+        fclose(f);
+    }
+    if (seed == 0) { /* not the pid alone: sandboxed tests run at the same pid */
+        struct timespec ts;
+        clock_gettime(CLOCK_REALTIME, &ts);
+        seed = ((unsigned)ts.tv_nsec ^ ((unsigned)getpid() << 16) ^ (unsigned)ts.tv_sec) | 1u;
+    }
+    /* below the range where it leaves room, else anywhere above 1024 */
+    int from = lo > 11000 ? 10000 : 1025, to = lo > 11000 ? lo : 65535;
+    for (int tries = 0; tries < 1000; tries++) {
+        int port = from + (int)(rand_r(&seed) % (unsigned)(to - from));
+        if (tc_sct_port_free(port))
+            return port;
+    }
+    fail_msg("no free port in [%d, %d) after 1000 tries", from, to);
+    return -1;
 }
 
 int tc_sct_connect(int port)

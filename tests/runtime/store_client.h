@@ -56,4 +56,15 @@ int tc_sct_join(int fd, const char *secret, uint32_t rank, uint32_t world, int32
 /* Connect to 127.0.0.1:@p port (asserts), with a 5 s receive timeout. */
 int tc_sct_connect(int port);
 
+/* A port for a test's store that nothing listens on now, on any address of either family (CI's
+ * TSan run once got a port that a Bazel server held on [::1], free on 127.0.0.1 where the probe
+ * looked), chosen below the kernel's ephemeral range (net.ipv4.ip_local_port_range) so that no
+ * socket bound to port 0, and no connection, takes it before the test's store binds it. */
+int tc_sct_free_port(void);
+
+/* Whether the store could bind @p port now: bound as boot_store_life.c binds it (IPv6 any with
+ * IPv4-mapped addresses and SO_REUSEADDR; IPv4 any where IPv6 is off), so that a listener on any
+ * address of either family counts. */
+int tc_sct_port_free(int port);
+
 #endif
