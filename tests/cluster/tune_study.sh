@@ -10,7 +10,7 @@
 # instead of measuring one (then OUTDIR gets validate.RATE.txt only).
 #   tests/cluster/tune_study.sh BINDIR OUTDIR [RATE...]     (default RATEs: 1000 2000 5000)
 # OUTDIR gets tune.RATE (the file), validate.RATE.txt (rank 0's table) and the ranks' logs.
-# Needs root; about 10 minutes per rate without rules, 20 with. Not in tools/ci/test.sh: run it on a quiet machine.
+# Needs root; 3-10 minutes per rate (measuring and validating: 10 at 1 Gbit/s, 3 at 5 Gbit/s). Not in tools/ci/test.sh: run it on a quiet machine.
 # The emulated nodes share this machine's cores, but each sees them all, so the runtime would
 # poll 50 us before sleeping as on a node with a core per rank and the figures would show the
 # scheduler's turns; TC_SPIN_US=0 (set here unless given) is what it does on its own where it
