@@ -214,7 +214,8 @@ tc_status_t tune_sweep(const tune_job_t *job, const tune_vopts_t *o, int with_ch
             size_t count = c == TC_COLL_BARRIER ? 0 : bytes / 4 / (per_rank(c) ? p : 1);
             if (count != last && (count > 0 || c == TC_COLL_BARRIER)) {
                 tune_cell_t cell = {.coll = c, .count = count};
-                cell.bytes = c == TC_COLL_BARRIER ? 0 : count * 4 * (per_rank(c) ? p : 1);
+                tc_algo_args_t args = {.coll = c, .nranks = job->size, .count = count};
+                cell.bytes = tc_algo_args_bytes(&args, 4); /* what the rules are keyed on */
                 last = count;
                 if ((st = sweep_cell(&v, with_choice, &cell)) != TC_OK ||
                     (st = fn(arg, &cell)) != TC_OK)
