@@ -1,9 +1,11 @@
 /*
  * Gather and scatter, binomial tree. In relative ranks v = (r - root) mod p,
  * rank v's subtree is [v, v + min(lowbit(v), p - v)). A non-root keeps its
- * subtree's blocks in scratch in relative order; the root uses recv (send
- * for scatter) in real rank order, where a subtree's blocks may wrap past
- * rank p-1: the root then exchanges with that child in two messages.
+ * subtree's blocks in scratch in relative order; a leaf (a subtree of one)
+ * sends its input or receives its output in place, with no scratch and no
+ * copy. The root uses recv (send for scatter) in real rank order, where a
+ * subtree's blocks may wrap past rank p-1: the root then exchanges with that
+ * child in two messages.
  * Cost = ceil(lg p) alpha + (p-1)/p N beta at the root.
  */
 #include <string.h>
@@ -83,6 +85,10 @@ tc_status_t tc_algo_gather_binomial_tree(const tc_algo_args_t *args, tc_sched_t 
         }
         return TC_OK;
     }
+    if (k == 1) { /* a leaf sends its input as it is */
+        return tc_algo_step(sched, TC_STEP_SEND, (root + v - (v & -v)) % p, lay.in_buf, lay.in_off,
+                            TC_BUF_RECV, 0, n, TC_STEP_NO_DEP, TC_STEP_NO_DEP, NULL);
+    }
     sched->scratch_count = (uint64_t)k * n;
     TC_ALGO_TRY(tc_algo_step(sched, TC_STEP_COPY, -1, lay.in_buf, lay.in_off, TC_BUF_SCRATCH, 0, n,
                              TC_STEP_NO_DEP, TC_STEP_NO_DEP, &last));
@@ -131,8 +137,12 @@ tc_status_t tc_algo_scatter_binomial_tree(const tc_algo_args_t *args, tc_sched_t
         }
         return TC_OK;
     }
-    sched->scratch_count = (uint64_t)k * n;
     m = v & -v;
+    if (k == 1) { /* a leaf receives its block where it belongs */
+        return tc_algo_step(sched, TC_STEP_RECV, (root + v - m) % p, TC_BUF_RECV, 0, TC_BUF_RECV, 0,
+                            n, TC_STEP_NO_DEP, TC_STEP_NO_DEP, NULL);
+    }
+    sched->scratch_count = (uint64_t)k * n;
     if (v - m == 0 && tc_algo_wraps(root, p, v, k, &len1)) {
         TC_ALGO_TRY(tc_algo_step(sched, TC_STEP_RECV, root, TC_BUF_RECV, 0, TC_BUF_SCRATCH, 0,
                                  (uint64_t)len1 * n, TC_STEP_NO_DEP, TC_STEP_NO_DEP, &got));

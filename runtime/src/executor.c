@@ -10,8 +10,9 @@
  * for RECV_REDUCE_SRC: out of place, the send buffer), while it is in cache;
  * elsewhere it lands in its slot's landing area (grown to the message when
  * posted, reused by the slot's next receive-reduce). Landing areas, scratch
- * and stand-ins above TC_RT_EXEC_KEEP bytes are released when the plan ends.
- * Every wait is bounded by the operation's deadline. */
+ * and stand-ins stay for the work's next plan while small or while the plan
+ * that ends needed at least half of them (exec_trim). Every wait is bounded
+ * by the operation's deadline. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -31,8 +32,8 @@ enum { STEP_NEW = 0, STEP_POSTED, STEP_DONE };
 #define EXEC_SLOT(i) ((i) & (EXEC_WINDOW - 1))
 #define EXEC_REQ(ex, i) (&(ex)->reqs[EXEC_SLOT(i)])
 
-/* Landing, scratch and stand-in bytes a work keeps between operations; more
- * is released when the plan ends (a communicator's works live as long as it). */
+/* Landing, scratch and stand-in bytes a work keeps between operations whatever they need; more
+ * is kept only for operations that need it (a communicator's works live as long as it). */
 #define TC_RT_EXEC_KEEP (256u << 10)
 
 /* The landing areas (none may be posted into). */
@@ -44,21 +45,33 @@ static void exec_areas_free(tc_rt_exec_t *ex)
     }
 }
 
-/* Give back landing areas, scratch and stand-ins above @p keep bytes (as a plan ends:
- * TC_RT_EXEC_KEEP; as its work becomes a spare: EXEC_SPARE_KEEP). */
-static void exec_trim(tc_rt_exec_t *ex, size_t keep)
+/* Whether a buffer of @p cap bytes, @p need of which the ending plan used, stays for the next:
+ * while at most @p keep, or while the plan needed at least half of it. So back-to-back large
+ * operations reuse their memory (glibc maps 32 MiB and more afresh on every malloc, and each
+ * page faults in again: about 20 ms for 32 MiB on the AMD VM,
+ * bench/results/2026-12-05-scatter-leaves.txt), and a work holds at most twice what its last
+ * operation needed: one smaller operation gives the rest back. */
+static int exec_keeps(size_t cap, size_t need, size_t keep)
+{
+    return cap <= keep || need >= cap / 2;
+}
+
+/* Give back landing areas, scratch and stand-ins the next plan may not need (as a plan ends:
+ * keep TC_RT_EXEC_KEEP and what it needed; as its work becomes a spare: EXEC_SPARE_KEEP and no
+ * more, @p scratch_need 0). */
+static void exec_trim(tc_rt_exec_t *ex, size_t keep, size_t scratch_need)
 {
     size_t landing = 0;
     for (uint32_t k = 0; ex->areas && k < ex->nslots; k++)
         landing += ex->areas[k].cap;
-    if (landing > keep)
+    if (!exec_keeps(landing, ex->landing_need, keep))
         exec_areas_free(ex);
-    if (ex->scratch_cap > keep) {
+    if (!exec_keeps(ex->scratch_cap, scratch_need, keep)) {
         free(ex->scratch);
         ex->scratch = NULL;
         ex->scratch_cap = 0;
     }
-    if (ex->stand_cap > keep) {
+    if (!exec_keeps(ex->stand_cap, ex->stand_need, keep)) {
         free(ex->stand);
         ex->stand = NULL;
         ex->stand_cap = 0;
@@ -84,7 +97,8 @@ void tc_rt_exec_free(tc_rt_exec_t *ex)
 
 void tc_rt_exec_keep(tc_rt_exec_t *ex)
 {
-    exec_trim(ex, EXEC_SPARE_KEEP);
+    ex->landing_need = ex->stand_need = 0;
+    exec_trim(ex, EXEC_SPARE_KEEP, 0);
     tc_rt_plan_free(&ex->own);
     *ex = (tc_rt_exec_t){.cap = ex->cap,
                          .state = ex->state,
@@ -133,8 +147,8 @@ static tc_status_t exec_reserve(tc_rt_exec_t *ex, uint32_t nsteps, size_t scratc
 
 static const char *step_kind_name(uint8_t kind)
 {
-    static const char *const names[] = {"send", "recv", "recv_reduce", "copy", "reduce",
-                                        "recv_reduce_src"};
+    static const char *const names[] = {"send", "recv",   "recv_reduce",
+                                        "copy", "reduce", "recv_reduce_src"};
     return kind <= TC_STEP_KIND_LAST ? names[kind] : "invalid";
 }
 
@@ -195,6 +209,7 @@ static tc_status_t step_post_reduce(tc_rt_work_t *w, uint32_t i, tc_tp_ep_t *ep,
         a->cap = s->bytes;
     }
     a->used = 1;
+    ex->landing_need += s->bytes;
     return tc_tp_recv(ep, tag, a->p, s->bytes, EXEC_REQ(ex, i));
 }
 
@@ -240,8 +255,8 @@ static tc_status_t step_start(tc_rt_work_t *w, uint32_t i)
     if (st != TC_OK && st != TC_INPROGRESS)
         return step_fail(w, i, st,
                          tc_tp_ep_error(ep)[0] ? tc_tp_ep_error(ep)
-                         : tc_last_error()[0] ? tc_last_error()
-                                              : tc_status_string(st));
+                         : tc_last_error()[0]  ? tc_last_error()
+                                               : tc_status_string(st));
     ex->state[i] = STEP_POSTED;
     return TC_OK;
 }
@@ -286,8 +301,7 @@ static tc_status_t step_finish(tc_rt_work_t *w, uint32_t i)
         if (ep && tc_tp_ep_error(ep)[0])
             return step_fail(w, i, req->status, tc_tp_ep_error(ep));
         snprintf(why, sizeof(why), "the transport ended the %s of %llu bytes with %s",
-                 s->kind == TC_STEP_SEND ? "send" : "receive", want,
-                 tc_status_string(req->status));
+                 s->kind == TC_STEP_SEND ? "send" : "receive", want, tc_status_string(req->status));
         return step_fail(w, i, req->status, why);
     }
     snprintf(why, sizeof(why),
@@ -312,14 +326,14 @@ static tc_status_t exec_prepare(tc_rt_work_t *w)
     if (w->entry && w->sched == &w->entry->sched && w->entry->plan.esize == ex->esize) {
         w->ex.plan = &w->entry->plan;
     } else {
-        if ((st = tc_rt_plan_compile(&w->ex.own, w->sched, w->comm->ranks, ex->esize)) !=
-            TC_OK)
+        if ((st = tc_rt_plan_compile(&w->ex.own, w->sched, w->comm->ranks, ex->esize)) != TC_OK)
             return st;
         w->ex.plan = &w->ex.own;
     }
     const tc_rt_plan_t *plan = w->ex.plan;
     for (uint32_t k = 0; k < ex->nslots; k++)
         ex->areas[k].used = 0; /* left by an abandoned run */
+    ex->landing_need = ex->stand_need = 0;
     if ((st = exec_reserve(ex, plan->nsteps, plan->scratch_bytes)) != TC_OK)
         return st;
     if (plan->nsteps) /* a world of one has none, and no state array */
@@ -361,6 +375,7 @@ tc_status_t tc_rt_exec_begin(tc_rt_work_t *w)
         ex->stand = p;
         ex->stand_cap = stand_send + stand_recv;
     }
+    ex->stand_need = stand_send + stand_recv;
     if (w->stage_send && stand_send) {
         tc_kern_copy(ex->stand, recv, stand_send);
         send = ex->stand;
@@ -433,7 +448,7 @@ int tc_rt_exec_pass(tc_rt_work_t *w)
     while (ex->first < plan->nsteps && ex->state[ex->first] == STEP_DONE)
         ex->first++;
     if (changed && ex->ndone == plan->nsteps)
-        exec_trim(ex, TC_RT_EXEC_KEEP);
+        exec_trim(ex, TC_RT_EXEC_KEEP, plan->scratch_bytes);
     return changed;
 }
 
@@ -452,8 +467,7 @@ static int exec_posted_peers(const tc_rt_work_t *w, int sends, char *buf, size_t
             continue;
         int dup = 0;
         for (uint32_t j = ex->first; j < i; j++)
-            dup |= ex->state[j] == STEP_POSTED &&
-                   (sched->steps[j].kind == TC_STEP_SEND) == sends &&
+            dup |= ex->state[j] == STEP_POSTED && (sched->steps[j].kind == TC_STEP_SEND) == sends &&
                    sched->steps[j].peer == s->peer;
         if (dup)
             continue;

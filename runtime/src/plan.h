@@ -55,13 +55,14 @@ typedef struct tc_rt_exec {
     tc_tp_req_t *reqs;        /* requests of posted steps: a pool of at most 256 (executor.c) */
     tc_rt_exec_sink_t *sinks; /* per slot: the consumer of a receive-reduce into a sink */
     tc_rt_exec_area_t *areas; /* per slot: where a receive-reduce whose transport has no
-                               * sink lands (kept for the slot's next one, released when
-                               * the plan ends above TC_RT_EXEC_KEEP bytes in all) */
+                               * sink lands (kept for the slot's next one; executor.c,
+                               * exec_trim, says until when) */
     void *scratch;            /* the schedule's scratch buffer */
     size_t scratch_cap;
     void *stand; /* stand-ins for buffers the caller did not give; staged input */
     size_t stand_cap;
-    char *bufs[3]; /* SEND, RECV, SCRATCH of the running schedule */
+    size_t landing_need, stand_need; /* bytes of them this run used (exec_trim) */
+    char *bufs[3];                   /* SEND, RECV, SCRATCH of the running schedule */
     size_t esize;
     uint32_t first; /* lowest step not done */
     uint32_t ndone;

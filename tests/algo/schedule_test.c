@@ -324,6 +324,68 @@ static void test_recursive_doubling_shape(void **state)
     tc_sched_free(&s);
 }
 
+/* Binomial gather and scatter, 4 ranks, root 1, 3 elements a rank: relative ranks 1 and 3
+ * (ranks 2 and 0) are leaves: they send their input or receive their block in place, with no
+ * scratch and no copy; relative rank 2 (rank 3) holds its subtree of two in scratch. */
+static void test_binomial_leaves_shape(void **state)
+{
+    tc_algo_args_t a = {.nranks = 4, .root = 1, .count = 3};
+    tc_sched_t s;
+
+    (void)state;
+    a.coll = TC_COLL_SCATTER;
+    a.rank = 2;
+    assert_int_equal(tc_algo_build(&a, "binomial_tree", &s), TC_OK);
+    assert_int_equal(s.scratch_count, 0);
+    assert_int_equal(s.nsteps, 1);
+    expect_step(&s.steps[0], TC_STEP_RECV, 1, 0, 0, TC_BUF_RECV, 0, 3);
+    tc_sched_free(&s);
+    a.rank = 0; /* relative 3: its parent is relative 2, rank 3 */
+    assert_int_equal(tc_algo_build(&a, "binomial_tree", &s), TC_OK);
+    assert_int_equal(s.scratch_count, 0);
+    assert_int_equal(s.nsteps, 1);
+    expect_step(&s.steps[0], TC_STEP_RECV, 3, 0, 0, TC_BUF_RECV, 0, 3);
+    tc_sched_free(&s);
+    /* relative 2: receives its subtree (ranks 3 and 0: it wraps, two messages), forwards
+     * relative 3's block, keeps its own */
+    a.rank = 3;
+    assert_int_equal(tc_algo_build(&a, "binomial_tree", &s), TC_OK);
+    assert_int_equal(s.scratch_count, 6);
+    assert_int_equal(s.nsteps, 4);
+    expect_step(&s.steps[0], TC_STEP_RECV, 1, 0, 0, TC_BUF_SCRATCH, 0, 3);
+    expect_step(&s.steps[1], TC_STEP_RECV, 1, 0, 0, TC_BUF_SCRATCH, 3, 3);
+    expect_step(&s.steps[2], TC_STEP_SEND, 0, TC_BUF_SCRATCH, 3, 0, 0, 3);
+    expect_step(&s.steps[3], TC_STEP_COPY, -1, TC_BUF_SCRATCH, 0, TC_BUF_RECV, 0, 3);
+    tc_sched_free(&s);
+
+    a.coll = TC_COLL_GATHER;
+    a.rank = 2;
+    assert_int_equal(tc_algo_build(&a, "binomial_tree", &s), TC_OK);
+    assert_int_equal(s.scratch_count, 0);
+    assert_int_equal(s.nsteps, 1);
+    expect_step(&s.steps[0], TC_STEP_SEND, 1, TC_BUF_SEND, 0, 0, 0, 3);
+    tc_sched_free(&s);
+    a.in_place = 1; /* a leaf's input in place is its block of recv */
+    a.rank = 0;
+    assert_int_equal(tc_algo_build(&a, "binomial_tree", &s), TC_OK);
+    assert_int_equal(s.scratch_count, 0);
+    assert_int_equal(s.nsteps, 1);
+    assert_int_equal(s.steps[0].kind, TC_STEP_SEND);
+    assert_int_equal(s.steps[0].peer, 3);
+    assert_int_equal(s.steps[0].count, 3);
+    tc_sched_free(&s);
+    a.in_place = 0;
+    a.rank = 3;
+    assert_int_equal(tc_algo_build(&a, "binomial_tree", &s), TC_OK);
+    assert_int_equal(s.scratch_count, 6);
+    assert_int_equal(s.nsteps, 4);
+    expect_step(&s.steps[0], TC_STEP_COPY, -1, TC_BUF_SEND, 0, TC_BUF_SCRATCH, 0, 3);
+    expect_step(&s.steps[1], TC_STEP_RECV, 0, 0, 0, TC_BUF_SCRATCH, 3, 3);
+    expect_step(&s.steps[2], TC_STEP_SEND, 1, TC_BUF_SCRATCH, 0, 0, 0, 3);
+    expect_step(&s.steps[3], TC_STEP_SEND, 1, TC_BUF_SCRATCH, 3, 0, 0, 3);
+    tc_sched_free(&s);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -335,6 +397,7 @@ int main(void)
         cmocka_unit_test(test_build_errors),
         cmocka_unit_test(test_ring_shape),
         cmocka_unit_test(test_recursive_doubling_shape),
+        cmocka_unit_test(test_binomial_leaves_shape),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
