@@ -6,7 +6,8 @@
  * copy. The root uses recv (send for scatter) in real rank order, where a
  * subtree's blocks may wrap past rank p-1: the root then exchanges with that
  * child in two messages.
- * Cost = ceil(lg p) alpha + (p-1)/p N beta at the root.
+ * Cost = ceil(lg p) alpha + (p-1)/p N beta at the root + N/p gamma (a
+ * non-leaf's copy of its own block).
  */
 #include <string.h>
 
@@ -178,6 +179,10 @@ static void tc_algo_tree_cost(const tc_algo_args_t *args, tc_algo_cost_t *cost, 
     }
     cost->rounds = lg;
     cost->elems = (double)(p - 1) * (double)args->count;
+    /* a non-leaf (there is one from 3 ranks) copies its own block between scratch and the
+     * caller's buffer, a pass over memory like a reduction's: so large blocks go linear, where
+     * the root's bytes are the same and nothing is copied or forwarded */
+    cost->red_elems = p > 2 ? (double)args->count : 0;
     if (!scatter) {
         /* every rank sends its subtree once; the biggest is root's child p2/2,
          * in up to two messages */

@@ -163,6 +163,18 @@ static void test_formulas(void **state)
     a.coll = TC_COLL_BROADCAST;
     assert_near(cost_of(&a, "linear").overlap, 4);
     assert_near(cost_of(&a, "binomial_tree").overlap, 0);
+    /* binomial gather and scatter: a non-leaf copies its own block; at 2 ranks there is none */
+    a.count = 1000;
+    assert_near(cost_of(&a, "binomial_tree").red_elems, 0);
+    a.coll = TC_COLL_SCATTER;
+    assert_near(cost_of(&a, "binomial_tree").red_elems, 1000);
+    a.coll = TC_COLL_GATHER;
+    assert_near(cost_of(&a, "binomial_tree").red_elems, 1000);
+    a.nranks = 2;
+    assert_near(cost_of(&a, "binomial_tree").red_elems, 0);
+    a.nranks = 6;
+    a.coll = TC_COLL_BROADCAST;
+    a.count = 2;
     a.nranks = 1; /* no message: nothing overlaps (not -1) */
     assert_near(cost_of(&a, "linear").overlap, 0);
     a.nranks = 6;
@@ -222,6 +234,22 @@ static void test_selection(void **state)
     assert_int_equal(tc_algo_select(&a, 4, NULL, &name), TC_OK);
     assert_string_not_equal(name, "bruck");
     clear_env();
+
+    /* the defaults, 4 ranks on one node: scatter and gather of a small block go by the tree
+     * (2 latencies against 1 + 2 overheads), of 4 MiB blocks linear (the tree's non-leaf
+     * copies its block, the roots move the same bytes) */
+    a = (tc_algo_args_t){.coll = TC_COLL_SCATTER, .nranks = 4, .root = 1, .count = 64};
+    assert_int_equal(tc_algo_select(&a, 4, NULL, &name), TC_OK);
+    assert_string_equal(name, "binomial_tree");
+    a.coll = TC_COLL_GATHER;
+    assert_int_equal(tc_algo_select(&a, 4, NULL, &name), TC_OK);
+    assert_string_equal(name, "binomial_tree");
+    a.count = 1u << 20;
+    assert_int_equal(tc_algo_select(&a, 4, NULL, &name), TC_OK);
+    assert_string_equal(name, "linear");
+    a.coll = TC_COLL_SCATTER;
+    assert_int_equal(tc_algo_select(&a, 4, NULL, &name), TC_OK);
+    assert_string_equal(name, "linear");
 }
 
 int main(void)

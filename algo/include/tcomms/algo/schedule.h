@@ -220,7 +220,7 @@ typedef tc_status_t (*tc_algo_gen_fn)(const tc_algo_args_t *args, tc_sched_t *sc
 typedef struct tc_algo_cost {
     double rounds;    /**< messages on the critical path */
     double elems;     /**< elements on the critical path */
-    double red_elems; /**< elements reduced on the critical path */
+    double red_elems; /**< elements reduced (or copied locally) on the critical path */
     /** of the rounds, those a rank posts back to back without waiting for
      *  the one before (a linear root's sends or receives): each costs the
      *  per-message overhead o instead of a latency alpha */
