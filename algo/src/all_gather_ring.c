@@ -4,11 +4,12 @@
  * Cost = (p-1) C alpha + (p-1)/p N beta (N: all blocks; C pieces per block,
  * 1 unless chunk_count is set). Bandwidth-optimal.
  * Supports per-rank counts (all_gather_v); empty blocks are not sent. Out of
- * place, step 0 copies the input into its block. A block travels in pieces
+ * place, the input is copied into its block while step 0 sends it from the
+ * input itself (the copy overlaps the transfer). A block travels in pieces
  * of args->chunk_count elements (0: one piece), emitted send 0, receive 0,
  * send 1, ...: piece j of the send of step s waits for piece j of the
- * receive of step s-1 (it forwards that block), step 0's for the copy, so
- * the pieces of consecutive steps flow independently (pipelining).
+ * receive of step s-1 (it forwards that block), so the pieces of
+ * consecutive steps flow independently (pipelining).
  */
 #include <string.h>
 
@@ -22,7 +23,7 @@ tc_status_t tc_algo_all_gather_ring(const tc_algo_args_t *args, tc_sched_t *sche
     const int next = (r + 1) % p, prev = (r + p - 1) % p;
     const uint64_t ch = args->chunk_count;
     tc_algo_layout_t lay;
-    uint32_t copy = TC_STEP_NO_DEP, start = 0, dep;
+    uint32_t start = 0, dep;
     uint64_t ns, nr, pns = 0, pnr = 0, slen, rlen, j;
     int s, sb, rb;
 
@@ -30,7 +31,7 @@ tc_status_t tc_algo_all_gather_ring(const tc_algo_args_t *args, tc_sched_t *sche
     if (!args->in_place && lay.in_count > 0) {
         TC_ALGO_TRY(tc_algo_step(sched, TC_STEP_COPY, -1, TC_BUF_SEND, 0, TC_BUF_RECV,
                                  tc_algo_block_off(args, r), lay.in_count, TC_STEP_NO_DEP,
-                                 TC_STEP_NO_DEP, &copy));
+                                 TC_STEP_NO_DEP, NULL));
     }
     for (s = 0; s < p - 1; s++) {
         const uint32_t pstart = start;
@@ -42,8 +43,13 @@ tc_status_t tc_algo_all_gather_ring(const tc_algo_args_t *args, tc_sched_t *sche
         nr = tc_algo_pieces(rlen, ch);
         start = sched->nsteps;
         for (j = 0; j < ns || j < nr; j++) {
-            if (j < ns) {
-                dep = s == 0 ? copy : tc_algo_ring_pos(pstart, j, pns, pnr, 1);
+            if (j < ns && s == 0) { /* the input, while it is copied into its block */
+                TC_ALGO_TRY(tc_algo_step(sched, TC_STEP_SEND, next, lay.in_buf,
+                                         lay.in_off + (ch ? j * ch : 0), TC_BUF_RECV, 0,
+                                         tc_algo_piece_len(slen, ch, j), TC_STEP_NO_DEP,
+                                         TC_STEP_NO_DEP, NULL));
+            } else if (j < ns) {
+                dep = tc_algo_ring_pos(pstart, j, pns, pnr, 1);
                 TC_ALGO_TRY(tc_algo_step(sched, TC_STEP_SEND, next, TC_BUF_RECV,
                                          tc_algo_block_off(args, sb) + (ch ? j * ch : 0),
                                          TC_BUF_RECV, 0, tc_algo_piece_len(slen, ch, j), dep,

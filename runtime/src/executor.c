@@ -4,7 +4,8 @@
  * Steps are posted as soon as their dependencies are done, but communication
  * steps with the same peer and direction are posted in step order: that is the
  * matching rule schedules are written to (the k-th send to a peer meets the
- * k-th receive from us). Local steps run inline. A receive-reduce is posted to
+ * k-th receive from us). Local steps run inline, once the ready messages are
+ * posted (tc_rt_exec_pass). A receive-reduce is posted to
  * a transport sink where the backend has one: each piece of the message is
  * reduced into the destination as it lands (with a local operand of its own
  * for RECV_REDUCE_SRC: out of place, the send buffer), while it is in cache;
@@ -407,44 +408,72 @@ static int exec_tolerate(tc_rt_work_t *w, uint32_t i, tc_status_t st)
     return 1;
 }
 
+/* Start step @p i, and finish it when it completed as it was posted (self, eager). */
+static tc_status_t exec_start(tc_rt_work_t *w, uint32_t i)
+{
+    tc_rt_exec_t *ex = &w->ex;
+    tc_status_t st;
+    if ((st = step_start(w, i)) != TC_OK && !exec_tolerate(w, i, st))
+        return st;
+    if (ex->state[i] == STEP_POSTED && EXEC_REQ(ex, i)->status != TC_INPROGRESS &&
+        (st = step_finish(w, i)) != TC_OK && !exec_tolerate(w, i, st))
+        return st;
+    return TC_OK;
+}
+
 int tc_rt_exec_pass(tc_rt_work_t *w)
 {
     tc_rt_exec_t *ex = &w->ex;
     const tc_rt_plan_t *plan = w->ex.plan;
     /* (peer, direction) pairs with an earlier communication step still unposted */
     int64_t blocked[EXEC_WINDOW];
-    int nblocked = 0, changed = 0;
+    int changed = 0, local;
     tc_status_t st;
     uint32_t end = ex->first + EXEC_WINDOW;
     if (end > plan->nsteps)
         end = plan->nsteps;
-    for (uint32_t i = ex->first; i < end; i++) {
-        const tc_rt_pstep_t *s = &plan->steps[i];
-        uint8_t state = ex->state[i];
-        if (state == STEP_POSTED && EXEC_REQ(ex, i)->status != TC_INPROGRESS) {
-            if ((st = step_finish(w, i)) != TC_OK && !exec_tolerate(w, i, st))
+    do {
+        int nblocked = 0;
+        local = 0;
+        for (uint32_t i = ex->first; i < end; i++) {
+            const tc_rt_pstep_t *s = &plan->steps[i];
+            uint8_t state = ex->state[i];
+            if (state == STEP_POSTED && EXEC_REQ(ex, i)->status != TC_INPROGRESS) {
+                if ((st = step_finish(w, i)) != TC_OK && !exec_tolerate(w, i, st))
+                    return st;
+                changed++;
+                continue;
+            }
+            if (state != STEP_NEW)
+                continue;
+            int64_t key = s->key;
+            int is_blocked = 0;
+            for (int b = 0; b < nblocked && key >= 0; b++)
+                is_blocked |= blocked[b] == key;
+            if (!is_blocked && deps_done(ex, s)) {
+                if (key < 0) {
+                    local = 1; /* below, once the messages are on their way */
+                    continue;
+                }
+                if ((st = exec_start(w, i)) != TC_OK)
+                    return st;
+                changed++;
+            } else if (key >= 0 && !is_blocked) {
+                blocked[nblocked++] = key;
+            }
+        }
+        /* Local steps (copies, reductions) run after every message that can go is posted, so
+         * a copy overlaps the transfers it does not feed (out of place, the input's copy into
+         * the output while a peer reads the input); then the scan posts what they enabled. */
+        for (uint32_t i = ex->first; local && i < end; i++) {
+            const tc_rt_pstep_t *s = &plan->steps[i];
+            if (ex->state[i] != STEP_NEW || s->key >= 0 || !deps_done(ex, s))
+                continue;
+            if ((st = exec_start(w, i)) != TC_OK)
                 return st;
             changed++;
-            continue;
         }
-        if (state != STEP_NEW)
-            continue;
-        int64_t key = s->key;
-        int is_blocked = 0;
-        for (int b = 0; b < nblocked && key >= 0; b++)
-            is_blocked |= blocked[b] == key;
-        if (!is_blocked && deps_done(ex, s)) {
-            if ((st = step_start(w, i)) != TC_OK && !exec_tolerate(w, i, st))
-                return st;
-            /* a step that completed as it was posted (self, eager) is finished now */
-            if (ex->state[i] == STEP_POSTED && EXEC_REQ(ex, i)->status != TC_INPROGRESS &&
-                (st = step_finish(w, i)) != TC_OK && !exec_tolerate(w, i, st))
-                return st;
-            changed++;
-        } else if (key >= 0 && !is_blocked) {
-            blocked[nblocked++] = key;
-        }
-    }
+    } while (local);
     while (ex->first < plan->nsteps && ex->state[ex->first] == STEP_DONE)
         ex->first++;
     if (changed && ex->ndone == plan->nsteps)

@@ -386,6 +386,46 @@ static void test_binomial_leaves_shape(void **state)
     tc_sched_free(&s);
 }
 
+/* Binomial reduce, 4 ranks, root 0, 5 elements: no rank copies its input first; the first
+ * child's receive-reduce reads the input as its local operand (out of place), a leaf sends its
+ * input as it is. */
+static void test_reduce_binomial_shape(void **state)
+{
+    tc_algo_args_t a = {.coll = TC_COLL_REDUCE, .nranks = 4, .root = 0, .count = 5};
+    tc_sched_t s;
+
+    (void)state;
+    assert_int_equal(tc_algo_build(&a, "binomial_tree", &s), TC_OK);
+    assert_int_equal(s.nsteps, 2);
+    expect_step(&s.steps[0], TC_STEP_RECV_REDUCE_SRC, 1, TC_BUF_SEND, 0, TC_BUF_RECV, 0, 5);
+    expect_step(&s.steps[1], TC_STEP_RECV_REDUCE, 2, 0, 0, TC_BUF_RECV, 0, 5);
+    assert_int_equal(s.steps[1].dep[0], 0);
+    tc_sched_free(&s);
+    a.rank = 2;
+    assert_int_equal(tc_algo_build(&a, "binomial_tree", &s), TC_OK);
+    assert_int_equal(s.nsteps, 2);
+    expect_step(&s.steps[0], TC_STEP_RECV_REDUCE_SRC, 3, TC_BUF_SEND, 0, TC_BUF_RECV, 0, 5);
+    expect_step(&s.steps[1], TC_STEP_SEND, 0, TC_BUF_RECV, 0, 0, 0, 5);
+    assert_int_equal(s.steps[1].dep[0], 0);
+    tc_sched_free(&s);
+    a.rank = 3;
+    assert_int_equal(tc_algo_build(&a, "binomial_tree", &s), TC_OK);
+    assert_int_equal(s.nsteps, 1);
+    expect_step(&s.steps[0], TC_STEP_SEND, 2, TC_BUF_SEND, 0, 0, 0, 5);
+    tc_sched_free(&s);
+    a.in_place = 1; /* the input is recv: reduce into it */
+    a.rank = 0;
+    assert_int_equal(tc_algo_build(&a, "binomial_tree", &s), TC_OK);
+    assert_int_equal(s.nsteps, 2);
+    expect_step(&s.steps[0], TC_STEP_RECV_REDUCE, 1, 0, 0, TC_BUF_RECV, 0, 5);
+    tc_sched_free(&s);
+    a.rank = 1;
+    assert_int_equal(tc_algo_build(&a, "binomial_tree", &s), TC_OK);
+    assert_int_equal(s.nsteps, 1);
+    expect_step(&s.steps[0], TC_STEP_SEND, 0, TC_BUF_RECV, 0, 0, 0, 5);
+    tc_sched_free(&s);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -398,6 +438,7 @@ int main(void)
         cmocka_unit_test(test_ring_shape),
         cmocka_unit_test(test_recursive_doubling_shape),
         cmocka_unit_test(test_binomial_leaves_shape),
+        cmocka_unit_test(test_reduce_binomial_shape),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
