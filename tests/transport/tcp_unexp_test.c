@@ -1,8 +1,9 @@
 /* Messages that arrive over TCP before their receive: one up to 8 KiB is kept in a record the
  * context reuses, so a steady stream of them allocates nothing after the first; a burst of more
- * than the context keeps allocates only the excess again; a larger message's record is freed,
- * never kept; the same for striped messages (several sockets); every message arrives whole and
- * in order; the probe finds them before their receive. */
+ * than the context keeps allocates only the excess again; of larger records the context keeps
+ * the last one released, which a message of its size down to half of it reuses; the same for
+ * striped messages (several sockets); every message arrives whole and in order; the probe finds
+ * them before their receive. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -43,17 +44,31 @@ static void test_reuse(void **state)
     tc_tpt_unexpected_burst(&p, 24, 512, 301, WAIT_MS);
     assert_int_equal(rx->unexp_allocs - after_first, 24 - TC_TCP_UNEXP_KEEP);
 
-    /* larger than a kept record: allocated each time and freed */
+    /* larger than a small record, growing: each allocated, the last one kept */
+    const uint64_t small = rx->unexp_allocs;
     for (int i = 0; i < 3; i++)
         tc_tpt_unexpected_burst(&p, 1, TC_TCP_UNEXP_BYTES + 1 + (size_t)i * 5000, 400 + (uint64_t)i,
                                 WAIT_MS);
-    assert_int_equal(rx->unexp_allocs - after_first, 24 - TC_TCP_UNEXP_KEEP + 3);
+    assert_int_equal(rx->unexp_allocs - small, 3);
     assert_int_equal(rx->nunexp_free, TC_TCP_UNEXP_KEEP);
+    assert_non_null(rx->unexp_big);
+    assert_int_equal(rx->unexp_big->cap, TC_TCP_UNEXP_BYTES + 1 + 2 * 5000);
+    /* the same size again and again, and down to half of it: the kept record each time */
+    for (int i = 0; i < 20; i++)
+        tc_tpt_unexpected_burst(&p, 1, TC_TCP_UNEXP_BYTES + 1 + 2 * 5000 - (size_t)i * 400,
+                                500 + (uint64_t)i, WAIT_MS);
+    assert_int_equal(rx->unexp_allocs - small, 3);
+    /* 1 MiB, then less than half of it: each its own allocation, the latest kept */
+    tc_tpt_unexpected_burst(&p, 1, 1u << 20, 600, WAIT_MS);
+    tc_tpt_unexpected_burst(&p, 1, (1u << 19) - 1, 601, WAIT_MS);
+    assert_int_equal(rx->unexp_allocs - small, 5);
+    assert_int_equal(rx->unexp_big->cap, (1u << 19) - 1);
     tc_tpt_pair_close(&p);
 }
 
 /* Striped messages (4 sockets, striped from 4 KiB) that arrive before their receive: one up
- * to 8 KiB takes a kept record too, a larger one is allocated and freed; all arrive whole. */
+ * to 8 KiB takes a kept record too, a larger one the kept large record when it fits; all arrive
+ * whole. */
 static void test_striped(void **state)
 {
     (void)state;
@@ -74,6 +89,9 @@ static void test_striped(void **state)
         tc_tpt_unexpected_burst(&p, 1, 20000 + (size_t)i * 7000, 100 + (uint64_t)i, WAIT_MS);
     assert_int_equal(rx->unexp_allocs, base + 3);
     assert_int_equal(rx->nunexp_free, 1);
+    for (int i = 0; i < 5; i++) /* the last one's record, kept */
+        tc_tpt_unexpected_burst(&p, 1, 34000 - (size_t)i * 3000, 200 + (uint64_t)i, WAIT_MS);
+    assert_int_equal(rx->unexp_allocs, base + 3);
     tc_tpt_pair_close(&p);
 }
 

@@ -110,6 +110,7 @@ static void tc_tcp_ctx_destroy(tc_tp_ctx_t *super)
         ctx->unexp_free = u->next;
         free(u);
     }
+    free(ctx->unexp_big);
     free(ctx);
 }
 

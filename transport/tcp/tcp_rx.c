@@ -17,6 +17,11 @@ tc_tcp_unexp_t *tc_tcp_unexp_append(tc_tcp_ep_t *ep, uint64_t tag, uint64_t len)
         u = ctx->unexp_free;
         ctx->unexp_free = u->next;
         ctx->nunexp_free--;
+    } else if (cap > TC_TCP_UNEXP_BYTES && ctx->unexp_big != NULL && ctx->unexp_big->cap >= cap &&
+               ctx->unexp_big->cap / 2 <= cap) {
+        u = ctx->unexp_big; /* its pages are in: no fault per page again */
+        ctx->unexp_big = NULL;
+        cap = u->cap;
     } else if ((u = malloc(sizeof(*u) + (size_t)cap)) != NULL) {
         ctx->unexp_allocs++;
     }
@@ -42,6 +47,11 @@ void tc_tcp_unexp_release(tc_tcp_ctx_t *ctx, tc_tcp_unexp_t *u)
         u->next = ctx->unexp_free;
         ctx->unexp_free = u;
         ctx->nunexp_free++;
+        return;
+    }
+    if (u->cap > TC_TCP_UNEXP_BYTES) { /* the latest large one stays, in place of the last */
+        free(ctx->unexp_big);
+        ctx->unexp_big = u;
         return;
     }
     free(u);
