@@ -50,7 +50,7 @@ static void exec_areas_free(tc_rt_exec_t *ex)
  * while at most @p keep, or while the plan needed at least half of it. So back-to-back large
  * operations reuse their memory (glibc maps 32 MiB and more afresh on every malloc, and each
  * page faults in again: about 20 ms for 32 MiB on the AMD VM,
- * bench/results/2026-12-05-scatter-leaves.txt), and a work holds at most twice what its last
+ * bench/results/2026-12-05-copies.txt), and a work holds at most twice what its last
  * operation needed: one smaller operation gives the rest back. */
 static int exec_keeps(size_t cap, size_t need, size_t keep)
 {
