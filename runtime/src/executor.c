@@ -148,8 +148,8 @@ static tc_status_t exec_reserve(tc_rt_exec_t *ex, uint32_t nsteps, size_t scratc
 
 static const char *step_kind_name(uint8_t kind)
 {
-    static const char *const names[] = {"send", "recv",   "recv_reduce",
-                                        "copy", "reduce", "recv_reduce_src"};
+    static const char *const names[] = {"send", "recv", "recv_reduce", "copy", "reduce",
+                                        "recv_reduce_src"};
     return kind <= TC_STEP_KIND_LAST ? names[kind] : "invalid";
 }
 
@@ -256,8 +256,8 @@ static tc_status_t step_start(tc_rt_work_t *w, uint32_t i)
     if (st != TC_OK && st != TC_INPROGRESS)
         return step_fail(w, i, st,
                          tc_tp_ep_error(ep)[0] ? tc_tp_ep_error(ep)
-                         : tc_last_error()[0]  ? tc_last_error()
-                                               : tc_status_string(st));
+                         : tc_last_error()[0] ? tc_last_error()
+                                              : tc_status_string(st));
     ex->state[i] = STEP_POSTED;
     return TC_OK;
 }
@@ -302,7 +302,8 @@ static tc_status_t step_finish(tc_rt_work_t *w, uint32_t i)
         if (ep && tc_tp_ep_error(ep)[0])
             return step_fail(w, i, req->status, tc_tp_ep_error(ep));
         snprintf(why, sizeof(why), "the transport ended the %s of %llu bytes with %s",
-                 s->kind == TC_STEP_SEND ? "send" : "receive", want, tc_status_string(req->status));
+                 s->kind == TC_STEP_SEND ? "send" : "receive", want,
+                 tc_status_string(req->status));
         return step_fail(w, i, req->status, why);
     }
     snprintf(why, sizeof(why),
@@ -327,7 +328,8 @@ static tc_status_t exec_prepare(tc_rt_work_t *w)
     if (w->entry && w->sched == &w->entry->sched && w->entry->plan.esize == ex->esize) {
         w->ex.plan = &w->entry->plan;
     } else {
-        if ((st = tc_rt_plan_compile(&w->ex.own, w->sched, w->comm->ranks, ex->esize)) != TC_OK)
+        if ((st = tc_rt_plan_compile(&w->ex.own, w->sched, w->comm->ranks, ex->esize)) !=
+            TC_OK)
             return st;
         w->ex.plan = &w->ex.own;
     }
@@ -496,7 +498,8 @@ static int exec_posted_peers(const tc_rt_work_t *w, int sends, char *buf, size_t
             continue;
         int dup = 0;
         for (uint32_t j = ex->first; j < i; j++)
-            dup |= ex->state[j] == STEP_POSTED && (sched->steps[j].kind == TC_STEP_SEND) == sends &&
+            dup |= ex->state[j] == STEP_POSTED &&
+                   (sched->steps[j].kind == TC_STEP_SEND) == sends &&
                    sched->steps[j].peer == s->peer;
         if (dup)
             continue;
