@@ -17,6 +17,7 @@
 #include "tcomms/algo/schedule.h"
 #include "tcomms/algo/tuning.h"
 #include "tcomms/base/status.h"
+#include "tests/algo/tmpdir.h"
 
 /* 8 ranks on 2 nodes of 4 */
 static const char ruled[] = "tcomms_tuning = 3\n"
@@ -226,21 +227,16 @@ static void test_rule_find(void **state)
     assert_null(tc_algo_rule_find(NULL, &a, 4));
 }
 
-static char tmpdir[64];
-
 static int setup_dir(void **state)
 {
     (void)state;
-    snprintf(tmpdir, sizeof(tmpdir), "/tmp/tc_rules_test.XXXXXX");
-    return mkdtemp(tmpdir) == NULL ? -1 : 0;
+    return tmpdir_make("tc_rules_test");
 }
 
 static int teardown_dir(void **state)
 {
-    char cmd[128];
     (void)state;
-    snprintf(cmd, sizeof(cmd), "rm -rf %s", tmpdir);
-    return system(cmd) == 0 ? 0 : -1;
+    return tmpdir_remove();
 }
 
 static const char *select_algo(const tc_algo_args_t *a)

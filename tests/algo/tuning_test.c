@@ -16,6 +16,7 @@
 #include "tcomms/algo/schedule.h"
 #include "tcomms/algo/tuning.h"
 #include "tcomms/base/status.h"
+#include "tests/algo/tmpdir.h"
 
 static const char good[] = "# measured by hand\n"
                            "\n"
@@ -173,21 +174,16 @@ static void test_parse_bad(void **state)
     assert_int_equal(tc_algo_tuning_parse("x", 1, "b", NULL), TC_ERR_INVALID_ARG);
 }
 
-static char tmpdir[64];
-
 static int setup_dir(void **state)
 {
     (void)state;
-    snprintf(tmpdir, sizeof(tmpdir), "/tmp/tc_tuning_test.XXXXXX");
-    return mkdtemp(tmpdir) == NULL ? -1 : 0;
+    return tmpdir_make("tc_tuning_test");
 }
 
 static int teardown_dir(void **state)
 {
-    char cmd[128];
     (void)state;
-    snprintf(cmd, sizeof(cmd), "rm -rf %s", tmpdir);
-    return system(cmd) == 0 ? 0 : -1;
+    return tmpdir_remove();
 }
 
 static void write_file(const char *path, const char *text)

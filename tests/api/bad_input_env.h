@@ -63,6 +63,7 @@ static const env_row_t env_rows[] = {
     {"TC_ALGO_BETA_INTER_US", "x", 0, "TC_ALGO_BETA_INTER_US"},
     {"TC_ALGO_GAMMA_US", "x", 0, "TC_ALGO_GAMMA_US"},
     {"TC_ALGO_OVERHEAD_US", "-0.5", 0, "TC_ALGO_OVERHEAD_US=\"-0.5\": out of range"},
+    {"TC_ALGO_RULES", "maybe", 0, "TC_ALGO_RULES=\"maybe\": not a boolean"},
     /* the tuning file: missing, not a file (its contents: tests/algo/tuning_test.c) */
     {"TC_TUNING_FILE", "/nonexistent/x.tune", 0,
      "TC_TUNING_FILE=/nonexistent/x.tune: cannot open: No such file"},
