@@ -111,6 +111,7 @@ void xfer(pair_t *p, int from, uint64_t tag, size_t len, size_t cap, int recv_fi
     fill(src, len, tag);
     memset(dst, 0xEE, cap + 16);
     tc_tp_req_t s = TC_TP_REQ_INIT, r = TC_TP_REQ_INIT;
+    const uint64_t rx0 = p->ep[to]->rx_bytes;
     if (recv_first)
         assert_int_equal(tc_tp_recv(p->ep[to], tag, dst, cap, &r), TC_OK);
     assert_int_equal(tc_tp_send(p->ep[from], tag, src, len, &s), TC_OK);
@@ -127,6 +128,9 @@ void xfer(pair_t *p, int from, uint64_t tag, size_t len, size_t cap, int recv_fi
     assert_int_equal(check(dst, n, tag), n);
     for (size_t i = n; i < cap + 16; i++)
         assert_int_equal(dst[i], 0xEE);
+    /* what arrived counts as the peer's sign of life (the runtime's heartbeats): at least the
+     * bytes delivered, eager or read by rendezvous */
+    assert_true(p->ep[to]->rx_bytes - rx0 >= n);
     free(src);
     free(dst);
 }

@@ -612,6 +612,7 @@ static void tc_ib_on_req_done(tc_ib_ctx_t *ctx, tc_ib_ep_t *ep, tc_tp_req_t *req
     ep->npending--;
     if (kind == TC_IB_K_RECV) {
         uint64_t len = req->priv[TC_IB_P_ARG], cap = req->priv[TC_IB_P_LEN];
+        ep->super.rx_bytes += len > cap ? cap : len; /* read from the peer */
         tc_ib_post_fin(ctx, ep, req->priv[TC_IB_P_KEY]);
         tc_ib_req_complete(ctx, req, len > cap ? TC_ERR_TRUNCATED : TC_OK,
                            len > cap ? cap : len);
@@ -719,6 +720,7 @@ void tc_ib_ep_poll(tc_ib_ctx_t *ctx, tc_ib_ep_t *ep)
                               wc[i].byte_len, (int)wc[i].opcode);
                 break;
             }
+            ep->super.rx_bytes += wc[i].byte_len; /* evidence that the peer lives (heartbeats) */
             tc_ib_on_imm(ctx, ep, ntohl(wc[i].imm_data), wc[i].byte_len);
             continue;
         }
