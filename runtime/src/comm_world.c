@@ -97,7 +97,9 @@ static void world_closing(tc_rt_world_t *world)
 
 static void world_tick(tc_rt_world_t *world)
 {
-    tc_rt_hb_tick(world, tc_time_ns());
+    uint64_t now = tc_time_ns();
+    tc_rt_hb_tick(world, now);
+    tc_rt_works_idle(world, now);
 }
 
 /* Every progress pass: SIGUSR1; the bootstrap's events one pass in 64 while

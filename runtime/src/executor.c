@@ -12,8 +12,9 @@
  * elsewhere it lands in its slot's landing area (grown to the message when
  * posted, reused by the slot's next receive-reduce). Landing areas, scratch
  * and stand-ins stay for the work's next plan while small or while the plan
- * that ends needed at least half of them (exec_trim). Every wait is bounded
- * by the operation's deadline. */
+ * that ends needed at least half of them (exec_trim), and go when the work has
+ * run nothing for a second (tc_rt_exec_idle). Every wait is bounded by the
+ * operation's deadline. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -90,6 +91,33 @@ void tc_rt_exec_free(tc_rt_exec_t *ex)
     free(ex->stand);
     tc_rt_plan_free(&ex->own);
     memset(ex, 0, sizeof(*ex));
+}
+
+/* How long a work runs nothing before it gives back what it keeps above TC_RT_EXEC_KEEP: longer
+ * than the gap between a training loop's steps, so their collectives find their memory. */
+#define TC_RT_EXEC_IDLE_NS 1000000000ull
+
+static size_t exec_held(const tc_rt_exec_t *ex)
+{
+    size_t n = ex->scratch_cap + ex->stand_cap;
+    for (uint32_t k = 0; ex->areas && k < ex->nslots; k++)
+        n += ex->areas[k].cap;
+    return n;
+}
+
+size_t tc_rt_exec_idle(tc_rt_exec_t *ex, uint64_t now)
+{
+    if (ex->runs != ex->idle_runs || ex->idle_ns == 0) {
+        ex->idle_runs = ex->runs;
+        ex->idle_ns = now;
+        return 0;
+    }
+    size_t held = exec_held(ex);
+    if (now - ex->idle_ns < TC_RT_EXEC_IDLE_NS || held <= TC_RT_EXEC_KEEP)
+        return 0;
+    ex->landing_need = ex->stand_need = 0;
+    exec_trim(ex, TC_RT_EXEC_KEEP, 0);
+    return held - exec_held(ex);
 }
 
 /* What a spare work keeps of its buffers: small ones serve the small operations that reuse
@@ -337,6 +365,7 @@ static tc_status_t exec_prepare(tc_rt_work_t *w)
     for (uint32_t k = 0; k < ex->nslots; k++)
         ex->areas[k].used = 0; /* left by an abandoned run */
     ex->landing_need = ex->stand_need = 0;
+    ex->runs++;
     if ((st = exec_reserve(ex, plan->nsteps, plan->scratch_bytes)) != TC_OK)
         return st;
     if (plan->nsteps) /* a world of one has none, and no state array */

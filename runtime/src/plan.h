@@ -62,6 +62,9 @@ typedef struct tc_rt_exec {
     void *stand; /* stand-ins for buffers the caller did not give; staged input */
     size_t stand_cap;
     size_t landing_need, stand_need; /* bytes of them this run used (exec_trim) */
+    uint32_t runs;                   /* plans begun on it */
+    uint32_t idle_runs;              /* runs when idle_ns was taken (tc_rt_exec_idle) */
+    uint64_t idle_ns;                /* since when it has begun none (0: not looked at) */
     char *bufs[3];                   /* SEND, RECV, SCRATCH of the running schedule */
     size_t esize;
     uint32_t first; /* lowest step not done */
@@ -124,6 +127,10 @@ void tc_rt_exec_free(tc_rt_exec_t *ex);
 /* For a work kept as a spare: keep the step arrays, and the landing areas, scratch and
  * stand-ins while small (4 KiB); free the rest and its own plan. */
 void tc_rt_exec_keep(tc_rt_exec_t *ex);
+/* A look at a work that is not running, at @p now (the progress thread's tick, comm_world.c):
+ * once it has begun no plan for TC_RT_EXEC_IDLE_NS, its landing areas, scratch and stand-ins
+ * above 256 KiB are given back. Returns the bytes freed. */
+size_t tc_rt_exec_idle(tc_rt_exec_t *ex, uint64_t now);
 /* The ranks that posted receives still wait on, for a timeout message. */
 void tc_rt_exec_awaited(const tc_rt_work_t *work, char *buf, size_t cap);
 

@@ -168,6 +168,9 @@ void tc_rt_comm_cancel_works(tc_rt_comm_t *comm, tc_status_t st, const char *why
 int tc_rt_works_advance(tc_rt_world_t *world);
 /* End the works past their deadline at @p now. */
 void tc_rt_works_expire(tc_rt_world_t *world, uint64_t now);
+/* Give back the large buffers of works that have run nothing for a second, at @p now (the
+ * progress thread, every quarter heartbeat period). */
+void tc_rt_works_idle(tc_rt_world_t *world, uint64_t now);
 /* End every running work with @p st (the transports failed). */
 void tc_rt_works_fail_all(tc_rt_world_t *world, tc_status_t st);
 /* Put @p work on the world's running list / take it off. A work that is not tolerant, of a

@@ -293,6 +293,26 @@ void tc_rt_works_expire(tc_rt_world_t *world, uint64_t now)
     }
 }
 
+/* A communicator's work that is not running: its executor's look (tc_rt_exec_idle). */
+static size_t work_idle(tc_rt_work_t *w, uint64_t now)
+{
+    return w && tc_rt_work_get_state(w) != TC_RT_WORK_RUNNING ? tc_rt_exec_idle(&w->ex, now) : 0;
+}
+
+void tc_rt_works_idle(tc_rt_world_t *world, uint64_t now)
+{
+    for (tc_rt_comm_t *comm = world->comms; comm; comm = comm->wnext) {
+        size_t freed = work_idle(&comm->inline_work, now) + work_idle(comm->p2p_work, now) +
+                       work_idle(comm->p2p_one, now);
+        for (tc_rt_work_t *w = comm->works; w; w = w->cnext)
+            freed += work_idle(w, now);
+        if (freed)
+            tc_log_debug(TC_SUBSYS_RUNTIME,
+                         "comm '%s': %zu bytes of scratch given back (idle for a second)",
+                         comm->name, freed);
+    }
+}
+
 void tc_rt_works_fail_all(tc_rt_world_t *world, tc_status_t st)
 {
     while (world->active)

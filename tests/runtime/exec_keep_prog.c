@@ -2,16 +2,19 @@
  * exec_trim): back-to-back large all-reduces by recursive doubling, whose scratch is the whole
  * message (32 MiB here, which glibc maps afresh on every malloc), reuse it instead of faulting
  * every page in again; a smaller operation through the same path gives it back. Every result is
- * checked element by element. Prints "N checks, M wrong" per rank; fails on a wrong element, on
- * more than 1024 page faults per large operation once warm (a fresh 32 MiB scratch is 8192),
- * or when the smaller operation leaves the resident set more than argv[1] MiB (default 16) above
- * what it was before the large ones began (not under a sanitizer, whose allocator has its own
- * rules). */
+ * checked element by element; and a communicator that runs nothing for a second gives it back
+ * too (the progress thread's look, tc_rt_exec_idle). Prints "N checks, M wrong" per rank; fails
+ * on a wrong element, on more than 1024 page faults per large operation once warm (a fresh
+ * 32 MiB scratch is 8192), when the smaller operation leaves the resident set more than argv[1]
+ * MiB (default 16) above what it was before the large ones began, or when 5 s without an
+ * operation after a large one do not bring it back there (not under a sanitizer, whose
+ * allocator has its own rules). */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "tcomms/tcomms.h"
@@ -119,6 +122,26 @@ int main(int argc, char **argv)
                 "rank %d: resident %ld KiB after the smaller all-reduce, %ld before the "
                 "large ones: the scratch was not given back\n",
                 rank, after >> 10, before >> 10);
+        bad = 1;
+    }
+    /* idle: one more large operation, then none; the resident set is looked at every 50 ms */
+    if (reduce_checked(comm, buf, LARGE, ROUNDS + 2) != 0)
+        return 3;
+    const long busy = resident();
+    long idle = busy;
+    int waited_ms = 0;
+    for (; MEMORY_CHECKED && waited_ms < 5000 && idle - before > allowed; waited_ms += 50) {
+        struct timespec nap = {0, 50 * 1000000L};
+        nanosleep(&nap, NULL);
+        idle = resident();
+    }
+    printf("rank %d of %d: resident %ld KiB after a large all-reduce, %ld KiB %d ms later\n", rank,
+           nranks, busy >> 10, idle >> 10, waited_ms);
+    if (MEMORY_CHECKED && (idle < 0 || idle - before > allowed)) {
+        fprintf(stderr,
+                "rank %d: resident %ld KiB 5 s after the last all-reduce, %ld before the large "
+                "ones: an idle communicator kept its scratch\n",
+                rank, idle >> 10, before >> 10);
         bad = 1;
     }
     printf("rank %d of %d: %ld checks, %ld wrong\n", rank, nranks, checks, wrong);
