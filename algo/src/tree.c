@@ -87,7 +87,7 @@ tc_status_t tc_algo_tree_steps(tc_sched_t *sched, const tc_algo_args_t *args, in
 {
     const uint64_t n = args->count;
     const int rooted_src = mode == TC_ALGO_TREE_BCAST && !args->in_place;
-    uint32_t copy = TC_STEP_NO_DEP, last, up, got;
+    uint32_t last, up, got;
     uint64_t j, maxc = 0, o, len;
     int h, k;
     tc_buf_t src;
@@ -101,9 +101,6 @@ tc_status_t tc_algo_tree_steps(tc_sched_t *sched, const tc_algo_args_t *args, in
             TC_ALGO_TRY(tc_algo_step(sched, TC_STEP_COPY, -1, TC_BUF_SEND, 0, TC_BUF_RECV, 0, n,
                                      TC_STEP_NO_DEP, TC_STEP_NO_DEP, NULL));
         }
-    } else if (!args->in_place) {
-        TC_ALGO_TRY(tc_algo_step(sched, TC_STEP_COPY, -1, TC_BUF_SEND, 0, TC_BUF_RECV, 0, n,
-                                 TC_STEP_NO_DEP, TC_STEP_NO_DEP, &copy));
     }
     for (h = 0; h < nparts; h++) {
         uint64_t c = tc_tree_nchunks(&parts[h]);
@@ -117,19 +114,31 @@ tc_status_t tc_algo_tree_steps(tc_sched_t *sched, const tc_algo_args_t *args, in
             }
             o = pt->off + j * pt->chunk;
             len = pt->len - j * pt->chunk < pt->chunk ? pt->len - j * pt->chunk : pt->chunk;
-            last = copy;
+            last = TC_STEP_NO_DEP;
             got = TC_STEP_NO_DEP;
             if (mode != TC_ALGO_TREE_BCAST) {
-                /* reduce the children's partial sums into recv, then pass it up */
+                /* reduce the children's partial sums into recv, then pass it up; out of place
+                 * the first child's is reduced with the input (recv = input op message) and a
+                 * leaf sends its input as it is, so the input is never copied first */
+                const tc_buf_t acc = args->in_place || pt->nkids > 0 ? TC_BUF_RECV : TC_BUF_SEND;
+                if (acc == TC_BUF_SEND && pt->parent < 0) {
+                    TC_ALGO_TRY(tc_algo_step(sched, TC_STEP_COPY, -1, TC_BUF_SEND, o, TC_BUF_RECV,
+                                             o, len, TC_STEP_NO_DEP, TC_STEP_NO_DEP, &last));
+                }
                 for (k = 0; k < pt->nkids; k++) {
-                    TC_ALGO_TRY(tc_algo_step(sched, TC_STEP_RECV_REDUCE, pt->kids[k], TC_BUF_RECV,
-                                             0, TC_BUF_RECV, o, len, last, TC_STEP_NO_DEP, &last));
+                    const tc_step_kind_t kind =
+                        k == 0 && !args->in_place ? TC_STEP_RECV_REDUCE_SRC : TC_STEP_RECV_REDUCE;
+                    TC_ALGO_TRY(
+                        tc_algo_step(sched, kind, pt->kids[k],
+                                     kind == TC_STEP_RECV_REDUCE ? TC_BUF_RECV : TC_BUF_SEND, o,
+                                     TC_BUF_RECV, o, len, last, TC_STEP_NO_DEP, &last));
                 }
                 got = last;
                 if (pt->parent >= 0) {
-                    TC_ALGO_TRY(tc_algo_step(sched, TC_STEP_SEND, pt->parent, TC_BUF_RECV, o,
-                                             TC_BUF_RECV, 0, len, last, TC_STEP_NO_DEP, &up));
-                    got = up;
+                    TC_ALGO_TRY(tc_algo_step(sched, TC_STEP_SEND, pt->parent, acc, o, TC_BUF_RECV,
+                                             0, len, last, TC_STEP_NO_DEP, &up));
+                    /* the result comes down into recv: after the send up read it there */
+                    got = acc == TC_BUF_RECV ? up : TC_STEP_NO_DEP;
                 }
                 if (mode == TC_ALGO_TREE_REDUCE) {
                     continue;

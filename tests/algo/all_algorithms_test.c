@@ -349,7 +349,9 @@ static void test_ring_pieces_flow_independently(void **state)
 /* The double binary tree's two trees are complementary: a rank is interior
  * (has children) in at most one, and a leaf in both only once, with an odd
  * number of ranks. Children are counted as the receive-reduces of each
- * tree's first chunk (tree A carries [0, 37), tree B [37, 74)). */
+ * tree's first chunk (tree A carries [0, 37), tree B [37, 74)). Out of place
+ * the input is never copied first: the first child's receive-reduce takes it
+ * as its operand and a leaf sends it as it is. */
 static void test_double_tree_shape(void **state)
 {
     tc_algo_args_t a = {.coll = TC_COLL_ALL_REDUCE, .root = -1, .count = 74, .chunk_count = 3};
@@ -365,12 +367,20 @@ static void test_double_tree_shape(void **state)
             int kids[2] = {0, 0};
             a.rank = r;
             assert_int_equal(tc_algo_build(&a, "double_binary_tree", &s), TC_OK);
+            int copies = 0, first_src = 0;
             for (i = 0; i < s.nsteps; i++) {
-                if (s.steps[i].kind == TC_STEP_RECV_REDUCE) {
-                    kids[0] += s.steps[i].dst_off < 3;
-                    kids[1] += s.steps[i].dst_off >= 37 && s.steps[i].dst_off < 40;
+                const tc_step_t *st = &s.steps[i];
+                if (st->kind == TC_STEP_RECV_REDUCE || st->kind == TC_STEP_RECV_REDUCE_SRC) {
+                    kids[0] += st->dst_off < 3;
+                    kids[1] += st->dst_off >= 37 && st->dst_off < 40;
                 }
+                first_src += st->kind == TC_STEP_RECV_REDUCE_SRC && st->buf == TC_BUF_SEND &&
+                             st->off == st->dst_off;
+                copies += st->kind == TC_STEP_COPY;
             }
+            assert_int_equal(copies, p == 1 ? 26 : 0); /* one rank: each chunk copied */
+            /* one per chunk of a tree where this rank has children: 13 chunks of 3 in each */
+            assert_int_equal(first_src, 13 * ((kids[0] > 0) + (kids[1] > 0)));
             assert_true(kids[0] <= 2 && kids[1] <= 2);
             assert_false(kids[0] > 0 && kids[1] > 0);
             both_leaf += kids[0] == 0 && kids[1] == 0;
