@@ -6,6 +6,7 @@
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 int tc_proc_state(int pid)
@@ -34,4 +35,10 @@ int tc_proc_ended(int pid)
         return 1;
     int state = tc_proc_state(pid);
     return state == 0 || state == 'Z' || state == 'X';
+}
+
+unsigned long long tc_proc_pidns(void)
+{
+    struct stat st;
+    return stat("/proc/self/ns/pid", &st) == 0 ? (unsigned long long)st.st_ino : 0;
 }

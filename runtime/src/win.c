@@ -72,9 +72,13 @@ static tc_status_t win_alloc_mem(tc_rt_win_t *win, size_t bytes, char *shm_name,
     if (bytes == 0)
         return TC_OK;
     static unsigned seq; /* per process: names are unique with the pid */
-    snprintf(shm_name, cap, "/tcw.%d.%u.%u", (int)getpid(), win->comm->comm_id,
-             __atomic_add_fetch(&seq, 1, __ATOMIC_RELAXED));
-    int fd = shm_open(shm_name, O_RDWR | O_CREAT | O_EXCL, 0600);
+    (void)tc_rt_win_sweep(); /* what killed ranks left, before this one takes room */
+    int fd = -1;
+    if (tc_rt_win_seg_name(shm_name, cap, (int)getpid(), win->comm->comm_id,
+                           __atomic_add_fetch(&seq, 1, __ATOMIC_RELAXED)))
+        fd = shm_open(shm_name, O_RDWR | O_CREAT | O_EXCL, 0600);
+    else
+        errno = ENAMETOOLONG;
     size_t map = TC_RT_WIN_SEG_HDR + bytes;
     if (fd >= 0 && ftruncate(fd, (off_t)map) == 0) {
         void *p = mmap(NULL, map, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);

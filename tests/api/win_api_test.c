@@ -1,7 +1,8 @@
 /* Windows in a world of one (TC_BOOTSTRAP_SELF): every bad argument of every tc_win_* call
  * gets its status and a detail naming it; puts, gets and signals to oneself land (checked
  * element by element); abort and revoke of the communicator end the window's use; a window
- * outlives tc_comm_destroy only as far as tc_win_destroy. Multi-rank behaviour is in
+ * outlives tc_comm_destroy only as far as tc_win_destroy; an allocation removes the segments
+ * that ended processes left in /dev/shm. Multi-rank behaviour is in
  * tests/integration/win_test.c. */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -9,6 +10,10 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <fcntl.h>
+#include <unistd.h>
 
 #include <cmocka.h>
 
@@ -187,12 +192,70 @@ static void test_comm_states(void **state)
     assert_int_equal(tc_win_destroy(win), TC_OK);
 }
 
+/* A /dev/shm name "tcw.NS.PID.COMM.N" made here (empty, mode 0600); 1 if made. */
+static int make_seg(char *path, size_t cap, unsigned long long ns, int pid, const char *tail)
+{
+    snprintf(path, cap, "/dev/shm/tcw.%llu.%d.%s", ns, pid, tail);
+    int fd = open(path, O_CREAT | O_EXCL | O_WRONLY, 0600);
+    if (fd < 0)
+        return 0;
+    close(fd);
+    return 1;
+}
+
+static char gone[96], live[96], other_ns[96], odd[96];
+
+/* The names test_leftover_segments made, whatever became of the test. */
+static int unlink_segs(void **state)
+{
+    (void)state;
+    unlink(gone);
+    unlink(live);
+    unlink(other_ns);
+    unlink(odd);
+    return 0;
+}
+
+/* What a rank killed inside tc_win_allocate leaves (its segment, named with its pid namespace
+ * and pid) is removed by the next allocation on the machine; a live creator's, another pid
+ * namespace's and a name not of that form stay. */
+static void test_leftover_segments(void **state)
+{
+    (void)state;
+    struct stat st;
+    if (stat("/proc/self/ns/pid", &st) != 0)
+        skip(); /* no namespace to tell this machine's pids by: nothing is removed */
+    const unsigned long long ns = (unsigned long long)st.st_ino;
+    pid_t dead = fork(); /* a pid that has ended */
+    if (dead == 0)
+        _exit(0);
+    assert_true(dead > 0);
+    assert_int_equal(waitpid(dead, NULL, 0), dead);
+    assert_true(make_seg(gone, sizeof(gone), ns, (int)dead, "7.1"));
+    assert_true(make_seg(live, sizeof(live), ns, (int)getpid(), "7.2"));
+    assert_true(make_seg(other_ns, sizeof(other_ns), ns + 1, (int)dead, "7.3"));
+    assert_true(make_seg(odd, sizeof(odd), ns, (int)dead, "7.4x"));
+    tc_comm_t *c = self_comm();
+    tc_win_t *win = NULL;
+    void *base = NULL, *p = NULL;
+    assert_int_equal(tc_win_allocate(c, 4096, NULL, &base, &win), TC_OK);
+    assert_int_equal(tc_win_shared_query(win, 0, &p), TC_OK);
+    assert_ptr_equal(p, base);
+    assert_int_not_equal(access(gone, F_OK), 0);
+    assert_int_equal(access(live, F_OK), 0);
+    assert_int_equal(access(other_ns, F_OK), 0);
+    assert_int_equal(access(odd, F_OK), 0);
+    assert_int_equal(tc_win_destroy(win), TC_OK);
+    assert_int_equal(tc_comm_destroy(c), TC_OK);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_data_to_self),
         cmocka_unit_test(test_bad_arguments),
         cmocka_unit_test(test_comm_states),
+        cmocka_unit_test_teardown(test_leftover_segments, unlink_segs),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

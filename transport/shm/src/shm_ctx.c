@@ -14,6 +14,7 @@
 #include "tcomms/base/copy.h"
 #include "tcomms/base/config.h"
 #include "tcomms/base/log.h"
+#include "tcomms/base/proc.h"
 #include "tcomms/base/time.h"
 
 void tc_shm_req_complete(tc_shm_ctx_t *ctx, tc_tp_req_t *req, tc_status_t status, size_t bytes)
@@ -260,9 +261,7 @@ static tc_status_t tc_shm_ctx_create(const tc_tp_ctx_params_t *params, tc_tp_ctx
     status = tc_shm_options(ctx, params->hints);
     if (status != TC_OK)
         goto err;
-    struct stat st;
-    if (stat("/proc/self/ns/pid", &st) == 0)
-        ctx->pidns = (uint64_t)st.st_ino;
+    ctx->pidns = tc_proc_pidns();
     tc_shm_sweep(ctx); /* before the pre-flight: what it frees is free */
     /* The floor's size (the smallest pair segment, lanes included) not free is no error: each
      * pair decides when it connects, and one without room takes another transport. */

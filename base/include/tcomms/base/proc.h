@@ -12,4 +12,8 @@ int tc_proc_state(int pid);
  * paths either. */
 int tc_proc_ended(int pid);
 
+/* This process's pid namespace (the inode of /proc/self/ns/pid), or 0 when it cannot be read:
+ * pids mean something only within one, so a name that carries a pid carries this too. */
+unsigned long long tc_proc_pidns(void);
+
 #endif

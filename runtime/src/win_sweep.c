@@ -1,0 +1,62 @@
+/* Allocated windows' segments that ended processes left in /dev/shm. A segment's name lives from
+ * its creation in tc_win_allocate until every rank has set up (win.c unlinks it then); a rank
+ * killed in between leaves it, with its pages. Its name carries the creator's pid namespace and
+ * pid ("/tcw.NS.PID.COMM.N"), so the next allocation on this machine removes those whose creator,
+ * of this namespace and this user, has ended (as docs/transport_shm.md's "Leftovers" for pair
+ * segments). */
+#include <dirent.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "tcomms/base/log.h"
+#include "tcomms/base/proc.h"
+#include "win.h"
+
+int tc_rt_win_seg_name(char *buf, size_t cap, int pid, uint32_t comm_id, unsigned seq)
+{
+    int n = snprintf(buf, cap, "/tcw.%llu.%d.%u.%u", tc_proc_pidns(), pid, comm_id, seq);
+    return n > 0 && (size_t)n < cap;
+}
+
+/* The creator's pid when @p name (without the slash) is a window segment's of namespace @p ns,
+ * else 0. */
+static int win_seg_pid(const char *name, unsigned long long ns)
+{
+    unsigned long long got;
+    int pid, end = 0;
+    unsigned comm, seq;
+    if (sscanf(name, "tcw.%llu.%d.%u.%u%n", &got, &pid, &comm, &seq, &end) != 4 ||
+        name[end] != '\0' || got != ns || pid <= 0)
+        return 0;
+    return pid;
+}
+
+unsigned tc_rt_win_sweep(void)
+{
+    unsigned long long ns = tc_proc_pidns();
+    DIR *d = ns ? opendir("/dev/shm") : NULL; /* without a namespace no pid can be judged */
+    if (d == NULL)
+        return 0;
+    unsigned removed = 0;
+    struct dirent *e;
+    while ((e = readdir(d)) != NULL) {
+        int pid = win_seg_pid(e->d_name, ns);
+        struct stat st;
+        char path[300];
+        if (pid == 0 || fstatat(dirfd(d), e->d_name, &st, AT_SYMLINK_NOFOLLOW) != 0 ||
+            !S_ISREG(st.st_mode) || st.st_uid != geteuid() || !tc_proc_ended(pid) ||
+            snprintf(path, sizeof(path), "/%s", e->d_name) >= (int)sizeof(path))
+            continue;
+        if (shm_unlink(path) == 0) { /* ENOENT: another process was first */
+            removed++;
+            tc_log_info(TC_SUBSYS_RUNTIME,
+                        "removed window segment %s (%lld bytes) left by ended process %d", path,
+                        (long long)st.st_size, pid);
+        }
+    }
+    closedir(d);
+    return removed;
+}
