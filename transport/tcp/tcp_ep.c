@@ -359,7 +359,7 @@ void tc_tcp_ep_on_events(tc_tcp_ctx_t *ctx, tc_tcp_ep_t *ep, uint32_t events)
         ep->state = TC_TCP_EP_UP;
     }
     if (ep->state == TC_TCP_EP_UP && (events & (EPOLLIN | EPOLLHUP | EPOLLERR)))
-        tc_tcp_ep_read(ctx, ep);
+        tc_tcp_ep_read(ctx, ep, 0);
     if (ep->state == TC_TCP_EP_UP)
         tc_tcp_ep_flush(ctx, ep);
 }

@@ -569,8 +569,10 @@ TC_MUST_USE tc_status_t tc_tcp_recv_post(tc_tp_ep_t *ep, uint64_t tag, void *buf
                                          int sink, tc_tp_req_t *req);
 /* Unlink and return the oldest posted receive for @p tag, or NULL. */
 tc_tp_req_t *tc_tcp_rq_match(tc_tcp_ep_t *ep, uint64_t tag);
-/* Read what the socket has and deliver it. */
-void tc_tcp_ep_read(tc_tcp_ctx_t *ctx, tc_tcp_ep_t *ep);
+/* Read what the socket has and deliver it: until it would block when @p drain, else until a
+ * read comes back short of what it asked for (the socket had no more then; epoll, level-triggered,
+ * reports what arrives later), which spares the read that would only say EAGAIN. */
+void tc_tcp_ep_read(tc_tcp_ctx_t *ctx, tc_tcp_ep_t *ep, int drain);
 
 /* req->bytes of a send cancelled half-written, now owned by the backend (its
  * payload follows the request in the same allocation). */

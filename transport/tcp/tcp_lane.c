@@ -346,7 +346,7 @@ static void tc_tcp_lane_lost(tc_tcp_ctx_t *ctx, tc_tcp_lane_t *lane, int err)
         return;
     }
     if (ep->fd >= 0)
-        tc_tcp_ep_read(ctx, ep);
+        tc_tcp_ep_read(ctx, ep, 1);
     if (ep->state != TC_TCP_EP_UP)
         return;
     if (err == 0 && !mid && lane->state == TC_TCP_LANE_UP && ep->lrx_head == NULL && ep->nlq == 0 &&

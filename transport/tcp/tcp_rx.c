@@ -304,16 +304,16 @@ static void tc_tcp_rx_consume(tc_tcp_ctx_t *ctx, tc_tcp_ep_t *ep, const unsigned
     }
 }
 
-void tc_tcp_ep_read(tc_tcp_ctx_t *ctx, tc_tcp_ep_t *ep)
+void tc_tcp_ep_read(tc_tcp_ctx_t *ctx, tc_tcp_ep_t *ep, int drain)
 {
     /* Bounded so that one busy peer does not starve the others (epoll is level-triggered). */
     for (int i = 0; i < 64 && ep->state == TC_TCP_EP_UP; i++) {
         int direct = ep->rx_state == TC_TCP_RX_PAYLOAD && ep->rx_dst_left >= TC_TCP_DIRECT_MIN &&
                      !ep->rx_sink;
-        size_t front = 0;
+        size_t front = 0, want;
         ssize_t n;
         if (direct) {
-            size_t want =
+            want =
                 ep->rx_dst_left < TC_TCP_RECV_CHUNK ? (size_t)ep->rx_dst_left : TC_TCP_RECV_CHUNK;
             n = recv(ep->fd, ep->rx_dst, want, 0);
         } else {
@@ -321,7 +321,8 @@ void tc_tcp_ep_read(tc_tcp_ctx_t *ctx, tc_tcp_ep_t *ep)
             front = ep->rx_state == TC_TCP_RX_PAYLOAD && ep->rx_sink
                         ? TC_TCP_SINK_UNIT_MAX + ep->rx_carry_len
                         : 0;
-            n = recv(ep->fd, ctx->stage + front, sizeof(ctx->stage) - front, 0);
+            want = sizeof(ctx->stage) - front;
+            n = recv(ep->fd, ctx->stage + front, want, 0);
         }
         if (n > 0) {
             ep->super.rx_bytes += (uint64_t)n;
@@ -333,6 +334,8 @@ void tc_tcp_ep_read(tc_tcp_ctx_t *ctx, tc_tcp_ep_t *ep)
             } else {
                 tc_tcp_rx_consume(ctx, ep, ctx->stage + front, (size_t)n);
             }
+            if (!drain && (size_t)n < want)
+                return;
             continue;
         }
         if (n == 0) {
