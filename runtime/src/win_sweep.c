@@ -5,8 +5,12 @@
  * of this namespace and this user, has ended (as docs/transport_shm.md's "Leftovers" for pair
  * segments). */
 #include <dirent.h>
+#include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -21,17 +25,33 @@ int tc_rt_win_seg_name(char *buf, size_t cap, int pid, uint32_t comm_id, unsigne
     return n > 0 && (size_t)n < cap;
 }
 
+/* The decimal number at *@p p followed by @p end, in *@p v; advances *@p p past both. */
+static int win_seg_field(const char **p, char end, unsigned long long *v)
+{
+    char *e;
+    if (**p < '0' || **p > '9')
+        return 0;
+    errno = 0;
+    *v = strtoull(*p, &e, 10);
+    if (errno != 0 || *e != end)
+        return 0;
+    *p = end ? e + 1 : e;
+    return 1;
+}
+
 /* The creator's pid when @p name (without the slash) is a window segment's of namespace @p ns,
  * else 0. */
 static int win_seg_pid(const char *name, unsigned long long ns)
 {
-    unsigned long long got;
-    int pid, end = 0;
-    unsigned comm, seq;
-    if (sscanf(name, "tcw.%llu.%d.%u.%u%n", &got, &pid, &comm, &seq, &end) != 4 ||
-        name[end] != '\0' || got != ns || pid <= 0)
+    unsigned long long got, pid, comm, seq;
+    if (strncmp(name, "tcw.", 4) != 0)
         return 0;
-    return pid;
+    const char *p = name + 4;
+    if (!win_seg_field(&p, '.', &got) || !win_seg_field(&p, '.', &pid) ||
+        !win_seg_field(&p, '.', &comm) || !win_seg_field(&p, '\0', &seq) || got != ns || pid == 0 ||
+        pid > INT_MAX)
+        return 0;
+    return (int)pid;
 }
 
 unsigned tc_rt_win_sweep(void)
