@@ -133,9 +133,12 @@ tc_status_t tc_rt_comm_create(const tc_rt_comm_params_t *params, tc_rt_comm_t **
         return st;
     }
     tc_boot_t *boot = comm->world->boot;
-    tc_rt_world_add_comm(comm->world, comm);
     comm->rank = boot->rank;
     comm->size = boot->size;
+    /* the progress thread may run already (heartbeats), and walks the world's communicators */
+    tc_rt_world_lock(comm->world);
+    tc_rt_world_add_comm(comm->world, comm);
+    tc_rt_world_unlock(comm->world);
     /* the agreement runs on host buffers: before the communicator is bound to a device */
     if ((st = tc_rt_comm_agree_nodes(comm)) != TC_OK ||
         (params->use_cuda && (st = tc_rt_cuda_bind(comm, params->cuda_device)) != TC_OK)) {

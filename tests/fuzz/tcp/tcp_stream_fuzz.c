@@ -237,12 +237,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         size_t k = n - off < piece ? n - off : piece;
         if (send(sv[1], s + off, k, MSG_NOSIGNAL) != (ssize_t)k)
             abort(); /* the endpoint is up and inputs fit the socket buffer */
-        tc_tcp_ep_read((tc_tcp_ctx_t *)g_ctx, ep);
+        tc_tcp_ep_read((tc_tcp_ctx_t *)g_ctx, ep, 0); /* stops at a short read: all was read */
         check_state(ep);
         drain(sv[1]);
     }
     shutdown(sv[1], SHUT_WR);
-    tc_tcp_ep_read((tc_tcp_ctx_t *)g_ctx, ep);
+    tc_tcp_ep_read((tc_tcp_ctx_t *)g_ctx, ep, 1);
     if (ep->state == TC_TCP_EP_UP)
         abort(); /* the end of the stream fails the endpoint */
 
