@@ -170,7 +170,9 @@ static int handle_retire(unsigned kind, uintptr_t h, void *kept)
 
 typedef enum { H_LIVE, H_STALE, H_FOREIGN, H_OTHER_KIND } lookup_t;
 
-static lookup_t handle_lookup(unsigned kind, const void *handle, void **obj_p)
+/* Inlined into each getter: a live handle costs a few loads and compares, no call. */
+static inline __attribute__((always_inline)) lookup_t
+handle_lookup(unsigned kind, const void *handle, void **obj_p)
 {
     uintptr_t h = (uintptr_t)handle;
     if ((h & ((1u << KIND_BITS) - 1)) != kind)
@@ -251,15 +253,13 @@ void tc_api_work_drop(tc_api_work_t *w)
         free(w);
 }
 
-tc_status_t tc_api_comm_get(const tc_comm_t *comm, const char *fn, tc_api_comm_t **c_p)
+/* Why a communicator handle was refused (out of line: the getters' fast path stays small). */
+static __attribute__((noinline, cold)) tc_status_t comm_refused(const tc_comm_t *comm,
+                                                                const char *fn, lookup_t why)
 {
     if (!comm)
         return tc_error_set(TC_ERR_INVALID_ARG, "%s: comm is NULL", fn);
-    void *obj = NULL;
-    switch (handle_lookup(KIND_COMM, comm, &obj)) {
-    case H_LIVE:
-        *c_p = obj;
-        return TC_OK;
+    switch (why) {
     case H_STALE:
         return tc_error_set(TC_ERR_INVALID_STATE,
                             "%s: comm %p was destroyed (tc_comm_destroy); the handle is stale", fn,
@@ -276,15 +276,22 @@ tc_status_t tc_api_comm_get(const tc_comm_t *comm, const char *fn, tc_api_comm_t
     }
 }
 
-tc_status_t tc_api_work_get(const tc_work_t *work, const char *fn, tc_api_work_t **w_p)
+tc_status_t tc_api_comm_get(const tc_comm_t *comm, const char *fn, tc_api_comm_t **c_p)
+{
+    void *obj = NULL;
+    lookup_t r = comm ? handle_lookup(KIND_COMM, comm, &obj) : H_FOREIGN;
+    if (__builtin_expect(r != H_LIVE, 0))
+        return comm_refused(comm, fn, r);
+    *c_p = obj;
+    return TC_OK;
+}
+
+static __attribute__((noinline, cold)) tc_status_t work_refused(const tc_work_t *work,
+                                                                const char *fn, lookup_t why)
 {
     if (!work)
         return tc_error_set(TC_ERR_INVALID_ARG, "%s: work is NULL", fn);
-    void *obj = NULL;
-    switch (handle_lookup(KIND_WORK, work, &obj)) {
-    case H_LIVE:
-        *w_p = obj;
-        return TC_OK;
+    switch (why) {
     case H_STALE:
         return tc_error_set(TC_ERR_INVALID_STATE,
                             "%s: work %p was freed (tc_work_free); the handle is stale", fn,
@@ -298,6 +305,16 @@ tc_status_t tc_api_work_get(const tc_work_t *work, const char *fn, tc_api_work_t
                             "%s: work %p is not a work handle (never returned by an operation)",
                             fn, (const void *)work);
     }
+}
+
+tc_status_t tc_api_work_get(const tc_work_t *work, const char *fn, tc_api_work_t **w_p)
+{
+    void *obj = NULL;
+    lookup_t r = work ? handle_lookup(KIND_WORK, work, &obj) : H_FOREIGN;
+    if (__builtin_expect(r != H_LIVE, 0))
+        return work_refused(work, fn, r);
+    *w_p = obj;
+    return TC_OK;
 }
 
 tc_status_t tc_api_win_new(const char *fn, tc_api_win_t **w_p)
@@ -325,15 +342,12 @@ void tc_api_win_retire(tc_api_win_t *w)
     free(w);
 }
 
-tc_status_t tc_api_win_get(const tc_win_t *win, const char *fn, tc_api_win_t **w_p)
+static __attribute__((noinline, cold)) tc_status_t win_refused(const tc_win_t *win, const char *fn,
+                                                               lookup_t why)
 {
     if (!win)
         return tc_error_set(TC_ERR_INVALID_ARG, "%s: win is NULL", fn);
-    void *obj = NULL;
-    switch (handle_lookup(KIND_WIN, win, &obj)) {
-    case H_LIVE:
-        *w_p = obj;
-        return TC_OK;
+    switch (why) {
     case H_STALE:
         return tc_error_set(TC_ERR_INVALID_STATE,
                             "%s: win %p was destroyed (tc_win_destroy); the handle is stale", fn,
@@ -348,4 +362,14 @@ tc_status_t tc_api_win_get(const tc_win_t *win, const char *fn, tc_api_win_t **w
                             "or tc_win_allocate)",
                             fn, (const void *)win);
     }
+}
+
+tc_status_t tc_api_win_get(const tc_win_t *win, const char *fn, tc_api_win_t **w_p)
+{
+    void *obj = NULL;
+    lookup_t r = win ? handle_lookup(KIND_WIN, win, &obj) : H_FOREIGN;
+    if (__builtin_expect(r != H_LIVE, 0))
+        return win_refused(win, fn, r);
+    *w_p = obj;
+    return TC_OK;
 }

@@ -107,8 +107,11 @@ tc_status_t tc_win_size(tc_win_t *win, int peer, size_t *bytes_p)
     return st;
 }
 
-static tc_status_t win_op(tc_win_t *win, const char *fn, tc_rt_win_op_t *op,
-                          const tc_op_opts_t *opts, tc_work_t **work_p)
+/* Inlined into each operation: a put's call chain is the window's whole latency. */
+static inline __attribute__((always_inline)) tc_status_t win_op(tc_win_t *win, const char *fn,
+                                                                tc_rt_win_op_t *op,
+                                                                const tc_op_opts_t *opts,
+                                                                tc_work_t **work_p)
 {
     tc_api_win_t *w;
     tc_status_t st = tc_api_win_get(win, fn, &w);

@@ -127,35 +127,36 @@ static tc_status_t win_usable(tc_rt_win_t *win, const char *fn)
 }
 
 /* Peer, range, slot and buffer of @p op against what the peer exposed. */
-static tc_status_t win_check(const tc_rt_win_t *win, const tc_rt_win_op_t *op, const char *fn)
+static tc_status_t win_check(const tc_rt_win_t *win, const tc_rt_win_op_t *op)
 {
     const tc_rt_comm_t *comm = win->comm;
     if ((unsigned)op->kind > TC_RT_WIN_SIGNAL)
-        return tc_error_set(TC_ERR_INVALID_ARG, "%s: operation kind %d is unknown", fn, op->kind);
+        return tc_error_set(TC_ERR_INVALID_ARG, "%s: operation kind %d is unknown", win_fn(op),
+                            op->kind);
     if (op->peer < 0 || op->peer >= comm->size)
         return tc_error_set(TC_ERR_INVALID_ARG,
                             "%s: peer %d is not a rank of the window's communicator '%s' (size "
                             "%d)",
-                            fn, op->peer, comm->name, comm->size);
+                            win_fn(op), op->peer, comm->name, comm->size);
     size_t size = win->peers[op->peer].bytes;
     if (op->kind != TC_RT_WIN_SIGNAL && (op->offset > size || op->bytes > size - op->offset))
         return tc_error_set(TC_ERR_INVALID_ARG,
                             "%s: %zu bytes at offset %llu are beyond rank %d's window of %zu "
                             "bytes",
-                            fn, op->bytes, (unsigned long long)op->offset, op->peer, size);
+                            win_fn(op), op->bytes, (unsigned long long)op->offset, op->peer, size);
     if (op->kind != TC_RT_WIN_SIGNAL && op->bytes && !op->buf)
-        return tc_error_set(TC_ERR_INVALID_ARG, "%s: the local buffer is NULL with %zu bytes", fn,
-                            op->bytes);
+        return tc_error_set(TC_ERR_INVALID_ARG, "%s: the local buffer is NULL with %zu bytes",
+                            win_fn(op), op->bytes);
     if ((op->kind == TC_RT_WIN_SIGNAL || op->kind == TC_RT_WIN_PUT_SIGNAL) &&
         (op->slot < 0 || op->slot >= TC_RT_WIN_SLOTS))
-        return tc_error_set(TC_ERR_INVALID_ARG, "%s: signal slot %d is not in [0, %d)", fn,
+        return tc_error_set(TC_ERR_INVALID_ARG, "%s: signal slot %d is not in [0, %d)", win_fn(op),
                             op->slot, TC_RT_WIN_SLOTS);
     if ((op->kind == TC_RT_WIN_SIGNAL || op->kind == TC_RT_WIN_PUT_SIGNAL) &&
         op->sig_op != TC_RT_WIN_ADD && op->sig_op != TC_RT_WIN_SET)
         return tc_error_set(TC_ERR_INVALID_ARG,
                             "%s: signal op %d is neither TC_WIN_SIGNAL_ADD nor "
                             "TC_WIN_SIGNAL_SET",
-                            fn, op->sig_op);
+                            win_fn(op), op->sig_op);
     return TC_OK;
 }
 
@@ -185,7 +186,8 @@ static tc_status_t win_ep(tc_rt_win_t *win, int peer, const char *fn, tc_tp_ep_t
  * atomic, so that the target's acquire load of the slot sees the data. The
  * transports apply their signals to the same word with atomics too (self,
  * shm's cells and tcp at the target). Complete on return. */
-static void win_direct(const tc_rt_win_peer_t *peer, const tc_rt_win_op_t *op)
+static inline __attribute__((always_inline)) void win_direct(const tc_rt_win_peer_t *peer,
+                                                             const tc_rt_win_op_t *op)
 {
     if (op->bytes && op->kind != TC_RT_WIN_SIGNAL) {
         char *at = peer->direct + op->offset;
@@ -345,10 +347,9 @@ tc_status_t tc_rt_win_issue(tc_rt_win_t *win, const tc_rt_win_op_t *op, int flag
                             tc_rt_work_t **work_p)
 {
     tc_rt_comm_t *comm = win->comm;
-    const char *fn = win_fn(op);
     if (!comm || __atomic_load_n(&win->released, __ATOMIC_ACQUIRE))
-        return win_usable(win, fn);
-    tc_status_t st = win_check(win, op, fn);
+        return win_usable(win, win_fn(op));
+    tc_status_t st = win_check(win, op);
     if (st != TC_OK)
         return st;
     /* the direct path: no lock, clock, work object or flight-recorder slot;

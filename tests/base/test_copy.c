@@ -19,8 +19,11 @@
 
 #define AREA ((1u << 20) + 2 * 4096 + 256)
 
-static const size_t sizes[] = {0,    1,    63,   64,   65,    4095,     4096,          4097,
-                               4160, 8191, 8192, 9999, 65536, 1u << 20, (1u << 20) + 1};
+static const size_t sizes[] = {0,    1,    2,     3,        4,
+                               5,    7,    8,     9,        15,
+                               16,   17,   63,    64,       65,
+                               4095, 4096, 4097,  4160,     8191,
+                               8192, 9999, 65536, 1u << 20, (1u << 20) + 1};
 static const size_t offsets[] = {0, 1, 8, 16, 31, 32, 63, 64, 65, 100, 4095, 4096 + 16};
 
 static void fill(unsigned char *p, size_t n, unsigned seed)
@@ -56,20 +59,25 @@ static size_t check_disjoint(unsigned char *src, unsigned char *dst, unsigned ch
     return wrong;
 }
 
-/* tc_copy_any within one buffer, forward and backward by every offset. */
+/* tc_copy_any within one buffer, forward and backward by every offset: 70,000 bytes, and the
+ * sizes of the inline copy (up to 16 bytes) shifted by 1 to 15 bytes, so that they overlap. */
 static size_t check_overlap(unsigned char *buf, unsigned char *want)
 {
-    size_t wrong = 0, n = 70000;
-    for (size_t oi = 0; oi < sizeof(offsets) / sizeof(offsets[0]); oi++) {
-        for (int dir = 0; dir < 2; dir++) {
-            size_t a = 128, b = 128 + offsets[oi];
-            size_t s_off = dir ? b : a, d_off = dir ? a : b;
-            fill(buf, 2 * n, (unsigned)oi);
-            memcpy(want, buf, 2 * n);
-            memmove(want + d_off, want + s_off, n);
-            tc_copy_any(buf + d_off, buf + s_off, n);
-            for (size_t i = 0; i < 2 * n; i++)
-                wrong += buf[i] != want[i];
+    static const size_t ns[] = {70000, 16, 13, 8, 6, 3, 1};
+    size_t wrong = 0;
+    for (size_t ni = 0; ni < sizeof(ns) / sizeof(ns[0]); ni++) {
+        size_t n = ns[ni];
+        for (size_t oi = 0; oi < sizeof(offsets) / sizeof(offsets[0]); oi++) {
+            for (int dir = 0; dir < 2; dir++) {
+                size_t a = 128, b = 128 + (n < 64 ? 1 + oi % 15 : offsets[oi]);
+                size_t s_off = dir ? b : a, d_off = dir ? a : b;
+                fill(buf, 2 * n + 256, (unsigned)oi);
+                memcpy(want, buf, 2 * n + 256);
+                memmove(want + d_off, want + s_off, n);
+                tc_copy_any(buf + d_off, buf + s_off, n);
+                for (size_t i = 0; i < 2 * n + 256; i++)
+                    wrong += buf[i] != want[i];
+            }
         }
     }
     return wrong;

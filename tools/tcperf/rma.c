@@ -196,12 +196,12 @@ static void print_header(const rma_t *r, int nranks)
            (unsigned long long)(o->factor ? (uint64_t)o->factor : o->step_bytes),
            o->factor ? "factor" : "bytes", o->warmup, o->iters, o->burst,
            o->create ? "create" : "allocate", o->check, !o->async);
-    printf("#\n# %10s  %12s  %8s  %6s  %6s  %33s  %33s\n", "", "", "", "", "",
+    printf("#\n# %10s  %12s  %8s  %6s  %6s  %34s  %34s\n", "", "", "", "", "",
            "latency (op + flush)", "bandwidth (burst + flush)");
-    printf("# %10s  %12s  %8s  %6s  %6s  %7s  %6s  %6s  %6s  %7s  %6s  %6s  %6s\n", "size", "count",
+    printf("# %10s  %12s  %8s  %6s  %6s  %8s  %6s  %6s  %6s  %8s  %6s  %6s  %6s\n", "size", "count",
            "type", "redop", "root", "time", "algbw", "busbw", "#wrong", "time", "algbw", "busbw",
            "#wrong");
-    printf("# %10s  %12s  %8s  %6s  %6s  %7s  %6s  %6s  %6s  %7s  %6s  %6s  %6s\n", "(B)",
+    printf("# %10s  %12s  %8s  %6s  %6s  %8s  %6s  %6s  %6s  %8s  %6s  %6s  %6s\n", "(B)",
            "(elements)", "", "", "", "(us)", "(GB/s)", "(GB/s)", "", "(us/op)", "(GB/s)", "(GB/s)",
            "");
     fflush(stdout);
@@ -300,7 +300,7 @@ int tcperf_rma(tc_comm_t *comm, const tcperf_rma_opts_t *o, double *wrong_total_
                    (unsigned long long)bytes, "uint8", "none", TARGET);
             for (int h = 0; h < 2; h++) {
                 double bw = us[h] > 0 ? (double)bytes / us[h] / 1e3 : 0;
-                printf("  %7.2f  %6.2f  %6.2f", us[h], bw, bw);
+                printf("  %8.3f  %6.2f  %6.2f", us[h], bw, bw);
                 if (o->check)
                     printf("  %6.0f", wrong[h]);
                 else

@@ -7,7 +7,8 @@
  * the source modulo 4 KiB (a buffer from malloc, 16 bytes into its page, against a page-aligned
  * window), against 40-90 GB/s otherwise (docs/kernels.md, "Copies"). tc_copy takes such copies
  * (1 to 63 bytes ahead, for margin) through a loop of 64-byte moves; every other copy is
- * memcpy. TC_COPY=auto (the loop on AMD and Hygon processors), libc or loop.
+ * memcpy, and copies of at most 16 bytes are inline. TC_COPY=auto (the loop on AMD and Hygon
+ * processors), libc or loop.
  */
 #ifndef TCOMMS_BASE_COPY_H
 #define TCOMMS_BASE_COPY_H
@@ -35,11 +36,43 @@ static inline int tc_copy_near_ahead(uintptr_t dst, uintptr_t src)
 /** @brief Copy of a size the loop may take (out of line). */
 void tc_copy_mid(void *dst, const void *src, size_t n);
 
+/** @brief Copies up to this many bytes are inline (no call into the C library: an 8-byte
+ * window put or small message costs less than the call would). */
+#define TC_COPY_SMALL_MAX 16u
+
+/** @brief Copy @p n <= TC_COPY_SMALL_MAX bytes: every load before any store, so the ranges may
+ * overlap. Two words that overlap in the middle cover every size of their class. */
+static inline void tc_copy_small(void *dst, const void *src, size_t n)
+{
+    unsigned char *d = (unsigned char *)dst;
+    const unsigned char *s = (const unsigned char *)src;
+    if (n >= 8) {
+        uint64_t a, b;
+        memcpy(&a, s, 8);
+        memcpy(&b, s + n - 8, 8);
+        memcpy(d, &a, 8);
+        memcpy(d + n - 8, &b, 8);
+    } else if (n >= 4) {
+        uint32_t a, b;
+        memcpy(&a, s, 4);
+        memcpy(&b, s + n - 4, 4);
+        memcpy(d, &a, 4);
+        memcpy(d + n - 4, &b, 4);
+    } else if (n > 0) {
+        unsigned char a = s[0], b = s[n / 2], c = s[n - 1];
+        d[0] = a;
+        d[n / 2] = b;
+        d[n - 1] = c;
+    }
+}
+
 /** @brief Copy @p n bytes from @p src to @p dst; the ranges must not overlap. */
 static inline void tc_copy(void *dst, const void *src, size_t n)
 {
-    if (n < TC_COPY_LOOP_MIN || n > TC_COPY_LOOP_MAX ||
-        !tc_copy_near_ahead((uintptr_t)dst, (uintptr_t)src))
+    if (n <= TC_COPY_SMALL_MAX)
+        tc_copy_small(dst, src, n);
+    else if (n < TC_COPY_LOOP_MIN || n > TC_COPY_LOOP_MAX ||
+             !tc_copy_near_ahead((uintptr_t)dst, (uintptr_t)src))
         memcpy(dst, src, n);
     else
         tc_copy_mid(dst, src, n);
@@ -49,7 +82,9 @@ static inline void tc_copy(void *dst, const void *src, size_t n)
 static inline void tc_copy_any(void *dst, const void *src, size_t n)
 {
     const char *d = (const char *)dst, *s = (const char *)src;
-    if (d < s + n && s < d + n)
+    if (n <= TC_COPY_SMALL_MAX)
+        tc_copy_small(dst, src, n);
+    else if (d < s + n && s < d + n)
         memmove(dst, src, n);
     else
         tc_copy(dst, src, n);
