@@ -1,11 +1,13 @@
-/* A process's state from /proc/PID/stat. */
+/* A process's state from /proc/PID/stat; what ended processes left in /dev/shm. */
 #include "tcomms/base/proc.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -41,4 +43,28 @@ unsigned long long tc_proc_pidns(void)
 {
     struct stat st;
     return stat("/proc/self/ns/pid", &st) == 0 ? (unsigned long long)st.st_ino : 0;
+}
+
+unsigned tc_proc_sweep_shm(const char *prefix, int (*stale)(int dir, const char *name, void *arg),
+                           void (*removed)(const char *path, void *arg), void *arg)
+{
+    DIR *d = opendir("/dev/shm");
+    if (d == NULL)
+        return 0;
+    size_t plen = strlen(prefix);
+    unsigned n = 0;
+    struct dirent *e;
+    char path[300];
+    while ((e = readdir(d)) != NULL) {
+        if (strncmp(e->d_name, prefix, plen) != 0 || !stale(dirfd(d), e->d_name, arg) ||
+            snprintf(path, sizeof(path), "/%s", e->d_name) >= (int)sizeof(path))
+            continue;
+        if (shm_unlink(path) == 0) { /* ENOENT: another process was first */
+            n++;
+            if (removed)
+                removed(path, arg);
+        }
+    }
+    closedir(d);
+    return n;
 }

@@ -72,7 +72,7 @@ static tc_status_t win_alloc_mem(tc_rt_win_t *win, size_t bytes, char *shm_name,
     if (bytes == 0)
         return TC_OK;
     static unsigned seq; /* per process: names are unique with the pid */
-    (void)tc_rt_win_sweep(); /* what killed ranks left, before this one takes room */
+    tc_rt_win_sweep(); /* what killed ranks left, before this one takes room */
     int fd = -1;
     if (tc_rt_win_seg_name(shm_name, cap, (int)getpid(), win->comm->comm_id,
                            __atomic_add_fetch(&seq, 1, __ATOMIC_RELAXED)))

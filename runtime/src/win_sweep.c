@@ -4,14 +4,12 @@
  * pid ("/tcw.NS.PID.COMM.N"), so the next allocation on this machine removes those whose creator,
  * of this namespace and this user, has ended (as docs/transport_shm.md's "Leftovers" for pair
  * segments). */
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -39,6 +37,13 @@ static int win_seg_field(const char **p, char end, unsigned long long *v)
     return 1;
 }
 
+/* What the sweep's judge learnt of the entry it last judged, for the log line. */
+typedef struct {
+    unsigned long long ns;
+    int pid;
+    long long bytes;
+} win_seg_t;
+
 /* The creator's pid when @p name (without the slash) is a window segment's of namespace @p ns,
  * else 0. */
 static int win_seg_pid(const char *name, unsigned long long ns)
@@ -54,29 +59,30 @@ static int win_seg_pid(const char *name, unsigned long long ns)
     return (int)pid;
 }
 
-unsigned tc_rt_win_sweep(void)
+/* The sweep's judge: a window segment of this namespace whose creator, of this user, ended. */
+static int win_seg_stale(int dir, const char *name, void *arg)
 {
-    unsigned long long ns = tc_proc_pidns();
-    DIR *d = ns ? opendir("/dev/shm") : NULL; /* without a namespace no pid can be judged */
-    if (d == NULL)
+    win_seg_t *seg = arg;
+    struct stat st;
+    seg->pid = win_seg_pid(name, seg->ns);
+    if (seg->pid == 0 || fstatat(dir, name, &st, AT_SYMLINK_NOFOLLOW) != 0 ||
+        !S_ISREG(st.st_mode) || st.st_uid != geteuid() || !tc_proc_ended(seg->pid))
         return 0;
-    unsigned removed = 0;
-    struct dirent *e;
-    while ((e = readdir(d)) != NULL) {
-        int pid = win_seg_pid(e->d_name, ns);
-        struct stat st;
-        char path[300];
-        if (pid == 0 || fstatat(dirfd(d), e->d_name, &st, AT_SYMLINK_NOFOLLOW) != 0 ||
-            !S_ISREG(st.st_mode) || st.st_uid != geteuid() || !tc_proc_ended(pid) ||
-            snprintf(path, sizeof(path), "/%s", e->d_name) >= (int)sizeof(path))
-            continue;
-        if (shm_unlink(path) == 0) { /* ENOENT: another process was first */
-            removed++;
-            tc_log_info(TC_SUBSYS_RUNTIME,
-                        "removed window segment %s (%lld bytes) left by ended process %d", path,
-                        (long long)st.st_size, pid);
-        }
-    }
-    closedir(d);
-    return removed;
+    seg->bytes = (long long)st.st_size;
+    return 1;
+}
+
+static void win_seg_removed(const char *path, void *arg)
+{
+    const win_seg_t *seg = arg;
+    tc_log_info(TC_SUBSYS_RUNTIME,
+                "removed window segment %s (%lld bytes) left by ended process %d", path, seg->bytes,
+                seg->pid);
+}
+
+void tc_rt_win_sweep(void)
+{
+    win_seg_t seg = {.ns = tc_proc_pidns()};
+    if (seg.ns) /* without a namespace no pid can be judged */
+        (void)tc_proc_sweep_shm("tcw.", win_seg_stale, win_seg_removed, &seg);
 }

@@ -3,11 +3,8 @@
  * processes end in between (killed, or exited without destroying their context), nothing
  * removes it. Each new context removes those whose header says: ours, from this pid namespace,
  * and neither of its two processes alive. */
-#include <dirent.h>
 #include <fcntl.h>
-#include <stdio.h>
 #include <string.h>
-#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -52,34 +49,36 @@ static int tc_shm_sweep_read(int dir, const char *name, tc_shm_seg_hdr_t *h, uin
     return ok;
 }
 
+/* What the sweep's judge read of the entry it last judged, and the running totals. */
+typedef struct {
+    uint64_t pidns;
+    tc_shm_seg_hdr_t h;
+    uint64_t bytes, freed;
+} tc_shm_sweep_t;
+
+static int tc_shm_sweep_judge(int dir, const char *name, void *arg)
+{
+    tc_shm_sweep_t *sw = arg;
+    return tc_shm_sweep_read(dir, name, &sw->h, &sw->bytes) &&
+           tc_shm_sweep_stale(&sw->h, sizeof(sw->h), sw->pidns, tc_shm_pid_alive);
+}
+
+static void tc_shm_sweep_removed(const char *path, void *arg)
+{
+    tc_shm_sweep_t *sw = arg;
+    sw->freed += sw->bytes;
+    tc_log_debug(TC_SUBSYS_TRANSPORT, "shm: removed %s (pids %d and %d ended)", path,
+                 (int)sw->h.pid[0], (int)sw->h.pid[1]);
+}
+
 void tc_shm_sweep(const tc_shm_ctx_t *ctx)
 {
     if (ctx->pidns == 0)
         return; /* no way to tell this namespace's processes from another's */
-    DIR *d = opendir(TC_SHM_DEV);
-    if (d == NULL)
-        return;
-    unsigned removed = 0;
-    uint64_t freed = 0, bytes;
-    struct dirent *e;
-    tc_shm_seg_hdr_t h;
-    char path[300];
-    while ((e = readdir(d)) != NULL) {
-        if (strncmp(e->d_name, "tcomms-", 7) != 0 ||
-            !tc_shm_sweep_read(dirfd(d), e->d_name, &h, &bytes) ||
-            !tc_shm_sweep_stale(&h, sizeof(h), ctx->pidns, tc_shm_pid_alive) ||
-            snprintf(path, sizeof(path), "/%s", e->d_name) >= (int)sizeof(path))
-            continue;
-        if (shm_unlink(path) == 0) { /* ENOENT: another new context was first */
-            removed++;
-            freed += bytes;
-            tc_log_debug(TC_SUBSYS_TRANSPORT, "shm: removed %s (pids %d and %d ended)", path,
-                         (int)h.pid[0], (int)h.pid[1]);
-        }
-    }
-    closedir(d);
+    tc_shm_sweep_t sw = {.pidns = ctx->pidns};
+    unsigned removed = tc_proc_sweep_shm("tcomms-", tc_shm_sweep_judge, tc_shm_sweep_removed, &sw);
     if (removed > 0)
         tc_log_info(TC_SUBSYS_TRANSPORT,
                     "shm: removed %u pair segments of ended processes from %s (%llu bytes)",
-                    removed, TC_SHM_DEV, (unsigned long long)freed);
+                    removed, TC_SHM_DEV, (unsigned long long)sw.freed);
 }

@@ -16,4 +16,13 @@ int tc_proc_ended(int pid);
  * pids mean something only within one, so a name that carries a pid carries this too. */
 unsigned long long tc_proc_pidns(void);
 
+/* What ended processes left in /dev/shm: shm_unlink() every entry whose name starts with
+ * @p prefix and that @p stale (given the directory's descriptor and the name without its slash)
+ * judges left by ended processes of this namespace and user; @p removed (may be NULL) is told
+ * each path ("/name") it unlinked, with @p arg as both were given. An entry another process
+ * unlinked first is not counted. Returns how many were unlinked. A directory scan: not for hot
+ * paths. */
+unsigned tc_proc_sweep_shm(const char *prefix, int (*stale)(int dir, const char *name, void *arg),
+                           void (*removed)(const char *path, void *arg), void *arg);
+
 #endif
