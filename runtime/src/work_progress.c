@@ -22,6 +22,7 @@ bool tc_rt_work_link(tc_rt_work_t *w)
     if (world->active)
         world->active->prev = w;
     world->active = w;
+    world->links++;
     if (w->async && world->nasync++ == 0)
         pthread_cond_signal(&world->cv);
     /* Breaking a communicator ends the works linked then: one linked after (a failure learnt

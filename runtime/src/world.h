@@ -107,6 +107,11 @@ struct tc_rt_world {
     unsigned tp_passes; /* progress passes since the backends without endpoints were polled */
     uint64_t node_id;   /* this node's id (topo), published as TC_RT_NODE_KEY */
     tc_rt_world_hooks_t hooks;
+    /* the backends' idle trim (tc_rt_world_trim_idle), under the lock */
+    uint64_t links;      /* works started so far (tc_rt_work_link counts them) */
+    uint64_t trim_links; /* links when trim_ns was taken */
+    uint64_t trim_ns;    /* since when none started (0: not looked yet) */
+    int trimmed;         /* the backends were trimmed since the last start */
 
     /* ---- progress (progress.c) ---- */
     uint64_t spin_ns;     /* how long a blocking call polls before sleeping */
@@ -185,6 +190,11 @@ void tc_rt_world_close_backends(tc_rt_world_t *world);
 /* Progress the transports that have endpoints (and, now and then, the ones
  * that only listen); completions, or a negative status. */
 int tc_rt_world_progress_tp(tc_rt_world_t *world);
+/* Called now and then (the progress thread's tick) at @p now: once no work has
+ * started for TC_RT_WORLD_TRIM_NS and none runs, every backend gives back what it
+ * keeps for reuse (tc_tp_trim), once until the next work starts. */
+#define TC_RT_WORLD_TRIM_NS 1000000000ull
+void tc_rt_world_trim_idle(tc_rt_world_t *world, uint64_t now);
 /* Sleep until a transport may have progress, at most @p max_ms; @p idle_ns is
  * how long the caller has gone without progress. */
 void tc_rt_world_wait(tc_rt_world_t *world, int max_ms, uint64_t idle_ns);

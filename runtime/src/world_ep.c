@@ -1,8 +1,8 @@
 /* The world's transports and endpoints: every registered backend this
  * process can open (the transport registry, with the peers each reaches), an
  * endpoint per world rank over the best fitting one (connected on first use),
- * progress of the backends that have endpoints, and the wait when nothing
- * moves. No backend is named here. */
+ * progress of the backends that have endpoints, the wait when nothing
+ * moves, and the backends' trim once idle. No backend is named here. */
 #include <ctype.h>
 #include <sched.h>
 #include <stdio.h>
@@ -314,4 +314,19 @@ void tc_rt_world_wait(tc_rt_world_t *world, int max_ms, uint64_t idle_ns)
         tc_tp_wait(any->ctx, max_ms < cap ? max_ms : cap);
     else
         sched_yield();
+}
+
+void tc_rt_world_trim_idle(tc_rt_world_t *world, uint64_t now)
+{
+    if (world->links != world->trim_links || world->trim_ns == 0 || world->active) {
+        world->trim_links = world->links;
+        world->trim_ns = now;
+        world->trimmed = 0;
+        return;
+    }
+    if (world->trimmed || now - world->trim_ns < TC_RT_WORLD_TRIM_NS)
+        return;
+    world->trimmed = 1;
+    for (int b = 0; b < world->nbackends; b++)
+        tc_tp_trim(world->backends[b].ctx);
 }

@@ -1,16 +1,17 @@
 #!/usr/bin/env bash
 # exec_keep_prog under tcrun with 2 ranks, over shm and over TCP only, with the resident growth
-# allowed after the smaller operation (MiB): over TCP the transport keeps one record of a 32 MiB
-# message that arrived before its receive (transport/tcp/tcp_internal.h). The same allowance
-# holds 5 s after the last operation (the idle release, with the default heartbeats: with
-# TC_HEARTBEAT_MS=0 there is no progress thread and the shm case fails).
+# allowed after the smaller operation, then 5 s after the last operation (MiB): over TCP the
+# transport keeps one record of a 32 MiB message that arrived before its receive
+# (transport/tcp/tcp_internal.h) until the world has been idle for a second (tc_tp_trim). Both
+# idle checks need the progress thread (the default heartbeats): with TC_HEARTBEAT_MS=0 both
+# fail.
 set -uo pipefail
 tcrun=$1
 prog=$2
 fail=0
-for cfg in "1 16" "0 48"; do
-    read -r shm allowed <<<"$cfg"
-    out=$(TC_SHM=$shm timeout -k 5 120 "$tcrun" -n 2 "$prog" "$allowed" 2>&1)
+for cfg in "1 16 16" "0 48 16"; do
+    read -r shm allowed idle <<<"$cfg"
+    out=$(TC_SHM=$shm timeout -k 5 120 "$tcrun" -n 2 "$prog" "$allowed" "$idle" 2>&1)
     rc=$?
     if [ $rc -ne 0 ] || [ "$(grep -c ' 0 wrong' <<<"$out")" -ne 2 ]; then
         echo "FAIL with TC_SHM=$shm (exit $rc):"

@@ -2,8 +2,8 @@
  * context reuses, so a steady stream of them allocates nothing after the first; a burst of more
  * than the context keeps allocates only the excess again; of larger records the context keeps
  * the last one released, which a message of its size down to half of it reuses; the same for
- * striped messages (several sockets); every message arrives whole and in order; the probe finds
- * them before their receive. */
+ * striped messages (several sockets); a trim gives the large one back; every message arrives
+ * whole and in order; the probe finds them before their receive. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -63,6 +63,14 @@ static void test_reuse(void **state)
     tc_tpt_unexpected_burst(&p, 1, (1u << 19) - 1, 601, WAIT_MS);
     assert_int_equal(rx->unexp_allocs - small, 5);
     assert_int_equal(rx->unexp_big->cap, (1u << 19) - 1);
+    /* trimmed (the runtime's idle look): the large record goes, the small ones stay; the next
+     * large message allocates again and works */
+    tc_tp_trim(p.ctx[1]);
+    assert_null(rx->unexp_big);
+    assert_int_equal(rx->nunexp_free, TC_TCP_UNEXP_KEEP);
+    tc_tpt_unexpected_burst(&p, 1, (1u << 19) - 1, 602, WAIT_MS);
+    assert_int_equal(rx->unexp_allocs - small, 6);
+    assert_non_null(rx->unexp_big);
     tc_tpt_pair_close(&p);
 }
 

@@ -303,4 +303,5 @@ const tc_tp_ops_t tc_tp_tcp_ops = {
     .recv_sink = tc_tcp_recv_sink,
     .wait_fd = tc_tcp_wait_fd,
     .probe = tc_tcp_probe,
+    .trim = tc_tcp_trim,
 };

@@ -738,5 +738,7 @@ int tc_tcp_ctl_push(tc_tcp_ctx_t *ctx, tc_tcp_ep_t *ep, int kind, const void *da
 tc_tcp_unexp_t *tc_tcp_unexp_append(tc_tcp_ep_t *ep, uint64_t tag, uint64_t len);
 /* Give an unexpected-message record back: kept for reuse, or freed. */
 void tc_tcp_unexp_release(tc_tcp_ctx_t *ctx, tc_tcp_unexp_t *u);
+/* The ops' trim: free the kept large record (the small ones stay: 128 KiB at most). */
+void tc_tcp_trim(tc_tp_ctx_t *ctx);
 
 #endif /* TCOMMS_TRANSPORT_TCP_INTERNAL_H */

@@ -5,6 +5,7 @@
 #include <sys/socket.h>
 
 #include "tcp_internal.h"
+#include "tcomms/base/log.h"
 
 /* A new unexpected message of @p len bytes at the end of @p ep's queue (its
  * bytes still to come), or NULL when it cannot be allocated. */
@@ -55,6 +56,16 @@ void tc_tcp_unexp_release(tc_tcp_ctx_t *ctx, tc_tcp_unexp_t *u)
         return;
     }
     free(u);
+}
+
+void tc_tcp_trim(tc_tp_ctx_t *super)
+{
+    tc_tcp_ctx_t *ctx = (tc_tcp_ctx_t *)super;
+    if (ctx->unexp_big != NULL)
+        tc_log_debug(TC_SUBSYS_TRANSPORT, "tcp: idle: gave back the kept record of %llu bytes",
+                     (unsigned long long)ctx->unexp_big->cap);
+    free(ctx->unexp_big);
+    ctx->unexp_big = NULL;
 }
 
 /* Largest single recv() straight into a destination (keeps the length an ssize_t). */

@@ -29,9 +29,9 @@
 extern "C" {
 #endif
 
-/** @brief Version of ::tc_tp_ops_t and ::tc_tp_ep_t (4: rx_bytes); a backend
- *         built for another is refused. */
-#define TC_TP_API_VERSION 4
+/** @brief Version of ::tc_tp_ops_t and ::tc_tp_ep_t (4: rx_bytes; 5: trim); a
+ *         backend built for another is refused. */
+#define TC_TP_API_VERSION 5
 
 typedef struct tc_tp_ops tc_tp_ops_t;
 
@@ -202,6 +202,10 @@ struct tc_tp_ops {
      * receive has taken (1, its length in *len_p) or not (0); NULL when the
      * backend cannot tell (tc_tp_probe() then returns TC_ERR_UNSUPPORTED) */
     int (*probe)(tc_tp_ep_t *ep, uint64_t tag, uint64_t *len_p);
+
+    /* give back what the context keeps for reuse beyond a small working set
+     * (its user has been idle a while); NULL when the backend keeps nothing */
+    void (*trim)(tc_tp_ctx_t *ctx);
 };
 
 /* ---- backends ---- */
@@ -337,6 +341,18 @@ static inline int tc_tp_progress(tc_tp_ctx_t *ctx)
 static inline int tc_tp_wait_fd(tc_tp_ctx_t *ctx)
 {
     return ctx->ops->wait_fd ? ctx->ops->wait_fd(ctx) : -1;
+}
+
+/**
+ * @brief Give back the memory @p ctx keeps for reuse beyond a small working
+ *        set (a record of the last large message, say): the runtime calls it
+ *        once nothing has started for a while. Nothing in flight is touched;
+ *        the next operation that needs such memory allocates it again.
+ */
+static inline void tc_tp_trim(tc_tp_ctx_t *ctx)
+{
+    if (ctx->ops->trim)
+        ctx->ops->trim(ctx);
 }
 
 /** @brief Block up to @p timeout_ms until the context may have progress to make. */
