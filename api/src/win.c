@@ -107,28 +107,16 @@ tc_status_t tc_win_size(tc_win_t *win, int peer, size_t *bytes_p)
     return st;
 }
 
-/* Inlined into each operation: a put's call chain is the window's whole latency. */
-static inline __attribute__((always_inline)) tc_status_t win_op(tc_win_t *win, const char *fn,
-                                                                tc_rt_win_op_t *op,
-                                                                const tc_op_opts_t *opts,
-                                                                tc_work_t **work_p)
+/* An operation with a work object, or options of the wrong size (the error): out of line, so
+ * that the inlined path below keeps a small frame. */
+static __attribute__((noinline)) tc_status_t win_op_work(tc_api_win_t *w, const char *fn,
+                                                         tc_rt_win_op_t *op,
+                                                         const tc_op_opts_t *opts,
+                                                         tc_work_t **work_p)
 {
-    tc_api_win_t *w;
-    tc_status_t st = tc_api_win_get(win, fn, &w);
+    int flags;
+    tc_status_t st = tc_api_op_opts(opts, fn, NULL, &op->timeout_ms, &flags, work_p);
     if (st != TC_OK)
-        return st;
-    if (!work_p && (!opts || opts->size >= sizeof(*opts))) {
-        /* no work object: of tc_api_op_opts' checks only the size applies (hints
-         * are not read; async without work_p is fire-and-forget, completed by
-         * tc_win_flush), so a small put goes straight to the runtime */
-        op->timeout_ms = opts ? opts->timeout_ms : 0;
-        st = tc_rt_win_issue(w->rt, op, opts && opts->async ? TC_RT_ASYNC : 0, NULL);
-        if (st != TC_OK)
-            tc_error_prefix("tc_");
-        return st;
-    }
-    int flags; /* with a work object, or options of the wrong size (the error) */
-    if ((st = tc_api_op_opts(opts, fn, NULL, &op->timeout_ms, &flags, work_p)) != TC_OK)
         return st;
     tc_api_work_t *work = NULL;
     if (work_p && (st = tc_api_work_new(fn, &work)) != TC_OK)
@@ -143,6 +131,28 @@ static inline __attribute__((always_inline)) tc_status_t win_op(tc_win_t *win, c
         work = NULL;
     }
     tc_api_work_drop(work);
+    return st;
+}
+
+/* Inlined into each operation: a put's call chain is the window's whole latency. */
+static inline __attribute__((always_inline)) tc_status_t win_op(tc_win_t *win, const char *fn,
+                                                                tc_rt_win_op_t *op,
+                                                                const tc_op_opts_t *opts,
+                                                                tc_work_t **work_p)
+{
+    tc_api_win_t *w;
+    tc_status_t st = tc_api_win_get(win, fn, &w);
+    if (st != TC_OK)
+        return st;
+    if (work_p || (opts && opts->size < sizeof(*opts)))
+        return win_op_work(w, fn, op, opts, work_p);
+    /* no work object: of tc_api_op_opts' checks only the size applies (hints are not read;
+     * async without work_p is fire-and-forget, completed by tc_win_flush), so a small put
+     * goes straight to the runtime */
+    op->timeout_ms = opts ? opts->timeout_ms : 0;
+    st = tc_rt_win_issue(w->rt, op, opts && opts->async ? TC_RT_ASYNC : 0, NULL);
+    if (st != TC_OK)
+        tc_error_prefix("tc_");
     return st;
 }
 

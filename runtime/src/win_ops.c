@@ -160,6 +160,22 @@ static tc_status_t win_check(const tc_rt_win_t *win, const tc_rt_win_op_t *op)
     return TC_OK;
 }
 
+/* Whether win_check() passes @p op: the direct path's test, which builds no text. */
+static inline int win_op_ok(const tc_rt_win_t *win, const tc_rt_win_op_t *op)
+{
+    unsigned kind = (unsigned)op->kind;
+    if (kind > TC_RT_WIN_SIGNAL || op->peer < 0 || op->peer >= win->comm->size)
+        return 0;
+    size_t size = win->peers[op->peer].bytes;
+    if (kind != TC_RT_WIN_SIGNAL &&
+        (op->offset > size || op->bytes > size - op->offset || (op->bytes && !op->buf)))
+        return 0;
+    if (kind == TC_RT_WIN_SIGNAL || kind == TC_RT_WIN_PUT_SIGNAL)
+        return op->slot >= 0 && op->slot < TC_RT_WIN_SLOTS &&
+               (op->sig_op == TC_RT_WIN_ADD || op->sig_op == TC_RT_WIN_SET);
+    return 1;
+}
+
 /* The endpoint the window's keys for @p peer were unpacked for, if the world still has it. */
 static tc_status_t win_ep(tc_rt_win_t *win, int peer, const char *fn, tc_tp_ep_t **ep_p)
 {
@@ -343,24 +359,37 @@ out:
     return st;
 }
 
-tc_status_t tc_rt_win_issue(tc_rt_win_t *win, const tc_rt_win_op_t *op, int flags,
-                            tc_rt_work_t **work_p)
+/* Every operation off the direct path, and every refused one: the checks that say why, then
+ * a work under the lock. */
+__attribute__((noinline)) static tc_status_t
+win_issue_slow(tc_rt_win_t *win, const tc_rt_win_op_t *op, int flags, tc_rt_work_t **work_p)
 {
-    tc_rt_comm_t *comm = win->comm;
-    if (!comm || __atomic_load_n(&win->released, __ATOMIC_ACQUIRE))
+    if (!win->comm || __atomic_load_n(&win->released, __ATOMIC_ACQUIRE))
         return win_usable(win, win_fn(op));
     tc_status_t st = win_check(win, op);
     if (st != TC_OK)
         return st;
+    return win_issue_locked(win, op, flags, work_p);
+}
+
+tc_status_t tc_rt_win_issue(tc_rt_win_t *win, const tc_rt_win_op_t *op, int flags,
+                            tc_rt_work_t **work_p)
+{
     /* the direct path: no lock, clock, work object or flight-recorder slot;
      * asynchronous without a work object too (complete on return). A broken
-     * communicator takes the locked path, which says why. */
-    const tc_rt_win_peer_t *peer = &win->peers[op->peer];
-    if (peer->direct && !work_p && __atomic_load_n(&comm->broken, __ATOMIC_ACQUIRE) == TC_OK) {
-        win_direct(peer, op);
-        return TC_OK;
+     * communicator takes the locked path, which says why. Only tail calls
+     * leave it, so it saves no registers. The flags are read relaxed: set,
+     * the slow path reads them again with their texts. */
+    const tc_rt_comm_t *comm = win->comm;
+    if (comm && !work_p && !__atomic_load_n(&win->released, __ATOMIC_RELAXED) &&
+        win_op_ok(win, op)) {
+        const tc_rt_win_peer_t *peer = &win->peers[op->peer];
+        if (peer->direct && __atomic_load_n(&comm->broken, __ATOMIC_RELAXED) == TC_OK) {
+            win_direct(peer, op);
+            return TC_OK;
+        }
     }
-    return win_issue_locked(win, op, flags, work_p);
+    return win_issue_slow(win, op, flags, work_p);
 }
 
 /* ---- waiting ---- */

@@ -67,7 +67,7 @@ static inline void tc_copy_small(void *dst, const void *src, size_t n)
 }
 
 /** @brief Copy @p n bytes from @p src to @p dst; the ranges must not overlap. */
-static inline void tc_copy(void *dst, const void *src, size_t n)
+static inline __attribute__((always_inline)) void tc_copy(void *dst, const void *src, size_t n)
 {
     if (n <= TC_COPY_SMALL_MAX)
         tc_copy_small(dst, src, n);
@@ -79,7 +79,7 @@ static inline void tc_copy(void *dst, const void *src, size_t n)
 }
 
 /** @brief As tc_copy, or memmove when the ranges overlap. */
-static inline void tc_copy_any(void *dst, const void *src, size_t n)
+static inline __attribute__((always_inline)) void tc_copy_any(void *dst, const void *src, size_t n)
 {
     const char *d = (const char *)dst, *s = (const char *)src;
     if (n <= TC_COPY_SMALL_MAX)
