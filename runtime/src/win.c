@@ -21,6 +21,7 @@
 #include "tcomms/base/log.h"
 #include "tcomms/base/time.h"
 #include "win.h"
+#include "win_seg.h"
 
 #define WIN_MAGIC 0x7463776eu /* "tcwn" */
 #define WIN_KEY_MAX 112

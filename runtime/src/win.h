@@ -85,13 +85,6 @@ void tc_rt_win_release(tc_rt_win_t *win);
 /* The communicator is destroyed (lock held): its windows release. */
 void tc_rt_comm_release_wins(tc_rt_comm_t *comm);
 
-/* win_sweep.c */
-/* The name of an allocated window's segment, made by process @p pid: 0 when it does not fit
- * @p cap. */
-int tc_rt_win_seg_name(char *buf, size_t cap, int pid, uint32_t comm_id, unsigned seq);
-/* Remove the window segments whose creator (of this pid namespace and user) has ended. */
-void tc_rt_win_sweep(void);
-
 /* win_ops.c */
 /* Cancel @p win's running operations with @p st (lock held). */
 void tc_rt_win_cancel(tc_rt_win_t *win, tc_status_t st, const char *why);

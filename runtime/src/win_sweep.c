@@ -15,7 +15,7 @@
 
 #include "tcomms/base/log.h"
 #include "tcomms/base/proc.h"
-#include "win.h"
+#include "win_seg.h"
 
 int tc_rt_win_seg_name(char *buf, size_t cap, int pid, uint32_t comm_id, unsigned seq)
 {
@@ -44,9 +44,7 @@ typedef struct {
     long long bytes;
 } win_seg_t;
 
-/* The creator's pid when @p name (without the slash) is a window segment's of namespace @p ns,
- * else 0. */
-static int win_seg_pid(const char *name, unsigned long long ns)
+int tc_rt_win_seg_pid(const char *name, unsigned long long ns)
 {
     unsigned long long got, pid, comm, seq;
     if (strncmp(name, "tcw.", 4) != 0)
@@ -64,7 +62,7 @@ static int win_seg_stale(int dir, const char *name, void *arg)
 {
     win_seg_t *seg = arg;
     struct stat st;
-    seg->pid = win_seg_pid(name, seg->ns);
+    seg->pid = tc_rt_win_seg_pid(name, seg->ns);
     if (seg->pid == 0 || fstatat(dir, name, &st, AT_SYMLINK_NOFOLLOW) != 0 ||
         !S_ISREG(st.st_mode) || st.st_uid != geteuid() || !tc_proc_ended(seg->pid))
         return 0;

@@ -39,6 +39,7 @@ all_targets=(
     //tests/fuzz/runtime:store_auth_fuzz    # joining the store: both sides
     //tests/fuzz/runtime:store_body_fuzz    # store request and reply bodies
     //tests/fuzz/runtime:verdict_fuzz       # heartbeat verdicts
+    //tests/fuzz/runtime:win_seg_fuzz       # window segments' names in /dev/shm
 )
 
 targets=()

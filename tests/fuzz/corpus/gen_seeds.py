@@ -257,6 +257,14 @@ for name, body in [("put", bs_key(b"addr") + u32(5) + b"hello"), ("put_empty", b
                    ("event", u32(1) + u32(2) + u32(0) + u32(3))]:
     seed("store_body_fuzz", name, bytes([3, 1]) + body)
 
+# ---- window segments' names in /dev/shm: u64 the pid namespace, then the name ----
+seed("win_seg_fuzz", "made", u64(4026531836) + b"tcw.4026531836.4242.7.3")
+seed("win_seg_fuzz", "other_ns", u64(4026531836) + b"tcw.4026531837.4242.7.3")
+seed("win_seg_fuzz", "pid_too_large", u64(5) + b"tcw.5.2147483648.1.1")
+seed("win_seg_fuzz", "overflow", u64(5) + b"tcw.5.12.99999999999999999999.1")
+seed("win_seg_fuzz", "signs_spaces", u64(5) + b"tcw.5.+12. 1.1")
+seed("win_seg_fuzz", "pair_segment", u64(5) + b"tcomms-13-1e95f787fa7a2dc8-59fd56e11a2e5916")
+
 # ---- heartbeat verdicts: ranks - 1, judging rank, accuser, knowledge bits, the message ----
 def verdict(rank, pid, silent, host, magic=0x74637664):
     return u32(magic) + struct.pack("<iii", rank, pid, silent) + host.ljust(64, b"\0")[:64]
