@@ -197,6 +197,52 @@ handle_lookup(unsigned kind, const void *handle, void **obj_p)
     return H_LIVE;
 }
 
+/* What a refusal says of each kind of handle. */
+static const struct {
+    const char *arg;   /* the argument's name */
+    const char *ended; /* what happened to a stale one, and by which call */
+    const char *ender;
+    const char *other; /* what a handle of another kind is, and what was wanted */
+    const char *wanted;
+    const char *handle; /* "not a ... handle", and what returns them */
+    const char *makers;
+} kind_text[4] = {
+    [KIND_COMM] = {"comm", "destroyed", "tc_comm_destroy", "a work handle", "a communicator",
+                   "communicator", "tc_comm_create, split, dup or shrink"},
+    [KIND_WORK] = {"work", "freed", "tc_work_free", "a communicator handle", "a work object",
+                   "work", "an operation"},
+    [KIND_WIN] = {"win", "destroyed", "tc_win_destroy", "a communicator or work handle", "a window",
+                  "window", "tc_win_create or tc_win_allocate"},
+};
+
+/* Why a handle was refused (out of line: the getters' fast path stays small). */
+static __attribute__((noinline, cold)) tc_status_t handle_refused(unsigned kind, const void *h,
+                                                                  const char *fn, lookup_t why)
+{
+    if (!h)
+        return tc_error_set(TC_ERR_INVALID_ARG, "%s: %s is NULL", fn, kind_text[kind].arg);
+    if (why == H_STALE)
+        return tc_error_set(TC_ERR_INVALID_STATE, "%s: %s %p was %s (%s); the handle is stale", fn,
+                            kind_text[kind].arg, h, kind_text[kind].ended, kind_text[kind].ender);
+    if (why == H_OTHER_KIND)
+        return tc_error_set(TC_ERR_INVALID_STATE, "%s: %s %p is %s, not %s", fn,
+                            kind_text[kind].arg, h, kind_text[kind].other, kind_text[kind].wanted);
+    return tc_error_set(TC_ERR_INVALID_STATE, "%s: %s %p is not a %s handle (never returned by %s)",
+                        fn, kind_text[kind].arg, h, kind_text[kind].handle, kind_text[kind].makers);
+}
+
+/* The live object of handle @p h of @p kind, or the refusal (the getters' whole body). */
+static inline __attribute__((always_inline)) tc_status_t handle_get(unsigned kind, const void *h,
+                                                                    const char *fn, void **obj_p)
+{
+    void *obj = NULL;
+    lookup_t r = h ? handle_lookup(kind, h, &obj) : H_FOREIGN;
+    if (__builtin_expect(r != H_LIVE, 0))
+        return handle_refused(kind, h, fn, r);
+    *obj_p = obj;
+    return TC_OK;
+}
+
 tc_status_t tc_api_comm_new(const char *fn, tc_api_comm_t **c_p)
 {
     tc_api_comm_t *c = calloc(1, sizeof(*c));
@@ -253,68 +299,22 @@ void tc_api_work_drop(tc_api_work_t *w)
         free(w);
 }
 
-/* Why a communicator handle was refused (out of line: the getters' fast path stays small). */
-static __attribute__((noinline, cold)) tc_status_t comm_refused(const tc_comm_t *comm,
-                                                                const char *fn, lookup_t why)
-{
-    if (!comm)
-        return tc_error_set(TC_ERR_INVALID_ARG, "%s: comm is NULL", fn);
-    switch (why) {
-    case H_STALE:
-        return tc_error_set(TC_ERR_INVALID_STATE,
-                            "%s: comm %p was destroyed (tc_comm_destroy); the handle is stale", fn,
-                            (const void *)comm);
-    case H_OTHER_KIND:
-        return tc_error_set(TC_ERR_INVALID_STATE,
-                            "%s: comm %p is a work handle, not a communicator", fn,
-                            (const void *)comm);
-    default:
-        return tc_error_set(TC_ERR_INVALID_STATE,
-                            "%s: comm %p is not a communicator handle (never returned by "
-                            "tc_comm_create, split, dup or shrink)",
-                            fn, (const void *)comm);
-    }
-}
-
 tc_status_t tc_api_comm_get(const tc_comm_t *comm, const char *fn, tc_api_comm_t **c_p)
 {
     void *obj = NULL;
-    lookup_t r = comm ? handle_lookup(KIND_COMM, comm, &obj) : H_FOREIGN;
-    if (__builtin_expect(r != H_LIVE, 0))
-        return comm_refused(comm, fn, r);
-    *c_p = obj;
-    return TC_OK;
-}
-
-static __attribute__((noinline, cold)) tc_status_t work_refused(const tc_work_t *work,
-                                                                const char *fn, lookup_t why)
-{
-    if (!work)
-        return tc_error_set(TC_ERR_INVALID_ARG, "%s: work is NULL", fn);
-    switch (why) {
-    case H_STALE:
-        return tc_error_set(TC_ERR_INVALID_STATE,
-                            "%s: work %p was freed (tc_work_free); the handle is stale", fn,
-                            (const void *)work);
-    case H_OTHER_KIND:
-        return tc_error_set(TC_ERR_INVALID_STATE,
-                            "%s: work %p is a communicator handle, not a work object", fn,
-                            (const void *)work);
-    default:
-        return tc_error_set(TC_ERR_INVALID_STATE,
-                            "%s: work %p is not a work handle (never returned by an operation)",
-                            fn, (const void *)work);
-    }
+    tc_status_t st = handle_get(KIND_COMM, comm, fn, &obj);
+    if (st == TC_OK)
+        *c_p = obj;
+    return st;
 }
 
 tc_status_t tc_api_work_get(const tc_work_t *work, const char *fn, tc_api_work_t **w_p)
 {
     void *obj = NULL;
-    lookup_t r = work ? handle_lookup(KIND_WORK, work, &obj) : H_FOREIGN;
-    if (__builtin_expect(r != H_LIVE, 0))
-        return work_refused(work, fn, r);
-    *w_p = obj;
-    return TC_OK;
+    tc_status_t st = handle_get(KIND_WORK, work, fn, &obj);
+    if (st == TC_OK)
+        *w_p = obj;
+    return st;
 }
 
 tc_status_t tc_api_win_new(const char *fn, tc_api_win_t **w_p)
@@ -342,34 +342,11 @@ void tc_api_win_retire(tc_api_win_t *w)
     free(w);
 }
 
-static __attribute__((noinline, cold)) tc_status_t win_refused(const tc_win_t *win, const char *fn,
-                                                               lookup_t why)
-{
-    if (!win)
-        return tc_error_set(TC_ERR_INVALID_ARG, "%s: win is NULL", fn);
-    switch (why) {
-    case H_STALE:
-        return tc_error_set(TC_ERR_INVALID_STATE,
-                            "%s: win %p was destroyed (tc_win_destroy); the handle is stale", fn,
-                            (const void *)win);
-    case H_OTHER_KIND:
-        return tc_error_set(TC_ERR_INVALID_STATE,
-                            "%s: win %p is a communicator or work handle, not a window", fn,
-                            (const void *)win);
-    default:
-        return tc_error_set(TC_ERR_INVALID_STATE,
-                            "%s: win %p is not a window handle (never returned by tc_win_create "
-                            "or tc_win_allocate)",
-                            fn, (const void *)win);
-    }
-}
-
 tc_status_t tc_api_win_get(const tc_win_t *win, const char *fn, tc_api_win_t **w_p)
 {
     void *obj = NULL;
-    lookup_t r = win ? handle_lookup(KIND_WIN, win, &obj) : H_FOREIGN;
-    if (__builtin_expect(r != H_LIVE, 0))
-        return win_refused(win, fn, r);
-    *w_p = obj;
-    return TC_OK;
+    tc_status_t st = handle_get(KIND_WIN, win, fn, &obj);
+    if (st == TC_OK)
+        *w_p = obj;
+    return st;
 }
