@@ -172,12 +172,17 @@ double tc_algo_model_time(const tc_algo_model_t *model, const tc_algo_args_t *ar
                           const tc_algo_cost_t *cost, size_t elem_size)
 {
     const int c = tc_algo_link_class(args);
-    const double sz = (double)elem_size, alpha = model->alpha_us[c];
+    const int oversub = c == 0 && args->oversub > 1;
+    const double sz = (double)elem_size;
+    const double alpha = model->alpha_us[c] + (oversub ? TC_ALGO_SCHED_HOP_US : 0.0);
     const double o = model->o_us < alpha ? model->o_us : alpha;
     const double share = c == 1 && cost->link_share > 1 ? cost->link_share : 1.0;
+    const double cores = oversub ? args->oversub : 1.0;
 
     return ((cost->rounds - cost->overlap) * alpha + cost->overlap * o +
-            cost->elems * sz * model->beta_us[c] * share + cost->red_elems * sz * model->gamma_us) *
+            (cost->elems * sz * model->beta_us[c] * share +
+             cost->red_elems * sz * model->gamma_us) *
+                cores) *
            1e-6;
 }
 

@@ -77,6 +77,10 @@ tc_status_t tc_algo_args_check(const tc_algo_args_t *args, const char *who)
         return tc_error_set(TC_ERR_INVALID_ARG, "%s: %s root %d outside [0, %d)", who,
                             tc_coll_name(args->coll), args->root, args->nranks);
     }
+    if (!(args->oversub >= 0 && args->oversub <= 1e6)) {
+        return tc_error_set(TC_ERR_INVALID_ARG, "%s: oversub %g (ranks per core: 0 to 1e6)", who,
+                            args->oversub);
+    }
     if (args->ranks_per_node < 0) {
         return tc_error_set(TC_ERR_INVALID_ARG, "%s: ranks_per_node %d is negative", who,
                             args->ranks_per_node);

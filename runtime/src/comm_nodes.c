@@ -9,9 +9,11 @@
  * of four numbers over a flat algorithm, and every rank derives the same L
  * from the result, or 0 (flat algorithms only) when the nodes are not such
  * blocks. Runs only when the job spans nodes (a rank whose local size is the
- * job's size knows every rank is on its node, and so do all the others). */
+ * job's size knows every rank is on its node, and so do all the others), where it notes whether
+ * the node runs more ranks than it has cores instead. */
 #include <stdint.h>
 #include <stdio.h>
+#include <unistd.h>
 
 #include "comms.h"
 #include "tcomms/base/log.h"
@@ -58,12 +60,30 @@ static int nodes_geometry(const int64_t *v, int size, const char **why_p)
     return (int)l;
 }
 
+/* A one-node job's ranks per core, when they outnumber the machine's online cores (else 0), for
+ * the algorithms' selection (tc_algo_args_t.oversub). Every rank must select alike: the online
+ * count is the machine's, the same in every rank, where the cores a rank may use (its cgroup
+ * quota, its cpuset: the progress policy's count, progress.c) may differ from rank to rank. */
+static double nodes_oversub(int local_size)
+{
+    long online = sysconf(_SC_NPROCESSORS_ONLN);
+    return online > 0 && local_size > online ? (double)local_size / (double)online : 0.0;
+}
+
 tc_status_t tc_rt_comm_agree_nodes(tc_rt_comm_t *comm)
 {
     tc_boot_t *boot = comm->world->boot;
     comm->ranks_per_node = comm->world->ranks_per_node = boot->local_size;
-    if (boot->local_size >= comm->size)
+    if (boot->local_size >= comm->size) {
+        comm->world->oversub = nodes_oversub(boot->local_size);
+        if (comm->world->oversub > 0)
+            tc_log_info(TC_SUBSYS_RUNTIME,
+                        "comm '%s': %d ranks on this node's %ld cores: selection counts %.2f ranks "
+                        "per core",
+                        comm->name, boot->local_size, sysconf(_SC_NPROCESSORS_ONLN),
+                        comm->world->oversub);
         return TC_OK;
+    }
     int64_t mine[NODES_N], all[NODES_N] = {0}; /* all: written by the all-reduce */
     nodes_mine(comm->rank, comm->size, boot->local_rank, boot->local_size, mine);
     tc_hints_t hints;

@@ -53,7 +53,8 @@ static tc_status_t comm_build(tc_rt_comm_t *comm, const tc_rt_work_t *work, cons
                            .in_place = in_place,
                            .counts = counts,
                            .displs = displs,
-                           .ranks_per_node = comm->ranks_per_node};
+                           .ranks_per_node = comm->ranks_per_node,
+                           .oversub = comm->world->oversub};
     const char *name;
     tc_status_t st = tc_algo_select(&args, elem_size, hint, &name);
     if (st != TC_OK)

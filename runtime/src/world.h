@@ -99,6 +99,7 @@ struct tc_rt_world {
     struct pollfd wait_fds[TC_RT_BACKENDS_MAX];
     int nwait_fds;
     int ranks_per_node; /* agreed by the world communicator (comm_nodes.c); 0: flat only */
+    double oversub; /* one-node job: ranks per online core when above 1, else 0 (comm_nodes.c) */
     int nfallbacks;     /* peers a better backend refused, reached over another (one warning) */
     tc_tp_ep_t **eps;   /* by world rank, NULL until first used */
     tc_rt_backend_t **ep_backend; /* the backend of each endpoint */

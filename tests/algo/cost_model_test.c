@@ -2,7 +2,8 @@
  * hand: the per-message overhead o (a burst's messages cost o, not alpha)
  * and link sharing (across nodes, the beta term times the ranks of a node
  * that use its link at once), the shares the formulas derive, and the
- * selections they change. */
+ * selections they change; and a node that runs more ranks than it has cores
+ * (a scheduling hop per round, the cores shared). */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -66,6 +67,24 @@ static void test_model_time(void **state)
     tc_algo_model_t m0 = m;
     m0.o_us = 0;
     assert_near(tc_algo_model_time(&m0, &a, &c, 4) * 1e6, 10);
+
+    /* one node of 6 ranks on 3 cores (oversub 2): alpha 1 + the scheduling hop, o = min(2,
+     * alpha) = 2, beta and gamma shared by 2: 2 x 21 + 3 x 2 + (100 x 4 x 0.01 + 0.2) x 2 */
+    c.rounds = 5;
+    c.overlap = 3;
+    c.elems = 100;
+    c.red_elems = 50;
+    a.ranks_per_node = 0;
+    a.oversub = 2;
+    assert_near(tc_algo_model_time(&m, &a, &c, 4) * 1e6,
+                2 * (1 + TC_ALGO_SCHED_HOP_US) + 3 * 2 + 4.2 * 2);
+    /* across nodes, and at 1 rank per core or fewer, the factor is not applied */
+    a.oversub = 1;
+    assert_near(tc_algo_model_time(&m, &a, &c, 4) * 1e6, 9.2);
+    a.ranks_per_node = 2;
+    a.oversub = 2;
+    c.link_share = 2;
+    assert_near(tc_algo_model_time(&m, &a, &c, 4) * 1e6, 106.2);
 }
 
 static void test_node_share(void **state)
@@ -250,6 +269,26 @@ static void test_selection(void **state)
     a.coll = TC_COLL_SCATTER;
     assert_int_equal(tc_algo_select(&a, 4, NULL, &name), TC_OK);
     assert_string_equal(name, "linear");
+
+    /* 4 ranks on 2 cores (oversub 2): where every round waits for a receiver to be scheduled,
+     * a broadcast of 256 KiB goes from the root to each rank at once (a burst, one round)
+     * instead of by the pipelined double binary tree, an all-gather of 256 KiB linear instead of
+     * by recursive doubling (bench/results/2026-12-06-oversub.txt: 2x faster there) */
+    a = (tc_algo_args_t){.coll = TC_COLL_BROADCAST, .nranks = 4, .root = 0, .count = 65536};
+    assert_int_equal(tc_algo_select(&a, 4, NULL, &name), TC_OK);
+    assert_string_equal(name, "double_binary_tree");
+    a.oversub = 2;
+    assert_int_equal(tc_algo_select(&a, 4, NULL, &name), TC_OK);
+    assert_string_not_equal(name, "double_binary_tree");
+    a = (tc_algo_args_t){.coll = TC_COLL_ALL_GATHER, .nranks = 4, .root = -1, .count = 16384};
+    assert_int_equal(tc_algo_select(&a, 4, NULL, &name), TC_OK);
+    assert_string_equal(name, "recursive_doubling");
+    a.oversub = 2;
+    assert_int_equal(tc_algo_select(&a, 4, NULL, &name), TC_OK);
+    assert_string_equal(name, "linear");
+    /* not a ranks-per-core count: refused */
+    a.oversub = -1;
+    assert_int_equal(tc_algo_select(&a, 4, NULL, &name), TC_ERR_INVALID_ARG);
 }
 
 int main(void)

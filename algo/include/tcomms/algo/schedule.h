@@ -172,6 +172,12 @@ typedef struct tc_algo_args {
      *  (prefix sums of column r). The receive blocks of a rank must not
      *  overlap (the verifier rejects that with TC_ERR_INVALID_ARG). */
     const uint64_t *a2a_rdispls;
+    /** ranks per core when a job within one node runs more ranks than the
+     *  machine has cores (the runtime's count, the same on every rank); 0 or
+     *  up to 1: not oversubscribed. The model then charges each round a
+     *  scheduling hop and shares the cores among the ranks' copies and
+     *  reductions (tc_algo_model_time). Selection only: schedules ignore it. */
+    double oversub;
 } tc_algo_args_t;
 
 /** @brief Where a rank's input and output live (see tc_algo_args_t). */
@@ -401,10 +407,21 @@ tc_status_t tc_algo_model_get(tc_algo_model_t *model);
  *        beta of that class:
  *        (rounds - overlap) alpha + overlap min(o, alpha)
  *        + elems size beta share + red_elems size gamma,
- *        share = max(1, link_share) across nodes, 1 within a node.
+ *        share = max(1, link_share) across nodes, 1 within a node. Within a
+ *        node whose ranks outnumber its cores (args->oversub > 1), alpha
+ *        gains TC_ALGO_SCHED_HOP_US (a round's messages wait for their
+ *        receivers to be scheduled) and beta and gamma are multiplied by
+ *        args->oversub (the ranks copy and reduce on fewer cores).
  */
 double tc_algo_model_time(const tc_algo_model_t *model, const tc_algo_args_t *args,
                           const tc_algo_cost_t *cost, size_t elem_size);
+
+/** @brief What a round costs more on an oversubscribed node (us): a receiver
+ *         that is not running waits for a time slice. About what a dependent
+ *         hop costs among 4 ranks on the 2 cores of the AMD VM where broadcast,
+ *         all_gather and reduce_scatter of 64 KiB-1 MiB ran fastest as chosen
+ *         with it (bench/results/2026-12-06-oversub.txt). */
+#define TC_ALGO_SCHED_HOP_US 20.0
 
 /**
  * @brief How many ranks of the fullest node exchange with a rank on another
