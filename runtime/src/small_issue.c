@@ -411,7 +411,7 @@ static tc_status_t small_blocking(tc_rt_comm_t *comm, tc_rt_small_t *s, const tc
     /* stored atomically: a flight-recorder dump on another thread reads it */
     op.seq = comm->seq + 1;
     __atomic_store_n(&comm->seq, op.seq, __ATOMIC_RELAXED);
-    op.tag = tc_rt_tag(comm->comm_id, TC_RT_TAG_COLL, op.seq);
+    op.tag = tc_rt_coll_tag(comm->comm_id, call->coll, op.seq);
     small_begin(&op);
     tc_status_t st = tc_rt_small_run(&op);
     if (!free)

@@ -177,7 +177,7 @@ tc_status_t tc_rt_small_work(tc_rt_comm_t *comm, tc_rt_small_t *s, const tc_rt_c
     w->call.hints = NULL;
     op.seq = ++comm->seq;
     w->op = op;
-    w->tag = tc_rt_tag(comm->comm_id, TC_RT_TAG_COLL, op.seq);
+    w->tag = tc_rt_coll_tag(comm->comm_id, call->coll, op.seq);
     lw->op = (tc_rt_small_op_t){.comm = comm,
                                 .s = s,
                                 .call = &w->call,

@@ -22,13 +22,16 @@
 #include "tcomms/base/time.h"
 
 /* Start a prepared work: a fresh tag, its deadline, its state; it is running after. */
+_Static_assert(TC_COLL_COUNT <= 16,
+               "a collective's number takes 4 bits of its tags (tc_rt_coll_tag)");
+
 static tc_status_t work_start(tc_rt_work_t *w)
 {
     tc_rt_comm_t *comm = w->comm;
     w->sched = w->main_sched;
     if (w->call.coll != TC_COLL_COUNT) {
         w->op.seq = ++comm->seq;
-        w->tag = tc_rt_tag(comm->comm_id, TC_RT_TAG_COLL, w->op.seq);
+        w->tag = tc_rt_coll_tag(comm->comm_id, w->call.coll, w->op.seq);
     }
     tc_status_t st = TC_OK;
     if (comm->device >= 0 && w->call.coll != TC_COLL_COUNT)

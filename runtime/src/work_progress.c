@@ -230,7 +230,7 @@ static void work_check_done(tc_rt_work_t *w)
     if (st == TC_OK) {
         tc_rt_check_free(w);
         w->sched = w->main_sched;
-        w->tag = tc_rt_tag(w->comm->comm_id, TC_RT_TAG_COLL, w->op.seq);
+        w->tag = tc_rt_coll_tag(w->comm->comm_id, w->call.coll, w->op.seq);
         if ((st = tc_rt_exec_begin(w)) == TC_OK)
             return;
         tc_rt_work_fail(w, st);

@@ -20,8 +20,9 @@
 #include "tcomms/transport/transport.h"
 
 /* Tags: [comm id: 20 bits][kind: 2 bits][sequence: 42 bits]. Collectives
- * use the communicator's operation sequence; point-to-point messages a
- * per-peer, per-direction sequence; TC_CHECK exchanges their own kind. */
+ * use the communicator's operation sequence, under the collective's number
+ * (tc_rt_coll_tag); point-to-point messages a per-peer, per-direction
+ * sequence; TC_CHECK exchanges their own kind. */
 #define TC_RT_TAG_SEQ_BITS 42
 #define TC_RT_TAG_KIND_SHIFT 42
 #define TC_RT_TAG_ID_SHIFT 44
@@ -33,6 +34,19 @@ static inline uint64_t tc_rt_tag(uint64_t comm_id, unsigned kind, uint64_t seq)
 {
     return (comm_id << TC_RT_TAG_ID_SHIFT) | ((uint64_t)kind << TC_RT_TAG_KIND_SHIFT) |
            (seq & ((UINT64_C(1) << TC_RT_TAG_SEQ_BITS) - 1));
+}
+
+/* A collective's tag: the operation's sequence with the collective (tc_coll_t) in the top 4 of
+ * the sequence's bits. Ranks that call different collectives at the same point (a mismatch,
+ * without TC_CHECK) then never take each other's messages: they wait, time out and leave
+ * their flight recorders to say who called what, where a broadcast could take an all-reduce's
+ * message of its size and return TC_OK with it. */
+#define TC_RT_TAG_COLL_SHIFT (TC_RT_TAG_SEQ_BITS - 4)
+static inline uint64_t tc_rt_coll_tag(uint64_t comm_id, unsigned coll, uint64_t seq)
+{
+    return tc_rt_tag(comm_id, TC_RT_TAG_COLL,
+                     ((uint64_t)coll << TC_RT_TAG_COLL_SHIFT) |
+                         (seq & ((UINT64_C(1) << TC_RT_TAG_COLL_SHIFT) - 1)));
 }
 
 typedef struct tc_rt_world tc_rt_world_t;
@@ -99,20 +113,20 @@ struct tc_rt_world {
     struct pollfd wait_fds[TC_RT_BACKENDS_MAX];
     int nwait_fds;
     int ranks_per_node; /* agreed by the world communicator (comm_nodes.c); 0: flat only */
-    double oversub; /* one-node job: ranks per online core when above 1, else 0 (comm_nodes.c) */
     int nfallbacks;     /* peers a better backend refused, reached over another (one warning) */
+    double oversub; /* one-node job: ranks per online core when above 1, else 0 (comm_nodes.c) */
     tc_tp_ep_t **eps;   /* by world rank, NULL until first used */
     tc_rt_backend_t **ep_backend; /* the backend of each endpoint */
     uint8_t *locality;            /* by world rank: 0 unknown, 1 another node, 2 this node */
     uint64_t ep_drops;            /* atomic: endpoints closed by tc_rt_world_ep_drop (seq_cst) */
     unsigned tp_passes; /* progress passes since the backends without endpoints were polled */
-    uint64_t node_id;   /* this node's id (topo), published as TC_RT_NODE_KEY */
-    tc_rt_world_hooks_t hooks;
     /* the backends' idle trim (tc_rt_world_trim_idle), under the lock */
+    int trimmed;         /* the backends were trimmed since the last start */
     uint64_t links;      /* works started so far (tc_rt_work_link counts them) */
     uint64_t trim_links; /* links when trim_ns was taken */
     uint64_t trim_ns;    /* since when none started (0: not looked yet) */
-    int trimmed;         /* the backends were trimmed since the last start */
+    uint64_t node_id;    /* this node's id (topo), published as TC_RT_NODE_KEY */
+    tc_rt_world_hooks_t hooks;
 
     /* ---- progress (progress.c) ---- */
     uint64_t spin_ns;     /* how long a blocking call polls before sleeping */
