@@ -126,54 +126,62 @@ static tc_status_t win_usable(tc_rt_win_t *win, const char *fn)
     return TC_OK;
 }
 
-/* Peer, range, slot and buffer of @p op against what the peer exposed. */
+/* What is wrong with @p op against what its peer exposed: the rules once, for the direct path's
+ * test (OP_OK: nothing) and for win_check's texts. */
+enum { OP_OK = 0, OP_KIND, OP_PEER, OP_RANGE, OP_BUF, OP_SLOT, OP_SIG };
+static inline int win_op_fault(const tc_rt_win_t *win, const tc_rt_win_op_t *op)
+{
+    unsigned kind = (unsigned)op->kind;
+    if (kind > TC_RT_WIN_SIGNAL)
+        return OP_KIND;
+    if (op->peer < 0 || op->peer >= win->comm->size)
+        return OP_PEER;
+    size_t size = win->peers[op->peer].bytes;
+    if (kind != TC_RT_WIN_SIGNAL && (op->offset > size || op->bytes > size - op->offset))
+        return OP_RANGE;
+    if (kind != TC_RT_WIN_SIGNAL && op->bytes && !op->buf)
+        return OP_BUF;
+    if (kind != TC_RT_WIN_SIGNAL && kind != TC_RT_WIN_PUT_SIGNAL)
+        return OP_OK;
+    if (op->slot < 0 || op->slot >= TC_RT_WIN_SLOTS)
+        return OP_SLOT;
+    return op->sig_op == TC_RT_WIN_ADD || op->sig_op == TC_RT_WIN_SET ? OP_OK : OP_SIG;
+}
+
+/* Peer, range, slot and buffer of @p op against what the peer exposed, with the text of what
+ * is wrong. */
 static tc_status_t win_check(const tc_rt_win_t *win, const tc_rt_win_op_t *op)
 {
     const tc_rt_comm_t *comm = win->comm;
-    if ((unsigned)op->kind > TC_RT_WIN_SIGNAL)
+    switch (win_op_fault(win, op)) {
+    case OP_OK:
+        return TC_OK;
+    case OP_KIND:
         return tc_error_set(TC_ERR_INVALID_ARG, "%s: operation kind %d is unknown", win_fn(op),
                             op->kind);
-    if (op->peer < 0 || op->peer >= comm->size)
+    case OP_PEER:
         return tc_error_set(TC_ERR_INVALID_ARG,
                             "%s: peer %d is not a rank of the window's communicator '%s' (size "
                             "%d)",
                             win_fn(op), op->peer, comm->name, comm->size);
-    size_t size = win->peers[op->peer].bytes;
-    if (op->kind != TC_RT_WIN_SIGNAL && (op->offset > size || op->bytes > size - op->offset))
+    case OP_RANGE:
         return tc_error_set(TC_ERR_INVALID_ARG,
                             "%s: %zu bytes at offset %llu are beyond rank %d's window of %zu "
                             "bytes",
-                            win_fn(op), op->bytes, (unsigned long long)op->offset, op->peer, size);
-    if (op->kind != TC_RT_WIN_SIGNAL && op->bytes && !op->buf)
+                            win_fn(op), op->bytes, (unsigned long long)op->offset, op->peer,
+                            win->peers[op->peer].bytes);
+    case OP_BUF:
         return tc_error_set(TC_ERR_INVALID_ARG, "%s: the local buffer is NULL with %zu bytes",
                             win_fn(op), op->bytes);
-    if ((op->kind == TC_RT_WIN_SIGNAL || op->kind == TC_RT_WIN_PUT_SIGNAL) &&
-        (op->slot < 0 || op->slot >= TC_RT_WIN_SLOTS))
+    case OP_SLOT:
         return tc_error_set(TC_ERR_INVALID_ARG, "%s: signal slot %d is not in [0, %d)", win_fn(op),
                             op->slot, TC_RT_WIN_SLOTS);
-    if ((op->kind == TC_RT_WIN_SIGNAL || op->kind == TC_RT_WIN_PUT_SIGNAL) &&
-        op->sig_op != TC_RT_WIN_ADD && op->sig_op != TC_RT_WIN_SET)
+    default:
         return tc_error_set(TC_ERR_INVALID_ARG,
                             "%s: signal op %d is neither TC_WIN_SIGNAL_ADD nor "
                             "TC_WIN_SIGNAL_SET",
                             win_fn(op), op->sig_op);
-    return TC_OK;
-}
-
-/* Whether win_check() passes @p op: the direct path's test, which builds no text. */
-static inline int win_op_ok(const tc_rt_win_t *win, const tc_rt_win_op_t *op)
-{
-    unsigned kind = (unsigned)op->kind;
-    if (kind > TC_RT_WIN_SIGNAL || op->peer < 0 || op->peer >= win->comm->size)
-        return 0;
-    size_t size = win->peers[op->peer].bytes;
-    if (kind != TC_RT_WIN_SIGNAL &&
-        (op->offset > size || op->bytes > size - op->offset || (op->bytes && !op->buf)))
-        return 0;
-    if (kind == TC_RT_WIN_SIGNAL || kind == TC_RT_WIN_PUT_SIGNAL)
-        return op->slot >= 0 && op->slot < TC_RT_WIN_SLOTS &&
-               (op->sig_op == TC_RT_WIN_ADD || op->sig_op == TC_RT_WIN_SET);
-    return 1;
+    }
 }
 
 /* The endpoint the window's keys for @p peer were unpacked for, if the world still has it. */
@@ -382,7 +390,7 @@ tc_status_t tc_rt_win_issue(tc_rt_win_t *win, const tc_rt_win_op_t *op, int flag
      * the slow path reads them again with their texts. */
     const tc_rt_comm_t *comm = win->comm;
     if (comm && !work_p && !__atomic_load_n(&win->released, __ATOMIC_RELAXED) &&
-        win_op_ok(win, op)) {
+        win_op_fault(win, op) == OP_OK) {
         const tc_rt_win_peer_t *peer = &win->peers[op->peer];
         if (peer->direct && __atomic_load_n(&comm->broken, __ATOMIC_RELAXED) == TC_OK) {
             win_direct(peer, op);
