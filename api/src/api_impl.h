@@ -2,6 +2,7 @@
 #ifndef TC_API_IMPL_H
 #define TC_API_IMPL_H
 
+#include "handles.h"
 #include "tcomms/base/config.h"
 #include "tcomms/runtime/comm.h"
 #include "tcomms/runtime/win.h"
@@ -47,12 +48,38 @@ void tc_api_work_drop(tc_api_work_t *w); /* NULL: nothing */
 TC_MUST_USE tc_status_t tc_api_win_new(const char *fn, tc_api_win_t **w_p);
 void tc_api_win_retire(tc_api_win_t *w); /* NULL: nothing */
 
-/* Decode a handle: TC_ERR_INVALID_ARG for NULL, TC_ERR_INVALID_STATE for a
- * destroyed / freed one ("was destroyed", "was freed") or a value that is no
- * handle of that kind; the detail names @p fn. */
-TC_MUST_USE tc_status_t tc_api_comm_get(const tc_comm_t *comm, const char *fn, tc_api_comm_t **c_p);
-TC_MUST_USE tc_status_t tc_api_work_get(const tc_work_t *work, const char *fn, tc_api_work_t **w_p);
-TC_MUST_USE tc_status_t tc_api_win_get(const tc_win_t *win, const char *fn, tc_api_win_t **w_p);
+/* Decode a handle (handles.h: TC_ERR_INVALID_ARG for NULL, TC_ERR_INVALID_STATE for a
+ * destroyed / freed one ("was destroyed", "was freed") or a value that is no handle of that
+ * kind; the detail names @p fn). Inline: every entry point runs one. */
+TC_MUST_USE static inline tc_status_t tc_api_comm_get(const tc_comm_t *comm, const char *fn,
+                                                      tc_api_comm_t **obj_p)
+{
+    void *obj = NULL;
+    tc_status_t st = tc_api_handle_get(TC_API_H_COMM, comm, fn, &obj);
+    if (st == TC_OK)
+        *obj_p = obj;
+    return st;
+}
+
+TC_MUST_USE static inline tc_status_t tc_api_work_get(const tc_work_t *work, const char *fn,
+                                                      tc_api_work_t **obj_p)
+{
+    void *obj = NULL;
+    tc_status_t st = tc_api_handle_get(TC_API_H_WORK, work, fn, &obj);
+    if (st == TC_OK)
+        *obj_p = obj;
+    return st;
+}
+
+TC_MUST_USE static inline tc_status_t tc_api_win_get(const tc_win_t *win, const char *fn,
+                                                     tc_api_win_t **obj_p)
+{
+    void *obj = NULL;
+    tc_status_t st = tc_api_handle_get(TC_API_H_WIN, win, fn, &obj);
+    if (st == TC_OK)
+        *obj_p = obj;
+    return st;
+}
 
 /* tc_api_comm_get, and that no batch is being recorded; sets the detail naming @p fn. */
 TC_MUST_USE tc_status_t tc_api_comm_get_not_batching(const tc_comm_t *comm, const char *fn,

@@ -37,52 +37,25 @@
 
 #include "api_impl.h"
 
-#define KIND_BITS 2
-#define SLOT_BITS 22
-#define GEN_SHIFT (KIND_BITS + SLOT_BITS)
-#define GEN_MAX ((UINT64_C(1) << (64 - GEN_SHIFT)) - 1)
-#define CHUNK_BITS 10
-#define CHUNK_SLOTS (1u << CHUNK_BITS)
-#define NCHUNKS (1u << (SLOT_BITS - CHUNK_BITS))
-#define KIND_COMM 1u
-#define KIND_WORK 2u
-#define KIND_WIN 3u
+#define GEN_MAX ((UINT64_C(1) << (64 - TC_API_H_GEN_SHIFT)) - 1)
 
 _Static_assert(sizeof(uintptr_t) == 8, "handles encode 64-bit values");
 
-typedef struct {
-    _Atomic uint64_t gen; /* of the handle now issued, or the next one once retired */
-    void *_Atomic obj;    /* the live object, NULL when free */
-    void *kept;           /* a free slot of the work table: the object its last handle named */
-    _Atomic uint32_t next_free; /* free list: index + 1, 0 for none */
-} slot_t;
-
-typedef struct {
-    slot_t *_Atomic chunks[NCHUNKS];
-    _Atomic uint32_t nslots;   /* slots ever made */
-    _Atomic uint64_t free_top; /* the free list's top: (pushes and pops) << 32 | (index + 1) */
-} table_t;
-
 static pthread_mutex_t grow_mu = PTHREAD_MUTEX_INITIALIZER; /* making slots, nothing else */
-static table_t tables[4]; /* [KIND_COMM], [KIND_WORK], [KIND_WIN] */
-
-static slot_t *slot_at(table_t *t, uint32_t index)
-{
-    slot_t *chunk = atomic_load_explicit(&t->chunks[index >> CHUNK_BITS], memory_order_acquire);
-    return chunk ? &chunk[index & (CHUNK_SLOTS - 1)] : NULL;
-}
+tc_api_handle_table_t
+    tc_api_handle_tables[4]; /* [TC_API_H_COMM], [TC_API_H_WORK], [TC_API_H_WIN] */
 
 /* The free list is a lock-free stack of slot indices: an asynchronous operation issues and
  * retires a work handle, and threads on different communicators must not meet on a lock there.
  * The count in the top's high half changes with every push and pop, so a top that was popped and
  * pushed back while a thread read it compares different (no ABA). Slots never move or go away,
  * so reading a slot's next_free that another thread just took is harmless: the exchange fails. */
-static slot_t *free_pop(table_t *t, uint32_t *index_p)
+static tc_api_slot_t *free_pop(tc_api_handle_table_t *t, uint32_t *index_p)
 {
     uint64_t top = atomic_load_explicit(&t->free_top, memory_order_acquire);
     while ((uint32_t)top) {
         uint32_t index = (uint32_t)top - 1;
-        slot_t *s = slot_at(t, index);
+        tc_api_slot_t *s = tc_api_slot_at(t, index);
         uint64_t next =
             (((top >> 32) + 1) << 32) | atomic_load_explicit(&s->next_free, memory_order_relaxed);
         if (atomic_compare_exchange_weak_explicit(&t->free_top, &top, next, memory_order_acquire,
@@ -94,7 +67,7 @@ static slot_t *free_pop(table_t *t, uint32_t *index_p)
     return NULL;
 }
 
-static void free_push(table_t *t, slot_t *s, uint32_t index)
+static void free_push(tc_api_handle_table_t *t, tc_api_slot_t *s, uint32_t index)
 {
     uint64_t top = atomic_load_explicit(&t->free_top, memory_order_relaxed), want;
     do {
@@ -105,22 +78,22 @@ static void free_push(table_t *t, slot_t *s, uint32_t index)
 }
 
 /* A slot not yet used, or NULL when all 2^22 are (or memory ran out). */
-static slot_t *slot_new(table_t *t, uint32_t *index_p)
+static tc_api_slot_t *slot_new(tc_api_handle_table_t *t, uint32_t *index_p)
 {
-    slot_t *s = NULL;
+    tc_api_slot_t *s = NULL;
     pthread_mutex_lock(&grow_mu);
     uint32_t index = atomic_load(&t->nslots);
-    if (index < (1u << SLOT_BITS)) {
-        uint32_t c = index >> CHUNK_BITS;
+    if (index < (1u << TC_API_H_SLOT_BITS)) {
+        uint32_t c = index >> TC_API_H_CHUNK_BITS;
         if (!atomic_load(&t->chunks[c])) {
-            slot_t *chunk = calloc(CHUNK_SLOTS, sizeof(*chunk));
+            tc_api_slot_t *chunk = calloc(TC_API_H_CHUNK_SLOTS, sizeof(*chunk));
             if (chunk) {
-                for (uint32_t i = 0; i < CHUNK_SLOTS; i++)
+                for (uint32_t i = 0; i < TC_API_H_CHUNK_SLOTS; i++)
                     atomic_init(&chunk[i].gen, 1);
                 atomic_store_explicit(&t->chunks[c], chunk, memory_order_release);
             }
         }
-        if ((s = slot_at(t, index)) != NULL)
+        if ((s = tc_api_slot_at(t, index)) != NULL)
             atomic_store(&t->nslots, index + 1);
     }
     pthread_mutex_unlock(&grow_mu);
@@ -129,25 +102,25 @@ static slot_t *slot_new(table_t *t, uint32_t *index_p)
 }
 
 /* A free slot (the free list first), or NULL when none is left. */
-static slot_t *slot_take(table_t *t, uint32_t *index_p)
+static tc_api_slot_t *slot_take(tc_api_handle_table_t *t, uint32_t *index_p)
 {
-    slot_t *s = free_pop(t, index_p);
+    tc_api_slot_t *s = free_pop(t, index_p);
     return s ? s : slot_new(t, index_p);
 }
 
 /* Points the slot taken at @p obj: returns the handle value. */
-static uintptr_t slot_publish(slot_t *s, uint32_t index, unsigned kind, void *obj)
+static uintptr_t slot_publish(tc_api_slot_t *s, uint32_t index, unsigned kind, void *obj)
 {
     atomic_store_explicit(&s->obj, obj, memory_order_release);
-    return (uintptr_t)(atomic_load_explicit(&s->gen, memory_order_relaxed) << GEN_SHIFT) |
-           ((uintptr_t)index << KIND_BITS) | kind;
+    return (uintptr_t)(atomic_load_explicit(&s->gen, memory_order_relaxed) << TC_API_H_GEN_SHIFT) |
+           ((uintptr_t)index << TC_API_H_KIND_BITS) | kind;
 }
 
 /* A handle for @p obj, or 0 when none is left. */
 static uintptr_t handle_issue(unsigned kind, void *obj)
 {
     uint32_t index;
-    slot_t *s = slot_take(&tables[kind], &index);
+    tc_api_slot_t *s = slot_take(&tc_api_handle_tables[kind], &index);
     return s ? slot_publish(s, index, kind, obj) : 0;
 }
 
@@ -155,9 +128,9 @@ static uintptr_t handle_issue(unsigned kind, void *obj)
  * when the slot is retired for good instead (its generation would wrap): @p kept is not kept. */
 static int handle_retire(unsigned kind, uintptr_t h, void *kept)
 {
-    table_t *t = &tables[kind];
-    uint32_t index = (uint32_t)((h >> KIND_BITS) & ((1u << SLOT_BITS) - 1));
-    slot_t *s = slot_at(t, index);
+    tc_api_handle_table_t *t = &tc_api_handle_tables[kind];
+    uint32_t index = (uint32_t)((h >> TC_API_H_KIND_BITS) & ((1u << TC_API_H_SLOT_BITS) - 1));
+    tc_api_slot_t *s = tc_api_slot_at(t, index);
     atomic_store_explicit(&s->obj, NULL, memory_order_release);
     uint64_t gen = atomic_load_explicit(&s->gen, memory_order_relaxed) + 1;
     atomic_store_explicit(&s->gen, gen, memory_order_release);
@@ -166,35 +139,6 @@ static int handle_retire(unsigned kind, uintptr_t h, void *kept)
     s->kept = kept;
     free_push(t, s, index);
     return 1;
-}
-
-typedef enum { H_LIVE, H_STALE, H_FOREIGN, H_OTHER_KIND } lookup_t;
-
-/* Inlined into each getter: a live handle costs a few loads and compares, no call. */
-static inline __attribute__((always_inline)) lookup_t
-handle_lookup(unsigned kind, const void *handle, void **obj_p)
-{
-    uintptr_t h = (uintptr_t)handle;
-    if ((h & ((1u << KIND_BITS) - 1)) != kind)
-        return (h & 3u) != 0 && (kind == KIND_WIN || (h & 3u) == (KIND_COMM ^ KIND_WORK ^ kind))
-                   ? H_OTHER_KIND
-                   : H_FOREIGN;
-    table_t *t = &tables[kind];
-    uint32_t index = (uint32_t)((h >> KIND_BITS) & ((1u << SLOT_BITS) - 1));
-    uint64_t gen = (uint64_t)h >> GEN_SHIFT;
-    if (gen == 0 || index >= atomic_load_explicit(&t->nslots, memory_order_acquire))
-        return H_FOREIGN;
-    slot_t *s = slot_at(t, index);
-    if (!s)
-        return H_FOREIGN;
-    uint64_t now = atomic_load_explicit(&s->gen, memory_order_acquire);
-    void *obj = atomic_load_explicit(&s->obj, memory_order_acquire);
-    if (gen > now)
-        return H_FOREIGN; /* never issued */
-    if (gen < now || !obj)
-        return H_STALE; /* every generation below the slot's was issued, then retired */
-    *obj_p = obj;
-    return H_LIVE;
 }
 
 /* What a refusal says of each kind of handle. */
@@ -207,40 +151,27 @@ static const struct {
     const char *handle; /* "not a ... handle", and what returns them */
     const char *makers;
 } kind_text[4] = {
-    [KIND_COMM] = {"comm", "destroyed", "tc_comm_destroy", "a work handle", "a communicator",
-                   "communicator", "tc_comm_create, split, dup or shrink"},
-    [KIND_WORK] = {"work", "freed", "tc_work_free", "a communicator handle", "a work object",
-                   "work", "an operation"},
-    [KIND_WIN] = {"win", "destroyed", "tc_win_destroy", "a communicator or work handle", "a window",
-                  "window", "tc_win_create or tc_win_allocate"},
+    [TC_API_H_COMM] = {"comm", "destroyed", "tc_comm_destroy", "a work handle", "a communicator",
+                       "communicator", "tc_comm_create, split, dup or shrink"},
+    [TC_API_H_WORK] = {"work", "freed", "tc_work_free", "a communicator handle", "a work object",
+                       "work", "an operation"},
+    [TC_API_H_WIN] = {"win", "destroyed", "tc_win_destroy", "a communicator or work handle",
+                      "a window", "window", "tc_win_create or tc_win_allocate"},
 };
 
-/* Why a handle was refused (out of line: the getters' fast path stays small). */
-static __attribute__((noinline, cold)) tc_status_t handle_refused(unsigned kind, const void *h,
-                                                                  const char *fn, lookup_t why)
+void tc_api_handle_refused(unsigned kind, const void *h, const char *fn, tc_api_lookup_t why)
 {
     if (!h)
-        return tc_error_set(TC_ERR_INVALID_ARG, "%s: %s is NULL", fn, kind_text[kind].arg);
-    if (why == H_STALE)
-        return tc_error_set(TC_ERR_INVALID_STATE, "%s: %s %p was %s (%s); the handle is stale", fn,
-                            kind_text[kind].arg, h, kind_text[kind].ended, kind_text[kind].ender);
-    if (why == H_OTHER_KIND)
-        return tc_error_set(TC_ERR_INVALID_STATE, "%s: %s %p is %s, not %s", fn,
-                            kind_text[kind].arg, h, kind_text[kind].other, kind_text[kind].wanted);
-    return tc_error_set(TC_ERR_INVALID_STATE, "%s: %s %p is not a %s handle (never returned by %s)",
-                        fn, kind_text[kind].arg, h, kind_text[kind].handle, kind_text[kind].makers);
-}
-
-/* The live object of handle @p h of @p kind, or the refusal (the getters' whole body). */
-static inline __attribute__((always_inline)) tc_status_t handle_get(unsigned kind, const void *h,
-                                                                    const char *fn, void **obj_p)
-{
-    void *obj = NULL;
-    lookup_t r = h ? handle_lookup(kind, h, &obj) : H_FOREIGN;
-    if (__builtin_expect(r != H_LIVE, 0))
-        return handle_refused(kind, h, fn, r);
-    *obj_p = obj;
-    return TC_OK;
+        tc_error_set(TC_ERR_INVALID_ARG, "%s: %s is NULL", fn, kind_text[kind].arg);
+    else if (why == TC_API_H_STALE)
+        tc_error_set(TC_ERR_INVALID_STATE, "%s: %s %p was %s (%s); the handle is stale", fn,
+                     kind_text[kind].arg, h, kind_text[kind].ended, kind_text[kind].ender);
+    else if (why == TC_API_H_OTHER_KIND)
+        tc_error_set(TC_ERR_INVALID_STATE, "%s: %s %p is %s, not %s", fn, kind_text[kind].arg, h,
+                     kind_text[kind].other, kind_text[kind].wanted);
+    else
+        tc_error_set(TC_ERR_INVALID_STATE, "%s: %s %p is not a %s handle (never returned by %s)",
+                     fn, kind_text[kind].arg, h, kind_text[kind].handle, kind_text[kind].makers);
 }
 
 tc_status_t tc_api_comm_new(const char *fn, tc_api_comm_t **c_p)
@@ -248,12 +179,12 @@ tc_status_t tc_api_comm_new(const char *fn, tc_api_comm_t **c_p)
     tc_api_comm_t *c = calloc(1, sizeof(*c));
     if (!c)
         return tc_error_set(TC_ERR_NO_MEMORY, "%s: allocating the communicator handle", fn);
-    uintptr_t h = handle_issue(KIND_COMM, c);
+    uintptr_t h = handle_issue(TC_API_H_COMM, c);
     if (!h) {
         free(c);
         return tc_error_set(TC_ERR_NO_RESOURCE,
                             "%s: %u communicators are alive: no handle is left (destroy some)", fn,
-                            1u << SLOT_BITS);
+                            1u << TC_API_H_SLOT_BITS);
     }
     c->handle = (tc_comm_t *)h;
     *c_p = c;
@@ -262,24 +193,24 @@ tc_status_t tc_api_comm_new(const char *fn, tc_api_comm_t **c_p)
 
 void tc_api_comm_retire(tc_api_comm_t *c)
 {
-    (void)handle_retire(KIND_COMM, (uintptr_t)c->handle, NULL);
+    (void)handle_retire(TC_API_H_COMM, (uintptr_t)c->handle, NULL);
     free(c->batch);
     free(c);
 }
 
-/* A freed work object stays in its slot (slot_t.kept) for the next handle the slot gives: an
+/* A freed work object stays in its slot (tc_api_slot_t.kept) for the next handle the slot gives: an
  * asynchronous operation allocates nothing here once as many works were alive as it needs, and
  * the objects kept are bounded by the most alive at once (16 bytes each, beside the slot's 32). */
 tc_status_t tc_api_work_new(const char *fn, tc_api_work_t **w_p)
 {
-    table_t *t = &tables[KIND_WORK];
+    tc_api_handle_table_t *t = &tc_api_handle_tables[TC_API_H_WORK];
     uint32_t index;
-    slot_t *s = slot_take(t, &index);
+    tc_api_slot_t *s = slot_take(t, &index);
     if (!s)
         return tc_error_set(TC_ERR_NO_RESOURCE,
                             "%s: %u work objects are alive: no handle is left (free some with "
                             "tc_work_free)",
-                            fn, 1u << SLOT_BITS);
+                            fn, 1u << TC_API_H_SLOT_BITS);
     tc_api_work_t *w = s->kept;
     s->kept = NULL;
     if (w) {
@@ -288,33 +219,15 @@ tc_status_t tc_api_work_new(const char *fn, tc_api_work_t **w_p)
         free_push(t, s, index); /* never issued: its generation stands */
         return tc_error_set(TC_ERR_NO_MEMORY, "%s: allocating the work handle", fn);
     }
-    w->handle = (tc_work_t *)slot_publish(s, index, KIND_WORK, w);
+    w->handle = (tc_work_t *)slot_publish(s, index, TC_API_H_WORK, w);
     *w_p = w;
     return TC_OK;
 }
 
 void tc_api_work_drop(tc_api_work_t *w)
 {
-    if (w && !handle_retire(KIND_WORK, (uintptr_t)w->handle, w))
+    if (w && !handle_retire(TC_API_H_WORK, (uintptr_t)w->handle, w))
         free(w);
-}
-
-tc_status_t tc_api_comm_get(const tc_comm_t *comm, const char *fn, tc_api_comm_t **c_p)
-{
-    void *obj = NULL;
-    tc_status_t st = handle_get(KIND_COMM, comm, fn, &obj);
-    if (st == TC_OK)
-        *c_p = obj;
-    return st;
-}
-
-tc_status_t tc_api_work_get(const tc_work_t *work, const char *fn, tc_api_work_t **w_p)
-{
-    void *obj = NULL;
-    tc_status_t st = handle_get(KIND_WORK, work, fn, &obj);
-    if (st == TC_OK)
-        *w_p = obj;
-    return st;
 }
 
 tc_status_t tc_api_win_new(const char *fn, tc_api_win_t **w_p)
@@ -322,12 +235,12 @@ tc_status_t tc_api_win_new(const char *fn, tc_api_win_t **w_p)
     tc_api_win_t *w = calloc(1, sizeof(*w));
     if (!w)
         return tc_error_set(TC_ERR_NO_MEMORY, "%s: allocating the window handle", fn);
-    uintptr_t h = handle_issue(KIND_WIN, w);
+    uintptr_t h = handle_issue(TC_API_H_WIN, w);
     if (!h) {
         free(w);
         return tc_error_set(TC_ERR_NO_RESOURCE,
                             "%s: %u windows are alive: no handle is left (destroy some)", fn,
-                            1u << SLOT_BITS);
+                            1u << TC_API_H_SLOT_BITS);
     }
     w->handle = (tc_win_t *)h;
     *w_p = w;
@@ -338,15 +251,6 @@ void tc_api_win_retire(tc_api_win_t *w)
 {
     if (!w)
         return;
-    (void)handle_retire(KIND_WIN, (uintptr_t)w->handle, NULL);
+    (void)handle_retire(TC_API_H_WIN, (uintptr_t)w->handle, NULL);
     free(w);
-}
-
-tc_status_t tc_api_win_get(const tc_win_t *win, const char *fn, tc_api_win_t **w_p)
-{
-    void *obj = NULL;
-    tc_status_t st = handle_get(KIND_WIN, win, fn, &obj);
-    if (st == TC_OK)
-        *w_p = obj;
-    return st;
 }
