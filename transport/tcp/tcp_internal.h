@@ -15,6 +15,8 @@
 #include "tcomms/transport/tcp.h"
 #include "tcomms/transport/transport.h"
 
+#include "tcp_bytes.h"
+
 /* ---- wire format (all integers little-endian) ----
  * address  : u8 version=1, u8 family=4, u16 port (big-endian), u32 IPv4 (big-endian) of rail 0,
  *            then u32 IPv4 of each further rail (same port; 8 + 4 * (rails - 1) bytes)
@@ -454,12 +456,6 @@ struct tc_tcp_ep {
 };
 
 /* ---- tcp_wire.c ---- */
-void tc_tcp_put_u16(unsigned char *p, uint16_t v);
-void tc_tcp_put_u32(unsigned char *p, uint32_t v);
-void tc_tcp_put_u64(unsigned char *p, uint64_t v);
-uint16_t tc_tcp_get_u16(const unsigned char *p);
-uint32_t tc_tcp_get_u32(const unsigned char *p);
-uint64_t tc_tcp_get_u64(const unsigned char *p);
 const char *tc_tcp_ack_string(unsigned result);
 /* A fresh non-zero session token (getrandom, else time and pid mixed). */
 uint64_t tc_tcp_token_new(void);

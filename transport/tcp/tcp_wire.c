@@ -1,4 +1,4 @@
-/* Byte order helpers and small formatting helpers of the TCP backend. */
+/* Small formatting helpers of the TCP backend and its session tokens. */
 #include <arpa/inet.h>
 #include <stdio.h>
 #include <sys/random.h>
@@ -7,45 +7,6 @@
 #include "tcomms/base/time.h"
 
 #include "tcp_internal.h"
-
-void tc_tcp_put_u16(unsigned char *p, uint16_t v)
-{
-    p[0] = (unsigned char)v;
-    p[1] = (unsigned char)(v >> 8);
-}
-
-void tc_tcp_put_u32(unsigned char *p, uint32_t v)
-{
-    for (int i = 0; i < 4; i++)
-        p[i] = (unsigned char)(v >> (8 * i));
-}
-
-void tc_tcp_put_u64(unsigned char *p, uint64_t v)
-{
-    for (int i = 0; i < 8; i++)
-        p[i] = (unsigned char)(v >> (8 * i));
-}
-
-uint16_t tc_tcp_get_u16(const unsigned char *p)
-{
-    return (uint16_t)(p[0] | (p[1] << 8));
-}
-
-uint32_t tc_tcp_get_u32(const unsigned char *p)
-{
-    uint32_t v = 0;
-    for (int i = 3; i >= 0; i--)
-        v = (v << 8) | p[i];
-    return v;
-}
-
-uint64_t tc_tcp_get_u64(const unsigned char *p)
-{
-    uint64_t v = 0;
-    for (int i = 7; i >= 0; i--)
-        v = (v << 8) | p[i];
-    return v;
-}
 
 static uint64_t tc_tcp_mix64(uint64_t x)
 {
