@@ -50,34 +50,28 @@ void tc_api_win_retire(tc_api_win_t *w); /* NULL: nothing */
 
 /* Decode a handle (handles.h: TC_ERR_INVALID_ARG for NULL, TC_ERR_INVALID_STATE for a
  * destroyed / freed one ("was destroyed", "was freed") or a value that is no handle of that
- * kind; the detail names @p fn). Inline: every entry point runs one. */
+ * kind; the detail names @p fn; the object is NULL then). Inline: every entry point runs one. */
 TC_MUST_USE static inline tc_status_t tc_api_comm_get(const tc_comm_t *comm, const char *fn,
-                                                      tc_api_comm_t **obj_p)
+                                                      tc_api_comm_t **c_p)
 {
-    void *obj = NULL;
-    tc_status_t st = tc_api_handle_get(TC_API_H_COMM, comm, fn, &obj);
-    if (st == TC_OK)
-        *obj_p = obj;
+    tc_status_t st;
+    *c_p = tc_api_handle_obj(TC_API_H_COMM, comm, fn, &st);
     return st;
 }
 
 TC_MUST_USE static inline tc_status_t tc_api_work_get(const tc_work_t *work, const char *fn,
-                                                      tc_api_work_t **obj_p)
+                                                      tc_api_work_t **w_p)
 {
-    void *obj = NULL;
-    tc_status_t st = tc_api_handle_get(TC_API_H_WORK, work, fn, &obj);
-    if (st == TC_OK)
-        *obj_p = obj;
+    tc_status_t st;
+    *w_p = tc_api_handle_obj(TC_API_H_WORK, work, fn, &st);
     return st;
 }
 
 TC_MUST_USE static inline tc_status_t tc_api_win_get(const tc_win_t *win, const char *fn,
-                                                     tc_api_win_t **obj_p)
+                                                     tc_api_win_t **w_p)
 {
-    void *obj = NULL;
-    tc_status_t st = tc_api_handle_get(TC_API_H_WIN, win, fn, &obj);
-    if (st == TC_OK)
-        *obj_p = obj;
+    tc_status_t st;
+    *w_p = tc_api_handle_obj(TC_API_H_WIN, win, fn, &st);
     return st;
 }
 

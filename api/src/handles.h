@@ -82,20 +82,21 @@ tc_api_handle_lookup(unsigned kind, const void *handle, void **obj_p)
 void tc_api_handle_refused(unsigned kind, const void *h, const char *fn, tc_api_lookup_t why)
     __attribute__((cold));
 
-/* The live object of handle @p h of @p kind, or TC_ERR_INVALID_ARG for NULL and
- * TC_ERR_INVALID_STATE for a destroyed or freed one or a value that is no handle of that kind,
- * with a text naming @p fn. */
-static inline __attribute__((always_inline)) tc_status_t
-tc_api_handle_get(unsigned kind, const void *h, const char *fn, void **obj_p)
+/* The live object of handle @p h of @p kind, with *@p st_p TC_OK; or NULL, with *@p st_p
+ * TC_ERR_INVALID_ARG for NULL and TC_ERR_INVALID_STATE for a destroyed or freed handle or a value
+ * that is no handle of that kind, and a text naming @p fn. */
+static inline __attribute__((always_inline)) void *
+tc_api_handle_obj(unsigned kind, const void *h, const char *fn, tc_status_t *st_p)
 {
     void *obj = NULL;
     tc_api_lookup_t r = h ? tc_api_handle_lookup(kind, h, &obj) : TC_API_H_FOREIGN;
     if (__builtin_expect(r != TC_API_H_LIVE, 0)) {
         tc_api_handle_refused(kind, h, fn, r);
-        return h ? TC_ERR_INVALID_STATE : TC_ERR_INVALID_ARG;
+        *st_p = h ? TC_ERR_INVALID_STATE : TC_ERR_INVALID_ARG;
+        return NULL;
     }
-    *obj_p = obj;
-    return TC_OK;
+    *st_p = TC_OK;
+    return obj;
 }
 
 #endif
