@@ -399,7 +399,7 @@ static void test_raw_wire_format(void **state)
     tc_tcpt_raw_send(t.fd, m, sizeof(m));
     unsigned char a[32], expect[32];
     assert_int_equal(tc_tcpt_raw_read(t.ctx, t.fd, a, 32, NULL), 32);
-    tc_tcpt_make_hdr32(expect, 0, 0xA5, 0, 0, 0);
+    tc_tcpt_make_hdr32(expect, 0, 0xA5, 0, 0, 1); /* an ack answering one put */
     assert_memory_equal(a, expect, 32);
     assert_memory_equal(t.buf + 10, "abcde", 5);
 
@@ -416,6 +416,50 @@ static void test_raw_wire_format(void **state)
     tc_tcpt_make_hdr32(expect, 0, 0xA6, 5, 0, 0);
     assert_memory_equal(r, expect, 32);
     assert_memory_equal(r + 32, "abcde", 5);
+    assert_int_equal(t.ep->failed, TC_OK);
+    raw_target_close(&t);
+}
+
+/* Appends a raw one-sided request at *@p p: a put of the 4 bytes @p data at @p off, or, with
+ * @p data NULL, a signal adding @p v (kind 0xA3) or a get of @p v bytes (0xA2) at @p off. */
+static void raw_req(unsigned char **p, uint64_t key, int kind, uint64_t off, const char *data,
+                    uint64_t v)
+{
+    tc_tcpt_make_hdr32(*p, key, kind, data ? 4 : 0, off, data ? 0 : v);
+    if (data)
+        memcpy(*p + 32, data, 4);
+    *p += data ? 36 : 32;
+}
+
+/* Answers are counted and stay in order: puts and signals that one read applies get one ack
+ * counting them, written before the answer of a get that follows them and after the answer of
+ * a get before them (one write of put, put, signal, get, put, signal: ack 3, the get's data,
+ * ack 2). */
+static void test_raw_acks_counted(void **state)
+{
+    (void)state;
+    raw_target_t t;
+    raw_target_open(&t);
+    unsigned char m[6 * 32 + 3 * 4], *p = m;
+    raw_req(&p, t.key, 0xA1, 0, "wxyz", 0);
+    raw_req(&p, t.key, 0xA1, 4, "1234", 0);
+    raw_req(&p, t.key, 0xA3, 16, NULL, 7);
+    raw_req(&p, t.key, 0xA2, 0, NULL, 8); /* reads what the two puts wrote */
+    raw_req(&p, t.key, 0xA1, 8, "tail", 0);
+    raw_req(&p, t.key, 0xA3, 16, NULL, 1);
+    assert_int_equal((size_t)(p - m), sizeof(m));
+    tc_tcpt_raw_send(t.fd, m, sizeof(m)); /* one write: the target reads it at once */
+    unsigned char r[32 + 32 + 8 + 32], expect[32];
+    assert_int_equal(tc_tcpt_raw_read(t.ctx, t.fd, r, sizeof(r), NULL), sizeof(r));
+    tc_tcpt_make_hdr32(expect, 0, 0xA5, 0, 0, 3);
+    assert_memory_equal(r, expect, 32);
+    tc_tcpt_make_hdr32(expect, 0, 0xA6, 8, 0, 0);
+    assert_memory_equal(r + 32, expect, 32);
+    assert_memory_equal(r + 64, "wxyz1234", 8);
+    tc_tcpt_make_hdr32(expect, 0, 0xA5, 0, 0, 2);
+    assert_memory_equal(r + 72, expect, 32);
+    assert_memory_equal(t.buf + 8, "tail", 4);
+    assert_int_equal(tc_tp_signal_read(t.mem, 16), 8);
     assert_int_equal(t.ep->failed, TC_OK);
     raw_target_close(&t);
 }
@@ -437,9 +481,11 @@ static void test_raw_hostile(void **state)
         {0xA2, 0, 3, 0, 1, "get of 1 bytes"},
         {0xA3, 0, 0, 252, 1, "8 bytes at offset 252"},
         {0xA4, 0, 0, 3, 1, "not 8-byte aligned"},
-        {0xA5, 0, 0, 0, 0, "no one-sided request is waiting"},
+        {0xA5, 0, 0, 0, 1, "no one-sided request is waiting"},
+        {0xA5, 0, 0, 0, 5, "no one-sided request is waiting"},
         {0xA6, 0, 4, 0, 0, "unexpected get response"},
-        {0xA5, 0, 1, 0, 0, "malformed ack"},
+        {0xA5, 0, 1, 0, 1, "malformed ack"},
+        {0xA5, 0, 0, 0, 0, "malformed ack"}, /* answers nothing */
     };
     for (size_t c = 0; c < sizeof(cases) / sizeof(cases[0]); c++) {
         raw_target_t t;
@@ -614,6 +660,7 @@ int main(void)
         cmocka_unit_test(test_put_then_signal_order),
         cmocka_unit_test(test_stale_key),
         cmocka_unit_test(test_raw_wire_format),
+        cmocka_unit_test(test_raw_acks_counted),
         cmocka_unit_test(test_raw_hostile),
         cmocka_unit_test(test_peer_lost_during_get),
         cmocka_unit_test(test_target_progress_counts_served),

@@ -23,7 +23,7 @@
 #include "tp_util.h"
 
 #define TCP_MAGIC 0x50544354u /* "TCTP" */
-#define TCP_VERSION 2
+#define TCP_VERSION 3 /* since counted one-sided acks */
 #define TCP_HELLO_LEN 64
 #define TCP_CHALLENGE_LEN 88
 #define TCP_PROOF_LEN 32

@@ -66,7 +66,7 @@
 #define TC_TCP_RAIL_TIMEOUT_MS 2000
 #define TC_TCP_ADDR_VERSION 1
 #define TC_TCP_MAGIC 0x50544354u /* "TCTP" */
-#define TC_TCP_WIRE_VERSION 2
+#define TC_TCP_WIRE_VERSION 3
 #define TC_TCP_HELLO_LEN 64
 #define TC_TCP_CHALLENGE_LEN 88
 #define TC_TCP_PROOF_LEN 32
@@ -90,7 +90,7 @@ enum {
     TC_TCP_K_GET = 0xA2,     /* key, offset, arg = length; no payload */
     TC_TCP_K_SIG_ADD = 0xA3, /* key, offset, arg = value */
     TC_TCP_K_SIG_SET = 0xA4,
-    TC_TCP_K_ACK = 0xA5,      /* all zero */
+    TC_TCP_K_ACK = 0xA5,      /* arg = how many puts and signals it answers (at least 1) */
     TC_TCP_K_GET_RESP = 0xA6, /* payload: the data */
     TC_TCP_K_LMSG = 0xB1,     /* a striped message: tag, length, id; its bytes come as chunks */
     TC_TCP_K_CHUNK = 0xB2,    /* id, offset; payload: bytes of that message */
@@ -425,6 +425,7 @@ struct tc_tcp_ep {
     tc_tp_req_t *wq_head, *wq_tail;
     size_t nwq;
     tc_tcp_ctl_t *ctl_free; /* recycled response requests */
+    uint64_t acks_owed;     /* puts and signals applied here and not yet acknowledged */
     /* striped sends whose header is written, until their last chunk is (FIFO) */
     tc_tp_req_t *lq_head, *lq_tail;
     size_t nlq;
@@ -567,7 +568,8 @@ TC_MUST_USE tc_status_t tc_tcp_recv_post(tc_tp_ep_t *ep, uint64_t tag, void *buf
 tc_tp_req_t *tc_tcp_rq_match(tc_tcp_ep_t *ep, uint64_t tag);
 /* Read what the socket has and deliver it: until it would block when @p drain, else until a
  * read comes back short of what it asked for (the socket had no more then; epoll, level-triggered,
- * reports what arrives later), which spares the read that would only say EAGAIN. */
+ * reports what arrives later), which spares the read that would only say EAGAIN. Then queues one
+ * ack for the puts and signals the read applied (tc_tcp_acks_send). */
 void tc_tcp_ep_read(tc_tcp_ctx_t *ctx, tc_tcp_ep_t *ep, int drain);
 
 /* req->bytes of a send cancelled half-written, now owned by the backend (its
@@ -626,6 +628,8 @@ void tc_tcp_sq_written(tc_tcp_ctx_t *ctx, tc_tcp_ep_t *ep, tc_tp_req_t *req);
 /* The endpoint fails or closes: drop queued control requests, fail the waiting ones. */
 void tc_tcp_sq_drop(tc_tcp_ctx_t *ctx, tc_tcp_ep_t *ep, tc_status_t status);
 void tc_tcp_ctl_free_all(tc_tcp_ep_t *ep);
+/* Queue the ack the target owes for the puts and signals applied since its last answer, if any. */
+void tc_tcp_acks_send(tc_tcp_ctx_t *ctx, tc_tcp_ep_t *ep);
 
 /* ---- tcp_stripe.c: striped messages ---- */
 /* The header of striped send @p req is written: its chunks may go out on any socket. */
@@ -717,10 +721,10 @@ tc_tcp_conn_t *tc_tcp_conn_unpark_data(tc_tcp_ctx_t *ctx, uint64_t peer_id);
 void tc_tcp_conn_free(tc_tcp_conn_t *conn);
 
 /* tcp_rma.c: queue a control message of @p kind (ACK, GET_RESP with @p len bytes at @p data,
- * LACK) on the primary; its header's first word is @p word0. 0 when out of memory (the endpoint
- * failed). */
+ * LACK, LDOWN) on the primary; its header's first word is @p word0, its last @p word3. 0 when out
+ * of memory (the endpoint failed). */
 int tc_tcp_ctl_push(tc_tcp_ctx_t *ctx, tc_tcp_ep_t *ep, int kind, const void *data, uint64_t len,
-                    uint64_t word0);
+                    uint64_t word0, uint64_t word3);
 
 /* tcp_rx.c: a new unexpected message at the end of the queue, or NULL (no memory). Records of
  * messages up to TC_TCP_UNEXP_BYTES come from the context's kept ones (up to TC_TCP_UNEXP_KEEP),

@@ -104,7 +104,7 @@ static void tc_tcp_rail_failover(tc_tcp_ctx_t *ctx, tc_tcp_lane_t *lane, int tel
                 (unsigned long long)ep->super.peer_id, ep->peer_str, lane->index, ep->nsocks,
                 lane->rail, ctx->rails[lane->rail].name, reason, (unsigned long long)bytes, nmsg,
                 nmsg == 1 ? "" : "s", left, left == 1 ? "" : "s");
-    if (tell && !tc_tcp_ctl_push(ctx, ep, TC_TCP_K_LDOWN, NULL, 0, (uint64_t)lane->index))
+    if (tell && !tc_tcp_ctl_push(ctx, ep, TC_TCP_K_LDOWN, NULL, 0, (uint64_t)lane->index, 0))
         return;
     if (writing != NULL)
         tc_tcp_lq_try_done(ctx, ep, writing);
@@ -131,7 +131,7 @@ int tc_tcp_rail_lane_lost(tc_tcp_ctx_t *ctx, tc_tcp_lane_t *lane, const char *fm
 
 void tc_tcp_rail_ack_send(tc_tcp_ctx_t *ctx, tc_tcp_ep_t *ep, uint64_t id)
 {
-    (void)tc_tcp_ctl_push(ctx, ep, TC_TCP_K_LACK, NULL, 0, id); /* fails the endpoint if not */
+    (void)tc_tcp_ctl_push(ctx, ep, TC_TCP_K_LACK, NULL, 0, id, 0); /* fails the endpoint if not */
 }
 
 void tc_tcp_rail_on_ctl(tc_tcp_ctx_t *ctx, tc_tcp_ep_t *ep, const unsigned char *hdr)

@@ -4,9 +4,12 @@
  * queue; once written whole they wait in ep->wq for the target's answer. The
  * target applies each message in stream order inside its progress, after
  * validating the key and the range (a violation fails the endpoint with
- * TC_ERR_PROTOCOL), and answers in the same order: an ACK for a put or signal
- * (sent once the data is in place), a GET_RESP carrying the data for a get.
- * Since the stream is ordered, a signal is applied after every earlier put. */
+ * TC_ERR_PROTOCOL), and answers in the same order: a GET_RESP carrying the data
+ * for a get; for puts and signals an ACK that counts them (arg), sent once their
+ * data is in place, before the next GET_RESP and at the latest at the end of the
+ * read that applied them, so a burst of puts costs the target one answer per
+ * read, not one per put. Since the stream is ordered, a signal is applied after
+ * every earlier put. */
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -250,7 +253,7 @@ void tc_tcp_ctl_free_all(tc_tcp_ep_t *ep)
 /* ---- target ---- */
 
 int tc_tcp_ctl_push(tc_tcp_ctx_t *ctx, tc_tcp_ep_t *ep, int kind, const void *data, uint64_t len,
-                    uint64_t word0)
+                    uint64_t word0, uint64_t word3)
 {
     tc_tcp_ctl_t *ctl = ep->ctl_free;
     if (ctl != NULL) {
@@ -272,6 +275,7 @@ int tc_tcp_ctl_push(tc_tcp_ctx_t *ctx, tc_tcp_ep_t *ep, int kind, const void *da
     memset(hdr, 0, TC_TCP_RMA_HDR_LEN);
     tc_tcp_put_u64(hdr, word0);
     tc_tcp_put_u64(hdr + 8, (uint64_t)kind << 56 | len);
+    tc_tcp_put_u64(hdr + 24, word3);
     tc_tcp_sq_push(ctx, ep, req);
     return 1;
 }
@@ -327,19 +331,24 @@ void tc_tcp_rx_on_rma(tc_tcp_ctx_t *ctx, tc_tcp_ep_t *ep, int kind, uint64_t len
     ep->rx_state = TC_TCP_RX_HDR;
 
     if (kind == TC_TCP_K_ACK || kind == TC_TCP_K_GET_RESP) {
-        if (key != 0 || offset != 0 || arg != 0 || (kind == TC_TCP_K_ACK && len != 0)) {
+        if (key != 0 || offset != 0 || (kind == TC_TCP_K_ACK ? len != 0 || arg == 0 : arg != 0)) {
             tc_tcp_ep_fail(ctx, ep, TC_ERR_PROTOCOL,
                            "sent a malformed %s header: corrupt or hostile stream",
                            tc_tcp_kind_name(kind));
             return;
         }
+        if (kind == TC_TCP_K_ACK) {
+            for (uint64_t i = 0; i < arg; i++) {
+                tc_tp_req_t *req = tc_tcp_wq_pop(ctx, ep, kind, len);
+                if (req == NULL)
+                    return;
+                tc_tcp_req_complete(ctx, req, TC_OK, req->priv[TC_TCP_P_LEN]);
+            }
+            return;
+        }
         tc_tp_req_t *req = tc_tcp_wq_pop(ctx, ep, kind, len);
         if (req == NULL)
             return;
-        if (kind == TC_TCP_K_ACK) {
-            tc_tcp_req_complete(ctx, req, TC_OK, req->priv[TC_TCP_P_LEN]);
-            return;
-        }
         /* the data streams into the get's buffer like a matched receive */
         ep->rx_kind = TC_TCP_K_GET_RESP;
         ep->rx_state = TC_TCP_RX_PAYLOAD;
@@ -385,7 +394,8 @@ void tc_tcp_rx_on_rma(tc_tcp_ctx_t *ctx, tc_tcp_ep_t *ep, int kind, uint64_t len
         return;
     case TC_TCP_K_GET:
         ctx->nserved++;
-        tc_tcp_ctl_push(ctx, ep, TC_TCP_K_GET_RESP, at, arg, 0);
+        tc_tcp_acks_send(ctx, ep); /* answers go in order */
+        tc_tcp_ctl_push(ctx, ep, TC_TCP_K_GET_RESP, at, arg, 0, 0);
         return;
     default:
         if ((uintptr_t)at % sizeof(uint64_t) != 0) {
@@ -399,7 +409,7 @@ void tc_tcp_rx_on_rma(tc_tcp_ctx_t *ctx, tc_tcp_ep_t *ep, int kind, uint64_t len
         else
             __atomic_store_n((uint64_t *)(void *)at, arg, __ATOMIC_RELEASE);
         ctx->nserved++;
-        tc_tcp_ctl_push(ctx, ep, TC_TCP_K_ACK, NULL, 0, 0);
+        ep->acks_owed++;
         return;
     }
 }
@@ -407,5 +417,14 @@ void tc_tcp_rx_on_rma(tc_tcp_ctx_t *ctx, tc_tcp_ep_t *ep, int kind, uint64_t len
 void tc_tcp_rx_put_done(tc_tcp_ctx_t *ctx, tc_tcp_ep_t *ep)
 {
     ctx->nserved++;
-    tc_tcp_ctl_push(ctx, ep, TC_TCP_K_ACK, NULL, 0, 0);
+    ep->acks_owed++;
+}
+
+void tc_tcp_acks_send(tc_tcp_ctx_t *ctx, tc_tcp_ep_t *ep)
+{
+    if (ep->acks_owed == 0)
+        return;
+    uint64_t n = ep->acks_owed;
+    ep->acks_owed = 0;
+    (void)tc_tcp_ctl_push(ctx, ep, TC_TCP_K_ACK, NULL, 0, 0, n);
 }

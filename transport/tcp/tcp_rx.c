@@ -315,7 +315,7 @@ static void tc_tcp_rx_consume(tc_tcp_ctx_t *ctx, tc_tcp_ep_t *ep, const unsigned
     }
 }
 
-void tc_tcp_ep_read(tc_tcp_ctx_t *ctx, tc_tcp_ep_t *ep, int drain)
+static void tc_tcp_ep_read_stream(tc_tcp_ctx_t *ctx, tc_tcp_ep_t *ep, int drain)
 {
     /* Bounded so that one busy peer does not starve the others (epoll is level-triggered). */
     for (int i = 0; i < 64 && ep->state == TC_TCP_EP_UP; i++) {
@@ -374,6 +374,13 @@ void tc_tcp_ep_read(tc_tcp_ctx_t *ctx, tc_tcp_ep_t *ep, int drain)
                        strerror(errno));
         return;
     }
+}
+
+void tc_tcp_ep_read(tc_tcp_ctx_t *ctx, tc_tcp_ep_t *ep, int drain)
+{
+    tc_tcp_ep_read_stream(ctx, ep, drain);
+    if (ep->state == TC_TCP_EP_UP)
+        tc_tcp_acks_send(ctx, ep); /* one ack for the puts and signals this read applied */
 }
 
 /* A receive claims the unexpected message still arriving: copy what is here (or hand it to the

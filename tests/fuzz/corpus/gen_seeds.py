@@ -45,7 +45,7 @@ seed("tcp_stream_fuzz", "rma_target", bytes(8) + tcp_hdr32(KEY, K_PUT, 16, 8, 0)
      tcp_hdr32(KEY, K_GET, 0, 0, 32) + tcp_hdr32(KEY, K_SIG_ADD, 0, 16, 5) + tcp_hdr32(KEY, K_SIG_SET, 0, 24, 9) +
      tcp_msg(1, b"after"))
 seed("tcp_stream_fuzz", "rma_answers", bytes([0x08 | 0x10 | 0x20, 0, 0, 0, 0, 0, 0, 0]) +
-     tcp_hdr32(0, K_GET_RESP, 64, 0, 0) + bytes(range(64)) + tcp_hdr32(0, K_ACK, 0, 0, 0) + tcp_hdr32(0, K_ACK, 0, 0, 0))
+     tcp_hdr32(0, K_GET_RESP, 64, 0, 0) + bytes(range(64)) + tcp_hdr32(0, K_ACK, 0, 0, 2))
 # two rails (s[7] bit 7): a chunk, a re-sent copy of it (dropped), a message, an ack of an id not sent
 K_LACK = 0xB3
 seed("tcp_stream_fuzz", "two_rails", bytes([0x03, 0, 100, 2, 0, 0, 0, 0x80]) + tcp_hdr32(1, K_LMSG, 100, 1, 0) +
@@ -61,10 +61,10 @@ seed("tcp_blob_fuzz", "rkey", u32(0x4b524354) + u32(1) + u64(7) + u64(KEY) + u64
 # ---- tcp handshake: a mode byte (see tcp_handshake_fuzz.c), then the hello and proof, or the
 # initiator's hello fields and the acceptor's answer ----
 def tcp_hello(flags, sender, receiver, token=0, nonce=bytes(range(32))):
-    return u32(0x50544354) + u16(2) + u16(flags) + u64(sender) + u64(receiver) + nonce + u64(token)
+    return u32(0x50544354) + u16(3) + u16(flags) + u64(sender) + u64(receiver) + nonce + u64(token)
 
 
-def tcp_ack(result, sender, receiver): return u32(0x50544354) + u16(2) + u16(result) + u64(sender) + u64(receiver)
+def tcp_ack(result, sender, receiver): return u32(0x50544354) + u16(3) + u16(result) + u64(sender) + u64(receiver)
 
 
 seed("tcp_handshake_fuzz", "acceptor_keyed", bytes([0x02 | 0x04]) + tcp_hello(0x0100 | 3, 7, 1000, 0x1234) + bytes(32))

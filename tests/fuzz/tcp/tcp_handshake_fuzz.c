@@ -64,7 +64,7 @@ static void want_mac(const tc_auth_key_t *key, tc_auth_role_t role, const uint8_
     tc_auth_transcript_t t;
     uint8_t extra[12];
     memset(&t, 0, sizeof(t));
-    memcpy(extra, h + 4, 4); /* u16 version, u16 flags */
+    memcpy(extra, h + 4, 4);      /* u16 version, u16 flags */
     memcpy(extra + 4, h + 56, 8); /* u64 token */
     t.purpose = (le(h + 6, 2) & 0x8000) ? "tcp/data" : "tcp/primary";
     t.initiator_id = le(h + 8, 8);
@@ -83,7 +83,7 @@ static int model_hello(const uint8_t *b, size_t len, int keyed)
         return TC_TCP_HS_MORE;
     if (le(b, 4) != 0x50544354u)
         return TC_TCP_HS_FOREIGN;
-    if (le(b + 4, 2) != 2)
+    if (le(b + 4, 2) != TC_TCP_WIRE_VERSION)
         return TC_TCP_ACK_BAD_VERSION;
     if (len < 64)
         return TC_TCP_HS_MORE;
@@ -115,9 +115,10 @@ static void acceptor(uint8_t mode, const uint8_t *s, size_t n)
         return;
     unsigned flags = (unsigned)le(s + 6, 2);
     int is_data = (flags & 0x8000) != 0;
-    if (h.version != 2 || h.flags != flags || h.sender != le(s + 8, 8) || h.receiver != SELF ||
-        memcmp(h.nonce, s + 24, 32) != 0 || h.token != le(s + 56, 8) || h.keyed != keyed ||
-        h.is_data != is_data || h.index != (is_data ? (int)(flags & 0xff) : 0) ||
+    if (h.version != TC_TCP_WIRE_VERSION || h.flags != flags || h.sender != le(s + 8, 8) ||
+        h.receiver != SELF || memcmp(h.nonce, s + 24, 32) != 0 || h.token != le(s + 56, 8) ||
+        h.keyed != keyed || h.is_data != is_data ||
+        h.index != (is_data ? (int)(flags & 0xff) : 0) ||
         h.nsocks != (is_data ? 0 : (int)(flags & 0xff) + 1))
         abort();
 
@@ -128,8 +129,8 @@ static void acceptor(uint8_t mode, const uint8_t *s, size_t n)
         na[i] = (uint8_t)(0x30 + i);
     tc_tcp_challenge_make(chal, key, &h, na);
     want_mac(key, TC_AUTH_ACCEPTOR, s, na, mac);
-    if (le(chal, 4) != 0x50544354u || le(chal + 4, 2) != 2 || le(chal + 6, 2) != 0 ||
-        le(chal + 8, 8) != SELF || le(chal + 16, 8) != h.sender ||
+    if (le(chal, 4) != 0x50544354u || le(chal + 4, 2) != TC_TCP_WIRE_VERSION ||
+        le(chal + 6, 2) != 0 || le(chal + 8, 8) != SELF || le(chal + 16, 8) != h.sender ||
         memcmp(chal + 24, na, 32) != 0 || memcmp(chal + 56, mac, 32) != 0)
         abort();
 
@@ -159,9 +160,9 @@ static void initiator(uint8_t mode, const uint8_t *s, size_t n)
     unsigned char mac[TC_AUTH_MAC_LEN];
     tc_tcp_hello_make(hello, (uint16_t)le(s, 2), le(s + 2, 8), le(s + 10, 8), s + 26,
                       le(s + 18, 8));
-    if (le(hello, 4) != 0x50544354u || le(hello + 4, 2) != 2 || memcmp(hello + 6, s, 2) != 0 ||
-        memcmp(hello + 8, s + 2, 16) != 0 || memcmp(hello + 24, s + 26, 32) != 0 ||
-        memcmp(hello + 56, s + 18, 8) != 0)
+    if (le(hello, 4) != 0x50544354u || le(hello + 4, 2) != TC_TCP_WIRE_VERSION ||
+        memcmp(hello + 6, s, 2) != 0 || memcmp(hello + 8, s + 2, 16) != 0 ||
+        memcmp(hello + 24, s + 26, 32) != 0 || memcmp(hello + 56, s + 18, 8) != 0)
         abort();
     s += 58;
     n -= 58;
@@ -176,7 +177,8 @@ static void initiator(uint8_t mode, const uint8_t *s, size_t n)
         clen = sizeof(chal);
     }
     /* how much of the answer is read: a refusal's header, or the whole challenge */
-    int accepting = le(chal, 4) == 0x50544354u && le(chal + 4, 2) == 2 && le(chal + 6, 2) == 0;
+    int accepting = le(chal, 4) == 0x50544354u && le(chal + 4, 2) == TC_TCP_WIRE_VERSION &&
+                    le(chal + 6, 2) == 0;
     for (size_t got = 0; got <= clen; got++) {
         size_t need = tc_tcp_challenge_need(chal, got);
         if (need != (got >= TC_TCP_ACK_LEN && accepting ? TC_TCP_CHALLENGE_LEN : TC_TCP_ACK_LEN))
