@@ -24,11 +24,14 @@ static void usage(FILE *f)
     fprintf(f, "usage: tc-sim --coll COLL --algo NAME --ranks P --bytes SIZE [--nodes N]\n"
                "              [--verify full|sample] [--dtype-size B] [--samples K] [--seed S]\n"
                "              [--root R] [--in-place] [--flow-elems E] [--flow-budget STEPS]\n"
-               "              [--flow-symmetry off|cut|all]\n"
+               "              [--flow-symmetry off|cut|all] [--oversub R]\n"
                "  COLL: all_reduce reduce broadcast all_gather reduce_scatter all_to_all\n"
                "        gather scatter barrier; NAME: an algorithm of COLL, or 'auto'\n"
                "  SIZE: bytes with an optional K, M, G suffix (powers of 1024)\n"
                "  --nodes N: ranks spread over N nodes in blocks (default: one rank per node)\n"
+               "  --oversub R: a node's ranks per core when they outnumber its cores (the\n"
+               "        runtime's tc_algo_args_t.oversub on one node; default 0: not\n"
+               "        oversubscribed); 'auto' selects as the runtime would there\n"
                "  --verify: default full up to 4096 ranks, else sample\n"
                "  --flow-elems E: sample: output elements per sampled rank traced back to\n"
                "        the inputs (default 8; 0: none)\n"
@@ -97,7 +100,7 @@ int main(int argc, char **argv)
     tc_algo_verify_report_t rep;
     tc_algo_model_t model;
     tc_status_t st;
-    double t0, dt, model_t, lb;
+    double t0, dt, model_t, lb, oversub = 0;
 
     for (i = 1; i < argc; i++) {
         const char *k = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
@@ -140,6 +143,8 @@ int main(int argc, char **argv)
             st = tc_parse_size("--bytes", v, &bytes);
         } else if (strcmp(k, "--dtype-size") == 0) {
             st = tc_parse_size("--dtype-size", v, &esize);
+        } else if (strcmp(k, "--oversub") == 0) {
+            st = tc_parse_double("--oversub", v, 0, 1 << 20, &oversub);
         } else if (strcmp(k, "--seed") == 0) {
             st = tc_parse_size("--seed", v, &seed);
         } else {
@@ -180,6 +185,7 @@ int main(int argc, char **argv)
         nodes = ranks;
     }
     a.ranks_per_node = (int)((ranks + nodes - 1) / nodes);
+    a.oversub = oversub;
     if (algo == NULL || strcmp(algo, "auto") == 0) {
         st = tc_algo_select(&a, (size_t)esize, NULL, &algo);
         if (st != TC_OK) {
