@@ -1,15 +1,16 @@
 /* Handles with a generation.
  *
- * What the application holds as a tc_comm_t * or tc_work_t * is not the
+ * What the application holds as a tc_comm_t *, tc_work_t * or tc_win_t * is not the
  * address of anything: it is an opaque value encoding a slot index and a
  * generation,
  *
  *     bits 63..24  generation (40 bits, starting at 1)
  *     bits 23..2   slot index (22 bits: up to 4,194,304 handles of one kind alive)
- *     bits  1..0   kind (1: communicator, 2: work object)
+ *     bits  1..0   kind (1: communicator, 2: work object, 3: window)
  *
- * decoded at every entry point (tc_api_comm_get, tc_api_work_get). A slot
- * points at the live object; destroying a communicator or freeing a work
+ * decoded at every entry point (tc_api_comm_get, tc_api_work_get,
+ * tc_api_win_get: inline, handles.h). A slot points at the live object;
+ * destroying a communicator or freeing a work
  * frees the object at once and raises the slot's generation, so the old
  * handle value never addresses anything again: the next communicator created
  * in that slot gets a different value, and a call with the old one fails with
@@ -42,8 +43,8 @@
 _Static_assert(sizeof(uintptr_t) == 8, "handles encode 64-bit values");
 
 static pthread_mutex_t grow_mu = PTHREAD_MUTEX_INITIALIZER; /* making slots, nothing else */
-tc_api_handle_table_t
-    tc_api_handle_tables[4]; /* [TC_API_H_COMM], [TC_API_H_WORK], [TC_API_H_WIN] */
+/* [TC_API_H_COMM], [TC_API_H_WORK], [TC_API_H_WIN]; read by the inline lookup (handles.h) */
+tc_api_handle_table_t tc_api_handle_tables[4];
 
 /* The free list is a lock-free stack of slot indices: an asynchronous operation issues and
  * retires a work handle, and threads on different communicators must not meet on a lock there.
