@@ -22,9 +22,6 @@
 #include "tcomms/base/time.h"
 
 /* Start a prepared work: a fresh tag, its deadline, its state; it is running after. */
-_Static_assert(TC_COLL_COUNT <= 16,
-               "a collective's number takes 4 bits of its tags (tc_rt_coll_tag)");
-
 static tc_status_t work_start(tc_rt_work_t *w)
 {
     tc_rt_comm_t *comm = w->comm;

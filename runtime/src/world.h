@@ -42,6 +42,7 @@ static inline uint64_t tc_rt_tag(uint64_t comm_id, unsigned kind, uint64_t seq)
  * their flight recorders to say who called what, where a broadcast could take an all-reduce's
  * message of its size and return TC_OK with it. */
 #define TC_RT_TAG_COLL_SHIFT (TC_RT_TAG_SEQ_BITS - 4)
+_Static_assert(TC_COLL_COUNT <= 16, "a collective's number takes 4 bits of its tags");
 static inline uint64_t tc_rt_coll_tag(uint64_t comm_id, unsigned coll, uint64_t seq)
 {
     return tc_rt_tag(comm_id, TC_RT_TAG_COLL,
