@@ -19,6 +19,10 @@ typedef struct tc_rt_win_peer {
     void *shared;        /* its window mapped here (same node, allocated), or NULL */
     int shared_why;      /* why not: 1 not in shared memory, 2 another node, 3 not mapped */
     int pending;         /* operations to it not yet completed (atomic: flush reads it unlocked) */
+    /* The pool record its next fire-and-forget operations may join (win_ops.c), or NULL; a
+     * pool record lives as long as the window, so the pointer stays valid, but the record
+     * may have ended or moved on: checked before each use. */
+    tc_rt_work_t *batch;
     /* The direct path (win_ops.c): its window and signal slots loaded and stored
      * here without the lock or a work object: this rank, or a same-node peer
      * whose segment is mapped and that a same-node backend reaches (not with
@@ -30,9 +34,15 @@ typedef struct tc_rt_win_peer {
 
 /* The records of fire-and-forget operations (win_pool.c): TC_WIN_POOL of them
  * (default 64), allocated with the first, reused after a flush or once ended;
- * beyond, one is allocated per operation and freed when released. */
+ * beyond, one is allocated per operation and freed when released. A pool
+ * record carries up to TC_RT_WIN_BATCH transport requests: the operations of
+ * one kind issued to one peer one after another share it (win_ops.c), so a
+ * burst of small puts costs one record, one flight-recorder entry and one
+ * completion per batch. */
+#define TC_RT_WIN_BATCH 16
 typedef struct tc_rt_win_pool {
     tc_rt_work_t *recs; /* cap records, or NULL until the first is needed */
+    tc_tp_req_t *reqs;  /* their requests, TC_RT_WIN_BATCH each */
     tc_rt_work_t *free; /* the unused ones, linked through next */
     int cap, used;      /* used: taken and not given back */
     int ended;          /* pool records ended since the last reclaim */

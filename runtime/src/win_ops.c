@@ -21,10 +21,20 @@ static const char *const win_cmp_names[] = {"==", "!=", ">=", ">", "<=", "<"};
 
 static int win_work_done(const tc_rt_work_t *w)
 {
-    for (int i = 0; i < w->rma.nreq; i++)
+    for (int i = w->rma.ndone; i < w->rma.nreq; i++)
         if (__atomic_load_n(&w->rma.req[i].status, __ATOMIC_ACQUIRE) == TC_INPROGRESS)
             return 0;
     return 1;
+}
+
+/* "(8 bytes, rank 0 of 2 to rank 1)"; a batch: "(16 operations, 128 bytes, ...)". */
+static void win_work_describe(const tc_rt_work_t *w, char *buf, size_t cap)
+{
+    char ops[32] = "";
+    if (w->rma.nops > 1)
+        snprintf(ops, sizeof(ops), "%d operations, ", w->rma.nops);
+    snprintf(buf, cap, "(%s%zu bytes, rank %d of %d to rank %d)", ops, w->call.count, w->comm->rank,
+             w->comm->size, w->rma.peer);
 }
 
 /* A request failed: the error names the operation and the target. */
@@ -37,21 +47,27 @@ static tc_status_t win_work_error(tc_rt_work_t *w, tc_status_t st)
         st = TC_ERR_PEER_FAILED;
         w->failed_peer = tc_rt_world_rank(comm, w->rma.peer); /* named by the failure path */
     }
-    char what[128];
-    return tc_error_set(st, "%s (%zu bytes, rank %d of %d to rank %d): %s",
-                        tc_rt_op_what(&w->op, what, sizeof(what)), w->call.count, comm->rank,
-                        comm->size, w->rma.peer,
+    char what[128], desc[128];
+    win_work_describe(w, desc, sizeof(desc));
+    return tc_error_set(st, "%s %s: %s", tc_rt_op_what(&w->op, what, sizeof(what)), desc,
                         ep && ep->failed != TC_OK ? tc_tp_ep_error(ep) : tc_status_string(st));
 }
 
+/* The requests that completed since the last pass (counted as changes); a failed one fails the
+ * work. */
 static int win_work_pass(tc_rt_work_t *w)
 {
-    for (int i = 0; i < w->rma.nreq; i++) {
+    int i = w->rma.ndone;
+    while (i < w->rma.nreq && __atomic_load_n(&w->rma.req[i].status, __ATOMIC_ACQUIRE) == TC_OK)
+        i++;
+    int changes = i - w->rma.ndone;
+    w->rma.ndone = i;
+    for (; i < w->rma.nreq; i++) {
         tc_status_t st = __atomic_load_n(&w->rma.req[i].status, __ATOMIC_ACQUIRE);
         if (st != TC_INPROGRESS && st != TC_OK)
             return (int)win_work_error(w, st);
     }
-    return 0;
+    return changes;
 }
 
 static void win_work_end(tc_rt_work_t *w, tc_status_t st)
@@ -64,18 +80,13 @@ static void win_work_end(tc_rt_work_t *w, tc_status_t st)
         if (tc_rt_world_ep_get(world, wr) == win->peers[w->rma.peer].ep)
             tc_rt_world_ep_drop(world, wr);
     }
-    if (w->rma.counted) {
+    int counted = w->rma.counted;
+    if (counted) {
         w->rma.counted = 0; /* flush reads the counts unlocked */
-        __atomic_fetch_sub(&win->pending, 1, __ATOMIC_ACQ_REL);
-        __atomic_fetch_sub(&win->peers[w->rma.peer].pending, 1, __ATOMIC_ACQ_REL);
+        __atomic_fetch_sub(&win->pending, counted, __ATOMIC_ACQ_REL);
+        __atomic_fetch_sub(&win->peers[w->rma.peer].pending, counted, __ATOMIC_ACQ_REL);
     }
     tc_rt_win_rec_ended(win, w);
-}
-
-static void win_work_describe(const tc_rt_work_t *w, char *buf, size_t cap)
-{
-    snprintf(buf, cap, "(%zu bytes, rank %d of %d to rank %d)", w->call.count, w->comm->rank,
-             w->comm->size, w->rma.peer);
 }
 
 static void win_work_awaited(const tc_rt_work_t *w, char *buf, size_t cap)
@@ -240,13 +251,13 @@ static tc_status_t win_post(tc_rt_work_t *w, tc_tp_ep_t *ep, const tc_rt_win_op_
         return TC_OK;
     }
     if (op->bytes && op->kind != TC_RT_WIN_SIGNAL) {
-        w->rma.req[0] = init;
-        w->rma.nreq = 1;
+        tc_tp_req_t *req = &w->rma.req[w->rma.nreq++];
+        *req = init;
         st = op->kind == TC_RT_WIN_GET
-                 ? tc_tp_get(ep, op->buf, op->bytes, peer->data, op->offset, &w->rma.req[0])
-                 : tc_tp_put(ep, op->buf, op->bytes, peer->data, op->offset, &w->rma.req[0]);
-        if (st != TC_OK && w->rma.req[0].status == TC_INPROGRESS)
-            w->rma.nreq = 0; /* refused: nothing pending */
+                 ? tc_tp_get(ep, op->buf, op->bytes, peer->data, op->offset, req)
+                 : tc_tp_put(ep, op->buf, op->bytes, peer->data, op->offset, req);
+        if (st != TC_OK && req->status == TC_INPROGRESS)
+            w->rma.nreq--; /* refused: nothing pending */
     }
     if (st == TC_OK && (op->kind == TC_RT_WIN_SIGNAL || op->kind == TC_RT_WIN_PUT_SIGNAL)) {
         int i = w->rma.nreq++;
@@ -268,11 +279,18 @@ static void win_start(tc_rt_win_t *win, tc_rt_work_t *w, tc_tp_ep_t *ep, const t
                       int async, int ff)
 {
     tc_rt_comm_t *comm = win->comm;
+    tc_tp_req_t *batch = w->rma.pooled ? w->rma.batch : NULL;
     w->ops = &win_work_ops;
     w->rma.win = win;
     w->rma.peer = op->peer;
-    w->rma.nreq = 0;
+    w->rma.kind = op->kind;
+    w->rma.nops = 1;
+    w->rma.nreq = w->rma.ndone = 0;
+    w->rma.req = batch ? batch : w->rma.one;
+    w->rma.cap = batch ? TC_RT_WIN_BATCH : 2;
     w->rma.counted = 1;
+    if (batch)
+        win->peers[op->peer].batch = w;
     __atomic_fetch_add(&win->pending, 1, __ATOMIC_RELAXED);
     __atomic_fetch_add(&win->peers[op->peer].pending, 1, __ATOMIC_RELAXED);
     w->op = (tc_rt_op_t){TC_COLL_COUNT, ++win->ops, comm->name, win_op_names[op->kind]};
@@ -302,6 +320,39 @@ static void win_start(tc_rt_win_t *win, tc_rt_work_t *w, tc_tp_ep_t *ep, const t
         tc_rt_work_end(w, TC_OK); /* nothing to move, or it completed at once */
 }
 
+/* The pool record a fire-and-forget @p op joins, or NULL: the last one started to its peer, if
+ * still running, of its kind and timeout, with room for its requests. */
+static tc_rt_work_t *win_batch_open(tc_rt_win_t *win, const tc_rt_win_op_t *op)
+{
+    tc_rt_work_t *w = win->peers[op->peer].batch;
+    int need = op->kind == TC_RT_WIN_PUT_SIGNAL ? 2 : 1;
+    int64_t timeout_ms = op->timeout_ms > 0 ? op->timeout_ms : win->comm->timeout_ms;
+    if (!w || tc_rt_work_get_state(w) != TC_RT_WORK_RUNNING || w->rma.win != win ||
+        w->rma.peer != op->peer || w->rma.kind != op->kind || w->rma.nreq + need > w->rma.cap ||
+        w->timeout_ms != timeout_ms)
+        return NULL;
+    return w;
+}
+
+/* Lock held: @p op joins the running batch @p w. Its deadline is set again by the next expiry
+ * pass, so that it counts from after this operation's start too (never early for any of
+ * them; at most TC_RT_WIN_BATCH operations can push it back). A refusal fails the batch (its
+ * endpoint is closed, as for any operation's), so its result is this call's too. */
+static void win_batch_add(tc_rt_win_t *win, tc_rt_work_t *w, tc_tp_ep_t *ep,
+                          const tc_rt_win_op_t *op)
+{
+    ++win->ops;
+    w->deadline = 0;
+    w->rma.nops++;
+    w->rma.counted++;
+    w->call.count += op->bytes;
+    __atomic_fetch_add(&win->pending, 1, __ATOMIC_RELAXED);
+    __atomic_fetch_add(&win->peers[op->peer].pending, 1, __ATOMIC_RELAXED);
+    tc_status_t st = win_post(w, ep, op);
+    if (st != TC_OK)
+        tc_rt_work_fail(w, st);
+}
+
 /* The operation off the direct path: a work under the lock (kept out of line
  * so that the direct path's frame stays small). */
 __attribute__((noinline)) static tc_status_t
@@ -318,6 +369,13 @@ win_issue_locked(tc_rt_win_t *win, const tc_rt_win_op_t *op, int flags, tc_rt_wo
     if ((st = win_usable(win, fn)) != TC_OK || (st = win_ep(win, op->peer, fn, &ep)) != TC_OK)
         goto out;
     int ff = async && !work_p;
+    if (ff && (w = win_batch_open(win, op))) {
+        win_batch_add(win, w, ep, op); /* kept for the flush since it started */
+        st = tc_rt_work_get_state(w) == TC_RT_WORK_RUNNING || w->result == TC_OK
+                 ? TC_OK
+                 : tc_error_set(w->result, "%s", w->error);
+        goto out;
+    }
     if (ff) {
         if (__atomic_load_n(&win->nff, __ATOMIC_RELAXED) == 0)
             win->burst_ns = tc_time_ns(); /* a burst begins: its one clock read */

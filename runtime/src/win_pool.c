@@ -35,10 +35,12 @@ static int pool_alloc(tc_rt_win_t *win)
 {
     tc_rt_win_pool_t *pool = &win->pool;
     tc_rt_work_t *recs = calloc((size_t)pool->cap, sizeof(*recs));
+    tc_tp_req_t *reqs = calloc((size_t)pool->cap * TC_RT_WIN_BATCH, sizeof(*reqs));
     /* NOLINTNEXTLINE(bugprone-sizeof-expression): an array of pointers */
     tc_rt_work_t **ff = win->ffcap < pool->cap ? malloc((size_t)pool->cap * sizeof(*ff)) : NULL;
-    if (!recs || (win->ffcap < pool->cap && !ff)) {
+    if (!recs || !reqs || (win->ffcap < pool->cap && !ff)) {
         free(recs);
+        free(reqs);
         free(ff);
         tc_log_warn(TC_SUBSYS_RUNTIME,
                     "window %llu: no memory for a pool of %d operation records: each "
@@ -56,10 +58,12 @@ static int pool_alloc(tc_rt_win_t *win)
     }
     for (int i = pool->cap - 1; i >= 0; i--) {
         recs[i].rma.pooled = 1;
+        recs[i].rma.batch = reqs + (size_t)i * TC_RT_WIN_BATCH;
         recs[i].next = pool->free;
         pool->free = &recs[i];
     }
     pool->recs = recs;
+    pool->reqs = reqs;
     return 1;
 }
 
@@ -161,6 +165,8 @@ tc_status_t tc_rt_win_ff_sweep(tc_rt_win_t *win, int peer)
 
 void tc_rt_win_pool_free(tc_rt_win_t *win)
 {
+    free(win->pool.reqs);
+    win->pool.reqs = NULL;
     free(win->pool.recs);
     win->pool.recs = win->pool.free = NULL;
 }

@@ -39,17 +39,24 @@ typedef struct tc_rt_work_ops {
     const char *algo; /* its "algorithm" in the flight recorder and the statistics */
 } tc_rt_work_ops_t;
 
-/* The transport requests of a window's operation (win_ops.c). */
+/* The transport requests of a window's operation (win_ops.c), or of a batch of
+ * fire-and-forget ones of one kind to one peer (a pool record's, win_pool.c). */
 typedef struct tc_rt_work_rma {
     struct tc_rt_win *win;
     int peer;    /* rank in the window's communicator */
+    int kind;    /* TC_RT_WIN_*: of each operation in it */
+    int nops;    /* operations in it */
     int nreq;    /* requests posted in req */
-    int counted; /* counted in the window's pending operations */
+    int ndone;   /* req[0..ndone) completed well (answers come in order: a cursor) */
+    int cap;     /* room in req */
+    int counted; /* operations counted in the window's pending ones */
     int pooled;  /* one of the window's pool of records (win_pool.c) */
     /* fire-and-forget: the burst's clock, which its flight-recorder times come
      * from (its deadline is set by the first expiry pass after it started) */
     uint64_t coarse_ns;
-    tc_tp_req_t req[2]; /* data, then signal */
+    tc_tp_req_t *req;   /* one, or batch for a pool record */
+    tc_tp_req_t *batch; /* a pool record's TC_RT_WIN_BATCH requests */
+    tc_tp_req_t one[2]; /* data, then signal */
 } tc_rt_work_rma_t;
 
 /* One send or receive run without a schedule: a receive from any source (p2p_any.c), which

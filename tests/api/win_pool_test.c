@@ -7,6 +7,11 @@
  *   flush, and rank 0 gets 48 random ranges back and compares them; the pool is empty after
  *   every full flush, never held more than its size, and an operation refused at the origin
  *   takes no record;
+ * - "batch": rank 0 issues a burst of 8-byte puts, then one of put_signals, to rank 1, each 8
+ *   more than the pool's records hold: a record carries BATCH requests of operations of one
+ *   kind to one peer (a put_signal takes two), so at most 8 of each burst take a record of
+ *   their own (one each; without batches nearly all of them did); rank 1 compares every word
+ *   and the signal count after each round;
  * - "failure": rank 1 destroys its communicator; rank 0's puts to it end with
  *   TC_ERR_PEER_FAILED naming rank 1, every record comes back to the pool, and later calls take
  *   none.
@@ -264,6 +269,118 @@ static int barrier(rank_t *r)
     return 0;
 }
 
+/* What a pool record batches (TC_RT_WIN_BATCH in runtime/src/win.h), restated. */
+#define BATCH 16
+#define BEYOND 8 /* operations of a burst beyond what the pool's records hold */
+#define BATCH_OPS (POOL * BATCH + BEYOND) /* the most of one burst */
+#define SIG_SLOT 2
+
+/* Operations of a burst of @p kind, and the records they would fill. */
+static int batch_ops(int kind)
+{
+    return POOL * (kind == TC_RT_WIN_PUT ? BATCH : BATCH / 2) + BEYOND;
+}
+
+static uint64_t batch_word(int round, int k)
+{
+    return ((uint64_t)(round + 1) << 32) | (uint64_t)(k * 2654435761u);
+}
+
+/* A burst of @p kind: at most BEYOND of its operations were given a record of their own. */
+static int batch_burst(rank_t *r, tc_rt_win_t *win, uint64_t *src, int kind, int round)
+{
+    tc_rt_win_pool_info_t before, after;
+    OK(r, tc_rt_win_pool_query(win, &before));
+    for (int k = 0; k < batch_ops(kind); k++) {
+        int i = kind == TC_RT_WIN_PUT ? k : BATCH_OPS + k; /* the second half of the window */
+        src[i] = batch_word(round, i);
+        tc_rt_win_op_t op = {.kind = kind,
+                             .buf = &src[i],
+                             .bytes = 8,
+                             .peer = 1,
+                             .offset = (uint64_t)i * 8,
+                             .slot = SIG_SLOT,
+                             .value = 1};
+        OK(r, tc_rt_win_issue(win, &op, TC_RT_ASYNC, NULL));
+    }
+    OK(r, tc_rt_win_pool_query(win, &after));
+    CHECK(r, after.allocated - before.allocated <= BEYOND,
+          "round %d, kind %d: %llu records allocated for %d operations to one peer (a pool of "
+          "%d records of %d requests each)",
+          round, kind, (unsigned long long)(after.allocated - before.allocated), batch_ops(kind),
+          POOL, BATCH);
+    return 0;
+}
+
+static int batch_origin(rank_t *r, tc_rt_win_t *win)
+{
+    uint64_t src[2 * BATCH_OPS], seen;
+    for (int round = 0; round < ROUNDS; round++) {
+        /* each burst starts with the pool free */
+        if (batch_burst(r, win, src, TC_RT_WIN_PUT, round))
+            return -1;
+        OK(r, tc_rt_win_flush(win, 1, TIMEOUT_MS));
+        if (batch_burst(r, win, src, TC_RT_WIN_PUT_SIGNAL, round))
+            return -1;
+        OK(r, tc_rt_win_flush(win, -1, TIMEOUT_MS));
+        if (pool_is(r, win, __LINE__, 0))
+            return -1;
+        OK(r, signal_add(win, 1, 0));
+        OK(r, tc_rt_win_wait_signal(win, 0, TC_RT_WIN_GE, (uint64_t)round + 1, TIMEOUT_MS, &seen));
+    }
+    return 0;
+}
+
+/* Word @p i of rank 1's window after round @p round: the puts fill the first half's start,
+ * the put_signals the second half's. */
+static uint64_t batch_want(int round, int i)
+{
+    int k = i < BATCH_OPS ? i : i - BATCH_OPS;
+    return k < batch_ops(i < BATCH_OPS ? TC_RT_WIN_PUT : TC_RT_WIN_PUT_SIGNAL)
+               ? batch_word(round, i)
+               : 0;
+}
+
+static int batch_target(rank_t *r, tc_rt_win_t *win, const uint64_t *base)
+{
+    uint64_t seen;
+    const uint64_t per_round = (uint64_t)batch_ops(TC_RT_WIN_PUT_SIGNAL);
+    for (int round = 0; round < ROUNDS; round++) {
+        OK(r, tc_rt_win_wait_signal(win, 0, TC_RT_WIN_GE, (uint64_t)round + 1, TIMEOUT_MS, &seen));
+        uint64_t sigs;
+        OK(r, tc_rt_win_read_signal(win, SIG_SLOT, &sigs));
+        int bad = 0; /* the first wrong word + 1: read before rank 0 may write again */
+        uint64_t got = 0;
+        for (int i = 0; i < 2 * BATCH_OPS && !bad; i++)
+            if ((got = base[i]) != batch_want(round, i))
+                bad = i + 1;
+        OK(r, signal_add(win, 0, 0)); /* also after a mismatch: rank 0 must not wait */
+        CHECK(r, sigs == (uint64_t)(round + 1) * per_round, "round %d: %llu signals, want %llu",
+              round, (unsigned long long)sigs, (unsigned long long)((round + 1) * per_round));
+        CHECK(r, !bad, "round %d: word %d is %#llx, want %#llx", round, bad - 1,
+              (unsigned long long)got, (unsigned long long)batch_want(round, bad - 1));
+    }
+    return 0;
+}
+
+static int run_batch(rank_t *r)
+{
+    uint64_t *base = calloc(2 * BATCH_OPS, sizeof(uint64_t));
+    tc_rt_win_t *win = NULL;
+    int rc = -1;
+    if (!base)
+        fail_at(r, __LINE__, "out of memory");
+    else if (tc_rt_win_create(r->comm, base, 2 * BATCH_OPS * sizeof(uint64_t), 0, TIMEOUT_MS, NULL,
+                              &win) != TC_OK)
+        fail_at(r, __LINE__, "tc_rt_win_create: %s", tc_last_error());
+    else
+        rc = r->rank == 0 ? batch_origin(r, win) : batch_target(r, win, base);
+    if (win && tc_rt_win_destroy(win) != TC_OK && rc == 0)
+        rc = fail_at(r, __LINE__, "tc_rt_win_destroy: %s", tc_last_error());
+    free(base);
+    return rc;
+}
+
 /* Rank 0 puts into rank 1 until rank 1's communicator is gone. */
 static int failure_origin(rank_t *r, tc_rt_win_t *win, unsigned char *src)
 {
@@ -365,6 +482,12 @@ static void test_burst(void **state)
     run("pool_burst", 3, run_burst);
 }
 
+static void test_batch(void **state)
+{
+    (void)state;
+    run("pool_batch", 2, run_batch);
+}
+
 static void test_failure(void **state)
 {
     (void)state;
@@ -378,6 +501,7 @@ int main(void)
     setenv("TC_LOG", "none", 0);
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_burst),
+        cmocka_unit_test(test_batch),
         cmocka_unit_test(test_failure),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -29,7 +29,7 @@
 #define K_GET_RESP 0xA6
 /* What the backend holds at most before it writes (TC_TCP_HOLD_MAX), restated here: the test
  * checks the behaviour on both sides of it. */
-#define HOLD_MAX 32
+#define HOLD_MAX 255
 
 static uint64_t rd(const unsigned char *p)
 {
@@ -296,7 +296,7 @@ static void test_bursts_against_model(void **state)
     (void)state;
     tp_pair_t p;
     tc_tcpt_pair_open(&p, NULL);
-    enum { N = 2 * HOLD_MAX + 7, SLOT = 128 * 1024, W = N * SLOT };
+    enum { N = HOLD_MAX + 7, SLOT = 48 * 1024, W = N * SLOT };
     unsigned char *win = calloc(1, W + 8), *model = calloc(1, W), *src = malloc(W);
     unsigned char *back = calloc(1, W);
     assert_non_null(win);
