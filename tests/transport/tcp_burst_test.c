@@ -25,6 +25,7 @@
 
 #define K_PUT 0xA1
 #define K_GET 0xA2
+#define K_SIG_ADD 0xA3
 #define K_ACK 0xA5
 #define K_GET_RESP 0xA6
 /* What the backend holds at most before it writes (TC_TCP_HOLD_MAX), restated here: the test
@@ -129,9 +130,9 @@ static void expect_puts(int fd, int from, int to)
     }
 }
 
-/* Puts posted while an answer is due are held: none reaches the socket until HOLD_MAX + 1
- * are queued (written together at once) or a progress pass writes them; every header and
- * byte as posted, in order; the acks complete every put. */
+/* Puts are held: none reaches the socket until HOLD_MAX + 1 are queued (written together at
+ * once) or a progress pass writes them; every header and byte as posted, in order; the acks
+ * complete every put. */
 static void test_burst_held_then_written(void **state)
 {
     (void)state;
@@ -144,33 +145,30 @@ static void test_burst_held_then_written(void **state)
         tc_tpt_fill(src[i], put_len(i), 100 + (uint64_t)i);
         put[i] = (tc_tp_req_t)TC_TP_REQ_INIT;
     }
-    /* nothing due: the first put is written at once (a lone operation's latency) */
-    assert_int_equal(tc_tp_put(o.ep, src[0], put_len(0), o.rkey, 0, &put[0]), TC_OK);
-    expect_puts(o.fd, 0, 1);
-    /* its ack is due: the next HOLD_MAX are held */
-    for (int i = 1; i <= HOLD_MAX; i++)
+    /* nothing due, and still the first HOLD_MAX are held (the next pass or wait writes them) */
+    for (int i = 0; i < HOLD_MAX; i++)
         assert_int_equal(tc_tp_put(o.ep, src[i], put_len(i), o.rkey, 64 * (uint64_t)i, &put[i]),
                          TC_OK);
     expect_nothing(o.fd);
     /* one more: all of them at once, before the call returns */
-    int i = HOLD_MAX + 1;
+    int i = HOLD_MAX;
     assert_int_equal(tc_tp_put(o.ep, src[i], put_len(i), o.rkey, 64 * (uint64_t)i, &put[i]), TC_OK);
-    expect_puts(o.fd, 1, HOLD_MAX + 2);
+    expect_puts(o.fd, 0, HOLD_MAX + 1);
     expect_nothing(o.fd);
     /* the rest are held until a progress pass (a flush's) writes them */
-    for (i = HOLD_MAX + 2; i < N; i++)
+    for (i = HOLD_MAX + 1; i < N; i++)
         assert_int_equal(tc_tp_put(o.ep, src[i], put_len(i), o.rkey, 64 * (uint64_t)i, &put[i]),
                          TC_OK);
     expect_nothing(o.fd);
     assert_true(tc_tp_progress(o.ctx) >= 0);
-    expect_puts(o.fd, HOLD_MAX + 2, N);
+    expect_puts(o.fd, HOLD_MAX + 1, N);
     for (i = 0; i < N; i++)
         assert_int_equal(put[i].status, TC_INPROGRESS);
-    /* acks counting the puts (1, then the other N - 1), in one write: every put completes, in
-     * order */
+    /* acks counting the puts (HOLD_MAX + 1, then the rest), in one write: every put completes,
+     * in order */
     unsigned char acks[2][32];
-    tc_tcpt_make_hdr32(acks[0], 0, K_ACK, 0, 0, 1);
-    tc_tcpt_make_hdr32(acks[1], 0, K_ACK, 0, 0, N - 1);
+    tc_tcpt_make_hdr32(acks[0], 0, K_ACK, 0, 0, HOLD_MAX + 1);
+    tc_tcpt_make_hdr32(acks[1], 0, K_ACK, 0, 0, N - HOLD_MAX - 1);
     tc_tcpt_raw_send(o.fd, acks, sizeof(acks));
     assert_int_equal(tc_tpt_wait_req(&o.ctx, 1, &put[N - 1], 5000), TC_OK);
     for (i = 0; i < N; i++) {
@@ -178,6 +176,59 @@ static void test_burst_held_then_written(void **state)
         assert_int_equal(put[i].bytes, put_len(i));
     }
     assert_int_equal(o.ep->failed, TC_OK);
+    raw_origin_close(&o);
+}
+
+/* The next 32 bytes on @p fd are an ADD signal of @p value at slot offset @p off. */
+static void expect_signal(int fd, uint64_t off, uint64_t value)
+{
+    unsigned char h[32];
+    assert_int_equal(read_unprogressed(fd, h, 32, 5000), 32);
+    assert_int_equal(rd(h), RAW_KEY);
+    assert_int_equal(h[15], K_SIG_ADD);
+    assert_int_equal(rd(h + 16), off);
+    assert_int_equal(rd(h + 24), value);
+}
+
+/* A signal (a target may wait for it calling nothing) goes out at once with the puts held
+ * before it, unless an answer is due: then it waits with them for the pass that answer wakes. */
+static void test_signal_writes_held_puts(void **state)
+{
+    (void)state;
+    enum { N = 3 };
+    raw_origin_t o;
+    raw_origin_open(&o);
+    static unsigned char src[2 * N][64];
+    static tc_tp_req_t put[2 * N], sig[2];
+    for (int i = 0; i < 2 * N; i++) {
+        tc_tpt_fill(src[i], put_len(i), 100 + (uint64_t)i);
+        put[i] = (tc_tp_req_t)TC_TP_REQ_INIT;
+    }
+    sig[0] = sig[1] = (tc_tp_req_t)TC_TP_REQ_INIT;
+    for (int i = 0; i < N; i++)
+        assert_int_equal(tc_tp_put(o.ep, src[i], put_len(i), o.rkey, 64 * (uint64_t)i, &put[i]),
+                         TC_OK);
+    expect_nothing(o.fd);
+    assert_int_equal(tc_tp_signal(o.ep, o.rkey, 8, TC_TP_SIGNAL_ADD, 7, &sig[0]), TC_OK);
+    expect_puts(o.fd, 0, N);
+    expect_signal(o.fd, 8, 7);
+    expect_nothing(o.fd);
+    /* their answers are due: the next puts and signal wait for a pass */
+    for (int i = N; i < 2 * N; i++)
+        assert_int_equal(tc_tp_put(o.ep, src[i], put_len(i), o.rkey, 64 * (uint64_t)i, &put[i]),
+                         TC_OK);
+    assert_int_equal(tc_tp_signal(o.ep, o.rkey, 16, TC_TP_SIGNAL_ADD, 9, &sig[1]), TC_OK);
+    expect_nothing(o.fd);
+    assert_true(tc_tp_progress(o.ctx) >= 0);
+    expect_puts(o.fd, N, 2 * N);
+    expect_signal(o.fd, 16, 9);
+    unsigned char ack[32];
+    tc_tcpt_make_hdr32(ack, 0, K_ACK, 0, 0, 2 * N + 2);
+    tc_tcpt_raw_send(o.fd, ack, sizeof(ack));
+    assert_int_equal(tc_tpt_wait_req(&o.ctx, 1, &sig[1], 5000), TC_OK);
+    for (int i = 0; i < 2 * N; i++)
+        assert_int_equal(put[i].status, TC_OK);
+    assert_int_equal(sig[0].status, TC_OK);
     raw_origin_close(&o);
 }
 
@@ -248,8 +299,7 @@ static void test_target_lost_with_puts_held(void **state)
         assert_int_equal(tc_tp_put(o.ep, src[i], put_len(i), o.rkey, 64 * (uint64_t)i, &put[i]),
                          TC_OK);
     }
-    expect_puts(o.fd, 0, 1);
-    expect_nothing(o.fd); /* 1 .. N - 1 held */
+    expect_nothing(o.fd); /* all held */
     close(o.fd);
     o.fd = -1;
     assert_int_equal(tc_tpt_wait_failed(&o.ctx, 1, o.ep, 5000), TC_ERR_PEER_FAILED);
@@ -354,6 +404,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_burst_held_then_written),
         cmocka_unit_test(test_target_answers_burst),
+        cmocka_unit_test(test_signal_writes_held_puts),
         cmocka_unit_test(test_target_lost_with_puts_held),
         cmocka_unit_test(test_close_with_puts_held),
         cmocka_unit_test(test_bursts_against_model),
