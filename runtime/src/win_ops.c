@@ -53,20 +53,20 @@ static tc_status_t win_work_error(tc_rt_work_t *w, tc_status_t st)
                         ep && ep->failed != TC_OK ? tc_tp_ep_error(ep) : tc_status_string(st));
 }
 
-/* The requests that completed since the last pass (counted as changes); a failed one fails the
- * work. */
+/* The requests that completed since the last pass (counted as changes), in order up to the
+ * first still in progress; a failed one fails the work. Requests of one endpoint complete in
+ * order or fail together (the endpoint's failure), so looking further finds nothing more. */
 static int win_work_pass(tc_rt_work_t *w)
 {
     int i = w->rma.ndone;
-    while (i < w->rma.nreq && __atomic_load_n(&w->rma.req[i].status, __ATOMIC_ACQUIRE) == TC_OK)
+    tc_status_t st = TC_OK;
+    while (i < w->rma.nreq &&
+           (st = __atomic_load_n(&w->rma.req[i].status, __ATOMIC_ACQUIRE)) == TC_OK)
         i++;
     int changes = i - w->rma.ndone;
     w->rma.ndone = i;
-    for (; i < w->rma.nreq; i++) {
-        tc_status_t st = __atomic_load_n(&w->rma.req[i].status, __ATOMIC_ACQUIRE);
-        if (st != TC_INPROGRESS && st != TC_OK)
-            return (int)win_work_error(w, st);
-    }
+    if (st != TC_OK && st != TC_INPROGRESS)
+        return (int)win_work_error(w, st);
     return changes;
 }
 
@@ -425,8 +425,8 @@ out:
     return st;
 }
 
-/* Every operation off the direct path, and every refused one: the checks that say why, then
- * a work under the lock. */
+/* A refused operation: the checks that say why (or, if it passes them now, a work under the
+ * lock). */
 __attribute__((noinline)) static tc_status_t
 win_issue_slow(tc_rt_win_t *win, const tc_rt_win_op_t *op, int flags, tc_rt_work_t **work_p)
 {
@@ -445,15 +445,17 @@ tc_status_t tc_rt_win_issue(tc_rt_win_t *win, const tc_rt_win_op_t *op, int flag
      * asynchronous without a work object too (complete on return). A broken
      * communicator takes the locked path, which says why. Only tail calls
      * leave it, so it saves no registers. The flags are read relaxed: set,
-     * the slow path reads them again with their texts. */
+     * the locked path reads them again (win_usable) and the slow path with
+     * their texts. */
     const tc_rt_comm_t *comm = win->comm;
-    if (comm && !work_p && !__atomic_load_n(&win->released, __ATOMIC_RELAXED) &&
+    if (comm && !__atomic_load_n(&win->released, __ATOMIC_RELAXED) &&
         win_op_fault(win, op) == OP_OK) {
         const tc_rt_win_peer_t *peer = &win->peers[op->peer];
-        if (peer->direct && __atomic_load_n(&comm->broken, __ATOMIC_RELAXED) == TC_OK) {
+        if (!work_p && peer->direct && __atomic_load_n(&comm->broken, __ATOMIC_RELAXED) == TC_OK) {
             win_direct(peer, op);
             return TC_OK;
         }
+        return win_issue_locked(win, op, flags, work_p); /* checked once */
     }
     return win_issue_slow(win, op, flags, work_p);
 }
