@@ -154,6 +154,36 @@ static void tc_tcp_tx_advance(tc_tcp_ctx_t *ctx, tc_tcp_ep_t *ep, size_t n)
     }
 }
 
+/* Copy what is left of @p req (from wire offset @p off) to ctx->tx_copy after its first
+ * *@p copied bytes; the last of the @p n iovecs grows over it when it is the copy's own
+ * (*@p last_copy == n - 1), else a new one points at it. Returns the iovecs now in use. */
+static int tc_tcp_tx_gather(tc_tcp_ctx_t *ctx, tc_tp_req_t *req, uint64_t off, struct iovec *iov,
+                            int n, size_t *copied, int *last_copy)
+{
+    size_t hlen = tc_tcp_sq_hdr_len(req);
+    uint64_t len = tc_tcp_sq_wire_len(req);
+    unsigned char *at = ctx->tx_copy + *copied, *p = at;
+    if (off < hlen) {
+        memcpy(p, tc_tcp_sq_hdr(req) + off, hlen - off);
+        p += hlen - off;
+        off = hlen;
+    }
+    if (len > off - hlen) {
+        memcpy(p, (const unsigned char *)(uintptr_t)req->priv[TC_TCP_P_BUF] + (off - hlen),
+               len - (off - hlen));
+        p += len - (off - hlen);
+    }
+    *copied += (size_t)(p - at);
+    if (n > 0 && *last_copy == n - 1) {
+        iov[n - 1].iov_len += (size_t)(p - at);
+        return n;
+    }
+    iov[n].iov_base = at;
+    iov[n].iov_len = (size_t)(p - at);
+    *last_copy = n;
+    return n + 1;
+}
+
 void tc_tcp_ep_flush(tc_tcp_ctx_t *ctx, tc_tcp_ep_t *ep)
 {
     while (ep->state == TC_TCP_EP_UP) {
@@ -171,11 +201,19 @@ void tc_tcp_ep_flush(tc_tcp_ctx_t *ctx, tc_tcp_ep_t *ep)
         if (!ep->hs_wait && ep->tx_chunk.req == NULL && ep->sq_head == NULL && ep->lq_head != NULL)
             tc_tcp_chunk_pull(ep, &ep->tx_chunk);
         n += tc_tcp_chunk_iov(&ep->tx_chunk, iov + n, &total);
+        size_t copied = 0;  /* bytes of ctx->tx_copy in this sendmsg */
+        int last_copy = -1; /* the iovec over the copy's end, while it is the last one */
         for (tc_tp_req_t *req = ep->hs_wait ? NULL : ep->sq_head;
              req != NULL && n < TC_TCP_IOV_MAX - 1; req = TC_TCP_REQ_NEXT(req)) {
             uint64_t off = req->priv[TC_TCP_P_OFF];
             uint64_t len = tc_tcp_sq_wire_len(req);
             size_t hlen = tc_tcp_sq_hdr_len(req);
+            if (hlen + len - off <= TC_TCP_TX_COPY_MAX &&
+                copied + (hlen + len - off) <= sizeof(ctx->tx_copy)) {
+                n = tc_tcp_tx_gather(ctx, req, off, iov, n, &copied, &last_copy);
+                total += hlen + len - off;
+                continue;
+            }
             if (off < hlen) {
                 iov[n].iov_base = tc_tcp_sq_hdr(req) + off;
                 iov[n].iov_len = hlen - off;
