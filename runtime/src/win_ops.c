@@ -369,6 +369,8 @@ win_issue_locked(tc_rt_win_t *win, const tc_rt_win_op_t *op, int flags, tc_rt_wo
     if ((st = win_usable(win, fn)) != TC_OK || (st = win_ep(win, op->peer, fn, &ep)) != TC_OK)
         goto out;
     int ff = async && !work_p;
+    if (ff)
+        tc_tp_defer(ep); /* the flush progresses it: the burst may go out whole, even its first */
     if (ff && (w = win_batch_open(win, op))) {
         win_batch_add(win, w, ep, op); /* kept for the flush since it started */
         st = tc_rt_work_get_state(w) == TC_RT_WORK_RUNNING || w->result == TC_OK

@@ -130,9 +130,9 @@ static void expect_puts(int fd, int from, int to)
     }
 }
 
-/* Puts are held: none reaches the socket until HOLD_MAX + 1 are queued (written together at
- * once) or a progress pass writes them; every header and byte as posted, in order; the acks
- * complete every put. */
+/* Puts posted while an answer is due are held: none reaches the socket until HOLD_MAX + 1
+ * are queued (written together at once) or a progress pass writes them; every header and
+ * byte as posted, in order; the acks complete every put. */
 static void test_burst_held_then_written(void **state)
 {
     (void)state;
@@ -145,30 +145,33 @@ static void test_burst_held_then_written(void **state)
         tc_tpt_fill(src[i], put_len(i), 100 + (uint64_t)i);
         put[i] = (tc_tp_req_t)TC_TP_REQ_INIT;
     }
-    /* nothing due, and still the first HOLD_MAX are held (the next pass or wait writes them) */
-    for (int i = 0; i < HOLD_MAX; i++)
+    /* nothing due: the first put is written at once (a lone operation's latency) */
+    assert_int_equal(tc_tp_put(o.ep, src[0], put_len(0), o.rkey, 0, &put[0]), TC_OK);
+    expect_puts(o.fd, 0, 1);
+    /* its ack is due: the next HOLD_MAX are held */
+    for (int i = 1; i <= HOLD_MAX; i++)
         assert_int_equal(tc_tp_put(o.ep, src[i], put_len(i), o.rkey, 64 * (uint64_t)i, &put[i]),
                          TC_OK);
     expect_nothing(o.fd);
     /* one more: all of them at once, before the call returns */
-    int i = HOLD_MAX;
+    int i = HOLD_MAX + 1;
     assert_int_equal(tc_tp_put(o.ep, src[i], put_len(i), o.rkey, 64 * (uint64_t)i, &put[i]), TC_OK);
-    expect_puts(o.fd, 0, HOLD_MAX + 1);
+    expect_puts(o.fd, 1, HOLD_MAX + 2);
     expect_nothing(o.fd);
     /* the rest are held until a progress pass (a flush's) writes them */
-    for (i = HOLD_MAX + 1; i < N; i++)
+    for (i = HOLD_MAX + 2; i < N; i++)
         assert_int_equal(tc_tp_put(o.ep, src[i], put_len(i), o.rkey, 64 * (uint64_t)i, &put[i]),
                          TC_OK);
     expect_nothing(o.fd);
     assert_true(tc_tp_progress(o.ctx) >= 0);
-    expect_puts(o.fd, HOLD_MAX + 1, N);
+    expect_puts(o.fd, HOLD_MAX + 2, N);
     for (i = 0; i < N; i++)
         assert_int_equal(put[i].status, TC_INPROGRESS);
-    /* acks counting the puts (HOLD_MAX + 1, then the rest), in one write: every put completes,
-     * in order */
+    /* acks counting the puts (1, then the other N - 1), in one write: every put completes, in
+     * order */
     unsigned char acks[2][32];
-    tc_tcpt_make_hdr32(acks[0], 0, K_ACK, 0, 0, HOLD_MAX + 1);
-    tc_tcpt_make_hdr32(acks[1], 0, K_ACK, 0, 0, N - HOLD_MAX - 1);
+    tc_tcpt_make_hdr32(acks[0], 0, K_ACK, 0, 0, 1);
+    tc_tcpt_make_hdr32(acks[1], 0, K_ACK, 0, 0, N - 1);
     tc_tcpt_raw_send(o.fd, acks, sizeof(acks));
     assert_int_equal(tc_tpt_wait_req(&o.ctx, 1, &put[N - 1], 5000), TC_OK);
     for (i = 0; i < N; i++) {
@@ -176,6 +179,46 @@ static void test_burst_held_then_written(void **state)
         assert_int_equal(put[i].bytes, put_len(i));
     }
     assert_int_equal(o.ep->failed, TC_OK);
+    raw_origin_close(&o);
+}
+
+/* tc_tp_defer: with nothing due the first puts are held too, until HOLD_MAX + 1 are queued or
+ * a progress pass; that pass ends the defer, so the next lone put goes out at once again. */
+static void test_deferred_burst_held(void **state)
+{
+    (void)state;
+    enum { N = HOLD_MAX + 4 };
+    raw_origin_t o;
+    raw_origin_open(&o);
+    static unsigned char src[N + 1][64];
+    static tc_tp_req_t put[N + 1];
+    for (int i = 0; i <= N; i++) {
+        tc_tpt_fill(src[i], put_len(i), 100 + (uint64_t)i);
+        put[i] = (tc_tp_req_t)TC_TP_REQ_INIT;
+    }
+    tc_tp_defer(o.ep);
+    for (int i = 0; i < HOLD_MAX; i++)
+        assert_int_equal(tc_tp_put(o.ep, src[i], put_len(i), o.rkey, 64 * (uint64_t)i, &put[i]),
+                         TC_OK);
+    expect_nothing(o.fd);
+    int i = HOLD_MAX;
+    assert_int_equal(tc_tp_put(o.ep, src[i], put_len(i), o.rkey, 64 * (uint64_t)i, &put[i]), TC_OK);
+    expect_puts(o.fd, 0, HOLD_MAX + 1);
+    for (i = HOLD_MAX + 1; i < N; i++)
+        assert_int_equal(tc_tp_put(o.ep, src[i], put_len(i), o.rkey, 64 * (uint64_t)i, &put[i]),
+                         TC_OK);
+    expect_nothing(o.fd);
+    assert_true(tc_tp_progress(o.ctx) >= 0);
+    expect_puts(o.fd, HOLD_MAX + 1, N);
+    unsigned char ack[32];
+    tc_tcpt_make_hdr32(ack, 0, K_ACK, 0, 0, N);
+    tc_tcpt_raw_send(o.fd, ack, sizeof(ack));
+    assert_int_equal(tc_tpt_wait_req(&o.ctx, 1, &put[N - 1], 5000), TC_OK);
+    for (i = 0; i < N; i++)
+        assert_int_equal(put[i].status, TC_OK);
+    /* the progress ended the defer, and nothing is due: a lone put goes out at once */
+    assert_int_equal(tc_tp_put(o.ep, src[N], put_len(N), o.rkey, 64 * (uint64_t)N, &put[N]), TC_OK);
+    expect_puts(o.fd, N, N + 1);
     raw_origin_close(&o);
 }
 
@@ -190,8 +233,9 @@ static void expect_signal(int fd, uint64_t off, uint64_t value)
     assert_int_equal(rd(h + 24), value);
 }
 
-/* A signal (a target may wait for it calling nothing) goes out at once with the puts held
- * before it, unless an answer is due: then it waits with them for the pass that answer wakes. */
+/* A signal (a target may wait for it calling nothing) goes out at once with the puts a defer
+ * held before it, unless an answer is due: then it waits with them for the pass that answer
+ * wakes. */
 static void test_signal_writes_held_puts(void **state)
 {
     (void)state;
@@ -205,6 +249,7 @@ static void test_signal_writes_held_puts(void **state)
         put[i] = (tc_tp_req_t)TC_TP_REQ_INIT;
     }
     sig[0] = sig[1] = (tc_tp_req_t)TC_TP_REQ_INIT;
+    tc_tp_defer(o.ep); /* a burst: the puts are held with nothing due */
     for (int i = 0; i < N; i++)
         assert_int_equal(tc_tp_put(o.ep, src[i], put_len(i), o.rkey, 64 * (uint64_t)i, &put[i]),
                          TC_OK);
@@ -334,7 +379,8 @@ static void test_target_lost_with_puts_held(void **state)
         assert_int_equal(tc_tp_put(o.ep, src[i], put_len(i), o.rkey, 64 * (uint64_t)i, &put[i]),
                          TC_OK);
     }
-    expect_nothing(o.fd); /* all held */
+    expect_puts(o.fd, 0, 1);
+    expect_nothing(o.fd); /* 1 .. N - 1 held */
     close(o.fd);
     o.fd = -1;
     assert_int_equal(tc_tpt_wait_failed(&o.ctx, 1, o.ep, 5000), TC_ERR_PEER_FAILED);
@@ -439,6 +485,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_burst_held_then_written),
         cmocka_unit_test(test_target_answers_burst),
+        cmocka_unit_test(test_deferred_burst_held),
         cmocka_unit_test(test_signal_writes_held_puts),
         cmocka_unit_test(test_copied_sends_resume_after_short_writes),
         cmocka_unit_test(test_target_lost_with_puts_held),

@@ -304,4 +304,5 @@ const tc_tp_ops_t tc_tp_tcp_ops = {
     .wait_fd = tc_tcp_wait_fd,
     .probe = tc_tcp_probe,
     .trim = tc_tcp_trim,
+    .defer = tc_tcp_defer,
 };

@@ -432,6 +432,7 @@ struct tc_tcp_ep {
     size_t nsq;
     tc_tcp_ep_t *held_next; /* in ctx->held while held is set */
     int held;               /* the send queue holds requests not handed to the socket yet */
+    int defer;              /* tc_tp_defer: hold puts and gets until the next progress */
     /* one-sided requests written whole, waiting for the target's answer (FIFO) */
     tc_tp_req_t *wq_head, *wq_tail;
     size_t nwq;
@@ -566,6 +567,8 @@ void tc_tcp_ep_flush(tc_tcp_ctx_t *ctx, tc_tcp_ep_t *ep);
 void tc_tcp_held_flush(tc_tcp_ctx_t *ctx);
 /* Take @p ep off the held list (it is being freed). */
 void tc_tcp_held_unlink(tc_tcp_ctx_t *ctx, tc_tcp_ep_t *ep);
+/* tc_tp_defer: puts and gets posted on @p ep wait for the next progress, which clears it. */
+void tc_tcp_defer(tc_tp_ep_t *ep);
 
 /* ---- tcp_rx.c ---- */
 TC_MUST_USE tc_status_t tc_tcp_recv(tc_tp_ep_t *ep, uint64_t tag, void *buf, size_t cap,

@@ -49,14 +49,14 @@ tc_status_t tc_tcp_send(tc_tp_ep_t *super, uint64_t tag, const void *buf, size_t
  * - an answer (ack, get response) is pushed while the target reads what the initiator sent,
  *   and the read's end (tc_tcp_ep_on_events) or the end of the progress pass writes it with
  *   the answers to the rest of what that read brought;
- * - a put or get waits for the next progress pass, which starts by writing every held queue:
- *   what it does is seen only by a later wait (a blocking operation's, tc_win_flush), a
- *   signal (below) or a progress pass, each of which writes it first (a lone put and its
- *   flush cost one sendmsg, as before; a burst's first put no longer goes out alone, so the
- *   target wakes once per burst instead of twice);
- * - a signal, which a target may be waiting for without calling anything, waits only while an
- *   earlier answer is due (its arrival wakes this side's progress, a reader of the epoll set,
- *   which writes the queue); otherwise it goes out at once with the puts held before it.
+ * - a put or get waits only while an earlier one's answer is due (its arrival wakes this
+ *   side's progress, a reader of the epoll set, which writes the queue), while earlier
+ *   requests wait in the queue themselves, or while the endpoint is deferred (tc_tp_defer:
+ *   the caller's flush will progress; the whole burst goes out in one write, its first
+ *   request too, so the target wakes and answers once); every progress pass starts by
+ *   writing the held queues (tc_win_flush, a blocking operation's wait) and ends the defer;
+ * - a signal, which a target may be waiting for while calling nothing, waits only while an
+ *   earlier answer is due; otherwise it goes out at once with the requests held before it.
  * At most TC_TCP_HOLD_MAX are held: the next request is written with them at once. Held
  * requests are the callers' (or recycled answers): holding costs no memory. */
 static int tc_tcp_sq_hold(const tc_tcp_ep_t *ep, tc_tp_req_t *req)
@@ -66,9 +66,10 @@ static int tc_tcp_sq_hold(const tc_tcp_ep_t *ep, tc_tp_req_t *req)
     switch (tc_tcp_sq_kind(req)) {
     case TC_TCP_K_ACK:
     case TC_TCP_K_GET_RESP:
+        return 1;
     case TC_TCP_K_PUT:
     case TC_TCP_K_GET:
-        return 1;
+        return ep->nwq > 0 || ep->sq_head != req || ep->defer;
     case TC_TCP_K_SIG_ADD:
     case TC_TCP_K_SIG_SET:
         return ep->nwq > 0;
@@ -97,10 +98,22 @@ void tc_tcp_sq_push(tc_tcp_ctx_t *ctx, tc_tcp_ep_t *ep, tc_tp_req_t *req)
         }
         return;
     }
-    /* Alone in the queue, a signal after held puts, or a held burst is full: write now rather
-     * than after the next epoll round (latency). */
+    /* Alone in the queue, a signal after held requests, or a held burst is full: write now
+     * rather than after the next epoll round (latency). */
     if (ep->sq_head == req || ep->held)
         tc_tcp_ep_flush(ctx, ep);
+}
+
+void tc_tcp_defer(tc_tp_ep_t *super)
+{
+    tc_tcp_ep_t *ep = (tc_tcp_ep_t *)super;
+    tc_tcp_ctx_t *ctx = (tc_tcp_ctx_t *)super->ctx;
+    ep->defer = 1;
+    if (!ep->held) { /* on the held list, so that the next progress ends the defer */
+        ep->held = 1;
+        ep->held_next = ctx->held;
+        ctx->held = ep;
+    }
 }
 
 void tc_tcp_held_flush(tc_tcp_ctx_t *ctx)
@@ -109,6 +122,7 @@ void tc_tcp_held_flush(tc_tcp_ctx_t *ctx)
         tc_tcp_ep_t *ep = ctx->held;
         ctx->held = ep->held_next;
         ep->held = 0;
+        ep->defer = 0;
         ep->held_next = NULL;
         if (ep->state == TC_TCP_EP_UP)
             tc_tcp_ep_flush(ctx, ep);

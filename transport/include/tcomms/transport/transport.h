@@ -29,9 +29,9 @@
 extern "C" {
 #endif
 
-/** @brief Version of ::tc_tp_ops_t and ::tc_tp_ep_t (4: rx_bytes; 5: trim); a
+/** @brief Version of ::tc_tp_ops_t and ::tc_tp_ep_t (4: rx_bytes; 5: trim; 6: defer); a
  *         backend built for another is refused. */
-#define TC_TP_API_VERSION 5
+#define TC_TP_API_VERSION 6
 
 typedef struct tc_tp_ops tc_tp_ops_t;
 
@@ -206,6 +206,11 @@ struct tc_tp_ops {
     /* give back what the context keeps for reuse beyond a small working set
      * (its user has been idle a while); NULL when the backend keeps nothing */
     void (*trim)(tc_tp_ctx_t *ctx);
+
+    /* the one-sided requests posted on @p ep until its context's next
+     * progress may wait for that progress (tc_tp_defer); NULL when the
+     * backend has nothing to hold */
+    void (*defer)(tc_tp_ep_t *ep);
 };
 
 /* ---- backends ---- */
@@ -353,6 +358,22 @@ static inline void tc_tp_trim(tc_tp_ctx_t *ctx)
 {
     if (ctx->ops->trim)
         ctx->ops->trim(ctx);
+}
+
+/**
+ * @brief A hint: the one-sided requests posted on @p ep from now until its
+ *        context's next progress (or wait) belong to a burst whose completion
+ *        someone will progress for (a flush), so none of them needs to go out
+ *        before that progress, not even the first. A backend that gathers
+ *        small requests into one write then sends the whole burst at once
+ *        instead of its first request alone; one without the hint ignores it.
+ *        Signals still go out as the backend's own rules say (a target may wait
+ *        for one calling nothing).
+ */
+static inline void tc_tp_defer(tc_tp_ep_t *ep)
+{
+    if (ep->ops->defer)
+        ep->ops->defer(ep);
 }
 
 /** @brief Block up to @p timeout_ms until the context may have progress to make. */
