@@ -130,6 +130,14 @@ static void expect_puts(int fd, int from, int to)
     }
 }
 
+/* Post puts @p from .. @p to - 1 of a burst (put_len(i) bytes of src[i] at offset 64 * i). */
+static void post_puts(raw_origin_t *o, unsigned char (*src)[64], tc_tp_req_t *put, int from, int to)
+{
+    for (int i = from; i < to; i++)
+        assert_int_equal(tc_tp_put(o->ep, src[i], put_len(i), o->rkey, 64 * (uint64_t)i, &put[i]),
+                         TC_OK);
+}
+
 /* Puts posted while an answer is due are held: none reaches the socket until HOLD_MAX + 1
  * are queued (written together at once) or a progress pass writes them; every header and
  * byte as posted, in order; the acks complete every put. */
@@ -149,9 +157,7 @@ static void test_burst_held_then_written(void **state)
     assert_int_equal(tc_tp_put(o.ep, src[0], put_len(0), o.rkey, 0, &put[0]), TC_OK);
     expect_puts(o.fd, 0, 1);
     /* its ack is due: the next HOLD_MAX are held */
-    for (int i = 1; i <= HOLD_MAX; i++)
-        assert_int_equal(tc_tp_put(o.ep, src[i], put_len(i), o.rkey, 64 * (uint64_t)i, &put[i]),
-                         TC_OK);
+    post_puts(&o, src, put, 1, HOLD_MAX + 1);
     expect_nothing(o.fd);
     /* one more: all of them at once, before the call returns */
     int i = HOLD_MAX + 1;
@@ -159,9 +165,7 @@ static void test_burst_held_then_written(void **state)
     expect_puts(o.fd, 1, HOLD_MAX + 2);
     expect_nothing(o.fd);
     /* the rest are held until a progress pass (a flush's) writes them */
-    for (i = HOLD_MAX + 2; i < N; i++)
-        assert_int_equal(tc_tp_put(o.ep, src[i], put_len(i), o.rkey, 64 * (uint64_t)i, &put[i]),
-                         TC_OK);
+    post_puts(&o, src, put, HOLD_MAX + 2, N);
     expect_nothing(o.fd);
     assert_true(tc_tp_progress(o.ctx) >= 0);
     expect_puts(o.fd, HOLD_MAX + 2, N);
@@ -197,16 +201,12 @@ static void test_deferred_burst_held(void **state)
         put[i] = (tc_tp_req_t)TC_TP_REQ_INIT;
     }
     tc_tp_defer(o.ep);
-    for (int i = 0; i < HOLD_MAX; i++)
-        assert_int_equal(tc_tp_put(o.ep, src[i], put_len(i), o.rkey, 64 * (uint64_t)i, &put[i]),
-                         TC_OK);
+    post_puts(&o, src, put, 0, HOLD_MAX);
     expect_nothing(o.fd);
     int i = HOLD_MAX;
     assert_int_equal(tc_tp_put(o.ep, src[i], put_len(i), o.rkey, 64 * (uint64_t)i, &put[i]), TC_OK);
     expect_puts(o.fd, 0, HOLD_MAX + 1);
-    for (i = HOLD_MAX + 1; i < N; i++)
-        assert_int_equal(tc_tp_put(o.ep, src[i], put_len(i), o.rkey, 64 * (uint64_t)i, &put[i]),
-                         TC_OK);
+    post_puts(&o, src, put, HOLD_MAX + 1, N);
     expect_nothing(o.fd);
     assert_true(tc_tp_progress(o.ctx) >= 0);
     expect_puts(o.fd, HOLD_MAX + 1, N);
@@ -250,18 +250,14 @@ static void test_signal_writes_held_puts(void **state)
     }
     sig[0] = sig[1] = (tc_tp_req_t)TC_TP_REQ_INIT;
     tc_tp_defer(o.ep); /* a burst: the puts are held with nothing due */
-    for (int i = 0; i < N; i++)
-        assert_int_equal(tc_tp_put(o.ep, src[i], put_len(i), o.rkey, 64 * (uint64_t)i, &put[i]),
-                         TC_OK);
+    post_puts(&o, src, put, 0, N);
     expect_nothing(o.fd);
     assert_int_equal(tc_tp_signal(o.ep, o.rkey, 8, TC_TP_SIGNAL_ADD, 7, &sig[0]), TC_OK);
     expect_puts(o.fd, 0, N);
     expect_signal(o.fd, 8, 7);
     expect_nothing(o.fd);
     /* their answers are due: the next puts and signal wait for a pass */
-    for (int i = N; i < 2 * N; i++)
-        assert_int_equal(tc_tp_put(o.ep, src[i], put_len(i), o.rkey, 64 * (uint64_t)i, &put[i]),
-                         TC_OK);
+    post_puts(&o, src, put, N, 2 * N);
     assert_int_equal(tc_tp_signal(o.ep, o.rkey, 16, TC_TP_SIGNAL_ADD, 9, &sig[1]), TC_OK);
     expect_nothing(o.fd);
     assert_true(tc_tp_progress(o.ctx) >= 0);
