@@ -240,6 +240,19 @@ static inline __attribute__((always_inline)) void win_direct(const tc_rt_win_pee
     }
 }
 
+/* @p op's timeout: its own, else its communicator's. */
+static int64_t win_timeout_ms(const tc_rt_win_t *win, const tc_rt_win_op_t *op)
+{
+    return op->timeout_ms > 0 ? op->timeout_ms : win->comm->timeout_ms;
+}
+
+/* One more operation in flight to @p peer (flush reads the counts unlocked). */
+static void win_pending_add(tc_rt_win_t *win, int peer)
+{
+    __atomic_fetch_add(&win->pending, 1, __ATOMIC_RELAXED);
+    __atomic_fetch_add(&win->peers[peer].pending, 1, __ATOMIC_RELAXED);
+}
+
 /* Post the requests of @p op; an error is set for the work. */
 static tc_status_t win_post(tc_rt_work_t *w, tc_tp_ep_t *ep, const tc_rt_win_op_t *op)
 {
@@ -279,7 +292,7 @@ static void win_start(tc_rt_win_t *win, tc_rt_work_t *w, tc_tp_ep_t *ep, const t
                       int async, int ff)
 {
     tc_rt_comm_t *comm = win->comm;
-    tc_tp_req_t *batch = w->rma.pooled ? w->rma.batch : NULL;
+    tc_tp_req_t *batch = w->rma.batch;
     w->ops = &win_work_ops;
     w->rma.win = win;
     w->rma.peer = op->peer;
@@ -287,12 +300,10 @@ static void win_start(tc_rt_win_t *win, tc_rt_work_t *w, tc_tp_ep_t *ep, const t
     w->rma.nops = 1;
     w->rma.nreq = w->rma.ndone = 0;
     w->rma.req = batch ? batch : w->rma.one;
-    w->rma.cap = batch ? TC_RT_WIN_BATCH : 2;
     w->rma.counted = 1;
     if (batch)
         win->peers[op->peer].batch = w;
-    __atomic_fetch_add(&win->pending, 1, __ATOMIC_RELAXED);
-    __atomic_fetch_add(&win->peers[op->peer].pending, 1, __ATOMIC_RELAXED);
+    win_pending_add(win, op->peer);
     w->op = (tc_rt_op_t){TC_COLL_COUNT, ++win->ops, comm->name, win_op_names[op->kind]};
     w->call = (tc_rt_coll_t){.coll = TC_COLL_COUNT,
                              .count = op->bytes,
@@ -301,7 +312,7 @@ static void win_start(tc_rt_win_t *win, tc_rt_work_t *w, tc_tp_ep_t *ep, const t
                              .root = op->peer};
     w->sched = w->main_sched = NULL;
     w->async = async;
-    w->timeout_ms = op->timeout_ms > 0 ? op->timeout_ms : comm->timeout_ms;
+    w->timeout_ms = win_timeout_ms(win, op);
     uint64_t now = ff ? win->burst_ns : tc_time_ns();
     w->deadline = ff ? 0 : tc_deadline_add_ms(now, (uint64_t)w->timeout_ms);
     w->rma.coarse_ns = ff ? now : 0;
@@ -326,10 +337,9 @@ static tc_rt_work_t *win_batch_open(tc_rt_win_t *win, const tc_rt_win_op_t *op)
 {
     tc_rt_work_t *w = win->peers[op->peer].batch;
     int need = op->kind == TC_RT_WIN_PUT_SIGNAL ? 2 : 1;
-    int64_t timeout_ms = op->timeout_ms > 0 ? op->timeout_ms : win->comm->timeout_ms;
     if (!w || tc_rt_work_get_state(w) != TC_RT_WORK_RUNNING || w->rma.win != win ||
-        w->rma.peer != op->peer || w->rma.kind != op->kind || w->rma.nreq + need > w->rma.cap ||
-        w->timeout_ms != timeout_ms)
+        w->rma.peer != op->peer || w->rma.kind != op->kind ||
+        w->rma.nreq + need > TC_RT_WIN_BATCH || w->timeout_ms != win_timeout_ms(win, op))
         return NULL;
     return w;
 }
@@ -346,8 +356,7 @@ static void win_batch_add(tc_rt_win_t *win, tc_rt_work_t *w, tc_tp_ep_t *ep,
     w->rma.nops++;
     w->rma.counted++;
     w->call.count += op->bytes;
-    __atomic_fetch_add(&win->pending, 1, __ATOMIC_RELAXED);
-    __atomic_fetch_add(&win->peers[op->peer].pending, 1, __ATOMIC_RELAXED);
+    win_pending_add(win, op->peer);
     tc_status_t st = win_post(w, ep, op);
     if (st != TC_OK)
         tc_rt_work_fail(w, st);
@@ -369,16 +378,15 @@ win_issue_locked(tc_rt_win_t *win, const tc_rt_win_op_t *op, int flags, tc_rt_wo
     if ((st = win_usable(win, fn)) != TC_OK || (st = win_ep(win, op->peer, fn, &ep)) != TC_OK)
         goto out;
     int ff = async && !work_p;
-    if (ff)
-        tc_tp_defer(ep); /* the flush progresses it: the burst may go out whole, even its first */
-    if (ff && (w = win_batch_open(win, op))) {
-        win_batch_add(win, w, ep, op); /* kept for the flush since it started */
-        st = tc_rt_work_get_state(w) == TC_RT_WORK_RUNNING || w->result == TC_OK
-                 ? TC_OK
-                 : tc_error_set(w->result, "%s", w->error);
-        goto out;
-    }
     if (ff) {
+        tc_tp_defer(ep); /* the flush progresses it: the burst may go out whole, even its first */
+        if ((w = win_batch_open(win, op))) {
+            win_batch_add(win, w, ep, op); /* kept for the flush since it started */
+            st = tc_rt_work_get_state(w) == TC_RT_WORK_RUNNING || w->result == TC_OK
+                     ? TC_OK
+                     : tc_error_set(w->result, "%s", w->error);
+            goto out;
+        }
         if (__atomic_load_n(&win->nff, __ATOMIC_RELAXED) == 0)
             win->burst_ns = tc_time_ns(); /* a burst begins: its one clock read */
         w = tc_rt_win_rec_take(win);

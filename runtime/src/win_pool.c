@@ -57,7 +57,6 @@ static int pool_alloc(tc_rt_win_t *win)
         win->ffcap = pool->cap;
     }
     for (int i = pool->cap - 1; i >= 0; i--) {
-        recs[i].rma.pooled = 1;
         recs[i].rma.batch = reqs + (size_t)i * TC_RT_WIN_BATCH;
         recs[i].next = pool->free;
         pool->free = &recs[i];
@@ -73,7 +72,7 @@ static void pool_reclaim(tc_rt_win_t *win)
     int k = 0;
     for (int i = 0; i < win->nff; i++) {
         tc_rt_work_t *w = win->ff[i];
-        if (w->rma.pooled && tc_rt_work_get_state(w) != TC_RT_WORK_RUNNING && w->result == TC_OK)
+        if (w->rma.batch && tc_rt_work_get_state(w) != TC_RT_WORK_RUNNING && w->result == TC_OK)
             tc_rt_win_rec_give(win, w);
         else
             win->ff[k++] = w;
@@ -105,7 +104,7 @@ tc_rt_work_t *tc_rt_win_rec_take(tc_rt_win_t *win)
 
 void tc_rt_win_rec_give(tc_rt_win_t *win, tc_rt_work_t *w)
 {
-    if (!w->rma.pooled) {
+    if (!w->rma.batch) {
         tc_rt_work_release(w);
         return;
     }
@@ -116,7 +115,7 @@ void tc_rt_win_rec_give(tc_rt_win_t *win, tc_rt_work_t *w)
 
 void tc_rt_win_rec_ended(tc_rt_win_t *win, tc_rt_work_t *w)
 {
-    if (w->rma.pooled)
+    if (w->rma.batch)
         win->pool.ended++;
 }
 

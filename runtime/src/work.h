@@ -48,14 +48,14 @@ typedef struct tc_rt_work_rma {
     int nops;    /* operations in it */
     int nreq;    /* requests posted in req */
     int ndone;   /* req[0..ndone) completed well (answers come in order: a cursor) */
-    int cap;     /* room in req */
     int counted; /* operations counted in the window's pending ones */
-    int pooled;  /* one of the window's pool of records (win_pool.c) */
     /* fire-and-forget: the burst's clock, which its flight-recorder times come
      * from (its deadline is set by the first expiry pass after it started) */
     uint64_t coarse_ns;
     tc_tp_req_t *req;   /* one, or batch for a pool record */
-    tc_tp_req_t *batch; /* a pool record's TC_RT_WIN_BATCH requests */
+    /* a pool record's TC_RT_WIN_BATCH requests (win_pool.c); NULL: not one of the window's
+     * pool of records */
+    tc_tp_req_t *batch;
     tc_tp_req_t one[2]; /* data, then signal */
 } tc_rt_work_rma_t;
 

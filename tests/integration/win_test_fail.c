@@ -153,26 +153,33 @@ void test_fr(tc_comm_t *comm)
 
 /* ---- abort ends a put that cannot complete: its TCP target is stopped (SIGSTOP) ---- */
 
-/* --timeout: a fire-and-forget put to the stopped rank ends by its own timeout (its deadline is
- * set by the progress engine's first clock read after it started: win_ops.c), which the flush
- * reports long before the flush's own timeout. */
+/* --timeout: fire-and-forget puts to the stopped rank end by their own timeout (a batch's
+ * deadline is set by the progress engine's first clock read after its latest operation
+ * started: win_ops.c), which the flush reports long before the flush's own timeout. The second
+ * put joins the first's batch 150 ms later, after an expiry pass gave the batch its deadline:
+ * the batch still lasts its 300 ms from the second put's call, never less. */
 static void ff_timeout(tc_win_t *win, const unsigned char *src, size_t bytes)
 {
     tc_op_opts_t opts = TC_OP_OPTS_INIT;
     opts.async = 1;
     opts.timeout_ms = 300;
-    struct timespec t0, t1;
-    clock_gettime(CLOCK_MONOTONIC, &t0);
+    struct timespec t0, t1, nap = {0, 150000000};
     OK(tc_win_put(win, src, bytes, 1, 0, &opts, NULL));
+    nanosleep(&nap, NULL);
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    OK(tc_win_put(win, src, bytes / 2, 1, 0, &opts, NULL));
     expect(tc_win_flush(win, 1, 20000), TC_ERR_TIMEOUT, "timed out after 300 ms",
-           "the flush of a fire-and-forget put to a stopped rank");
+           "the flush of fire-and-forget puts to a stopped rank");
     clock_gettime(CLOCK_MONOTONIC, &t1);
+    checks++;
+    if (!strstr(tc_last_error(), "(2 operations, "))
+        FAIL("the timed-out batch of two puts is not named as one: %s", tc_last_error());
     double ms = (double)(t1.tv_sec - t0.tv_sec) * 1e3 + (double)(t1.tv_nsec - t0.tv_nsec) / 1e6;
     checks++;
     if (ms < 300 || ms > 5000)
-        FAIL("the fire-and-forget put with a 300 ms timeout ended after %.0f ms", ms);
-    printf("rank 0: a fire-and-forget put to a stopped rank timed out after %.1f ms: %s\n", ms,
-           tc_last_error());
+        FAIL("fire-and-forget puts with a 300 ms timeout ended %.0f ms after the last one", ms);
+    printf("rank 0: fire-and-forget puts to a stopped rank timed out %.1f ms after the last: %s\n",
+           ms, tc_last_error());
     expect(tc_win_put(win, src, 8, 1, 0, NULL, NULL), TC_ERR_TIMEOUT, "timed out",
            "a put after the timeout");
 }

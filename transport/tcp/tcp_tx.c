@@ -78,6 +78,16 @@ static int tc_tcp_sq_hold(const tc_tcp_ep_t *ep, tc_tp_req_t *req)
     }
 }
 
+/* Put @p ep on the held list that the next progress writes (once). */
+static void tc_tcp_held_link(tc_tcp_ctx_t *ctx, tc_tcp_ep_t *ep)
+{
+    if (!ep->held) {
+        ep->held = 1;
+        ep->held_next = ctx->held;
+        ctx->held = ep;
+    }
+}
+
 void tc_tcp_sq_push(tc_tcp_ctx_t *ctx, tc_tcp_ep_t *ep, tc_tp_req_t *req)
 {
     req->priv[TC_TCP_P_NEXT] = 0;
@@ -91,11 +101,7 @@ void tc_tcp_sq_push(tc_tcp_ctx_t *ctx, tc_tcp_ep_t *ep, tc_tp_req_t *req)
     if (ep->state != TC_TCP_EP_UP)
         return;
     if (tc_tcp_sq_hold(ep, req)) {
-        if (!ep->held) {
-            ep->held = 1;
-            ep->held_next = ctx->held;
-            ctx->held = ep;
-        }
+        tc_tcp_held_link(ctx, ep);
         return;
     }
     /* Alone in the queue, a signal after held requests, or a held burst is full: write now
@@ -109,11 +115,7 @@ void tc_tcp_defer(tc_tp_ep_t *super)
     tc_tcp_ep_t *ep = (tc_tcp_ep_t *)super;
     tc_tcp_ctx_t *ctx = (tc_tcp_ctx_t *)super->ctx;
     ep->defer = 1;
-    if (!ep->held) { /* on the held list, so that the next progress ends the defer */
-        ep->held = 1;
-        ep->held_next = ctx->held;
-        ctx->held = ep;
-    }
+    tc_tcp_held_link(ctx, ep); /* so that the next progress ends the defer */
 }
 
 void tc_tcp_held_flush(tc_tcp_ctx_t *ctx)
@@ -168,26 +170,43 @@ static void tc_tcp_tx_advance(tc_tcp_ctx_t *ctx, tc_tcp_ep_t *ep, size_t n)
     }
 }
 
-/* Copy what is left of @p req (from wire offset @p off) to ctx->tx_copy after its first
- * *@p copied bytes; the last of the @p n iovecs grows over it when it is the copy's own
- * (*@p last_copy == n - 1), else a new one points at it. Returns the iovecs now in use. */
-static int tc_tcp_tx_gather(tc_tcp_ctx_t *ctx, tc_tp_req_t *req, uint64_t off, struct iovec *iov,
-                            int n, size_t *copied, int *last_copy)
+/* What is left to write of queued @p req: the rest of its header, then of its payload, as up
+ * to 2 pieces. Returns the pieces, their bytes in *@p left_p. */
+static int tc_tcp_sq_pieces(tc_tp_req_t *req, struct iovec piece[2], size_t *left_p)
 {
-    size_t hlen = tc_tcp_sq_hdr_len(req);
+    uint64_t off = req->priv[TC_TCP_P_OFF];
     uint64_t len = tc_tcp_sq_wire_len(req);
-    unsigned char *at = ctx->tx_copy + *copied, *p = at;
+    size_t hlen = tc_tcp_sq_hdr_len(req);
+    int np = 0;
+    *left_p = 0;
     if (off < hlen) {
-        memcpy(p, tc_tcp_sq_hdr(req) + off, hlen - off);
-        p += hlen - off;
+        piece[np].iov_base = tc_tcp_sq_hdr(req) + off;
+        piece[np].iov_len = hlen - off;
+        *left_p += piece[np++].iov_len;
         off = hlen;
     }
     if (len > off - hlen) {
-        memcpy(p, (const unsigned char *)(uintptr_t)req->priv[TC_TCP_P_BUF] + (off - hlen),
-               len - (off - hlen));
-        p += len - (off - hlen);
+        piece[np].iov_base = (unsigned char *)(uintptr_t)req->priv[TC_TCP_P_BUF] + (off - hlen);
+        piece[np].iov_len = len - (off - hlen);
+        *left_p += piece[np++].iov_len;
+    }
+    return np;
+}
+
+/* Copy @p np pieces to ctx->tx_copy after its first *@p copied bytes; the last of the @p n
+ * iovecs grows over them when it is the copy's own (*@p last_copy == n - 1), else a new one
+ * points at them. Returns the iovecs now in use. */
+static int tc_tcp_tx_gather(tc_tcp_ctx_t *ctx, const struct iovec *piece, int np, struct iovec *iov,
+                            int n, size_t *copied, int *last_copy)
+{
+    unsigned char *at = ctx->tx_copy + *copied, *p = at;
+    for (int k = 0; k < np; k++) {
+        memcpy(p, piece[k].iov_base, piece[k].iov_len);
+        p += piece[k].iov_len;
     }
     *copied += (size_t)(p - at);
+    if (p == at)
+        return n;
     if (n > 0 && *last_copy == n - 1) {
         iov[n - 1].iov_len += (size_t)(p - at);
         return n;
@@ -219,27 +238,16 @@ void tc_tcp_ep_flush(tc_tcp_ctx_t *ctx, tc_tcp_ep_t *ep)
         int last_copy = -1; /* the iovec over the copy's end, while it is the last one */
         for (tc_tp_req_t *req = ep->hs_wait ? NULL : ep->sq_head;
              req != NULL && n < TC_TCP_IOV_MAX - 1; req = TC_TCP_REQ_NEXT(req)) {
-            uint64_t off = req->priv[TC_TCP_P_OFF];
-            uint64_t len = tc_tcp_sq_wire_len(req);
-            size_t hlen = tc_tcp_sq_hdr_len(req);
-            if (hlen + len - off <= TC_TCP_TX_COPY_MAX &&
-                copied + (hlen + len - off) <= sizeof(ctx->tx_copy)) {
-                n = tc_tcp_tx_gather(ctx, req, off, iov, n, &copied, &last_copy);
-                total += hlen + len - off;
+            struct iovec piece[2];
+            size_t left;
+            int np = tc_tcp_sq_pieces(req, piece, &left);
+            total += left;
+            if (left <= TC_TCP_TX_COPY_MAX && copied + left <= sizeof(ctx->tx_copy)) {
+                n = tc_tcp_tx_gather(ctx, piece, np, iov, n, &copied, &last_copy);
                 continue;
             }
-            if (off < hlen) {
-                iov[n].iov_base = tc_tcp_sq_hdr(req) + off;
-                iov[n].iov_len = hlen - off;
-                total += iov[n++].iov_len;
-                off = hlen;
-            }
-            if (len > off - hlen) {
-                iov[n].iov_base =
-                    (unsigned char *)(uintptr_t)req->priv[TC_TCP_P_BUF] + (off - hlen);
-                iov[n].iov_len = len - (off - hlen);
-                total += iov[n++].iov_len;
-            }
+            for (int k = 0; k < np; k++)
+                iov[n++] = piece[k];
         }
         if (n == 0)
             break;
