@@ -39,6 +39,9 @@ struct tc_rt_comm {
     /* atomic: 1 while a blocking call runs on the lanes without the world's lock (small.h); an
      * endpoint is closed only while no communicator's is set (tc_rt_world_ep_drop) */
     int outside;
+    /* atomic: 1 while `unsettled` holds a blocking small-path operation that ended well but
+     * whose records are not written yet (tc_rt_obs_settle) */
+    int settle_due;
     uint32_t fr_cap;
     uint32_t fr_pos; /* fr_next % fr_cap, kept without a division (tc_rt_fr_claim) */
     int nspare;
@@ -59,6 +62,17 @@ struct tc_rt_comm {
     tc_rt_fr_entry_t *fr; /* flight recorder: the last fr_cap operations (NULL: off) */
     uint64_t fr_next;
     uint64_t fr_last_ns; /* the latest time its recorder holds (tc_rt_fr_time) */
+    /* That operation: its recorder entry and id, its statistics entry (index, or -1) and bytes.
+     * Written by the thread inside a call on this communicator before settle_due is set, and
+     * settled under the records' lock by the next such operation's start (which takes that
+     * lock anyway), a statistics read or a dump: so it takes the records' lock once, not twice
+     * (small_issue.c). */
+    struct {
+        tc_rt_fr_entry_t *fr;
+        uint64_t fr_id;
+        uint64_t bytes;
+        int stat;
+    } unsettled;
     void *user; /* atomic: the mark of the thread inside a call that starts operations */
     tc_rt_work_t *p2p_work;   /* blocking send/recv batches without a work object, reused */
     tc_rt_work_t *p2p_one;    /* a blocking single send or recv without one (p2p_one.c) */
@@ -109,6 +123,29 @@ static inline void tc_rt_obs_lock(tc_rt_comm_t *comm)
 static inline void tc_rt_obs_unlock(tc_rt_comm_t *comm)
 {
     __atomic_store_n(&comm->obs, 0, __ATOMIC_RELEASE);
+}
+
+/* Write the records of the operation comm->unsettled holds, if one is due: its statistics
+ * and its recorder entry, ended well (when the entry was not reused meanwhile), its end taken
+ * as its start (it never read the clock). Records held; every settler holds them, and the
+ * writer sets settle_due again only after its next start took them, so a load and a store
+ * suffice. */
+static inline void tc_rt_obs_settle(tc_rt_comm_t *comm)
+{
+    if (!__atomic_load_n(&comm->settle_due, __ATOMIC_ACQUIRE))
+        return;
+    __atomic_store_n(&comm->settle_due, 0, __ATOMIC_RELAXED);
+    if (comm->unsettled.stat >= 0) {
+        tc_rt_stat_t *stat = &comm->stats[comm->unsettled.stat];
+        stat->ops++;
+        stat->bytes += comm->unsettled.bytes;
+    }
+    tc_rt_fr_entry_t *e = comm->unsettled.fr;
+    if (e && e->id == comm->unsettled.fr_id) {
+        e->end_ns = e->start_ns;
+        e->status = TC_OK;
+        e->state = TC_RT_FR_DONE;
+    }
 }
 
 /* Calls that start operations on a communicator come from one thread at a

@@ -226,6 +226,7 @@ tc_status_t tc_rt_fr_dump(tc_rt_comm_t *comm, const char *reason)
      * across ranks */
     uint64_t offset = fr_now() - tc_time_ns();
     tc_rt_obs_lock(comm);
+    tc_rt_obs_settle(comm);
     uint64_t last = comm->fr_next;
     tc_rt_obs_unlock(comm);
     uint64_t first = last > comm->fr_cap ? last - comm->fr_cap : 0;

@@ -302,6 +302,7 @@ static void small_begin(tc_rt_small_op_t *op)
     if (comm->fr) {
         uint64_t now = small_coarse_ns();
         tc_rt_obs_lock(comm);
+        tc_rt_obs_settle(comm); /* the previous operation's end */
         tc_rt_fr_entry_t *e = op->fr = tc_rt_fr_claim(comm, &op->fr_id);
         e->id = op->fr_id;
         e->seq = op->seq;
@@ -345,12 +346,24 @@ static void small_break(tc_rt_comm_t *comm, tc_status_t st)
     tc_rt_comm_cancel_works(comm, st, comm->broken_why);
 }
 
-/* The operation's statistics and flight-recorder entry, as it ended with @p st. */
+/* The operation's statistics and flight-recorder entry, as it ended with @p st: left to the
+ * next start to write (comm->unsettled) when it ended well without reading the clock and its
+ * start took the records' lock (its recorder is on), else written now. */
 static void small_records(tc_rt_small_op_t *op, tc_status_t st)
 {
     tc_rt_comm_t *comm = op->comm;
+    int known = op->s->stat[op->call->coll];
+    if (st == TC_OK && !op->deadline && op->fr && known > 0) {
+        comm->unsettled.fr = op->fr;
+        comm->unsettled.fr_id = op->fr_id;
+        comm->unsettled.stat = known - 1;
+        comm->unsettled.bytes = op->call->coll == TC_COLL_BARRIER ? 0 : op->bytes;
+        __atomic_store_n(&comm->settle_due, 1, __ATOMIC_RELEASE);
+        return;
+    }
     uint64_t now = op->deadline && comm->fr ? small_coarse_ns() : 0;
     tc_rt_obs_lock(comm);
+    tc_rt_obs_settle(comm);
     tc_rt_stat_t *stat = small_stat(op);
     if (stat) {
         stat->ops++;

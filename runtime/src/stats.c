@@ -102,6 +102,7 @@ void tc_rt_stats_end(tc_rt_work_t *w, tc_status_t st, uint64_t now_ns)
 int tc_rt_comm_stats(tc_rt_comm_t *comm, tc_rt_stat_t *stats, int cap)
 {
     tc_rt_obs_lock(comm);
+    tc_rt_obs_settle(comm);
     int n = comm->nstats;
     for (int i = 0; i < n && i < cap; i++)
         stats[i] = comm->stats[i];

@@ -219,7 +219,8 @@ static inline unsigned tc_shm_lane_index(size_t off)
 static inline unsigned tc_shm_lane_after(unsigned i)
 {
     unsigned k = tc_shm_lane_kind(i), first = tc_shm_lane_first(k);
-    return first + (i - first + 1) % tc_shm_lane_count(k);
+    unsigned at = i - first + 1; /* a compare, not a division: this runs for every message */
+    return first + (at == tc_shm_lane_count(k) ? 0 : at);
 }
 
 /** @brief Slot @p i of our side (@p tx) or of the peer's. */
@@ -283,8 +284,8 @@ static inline void tc_shm_lane_post(tc_tp_shm_lane_t *lane, tc_shm_lane_slot_t *
     unsigned i = tc_shm_lane_index((size_t)((unsigned char *)slot - lane->tx));
     slot->tag = tag;
     slot->len = len;
-    unsigned k = tc_shm_lane_kind(i), first = tc_shm_lane_first(k);
-    lane->next[k] = (i - first + 1) % tc_shm_lane_count(k);
+    unsigned k = tc_shm_lane_kind(i);
+    lane->next[k] = tc_shm_lane_after(i) - tc_shm_lane_first(k);
     __atomic_store_n(&slot->seq, ++lane->tx_gen[i], __ATOMIC_RELEASE);
 }
 
