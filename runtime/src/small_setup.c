@@ -199,7 +199,11 @@ tc_status_t tc_rt_small_setup_wait(tc_rt_comm_t *comm, tc_rt_small_t *s)
     tc_rt_world_t *world = comm->world;
     tc_status_t st = TC_OK;
     tc_rt_progress_driving(world, 1);
-    while ((st = tc_rt_small_setup_step(comm, s)) == TC_OK && s->state == TC_RT_SMALL_SETUP) {
+    /* the state is looked at before each step: a pass of the world may end the set-up (the
+     * asynchronous work of an earlier call steps it too), and a step after its end would read
+     * the vote that end let go */
+    while (s->state == TC_RT_SMALL_SETUP && (st = tc_rt_small_setup_step(comm, s)) == TC_OK &&
+           s->state == TC_RT_SMALL_SETUP) {
         tc_rt_world_handoff(world); /* another thread's call gets in between passes */
         if (tc_rt_world_progress(world) == 0)
             tc_rt_world_wait(world, 1, 0);

@@ -44,6 +44,11 @@ done
 run "an asynchronous first call, 3 ranks" 3 3 TC_LOG=warn -- first
 run "an asynchronous first call, the path voted off, 3 ranks" 3 3 TC_LOG=error \
     TC_SHM_FULL_PAIRS=0-1 -- first --off
+# ... and the next call, blocking, waits for the set-up that first call began
+for n in 2 3; do
+    run "an asynchronous first call, then a blocking one, $n ranks" "$n" "$n" TC_LOG=warn \
+        -- first-blocking
+done
 # Mixed backends (issue 21): the pair (0,1) finds no room in /dev/shm (TC_SHM_FULL_PAIRS plays
 # the full /dev/shm) and talks over tcp, every other pair over shm. Ranks 0 and 1 vote against the
 # path, so no rank takes it (before the vote, ranks 2 and 3 took it alone and waited for ever);

@@ -14,6 +14,8 @@
  *   small_test first [--off]   rank 0's first small call is asynchronous and returns at once
  *                              while rank 1 is away (the set-up waits for it); then 20 calls
  *                              in mixed styles; all on the lanes (--off: none)
+ *   small_test first-blocking  a communicator's first small call is asynchronous and the next,
+ *                              blocking, waits for the set-up it began (small_test_setup.c)
  *   small_test abort           rank 0's first small call, asynchronous, waits for the set-up
  *                              while rank 1 is away; rank 0 aborts: TC_ERR_ABORTED
  *   small_test timeout [--work|--async]
@@ -62,28 +64,12 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "small_test.h"
 #include "tcomms/tcomms.h"
 
 #define MAXB 8192 /* the lane's payload: the largest message of the path */
-static int rank, nranks, checks, failures;
+int rank, nranks, checks, failures;
 static uint64_t small_calls; /* calls the path must have taken */
-
-#define EXPECT(cond, ...)                                                                          \
-    do {                                                                                           \
-        checks++;                                                                                  \
-        if (!(cond)) {                                                                             \
-            if (failures++ < 20) {                                                                 \
-                fprintf(stderr, "rank %d: FAIL: ", rank);                                          \
-                fprintf(stderr, __VA_ARGS__);                                                      \
-                fprintf(stderr, "\n");                                                             \
-            }                                                                                      \
-        }                                                                                          \
-    } while (0)
-
-static void ok(tc_status_t st, const char *what)
-{
-    EXPECT(st == TC_OK, "%s: %s: %s", what, tc_status_string(st), tc_last_error());
-}
 
 /* The input of rank r, element i of block d, case k: a small integer, exact in both types. */
 static int64_t in_val(int r, int d, size_t i, int k)
@@ -158,10 +144,6 @@ enum {
 static const char *const names[NCOLL] = {"all_reduce", "reduce",         "broadcast",
                                          "all_gather", "reduce_scatter", "all_to_all",
                                          "gather",     "scatter",        "barrier"};
-
-/* How a call is made: blocking without a work object, blocking with one (returned finished),
- * or asynchronous and waited for. The path serves all three alike, so ranks may differ. */
-enum { BLOCKING, BLOCKING_WORK, ASYNC, STYLES };
 
 /* One small call, checked; @p kc numbers the case (inputs differ per case). */
 static void one_case(tc_comm_t *comm, int c, const kind_t *k, size_t count, int in_place, int root,
@@ -494,13 +476,6 @@ static void *waiter_main(void *arg)
     return NULL;
 }
 
-static int64_t now_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
 int main(int argc, char **argv)
 {
     const char *mode = argc > 1 ? argv[1] : "check";
@@ -525,67 +500,11 @@ int main(int argc, char **argv)
         inflight_mode(comm);
         check_mode(comm, 0, 1);
     } else if (strcmp(mode, "first") == 0) {
-        /* The first small call of a communicator sets the path up (a vote): rank 0 calls it
-         * asynchronously while rank 1 is away for 500 ms; the call returns at once, the work
-         * waits for the set-up, and every rank gets the sum. 20 more calls, the styles mixed.
-         * With --off (TC_SHM_FULL_PAIRS: a pair over tcp) the vote turns the path off and rank
-         * 0's work goes to the general path. */
-        int off = argc > 2 && strcmp(argv[2], "--off") == 0;
-        for (int i = 0; i < 21; i++) {
-            int st_i = i == 0 ? (rank == 0 ? ASYNC : BLOCKING) : (rank + i) % STYLES;
-            double v = rank + i, sum = -1;
-            tc_op_opts_t o = TC_OP_OPTS_INIT;
-            o.async = st_i == ASYNC;
-            tc_work_t *w = NULL;
-            if (i == 0 && rank == 1)
-                usleep(500000);
-            int64_t t0 = now_ms();
-            st = tc_all_reduce(comm, &v, &sum, 1, TC_FLOAT64, TC_SUM, &o,
-                               st_i == BLOCKING ? NULL : &w);
-            if (i == 0 && rank == 0) {
-                int done = 1;
-                tc_status_t tst = tc_work_test(w, &done);
-                EXPECT(now_ms() - t0 < 250 && tst == TC_INPROGRESS && !done,
-                       "first: the asynchronous call took %lld ms, test %s done %d",
-                       (long long)(now_ms() - t0), tc_status_string(tst), done);
-            }
-            if (st == TC_OK && st_i == ASYNC)
-                st = tc_work_wait(w, 30000);
-            ok(st, "first: all_reduce");
-            if (w)
-                ok(tc_work_free(w), "first: free");
-            EXPECT(sum == (double)nranks * i + (double)nranks * (nranks - 1) / 2,
-                   "first: all_reduce %d: got %g", i, sum);
-        }
-        int n = 0;
-        tc_comm_stat_t sts[64];
-        ok(tc_comm_stats(comm, sts, 64, &n), "tc_comm_stats");
-        uint64_t lanes = 0, all = 0;
-        for (int i = 0; i < n && i < 64; i++) {
-            all += sts[i].ops;
-            lanes += strcmp(sts[i].algo, "shm_lanes") == 0 ? sts[i].ops : 0;
-        }
-        EXPECT(all == 21 && lanes == (off ? 0 : 21), "first: %llu of %llu on the lanes",
-               (unsigned long long)lanes, (unsigned long long)all);
+        first_mode(comm, argc > 2 && strcmp(argv[2], "--off") == 0);
+    } else if (strcmp(mode, "first-blocking") == 0) {
+        first_blocking_mode(comm);
     } else if (strcmp(mode, "abort") == 0) {
-        /* Rank 0's first small call, asynchronous, waits for the set-up's vote, which waits for
-         * rank 1, away; rank 0 aborts: the work ends in TC_ERR_ABORTED (the abort once read
-         * the vote it had just ended for the work's record: a crash). */
-        if (rank == 0) {
-            tc_op_opts_t o = TC_OP_OPTS_INIT;
-            o.async = 1;
-            tc_work_t *w = NULL;
-            ok(tc_all_reduce(comm, &x, &y, 1, TC_FLOAT64, TC_SUM, &o, &w), "abort: all_reduce");
-            usleep(200000);
-            int done = 1;
-            EXPECT(tc_work_test(w, &done) == TC_INPROGRESS && !done, "abort: done before");
-            ok(tc_comm_abort(comm), "tc_comm_abort");
-            st = tc_work_wait(w, 5000);
-            EXPECT(st == TC_ERR_ABORTED, "abort: %s: %s", tc_status_string(st), tc_last_error());
-            ok(tc_work_free(w), "abort: free");
-        } else {
-            usleep(1000000);
-        }
+        abort_mode(comm);
     } else if (strcmp(mode, "timeout") == 0) {
         ok(tc_all_reduce(comm, &x, &y, 1, TC_FLOAT64, TC_SUM, NULL, NULL), "first all_reduce");
         if (rank == 1) {
