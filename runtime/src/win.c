@@ -506,7 +506,10 @@ tc_status_t tc_rt_win_shared_query(tc_rt_win_t *win, int peer, void **ptr_p)
 tc_status_t tc_rt_win_size(tc_rt_win_t *win, int peer, size_t *bytes_p)
 {
     tc_rt_comm_t *comm = win->comm;
-    if (peer < 0) {
+    if (peer < -1)
+        return tc_error_set(TC_ERR_INVALID_ARG, "peer %d is neither a rank nor -1 (this rank)",
+                            peer);
+    if (peer == -1) {
         *bytes_p = win->bytes;
         return TC_OK;
     }

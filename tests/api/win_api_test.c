@@ -7,6 +7,7 @@
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
+#include <limits.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
@@ -132,6 +133,12 @@ static void test_bad_arguments(void **state)
     expect(tc_win_flush(win, 3, 10), TC_ERR_INVALID_ARG, "peer 3");
     expect(tc_win_shared_query(win, 0, NULL), TC_ERR_INVALID_ARG, "ptr_p is NULL");
     expect(tc_win_size(win, 0, NULL), TC_ERR_INVALID_ARG, "bytes_p is NULL");
+    size_t sz = 0;
+    expect(tc_win_size(win, -2, &sz), TC_ERR_INVALID_ARG, "peer -2 is neither a rank nor -1");
+    expect(tc_win_size(win, INT_MIN, &sz), TC_ERR_INVALID_ARG, "peer -2147483648");
+    expect(tc_win_size(win, 1, &sz), TC_ERR_INVALID_ARG, "peer 1 is not a rank");
+    assert_int_equal(tc_win_size(win, -1, &sz), TC_OK);
+    assert_int_equal(sz, 64);
     /* async without work_p: fire-and-forget, complete by the flush */
     char x = 0x5a, y = 0;
     buf[5] = 0;
