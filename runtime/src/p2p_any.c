@@ -113,7 +113,11 @@ static int any_take(tc_rt_work_t *w, int q, tc_tp_ep_t *ep)
     if (st != TC_OK && st != TC_INPROGRESS)
         return any_received(w, st);
     a->posted = 1;
-    return 1;
+    /* a message already here may complete the receive at once: its length is checked now, as
+     * a later pass would (the work ends as soon as its request is done) */
+    st = __atomic_load_n(&a->req.status, __ATOMIC_ACQUIRE);
+    int c = st == TC_INPROGRESS ? 0 : any_received(w, st);
+    return c < 0 ? c : 1;
 }
 
 static int any_pass(tc_rt_work_t *w)

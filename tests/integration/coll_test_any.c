@@ -3,9 +3,11 @@
  * small and large; a receive from a given rank issued first takes that rank's first message;
  * receives from any source posted at once match in issue order; the refusals (a given-rank
  * receive while one from any source waits, inside a batch, a send to TC_ANY_SOURCE,
- * tc_work_source of other works); a timeout that names what it waited for.
+ * tc_work_source of other works); a message of another count than the receive's; a timeout
+ * that names what it waited for.
  * Every message is checked element by element against the payload of the rank the receive
  * says it came from. */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -226,6 +228,41 @@ static void refusals(tc_comm_t *comm)
     free(m);
 }
 
+/* The last rank's message, already here when rank 0's receive from any source takes it,
+ * holds more elements than the receive expects, then fewer: TC_ERR_MISMATCH naming the sender
+ * (it ended well, the message cut short or the buffer's tail never written). Each on a dup of
+ * its own: a failed receive leaves its communicator unusable. */
+static void mismatched(tc_comm_t *world)
+{
+    const size_t sent[2] = {8, 4}, want[2] = {4, 8};
+    const char *const how[2] = {"more", "fewer"};
+    int last = nranks - 1;
+    for (int k = 0; k < 2; k++) {
+        tc_comm_t *comm = NULL;
+        tc_status_t st = tc_comm_dup(world, NULL, &comm);
+        if (st != TC_OK) {
+            status_fail("dup for the mismatched receive", st, tc_last_error());
+            return;
+        }
+        int32_t x[8] = {1, 2, 3, 4, 5, 6, 7, 8}, y[8] = {0};
+        if (rank == last)
+            expect(tc_send(comm, x, sent[k], TC_INT32, 0, NULL, NULL), TC_OK, "mismatched send");
+        expect(tc_barrier(world, NULL, NULL), TC_OK, "barrier after the mismatched send");
+        if (rank == 0) {
+            tc_op_opts_t o = {sizeof(tc_op_opts_t), TIMEOUT_MS, NULL, 0};
+            st = tc_recv(comm, y, want[k], TC_INT32, TC_ANY_SOURCE, &o, NULL);
+            char words[64];
+            snprintf(words, sizeof(words), "rank %d sent %s", last, how[k]);
+            expect(st, TC_ERR_MISMATCH, "recv from any source of another count");
+            checks++;
+            if (st == TC_ERR_MISMATCH && !strstr(tc_last_error(), words))
+                FAIL("mismatched receive from any source: \"%s\" does not say \"%s\"",
+                     tc_last_error(), words);
+        }
+        tc_comm_destroy(comm);
+    }
+}
+
 /* Alone in a communicator, nothing comes: the timeout says what it waited for. */
 static void times_out(tc_comm_t *comm)
 {
@@ -281,6 +318,7 @@ void any_source(tc_comm_t *world)
     if (nranks > 1) {
         given_rank_first(comm);
         in_issue_order(comm);
+        mismatched(comm);
     }
     refusals(comm);
     times_out(comm);
