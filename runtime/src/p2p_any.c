@@ -140,12 +140,12 @@ static int any_pass(tc_rt_work_t *w)
             snprintf(why, sizeof(why), "connecting to rank %d: %s", q, tc_last_error());
             return any_error(w, st, why);
         }
-        if (ep->failed != TC_OK)
-            continue; /* the failure path ends this work if the rank is a member */
         uint64_t tag, len;
         int found;
         if ((st = tc_rt_p2p_tag(comm, q, 0, 0, &tag)) != TC_OK)
             return any_error(w, st, tc_last_error());
+        /* a closed endpoint still holds what arrived before it closed (a rank that sent, then
+         * left): a receive takes it as one from that rank would */
         if (tc_tp_probe(ep, tag, &found, &len) != TC_OK) { /* TC_ERR_UNSUPPORTED */
             char why[192];
             snprintf(why, sizeof(why),
@@ -156,6 +156,8 @@ static int any_pass(tc_rt_work_t *w)
         }
         if (found)
             return any_take(w, q, ep);
+        /* else nothing more comes from a closed one: the failure path ends this work if the
+         * rank is a member that failed */
     }
     a->look = (a->look + 1) % comm->size; /* no rank is always looked at first */
     return 0;

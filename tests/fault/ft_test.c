@@ -33,6 +33,8 @@
  *             nobody sends to, the others in a barrier, when the victim dies:
  *             every survivor gets TC_ERR_PEER_FAILED naming it (no hang until
  *             the timeout), then they shrink and check an all-reduce.
+ *         sent-then-left: the victim sends rank VICTIM+1 a message and leaves
+ *             cleanly; that rank's receive from any source, posted after, gets it.
  *         cut: the victim shuts down its TCP connections (run with TC_SHM=0);
  *             every rank ends with TC_ERR_PEER_FAILED or TC_ERR_TIMEOUT, none
  *             hangs, and the ranks that used a cut connection name the victim.
@@ -261,6 +263,37 @@ int main(int argc, char **argv)
         t_err = now_ms();
         check_failure(st, TC_ERR_PEER_FAILED, victim, "waiting while the victim died");
         detected_then_shrink(comm, st, t_err, size, victim);
+        tc_comm_destroy(comm);
+        printf("rank %d: %s victim %d: %d failures\n", rank, mode, victim, fails);
+        return fails != 0;
+    }
+    if (strcmp(mode, "sent-then-left") == 0) {
+        /* The victim sends rank VICTIM+1 one message and leaves cleanly; that rank's receive
+         * from any source, posted once the victim is gone, gets the message (it skipped a rank
+         * whose endpoint had closed, and waited until its timeout). */
+        int to = (victim + 1) % size, src = -1;
+        int32_t x = 4242 + victim, got = 0;
+        if ((st = tc_barrier(comm, NULL, NULL)) != TC_OK)
+            FAIL("sent-then-left: the barrier before: %s", tc_last_error());
+        if (rank == victim && (st = tc_send(comm, &x, 1, TC_INT32, to, NULL, NULL)) != TC_OK)
+            FAIL("sent-then-left: the send: %s", tc_last_error());
+        if (rank == to) {
+            usleep(500000); /* the victim is gone */
+            tc_op_opts_t o = TC_OP_OPTS_INIT;
+            o.timeout_ms = 10000;
+            o.async = 1;
+            tc_work_t *w = NULL;
+            st = tc_recv(comm, &got, 1, TC_INT32, TC_ANY_SOURCE, &o, &w);
+            if (st == TC_OK)
+                st = tc_work_wait(w, -1);
+            if (st == TC_OK)
+                st = tc_work_source(w, &src);
+            if (st != TC_OK || got != x || src != victim)
+                FAIL("sent-then-left: the receive from any source: %s (%s), %d from rank %d, "
+                     "want %d from rank %d",
+                     tc_status_string(st), st != TC_OK ? tc_last_error() : "", got, src, x, victim);
+            tc_work_free(w);
+        }
         tc_comm_destroy(comm);
         printf("rank %d: %s victim %d: %d failures\n", rank, mode, victim, fails);
         return fails != 0;

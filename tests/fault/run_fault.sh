@@ -3,7 +3,7 @@
 # all-reduces of every algorithm family, a second failure during shrink, a
 # rank stopped (SIGSTOP, with and without heartbeats), a revoke, a slow rank, cut TCP connections, a rank calling a
 # different collective, abort with operations pending on a dead rank, and
-# a receive from any source waiting while a rank dies;
+# a receive from any source waiting while a rank dies, and one posted after a rank sent and left;
 # tc_comm_create_abort() of a creation waiting for a rank that never joins;
 # a rank that exits before or dies inside tc_comm_create, named by the others;
 # deaths placed inside shrink's agreement (TC_FAULT_INJECT), on both its graphs;
@@ -102,6 +102,8 @@ case_ kill-after $((trials * 2)) 8 7 kill-after
 case_ kill-shrink $((trials / 2 + 1)) 8 6 kill-shrink
 case_ abort $((trials / 2 + 1)) 8 7 abort
 case_ any-source 2 4 3 any-source
+case_ sent-then-left 2 3 3 sent-then-left
+case_ sent-then-left-tcp 2 3 3 sent-then-left TC_SHM=0
 case_ mismatch-check 2 4 4 mismatch TC_CHECK=1
 case_ kill-during-tcp 3 4 3 kill-during TC_SHM=0
 
