@@ -30,6 +30,7 @@ typedef struct {
     pthread_mutex_t ev_mu;
     int64_t ev_seen;     /* events read (or skipped as this rank's own) */
     uint64_t ev_next_ns; /* no store call before */
+    int ev_failing;      /* the last look failed in the store: said once, until one works */
 } tc_boot_kv_t;
 
 /* One event as stored: who sent it, then the event. */
@@ -54,12 +55,14 @@ static tc_status_t kv_key(const tc_boot_kv_t *kv, char *out, const char *fmt, ..
     return TC_OK;
 }
 
+#define KV_FAILED_FMT "bootstrap(store '%s', rank %d): the %s callback %s on key '%s'"
+#define KV_FAILED_ARGS(kv, cb, key, rc)                                                            \
+    (kv)->prefix, (kv)->head.rank, (cb),                                                           \
+        (rc) == TC_BOOT_KV_FAILED ? "failed" : "returned an unexpected value", (key)
+
 static tc_status_t kv_failed(const tc_boot_kv_t *kv, const char *cb, const char *key, int rc)
 {
-    return tc_error_set(TC_ERR_BOOTSTRAP,
-                        "bootstrap(store '%s', rank %d): the %s callback %s on key '%s'",
-                        kv->prefix, kv->head.rank, cb,
-                        rc == TC_BOOT_KV_FAILED ? "failed" : "returned an unexpected value", key);
+    return tc_error_set(TC_ERR_BOOTSTRAP, KV_FAILED_FMT, KV_FAILED_ARGS(kv, cb, key, rc));
 }
 
 static tc_status_t kv_set(tc_boot_kv_t *kv, const char *k, const void *val, size_t len)
@@ -195,13 +198,17 @@ static int kv_poll_event(tc_boot_t *boot, tc_boot_event_t *ev)
     int64_t n = 0;
     int got = 0;
     kv->ev_next_ns = now + TC_BOOT_KV_POLL_MS * 1000000ull;
-    if (kv_key(kv, k, "event/count") == TC_OK && kv->p.add(kv->p.ctx, k, 0, &n) == TC_BOOT_KV_OK) {
+    const char *cb = "add";
+    int rc = TC_BOOT_KV_FAILED;
+    if (kv_key(kv, k, "event/count") == TC_OK &&
+        (rc = kv->p.add(kv->p.ctx, k, 0, &n)) == TC_BOOT_KV_OK) {
         while (!got && kv->ev_seen < n) {
             kv_event_t e;
             size_t len = 0;
+            cb = "get";
             if (kv_key(kv, k, "event/%" PRId64, kv->ev_seen + 1) != TC_OK ||
-                kv->p.get(kv->p.ctx, k, &e, sizeof(e), &len) != TC_BOOT_KV_OK)
-                break; /* counted but not yet set: next time */
+                (rc = kv->p.get(kv->p.ctx, k, &e, sizeof(e), &len)) != TC_BOOT_KV_OK)
+                break; /* counted but not yet set (absent): next time */
             kv->ev_seen++;
             if (len != sizeof(e) || e.sender == boot->rank)
                 continue;
@@ -215,6 +222,20 @@ static int kv_poll_event(tc_boot_t *boot, tc_boot_event_t *ev)
         if (kv->ev_seen < n)
             kv->ev_next_ns = now; /* more to read: no pause */
     }
+    /* Nothing fails here (no call is the caller's): a store that fails is said, once until a
+     * look works again, since other ranks' notices do not arrive meanwhile. */
+    int failing = rc != TC_BOOT_KV_OK && rc != TC_BOOT_KV_ABSENT;
+    if (failing && !kv->ev_failing)
+        tc_log_warn(TC_SUBSYS_RUNTIME,
+                    KV_FAILED_FMT "; other ranks' notices (failures, revocations) do not arrive "
+                                  "while it fails (looked for again every %d ms)",
+                    KV_FAILED_ARGS(kv, cb, k, rc), TC_BOOT_KV_POLL_MS);
+    else if (!failing && kv->ev_failing)
+        tc_log_warn(TC_SUBSYS_RUNTIME,
+                    "bootstrap(store '%s', rank %d): the store answers again: other ranks' "
+                    "notices arrive",
+                    kv->prefix, kv->head.rank);
+    kv->ev_failing = failing;
     pthread_mutex_unlock(&kv->ev_mu);
     return got;
 }

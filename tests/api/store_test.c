@@ -2,8 +2,9 @@
  * communicators that work (an all-reduce checked element by element), two
  * prefixes on one store at once, a callback failing (TC_ERR_BOOTSTRAP naming
  * the key), a rank that never comes (TC_ERR_TIMEOUT naming it, in time), an
- * abort during the wait, a world of one and a dup in it, and a revoke that
- * reaches the other rank through the store. */
+ * abort during the wait, a world of one and a dup in it, a revoke that
+ * reaches the other rank through the store, and the store failing while notices are looked
+ * for (a warning, once). */
 #include <pthread.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -13,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include <cmocka.h>
 
@@ -394,6 +396,100 @@ static void test_revoke_through_store(void **state)
     fake_free(&f);
 }
 
+/* The store fails while notices are looked for, after creation: said once as a warning naming
+ * the callback and the key (it was ignored without a word: a revoke never arrived), said again
+ * when the store answers again; the communicator still works. Ranks as threads; stderr, where
+ * the log goes, caught in a file meanwhile. */
+typedef struct {
+    fake_t *store;
+    int rank;
+    pthread_barrier_t *phase;
+    tc_status_t st;
+} poll_rank_t;
+
+/* 15 all-reduces of 16 KiB (the general path, which looks for notices) 30 ms apart: several
+ * looks (at most one every 50 ms). */
+static tc_status_t poll_ops(tc_comm_t *comm, int rank)
+{
+    static _Thread_local int64_t x[2048], y[2048];
+    struct timespec d = {0, 30000000L};
+    for (int i = 0; i < 15; i++) {
+        for (int k = 0; k < 2048; k++)
+            x[k] = rank + k;
+        tc_status_t st = tc_all_reduce(comm, x, y, 2048, TC_INT64, TC_SUM, NULL, NULL);
+        for (int k = 0; k < 2048 && st == TC_OK; k++)
+            if (y[k] != 1 + 2 * k)
+                st = TC_ERR_INTERNAL;
+        if (st != TC_OK)
+            return st;
+        nanosleep(&d, NULL);
+    }
+    return TC_OK;
+}
+
+static void *poll_main(void *arg)
+{
+    poll_rank_t *r = arg;
+    tc_store_t s = fake_store(r->store);
+    tc_comm_t *comm = NULL;
+    r->st = tc_comm_create_from_store(&s, r->rank, 2, "pf", NULL, &comm);
+    for (int phase = 0; phase < 2; phase++) { /* the store fails, then answers again */
+        pthread_barrier_wait(r->phase);
+        pthread_barrier_wait(r->phase);
+        if (r->st == TC_OK)
+            r->st = poll_ops(comm, r->rank);
+    }
+    pthread_barrier_wait(r->phase);
+    if (comm)
+        assert_int_equal(tc_comm_destroy(comm), TC_OK);
+    return NULL;
+}
+
+static void test_notice_poll_fails(void **state)
+{
+    (void)state;
+    fake_t f;
+    fake_init(&f);
+    char path[] = "/tmp/tc_store_test_log.XXXXXX";
+    int fd = mkstemp(path), saved = dup(2);
+    assert_true(fd >= 0 && saved >= 0);
+    fflush(stderr);
+    assert_int_equal(dup2(fd, 2), 2);
+    pthread_barrier_t phase;
+    pthread_barrier_init(&phase, NULL, 3);
+    poll_rank_t rs[2];
+    pthread_t t[2];
+    for (int i = 0; i < 2; i++) {
+        rs[i] = (poll_rank_t){.store = &f, .rank = i, .phase = &phase};
+        assert_int_equal(pthread_create(&t[i], NULL, poll_main, &rs[i]), 0);
+    }
+    for (int p = 0; p < 2; p++) {
+        pthread_barrier_wait(&phase); /* created, or the first phase's operations done */
+        pthread_mutex_lock(&f.mu);
+        f.fail_on = p == 0 ? "pf/event/count" : NULL;
+        pthread_mutex_unlock(&f.mu);
+        pthread_barrier_wait(&phase);
+    }
+    pthread_barrier_wait(&phase);
+    for (int i = 0; i < 2; i++)
+        pthread_join(t[i], NULL);
+    fflush(stderr);
+    dup2(saved, 2);
+    close(saved);
+    char log[16384] = "";
+    ssize_t n = pread(fd, log, sizeof(log) - 1, 0);
+    close(fd);
+    unlink(path);
+    log[n > 0 ? n : 0] = '\0';
+    for (int i = 0; i < 2; i++)
+        assert_int_equal(rs[i].st, TC_OK);
+    if (!strstr(log, "the add callback failed on key 'pf/event/count'; other ranks' notices") ||
+        !strstr(log, "the store answers again"))
+        fail_msg("the log does not say the store failed, then answered again:\n%s", log);
+    pthread_barrier_destroy(&phase);
+    fake_free(&f);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -404,6 +500,7 @@ int main(void)
         cmocka_unit_test(test_abort),
         cmocka_unit_test(test_one_rank_and_dup),
         cmocka_unit_test(test_revoke_through_store),
+        cmocka_unit_test(test_notice_poll_fails),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -205,7 +205,8 @@ typedef enum tc_store_result {
     TC_STORE_OK = 0,      /**< done */
     TC_STORE_ABSENT = 1,  /**< get: the key does not exist (yet) */
     TC_STORE_TIMEOUT = 2, /**< wait: the key did not appear within the timeout */
-    TC_STORE_FAILED = 3,  /**< the store failed (tcomms then fails with TC_ERR_BOOTSTRAP) */
+    TC_STORE_FAILED = 3,  /**< the store failed (the call using it then fails with
+                               TC_ERR_BOOTSTRAP; a look for notices logs a warning) */
 } tc_store_result_t;
 
 /**
@@ -255,7 +256,10 @@ typedef struct tc_store {
  * Bounded by the timeout of @p opts and abortable with tc_comm_create_abort().
  * Notices go through the store too: a rank seen failing by one rank, and
  * tc_comm_revoke(), reach every rank, which looks for them at most every
- * 50 ms (an add, and a get when there is news). `opts->bootstrap` is ignored.
+ * 50 ms (an add, and a get when there is news). A callback failing there is
+ * logged as a warning naming it and the key, once until a look works again:
+ * notices do not arrive meanwhile (operations still end on the failures the
+ * transports see, and on their timeouts). `opts->bootstrap` is ignored.
  * @param store the callbacks and their context (see ::tc_store_t).
  * @param rank this process's rank, in [0, @p size).
  * @param size the number of ranks (>= 1).
