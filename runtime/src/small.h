@@ -44,6 +44,13 @@ typedef struct tc_rt_small {
         tc_tp_ep_t *ep;                /* their endpoint */
     } * peer;                          /* [size] */
     int stat[TC_COLL_COUNT];           /* this path's entry of comm->stats + 1, or 0 */
+    /* Operations that are works post in issue order: each takes a ticket at its issue
+     * (tickets, the calling thread's) and posts only once `turn` (atomic: advanced by whichever
+     * thread progresses the one posting) reaches it; a blocking call without a work runs only
+     * while none is posting (turn == tickets), else as a work. Out of order, later operations
+     * filled a peer's slots while an earlier one waited for one, and every rank waited for
+     * another's earlier message (small_work.c). */
+    uint64_t tickets, turn;
     int forced[TC_COLL_COUNT];         /* TC_ALGO_<COLL> set: that collective never comes here */
     /* the set-up (small_setup.c) */
     int phase;

@@ -479,6 +479,14 @@ tc_status_t tc_rt_small_try(tc_rt_comm_t *comm, const tc_rt_coll_t *call, int fl
     }
     if (work_p) /* asynchronous, or the caller wants a work object */
         return tc_rt_small_work(comm, s, call, bytes, flags, work_p);
+    if (__atomic_load_n(&s->turn, __ATOMIC_ACQUIRE) != s->tickets) {
+        /* works still posting: after them, as a work (small.h) */
+        tc_rt_work_t *w = NULL;
+        st = tc_rt_small_work(comm, s, call, bytes, flags, &w);
+        if (w)
+            tc_rt_work_release(w);
+        return st;
+    }
     return small_blocking(comm, s, call, bytes, 0);
 }
 
@@ -488,6 +496,7 @@ tc_status_t tc_rt_small_fast(tc_rt_comm_t *comm, const tc_rt_coll_t *call, int *
     tc_rt_small_t *s = comm->small;
     size_t bytes;
     if (!s || __atomic_load_n(&s->state, __ATOMIC_ACQUIRE) != TC_RT_SMALL_ON ||
+        __atomic_load_n(&s->turn, __ATOMIC_ACQUIRE) != s->tickets ||
         __atomic_load_n(&comm->nhooks, __ATOMIC_ACQUIRE) != 0 ||
         __atomic_load_n(&comm->broken, __ATOMIC_ACQUIRE) != TC_OK ||
         !(bytes = tc_rt_small_bytes(s, call)))

@@ -25,6 +25,8 @@ struct tc_rt_lane_work {
     tc_rt_work_t *work;
     int done;
     int general; /* the set-up turned the path off: the executor runs it (tc_rt_work_go_general) */
+    uint64_t ticket; /* its place in the posting order (small.h) */
+    int turn;        /* 0: waiting for its turn to post; 1: posting; 2: posted everything */
     unsigned char keep[TC_SHM_LANE_PAYLOAD]; /* op.keep */
 };
 
@@ -114,6 +116,14 @@ static int lane_ready(tc_rt_work_t *w)
     return 0;
 }
 
+/* The work posted all it posts (or ended while posting: its communicator is broken then): the
+ * next one's turn. */
+static void lane_posted(struct tc_rt_lane_work *lw)
+{
+    lw->turn = 2;
+    __atomic_store_n(&lw->op.s->turn, lw->ticket + 1, __ATOMIC_RELEASE);
+}
+
 static int lane_pass(tc_rt_work_t *w)
 {
     struct tc_rt_lane_work *lw = w->lane;
@@ -127,6 +137,11 @@ static int lane_pass(tc_rt_work_t *w)
     if (!ready)
         return 0;
     tc_rt_small_op_t *op = &lw->op;
+    if (lw->turn == 0) {
+        if (__atomic_load_n(&op->s->turn, __ATOMIC_ACQUIRE) != lw->ticket)
+            return 0; /* an earlier operation is still posting */
+        lw->turn = 1;
+    }
     /* another communicator's operation may have closed an endpoint holding our lanes since the
      * last pass (that one breaks its own communicator, not this one) */
     tc_status_t st = tc_rt_small_lanes_open(w->comm, op->s);
@@ -134,6 +149,8 @@ static int lane_pass(tc_rt_work_t *w)
         return lane_error(w, st);
     int before = op->posted + op->taken;
     st = tc_rt_small_run(op);
+    if (lw->turn == 1 && (op->posted >= w->comm->size || st != TC_INPROGRESS))
+        lane_posted(lw);
     if (st == TC_INPROGRESS)
         return op->posted + op->taken - before;
     if (st != TC_OK)
@@ -149,6 +166,8 @@ static int lane_done(const tc_rt_work_t *w)
 
 static void lane_end(tc_rt_work_t *w, tc_status_t st)
 {
+    if (w->lane->turn == 1)
+        lane_posted(w->lane);
     /* On the lanes no slot is held between passes and nothing posted can be taken back; on the
      * general path no request may point into the caller's buffers after the end. */
     if (w->lane->general && st != TC_OK)
@@ -190,6 +209,8 @@ tc_status_t tc_rt_small_work(tc_rt_comm_t *comm, tc_rt_small_t *s, const tc_rt_c
     lw->work = w;
     lw->done = 0;
     lw->general = 0;
+    lw->ticket = s->tickets++;
+    lw->turn = 0;
     tc_rt_work_begin(w, async, call->timeout_ms);
     if (tc_rt_work_link(w)) /* post at once: the peers need not wait for a progress pass */
         tc_rt_work_after_first(w, lane_pass(w));

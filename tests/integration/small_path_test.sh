@@ -49,6 +49,11 @@ for n in 2 3; do
     run "an asynchronous first call, then a blocking one, $n ranks" "$n" "$n" TC_LOG=warn \
         -- first-blocking
 done
+# Asynchronous operations post in issue order: many in flight at once do not wait for each other
+for n in 2 3 4; do
+    run "40 asynchronous all-reduces in flight, $n ranks" "$n" "$n" TC_LOG=warn TC_TIMEOUT_S=30 \
+        -- order
+done
 # Mixed backends (issue 21): the pair (0,1) finds no room in /dev/shm (TC_SHM_FULL_PAIRS plays
 # the full /dev/shm) and talks over tcp, every other pair over shm. Ranks 0 and 1 vote against the
 # path, so no rank takes it (before the vote, ranks 2 and 3 took it alone and waited for ever);

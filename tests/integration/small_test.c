@@ -16,6 +16,9 @@
  *                              in mixed styles; all on the lanes (--off: none)
  *   small_test first-blocking  a communicator's first small call is asynchronous and the next,
  *                              blocking, waits for the set-up it began (small_test_setup.c)
+ *   small_test order           40 asynchronous all-reduces in flight, on the lanes and the
+ *                              general path in turn, a blocking one among them every fifth
+ *                              (small_test_order.c)
  *   small_test abort           rank 0's first small call, asynchronous, waits for the set-up
  *                              while rank 1 is away; rank 0 aborts: TC_ERR_ABORTED
  *   small_test timeout [--work|--async]
@@ -505,6 +508,8 @@ int main(int argc, char **argv)
         first_blocking_mode(comm);
     } else if (strcmp(mode, "abort") == 0) {
         abort_mode(comm);
+    } else if (strcmp(mode, "order") == 0) {
+        order_mode(comm);
     } else if (strcmp(mode, "timeout") == 0) {
         ok(tc_all_reduce(comm, &x, &y, 1, TC_FLOAT64, TC_SUM, NULL, NULL), "first all_reduce");
         if (rank == 1) {

@@ -1,5 +1,6 @@
 /* What the files of small_test share (small_test.c: the modes of the collectives, timeouts
- * and failures; small_test_setup.c: the modes of the path's set-up). */
+ * and failures; small_test_setup.c: the modes of the path's set-up; small_test_order.c: the
+ * order in which its works post). */
 #ifndef TC_TESTS_SMALL_TEST_H
 #define TC_TESTS_SMALL_TEST_H
 
@@ -43,5 +44,7 @@ static inline int64_t now_ms(void)
 void first_mode(tc_comm_t *comm, int off);
 void first_blocking_mode(tc_comm_t *world);
 void abort_mode(tc_comm_t *comm);
+/* small_test_order.c */
+void order_mode(tc_comm_t *comm);
 
 #endif
