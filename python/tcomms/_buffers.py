@@ -107,6 +107,8 @@ class Buf:
 
     def __init__(self, x, writable, reducing=False):
         check_cpu(x)
+        if writable and not _is_torch(x) and not x.flags["WRITEABLE"]:
+            raise ValueError("tcomms: the output array is read-only")
         self.code, self.scale = dtype_code(x, reducing)
         c = contiguous(x)
         self.obj = c
@@ -118,3 +120,23 @@ class Buf:
         if self.post is not None:
             copy_into(*self.post)
             self.post = None
+
+
+def check_fits(what, b, elems):
+    """@p b must hold @p elems elements of its type: ValueError before any data moves (the
+    library would read or write past it)."""
+    if b.count != elems * b.scale:
+        raise ValueError(f"tcomms: {what} holds {b.count // b.scale} elements, the operation "
+                         f"needs {elems}")
+
+
+def check_same_type(i, o):
+    """Input @p i and output @p o of one operation have one element type."""
+    if (i.code, i.scale) != (o.code, o.scale):
+        raise TypeError(f"tcomms: input and output differ in element type "
+                        f"({type_name(i.obj)} and {type_name(o.obj)})")
+
+
+def type_name(x):
+    return str(x.dtype)
+

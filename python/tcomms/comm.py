@@ -85,7 +85,11 @@ class Work:
         return True
 
     def is_completed(self):
-        return self._done or self._w.is_completed()
+        """Whether it ended, its non-contiguous outputs copied back."""
+        if not self._done and self._w.is_completed():
+            self._done = True
+            self._finish()
+        return self._done
 
     @property
     def source(self):
@@ -105,6 +109,24 @@ class SignalWork(Work):
     @property
     def value(self):
         return self._w.value if self._done else None
+
+
+def _check_list(what, tensors, size, each):
+    """A list of one tensor per rank, each of @p each elements."""
+    if len(tensors) != size or any(B.numel(t) != each for t in tensors):
+        raise ValueError(f"tcomms: {what} must hold {size} tensors of {each} elements each "
+                         f"(got {[B.numel(t) for t in tensors]})")
+
+
+def _check_extent(what, b, counts, displs):
+    """@p b holds the blocks of @p counts (packed, or at @p displs), in elements."""
+    need = packed = 0
+    for k, c in enumerate(counts):
+        need = max(need, c + (displs[k] if displs is not None else packed))
+        packed += c
+    if b.count < need * b.scale:
+        raise ValueError(f"tcomms: {what} holds {b.count // b.scale} elements, its blocks "
+                         f"reach {need}")
 
 
 def _run(fn, bufs, post, async_op, timeout, hints, *args, src=None):
@@ -200,10 +222,13 @@ class Comm:
 
     def all_gather_single(self, output, input, async_op=False, timeout=None, hints=None):
         i, o = B.Buf(input, False), B.Buf(output, True)
+        B.check_same_type(i, o)
+        B.check_fits("the output", o, i.count // i.scale * self._size)
         return _run(self._c.all_gather, [i, o], [o], async_op, timeout, hints,
                     i.addr, o.addr, i.count, i.code, 0)
 
     def all_gather(self, tensor_list, tensor, async_op=False, timeout=None, hints=None):
+        _check_list("tensor_list", tensor_list, self._size, B.numel(tensor))
         flat = B.empty_like(tensor, B.numel(tensor) * len(tensor_list))
         n = B.numel(tensor)
 
@@ -216,6 +241,8 @@ class Comm:
     def all_gather_v(self, output, input, recv_counts, displs=None, async_op=False,
                      timeout=None, hints=None):
         i, o = B.Buf(input, False), B.Buf(output, True)
+        B.check_same_type(i, o)
+        _check_extent("the output", o, recv_counts, displs)
         s = i.scale
         return _run(self._c.all_gather_v, [i, o], [o], async_op, timeout, hints,
                     i.addr, i.count, o.addr, [c * s for c in recv_counts],
@@ -224,6 +251,8 @@ class Comm:
     def reduce_scatter_single(self, output, input, op=ReduceOp.SUM, async_op=False,
                               timeout=None, hints=None):
         i, o = B.Buf(input, False, True), B.Buf(output, True, True)
+        B.check_same_type(i, o)
+        B.check_fits("the input", i, o.count * self._size)
         return _run(self._c.reduce_scatter, [i, o], [o], async_op, timeout, hints,
                     i.addr, o.addr, o.count, o.code, int(op))
 
@@ -235,11 +264,19 @@ class Comm:
     def reduce_scatter_v(self, output, input, recv_counts, displs=None, op=ReduceOp.SUM,
                          async_op=False, timeout=None, hints=None):
         i, o = B.Buf(input, False, True), B.Buf(output, True, True)
+        B.check_same_type(i, o)
+        _check_extent("the input", i, recv_counts, displs)
+        B.check_fits("the output", o, recv_counts[self._rank])
         return _run(self._c.reduce_scatter_v, [i, o], [o], async_op, timeout, hints,
                     i.addr, o.addr, list(recv_counts), displs, o.code, int(op))
 
     def all_to_all_single(self, output, input, async_op=False, timeout=None, hints=None):
         i, o = B.Buf(input, False), B.Buf(output, True)
+        B.check_same_type(i, o)
+        if i.count % (self._size * i.scale):
+            raise ValueError(f"tcomms: the input's {i.count // i.scale} elements do not split "
+                             f"into {self._size} equal blocks")
+        B.check_fits("the output", o, i.count // i.scale)
         return _run(self._c.all_to_all, [i, o], [o], async_op, timeout, hints,
                     i.addr, o.addr, i.count // self._size, i.code, 0)
 
@@ -247,6 +284,9 @@ class Comm:
                             async_op=False, timeout=None, hints=None):
         """Split sizes in elements (torch's convention: of the flattened tensors)."""
         i, o = B.Buf(input, False), B.Buf(output, True)
+        B.check_same_type(i, o)
+        _check_extent("the input", i, input_split_sizes, None)
+        _check_extent("the output", o, output_split_sizes, None)
         s = i.scale
         return _run(self._c.all_to_all_v, [i, o], [o], async_op, timeout, hints,
                     i.addr, [c * s for c in input_split_sizes], None, o.addr,
@@ -269,6 +309,8 @@ class Comm:
     def gather(self, output_list, tensor, root, async_op=False, timeout=None, hints=None):
         i = B.Buf(tensor, False)
         n = B.numel(tensor)
+        if self._rank == root:
+            _check_list("output_list", output_list, self._size, n)
         flat = B.empty_like(tensor, n * self._size) if self._rank == root else None
         o = B.Buf(flat, True) if flat is not None else None
         post = []
@@ -280,6 +322,8 @@ class Comm:
 
     def scatter(self, tensor, input_list, root, async_op=False, timeout=None, hints=None):
         o = B.Buf(tensor, True)
+        if self._rank == root:
+            _check_list("input_list", input_list, self._size, o.count // o.scale)
         i = B.Buf(B.contiguous(_cat(input_list)), False) if self._rank == root else None
         return _run(self._c.scatter, [o] + ([i] if i else []), [o], async_op, timeout, hints,
                     i.addr if i else 0, o.addr, o.count, o.code, root)

@@ -267,3 +267,60 @@ def test_errors_carry_status_and_detail():
             c.all_reduce([1, 2, 3])
         return True
     assert run_ranks(2, bad_root) == [True, True]
+
+
+def test_buffer_sizes_types_and_read_only_outputs():
+    """Refused before any data moves, on every rank alike (the library would write past an
+    output or read past an input: found by an independent checker)."""
+    def fn(c, r, n):
+        f32 = np.zeros(8, dtype=np.float32)
+        cases = [
+            (ValueError, "the output holds 8 elements, the operation needs 16",
+             lambda: c.all_gather_single(f32, np.ones(8, dtype=np.float32))),
+            (TypeError, "differ in element type",
+             lambda: c.all_gather_single(np.zeros(16, dtype=np.float32), np.ones(8))),
+            (ValueError, "the input holds 10 elements, the operation needs 16",
+             lambda: c.reduce_scatter_single(f32, np.ones(10, dtype=np.float32))),
+            (ValueError, "the output holds 2 elements, the operation needs 8",
+             lambda: c.all_to_all_single(np.zeros(2, dtype=np.float32), f32)),
+            (ValueError, "do not split into 2 equal blocks",
+             lambda: c.all_to_all_single(np.zeros(7, dtype=np.float32),
+                                         np.ones(7, dtype=np.float32))),
+            (ValueError, "the output holds 3 elements, its blocks reach 8",
+             lambda: c.all_gather_v(np.zeros(3, dtype=np.float32),
+                                    np.ones(4, dtype=np.float32), [4, 4])),
+            (ValueError, "the output holds 1 elements, its blocks reach 4",
+             lambda: c.all_to_all_v_single(np.zeros(1, dtype=np.float32), f32, [2, 2],
+                                           [4, 4])),
+            (ValueError, "input_list must hold 2 tensors of 8 elements",
+             lambda: c.scatter(f32, [np.ones(1, dtype=np.float32)] * 2, r)),  # its root
+            (ValueError, "tensor_list must hold 2 tensors of 8 elements",
+             lambda: c.all_gather([np.zeros(8, dtype=np.float32)], f32)),
+        ]
+        ro = np.frombuffer(bytes(32), dtype=np.float64)
+        cases.append((ValueError, "read-only", lambda: c.broadcast(ro, 0)))
+        cases.append((ValueError, "read-only", lambda: c.all_reduce(ro)))
+        for exc, words, call in cases:
+            with pytest.raises(exc, match=words):
+                call()
+        assert bytes(ro.tobytes()) == bytes(32)
+        x = np.full(4, r + 1.0)  # the communicator still works
+        c.all_reduce(x)
+        return x
+    for x in run_ranks(2, fn):
+        assert (x == 3.0).all()
+
+
+def test_is_completed_copies_back():
+    """A non-contiguous output is copied back by the time is_completed() says True
+    (it was copied only by wait())."""
+    def fn(c, r, n):
+        torch = pytest.importorskip("torch")
+        t = torch.ones(4, 4).t()
+        w = c.all_reduce(t, async_op=True)
+        deadline = time.monotonic() + 30
+        while not w.is_completed():
+            assert time.monotonic() < deadline
+            time.sleep(0.001)
+        return float(t.sum())
+    assert run_ranks(2, fn) == [32.0, 32.0]
