@@ -85,11 +85,17 @@ class Work:
         return True
 
     def is_completed(self):
-        """Whether it ended, its non-contiguous outputs copied back."""
-        if not self._done and self._w.is_completed():
-            self._done = True
-            self._finish()
-        return self._done
+        """Whether it ended; ended well, its non-contiguous outputs are copied back
+        by then, as by wait(). An error stays for wait() to raise."""
+        if self._done:
+            return True
+        if not self._w.is_completed():
+            return False
+        try:
+            self.wait()
+        except Exception:  # noqa: BLE001 - raised again by wait()
+            pass
+        return True
 
     @property
     def source(self):

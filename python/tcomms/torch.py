@@ -58,12 +58,7 @@ def _one(tensors, what):
 
 
 class _Completer:
-    """Completes the torch Futures of one group on its own thread, each as soon as its
-    tcomms works ended, whatever came before: asleep on the oldest operation not done,
-    looking at the others every _LOOK_S while it waits. (In issue order only, a receive
-    whose send comes later held back the completion of every operation after it.)"""
-
-    _LOOK_S = 0.01
+    """Completes the torch Futures of one group, in issue order, on its own thread."""
 
     def __init__(self, name):
         self._q = queue.SimpleQueue()
@@ -71,32 +66,12 @@ class _Completer:
         self._t.start()
 
     def _run(self):
-        pending = []  # (torch work, tcomms works), in issue order
         while True:
-            while True:  # what was queued; blocking only when nothing is pending
-                try:
-                    item = self._q.get(block=not pending)
-                except queue.Empty:
-                    break
-                if item is None:
-                    for work, works in pending:
-                        work._settle(works, asleep=True)
-                    return
-                pending.append(item)
-            still = []
-            for work, works in pending:
-                if all(w.is_completed() for w in works):
-                    work._settle(works, asleep=True)  # ended: at once
-                else:
-                    still.append((work, works))
-            pending = still
-            if pending:
-                _, works = pending[0]
-                w = next(w for w in works if not w.is_completed())
-                try:
-                    w._wait_asleep(self._LOOK_S)
-                except Exception:  # noqa: BLE001 - its error is settled on the next look
-                    pass
+            item = self._q.get()
+            if item is None:
+                return
+            work, works = item
+            work._settle(works, asleep=True)
 
     def put(self, work, works):
         self._q.put((work, works))
