@@ -27,7 +27,7 @@ struct tc_rt_lane_work {
     int general; /* the set-up turned the path off: the executor runs it (tc_rt_work_go_general) */
     uint64_t ticket; /* its place in the posting order (small.h) */
     int turn;        /* 0: waiting for its turn to post; 1: posting; 2: posted everything */
-    unsigned char keep[TC_SHM_LANE_PAYLOAD]; /* op.keep */
+    _Alignas(64) unsigned char keep[TC_SHM_LANE_PAYLOAD]; /* op.keep: any element type folds there */
 };
 
 /* A lane not ready (or another thread's turn on it): go on at the next pass, unless the peer
