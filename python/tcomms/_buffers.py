@@ -134,9 +134,22 @@ def check_same_type(i, o):
     """Input @p i and output @p o of one operation have one element type."""
     if (i.code, i.scale) != (o.code, o.scale):
         raise TypeError(f"tcomms: input and output differ in element type "
-                        f"({type_name(i.obj)} and {type_name(o.obj)})")
+                        f"({i.obj.dtype} and {o.obj.dtype})")
 
 
-def type_name(x):
-    return str(x.dtype)
+def check_list(what, tensors, size, each):
+    """A list of one tensor per rank, each of @p each elements."""
+    if len(tensors) != size or any(numel(t) != each for t in tensors):
+        raise ValueError(f"tcomms: {what} must hold {size} tensors of {each} elements each "
+                         f"(got {[numel(t) for t in tensors]})")
 
+
+def check_extent(what, b, counts, displs):
+    """@p b holds the blocks of @p counts (packed, or at @p displs), in elements."""
+    need = packed = 0
+    for k, c in enumerate(counts):
+        need = max(need, c + (displs[k] if displs is not None else packed))
+        packed += c
+    if b.count < need * b.scale:
+        raise ValueError(f"tcomms: {what} holds {b.count // b.scale} elements, its blocks "
+                         f"reach {need}")

@@ -117,24 +117,6 @@ class SignalWork(Work):
         return self._w.value if self._done else None
 
 
-def _check_list(what, tensors, size, each):
-    """A list of one tensor per rank, each of @p each elements."""
-    if len(tensors) != size or any(B.numel(t) != each for t in tensors):
-        raise ValueError(f"tcomms: {what} must hold {size} tensors of {each} elements each "
-                         f"(got {[B.numel(t) for t in tensors]})")
-
-
-def _check_extent(what, b, counts, displs):
-    """@p b holds the blocks of @p counts (packed, or at @p displs), in elements."""
-    need = packed = 0
-    for k, c in enumerate(counts):
-        need = max(need, c + (displs[k] if displs is not None else packed))
-        packed += c
-    if b.count < need * b.scale:
-        raise ValueError(f"tcomms: {what} holds {b.count // b.scale} elements, its blocks "
-                         f"reach {need}")
-
-
 def _run(fn, bufs, post, async_op, timeout, hints, *args, src=None):
     """Call @p fn with @p args then the option tail; the Bufs stay alive in the work."""
     keep = tuple(b.obj for b in bufs)
@@ -234,7 +216,7 @@ class Comm:
                     i.addr, o.addr, i.count, i.code, 0)
 
     def all_gather(self, tensor_list, tensor, async_op=False, timeout=None, hints=None):
-        _check_list("tensor_list", tensor_list, self._size, B.numel(tensor))
+        B.check_list("tensor_list", tensor_list, self._size, B.numel(tensor))
         flat = B.empty_like(tensor, B.numel(tensor) * len(tensor_list))
         n = B.numel(tensor)
 
@@ -248,7 +230,7 @@ class Comm:
                      timeout=None, hints=None):
         i, o = B.Buf(input, False), B.Buf(output, True)
         B.check_same_type(i, o)
-        _check_extent("the output", o, recv_counts, displs)
+        B.check_extent("the output", o, recv_counts, displs)
         s = i.scale
         return _run(self._c.all_gather_v, [i, o], [o], async_op, timeout, hints,
                     i.addr, i.count, o.addr, [c * s for c in recv_counts],
@@ -271,7 +253,7 @@ class Comm:
                          async_op=False, timeout=None, hints=None):
         i, o = B.Buf(input, False, True), B.Buf(output, True, True)
         B.check_same_type(i, o)
-        _check_extent("the input", i, recv_counts, displs)
+        B.check_extent("the input", i, recv_counts, displs)
         B.check_fits("the output", o, recv_counts[self._rank])
         return _run(self._c.reduce_scatter_v, [i, o], [o], async_op, timeout, hints,
                     i.addr, o.addr, list(recv_counts), displs, o.code, int(op))
@@ -291,8 +273,8 @@ class Comm:
         """Split sizes in elements (torch's convention: of the flattened tensors)."""
         i, o = B.Buf(input, False), B.Buf(output, True)
         B.check_same_type(i, o)
-        _check_extent("the input", i, input_split_sizes, None)
-        _check_extent("the output", o, output_split_sizes, None)
+        B.check_extent("the input", i, input_split_sizes, None)
+        B.check_extent("the output", o, output_split_sizes, None)
         s = i.scale
         return _run(self._c.all_to_all_v, [i, o], [o], async_op, timeout, hints,
                     i.addr, [c * s for c in input_split_sizes], None, o.addr,
@@ -316,7 +298,7 @@ class Comm:
         i = B.Buf(tensor, False)
         n = B.numel(tensor)
         if self._rank == root:
-            _check_list("output_list", output_list, self._size, n)
+            B.check_list("output_list", output_list, self._size, n)
         flat = B.empty_like(tensor, n * self._size) if self._rank == root else None
         o = B.Buf(flat, True) if flat is not None else None
         post = []
@@ -329,7 +311,7 @@ class Comm:
     def scatter(self, tensor, input_list, root, async_op=False, timeout=None, hints=None):
         o = B.Buf(tensor, True)
         if self._rank == root:
-            _check_list("input_list", input_list, self._size, o.count // o.scale)
+            B.check_list("input_list", input_list, self._size, o.count // o.scale)
         i = B.Buf(B.contiguous(_cat(input_list)), False) if self._rank == root else None
         return _run(self._c.scatter, [o] + ([i] if i else []), [o], async_op, timeout, hints,
                     i.addr if i else 0, o.addr, o.count, o.code, root)
