@@ -9,10 +9,8 @@ forward, backward (DDP's all-reduces included: backward returns once they are
 done) and optimizer phases, the CPU time per step of each of its threads
 (/proc: the measure a loaded machine does not distort), and for the last step
 a timeline of each bucket's all_reduce (issued, its issuing call's length,
-when the completion thread started and ended waiting for it). Configurations,
-in one run: no DDP (the compute alone); tcomms with the completion thread
-waiting asleep (what the backend does) and spinning (tc_work_wait, as before);
-gloo; twice, interleaved.
+when the completion thread completed its future). Configurations, in one run:
+no DDP (the compute alone); tcomms; gloo; twice, interleaved.
 """
 import argparse
 import os
@@ -25,8 +23,7 @@ import torch.distributed as dist
 import tcomms.torch as tt
 from tcomms import _torch_work
 
-EVENTS = []  # the buckets of the current step: (issued, issue returned, wait start, end, bytes)
-SPIN = [False]  # the completion thread waits with tc_work_wait (the previous way)
+EVENTS = []  # the buckets of the current step: (issued, issue returned, completed, bytes)
 
 
 def instrument():
@@ -38,11 +35,10 @@ def instrument():
         w._prof = (t0, time.perf_counter(), sum(t.numel() * t.element_size() for t in tensors))
         return w
 
-    def timed_settle(self, works, asleep=False):
-        t0 = time.perf_counter()
-        settle(self, works, asleep and not SPIN[0])
+    def timed_settle(self, works):
+        settle(self, works)
         if hasattr(self, "_prof"):
-            EVENTS.append(self._prof[:2] + (t0, time.perf_counter(), self._prof[2]))
+            EVENTS.append(self._prof[:2] + (time.perf_counter(), self._prof[2]))
     tt.ProcessGroupTcomms.allreduce = timed_allreduce
     _torch_work.TorchWork._settle = timed_settle
 
@@ -94,10 +90,10 @@ def profile(group, steps, width, names, ddp=True):
                 phases[k].append(v)
     cpu1 = thread_cpu()
     lines = []
-    for a, b, c, d, nbytes in EVENTS:
+    for a, b, c, nbytes in EVENTS:
         lines.append(f"    bucket {nbytes:>9} B: issued {(a - t1) * 1e3:6.2f} ms into backward, "
-                     f"issue {(b - a) * 1e6:5.0f} us, waited {(c - t1) * 1e3:6.2f} to "
-                     f"{(d - t1) * 1e3:6.2f} ms; backward ended {(t2 - t1) * 1e3:6.2f} ms")
+                     f"issue {(b - a) * 1e6:5.0f} us, completed {(c - t1) * 1e3:6.2f} ms; "
+                     f"backward ended {(t2 - t1) * 1e3:6.2f} ms")
     cpu = {names.get(k[0], f"{k[1]}:{k[0]}"): round((cpu1[k] - cpu0.get(k, 0)) * 1e3 / steps, 1)
            for k in cpu1 if cpu1[k] - cpu0.get(k, 0) > 0}
     med = {k: statistics.median(v) * 1e3 for k, v in phases.items()}
@@ -119,9 +115,7 @@ def main():
     names = {str(tt.backend_of(ours)._done._t.native_id): "completion", str(os.getpid()): "main"}
     out = [("no DDP", profile(None, a.steps, a.width, names, ddp=False))]
     for k in range(2):
-        for label, spin in (("tcomms asleep", False), ("tcomms spinning", True)):
-            SPIN[0] = spin
-            out.append((f"{label} {k}", profile(ours, a.steps, a.width, names)))
+        out.append((f"tcomms {k}", profile(ours, a.steps, a.width, names)))
         out.append((f"gloo {k}", profile(GLOO, a.steps, a.width, names)))
     if dist.get_rank() == 0:
         print(f"# torch {torch.__version__}, {dist.get_world_size()} ranks, medians of "

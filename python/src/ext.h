@@ -33,7 +33,8 @@ typedef struct {
     PyObject_HEAD tc_comm_t *comm;
     tc_py_bridge_t *bridge; /* NULL when not created through a store */
     sem_t done;             /* posted when an operation ends while someone sleeps (ext_wait.c) */
-    atomic_int sleepers;    /* threads asleep in wait_done */
+    atomic_int sleepers;    /* threads in wait_any */
+    atomic_int closing;     /* set before the communicator is destroyed: wait_any returns */
     int hooked;             /* done and its hook are set up (enable_wait_done) */
 } tc_py_comm_t;
 
@@ -57,6 +58,8 @@ extern PyMethodDef tc_py_comm_ops[];
 extern PyMethodDef tc_py_comm_wait_ops[];
 void tc_py_done_init(tc_py_comm_t *self);
 void tc_py_done_fini(tc_py_comm_t *self);
+/* Before the communicator is destroyed (GIL released): every wait_any returns, none begins. */
+void tc_py_done_close(tc_py_comm_t *self);
 /* The communicator's window constructors (ext_win.c). */
 extern PyMethodDef tc_py_comm_win_ops[];
 /* Wrap @p comm (created through @p bridge, or NULL) in a new Python object. */

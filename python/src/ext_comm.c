@@ -212,6 +212,7 @@ static void comm_close(tc_py_comm_t *self)
         tc_comm_t *c = self->comm;
         self->comm = NULL;
         PyThreadState *ts = PyEval_SaveThread();
+        tc_py_done_close(self); /* tc_comm_destroy must not overlap a wait on its works */
         tc_comm_destroy(c);
         PyEval_RestoreThread(ts);
     }

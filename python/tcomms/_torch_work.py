@@ -6,11 +6,9 @@ True from ``wait()`` when its operation failed; this one raises the tcomms
 error (a timeout, a failed peer naming the rank) from ``wait()``, honours
 ``wait(timeout)``, and completes its torch Future for DDP's reducer.
 
-The backend's completion thread (or, for a blocking call, the calling thread)
-calls ``_settle`` once with the tcomms works the operation issued. The
-completion thread waits asleep (``Work._wait_asleep``): a waiter that spins
-and yields took as much CPU as the data movement itself during DDP's
-backward, on the cores the backward computes on.
+The backend's completion thread, once the tcomms works the operation issued
+have ended (or, for a blocking call, the calling thread) calls ``_settle`` once
+with them.
 """
 import threading
 from datetime import timedelta
@@ -64,13 +62,12 @@ class TorchWork(dist._Work):
         self._raw = torch.futures.Future()
         self._fut = self._raw.then(_value)
 
-    def _settle(self, works, asleep=False):
+    def _settle(self, works):
         """Wait for the tcomms @p works (each bounded by its own timeout, without
-        the GIL; @p asleep: without spinning, for the completion thread), then
-        complete: the error first, the futures, then waiters."""
+        the GIL), then complete: the error first, the futures, then waiters."""
         try:
             for w in works:
-                w._wait_asleep() if asleep else w.wait()
+                w.wait()
         except Exception as e:  # the tcomms error, given to whoever waits
             self._fail(e)
             return

@@ -44,12 +44,11 @@ def _hints(hints):
 class Work:
     """An operation in flight (or done). ``wait`` raises its error."""
 
-    __slots__ = ("_w", "_post", "_done", "_c", "_src")
+    __slots__ = ("_w", "_post", "_done", "_src")
 
-    def __init__(self, w, post, c=None, src=None):
+    def __init__(self, w, post, src=None):
         self._w = w          # _ext.Work, or None when the call was blocking
         self._post = post    # Bufs / callables owed a copy back
-        self._c = c          # the _ext.Comm it runs on, for _wait_asleep
         self._src = src      # a receive's source rank; -1: from any source, known once done
         self._done = w is None
         if self._done:
@@ -66,19 +65,6 @@ class Work:
         if self._done:
             return True
         if not self._w.wait(-1 if timeout is None else _ms(timeout)):
-            return False
-        self._done = True
-        self._finish()
-        return True
-
-    def _wait_asleep(self, timeout=None):
-        """wait(), asleep until the communicator ends an operation instead of spinning
-        and yielding: for a background thread (the torch backend's completion thread),
-        which should leave the cores to the caller and the data to the progress thread.
-        Needs Comm._enable_wait_asleep(); without it, this is wait()."""
-        if self._done or self._c is None:
-            return self.wait(timeout)
-        if not self._c.wait_done(self._w, -1 if timeout is None else _ms(timeout)):
             return False
         self._done = True
         self._finish()
@@ -121,7 +107,7 @@ def _run(fn, bufs, post, async_op, timeout, hints, *args, src=None):
     """Call @p fn with @p args then the option tail; the Bufs stay alive in the work."""
     keep = tuple(b.obj for b in bufs)
     w = fn(*args, _ms(timeout), _hints(hints), bool(async_op), keep)
-    return Work(w, post, fn.__self__, src)
+    return Work(w, post, src)
 
 
 class BatchOp:
@@ -353,8 +339,9 @@ class Comm:
         return allocate_window(self, nbytes, dtype, timeout)
 
     def _enable_wait_asleep(self):
-        """Let Work._wait_asleep sleep on this communicator: a hook on it, which makes each
-        operation on the small-message path read the clock twice (so not by default)."""
+        """Let a thread sleep until one of this communicator's works ends (_ext.Comm.wait_any):
+        a hook on it, which makes each operation on the small-message path read the clock
+        twice (so not by default)."""
         self._c.enable_wait_done()
 
     def _adopt(self, window):

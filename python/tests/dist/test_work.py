@@ -59,6 +59,31 @@ def test_wait_timeout_then_completes(rank, size, gloo):
     dist.barrier(group=gloo)
 
 
+def test_early_receive_holds_back_nothing(rank, size, gloo):
+    """A receive posted early (a pipeline's habit) whose send comes only after later
+    operations: those complete, futures included, while it waits. The completion thread
+    completed futures in issue order: the all_reduce's wait waited for the receive,
+    i.e. until the group's timeout."""
+    peer = rank ^ 1 if (rank ^ 1) < size else rank
+    got = torch.zeros(100)
+    early = dist.irecv(got, src=peer) if peer != rank else None
+    t = values(rank, 500, 6)
+    w = dist.all_reduce(t, async_op=True)
+    fut = dist.all_reduce(values(rank, 3, 7), async_op=True).get_future()
+    t0 = time.monotonic()
+    assert w.wait(timeout=timedelta(seconds=10)) is True
+    assert fut.wait()[0].shape == (3,) and fut.done()
+    assert time.monotonic() - t0 < 10
+    assert early is None or not early.get_future().done()
+    ref = values(rank, 500, 6)
+    dist.all_reduce(ref, group=gloo)
+    assert torch.equal(t, ref)
+    if early is not None:
+        dist.send(values(rank, 100, 8), dst=peer)
+        assert early.wait() is True
+        assert torch.equal(got, values(peer, 100, 8))
+
+
 def test_backend_work_contract(rank, size, gloo):
     """The backend's own methods return its Work itself: is_completed, is_success,
     exception, result, source_rank and get_future as c10d's Work has them."""

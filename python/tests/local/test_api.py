@@ -191,35 +191,94 @@ def test_abort_and_wait_timeout():
     assert run_ranks(2, fn) == [True, True]
 
 
-def test_wait_asleep():
-    """The asleep wait of the torch backend's completion thread: False when its timeout
-    runs out first (in about that time), True once the peer joins (the data checked),
-    the operation's error raised; it takes almost no CPU while it waits."""
-    joined, done = threading.Event(), threading.Event()
+def until_ended(c, works, secs):
+    """_ext.Comm.wait_any until one of @p works ended or @p secs ran out: what ended."""
+    end = time.monotonic() + secs
+    while time.monotonic() < end:
+        got = c._c.wait_any([w._w for w in works], max(1, int((end - time.monotonic()) * 1000)))
+        if got:
+            return got
+    return []
+
+
+def test_wait_any():
+    """The asleep wait of the torch backend's completion thread: nothing when its timeout
+    runs out first (in about that time, almost no CPU taken), the index of the work that
+    ended (a later one before an earlier), wake() ending a wait at once, an ended work's
+    error left for wait()."""
+    joined, sent, done = threading.Event(), threading.Event(), threading.Event()
 
     def fn(c, r, n):
         x = np.full(1000, r + 1.0)
         if r == 0:
             c._enable_wait_asleep()
             c._enable_wait_asleep()  # again: nothing happens
+            got = np.zeros(8)
+            early = c.recv(got, 1, async_op=True)  # its send comes last
             w = c.all_reduce(x, async_op=True)
             t0, cpu0 = time.monotonic(), time.thread_time()
-            assert w._wait_asleep(timeout=0.5) is False and not w.is_completed()
+            assert until_ended(c, [early, w], 0.5) == []
             took, cpu = time.monotonic() - t0, time.thread_time() - cpu0
             assert 0.45 <= took < 5 and cpu < 0.25, (took, cpu)
+            waker = threading.Timer(0.2, c._c.wake)
+            waker.start()
+            t0 = time.monotonic()
+            assert c._c.wait_any([early._w, w._w], 20000) == []  # woken, nothing ended
+            assert time.monotonic() - t0 < 10
+            waker.join()
             joined.set()
-            assert w._wait_asleep() is True
-            assert w._wait_asleep() is True  # done: at once
+            assert until_ended(c, [early, w], 30) == [1]  # the later one
+            assert w.wait() is True and not early.is_completed()
+            sent.set()
+            assert until_ended(c, [early], 30) == [0]
+            assert early.wait() is True and got.tolist() == [7.0] * 8
             lone = c.all_reduce(np.zeros(4), async_op=True, timeout=0.3)  # rank 1 never joins
+            assert until_ended(c, [lone], 30) == [0]
             with pytest.raises(tcomms.TimeoutError, match="timed out after 300 ms"):
-                lone._wait_asleep()
+                lone.wait()
             done.set()
         else:
             assert joined.wait(30)
             c.all_reduce(x, async_op=True).wait()  # as rank 0's (a blocking one is not matched)
+            assert sent.wait(30)
+            c.send(np.full(8, 7.0), 0)
             assert done.wait(30)  # stays until rank 0's lone all_reduce timed out
         return x.tolist()
     assert run_ranks(2, fn) == [[3.0] * 1000, [3.0] * 1000]
+
+
+def test_wait_any_ends_when_the_communicator_is_destroyed():
+    """finalize() while a thread sleeps in wait_any on a receive that never comes (the
+    torch backend's completion thread at interpreter exit): the wait raises, the
+    communicator is destroyed only after it left (a segmentation fault before)."""
+    gone = threading.Event()
+
+    def fn(c, r, n):
+        if r == 1:
+            assert gone.wait(30)  # its end would fail rank 0's receive first
+        else:
+            c._enable_wait_asleep()
+            w = c.recv(np.zeros(4), 1, async_op=True)
+            raised = []
+
+            def waiter():
+                try:
+                    until_ended(c, [w], 30)
+                except tcomms.Error as e:
+                    raised.append(e)
+            t = threading.Thread(target=waiter)
+            t.start()
+            time.sleep(0.3)
+            try:
+                c.finalize()
+                t.join(30)
+            finally:
+                gone.set()
+            assert not t.is_alive() and len(raised) == 1
+            assert raised[0].status_name == "TC_ERR_INVALID_STATE"
+            assert "the communicator was destroyed" in str(raised[0])
+        return True
+    assert run_ranks(2, fn) == [True, True]
 
 
 def test_is_completed_polled_while_the_store_is_called():
