@@ -3,6 +3,8 @@
 torch CPU tensors and NumPy arrays are used in place when contiguous; a
 non-contiguous input is copied to a contiguous one, a non-contiguous output
 gets a contiguous stand-in whose data is copied back when the operation ends.
+torch's conjugate and negative views (``t.conj()``, ``t.conj().imag``) are
+treated as non-contiguous: their memory holds other values than they show.
 """
 
 # tcomms' type codes (tcomms/base/dtype.h) and reduction codes
@@ -72,11 +74,21 @@ def numel(x):
     return x.numel() if _is_torch(x) else x.size
 
 
-def contiguous(x):
+def in_place(x):
+    """Whether @p x's memory holds its elements as they are, in order."""
     if _is_torch(x):
-        return x if x.is_contiguous() else x.contiguous()
+        return x.is_contiguous() and not x.is_conj() and not x.is_neg()
+    return x.flags["C_CONTIGUOUS"]
+
+
+def contiguous(x):
+    """@p x itself when in_place, else a contiguous copy of its values."""
+    if in_place(x):
+        return x
+    if _is_torch(x):
+        return x.resolve_conj().resolve_neg().contiguous()
     import numpy as np
-    return x if x.flags["C_CONTIGUOUS"] else np.ascontiguousarray(x)
+    return np.ascontiguousarray(x)
 
 
 def address(x):

@@ -237,9 +237,9 @@ class Window:
 def new_window(comm, buf, timeout=None):
     from .comm import _ms
     B.check_cpu(buf)
-    if B.contiguous(buf) is not buf:
-        raise ValueError("tcomms: new_window needs a contiguous tensor or array (the window "
-                         "is its memory, never a copy)")
+    if not B.in_place(buf):
+        raise ValueError("tcomms: new_window needs a contiguous tensor or array, not a "
+                         "conjugate or negative view (the window is its memory, never a copy)")
     if B._is_torch(buf):
         nbytes, dtype = buf.numel() * buf.element_size(), buf.dtype
     else:

@@ -161,6 +161,9 @@ def test_misuse_raises_with_the_library_message(comm, rank, size):
     with pytest.raises(tcomms.Error, match="destroyed"):
         win.put(torch.ones(1), peer)
     win.destroy()  # idempotent
+    for view in (torch.zeros(4, dtype=torch.complex64).conj(), torch.zeros(4).t()[::2]):
+        with pytest.raises(ValueError, match="new_window needs a contiguous tensor"):
+            comm.new_window(view, timeout=T)  # refused before any collective: no rank waits
 
 
 def test_allocate_window_and_map_remote(comm, rank, size):

@@ -383,3 +383,34 @@ def test_is_completed_copies_back():
             time.sleep(0.001)
         return float(t.sum())
     assert run_ranks(2, fn) == [32.0, 32.0]
+
+
+def test_conjugate_and_negative_views():
+    """torch's conjugate and negative views (t.conj(), t.conj().imag) keep the memory and a
+    bit: an input is sent as its values, an output receives values (the raw memory was
+    sent and written, the conjugate bit ignored)."""
+    torch = pytest.importorskip("torch")
+    base = torch.tensor([1 + 2j, 3 - 4j, -5 + 0.5j], dtype=torch.complex64)
+
+    def fn(c, r, n):
+        got = torch.zeros(3, dtype=torch.complex64)
+        out = torch.zeros(3, dtype=torch.complex64).conj()  # receives values through the bit
+        neg = torch.zeros(3, dtype=torch.complex64).conj().imag  # a negative view
+        if r == 0:
+            c.send(base.conj(), 1)
+            c.send(base.conj(), 1)
+            c.send(base.conj().imag, 1)
+            c.all_gather_single(torch.zeros(6), base.conj().imag)  # the input's values
+            return None
+        c.recv(got, 0)
+        c.recv(out, 0)
+        c.recv(neg, 0)
+        all_in = torch.zeros(6)
+        c.all_gather_single(all_in, base.imag)
+        return got, out, neg, all_in
+    res = run_ranks(2, fn)[1]
+    got, out, neg, all_in = res
+    assert torch.equal(got, base.conj().resolve_conj())
+    assert out.is_conj() and torch.equal(out.resolve_conj(), base.conj().resolve_conj())
+    assert torch.equal(neg.resolve_neg(), -base.imag)
+    assert torch.equal(all_in, torch.cat([-base.imag, base.imag]))
