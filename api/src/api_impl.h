@@ -22,8 +22,10 @@ typedef struct tc_api_comm {
     tc_rt_comm_t *rt;
     tc_api_hook_t hooks[TC_RT_HOOKS];
     int nhooks;
-    int in_batch;       /* between tc_batch_begin and tc_batch_end */
-    tc_rt_p2p_t *batch; /* the sends and receives recorded */
+    /* Between tc_batch_begin and tc_batch_end: the mark of the thread that began the batch
+     * (tc_api_thread_mark; atomic: other threads read it to refuse their calls), else NULL */
+    void *batch_owner;
+    tc_rt_p2p_t *batch; /* the sends and receives recorded (by the owner only) */
     int batch_n, batch_cap;
 } tc_api_comm_t;
 
@@ -76,6 +78,19 @@ TC_MUST_USE static inline tc_status_t tc_api_win_get(const tc_win_t *win, const 
 }
 
 /* tc_api_comm_get, and that no batch is being recorded; sets the detail naming @p fn. */
+/* The calling thread's mark: a distinct address per thread. */
+void *tc_api_thread_mark(void);
+/* TC_ERR_INVALID_STATE for @p fn: another thread is recording a batch on @p c. */
+TC_MUST_USE tc_status_t tc_api_batch_other(const char *fn, const tc_api_comm_t *c);
+/* @p c's batch owner now (NULL: none). */
+static inline void *tc_api_batch_owner(const tc_api_comm_t *c)
+{
+    return __atomic_load_n(&c->batch_owner, __ATOMIC_ACQUIRE);
+}
+static inline void tc_api_batch_close(tc_api_comm_t *c)
+{
+    __atomic_store_n(&c->batch_owner, NULL, __ATOMIC_RELEASE);
+}
 TC_MUST_USE tc_status_t tc_api_comm_get_not_batching(const tc_comm_t *comm, const char *fn,
                                                      tc_api_comm_t **c_p);
 

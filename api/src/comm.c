@@ -11,11 +11,14 @@
 tc_status_t tc_api_comm_get_not_batching(const tc_comm_t *comm, const char *fn, tc_api_comm_t **c_p)
 {
     tc_status_t st = tc_api_comm_get(comm, fn, c_p);
-    if (st == TC_OK && (*c_p)->in_batch)
+    void *owner = st == TC_OK ? tc_api_batch_owner(*c_p) : NULL;
+    if (owner && owner == tc_api_thread_mark())
         st = tc_error_set(TC_ERR_INVALID_STATE,
                           "%s: comm '%s' is recording a batch (only "
                           "tc_send and tc_recv until tc_batch_end)",
                           fn, tc_rt_comm_name((*c_p)->rt));
+    else if (owner)
+        st = tc_api_batch_other(fn, *c_p);
     return st;
 }
 
@@ -316,7 +319,7 @@ tc_status_t tc_comm_abort(tc_comm_t *comm)
     tc_status_t st = tc_api_comm_get(comm, "tc_comm_abort", &c);
     if (st != TC_OK)
         return st;
-    c->in_batch = 0;
+    tc_api_batch_close(c);
     tc_rt_comm_abort(c->rt);
     return TC_OK;
 }
@@ -337,7 +340,7 @@ tc_status_t tc_comm_shrink(tc_comm_t *comm, const tc_comm_opts_t *opts, tc_comm_
         return st;
     if (!newcomm_p)
         return tc_error_set(TC_ERR_INVALID_ARG, "%s: newcomm_p is NULL", fn);
-    c->in_batch = 0;
+    tc_api_batch_close(c);
     tc_comm_opts_t defaults = TC_COMM_OPTS_INIT;
     tc_hints_t hints;
     tc_hints_init(&hints);

@@ -5,13 +5,29 @@
 
 _Static_assert(TC_ANY_SOURCE == TC_RT_ANY_SOURCE, "the API passes TC_ANY_SOURCE on as it is");
 
+void *tc_api_thread_mark(void)
+{
+    static _Thread_local char mark;
+    return &mark;
+}
+
+tc_status_t tc_api_batch_other(const char *fn, const tc_api_comm_t *c)
+{
+    return tc_error_set(TC_ERR_INVALID_STATE,
+                        "%s: another thread is recording a batch on comm '%s' (a batch belongs "
+                        "to the thread that began it: the communicator's other calls wait for "
+                        "its tc_batch_end)",
+                        fn, tc_rt_comm_name(c->rt));
+}
+
 static tc_status_t p2p_check(const tc_api_comm_t *comm, const char *fn, int is_send,
-                             const void *buf, size_t count, tc_dtype_t dtype, int peer)
+                             const void *buf, size_t count, tc_dtype_t dtype, int peer,
+                             int in_batch)
 {
     int size = tc_rt_comm_size(comm->rt);
     if ((unsigned)dtype >= TC_DTYPE_COUNT)
         return tc_error_set(TC_ERR_INVALID_ARG, "%s: dtype %d is not a tc_dtype_t", fn, (int)dtype);
-    if (peer == TC_ANY_SOURCE && !is_send && comm->in_batch)
+    if (peer == TC_ANY_SOURCE && !is_send && in_batch)
         return tc_error_set(TC_ERR_UNSUPPORTED,
                             "%s: a receive from any source (TC_ANY_SOURCE) is issued alone, not "
                             "inside a batch",
@@ -49,8 +65,9 @@ static tc_status_t batch_add(tc_api_comm_t *comm, const char *fn, const tc_rt_p2
     return TC_OK;
 }
 
+/* @p entered: TC_RT_ENTERED when the caller holds the communicator, else 0. */
 static tc_status_t p2p_issue(tc_api_comm_t *comm, const char *fn, const tc_rt_p2p_t *ops, int n,
-                             const tc_op_opts_t *opts, tc_work_t **work_p)
+                             const tc_op_opts_t *opts, tc_work_t **work_p, int entered)
 {
     tc_hints_t hints;
     int have_hints = tc_api_opts_have_hints(opts);
@@ -65,8 +82,8 @@ static tc_status_t p2p_issue(tc_api_comm_t *comm, const char *fn, const tc_rt_p2
         st = tc_api_work_new(fn, &work);
     if (st == TC_OK) {
         tc_rt_work_t *rt = NULL;
-        st = tc_rt_p2p_issue(comm->rt, ops, n, have_hints ? &hints : NULL, timeout_ms, flags,
-                             work_p ? &rt : NULL);
+        st = tc_rt_p2p_issue(comm->rt, ops, n, have_hints ? &hints : NULL, timeout_ms,
+                             flags | entered, work_p ? &rt : NULL);
         if (rt) {
             work->rt = rt;
             *work_p = work->handle;
@@ -84,12 +101,17 @@ static tc_status_t p2p(tc_comm_t *comm, const char *fn, int is_send, void *buf, 
 {
     tc_api_comm_t *c;
     tc_status_t st = tc_api_comm_get(comm, fn, &c);
-    if (st != TC_OK || (st = p2p_check(c, fn, is_send, buf, count, dtype, peer)) != TC_OK)
+    if (st != TC_OK)
+        return st;
+    void *owner = tc_api_batch_owner(c);
+    if (owner && owner != tc_api_thread_mark())
+        return tc_api_batch_other(fn, c);
+    if ((st = p2p_check(c, fn, is_send, buf, count, dtype, peer, owner != NULL)) != TC_OK)
         return st;
     tc_rt_p2p_t op = {is_send, buf, count, dtype, peer};
-    if (c->in_batch)
+    if (owner)
         return batch_add(c, fn, &op, opts, work_p);
-    return p2p_issue(c, fn, &op, 1, opts, work_p);
+    return p2p_issue(c, fn, &op, 1, opts, work_p, 0);
 }
 
 tc_status_t tc_send(tc_comm_t *comm, const void *buf, size_t count, tc_dtype_t dtype, int peer,
@@ -110,7 +132,10 @@ tc_status_t tc_batch_begin(tc_comm_t *comm)
     tc_status_t st = tc_api_comm_get_not_batching(comm, "tc_batch_begin", &c);
     if (st != TC_OK)
         return st;
-    c->in_batch = 1;
+    void *none = NULL;
+    if (!__atomic_compare_exchange_n(&c->batch_owner, &none, tc_api_thread_mark(), 0,
+                                     __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
+        return tc_api_batch_other("tc_batch_begin", c); /* another thread began one meanwhile */
     c->batch_n = 0;
     return TC_OK;
 }
@@ -122,11 +147,19 @@ tc_status_t tc_batch_end(tc_comm_t *comm, const tc_op_opts_t *opts, tc_work_t **
     tc_status_t st = tc_api_comm_get(comm, fn, &c);
     if (st != TC_OK)
         return st;
-    if (!c->in_batch)
+    void *owner = tc_api_batch_owner(c);
+    if (!owner)
         return tc_error_set(TC_ERR_INVALID_STATE, "%s: no tc_batch_begin on comm '%s'", fn,
                             tc_rt_comm_name(c->rt));
-    c->in_batch = 0;
+    if (owner != tc_api_thread_mark())
+        return tc_api_batch_other(fn, c);
+    /* Refused while another thread is inside a call: the batch stays open for a retry. */
+    if ((st = tc_rt_comm_enter(c->rt, fn)) != TC_OK)
+        return st;
     int n = c->batch_n;
     c->batch_n = 0;
-    return p2p_issue(c, fn, c->batch, n, opts, work_p);
+    st = p2p_issue(c, fn, c->batch, n, opts, work_p, TC_RT_ENTERED);
+    tc_api_batch_close(c); /* after the issue read the batch: no other thread writes it before */
+    tc_rt_comm_leave(c->rt);
+    return st;
 }

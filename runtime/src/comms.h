@@ -148,16 +148,9 @@ static inline void tc_rt_obs_settle(tc_rt_comm_t *comm)
     }
 }
 
-/* Calls that start operations on a communicator come from one thread at a
- * time (ranks match them in issue order): tc_rt_comm_enter marks the
- * communicator with the calling thread's mark, or refuses the call without
- * touching the communicator when another call is inside. */
-TC_MUST_USE tc_status_t tc_rt_comm_enter(tc_rt_comm_t *comm, const char *what);
-
 /* comm_nodes.c: sets comm->ranks_per_node (and the world's) to the node geometry every rank of
  * the new world communicator agrees on: one flat all-reduce when the job spans nodes. */
 TC_MUST_USE tc_status_t tc_rt_comm_agree_nodes(tc_rt_comm_t *comm);
-void tc_rt_comm_leave(tc_rt_comm_t *comm);
 
 /* The world rank of rank @p peer of @p comm. */
 static inline int tc_rt_world_rank(const tc_rt_comm_t *comm, int peer)

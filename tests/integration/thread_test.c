@@ -335,22 +335,88 @@ static void *barrier_main(void *arg) {
     return NULL;
 }
 
+/* A refusal with TC_ERR_INVALID_STATE whose message says @p why. */
+static void expect_refused(const char *what, tc_status_t s, const char *why)
+{
+    atomic_fetch_add(&checks, 1);
+    if (s != TC_ERR_INVALID_STATE)
+        FAIL("%s: got %s, want TC_ERR_INVALID_STATE", what, tc_status_string(s));
+    else if (!strstr(tc_last_error(), why))
+        FAIL("%s: the refusal does not say \"%s\": %s", what, why, tc_last_error());
+}
+
+/* Record a ring exchange in the calling thread's open batch: send @p *out to the next rank,
+ * receive @p *in from the previous one. */
+static void record_ring(tc_comm_t *comm, int64_t *out, int64_t *in)
+{
+    int next = (world_rank + 1) % world_size, prev = (world_rank + world_size - 1) % world_size;
+    tc_status_t s1 = tc_send(comm, out, 1, TC_INT64, next, NULL, NULL);
+    tc_status_t s2 = tc_recv(comm, in, 1, TC_INT64, prev, NULL, NULL);
+    if (s1 != TC_OK || s2 != TC_OK)
+        FAIL("recording a batch: %s", tc_last_error());
+}
+
+static void check_ring(const char *what, int64_t got, int64_t salt)
+{
+    int prev = (world_rank + world_size - 1) % world_size;
+    atomic_fetch_add(&checks, 1);
+    if (got != prev * 100 + salt)
+        FAIL("%s: received %lld, want %lld", what, (long long)got, (long long)(prev * 100 + salt));
+}
+
+/* Another thread's calls while this rank's main thread records a batch: each refused, the
+ * batch untouched (they were taken into it, or ended it, before). */
+static void *batch_intruder(void *arg)
+{
+    tc_comm_t *comm = arg;
+    const char *why = "another thread is recording a batch";
+    int64_t v = -1, r = -1;
+    expect_refused("tc_send during another thread's batch",
+                   tc_send(comm, &v, 1, TC_INT64, (world_rank + 1) % world_size, NULL, NULL), why);
+    expect_refused("tc_recv during another thread's batch",
+                   tc_recv(comm, &r, 1, TC_INT64, 0, NULL, NULL), why);
+    expect_refused("tc_batch_begin during another thread's batch", tc_batch_begin(comm), why);
+    expect_refused("tc_batch_end of another thread's batch", tc_batch_end(comm, NULL, NULL), why);
+    expect_refused("tc_all_reduce during another thread's batch",
+                   tc_all_reduce(comm, &v, &r, 1, TC_INT64, TC_SUM, NULL, NULL), why);
+    return NULL;
+}
+
 static void same_comm(tc_comm_t *comm) {
     worker_t w = {.id = 0, .comm = comm, .rank = world_rank, .size = world_size, .iters = 1};
     pthread_t th;
+    int64_t out = world_rank * 100 + 1, in = -1;
     pthread_create(&th, NULL, barrier_main, &w);
     if (world_rank != 0) {
         usleep(100 * 1000); /* the first thread is now waiting in its barrier */
         int64_t x = 1, y = 0;
-        tc_status_t s = tc_all_reduce(comm, &x, &y, 1, TC_INT64, TC_SUM, NULL, NULL);
-        atomic_fetch_add(&checks, 1);
-        if (s != TC_ERR_INVALID_STATE)
-            FAIL("same communicator from a second thread: got %s, want TC_ERR_INVALID_STATE",
-                 tc_status_string(s));
-        else if (!strstr(tc_last_error(), "another thread"))
-            FAIL("same communicator refusal does not say why: %s", tc_last_error());
+        expect_refused("same communicator from a second thread",
+                       tc_all_reduce(comm, &x, &y, 1, TC_INT64, TC_SUM, NULL, NULL),
+                       "another thread");
+        /* a batch ended while the other thread is inside a call: refused, and left open */
+        status_ok(&w, "batch_begin", 0, tc_batch_begin(comm));
+        record_ring(comm, &out, &in);
+        expect_refused("tc_batch_end while another thread is inside a call",
+                       tc_batch_end(comm, NULL, NULL), "another thread is inside a call");
+        expect_refused("all_reduce with the refused batch still open",
+                       tc_all_reduce(comm, &x, &y, 1, TC_INT64, TC_SUM, NULL, NULL),
+                       "is recording a batch");
     }
     pthread_join(th, NULL);
+    if (world_rank == 0) {
+        status_ok(&w, "batch_begin", 0, tc_batch_begin(comm));
+        record_ring(comm, &out, &in);
+    }
+    if (status_ok(&w, "batch_end (retried)", 0, tc_batch_end(comm, NULL, NULL)))
+        check_ring("the batch ended after a refusal", in, 1);
+    /* a batch belongs to the thread that began it */
+    out = world_rank * 100 + 2;
+    status_ok(&w, "batch_begin", 0, tc_batch_begin(comm));
+    record_ring(comm, &out, &in);
+    pthread_create(&th, NULL, batch_intruder, comm);
+    pthread_join(th, NULL);
+    if (status_ok(&w, "batch_end (own thread)", 0, tc_batch_end(comm, NULL, NULL)))
+        check_ring("the batch other threads called during", in, 2);
     /* still usable */
     int64_t x = world_rank + 1, y = 0;
     tc_status_t s = tc_all_reduce(comm, &x, &y, 1, TC_INT64, TC_SUM, NULL, NULL);

@@ -109,7 +109,10 @@ typedef struct tc_op_opts {
  *   thread at a time: ranks match operations in issue order. A call made
  *   while another thread is inside one on the same communicator returns
  *   TC_ERR_INVALID_STATE and leaves the communicator as it was. A batch
- *   belongs to the thread that began it.
+ *   belongs to the thread that began it: until its tc_batch_end(), every
+ *   call on the communicator from another thread (send and recv included)
+ *   returns TC_ERR_INVALID_STATE; a tc_batch_end() refused because another
+ *   thread is inside a call leaves the batch open, to be ended again.
  * - Work objects may be waited for, tested and freed from any thread;
  *   tc_comm_abort(), tc_comm_revoke(), tc_comm_stats() and tc_comm_dump_fr()
  *   from any thread at any time. tc_comm_destroy() must not overlap another

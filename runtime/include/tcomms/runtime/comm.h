@@ -73,6 +73,7 @@ typedef struct tc_rt_p2p {
 enum {
     TC_RT_ASYNC = 1,      /**< return at once; the progress thread drives it */
     TC_RT_PERSISTENT = 2, /**< prepare only; tc_rt_work_start() runs it, many times */
+    TC_RT_ENTERED = 4,    /**< send/recv: the caller holds the communicator (tc_rt_comm_enter) */
 };
 
 /** @brief Join the job and build the world communicator. Collective, bounded. */
@@ -206,8 +207,20 @@ tc_status_t tc_rt_coll_issue(tc_rt_comm_t *comm, const tc_rt_coll_t *call, int f
                              tc_rt_work_t **work_p);
 
 /**
+ * @brief Take @p comm for a call that starts operations: they come from one thread at a time
+ *        (ranks match them in issue order). Marks the communicator with the calling thread's
+ *        mark, or refuses with TC_ERR_INVALID_STATE (naming @p what) without touching it when
+ *        another thread is inside such a call. tc_rt_comm_leave() gives it back.
+ */
+TC_MUST_USE tc_status_t tc_rt_comm_enter(tc_rt_comm_t *comm, const char *what);
+
+/** @brief Give back what tc_rt_comm_enter() took. */
+void tc_rt_comm_leave(tc_rt_comm_t *comm);
+
+/**
  * @brief Issue @p n sends and receives together. Messages between two ranks
- *        match in issue order. @p work_p NULL: blocking, no work object.
+ *        match in issue order. @p work_p NULL: blocking, no work object. With
+ *        TC_RT_ENTERED in @p flags the caller has entered @p comm and leaves it.
  */
 tc_status_t tc_rt_p2p_issue(tc_rt_comm_t *comm, const tc_rt_p2p_t *ops, int n,
                             const tc_hints_t *hints, int64_t timeout_ms, int flags,
