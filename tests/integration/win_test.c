@@ -14,7 +14,8 @@
  *   node the direct path: atomics on the mapped slots, put_signal among them; with TC_SHM=0
  *   this rank's own direct signals beside tcp's);
  * - order: put_signal around a ring, sizes up to several MiB: the target, once its slot shows
- *   the iteration, checks every byte of the data (the signal never overtakes the data);
+ *   the iteration, checks every byte of the data (the signal never overtakes the data); then
+ *   fire-and-forget puts into a created window, its flush, and a signal on an allocated one;
  * - misuse: peers, offsets, lengths, slots, comparisons, NULLs, a wait that times out, a stale
  *   handle, a window of a destroyed communicator: each status and the words of its message;
  * - split: a window on a split communicator in reversed order, peers by its ranks;
@@ -125,7 +126,8 @@ int main(int argc, char **argv)
         if (want(only, "counts"))
             test_counts(world, quick ? 20 : 100, 0), test_counts(world, quick ? 20 : 100, 1);
         if (want(only, "order"))
-            test_order(world, quick ? 12 : 40, quick ? (size_t)1 << 20 : (size_t)6 << 20);
+            test_order(world, quick ? 12 : 40, quick ? (size_t)1 << 20 : (size_t)6 << 20),
+                test_cross(world, quick ? 10 : 40, (size_t)256 << 10);
         if (want(only, "split"))
             test_split_shared(world);
         if (want(only, "fr"))

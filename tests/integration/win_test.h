@@ -51,6 +51,7 @@ size_t win_bytes(int r);
 void test_model(tc_comm_t *comm, uint64_t seed, int rounds);
 void test_counts(tc_comm_t *comm, int iters, int allocate);
 void test_order(tc_comm_t *comm, int iters, size_t max_bytes);
+void test_cross(tc_comm_t *comm, int iters, size_t bytes);
 void test_split_shared(tc_comm_t *world);
 void test_large(tc_comm_t *comm);
 

@@ -289,6 +289,49 @@ void test_order(tc_comm_t *comm, int iters, size_t max_bytes)
     OK(tc_win_destroy(win));
 }
 
+/* Two windows: nothing orders one window's signal after another's puts, but a flush of the
+ * other window does (win.h, "Completion and ordering"). Fire-and-forget puts into the next
+ * rank's created window, a flush of it, then a signal on an allocated window (the direct path
+ * on one node): the target, once it sees the signal, checks every byte. */
+void test_cross(tc_comm_t *comm, int iters, size_t bytes)
+{
+    void *base = NULL;
+    unsigned char *data = calloc(bytes, 1), *src = malloc(bytes);
+    tc_win_t *sig = NULL, *win = NULL;
+    OK(tc_win_allocate(comm, 64, NULL, &base, &sig));
+    OK(tc_win_create(comm, data, bytes, NULL, &win));
+    int next = (rank + 1) % size, prev = (rank + size - 1) % size;
+    tc_op_opts_t ff = TC_OP_OPTS_INIT;
+    ff.async = 1;
+    for (int it = 0; sig && win && it < iters; it++) {
+        uint64_t seen;
+        OK(tc_win_wait_signal(sig, 2, TC_WIN_CMP_GE, (uint64_t)it, TIMEOUT_MS, &seen));
+        for (size_t i = 0; i < bytes; i++)
+            src[i] = byte_of((uint64_t)it + 1000, (uint64_t)rank, i);
+        OK(tc_win_put(win, src, bytes / 2, next, 0, &ff, NULL));
+        OK(tc_win_put(win, src + bytes / 2, bytes - bytes / 2, next, bytes / 2, &ff, NULL));
+        OK(tc_win_flush(win, next, TIMEOUT_MS));
+        OK(tc_win_signal(sig, next, 1, 1, TC_WIN_SIGNAL_ADD, NULL, NULL));
+        OK(tc_win_wait_signal(sig, 1, TC_WIN_CMP_GE, (uint64_t)it + 1, TIMEOUT_MS, &seen));
+        for (size_t i = 0; i < bytes; i++) {
+            checks++;
+            if (data[i] != byte_of((uint64_t)it + 1000, (uint64_t)prev, i)) {
+                FAIL("cross: iteration %d from rank %d: [%zu] = %u, want %u (flushed, then "
+                     "signalled on another window)",
+                     it, prev, i, data[i], byte_of((uint64_t)it + 1000, (uint64_t)prev, i));
+                break;
+            }
+        }
+        OK(tc_win_signal(sig, prev, 2, (uint64_t)it + 1, TC_WIN_SIGNAL_SET, NULL, NULL));
+    }
+    if (win)
+        OK(tc_win_destroy(win));
+    if (sig)
+        OK(tc_win_destroy(sig));
+    free(src);
+    free(data);
+}
+
 /* ---- windows on a split communicator; allocate and shared_query ---- */
 
 void test_split_shared(tc_comm_t *world)

@@ -39,15 +39,17 @@ typedef struct tc_win tc_win_t;
  * - tc_win_flush(win, peer) returns once every operation this rank issued on
  *   the window to @p peer (::TC_WIN_ALL_PEERS: to every rank) before the
  *   flush completed, with the guarantees above.
- * - Between one origin and one target, a signal (the one of a put_signal, or
- *   a tc_win_signal()) is applied only after the data of every put the origin
- *   issued to that target before it is in the target's window: a target that
- *   sees the signal value sees the data. Puts without a signal to one target
+ * - Between one origin and one target on one window, a signal (the one of a
+ *   put_signal, or a tc_win_signal()) is applied only after the data of every
+ *   put the origin issued on that window to that target before it is in the
+ *   target's window: a target that sees the signal value sees the data. Puts without a signal to one target
  *   are not ordered among themselves (overlapping puts in flight together give
  *   an undefined result); gets are not ordered against puts in flight.
  * - Signals are atomic: concurrent ADDs from any number of ranks all count.
- * - Nothing is ordered between different targets, or against operations of
- *   the communicator (collectives, send/recv) unless one completed first.
+ * - Nothing is ordered between different targets, between different windows
+ *   (to signal on one window after puts on another, flush the other first:
+ *   tc_win_flush(other, peer)), or against operations of the communicator
+ *   (collectives, send/recv) unless one completed first.
  *
  * Fire-and-forget: opts->async with work_p NULL issues an operation that no
  * work object tracks; tc_win_flush() (to its peer, or ::TC_WIN_ALL_PEERS)
