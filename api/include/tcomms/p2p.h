@@ -19,7 +19,10 @@ extern "C" {
  * @brief Send @p count elements to rank @p peer of @p comm.
  *
  * Messages between two ranks are received in the order they were sent. The
- * receiver's count must equal the sender's (TC_ERR_MISMATCH otherwise).
+ * receiver's length in bytes (count times the type's size) must equal the
+ * sender's: otherwise the receive ends with TC_ERR_MISMATCH naming the sender,
+ * nothing written past its buffer (the send itself completes). Types are not
+ * compared: 8 TC_INT32 arrive as 4 TC_INT64.
  * Inside tc_batch_begin() / tc_batch_end() the send is only recorded.
  * @param comm the communicator.
  * @param buf the data: input at the root (or the sender), output elsewhere.
