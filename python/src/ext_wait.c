@@ -11,7 +11,7 @@
 #include <errno.h>
 #include <time.h>
 
-#define TC_PY_NAP_NS 10000000LL /* the longest sleep between two looks at the work */
+#define TC_PY_NAP_NS 10000000LL /* the longest sleep between two looks at the works */
 
 static void done_hook(tc_comm_t *comm, const tc_op_info_t *info, int after, void *arg)
 {
@@ -40,7 +40,7 @@ void tc_py_done_close(tc_py_comm_t *self)
 }
 
 /* enable_wait_done(): set up the semaphore and the hook (once). Only for communicators that
- * want wait_done: with a hook, each operation on the small-message path reads the clock. */
+ * want wait_any: with a hook, each operation on the small-message path reads the clock. */
 static PyObject *comm_enable_wait_done(tc_py_comm_t *self, PyObject *unused)
 {
     if (!self->comm)
@@ -132,9 +132,10 @@ static PyObject *comm_wait_any(tc_py_comm_t *self, PyObject *args)
     long long timeout_ms = -1;
     if (!PyArg_ParseTuple(args, "O|L", &seq, &timeout_ms))
         return NULL;
-    if (!self->comm || !self->hooked)
-        return tc_py_raise(TC_ERR_INVALID_STATE,
-                           "wait_any needs a live communicator with enable_wait_done()");
+    if (!self->comm)
+        return tc_py_raise(TC_ERR_INVALID_STATE, "the communicator was destroyed");
+    if (!self->hooked)
+        return tc_py_raise(TC_ERR_INVALID_STATE, "wait_any needs enable_wait_done() first");
     PyObject *fast = PySequence_Fast(seq, "wait_any: works must be a sequence");
     if (!fast)
         return NULL;

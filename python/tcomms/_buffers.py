@@ -149,15 +149,35 @@ def check_same_type(i, o):
                         f"({i.obj.dtype} and {o.obj.dtype})")
 
 
-def check_list(what, tensors, size, each):
-    """A list of one tensor per rank, each of @p each elements."""
+def check_list(what, tensors, size, each, like):
+    """A list of one tensor per rank, each of @p each elements of @p like's element type."""
     if len(tensors) != size or any(numel(t) != each for t in tensors):
         raise ValueError(f"tcomms: {what} must hold {size} tensors of {each} elements each "
                          f"(got {[numel(t) for t in tensors]})")
+    for k, t in enumerate(tensors):
+        if t.dtype != like.dtype:
+            raise TypeError(f"tcomms: {what}[{k}] is {t.dtype}, the operation moves "
+                            f"{like.dtype}")
 
 
-def check_extent(what, b, counts, displs):
-    """@p b holds the blocks of @p counts (packed, or at @p displs), in elements."""
+def check_counts(what, values, size):
+    """@p values: one non-negative integer per rank (@p size of them), else ValueError (the
+    library reads @p size entries)."""
+    if len(values) != size:
+        raise ValueError(f"tcomms: {what} has {len(values)} entries; the communicator has "
+                         f"{size} ranks")
+    for k, v in enumerate(values):
+        if isinstance(v, bool) or not hasattr(v, "__index__") or v < 0:
+            raise ValueError(f"tcomms: {what}[{k}] is {v!r}, not a count (a non-negative "
+                             "integer)")
+
+
+def check_extent(what, b, counts, displs, size, names=("counts", "displs")):
+    """@p counts and @p displs (None: packed) have one entry per rank (@p size), and @p b holds
+    the blocks they describe, in elements; @p names: theirs in messages."""
+    check_counts(names[0], counts, size)
+    if displs is not None:
+        check_counts(names[1], displs, size)
     need = packed = 0
     for k, c in enumerate(counts):
         need = max(need, c + (displs[k] if displs is not None else packed))

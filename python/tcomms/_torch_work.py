@@ -51,8 +51,9 @@ class TorchWork(dist._Work):
     the backend's own methods return this object itself.
     """
 
-    def __init__(self, what, rank, value, src=None):
+    def __init__(self, what, rank, value, src=None, translate=None):
         super().__init__()
+        self._translate = translate  # an error -> the error torch's caller sees (or None)
         self._what = what  # the operation, for messages
         self._rank = rank
         self._value = value  # the future's value: the output tensors
@@ -69,7 +70,8 @@ class TorchWork(dist._Work):
             for w in works:
                 w.wait()
         except Exception as e:  # the tcomms error, given to whoever waits
-            self._fail(e)
+            self._fail(self._translate(e) if self._translate and isinstance(e, _ext.Error)
+                       else e)
             return
         self._raw.set_result(self._value)
         self._done.set()

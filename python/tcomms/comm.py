@@ -28,11 +28,14 @@ class ReduceOp(enum.IntEnum):
 
 
 def _ms(timeout):
+    """@p timeout (seconds or a timedelta; None: the communicator's) in milliseconds."""
     if timeout is None:
         return 0
-    if isinstance(timeout, timedelta):
-        return max(1, int(timeout.total_seconds() * 1000))
-    return max(1, int(float(timeout) * 1000))
+    s = timeout.total_seconds() if isinstance(timeout, timedelta) else float(timeout)
+    if s < 0:
+        raise ValueError(f"tcomms: timeout {timeout!r} is negative (None: the "
+                         "communicator's own)")
+    return max(1, int(s * 1000))
 
 
 def _hints(hints):
@@ -202,7 +205,7 @@ class Comm:
                     i.addr, o.addr, i.count, i.code, 0)
 
     def all_gather(self, tensor_list, tensor, async_op=False, timeout=None, hints=None):
-        B.check_list("tensor_list", tensor_list, self._size, B.numel(tensor))
+        B.check_list("tensor_list", tensor_list, self._size, B.numel(tensor), tensor)
         flat = B.empty_like(tensor, B.numel(tensor) * len(tensor_list))
         n = B.numel(tensor)
 
@@ -216,7 +219,8 @@ class Comm:
                      timeout=None, hints=None):
         i, o = B.Buf(input, False), B.Buf(output, True)
         B.check_same_type(i, o)
-        B.check_extent("the output", o, recv_counts, displs)
+        B.check_extent("the output", o, recv_counts, displs, self._size,
+                       ("recv_counts", "displs"))
         s = i.scale
         return _run(self._c.all_gather_v, [i, o], [o], async_op, timeout, hints,
                     i.addr, i.count, o.addr, [c * s for c in recv_counts],
@@ -239,7 +243,7 @@ class Comm:
                          async_op=False, timeout=None, hints=None):
         i, o = B.Buf(input, False, True), B.Buf(output, True, True)
         B.check_same_type(i, o)
-        B.check_extent("the input", i, recv_counts, displs)
+        B.check_extent("the input", i, recv_counts, displs, self._size, ("recv_counts", "displs"))
         B.check_fits("the output", o, recv_counts[self._rank])
         return _run(self._c.reduce_scatter_v, [i, o], [o], async_op, timeout, hints,
                     i.addr, o.addr, list(recv_counts), displs, o.code, int(op))
@@ -259,14 +263,24 @@ class Comm:
         """Split sizes in elements (torch's convention: of the flattened tensors)."""
         i, o = B.Buf(input, False), B.Buf(output, True)
         B.check_same_type(i, o)
-        B.check_extent("the input", i, input_split_sizes, None)
-        B.check_extent("the output", o, output_split_sizes, None)
+        B.check_extent("the input", i, input_split_sizes, None, self._size,
+                       ("input_split_sizes", None))
+        B.check_extent("the output", o, output_split_sizes, None, self._size,
+                       ("output_split_sizes", None))
         s = i.scale
         return _run(self._c.all_to_all_v, [i, o], [o], async_op, timeout, hints,
                     i.addr, [c * s for c in input_split_sizes], None, o.addr,
                     [c * s for c in output_split_sizes], None, i.code)
 
     def all_to_all(self, output_list, input_list, async_op=False, timeout=None, hints=None):
+        for what, lst in (("output_list", output_list), ("input_list", input_list)):
+            if len(lst) != self._size:
+                raise ValueError(f"tcomms: {what} holds {len(lst)} tensors; the communicator "
+                                 f"has {self._size} ranks")
+            for k, t in enumerate(lst):
+                if t.dtype != input_list[0].dtype:
+                    raise TypeError(f"tcomms: {what}[{k}] is {t.dtype}, input_list[0] is "
+                                    f"{input_list[0].dtype}")
         flat_in = B.contiguous(_cat(input_list))
         out_counts = [B.numel(t) for t in output_list]
         flat_out = B.empty_like(output_list[0], sum(out_counts))
@@ -284,7 +298,7 @@ class Comm:
         i = B.Buf(tensor, False)
         n = B.numel(tensor)
         if self._rank == root:
-            B.check_list("output_list", output_list, self._size, n)
+            B.check_list("output_list", output_list, self._size, n, tensor)
         flat = B.empty_like(tensor, n * self._size) if self._rank == root else None
         o = B.Buf(flat, True) if flat is not None else None
         post = []
@@ -297,7 +311,7 @@ class Comm:
     def scatter(self, tensor, input_list, root, async_op=False, timeout=None, hints=None):
         o = B.Buf(tensor, True)
         if self._rank == root:
-            B.check_list("input_list", input_list, self._size, o.count // o.scale)
+            B.check_list("input_list", input_list, self._size, o.count // o.scale, tensor)
         i = B.Buf(B.contiguous(_cat(input_list)), False) if self._rank == root else None
         return _run(self._c.scatter, [o] + ([i] if i else []), [o], async_op, timeout, hints,
                     i.addr if i else 0, o.addr, o.count, o.code, root)

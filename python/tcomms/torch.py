@@ -22,6 +22,7 @@ DDP's backward): see tcomms._torch_work.TorchWork. Between
 ``dist.batch_isend_irecv``) sends and receives become one tcomms batch and
 every operation issued is covered by the one work ``end_coalescing`` returns.
 """
+import functools
 import queue
 import threading
 
@@ -137,10 +138,14 @@ class _Coalescing:
 class ProcessGroupTcomms(_C10dBackend):
     """The torch.distributed backend over one tcomms communicator."""
 
-    def __init__(self, store, rank, size, timeout):
+    def __init__(self, store, rank, size, timeout, global_ranks=None):
         super().__init__(rank, size)
         self._comm = new_comm(store=store, rank=rank, size=size, name="torch",
                               prefix="tcomms", timeout=timeout)
+        # a subgroup's torch (global) ranks by its own, for its errors: tcomms names the
+        # group's ranks (None: they are torch's)
+        g = list(global_ranks or [])
+        self._global = g if g and g != list(range(size)) else None
         self._comm._enable_wait_asleep()  # for the completion thread
         self._done = _Completer(self._comm._c, f"pg{rank}")
         self._coal = None
@@ -162,7 +167,7 @@ class ProcessGroupTcomms(_C10dBackend):
         """The torch Work of operation @p what, done with the tcomms @p works; its
         future's value is @p value; @p src: a receive's source rank."""
         inline, self._inline = self._inline, False  # set by _kw for this operation only
-        work = TorchWork(what, self.rank(), value, src)
+        work = TorchWork(what, self.rank(), value, src, self._translate())
         if self._coal is not None:
             self._coal.works.extend(works)
             self._coal.torch_works.append(work)
@@ -200,7 +205,7 @@ class ProcessGroupTcomms(_C10dBackend):
             raise
         for w in coal.torch_works:  # each operation's work completes with the whole
             self._done.put(w, works)
-        work = TorchWork("coalesced operations", self.rank(), [])
+        work = TorchWork("coalesced operations", self.rank(), [], None, self._translate())
         self._done.put(work, works)
         return work
 
@@ -366,10 +371,29 @@ class ProcessGroupTcomms(_C10dBackend):
             raise ValueError(f"tcomms: {what} with {len(a)} outputs and {len(b)} inputs"
                              + (f" (needs {n} of each)" if n is not None else ""))
 
+    def _translate(self):
+        return self._torch_error if self._global else None
+
+    def _torch_error(self, e):
+        """@p e (a tcomms error of this subgroup) with its ranks in torch's numbering too: the
+        library's messages number the group's ranks (its "world" is the group)."""
+        try:
+            failed = [r for r in self._comm.get_failed_ranks() if 0 <= r < len(self._global)]
+        except _ext.Error:
+            failed = []
+        shown = failed or list(range(len(self._global)))
+        pairs = ", ".join(f"{r} is torch rank {self._global[r]}" for r in shown[:16])
+        more = ", ..." if len(shown) > 16 else ""
+        what = "failed ranks" if failed else "ranks"
+        return _ext.error(e.status, f"{e} [tcomms numbers this group's ranks; its {what}: "
+                                    f"{pairs}{more}]")
+
     def shutdown(self):
-        """Destroys the communicator (idempotent); dist.destroy_process_group calls it."""
-        self._done.stop()
+        """Destroys the communicator (idempotent); dist.destroy_process_group calls it.
+        Operations still pending end with an error at once (they waited for their
+        timeout): the completion thread fails their works when the communicator goes."""
         self._comm.finalize()
+        self._done.stop()
 
     def __del__(self):
         done = getattr(self, "_done", None)
@@ -377,8 +401,31 @@ class ProcessGroupTcomms(_C10dBackend):
             done.stop(join=False)  # the Comm frees itself
 
 
-def _create(store, rank, size, timeout):
-    return ProcessGroupTcomms(store, rank, size, timeout)
+def _create(opts, backend_options):
+    """torch's extended creator API: @p opts carries the group's global ranks."""
+    return ProcessGroupTcomms(opts.store, opts.group_rank, opts.group_size, opts.timeout,
+                              opts.global_ranks_in_group)
+
+
+def _translating(method):
+    """@p method with the tcomms errors it raises numbered in torch's ranks too (subgroups)."""
+    @functools.wraps(method)
+    def op(self, *args, **kwargs):
+        try:
+            return method(self, *args, **kwargs)
+        except _ext.Error as e:
+            if self._global is None:
+                raise
+            raise self._torch_error(e) from None
+    return op
+
+
+for _name in ("allreduce", "allreduce_coalesced", "reduce", "reduce_scatter",
+              "reduce_scatter_single", "reduce_scatter_single_coalesced", "broadcast",
+              "allgather", "allgather_coalesced", "all_gather_single",
+              "all_gather_single_coalesced", "alltoall", "all_to_all_single", "gather", "scatter",
+              "barrier", "send", "recv", "end_coalescing"):
+    setattr(ProcessGroupTcomms, _name, _translating(getattr(ProcessGroupTcomms, _name)))
 
 
 def backend_of(group=None):
@@ -391,6 +438,6 @@ def backend_of(group=None):
 
 
 if "tcomms" not in dist.Backend.backend_list:
-    dist.Backend.register_backend("tcomms", _create, devices=["cpu"])
+    dist.Backend.register_backend("tcomms", _create, extended_api=True, devices=["cpu"])
 
 __all__ = ["ProcessGroupTcomms", "Comm", "backend_of"]

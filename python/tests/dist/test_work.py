@@ -131,3 +131,39 @@ def test_failed_work_raises(rank, size, gloo):
             w.get_future().wait()
     dist.barrier(group=gloo)
     dist.destroy_process_group(g)
+
+
+def test_destroy_with_work_pending(rank, size, gloo):
+    """destroy_process_group of a group with a receive pending returns at once and the
+    receive's wait raises (it waited for the group's timeout, 30 minutes by default)."""
+    g = dist.new_group(list(range(size)), backend="tcomms", timeout=timedelta(seconds=60))
+    peer = rank ^ 1 if (rank ^ 1) < size else rank
+    w = dist.irecv(torch.zeros(8), src=peer, group=g) if peer != rank else None
+    t0 = time.monotonic()
+    dist.destroy_process_group(g)
+    assert time.monotonic() - t0 < 10
+    if w is not None:
+        with pytest.raises(tcomms.Error, match="destroyed"):
+            w.wait(timeout=timedelta(seconds=30))
+    dist.barrier(group=gloo)
+
+
+def test_subgroup_errors_name_torch_ranks(rank, size, gloo):
+    """A subgroup's tcomms numbers its own ranks; its errors also say which torch ranks
+    those are (group [1, 3]: a timeout waiting for its rank 1 is waiting for torch rank 3)."""
+    if size < 4:
+        pytest.skip("needs 4 ranks")
+    odd = dist.new_group([1, 3], backend="tcomms")
+    dist.new_group([0, 2], backend="tcomms")  # every rank takes part in every new_group
+    if rank == 1:
+        opts = dist.AllreduceOptions()
+        opts.timeout = timedelta(milliseconds=300)
+        w = backend_of(odd).allreduce([torch.ones(4)], opts)  # rank 3 never joins
+        with pytest.raises(tcomms.TimeoutError,
+                           match=r"waiting for rank\(s\) 1.*its ranks: 0 is torch rank 1, "
+                                 r"1 is torch rank 3"):
+            w.wait()
+        with pytest.raises(tcomms.Error, match="1 is torch rank 3"):  # at issue too
+            dist.all_reduce(torch.ones(2), group=odd)
+    dist.barrier(group=gloo)
+

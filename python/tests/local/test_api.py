@@ -355,6 +355,27 @@ def test_buffer_sizes_types_and_read_only_outputs():
              lambda: c.scatter(f32, [np.ones(1, dtype=np.float32)] * 2, r)),  # its root
             (ValueError, "tensor_list must hold 2 tensors of 8 elements",
              lambda: c.all_gather([np.zeros(8, dtype=np.float32)], f32)),
+            # count lists the library reads one entry per rank of (it read past short ones)
+            (ValueError, "recv_counts has 1 entries; the communicator has 2 ranks",
+             lambda: c.all_gather_v(f32, np.ones(4, dtype=np.float32), [4])),
+            (ValueError, "displs has 3 entries",
+             lambda: c.all_gather_v(f32, np.ones(4, dtype=np.float32), [4, 4], [0, 4, 8])),
+            (ValueError, r"recv_counts\[0\] is -1, not a count",
+             lambda: c.all_gather_v(f32, np.ones(4, dtype=np.float32), [-1, 4])),
+            (ValueError, "recv_counts has 1 entries",
+             lambda: c.reduce_scatter_v(f32, np.ones(8, dtype=np.float32), [8])),
+            (ValueError, "input_split_sizes has 1 entries",
+             lambda: c.all_to_all_v_single(f32, f32, [4, 4], [8])),
+            (ValueError, r"output_split_sizes\[1\] is 2.5, not a count",
+             lambda: c.all_to_all_v_single(f32, f32, [4, 2.5], [4, 4])),
+            (ValueError, "input_list holds 1 tensors; the communicator has 2 ranks",
+             lambda: c.all_to_all([f32, f32], [f32])),
+            # element types of list forms (a float64 list took float32 data, converted)
+            (TypeError, r"tensor_list\[0\] is float64, the operation moves float32",
+             lambda: c.all_gather([np.zeros(8), np.zeros(8)], f32)),
+            (TypeError, r"output_list\[1\] is float64",
+             lambda: c.all_to_all([f32, np.zeros(8)], [f32, f32])),
+            (ValueError, "timeout -5 is negative", lambda: c.barrier(timeout=-5)),
         ]
         ro = np.frombuffer(bytes(32), dtype=np.float64)
         cases.append((ValueError, "read-only", lambda: c.broadcast(ro, 0)))
@@ -414,3 +435,15 @@ def test_conjugate_and_negative_views():
     assert out.is_conj() and torch.equal(out.resolve_conj(), base.conj().resolve_conj())
     assert torch.equal(neg.resolve_neg(), -base.imag)
     assert torch.equal(all_in, torch.cat([-base.imag, base.imag]))
+
+
+def test_integer_avg_wraps_as_documented():
+    """avg on an integer type sums in that type (wrapping) and divides truncating, as
+    dtype.h says: uint8 255 and 255 give 127, int32 1 and 2 give 1."""
+    def fn(c, r, n):
+        u = np.array([255, 200], dtype=np.uint8)
+        c.all_reduce(u, tcomms.ReduceOp.AVG)
+        i = np.array([1 + r], dtype=np.int32)
+        c.all_reduce(i, tcomms.ReduceOp.AVG)
+        return u.tolist(), i.tolist()
+    assert run_ranks(2, fn) == [([127, 72], [1])] * 2

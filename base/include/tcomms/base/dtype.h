@@ -30,14 +30,16 @@ typedef enum tc_dtype {
 
 /** @brief Reduction operations. */
 typedef enum tc_redop {
-    TC_SUM = 0, /**< a + b */
-    TC_PROD,    /**< a * b */
-    TC_MIN,     /**< minimum */
-    TC_MAX,     /**< maximum */
-    TC_AVG,     /**< sum, then divided by the number of ranks */
-    TC_BAND,    /**< bitwise and (integers) */
-    TC_BOR,     /**< bitwise or (integers) */
-    TC_BXOR,    /**< bitwise xor (integers) */
+    TC_SUM = 0,    /**< a + b */
+    TC_PROD,       /**< a * b */
+    TC_MIN,        /**< minimum */
+    TC_MAX,        /**< maximum */
+    TC_AVG,        /**< sum, then divided by the number of ranks; on integer types the sum is
+                        taken in the element type (it wraps as TC_SUM does: uint8 255 and 255
+                        give 127) and the division truncates towards zero, as NCCL's avg */
+    TC_BAND,       /**< bitwise and (integers) */
+    TC_BOR,        /**< bitwise or (integers) */
+    TC_BXOR,       /**< bitwise xor (integers) */
     TC_REDOP_COUNT /**< number of ops */
 } tc_redop_t;
 
