@@ -103,6 +103,14 @@ def _nbytes(b):
     return b.count * B._ITEMSIZE[b.code]
 
 
+def _type_name(dtype):
+    """torch's or NumPy's element type by its name ("float32"), to compare the two."""
+    if type(dtype).__module__.startswith("torch"):
+        return str(dtype).rsplit(".", 1)[-1]
+    import numpy as np
+    return np.dtype(dtype).name
+
+
 class Window:
     """A window of a :class:`tcomms.Comm` (create with ``comm.new_window`` or
     ``comm.allocate_window``). Destroy it with :meth:`destroy` (collective) or
@@ -146,7 +154,7 @@ class Window:
     def put(self, src, peer, offset=0, async_op=False, timeout=None):
         """Write @p src into rank @p peer's window at element @p offset."""
         from .comm import Work, _ms
-        b = B.Buf(src, False)
+        b = self._buf(src, False)
         w = self._op().put(b.addr, _nbytes(b), int(peer), self._off(offset), _ms(timeout),
                            bool(async_op), b.obj)
         return Work(w, ())
@@ -154,7 +162,7 @@ class Window:
     def get(self, dst, peer, offset=0, async_op=False, timeout=None):
         """Read rank @p peer's window at element @p offset into @p dst."""
         from .comm import Work, _ms
-        b = B.Buf(dst, True)
+        b = self._buf(dst, True)
         w = self._op().get(b.addr, _nbytes(b), int(peer), self._off(offset), _ms(timeout),
                            bool(async_op), b.obj)
         return Work(w, (b,))
@@ -164,7 +172,7 @@ class Window:
         """put, then update rank @p peer's slot @p slot (it sees the new value
         only once the data is in its window)."""
         from .comm import Work, _ms
-        b = B.Buf(src, False)
+        b = self._buf(src, False)
         w = self._op().put_signal(b.addr, _nbytes(b), int(peer), self._off(offset), int(slot),
                                   int(value), int(op), _ms(timeout), bool(async_op), b.obj)
         return Work(w, ())
@@ -226,6 +234,15 @@ class Window:
     def _op(self):
         self._live()
         return self._w
+
+    def _buf(self, x, writable):
+        """@p x as a Buf, of the window's element type (offsets count its elements); a
+        window of uint8 (bytes: allocate_window's default) takes any."""
+        mine = _type_name(self._dtype)
+        if mine != "uint8" and _type_name(x.dtype) != mine:
+            raise TypeError(f"tcomms: a buffer of {_type_name(x.dtype)} for a window of "
+                            f"{mine} (offsets count the window's elements)")
+        return B.Buf(x, writable)
 
     def _off(self, offset):
         offset = int(offset)

@@ -154,6 +154,11 @@ def test_misuse_raises_with_the_library_message(comm, rank, size):
             win.signal(peer, tcomms.SIGNAL_SLOTS, timeout=T)
         with pytest.raises(tcomms.InvalidArgumentError, match="negative"):
             win.put(torch.ones(1), peer, offset=-1)
+        with pytest.raises(TypeError, match="a buffer of float64 for a window of "
+                                            "float32"):  # it wrote 8-byte elements
+            win.put(torch.ones(2, dtype=torch.float64), peer, timeout=T)
+        with pytest.raises(TypeError, match="int32"):
+            win.get(np.zeros(1, dtype=np.int32), peer, timeout=T)
         comm.barrier(timeout=T)
         assert buf.tolist() == [0.0] * 16  # nothing was written
         win.put(torch.zeros(0), peer, offset=16, timeout=T)  # zero bytes at the end: allowed
