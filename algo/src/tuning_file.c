@@ -260,7 +260,8 @@ tc_status_t tc_algo_tuning_load(const char *path, tc_algo_tuning_t *tuning)
     if (path == NULL || tuning == NULL)
         return tc_error_set(TC_ERR_INVALID_ARG, "tc_algo_tuning_load: NULL %s",
                             path == NULL ? "path" : "tuning");
-    if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0)
+    /* O_NONBLOCK: a FIFO opens at once and is refused below (opening it waited for a writer) */
+    if ((fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK)) < 0)
         return tc_error_set(TC_ERR_CONFIG, "tuning file %s: cannot open: %s", path,
                             strerror(errno));
     if (fstat(fd, &sb) != 0) {

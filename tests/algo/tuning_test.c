@@ -213,6 +213,12 @@ static void test_load_errors(void **state)
     assert_non_null(strstr(tc_last_error(), "No such file"));
     assert_int_equal(tc_algo_tuning_load(tmpdir, &t), TC_ERR_CONFIG);
     assert_non_null(strstr(tc_last_error(), "not a regular file"));
+    /* a FIFO without a writer: refused at once (opening it waited forever) */
+    snprintf(path, sizeof(path), "%s/fifo.tune", tmpdir);
+    assert_int_equal(mkfifo(path, 0600), 0);
+    assert_int_equal(tc_algo_tuning_load(path, &t), TC_ERR_CONFIG);
+    assert_non_null(strstr(tc_last_error(), "not a regular file"));
+    unlink(path);
     snprintf(path, sizeof(path), "%s/big.tune", tmpdir);
     FILE *f = fopen(path, "w");
     assert_non_null(f);

@@ -3,13 +3,16 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "info.h"
 #include "tcomms/base/config.h"
 #include "tcomms/base/time.h"
 #include "tcomms/kernels/cuda_reduce.h"
+#include "tcomms/algo/schedule.h"
 #include "tcomms/runtime/bootstrap.h"
 #include "tcomms/tcomms.h"
+#include "tcomms/transport/builtin.h"
 #include "tcomms/transport/ib.h"
 #include "tcomms/transport/tcp.h"
 #include "tcomms/transport/transport.h"
@@ -18,7 +21,10 @@ extern char **environ;
 
 #define TCI_KEY "tc.topo.desc"
 
-/* The TC_* variables tcomms reads, and how. */
+/* The TC_* variables tcomms reads, and how tc-info shows them: parsed here (int, double, enum),
+ * hidden (secret), or as the text the library checks when a communicator is made (text, path).
+ * Besides these, TC_ALGO_<COLLECTIVE> and TC_<TRANSPORT> (tci_family). tc_info_test sets every
+ * documented one: a variable missing here was reported as a typo. */
 static const struct {
     const char *name;
     const char *type;
@@ -40,7 +46,52 @@ static const struct {
     {"TC_ALGO_OVERHEAD_US", "double"},
     {"TC_JOB_SECRET", "secret"},
     {"TC_LAUNCHER", "string"},
+    {"TC_ALGO_RULES", "text"},
+    {"TC_BOOT_LINGER_S", "text"},
+    {"TC_CHECK", "text"},
+    {"TC_COPY", "text"},
+    {"TC_CUDA_PLUGIN", "path"},
+    {"TC_FAULT_INJECT", "text"},
+    {"TC_FR_DIR", "path"},
+    {"TC_FR_SIZE", "text"},
+    {"TC_HEARTBEAT_MISSES", "text"},
+    {"TC_HEARTBEAT_MS", "text"},
+    {"TC_IB_DEVICE", "text"},
+    {"TC_IB_KEEPALIVE_MS", "text"},
+    {"TC_IB_PORT", "text"},
+    {"TC_IB_REG_CACHE", "text"},
+    {"TC_IB_REG_CACHE_MAX", "text"},
+    {"TC_SHM_CELLS", "text"},
+    {"TC_SHM_CELL_SIZE", "text"},
+    {"TC_SHM_CMA", "text"},
+    {"TC_SHM_FULL_PAIRS", "text"},
+    {"TC_SHM_LIVENESS_MS", "text"},
+    {"TC_SHRINK_DENSE_MAX", "text"},
+    {"TC_SMALL_MAX", "text"},
+    {"TC_SOCKET_HANDSHAKE_TIMEOUT_MS", "text"},
+    {"TC_SOCKET_NSOCKS", "text"},
+    {"TC_SOCKET_RAIL_TIMEOUT_MS", "text"},
+    {"TC_SOCKET_STRIPE_MIN", "text"},
+    {"TC_SPIN_US", "text"},
+    {"TC_STORE_PORT", "text"},
+    {"TC_WIN_POOL", "text"},
 };
+
+/* TC_ALGO_<COLLECTIVE> (any case, as the library reads it) or TC_<TRANSPORT> of a registered
+ * backend (TC_SHM, TC_TCP, TC_IB, ...). */
+static bool tci_family(const char *name)
+{
+    if (strncmp(name, "TC_ALGO_", 8) == 0)
+        for (int c = 0; c < TC_COLL_COUNT; c++)
+            if (strcasecmp(name + 8, tc_coll_name((tc_coll_t)c)) == 0)
+                return true;
+    const tc_tp_ops_t *ops[16];
+    int n = tc_tp_register_builtin() == TC_OK ? tc_tp_registered(ops, NULL, 16) : 0;
+    for (int i = 0; i < n && i < 16; i++)
+        if (strcasecmp(name + 3, ops[i]->name) == 0)
+            return true;
+    return false;
+}
 
 static void tci_parse_var(tci_var_t *v, const char *value)
 {
@@ -52,6 +103,8 @@ static void tci_parse_var(tci_var_t *v, const char *value)
             v->type = tci_known[i].type;
         }
     }
+    if (v->type == NULL && tci_family(v->name))
+        v->type = "text";
     if (v->type != NULL && strcmp(v->type, "secret") == 0) {
         snprintf(v->value, sizeof(v->value), "(hidden, %zu bytes)", strlen(value));
         snprintf(v->parsed, sizeof(v->parsed), "(hidden, %zu bytes)", strlen(value));
