@@ -77,7 +77,6 @@ TC_MUST_USE static inline tc_status_t tc_api_win_get(const tc_win_t *win, const 
     return st;
 }
 
-/* tc_api_comm_get, and that no batch is being recorded; sets the detail naming @p fn. */
 /* The calling thread's mark: a distinct address per thread. */
 void *tc_api_thread_mark(void);
 /* TC_ERR_INVALID_STATE for @p fn: another thread is recording a batch on @p c. */
@@ -91,6 +90,7 @@ static inline void tc_api_batch_close(tc_api_comm_t *c)
 {
     __atomic_store_n(&c->batch_owner, NULL, __ATOMIC_RELEASE);
 }
+/* tc_api_comm_get, and that no batch is being recorded; sets the detail naming @p fn. */
 TC_MUST_USE tc_status_t tc_api_comm_get_not_batching(const tc_comm_t *comm, const char *fn,
                                                      tc_api_comm_t **c_p);
 

@@ -126,7 +126,10 @@ tc_status_t tc_comm_create_from_store(const tc_store_t *store, int rank, int siz
     tc_rt_comm_t *rt = NULL;
     if (st == TC_OK) {
         opts = opts ? opts : &defaults;
-        tc_rt_comm_params_t params = {TC_BOOT_AUTO,      opts->name,   &hints, opts->timeout_ms,
+        /* unnamed: after its prefix, so that two worlds of one process (one per process
+         * group) are told apart in logs and flight-recorder dumps (both were "world") */
+        const char *name = opts->name ? opts->name : prefix && strlen(prefix) < 64 ? prefix : NULL;
+        tc_rt_comm_params_t params = {TC_BOOT_AUTO,      name,         &hints, opts->timeout_ms,
                                       opts->device >= 0, opts->device, &kv};
         if ((st = tc_rt_comm_create(&params, &rt)) != TC_OK)
             tc_error_prefix("%s: ", fn);

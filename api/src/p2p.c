@@ -15,8 +15,8 @@ tc_status_t tc_api_batch_other(const char *fn, const tc_api_comm_t *c)
 {
     return tc_error_set(TC_ERR_INVALID_STATE,
                         "%s: another thread is recording a batch on comm '%s' (a batch belongs "
-                        "to the thread that began it: the communicator's other calls wait for "
-                        "its tc_batch_end)",
+                        "to the thread that began it: calls from other threads are refused "
+                        "until its tc_batch_end)",
                         fn, tc_rt_comm_name(c->rt));
 }
 
@@ -137,6 +137,24 @@ tc_status_t tc_batch_begin(tc_comm_t *comm)
                                      __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
         return tc_api_batch_other("tc_batch_begin", c); /* another thread began one meanwhile */
     c->batch_n = 0;
+    return TC_OK;
+}
+
+tc_status_t tc_batch_cancel(tc_comm_t *comm)
+{
+    static const char fn[] = "tc_batch_cancel";
+    tc_api_comm_t *c;
+    tc_status_t st = tc_api_comm_get(comm, fn, &c);
+    if (st != TC_OK)
+        return st;
+    void *owner = tc_api_batch_owner(c);
+    if (!owner)
+        return tc_error_set(TC_ERR_INVALID_STATE, "%s: no tc_batch_begin on comm '%s'", fn,
+                            tc_rt_comm_name(c->rt));
+    if (owner != tc_api_thread_mark())
+        return tc_api_batch_other(fn, c);
+    c->batch_n = 0;
+    tc_api_batch_close(c);
     return TC_OK;
 }
 

@@ -382,6 +382,16 @@ static PyObject *op_batch_begin(tc_py_comm_t *self, PyObject *unused)
     return st == TC_OK ? Py_NewRef(Py_None) : tc_py_raise(st, NULL);
 }
 
+/* batch_cancel(): drops what was recorded (nothing issued). */
+static PyObject *op_batch_cancel(tc_py_comm_t *self, PyObject *unused)
+{
+    if (!self->comm)
+        return tc_py_raise(TC_ERR_INVALID_STATE, "the communicator was destroyed");
+    tc_status_t st;
+    TC_PY_NOGIL(st, tc_batch_cancel(self->comm));
+    return st == TC_OK ? Py_NewRef(Py_None) : tc_py_raise(st, NULL);
+}
+
 /* batch_end(...): issues what was recorded. */
 static PyObject *op_batch_end(tc_py_comm_t *self, PyObject *args)
 {
@@ -413,4 +423,5 @@ PyMethodDef tc_py_comm_ops[] = {M("all_reduce", op_all_reduce),
                                 M("recv", op_recv),
                                 {"batch_begin", (PyCFunction)op_batch_begin, METH_NOARGS, NULL},
                                 M("batch_end", op_batch_end),
+                                {"batch_cancel", (PyCFunction)op_batch_cancel, METH_NOARGS, NULL},
                                 {NULL, NULL, 0, NULL}};

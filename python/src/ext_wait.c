@@ -136,10 +136,12 @@ static PyObject *comm_wait_any(tc_py_comm_t *self, PyObject *args)
         return tc_py_raise(TC_ERR_INVALID_STATE, "the communicator was destroyed");
     if (!self->hooked)
         return tc_py_raise(TC_ERR_INVALID_STATE, "wait_any needs enable_wait_done() first");
-    PyObject *fast = PySequence_Fast(seq, "wait_any: works must be a sequence");
+    /* a tuple of its own holds every work alive while the GIL is released (a list passed in
+     * could lose an item to another thread meanwhile) */
+    PyObject *fast = PySequence_Tuple(seq);
     if (!fast)
         return NULL;
-    Py_ssize_t n = PySequence_Fast_GET_SIZE(fast);
+    Py_ssize_t n = PyTuple_GET_SIZE(fast);
     tc_work_t **works = PyMem_Malloc(sizeof(*works) * (size_t)(n ? n : 1));
     char *ended = PyMem_Malloc((size_t)(n ? n : 1));
     PyObject *out = NULL;
@@ -148,14 +150,14 @@ static PyObject *comm_wait_any(tc_py_comm_t *self, PyObject *args)
         goto done;
     }
     for (Py_ssize_t i = 0; i < n; i++) {
-        PyObject *o = PySequence_Fast_GET_ITEM(fast, i);
+        PyObject *o = PyTuple_GET_ITEM(fast, i);
         if (!PyObject_TypeCheck(o, &tc_py_work_type) || !((tc_py_work_t *)o)->work) {
             PyErr_Format(PyExc_TypeError, "wait_any: item %zd is not a live work", i);
             goto done;
         }
         works[i] = ((tc_py_work_t *)o)->work;
     }
-    PyThreadState *ts = PyEval_SaveThread(); /* fast holds the works alive meanwhile */
+    PyThreadState *ts = PyEval_SaveThread();
     int count = sleep_until_any(self, works, ended, n, timeout_ms);
     PyEval_RestoreThread(ts);
     if (count < 0) {

@@ -6,6 +6,7 @@ gets a contiguous stand-in whose data is copied back when the operation ends.
 torch's conjugate and negative views (``t.conj()``, ``t.conj().imag``) are
 treated as non-contiguous: their memory holds other values than they show.
 """
+import operator
 
 # tcomms' type codes (tcomms/base/dtype.h) and reduction codes
 INT8, UINT8, INT32, UINT32, INT64, UINT64, FLOAT16, BFLOAT16, FLOAT32, FLOAT64 = range(10)
@@ -149,35 +150,52 @@ def check_same_type(i, o):
                         f"({i.obj.dtype} and {o.obj.dtype})")
 
 
+def type_name(dtype):
+    """torch's or NumPy's element type by its name ("float32"), to compare the two."""
+    if type(dtype).__module__.startswith("torch"):
+        return str(dtype).rsplit(".", 1)[-1]
+    import numpy as np
+    return np.dtype(dtype).name
+
+
 def check_list(what, tensors, size, each, like):
     """A list of one tensor per rank, each of @p each elements of @p like's element type."""
     if len(tensors) != size or any(numel(t) != each for t in tensors):
         raise ValueError(f"tcomms: {what} must hold {size} tensors of {each} elements each "
                          f"(got {[numel(t) for t in tensors]})")
     for k, t in enumerate(tensors):
-        if t.dtype != like.dtype:
-            raise TypeError(f"tcomms: {what}[{k}] is {t.dtype}, the operation moves "
-                            f"{like.dtype}")
+        if type_name(t.dtype) != type_name(like.dtype):
+            raise TypeError(f"tcomms: {what}[{k}] is {type_name(t.dtype)}, the operation "
+                            f"moves {type_name(like.dtype)}")
 
 
 def check_counts(what, values, size):
-    """@p values: one non-negative integer per rank (@p size of them), else ValueError (the
-    library reads @p size entries)."""
+    """@p values (a list, tuple, array or integer tensor) as a list of @p size non-negative
+    ints, else ValueError (the library reads @p size entries)."""
+    values = values.tolist() if hasattr(values, "tolist") else list(values)
     if len(values) != size:
         raise ValueError(f"tcomms: {what} has {len(values)} entries; the communicator has "
                          f"{size} ranks")
+    out = []
     for k, v in enumerate(values):
-        if isinstance(v, bool) or not hasattr(v, "__index__") or v < 0:
+        try:
+            n = operator.index(v)
+        except TypeError:
+            n = None
+        if n is None or isinstance(v, bool) or n < 0:
             raise ValueError(f"tcomms: {what}[{k}] is {v!r}, not a count (a non-negative "
                              "integer)")
+        out.append(n)
+    return out
 
 
 def check_extent(what, b, counts, displs, size, names=("counts", "displs")):
-    """@p counts and @p displs (None: packed) have one entry per rank (@p size), and @p b holds
-    the blocks they describe, in elements; @p names: theirs in messages."""
-    check_counts(names[0], counts, size)
+    """@p counts and @p displs (None: packed) as lists of one int per rank (@p size), checked
+    (check_counts), and that @p b holds the blocks they describe, in elements; @p names:
+    theirs in messages. Returns (counts, displs)."""
+    counts = check_counts(names[0], counts, size)
     if displs is not None:
-        check_counts(names[1], displs, size)
+        displs = check_counts(names[1], displs, size)
     need = packed = 0
     for k, c in enumerate(counts):
         need = max(need, c + (displs[k] if displs is not None else packed))
@@ -185,3 +203,4 @@ def check_extent(what, b, counts, displs, size, names=("counts", "displs")):
     if b.count < need * b.scale:
         raise ValueError(f"tcomms: {what} holds {b.count // b.scale} elements, its blocks "
                          f"reach {need}")
+    return counts, displs

@@ -140,11 +140,17 @@ class BatchOp:
                 bufs.append(b)
                 post.append(b)
                 getattr(c, kind)(b.addr, b.count, b.code, peer, 0, None, False, None)
+            w = _run(c.batch_end, bufs, post, async_op, timeout, hints)
         except BaseException:
-            c.batch_end(0, None, False, None)
+            # nothing issued: the batch is dropped, not left open (tc_batch_end refused while
+            # another thread is inside a call keeps it) nor issued in part
+            try:
+                c.batch_cancel()
+            except _ext.Error:
+                pass  # tc_batch_end ended it
             raise
         self._ops = []
-        return _run(c.batch_end, bufs, post, async_op, timeout, hints)
+        return w
 
 
 _live = weakref.WeakSet()
@@ -219,8 +225,8 @@ class Comm:
                      timeout=None, hints=None):
         i, o = B.Buf(input, False), B.Buf(output, True)
         B.check_same_type(i, o)
-        B.check_extent("the output", o, recv_counts, displs, self._size,
-                       ("recv_counts", "displs"))
+        recv_counts, displs = B.check_extent("the output", o, recv_counts, displs, self._size,
+                                             ("recv_counts", "displs"))
         s = i.scale
         return _run(self._c.all_gather_v, [i, o], [o], async_op, timeout, hints,
                     i.addr, i.count, o.addr, [c * s for c in recv_counts],
@@ -243,7 +249,8 @@ class Comm:
                          async_op=False, timeout=None, hints=None):
         i, o = B.Buf(input, False, True), B.Buf(output, True, True)
         B.check_same_type(i, o)
-        B.check_extent("the input", i, recv_counts, displs, self._size, ("recv_counts", "displs"))
+        recv_counts, displs = B.check_extent("the input", i, recv_counts, displs, self._size,
+                                             ("recv_counts", "displs"))
         B.check_fits("the output", o, recv_counts[self._rank])
         return _run(self._c.reduce_scatter_v, [i, o], [o], async_op, timeout, hints,
                     i.addr, o.addr, list(recv_counts), displs, o.code, int(op))
@@ -263,10 +270,10 @@ class Comm:
         """Split sizes in elements (torch's convention: of the flattened tensors)."""
         i, o = B.Buf(input, False), B.Buf(output, True)
         B.check_same_type(i, o)
-        B.check_extent("the input", i, input_split_sizes, None, self._size,
-                       ("input_split_sizes", None))
-        B.check_extent("the output", o, output_split_sizes, None, self._size,
-                       ("output_split_sizes", None))
+        input_split_sizes, _ = B.check_extent("the input", i, input_split_sizes, None,
+                                              self._size, ("input_split_sizes", None))
+        output_split_sizes, _ = B.check_extent("the output", o, output_split_sizes, None,
+                                               self._size, ("output_split_sizes", None))
         s = i.scale
         return _run(self._c.all_to_all_v, [i, o], [o], async_op, timeout, hints,
                     i.addr, [c * s for c in input_split_sizes], None, o.addr,
@@ -278,9 +285,9 @@ class Comm:
                 raise ValueError(f"tcomms: {what} holds {len(lst)} tensors; the communicator "
                                  f"has {self._size} ranks")
             for k, t in enumerate(lst):
-                if t.dtype != input_list[0].dtype:
-                    raise TypeError(f"tcomms: {what}[{k}] is {t.dtype}, input_list[0] is "
-                                    f"{input_list[0].dtype}")
+                if B.type_name(t.dtype) != B.type_name(input_list[0].dtype):
+                    raise TypeError(f"tcomms: {what}[{k}] is {B.type_name(t.dtype)}, "
+                                    f"input_list[0] is {B.type_name(input_list[0].dtype)}")
         flat_in = B.contiguous(_cat(input_list))
         out_counts = [B.numel(t) for t in output_list]
         flat_out = B.empty_like(output_list[0], sum(out_counts))

@@ -138,14 +138,15 @@ class _Coalescing:
 class ProcessGroupTcomms(_C10dBackend):
     """The torch.distributed backend over one tcomms communicator."""
 
-    def __init__(self, store, rank, size, timeout, global_ranks=None):
+    def __init__(self, store, rank, size, timeout, global_ranks=None, name="torch"):
         super().__init__(rank, size)
-        self._comm = new_comm(store=store, rank=rank, size=size, name="torch",
+        self._comm = new_comm(store=store, rank=rank, size=size, name=name[:63],
                               prefix="tcomms", timeout=timeout)
         # a subgroup's torch (global) ranks by its own, for its errors: tcomms names the
         # group's ranks (None: they are torch's)
         g = list(global_ranks or [])
         self._global = g if g and g != list(range(size)) else None
+        self._closing = threading.Lock()  # finalize against _torch_error's call
         self._comm._enable_wait_asleep()  # for the completion thread
         self._done = _Completer(self._comm._c, f"pg{rank}")
         self._coal = None
@@ -201,7 +202,8 @@ class ProcessGroupTcomms(_C10dBackend):
                 works = works + [coal.batch.issue(async_op=True)]
         except Exception as e:
             for w in coal.torch_works:
-                w._fail(e)
+                w._fail(self._torch_error(e) if self._global and isinstance(e, _ext.Error)
+                        else e)
             raise
         for w in coal.torch_works:  # each operation's work completes with the whole
             self._done.put(w, works)
@@ -376,23 +378,29 @@ class ProcessGroupTcomms(_C10dBackend):
 
     def _torch_error(self, e):
         """@p e (a tcomms error of this subgroup) with its ranks in torch's numbering too: the
-        library's messages number the group's ranks (its "world" is the group)."""
+        library's messages number the group's ranks (its "world" is the group). Also called
+        on the completion thread: the lock keeps shutdown from destroying the communicator
+        during the call that asks it for its failed ranks."""
         try:
-            failed = [r for r in self._comm.get_failed_ranks() if 0 <= r < len(self._global)]
+            with self._closing:
+                failed = [r for r in self._comm.get_failed_ranks() if 0 <= r < len(self._global)]
         except _ext.Error:
             failed = []
         shown = failed or list(range(len(self._global)))
         pairs = ", ".join(f"{r} is torch rank {self._global[r]}" for r in shown[:16])
         more = ", ..." if len(shown) > 16 else ""
         what = "failed ranks" if failed else "ranks"
-        return _ext.error(e.status, f"{e} [tcomms numbers this group's ranks; its {what}: "
-                                    f"{pairs}{more}]")
+        out = _ext.error(e.status, f"{e} [tcomms numbers this group's ranks; its {what}: "
+                                   f"{pairs}{more}]")
+        out._tc_torch_ranks = True  # translated once (a wrapped method may call another)
+        return out
 
     def shutdown(self):
         """Destroys the communicator (idempotent); dist.destroy_process_group calls it.
         Operations still pending end with an error at once (they waited for their
         timeout): the completion thread fails their works when the communicator goes."""
-        self._comm.finalize()
+        with self._closing:
+            self._comm.finalize()
         self._done.stop()
 
     def __del__(self):
@@ -403,8 +411,10 @@ class ProcessGroupTcomms(_C10dBackend):
 
 def _create(opts, backend_options):
     """torch's extended creator API: @p opts carries the group's global ranks."""
+    # named after torch's group: each group's communicator its own flight-recorder dumps and
+    # log lines (all were "torch")
     return ProcessGroupTcomms(opts.store, opts.group_rank, opts.group_size, opts.timeout,
-                              opts.global_ranks_in_group)
+                              opts.global_ranks_in_group, f"torch.{opts.group_id}")
 
 
 def _translating(method):
@@ -414,7 +424,7 @@ def _translating(method):
         try:
             return method(self, *args, **kwargs)
         except _ext.Error as e:
-            if self._global is None:
+            if self._global is None or getattr(e, "_tc_torch_ranks", False):
                 raise
             raise self._torch_error(e) from None
     return op

@@ -103,14 +103,6 @@ def _nbytes(b):
     return b.count * B._ITEMSIZE[b.code]
 
 
-def _type_name(dtype):
-    """torch's or NumPy's element type by its name ("float32"), to compare the two."""
-    if type(dtype).__module__.startswith("torch"):
-        return str(dtype).rsplit(".", 1)[-1]
-    import numpy as np
-    return np.dtype(dtype).name
-
-
 class Window:
     """A window of a :class:`tcomms.Comm` (create with ``comm.new_window`` or
     ``comm.allocate_window``). Destroy it with :meth:`destroy` (collective) or
@@ -238,9 +230,10 @@ class Window:
     def _buf(self, x, writable):
         """@p x as a Buf, of the window's element type (offsets count its elements); a
         window of uint8 (bytes: allocate_window's default) takes any."""
-        mine = _type_name(self._dtype)
-        if mine != "uint8" and _type_name(x.dtype) != mine:
-            raise TypeError(f"tcomms: a buffer of {_type_name(x.dtype)} for a window of "
+        B.check_cpu(x)
+        mine = B.type_name(self._dtype)
+        if mine != "uint8" and B.type_name(x.dtype) != mine:
+            raise TypeError(f"tcomms: a buffer of {B.type_name(x.dtype)} for a window of "
                             f"{mine} (offsets count the window's elements)")
         return B.Buf(x, writable)
 

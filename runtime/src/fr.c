@@ -201,8 +201,19 @@ tc_status_t tc_rt_fr_dump(tc_rt_comm_t *comm, const char *reason)
             memcpy(e->awaited, awaited, sizeof(awaited));
         tc_rt_obs_unlock(comm);
     }
+    /* the name in the file's: other characters than letters, digits, '-', '_' and '.' as
+     * '_' (a name with '/' named a missing directory and the dump was lost) */
+    char fname[sizeof(comm->name)];
+    size_t k = 0;
+    for (; comm->name[k] && k + 1 < sizeof(fname); k++) {
+        char ch = comm->name[k];
+        int ok = (ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') || (ch >= '0' && ch <= '9') ||
+                 ch == '-' || ch == '_' || ch == '.';
+        fname[k] = ok ? ch : '_';
+    }
+    fname[k] = '\0';
     char path[512], tmp[520];
-    if (snprintf(path, sizeof(path), "%s/tc_fr.%s.%d.json", dir, comm->name, comm->rank) >=
+    if (snprintf(path, sizeof(path), "%s/tc_fr.%s.%d.json", dir, fname, comm->rank) >=
         (int)sizeof(path)) /* cut short, it would name another file */
         return tc_error_set(TC_ERR_CONFIG,
                             "flight recorder of comm '%s': TC_FR_DIR is too long (%zu bytes)",

@@ -367,6 +367,30 @@ static int remove_entry(const char *path, const struct stat *st, int flag, struc
     return remove(path);
 }
 
+/* A name with '/' (or other characters a file name should not hold) dumps to a file whose name
+ * has '_' for them: it named a missing directory, and the dump was lost (TC_ERR_SYSTEM). */
+static void test_fr_name_with_slash(void **state)
+{
+    (void)state;
+    no_pmix_env();
+    const char *t = getenv("TEST_TMPDIR");
+    char dir[256], path[512];
+    snprintf(dir, sizeof(dir), "%s/tc_fr_XXXXXX", t && *t ? t : "/tmp");
+    assert_non_null(mkdtemp(dir));
+    setenv("TC_FR_DIR", dir, 1);
+    tc_comm_opts_t o = TC_COMM_OPTS_INIT;
+    o.name = "../a/b c";
+    tc_comm_t *comm;
+    assert_int_equal(tc_comm_create(&o, &comm), TC_OK);
+    assert_int_equal(tc_comm_dump_fr(comm), TC_OK);
+    snprintf(path, sizeof(path), "%s/tc_fr..._a_b_c.0.json", dir);
+    assert_int_equal(access(path, R_OK), 0);
+    assert_int_equal(remove(path), 0);
+    assert_int_equal(tc_comm_destroy(comm), TC_OK);
+    unsetenv("TC_FR_DIR");
+    assert_int_equal(rmdir(dir), 0);
+}
+
 /* A TC_FR_DIR too long for the dump's path (512 bytes) is refused. The path
  * used to be cut short silently: the dump went to a file named by the part
  * that fit, here "<base>/<200 d>/<200 d>/ddd..." beside the directory. */
@@ -557,7 +581,7 @@ int main(void)
         cmocka_unit_test(test_bad_arguments),    cmocka_unit_test(test_configuration_errors),
         cmocka_unit_test(test_every_call_alone), cmocka_unit_test(test_bad_arguments_everywhere),
         cmocka_unit_test(test_stats_and_hooks),  cmocka_unit_test(test_recv_count_mismatch),
-        cmocka_unit_test(test_fr_dir_too_long),
+        cmocka_unit_test(test_fr_dir_too_long),  cmocka_unit_test(test_fr_name_with_slash),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -347,6 +347,7 @@ static void test_one_rank_and_dup(void **state)
     assert_int_equal(tc_comm_info(comm, &info), TC_OK);
     assert_string_equal(info.launcher, "store");
     assert_int_equal(info.size, 1);
+    assert_string_equal(info.name, "one"); /* unnamed: its prefix (two stores' were "world") */
     tc_comm_t *two;
     assert_int_equal(tc_comm_dup(comm, NULL, &two), TC_OK);
     assert_int_equal(tc_comm_destroy(two), TC_OK);

@@ -377,6 +377,7 @@ static void *batch_intruder(void *arg)
                    tc_recv(comm, &r, 1, TC_INT64, 0, NULL, NULL), why);
     expect_refused("tc_batch_begin during another thread's batch", tc_batch_begin(comm), why);
     expect_refused("tc_batch_end of another thread's batch", tc_batch_end(comm, NULL, NULL), why);
+    expect_refused("tc_batch_cancel of another thread's batch", tc_batch_cancel(comm), why);
     expect_refused("tc_all_reduce during another thread's batch",
                    tc_all_reduce(comm, &v, &r, 1, TC_INT64, TC_SUM, NULL, NULL), why);
     return NULL;
@@ -401,6 +402,12 @@ static void same_comm(tc_comm_t *comm) {
         expect_refused("all_reduce with the refused batch still open",
                        tc_all_reduce(comm, &x, &y, 1, TC_INT64, TC_SUM, NULL, NULL),
                        "is recording a batch");
+        /* cancelled, then recorded again: the cancelled one sent nothing (the ring below
+         * receives exactly one message per rank) */
+        status_ok(&w, "batch_cancel", 0, tc_batch_cancel(comm));
+        expect_refused("batch_cancel with no batch", tc_batch_cancel(comm), "no tc_batch_begin");
+        status_ok(&w, "batch_begin", 0, tc_batch_begin(comm));
+        record_ring(comm, &out, &in);
     }
     pthread_join(th, NULL);
     if (world_rank == 0) {

@@ -91,6 +91,15 @@ tc_status_t tc_batch_begin(tc_comm_t *comm);
 tc_status_t tc_batch_end(tc_comm_t *comm, const tc_op_opts_t *opts, tc_work_t **work_p);
 
 /**
+ * @brief Drop the batch this thread is recording on @p comm without issuing it: nothing
+ *        recorded is sent or received (e.g. after tc_batch_end() was refused and the
+ *        caller gives up).
+ * @param comm the communicator.
+ * @return TC_OK; TC_ERR_INVALID_STATE when no batch is open, or another thread's is.
+ */
+tc_status_t tc_batch_cancel(tc_comm_t *comm);
+
+/**
  * @brief The rank whose message a completed receive from any source took
  *        (tc_recv() with TC_ANY_SOURCE).
  * @param work the work object.

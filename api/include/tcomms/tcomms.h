@@ -35,7 +35,7 @@ extern "C" {
  *         library's soname is libtcomms.so.MAJOR). */
 #define TC_VERSION_MAJOR 0
 /** @brief Minor version: raised by compatible additions. */
-#define TC_VERSION_MINOR 11
+#define TC_VERSION_MINOR 12
 /** @brief Patch version: fixes only. */
 #define TC_VERSION_PATCH 0
 /** @brief Version of this header: major * 10000 + minor * 100 + patch. */
@@ -109,10 +109,13 @@ typedef struct tc_op_opts {
  *   thread at a time: ranks match operations in issue order. A call made
  *   while another thread is inside one on the same communicator returns
  *   TC_ERR_INVALID_STATE and leaves the communicator as it was. A batch
- *   belongs to the thread that began it: until its tc_batch_end(), every
- *   call on the communicator from another thread (send and recv included)
- *   returns TC_ERR_INVALID_STATE; a tc_batch_end() refused because another
- *   thread is inside a call leaves the batch open, to be ended again.
+ *   belongs to the thread that began it: until its tc_batch_end() (or
+ *   tc_batch_cancel()), another thread's collectives, sends, receives,
+ *   batches, splits, dups and window creations on the communicator return
+ *   TC_ERR_INVALID_STATE (tc_work_start() of a persistent operation is not
+ *   checked against batches); a
+ *   tc_batch_end() refused because another thread is inside a call leaves the
+ *   batch open, to be ended again or cancelled.
  * - Work objects may be waited for, tested and freed from any thread;
  *   tc_comm_abort(), tc_comm_revoke(), tc_comm_stats() and tc_comm_dump_fr()
  *   from any thread at any time. tc_comm_destroy() must not overlap another
@@ -268,7 +271,8 @@ typedef struct tc_store {
  * @param size the number of ranks (>= 1).
  * @param prefix the key prefix of this communicator (1 to ::TC_STORE_PREFIX_MAX
  *        characters).
- * @param opts name, hints, timeout and device, or NULL for the defaults.
+ * @param opts name, hints, timeout and device, or NULL for the defaults; without a name the
+ *        communicator is named @p prefix (when it has at most 63 characters).
  * @param comm_p receives the communicator on success.
  * @return TC_OK; TC_ERR_INVALID_ARG for a NULL or incomplete @p store, a bad
  *         rank, size or prefix; TC_ERR_TIMEOUT naming the ranks that did not

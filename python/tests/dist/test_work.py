@@ -167,3 +167,12 @@ def test_subgroup_errors_name_torch_ranks(rank, size, gloo):
             dist.all_reduce(torch.ones(2), group=odd)
     dist.barrier(group=gloo)
 
+
+def test_groups_named_apart(rank, size, gloo):
+    """Each torch group's communicator is named after the group (all were "torch": their
+    flight-recorder dumps overwrote one another, tc_fr.torch.<rank>.json)."""
+    g = dist.new_group(list(range(size)), backend="tcomms")
+    names = {backend_of().comm()._c.info()["name"], backend_of(g).comm()._c.info()["name"]}
+    assert len(names) == 2 and all(n.startswith("torch.") for n in names), names
+    dist.destroy_process_group(g)
+

@@ -447,3 +447,29 @@ def test_integer_avg_wraps_as_documented():
         c.all_reduce(i, tcomms.ReduceOp.AVG)
         return u.tolist(), i.tolist()
     assert run_ranks(2, fn) == [([127, 72], [1])] * 2
+
+
+def test_batch_refused_while_another_thread_is_inside():
+    """A batch issued while another thread is inside a call on the communicator: refused, and
+    dropped (the C batch stayed open after the refusal and every later call on the
+    communicator, from any thread, was refused)."""
+    def fn(c, r, n):
+        if r == 1:
+            time.sleep(1.0)
+            c.send(np.full(4, 1.0), 0)
+            got = np.zeros(2)
+            c.recv(got, 0)  # the batch's send, issued again once the communicator is free
+            c.barrier()
+            return got.tolist()
+        x = np.zeros(4)
+        inside = threading.Thread(target=lambda: c.recv(x, 1))  # inside a call for ~1 s
+        inside.start()
+        time.sleep(0.3)
+        batch = c.batch_op_create().send(np.full(2, 5.0), 1)
+        with pytest.raises(tcomms.Error, match="another thread is inside a call"):
+            batch.issue()
+        inside.join()
+        c.batch_op_create().send(np.full(2, 5.0), 1).issue()
+        c.barrier()
+        return x.tolist()
+    assert run_ranks(2, fn) == [[1.0] * 4, [5.0, 5.0]]
