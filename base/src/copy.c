@@ -30,21 +30,28 @@ static int copy_vendor_slow(void)
 #endif
 }
 
+tc_status_t tc_copy_config(void)
+{
+    static const char *const choices[] = {"auto", "libc", "loop", NULL};
+    int which = 0;
+    tc_status_t st = tc_config_enum("TC_COPY", choices, 0, &which);
+    if (st != TC_OK)
+        return st;
+    /* two threads deciding at once decide the same */
+    __atomic_store_n(&copy_mode, which == 0 ? copy_vendor_slow() : which == 2, __ATOMIC_RELAXED);
+    return TC_OK;
+}
+
 int tc_copy_loop_on(void)
 {
     int mode = __atomic_load_n(&copy_mode, __ATOMIC_RELAXED);
     if (mode >= 0)
         return mode;
-    static const char *const choices[] = {"auto", "libc", "loop", NULL};
-    int which = 0;
-    if (tc_config_enum("TC_COPY", choices, 0, &which) != TC_OK) {
+    if (tc_copy_config() != TC_OK) { /* a user of the layers below without a communicator */
         tc_log_warn(TC_SUBSYS_BASE, "%s: the default (auto) instead", tc_last_error());
-        which = 0;
+        __atomic_store_n(&copy_mode, copy_vendor_slow(), __ATOMIC_RELAXED);
     }
-    mode = which == 0 ? copy_vendor_slow() : which == 2;
-    /* two threads deciding at once decide the same */
-    __atomic_store_n(&copy_mode, mode, __ATOMIC_RELAXED);
-    return mode;
+    return __atomic_load_n(&copy_mode, __ATOMIC_RELAXED);
 }
 
 void tc_copy_mid(void *dst, const void *src, size_t n)

@@ -7,6 +7,7 @@
 #include "comms.h"
 #include "ft.h"
 #include "progress.h"
+#include "tcomms/base/copy.h"
 #include "tcomms/base/time.h"
 
 int tc_rt_comm_rank_of(const tc_rt_comm_t *comm, int wrank)
@@ -133,6 +134,7 @@ static tc_status_t world_assemble(tc_boot_kind_t boot, const tc_boot_kv_params_t
                                          .connected = tc_rt_hb_peer,
                                          .closing = world_closing};
     if ((st = tc_rt_ids_init(world)) != TC_OK || (st = tc_rt_progress_init(world)) != TC_OK ||
+        (st = tc_copy_config()) != TC_OK || /* TC_COPY: a bad value is an error here */
         (st = tc_rt_ft_init(world)) != TC_OK ||
         (st = tc_rt_world_fence(world, deadline)) != TC_OK ||
         (st = tc_rt_hb_start(world, deadline)) != TC_OK)

@@ -33,6 +33,7 @@ static const env_row_t env_rows[] = {
     {"TC_HEARTBEAT_MS", "-1", 0, "TC_HEARTBEAT_MS=\"-1\": out of range"},
     {"TC_HEARTBEAT_MISSES", "1", 0, "TC_HEARTBEAT_MISSES=\"1\": out of range"},
     {"TC_SPIN_US", "x", 0, "TC_SPIN_US=\"x\""},
+    {"TC_COPY", "bogus", 0, "TC_COPY=\"bogus\": unknown value"}, /* accepted before */
     {"TC_SHM", "maybe", 0, "TC_SHM=\"maybe\": unknown value"},
     {"TC_SHM_CELLS", "1", 0, "TC_SHM_CELLS"},
     {"TC_SHM_CELLS", "many", 0, "TC_SHM_CELLS"},

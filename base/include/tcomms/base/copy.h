@@ -17,6 +17,8 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "tcomms/base/status.h"
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -90,8 +92,13 @@ static inline __attribute__((always_inline)) void tc_copy_any(void *dst, const v
         tc_copy(dst, src, n);
 }
 
-/** @brief 1 when tc_copy takes misaligned mid-size copies through its loop (TC_COPY). */
+/** @brief 1 when tc_copy takes misaligned mid-size copies through its loop (TC_COPY; read on
+ *  the first call unless tc_copy_config() read it, a bad value then logged and ignored). */
 int tc_copy_loop_on(void);
+
+/** @brief Read TC_COPY (auto, libc, loop) now: TC_ERR_CONFIG naming a bad value (a
+ *  communicator's creation calls it, so that a typo fails there). */
+tc_status_t tc_copy_config(void);
 
 #ifdef __cplusplus
 }
