@@ -52,7 +52,7 @@ for sig in TERM INT; do
     echo "SIG$sig -> status $RC in ${ELAPSED}s"
     [ "$sig" = TERM ] && expect_rc 143 || expect_rc 130
     expect_line "$ERR" "tcrun: received SIG$sig; forwarding it to the ranks"
-    expect_line "$ERR" "tcrun: stopping 3 remaining ranks (SIG$sig, then SIGKILL after 1 s)"
+    expect_line "$ERR" "tcrun: stopping 3 remaining ranks: 0, 1, 2 (SIG$sig, then SIGKILL after 1 s)"
     if [ "$sig" = TERM ]; then
         expect_no_match "$ERR" 'sending SIGKILL'
     fi

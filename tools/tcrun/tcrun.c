@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <stdint.h>
+#include <sys/prctl.h>
 #include <sys/random.h>
 #include <sys/resource.h>
 #include <sys/signalfd.h>
@@ -55,6 +56,7 @@ static struct job {
     sigset_t orig_mask;
     int *cpus; /* --bind core: the CPUs tcrun may run on, in order */
     int ncpus;
+    pid_t self; /* tcrun's pid, for the ranks' check that it still lives */
 } J;
 
 static double now_s(void)
@@ -64,14 +66,14 @@ static double now_s(void)
     return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
-/* Signals every live rank; each rank leads its own process group, so its children get it too. */
+/* Signals every rank's process group (each rank leads its own, so its children get it too):
+ * the live ranks', and the groups of ranks that ended, whose children may live on (a rank that
+ * exited left its children behind after the job). */
 static void signal_ranks(int sig)
 {
     for (int r = 0; r < J.nstarted; r++) {
-        if (J.ranks[r].alive) {
-            if (kill(-J.ranks[r].pid, sig) != 0) {
-                kill(J.ranks[r].pid, sig);
-            }
+        if (kill(-J.ranks[r].pid, sig) != 0 && J.ranks[r].alive) {
+            kill(J.ranks[r].pid, sig);
         }
     }
 }
@@ -86,10 +88,22 @@ static void begin_stop(int code, int sig)
     J.exit_code = code;
     J.stop_sig = sig;
     if (J.nalive > 0) {
-        fprintf(stderr, "tcrun: stopping %d remaining rank%s (SIG%s, then SIGKILL after %g s)\n",
-                J.nalive, J.nalive == 1 ? "" : "s", sigabbrev_np(sig), J.args.grace_s);
-        signal_ranks(sig);
+        char which[96] = "";
+        size_t len = 0;
+        for (int r = 0, shown = 0; r < J.nstarted && len < sizeof(which); r++) {
+            if (!J.ranks[r].alive)
+                continue;
+            len +=
+                (size_t)snprintf(which + len, sizeof(which) - len, "%s%d", shown ? ", " : ": ", r);
+            if (++shown == 8 && J.nalive > 8) {
+                len += (size_t)snprintf(which + len, sizeof(which) - len, ", ...");
+                break;
+            }
+        }
+        fprintf(stderr, "tcrun: stopping %d remaining rank%s%s (SIG%s, then SIGKILL after %g s)\n",
+                J.nalive, J.nalive == 1 ? "" : "s", which, sigabbrev_np(sig), J.args.grace_s);
     }
+    signal_ranks(sig);
     J.kill_at = now_s() + J.args.grace_s;
 }
 
@@ -417,6 +431,11 @@ static int bind_cpus(void)
 static void exec_rank(int r, int devnull, int out_w, int err_w, char **env)
 {
     setpgid(0, 0);
+    /* tcrun killed (SIGKILL, out of memory): the rank goes too, not on as an orphan; and if it
+     * died before this call, at once */
+    prctl(PR_SET_PDEATHSIG, SIGKILL);
+    if (getppid() != J.self)
+        _exit(127);
     dup2(devnull, 0);
     dup2(out_w, 1);
     dup2(err_w, 2);
@@ -517,6 +536,7 @@ int main(int argc, char **argv)
     }
     J.sigfd = -1;
     J.evfd = -1;
+    J.self = getpid();
     int devnull = -1;
     raise_fd_limit();
     signal(SIGPIPE, SIG_IGN);
