@@ -122,7 +122,9 @@ void test_fr(tc_comm_t *comm)
     OK(tc_win_create(comm, &word, 8, NULL, &win));
     if (!win)
         return;
-    OK(tc_win_put_signal(win, &word, 8, rank, 0, 3, 1, TC_WIN_SIGNAL_ADD, NULL, NULL));
+    /* to the next rank: an operation to this rank itself takes the direct path, which the
+     * recorder does not see (the part passed only on what the parts before it recorded) */
+    OK(tc_win_put_signal(win, &word, 8, (rank + 1) % size, 0, 3, 1, TC_WIN_SIGNAL_ADD, NULL, NULL));
     OK(tc_comm_dump_fr(comm));
     OK(tc_barrier(comm, NULL, NULL));
     OK(tc_win_destroy(win));
@@ -147,7 +149,7 @@ void test_fr(tc_comm_t *comm)
         closedir(d);
     rmdir(dir);
     checks++;
-    if (!found)
+    if (!found && size > 1)
         FAIL("the flight recorder's dump in %s has no win_put_signal", dir);
 }
 

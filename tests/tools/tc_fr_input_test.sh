@@ -1,0 +1,54 @@
+#!/usr/bin/env bash
+# tc-fr on bad input: every file that is not a dump is named with why, the status is 2, and
+# nothing grows without bound (a 200-byte dump claiming 2e9 ranks took 23 GB; a deeply nested
+# one ended in a Python traceback; unreadable dumps were counted as "wrote no dump", status 0).
+set -uo pipefail
+tcfr=$1
+tmp=${TEST_TMPDIR:-$(mktemp -d)}
+fail() { echo "FAIL: $*" >&2; exit 1; }
+
+dump() { # dump DIR RANK [SIZE] [STATE]: a dump of a 3-rank all_reduce stuck on rank 2
+    local size=${3:-3} state=${4:-completed}
+    mkdir -p "$1"
+    printf '{"version": 1, "comm": "world", "comm_id": 0, "rank": %s, "size": %s, "ops": [
+  {"seq": 1, "coll": "all_reduce", "dtype": "float32", "count": 4, "op": "sum", "root": -1,
+   "algo": "ring", "state": "%s", "awaited": [%s]}]}\n' "$2" "$size" "$state" \
+        "$([ "$state" = completed ] && echo "" || echo 2)" >"$1/tc_fr.world.$2.json"
+}
+check() { # check DIR WANT_STATUS WORDS...: tc-fr DIR, bounded in memory and time
+    local dir=$1 want=$2 out rc
+    shift 2
+    out=$( (ulimit -v 1000000; timeout 30 python3 "$tcfr" "$dir") 2>&1)
+    rc=$?
+    [ "$rc" = "$want" ] || fail "$dir: status $rc, want $want: $out"
+    for w in "$@"; do
+        grep -qF -- "$w" <<<"$out" || fail "$dir: output lacks '$w': $out"
+    done
+    if grep -q Traceback <<<"$out"; then fail "$dir: a traceback: $out"; fi
+}
+
+# a good job: ranks 0 and 1 wait for rank 2, which wrote nothing
+dump "$tmp/good" 0 3 running && dump "$tmp/good" 1 3 running
+check "$tmp/good" 0 "rank 2 wrote no dump" "VERDICT comm 'world': rank 2"
+
+cp -r "$tmp/good" "$tmp/huge" && dump "$tmp/huge" 1 2000000000
+check "$tmp/huge" 2 "tc_fr.world.1.json: not a readable dump: size 2000000000 is not a communicator size"
+
+cp -r "$tmp/good" "$tmp/deep"
+python3 -c "print('[' * 200000 + ']' * 200000)" >"$tmp/deep/tc_fr.world.2.json"
+check "$tmp/deep" 2 "tc_fr.world.2.json: not a readable dump: nested too deeply" \
+    "rank 2's dump could not be read"
+
+cp -r "$tmp/good" "$tmp/empty" && : >"$tmp/empty/tc_fr.world.2.json"
+check "$tmp/empty" 2 "tc_fr.world.2.json: not a readable dump" "rank 2's dump could not be read"
+
+cp -r "$tmp/good" "$tmp/rank" && dump "$tmp/rank" 7 && rm "$tmp/rank/tc_fr.world.7.json"
+dump "$tmp/rank" 5 && sed -i 's/"rank": 5/"rank": -5/' "$tmp/rank/tc_fr.world.5.json"
+check "$tmp/rank" 2 "rank -5 is not a rank of a communicator of 3"
+
+cp -r "$tmp/good" "$tmp/dup" && cp "$tmp/dup/tc_fr.world.0.json" "$tmp/dup/tc_fr.world.9.json"
+check "$tmp/dup" 2 "both hold rank 0 of comm 'world'"
+
+if python3 "$tcfr" --bogus "$tmp/good" >/dev/null 2>"$tmp/err"; then fail "--bogus accepted"; fi
+grep -q "unknown option --bogus" "$tmp/err" || fail "--bogus: $(cat "$tmp/err")"
+echo PASS
