@@ -19,6 +19,10 @@
 #define KV_KEY_MAX (TC_BOOT_KV_PREFIX_MAX + 192)
 #define KV_MISSING_MAX 8     /* ranks named on a timeout */
 #define KV_MISSING_PROBES 64 /* arrival keys read to find them, at most */
+/* An event counted but not written this long while later ones exist is skipped: its sender
+ * failed between the count and the write (or its write failed), and every later notice
+ * waited behind it for the communicator's life. */
+#define KV_HOLE_SKIP_NS 1000000000ull
 
 typedef struct {
     tc_boot_t head;
@@ -31,6 +35,7 @@ typedef struct {
     int64_t ev_seen;     /* events read (or skipped as this rank's own) */
     uint64_t ev_next_ns; /* no store call before */
     int ev_failing;      /* the last look failed in the store: said once, until one works */
+    uint64_t ev_hole_ns; /* when event ev_seen + 1 was first found counted but absent, or 0 */
 } tc_boot_kv_t;
 
 /* One event as stored: who sent it, then the event. */
@@ -206,10 +211,30 @@ static int kv_poll_event(tc_boot_t *boot, tc_boot_event_t *ev)
             kv_event_t e;
             size_t len = 0;
             cb = "get";
-            if (kv_key(kv, k, "event/%" PRId64, kv->ev_seen + 1) != TC_OK ||
-                (rc = kv->p.get(kv->p.ctx, k, &e, sizeof(e), &len)) != TC_BOOT_KV_OK)
+            if (kv_key(kv, k, "event/%" PRId64, kv->ev_seen + 1) != TC_OK)
+                break;
+            rc = kv->p.get(kv->p.ctx, k, &e, sizeof(e), &len);
+            if (rc == TC_BOOT_KV_ABSENT && kv->ev_seen + 1 < n) {
+                /* counted, not written, later ones are: a hole, skipped after a while */
+                if (!kv->ev_hole_ns)
+                    kv->ev_hole_ns = now;
+                if (now - kv->ev_hole_ns < KV_HOLE_SKIP_NS)
+                    break;
+                tc_log_warn(TC_SUBSYS_RUNTIME,
+                            "bootstrap(store '%s', rank %d): key '%s' was counted but not "
+                            "written for %llu ms while later notices were (its sender failed "
+                            "or its write did): skipped",
+                            kv->prefix, kv->head.rank, k,
+                            (unsigned long long)(KV_HOLE_SKIP_NS / 1000000));
+                kv->ev_seen++;
+                kv->ev_hole_ns = 0;
+                rc = TC_BOOT_KV_OK;
+                continue;
+            }
+            if (rc != TC_BOOT_KV_OK)
                 break; /* counted but not yet set (absent): next time */
             kv->ev_seen++;
+            kv->ev_hole_ns = 0;
             if (len != sizeof(e) || e.sender == boot->rank)
                 continue;
             {
@@ -219,8 +244,9 @@ static int kv_poll_event(tc_boot_t *boot, tc_boot_event_t *ev)
             }
             got = 1;
         }
-        if (kv->ev_seen < n)
-            kv->ev_next_ns = now; /* more to read: no pause */
+        if (got && kv->ev_seen < n)
+            kv->ev_next_ns = now; /* more to read: no pause (but a pause before an absent one:
+                                     one look per period, not a loop of gets) */
     }
     /* Nothing fails here (no call is the caller's): a store that fails is said, once until a
      * look works again, since other ranks' notices do not arrive meanwhile. */

@@ -262,7 +262,8 @@ typedef struct tc_store {
  * Bounded by the timeout of @p opts and abortable with tc_comm_create_abort().
  * Notices go through the store too: a rank seen failing by one rank, and
  * tc_comm_revoke(), reach every rank, which looks for them at most every
- * 50 ms (an add, and a get when there is news). A callback failing there is
+ * 50 ms (an add, and a get when there is news; a notice counted but never
+ * written, its sender failing between the two, is skipped after 1 s). A callback failing there is
  * logged as a warning naming it and the key, once until a look works again:
  * notices do not arrive meanwhile (operations still end on the failures the
  * transports see, and on their timeouts). `opts->bootstrap` is ignored.
