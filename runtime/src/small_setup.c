@@ -13,6 +13,7 @@
 #include <stdlib.h>
 
 #include "ft.h"
+#include "obs.h"
 #include "progress.h"
 #include "small.h"
 #include "work.h"
@@ -80,6 +81,11 @@ static tc_status_t vote_start(tc_rt_comm_t *comm, tc_rt_small_t *s, int phase)
     w->failed_peer = -1;
     w->result = TC_INPROGRESS;
     tc_rt_work_set_state(w, TC_RT_WORK_RUNNING);
+    /* in the flight recorder (as "small-message path vote", the seq of the operation that
+     * began it): a rank that never comes shows there, awaited; a dump showed nothing while the
+     * first small operation of a communicator waited in its set-up */
+    tc_rt_fr_begin(w, tc_time_ns());
+    tc_rt_fr_algo(w, "bruck");
     s->vote = w;
     tc_rt_work_link(w); /* a communicator broken already ends it at once */
     return TC_OK;

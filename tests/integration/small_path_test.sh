@@ -122,6 +122,10 @@ else
     fail=1
 fi
 rm -rf "$fr"
+# a dump while the first small operation waits in the set-up for a late rank shows the vote
+fr=$(mktemp -d /tmp/tc-small-fr.XXXXXX)
+run "flight recorder during the set-up, 2 ranks" 2 2 TC_LOG=none TC_FR_DIR="$fr" -- fr-setup
+rm -rf "$fr"
 # The recorder's ring shared by both paths: with TC_FR_SIZE=5, after 13 all-reduces (every third
 # on the general path) a dump holds the last 5, consecutive, each on its path, done, and ending
 # no earlier than it began, and none beginning before the one before it ended (the small path's

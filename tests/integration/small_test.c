@@ -441,6 +441,29 @@ static void comms_mode(tc_comm_t *world)
 
 /* One 8-byte all-reduce made in @p style, with @p timeout_ms (0: the communicator's): its end,
  * and its error's text in why. */
+/* fr-setup's dumper: 0.4 s into rank 0's first barrier, a dump; fr_dumped_vote says whether it
+ * holds the set-up's vote running and awaiting the last rank */
+static int fr_dumped_vote;
+static void *fr_dumper(void *arg)
+{
+    usleep(400000);
+    ok(tc_comm_dump_fr(arg), "fr-setup dump");
+    char path[600], buf[8192], want[64];
+    const char *dir = getenv("TC_FR_DIR");
+    snprintf(path, sizeof(path), "%s/tc_fr.world.0.json", dir ? dir : ".");
+    FILE *f = fopen(path, "r");
+    size_t n = f ? fread(buf, 1, sizeof(buf) - 1, f) : 0;
+    buf[n] = '\0';
+    if (f)
+        fclose(f);
+    snprintf(want, sizeof(want), "\"state\": \"running\"");
+    const char *v = strstr(buf, "\"small-message path vote\"");
+    char awaited[32];
+    snprintf(awaited, sizeof(awaited), "\"awaited\": [%d]", nranks - 1);
+    fr_dumped_vote = v && strstr(v, want) && strstr(v, awaited);
+    return NULL;
+}
+
 static char why[512];
 static tc_status_t allreduce_as(tc_comm_t *comm, double *x, double *y, int64_t timeout_ms,
                                 int style)
@@ -678,6 +701,21 @@ int main(int argc, char **argv)
                        "fr all_reduce %d, element %zu: got %g", i, k, bigout[k]);
         }
         ok(tc_comm_dump_fr(comm), "tc_comm_dump_fr");
+    } else if (strcmp(mode, "fr-setup") == 0) {
+        /* a dump while the communicator's first small operation waits in the path's set-up
+         * for a late rank: it shows the set-up's vote running, awaiting that rank (it showed
+         * no operation at all) */
+        if (rank == nranks - 1)
+            sleep(1);
+        pthread_t t;
+        if (rank == 0)
+            pthread_create(&t, NULL, fr_dumper, comm);
+        ok(tc_barrier(comm, NULL, NULL), "fr-setup barrier");
+        if (rank == 0) {
+            pthread_join(t, NULL);
+            EXPECT(fr_dumped_vote, "fr-setup: the dump lacks the running vote awaiting rank %d",
+                   nranks - 1);
+        }
     } else if (strcmp(mode, "async") == 0) {
         int iters = argc > 2 ? atoi(argv[2]) : 1000;
         tc_op_opts_t ao = TC_OP_OPTS_INIT;
