@@ -27,6 +27,37 @@ static tc_status_t comm_timeout(int64_t asked_ms, int64_t *timeout_ms_p)
     return st;
 }
 
+/* A communicator's hint algo=@p name must name an algorithm of some collective (it applies to
+ * those that have one: tc_rt_comm_algo); else TC_ERR_INVALID_ARG listing the names. Every
+ * collective failed with TC_ERR_NOT_FOUND before, the communicator made without a word. */
+static tc_status_t comm_algo_hint(const char *name)
+{
+    size_t n, len = 0;
+    const tc_algo_desc_t *t = tc_algo_table(&n);
+    char names[768] = "";
+    for (size_t i = 0; i < n; i++) {
+        if (strcmp(t[i].name, name) == 0)
+            return TC_OK;
+        if (!strstr(names, t[i].name) && len < sizeof(names))
+            len += (size_t)snprintf(names + len, sizeof(names) - len, "%s%s", len ? ", " : "",
+                                    t[i].name);
+    }
+    return tc_error_set(TC_ERR_INVALID_ARG,
+                        "hint algo=%s: no collective has an algorithm of that name (known: %s)",
+                        name, names);
+}
+
+const char *tc_rt_comm_algo(const tc_rt_comm_t *comm, tc_coll_t coll)
+{
+    const char *name = tc_hints_get(&comm->hints, "algo");
+    size_t n;
+    const tc_algo_desc_t *t = name ? tc_algo_table(&n) : NULL;
+    for (size_t i = 0; t && i < n; i++)
+        if (t[i].coll == coll && strcmp(t[i].name, name) == 0)
+            return name;
+    return NULL;
+}
+
 /* A communicator without its world and membership: name, hints, check flag. */
 static tc_status_t comm_alloc(const char *name, const tc_hints_t *hints, tc_rt_comm_t **comm_p)
 {
@@ -42,6 +73,8 @@ static tc_status_t comm_alloc(const char *name, const tc_hints_t *hints, tc_rt_c
         st = tc_rt_win_pool_config(comm);
     if (st == TC_OK && hints)
         st = tc_hints_copy(&comm->hints, hints);
+    if (st == TC_OK && tc_hints_get(&comm->hints, "algo"))
+        st = comm_algo_hint(tc_hints_get(&comm->hints, "algo"));
     if (st != TC_OK) {
         tc_hints_free(&comm->hints);
         free(comm);

@@ -152,6 +152,10 @@ static inline void tc_rt_obs_settle(tc_rt_comm_t *comm)
  * the new world communicator agrees on: one flat all-reduce when the job spans nodes. */
 TC_MUST_USE tc_status_t tc_rt_comm_agree_nodes(tc_rt_comm_t *comm);
 
+/* The communicator's hint algo=<name> for @p coll: the name when @p coll has an algorithm of
+ * that name, else NULL (the default selection). */
+const char *tc_rt_comm_algo(const tc_rt_comm_t *comm, tc_coll_t coll);
+
 /* The world rank of rank @p peer of @p comm. */
 static inline int tc_rt_world_rank(const tc_rt_comm_t *comm, int peer)
 {

@@ -87,6 +87,29 @@ static void expect(tc_status_t got, tc_status_t want, const char *needle)
         fail_msg("detail '%s' does not mention '%s'", detail, needle);
 }
 
+/* A communicator's hint algo=<name> applies to the collectives that have an algorithm of that
+ * name; the others choose as usual (every one failed with TC_ERR_NOT_FOUND); a name no
+ * collective has is refused at creation (it was accepted, and then every collective failed). */
+static void test_comm_algo_hint(void **state)
+{
+    (void)state;
+    no_pmix_env();
+    tc_comm_opts_t co = TC_COMM_OPTS_INIT;
+    co.hints = "algo=rabenseifner"; /* all-reduce and reduce-scatter only */
+    tc_comm_t *comm;
+    assert_int_equal(tc_comm_create(&co, &comm), TC_OK);
+    double x[4] = {1, 2, 3, 4}, y[4];
+    assert_int_equal(tc_all_reduce(comm, x, y, 4, TC_FLOAT64, TC_SUM, NULL, NULL), TC_OK);
+    assert_memory_equal(x, y, sizeof(x));
+    assert_int_equal(tc_barrier(comm, NULL, NULL), TC_OK);
+    assert_int_equal(tc_broadcast(comm, x, 4, TC_FLOAT64, 0, NULL, NULL), TC_OK);
+    assert_int_equal(tc_all_gather(comm, x, y, 4, TC_FLOAT64, NULL, NULL), TC_OK);
+    assert_int_equal(tc_comm_destroy(comm), TC_OK);
+    co.hints = "algo=bogus";
+    expect(tc_comm_create(&co, &comm), TC_ERR_INVALID_ARG,
+           "hint algo=bogus: no collective has an algorithm of that name (known: ");
+}
+
 static void test_bad_arguments(void **state)
 {
     no_pmix_env();
@@ -576,12 +599,19 @@ static void test_recv_count_mismatch(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_version),          cmocka_unit_test(test_world_of_one),
-        cmocka_unit_test(test_huge_timeouts),    cmocka_unit_test(test_create_abort_is_not_sticky),
-        cmocka_unit_test(test_bad_arguments),    cmocka_unit_test(test_configuration_errors),
-        cmocka_unit_test(test_every_call_alone), cmocka_unit_test(test_bad_arguments_everywhere),
-        cmocka_unit_test(test_stats_and_hooks),  cmocka_unit_test(test_recv_count_mismatch),
-        cmocka_unit_test(test_fr_dir_too_long),  cmocka_unit_test(test_fr_name_with_slash),
+        cmocka_unit_test(test_version),
+        cmocka_unit_test(test_world_of_one),
+        cmocka_unit_test(test_huge_timeouts),
+        cmocka_unit_test(test_create_abort_is_not_sticky),
+        cmocka_unit_test(test_bad_arguments),
+        cmocka_unit_test(test_configuration_errors),
+        cmocka_unit_test(test_every_call_alone),
+        cmocka_unit_test(test_bad_arguments_everywhere),
+        cmocka_unit_test(test_stats_and_hooks),
+        cmocka_unit_test(test_recv_count_mismatch),
+        cmocka_unit_test(test_fr_dir_too_long),
+        cmocka_unit_test(test_comm_algo_hint),
+        cmocka_unit_test(test_fr_name_with_slash),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

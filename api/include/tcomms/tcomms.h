@@ -74,7 +74,9 @@ typedef struct tc_comm_opts {
     uint32_t size;            /**< sizeof(tc_comm_opts_t), for forward compatibility */
     tc_bootstrap_t bootstrap; /**< how to find the other ranks */
     const char *name;         /**< a name for logs and errors, or NULL ("world") */
-    const char *hints;        /**< "key=value,..." hints, or NULL */
+    const char *hints;        /**< "key=value,..." hints, or NULL; algo=<name> applies to the
+                                   collectives that have an algorithm of that name (a name
+                                   none has: TC_ERR_INVALID_ARG) */
     int64_t timeout_ms;       /**< default timeout of every operation; <= 0: TC_TIMEOUT_S or 600 s */
     int device;               /**< ::TC_DEVICE_CPU, or CUDA device N: buffers of collectives
                                    are then device memory, staged through host memory (split
