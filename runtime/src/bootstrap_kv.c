@@ -91,8 +91,14 @@ static tc_status_t kv_add(tc_boot_kv_t *kv, const char *k, int64_t delta, int64_
 }
 
 /* The timeout's detail: which ranks have not set their arrival key of fence @p g. */
-static tc_status_t kv_fence_timeout(tc_boot_kv_t *kv, int g, int64_t arrived)
+static tc_status_t kv_fence_timeout(tc_boot_kv_t *kv, int g, int64_t arrived, const char *done)
 {
+    if (arrived >= kv->head.size) /* all arrived: the key that says so never appeared */
+        return tc_error_set(TC_ERR_TIMEOUT,
+                            "bootstrap(store '%s', rank %d): every rank reached fence %d (%" PRId64
+                            " of %d counted) but its key '%s' never appeared before the deadline "
+                            "(the rank that set it failed, or the store's wait does not see it)",
+                            kv->prefix, kv->head.rank, g, arrived, kv->head.size, done);
     char missing[KV_MISSING_MAX * 12] = "";
     size_t len = 0;
     int named = 0;
@@ -126,6 +132,12 @@ static tc_status_t kv_fence(tc_boot_t *boot, uint64_t deadline_ns)
         (st = kv_key(kv, done, "fence%d/done", g)) != TC_OK ||
         (st = kv_add(kv, k, 1, &arrived)) != TC_OK)
         return st;
+    if (arrived < 1 || arrived > boot->size) /* the fence would pass early, or never */
+        return tc_error_set(TC_ERR_BOOTSTRAP,
+                            "bootstrap(store '%s', rank %d): the store's add on '%s' returned "
+                            "%" PRId64 ", not a count of 1 to %d ranks (another creation uses "
+                            "this prefix, or the store's add is broken)",
+                            kv->prefix, boot->rank, k, arrived, boot->size);
     if (arrived == boot->size && (st = kv_set(kv, done, "1", 1)) != TC_OK)
         return st;
     for (;;) {
@@ -143,7 +155,7 @@ static tc_status_t kv_fence(tc_boot_t *boot, uint64_t deadline_ns)
         if (tc_deadline_passed(deadline_ns)) {
             if ((st = kv_add(kv, k, 0, &arrived)) != TC_OK)
                 return st;
-            return kv_fence_timeout(kv, g, arrived);
+            return kv_fence_timeout(kv, g, arrived, done);
         }
     }
 }

@@ -35,6 +35,7 @@ typedef struct {
     const char *fail_set;  /* a set of this key fails */
     const char *count_get; /* gets of this key are counted in gets */
     int gets;
+    int64_t add_extra; /* added to what add returns (a store that counts twice) */
 } fake_t;
 
 static void fake_init(fake_t *f)
@@ -150,7 +151,7 @@ static int fake_add(void *ctx, const char *key, int64_t delta, int64_t *value_p)
         if (i >= 0)
             v += *(int64_t *)f->vals[i];
         rc = fake_put(f, key, &v, sizeof(v)) ? TC_STORE_FAILED : TC_STORE_OK;
-        *value_p = v;
+        *value_p = v + (strstr(key, "fence") ? f->add_extra : 0);
     }
     pthread_mutex_unlock(&f->mu);
     return rc;
@@ -287,6 +288,31 @@ static void test_callback_fails(void **state)
         assert_non_null(strstr(rs[r].detail, "the add callback failed on key 'bad/fence0/count'"));
     }
     fake_free(&f);
+}
+
+/* A store whose add counts twice (or a prefix another creation uses): a count beyond the
+ * ranks is an error naming the key, at once; the fence passed early before (one rank got a
+ * communicator whose first operation timed out), and a count of -5 waited for the timeout. */
+static void test_add_out_of_range(void **state)
+{
+    (void)state;
+    for (int k = 0; k < 2; k++) {
+        fake_t f;
+        fake_init(&f);
+        f.add_extra = k == 0 ? 2 : -7;
+        rank_t rs[2];
+        struct timespec t0, t1;
+        clock_gettime(CLOCK_MONOTONIC, &t0);
+        run_ranks(rs, 2, 2, &f, "dbl", 20000);
+        clock_gettime(CLOCK_MONOTONIC, &t1);
+        for (int r = 0; r < 2; r++) {
+            assert_int_equal(rs[r].create_st, TC_ERR_BOOTSTRAP);
+            assert_non_null(strstr(rs[r].detail, "the store's add on 'dbl/fence0/count' returned"));
+            assert_non_null(strstr(rs[r].detail, "not a count of 1 to 2 ranks"));
+        }
+        assert_true(t1.tv_sec - t0.tv_sec < 10); /* not the 20 s timeout */
+        fake_free(&f);
+    }
 }
 
 /* Ranks 0 and 2 of 4 come; 1 and 3 never do: a timeout naming them, in time. */
@@ -579,6 +605,7 @@ int main(void)
         cmocka_unit_test(test_revoke_through_store),
         cmocka_unit_test(test_notice_poll_fails),
         cmocka_unit_test(test_notice_hole),
+        cmocka_unit_test(test_add_out_of_range),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
