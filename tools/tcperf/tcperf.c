@@ -184,8 +184,20 @@ static int parse_args(int argc, char **argv, opts_t *o)
             return 2;
         }
     }
-    if (optind != argc || o->min_bytes > o->max_bytes || (o->factor == 0 && o->step_bytes == 0)) {
+    const char *why = optind != argc                     ? "an argument that is not an option"
+                      : o->min_bytes > o->max_bytes      ? "-b is larger than -e"
+                      : o->factor == 0 && !o->step_bytes ? "-i 0: the step must be at least 1 byte"
+                                                         : NULL;
+    if (why) {
+        fprintf(stderr, "tcperf: %s%s%s\n", why, optind != argc ? ": " : "",
+                optind != argc ? argv[optind] : "");
         usage(stderr);
+        return 2;
+    }
+    size_t esz = tc_dtype_size(o->dtype);
+    if (!o->rma && o->min_bytes == o->max_bytes && o->min_bytes > 0 && o->min_bytes < esz) {
+        fprintf(stderr, "tcperf: -b %zu -e %zu: not one whole %s (%zu bytes)\n",
+                (size_t)o->min_bytes, (size_t)o->max_bytes, tc_dtype_name(o->dtype), esz);
         return 2;
     }
     if (o->threads && (o->rma || o->coll != ALL_REDUCE || o->algo)) {
