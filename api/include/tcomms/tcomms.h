@@ -74,9 +74,7 @@ typedef struct tc_comm_opts {
     uint32_t size;            /**< sizeof(tc_comm_opts_t), for forward compatibility */
     tc_bootstrap_t bootstrap; /**< how to find the other ranks */
     const char *name;         /**< a name for logs and errors, or NULL ("world") */
-    const char *hints;        /**< "key=value,..." hints, or NULL; algo=<name> applies to the
-                                   collectives that have an algorithm of that name (a name
-                                   none has: TC_ERR_INVALID_ARG) */
+    const char *hints;        /**< "key=value,..." hints, or NULL (algo=NAME: tc_comm_create) */
     int64_t timeout_ms;       /**< default timeout of every operation; <= 0: TC_TIMEOUT_S or 600 s */
     int device;               /**< ::TC_DEVICE_CPU, or CUDA device N: buffers of collectives
                                    are then device memory, staged through host memory (split
@@ -183,7 +181,9 @@ typedef struct tc_comm_info {
  * to create one through a key-value store of the caller's). Bounded by the timeout, and
  * abortable from another thread or a signal handler with
  * tc_comm_create_abort().
- * @param opts options, or NULL for the defaults.
+ * @param opts options, or NULL for the defaults. Its hint algo=NAME applies to the collectives
+ *        that have an algorithm of that name (a name none has: TC_ERR_INVALID_ARG); the others
+ *        choose as usual.
  * @param comm_p receives the communicator on success.
  * @return TC_OK; TC_ERR_TIMEOUT when some rank did not join in time (the
  *         detail names the ranks missing, when the launcher can tell);
