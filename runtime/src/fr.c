@@ -209,7 +209,9 @@ tc_status_t tc_rt_fr_dump(tc_rt_comm_t *comm, const char *reason)
         char ch = comm->name[k];
         int ok = (ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') || (ch >= '0' && ch <= '9') ||
                  ch == '-' || ch == '_' || ch == '.';
-        fname[k] = ok ? ch : (char)'_';
+        fname[k] = ch;
+        if (!ok)
+            fname[k] = '_';
     }
     fname[k] = '\0';
     char path[512], tmp[520];
