@@ -140,19 +140,25 @@ tc_status_t tc_batch_begin(tc_comm_t *comm)
     return TC_OK;
 }
 
-tc_status_t tc_batch_cancel(tc_comm_t *comm)
+/* The communicator of @p comm whose batch the calling thread records, or why not (@p fn). */
+static tc_status_t batch_mine(tc_comm_t *comm, const char *fn, tc_api_comm_t **c_p)
 {
-    static const char fn[] = "tc_batch_cancel";
-    tc_api_comm_t *c;
-    tc_status_t st = tc_api_comm_get(comm, fn, &c);
+    tc_status_t st = tc_api_comm_get(comm, fn, c_p);
     if (st != TC_OK)
         return st;
-    void *owner = tc_api_batch_owner(c);
+    void *owner = tc_api_batch_owner(*c_p);
     if (!owner)
         return tc_error_set(TC_ERR_INVALID_STATE, "%s: no tc_batch_begin on comm '%s'", fn,
-                            tc_rt_comm_name(c->rt));
-    if (owner != tc_api_thread_mark())
-        return tc_api_batch_other(fn, c);
+                            tc_rt_comm_name((*c_p)->rt));
+    return owner == tc_api_thread_mark() ? TC_OK : tc_api_batch_other(fn, *c_p);
+}
+
+tc_status_t tc_batch_cancel(tc_comm_t *comm)
+{
+    tc_api_comm_t *c;
+    tc_status_t st = batch_mine(comm, "tc_batch_cancel", &c);
+    if (st != TC_OK)
+        return st;
     c->batch_n = 0;
     tc_api_batch_close(c);
     return TC_OK;
@@ -162,15 +168,9 @@ tc_status_t tc_batch_end(tc_comm_t *comm, const tc_op_opts_t *opts, tc_work_t **
 {
     static const char fn[] = "tc_batch_end";
     tc_api_comm_t *c;
-    tc_status_t st = tc_api_comm_get(comm, fn, &c);
+    tc_status_t st = batch_mine(comm, fn, &c);
     if (st != TC_OK)
         return st;
-    void *owner = tc_api_batch_owner(c);
-    if (!owner)
-        return tc_error_set(TC_ERR_INVALID_STATE, "%s: no tc_batch_begin on comm '%s'", fn,
-                            tc_rt_comm_name(c->rt));
-    if (owner != tc_api_thread_mark())
-        return tc_api_batch_other(fn, c);
     /* Refused while another thread is inside a call: the batch stays open for a retry. */
     if ((st = tc_rt_comm_enter(c->rt, fn)) != TC_OK)
         return st;

@@ -373,23 +373,25 @@ static PyObject *op_barrier(tc_py_comm_t *self, PyObject *args)
     return tc_py_op_result(st, work, keep);
 }
 
-static PyObject *op_batch_begin(tc_py_comm_t *self, PyObject *unused)
+/* @p fn (tc_batch_begin or tc_batch_cancel) on the communicator: None, or its error. */
+static PyObject *batch_call(tc_py_comm_t *self, tc_status_t (*fn)(tc_comm_t *))
 {
     if (!self->comm)
         return tc_py_raise(TC_ERR_INVALID_STATE, "the communicator was destroyed");
     tc_status_t st;
-    TC_PY_NOGIL(st, tc_batch_begin(self->comm));
+    TC_PY_NOGIL(st, fn(self->comm));
     return st == TC_OK ? Py_NewRef(Py_None) : tc_py_raise(st, NULL);
+}
+
+static PyObject *op_batch_begin(tc_py_comm_t *self, PyObject *unused)
+{
+    return batch_call(self, tc_batch_begin);
 }
 
 /* batch_cancel(): drops what was recorded (nothing issued). */
 static PyObject *op_batch_cancel(tc_py_comm_t *self, PyObject *unused)
 {
-    if (!self->comm)
-        return tc_py_raise(TC_ERR_INVALID_STATE, "the communicator was destroyed");
-    tc_status_t st;
-    TC_PY_NOGIL(st, tc_batch_cancel(self->comm));
-    return st == TC_OK ? Py_NewRef(Py_None) : tc_py_raise(st, NULL);
+    return batch_call(self, tc_batch_cancel);
 }
 
 /* batch_end(...): issues what was recorded. */
