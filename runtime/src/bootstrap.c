@@ -32,6 +32,11 @@ void tc_boot_creation_end(void)
     tc_boot_creating = 0;
 }
 
+int tc_boot_creation_is_active(void)
+{
+    return tc_boot_creating;
+}
+
 int tc_boot_creation_is_aborted(void)
 {
     return tc_boot_creating && atomic_load(&tc_boot_abort_gen) != tc_boot_creation_gen;

@@ -27,6 +27,7 @@
 typedef struct {
     tc_boot_t head;
     tc_boot_kv_params_t p;
+    uint64_t deadline_ns; /* the creation's, checked before each of its callbacks */
     char prefix[TC_BOOT_KV_PREFIX_MAX + 1];
     int fences; /* fences done: names the next one's keys */
     /* events: "<prefix>/event/count" numbers them, "<prefix>/event/<i>" holds
@@ -70,8 +71,28 @@ static tc_status_t kv_failed(const tc_boot_kv_t *kv, const char *cb, const char 
     return tc_error_set(TC_ERR_BOOTSTRAP, KV_FAILED_FMT, KV_FAILED_ARGS(kv, cb, key, rc));
 }
 
+/* Before each callback of a creation (its thread only): an abort or the deadline ends it here,
+ * at most one callback late, not at the next fence (a slow store spends its time per call). */
+static tc_status_t kv_may_call(const tc_boot_kv_t *kv, const char *cb, const char *key)
+{
+    if (!tc_boot_creation_is_active())
+        return TC_OK;
+    char what[KV_KEY_MAX + 48];
+    snprintf(what, sizeof(what), "the store's %s callback on key '%s'", cb, key);
+    tc_status_t st = tc_boot_creation_aborted(what);
+    if (st == TC_OK && tc_deadline_passed(kv->deadline_ns))
+        st = tc_error_set(TC_ERR_TIMEOUT,
+                          "bootstrap(store '%s', rank %d): the creation's deadline passed before "
+                          "%s (the store is slow)",
+                          kv->prefix, kv->head.rank, what);
+    return st;
+}
+
 static tc_status_t kv_set(tc_boot_kv_t *kv, const char *k, const void *val, size_t len)
 {
+    tc_status_t st = kv_may_call(kv, "set", k);
+    if (st != TC_OK)
+        return st;
     int rc = kv->p.set(kv->p.ctx, k, val, len);
     return rc == TC_BOOT_KV_OK ? TC_OK : kv_failed(kv, "set", k, rc);
 }
@@ -86,6 +107,9 @@ static tc_status_t kv_put(tc_boot_t *boot, const char *key, const void *val, siz
 
 static tc_status_t kv_add(tc_boot_kv_t *kv, const char *k, int64_t delta, int64_t *value_p)
 {
+    tc_status_t st = kv_may_call(kv, "add", k);
+    if (st != TC_OK)
+        return st;
     int rc = kv->p.add(kv->p.ctx, k, delta, value_p);
     return rc == TC_BOOT_KV_OK ? TC_OK : kv_failed(kv, "add", k, rc);
 }
@@ -152,9 +176,9 @@ static tc_status_t kv_fence(tc_boot_t *boot, uint64_t deadline_ns)
         snprintf(what, sizeof(what), "the store's key '%s'", done);
         if ((st = tc_boot_creation_aborted(what)) != TC_OK)
             return st;
-        if (tc_deadline_passed(deadline_ns)) {
-            if ((st = kv_add(kv, k, 0, &arrived)) != TC_OK)
-                return st;
+        if (tc_deadline_passed(deadline_ns)) { /* the count read past the deadline, to say it */
+            if ((rc = kv->p.add(kv->p.ctx, k, 0, &arrived)) != TC_BOOT_KV_OK)
+                return kv_failed(kv, "add", k, rc);
             return kv_fence_timeout(kv, g, arrived, done);
         }
     }
@@ -167,6 +191,8 @@ static tc_status_t kv_get(tc_boot_t *boot, int peer, const char *key, void *buf,
     char k[KV_KEY_MAX];
     tc_status_t st = kv_key(kv, k, "%d/%s", peer, key);
     if (st != TC_OK)
+        return st;
+    if ((st = kv_may_call(kv, "get", k)) != TC_OK)
         return st;
     size_t len = 0;
     int rc = kv->p.get(kv->p.ctx, k, buf, cap, &len);
@@ -356,6 +382,7 @@ tc_status_t tc_boot_kv_create(const tc_boot_kv_params_t *params, uint64_t deadli
     snprintf(kv->head.launcher, sizeof(kv->head.launcher), "store");
     tc_boot_fill_common(&kv->head);
     kv->p = *params;
+    kv->deadline_ns = deadline_ns;
     pthread_mutex_init(&kv->ev_mu, NULL);
     snprintf(kv->prefix, sizeof(kv->prefix), "%s", params->prefix); /* length checked */
     kv->p.prefix = kv->prefix;

@@ -2,9 +2,10 @@
  * communicators that work (an all-reduce checked element by element), two
  * prefixes on one store at once, a callback failing (TC_ERR_BOOTSTRAP naming
  * the key), a rank that never comes (TC_ERR_TIMEOUT naming it, in time), an
- * abort during the wait, a world of one and a dup in it, a revoke that
- * reaches the other rank through the store, and the store failing while notices are looked
- * for (a warning, once). */
+ * abort during the wait, an abort and the deadline seen between a slow store's
+ * callbacks, a world of one and a dup in it, a revoke that reaches the other
+ * rank through the store, and the store failing while notices are looked for
+ * (a warning, once). */
 #include <pthread.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -36,6 +37,7 @@ typedef struct {
     const char *count_get; /* gets of this key are counted in gets */
     int gets;
     int64_t add_extra; /* added to what add returns (a store that counts twice) */
+    useconds_t delay_us; /* a slow store: set, get and add take this long each */
 } fake_t;
 
 static void fake_init(fake_t *f)
@@ -82,6 +84,13 @@ static int fake_put(fake_t *f, const char *key, const void *val, size_t len)
     return 0;
 }
 
+/* Outside the lock, so that ranks' callbacks overlap as on a real store. */
+static void fake_slow(const fake_t *f)
+{
+    if (f->delay_us)
+        usleep(f->delay_us);
+}
+
 static int fake_fails(fake_t *f, const char *key)
 {
     f->calls++;
@@ -91,6 +100,7 @@ static int fake_fails(fake_t *f, const char *key)
 static int fake_set(void *ctx, const char *key, const void *val, size_t len)
 {
     fake_t *f = ctx;
+    fake_slow(f);
     pthread_mutex_lock(&f->mu);
     int rc = fake_fails(f, key) || (f->fail_set && strcmp(key, f->fail_set) == 0) ||
                      fake_put(f, key, val, len)
@@ -103,6 +113,7 @@ static int fake_set(void *ctx, const char *key, const void *val, size_t len)
 static int fake_get(void *ctx, const char *key, void *buf, size_t cap, size_t *len_p)
 {
     fake_t *f = ctx;
+    fake_slow(f);
     pthread_mutex_lock(&f->mu);
     int rc = TC_STORE_FAILED;
     f->gets += f->count_get && strcmp(key, f->count_get) == 0;
@@ -143,6 +154,7 @@ static int fake_wait(void *ctx, const char *key, int64_t timeout_ms)
 static int fake_add(void *ctx, const char *key, int64_t delta, int64_t *value_p)
 {
     fake_t *f = ctx;
+    fake_slow(f);
     pthread_mutex_lock(&f->mu);
     int rc = TC_STORE_FAILED;
     if (!fake_fails(f, key)) {
@@ -364,6 +376,74 @@ static void test_abort(void **state)
     pthread_join(t, NULL);
     assert_int_equal(r.create_st, TC_ERR_ABORTED);
     assert_non_null(strstr(r.detail, "abrt/fence0/done"));
+    fake_free(&f);
+}
+
+static double seconds_since(const struct timespec *t0)
+{
+    struct timespec t1;
+    clock_gettime(CLOCK_MONOTONIC, &t1);
+    return (double)(t1.tv_sec - t0->tv_sec) + (double)(t1.tv_nsec - t0->tv_nsec) * 1e-9;
+}
+
+typedef struct {
+    long after_ms;
+    struct timespec at;
+} abort_at_t;
+
+static void *abort_at(void *arg)
+{
+    abort_at_t *a = arg;
+    struct timespec d = {a->after_ms / 1000, (a->after_ms % 1000) * 1000000L};
+    nanosleep(&d, NULL);
+    clock_gettime(CLOCK_MONOTONIC, &a->at);
+    tc_comm_create_abort();
+    return NULL;
+}
+
+/* A slow store (50 ms per set, get and add): an abort, wherever the creation is (between the
+ * fences too, where it puts and gets), and the deadline end it within about one callback. An
+ * abort was seen only at the fences' waits (0.7 s late), and a 400 ms timeout not at all (the
+ * creation succeeded after its deadline). */
+static void test_slow_store(void **state)
+{
+    (void)state;
+    int aborted = 0;
+    for (long after = 100; after <= 1600; after += 300) {
+        fake_t f;
+        fake_init(&f);
+        f.delay_us = 50000;
+        rank_t rs[2];
+        abort_at_t a = {.after_ms = after};
+        pthread_t t;
+        assert_int_equal(pthread_create(&t, NULL, abort_at, &a), 0);
+        run_ranks(rs, 2, 2, &f, "slow", 60000);
+        pthread_join(t, NULL);
+        double late = seconds_since(&a.at);
+        for (int r = 0; r < 2; r++) {
+            if (rs[r].create_st == TC_OK) /* done before the abort */
+                continue;
+            assert_int_equal(rs[r].create_st, TC_ERR_ABORTED);
+            aborted++;
+            if (late > 0.25)
+                fail_msg("abort %ld ms after the start: seen %.3f s later (%s)", after, late,
+                         rs[r].detail);
+        }
+        fake_free(&f);
+    }
+    assert_true(aborted >= 4);
+    fake_t f;
+    fake_init(&f);
+    f.delay_us = 50000;
+    rank_t rs[2];
+    struct timespec t0;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    run_ranks(rs, 2, 2, &f, "slowt", 400);
+    double took = seconds_since(&t0);
+    for (int r = 0; r < 2; r++)
+        assert_int_equal(rs[r].create_st, TC_ERR_TIMEOUT);
+    if (took > 0.65)
+        fail_msg("a 400 ms timeout took %.3f s (%s)", took, rs[0].detail);
     fake_free(&f);
 }
 
@@ -601,6 +681,7 @@ int main(void)
         cmocka_unit_test(test_callback_fails),
         cmocka_unit_test(test_timeout_names_missing),
         cmocka_unit_test(test_abort),
+        cmocka_unit_test(test_slow_store),
         cmocka_unit_test(test_one_rank_and_dup),
         cmocka_unit_test(test_revoke_through_store),
         cmocka_unit_test(test_notice_poll_fails),

@@ -200,7 +200,9 @@ tc_status_t tc_comm_create(const tc_comm_opts_t *opts, tc_comm_t **comm_p);
 /**
  * @brief Make every tc_comm_create() in progress in this process return
  *        TC_ERR_ABORTED promptly (within about 10 ms), wherever its bootstrap
- *        is waiting: the launcher's fence or the torchrun store.
+ *        is waiting: the launcher's fence or the torchrun store. Through a
+ *        caller's store (tc_comm_create_from_store()), at the end of the
+ *        callback under way.
  *
  * Creations that start after the call are not affected. Safe from any thread
  * and from a signal handler: it only increments an atomic counter. To abort
@@ -224,11 +226,10 @@ typedef enum tc_store_result {
  * Every rank passes a store reaching the same keys. Keys are NUL-terminated
  * strings; values are bytes. Each callback returns a ::tc_store_result_t and
  * must not block longer than its own timeout: tcomms bounds every wait itself
- * and sees tc_comm_create_abort() between calls. Callbacks may be called from
- * tcomms' progress thread (a peer's address is fetched when first needed),
- * concurrently with the creating thread, until the communicator and all the
- * communicators split from it are destroyed; @c ctx must stay valid as long.
- * Initialise with ::TC_STORE_INIT.
+ * and sees tc_comm_create_abort() and the creation's deadline between calls. Callbacks may be
+ * called from tcomms' progress thread (a peer's address is fetched when first needed), concurrently
+ * with the creating thread, until the communicator and all the communicators split from it are
+ * destroyed; @c ctx must stay valid as long. Initialise with ::TC_STORE_INIT.
  */
 typedef struct tc_store {
     uint32_t size; /**< sizeof(tc_store_t), for forward compatibility */

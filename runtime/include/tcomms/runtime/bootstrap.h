@@ -143,6 +143,8 @@ void tc_boot_abort_creations(void);
 void tc_boot_creation_begin(void);
 /** This thread is done creating. */
 void tc_boot_creation_end(void);
+/** Nonzero while this thread is creating (between begin and end). */
+int tc_boot_creation_is_active(void);
 /** Nonzero when this thread's creation has been aborted (no detail set). */
 int tc_boot_creation_is_aborted(void);
 /** TC_ERR_ABORTED, with a message naming @p what was being waited for, when this
