@@ -83,20 +83,14 @@ const tc_rt_failed_t *tc_rt_world_note_failure_at(tc_rt_world_t *world, int rank
     /* Host and pid were published at start-up: a watch neighbour's were learnt
      * then; otherwise the bootstrap still has them (unless it died with the
      * rank). Bounded: a failure report never waits long. */
-    struct {
-        int32_t pid;
-        char host[64];
-    } proc;
-    size_t len;
+    int proc_pid;
+    char proc_host[TC_RT_HOST_MAX];
     if (!host && tc_rt_hb_proc(world, rank, &f->pid, f->host)) {
         /* known since the start */
-    } else if (!host &&
-               tc_boot_get(world->boot, rank, TC_RT_PROC_KEY, &proc, sizeof(proc), &len,
-                           tc_deadline_after_ms(TC_RT_PROC_INFO_MS)) == TC_OK &&
-               len == sizeof(proc)) {
-        f->pid = proc.pid;
-        proc.host[sizeof(proc.host) - 1] = '\0';
-        snprintf(f->host, sizeof(f->host), "%s", proc.host);
+    } else if (!host && tc_rt_world_proc(world, rank, tc_deadline_after_ms(TC_RT_PROC_INFO_MS),
+                                         &proc_pid, proc_host) == TC_OK) {
+        f->pid = proc_pid;
+        snprintf(f->host, sizeof(f->host), "%s", proc_host);
     }
     tc_error_set(TC_ERR_PEER_FAILED, "%s", saved);
     char desc[160];

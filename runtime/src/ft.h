@@ -8,14 +8,11 @@
 
 #include "world.h"
 
-/* Each rank's host and pid (world.c publishes them: int32 pid, char host[64]). */
-#define TC_RT_PROC_KEY "tc.proc"
-
 /* A rank of the job known to have failed. */
 struct tc_rt_failed {
     int rank; /* world rank */
     int pid;  /* -1 when it could not be learnt */
-    char host[64];
+    char host[TC_RT_HOST_MAX];
     char why[192];    /* how it was learnt */
     uint64_t when_ns; /* when this process learnt it */
     int spread;       /* certain enough to pass on to the watch neighbours (verdict.c) */
@@ -78,6 +75,6 @@ void tc_rt_hb_tick(tc_rt_world_t *world, uint64_t now);
  * 0 no, logged why. */
 int tc_rt_hb_believe(const tc_rt_world_t *world, int rank, int reporter, int silent, uint64_t now);
 /* The host and pid of a neighbour, learnt at the start: 1, or 0 when not known. */
-int tc_rt_hb_proc(const tc_rt_world_t *world, int rank, int *pid_p, char host[64]);
+int tc_rt_hb_proc(const tc_rt_world_t *world, int rank, int *pid_p, char host[TC_RT_HOST_MAX]);
 
 #endif

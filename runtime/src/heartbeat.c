@@ -79,19 +79,8 @@ tc_status_t tc_rt_hb_start(tc_rt_world_t *world, uint64_t deadline)
 {
     for (int i = 0; i < world->nhb; i++) {
         tc_rt_hb_t *hb = &world->hb[i];
-        struct {
-            int32_t pid;
-            char host[64];
-        } proc;
-        size_t len;
         tc_tp_ep_t *ep;
-        tc_status_t st =
-            tc_boot_get(world->boot, hb->peer, TC_RT_PROC_KEY, &proc, sizeof(proc), &len, deadline);
-        if (st == TC_OK && len == sizeof(proc)) {
-            hb->pid = proc.pid;
-            proc.host[sizeof(proc.host) - 1] = '\0';
-            snprintf(hb->host, sizeof(hb->host), "%s", proc.host);
-        }
+        tc_status_t st = tc_rt_world_proc(world, hb->peer, deadline, &hb->pid, hb->host);
         if (st != TC_OK || (st = tc_rt_world_ep(world, hb->peer, deadline, &ep)) != TC_OK) {
             tc_error_prefix("heartbeats: watch neighbour rank %d: ", hb->peer);
             return st;
@@ -108,7 +97,7 @@ tc_rt_hb_t *tc_rt_hb_find(const tc_rt_world_t *world, int rank)
     return NULL;
 }
 
-int tc_rt_hb_proc(const tc_rt_world_t *world, int rank, int *pid_p, char host[64])
+int tc_rt_hb_proc(const tc_rt_world_t *world, int rank, int *pid_p, char host[TC_RT_HOST_MAX])
 {
     const tc_rt_hb_t *hb = tc_rt_hb_find(world, rank);
     if (!hb || !hb->host[0])

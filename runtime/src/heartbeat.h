@@ -11,7 +11,7 @@
 typedef struct tc_rt_hb {
     int peer; /* world rank */
     int pid;  /* -1 until learnt */
-    char host[64];
+    char host[TC_RT_HOST_MAX];
     tc_tp_ep_t *ep;           /* the endpoint the requests were posted on; NULL before */
     tc_tp_req_t rreq, sreq;   /* heartbeats */
     tc_tp_req_t vrreq, vsreq; /* verdicts */

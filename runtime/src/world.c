@@ -18,7 +18,13 @@
 #define TC_RT_NODE_KEY "tc.node.id" /* 8 bytes: which node a rank runs on */
 #define TC_RT_DESC_KEY                                                                             \
     "tc.topo.desc"                /* the node descriptor, for tools and topology-aware algorithms */
+#define TC_RT_PROC_KEY "tc.proc"  /* a world_proc_t: for failure reports and heartbeats */
 enum { WORLD_UNKNOWN = 0, WORLD_REMOTE = 1, WORLD_LOCAL = 2 }; /* world->locality */
+
+typedef struct {
+    int32_t pid;
+    char host[TC_RT_HOST_MAX];
+} world_proc_t;
 
 /* Describe this node and publish it: its id (what locality is decided on)
  * and its full descriptor. Topology discovery degrades, never fails, but a
@@ -52,14 +58,35 @@ out:
 /* Host and pid, so that a failure report can name them. */
 static tc_status_t world_publish_proc(tc_rt_world_t *world)
 {
-    struct {
-        int32_t pid;
-        char host[64];
-    } proc;
+    world_proc_t proc;
     memset(&proc, 0, sizeof(proc));
     proc.pid = (int32_t)getpid();
     snprintf(proc.host, sizeof(proc.host), "%s", world->boot->host);
-    return tc_boot_put(world->boot, "tc.proc", &proc, sizeof(proc));
+    return tc_boot_put(world->boot, TC_RT_PROC_KEY, &proc, sizeof(proc));
+}
+
+tc_status_t tc_rt_world_proc(tc_rt_world_t *world, int rank, uint64_t deadline_ns, int *pid_p,
+                             char host[TC_RT_HOST_MAX])
+{
+    world_proc_t proc;
+    size_t len, n = 0;
+    tc_status_t st =
+        tc_boot_get(world->boot, rank, TC_RT_PROC_KEY, &proc, sizeof(proc), &len, deadline_ns);
+    if (st != TC_OK)
+        return st;
+    /* a host name of printable characters, ended within the record, and a pid: a store
+     * that another program wrote into (tc_comm_create_from_store) is not trusted further */
+    while (len == sizeof(proc) && n < sizeof(proc.host) && isgraph((unsigned char)proc.host[n]))
+        n++;
+    if (len != sizeof(proc) || n == 0 || n == sizeof(proc.host) || proc.host[n] != '\0' ||
+        proc.pid <= 0)
+        return tc_error_set(TC_ERR_PROTOCOL,
+                            "rank %d's '%s' is not a process record (%zu bytes; a pid and a "
+                            "host name of printable characters)",
+                            rank, TC_RT_PROC_KEY, len);
+    *pid_p = proc.pid;
+    memcpy(host, proc.host, n + 1);
+    return TC_OK;
 }
 
 tc_status_t tc_rt_world_same_node(tc_rt_world_t *world, int peer, uint64_t deadline_ns, int *same_p)

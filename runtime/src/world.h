@@ -55,6 +55,7 @@ typedef struct tc_rt_failed tc_rt_failed_t;
 
 /* At most this many backends serve one world (self, shm, tcp, ib, ...). */
 #define TC_RT_BACKENDS_MAX 8
+#define TC_RT_HOST_MAX 64 /* a host name as ranks publish it, its NUL included */
 
 /* One backend the world opened: its context and how many peers it reaches. */
 typedef struct tc_rt_backend {
@@ -186,6 +187,10 @@ TC_MUST_USE tc_status_t tc_rt_world_fence(tc_rt_world_t *world, uint64_t deadlin
 void tc_rt_world_free(tc_rt_world_t *world);
 TC_MUST_USE tc_status_t tc_rt_world_same_node(tc_rt_world_t *world, int peer, uint64_t deadline_ns,
                                               int *same_p);
+/* World rank @p rank's pid and host, as it published them at start-up; TC_ERR_PROTOCOL when
+ * the record is malformed. */
+TC_MUST_USE tc_status_t tc_rt_world_proc(tc_rt_world_t *world, int rank, uint64_t deadline_ns,
+                                         int *pid_p, char host[TC_RT_HOST_MAX]);
 
 /* world_ep.c */
 /* The endpoint to world rank @p peer (itself included), connected on first use. */

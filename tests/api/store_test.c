@@ -3,9 +3,9 @@
  * prefixes on one store at once, a callback failing (TC_ERR_BOOTSTRAP naming
  * the key), a rank that never comes (TC_ERR_TIMEOUT naming it, in time), an
  * abort during the wait, an abort and the deadline seen between a slow store's
- * callbacks, a world of one and a dup in it, a revoke that reaches the other
- * rank through the store, and the store failing while notices are looked for
- * (a warning, once). */
+ * callbacks, a garbled process record, a world of one and a dup in it, a revoke that reaches the
+ * other rank through the store, and the store failing while notices are looked for (a warning,
+ * once). */
 #include <pthread.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -38,6 +38,7 @@ typedef struct {
     int gets;
     int64_t add_extra; /* added to what add returns (a store that counts twice) */
     useconds_t delay_us; /* a slow store: set, get and add take this long each */
+    const char *garble;  /* a set of this key stores 0xff bytes instead */
 } fake_t;
 
 static void fake_init(fake_t *f)
@@ -78,7 +79,10 @@ static int fake_put(fake_t *f, const char *key, const void *val, size_t len)
     }
     free(f->vals[i]);
     f->vals[i] = malloc(len ? len : 1);
-    memcpy(f->vals[i], val, len);
+    if (f->garble && strcmp(key, f->garble) == 0)
+        memset(f->vals[i], 0xff, len);
+    else
+        memcpy(f->vals[i], val, len);
     f->lens[i] = len;
     pthread_cond_broadcast(&f->cv);
     return 0;
@@ -447,6 +451,22 @@ static void test_slow_store(void **state)
     fake_free(&f);
 }
 
+/* Another program wrote 0xff over rank 1's process record: rank 0 refuses it at creation,
+ * naming the rank and the key (its 63 bytes were printed raw as the host in failure reports). */
+static void test_garbled_process_record(void **state)
+{
+    (void)state;
+    fake_t f;
+    fake_init(&f);
+    f.garble = "garb/1/tc.proc";
+    rank_t rs[2];
+    run_ranks(rs, 2, 2, &f, "garb", 3000);
+    assert_int_equal(rs[0].create_st, TC_ERR_PROTOCOL);
+    if (!strstr(rs[0].detail, "rank 1's 'tc.proc' is not a process record"))
+        fail_msg("%s", rs[0].detail);
+    fake_free(&f);
+}
+
 /* A world of one through the store: its launcher says "store", and dup works in it. */
 static void test_one_rank_and_dup(void **state)
 {
@@ -682,6 +702,7 @@ int main(void)
         cmocka_unit_test(test_timeout_names_missing),
         cmocka_unit_test(test_abort),
         cmocka_unit_test(test_slow_store),
+        cmocka_unit_test(test_garbled_process_record),
         cmocka_unit_test(test_one_rank_and_dup),
         cmocka_unit_test(test_revoke_through_store),
         cmocka_unit_test(test_notice_poll_fails),
