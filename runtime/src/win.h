@@ -1,5 +1,5 @@
 /* Internal, windows (win.c: create, destroy, shared memory; win_ops.c: put,
- * get, signals, waits, flush). A window belongs to a communicator; its
+ * get, signals; win_wait.c: signal waits, flush). A window belongs to a communicator; its
  * operations are works of that communicator that run no schedule (their
  * tc_rt_work_ops_t), so waits, timeouts, abort, revoke, failures and the
  * flight recorder treat them like any operation. It calls work, progress,
@@ -98,6 +98,9 @@ void tc_rt_comm_release_wins(tc_rt_comm_t *comm);
 /* win_ops.c */
 /* Cancel @p win's running operations with @p st (lock held). */
 void tc_rt_win_cancel(tc_rt_win_t *win, tc_status_t st, const char *why);
+/* TC_OK while @p win's communicator lives and is not broken; else the error, set, in @p fn's
+ * name. */
+TC_MUST_USE tc_status_t tc_rt_win_usable(tc_rt_win_t *win, const char *fn);
 
 /* win_pool.c (lock held for all) */
 /* Read TC_WIN_POOL for a new communicator's windows (no lock needed). */
