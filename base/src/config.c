@@ -150,7 +150,9 @@ tc_status_t tc_parse_double(const char *what, const char *text, double min, doub
                             text == NULL ? "text" : "value_p");
     errno = 0;
     v = strtod(text, &end);
-    if (end == text || *end != '\0' || isspace((unsigned char)text[0]) || !isfinite(v))
+    /* decimal only: strtod alone takes "0x10" as 16, and leading blanks */
+    if (end == text || *end != '\0' || text[strspn(text, "+-0123456789.eE")] != '\0' ||
+        !isfinite(v))
         return tc_error_set(TC_ERR_CONFIG,
                             "%s=\"%s\": not a finite number (accepted: numbers in [%g, %g])",
                             tc_what(what), text, min, max);

@@ -181,7 +181,8 @@ static void test_parse_bool(void **state)
 
 static void test_parse_double(void **state)
 {
-    static const char *const bad[] = {"", "abc", "1.5x", "nan", "inf", "-inf", " 1", "1e999"};
+    static const char *const bad[] = {"",   "abc",   "1.5x", "nan",   "inf", "-inf",
+                                      " 1", "1e999", "0x10", "0x1p4", "1 "};
     double v;
 
     assert_int_equal(tc_parse_double("X", "1.5", 0, 10, &v), TC_OK);
