@@ -109,6 +109,8 @@ tc_status_t tc_rt_win_read_signal(tc_rt_win_t *win, int slot, uint64_t *value_p)
     if (slot < 0 || slot >= TC_RT_WIN_SLOTS)
         return tc_error_set(TC_ERR_INVALID_ARG, "win_read_signal: signal slot %d is not in [0, %d)",
                             slot, TC_RT_WIN_SLOTS);
+    if (!win->comm || __atomic_load_n(&win->released, __ATOMIC_ACQUIRE))
+        return tc_rt_win_usable(win, "win_read_signal");
     *value_p = __atomic_load_n(&win->slots[slot], __ATOMIC_ACQUIRE);
     return TC_OK;
 }

@@ -82,6 +82,9 @@ static void test_data_to_self(void **state)
     expect(tc_win_wait_signal(win, 6, TC_WIN_CMP_GT, 7, 30, &v), TC_ERR_TIMEOUT,
            "slot 6 is 7 after 30 ms, waiting for it to be > 7");
     assert_int_equal(v, 7);
+    /* a wait's timeout leaves the communicator usable (documented) */
+    assert_int_equal(tc_win_put(win, src, 4, 0, 8, NULL, NULL), TC_OK);
+    assert_int_equal(tc_barrier(c, NULL, NULL), TC_OK);
     assert_int_equal(tc_win_flush(win, TC_WIN_ALL_PEERS, 1000), TC_OK);
     assert_int_equal(tc_win_flush(win, 0, 1000), TC_OK);
     void *p = NULL;
@@ -196,6 +199,9 @@ static void test_comm_states(void **state)
            "communicator was destroyed");
     void *p;
     expect(tc_win_shared_query(win, 0, &p), TC_ERR_INVALID_STATE, "communicator was destroyed");
+    uint64_t v = 42; /* read the old slot, TC_OK, before */
+    expect(tc_win_read_signal(win, 0, &v), TC_ERR_INVALID_STATE, "communicator was destroyed");
+    assert_int_equal(v, 42);
     assert_int_equal(tc_win_destroy(win), TC_OK);
 }
 

@@ -42,9 +42,9 @@ typedef struct tc_win tc_win_t;
  * - Between one origin and one target on one window, a signal (the one of a
  *   put_signal, or a tc_win_signal()) is applied only after the data of every
  *   put the origin issued on that window to that target before it is in the
- *   target's window: a target that sees the signal value sees the data. Puts without a signal to one target
- *   are not ordered among themselves (overlapping puts in flight together give
- *   an undefined result); gets are not ordered against puts in flight.
+ *   target's window: a target that sees the signal value sees the data. Puts without a signal to
+ * one target are not ordered among themselves (overlapping puts in flight together give an
+ * undefined result); gets are not ordered against puts in flight.
  * - Signals are atomic: concurrent ADDs from any number of ranks all count.
  * - Nothing is ordered between different targets, between different windows
  *   (to signal on one window after puts on another, flush the other first:
@@ -78,7 +78,9 @@ typedef struct tc_win tc_win_t;
  * once. Every wait is bounded by the operation's timeout (opts->timeout_ms,
  * else the communicator's). A target that died ends the operation with
  * TC_ERR_PEER_FAILED naming it; as for every operation, a failure or a timeout
- * leaves the communicator (and its windows) unusable; tc_comm_abort() and
+ * leaves the communicator (and its windows) unusable, except the timeout of
+ * tc_win_wait_signal() (it waited on this rank's own slot, with nothing in
+ * flight: wait again, or give up); tc_comm_abort() and
  * tc_comm_revoke() end pending window operations (TC_ERR_ABORTED,
  * TC_ERR_REVOKED). After tc_comm_destroy() a window's calls return
  * TC_ERR_INVALID_STATE; only tc_win_destroy() is left to call.
@@ -266,8 +268,8 @@ tc_status_t tc_win_signal(tc_win_t *win, int peer, int slot, uint64_t value, tc_
  * @param seen_p receives the slot's value that satisfied it (on a timeout or
  *        error: the last value seen).
  * @return TC_OK; TC_ERR_TIMEOUT naming the slot, its value and what was
- *         awaited; the communicator's error once it is broken (a failed
- *         peer, abort, revoke).
+ *         awaited (the communicator stays usable); the communicator's error
+ *         once it is broken (a failed peer, abort, revoke).
  */
 tc_status_t tc_win_wait_signal(tc_win_t *win, int slot, tc_win_cmp_t cmp, uint64_t value,
                                int64_t timeout_ms, uint64_t *seen_p);
@@ -277,7 +279,8 @@ tc_status_t tc_win_wait_signal(tc_win_t *win, int slot, tc_win_cmp_t cmp, uint64
  * @param win the window.
  * @param slot this rank's slot.
  * @param value_p receives its value.
- * @return TC_OK, or TC_ERR_INVALID_ARG.
+ * @return TC_OK; TC_ERR_INVALID_ARG; TC_ERR_INVALID_STATE once the window's
+ *         communicator is destroyed.
  */
 tc_status_t tc_win_read_signal(tc_win_t *win, int slot, uint64_t *value_p);
 
