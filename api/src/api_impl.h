@@ -100,13 +100,20 @@ static inline int tc_api_opts_have_hints(const tc_op_opts_t *opts)
     return opts && opts->size >= sizeof(*opts) && opts->hints;
 }
 
-/* Parse per-operation options into hints, a timeout and the runtime flags;
- * checks that asynchronous calls have somewhere to put their work. @p hints
- * may be NULL when tc_api_opts_have_hints() says there are none. Inline: every
- * call of the API runs it, most with no options or only a timeout. */
+/* opts.c: parse @p text into @p hints (NULL: parsed, checked and dropped) and refuse every key
+ * but @p accept (NULL: every key); TC_ERR_CONFIG for bad syntax, TC_ERR_INVALID_ARG naming an
+ * unknown key. */
+TC_MUST_USE tc_status_t tc_api_op_hints(const char *text, const char *fn, tc_hints_t *hints,
+                                        const char *accept);
+
+/* Parse per-operation options into hints (keys other than @p accept refused), a timeout and
+ * the runtime flags; checks that asynchronous calls have somewhere to put their work. @p hints
+ * may be NULL when tc_api_opts_have_hints() says there are none. Inline: every call of the API
+ * runs it, most with no options or only a timeout. */
 TC_MUST_USE static inline tc_status_t tc_api_op_opts(const tc_op_opts_t *opts, const char *fn,
-                                                     tc_hints_t *hints, int64_t *timeout_ms_p,
-                                                     int *flags_p, tc_work_t **work_p)
+                                                     tc_hints_t *hints, const char *accept,
+                                                     int64_t *timeout_ms_p, int *flags_p,
+                                                     tc_work_t **work_p)
 {
     *timeout_ms_p = 0;
     *flags_p = 0;
@@ -126,14 +133,7 @@ TC_MUST_USE static inline tc_status_t tc_api_op_opts(const tc_op_opts_t *opts, c
                             fn);
     *timeout_ms_p = opts->timeout_ms;
     *flags_p = opts->async ? TC_RT_ASYNC : 0;
-    if (opts->hints && hints) {
-        tc_status_t st = tc_hints_parse(hints, opts->hints);
-        if (st != TC_OK) {
-            tc_error_prefix("%s: opts->hints: ", fn);
-            return st;
-        }
-    }
-    return TC_OK;
+    return opts->hints ? tc_api_op_hints(opts->hints, fn, hints, accept) : TC_OK;
 }
 
 /* vcheck.c: the non-empty blocks (@p displs[q], @p counts[q]) of @p size ranks,

@@ -104,8 +104,8 @@ static tc_status_t issue(const api_call_t *c, tc_rt_coll_t *call, const tc_op_op
         tc_hints_init(&hints);
     int flags;
     tc_api_work_t *work = NULL;
-    tc_status_t st =
-        tc_api_op_opts(opts, c->fn, have_hints ? &hints : NULL, &call->timeout_ms, &flags, work_p);
+    tc_status_t st = tc_api_op_opts(opts, c->fn, have_hints ? &hints : NULL, "algo",
+                                    &call->timeout_ms, &flags, work_p);
     if (st == TC_OK && work_p)
         st = tc_api_work_new(c->fn, &work);
     if (st == TC_OK) {

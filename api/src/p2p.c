@@ -69,21 +69,15 @@ static tc_status_t batch_add(tc_api_comm_t *comm, const char *fn, const tc_rt_p2
 static tc_status_t p2p_issue(tc_api_comm_t *comm, const char *fn, const tc_rt_p2p_t *ops, int n,
                              const tc_op_opts_t *opts, tc_work_t **work_p, int entered)
 {
-    tc_hints_t hints;
-    int have_hints = tc_api_opts_have_hints(opts);
-    if (have_hints)
-        tc_hints_init(&hints);
     int64_t timeout_ms;
     int flags;
     tc_api_work_t *work = NULL;
-    tc_status_t st =
-        tc_api_op_opts(opts, fn, have_hints ? &hints : NULL, &timeout_ms, &flags, work_p);
+    tc_status_t st = tc_api_op_opts(opts, fn, NULL, NULL, &timeout_ms, &flags, work_p);
     if (st == TC_OK && work_p)
         st = tc_api_work_new(fn, &work);
     if (st == TC_OK) {
         tc_rt_work_t *rt = NULL;
-        st = tc_rt_p2p_issue(comm->rt, ops, n, have_hints ? &hints : NULL, timeout_ms,
-                             flags | entered, work_p ? &rt : NULL);
+        st = tc_rt_p2p_issue(comm->rt, ops, n, timeout_ms, flags | entered, work_p ? &rt : NULL);
         if (rt) {
             work->rt = rt;
             *work_p = work->handle;
@@ -91,8 +85,6 @@ static tc_status_t p2p_issue(tc_api_comm_t *comm, const char *fn, const tc_rt_p2
         }
     }
     tc_api_work_drop(work);
-    if (have_hints)
-        tc_hints_free(&hints);
     return st;
 }
 

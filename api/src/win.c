@@ -9,7 +9,7 @@
 static tc_status_t win_coll_opts(const tc_op_opts_t *opts, const char *fn, int64_t *timeout_ms_p)
 {
     int flags;
-    tc_status_t st = tc_api_op_opts(opts, fn, NULL, timeout_ms_p, &flags, NULL);
+    tc_status_t st = tc_api_op_opts(opts, fn, NULL, NULL, timeout_ms_p, &flags, NULL);
     if (st == TC_OK && opts && opts->async)
         st =
             tc_error_set(TC_ERR_INVALID_ARG, "%s: cannot be asynchronous (opts->async is set)", fn);
@@ -115,7 +115,7 @@ static __attribute__((noinline)) tc_status_t win_op_work(tc_api_win_t *w, const 
                                                          tc_work_t **work_p)
 {
     int flags;
-    tc_status_t st = tc_api_op_opts(opts, fn, NULL, &op->timeout_ms, &flags, work_p);
+    tc_status_t st = tc_api_op_opts(opts, fn, NULL, NULL, &op->timeout_ms, &flags, work_p);
     if (st != TC_OK)
         return st;
     tc_api_work_t *work = NULL;
@@ -146,9 +146,11 @@ static inline __attribute__((always_inline)) tc_status_t win_op(tc_win_t *win, c
         return st;
     if (work_p || (opts && opts->size < sizeof(*opts)))
         return win_op_work(w, fn, op, opts, work_p);
-    /* no work object: of tc_api_op_opts' checks only the size applies (hints are not read;
-     * async without work_p is fire-and-forget, completed by tc_win_flush), so a small put
-     * goes straight to the runtime */
+    /* no work object: of tc_api_op_opts' checks the size and the hints (a window operation
+     * takes none) apply (async without work_p is fire-and-forget, completed by tc_win_flush),
+     * so a small put goes straight to the runtime */
+    if (opts && opts->hints && (st = tc_api_op_hints(opts->hints, fn, NULL, NULL)) != TC_OK)
+        return st;
     op->timeout_ms = opts ? opts->timeout_ms : 0;
     st = tc_rt_win_issue(w->rt, op, opts && opts->async ? TC_RT_ASYNC : 0, NULL);
     if (st != TC_OK)

@@ -446,11 +446,9 @@ out:
     return st;
 }
 
-tc_status_t tc_rt_p2p_issue(tc_rt_comm_t *comm, const tc_rt_p2p_t *ops, int n,
-                            const tc_hints_t *hints, int64_t timeout_ms, int flags,
-                            tc_rt_work_t **work_p)
+tc_status_t tc_rt_p2p_issue(tc_rt_comm_t *comm, const tc_rt_p2p_t *ops, int n, int64_t timeout_ms,
+                            int flags, tc_rt_work_t **work_p)
 {
-    (void)hints;
     if (flags & TC_RT_ENTERED)
         return p2p_issue(comm, ops, n, timeout_ms, flags & ~TC_RT_ENTERED, work_p);
     tc_status_t st = tc_rt_comm_enter(comm, "send/recv");

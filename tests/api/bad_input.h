@@ -10,7 +10,17 @@
 
 enum { C_LIVE, C_NULL, C_STALE, C_GARBAGE, C_WORKH, C_ABORTED, C_REVOKED, C_BATCH };
 enum { B_A, B_B, B_NULL, B_A1 }; /* buffers: a, b (disjoint), NULL, a + 1 element */
-enum { O_NULL, O_DEF, O_SIZE0, O_SIZE4, O_ASYNC, O_HINT_SYNTAX, O_HINT_NOVALUE, O_HINT_ALGO };
+enum {
+    O_NULL,
+    O_DEF,
+    O_SIZE0,
+    O_SIZE4,
+    O_ASYNC,
+    O_HINT_SYNTAX,
+    O_HINT_NOVALUE,
+    O_HINT_ALGO,
+    O_HINT_KEY /* a misspelt key */
+};
 enum { V_OK, V_NULL, V_HUGE, V_HUGE_DISPL, V_DISPL };
 
 /* What the C_* and B_* of a row stand for (set up by the test). */

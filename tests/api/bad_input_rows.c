@@ -244,10 +244,17 @@ void rows_operations(void)
         add(r, TC_ERR_CONFIG, "%s: opts->hints: ", fn);
         r.opts = O_HINT_NOVALUE;
         add(r, TC_ERR_CONFIG, "novalue");
-        if (!p2p(ff)) {
-            r = base(ff), r.opts = O_HINT_ALGO;
+        r = base(ff), r.opts = O_HINT_KEY; /* ignored before */
+        add(r, TC_ERR_INVALID_ARG, "%s: opts->hints: unknown key 'alg' (%s)", fn,
+            p2p(ff) ? "this call takes no hints" : "this call takes only algo=...");
+        r.opts = O_HINT_ALGO;
+        if (p2p(ff)) /* no algorithm: ignored before */
+            add(r, TC_ERR_INVALID_ARG,
+                "%s: opts->hints: unknown key 'algo' (this call takes no "
+                "hints)",
+                fn);
+        else
             add(r, TC_ERR_NOT_FOUND, "bogus");
-        }
     }
     /* call-specific */
     row_t r = base(F_ALL_GATHER_V);

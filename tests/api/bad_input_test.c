@@ -96,6 +96,9 @@ static const tc_op_opts_t *opts_of(int which, tc_op_opts_t *o)
     case O_HINT_ALGO:
         o->hints = "algo=bogus";
         break;
+    case O_HINT_KEY:
+        o->hints = "alg=ring";
+        break;
     }
     return o;
 }

@@ -88,7 +88,9 @@ typedef struct tc_comm_opts {
 typedef struct tc_op_opts {
     uint32_t size;       /**< sizeof(tc_op_opts_t) */
     int64_t timeout_ms;  /**< timeout of this operation; <= 0: the communicator's */
-    const char *hints;   /**< "key=value,..." e.g. "algo=ring", or NULL */
+    const char *hints;   /**< "algo=NAME" for a collective, or NULL; another key, or any
+                              hint on a send, receive, batch or window operation, is
+                              TC_ERR_INVALID_ARG */
     int async;           /**< non-zero: return at once with a work object in *work_p; the
                               operation progresses in the background */
 } tc_op_opts_t;

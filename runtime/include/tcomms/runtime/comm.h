@@ -222,9 +222,8 @@ void tc_rt_comm_leave(tc_rt_comm_t *comm);
  *        match in issue order. @p work_p NULL: blocking, no work object. With
  *        TC_RT_ENTERED in @p flags the caller has entered @p comm and leaves it.
  */
-tc_status_t tc_rt_p2p_issue(tc_rt_comm_t *comm, const tc_rt_p2p_t *ops, int n,
-                            const tc_hints_t *hints, int64_t timeout_ms, int flags,
-                            tc_rt_work_t **work_p);
+tc_status_t tc_rt_p2p_issue(tc_rt_comm_t *comm, const tc_rt_p2p_t *ops, int n, int64_t timeout_ms,
+                            int flags, tc_rt_work_t **work_p);
 
 /** @brief Start a persistent work that is not running. */
 tc_status_t tc_rt_work_start(tc_rt_work_t *work);
