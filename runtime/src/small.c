@@ -296,8 +296,8 @@ static tc_status_t own_part(tc_rt_small_op_t *op)
         if (me == c->root && !in_place && in && out)
             tc_copy(out + (size_t)me * b, in, b);
         break;
-    case TC_COLL_SCATTER:
-        if (me == c->root && in && out && out != in + (size_t)me * b)
+    case TC_COLL_SCATTER: /* in place (sendbuf == recvbuf): this rank's block is there */
+        if (me == c->root && in && out && !in_place)
             tc_copy(out, in + (size_t)me * b, b);
         break;
     default:
