@@ -73,7 +73,7 @@ void tc_rt_hb_tick(tc_rt_world_t *world, uint64_t now);
 /* Is a peer's notice that @p rank failed (@p silent: found silent), sent by world
  * rank @p reporter (-1: unknown), to be believed here (tc_rt_watch_judge)? 1 yes;
  * 0 no, logged why. */
-int tc_rt_hb_believe(const tc_rt_world_t *world, int rank, int reporter, int silent, uint64_t now);
+int tc_rt_hb_believe(tc_rt_world_t *world, int rank, int reporter, int silent, uint64_t now);
 /* The host and pid of a neighbour, learnt at the start: 1, or 0 when not known. */
 int tc_rt_hb_proc(const tc_rt_world_t *world, int rank, int *pid_p, char host[TC_RT_HOST_MAX]);
 

@@ -241,7 +241,7 @@ void tc_rt_hb_tick(tc_rt_world_t *world, uint64_t now)
     }
 }
 
-int tc_rt_hb_believe(const tc_rt_world_t *world, int rank, int reporter, int silent, uint64_t now)
+int tc_rt_hb_believe(tc_rt_world_t *world, int rank, int reporter, int silent, uint64_t now)
 {
     const tc_rt_hb_t *hb = tc_rt_hb_find(world, rank);
     tc_rt_watch_case_t c = {
@@ -265,6 +265,8 @@ int tc_rt_hb_believe(const tc_rt_world_t *world, int rank, int reporter, int sil
     };
     if (j == TC_RT_WATCH_ACCEPT || j == TC_RT_WATCH_KNOWN)
         return j == TC_RT_WATCH_ACCEPT;
+    if (j == TC_RT_WATCH_ABOUT_SELF && reporter >= 0) /* a shrink that leaves it out fails */
+        __atomic_store_n(&world->accuser1, reporter + 1, __ATOMIC_RELAXED);
     tc_log_warn(TC_SUBSYS_RUNTIME, "a verdict that rank %d failed, from rank %d, not believed: %s",
                 rank, reporter, why[j]);
     return 0;

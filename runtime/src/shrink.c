@@ -172,6 +172,22 @@ static tc_status_t shrink_setup(tc_rt_comm_t *comm, const tc_rt_agree_graph_t *g
     return TC_OK;
 }
 
+/* A rank whose verdict named this one failed, and that this agreement left out, lives and
+ * shrinks without this rank: this rank was cut off (stopped, or its links down), and the
+ * communicator it would make is not the others'. */
+static tc_status_t shrink_accused(const tc_rt_comm_t *comm, const tc_rt_agree_t *a)
+{
+    int accuser = __atomic_load_n(&comm->world->accuser1, __ATOMIC_RELAXED) - 1;
+    int q = accuser >= 0 ? tc_rt_comm_rank_of(comm, accuser) : -1;
+    if (q < 0 || !tc_rt_agree_failed(a, q))
+        return TC_OK;
+    return tc_error_set(TC_ERR_PEER_FAILED,
+                        "rank %d's verdict counts this rank (%d) as failed, and rank %d is left "
+                        "out here: this rank was cut off from the others and is not in their "
+                        "shrunk communicator",
+                        q, comm->rank, q);
+}
+
 tc_status_t tc_rt_comm_shrink(tc_rt_comm_t *comm, const tc_rt_comm_params_t *params,
                               tc_rt_comm_t **child_p)
 {
@@ -208,6 +224,8 @@ tc_status_t tc_rt_comm_shrink(tc_rt_comm_t *comm, const tc_rt_comm_params_t *par
                           "the other ranks count this rank (%d) as failed: it is not in the "
                           "shrunk communicator",
                           comm->rank);
+    if (st == TC_OK)
+        st = shrink_accused(comm, &a);
     if (st == TC_OK) { /* above every id used here when the agreement began */
         tc_rt_world_lock(world);
         st = tc_rt_ids_take(world, a.next_id);

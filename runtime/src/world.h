@@ -160,6 +160,7 @@ struct tc_rt_world {
     /* ---- fault tolerance (failure.c, heartbeat.c, fault_inject.c) ---- */
     tc_rt_failed_t *failed; /* ranks known to have failed, in the order learnt */
     int nfailed, failed_cap;
+    int accuser1;        /* 1 + the world rank whose verdict last named this rank failed; 0 */
     uint64_t hb_ns;      /* heartbeat period (0: off) */
     int hb_misses;       /* periods of silence before a peer is failed */
     int nhb;             /* watch neighbours, in hb */

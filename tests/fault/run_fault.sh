@@ -5,7 +5,8 @@
 # different collective, abort with operations pending on a dead rank, and
 # a receive from any source waiting while a rank dies, and one posted after a rank sent and left;
 # tc_comm_create_abort() of a creation waiting for a rank that never joins;
-# a rank that exits before or dies inside tc_comm_create, named by the others;
+# a rank that exits before or dies inside tc_comm_create, named by the others; a stopped rank
+# the others shrank away that comes back (its shrink fails as cut off);
 # deaths placed inside shrink's agreement (TC_FAULT_INJECT), on both its graphs;
 # a kill under srun -K0; a revoke and a kill under the torchrun environment; then no pair
 # segment of the trials left in /dev/shm once a next job started. Every run is bounded by tcrun's
@@ -306,6 +307,27 @@ for spec in "exit 3 1" "exit 4 0" "kill 3 1" "kill 4 3" "kill 2 0"; do
 done
 echo "$([ $fail -eq $f0 ] && echo PASS || echo FAIL)  create-missing: 5 trials, the missing rank named ($((SECONDS - start)) s)"
 fi # create-missing
+
+if want stop-resume; then
+# A stopped rank the others shrank away, woken before it shrinks: its shrink fails as cut off
+# (it made a communicator of itself alone), the others' communicator is right.
+sr=$bin/tests/fault/stop_resume_test
+start=$SECONDS f0=$fail
+for spec in "3 1" "4 3" "4 0"; do
+    set -- $spec
+    dir=$log/stop-resume.$1.$2
+    mkdir -p "$dir"
+    timeout -k 5 90 "$tcrun" --keep-going --timeout 60 -n "$1" "$sr" "$2" >"$dir/out" 2>&1
+    if [ "$(grep -c 'stop_resume: OK' "$dir/out")" -eq "$1" ]; then
+        pass=$((pass + 1))
+    else
+        echo "FAIL  stop-resume $spec:"
+        sed 's/^/      /' "$dir/out" | head -n 8
+        fail=$((fail + 1))
+    fi
+done
+echo "$([ $fail -eq $f0 ] && echo PASS || echo FAIL)  stop-resume: 3 trials ($((SECONDS - start)) s)"
+fi # stop-resume
 
 if want example; then
 # The documentation's example: a training loop that loses a rank and goes on.
