@@ -196,6 +196,14 @@ void tc_rt_comm_adopt(tc_rt_comm_t *comm)
             tc_rt_world_fail_comms(world, &world->failed[i]);
             break;
         }
+    /* so does a member's revoke that came first (the member was quicker to make it) */
+    int by = tc_rt_ids_revoked_early(comm);
+    if (by >= 0) {
+        char why[160];
+        snprintf(why, sizeof(why), "comm '%s' was revoked by rank %d", comm->name,
+                 tc_rt_comm_rank_of(comm, by));
+        tc_rt_comm_revoke_local(comm, why);
+    }
 }
 
 typedef struct {

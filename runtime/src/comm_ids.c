@@ -15,7 +15,10 @@
  * operation on it ended in an error, it was never broken (a failure, a revoke, an abort) and
  * it had no windows. Otherwise the id is spoilt for the life of the world, and the
  * small-message path drops lane messages that carry it. A revoke that arrives for an id
- * this process already retired spoils the id too. */
+ * this process already retired spoils the id too; one for an id reserved here or never used
+ * is kept for the communicator a slower member is still making (shrink takes its id only
+ * after the agreement, and the others may revoke the new communicator at once). A revoke
+ * names its communicator by (revoker, id): the revoker never reuses a revoked id. */
 #include <stdlib.h>
 
 #include "comms.h"
@@ -25,6 +28,12 @@
 
 #define IDS_NONE (TC_RT_COMM_ID_MAX + 1) /* a member with no free id proposes this */
 #define IDS_ROUNDS 64
+#define IDS_EARLY_MAX 4096 /* revokes kept for communicators to come; beyond, the id is spoilt */
+
+struct tc_rt_early_revoke {
+    uint32_t id;
+    int by; /* world rank */
+};
 
 tc_status_t tc_rt_ids_init(tc_rt_world_t *world)
 {
@@ -38,6 +47,9 @@ tc_status_t tc_rt_ids_init(tc_rt_world_t *world)
 
 void tc_rt_ids_free(tc_rt_world_t *world)
 {
+    free(world->early_revokes);
+    world->early_revokes = NULL;
+    world->nearly_revokes = world->early_revokes_cap = 0;
     tc_idset_free(&world->comm_ids);
     tc_idset_free(&world->comm_spoilt);
 }
@@ -203,12 +215,46 @@ int tc_rt_ids_spoilt(const tc_rt_world_t *world, uint32_t id)
     return tc_idset_has(&world->comm_spoilt, id);
 }
 
-void tc_rt_ids_revoked(tc_rt_world_t *world, uint32_t id)
+/* Keep the revoke for a communicator still to come: 1, or 0 when there is no room. */
+static int ids_keep_early(tc_rt_world_t *world, uint32_t id, int by)
 {
-    if (id == 0 || id > TC_RT_COMM_ID_MAX || tc_idset_take(&world->comm_ids, id) != TC_OK) {
-        tc_error_clear(); /* reserved or live here: its creation or its owner decides */
+    if (world->nearly_revokes == world->early_revokes_cap) {
+        int cap = world->early_revokes_cap ? 2 * world->early_revokes_cap : 4;
+        struct tc_rt_early_revoke *e =
+            cap <= IDS_EARLY_MAX ? realloc(world->early_revokes, (size_t)cap * sizeof(*e)) : NULL;
+        if (!e)
+            return 0;
+        world->early_revokes = e;
+        world->early_revokes_cap = cap;
+    }
+    world->early_revokes[world->nearly_revokes++] = (struct tc_rt_early_revoke){id, by};
+    return 1;
+}
+
+void tc_rt_ids_revoked(tc_rt_world_t *world, uint32_t id, int by)
+{
+    if (id == 0 || id > TC_RT_COMM_ID_MAX || tc_rt_ids_spoilt(world, id))
+        return;
+    int never_used = id >= tc_rt_ids_fresh(world), reserved = !tc_idset_has(&world->comm_ids, id);
+    if ((never_used || reserved) && ids_keep_early(world, id, by))
+        return;
+    if (reserved || tc_idset_take(&world->comm_ids, id) != TC_OK) {
+        tc_error_clear(); /* reserved, and no room to keep it: its creation decides */
         return;
     }
     if (tc_idset_give(&world->comm_spoilt, id) != TC_OK)
         tc_error_clear();
+}
+
+int tc_rt_ids_revoked_early(tc_rt_comm_t *comm)
+{
+    tc_rt_world_t *world = comm->world;
+    for (int i = 0; i < world->nearly_revokes; i++) {
+        struct tc_rt_early_revoke e = world->early_revokes[i];
+        if (e.id != comm->comm_id || tc_rt_comm_rank_of(comm, e.by) < 0)
+            continue;
+        world->early_revokes[i] = world->early_revokes[--world->nearly_revokes];
+        return e.by;
+    }
+    return -1;
 }

@@ -82,8 +82,8 @@ static void world_revoked(tc_rt_world_t *world, int by, uint32_t comm_id)
             tc_rt_comm_revoke_local(c, why);
         }
     }
-    if (!live) /* destroyed here first: the id must not serve again */
-        tc_rt_ids_revoked(world, comm_id);
+    if (!live) /* destroyed here first, or not made here yet */
+        tc_rt_ids_revoked(world, comm_id, by);
 }
 
 /* An endpoint is about to close: wait for the blocking calls that run on the lanes without the

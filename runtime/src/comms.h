@@ -193,7 +193,13 @@ uint32_t tc_rt_ids_fresh(const tc_rt_world_t *world);
 TC_MUST_USE tc_status_t tc_rt_ids_take(tc_rt_world_t *world, int64_t id);
 void tc_rt_ids_retire(tc_rt_comm_t *comm);
 int tc_rt_ids_spoilt(const tc_rt_world_t *world, uint32_t id);
-void tc_rt_ids_revoked(tc_rt_world_t *world, uint32_t id);
+/* A revoke by world rank @p by of id @p id, which no communicator here has: the id of one
+ * destroyed here is spoilt; one reserved or never used may be a communicator still to be made
+ * here (a slower member's), so the revoke is kept for it. */
+void tc_rt_ids_revoked(tc_rt_world_t *world, uint32_t id, int by);
+/* A new communicator (lock held): the world rank of a member whose revoke of its id came
+ * before it (the record dropped), or -1. */
+int tc_rt_ids_revoked_early(tc_rt_comm_t *comm);
 
 /* comm_world.c: the world as communicators see it */
 /* Create, hook up and fence the world of a first communicator. */

@@ -173,6 +173,8 @@ struct tc_rt_world {
     tc_idset_t comm_ids;    /* communicator ids free here (comm_ids.c) */
     tc_idset_t comm_spoilt; /* ids whose messages may still arrive: never reused */
     uint64_t comm_rng;      /* jitter of the id agreement's later rounds */
+    struct tc_rt_early_revoke *early_revokes; /* revokes before their communicator was here */
+    int nearly_revokes, early_revokes_cap;
     tc_rt_work_t *active;  /* running works of every communicator */
     tc_rt_comm_t *comms;   /* every live communicator (to fail or revoke them) */
 };

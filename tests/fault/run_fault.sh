@@ -6,7 +6,8 @@
 # a receive from any source waiting while a rank dies, and one posted after a rank sent and left;
 # tc_comm_create_abort() of a creation waiting for a rank that never joins;
 # a rank that exits before or dies inside tc_comm_create, named by the others; a stopped rank
-# the others shrank away that comes back (its shrink fails as cut off);
+# the others shrank away that comes back (its shrink fails as cut off); revokes of a shrink's
+# communicator the moment it exists;
 # deaths placed inside shrink's agreement (TC_FAULT_INJECT), on both its graphs;
 # a kill under srun -K0; a revoke and a kill under the torchrun environment; then no pair
 # segment of the trials left in /dev/shm once a next job started. Every run is bounded by tcrun's
@@ -328,6 +329,26 @@ for spec in "3 1" "4 3" "4 0"; do
 done
 echo "$([ $fail -eq $f0 ] && echo PASS || echo FAIL)  stop-resume: 3 trials ($((SECONDS - start)) s)"
 fi # stop-resume
+
+if want revoke-chain; then
+# Every rank revokes a shrink's communicator the moment it has it, 10 rounds: a quicker rank's
+# revoke reached a slower one before its shrink made the communicator, and that shrink failed.
+rc=$bin/tests/fault/revoke_chain_test
+start=$SECONDS f0=$fail
+for t in 1 2 3; do
+    dir=$log/revoke-chain.$t
+    mkdir -p "$dir"
+    timeout -k 5 90 "$tcrun" --keep-going --timeout 60 -n 4 "$rc" 10 >"$dir/out" 2>&1
+    if [ "$(grep -c 'revoke_chain: OK' "$dir/out")" -eq 4 ]; then
+        pass=$((pass + 1))
+    else
+        echo "FAIL  revoke-chain trial $t:"
+        grep -v 'revoke_chain: OK' "$dir/out" | sed 's/^/      /' | head -n 8
+        fail=$((fail + 1))
+    fi
+done
+echo "$([ $fail -eq $f0 ] && echo PASS || echo FAIL)  revoke-chain: 3 trials of 10 rounds ($((SECONDS - start)) s)"
+fi # revoke-chain
 
 if want example; then
 # The documentation's example: a training loop that loses a rank and goes on.
