@@ -1,10 +1,9 @@
 /* TC_CHECK=1: before each collective, every rank gathers every other rank's
  * description of the call (collective, type, op, count, root, a hash of the
- * v-counts) and compares. A mismatch becomes TC_ERR_MISMATCH on every rank,
- * naming the ranks that disagree and how, instead of a hang or garbage. The
- * exchange has its own tags and a fixed shape, so it cannot itself mismatch.
- * It runs as the first phase of the operation's work, so an asynchronous
- * call stays asynchronous. */
+ * v-counts; all_to_all_v: sums of its counts weighed by pair) and compares. A mismatch becomes
+ * TC_ERR_MISMATCH on every rank, naming the ranks that disagree and how, instead of a hang or
+ * garbage. The exchange has its own tags and a fixed shape, so it cannot itself mismatch. It runs
+ * as the first phase of the operation's work, so an asynchronous call stays asynchronous. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -29,6 +28,31 @@ static uint64_t hash_sizes(uint64_t h, const size_t *v, int n)
     return h;
 }
 
+/* The weight of the counts from rank @p i to rank @p j (odd: a difference never vanishes). */
+static uint64_t pair_weight(int i, int j)
+{
+    uint64_t x = ((uint64_t)(uint32_t)i << 32 | (uint32_t)j) + 0x9e3779b97f4a7c15ull;
+    x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
+    x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
+    return (x ^ (x >> 31)) | 1;
+}
+
+/* all_to_all_v: every rank's counts differ, but its sendcounts[q] must be rank q's
+ * recvcounts[me]. Each rank weighs what it sends and what it receives by the pair; summed over
+ * the ranks, the two agree when every pair does (and a pair that disagrees shows, but for a
+ * 2^-64 chance of differences cancelling). */
+static void check_a2av(int me, int n, const tc_rt_coll_t *call, check_desc_t *d)
+{
+    uint64_t sent = 0, received = 0;
+    for (int q = 0; q < n; q++) {
+        sent += (uint64_t)call->sendcounts[q] * pair_weight(me, q);
+        received += (uint64_t)call->recvcounts[q] * pair_weight(q, me);
+    }
+    d->op = TC_RT_CHECK_OP_PAIRS;
+    d->count = sent;
+    d->vhash = received;
+}
+
 /* Fields that do not apply to a collective are normalised, so that ranks
  * are not told apart by arguments the collective ignores. */
 static void check_describe(const tc_rt_comm_t *comm, const tc_rt_coll_t *call, check_desc_t *d)
@@ -47,14 +71,42 @@ static void check_describe(const tc_rt_comm_t *comm, const tc_rt_coll_t *call, c
     d->count = barrier || call->sendcounts || call->counts ? 0 : call->count;
     /* v-variants: the block lengths are the same on every rank */
     d->vhash = call->counts ? hash_sizes(0xcbf29ce484222325ull, call->counts, comm->size) : 0;
+    if (call->coll == TC_COLL_ALL_TO_ALL && call->sendcounts && call->recvcounts)
+        check_a2av(comm->rank, comm->size, call, d);
 }
 
 static int check_print(const check_desc_t *d, char *buf, size_t cap)
 {
-    return snprintf(buf, cap, "%s(%s, %s, count %llu, root %d%s)", tc_coll_name((tc_coll_t)d->coll),
-                    d->dtype < 0 ? "-" : tc_dtype_name((tc_dtype_t)d->dtype),
-                    d->op < 0 ? "-" : tc_redop_name((tc_redop_t)d->op),
-                    (unsigned long long)d->count, d->root, d->vhash ? ", v-counts" : "");
+    const char *type = d->dtype < 0 ? "-" : tc_dtype_name((tc_dtype_t)d->dtype);
+    if (d->op == TC_RT_CHECK_OP_PAIRS) /* its sums say nothing to a reader */
+        return snprintf(buf, cap, "%s_v(%s)", tc_coll_name((tc_coll_t)d->coll), type);
+    if (d->vhash) /* the v-form, its counts told apart by their hash */
+        return snprintf(buf, cap, "%s_v(%s, %s, counts #%08llx, root %d)",
+                        tc_coll_name((tc_coll_t)d->coll), type,
+                        d->op < 0 ? "-" : tc_redop_name((tc_redop_t)d->op),
+                        (unsigned long long)(d->vhash >> 32), d->root);
+    return snprintf(buf, cap, "%s(%s, %s, count %llu, root %d)", tc_coll_name((tc_coll_t)d->coll),
+                    type, d->op < 0 ? "-" : tc_redop_name((tc_redop_t)d->op),
+                    (unsigned long long)d->count, d->root);
+}
+
+/* Every rank called all_to_all_v (the rest compared already): its pairs' counts agree when
+ * the sums of what the ranks send and receive, weighed by pair, do. */
+static tc_status_t check_pairs(const check_desc_t *all, int size, const char *comm_name,
+                               uint64_t seq)
+{
+    uint64_t sent = 0, received = 0;
+    for (int q = 0; q < size; q++) {
+        sent += all[q].count;
+        received += all[q].vhash;
+    }
+    if (sent == received)
+        return TC_OK;
+    return tc_error_set(TC_ERR_MISMATCH,
+                        "TC_CHECK: collective #%llu on comm '%s': all_to_all_v's counts "
+                        "disagree: some rank's sendcounts[q] is not rank q's recvcounts[] entry "
+                        "for it (the element counts each pair of ranks exchanges must agree)",
+                        (unsigned long long)seq, comm_name);
 }
 
 /* Compare against rank 0 and describe up to a few disagreeing ranks. */
@@ -64,8 +116,12 @@ tc_status_t tc_rt_check_compare(const void *descs, int size, const char *comm_na
     int bad = 0;
     char msg[768], desc[160];
     size_t used = 0;
+    int pairs = all[0].op == TC_RT_CHECK_OP_PAIRS;
     for (int q = 1; q < size; q++) {
-        if (memcmp(&all[q], &all[0], sizeof(all[0])) == 0)
+        check_desc_t d = all[q];
+        if (pairs && d.op == TC_RT_CHECK_OP_PAIRS) /* compared summed, below */
+            d.count = all[0].count, d.vhash = all[0].vhash;
+        if (memcmp(&d, &all[0], sizeof(all[0])) == 0)
             continue;
         if (bad++ < 4) {
             check_print(&all[q], desc, sizeof(desc));
@@ -75,13 +131,12 @@ tc_status_t tc_rt_check_compare(const void *descs, int size, const char *comm_na
         }
     }
     if (!bad)
-        return TC_OK;
+        return pairs ? check_pairs(all, size, comm_name, seq) : TC_OK;
     check_print(&all[0], desc, sizeof(desc));
     return tc_error_set(TC_ERR_MISMATCH,
                         "TC_CHECK: collective #%llu on comm '%s': %d rank(s) "
                         "disagree with rank 0, which called %s%s%s",
-                        (unsigned long long)seq, comm_name, bad, desc, msg,
-                        bad > 4 ? "; ..." : "");
+                        (unsigned long long)seq, comm_name, bad, desc, msg, bad > 4 ? "; ..." : "");
 }
 
 void tc_rt_check_free(tc_rt_work_t *w)
@@ -101,8 +156,11 @@ tc_status_t tc_rt_check_prepare(tc_rt_work_t *w)
     check_desc_t mine;
     check_describe(comm, &w->call, &mine);
     memcpy(w->check_buf, &mine, one);
-    tc_algo_args_t args = {.coll = TC_COLL_ALL_GATHER, .nranks = comm->size, .rank = comm->rank,
-                           .root = -1, .count = one};
+    tc_algo_args_t args = {.coll = TC_COLL_ALL_GATHER,
+                           .nranks = comm->size,
+                           .rank = comm->rank,
+                           .root = -1,
+                           .count = one};
     tc_status_t st = tc_algo_build(&args, "bruck", &w->check_sched);
     if (st != TC_OK)
         return st;

@@ -1,6 +1,7 @@
 /* TC_CHECK's descriptions of a collective call, as ranks exchange them (check.c): 32 bytes each,
  * host order (the ranks of a job run one build): i32 collective, i32 type (-1: none), i32 op
- * (-1: none), i32 root (-1: none), u64 count, u64 hash of the v-counts (0: none). What another
+ * (-1: none; TC_RT_CHECK_OP_PAIRS below), i32 root (-1: none), u64 count, u64 hash of the
+ * v-counts (0: none). What another
  * rank sent is untrusted: any bytes are compared and described without harm. */
 #ifndef TC_RUNTIME_CHECK_DESC_H
 #define TC_RUNTIME_CHECK_DESC_H
@@ -10,6 +11,9 @@
 #include "tcomms/base/status.h"
 
 #define TC_RT_CHECK_DESC_LEN 32
+/* The op of an all_to_all_v's description: its count and hash are what the rank sends and
+ * receives, weighed by pair, and the ranks' sums of the two must be equal. */
+#define TC_RT_CHECK_OP_PAIRS (-2)
 
 /**
  * Compare the @p size descriptions at @p descs (rank q's at q * TC_RT_CHECK_DESC_LEN) with rank

@@ -71,7 +71,7 @@ static tc_status_t comm_build_a2av(tc_rt_comm_t *comm, const tc_rt_work_t *work,
     int p = comm->size, me = comm->rank;
     const uint64_t *sc = work->varr, *sd = sc + p, *rc = sd + p, *rd = rc + p;
     tc_algo_args_t args = {.coll = TC_COLL_ALL_TO_ALL, .nranks = p, .rank = me, .root = -1};
-    tc_sched_init(sched, &args, "pairwise_v");
+    tc_sched_init(sched, &args, "pairwise");
     tc_status_t st = TC_OK;
     for (int q = 0; q < p; q++) {
         if (sd[q] + sc[q] > sched->buf_count[TC_BUF_SEND])
@@ -121,10 +121,10 @@ tc_status_t tc_rt_plan_get(tc_rt_comm_t *comm, tc_rt_work_t *work, const char *h
 {
     const tc_rt_coll_t *call = &work->call;
     tc_status_t st;
-    if (call->sendcounts && hint && strcmp(hint, "pairwise_v") != 0)
+    if (call->sendcounts && hint && strcmp(hint, "pairwise") != 0)
         /* one algorithm: a hint naming another is refused, not ignored */
         return tc_error_set(TC_ERR_NOT_FOUND,
-                            "no all_to_all_v algorithm named '%s'; valid names: pairwise_v", hint);
+                            "no all_to_all_v algorithm named '%s'; valid names: pairwise", hint);
     if (call->sendcounts || call->counts || work->persistent) {
         /* the shape is the call's own (or held for good): not cached */
         st = call->sendcounts ? comm_build_a2av(comm, work, &work->own)

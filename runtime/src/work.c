@@ -232,7 +232,12 @@ static tc_status_t coll_issue(tc_rt_comm_t *comm, const tc_rt_coll_t *call, int 
     if ((st = tc_rt_small_try(comm, call, flags, work_p, &small)) != TC_OK || small)
         goto out;
     char what[128];
-    tc_rt_op_t op = {call->coll, comm->seq + 1, comm->name, NULL};
+    /* the v-forms by their own names, in errors and the flight recorder */
+    const char *vname = call->sendcounts                       ? "all_to_all_v"
+                        : !call->counts                        ? NULL
+                        : call->coll == TC_COLL_REDUCE_SCATTER ? "reduce_scatter_v"
+                                                               : "all_gather_v";
+    tc_rt_op_t op = {call->coll, comm->seq + 1, comm->name, vname};
     tc_rt_work_t *w;
     if (work_p) {
         if (!(w = tc_rt_work_alloc(comm))) {
@@ -263,7 +268,8 @@ static tc_status_t coll_issue(tc_rt_comm_t *comm, const tc_rt_coll_t *call, int 
     w->checking = comm->check && comm->size > 1;
     w->timeout_ms = call->timeout_ms > 0 ? call->timeout_ms : comm->timeout_ms;
     const char *algo = call->hints ? tc_hints_get(call->hints, "algo") : NULL;
-    if (!algo) /* the communicator's, where this collective has an algorithm of that name */
+    if (!algo && !call->sendcounts) /* the communicator's, where this collective has an
+                                       algorithm of that name (all_to_all_v has one of its own) */
         algo = tc_rt_comm_algo(comm, call->coll);
     if ((st = work_copy_arrays(w, call, comm->size)) != TC_OK ||
         (st = tc_rt_plan_get(comm, w, algo)) != TC_OK) {

@@ -105,6 +105,25 @@ static void test_comm_algo_hint(void **state)
     assert_int_equal(tc_broadcast(comm, x, 4, TC_FLOAT64, 0, NULL, NULL), TC_OK);
     assert_int_equal(tc_all_gather(comm, x, y, 4, TC_FLOAT64, NULL, NULL), TC_OK);
     assert_int_equal(tc_comm_destroy(comm), TC_OK);
+    /* all_to_all has linear, all_to_all_v only pairwise: the communicator's linear leaves it
+     * alone (every all_to_all_v failed "no all_to_all_v algorithm named 'linear'") */
+    co.hints = "algo=linear";
+    assert_int_equal(tc_comm_create(&co, &comm), TC_OK);
+    size_t one = 4, zero = 0;
+    memset(y, 0, sizeof(y));
+    assert_int_equal(tc_all_to_all_v(comm, x, &one, &zero, y, &one, &zero, TC_FLOAT64, NULL, NULL),
+                     TC_OK);
+    assert_memory_equal(x, y, sizeof(x));
+    tc_op_opts_t oo = TC_OP_OPTS_INIT;
+    oo.hints = "algo=pairwise";
+    assert_int_equal(tc_all_to_all_v(comm, x, &one, &zero, y, &one, &zero, TC_FLOAT64, &oo, NULL),
+                     TC_OK);
+    oo.hints = "algo=linear";
+    expect(tc_all_to_all_v(comm, x, &one, &zero, y, &one, &zero, TC_FLOAT64, &oo, NULL),
+           TC_ERR_NOT_FOUND,
+           "all_to_all_v #3 on comm 'world': no all_to_all_v algorithm named "
+           "'linear'; valid names: pairwise");
+    assert_int_equal(tc_comm_destroy(comm), TC_OK);
     co.hints = "algo=bogus";
     expect(tc_comm_create(&co, &comm), TC_ERR_INVALID_ARG,
            "hint algo=bogus: no collective has an algorithm of that name (known: ");

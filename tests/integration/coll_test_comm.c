@@ -402,7 +402,8 @@ void bad_arguments(tc_comm_t *comm)
 
 /* TC_CHECK=1: the last rank calls all_reduce with a different count, then a
  * broadcast with a different root: every rank gets TC_ERR_MISMATCH naming it;
- * the communicator then still works. */
+ * then rank 0's all_to_all_v sends the last rank more than it expects: every
+ * rank gets TC_ERR_MISMATCH; the communicator then still works. */
 void mismatch(tc_comm_t *comm)
 {
     const char *env = getenv("TC_CHECK");
@@ -424,6 +425,22 @@ void mismatch(tc_comm_t *comm)
     if (st != TC_ERR_MISMATCH || !strstr(tc_last_error(), name))
         FAIL("TC_CHECK broadcast root mismatch: %s (%s); want TC_ERR_MISMATCH naming %s",
              tc_status_string(st), tc_last_error(), name);
+    /* all_to_all_v: rank 0 sends the last rank 3 elements, which expects 2 from it (no TC_CHECK
+     * error before: the ranks failed in the transport, or timed out) */
+    size_t sc[8], rc[8], sd[8], rd[8];
+    for (int q = 0; q < nranks && nranks <= 8; q++) {
+        sc[q] = rc[q] = 1;
+        sd[q] = rd[q] = (size_t)q;
+    }
+    if (nranks <= 8) {
+        if (rank == 0)
+            sc[nranks - 1] = 2;
+        st = tc_all_to_all_v(comm, a, sc, sd, b, rc, rd, TC_INT32, &o, NULL);
+        checks++;
+        if (st != TC_ERR_MISMATCH || !strstr(tc_last_error(), "counts disagree"))
+            FAIL("TC_CHECK all_to_all_v pair mismatch: %s (%s); want TC_ERR_MISMATCH",
+                 tc_status_string(st), tc_last_error());
+    }
     st = tc_all_reduce(comm, a, b, 16, TC_INT32, TC_SUM, &o, NULL);
     if (st != TC_OK)
         status_fail("all_reduce after the mismatches", st, tc_last_error());

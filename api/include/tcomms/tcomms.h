@@ -157,6 +157,9 @@ typedef struct tc_op_opts {
  * - Counts are in elements; `count == 0` is allowed and moves nothing (but
  *   still synchronises like the operation would).
  * - In place: see each collective.
+ * - `opts->hints` "algo=NAME" picks a collective's algorithm (docs/algorithms): a name the
+ *   collective does not have is TC_ERR_NOT_FOUND listing those it has; one that does not
+ *   apply here (the rank count, the v-form) TC_ERR_UNSUPPORTED saying why.
  */
 
 /** @brief Undefined colour for tc_comm_split(): this rank joins no new communicator. */
