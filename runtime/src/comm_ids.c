@@ -187,8 +187,8 @@ tc_status_t tc_rt_ids_take(tc_rt_world_t *world, int64_t id)
                             TC_RT_COMM_ID_MAX);
     if (tc_idset_take(&world->comm_ids, (uint32_t)id) != TC_OK)
         return tc_error_set(TC_ERR_INVALID_STATE,
-                            "communicator id %lld is reserved here by a creation on another "
-                            "thread",
+                            "communicator id %lld is taken here by a communicator made meanwhile "
+                            "(two shrinks at once on two threads?)",
                             (long long)id);
     return TC_OK;
 }

@@ -105,7 +105,10 @@ typedef struct tc_op_opts {
  *   blocking or asynchronous. Communicators are created collectively (create,
  *   split, dup, shrink) over their parent; threads may create them from
  *   different parents at the same time (each new communicator gets an id no
- *   other live one of its members has).
+ *   other live one of its members has), except two shrinks at once: each
+ *   takes the id its agreement found free when it began, and two at once may
+ *   find the same one, so one fails with TC_ERR_INVALID_STATE on some ranks
+ *   (shrink from one thread at a time).
  * - The calls that start operations on one communicator (collectives,
  *   send/recv, tc_batch_end(), tc_work_start(), split, dup) come from one
  *   thread at a time: ranks match operations in issue order. A call made
