@@ -172,14 +172,16 @@ static tc_status_t shrink_setup(tc_rt_comm_t *comm, const tc_rt_agree_graph_t *g
     return TC_OK;
 }
 
-/* A rank whose verdict named this one failed, and that this agreement left out, lives and
- * shrinks without this rank: this rank was cut off (stopped, or its links down), and the
- * communicator it would make is not the others'. */
-static tc_status_t shrink_accused(const tc_rt_comm_t *comm, const tc_rt_agree_t *a)
+/* This agreement kept at most half the ranks (@p n), and left out a rank whose verdict named this
+ * one failed: that rank lived after this one went quiet, so this rank was cut off (stopped, or
+ * its links down) and the others shrink without it; the communicator it would make is not
+ * theirs. (An accusation alone is not enough: the others may have heard this rank and rejected
+ * it, and its author died since; then this rank stays with the majority.) */
+static tc_status_t shrink_accused(const tc_rt_comm_t *comm, const tc_rt_agree_t *a, int n)
 {
     int accuser = __atomic_load_n(&comm->world->accuser1, __ATOMIC_RELAXED) - 1;
     int q = accuser >= 0 ? tc_rt_comm_rank_of(comm, accuser) : -1;
-    if (q < 0 || !tc_rt_agree_failed(a, q))
+    if (q < 0 || 2 * n > comm->size || !tc_rt_agree_failed(a, q))
         return TC_OK;
     return tc_error_set(TC_ERR_PEER_FAILED,
                         "rank %d's verdict counts this rank (%d) as failed, and rank %d is left "
@@ -225,7 +227,7 @@ tc_status_t tc_rt_comm_shrink(tc_rt_comm_t *comm, const tc_rt_comm_params_t *par
                           "shrunk communicator",
                           comm->rank);
     if (st == TC_OK)
-        st = shrink_accused(comm, &a);
+        st = shrink_accused(comm, &a, n);
     if (st == TC_OK) { /* above every id used here when the agreement began */
         tc_rt_world_lock(world);
         st = tc_rt_ids_take(world, a.next_id);
