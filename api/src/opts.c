@@ -8,9 +8,8 @@
 tc_status_t tc_api_op_hints(const char *text, const char *fn, tc_hints_t *hints, const char *accept)
 {
     tc_hints_t none;
+    tc_hints_init(&none);
     tc_hints_t *h = hints ? hints : &none;
-    if (!hints)
-        tc_hints_init(&none);
     tc_status_t st = tc_hints_parse(h, text);
     if (st != TC_OK)
         tc_error_prefix("%s: opts->hints: ", fn);
@@ -20,7 +19,6 @@ tc_status_t tc_api_op_hints(const char *text, const char *fn, tc_hints_t *hints,
                               h->keys[i],
                               accept ? "this call takes only " : "this call takes no hints",
                               accept ? accept : "", accept ? "=..." : "");
-    if (!hints)
-        tc_hints_free(&none);
+    tc_hints_free(&none);
     return st;
 }
