@@ -329,8 +329,8 @@ tc_status_t tc_rt_comm_split(tc_rt_comm_t *parent, int color, int key,
             me = i;
     }
     free(members);
-    char name[64];
-    snprintf(name, sizeof(name), "%.40s.%u", parent->name, k);
+    char name[64]; /* one child per color: the color tells them apart */
+    snprintf(name, sizeof(name), "%.40s.%u.%d", parent->name, k, color);
     tc_rt_comm_t *child = NULL;
     st = wranks ? tc_rt_comm_make(parent, params, name, wranks, n, me, id, &child)
                 : tc_error_set(TC_ERR_NO_MEMORY, "%d ranks", n);

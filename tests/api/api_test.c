@@ -371,7 +371,7 @@ static void test_every_call_alone(void **state)
     char want[96];
     assert_int_equal(tc_comm_name(comm, &pname), TC_OK);
     assert_int_equal(tc_comm_name(c2, &name), TC_OK);
-    snprintf(want, sizeof(want), "%s.1", pname);
+    snprintf(want, sizeof(want), "%s.1.7", pname); /* its color */
     assert_string_equal(name, want);
     assert_int_equal(tc_comm_name(c3, &name), TC_OK);
     snprintf(want, sizeof(want), "%s.3", pname);

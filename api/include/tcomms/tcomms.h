@@ -344,9 +344,10 @@ tc_status_t tc_comm_info(const tc_comm_t *comm, tc_comm_info_t *info);
  *        ordered by @p key, then by their rank in @p comm.
  *
  * Collective over @p comm. A rank passing ::TC_SPLIT_NONE gets NULL.
- * Without a name in @p opts the new communicator is called "<parent's name>.<k>", where k
- * counts the splits, split_ranks and dups of the parent (1 for the first): the same name on
- * every rank, a different one for each child (tc_comm_split_ranks() and tc_comm_dup() too).
+ * Without a name in @p opts the new communicator is called "<parent's name>.<k>.<color>", where
+ * k counts the splits, split_ranks and dups of the parent (1 for the first): the same name on
+ * every rank, a different one for each child (tc_comm_split_ranks() and tc_comm_dup(): with
+ * no color, "<parent's name>.<k>").
  * @param opts name, hints and timeout of the new communicator (bootstrap and
  *        device are inherited), or NULL.
  * @param comm the communicator.
