@@ -159,6 +159,25 @@ class ProcessGroupTcomms(_C10dBackend):
     def supports_coalescing(self):
         return True
 
+    # What torch asks of a backend and tcomms' backend does not offer (splitting is
+    # new_group's job here): said plainly, because the base class's getters call back into
+    # these names and recursed without end (split_group raised RecursionError).
+    @property
+    def supports_splitting(self):
+        return False
+
+    @property
+    def supports_shrinking(self):
+        return False
+
+    @property
+    def supports_reconfigure(self):
+        return False
+
+    @property
+    def supports_window(self):
+        return False
+
     def comm(self):
         """The tcomms communicator underneath (tcomms.Comm)."""
         return self._comm

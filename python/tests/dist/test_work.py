@@ -168,6 +168,19 @@ def test_subgroup_errors_name_torch_ranks(rank, size, gloo):
     dist.barrier(group=gloo)
 
 
+def test_what_the_backend_does_not_offer(rank, size, gloo):
+    """torch's split_group is refused as torch refuses it for any backend that cannot split
+    (it raised RecursionError: torch's getters call back into the subclass's names)."""
+    b = backend_of()
+    for name in ("supports_splitting", "supports_shrinking", "supports_reconfigure",
+                 "supports_window"):
+        assert getattr(b, name) is False, name
+    if hasattr(dist, "split_group"):
+        with pytest.raises(RuntimeError, match="does not support splitting"):
+            dist.split_group(split_ranks=[list(range(size))])
+    dist.barrier(group=gloo)
+
+
 def test_groups_named_apart(rank, size, gloo):
     """Each torch group's communicator is named after the group (all were "torch": their
     flight-recorder dumps overwrote one another, tc_fr.torch.<rank>.json)."""
