@@ -101,8 +101,8 @@ static inline int tc_api_opts_have_hints(const tc_op_opts_t *opts)
 }
 
 /* opts.c: parse @p text into @p hints (NULL: parsed, checked and dropped) and refuse every key
- * but @p accept (NULL: every key); TC_ERR_CONFIG for bad syntax, TC_ERR_INVALID_ARG naming an
- * unknown key. */
+ * but @p accept (NULL: the call takes no hints, every key is refused); TC_ERR_CONFIG for bad
+ * syntax, TC_ERR_INVALID_ARG naming an unknown key. */
 TC_MUST_USE tc_status_t tc_api_op_hints(const char *text, const char *fn, tc_hints_t *hints,
                                         const char *accept);
 

@@ -1,7 +1,8 @@
 """The torchcomms-shaped communicator over tcomms' C API.
 
 Every operation takes ``async_op``, ``timeout`` (seconds or a timedelta; None:
-the communicator's) and ``hints`` (a dict or "k=v,..."), and returns a
+the communicator's) and ``hints`` (a dict or "k=v,...": ``algo`` for a
+collective; sends, receives and batches take none), and returns a
 :class:`Work` (with ``async_op=False`` an already completed one). Tensors are
 used in place; see _buffers for non-contiguous ones.
 """

@@ -83,18 +83,21 @@ static tc_status_t kv_may_call(const tc_boot_kv_t *kv, const char *cb, const cha
     if (st == TC_OK && tc_deadline_passed(kv->deadline_ns))
         st = tc_error_set(TC_ERR_TIMEOUT,
                           "bootstrap(store '%s', rank %d): the creation's deadline passed before "
-                          "%s (the store is slow)",
+                          "%s",
                           kv->prefix, kv->head.rank, what);
     return st;
+}
+
+static tc_status_t kv_set_now(tc_boot_kv_t *kv, const char *k, const void *val, size_t len)
+{
+    int rc = kv->p.set(kv->p.ctx, k, val, len);
+    return rc == TC_BOOT_KV_OK ? TC_OK : kv_failed(kv, "set", k, rc);
 }
 
 static tc_status_t kv_set(tc_boot_kv_t *kv, const char *k, const void *val, size_t len)
 {
     tc_status_t st = kv_may_call(kv, "set", k);
-    if (st != TC_OK)
-        return st;
-    int rc = kv->p.set(kv->p.ctx, k, val, len);
-    return rc == TC_BOOT_KV_OK ? TC_OK : kv_failed(kv, "set", k, rc);
+    return st == TC_OK ? kv_set_now(kv, k, val, len) : st;
 }
 
 static tc_status_t kv_put(tc_boot_t *boot, const char *key, const void *val, size_t len)
@@ -105,13 +108,16 @@ static tc_status_t kv_put(tc_boot_t *boot, const char *key, const void *val, siz
     return st == TC_OK ? kv_set(kv, k, val, len) : st;
 }
 
+static tc_status_t kv_add_now(tc_boot_kv_t *kv, const char *k, int64_t delta, int64_t *value_p)
+{
+    int rc = kv->p.add(kv->p.ctx, k, delta, value_p);
+    return rc == TC_BOOT_KV_OK ? TC_OK : kv_failed(kv, "add", k, rc);
+}
+
 static tc_status_t kv_add(tc_boot_kv_t *kv, const char *k, int64_t delta, int64_t *value_p)
 {
     tc_status_t st = kv_may_call(kv, "add", k);
-    if (st != TC_OK)
-        return st;
-    int rc = kv->p.add(kv->p.ctx, k, delta, value_p);
-    return rc == TC_BOOT_KV_OK ? TC_OK : kv_failed(kv, "add", k, rc);
+    return st == TC_OK ? kv_add_now(kv, k, delta, value_p) : st;
 }
 
 /* The timeout's detail: which ranks have not set their arrival key of fence @p g. */
@@ -150,11 +156,14 @@ static tc_status_t kv_fence(tc_boot_t *boot, uint64_t deadline_ns)
     char k[KV_KEY_MAX], done[KV_KEY_MAX];
     int64_t arrived;
     tc_status_t st;
+    /* arrival key, count and (the last to arrive) done key go together, checked once before:
+     * an abort between them left the others a rank counted and never named, or a fence no one
+     * ends */
     if ((st = kv_key(kv, k, "fence%d/arrived/%d", g, boot->rank)) != TC_OK ||
-        (st = kv_set(kv, k, "1", 1)) != TC_OK ||
+        (st = kv_may_call(kv, "set", k)) != TC_OK || (st = kv_set_now(kv, k, "1", 1)) != TC_OK ||
         (st = kv_key(kv, k, "fence%d/count", g)) != TC_OK ||
         (st = kv_key(kv, done, "fence%d/done", g)) != TC_OK ||
-        (st = kv_add(kv, k, 1, &arrived)) != TC_OK)
+        (st = kv_add_now(kv, k, 1, &arrived)) != TC_OK)
         return st;
     if (arrived < 1 || arrived > boot->size) /* the fence would pass early, or never */
         return tc_error_set(TC_ERR_BOOTSTRAP,
@@ -162,7 +171,7 @@ static tc_status_t kv_fence(tc_boot_t *boot, uint64_t deadline_ns)
                             "%" PRId64 ", not a count of 1 to %d ranks (another creation uses "
                             "this prefix, or the store's add is broken)",
                             kv->prefix, boot->rank, k, arrived, boot->size);
-    if (arrived == boot->size && (st = kv_set(kv, done, "1", 1)) != TC_OK)
+    if (arrived == boot->size && (st = kv_set_now(kv, done, "1", 1)) != TC_OK)
         return st;
     for (;;) {
         int left = tc_deadline_left_ms(deadline_ns);
@@ -177,8 +186,8 @@ static tc_status_t kv_fence(tc_boot_t *boot, uint64_t deadline_ns)
         if ((st = tc_boot_creation_aborted(what)) != TC_OK)
             return st;
         if (tc_deadline_passed(deadline_ns)) { /* the count read past the deadline, to say it */
-            if ((rc = kv->p.add(kv->p.ctx, k, 0, &arrived)) != TC_BOOT_KV_OK)
-                return kv_failed(kv, "add", k, rc);
+            if ((st = kv_add_now(kv, k, 0, &arrived)) != TC_OK)
+                return st;
             return kv_fence_timeout(kv, g, arrived, done);
         }
     }

@@ -20,6 +20,7 @@
  * after the agreement, and the others may revoke the new communicator at once). A revoke
  * names its communicator by (revoker, id): the revoker never reuses a revoked id. */
 #include <stdlib.h>
+#include <string.h>
 
 #include "comms.h"
 #include "progress.h"
@@ -28,12 +29,22 @@
 
 #define IDS_NONE (TC_RT_COMM_ID_MAX + 1) /* a member with no free id proposes this */
 #define IDS_ROUNDS 64
-#define IDS_EARLY_MAX 4096 /* revokes kept for communicators to come; beyond, the id is spoilt */
+#define IDS_EARLY_MAX 4096 /* revokes kept for communicators to come; beyond, the oldest go */
 
 struct tc_rt_early_revoke {
     uint32_t id;
     int by; /* world rank */
 };
+
+/* Reserve @p id here (lock held): TC_OK, or an error (not set) when it is not free. Every id
+ * ever reserved is below comm_id_high: an id at or above it was never used here. */
+static tc_status_t ids_reserve(tc_rt_world_t *world, uint32_t id)
+{
+    tc_status_t st = tc_idset_take(&world->comm_ids, id);
+    if (st == TC_OK && id >= world->comm_id_high)
+        world->comm_id_high = id + 1;
+    return st;
+}
 
 tc_status_t tc_rt_ids_init(tc_rt_world_t *world)
 {
@@ -58,7 +69,7 @@ int64_t tc_rt_ids_propose(tc_rt_world_t *world)
 {
     uint32_t id = IDS_NONE;
     tc_rt_world_lock(world);
-    if (!tc_idset_first(&world->comm_ids, 0, &id) || tc_idset_take(&world->comm_ids, id) != TC_OK)
+    if (!tc_idset_first(&world->comm_ids, 0, &id) || ids_reserve(world, id) != TC_OK)
         id = IDS_NONE;
     tc_rt_world_unlock(world);
     return id;
@@ -79,7 +90,7 @@ static int ids_take(tc_rt_world_t *world, int64_t id)
     if (id <= 0 || id > TC_RT_COMM_ID_MAX)
         return 0;
     tc_rt_world_lock(world);
-    int ok = tc_idset_take(&world->comm_ids, (uint32_t)id) == TC_OK;
+    int ok = ids_reserve(world, (uint32_t)id) == TC_OK;
     tc_rt_world_unlock(world);
     if (!ok)
         tc_error_clear();
@@ -185,10 +196,10 @@ tc_status_t tc_rt_ids_take(tc_rt_world_t *world, int64_t id)
     if (id <= 0 || id > TC_RT_COMM_ID_MAX)
         return tc_error_set(TC_ERR_NO_RESOURCE, "every communicator id is in use (%u in all)",
                             TC_RT_COMM_ID_MAX);
-    if (tc_idset_take(&world->comm_ids, (uint32_t)id) != TC_OK)
+    if (ids_reserve(world, (uint32_t)id) != TC_OK)
         return tc_error_set(TC_ERR_INVALID_STATE,
                             "communicator id %lld is taken here by a communicator made meanwhile "
-                            "(two shrinks at once on two threads?)",
+                            "(a split, dup or shrink on another thread while this shrink ran?)",
                             (long long)id);
     return TC_OK;
 }
@@ -215,13 +226,21 @@ int tc_rt_ids_spoilt(const tc_rt_world_t *world, uint32_t id)
     return tc_idset_has(&world->comm_spoilt, id);
 }
 
-/* Keep the revoke for a communicator still to come: 1, or 0 when there is no room. */
+/* Keep the revoke for a communicator still to come: 1, or 0 when out of memory. Full, the
+ * oldest record goes (a notice for a communicator this rank is not in stays here until then). */
 static int ids_keep_early(tc_rt_world_t *world, uint32_t id, int by)
 {
+    for (int i = 0; i < world->nearly_revokes; i++)
+        if (world->early_revokes[i].id == id && world->early_revokes[i].by == by)
+            return 1; /* a second notice of one revoke */
+    if (world->nearly_revokes == IDS_EARLY_MAX) {
+        memmove(world->early_revokes, world->early_revokes + 1,
+                (size_t)(IDS_EARLY_MAX - 1) * sizeof(*world->early_revokes));
+        world->nearly_revokes--;
+    }
     if (world->nearly_revokes == world->early_revokes_cap) {
         int cap = world->early_revokes_cap ? 2 * world->early_revokes_cap : 4;
-        struct tc_rt_early_revoke *e =
-            cap <= IDS_EARLY_MAX ? realloc(world->early_revokes, (size_t)cap * sizeof(*e)) : NULL;
+        struct tc_rt_early_revoke *e = realloc(world->early_revokes, (size_t)cap * sizeof(*e));
         if (!e)
             return 0;
         world->early_revokes = e;
@@ -235,26 +254,30 @@ void tc_rt_ids_revoked(tc_rt_world_t *world, uint32_t id, int by)
 {
     if (id == 0 || id > TC_RT_COMM_ID_MAX || tc_rt_ids_spoilt(world, id))
         return;
-    int never_used = id >= tc_rt_ids_fresh(world), reserved = !tc_idset_has(&world->comm_ids, id);
+    int never_used = id >= world->comm_id_high, reserved = !tc_idset_has(&world->comm_ids, id);
     if ((never_used || reserved) && ids_keep_early(world, id, by))
         return;
     if (reserved || tc_idset_take(&world->comm_ids, id) != TC_OK) {
-        tc_error_clear(); /* reserved, and no room to keep it: its creation decides */
+        tc_error_clear(); /* reserved, and out of memory to keep it: its creation decides */
         return;
     }
-    if (tc_idset_give(&world->comm_spoilt, id) != TC_OK)
+    if (tc_idset_give(&world->comm_spoilt, id) != TC_OK) /* retired here: never again */
         tc_error_clear();
 }
 
 int tc_rt_ids_revoked_early(tc_rt_comm_t *comm)
 {
+    /* every record of this id goes: one by a member names this communicator, and no later
+     * one can match another (a revoker never reuses a revoked id) */
     tc_rt_world_t *world = comm->world;
+    int by = -1, kept = 0;
     for (int i = 0; i < world->nearly_revokes; i++) {
         struct tc_rt_early_revoke e = world->early_revokes[i];
-        if (e.id != comm->comm_id || tc_rt_comm_rank_of(comm, e.by) < 0)
-            continue;
-        world->early_revokes[i] = world->early_revokes[--world->nearly_revokes];
-        return e.by;
+        if (e.id != comm->comm_id)
+            world->early_revokes[kept++] = e;
+        else if (by < 0 && tc_rt_comm_rank_of(comm, e.by) >= 0)
+            by = e.by;
     }
-    return -1;
+    world->nearly_revokes = kept;
+    return by;
 }

@@ -172,22 +172,22 @@ static tc_status_t shrink_setup(tc_rt_comm_t *comm, const tc_rt_agree_graph_t *g
     return TC_OK;
 }
 
-/* This agreement kept at most half the ranks (@p n), and left out a rank whose verdict named this
- * one failed: that rank lived after this one went quiet, so this rank was cut off (stopped, or
- * its links down) and the others shrink without it; the communicator it would make is not
- * theirs. (An accusation alone is not enough: the others may have heard this rank and rejected
- * it, and its author died since; then this rank stays with the majority.) */
+/* This rank decided alone (@p n == 1 of more), leaving out a rank whose verdict named this one
+ * failed: that rank lived after this one went quiet, so this rank was cut off (stopped, or its
+ * links down) and the others shrink without it. Only alone: an agreement of several ranks is
+ * theirs too, and one member backing out of it would leave the others a member that never
+ * comes (an old accusation the others rejected, whose author died since, must not do that). */
 static tc_status_t shrink_accused(const tc_rt_comm_t *comm, const tc_rt_agree_t *a, int n)
 {
     int accuser = __atomic_load_n(&comm->world->accuser1, __ATOMIC_RELAXED) - 1;
     int q = accuser >= 0 ? tc_rt_comm_rank_of(comm, accuser) : -1;
-    if (q < 0 || 2 * n > comm->size || !tc_rt_agree_failed(a, q))
+    if (q < 0 || n != 1 || comm->size < 2 || !tc_rt_agree_failed(a, q))
         return TC_OK;
     return tc_error_set(TC_ERR_PEER_FAILED,
-                        "rank %d's verdict counts this rank (%d) as failed, and rank %d is left "
-                        "out here: this rank was cut off from the others and is not in their "
-                        "shrunk communicator",
-                        q, comm->rank, q);
+                        "this rank (%d) is the only one left here, and rank %d, left out, counted "
+                        "it as failed: this rank was cut off from the others, who shrink without "
+                        "it",
+                        comm->rank, q);
 }
 
 tc_status_t tc_rt_comm_shrink(tc_rt_comm_t *comm, const tc_rt_comm_params_t *params,

@@ -268,8 +268,9 @@ static tc_status_t coll_issue(tc_rt_comm_t *comm, const tc_rt_coll_t *call, int 
     w->checking = comm->check && comm->size > 1;
     w->timeout_ms = call->timeout_ms > 0 ? call->timeout_ms : comm->timeout_ms;
     const char *algo = call->hints ? tc_hints_get(call->hints, "algo") : NULL;
-    if (!algo && !call->sendcounts) /* the communicator's, where this collective has an
-                                       algorithm of that name (all_to_all_v has one of its own) */
+    /* the communicator's, where this collective has an algorithm of that name; not for the
+     * v-forms, which have fewer (all_to_all_v its own, all_gather_v no bruck) */
+    if (!algo && !call->sendcounts && !call->counts)
         algo = tc_rt_comm_algo(comm, call->coll);
     if ((st = work_copy_arrays(w, call, comm->size)) != TC_OK ||
         (st = tc_rt_plan_get(comm, w, algo)) != TC_OK) {

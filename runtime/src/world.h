@@ -56,6 +56,7 @@ typedef struct tc_rt_failed tc_rt_failed_t;
 /* At most this many backends serve one world (self, shm, tcp, ib, ...). */
 #define TC_RT_BACKENDS_MAX 8
 #define TC_RT_HOST_MAX 64 /* a host name as ranks publish it, its NUL included */
+_Static_assert(sizeof(((tc_boot_t *)0)->host) == TC_RT_HOST_MAX, "a host name fits the record");
 
 /* One backend the world opened: its context and how many peers it reaches. */
 typedef struct tc_rt_backend {
@@ -172,6 +173,7 @@ struct tc_rt_world {
     /* ---- communicators and work (comm.c, work.c) ---- */
     tc_idset_t comm_ids;    /* communicator ids free here (comm_ids.c) */
     tc_idset_t comm_spoilt; /* ids whose messages may still arrive: never reused */
+    uint32_t comm_id_high;  /* above every id ever reserved here (comm_ids.c) */
     uint64_t comm_rng;      /* jitter of the id agreement's later rounds */
     struct tc_rt_early_revoke *early_revokes; /* revokes before their communicator was here */
     int nearly_revokes, early_revokes_cap;

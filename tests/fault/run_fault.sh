@@ -318,7 +318,7 @@ for spec in "3 1" "4 3" "4 0"; do
     set -- $spec
     dir=$log/stop-resume.$1.$2
     mkdir -p "$dir"
-    timeout -k 5 90 "$tcrun" --keep-going --timeout 60 -n "$1" "$sr" "$2" >"$dir/out" 2>&1
+    timeout -k 5 90 "$tcrun" --keep-going --timeout 60 -n "$1" "$sr" "$2" "$dir" >"$dir/out" 2>&1
     if [ "$(grep -c 'stop_resume: OK' "$dir/out")" -eq "$1" ]; then
         pass=$((pass + 1))
     else

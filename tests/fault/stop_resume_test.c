@@ -4,11 +4,11 @@
  * communicator of itself alone while the others hold theirs without it. Run under tcrun
  * --keep-going by run_fault.sh:
  *
- *   stop_resume_test VICTIM
+ *   stop_resume_test VICTIM DIR
  *
  * Rank VICTIM stops itself (SIGSTOP) before an all-reduce; the others find it by heartbeat,
- * fail the all-reduce, and rank (VICTIM + 1) % n wakes it (SIGCONT) before every rank
- * shrinks (2 s after it saw the failure, so that every other rank saw it too). The others must get
+ * fail the all-reduce and each leave an empty file in DIR, and rank (VICTIM + 1) % n wakes it
+ * (SIGCONT) once all of them did, before every rank shrinks. The others must get
  * a communicator of n - 1 ranks whose all-reduce is right; the victim TC_ERR_PEER_FAILED. Each
  * prints "stop_resume: OK ..." or "stop_resume: FAIL ...".
  */
@@ -21,6 +21,33 @@
 
 #include "tcomms/tcomms.h"
 
+/* A survivor says it saw the failure: an empty file DIR/seen.RANK. */
+static void mark(const char *dir, int rank)
+{
+    char path[512];
+    snprintf(path, sizeof(path), "%s/seen.%d", dir, rank);
+    FILE *f = fopen(path, "w");
+    if (f)
+        fclose(f);
+}
+
+/* Every rank but the victim has marked, within 30 s. */
+static int all_marked(const char *dir, int n, int victim)
+{
+    for (int tries = 0; tries < 3000; tries++) {
+        int seen = 0;
+        for (int q = 0; q < n; q++) {
+            char path[512];
+            snprintf(path, sizeof(path), "%s/seen.%d", dir, q);
+            seen += q != victim && access(path, F_OK) == 0;
+        }
+        if (seen == n - 1)
+            return 1;
+        usleep(10000);
+    }
+    return 0;
+}
+
 static int fail(int rank, const char *what, tc_status_t st)
 {
     printf("stop_resume: FAIL rank %d: %s: %s %s\n", rank, what, tc_status_string(st),
@@ -30,8 +57,8 @@ static int fail(int rank, const char *what, tc_status_t st)
 
 int main(int argc, char **argv)
 {
-    if (argc != 2) {
-        fprintf(stderr, "usage: stop_resume_test VICTIM\n");
+    if (argc != 3) {
+        fprintf(stderr, "usage: stop_resume_test VICTIM DIR\n");
         return 2;
     }
     int victim = atoi(argv[1]), rank, n;
@@ -52,8 +79,11 @@ int main(int argc, char **argv)
     st = tc_all_reduce(comm, &x, &sum, 1, TC_INT64, TC_SUM, NULL, NULL);
     if (rank != victim && st != TC_ERR_PEER_FAILED)
         return fail(rank, "the all-reduce with the stopped rank", st);
+    if (rank != victim)
+        mark(argv[2], rank);
     if (rank == (victim + 1) % n) { /* once every other rank has seen the failure too */
-        sleep(2);
+        if (!all_marked(argv[2], n, victim))
+            return fail(rank, "waiting 30 s for the others to see the failure", TC_OK);
         kill(pids[victim], SIGCONT);
     }
     st = tc_comm_shrink(comm, NULL, &shrunk);

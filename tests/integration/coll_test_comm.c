@@ -425,7 +425,7 @@ void mismatch(tc_comm_t *comm)
     if (st != TC_ERR_MISMATCH || !strstr(tc_last_error(), name))
         FAIL("TC_CHECK broadcast root mismatch: %s (%s); want TC_ERR_MISMATCH naming %s",
              tc_status_string(st), tc_last_error(), name);
-    /* all_to_all_v: rank 0 sends the last rank 3 elements, which expects 2 from it (no TC_CHECK
+    /* all_to_all_v: rank 0 sends the last rank 2 elements, which expects 1 from it (no TC_CHECK
      * error before: the ranks failed in the transport, or timed out) */
     size_t sc[8], rc[8], sd[8], rd[8];
     for (int q = 0; q < nranks && nranks <= 8; q++) {

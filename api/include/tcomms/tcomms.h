@@ -105,10 +105,11 @@ typedef struct tc_op_opts {
  *   blocking or asynchronous. Communicators are created collectively (create,
  *   split, dup, shrink) over their parent; threads may create them from
  *   different parents at the same time (each new communicator gets an id no
- *   other live one of its members has), except two shrinks at once: each
- *   takes the id its agreement found free when it began, and two at once may
- *   find the same one, so one fails with TC_ERR_INVALID_STATE on some ranks
- *   (shrink from one thread at a time).
+ *   other live one of its members has), except during a shrink: it takes the
+ *   id its agreement found free when it began, and a split, dup or shrink on
+ *   another thread meanwhile may take that id first; the shrink then fails
+ *   with TC_ERR_INVALID_STATE on the ranks where it came second (no other
+ *   creation while a shrink runs).
  * - The calls that start operations on one communicator (collectives,
  *   send/recv, tc_batch_end(), tc_work_start(), split, dup) come from one
  *   thread at a time: ranks match operations in issue order. A call made
@@ -190,8 +191,8 @@ typedef struct tc_comm_info {
  * abortable from another thread or a signal handler with
  * tc_comm_create_abort().
  * @param opts options, or NULL for the defaults. Its hint algo=NAME applies to the collectives
- *        that have an algorithm of that name (a name none has: TC_ERR_INVALID_ARG); the others
- *        choose as usual.
+ *        that have an algorithm of that name, not to their v-forms (a name none has:
+ *        TC_ERR_INVALID_ARG); the others choose as usual.
  * @param comm_p receives the communicator on success.
  * @return TC_OK; TC_ERR_TIMEOUT when some rank did not join in time (the
  *         detail names the ranks missing, when the launcher can tell);

@@ -42,9 +42,10 @@ typedef struct tc_win tc_win_t;
  * - Between one origin and one target on one window, a signal (the one of a
  *   put_signal, or a tc_win_signal()) is applied only after the data of every
  *   put the origin issued on that window to that target before it is in the
- *   target's window: a target that sees the signal value sees the data. Puts without a signal to
- * one target are not ordered among themselves (overlapping puts in flight together give an
- * undefined result); gets are not ordered against puts in flight.
+ *   target's window: a target that sees the signal value sees the data. Puts
+ *   without a signal to one target are not ordered among themselves
+ *   (overlapping puts in flight together give an undefined result); gets are
+ *   not ordered against puts in flight.
  * - Signals are atomic: concurrent ADDs from any number of ranks all count.
  * - Nothing is ordered between different targets, between different windows
  *   (to signal on one window after puts on another, flush the other first:
