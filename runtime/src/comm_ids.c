@@ -185,10 +185,13 @@ tc_status_t tc_rt_ids_settle(tc_rt_comm_t *parent, int member, int64_t held, int
 
 uint32_t tc_rt_ids_fresh(const tc_rt_world_t *world)
 {
+    /* never used here, not only free: a retired id merges back into the free tail, and a late
+     * revoke of it spoils it (tc_rt_ids_revoked), where one of a never used id waits for it */
     const tc_idset_t *s = &world->comm_ids;
-    if (s->n && s->r[s->n - 1].hi == TC_RT_COMM_ID_MAX)
-        return s->r[s->n - 1].lo;
-    return IDS_NONE;
+    if (!s->n || s->r[s->n - 1].hi != TC_RT_COMM_ID_MAX)
+        return IDS_NONE;
+    uint32_t lo = s->r[s->n - 1].lo;
+    return lo > world->comm_id_high ? lo : world->comm_id_high; /* IDS_NONE once MAX was used */
 }
 
 tc_status_t tc_rt_ids_take(tc_rt_world_t *world, int64_t id)

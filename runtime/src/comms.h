@@ -186,7 +186,7 @@ void tc_rt_ids_release(tc_rt_world_t *world, int64_t id);
  * @p uniform: every member of every new communicator proposed the same (no exchange). */
 TC_MUST_USE tc_status_t tc_rt_ids_settle(tc_rt_comm_t *parent, int member, int64_t held,
                                          int64_t cand, int uniform, int64_t *id_p);
-/* Lock held: the lowest id above every id used or reserved here (for shrink's agreement),
+/* Lock held: the lowest id above every id ever used or reserved here (for shrink's agreement),
  * reserving @p id for a new communicator, a destroyed communicator's id given back or
  * spoilt, whether lane messages of @p id are stale, a revoke for an id no communicator has. */
 uint32_t tc_rt_ids_fresh(const tc_rt_world_t *world);

@@ -39,6 +39,11 @@ int main(int argc, char **argv)
         return fail(-1, 0, "create", st);
     if ((st = tc_comm_rank(world, &rank)) != TC_OK || (st = tc_comm_size(world, &n)) != TC_OK)
         return fail(-1, 0, "rank", st);
+    /* a dup destroyed cleanly first: its id goes back to the free tail, and a shrink that took
+     * it would have it spoilt under it by a quicker rank's early revoke */
+    tc_comm_t *dup;
+    if ((st = tc_comm_dup(world, NULL, &dup)) != TC_OK || (st = tc_comm_destroy(dup)) != TC_OK)
+        return fail(rank, 0, "dup", st);
     comm = world;
     if (rank == 0)
         (void)tc_comm_revoke(comm);
