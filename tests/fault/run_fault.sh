@@ -309,23 +309,30 @@ done
 echo "$([ $fail -eq $f0 ] && echo PASS || echo FAIL)  create-missing: 5 trials, the missing rank named ($((SECONDS - start)) s)"
 fi # create-missing
 
+# every_ok NAME RANKS PROG ARGS...: a job whose every rank prints "<prog>: OK"
+every_ok() {
+    local name=$1 n=$2 prog=$3
+    shift 3
+    local dir=$log/$name word
+    word=$(basename "$prog" _test)
+    mkdir -p "$dir"
+    timeout -k 5 90 "$tcrun" --keep-going --timeout 60 -n "$n" "$prog" "$@" >"$dir/out" 2>&1
+    if [ "$(grep -c "$word: OK" "$dir/out")" -eq "$n" ]; then
+        pass=$((pass + 1))
+    else
+        echo "FAIL  $name:"
+        grep -v "$word: OK" "$dir/out" | sed 's/^/      /' | head -n 8
+        fail=$((fail + 1))
+    fi
+}
+
 if want stop-resume; then
 # A stopped rank the others shrank away, woken before it shrinks: its shrink fails as cut off
 # (it made a communicator of itself alone), the others' communicator is right.
-sr=$bin/tests/fault/stop_resume_test
 start=$SECONDS f0=$fail
 for spec in "3 1" "4 3" "4 0"; do
     set -- $spec
-    dir=$log/stop-resume.$1.$2
-    mkdir -p "$dir"
-    timeout -k 5 90 "$tcrun" --keep-going --timeout 60 -n "$1" "$sr" "$2" "$dir" >"$dir/out" 2>&1
-    if [ "$(grep -c 'stop_resume: OK' "$dir/out")" -eq "$1" ]; then
-        pass=$((pass + 1))
-    else
-        echo "FAIL  stop-resume $spec:"
-        sed 's/^/      /' "$dir/out" | head -n 8
-        fail=$((fail + 1))
-    fi
+    every_ok "stop-resume.$1.$2" "$1" "$bin/tests/fault/stop_resume_test" "$2" "$log/stop-resume.$1.$2"
 done
 echo "$([ $fail -eq $f0 ] && echo PASS || echo FAIL)  stop-resume: 3 trials ($((SECONDS - start)) s)"
 fi # stop-resume
@@ -333,19 +340,9 @@ fi # stop-resume
 if want revoke-chain; then
 # Every rank revokes a shrink's communicator the moment it has it, 10 rounds: a quicker rank's
 # revoke reached a slower one before its shrink made the communicator, and that shrink failed.
-rc=$bin/tests/fault/revoke_chain_test
 start=$SECONDS f0=$fail
 for t in 1 2 3; do
-    dir=$log/revoke-chain.$t
-    mkdir -p "$dir"
-    timeout -k 5 90 "$tcrun" --keep-going --timeout 60 -n 4 "$rc" 10 >"$dir/out" 2>&1
-    if [ "$(grep -c 'revoke_chain: OK' "$dir/out")" -eq 4 ]; then
-        pass=$((pass + 1))
-    else
-        echo "FAIL  revoke-chain trial $t:"
-        grep -v 'revoke_chain: OK' "$dir/out" | sed 's/^/      /' | head -n 8
-        fail=$((fail + 1))
-    fi
+    every_ok "revoke-chain.$t" 4 "$bin/tests/fault/revoke_chain_test" 10
 done
 echo "$([ $fail -eq $f0 ] && echo PASS || echo FAIL)  revoke-chain: 3 trials of 10 rounds ($((SECONDS - start)) s)"
 fi # revoke-chain
