@@ -323,17 +323,11 @@ static tc_status_t step_finish(tc_rt_work_t *w, uint32_t i)
                  s->peer, want);
         return step_fail(w, i, TC_ERR_MISMATCH, why);
     }
-    if (req->status != TC_OK) {
-        /* the detail is the endpoint's, never tc_last_error(): the request
-         * completed in progress, the thread's last error is unrelated */
-        tc_tp_ep_t *ep = tc_rt_world_ep_get(w->comm->world, s->wpeer);
-        if (ep && tc_tp_ep_error(ep)[0])
-            return step_fail(w, i, req->status, tc_tp_ep_error(ep));
-        snprintf(why, sizeof(why), "the transport ended the %s of %llu bytes with %s",
-                 s->kind == TC_STEP_SEND ? "send" : "receive", want,
-                 tc_status_string(req->status));
-        return step_fail(w, i, req->status, why);
-    }
+    if (req->status != TC_OK) /* never tc_last_error(): the request completed in progress */
+        return step_fail(w, i, req->status,
+                         tc_rt_world_req_why(w->comm->world, s->wpeer, s->peer,
+                                             s->kind != TC_STEP_SEND, (size_t)s->bytes, req->status,
+                                             why, sizeof(why)));
     snprintf(why, sizeof(why),
              "received %zu bytes from rank %d, expected %llu (the ranks passed "
              "different counts)",

@@ -57,7 +57,8 @@ static int one_result(tc_rt_work_t *w, tc_status_t st)
         w->failed_peer = wpeer; /* named by the failure path */
     }
     return one_error(w, st,
-                     ep && tc_tp_ep_error(ep)[0] ? tc_tp_ep_error(ep) : tc_status_string(st));
+                     tc_rt_world_req_why(w->comm->world, wpeer, o->peer, !o->send, o->cap, st, why,
+                                         sizeof(why)));
 }
 
 static int one_pass(tc_rt_work_t *w)

@@ -208,6 +208,12 @@ static inline tc_tp_ep_t *tc_rt_world_ep_get(const tc_rt_world_t *world, int pee
 }
 /* Close the endpoint to @p peer (it cannot take a request back). */
 void tc_rt_world_ep_drop(tc_rt_world_t *world, int peer);
+/* Why the transport ended a request to or from world rank @p wpeer (rank @p peer of the
+ * communicator; @p recv: a receive of @p bytes) with the error @p st, in @p buf: the
+ * endpoint's failure when it has one; a receive aborted although no one here cancelled it
+ * is a message its sender withdrew (transport.h). Returns @p buf. */
+const char *tc_rt_world_req_why(const tc_rt_world_t *world, int wpeer, int peer, int recv,
+                                size_t bytes, tc_status_t st, char *buf, size_t cap);
 /* Peers connected over the backend called @p name. */
 int tc_rt_world_peers_over(const tc_rt_world_t *world, const char *name);
 /* Open the backends and publish their addresses; close them (and every endpoint). */

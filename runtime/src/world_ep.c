@@ -265,6 +265,23 @@ void tc_rt_world_ep_drop(tc_rt_world_t *world, int peer)
         world->hooks.closing(world);
     tc_tp_ep_close(ep);
 }
+const char *tc_rt_world_req_why(const tc_rt_world_t *world, int wpeer, int peer, int recv,
+                                size_t bytes, tc_status_t st, char *buf, size_t cap)
+{
+    const tc_tp_ep_t *ep = tc_rt_world_ep_get(world, wpeer);
+    if (ep && tc_tp_ep_error(ep)[0])
+        snprintf(buf, cap, "%s", tc_tp_ep_error(ep));
+    else if (ep && recv && st == TC_ERR_ABORTED)
+        snprintf(buf, cap,
+                 "rank %d withdrew the message of %zu bytes it had begun to send (the "
+                 "operation was aborted or revoked on its side)",
+                 peer, bytes);
+    else
+        snprintf(buf, cap, "the transport ended the %s of %zu bytes with %s",
+                 recv ? "receive" : "send", bytes, tc_status_string(st));
+    return buf;
+}
+
 int tc_rt_world_peers_over(const tc_rt_world_t *world, const char *name)
 {
     for (int i = 0; i < world->nbackends; i++)

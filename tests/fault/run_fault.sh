@@ -7,7 +7,7 @@
 # tc_comm_create_abort() of a creation waiting for a rank that never joins;
 # a rank that exits before or dies inside tc_comm_create, named by the others; a stopped rank
 # the others shrank away that comes back (its shrink fails as cut off); revokes of a shrink's
-# communicator the moment it exists;
+# communicator the moment it exists; a send taken back by a local abort after it was announced;
 # deaths placed inside shrink's agreement (TC_FAULT_INJECT), on both its graphs;
 # a kill under srun -K0; a revoke and a kill under the torchrun environment; then no pair
 # segment of the trials left in /dev/shm once a next job started. Every run is bounded by tcrun's
@@ -346,6 +346,16 @@ for t in 1 2 3; do
 done
 echo "$([ $fail -eq $f0 ] && echo PASS || echo FAIL)  revoke-chain: 3 trials of 10 rounds ($((SECONDS - start)) s)"
 fi # revoke-chain
+
+if want withdraw; then
+# A local abort takes back a send its receiver was told of (over shared memory, only
+# announced: the receiver reads the sender's memory): the receive fails naming the sender, or
+# gets the bytes as sent; never what the sender wrote after its abort.
+start=$SECONDS f0=$fail
+every_ok "withdraw.shm" 2 "$bin/tests/fault/withdraw_test" 5
+TC_SHM=0 every_ok "withdraw.tcp" 2 "$bin/tests/fault/withdraw_test" 5
+echo "$([ $fail -eq $f0 ] && echo PASS || echo FAIL)  withdraw: shm and tcp, 5 rounds each ($((SECONDS - start)) s)"
+fi # withdraw
 
 if want example; then
 # The documentation's example: a training loop that loses a rank and goes on.

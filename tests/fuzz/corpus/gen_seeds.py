@@ -136,6 +136,9 @@ seed("shm_ring_fuzz", "pipelined_unexpected", bytes([0x40, 0, 0, 0, 0, 0, 0, 15]
      cell(T_FIRST, big[:256], tag=2, total=300) + cell(T_MORE, big[256:300], off=256))
 seed("shm_ring_fuzz", "rendezvous", bytes([0x08 | 0x01, 200, 0, 0, 0, 0, 0, 0]) +
      cell(T_RTS, tag=0, total=1000, addr=0x1000, cookie=3))
+# withdrawn by the peer: one matched on arrival (read, then found withdrawn), one unexpected (swept)
+seed("shm_ring_fuzz", "withdrawn", bytes([0x08 | 0x01 | 0x40, 200, 0, 0, 0, 0, 0, 0x10 | 1]) +
+     cell(T_RTS, tag=0, total=1000, addr=0x1000, cookie=3) + cell(T_RTS, tag=1, total=900, addr=0x2000, cookie=4))
 seed("shm_ring_fuzz", "target", bytes(8) + cell(T_PUT, bytes(range(32)), aux=1, off=64, cookie=4, flags=1) +
      cell(T_SIGNAL, aux=1, off=8, addr=5, cookie=5, flags=0) + cell(T_SIGNAL, aux=1, off=16, addr=7, cookie=6, flags=1) +
      cell(T_GET_REQ, aux=1, off=0, total=700, cookie=7))

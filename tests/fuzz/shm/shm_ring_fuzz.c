@@ -13,7 +13,9 @@
  *        (cookie 2 or 1) waits for its ack; bit 6: receives posted after the cells take the
  *        unexpected messages
  *   s[6]: with s[7] bit 7, a last tail is published, beyond the cells written by s[6] + 1
- *   s[7] bits 0-3: cells published per round - 1
+ *   s[7] bits 0-3: cells published per round - 1; bit 4: the peer withdrew the single-copy
+ *        messages it announces in the first 16 RTS cells (their cookies in its row of the
+ *        segment header, shm_layout.h), and the endpoint sweeps its unexpected ones each round
  * The peer may address the registered range of 4096 bytes with key 1.
  *
  * Properties, besides ASan's: the receive state stays within bounds; requests complete with a
@@ -89,7 +91,7 @@ static void check_state(const tc_shm_ep_t *ep)
     if (ep->rx.pos > ep->rx.seen || ep->rx.seen - ep->rx.pos > NCELLS)
         abort();
     for (const tc_shm_unexp_t *u = ep->uq_head; u != NULL; u = u->next)
-        if (u->total > TC_TP_SHM_MAX_MSG)
+        if (u->total > TC_TP_SHM_MAX_MSG || (u->withdrawn && !u->rts))
             abort();
 }
 
@@ -130,6 +132,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     static msg_t m[NMODEL];
     static uint64_t rx_lines[16], tx_lines[16];
+    static tc_shm_seg_hdr_t hdr; /* the peer's withdrawals are all the endpoint reads of it */
     uint8_t *pre_buf[NPRE] = {0}, *post_buf[NPOST] = {0};
     tc_tp_req_t pre[NPRE], post[NPOST], rma[2];
     unsigned char get_buf[300], put_buf[100];
@@ -167,6 +170,19 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     ep->cma_local = (data[0] & 0x08) != 0;
     ring_init(&ep->rx, rx_lines, rx_cells);
     ring_init(&ep->tx, tx_lines, tx_cells);
+    memset(&hdr, 0, sizeof(hdr));
+    ep->hdr = &hdr;
+    for (size_t at = 0, k = 0;
+         (data[7] & 0x10) && n - at >= TC_SHM_CELL_HDR && k < TC_SHM_WITHDRAW_SLOTS;) {
+        tc_shm_cell_hdr_t h;
+        memcpy(&h, s + at, sizeof(h));
+        if (h.type == TC_SHM_T_RTS) {
+            hdr.withdrawn[0][k++] = h.cookie;
+            hdr.withdraws[0]++;
+        }
+        size_t body = h.len < CELL ? (size_t)h.len : CELL; /* as the cells are written below */
+        at += TC_SHM_CELL_HDR + (body < n - at - TC_SHM_CELL_HDR ? body : n - at - TC_SHM_CELL_HDR);
+    }
 
     for (int i = 0; i < npre; i++) {
         size_t cap = 8u * data[1 + i];
@@ -219,6 +235,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         int last = n - pos < TC_SHM_CELL_HDR;
         __atomic_store_n(ep->rx.tail, prod, __ATOMIC_RELEASE);
         int got = tc_shm_ep_read(ctx, ep);
+        if ((data[7] & 0x10) && ep->state == TC_SHM_EP_UP)
+            tc_shm_withdraw_sweep(ctx, ep);
         check_state(ep);
         *ep->tx.head = *ep->tx.tail; /* the peer takes whatever the endpoint wrote */
         tc_shm_ep_flush(ctx, ep);

@@ -363,6 +363,8 @@ static int tc_shm_progress(tc_tp_ctx_t *super)
                 tc_shm_ep_read(ctx, ep) == 0 && ep->state == TC_SHM_EP_UP)
                 tc_shm_ep_fail(ctx, ep, TC_ERR_PEER_FAILED, "%s", tc_shm_ep_closed_why(ep));
         }
+        if (check && ep->state == TC_SHM_EP_UP)
+            tc_shm_withdraw_sweep(ctx, ep);
         if (check && ep->state != TC_SHM_EP_FAILED && tc_shm_peer_exited(ep)) {
             while (ep->state == TC_SHM_EP_UP && tc_shm_ep_read(ctx, ep) > 0)
                 ;

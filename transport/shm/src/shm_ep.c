@@ -1,5 +1,5 @@
 /* shm endpoints: the pair segment (create, open, validate, the handshake), liveness, failure,
- * close, cancel. */
+ * close. */
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
@@ -13,7 +13,6 @@
 #include <sys/types.h>
 #include <unistd.h>
 
-#include "tcomms/base/copy.h"
 #include "shm_internal.h"
 #include "tcomms/base/log.h"
 #include "tcomms/base/proc.h"
@@ -544,75 +543,4 @@ void tc_shm_ep_close(tc_tp_ep_t *super)
         tc_shm_log_held(ctx);
     }
     free(ep);
-}
-
-/* Hand @p req's place in queue @p q to a private copy the backend finishes
- * and frees (payload bytes copied too when @p copy_len), and abort @p req. */
-static tc_status_t tc_shm_orphan(tc_shm_ctx_t *ctx, tc_shm_queue_t *q, tc_tp_req_t *req,
-                                 uint64_t copy_len)
-{
-    tc_tp_req_t *o = malloc(sizeof(*o) + (size_t)copy_len);
-    if (o == NULL)
-        return tc_error_set(TC_ERR_NO_MEMORY, "shm cancel: copying a request of %llu bytes",
-                            (unsigned long long)copy_len);
-    *o = *req;
-    if (copy_len) {
-        tc_copy(o + 1, (const void *)(uintptr_t)req->priv[TC_SHM_P_BUF], (size_t)copy_len);
-        o->priv[TC_SHM_P_BUF] = (uintptr_t)(o + 1);
-    }
-    o->bytes = TC_SHM_ORPHAN;
-    tc_tp_req_t *prev = NULL;
-    for (tc_tp_req_t *r = q->head; r != NULL && r != req; r = TC_SHM_NEXT(r))
-        prev = r;
-    if (prev != NULL)
-        prev->priv[TC_SHM_P_NEXT] = (uintptr_t)o;
-    else
-        q->head = o;
-    if (q->tail == req)
-        q->tail = o;
-    tc_shm_req_complete(ctx, req, TC_ERR_ABORTED, 0);
-    return TC_OK;
-}
-
-tc_status_t tc_shm_cancel(tc_tp_ep_t *super, tc_tp_req_t *req)
-{
-    tc_shm_ep_t *ep = (tc_shm_ep_t *)super;
-    tc_shm_ctx_t *ctx = (tc_shm_ctx_t *)super->ctx;
-    if (req == NULL)
-        return tc_error_set(TC_ERR_INVALID_ARG, "shm cancel: req is NULL");
-    if (req->status != TC_INPROGRESS)
-        return tc_error_set(TC_ERR_INVALID_STATE, "shm cancel: the request already completed");
-    if (req->priv[TC_SHM_P_KIND] == TC_SHM_K_RECV) {
-        if (tc_shm_queue_remove(&ep->rq, req)) {
-            tc_shm_req_complete(ctx, req, TC_ERR_ABORTED, 0);
-            return TC_OK;
-        }
-        /* being filled: the rest of the message is dropped */
-        if (ep->rx_req == req)
-            ep->rx_req = NULL;
-        for (tc_shm_unexp_t *u = ep->uq_head; u != NULL; u = u->next)
-            if (u->req == req)
-                u->req = NULL; /* stays unexpected; freed with the endpoint */
-        for (tc_shm_read_t *rd = ep->rd_head; rd != NULL; rd = rd->next)
-            if (rd->req == req)
-                rd->req = NULL; /* not read further; acknowledged so the sender completes */
-        tc_shm_req_complete(ctx, req, TC_ERR_ABORTED, 0);
-        return TC_OK;
-    }
-    if (req->priv[TC_SHM_P_KIND] == TC_SHM_K_SEND) {
-        if (req->priv[TC_SHM_P_OFF] == 0 && tc_shm_queue_remove(&ep->sq, req)) {
-            tc_shm_req_complete(ctx, req, TC_ERR_ABORTED, 0);
-            return TC_OK;
-        }
-        for (tc_tp_req_t *r = ep->sq.head; r != NULL; r = TC_SHM_NEXT(r))
-            if (r == req) /* half pushed through the cells: the rest goes from a copy */
-                return tc_shm_orphan(ctx, &ep->sq, req, req->priv[TC_SHM_P_LEN]);
-        for (tc_tp_req_t *r = ep->wq.head; r != NULL; r = TC_SHM_NEXT(r))
-            if (r == req) /* announced for a single-copy read: wait for the ack privately;
-                           * a reader that comes later finds the caller's memory gone */
-                return tc_shm_orphan(ctx, &ep->wq, req, 0);
-    }
-    return tc_error_set(TC_ERR_INVALID_STATE,
-                        "shm cancel: the one-sided request to peer %llu is partly or wholly sent",
-                        (unsigned long long)super->peer_id);
 }

@@ -93,6 +93,7 @@ typedef struct tc_shm_unexp {
     uint64_t cap; /* bytes data[] holds */
     int rts;      /* 1: data stays with the sender (addr, cookie) */
     int complete; /* all data is in data[] (or rts) */
+    int withdrawn; /* rts: its sender withdrew it (acknowledged; a receive that takes it fails) */
     uint64_t addr, cookie;
     tc_tp_req_t *req; /* a receive matched while cells still arrive */
     tc_shm_read_t rd; /* an RTS's read, once its receive is posted */
@@ -214,6 +215,7 @@ struct tc_shm_ep {
      * on arrival (the ring is read only while this queue is empty, so one at a time) */
     tc_shm_read_t *rd_head, *rd_tail;
     tc_shm_read_t rd_own;
+    uint64_t withdraws_seen; /* the peer's withdrawal count at our last sweep (shm_cancel.c) */
 
     /* a message pipelined in cells (FIRST, MORE...) being received */
     int rx_active;
@@ -261,7 +263,6 @@ int tc_shm_geom_plan(uint32_t cell_size, uint32_t ncells, uint64_t budget, tc_sh
 TC_MUST_USE tc_status_t tc_shm_ep_connect(tc_tp_ctx_t *ctx, uint64_t peer_id, const void *addr,
                                           size_t addr_len, tc_tp_ep_t **ep_p);
 void tc_shm_ep_close(tc_tp_ep_t *ep);
-TC_MUST_USE tc_status_t tc_shm_cancel(tc_tp_ep_t *ep, tc_tp_req_t *req);
 /* Fail the endpoint: the text follows "shm: peer N (pid P) ". */
 void tc_shm_ep_fail(tc_shm_ctx_t *ctx, tc_shm_ep_t *ep, tc_status_t status, const char *fmt, ...)
     __attribute__((format(printf, 4, 5)));
@@ -320,6 +321,17 @@ void tc_shm_queue_push(tc_shm_queue_t *q, tc_tp_req_t *req);
 tc_tp_req_t *tc_shm_queue_pop(tc_shm_queue_t *q);
 int tc_shm_queue_remove(tc_shm_queue_t *q, tc_tp_req_t *req);
 
+/* ---- shm_cancel.c ---- */
+TC_MUST_USE tc_status_t tc_shm_cancel(tc_tp_ep_t *ep, tc_tp_req_t *req);
+/* The peer acknowledged @p req: free its withdrawal slot when it is a withdrawn send. */
+void tc_shm_withdraw_acked(tc_shm_ep_t *ep, const tc_tp_req_t *req);
+/* Whether the peer withdrew its single-copy send @p cookie. A full fence first: when it says
+ * no, every copy from the peer's memory made before the call took the sender's data. */
+int tc_shm_withdrawn(const tc_shm_ep_t *ep, uint64_t cookie);
+/* When the peer withdrew sends since the last sweep: mark its unexpected announcements that
+ * it withdrew and acknowledge them, so the sender is free although no receive takes them. */
+void tc_shm_withdraw_sweep(tc_shm_ctx_t *ctx, tc_shm_ep_t *ep);
+
 /* ---- shm_tx.c ---- */
 TC_MUST_USE tc_status_t tc_shm_send(tc_tp_ep_t *ep, uint64_t tag, const void *buf, size_t len,
                                     tc_tp_req_t *req);
@@ -355,12 +367,13 @@ TC_MUST_USE tc_status_t tc_shm_recv_sink(tc_tp_ep_t *ep, uint64_t tag, const tc_
  * sink's status, or TC_ERR_PROTOCOL (with the detail) for a piece off the sink's unit. */
 TC_MUST_USE tc_status_t tc_shm_rx_piece(tc_tp_req_t *req, uint64_t off, const void *data,
                                         uint64_t len, int last);
-/* Single copy: read bytes [off, off + len) of a message at the peer's @p addr, of which @p end
- * bytes are delivered in all, into @p req's buffer or piece by piece through the staging area
- * into its sink. Returns -1 with errno when the read fails; else 0 with the consumer's status
- * in @p st_p. */
+/* Single copy: read bytes [off, off + len) of the message @p cookie at the peer's @p addr, of
+ * which @p end bytes are delivered in all, into @p req's buffer or piece by piece through the
+ * staging area into its sink. Returns 1 when the sender withdrew the message (what was read
+ * may be anything; a sink never sees such a piece); -1 with errno when the read fails; else 0
+ * with the consumer's status in @p st_p. */
 int tc_shm_cma_into(tc_shm_ctx_t *ctx, tc_shm_ep_t *ep, tc_tp_req_t *req, uint64_t addr,
-                    uint64_t off, uint64_t len, uint64_t end, tc_status_t *st_p);
+                    uint64_t cookie, uint64_t off, uint64_t len, uint64_t end, tc_status_t *st_p);
 
 /* ---- shm_rma.c ---- */
 TC_MUST_USE tc_status_t tc_shm_mem_reg(tc_tp_ctx_t *ctx, void *addr, size_t len,

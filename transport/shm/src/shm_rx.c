@@ -124,7 +124,8 @@ static void tc_shm_rd_pop(tc_shm_ctx_t *ctx, tc_shm_ep_t *ep)
 }
 
 /* Read the oldest queued message on: at least one piece, then on while the pass's budget
- * lasts, so one large message is read over several progress calls. */
+ * lasts, so one large message is read over several progress calls. A message its sender
+ * withdrew ends the receive with TC_ERR_ABORTED, whatever was read of it (shm_cancel.c). */
 static void tc_shm_rd_pull(tc_shm_ctx_t *ctx, tc_shm_ep_t *ep)
 {
     tc_shm_read_t *rd = ep->rd_head;
@@ -138,10 +139,11 @@ static void tc_shm_rd_pull(tc_shm_ctx_t *ctx, tc_shm_ep_t *ep)
     uint64_t off = req->priv[TC_SHM_P_OFF];
     uint64_t piece = req->priv[TC_SHM_P_SINK] ? TC_SHM_STAGE_BYTES : TC_SHM_PASS_COPY_MAX;
     tc_status_t consumed = TC_OK;
-    int first = 1;
+    int first = 1, got = 0;
     while (off < end && consumed == TC_OK && (first || ctx->pass_copied < TC_SHM_PASS_COPY_MAX)) {
         uint64_t n = end - off < piece ? end - off : piece;
-        if (tc_shm_cma_into(ctx, ep, req, rd->addr, off, n, end, &consumed) < 0) {
+        if ((got = tc_shm_cma_into(ctx, ep, req, rd->addr, rd->cookie, off, n, end, &consumed)) <
+            0) {
             int err = errno;
             tc_status_t st = err == ESRCH    ? TC_ERR_PEER_FAILED
                              : err == EFAULT ? TC_ERR_PROTOCOL
@@ -156,15 +158,20 @@ static void tc_shm_rd_pull(tc_shm_ctx_t *ctx, tc_shm_ep_t *ep)
                                (unsigned long long)off, strerror(err));
             return; /* failing the endpoint completed the receive */
         }
+        if (got > 0)
+            break; /* withdrawn */
         off += n;
         ctx->pass_copied += n;
         ctx->moved++;
         first = 0;
     }
     req->priv[TC_SHM_P_OFF] = off;
-    if (off < end && consumed == TC_OK)
+    if (off < end && consumed == TC_OK && got == 0)
         return;
-    tc_status_t st = consumed != TC_OK ? consumed : rd->total <= cap ? TC_OK : TC_ERR_TRUNCATED;
+    tc_status_t st = got > 0             ? TC_ERR_ABORTED
+                     : consumed != TC_OK ? consumed
+                     : rd->total <= cap  ? TC_OK
+                                         : TC_ERR_TRUNCATED;
     tc_shm_rd_pop(ctx, ep); /* frees rd's owner */
     tc_shm_req_complete(ctx, req, st, st == TC_OK || st == TC_ERR_TRUNCATED ? end : 0);
 }
@@ -266,6 +273,10 @@ static void tc_shm_rx_msg(tc_shm_ctx_t *ctx, tc_shm_ep_t *ep, const tc_shm_cell_
         u->complete = 1;
         u->addr = h->addr;
         u->cookie = h->cookie;
+        if (tc_shm_withdrawn(ep, h->cookie)) { /* a sweep before it arrived missed it */
+            u->withdrawn = 1;
+            tc_shm_ctrl_post(ctx, ep, TC_SHM_T_ACK, h->cookie);
+        }
         return;
     }
     /* FIRST */
@@ -313,6 +324,7 @@ static void tc_shm_rx_cell(tc_shm_ctx_t *ctx, tc_shm_ep_t *ep, const tc_shm_cell
             return;
         }
         tc_shm_queue_remove(&ep->wq, req);
+        tc_shm_withdraw_acked(ep, req);
         tc_shm_req_complete(ctx, req, TC_OK,
                             req->priv[TC_SHM_P_KIND] == TC_SHM_K_SIGNAL
                                 ? sizeof(uint64_t)
@@ -483,6 +495,11 @@ tc_status_t tc_shm_recv_post(tc_tp_ep_t *super, uint64_t tag, void *buf, size_t 
             return TC_OK;
         }
         tc_shm_uq_remove(ep, u);
+        if (u->withdrawn) { /* acknowledged when it was withdrawn */
+            tc_shm_unexp_release(ctx, u);
+            tc_shm_req_complete(ctx, req, TC_ERR_ABORTED, 0);
+            return TC_OK;
+        }
         if (u->rts) {
             tc_shm_rd_queue(ep, req, u, u->total, u->addr, u->cookie);
             return TC_OK;

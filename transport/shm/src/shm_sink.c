@@ -40,22 +40,31 @@ tc_status_t tc_shm_rx_piece(tc_tp_req_t *req, uint64_t off, const void *data, ui
 }
 
 int tc_shm_cma_into(tc_shm_ctx_t *ctx, tc_shm_ep_t *ep, tc_tp_req_t *req, uint64_t addr,
-                    uint64_t off, uint64_t len, uint64_t end, tc_status_t *st_p)
+                    uint64_t cookie, uint64_t off, uint64_t len, uint64_t end, tc_status_t *st_p)
 {
     *st_p = TC_OK;
-    if (!req->priv[TC_SHM_P_SINK])
-        return tc_shm_cma_at(ctx, ep->peer_pid,
-                             (unsigned char *)(uintptr_t)req->priv[TC_SHM_P_BUF] + off, addr + off,
-                             (size_t)len, 0) < 0
-                   ? -1
-                   : 0;
+    if (!req->priv[TC_SHM_P_SINK]) {
+        ssize_t n = tc_shm_cma_at(ctx, ep->peer_pid,
+                                  (unsigned char *)(uintptr_t)req->priv[TC_SHM_P_BUF] + off,
+                                  addr + off, (size_t)len, 0);
+        int err = errno;
+        if (tc_shm_withdrawn(ep, cookie)) /* even a failed read: the memory may be gone */
+            return 1;
+        errno = err;
+        return n < 0 ? -1 : 0;
+    }
     if (ctx->stage == NULL && (ctx->stage = malloc(TC_SHM_STAGE_BYTES)) == NULL) {
         *st_p = tc_error_set(TC_ERR_NO_MEMORY, "shm: %u bytes of staging area", TC_SHM_STAGE_BYTES);
         return 0;
     }
     for (uint64_t at = off; at < off + len && *st_p == TC_OK; at += TC_SHM_STAGE_BYTES) {
         uint64_t n = off + len - at < TC_SHM_STAGE_BYTES ? off + len - at : TC_SHM_STAGE_BYTES;
-        if (tc_shm_cma(ep->peer_pid, ctx->stage, addr + at, (size_t)n, 0) < 0)
+        ssize_t got = tc_shm_cma(ep->peer_pid, ctx->stage, addr + at, (size_t)n, 0);
+        int err = errno;
+        if (tc_shm_withdrawn(ep, cookie)) /* checked before the consumer sees the piece */
+            return 1;
+        errno = err;
+        if (got < 0)
             return -1;
         *st_p = tc_shm_rx_piece(req, at, ctx->stage, n, at + n == end);
     }

@@ -70,8 +70,14 @@
  *   ring index beyond its capacity, an unknown cell type, an offset outside a
  *   registration) fail the endpoint with TC_ERR_PROTOCOL; nothing is read or
  *   written out of bounds.
- * - cancel() completes a queued request with TC_ERR_ABORTED; one partly sent
- *   or being received gives TC_ERR_INVALID_STATE.
+ * - cancel() completes a queued request with TC_ERR_ABORTED at once, and the
+ *   caller has its buffer back. A send half pushed through the cells goes on
+ *   from a private copy; a receive being filled drops the rest of its message.
+ *   A single-copy send already announced is withdrawn: its receive, posted or
+ *   not yet, ends with TC_ERR_ABORTED and never takes bytes the owner wrote
+ *   after the cancel; with 16 withdrawn sends to the peer not yet acknowledged
+ *   it cannot be taken back (TC_ERR_NO_RESOURCE: it goes on as sent). A
+ *   one-sided request already in the ring gives TC_ERR_INVALID_STATE.
  * - wait() polls the rings, sleeping up to 1 ms between looks, and returns
  *   TC_OK on activity or on timeout (a negative timeout is taken as 0).
  * - Connecting an id to itself is refused (use the self backend).

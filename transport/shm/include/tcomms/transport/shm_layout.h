@@ -3,10 +3,11 @@
  * @brief The layout of an shm segment: the "wire format" of the shm backend.
  *
  * Host byte order (both sides are on one node). Offsets in bytes:
- *   0    tc_shm_seg_hdr_t  identity, geometry, the handshake, per-side state
- *   256  ring 0 (creator -> opener)
- *   256 + ring_bytes  ring 1 (opener -> creator)
- *   256 + 2 ring_bytes  lane 0 (creator -> opener), then lane 1 (opener -> creator),
+ *   0    tc_shm_seg_hdr_t  identity, geometry, the handshake, per-side state,
+ *        the single-copy sends each side withdrew
+ *   512  ring 0 (creator -> opener)
+ *   512 + ring_bytes  ring 1 (opener -> creator)
+ *   512 + 2 ring_bytes  lane 0 (creator -> opener), then lane 1 (opener -> creator),
  *                       TC_SHM_LANE_BYTES each (shm_lane.h: the small-message slots)
  * A ring is a head line (64 bytes, u64 cells consumed, written by the
  * consumer), a tail line (64 bytes, u64 cells produced, written by the
@@ -21,10 +22,12 @@
 
 #define TC_SHM_MAGIC 0x314d485354435431ULL /* written last by the creator */
 /* 2: challenge-response; 3: lanes after the rings; 4: slots by tag; 5: small and big slots;
- * 6: tiny slots before them; 7: tiny slots of two lines */
-#define TC_SHM_VERSION 7
+ * 6: tiny slots before them; 7: tiny slots of two lines; 8: withdrawn single-copy sends */
+#define TC_SHM_VERSION 8
 #define TC_SHM_LINE 64
-#define TC_SHM_HDR_SIZE 256
+#define TC_SHM_HDR_SIZE 512
+/* Single-copy sends one side may have withdrawn and not yet acknowledged by the other. */
+#define TC_SHM_WITHDRAW_SLOTS 16
 #define TC_SHM_CELL_HDR 64
 #define TC_SHM_NONCE_LEN 32 /* TC_AUTH_NONCE_LEN */
 #define TC_SHM_MAC_LEN 32   /* TC_AUTH_MAC_LEN */
@@ -66,9 +69,17 @@ typedef struct tc_shm_seg_hdr {
     uint32_t cma[2];     /* side i can process_vm_readv/writev the other side's memory */
     uint32_t proved[2];  /* side i has written mac[i] (atomic, release) */
     uint32_t verdict[2]; /* side i's TC_SHM_VERDICT_* on the other's MAC (atomic) */
-    unsigned char pad1[32];
+    uint64_t withdraws[2]; /* side i's withdrawals so far (atomic; see withdrawn) */
+    unsigned char pad1[16];
     /* line 3: the handshake's MACs, each written by its side */
     unsigned char mac[2][TC_SHM_MAC_LEN];
+    /* lines 4-7: withdrawn[i] holds the cookies of single-copy sends (RTS) that side i
+     * withdrew (its owner cancelled them) and the other side has not acknowledged yet, 0 in
+     * a free slot. Side i writes the cookie, increments withdraws[i], then returns the
+     * sender's memory to its owner; the reader checks the row after every piece it copies
+     * (a piece read before the cookie appeared is the sender's data) and acknowledges a
+     * withdrawn send without reading further, which frees the slot. */
+    uint64_t withdrawn[2][TC_SHM_WITHDRAW_SLOTS];
 } tc_shm_seg_hdr_t;
 
 /** @brief Cell types. */
@@ -97,7 +108,7 @@ typedef struct tc_shm_cell_hdr {
     uint64_t aux;
 } tc_shm_cell_hdr_t;
 
-_Static_assert(sizeof(tc_shm_seg_hdr_t) == TC_SHM_HDR_SIZE, "segment header is 256 bytes");
+_Static_assert(sizeof(tc_shm_seg_hdr_t) == TC_SHM_HDR_SIZE, "segment header is 512 bytes");
 _Static_assert(sizeof(tc_shm_cell_hdr_t) == TC_SHM_CELL_HDR, "cell header is 64 bytes");
 
 #endif /* TCOMMS_TRANSPORT_SHM_LAYOUT_H */

@@ -1,0 +1,136 @@
+/*
+ * A send taken back by a local abort after its receiver was told of it. Rank 0 sends 4 MiB
+ * to rank 1 on a dup of the world, asynchronously, aborts the dup before rank 1 posts its
+ * receive, and writes other bytes into its buffer (its own again, as tc_comm_abort()
+ * promises). Over shared memory the message was only announced (rank 1 reads rank 0's
+ * memory): rank 1's receive completed with TC_OK and rank 0's new bytes. Now it ends with
+ * TC_ERR_ABORTED naming rank 0, or (over TCP, which sends the rest from a copy) with TC_OK and
+ * the bytes as sent; the world goes on either way. Run under tcrun by run_fault.sh:
+ *
+ *   withdraw_test ROUNDS
+ *
+ * 2 ranks. Each prints "withdraw: OK ..." or "withdraw: FAIL ...".
+ */
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "tcomms/tcomms.h"
+
+#define BYTES (4u << 20)
+
+static int fail(int rank, int round, const char *what, tc_status_t st)
+{
+    printf("withdraw: FAIL rank %d round %d: %s: %s %s\n", rank, round, what, tc_status_string(st),
+           st != TC_OK ? tc_last_error() : "");
+    return 1;
+}
+
+static unsigned char pattern(int round, size_t i)
+{
+    return (unsigned char)((i * 131u + (size_t)round * 7u) >> 3);
+}
+
+/* Rank 0's side of a round: announce, abort, overwrite. */
+static tc_status_t sender(tc_comm_t *dup, unsigned char *buf, int round, const char **what)
+{
+    for (size_t i = 0; i < BYTES; i++)
+        buf[i] = pattern(round, i);
+    tc_op_opts_t o = TC_OP_OPTS_INIT;
+    o.async = 1;
+    tc_work_t *w = NULL;
+    tc_status_t st = tc_send(dup, buf, BYTES, TC_UINT8, 1, &o, &w);
+    if (st != TC_OK)
+        return *what = "async send", st;
+    usleep(50000); /* announced: the rest waits for rank 1's receive */
+    if ((st = tc_comm_abort(dup)) != TC_OK)
+        return *what = "abort", st;
+    st = tc_work_wait(w, 5000);
+    (void)tc_work_free(w);
+    if (st != TC_ERR_ABORTED && st != TC_OK) /* TC_OK: all of it left before the abort */
+        return *what = "the aborted send's end (want TC_ERR_ABORTED or TC_OK)", st;
+    memset(buf, 0x5a, BYTES); /* the caller's again */
+    return TC_OK;
+}
+
+/* Rank 1's side: the receive after the abort. */
+static tc_status_t receiver(tc_comm_t *dup, unsigned char *buf, int round, const char **what)
+{
+    tc_op_opts_t o = TC_OP_OPTS_INIT;
+    o.timeout_ms = 10000;
+    memset(buf, 0, BYTES);
+    tc_status_t st = tc_recv(dup, buf, BYTES, TC_UINT8, 0, &o, NULL);
+    if (st == TC_ERR_ABORTED) {
+        if (strstr(tc_last_error(), "rank 0 withdrew") == NULL)
+            return *what = "the withdrawn receive's detail does not name rank 0", st;
+        return TC_OK;
+    }
+    if (st != TC_OK)
+        return *what = "receive (want TC_ERR_ABORTED, or TC_OK with the bytes sent)", st;
+    for (size_t i = 0; i < BYTES; i++)
+        if (buf[i] != pattern(round, i)) {
+            printf("withdraw: rank 1 round %d: byte %zu is 0x%02x, sent 0x%02x\n", round, i, buf[i],
+                   pattern(round, i));
+            return *what = "received bytes rank 0 wrote after its abort", TC_ERR_INTERNAL;
+        }
+    return TC_OK;
+}
+
+/* A large all-reduce on the world, checked: the pair's connection still works. */
+static tc_status_t world_works(tc_comm_t *world, int rank, float *v, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        v[i] = (float)(rank + 1) * (float)(i % 97);
+    tc_status_t st = tc_all_reduce(world, v, v, n, TC_FLOAT32, TC_SUM, NULL, NULL);
+    if (st != TC_OK)
+        return st;
+    for (size_t i = 0; i < n; i++)
+        if (v[i] != 3.0f * (float)(i % 97))
+            return TC_ERR_INTERNAL;
+    return TC_OK;
+}
+
+int main(int argc, char **argv)
+{
+    if (argc != 2) {
+        fprintf(stderr, "usage: withdraw_test ROUNDS\n");
+        return 2;
+    }
+    int rounds = atoi(argv[1]), rank, n;
+    tc_comm_t *world;
+    tc_comm_opts_t opts = TC_COMM_OPTS_INIT;
+    opts.timeout_ms = 20000;
+    tc_status_t st = tc_comm_create(&opts, &world);
+    if (st != TC_OK)
+        return fail(-1, 0, "create", st);
+    if ((st = tc_comm_rank(world, &rank)) != TC_OK || (st = tc_comm_size(world, &n)) != TC_OK)
+        return fail(-1, 0, "rank", st);
+    if (n != 2)
+        return fail(rank, 0, "this test runs at 2 ranks", TC_ERR_INVALID_ARG);
+    unsigned char *buf = malloc(BYTES);
+    float *v = malloc(BYTES);
+    if (buf == NULL || v == NULL)
+        return fail(rank, 0, "malloc", TC_ERR_NO_MEMORY);
+    for (int round = 0; round < rounds; round++) {
+        tc_comm_t *dup;
+        const char *what = "";
+        if ((st = tc_comm_dup(world, NULL, &dup)) != TC_OK)
+            return fail(rank, round, "dup", st);
+        if (rank == 0 && (st = sender(dup, buf, round, &what)) != TC_OK)
+            return fail(rank, round, what, st);
+        if ((st = tc_barrier(world, NULL, NULL)) != TC_OK) /* rank 0 has aborted */
+            return fail(rank, round, "barrier after the abort", st);
+        if (rank == 1 && (st = receiver(dup, buf, round, &what)) != TC_OK)
+            return fail(rank, round, what, st);
+        if ((st = world_works(world, rank, v, BYTES / sizeof(float))) != TC_OK)
+            return fail(rank, round, "all-reduce on the world after it", st);
+        if ((st = tc_comm_destroy(dup)) != TC_OK)
+            return fail(rank, round, "destroy of the dup", st);
+    }
+    printf("withdraw: OK rank %d, %d rounds\n", rank, rounds);
+    free(buf);
+    free(v);
+    return tc_comm_destroy(world) == TC_OK ? 0 : 1;
+}

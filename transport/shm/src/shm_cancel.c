@@ -1,0 +1,135 @@
+/* Cancel: a request taken back by its owner. What the peer already holds a part of is
+ * finished privately (the rest of a half-pushed send from a copy); a single-copy send the
+ * peer may be reading is withdrawn through the segment (shm_layout.h, withdrawn), so the
+ * reader never takes bytes the owner has had back for its own. */
+#include <stdlib.h>
+
+#include "shm_internal.h"
+#include "tcomms/base/copy.h"
+#include "tcomms/base/log.h"
+
+/* Hand @p req's place in queue @p q to a private copy the backend finishes
+ * and frees (payload bytes copied too when @p copy_len), and abort @p req.
+ * @p slot: the withdrawal slot + 1 of a withdrawn single-copy send, else 0. */
+static tc_status_t tc_shm_orphan(tc_shm_ctx_t *ctx, tc_shm_queue_t *q, tc_tp_req_t *req,
+                                 uint64_t copy_len, uint64_t slot)
+{
+    tc_tp_req_t *o = malloc(sizeof(*o) + (size_t)copy_len);
+    if (o == NULL)
+        return tc_error_set(TC_ERR_NO_MEMORY, "shm cancel: copying a request of %llu bytes",
+                            (unsigned long long)copy_len);
+    *o = *req;
+    if (copy_len) {
+        tc_copy(o + 1, (const void *)(uintptr_t)req->priv[TC_SHM_P_BUF], (size_t)copy_len);
+        o->priv[TC_SHM_P_BUF] = (uintptr_t)(o + 1);
+    }
+    o->bytes = TC_SHM_ORPHAN;
+    o->priv[TC_SHM_P_KEY] = slot;
+    tc_tp_req_t *prev = NULL;
+    for (tc_tp_req_t *r = q->head; r != NULL && r != req; r = TC_SHM_NEXT(r))
+        prev = r;
+    if (prev != NULL)
+        prev->priv[TC_SHM_P_NEXT] = (uintptr_t)o;
+    else
+        q->head = o;
+    if (q->tail == req)
+        q->tail = o;
+    tc_shm_req_complete(ctx, req, TC_ERR_ABORTED, 0);
+    return TC_OK;
+}
+
+/* A single-copy send announced to the peer: publish its cookie in this side's row, and only
+ * then give the caller its memory back (the orphan waits for the peer's acknowledgement). */
+static tc_status_t tc_shm_withdraw(tc_shm_ctx_t *ctx, tc_shm_ep_t *ep, tc_tp_req_t *req)
+{
+    uint64_t *row = ep->hdr->withdrawn[ep->side];
+    unsigned i = 0;
+    while (i < TC_SHM_WITHDRAW_SLOTS && __atomic_load_n(&row[i], __ATOMIC_RELAXED) != 0)
+        i++;
+    if (i == TC_SHM_WITHDRAW_SLOTS)
+        return tc_error_set(TC_ERR_NO_RESOURCE,
+                            "shm cancel: peer %llu has not yet acknowledged the %u single-copy "
+                            "sends withdrawn from it before; this one cannot be taken back",
+                            (unsigned long long)ep->super.peer_id, TC_SHM_WITHDRAW_SLOTS);
+    __atomic_store_n(&row[i], req->priv[TC_SHM_P_COOKIE], __ATOMIC_RELAXED);
+    __atomic_add_fetch(&ep->hdr->withdraws[ep->side], 1, __ATOMIC_RELEASE);
+    /* the cookie is visible before the caller writes to its buffer again: a reader that
+     * checks the row after its copy and misses it copied before that */
+    __atomic_thread_fence(__ATOMIC_SEQ_CST);
+    tc_status_t st = tc_shm_orphan(ctx, &ep->wq, req, 0, i + 1);
+    if (st != TC_OK)
+        __atomic_store_n(&row[i], 0, __ATOMIC_RELAXED); /* still the caller's: not withdrawn */
+    return st;
+}
+
+void tc_shm_withdraw_acked(tc_shm_ep_t *ep, const tc_tp_req_t *req)
+{
+    uint64_t slot = req->priv[TC_SHM_P_KEY];
+    if (req->bytes == TC_SHM_ORPHAN && req->priv[TC_SHM_P_KIND] == TC_SHM_K_SEND && slot != 0)
+        __atomic_store_n(&ep->hdr->withdrawn[ep->side][slot - 1], 0, __ATOMIC_RELEASE);
+}
+
+int tc_shm_withdrawn(const tc_shm_ep_t *ep, uint64_t cookie)
+{
+    __atomic_thread_fence(__ATOMIC_SEQ_CST); /* the copy before it, then the peer's row */
+    const uint64_t *row = ep->hdr->withdrawn[1 - ep->side];
+    for (unsigned i = 0; i < TC_SHM_WITHDRAW_SLOTS; i++)
+        if (__atomic_load_n(&row[i], __ATOMIC_RELAXED) == cookie)
+            return 1;
+    return 0;
+}
+
+void tc_shm_withdraw_sweep(tc_shm_ctx_t *ctx, tc_shm_ep_t *ep)
+{
+    uint64_t n = __atomic_load_n(&ep->hdr->withdraws[1 - ep->side], __ATOMIC_ACQUIRE);
+    if (n == ep->withdraws_seen)
+        return;
+    ep->withdraws_seen = n;
+    for (tc_shm_unexp_t *u = ep->uq_head; u != NULL; u = u->next)
+        if (u->rts && !u->withdrawn && tc_shm_withdrawn(ep, u->cookie)) {
+            u->withdrawn = 1; /* a receive that takes it fails; the sender may go now */
+            tc_shm_ctrl_post(ctx, ep, TC_SHM_T_ACK, u->cookie);
+        }
+}
+
+tc_status_t tc_shm_cancel(tc_tp_ep_t *super, tc_tp_req_t *req)
+{
+    tc_shm_ep_t *ep = (tc_shm_ep_t *)super;
+    tc_shm_ctx_t *ctx = (tc_shm_ctx_t *)super->ctx;
+    if (req == NULL)
+        return tc_error_set(TC_ERR_INVALID_ARG, "shm cancel: req is NULL");
+    if (req->status != TC_INPROGRESS)
+        return tc_error_set(TC_ERR_INVALID_STATE, "shm cancel: the request already completed");
+    if (req->priv[TC_SHM_P_KIND] == TC_SHM_K_RECV) {
+        if (tc_shm_queue_remove(&ep->rq, req)) {
+            tc_shm_req_complete(ctx, req, TC_ERR_ABORTED, 0);
+            return TC_OK;
+        }
+        /* being filled: the rest of the message is dropped */
+        if (ep->rx_req == req)
+            ep->rx_req = NULL;
+        for (tc_shm_unexp_t *u = ep->uq_head; u != NULL; u = u->next)
+            if (u->req == req)
+                u->req = NULL; /* stays unexpected; freed with the endpoint */
+        for (tc_shm_read_t *rd = ep->rd_head; rd != NULL; rd = rd->next)
+            if (rd->req == req)
+                rd->req = NULL; /* not read further; acknowledged so the sender completes */
+        tc_shm_req_complete(ctx, req, TC_ERR_ABORTED, 0);
+        return TC_OK;
+    }
+    if (req->priv[TC_SHM_P_KIND] == TC_SHM_K_SEND) {
+        if (req->priv[TC_SHM_P_OFF] == 0 && tc_shm_queue_remove(&ep->sq, req)) {
+            tc_shm_req_complete(ctx, req, TC_ERR_ABORTED, 0);
+            return TC_OK;
+        }
+        for (tc_tp_req_t *r = ep->sq.head; r != NULL; r = TC_SHM_NEXT(r))
+            if (r == req) /* half pushed through the cells: the rest goes from a copy */
+                return tc_shm_orphan(ctx, &ep->sq, req, req->priv[TC_SHM_P_LEN], 0);
+        for (tc_tp_req_t *r = ep->wq.head; r != NULL; r = TC_SHM_NEXT(r))
+            if (r == req) /* announced for a single-copy read */
+                return tc_shm_withdraw(ctx, ep, req);
+    }
+    return tc_error_set(TC_ERR_INVALID_STATE,
+                        "shm cancel: the one-sided request to peer %llu is partly or wholly sent",
+                        (unsigned long long)super->peer_id);
+}
