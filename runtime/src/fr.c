@@ -231,7 +231,12 @@ tc_status_t tc_rt_fr_dump(tc_rt_comm_t *comm, const char *reason)
     fprintf(f, ", \"comm_id\": %u, \"rank\": %d, \"size\": %d, \"world_rank\": %d, \"host\": ",
             comm->comm_id, comm->rank, comm->size, boot->rank);
     fr_json_string(f, boot->host);
-    fprintf(f, ", \"pid\": %d, \"reason\": ", (int)getpid());
+    fprintf(f, ", \"pid\": %d, \"run\": ", (int)getpid());
+    if (comm->world->run_id[0])
+        fr_json_string(f, comm->world->run_id);
+    else
+        fprintf(f, "null");
+    fprintf(f, ", \"reason\": ");
     fr_json_string(f, reason);
     fprintf(f, ", \"dump_ns\": %llu, \"last_seq\": %llu, \"ops\": [", (unsigned long long)fr_now(),
             (unsigned long long)__atomic_load_n(&comm->seq, __ATOMIC_RELAXED));

@@ -72,7 +72,8 @@ void tc_rt_hb_peer(tc_rt_world_t *world, int peer, tc_tp_ep_t *ep);
 void tc_rt_hb_tick(tc_rt_world_t *world, uint64_t now);
 /* Is a peer's notice that @p rank failed (@p silent: found silent), sent by world
  * rank @p reporter (-1: unknown), to be believed here (tc_rt_watch_judge)? 1 yes;
- * 0 no, logged why. */
+ * 0 no, logged why. A notice that names this rank records its reporter in
+ * world->accuser1 (a shrink that then leaves this rank out fails as cut off). */
 int tc_rt_hb_believe(tc_rt_world_t *world, int rank, int reporter, int silent, uint64_t now);
 /* The host and pid of a neighbour, learnt at the start: 1, or 0 when not known. */
 int tc_rt_hb_proc(const tc_rt_world_t *world, int rank, int *pid_p, char host[TC_RT_HOST_MAX]);

@@ -13,6 +13,7 @@
 #include "tcomms/base/log.h"
 #include "tcomms/base/time.h"
 #include "tcomms/topo/topo.h"
+#include "tcomms/transport/auth.h"
 #include "tcomms/transport/ib.h"
 
 #define TC_RT_NODE_KEY "tc.node.id" /* 8 bytes: which node a rank runs on */
@@ -148,6 +149,28 @@ static tc_status_t world_check_algo_env(void)
     return st;
 }
 
+/* The run's id (world->run_id): a MAC under the job secret of a fixed transcript, which tells
+ * nothing of the secret, is the same on every rank, and changes with the secret (tcrun and PMIx
+ * draw one per job). */
+static tc_status_t world_run_id(tc_rt_world_t *world)
+{
+    const tc_boot_t *boot = world->boot;
+    world->run_id[0] = '\0';
+    if (boot->secret_len == 0)
+        return TC_OK;
+    tc_auth_key_t key;
+    tc_status_t st = tc_auth_key_init(&key, boot->secret, boot->secret_len);
+    if (st != TC_OK)
+        return st;
+    tc_auth_transcript_t t = {.purpose = "fr/run"};
+    unsigned char mac[TC_AUTH_MAC_LEN];
+    tc_auth_mac(&key, TC_AUTH_INITIATOR, &t, mac);
+    tc_auth_key_wipe(&key);
+    for (int i = 0; i < 8; i++)
+        snprintf(world->run_id + 2 * i, 3, "%02x", mac[i]);
+    return TC_OK;
+}
+
 tc_status_t tc_rt_world_create(tc_boot_kind_t boot, const tc_boot_kv_params_t *kv,
                                const tc_hints_t *hints, uint64_t deadline, tc_rt_world_t **world_p)
 {
@@ -173,6 +196,8 @@ tc_status_t tc_rt_world_create(tc_boot_kind_t boot, const tc_boot_kv_params_t *k
                  : tc_boot_create(boot, deadline, &world->boot)) != TC_OK)
         goto err;
     tc_log_set_rank(world->boot->rank);
+    if ((st = world_run_id(world)) != TC_OK)
+        goto err;
     size_t n = (size_t)world->boot->size;
     world->eps = calloc(n, sizeof(tc_tp_ep_t *));
     world->ep_backend = calloc(n, sizeof(tc_rt_backend_t *));

@@ -123,6 +123,9 @@ struct tc_rt_world {
     uint8_t *locality;            /* by world rank: 0 unknown, 1 another node, 2 this node */
     uint64_t ep_drops;            /* atomic: endpoints closed by tc_rt_world_ep_drop (seq_cst) */
     unsigned tp_passes; /* progress passes since the backends without endpoints were polled */
+    /* the same on every rank of one job and different in the next (a MAC of the job secret, in
+     * hex), so that tc-fr can tell dumps of two runs apart; "" without a secret */
+    char run_id[17];
     /* the backends' idle trim (tc_rt_world_trim_idle), under the lock */
     int trimmed;         /* the backends were trimmed since the last start */
     uint64_t links;      /* works started so far (tc_rt_work_link counts them) */

@@ -146,7 +146,12 @@ for t in $(seq 1 $((trials / 2 + 1))); do
     seed=$((RANDOM * 32768 + RANDOM)) victim=$((RANDOM % 8))
     if one stop 8 7 stop "$victim" "$seed" TC_TIMEOUT_S=3 TC_HEARTBEAT_MS=0; then
         verdict=$("$tcfr" "$log/stop.$seed" | grep VERDICT)
-        if ! echo "$verdict" | grep -qE ": rank $victim\$"; then
+        # every dump names one run, the job's (tcrun drew its secret)
+        runs=$(grep -o '"run": [^,]*' "$log/stop.$seed"/tc_fr.*.json | sed 's/^[^:]*://' | sort -u)
+        if [ "$(wc -l <<<"$runs")" != 1 ] || ! grep -qE '"run": "[0-9a-f]{16}"' <<<"$runs"; then
+            echo "FAIL  stop seed $seed: the dumps do not name one run: $runs"
+            fail=$((fail + 1)) pass=$((pass - 1))
+        elif ! echo "$verdict" | grep -qE ": rank $victim\$"; then
             echo "FAIL  stop seed $seed: tc-fr says '$verdict', the stopped rank is $victim"
             fail=$((fail + 1)) pass=$((pass - 1))
         fi

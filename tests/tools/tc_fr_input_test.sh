@@ -49,6 +49,17 @@ check "$tmp/rank" 2 "rank -5 is not a rank of a communicator of 3"
 cp -r "$tmp/good" "$tmp/dup" && cp "$tmp/dup/tc_fr.world.0.json" "$tmp/dup/tc_fr.world.9.json"
 check "$tmp/dup" 2 "both hold rank 0 of comm 'world'"
 
+# dumps of two runs in one directory (a stale one left from an earlier job): before the run id,
+# rank 0 of an old run and rank 1 of a new one were taken for one job, and rank 2 was named
+cp -r "$tmp/good" "$tmp/runs" && sed -i 's/"size": 3,/"size": 3, "run": "00aa11bb22cc33dd",/' \
+    "$tmp/runs/tc_fr.world.0.json"
+sed -i 's/"size": 3,/"size": 3, "run": "ffee0011ffee0011",/' "$tmp/runs/tc_fr.world.1.json"
+check "$tmp/runs" 2 "dumps of 2 runs: 00aa11bb22cc33dd (1 dump), ffee0011ffee0011 (1 dump)" \
+    "comm 'world' (run 00aa11bb22cc33dd, id 0, 3 ranks, 1 dumps)" "rank 1 wrote no dump" \
+    "rank 0 wrote no dump"
+sed -i 's/"run": "ffee0011ffee0011"/"run": "not hex!"/' "$tmp/runs/tc_fr.world.1.json"
+check "$tmp/runs" 2 "run not hex! is not a run id"
+
 # the library's own exchange (the small path's set-up vote) shares its operation's sequence
 # number: shown, never taken for a collective that differs between ranks
 dump "$tmp/vote" 0 3 running && dump "$tmp/vote" 1 3 running
