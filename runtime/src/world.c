@@ -11,6 +11,7 @@
 
 #include "world.h"
 #include "tcomms/base/log.h"
+#include "tcomms/algo/tuning.h"
 #include "tcomms/base/time.h"
 #include "tcomms/topo/topo.h"
 #include "tcomms/transport/auth.h"
@@ -149,6 +150,57 @@ static tc_status_t world_check_algo_env(void)
     return st;
 }
 
+/* Whether @p name (up to @p len bytes) is a TC_ALGO_* variable tcomms reads: TC_ALGO_RULES, the
+ * cost model's, or TC_ALGO_<COLLECTIVE> (upper case, as algo/src/cost.c reads it). */
+static bool world_algo_var_known(const char *name, size_t len)
+{
+    if (len == strlen("TC_ALGO_RULES") && strncmp(name, "TC_ALGO_RULES", len) == 0)
+        return true;
+    for (int p = 0; p < TC_ALGO_PARAM_COUNT; p++) {
+        const char *v = tc_algo_param_env((tc_algo_param_t)p);
+        if (v && strlen(v) == len && strncmp(name, v, len) == 0)
+            return true;
+    }
+    for (int c = 0; c < TC_COLL_COUNT; c++) {
+        const char *coll = tc_coll_name((tc_coll_t)c);
+        size_t k = 0;
+        while (coll[k] && 8 + k < len && name[8 + k] == (char)toupper((unsigned char)coll[k]))
+            k++;
+        if (coll[k] == '\0' && 8 + k == len)
+            return true;
+    }
+    return false;
+}
+
+extern char **environ;
+
+/* A TC_ALGO_* variable that tcomms does not read is a typo whose choice would be silently lost
+ * (TC_ALGO_ALLREDUCE=ring for TC_ALGO_ALL_REDUCE): TC_ERR_CONFIG naming it. */
+static tc_status_t world_check_algo_names(void)
+{
+    for (char **e = environ; e && *e; e++) {
+        const char *eq = strchr(*e, '=');
+        size_t len = eq ? (size_t)(eq - *e) : strlen(*e);
+        if (strncmp(*e, "TC_ALGO_", 8) != 0 || world_algo_var_known(*e, len))
+            continue;
+        char names[256] = "";
+        size_t used = 0;
+        for (int c = 0; c < TC_COLL_COUNT && used < sizeof(names); c++) {
+            char up[32];
+            snprintf(up, sizeof(up), "%s", tc_coll_name((tc_coll_t)c));
+            for (char *v = up; *v; v++)
+                *v = (char)toupper((unsigned char)*v);
+            used += (size_t)snprintf(names + used, sizeof(names) - used, "%s%s", c ? ", " : "", up);
+        }
+        return tc_error_set(TC_ERR_CONFIG,
+                            "%.*s is set, but tcomms reads no variable of that name: an "
+                            "algorithm is chosen by TC_ALGO_<COLLECTIVE> with one of %s (tc-info "
+                            "lists every variable it reads)",
+                            (int)(len > 64 ? 64 : len), *e, names);
+    }
+    return TC_OK;
+}
+
 /* The run's id (world->run_id): a MAC under the job secret of a fixed transcript, which tells
  * nothing of the secret, is the same on every rank, and changes with the secret (tcrun and PMIx
  * draw one per job). */
@@ -186,7 +238,7 @@ tc_status_t tc_rt_world_create(tc_boot_kind_t boot, const tc_boot_kv_params_t *k
      * TC_ALGO_<COLL> names */
     tc_status_t st = tc_tp_ib_config_check();
     if (st != TC_OK || (st = tc_log_check_env()) != TC_OK ||
-        (st = world_check_algo_env()) != TC_OK)
+        (st = world_check_algo_env()) != TC_OK || (st = world_check_algo_names()) != TC_OK)
         goto err;
     if (!kv && boot == TC_BOOT_AUTO) {
         if ((st = tc_boot_kind_from_env(&boot)) != TC_OK)

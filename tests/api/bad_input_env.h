@@ -71,6 +71,12 @@ static const env_row_t env_rows[] = {
     {"TC_TUNING_FILE", "/", 0, "TC_TUNING_FILE: tuning file /: not a regular file"},
     {"TC_TUNING_FILE", X4K, 0, "TC_TUNING_FILE=" X16},
     {"TC_ALGO_ALL_REDUCE", "nope", 0, "TC_ALGO_ALL_REDUCE=\"nope\": unknown algorithm"},
+    /* a misspelt or lower-case name was ignored: the default algorithm ran */
+    {"TC_ALGO_ALLREDUCE", "ring", 0,
+     "TC_ALGO_ALLREDUCE is set, but tcomms reads no variable of that name: an algorithm is "
+     "chosen by TC_ALGO_<COLLECTIVE> with one of ALL_REDUCE, "},
+    {"TC_ALGO_all_reduce", "ring", 0, "TC_ALGO_all_reduce is set, but tcomms reads no variable"},
+    {"TC_ALGO_ALPHA_INTRA", "1", 0, "TC_ALGO_ALPHA_INTRA is set, but tcomms reads no variable"},
     {"TC_ALGO_REDUCE", "nope", 0, "TC_ALGO_REDUCE=\"nope\""},
     {"TC_ALGO_BROADCAST", "nope", 0, "TC_ALGO_BROADCAST=\"nope\""},
     {"TC_ALGO_ALL_GATHER", "nope", 0, "TC_ALGO_ALL_GATHER=\"nope\""},

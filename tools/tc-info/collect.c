@@ -1,4 +1,5 @@
 /* Gather the configuration in effect, the transports and the job's placement. */
+#include <ctype.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -77,14 +78,19 @@ static const struct {
     {"TC_WIN_POOL", "text"},
 };
 
-/* TC_ALGO_<COLLECTIVE> (any case, as the library reads it) or TC_<TRANSPORT> of a registered
+/* TC_ALGO_<COLLECTIVE> (upper case, as the library reads it) or TC_<TRANSPORT> of a registered
  * backend (TC_SHM, TC_TCP, TC_IB, ...). */
 static bool tci_family(const char *name)
 {
     if (strncmp(name, "TC_ALGO_", 8) == 0)
-        for (int c = 0; c < TC_COLL_COUNT; c++)
-            if (strcasecmp(name + 8, tc_coll_name((tc_coll_t)c)) == 0)
+        for (int c = 0; c < TC_COLL_COUNT; c++) {
+            const char *coll = tc_coll_name((tc_coll_t)c);
+            size_t k = 0;
+            while (coll[k] && name[8 + k] == (char)toupper((unsigned char)coll[k]))
+                k++;
+            if (coll[k] == '\0' && name[8 + k] == '\0')
                 return true;
+        }
     const tc_tp_ops_t *ops[16];
     int n = tc_tp_register_builtin() == TC_OK ? tc_tp_registered(ops, NULL, 16) : 0;
     for (int i = 0; i < n && i < 16; i++)
