@@ -388,6 +388,13 @@ tc_status_t tc_comm_dup(tc_comm_t *comm, const tc_comm_opts_t *opts, tc_comm_t *
  * @brief Abort: every pending operation of @p comm ends with TC_ERR_ABORTED
  *        and later ones fail at once. Local; returns promptly and never waits
  *        on a peer. The communicator must still be destroyed.
+ *
+ * Buffers of the aborted operations are the caller's again once this returns.
+ * A message a peer has been told of but not yet taken whole is either sent on
+ * from a private copy (the peer gets it whole) or withdrawn: over shared
+ * memory a large message is read from this rank's buffer, so the peer's
+ * receive ends with TC_ERR_ABORTED ("rank R withdrew the message ...") and
+ * never with bytes written here after the abort.
  * @param comm the communicator.
  * @return TC_OK, or an error status with the detail in tc_last_error() (see @ref tc_ops).
  */
