@@ -359,7 +359,10 @@ if want withdraw; then
 start=$SECONDS f0=$fail
 every_ok "withdraw.shm" 2 "$bin/tests/fault/withdraw_test" 5
 TC_SHM=0 every_ok "withdraw.tcp" 2 "$bin/tests/fault/withdraw_test" 5
-echo "$([ $fail -eq $f0 ] && echo PASS || echo FAIL)  withdraw: shm and tcp, 5 rounds each ($((SECONDS - start)) s)"
+# a broadcast whose root is late: the others give up, withdrawing more than 16 pieces per peer
+every_ok "withdraw.late-root.3" 3 "$bin/tests/fault/withdraw_test" late-root
+every_ok "withdraw.late-root.4" 4 "$bin/tests/fault/withdraw_test" late-root
+echo "$([ $fail -eq $f0 ] && echo PASS || echo FAIL)  withdraw: shm and tcp, 5 rounds each; a late root at 3 and 4 ranks ($((SECONDS - start)) s)"
 fi # withdraw
 
 if want example; then

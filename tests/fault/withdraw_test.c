@@ -7,9 +7,14 @@
  * TC_ERR_ABORTED naming rank 0, or (over TCP, which sends the rest from a copy) with TC_OK and
  * the bytes as sent; the world goes on either way. Run under tcrun by run_fault.sh:
  *
- *   withdraw_test ROUNDS
+ *   withdraw_test ROUNDS        2 ranks
+ *   withdraw_test late-root     3 ranks or more
  *
- * 2 ranks. Each prints "withdraw: OK ..." or "withdraw: FAIL ...".
+ * late-root: a 16 MiB broadcast (double binary tree) on a dup whose root is 200 ms late; the others
+ * give up after 50 ms, taking back the many pieces they had announced to each other (a tree's
+ * pipeline); with more than 16 of them to one peer the 17th could not be withdrawn, the endpoint
+ * was closed under its reader, and the world failed with a live rank named dead. Each rank prints
+ * "withdraw: OK ..." or "withdraw: FAIL ...".
  */
 #include <stdint.h>
 #include <stdio.h>
@@ -81,21 +86,55 @@ static tc_status_t receiver(tc_comm_t *dup, unsigned char *buf, int round, const
 /* A large all-reduce on the world, checked: the pair's connection still works. */
 static tc_status_t world_works(tc_comm_t *world, int rank, float *v, size_t n)
 {
-    for (size_t i = 0; i < n; i++)
-        v[i] = (float)(rank + 1) * (float)(i % 97);
-    tc_status_t st = tc_all_reduce(world, v, v, n, TC_FLOAT32, TC_SUM, NULL, NULL);
+    int size;
+    tc_status_t st = tc_comm_size(world, &size);
     if (st != TC_OK)
         return st;
     for (size_t i = 0; i < n; i++)
-        if (v[i] != 3.0f * (float)(i % 97))
+        v[i] = (float)(rank + 1) * (float)(i % 97);
+    if ((st = tc_all_reduce(world, v, v, n, TC_FLOAT32, TC_SUM, NULL, NULL)) != TC_OK)
+        return st;
+    for (size_t i = 0; i < n; i++) /* sum of rank + 1 over the ranks */
+        if (v[i] != (float)(size * (size + 1) / 2) * (float)(i % 97))
             return TC_ERR_INTERNAL;
     return TC_OK;
+}
+
+/* The late-root case: every rank's broadcast ends in an error, and the world goes on. */
+static int late_root(tc_comm_t *world, int rank, float *v)
+{
+    tc_comm_t *dup;
+    tc_status_t st = tc_comm_dup(world, NULL, &dup);
+    if (st != TC_OK)
+        return fail(rank, 0, "dup", st);
+    tc_op_opts_t o = TC_OP_OPTS_INIT;
+    o.timeout_ms = rank == 0 ? 1000 : 50;
+    o.hints = "algo=double_binary_tree"; /* pipelined: many pieces to each peer in flight */
+    size_t count = (16u << 20) / sizeof(float);
+    float *big = calloc(count, sizeof(float));
+    if (big == NULL)
+        return fail(rank, 0, "malloc", TC_ERR_NO_MEMORY);
+    if (rank == 0)
+        usleep(200000);
+    st = tc_broadcast(dup, big, count, TC_FLOAT32, 0, &o, NULL);
+    free(big);
+    if (st != TC_ERR_TIMEOUT && st != TC_ERR_MISMATCH && st != TC_ERR_PEER_FAILED &&
+        st != TC_ERR_ABORTED)
+        return fail(rank, 0, "the broadcast (want an error: the others gave up)",
+                    st == TC_OK ? TC_ERR_INTERNAL : st);
+    if ((st = tc_comm_destroy(dup)) != TC_OK)
+        return fail(rank, 0, "destroy of the dup", st);
+    usleep(300000); /* the notices of the broken dup, if any, are in */
+    if ((st = world_works(world, rank, v, BYTES / sizeof(float))) != TC_OK)
+        return fail(rank, 0, "all-reduce on the world after it", st);
+    printf("withdraw: OK rank %d, late root\n", rank);
+    return 0;
 }
 
 int main(int argc, char **argv)
 {
     if (argc != 2) {
-        fprintf(stderr, "usage: withdraw_test ROUNDS\n");
+        fprintf(stderr, "usage: withdraw_test ROUNDS | late-root\n");
         return 2;
     }
     int rounds = atoi(argv[1]), rank, n;
@@ -107,12 +146,18 @@ int main(int argc, char **argv)
         return fail(-1, 0, "create", st);
     if ((st = tc_comm_rank(world, &rank)) != TC_OK || (st = tc_comm_size(world, &n)) != TC_OK)
         return fail(-1, 0, "rank", st);
-    if (n != 2)
-        return fail(rank, 0, "this test runs at 2 ranks", TC_ERR_INVALID_ARG);
     unsigned char *buf = malloc(BYTES);
     float *v = malloc(BYTES);
     if (buf == NULL || v == NULL)
         return fail(rank, 0, "malloc", TC_ERR_NO_MEMORY);
+    if (strcmp(argv[1], "late-root") == 0) {
+        int rc = late_root(world, rank, v);
+        free(buf);
+        free(v);
+        return tc_comm_destroy(world) == TC_OK ? rc : 1;
+    }
+    if (n != 2)
+        return fail(rank, 0, "this test runs at 2 ranks", TC_ERR_INVALID_ARG);
     for (int round = 0; round < rounds; round++) {
         tc_comm_t *dup;
         const char *what = "";

@@ -24,12 +24,12 @@
 static void test_reserve_and_size(void **state)
 {
     (void)state;
-    /* 512 header + 2 rings of (2 lines + 32 cells of 64 + 8192) */
-    assert_int_equal(tc_shm_geom_reserve(8192, 32), 512 + 2 * (128 + 32 * 8256));
-    assert_int_equal(tc_shm_geom_reserve(1024, 4), 512 + 2 * (128 + 4 * 1088));
-    /* 9216 + 2 lanes of 384 (ack words of 48 slots) + 32 slots of 128 + 12 of 576 + 4 of 8256:
-     * 98048, rounded up to 4 KiB pages: 98304 */
-    assert_int_equal(tc_shm_geom_seg_size(1024, 4, 4096), 98304);
+    /* 2304 header + 2 rings of (2 lines + 32 cells of 64 + 8192) */
+    assert_int_equal(tc_shm_geom_reserve(8192, 32), 2304 + 2 * (128 + 32 * 8256));
+    assert_int_equal(tc_shm_geom_reserve(1024, 4), 2304 + 2 * (128 + 4 * 1088));
+    /* 11264 + 2 lanes of 384 (ack words of 48 slots) + 32 slots of 128 + 12 of 576 + 4 of 8256:
+     * 100096, rounded up to 4 KiB pages: 102400 */
+    assert_int_equal(tc_shm_geom_seg_size(1024, 4, 4096), 102400);
 }
 
 static void test_budget(void **state)
@@ -65,9 +65,9 @@ static void test_plan(void **state)
     /* plenty of space (2 ranks, 64 MiB): the configured geometry, the rest as fall-backs */
     expect_plan(8192, 32, tc_shm_pair_budget(64 * MIB, 2), 4, all);
     /* exactly the configured reserve fits; one byte less does not */
-    expect_plan(8192, 32, 529152, 4, all);
-    expect_plan(8192, 32, 529151, 3, all + 1);
-    /* 32 ranks in 64 MiB: 67650 bytes a pair: 4 cells of 4096 (34048), then the floor */
+    expect_plan(8192, 32, 530944, 4, all);
+    expect_plan(8192, 32, 530943, 3, all + 1);
+    /* 32 ranks in 64 MiB: 67650 bytes a pair: 4 cells of 4096 (35840), then the floor */
     expect_plan(8192, 32, tc_shm_pair_budget(64 * MIB, 32), 2, all + 2);
     /* 256 ranks in 64 MiB (8192 a pair) and no space at all: the floor alone */
     expect_plan(8192, 32, tc_shm_pair_budget(64 * MIB, 256), 1, all + 3);

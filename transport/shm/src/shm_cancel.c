@@ -43,30 +43,39 @@ static tc_status_t tc_shm_orphan(tc_shm_ctx_t *ctx, tc_shm_queue_t *q, tc_tp_req
 static tc_status_t tc_shm_withdraw(tc_shm_ctx_t *ctx, tc_shm_ep_t *ep, tc_tp_req_t *req)
 {
     uint64_t *row = ep->hdr->withdrawn[ep->side];
-    unsigned i = 0;
-    while (i < TC_SHM_WITHDRAW_SLOTS && __atomic_load_n(&row[i], __ATOMIC_RELAXED) != 0)
+    unsigned i = 0; /* one is free: every withdrawn send is among the rts_out announced */
+    while (i < TC_SHM_WITHDRAW_SLOTS && (ep->wslots[i / 64] >> (i % 64) & 1))
         i++;
     if (i == TC_SHM_WITHDRAW_SLOTS)
-        return tc_error_set(TC_ERR_NO_RESOURCE,
-                            "shm cancel: peer %llu has not yet acknowledged the %u single-copy "
-                            "sends withdrawn from it before; this one cannot be taken back",
-                            (unsigned long long)ep->super.peer_id, TC_SHM_WITHDRAW_SLOTS);
+        return tc_error_set(TC_ERR_INTERNAL,
+                            "shm cancel: all %u withdrawal slots to peer %llu are taken, with %u "
+                            "single-copy sends announced",
+                            TC_SHM_WITHDRAW_SLOTS, (unsigned long long)ep->super.peer_id,
+                            ep->rts_out);
+    ep->wslots[i / 64] |= 1ull << (i % 64);
     __atomic_store_n(&row[i], req->priv[TC_SHM_P_COOKIE], __ATOMIC_RELAXED);
     __atomic_add_fetch(&ep->hdr->withdraws[ep->side], 1, __ATOMIC_RELEASE);
     /* the cookie is visible before the caller writes to its buffer again: a reader that
      * checks the row after its copy and misses it copied before that */
     __atomic_thread_fence(__ATOMIC_SEQ_CST);
     tc_status_t st = tc_shm_orphan(ctx, &ep->wq, req, 0, i + 1);
-    if (st != TC_OK)
-        __atomic_store_n(&row[i], 0, __ATOMIC_RELAXED); /* still the caller's: not withdrawn */
+    if (st != TC_OK) { /* still the caller's: not withdrawn */
+        __atomic_store_n(&row[i], 0, __ATOMIC_RELAXED);
+        ep->wslots[i / 64] &= ~(1ull << (i % 64));
+    }
     return st;
 }
 
-void tc_shm_withdraw_acked(tc_shm_ep_t *ep, const tc_tp_req_t *req)
+void tc_shm_rts_acked(tc_shm_ep_t *ep, const tc_tp_req_t *req)
 {
+    if (req->priv[TC_SHM_P_KIND] != TC_SHM_K_SEND)
+        return;
+    ep->rts_out--;
     uint64_t slot = req->priv[TC_SHM_P_KEY];
-    if (req->bytes == TC_SHM_ORPHAN && req->priv[TC_SHM_P_KIND] == TC_SHM_K_SEND && slot != 0)
+    if (req->bytes == TC_SHM_ORPHAN && slot != 0) {
         __atomic_store_n(&ep->hdr->withdrawn[ep->side][slot - 1], 0, __ATOMIC_RELEASE);
+        ep->wslots[(slot - 1) / 64] &= ~(1ull << ((slot - 1) % 64));
+    }
 }
 
 int tc_shm_withdrawn(const tc_shm_ep_t *ep, uint64_t cookie)

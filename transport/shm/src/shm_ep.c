@@ -93,6 +93,8 @@ static void tc_shm_ep_drain(tc_shm_ctx_t *ctx, tc_shm_ep_t *ep, tc_status_t stat
 {
     tc_shm_queue_fail(ctx, &ep->sq, status);
     tc_shm_queue_fail(ctx, &ep->wq, status);
+    ep->rts_out = 0;
+    memset(ep->wslots, 0, sizeof(ep->wslots));
     tc_shm_queue_fail(ctx, &ep->rq, status);
     if (ep->rx_req != NULL)
         tc_shm_req_complete(ctx, ep->rx_req, status, 0);

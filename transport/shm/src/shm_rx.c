@@ -324,7 +324,7 @@ static void tc_shm_rx_cell(tc_shm_ctx_t *ctx, tc_shm_ep_t *ep, const tc_shm_cell
             return;
         }
         tc_shm_queue_remove(&ep->wq, req);
-        tc_shm_withdraw_acked(ep, req);
+        tc_shm_rts_acked(ep, req);
         tc_shm_req_complete(ctx, req, TC_OK,
                             req->priv[TC_SHM_P_KIND] == TC_SHM_K_SIGNAL
                                 ? sizeof(uint64_t)

@@ -89,12 +89,13 @@ static int tc_shm_push_req(tc_shm_ctx_t *ctx, tc_shm_ep_t *ep, tc_tp_req_t *req)
             return 1;
         }
         if (ep->cma_peer) {
-            if ((c = tc_shm_tx_cell(ctx, ep)) == NULL)
-                return 0;
+            if (ep->rts_out >= TC_SHM_WITHDRAW_SLOTS || (c = tc_shm_tx_cell(ctx, ep)) == NULL)
+                return 0; /* (the first: it waits for an acknowledgement) */
             tc_shm_cell_set(c, TC_SHM_T_RTS, 0, 0, roff, len, 0, cookie, (uintptr_t)buf, 0);
             tc_shm_tx_commit(ep);
             tc_shm_queue_pop(&ep->sq);
             tc_shm_queue_push(&ep->wq, req);
+            ep->rts_out++;
             return 1;
         }
         for (;;) { /* pipelined through the cells */

@@ -75,8 +75,8 @@
  *   from a private copy; a receive being filled drops the rest of its message.
  *   A single-copy send already announced is withdrawn: its receive, posted or
  *   not yet, ends with TC_ERR_ABORTED and never takes bytes the owner wrote
- *   after the cancel; with 16 withdrawn sends to the peer not yet acknowledged
- *   it cannot be taken back (TC_ERR_NO_RESOURCE: it goes on as sent). A
+ *   after the cancel. (At most 128 single-copy sends are announced at a time
+ *   per endpoint, each withdrawable; later ones wait for acknowledgements.) A
  *   one-sided request already in the ring gives TC_ERR_INVALID_STATE.
  * - wait() polls the rings, sleeping up to 1 ms between looks, and returns
  *   TC_OK on activity or on timeout (a negative timeout is taken as 0).

@@ -5,9 +5,9 @@
  * Host byte order (both sides are on one node). Offsets in bytes:
  *   0    tc_shm_seg_hdr_t  identity, geometry, the handshake, per-side state,
  *        the single-copy sends each side withdrew
- *   512  ring 0 (creator -> opener)
- *   512 + ring_bytes  ring 1 (opener -> creator)
- *   512 + 2 ring_bytes  lane 0 (creator -> opener), then lane 1 (opener -> creator),
+ *   2304  ring 0 (creator -> opener)
+ *   2304 + ring_bytes  ring 1 (opener -> creator)
+ *   2304 + 2 ring_bytes  lane 0 (creator -> opener), then lane 1 (opener -> creator),
  *                       TC_SHM_LANE_BYTES each (shm_lane.h: the small-message slots)
  * A ring is a head line (64 bytes, u64 cells consumed, written by the
  * consumer), a tail line (64 bytes, u64 cells produced, written by the
@@ -25,9 +25,10 @@
  * 6: tiny slots before them; 7: tiny slots of two lines; 8: withdrawn single-copy sends */
 #define TC_SHM_VERSION 8
 #define TC_SHM_LINE 64
-#define TC_SHM_HDR_SIZE 512
-/* Single-copy sends one side may have withdrawn and not yet acknowledged by the other. */
-#define TC_SHM_WITHDRAW_SLOTS 16
+#define TC_SHM_HDR_SIZE 2304
+/* Single-copy sends (RTS) one side may have announced and not yet seen acknowledged: at most
+ * this many at a time per direction, so that each can be withdrawn into a slot of its own. */
+#define TC_SHM_WITHDRAW_SLOTS 128
 #define TC_SHM_CELL_HDR 64
 #define TC_SHM_NONCE_LEN 32 /* TC_AUTH_NONCE_LEN */
 #define TC_SHM_MAC_LEN 32   /* TC_AUTH_MAC_LEN */
@@ -73,7 +74,7 @@ typedef struct tc_shm_seg_hdr {
     unsigned char pad1[16];
     /* line 3: the handshake's MACs, each written by its side */
     unsigned char mac[2][TC_SHM_MAC_LEN];
-    /* lines 4-7: withdrawn[i] holds the cookies of single-copy sends (RTS) that side i
+    /* lines 4-35: withdrawn[i] holds the cookies of single-copy sends (RTS) that side i
      * withdrew (its owner cancelled them) and the other side has not acknowledged yet, 0 in
      * a free slot. Side i writes the cookie, increments withdraws[i], then returns the
      * sender's memory to its owner; the reader checks the row after every piece it copies
@@ -108,7 +109,7 @@ typedef struct tc_shm_cell_hdr {
     uint64_t aux;
 } tc_shm_cell_hdr_t;
 
-_Static_assert(sizeof(tc_shm_seg_hdr_t) == TC_SHM_HDR_SIZE, "segment header is 512 bytes");
+_Static_assert(sizeof(tc_shm_seg_hdr_t) == TC_SHM_HDR_SIZE, "segment header is 2304 bytes");
 _Static_assert(sizeof(tc_shm_cell_hdr_t) == TC_SHM_CELL_HDR, "cell header is 64 bytes");
 
 #endif /* TCOMMS_TRANSPORT_SHM_LAYOUT_H */
