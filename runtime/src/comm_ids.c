@@ -6,10 +6,14 @@
  * before it exchanges: each member proposes its lowest free id and reserves it; when every
  * member proposed the same, that is the id (one exchange, the usual case). Otherwise rounds
  * over the parent: each member reserves the candidate if it is free here and says whether
- * it could, with its next free id above; when one member could not, all release and try the
- * largest of those. Two creations that run at once on other threads never get the same id,
- * since a member reserves an id for one creation at a time; a little randomness in the
- * candidates from the third round keeps two such creations from colliding round after round.
+ * it could, with which of the next IDS_WINDOW ids are taken here; when one member could not,
+ * all release and try the lowest id of the window free on every member (when none is, the
+ * largest of the members' next free ids above it). Members whose free ids interleave (each
+ * spoilt the ids of the communicators it alone broke) so find a common one in one round,
+ * where stepping to the largest next free id took a round per hole. Two creations that run at
+ * once on other threads never get the same id, since a member reserves an id for one creation
+ * at a time; from the third round a random one of the first few common free ids keeps two such
+ * creations from colliding round after round.
  *
  * A destroyed communicator's id is free again only if nothing of it can still arrive: no
  * operation on it ended in an error, it was never broken (a failure, a revoke, an abort) and
@@ -29,6 +33,7 @@
 
 #define IDS_NONE (TC_RT_COMM_ID_MAX + 1) /* a member with no free id proposes this */
 #define IDS_ROUNDS 64
+#define IDS_WINDOW 1024    /* ids above a candidate whose state one round of agreement exchanges */
 #define IDS_EARLY_MAX 4096 /* revokes kept for communicators to come; beyond, the oldest go */
 
 struct tc_rt_early_revoke {
@@ -97,22 +102,32 @@ static int ids_take(tc_rt_world_t *world, int64_t id)
     return ok;
 }
 
-/* The lowest free id above @p id, at least @p skip further up (lock not held); IDS_NONE. */
-static int64_t ids_next(tc_rt_world_t *world, int64_t id, uint32_t skip)
+/* The lowest free id above @p id (lock not held); IDS_NONE. */
+static int64_t ids_next(tc_rt_world_t *world, int64_t id)
 {
     uint32_t next = IDS_NONE;
     tc_rt_world_lock(world);
-    if (id + 1 + skip > TC_RT_COMM_ID_MAX ||
-        !tc_idset_first(&world->comm_ids, (uint32_t)(id + 1 + skip), &next))
+    if (id + 1 > TC_RT_COMM_ID_MAX || !tc_idset_first(&world->comm_ids, (uint32_t)(id + 1), &next))
         next = IDS_NONE;
     tc_rt_world_unlock(world);
     return next;
 }
 
-static uint32_t ids_jitter(tc_rt_world_t *world, int round)
+/* Into @p map (IDS_WINDOW bits): which ids of (cand, cand + IDS_WINDOW] are not free here. */
+static void ids_taken_map(tc_rt_world_t *world, int64_t cand, uint64_t *map)
 {
-    if (round < 2)
-        return 0;
+    memset(map, 0, IDS_WINDOW / 8);
+    tc_rt_world_lock(world);
+    for (uint32_t i = 0; i < IDS_WINDOW; i++) {
+        int64_t id = cand + 1 + i;
+        if (id > TC_RT_COMM_ID_MAX || !tc_idset_has(&world->comm_ids, (uint32_t)id))
+            map[i / 64] |= 1ull << (i % 64);
+    }
+    tc_rt_world_unlock(world);
+}
+
+static uint64_t ids_random(tc_rt_world_t *world)
+{
     tc_rt_world_lock(world);
     uint64_t x = world->comm_rng;
     x ^= x >> 12;
@@ -120,7 +135,52 @@ static uint32_t ids_jitter(tc_rt_world_t *world, int round)
     x ^= x >> 27;
     world->comm_rng = x;
     tc_rt_world_unlock(world);
-    return (uint32_t)((x * 0x2545f4914f6cdd1dull) >> 33) % (uint32_t)(round < 8 ? round + 1 : 9);
+    return x * 0x2545f4914f6cdd1dull;
+}
+
+/* One all-reduce of @p n (at most 2 + IDS_WINDOW / 64) words over the parent, into @p words
+ * (lock not held). */
+static tc_status_t ids_reduce(tc_rt_comm_t *parent, int64_t *words, int n, tc_redop_t op)
+{
+    int64_t all[2 + IDS_WINDOW / 64];
+    tc_rt_coll_t call = {.coll = TC_COLL_ALL_REDUCE,
+                         .sendbuf = words,
+                         .recvbuf = all,
+                         .count = (size_t)n,
+                         .dtype = TC_INT64,
+                         .op = op,
+                         .root = -1};
+    tc_status_t st = tc_rt_coll_run(parent, &call);
+    if (st == TC_OK)
+        memcpy(words, all, (size_t)n * sizeof(*words));
+    return st;
+}
+
+/* The next candidate after a round in which not every member could hold @p cand: a free id of
+ * the window that no member has taken (a random one of the first few from the third round on,
+ * by @p rnd, the same on every member: two creations over the same ranks on other threads then
+ * part), else the largest of the members' next free ids above the window (one more exchange). */
+static tc_status_t ids_next_cand(tc_rt_comm_t *parent, int member, int round, const int64_t *w,
+                                 int64_t *cand_p)
+{
+    const uint64_t *taken = (const uint64_t *)(w + 2);
+    uint64_t rnd = (uint64_t)w[1];
+    int nfree = 0, pick = -1;
+    for (int i = 0; i < IDS_WINDOW; i++)
+        nfree += !(taken[i / 64] >> (i % 64) & 1);
+    if (nfree > 0) {
+        int span = round < 2 ? 1 : round < 8 ? round + 1 : 9;
+        int k = (int)(rnd % (uint64_t)(nfree < span ? nfree : span));
+        for (int i = 0; i < IDS_WINDOW && pick < 0; i++)
+            if (!(taken[i / 64] >> (i % 64) & 1) && k-- == 0)
+                pick = i;
+        *cand_p += 1 + pick;
+        return TC_OK;
+    }
+    int64_t next = member ? ids_next(parent->world, *cand_p + IDS_WINDOW) : 0;
+    tc_status_t st = ids_reduce(parent, &next, 1, TC_MAX);
+    *cand_p = next;
+    return st;
 }
 
 tc_status_t tc_rt_ids_settle(tc_rt_comm_t *parent, int member, int64_t held, int64_t cand,
@@ -138,49 +198,45 @@ tc_status_t tc_rt_ids_settle(tc_rt_comm_t *parent, int member, int64_t held, int
     }
     if (!member)
         held = -1;
-    for (int round = 0; round < IDS_ROUNDS; round++) {
+    int64_t first = cand;
+    for (int round = 0; round < IDS_ROUNDS && cand < IDS_NONE; round++) {
         if (member && held != cand) {
             tc_rt_ids_release(world, held);
             held = ids_take(world, cand) ? cand : -1;
         }
-        int64_t mine[2] = {member && held != cand,
-                           member ? ids_next(world, cand, ids_jitter(world, round)) : 0};
-        int64_t all[2] = {0, 0};
-        tc_rt_coll_t call = {.coll = TC_COLL_ALL_REDUCE,
-                             .sendbuf = mine,
-                             .recvbuf = all,
-                             .count = 2,
-                             .dtype = TC_INT64,
-                             .op = TC_MAX,
-                             .root = -1};
-        tc_status_t st = tc_rt_coll_run(parent, &call);
+        /* OR over the members: whether one could not hold cand, a random word, and which ids
+         * of the window above cand are taken on some member */
+        int64_t w[2 + IDS_WINDOW / 64] = {member && held != cand, (int64_t)ids_random(world)};
+        if (member)
+            ids_taken_map(world, cand, (uint64_t *)(w + 2));
+        tc_status_t st = ids_reduce(parent, w, 2 + IDS_WINDOW / 64, TC_BOR);
+        if (st == TC_OK && !w[0]) { /* every member holds cand */
+            *id_p = member ? cand : -1;
+            return TC_OK;
+        }
+        int64_t was = cand;
+        if (st == TC_OK)
+            st = ids_next_cand(parent, member, round, w, &cand);
         if (st != TC_OK) {
             if (member)
                 tc_rt_ids_release(world, held);
             return st;
         }
-        if (!all[0]) { /* every member holds cand */
-            *id_p = member ? cand : -1;
-            return TC_OK;
-        }
-        if (all[1] >= IDS_NONE) {
-            if (member)
-                tc_rt_ids_release(world, held);
-            return tc_error_set(TC_ERR_NO_RESOURCE,
-                                "no communicator id is free on every member (%u in all)",
-                                TC_RT_COMM_ID_MAX);
-        }
         tc_log_debug(TC_SUBSYS_RUNTIME,
                      "comm '%s': id %lld is not free on every member; trying %lld", parent->name,
-                     (long long)cand, (long long)all[1]);
-        cand = all[1];
+                     (long long)was, (long long)cand);
     }
     if (member)
         tc_rt_ids_release(world, held);
+    if (cand >= IDS_NONE)
+        return tc_error_set(TC_ERR_NO_RESOURCE,
+                            "no communicator id is free on every member (%u in all)",
+                            TC_RT_COMM_ID_MAX);
     return tc_error_set(TC_ERR_NO_RESOURCE,
-                        "no communicator id free on every member was found in %d rounds "
-                        "(other threads creating communicators over the same ranks?)",
-                        IDS_ROUNDS);
+                        "no communicator id free on every member was found in %d rounds (ids "
+                        "%lld to %lld looked at; other threads creating communicators over the "
+                        "same ranks take ids meanwhile)",
+                        IDS_ROUNDS, (long long)first, (long long)cand);
 }
 
 uint32_t tc_rt_ids_fresh(const tc_rt_world_t *world)

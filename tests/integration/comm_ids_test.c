@@ -6,6 +6,10 @@
  *                              ids a process has, so it passes only when ids are reused
  *   comm_ids_test stale        a receive that timed out leaves its sender's message to come;
  *                              the next communicator must not take its id and so that message
+ *   comm_ids_test aborts N     N dups of the world, each checked, then aborted by one rank in
+ *                              turn (a local abort spoils the id on that rank only): the ranks'
+ *                              free ids interleave, and agreeing on one took a round per hole
+ *                              until the dup failed after about 430 (TC_ERR_NO_RESOURCE)
  *
  * Prints "rank R: C checks, F failures" and exits 0 only when F is 0. Every wait is bounded. */
 #include <stdint.h>
@@ -61,6 +65,27 @@ static void cycles(tc_comm_t *world, long n)
             if (sum != (int64_t)i * size + (int64_t)size * (size - 1) / 2)
                 FAIL("all_reduce %ld: got %lld", i, (long long)sum);
         }
+        ok("destroy", i, tc_comm_destroy(c));
+    }
+}
+
+static void aborts(tc_comm_t *world, long n)
+{
+    tc_op_opts_t opts = TC_OP_OPTS_INIT;
+    opts.timeout_ms = TIMEOUT_MS;
+    for (long i = 0; i < n && failures == 0; i++) {
+        tc_comm_t *c = NULL;
+        if (!ok("dup", i, tc_comm_dup(world, NULL, &c)))
+            return;
+        int64_t x = i + rank, sum = 0;
+        if (ok("all_reduce", i, tc_all_reduce(c, &x, &sum, 1, TC_INT64, TC_SUM, &opts, NULL))) {
+            checks++;
+            if (sum != (int64_t)i * size + (int64_t)size * (size - 1) / 2)
+                FAIL("all_reduce %ld: got %lld", i, (long long)sum);
+        }
+        ok("barrier", i, tc_barrier(world, &opts, NULL)); /* nothing in flight on c */
+        if (rank == (int)(i % size))
+            ok("abort", i, tc_comm_abort(c));
         ok("destroy", i, tc_comm_destroy(c));
     }
 }
@@ -123,9 +148,9 @@ static void stale(tc_comm_t *world)
 
 int main(int argc, char **argv)
 {
-    if (argc < 2 || (strcmp(argv[1], "cycles") != 0 && strcmp(argv[1], "stale") != 0) ||
-        (!strcmp(argv[1], "cycles") && argc < 3)) {
-        fprintf(stderr, "usage: comm_ids_test cycles N | stale\n");
+    int counted = argc >= 2 && (!strcmp(argv[1], "cycles") || !strcmp(argv[1], "aborts"));
+    if (argc < 2 || (!counted && strcmp(argv[1], "stale") != 0) || (counted && argc < 3)) {
+        fprintf(stderr, "usage: comm_ids_test cycles N | aborts N | stale\n");
         return 2;
     }
     tc_comm_t *world;
@@ -141,6 +166,8 @@ int main(int argc, char **argv)
     }
     if (!strcmp(argv[1], "cycles"))
         cycles(world, atol(argv[2]));
+    else if (!strcmp(argv[1], "aborts"))
+        aborts(world, atol(argv[2]));
     else if (size < 2)
         FAIL("stale needs 2 ranks or more");
     else

@@ -2,7 +2,8 @@
 # Communicator ids under tcrun (tests/integration/comm_ids_test.c): 1.1 million creations at 2
 # ranks, more than the ids a process has (they pass only when ids are reused; 30000 under ASan,
 # too slow for more), and a late message of a communicator whose receive timed out, at 2 and 3
-# ranks (the next communicator must not take that id). Every run is bounded by `timeout` and
+# ranks (the next communicator must not take that id), and dups aborted by one rank in turn at 2
+# and 3 ranks (ids spoilt on one rank only). Every run is bounded by `timeout` and
 # tcrun's --timeout.
 #   comm_ids_test.sh TCRUN COMM_IDS_TEST
 set -uo pipefail
@@ -30,6 +31,8 @@ else
     run "1.1 million creations, 2 ranks" 2 cycles 1100000
 fi
 run "3000 creations, 3 ranks" 3 cycles 3000
+run "1500 dups, each aborted by one rank in turn, 2 ranks" 2 aborts 1500
+run "1000 dups, each aborted by one rank in turn, 3 ranks" 3 aborts 1000
 for n in 2 3; do
     run "a late message of a destroyed communicator, $n ranks" "$n" stale
 done
