@@ -17,11 +17,14 @@
  *
  * A destroyed communicator's id is free again only if nothing of it can still arrive: no
  * operation on it ended in an error, it was never broken (a failure, a revoke, an abort) and
- * it had no windows. Otherwise the id is spoilt for the life of the world, and the
- * small-message path drops lane messages that carry it. A revoke that arrives for an id
- * this process already retired spoils the id too; one for an id reserved here or never used
- * is kept for the communicator a slower member is still making (shrink takes its id only
- * after the agreement, and the others may revoke the new communicator at once). A revoke
+ * it had no windows. Otherwise the id is spoilt for the life of the world, the
+ * small-message path drops lane messages that carry it, and the transports' unexpected
+ * messages of spoilt ids are freed whenever an id is spoilt (tc_tp_discard): those of this
+ * communicator, and those of earlier ones that arrived since; and at every tick for a while
+ * after, those still on their way then (a sender over shm waits for that to complete). A revoke
+ * that arrives for an id this process already retired spoils the id too; one for an id reserved
+ * here or never used is kept for the communicator a slower member is still making (shrink takes its
+ * id only after the agreement, and the others may revoke the new communicator at once). A revoke
  * names its communicator by (revoker, id): the revoker never reuses a revoked id. */
 #include <stdlib.h>
 #include <string.h>
@@ -34,6 +37,9 @@
 #define IDS_NONE (TC_RT_COMM_ID_MAX + 1) /* a member with no free id proposes this */
 #define IDS_ROUNDS 64
 #define IDS_WINDOW 1024    /* ids above a candidate whose state one round of agreement exchanges */
+/* after an id is spoilt, the ticks free late messages of spoilt ids this long (a tick goes over
+ * every endpoint: only while such messages may still come) */
+#define IDS_LEFTOVERS_MS 3000
 #define IDS_EARLY_MAX 4096 /* revokes kept for communicators to come; beyond, the oldest go */
 
 struct tc_rt_early_revoke {
@@ -263,6 +269,32 @@ tc_status_t tc_rt_ids_take(tc_rt_world_t *world, int64_t id)
     return TC_OK;
 }
 
+/* A message whose tag names a spoilt id: no receive will ever take it. */
+static int ids_tag_spoilt(void *arg, uint64_t tag)
+{
+    uint64_t id = tag >> TC_RT_TAG_ID_SHIFT;
+    return id != 0 && id <= TC_RT_COMM_ID_MAX && tc_rt_ids_spoilt(arg, (uint32_t)id);
+}
+
+/* Free what the transports keep of messages to communicators whose ids are spoilt (lock held):
+ * those of the one just retired, and those of earlier ones that arrived since. */
+static void ids_drop_leftovers(tc_rt_world_t *world)
+{
+    int n = 0;
+    for (int r = 0; r < world->boot->size; r++)
+        if (world->eps[r])
+            n += tc_tp_discard(world->eps[r], ids_tag_spoilt, world);
+    if (n > 0)
+        tc_log_debug(TC_SUBSYS_RUNTIME, "dropped %d unexpected messages of destroyed communicators",
+                     n);
+}
+
+void tc_rt_ids_tick(tc_rt_world_t *world, uint64_t now)
+{
+    if (now < world->leftovers_until)
+        ids_drop_leftovers(world);
+}
+
 void tc_rt_ids_retire(tc_rt_comm_t *comm)
 {
     tc_rt_world_t *world = comm->world;
@@ -272,8 +304,12 @@ void tc_rt_ids_retire(tc_rt_comm_t *comm)
     int clean = comm->broken == TC_OK && !comm->spoilt && comm->nwins == 0;
     if (clean && tc_idset_give(&world->comm_ids, id) == TC_OK)
         return;
-    if (tc_idset_give(&world->comm_spoilt, id) != TC_OK)
+    if (tc_idset_give(&world->comm_spoilt, id) != TC_OK) {
         tc_error_clear(); /* out of memory: the id is lost, its lane messages kept */
+    } else {
+        ids_drop_leftovers(world);
+        world->leftovers_until = tc_deadline_after_ms(IDS_LEFTOVERS_MS);
+    }
     tc_log_debug(TC_SUBSYS_RUNTIME, "comm '%s': id %u is not reused (%s)", comm->name, id,
                  comm->broken != TC_OK ? "it was broken"
                  : comm->spoilt        ? "an operation on it failed"

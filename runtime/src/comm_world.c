@@ -102,6 +102,7 @@ static void world_tick(tc_rt_world_t *world)
     tc_rt_hb_tick(world, now);
     tc_rt_works_idle(world, now);
     tc_rt_world_trim_idle(world, now);
+    tc_rt_ids_tick(world, now);
 }
 
 /* Every progress pass: SIGUSR1; the bootstrap's events one pass in 64 while

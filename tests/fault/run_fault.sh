@@ -362,7 +362,10 @@ TC_SHM=0 every_ok "withdraw.tcp" 2 "$bin/tests/fault/withdraw_test" 5
 # a broadcast whose root is late: the others give up, withdrawing more than 16 pieces per peer
 every_ok "withdraw.late-root.3" 3 "$bin/tests/fault/withdraw_test" late-root
 every_ok "withdraw.late-root.4" 4 "$bin/tests/fault/withdraw_test" late-root
-echo "$([ $fail -eq $f0 ] && echo PASS || echo FAIL)  withdraw: shm and tcp, 5 rounds each; a late root at 3 and 4 ranks ($((SECONDS - start)) s)"
+# what the aborting rank no longer receives is freed with the communicator (heap bounded)
+every_ok "withdraw.leftovers.shm" 2 "$bin/tests/fault/withdraw_test" leftovers 150
+TC_SHM=0 every_ok "withdraw.leftovers.tcp" 2 "$bin/tests/fault/withdraw_test" leftovers 150
+echo "$([ $fail -eq $f0 ] && echo PASS || echo FAIL)  withdraw: shm and tcp, 5 rounds each; a late root at 3 and 4 ranks; 150 rounds of leftovers ($((SECONDS - start)) s)"
 fi # withdraw
 
 if want example; then

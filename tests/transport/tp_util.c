@@ -460,6 +460,49 @@ void tc_tpt_unexpected_burst(tp_pair_t *p, int n, size_t len, uint64_t seed, int
     free(r);
 }
 
+static int drop_even(void *arg, uint64_t tag)
+{
+    (void)arg;
+    return tag % 2 == 0;
+}
+
+void tc_tpt_discard_check(tp_pair_t *p, size_t len, int wait_ms)
+{
+    enum { N = 6 };
+    unsigned char *src = malloc(N * len), *dst = malloc(N * len);
+    tc_tp_req_t s[N], r[N];
+    assert_true(src && dst);
+    tc_tpt_fill(src, N * len, 41);
+    memset(dst, 0, N * len);
+    for (int i = 0; i < N; i++) {
+        s[i] = (tc_tp_req_t)TC_TP_REQ_INIT;
+        assert_int_equal(tc_tp_send(p->ep[0], 300 + (uint64_t)i, src + (size_t)i * len, len, &s[i]),
+                         TC_OK);
+    }
+    for (int i = 0; i < N; i++)
+        assert_int_equal(tc_tpt_wait_req(p->ctx, 2, &s[i], wait_ms), TC_OK);
+    tc_tpt_spin(p->ctx, 2, 5); /* every message read into an unexpected record */
+    assert_int_equal(tc_tp_discard(p->ep[1], drop_even, NULL), N / 2);
+    assert_int_equal(tc_tp_discard(p->ep[1], drop_even, NULL), 0);
+    for (int i = 0; i < N; i++) {
+        r[i] = (tc_tp_req_t)TC_TP_REQ_INIT;
+        assert_int_equal(tc_tp_recv(p->ep[1], 300 + (uint64_t)i, dst + (size_t)i * len, len, &r[i]),
+                         TC_OK);
+    }
+    tc_tpt_spin(p->ctx, 2, 5);
+    for (int i = 0; i < N; i++) {
+        if (i % 2 == 0) { /* dropped: nothing comes */
+            assert_int_equal(r[i].status, TC_INPROGRESS);
+            assert_int_equal(p->ep[1]->ops->cancel(p->ep[1], &r[i]), TC_OK);
+            continue;
+        }
+        assert_int_equal(tc_tpt_wait_req(p->ctx, 2, &r[i], wait_ms), TC_OK);
+        assert_memory_equal(dst + (size_t)i * len, src + (size_t)i * len, len);
+    }
+    free(src);
+    free(dst);
+}
+
 /* Progress @p n contexts until the probe of @p tag on @p ep finds a message (asserted within
  * TP_WAIT_MS); returns its length. */
 static uint64_t probe_until_found(tc_tp_ctx_t *const *ctxs, int n, tc_tp_ep_t *ep, uint64_t tag)

@@ -305,4 +305,5 @@ const tc_tp_ops_t tc_tp_tcp_ops = {
     .probe = tc_tcp_probe,
     .trim = tc_tcp_trim,
     .defer = tc_tcp_defer,
+    .discard = tc_tcp_discard,
 };

@@ -752,6 +752,8 @@ int tc_tcp_ctl_push(tc_tcp_ctx_t *ctx, tc_tcp_ep_t *ep, int kind, const void *da
 tc_tcp_unexp_t *tc_tcp_unexp_append(tc_tcp_ep_t *ep, uint64_t tag, uint64_t len);
 /* Give an unexpected-message record back: kept for reuse, or freed. */
 void tc_tcp_unexp_release(tc_tcp_ctx_t *ctx, tc_tcp_unexp_t *u);
+/* ops->discard: unexpected messages, whole and unclaimed. */
+int tc_tcp_discard(tc_tp_ep_t *ep, int (*drop)(void *arg, uint64_t tag), void *arg);
 /* The ops' trim: free the kept large record (the small ones stay: 128 KiB at most). */
 void tc_tcp_trim(tc_tp_ctx_t *ctx);
 

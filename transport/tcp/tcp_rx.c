@@ -58,6 +58,27 @@ void tc_tcp_unexp_release(tc_tcp_ctx_t *ctx, tc_tcp_unexp_t *u)
     free(u);
 }
 
+int tc_tcp_discard(tc_tp_ep_t *super, int (*drop)(void *arg, uint64_t tag), void *arg)
+{
+    tc_tcp_ep_t *ep = (tc_tcp_ep_t *)super;
+    tc_tcp_ctx_t *ctx = (tc_tcp_ctx_t *)super->ctx;
+    int n = 0;
+    tc_tcp_unexp_t **pp = &ep->uq_head, *last = NULL;
+    while (*pp != NULL) {
+        tc_tcp_unexp_t *u = *pp;
+        if (u->complete && u->lrx == NULL && u != ep->rx_unexp && drop(arg, u->tag)) {
+            *pp = u->next;
+            tc_tcp_unexp_release(ctx, u);
+            n++;
+            continue;
+        }
+        last = u;
+        pp = &u->next;
+    }
+    ep->uq_tail = last;
+    return n;
+}
+
 void tc_tcp_trim(tc_tp_ctx_t *super)
 {
     tc_tcp_ctx_t *ctx = (tc_tcp_ctx_t *)super;

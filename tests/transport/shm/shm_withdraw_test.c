@@ -271,12 +271,53 @@ static void test_announced_bound(void **state)
     tc_tpt_pair_close(&p);
 }
 
+static int drop_all(void *arg, uint64_t tag)
+{
+    (void)arg;
+    (void)tag;
+    return 1;
+}
+
+/* Unexpected messages a receive will never take are freed: eager, withdrawn single-copy ones,
+ * and announced ones, whose senders then complete (nothing will read their bytes). */
+static void test_discard(void **state)
+{
+    (void)state;
+    tp_pair_t p;
+    tc_shmt_pair_open(&p, "");
+    tc_tpt_discard_check(&p, 100, SU_WAIT_MS);
+    unsigned char *src = malloc(LEN), *dst = malloc(LEN);
+    assert_true(src && dst);
+    tc_tpt_fill(src, LEN, 8);
+    tc_tp_req_t s1, s2, r = TC_TP_REQ_INIT;
+    announce(&p, 8, src, LEN, &s1);
+    announce(&p, 9, src, LEN, &s2);
+    cancel_send(&p, &s1);
+    assert_int_equal(tc_tp_discard(p.ep[1], drop_all, NULL), 2);
+    assert_int_equal(tc_tpt_wait_req(p.ctx, 2, &s2, SU_WAIT_MS), TC_OK); /* told it is done */
+    for (int k = 0; k < 2000 && !rows_free(&p); k++) /* and the withdrawn one's slot is free */
+        tc_tpt_spin(p.ctx, 2, 1);
+    assert_true(rows_free(&p));
+    assert_int_equal(tc_tp_recv(p.ep[1], 9, dst, LEN, &r), TC_OK);
+    tc_tpt_spin(p.ctx, 2, 5);
+    assert_int_equal(r.status, TC_INPROGRESS); /* nothing left to take */
+    assert_int_equal(p.ep[1]->ops->cancel(p.ep[1], &r), TC_OK);
+    still_works(&p);
+    free(src);
+    free(dst);
+    tc_tpt_pair_close(&p);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_withdrawn_unread),      cmocka_unit_test(test_withdrawn_half_read),
-        cmocka_unit_test(test_withdrawn_sink),        cmocka_unit_test(test_withdrawn_unmapped),
-        cmocka_unit_test(test_withdrawn_never_taken), cmocka_unit_test(test_announced_bound),
+        cmocka_unit_test(test_withdrawn_unread),
+        cmocka_unit_test(test_withdrawn_half_read),
+        cmocka_unit_test(test_withdrawn_sink),
+        cmocka_unit_test(test_withdrawn_unmapped),
+        cmocka_unit_test(test_withdrawn_never_taken),
+        cmocka_unit_test(test_announced_bound),
+        cmocka_unit_test(test_discard),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

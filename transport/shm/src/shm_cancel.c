@@ -1,7 +1,7 @@
-/* Cancel: a request taken back by its owner. What the peer already holds a part of is
- * finished privately (the rest of a half-pushed send from a copy); a single-copy send the
- * peer may be reading is withdrawn through the segment (shm_layout.h, withdrawn), so the
- * reader never takes bytes the owner has had back for its own. */
+/* Cancel: a request taken back by its owner, and messages whose receiver is gone. What the peer
+ * already holds a part of is finished privately (the rest of a half-pushed send from a copy); a
+ * single-copy send the peer may be reading is withdrawn through the segment (shm_layout.h,
+ * withdrawn), so the reader never takes bytes the owner has had back for its own. */
 #include <stdlib.h>
 
 #include "shm_internal.h"
@@ -141,4 +141,29 @@ tc_status_t tc_shm_cancel(tc_tp_ep_t *super, tc_tp_req_t *req)
     return tc_error_set(TC_ERR_INVALID_STATE,
                         "shm cancel: the one-sided request to peer %llu is partly or wholly sent",
                         (unsigned long long)super->peer_id);
+}
+
+int tc_shm_discard(tc_tp_ep_t *super, int (*drop)(void *arg, uint64_t tag), void *arg)
+{
+    tc_shm_ep_t *ep = (tc_shm_ep_t *)super;
+    tc_shm_ctx_t *ctx = (tc_shm_ctx_t *)super->ctx;
+    int n = 0;
+    tc_shm_unexp_t **pp = &ep->uq_head, *last = NULL;
+    while (*pp != NULL) {
+        tc_shm_unexp_t *u = *pp;
+        /* whole and unclaimed; an announcement's sender is told it is done, as a send over
+         * another transport is once its bytes are out: nothing will read them */
+        if (u->complete && u->req == NULL && u != ep->rx_unexp && drop(arg, u->tag)) {
+            *pp = u->next;
+            if (u->rts && !u->withdrawn)
+                tc_shm_ctrl_post(ctx, ep, TC_SHM_T_ACK, u->cookie);
+            tc_shm_unexp_release(ctx, u);
+            n++;
+            continue;
+        }
+        last = u;
+        pp = &u->next;
+    }
+    ep->uq_tail = last;
+    return n;
 }

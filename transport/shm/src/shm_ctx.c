@@ -491,6 +491,7 @@ const tc_tp_ops_t tc_tp_shm_ops = {
     .send = tc_shm_send,
     .recv = tc_shm_recv,
     .cancel = tc_shm_cancel,
+    .discard = tc_shm_discard,
     .progress = tc_shm_progress,
     .wait = tc_shm_wait,
     .mem_reg = tc_shm_mem_reg,

@@ -337,6 +337,9 @@ int tc_shm_withdrawn(const tc_shm_ep_t *ep, uint64_t cookie);
 /* When the peer withdrew sends since the last sweep: mark its unexpected announcements that
  * it withdrew and acknowledge them, so the sender is free although no receive takes them. */
 void tc_shm_withdraw_sweep(tc_shm_ctx_t *ctx, tc_shm_ep_t *ep);
+/* ops->discard: unexpected messages, whole and unclaimed; an announcement is acknowledged (its
+ * sender completes, as it would over tcp once its bytes were out). */
+int tc_shm_discard(tc_tp_ep_t *ep, int (*drop)(void *arg, uint64_t tag), void *arg);
 
 /* ---- shm_tx.c ---- */
 /* Whether the head of the send queue is a single-copy send that must wait for an

@@ -31,7 +31,7 @@ extern "C" {
 
 /** @brief Version of ::tc_tp_ops_t and ::tc_tp_ep_t (4: rx_bytes; 5: trim; 6: defer); a
  *         backend built for another is refused. */
-#define TC_TP_API_VERSION 6
+#define TC_TP_API_VERSION 7
 
 typedef struct tc_tp_ops tc_tp_ops_t;
 
@@ -215,6 +215,11 @@ struct tc_tp_ops {
      * progress may wait for that progress (tc_tp_defer); NULL when the
      * backend has nothing to hold */
     void (*defer)(tc_tp_ep_t *ep);
+
+    /* free the messages that arrived whole, that no receive has taken and that @p drop
+     * says no receive ever will (1 for their tag); returns how many; NULL when the backend
+     * keeps none (tc_tp_discard) */
+    int (*discard)(tc_tp_ep_t *ep, int (*drop)(void *arg, uint64_t tag), void *arg);
 };
 
 /* ---- backends ---- */
@@ -312,6 +317,19 @@ static inline tc_status_t tc_tp_probe(tc_tp_ep_t *ep, uint64_t tag, int *found_p
         return TC_ERR_UNSUPPORTED;
     *found_p = ep->ops->probe(ep, tag, len_p);
     return TC_OK;
+}
+
+/**
+ * @brief Free the messages from @p ep's peer that arrived whole and that no receive has
+ *        taken, whose tag @p drop says no receive ever will take (its owner is gone): the
+ *        runtime drops those of communicators it has destroyed. A send whose data stays with
+ *        the sender until read (shm's single copy) completes at the sender, as a send over
+ *        tcp does once its bytes are out. @return how many were freed (0 when the backend
+ *        keeps none).
+ */
+static inline int tc_tp_discard(tc_tp_ep_t *ep, int (*drop)(void *arg, uint64_t tag), void *arg)
+{
+    return ep->ops->discard ? ep->ops->discard(ep, drop, arg) : 0;
 }
 
 /** @brief Whether @p ep's backend can receive into a consumer. */
