@@ -148,7 +148,7 @@ static uint64_t ids_random(tc_rt_world_t *world)
  * (lock not held). */
 static tc_status_t ids_reduce(tc_rt_comm_t *parent, int64_t *words, int n, tc_redop_t op)
 {
-    int64_t all[2 + IDS_WINDOW / 64];
+    int64_t all[2 + IDS_WINDOW / 64] = {0}; /* (cppcheck cannot see the collective write it) */
     tc_rt_coll_t call = {.coll = TC_COLL_ALL_REDUCE,
                          .sendbuf = words,
                          .recvbuf = all,

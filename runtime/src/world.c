@@ -218,7 +218,7 @@ static tc_status_t world_run_id(tc_rt_world_t *world)
     unsigned char mac[TC_AUTH_MAC_LEN];
     tc_auth_mac(&key, TC_AUTH_INITIATOR, &t, mac);
     tc_auth_key_wipe(&key);
-    for (int i = 0; i < 8; i++)
+    for (size_t i = 0; i < 8; i++)
         snprintf(world->run_id + 2 * i, 3, "%02x", mac[i]);
     return TC_OK;
 }

@@ -124,8 +124,8 @@ struct tc_rt_world {
     uint64_t ep_drops;            /* atomic: endpoints closed by tc_rt_world_ep_drop (seq_cst) */
     unsigned tp_passes; /* progress passes since the backends without endpoints were polled */
     /* the same on every rank of one job and different in the next (a MAC of the job secret, in
-     * hex), so that tc-fr can tell dumps of two runs apart; "" without a secret */
-    char run_id[17];
+     * hex: 16 digits), so that tc-fr can tell dumps of two runs apart; "" without a secret */
+    char run_id[24];
     /* the backends' idle trim (tc_rt_world_trim_idle), under the lock */
     int trimmed;         /* the backends were trimmed since the last start */
     uint64_t links;      /* works started so far (tc_rt_work_link counts them) */
@@ -176,8 +176,8 @@ struct tc_rt_world {
     /* ---- communicators and work (comm.c, work.c) ---- */
     tc_idset_t comm_ids;    /* communicator ids free here (comm_ids.c) */
     tc_idset_t comm_spoilt; /* ids whose messages may still arrive: never reused */
-    uint32_t comm_id_high;  /* above every id ever reserved here (comm_ids.c) */
     uint64_t leftovers_until; /* until then, ticks free late messages of spoilt ids (ns) */
+    uint32_t comm_id_high;    /* above every id ever reserved here (comm_ids.c) */
     uint64_t comm_rng;      /* jitter of the id agreement's later rounds */
     struct tc_rt_early_revoke *early_revokes; /* revokes before their communicator was here */
     int nearly_revokes, early_revokes_cap;
