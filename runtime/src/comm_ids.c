@@ -8,24 +8,25 @@
  * over the parent: each member reserves the candidate if it is free here and says whether
  * it could, with which of the next IDS_WINDOW ids are taken here; when one member could not,
  * all release and try the lowest id of the window free on every member (when none is, the
- * largest of the members' next free ids above it). Members whose free ids interleave (each
- * spoilt the ids of the communicators it alone broke) so find a common one in one round,
- * where stepping to the largest next free id took a round per hole. Two creations that run at
- * once on other threads never get the same id, since a member reserves an id for one creation
- * at a time; from the third round a random one of the first few common free ids keeps two such
+ * largest of the members' lowest never-used ids, free on all of them). Members whose free ids
+ * interleave (each spoilt the ids of the communicators it alone broke) so find a common one in one
+ * round, where stepping to the largest next free id took a round per hole. Two creations that run
+ * at once on other threads never get the same id, since a member reserves an id for one creation at
+ * a time; from the third round a random one of the first few common free ids keeps two such
  * creations from colliding round after round.
  *
  * A destroyed communicator's id is free again only if nothing of it can still arrive: no
  * operation on it ended in an error, it was never broken (a failure, a revoke, an abort) and
  * it had no windows. Otherwise the id is spoilt for the life of the world, the
- * small-message path drops lane messages that carry it, and the transports' unexpected
- * messages of spoilt ids are freed whenever an id is spoilt (tc_tp_discard): those of this
- * communicator, and those of earlier ones that arrived since; and at every tick for a while
- * after, those still on their way then (a sender over shm waits for that to complete). A revoke
- * that arrives for an id this process already retired spoils the id too; one for an id reserved
- * here or never used is kept for the communicator a slower member is still making (shrink takes its
- * id only after the agreement, and the others may revoke the new communicator at once). A revoke
- * names its communicator by (revoker, id): the revoker never reuses a revoked id. */
+ * small-message path drops lane messages that carry it, and the unexpected messages of spoilt
+ * ids that shm and tcp keep (ib has no discard yet) are freed whenever an id is spoilt
+ * (tc_tp_discard): those of this communicator, and those of earlier ones that arrived since; and
+ * for a while after, on the progress passes that look (comm_world.c), those still on their way then
+ * (a sender over shm waits for that to complete). A revoke that arrives for an id this process
+ * already retired spoils the id too; one for an id reserved here or never used is kept for the
+ * communicator a slower member is still making (shrink takes its id only after the agreement, and
+ * the others may revoke the new communicator at once). A revoke names its communicator by (revoker,
+ * id): the revoker never reuses a revoked id. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -183,7 +184,16 @@ static tc_status_t ids_next_cand(tc_rt_comm_t *parent, int member, int round, co
         *cand_p += 1 + pick;
         return TC_OK;
     }
-    int64_t next = member ? ids_next(parent->world, *cand_p + IDS_WINDOW) : 0;
+    /* an id never used on any member is free on all (a creation on another thread that
+     * reserved one raised its member's mark past it); when those ran out, the next free ones */
+    int64_t next = 0;
+    if (member) {
+        tc_rt_world_lock(parent->world);
+        next = tc_rt_ids_fresh(parent->world);
+        tc_rt_world_unlock(parent->world);
+        if (next >= IDS_NONE)
+            next = ids_next(parent->world, *cand_p + IDS_WINDOW);
+    }
     tc_status_t st = ids_reduce(parent, &next, 1, TC_MAX);
     *cand_p = next;
     return st;
@@ -205,17 +215,28 @@ tc_status_t tc_rt_ids_settle(tc_rt_comm_t *parent, int member, int64_t held, int
     if (!member)
         held = -1;
     int64_t first = cand;
-    for (int round = 0; round < IDS_ROUNDS && cand < IDS_NONE; round++) {
+    for (int round = 0; round < IDS_ROUNDS; round++) {
+        int none = member && cand >= IDS_NONE;
         if (member && held != cand) {
             tc_rt_ids_release(world, held);
-            held = ids_take(world, cand) ? cand : -1;
+            held = !none && ids_take(world, cand) ? cand : -1;
         }
-        /* OR over the members: whether one could not hold cand, a random word, and which ids
-         * of the window above cand are taken on some member */
-        int64_t w[2 + IDS_WINDOW / 64] = {member && held != cand, (int64_t)ids_random(world)};
-        if (member)
+        /* OR over the parent: whether a member could not hold cand (1) or has no id left (2),
+         * a random word (rank 0's alone: an OR of many would be all ones), and which ids of
+         * the window above cand are taken on some member. Every rank decides from these alone,
+         * so all leave the loop together. */
+        int64_t w[2 + IDS_WINDOW / 64] = {(member && held != cand) | (none << 1),
+                                          parent->rank == 0 ? (int64_t)ids_random(world) : 0};
+        if (member && !none)
             ids_taken_map(world, cand, (uint64_t *)(w + 2));
         tc_status_t st = ids_reduce(parent, w, 2 + IDS_WINDOW / 64, TC_BOR);
+        if (st == TC_OK && (w[0] & 2)) {
+            if (member)
+                tc_rt_ids_release(world, held);
+            return tc_error_set(TC_ERR_NO_RESOURCE,
+                                "no communicator id is free on every member (%u in all)",
+                                TC_RT_COMM_ID_MAX);
+        }
         if (st == TC_OK && !w[0]) { /* every member holds cand */
             *id_p = member ? cand : -1;
             return TC_OK;
@@ -234,10 +255,6 @@ tc_status_t tc_rt_ids_settle(tc_rt_comm_t *parent, int member, int64_t held, int
     }
     if (member)
         tc_rt_ids_release(world, held);
-    if (cand >= IDS_NONE)
-        return tc_error_set(TC_ERR_NO_RESOURCE,
-                            "no communicator id is free on every member (%u in all)",
-                            TC_RT_COMM_ID_MAX);
     return tc_error_set(TC_ERR_NO_RESOURCE,
                         "no communicator id free on every member was found in %d rounds (ids "
                         "%lld to %lld looked at; other threads creating communicators over the "
@@ -293,6 +310,8 @@ void tc_rt_ids_tick(tc_rt_world_t *world, uint64_t now)
 {
     if (now < world->leftovers_until)
         ids_drop_leftovers(world);
+    else
+        world->leftovers_until = 0; /* the passes stop looking */
 }
 
 void tc_rt_ids_retire(tc_rt_comm_t *comm)

@@ -102,12 +102,12 @@ static void world_tick(tc_rt_world_t *world)
     tc_rt_hb_tick(world, now);
     tc_rt_works_idle(world, now);
     tc_rt_world_trim_idle(world, now);
-    tc_rt_ids_tick(world, now);
 }
 
 /* Every progress pass: SIGUSR1; the bootstrap's events one pass in 64 while
  * operations move, every pass once they have been waiting a while (when the
- * clock is read too); heartbeats one pass in 64. */
+ * clock is read too); heartbeats one pass in 64; for a few seconds after a
+ * communicator id was spoilt, its late messages one pass in 1024. */
 static void world_poll(tc_rt_world_t *world)
 {
     if ((++world->poll_passes & 63) == 0 || world->idle_passes >= TC_RT_IDLE_CLOCK_PASSES)
@@ -115,6 +115,8 @@ static void world_poll(tc_rt_world_t *world)
     tc_rt_fr_poll_signal(world);
     if (world->hb_ns && (++world->hb_passes & 63) == 0)
         tc_rt_hb_tick(world, tc_time_ns());
+    if (world->leftovers_until && (world->poll_passes & 1023) == 0) /* for a while after a spoil */
+        tc_rt_ids_tick(world, tc_time_ns());
 }
 
 static tc_status_t world_assemble(tc_boot_kind_t boot, const tc_boot_kv_params_t *kv,

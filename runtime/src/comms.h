@@ -193,8 +193,8 @@ uint32_t tc_rt_ids_fresh(const tc_rt_world_t *world);
 TC_MUST_USE tc_status_t tc_rt_ids_take(tc_rt_world_t *world, int64_t id);
 void tc_rt_ids_retire(tc_rt_comm_t *comm);
 int tc_rt_ids_spoilt(const tc_rt_world_t *world, uint32_t id);
-/* A tick (lock held): for a while after an id was spoilt, free what arrived for spoilt ids
- * since (a message on its way when its communicator was destroyed). */
+/* A look (lock held): for a while after an id was spoilt, free what arrived for spoilt ids
+ * since (a message on its way when its communicator was destroyed); then clear the while. */
 void tc_rt_ids_tick(tc_rt_world_t *world, uint64_t now);
 /* A revoke by world rank @p by of id @p id, which no communicator here has: the id of one
  * destroyed here is spoilt; one reserved or never used may be a communicator still to be made

@@ -313,7 +313,7 @@ static tc_status_t step_finish(tc_rt_work_t *w, uint32_t i)
         return TC_OK;
     }
     unsigned long long want = (unsigned long long)s->bytes;
-    char why[192];
+    char why[TC_TP_ERROR_LEN + 64];
     if (req->status == TC_ERR_TRUNCATED && s->kind != TC_STEP_SEND) {
         /* the sender's count is larger: a mismatch, as tcomms.h promises (the
          * transport's TC_ERR_TRUNCATED only means nothing was written past it) */

@@ -33,7 +33,7 @@ static int one_error(tc_rt_work_t *w, tc_status_t st, const char *why)
 static int one_result(tc_rt_work_t *w, tc_status_t st)
 {
     const tc_rt_work_one_t *o = &w->one;
-    char why[192];
+    char why[TC_TP_ERROR_LEN + 64];
     if (st == TC_OK && (o->send || o->req.bytes == o->cap))
         return 0;
     if (st == TC_ERR_TRUNCATED && !o->send) {

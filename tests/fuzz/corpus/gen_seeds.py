@@ -80,15 +80,15 @@ seed("tcp_handshake_fuzz", "initiator_refused", bytes([0x01]) + u16(0) + u64(7) 
      bytes(32) + tcp_ack(10, 1000, 7))
 
 # ---- shm handshake: a mode byte (see shm_handshake_fuzz.c), [opener: the creator's header and
-# a control byte], then steps of a control byte and a 256-byte header image ----
+# a control byte], then steps of a control byte and a header image of TC_SHM_HDR_SIZE (2304) bytes ----
 def shm_hdr(magic=0x314d485354435431, version=2, cell=64, ncells=4, seg=1536, ids=(7, 1000), pids=(0, 0),
             nonces=(bytes(range(32)), bytes(range(32, 64))), state=(0, 0), proved=(0, 0), verdict=(0, 0), pidns=0):
     line0 = struct.pack("<QIIIIQQQiiQ", magic, version, cell, ncells, 0, seg, ids[0], ids[1], pids[0], pids[1], pidns)
     line2 = struct.pack("<8I", state[0], state[1], 0, 0, proved[0], proved[1], verdict[0], verdict[1]) + bytes(32)
-    return line0 + nonces[0] + nonces[1] + line2 + bytes(64)
+    return line0 + nonces[0] + nonces[1] + line2 + bytes(64) + bytes(2304 - 256)  # MACs, then withdrawals
 
 
-assert len(shm_hdr()) == 256
+assert len(shm_hdr()) == 2304
 seed("shm_handshake_fuzz", "creator_up", bytes([0x02]) + bytes([0x02 | 0x08]) + shm_hdr(state=(1, 1), proved=(0, 1)))
 seed("shm_handshake_fuzz", "creator_steps", bytes([0x00]) + bytes([0x00]) + shm_hdr() + bytes([0x08]) + shm_hdr(state=(1, 1)) +
      bytes([0x02 | 0x08]) + shm_hdr())
@@ -109,11 +109,11 @@ for name, size, links, uid, mode in (("file_nofit", 1, 1, 1000, 0o100600), ("fil
     seed("shm_handshake_fuzz", name, bytes([0x80]) + u64(size) + u64(links) + u32(uid) + u32(mode) + u32(1000))
 # a leftover as a new context's sweep reads it (bit 6): our pid namespace, which pids are alive, the header
 NS = 4026531836
-for name, alive, hdr in (("left_stale", 0, shm_hdr(version=7, pids=(4242, 4243), pidns=NS)),
-                         ("left_opener_alive", 2, shm_hdr(version=7, pids=(4242, 4243), pidns=NS)),
-                         ("left_other_ns", 0, shm_hdr(version=7, pids=(4242, 4243), pidns=NS + 1)),
-                         ("left_no_pid", 0, shm_hdr(version=7, pids=(4242, 0), pidns=NS)),
-                         ("left_short", 0, shm_hdr(version=7, pids=(4242, 4243), pidns=NS)[:100])):
+for name, alive, hdr in (("left_stale", 0, shm_hdr(version=8, pids=(4242, 4243), pidns=NS)),
+                         ("left_opener_alive", 2, shm_hdr(version=8, pids=(4242, 4243), pidns=NS)),
+                         ("left_other_ns", 0, shm_hdr(version=8, pids=(4242, 4243), pidns=NS + 1)),
+                         ("left_no_pid", 0, shm_hdr(version=8, pids=(4242, 0), pidns=NS)),
+                         ("left_short", 0, shm_hdr(version=8, pids=(4242, 4243), pidns=NS)[:100])):
     seed("shm_handshake_fuzz", name, bytes([0x40]) + u64(NS) + bytes([alive]) + hdr)
 seed("shm_handshake_fuzz", "opener_no_magic", bytes([0x01]) + shm_hdr(magic=0) + bytes([0x00]))
 

@@ -5,19 +5,19 @@
  * The segment is harness memory (an anonymous mapping) of the endpoint's own: the creator's
  * header is written by tc_shm_ep_seg_init, the opener attaches with tc_shm_ep_attach (what
  * follows shm_open and mmap), and each later step is tc_shm_ep_connecting. Until the endpoint
- * is up, the rings (everything after the 256-byte header) are poisoned for ASan: reading or
+ * is up, the rings (everything after the 2304-byte header) are poisoned for ASan: reading or
  * writing them before the peer's proof checked out is a finding. The geometry is
  * 4 cells of 64 bytes (ctx values set by the harness).
  *
  * Input: s[0] bit 0: 0 the creator's side (self 1000, peer 2000), 1 the opener's (peer 7);
  * bit 1: this side has the fixed test secret (else the public key); bits 2-3 (opener): the
  * segment's size: 1536 (the geometry's), 4096, 1024 or 1537 bytes. Then, for the opener, the
- * creator's 256-byte header and a control byte: bit 0 magic set, bit 1 version, ids and pid
+ * creator's 2304-byte header and a control byte: bit 0 magic set, bit 1 version, ids and pid
  * set, bit 2 the harness's geometry set (4 cells of 64 bytes, the segment's size); then steps, each
- * a control byte c and a 256-byte image: c bit 0: the whole image is written over the header (else
- * only the other side's own fields: state, cma, proved, verdict, nonce (creator: none after the
- * start), MAC); c bit 1: the other side's MAC is the right one (computed here with auth.h from the
- *            transcript shm_layout.h describes), and c bit 2 flips one of its bits;
+ * a control byte c and a 2304-byte image (TC_SHM_HDR_SIZE): c bit 0: the whole image is written
+ * over the header (else only the other side's own fields: state, cma, proved, verdict, nonce
+ * (creator: none after the start), MAC); c bit 1: the other side's MAC is the right one (computed
+ * here with auth.h from the transcript shm_layout.h describes), and c bit 2 flips one of its bits;
  *   c bit 3: the other side's proved = 1 and state UP.
  *
  * s[0] bit 7 instead: the second side's reading of the pair's file (tc_shm_seg_classify, what

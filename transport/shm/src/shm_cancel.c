@@ -8,23 +8,30 @@
 #include "tcomms/base/copy.h"
 #include "tcomms/base/log.h"
 
-/* Hand @p req's place in queue @p q to a private copy the backend finishes
- * and frees (payload bytes copied too when @p copy_len), and abort @p req.
- * @p slot: the withdrawal slot + 1 of a withdrawn single-copy send, else 0. */
-static tc_status_t tc_shm_orphan(tc_shm_ctx_t *ctx, tc_shm_queue_t *q, tc_tp_req_t *req,
-                                 uint64_t copy_len, uint64_t slot)
+/* A private copy of @p req the backend finishes and frees (payload bytes copied too when
+ * @p copy_len), or NULL (the error set). */
+static tc_tp_req_t *tc_shm_orphan_new(const tc_tp_req_t *req, uint64_t copy_len)
 {
     tc_tp_req_t *o = malloc(sizeof(*o) + (size_t)copy_len);
-    if (o == NULL)
-        return tc_error_set(TC_ERR_NO_MEMORY, "shm cancel: copying a request of %llu bytes",
-                            (unsigned long long)copy_len);
+    if (o == NULL) {
+        tc_error_set(TC_ERR_NO_MEMORY, "shm cancel: copying a request of %llu bytes",
+                     (unsigned long long)copy_len);
+        return NULL;
+    }
     *o = *req;
     if (copy_len) {
         tc_copy(o + 1, (const void *)(uintptr_t)req->priv[TC_SHM_P_BUF], (size_t)copy_len);
         o->priv[TC_SHM_P_BUF] = (uintptr_t)(o + 1);
     }
     o->bytes = TC_SHM_ORPHAN;
-    o->priv[TC_SHM_P_KEY] = slot;
+    o->priv[TC_SHM_P_KEY] = 0;
+    return o;
+}
+
+/* Hand @p req's place in queue @p q to its copy @p o, and abort @p req. */
+static void tc_shm_orphan_install(tc_shm_ctx_t *ctx, tc_shm_queue_t *q, tc_tp_req_t *req,
+                                  tc_tp_req_t *o)
+{
     tc_tp_req_t *prev = NULL;
     for (tc_tp_req_t *r = q->head; r != NULL && r != req; r = TC_SHM_NEXT(r))
         prev = r;
@@ -35,35 +42,59 @@ static tc_status_t tc_shm_orphan(tc_shm_ctx_t *ctx, tc_shm_queue_t *q, tc_tp_req
     if (q->tail == req)
         q->tail = o;
     tc_shm_req_complete(ctx, req, TC_ERR_ABORTED, 0);
-    return TC_OK;
+}
+
+/* Put @p cookie in a free slot of this side's row (the caller fences before the sender's memory
+ * goes back to its owner): the slot + 1. One is free: every withdrawn send is among the
+ * rts_out announced, at most TC_SHM_WITHDRAW_SLOTS. */
+static uint64_t tc_shm_withdraw_publish(tc_shm_ep_t *ep, uint64_t cookie)
+{
+    unsigned i = 0;
+    while (i < TC_SHM_WITHDRAW_SLOTS && (ep->wslots[i / 64] >> (i % 64) & 1))
+        i++;
+    if (i == TC_SHM_WITHDRAW_SLOTS)
+        return 0;
+    ep->wslots[i / 64] |= 1ull << (i % 64);
+    __atomic_store_n(&ep->hdr->withdrawn[ep->side][i], cookie, __ATOMIC_RELAXED);
+    __atomic_add_fetch(&ep->hdr->withdraws[ep->side], 1, __ATOMIC_RELEASE);
+    return i + 1;
 }
 
 /* A single-copy send announced to the peer: publish its cookie in this side's row, and only
  * then give the caller its memory back (the orphan waits for the peer's acknowledgement). */
 static tc_status_t tc_shm_withdraw(tc_shm_ctx_t *ctx, tc_shm_ep_t *ep, tc_tp_req_t *req)
 {
-    uint64_t *row = ep->hdr->withdrawn[ep->side];
-    unsigned i = 0; /* one is free: every withdrawn send is among the rts_out announced */
-    while (i < TC_SHM_WITHDRAW_SLOTS && (ep->wslots[i / 64] >> (i % 64) & 1))
-        i++;
-    if (i == TC_SHM_WITHDRAW_SLOTS)
+    tc_tp_req_t *o = tc_shm_orphan_new(req, 0); /* first: once published, there is no way back */
+    if (o == NULL)
+        return TC_ERR_NO_MEMORY;
+    uint64_t slot = tc_shm_withdraw_publish(ep, req->priv[TC_SHM_P_COOKIE]);
+    if (slot == 0) {
+        free(o);
         return tc_error_set(TC_ERR_INTERNAL,
                             "shm cancel: all %u withdrawal slots to peer %llu are taken, with %u "
                             "single-copy sends announced",
                             TC_SHM_WITHDRAW_SLOTS, (unsigned long long)ep->super.peer_id,
                             ep->rts_out);
-    ep->wslots[i / 64] |= 1ull << (i % 64);
-    __atomic_store_n(&row[i], req->priv[TC_SHM_P_COOKIE], __ATOMIC_RELAXED);
-    __atomic_add_fetch(&ep->hdr->withdraws[ep->side], 1, __ATOMIC_RELEASE);
+    }
     /* the cookie is visible before the caller writes to its buffer again: a reader that
      * checks the row after its copy and misses it copied before that */
     __atomic_thread_fence(__ATOMIC_SEQ_CST);
-    tc_status_t st = tc_shm_orphan(ctx, &ep->wq, req, 0, i + 1);
-    if (st != TC_OK) { /* still the caller's: not withdrawn */
-        __atomic_store_n(&row[i], 0, __ATOMIC_RELAXED);
-        ep->wslots[i / 64] &= ~(1ull << (i % 64));
-    }
-    return st;
+    o->priv[TC_SHM_P_KEY] = slot;
+    tc_shm_orphan_install(ctx, &ep->wq, req, o);
+    return TC_OK;
+}
+
+void tc_shm_withdraw_all(tc_shm_ep_t *ep)
+{
+    if (ep->hdr == NULL)
+        return;
+    int any = 0;
+    for (tc_tp_req_t *r = ep->wq.head; r != NULL; r = TC_SHM_NEXT(r))
+        if (r->priv[TC_SHM_P_KIND] == TC_SHM_K_SEND &&
+            !(r->bytes == TC_SHM_ORPHAN && r->priv[TC_SHM_P_KEY] != 0))
+            any |= tc_shm_withdraw_publish(ep, r->priv[TC_SHM_P_COOKIE]) != 0;
+    if (any)
+        __atomic_thread_fence(__ATOMIC_SEQ_CST);
 }
 
 void tc_shm_rts_acked(tc_shm_ep_t *ep, const tc_tp_req_t *req)
@@ -98,6 +129,8 @@ void tc_shm_withdraw_sweep(tc_shm_ctx_t *ctx, tc_shm_ep_t *ep)
         if (u->rts && !u->withdrawn && tc_shm_withdrawn(ep, u->cookie)) {
             u->withdrawn = 1; /* a receive that takes it fails; the sender may go now */
             tc_shm_ctrl_post(ctx, ep, TC_SHM_T_ACK, u->cookie);
+            if (ep->state != TC_SHM_EP_UP)
+                return; /* no memory for the cell: failing the endpoint freed the records */
         }
 }
 
@@ -132,8 +165,13 @@ tc_status_t tc_shm_cancel(tc_tp_ep_t *super, tc_tp_req_t *req)
             return TC_OK;
         }
         for (tc_tp_req_t *r = ep->sq.head; r != NULL; r = TC_SHM_NEXT(r))
-            if (r == req) /* half pushed through the cells: the rest goes from a copy */
-                return tc_shm_orphan(ctx, &ep->sq, req, req->priv[TC_SHM_P_LEN], 0);
+            if (r == req) { /* half pushed through the cells: the rest goes from a copy */
+                tc_tp_req_t *o = tc_shm_orphan_new(req, req->priv[TC_SHM_P_LEN]);
+                if (o == NULL)
+                    return TC_ERR_NO_MEMORY;
+                tc_shm_orphan_install(ctx, &ep->sq, req, o);
+                return TC_OK;
+            }
         for (tc_tp_req_t *r = ep->wq.head; r != NULL; r = TC_SHM_NEXT(r))
             if (r == req) /* announced for a single-copy read */
                 return tc_shm_withdraw(ctx, ep, req);
@@ -155,10 +193,13 @@ int tc_shm_discard(tc_tp_ep_t *super, int (*drop)(void *arg, uint64_t tag), void
          * another transport is once its bytes are out: nothing will read them */
         if (u->complete && u->req == NULL && u != ep->rx_unexp && drop(arg, u->tag)) {
             *pp = u->next;
-            if (u->rts && !u->withdrawn)
+            int ack = u->rts && !u->withdrawn && ep->state == TC_SHM_EP_UP;
+            if (ack)
                 tc_shm_ctrl_post(ctx, ep, TC_SHM_T_ACK, u->cookie);
             tc_shm_unexp_release(ctx, u);
             n++;
+            if (ack && ep->state != TC_SHM_EP_UP)
+                return n; /* no memory for the cell: failing the endpoint freed the rest */
             continue;
         }
         last = u;

@@ -384,8 +384,7 @@ static int tc_shm_ready(tc_shm_ctx_t *ctx)
             continue;
         if (ep->rd_head != NULL || __atomic_load_n(ep->rx.tail, __ATOMIC_ACQUIRE) != ep->rx.pos)
             return 1;
-        if ((ep->ctrl_n > 0 || ep->jobs_head != NULL ||
-             (ep->sq.head != NULL && !tc_shm_sq_capped(ep))) &&
+        if ((ep->ctrl_n > 0 || ep->jobs_head != NULL || ep->sq.head != NULL) &&
             ep->tx.pos - __atomic_load_n(ep->tx.head, __ATOMIC_ACQUIRE) < ep->ncells)
             return 1;
         if (__atomic_load_n(&ep->hdr->state[1 - ep->side], __ATOMIC_ACQUIRE) == TC_SHM_SIDE_CLOSED)

@@ -92,6 +92,7 @@ static void tc_shm_ep_drain(tc_shm_ctx_t *ctx, tc_shm_ep_t *ep, tc_status_t stat
                             int keep_complete)
 {
     tc_shm_queue_fail(ctx, &ep->sq, status);
+    tc_shm_withdraw_all(ep);
     tc_shm_queue_fail(ctx, &ep->wq, status);
     ep->rts_out = 0;
     memset(ep->wslots, 0, sizeof(ep->wslots));

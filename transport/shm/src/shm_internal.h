@@ -217,8 +217,8 @@ struct tc_shm_ep {
     tc_shm_read_t rd_own;
     uint64_t withdraws_seen; /* the peer's withdrawal count at our last sweep (shm_cancel.c) */
     /* single-copy sends announced and not yet acknowledged (at most TC_SHM_WITHDRAW_SLOTS: a
-     * later one waits in sq), and which slots of our withdrawal row they took (kept here, never
-     * read back from the segment, which the peer can write) */
+     * later one goes through the cells), and which slots of our withdrawal row they took (kept
+     * here, never read back from the segment, which the peer can write) */
     unsigned rts_out;
     uint64_t wslots[TC_SHM_WITHDRAW_SLOTS / 64];
 
@@ -328,6 +328,10 @@ int tc_shm_queue_remove(tc_shm_queue_t *q, tc_tp_req_t *req);
 
 /* ---- shm_cancel.c ---- */
 TC_MUST_USE tc_status_t tc_shm_cancel(tc_tp_ep_t *ep, tc_tp_req_t *req);
+/* The endpoint closes or fails with single-copy sends announced: withdraw every one not yet
+ * withdrawn (a full fence after), so that a reader still copying never completes with what
+ * their owners write once the drain hands the buffers back. */
+void tc_shm_withdraw_all(tc_shm_ep_t *ep);
 /* The peer acknowledged @p req (taken from wq): count a single-copy send back in, and free its
  * withdrawal slot when it was withdrawn. */
 void tc_shm_rts_acked(tc_shm_ep_t *ep, const tc_tp_req_t *req);
@@ -342,14 +346,6 @@ void tc_shm_withdraw_sweep(tc_shm_ctx_t *ctx, tc_shm_ep_t *ep);
 int tc_shm_discard(tc_tp_ep_t *ep, int (*drop)(void *arg, uint64_t tag), void *arg);
 
 /* ---- shm_tx.c ---- */
-/* Whether the head of the send queue is a single-copy send that must wait for an
- * acknowledgement before it may be announced (TC_SHM_WITHDRAW_SLOTS out already). */
-static inline int tc_shm_sq_capped(const tc_shm_ep_t *ep)
-{
-    const tc_tp_req_t *r = ep->sq.head;
-    return r != NULL && ep->rts_out >= TC_SHM_WITHDRAW_SLOTS && ep->cma_peer &&
-           r->priv[TC_SHM_P_KIND] == TC_SHM_K_SEND && r->priv[TC_SHM_P_LEN] > ep->cell_size;
-}
 TC_MUST_USE tc_status_t tc_shm_send(tc_tp_ep_t *ep, uint64_t tag, const void *buf, size_t len,
                                     tc_tp_req_t *req);
 /* Push what the ring takes: control cells, get replies, then the send queue. */

@@ -88,9 +88,12 @@ static int tc_shm_push_req(tc_shm_ctx_t *ctx, tc_shm_ep_t *ep, tc_tp_req_t *req)
             tc_shm_req_complete(ctx, req, TC_OK, len);
             return 1;
         }
-        if (ep->cma_peer) {
-            if (ep->rts_out >= TC_SHM_WITHDRAW_SLOTS || (c = tc_shm_tx_cell(ctx, ep)) == NULL)
-                return 0; /* (the first: it waits for an acknowledgement) */
+        /* single copy, unless TC_SHM_WITHDRAW_SLOTS are announced already: then through the
+         * cells, which depends on no receive (a send waiting for an acknowledgement would hold
+         * up everything behind it on the endpoint, other communicators' messages included) */
+        if (ep->cma_peer && req->priv[TC_SHM_P_OFF] == 0 && ep->rts_out < TC_SHM_WITHDRAW_SLOTS) {
+            if ((c = tc_shm_tx_cell(ctx, ep)) == NULL)
+                return 0;
             tc_shm_cell_set(c, TC_SHM_T_RTS, 0, 0, roff, len, 0, cookie, (uintptr_t)buf, 0);
             tc_shm_tx_commit(ep);
             tc_shm_queue_pop(&ep->sq);

@@ -171,9 +171,9 @@ struct tc_tp_ops {
                         tc_tp_req_t *req);
     tc_status_t (*recv)(tc_tp_ep_t *ep, uint64_t tag, void *buf, size_t cap, tc_tp_req_t *req);
     /* completes @p req with TC_ERR_ABORTED and gives its buffer back; a send the
-     * peer already holds part of is finished from a copy or withdrawn: a receive
-     * that the transport ends with TC_ERR_ABORTED although its owner never
-     * cancelled it is a message its sender withdrew (shm.h, tcp.h) */
+     * peer already holds part of is finished from a copy or withdrawn (shm.h,
+     * tcp.h): a receive that shm ends with TC_ERR_ABORTED although its owner
+     * never cancelled it is a message its sender withdrew, or the endpoint closed */
     tc_status_t (*cancel)(tc_tp_ep_t *ep, tc_tp_req_t *req);
     int (*progress)(tc_tp_ctx_t *ctx);
     tc_status_t (*wait)(tc_tp_ctx_t *ctx, int timeout_ms);
