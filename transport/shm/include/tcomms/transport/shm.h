@@ -76,7 +76,7 @@
  *   A single-copy send already announced is withdrawn: its receive, posted or
  *   not yet, ends with TC_ERR_ABORTED and never takes bytes the owner wrote
  *   after the cancel. (At most 128 single-copy sends are announced at a time
- *   per endpoint, each withdrawable; later ones wait for acknowledgements.) A
+ *   per endpoint, each withdrawable; later ones go through the cells.) A
  *   one-sided request already in the ring gives TC_ERR_INVALID_STATE.
  * - wait() polls the rings, sleeping up to 1 ms between looks, and returns
  *   TC_OK on activity or on timeout (a negative timeout is taken as 0).
