@@ -78,7 +78,7 @@ static tc_status_t tc_shm_withdraw(tc_shm_ctx_t *ctx, tc_shm_ep_t *ep, tc_tp_req
     }
     /* the cookie is visible before the caller writes to its buffer again: a reader that
      * checks the row after its copy and misses it copied before that */
-    __atomic_thread_fence(__ATOMIC_SEQ_CST);
+    tc_shm_full_barrier();
     o->priv[TC_SHM_P_KEY] = slot;
     tc_shm_orphan_install(ctx, &ep->wq, req, o);
     return TC_OK;
@@ -94,7 +94,7 @@ void tc_shm_withdraw_all(tc_shm_ep_t *ep)
             !(r->bytes == TC_SHM_ORPHAN && r->priv[TC_SHM_P_KEY] != 0))
             any |= tc_shm_withdraw_publish(ep, r->priv[TC_SHM_P_COOKIE]) != 0;
     if (any)
-        __atomic_thread_fence(__ATOMIC_SEQ_CST);
+        tc_shm_full_barrier();
 }
 
 void tc_shm_rts_acked(tc_shm_ep_t *ep, const tc_tp_req_t *req)
@@ -111,7 +111,7 @@ void tc_shm_rts_acked(tc_shm_ep_t *ep, const tc_tp_req_t *req)
 
 int tc_shm_withdrawn(const tc_shm_ep_t *ep, uint64_t cookie)
 {
-    __atomic_thread_fence(__ATOMIC_SEQ_CST); /* the copy before it, then the peer's row */
+    tc_shm_full_barrier(); /* the copy before it, then the peer's row */
     const uint64_t *row = ep->hdr->withdrawn[1 - ep->side];
     for (unsigned i = 0; i < TC_SHM_WITHDRAW_SLOTS; i++)
         if (__atomic_load_n(&row[i], __ATOMIC_RELAXED) == cookie)

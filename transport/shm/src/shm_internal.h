@@ -326,6 +326,15 @@ void tc_shm_queue_push(tc_shm_queue_t *q, tc_tp_req_t *req);
 tc_tp_req_t *tc_shm_queue_pop(tc_shm_queue_t *q);
 int tc_shm_queue_remove(tc_shm_queue_t *q, tc_tp_req_t *req);
 
+/* A full barrier between the accesses of this thread before and after it: a sequentially
+ * consistent read-modify-write (a locked instruction on x86, acquire and release on ARMv8).
+ * Not __atomic_thread_fence, which GCC's ThreadSanitizer refuses to build. */
+static inline void tc_shm_full_barrier(void)
+{
+    static __thread uint64_t word;
+    (void)__atomic_fetch_add(&word, 0, __ATOMIC_SEQ_CST);
+}
+
 /* ---- shm_cancel.c ---- */
 TC_MUST_USE tc_status_t tc_shm_cancel(tc_tp_ep_t *ep, tc_tp_req_t *req);
 /* The endpoint closes or fails with single-copy sends announced: withdraw every one not yet
