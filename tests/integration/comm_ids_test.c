@@ -40,6 +40,17 @@ static int ok(const char *what, long i, tc_status_t s)
     return 0;
 }
 
+/* An all-reduce of i + rank on @p c, checked. */
+static void check_sum(tc_comm_t *c, long i, const tc_op_opts_t *opts)
+{
+    int64_t x = i + rank, sum = 0;
+    if (ok("all_reduce", i, tc_all_reduce(c, &x, &sum, 1, TC_INT64, TC_SUM, opts, NULL))) {
+        checks++;
+        if (sum != (int64_t)i * size + (int64_t)size * (size - 1) / 2)
+            FAIL("all_reduce %ld: got %lld", i, (long long)sum);
+    }
+}
+
 static void cycles(tc_comm_t *world, long n)
 {
     tc_op_opts_t opts = TC_OP_OPTS_INIT;
@@ -59,12 +70,7 @@ static void cycles(tc_comm_t *world, long n)
         }
         if (!ok("create", i, s))
             return;
-        int64_t x = i + rank, sum = 0;
-        if (ok("all_reduce", i, tc_all_reduce(c, &x, &sum, 1, TC_INT64, TC_SUM, &opts, NULL))) {
-            checks++;
-            if (sum != (int64_t)i * size + (int64_t)size * (size - 1) / 2)
-                FAIL("all_reduce %ld: got %lld", i, (long long)sum);
-        }
+        check_sum(c, i, &opts);
         ok("destroy", i, tc_comm_destroy(c));
     }
 }
@@ -77,12 +83,7 @@ static void aborts(tc_comm_t *world, long n)
         tc_comm_t *c = NULL;
         if (!ok("dup", i, tc_comm_dup(world, NULL, &c)))
             return;
-        int64_t x = i + rank, sum = 0;
-        if (ok("all_reduce", i, tc_all_reduce(c, &x, &sum, 1, TC_INT64, TC_SUM, &opts, NULL))) {
-            checks++;
-            if (sum != (int64_t)i * size + (int64_t)size * (size - 1) / 2)
-                FAIL("all_reduce %ld: got %lld", i, (long long)sum);
-        }
+        check_sum(c, i, &opts);
         ok("barrier", i, tc_barrier(world, &opts, NULL)); /* nothing in flight on c */
         if (rank == (int)(i % size))
             ok("abort", i, tc_comm_abort(c));
