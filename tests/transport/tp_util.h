@@ -138,7 +138,8 @@ void tc_tpt_unexpected_burst(tp_pair_t *p, int n, size_t len, uint64_t seed, int
 
 /* tc_tp_discard() on pair->ep[1]: 6 messages of @p len bytes (tags 300..305) from ep[0], all
  * arrived whole and unexpected; dropping the even tags frees 3 (a second call none), their
- * receives then get nothing, and the odd ones arrive intact. */
+ * receives then get nothing, the odd ones arrive intact, and all 6 sends complete (those of a
+ * rendezvous or single-copy size too: the sender of a dropped announcement is released). */
 void tc_tpt_discard_check(tp_pair_t *p, size_t len, int wait_ms);
 /* tc_tp_probe() on pair->ep[1] for messages of @p len bytes from ep[0]: nothing found before a
  * send; once the first of two messages with one tag has arrived (whole or, for @p len beyond

@@ -91,9 +91,10 @@ static void test_send_recv_sizes(void **state)
     pair_close(&p);
 }
 
-/* The probe finds a message before its receive: eager, and rendezvous (its data still at the
- * sender), the second of a tag after the first is received. */
-static void test_probe(void **state)
+/* Messages before their receive, eager and rendezvous (its data still at the sender): the probe
+ * finds them, the second of a tag after the first is received; those of tags no receive will
+ * take are freed on request, a rendezvous's sender then released by a FIN. */
+static void test_unexpected(void **state)
 {
     (void)state;
     pair_t p;
@@ -101,6 +102,8 @@ static void test_probe(void **state)
     tp_pair_t tp = {{p.ctx[0], p.ctx[1]}, {p.ep[0], p.ep[1]}};
     tc_tpt_probe_check(&tp, 100, 0, 1);
     tc_tpt_probe_check(&tp, TC_TP_IB_EAGER_MAX + 1, 4u << 20, 2);
+    tc_tpt_discard_check(&tp, 100, WAIT_MS);
+    tc_tpt_discard_check(&tp, TC_TP_IB_EAGER_MAX + 1, WAIT_MS);
     pair_close(&p);
 }
 
@@ -722,7 +725,7 @@ int main(void)
         cmocka_unit_test(test_real_no_device),
         cmocka_unit_test(test_emu_no_device_port_down),
         cmocka_unit_test(test_send_recv_sizes),
-        cmocka_unit_test(test_probe),
+        cmocka_unit_test(test_unexpected),
         cmocka_unit_test(test_many_messages),
         cmocka_unit_test(test_put_get_signal),
         cmocka_unit_test(test_signal_scratch_reuse),

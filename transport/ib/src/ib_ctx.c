@@ -350,4 +350,5 @@ const tc_tp_ops_t tc_tp_ib_ops = {
     .get = tc_ib_get,
     .signal = tc_ib_signal,
     .probe = tc_ib_probe,
+    .discard = tc_ib_discard,
 };

@@ -127,9 +127,7 @@ static int tc_ib_post_ctrl(tc_ib_ctx_t *ctx, tc_ib_ep_t *ep, int kind, uint32_t 
     return 1;
 }
 
-/* The rendezvous with id @p id may complete at the sender: FIN now, or once there is room and a
- * credit (in order behind earlier FINs). */
-static void tc_ib_post_fin(tc_ib_ctx_t *ctx, tc_ib_ep_t *ep, uint64_t id)
+void tc_ib_post_fin(tc_ib_ctx_t *ctx, tc_ib_ep_t *ep, uint64_t id)
 {
     if (ep->nfin > 0 || !tc_ib_room(ep) || ep->tx_credits == 0) {
         if (ep->nfin == ep->fin_cap) {
@@ -393,17 +391,6 @@ static void tc_ib_recv_rts(tc_ib_ctx_t *ctx, tc_ib_ep_t *ep, tc_tp_req_t *req, u
     if (ep->pq_head == NULL && tc_ib_start(ctx, ep, req))
         return;
     tc_ib_list_push(&ep->pq_head, &ep->pq_tail, req);
-}
-
-int tc_ib_probe(tc_tp_ep_t *super, uint64_t tag, uint64_t *len_p)
-{
-    const tc_ib_ep_t *ep = (const tc_ib_ep_t *)super;
-    for (const tc_ib_unexp_t *u = ep->uq_head; u != NULL; u = u->next)
-        if (u->tag == tag) {
-            *len_p = u->len;
-            return 1;
-        }
-    return 0;
 }
 
 tc_status_t tc_ib_recv(tc_tp_ep_t *super, uint64_t tag, void *buf, size_t cap, tc_tp_req_t *req)

@@ -316,8 +316,9 @@ int tc_ib_list_remove(tc_tp_req_t **head, tc_tp_req_t **tail, tc_tp_req_t *req);
 /* ---- ib_data.c ---- */
 TC_MUST_USE tc_status_t tc_ib_send(tc_tp_ep_t *ep, uint64_t tag, const void *buf, size_t len,
                                    tc_tp_req_t *req);
-/* An unexpected message with @p tag: 1 and its length (ops->probe). */
-int tc_ib_probe(tc_tp_ep_t *ep, uint64_t tag, uint64_t *len_p);
+/* The rendezvous with id @p id may complete at the sender: FIN now, or once there is room and a
+ * credit (in order behind earlier FINs). */
+void tc_ib_post_fin(tc_ib_ctx_t *ctx, tc_ib_ep_t *ep, uint64_t id);
 TC_MUST_USE tc_status_t tc_ib_recv(tc_tp_ep_t *ep, uint64_t tag, void *buf, size_t cap,
                                    tc_tp_req_t *req);
 TC_MUST_USE tc_status_t tc_ib_cancel(tc_tp_ep_t *ep, tc_tp_req_t *req);
@@ -337,6 +338,12 @@ void tc_ib_ep_poll(tc_ib_ctx_t *ctx, tc_ib_ep_t *ep);
 void tc_ib_ep_fail_requests(tc_ib_ctx_t *ctx, tc_ib_ep_t *ep, tc_status_t status);
 /* Start what waits in the endpoint's pending queue (after it came up or got room). */
 void tc_ib_ep_kick(tc_ib_ctx_t *ctx, tc_ib_ep_t *ep);
+
+/* ---- ib_unexp.c: messages that arrived before their receive ---- */
+/* An unexpected message with @p tag: 1 and its length (ops->probe). */
+int tc_ib_probe(tc_tp_ep_t *ep, uint64_t tag, uint64_t *len_p);
+/* Free those @p drop says no receive will take (ops->discard). */
+int tc_ib_discard(tc_tp_ep_t *ep, int (*drop)(void *arg, uint64_t tag), void *arg);
 
 /* ---- ib_rkey.c ---- */
 TC_MUST_USE tc_status_t tc_ib_mem_reg(tc_tp_ctx_t *ctx, void *addr, size_t len,
