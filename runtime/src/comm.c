@@ -58,8 +58,11 @@ const char *tc_rt_comm_algo(const tc_rt_comm_t *comm, tc_coll_t coll)
     return NULL;
 }
 
-/* A communicator without its world and membership: name, hints, check flag. */
-static tc_status_t comm_alloc(const char *name, const tc_hints_t *hints, tc_rt_comm_t **comm_p)
+/* A communicator without its world and membership: name, hints, check flag. @p check: how
+ * the keys of @p hints are checked (COMM_HINTS_*). */
+enum { COMM_HINTS_OWN = 0, COMM_HINTS_OPEN, COMM_HINTS_INHERITED };
+static tc_status_t comm_alloc(const char *name, const tc_hints_t *hints, int check_hints,
+                              tc_rt_comm_t **comm_p)
 {
     tc_rt_comm_t *comm = calloc(1, sizeof(*comm));
     if (!comm)
@@ -71,6 +74,8 @@ static tc_status_t comm_alloc(const char *name, const tc_hints_t *hints, tc_rt_c
     tc_status_t st = tc_config_bool("TC_CHECK", false, &check);
     if (st == TC_OK)
         st = tc_rt_win_pool_config(comm);
+    if (st == TC_OK && hints && check_hints != COMM_HINTS_INHERITED)
+        st = tc_rt_world_hints_check(hints, check_hints == COMM_HINTS_OPEN);
     if (st == TC_OK && hints)
         st = tc_hints_copy(&comm->hints, hints);
     if (st == TC_OK && tc_hints_get(&comm->hints, "algo"))
@@ -151,7 +156,7 @@ tc_status_t tc_rt_comm_create(const tc_rt_comm_params_t *params, tc_rt_comm_t **
         return st;
     const char *name = params->name ? params->name : "world";
     tc_rt_comm_t *comm = NULL;
-    if ((st = comm_alloc(name, params->hints, &comm)) != TC_OK ||
+    if ((st = comm_alloc(name, params->hints, COMM_HINTS_OPEN, &comm)) != TC_OK ||
         (st = comm_timeout(params->timeout_ms, &comm->timeout_ms)) != TC_OK) {
         if (st != TC_OK && comm)
             comm_free(comm);
@@ -424,8 +429,9 @@ tc_status_t tc_rt_comm_make(tc_rt_comm_t *parent, const tc_rt_comm_params_t *par
 {
     tc_rt_comm_t *child = NULL;
     const char *name = params && params->name ? params->name : default_name;
-    tc_status_t st =
-        comm_alloc(name, params && params->hints ? params->hints : &parent->hints, &child);
+    int own = params && params->hints;
+    tc_status_t st = comm_alloc(name, own ? params->hints : &parent->hints,
+                                own ? COMM_HINTS_OWN : COMM_HINTS_INHERITED, &child);
     if (st != TC_OK) {
         tc_rt_ids_release(parent->world, id);
         return st;

@@ -76,6 +76,46 @@ static tc_status_t world_backend_mode(const tc_tp_ops_t *ops, int *mode_p)
     return st;
 }
 
+/* The registered backend that reads hint @p key (tc_tp_ops_t.hint_keys), or NULL. */
+static const tc_tp_ops_t *world_hint_owner(const tc_tp_ops_t *const *ops, int n, const char *key)
+{
+    for (int b = 0; b < n; b++)
+        for (const char *const *k = ops[b]->hint_keys; k && *k; k++)
+            if (strcmp(*k, key) == 0)
+                return ops[b];
+    return NULL;
+}
+
+tc_status_t tc_rt_world_hints_check(const tc_hints_t *hints, int opens)
+{
+    tc_status_t st = tc_tp_register_builtin();
+    const tc_tp_ops_t *ops[TC_RT_BACKENDS_MAX];
+    int n = st == TC_OK ? tc_tp_registered(ops, NULL, TC_RT_BACKENDS_MAX) : 0;
+    if (st != TC_OK)
+        return st;
+    n = n < TC_RT_BACKENDS_MAX ? n : TC_RT_BACKENDS_MAX;
+    for (int i = 0; i < hints->count; i++) {
+        const char *key = hints->keys[i];
+        const tc_tp_ops_t *owner = strcmp(key, "algo") ? world_hint_owner(ops, n, key) : NULL;
+        if (!strcmp(key, "algo") || (owner && opens))
+            continue;
+        if (owner)
+            return tc_error_set(TC_ERR_INVALID_ARG,
+                                "hint %s configures the %s transport, which a communicator "
+                                "shares with the one it is made from: it applies only to "
+                                "tc_comm_create",
+                                key, owner->name);
+        char known[512];
+        size_t len = 0;
+        for (int b = 0; b < n; b++)
+            for (const char *const *k = ops[b]->hint_keys; k && *k && len < sizeof(known); k++)
+                len += (size_t)snprintf(known + len, sizeof(known) - len, ", %s", *k);
+        return tc_error_set(TC_ERR_INVALID_ARG, "unknown hint %s (known: algo%s)", key,
+                            opens ? known : "; a transport's apply only to tc_comm_create");
+    }
+    return TC_OK;
+}
+
 tc_status_t tc_rt_world_open_backends(tc_rt_world_t *world, const tc_hints_t *hints)
 {
     /* every backend registered, each with the peers it reaches: a new one

@@ -135,6 +135,31 @@ static void test_comm_algo_hint(void **state)
     co.hints = "algo=bogus";
     expect(tc_comm_create(&co, &comm), TC_ERR_INVALID_ARG,
            "hint algo=bogus: no collective has an algorithm of that name (known: ");
+    /* a key nothing reads is refused, not ignored (a misspelt one was); a transport's applies
+     * at the creation, which opens the transports, and is refused for a communicator made
+     * from another, which shares them */
+    co.hints = "alg=ring";
+    expect(tc_comm_create(&co, &comm), TC_ERR_INVALID_ARG,
+           "unknown hint alg (known: algo, shm_cells, shm_cell_size, ");
+    co.hints = "algo=ring,shm_cels=64";
+    expect(tc_comm_create(&co, &comm), TC_ERR_INVALID_ARG, "unknown hint shm_cels (known: algo");
+    co.hints = "tcp_nsocks=2,ib.port=1,shm_cells=64";
+    assert_int_equal(tc_comm_create(&co, &comm), TC_OK);
+    tc_comm_t *child;
+    co.hints = "algo=ring,tcp_nsocks=2";
+    expect(tc_comm_dup(comm, &co, &child), TC_ERR_INVALID_ARG,
+           "hint tcp_nsocks configures the tcp transport, which a communicator shares with the "
+           "one it is made from: it applies only to tc_comm_create");
+    co.hints = "algo=ring,nosuch=1";
+    expect(tc_comm_dup(comm, &co, &child), TC_ERR_INVALID_ARG,
+           "unknown hint nosuch (known: algo; a transport's apply only to tc_comm_create)");
+    co.hints = "algo=ring";
+    assert_int_equal(tc_comm_dup(comm, &co, &child), TC_OK); /* inherits nothing to refuse */
+    assert_int_equal(tc_all_reduce(child, x, y, 4, TC_FLOAT64, TC_SUM, NULL, NULL), TC_OK);
+    assert_int_equal(tc_comm_destroy(child), TC_OK);
+    assert_int_equal(tc_comm_dup(comm, NULL, &child), TC_OK); /* the parent's transport hints */
+    assert_int_equal(tc_comm_destroy(child), TC_OK);
+    assert_int_equal(tc_comm_destroy(comm), TC_OK);
 }
 
 static void test_bad_arguments(void **state)

@@ -278,6 +278,9 @@ static int tc_tcp_wait_fd(tc_tp_ctx_t *super)
     return ((tc_tcp_ctx_t *)super)->epfd;
 }
 
+/* The communicator hints a TCP context reads (docs/transport_tcp.md) */
+static const char *const tc_tcp_hints[] = {"tcp_nsocks", "tcp_stripe_min", NULL};
+
 const tc_tp_ops_t tc_tp_tcp_ops = {
     .version = TC_TP_API_VERSION,
     .name = "tcp",
@@ -306,4 +309,5 @@ const tc_tp_ops_t tc_tp_tcp_ops = {
     .trim = tc_tcp_trim,
     .defer = tc_tcp_defer,
     .discard = tc_tcp_discard,
+    .hint_keys = tc_tcp_hints,
 };

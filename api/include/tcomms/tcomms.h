@@ -35,7 +35,7 @@ extern "C" {
  *         library's soname is libtcomms.so.MAJOR). */
 #define TC_VERSION_MAJOR 0
 /** @brief Minor version: raised by compatible additions. */
-#define TC_VERSION_MINOR 13
+#define TC_VERSION_MINOR 14
 /** @brief Patch version: fixes only. */
 #define TC_VERSION_PATCH 0
 /** @brief Version of this header: major * 10000 + minor * 100 + patch. */
@@ -74,7 +74,7 @@ typedef struct tc_comm_opts {
     uint32_t size;            /**< sizeof(tc_comm_opts_t), for forward compatibility */
     tc_bootstrap_t bootstrap; /**< how to find the other ranks */
     const char *name;         /**< a name for logs and errors, or NULL ("world") */
-    const char *hints;        /**< "key=value,..." hints, or NULL (algo=NAME: tc_comm_create) */
+    const char *hints;        /**< "key=value,..." hints, or NULL (tc_comm_create) */
     int64_t timeout_ms;       /**< default timeout of every operation; <= 0: TC_TIMEOUT_S or 600 s */
     int device;               /**< ::TC_DEVICE_CPU, or CUDA device N: buffers of collectives
                                    are then device memory, staged through host memory (split
@@ -192,7 +192,10 @@ typedef struct tc_comm_info {
  * tc_comm_create_abort().
  * @param opts options, or NULL for the defaults. Its hint algo=NAME applies to the collectives
  *        that have an algorithm of that name, not to their v-forms (a name none has:
- *        TC_ERR_INVALID_ARG); the others choose as usual.
+ *        TC_ERR_INVALID_ARG); the others choose as usual. Its other hints configure the
+ *        transports (docs/transport_shm.md, docs/transport_tcp.md, docs/transport_ib.md:
+ *        shm_cells, tcp_nsocks, ...), which the communicators made from this one share: there
+ *        a transport's hint is TC_ERR_INVALID_ARG, as is a key nothing reads, anywhere.
  * @param comm_p receives the communicator on success.
  * @return TC_OK; TC_ERR_TIMEOUT when some rank did not join in time (the
  *         detail names the ranks missing, when the launcher can tell);

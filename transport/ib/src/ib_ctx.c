@@ -327,6 +327,9 @@ static tc_status_t tc_ib_wait(tc_tp_ctx_t *super, int timeout_ms)
     return TC_OK;
 }
 
+/* The communicator hints an ib context reads (docs/transport_ib.md) */
+static const char *const tc_ib_hints[] = {"ib.device", "ib.port", "ib.gid_index", NULL};
+
 const tc_tp_ops_t tc_tp_ib_ops = {
     .version = TC_TP_API_VERSION,
     .name = "ib",
@@ -351,4 +354,5 @@ const tc_tp_ops_t tc_tp_ib_ops = {
     .signal = tc_ib_signal,
     .probe = tc_ib_probe,
     .discard = tc_ib_discard,
+    .hint_keys = tc_ib_hints,
 };

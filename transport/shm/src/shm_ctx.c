@@ -478,6 +478,11 @@ int tc_tp_shm_ep_single_copy(const tc_tp_ep_t *super)
     return ep->state == TC_SHM_EP_UP && ep->cma_peer;
 }
 
+/* The communicator hints a shm context reads (docs/transport_shm.md) */
+static const char *const tc_shm_hints[] = {
+    "shm_cells",       "shm_cell_size",  "shm_cma", "shm_liveness_ms",
+    "shm_local_ranks", "shm_full_pairs", NULL};
+
 const tc_tp_ops_t tc_tp_shm_ops = {
     .version = TC_TP_API_VERSION,
     .name = "shm",
@@ -503,4 +508,5 @@ const tc_tp_ops_t tc_tp_shm_ops = {
     .signal = tc_shm_signal,
     .recv_sink = tc_shm_recv_sink,
     .probe = tc_shm_probe,
+    .hint_keys = tc_shm_hints,
 };

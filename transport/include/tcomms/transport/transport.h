@@ -29,9 +29,9 @@
 extern "C" {
 #endif
 
-/** @brief Version of ::tc_tp_ops_t and ::tc_tp_ep_t (4: rx_bytes; 5: trim; 6: defer); a
- *         backend built for another is refused. */
-#define TC_TP_API_VERSION 7
+/** @brief Version of ::tc_tp_ops_t and ::tc_tp_ep_t (4: rx_bytes; 5: trim; 6: defer; 7:
+ *         discard; 8: hint_keys); a backend built for another is refused. */
+#define TC_TP_API_VERSION 8
 
 typedef struct tc_tp_ops tc_tp_ops_t;
 
@@ -220,6 +220,10 @@ struct tc_tp_ops {
      * says no receive ever will (1 for their tag); returns how many; NULL when the backend
      * keeps none (tc_tp_discard) */
     int (*discard)(tc_tp_ep_t *ep, int (*drop)(void *arg, uint64_t tag), void *arg);
+
+    /* the keys of tc_tp_ctx_params_t.hints this backend reads, NULL-terminated, or NULL for
+     * none: the runtime refuses a communicator's hint no backend (nor itself) reads */
+    const char *const *hint_keys;
 };
 
 /* ---- backends ---- */
