@@ -29,4 +29,21 @@ expect_rc 0
 total=$(sed 's/^\[0\] //' "$OUT" | tr -d '\n' | wc -c)
 [ "$total" -eq 20000 ] || fail "expected 20000 x, got $total"
 expect_count "$OUT" '^\[0\] x+$' 3
+
+# The reader of tcrun's stdout goes away (`tcrun ... | head -1`): the job stops with SIGPIPE's
+# status, as a command of a pipeline would, instead of forwarding into the closed pipe for ever.
+t0=$(now)
+timeout -k 5 30 bash -c 'set -o pipefail; "$1" -n 2 yes | head -1 >/dev/null; echo "status ${PIPESTATUS[0]}"' \
+    _ "$TCRUN" >"$OUT" 2>"$ERR"
+RC=$?
+ELAPSED=$(awk -v a="$t0" -v b="$(now)" 'BEGIN { printf "%.2f", b - a }')
+echo "ran: tcrun -n 2 yes | head -1 -> $(cat "$OUT") in ${ELAPSED}s"
+[ "$RC" -ne 124 ] || fail "tcrun -n 2 yes | head -1 did not end within 30 s"
+expect_line "$OUT" "status 141"
+expect_line "$ERR" "tcrun: the reader of tcrun's stdout closed it; the job stops"
+expect_elapsed_below 10
+# ... also when the ranks end on their own before the loss is seen: output was lost
+timeout -k 5 30 bash -c '"$1" -n 1 seq 200000 | head -1 >/dev/null; echo "status ${PIPESTATUS[0]}"' \
+    _ "$TCRUN" >"$OUT" 2>"$ERR"
+expect_line "$OUT" "status 141"
 echo PASS

@@ -25,11 +25,13 @@ usage_case "needs a number of ranks, got 'abc'" -n abc "$CLIENT" 1 ok
 usage_case '^tcrun: -n needs a value' -n
 usage_case '^tcrun: missing the program to run' -n 2
 usage_case "^tcrun: unknown option '--bogus'" -n 2 --bogus "$CLIENT" 1 ok
-usage_case "needs a positive number of seconds, got '0'" -n 2 --timeout 0 "$CLIENT" 2 ok
-usage_case "needs a positive number of seconds, got 'x'" -n 2 --kill-grace x "$CLIENT" 2 ok
+usage_case "needs a positive number of seconds \\(at most 1e7\\), got '0'" -n 2 --timeout 0 "$CLIENT" 2 ok
+usage_case "needs a positive number of seconds \\(at most 1e7\\), got 'x'" -n 2 --kill-grace x "$CLIENT" 2 ok
+usage_case "needs a positive number of seconds \\(at most 1e7\\), got '99999999999'" -n 2 --timeout 99999999999 \
+    "$CLIENT" 2 ok
 usage_case "^tcrun: --bind takes 'core' or 'none', got 'socket'" -n 2 --bind socket "$CLIENT" 2 ok
 usage_case '^tcrun: --bind needs a value' -n 2 --bind
-TCRUN_TIMEOUT=soon usage_case "TCRUN_TIMEOUT needs a positive number of seconds, got 'soon'" \
+TCRUN_TIMEOUT=soon usage_case "TCRUN_TIMEOUT needs a positive number of seconds \\(at most 1e7\\), got 'soon'" \
     -n 2 "$CLIENT" 2 ok
 usage_case "^tcrun: cannot run 'no-such-program-xyz': not found in PATH" \
     -n 2 no-such-program-xyz

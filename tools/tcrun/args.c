@@ -12,20 +12,25 @@
 
 static void usage(FILE *f)
 {
-    fprintf(f,
-            "usage: tcrun -n N [--timeout SECONDS] [--kill-grace SECONDS] [--keep-going] "
-            "[--bind core|none] [-v] [--] prog [args...]\n"
-            "  -n N                 number of ranks to start (1..%d)\n"
-            "  --timeout SECONDS    kill the whole job after SECONDS (exit status 124);\n"
-            "                       default: env TCRUN_TIMEOUT, else no timeout\n"
-            "  --kill-grace SECONDS delay between SIGTERM and SIGKILL when stopping ranks "
-            "(default %g)\n"
-            "  --keep-going         when a rank fails, tell the others (PMIx event) and let them\n"
-            "                       go on instead of stopping them; the exit status is the worst\n"
-            "  --bind core|none     core: rank r runs on one CPU, the (r mod n)-th of the n CPUs\n"
-            "                       tcrun may run on; none (default): wherever the kernel puts it\n"
-            "  -v, --verbose        report PMIx server events on stderr\n",
-            TC_RUN_MAX_RANKS, TC_RUN_DEFAULT_GRACE_S);
+    fprintf(
+        f,
+        "usage: tcrun -n N [--timeout SECONDS] [--kill-grace SECONDS] [--keep-going] "
+        "[--bind core|none] [-v] [--] prog [args...]\n"
+        "  -n N                 number of ranks to start (1..%d)\n"
+        "  --timeout SECONDS    kill the whole job after SECONDS (exit status 124);\n"
+        "                       default: env TCRUN_TIMEOUT, else no timeout\n"
+        "  --kill-grace SECONDS delay between SIGTERM and SIGKILL when stopping ranks "
+        "(default %g)\n"
+        "  --keep-going         when a rank fails, tell the others (PMIx event) and let them\n"
+        "                       go on instead of stopping them; the exit status is the worst\n"
+        "  --bind core|none     core: rank r runs on one CPU, the (r mod n)-th of the n CPUs\n"
+        "                       tcrun may run on; none (default): wherever the kernel puts it\n"
+        "  -v, --verbose        report PMIx server events on stderr\n"
+        "Each rank's stdout and stderr lines go to tcrun's, prefixed \"[rank] \"; its stdin is\n"
+        "/dev/null. The exit status is the first failing rank's (128+N when signal N ended it),\n"
+        "124 on --timeout, 128+N when tcrun got signal N, and 141 (SIGPIPE's) when the reader\n"
+        "of tcrun's stdout or stderr closed it (`tcrun ... | head`): the job is then stopped.\n",
+        TC_RUN_MAX_RANKS, TC_RUN_DEFAULT_GRACE_S);
 }
 
 static int parse_seconds(const char *opt, const char *text, double *out)
@@ -34,7 +39,8 @@ static int parse_seconds(const char *opt, const char *text, double *out)
     errno = 0;
     double v = strtod(text, &end);
     if (errno != 0 || end == text || *end != '\0' || !isfinite(v) || v <= 0.0 || v > 1e7) {
-        fprintf(stderr, "tcrun: %s needs a positive number of seconds, got '%s'\n", opt, text);
+        fprintf(stderr, "tcrun: %s needs a positive number of seconds (at most 1e7), got '%s'\n",
+                opt, text);
         return -1;
     }
     *out = v;

@@ -15,6 +15,14 @@ void tc_run_stream_init(tc_run_stream_t *s, int fd, int out_fd, int rank)
     s->len = 0;
 }
 
+/* The first of tcrun's outputs found closed by its reader (1 or 2), or 0. */
+static int output_gone;
+
+int tc_run_output_gone(void)
+{
+    return output_gone;
+}
+
 static void write_all(int fd, const char *p, size_t n)
 {
     while (n > 0) {
@@ -23,7 +31,10 @@ static void write_all(int fd, const char *p, size_t n)
             if (errno == EINTR) {
                 continue;
             }
-            return; /* EPIPE and the like: the reader is gone, drop the output */
+            if (errno == EPIPE && output_gone == 0) {
+                output_gone = fd; /* the reader is gone (`tcrun ... | head`): the job stops */
+            }
+            return; /* the output is dropped */
         }
         p += w;
         n -= (size_t)w;

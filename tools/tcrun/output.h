@@ -22,6 +22,10 @@ void tc_run_stream_init(tc_run_stream_t *s, int fd, int out_fd, int rank);
  * any partial line flushed). If drain is set, reads until the pipe is empty. */
 int tc_run_stream_pump(tc_run_stream_t *s, int drain);
 
+/* 1 or 2 once a line could not be written there because its reader closed it (EPIPE),
+ * else 0: tcrun then stops the job, as a command of a shell pipeline that SIGPIPE ends. */
+int tc_run_output_gone(void);
+
 /* Flushes a partial last line (with a newline added) and closes the pipe. */
 void tc_run_stream_close(tc_run_stream_t *s);
 

@@ -294,6 +294,11 @@ static void event_loop(void)
                 tc_run_stream_pump(owner[i], 0);
             }
         }
+        if (!J.stopping && tc_run_output_gone()) {
+            fprintf(stderr, "tcrun: the reader of tcrun's %s closed it; the job stops\n",
+                    tc_run_output_gone() == 1 ? "stdout" : "stderr");
+            begin_stop(128 + SIGPIPE, SIGTERM);
+        }
         if (np > 0 && pfd[1].revents != 0) {
             handle_abort();
         }
@@ -592,6 +597,8 @@ int main(int argc, char **argv)
         tc_run_stream_close(&J.ranks[r].out);
         tc_run_stream_close(&J.ranks[r].err);
     }
+    if (J.exit_code == 0 && tc_run_output_gone())
+        J.exit_code = 128 + SIGPIPE; /* the ranks ended first, but output was lost */
 out:
     if (tc_run_pmix_stop()) {
         fflush(NULL);
