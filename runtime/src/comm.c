@@ -149,6 +149,19 @@ void tc_rt_comm_leave(tc_rt_comm_t *comm)
     __atomic_store_n(&comm->user, NULL, __ATOMIC_RELEASE);
 }
 
+tc_status_t tc_rt_config_check(void)
+{
+    int64_t v;
+    tc_status_t st = tc_rt_world_config_check();
+    if (st == TC_OK)
+        st = tc_rt_small_config(&v);
+    if (st == TC_OK)
+        st = tc_rt_shrink_config(&v);
+    if (st == TC_OK)
+        st = tc_rt_fr_config();
+    return st;
+}
+
 tc_status_t tc_rt_comm_create(const tc_rt_comm_params_t *params, tc_rt_comm_t **comm_p)
 {
     tc_status_t st = tc_log_init();
@@ -156,7 +169,8 @@ tc_status_t tc_rt_comm_create(const tc_rt_comm_params_t *params, tc_rt_comm_t **
         return st;
     const char *name = params->name ? params->name : "world";
     tc_rt_comm_t *comm = NULL;
-    if ((st = comm_alloc(name, params->hints, COMM_HINTS_OPEN, &comm)) != TC_OK ||
+    if ((st = tc_rt_config_check()) != TC_OK ||
+        (st = comm_alloc(name, params->hints, COMM_HINTS_OPEN, &comm)) != TC_OK ||
         (st = comm_timeout(params->timeout_ms, &comm->timeout_ms)) != TC_OK) {
         if (st != TC_OK && comm)
             comm_free(comm);

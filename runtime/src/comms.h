@@ -173,6 +173,9 @@ TC_MUST_USE tc_status_t tc_rt_comm_make(tc_rt_comm_t *parent, const tc_rt_comm_p
                                         const char *default_name, const int *wranks, int n,
                                         int rank, int64_t id, tc_rt_comm_t **child_p);
 
+/* shrink.c: TC_SHRINK_DENSE_MAX into *dense_max_p, or TC_ERR_CONFIG (tc_rt_config_check). */
+TC_MUST_USE tc_status_t tc_rt_shrink_config(int64_t *dense_max_p);
+
 /* comm_ids.c: communicator ids (lock not held unless said) */
 TC_MUST_USE tc_status_t tc_rt_ids_init(tc_rt_world_t *world);
 void tc_rt_ids_free(tc_rt_world_t *world);

@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -59,6 +60,27 @@ tc_status_t tc_rt_fr_init(tc_rt_comm_t *comm)
                 fr_handler_installed = 1;
         }
     }
+    return TC_OK;
+}
+
+tc_status_t tc_rt_fr_config(void)
+{
+    const char *dir = tc_config_string("TC_FR_DIR", NULL);
+    struct stat sb;
+    if (!dir || !*dir)
+        return TC_OK;
+    const char *why = stat(dir, &sb) != 0    ? strerror(errno)
+                      : !S_ISDIR(sb.st_mode) ? "not a directory"
+                                             : NULL;
+    if (why)
+        return tc_error_set(TC_ERR_CONFIG,
+                            "TC_FR_DIR=\"%s\": %s: the flight recorder's dumps would be lost", dir,
+                            why);
+    if (access(dir, W_OK | X_OK) != 0)
+        return tc_error_set(TC_ERR_CONFIG,
+                            "TC_FR_DIR=\"%s\": not writable (%s): the flight recorder's dumps "
+                            "would be lost",
+                            dir, strerror(errno));
     return TC_OK;
 }
 

@@ -35,6 +35,9 @@ void tc_rt_stats_end(tc_rt_work_t *work, tc_status_t st, uint64_t now_ns);
 
 /* fr.c: the flight recorder */
 TC_MUST_USE tc_status_t tc_rt_fr_init(tc_rt_comm_t *comm);
+/* TC_FR_DIR, when set, names a directory this process can write dumps into; else
+ * TC_ERR_CONFIG (tc_rt_config_check: a dump due later would be lost). */
+TC_MUST_USE tc_status_t tc_rt_fr_config(void);
 void tc_rt_fr_free(tc_rt_comm_t *comm);
 void tc_rt_fr_begin(tc_rt_work_t *work, uint64_t now_ns);
 void tc_rt_fr_end(tc_rt_work_t *work, tc_status_t st, uint64_t now_ns);

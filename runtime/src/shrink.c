@@ -146,11 +146,15 @@ static tc_status_t shrink_agree(tc_rt_comm_t *comm, tc_rt_agree_t *a, shrink_roo
 
 /* The exchange graph (its diameter is a search over the ranks: done before
  * the world lock is taken). */
+tc_status_t tc_rt_shrink_config(int64_t *dense_max_p)
+{
+    return tc_config_int("TC_SHRINK_DENSE_MAX", SHRINK_DENSE_MAX, 1, INT32_MAX, dense_max_p);
+}
+
 static tc_status_t shrink_graph(const tc_rt_comm_t *comm, tc_rt_agree_graph_t *g)
 {
     int64_t dense_max;
-    tc_status_t st =
-        tc_config_int("TC_SHRINK_DENSE_MAX", SHRINK_DENSE_MAX, 1, INT32_MAX, &dense_max);
+    tc_status_t st = tc_rt_shrink_config(&dense_max);
     return st == TC_OK ? tc_rt_agree_graph(comm->size, (int)dense_max, g) : st;
 }
 

@@ -32,14 +32,18 @@ static int small_static_ok(tc_rt_comm_t *comm, tc_rt_small_t *s)
            !comm->check && !tc_hints_get(&comm->hints, "algo") && !comm->world->fault.steps;
 }
 
+tc_status_t tc_rt_small_config(int64_t *max_p)
+{
+    return tc_config_int("TC_SMALL_MAX", TC_SHM_LANE_PAYLOAD, 0, TC_SHM_LANE_PAYLOAD, max_p);
+}
+
 tc_status_t tc_rt_small_make(tc_rt_comm_t *comm, tc_rt_small_t **s_p)
 {
     tc_rt_small_t *s = calloc(1, sizeof(*s));
     if (!s)
         return tc_error_set(TC_ERR_NO_MEMORY, "comm '%s': small-message path", comm->name);
     int64_t max;
-    tc_status_t st =
-        tc_config_int("TC_SMALL_MAX", TC_SHM_LANE_PAYLOAD, 0, TC_SHM_LANE_PAYLOAD, &max);
+    tc_status_t st = tc_rt_small_config(&max);
     if (st != TC_OK) {
         free(s);
         return st;

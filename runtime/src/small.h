@@ -100,6 +100,9 @@ struct tc_rt_small_op {
 };
 
 /* small.c (plans + executor): the lanes and the collectives on them */
+/* TC_SMALL_MAX (bytes of a lane message the path takes) into *max_p, or TC_ERR_CONFIG:
+ * checked when a communicator is made (tc_rt_config_check), read at its first collective. */
+TC_MUST_USE tc_status_t tc_rt_small_config(int64_t *max_p);
 /* Makes the path's state of @p comm (TC_SMALL_MAX, TC_ALGO_<COLL>): tc_rt_small_get's first use. */
 TC_MUST_USE tc_status_t tc_rt_small_make(tc_rt_comm_t *comm, tc_rt_small_t **s_p);
 void tc_rt_small_free(tc_rt_comm_t *comm);

@@ -223,6 +223,18 @@ static tc_status_t world_run_id(tc_rt_world_t *world)
     return TC_OK;
 }
 
+tc_status_t tc_rt_world_config_check(void)
+{
+    tc_status_t st = tc_tp_ib_config_check();
+    if (st == TC_OK)
+        st = tc_log_check_env();
+    if (st == TC_OK)
+        st = world_check_algo_env();
+    if (st == TC_OK)
+        st = world_check_algo_names();
+    return st;
+}
+
 tc_status_t tc_rt_world_create(tc_boot_kind_t boot, const tc_boot_kv_params_t *kv,
                                const tc_hints_t *hints, uint64_t deadline, tc_rt_world_t **world_p)
 {
@@ -232,14 +244,7 @@ tc_status_t tc_rt_world_create(tc_boot_kind_t boot, const tc_boot_kv_params_t *k
     world->refs = 1;
     pthread_mutex_init(&world->mu, NULL);
     pthread_cond_init(&world->cv, NULL);
-    /* variables read later (by a device's context, the first log or the
-     * first operation) are checked before joining the job: every TC_IB_*
-     * whatever the hardware and TC_IB, TC_LOG, the cost model's and the
-     * TC_ALGO_<COLL> names */
-    tc_status_t st = tc_tp_ib_config_check();
-    if (st != TC_OK || (st = tc_log_check_env()) != TC_OK ||
-        (st = world_check_algo_env()) != TC_OK || (st = world_check_algo_names()) != TC_OK)
-        goto err;
+    tc_status_t st = TC_OK;
     if (!kv && boot == TC_BOOT_AUTO) {
         if ((st = tc_boot_kind_from_env(&boot)) != TC_OK)
             goto err;

@@ -186,6 +186,10 @@ struct tc_rt_world {
 };
 
 /* world.c */
+/* The variables a device's context, the first log line or the first operation read (every
+ * TC_IB_* whatever the hardware, TC_LOG and TC_LOG_FILE, the cost model's, the
+ * TC_ALGO_<COLLECTIVE> names): TC_ERR_CONFIG naming the first malformed one. */
+TC_MUST_USE tc_status_t tc_rt_world_config_check(void);
 /* Join the job through @p boot and open the transports; not yet fenced. */
 TC_MUST_USE tc_status_t tc_rt_world_create(tc_boot_kind_t boot, const tc_boot_kv_params_t *kv,
                                            const tc_hints_t *hints, uint64_t deadline,

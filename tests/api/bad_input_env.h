@@ -1,8 +1,7 @@
 /* bad_input_test's second table: every TC_* variable the library reads
  * (grep tc_config_ and getenv in base, runtime, transport, algo, topo),
  * malformed. Included once, by bad_input_test.c. Not checked here, with why:
- * TC_FR_DIR (any directory; a dump into a missing one is TC_ERR_SYSTEM when
- * written), TC_JOB_SECRET and TC_LAUNCHER (free text), TC_CUDA_PLUGIN (a path,
+ * TC_JOB_SECRET and TC_LAUNCHER (free text), TC_CUDA_PLUGIN (a path,
  * read only with a CUDA device), TC_LOG_FILE (any path; too long is checked). */
 #ifndef TC_TESTS_BAD_INPUT_ENV_H
 #define TC_TESTS_BAD_INPUT_ENV_H
@@ -89,6 +88,16 @@ static const env_row_t env_rows[] = {
     {"TC_STORE_PORT", "http", 0, "TC_STORE_PORT=\"http\""},
     {"TC_STORE_PORT", "70000", 0, "TC_STORE_PORT=\"70000\": out of range"},
     {"TC_BOOT_LINGER_S", "x", 0, "TC_BOOT_LINGER_S=\"x\""},
+    /* read at the first collective and at a shrink, the flight recorder's directory at a dump:
+     * each was accepted by tc_comm_create, the mistake found only there (in a shrink: when
+     * recovering from a failure; the dump: lost) */
+    {"TC_SMALL_MAX", "huge", 0, "TC_SMALL_MAX=\"huge\": not an integer"},
+    {"TC_SMALL_MAX", "8193", 0, "TC_SMALL_MAX=\"8193\": out of range"},
+    {"TC_SHRINK_DENSE_MAX", "-1", 0, "TC_SHRINK_DENSE_MAX=\"-1\": out of range"},
+    {"TC_FR_DIR", "/nonexistent/fr", 0,
+     "TC_FR_DIR=\"/nonexistent/fr\": No such file or directory: the flight recorder's dumps "
+     "would be lost"},
+    {"TC_FR_DIR", "/dev/null", 0, "TC_FR_DIR=\"/dev/null\": not a directory"},
 };
 
 static void env_clean(void)

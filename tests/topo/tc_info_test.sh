@@ -26,6 +26,14 @@ TC_TIMEOUT_S=abc TC_JOB_SECRET=hunter2 "$info" --json >"$tmp/cfg.json"
 python3 -m json.tool "$tmp/cfg.json" >/dev/null || fail "config: invalid JSON"
 grep -q '"name": "TC_TIMEOUT_S".*"error": ".*TC_TIMEOUT_S' "$tmp/cfg.json" || fail "bad int"
 if grep -q hunter2 "$tmp/cfg.json"; then fail "the job secret is printed"; fi
+# values the library reads only later (the first collective, a shrink, a dump) are checked as a
+# communicator's creation checks them: shown as errors (they were plain text before 2026-12-07)
+for kv in TC_SMALL_MAX=huge TC_SHRINK_DENSE_MAX=-1 TC_LOG=bogus TC_FR_DIR=/nonexistent/fr; do
+    v=${kv%%=*}
+    env "$kv" "$info" --json >"$tmp/late.json" 2>/dev/null
+    grep -q "\"name\": \"$v\".*\"error\": \".*$v" "$tmp/late.json" ||
+        fail "$kv not flagged: $(grep "\"$v\"" "$tmp/late.json")"
+done
 # every bootstrap the runtime accepts is accepted (TC_BOOTSTRAP=env was "unknown value
 # (accepted: auto, pmix, self)" before 2026-12); an unknown one names them all
 TC_BOOTSTRAP=env "$info" --json >"$tmp/boot.json"

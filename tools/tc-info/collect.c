@@ -10,6 +10,7 @@
 #include "tcomms/base/config.h"
 #include "tcomms/base/time.h"
 #include "tcomms/kernels/cuda_reduce.h"
+#include "tcomms/runtime/comm.h"
 #include "tcomms/algo/schedule.h"
 #include "tcomms/runtime/bootstrap.h"
 #include "tcomms/tcomms.h"
@@ -168,6 +169,20 @@ void tci_collect_config(tci_info_t *info)
         tci_parse_var(v, eq + 1);
     }
     qsort(info->vars, (size_t)info->nvars, sizeof(info->vars[0]), tci_var_cmp);
+    /* what the library checks when a communicator is made: its first finding on its variable
+     * (the others shown above as text are read only later, at their first use) */
+    if (tc_rt_config_check() == TC_OK)
+        return;
+    const char *msg = tc_last_error();
+    for (int i = 0; i < info->nvars; i++) {
+        tci_var_t *v = &info->vars[i];
+        const char *at = strstr(msg, v->name);
+        size_t n = strlen(v->name);
+        if (v->error[0] == '\0' && at && !isalnum((unsigned char)at[n]) && at[n] != '_') {
+            snprintf(v->error, sizeof(v->error), "%s", msg);
+            return;
+        }
+    }
 }
 
 void tci_collect_transports(tci_info_t *info)

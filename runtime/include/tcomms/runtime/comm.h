@@ -76,6 +76,12 @@ enum {
     TC_RT_ENTERED = 4,    /**< send/recv: the caller holds the communicator (tc_rt_comm_enter) */
 };
 
+/** @brief Every TC_* variable tcomms reads after a communicator is made (by a transport, the
+ *         log, the cost model, the small-message path, shrink, the flight recorder), checked
+ *         now: TC_ERR_CONFIG naming the first malformed one. tc_rt_comm_create() calls it
+ *         before joining the job; tc-info shows its verdict. */
+tc_status_t tc_rt_config_check(void);
+
 /** @brief Join the job and build the world communicator. Collective, bounded. */
 tc_status_t tc_rt_comm_create(const tc_rt_comm_params_t *params, tc_rt_comm_t **comm_p);
 
