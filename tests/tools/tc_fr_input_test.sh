@@ -69,6 +69,31 @@ if python3 "$tcfr" "$tmp/vote" | grep -q "where the others called"; then
     fail "the vote taken for a mismatched collective"
 fi
 
+# fields no dump would hold, each in rank 0's dump of the good job: they were read as they came
+# (a sequence number beyond last_seq blamed the healthy ranks, status 0; an unknown state was
+# shown as one; a dump of another size was taken for another communicator)
+bad() { # bad NAME SED WORDS...: the good job with rank 0's dump edited by SED: status 2
+    local name=$1 expr=$2
+    shift 2
+    cp -r "$tmp/good" "$tmp/$name" && sed -i "$expr" "$tmp/$name/tc_fr.world.0.json"
+    check "$tmp/$name" 2 "$@"
+}
+bad last 's/"size": 3,/"size": 3, "last_seq": 0,/' \
+    "ops[0] is #1, after the last operation begun (last_seq 0)"
+bad lastneg 's/"size": 3,/"size": 3, "last_seq": -5,/' "last_seq -5 is not a sequence number"
+bad state 's/"state": "running"/"state": "bogus"/' "ops[0] is in state bogus (not one of running,"
+bad dtype 's/"dtype": "float32"/"dtype": 5/' "ops[0]: dtype 5 is not a name"
+bad count 's/"count": 4/"count": -4/' "ops[0]: count -4 is not a count"
+bad root 's/"root": -1/"root": 3/' "ops[0]: root 3 is not -1 or a rank of 3"
+bad twice 's/"ops": \[/"ops": [{"seq": 1, "coll": "barrier", "state": "completed"},/' \
+    "ops[1] and ops[0] are both collective #1"
+bad size 's/"size": 3/"size": 4/' "the dumps of comm 'world' (id 0) disagree on its size (3, 4)"
+# what a real dump holds passes: last_seq, the own exchange and window operations numbered apart
+cp -r "$tmp/good" "$tmp/real"
+sed -i 's/"size": 3,/"size": 3, "last_seq": 1,/; s/"ops": \[/"ops": [{"seq": 7, "coll": "win_put", "state": "completed", "root": 1},/' \
+    "$tmp/real/tc_fr.world.0.json"
+check "$tmp/real" 0 "VERDICT comm 'world': rank 2"
+
 if python3 "$tcfr" --bogus "$tmp/good" >/dev/null 2>"$tmp/err"; then fail "--bogus accepted"; fi
 grep -q "unknown option --bogus" "$tmp/err" || fail "--bogus: $(cat "$tmp/err")"
 echo PASS
