@@ -15,6 +15,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "tcomms/base/config.h"
 #include "tcomms/base/dtype.h"
 #include "tcomms/base/status.h"
 #include "tcomms/kernels/reduce.h"
@@ -27,6 +28,9 @@
 #define KB_MAX_TYPES TC_DTYPE_COUNT
 #define KB_MAX_OPS TC_REDOP_COUNT
 #define KB_MAX_REPS 101
+#define KB_MIN_FACTOR 2
+#define KB_MAX_FACTOR 1024
+#define KB_MAX_ITERS 1000000000
 
 typedef struct kb_opts {
     tc_dtype_t types[KB_MAX_TYPES];
@@ -191,42 +195,6 @@ static int kb_measure(const kb_job_t *kernel, long iters, int reps, kb_result_t 
 
 /* ---- options -------------------------------------------------------------- */
 
-static int kb_parse_size(const char *s, size_t *out)
-{
-    char *end;
-    unsigned long long v;
-
-    errno = 0;
-    v = strtoull(s, &end, 10);
-    if (errno != 0 || end == s) {
-        return -1;
-    }
-    switch (*end) {
-    case 'k':
-    case 'K':
-        v <<= 10;
-        end++;
-        break;
-    case 'm':
-    case 'M':
-        v <<= 20;
-        end++;
-        break;
-    case 'g':
-    case 'G':
-        v <<= 30;
-        end++;
-        break;
-    default:
-        break;
-    }
-    if (*end != '\0' || v == 0) {
-        return -1;
-    }
-    *out = (size_t)v;
-    return 0;
-}
-
 static void kb_usage(FILE *f)
 {
     fprintf(f,
@@ -234,13 +202,15 @@ static void kb_usage(FILE *f)
             "                 [-r reps] [-s portable|avx2|avx512]\n"
             "  -t  comma-separated types (default float32,bfloat16,float16,float64,int32)\n"
             "  -o  comma-separated ops (default sum)\n"
-            "  -b  smallest array, bytes, K/M/G suffixes (default 4K)\n"
-            "  -e  largest array (default 256M)\n"
-            "  -f  size factor between rows (default 4)\n"
-            "  -n  calls per repetition (default: about 256 MiB of arrays per repetition)\n"
-            "  -r  repetitions, the median is reported (default 7, at most %d)\n"
-            "  -s  highest instruction set the kernels may use (default: the best)\n",
-            KB_MAX_REPS);
+            "  -b  smallest array, bytes, K/M/G suffixes (default 4K, at least 1)\n"
+            "  -e  largest array, at least -b (default 256M)\n"
+            "  -f  size factor between rows, %d to %d (default 4)\n"
+            "  -n  calls per repetition, 1 to %d (default: about 256 MiB of arrays per\n"
+            "      repetition)\n"
+            "  -r  repetitions, the median is reported, 1 to %d (default 7)\n"
+            "  -s  highest instruction set the kernels may use (default: the best)\n"
+            "  every type must fit a whole number of times in at least one size\n",
+            KB_MIN_FACTOR, KB_MAX_FACTOR, KB_MAX_ITERS, KB_MAX_REPS);
 }
 
 static int kb_parse_list(char *text, int is_type, kb_opts_t *o)
@@ -267,6 +237,78 @@ static int kb_parse_list(char *text, int is_type, kb_opts_t *o)
             o->nops++;
         }
     }
+    if ((is_type ? o->ntypes : o->nops) == 0) {
+        fprintf(stderr, "tc-kbench: -%c '%s': no %s given\n", is_type ? 't' : 'o', text,
+                is_type ? "type" : "op");
+        return -1;
+    }
+    return 0;
+}
+
+/* -b, -e (sizes of at least 1 byte), -f, -n, -r (integers in their ranges). */
+static int kb_parse_number(int c, const char *text, kb_opts_t *o)
+{
+    const char what[3] = {'-', (char)c, '\0'};
+    uint64_t size;
+    int64_t v = 0;
+    tc_status_t st;
+
+    if (c == 'b' || c == 'e') {
+        st = tc_parse_size(what, text, &size);
+        if (st == TC_OK && size == 0) {
+            fprintf(stderr, "tc-kbench: %s 0: an array must be at least 1 byte\n", what);
+            return -1;
+        }
+    } else {
+        st = tc_parse_int(what, text, c == 'f' ? KB_MIN_FACTOR : 1,
+                          c == 'f'   ? KB_MAX_FACTOR
+                          : c == 'n' ? KB_MAX_ITERS
+                                     : KB_MAX_REPS,
+                          &v);
+    }
+    if (st != TC_OK) {
+        fprintf(stderr, "tc-kbench: %s\n", tc_last_error());
+        return -1;
+    }
+    if (c == 'b') {
+        o->begin = (size_t)size;
+    } else if (c == 'e') {
+        o->end = (size_t)size;
+    } else if (c == 'f') {
+        o->factor = (size_t)v;
+    } else if (c == 'n') {
+        o->iters = (long)v;
+    } else {
+        o->reps = (int)v;
+    }
+    return 0;
+}
+
+/* The rows, -b to -e by -f (as main runs them), must hold whole elements of every type: a type
+ * that fits none would print no row. */
+static int kb_check_types(const kb_opts_t *o)
+{
+    int ti;
+
+    for (ti = 0; ti < o->ntypes; ti++) {
+        size_t es = tc_dtype_size(o->types[ti]), bytes;
+        int fits = 0;
+
+        for (bytes = o->begin; bytes <= o->end && !fits; bytes *= o->factor) {
+            fits = bytes % es == 0;
+            if (bytes > SIZE_MAX / o->factor) {
+                break;
+            }
+        }
+        if (!fits) {
+            fprintf(stderr,
+                    "tc-kbench: -t %s: no size from -b %zu to -e %zu (factor %zu) holds whole "
+                    "%s elements (%zu bytes)\n",
+                    tc_dtype_name(o->types[ti]), o->begin, o->end, o->factor,
+                    tc_dtype_name(o->types[ti]), es);
+            return -1;
+        }
+    }
     return 0;
 }
 
@@ -274,7 +316,6 @@ static int kb_parse(int argc, char **argv, kb_opts_t *o)
 {
     static char default_types[] = "float32,bfloat16,float16,float64,int32";
     static char default_ops[] = "sum";
-    size_t v;
     int c;
 
     memset(o, 0, sizeof(*o));
@@ -299,20 +340,8 @@ static int kb_parse(int argc, char **argv, kb_opts_t *o)
         case 'f':
         case 'n':
         case 'r':
-            if (kb_parse_size(optarg, &v) != 0) {
-                fprintf(stderr, "tc-kbench: -%c %s: not a positive number\n", c, optarg);
+            if (kb_parse_number(c, optarg, o) != 0) {
                 return -1;
-            }
-            if (c == 'b') {
-                o->begin = v;
-            } else if (c == 'e') {
-                o->end = v;
-            } else if (c == 'f') {
-                o->factor = v;
-            } else if (c == 'n') {
-                o->iters = (long)v;
-            } else {
-                o->reps = (int)(v > KB_MAX_REPS ? KB_MAX_REPS : v);
             }
             break;
         case 's':
@@ -335,11 +364,17 @@ static int kb_parse(int argc, char **argv, kb_opts_t *o)
             return -1;
         }
     }
-    if (optind != argc || o->factor < 2 || o->begin > o->end) {
+    if (optind != argc) {
+        fprintf(stderr, "tc-kbench: an argument that is not an option: %s\n", argv[optind]);
         kb_usage(stderr);
         return -1;
     }
-    return 0;
+    if (o->begin > o->end) {
+        fprintf(stderr, "tc-kbench: -b %zu is larger than -e %zu\n", o->begin, o->end);
+        kb_usage(stderr);
+        return -1;
+    }
+    return kb_check_types(o);
 }
 
 /* ---- main ------------------------------------------------------------------ */
