@@ -19,32 +19,69 @@
 #include "tcomms/base/config.h"
 #include "tcomms/base/status.h"
 
+#define MAX_ESIZE 1024
+
 static void usage(FILE *f)
 {
-    fprintf(f, "usage: tc-sim --coll COLL --algo NAME --ranks P --bytes SIZE [--nodes N]\n"
-               "              [--verify full|sample] [--dtype-size B] [--samples K] [--seed S]\n"
-               "              [--root R] [--in-place] [--flow-elems E] [--flow-budget STEPS]\n"
-               "              [--flow-symmetry off|cut|all] [--oversub R]\n"
-               "  COLL: all_reduce reduce broadcast all_gather reduce_scatter all_to_all\n"
-               "        gather scatter barrier; NAME: an algorithm of COLL, or 'auto'\n"
-               "  SIZE: bytes with an optional K, M, G suffix (powers of 1024)\n"
-               "  --nodes N: ranks spread over N nodes in blocks (default: one rank per node)\n"
-               "  --oversub R: a node's ranks per core when they outnumber its cores (the\n"
-               "        runtime's tc_algo_args_t.oversub on one node; default 0: not\n"
-               "        oversubscribed); 'auto' selects as the runtime would there\n"
-               "  --verify: default full up to 4096 ranks, else sample\n"
-               "  --flow-elems E: sample: output elements per sampled rank traced back to\n"
-               "        the inputs (default 8; 0: none)\n"
-               "  --flow-budget STEPS: sample: schedule steps the trace may generate\n"
-               "        (default 2^24; 0: no limit)\n"
-               "  --flow-symmetry: sample: elements the budget would cut (cut, the default)\n"
-               "        or all elements are traced through rank 0's schedule rotated when\n"
-               "        the checked ranks' schedules are rank 0's rotated (ring-type\n"
-               "        algorithms); the other ranks are then assumed to be, and the output\n"
-               "        says so\n"
-               "  model parameters: TC_ALGO_ALPHA_INTRA_US, TC_ALGO_ALPHA_INTER_US,\n"
-               "  TC_ALGO_BETA_INTRA_US, TC_ALGO_BETA_INTER_US, TC_ALGO_GAMMA_US,\n"
-               "  TC_ALGO_OVERHEAD_US (or a TC_TUNING_FILE)\n");
+    fprintf(f,
+            "usage: tc-sim --coll COLL --ranks P --bytes SIZE [--algo NAME] [--nodes N]\n"
+            "              [--verify full|sample] [--dtype-size B] [--samples K] [--seed S]\n"
+            "              [--root R] [--in-place] [--flow-elems E] [--flow-budget STEPS]\n"
+            "              [--flow-symmetry off|cut|all] [--oversub R]\n"
+            "  COLL: all_reduce reduce broadcast all_gather reduce_scatter all_to_all\n"
+            "        gather scatter barrier\n"
+            "  SIZE: bytes with an optional K, M, G suffix (powers of 1024), a whole number\n"
+            "        of B-byte elements (0: an empty collective); barrier needs none\n"
+            "  --algo NAME: an algorithm of COLL, or 'auto' (the default): the selection\n"
+            "  --dtype-size B: bytes per element, 1 to %d (default 4)\n"
+            "  --nodes N: node n holds ranks n*ceil(P/N) to (n+1)*ceil(P/N)-1 (the last\n"
+            "        node the rest); an N that this layout does not fill (more nodes than\n"
+            "        ranks, or 4 ranks on 3 nodes: blocks of 2 fill 2) is refused with\n"
+            "        the nearest that it fills (default: one rank per node)\n"
+            "  --oversub R: a node's ranks per core when they outnumber its cores (the\n"
+            "        runtime's tc_algo_args_t.oversub on one node; default 0: not\n"
+            "        oversubscribed); 'auto' selects as the runtime would there\n"
+            "  --verify: default full up to 4096 ranks, else sample\n"
+            "  --flow-elems E: sample: output elements per sampled rank traced back to\n"
+            "        the inputs (default 8; 0: none)\n"
+            "  --flow-budget STEPS: sample: schedule steps the trace may generate\n"
+            "        (default 2^24; 0: no limit)\n"
+            "  --flow-symmetry: sample: elements the budget would cut (cut, the default)\n"
+            "        or all elements are traced through rank 0's schedule rotated when\n"
+            "        the checked ranks' schedules are rank 0's rotated (ring-type\n"
+            "        algorithms); the other ranks are then assumed to be, and the output\n"
+            "        says so\n"
+            "  model parameters: TC_ALGO_ALPHA_INTRA_US, TC_ALGO_ALPHA_INTER_US,\n"
+            "  TC_ALGO_BETA_INTRA_US, TC_ALGO_BETA_INTER_US, TC_ALGO_GAMMA_US,\n"
+            "  TC_ALGO_OVERHEAD_US (or a TC_TUNING_FILE)\n",
+            MAX_ESIZE);
+}
+
+/* 0 if ranks in blocks of ceil(ranks / nodes) consecutive ranks (the layout simulated) fill
+ * every node, else says which node counts around it they fill. */
+static int check_nodes(int64_t ranks, int64_t nodes)
+{
+    const int64_t block = (ranks + nodes - 1) / nodes, filled = (ranks + block - 1) / block;
+
+    if (filled == nodes) {
+        return 0;
+    }
+    if (nodes > ranks) {
+        fprintf(stderr,
+                "tc-sim: --nodes %lld: more nodes than the %lld ranks (at most --nodes %lld)\n",
+                (long long)nodes, (long long)ranks, (long long)ranks);
+        return -1;
+    }
+    /* the next count up is the one of the next smaller block (filled, as every such count) */
+    fprintf(
+        stderr,
+        "tc-sim: --nodes %lld: %lld ranks in blocks of ceil(%lld/%lld) = %lld consecutive ranks "
+        "per node fill %lld nodes, not %lld; the nearest node counts they fill are %lld and "
+        "%lld\n",
+        (long long)nodes, (long long)ranks, (long long)ranks, (long long)nodes, (long long)block,
+        (long long)filled, (long long)nodes, (long long)filled,
+        (long long)((ranks + block - 2) / (block - 1)));
+    return -1;
 }
 
 static double now_s(void)
@@ -88,13 +125,27 @@ static double lower_bound(const tc_algo_model_t *m, const tc_algo_args_t *a, siz
     return t * 1e-6;
 }
 
+/* Whether @p opt is an option followed by its value. */
+static int takes_value(const char *opt)
+{
+    static const char *const opts[] = {
+        "--coll",    "--algo",       "--verify",     "--ranks",       "--nodes",
+        "--samples", "--root",       "--flow-elems", "--flow-budget", "--flow-symmetry",
+        "--bytes",   "--dtype-size", "--oversub",    "--seed",        NULL};
+    int i;
+
+    for (i = 0; opts[i] != NULL && strcmp(opts[i], opt) != 0; i++) {
+    }
+    return opts[i] != NULL;
+}
+
 int main(int argc, char **argv)
 {
-    const char *coll_s = NULL, *algo = NULL, *mode_s = NULL, *sym_s = "cut";
-    uint64_t bytes = 0, esize = 4, seed = 1;
-    int64_t ranks = 0, nodes = 0, samples = 8, root = 0, flow_elems = 8;
+    const char *coll_s = NULL, *algo = NULL, *hint, *mode_s = NULL, *sym_s = "cut";
+    uint64_t bytes = 0;
+    int64_t ranks = 0, nodes = 0, samples = 8, root = 0, flow_elems = 8, esize = 4, seed = 1;
     uint64_t flow_budget = 1ull << 24;
-    int in_place = 0, i, c, link;
+    int in_place = 0, have_bytes = 0, i, c, link;
     tc_algo_args_t a;
     tc_algo_verify_opts_t o;
     tc_algo_verify_report_t rep;
@@ -113,8 +164,15 @@ int main(int argc, char **argv)
             usage(stdout);
             return 0;
         }
+        if (k[0] != '-') {
+            fprintf(stderr, "tc-sim: unexpected argument '%s'\n", k);
+            usage(stderr);
+            return 2;
+        }
         if (v == NULL) {
-            fprintf(stderr, "tc-sim: %s needs a value\n", k);
+            fprintf(stderr,
+                    takes_value(k) ? "tc-sim: %s needs a value\n" : "tc-sim: unknown option %s\n",
+                    k);
             usage(stderr);
             return 2;
         }
@@ -141,12 +199,13 @@ int main(int argc, char **argv)
             sym_s = v;
         } else if (strcmp(k, "--bytes") == 0) {
             st = tc_parse_size("--bytes", v, &bytes);
+            have_bytes = 1;
         } else if (strcmp(k, "--dtype-size") == 0) {
-            st = tc_parse_size("--dtype-size", v, &esize);
+            st = tc_parse_int("--dtype-size", v, 1, MAX_ESIZE, &esize);
         } else if (strcmp(k, "--oversub") == 0) {
             st = tc_parse_double("--oversub", v, 0, 1 << 20, &oversub);
         } else if (strcmp(k, "--seed") == 0) {
-            st = tc_parse_size("--seed", v, &seed);
+            st = tc_parse_int("--seed", v, 0, INT64_MAX, &seed);
         } else {
             fprintf(stderr, "tc-sim: unknown option %s\n", k);
             usage(stderr);
@@ -157,7 +216,8 @@ int main(int argc, char **argv)
             return 2;
         }
     }
-    if (coll_s == NULL || ranks == 0 || esize == 0) {
+    if (coll_s == NULL || ranks == 0) {
+        fprintf(stderr, "tc-sim: %s is missing\n", coll_s == NULL ? "--coll COLL" : "--ranks P");
         usage(stderr);
         return 2;
     }
@@ -170,6 +230,17 @@ int main(int argc, char **argv)
         return 2;
     }
     a.coll = (tc_coll_t)c;
+    if (!have_bytes && a.coll != TC_COLL_BARRIER) {
+        fprintf(stderr, "tc-sim: --bytes SIZE is missing (0 for an empty %s)\n", coll_s);
+        usage(stderr);
+        return 2;
+    }
+    if (bytes % (uint64_t)esize != 0) {
+        fprintf(stderr,
+                "tc-sim: --bytes %llu: not a whole number of %lld-byte elements (--dtype-size)\n",
+                (unsigned long long)bytes, (long long)esize);
+        return 2;
+    }
     a.nranks = (int)ranks;
     a.root = (a.coll == TC_COLL_REDUCE || a.coll == TC_COLL_BROADCAST || a.coll == TC_COLL_GATHER ||
               a.coll == TC_COLL_SCATTER)
@@ -180,18 +251,41 @@ int main(int argc, char **argv)
     if (a.coll == TC_COLL_ALL_GATHER || a.coll == TC_COLL_REDUCE_SCATTER ||
         a.coll == TC_COLL_ALL_TO_ALL || a.coll == TC_COLL_GATHER || a.coll == TC_COLL_SCATTER) {
         a.count /= (uint64_t)ranks; /* per-rank block */
+        if (a.count == 0 && bytes > 0) {
+            fprintf(stderr,
+                    "tc-sim: --bytes %llu: less than one %lld-byte element per rank's block (%s "
+                    "on %lld ranks: 0 or at least %llu bytes)\n",
+                    (unsigned long long)bytes, (long long)esize, coll_s, (long long)ranks,
+                    (unsigned long long)esize * (unsigned long long)ranks);
+            return 2;
+        }
     }
     if (nodes == 0) {
         nodes = ranks;
     }
+    if (check_nodes(ranks, nodes) != 0) {
+        return 2;
+    }
     a.ranks_per_node = (int)((ranks + nodes - 1) / nodes);
     a.oversub = oversub;
-    if (algo == NULL || strcmp(algo, "auto") == 0) {
-        st = tc_algo_select(&a, (size_t)esize, NULL, &algo);
-        if (st != TC_OK) {
-            fprintf(stderr, "tc-sim: %s\n", tc_last_error());
-            return 2;
+    /* a name is checked by the selection, so that an unknown or inapplicable one is a usage
+     * error naming the valid algorithms, not a failed verification */
+    if (algo != NULL && strcmp(algo, "auto") == 0) {
+        algo = NULL;
+    }
+    hint = algo;
+    st = tc_algo_select(&a, (size_t)esize, hint, &algo);
+    if (st != TC_OK) {
+        const char *why = tc_last_error(), *from = "hint algo: "; /* the selection's name for it */
+        if (hint == NULL) {
+            fprintf(stderr, "tc-sim: %s\n", why);
+        } else {
+            if (strncmp(why, from, strlen(from)) == 0) {
+                why += strlen(from);
+            }
+            fprintf(stderr, "tc-sim: --algo %s: %s\n", hint, why);
         }
+        return 2;
     }
     memset(&o, 0, sizeof(o));
     o.mode = ranks > 4096 ? TC_ALGO_VERIFY_SAMPLE : TC_ALGO_VERIFY_FULL;
@@ -206,7 +300,7 @@ int main(int argc, char **argv)
         }
     }
     o.nsample = (int)samples;
-    o.seed = seed;
+    o.seed = (uint64_t)seed;
     o.elem_size = (size_t)esize;
     o.flow_elems = flow_elems > 0 ? (int)flow_elems : -1;
     o.flow_budget = flow_budget > 0 ? flow_budget : UINT64_MAX;
