@@ -5,7 +5,8 @@
  *   tc-tpbench --memcpy [-e MAX]     single-core memcpy bandwidth, for reference
  *
  * Sizes accept K/M/G suffixes; defaults 1 B to 64 MiB by factors of 2. Output, one line per
- * size: "size lat_us bw_MBps" (MB = 1e6 bytes). */
+ * size: "size lat_us bw_MBps" (MB = 1e6 bytes). A bad argument is named with its accepted
+ * range, status 2 (usage()). */
 #include <errno.h>
 #include <signal.h>
 #include <stdint.h>
@@ -22,6 +23,12 @@
 #include "tcomms/transport/transport.h"
 
 #define WAIT_MS 60000
+#define MAX_FACTOR 1024
+#define MAX_ITERS 1000000000
+/* Streaming sends at least WINDOW messages of every size: 1024 of 64 MiB are 64 GiB already,
+ * and bandwidth stops growing with the window long before. */
+#define MAX_WINDOW 1024
+#define MEMCPY_MIN 4096
 
 static void die(const char *what, tc_status_t st)
 {
@@ -37,7 +44,7 @@ static const tc_tp_ops_t *backend(const char *name)
         die("tc_tp_register_builtin", st);
     const tc_tp_ops_t *ops = tc_tp_lookup(name);
     if (ops == NULL)
-        fprintf(stderr, "tc-tpbench: %s\n", tc_last_error());
+        fprintf(stderr, "tc-tpbench: -t %s: %s\n", name, tc_last_error());
     return ops;
 }
 
@@ -172,7 +179,7 @@ static void memcpy_bench(size_t max)
     memset(a, 1, max);
     memset(b, 2, max);
     printf("# single-core memcpy\n# %10s %10s\n", "size", "bw_MBps");
-    for (size_t size = 4096; size <= max; size *= 4) {
+    for (size_t size = MEMCPY_MIN; size <= max; size *= 4) {
         size_t it = iters_for(size, 100000);
         memcpy(b, a, size);
         uint64_t t0 = tc_time_ns();
@@ -187,58 +194,128 @@ static void memcpy_bench(size_t max)
     free(b);
 }
 
-static size_t parse_size(const char *what, const char *s)
+static void usage(FILE *f)
 {
-    uint64_t v;
-    tc_status_t st = tc_parse_size(what, s, &v);
-    if (st != TC_OK)
-        die(what, st);
-    return (size_t)v;
+    fprintf(
+        f,
+        "usage: tc-tpbench [-t tcp|shm|...] [-b MIN] [-e MAX] [-f FACTOR] [-n ITERS] [-w WINDOW]\n"
+        "       tc-tpbench --memcpy [-e MAX]\n"
+        "  -t  the transport backend (default tcp)\n"
+        "  -b, -e  smallest and largest message, bytes with K/M/G suffixes, 1 <= MIN <= MAX\n"
+        "      (default 1 and 64M)\n"
+        "  -f  factor between sizes, 2 to %d (default 2)\n"
+        "  -n  round trips per size at most (about 256 MiB per size), 1 to %d\n"
+        "      (default 1000)\n"
+        "  -w  messages in flight when streaming, 1 to %d (default 16)\n"
+        "  --memcpy  memcpy bandwidth from %d bytes to MAX (at least %d) by factors of 4\n",
+        MAX_FACTOR, MAX_ITERS, MAX_WINDOW, MEMCPY_MIN, MEMCPY_MIN);
+}
+
+typedef struct opts {
+    const char *name;
+    size_t min, max, factor, n;
+    int window, do_memcpy;
+} opts_t;
+
+/* The options into @p o; 0, or the exit status after saying what is wrong. */
+static int parse(int argc, char **argv, opts_t *o)
+{
+    const char *other = NULL; /* an option --memcpy does not take */
+    tc_status_t st;
+    uint64_t size = 0;
+    int64_t v = 0;
+
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i], *val = i + 1 < argc ? argv[i + 1] : NULL;
+        if (strcmp(a, "--memcpy") == 0) {
+            o->do_memcpy = 1;
+            continue;
+        }
+        if (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0) {
+            usage(stdout);
+            exit(0);
+        }
+        if (a[0] != '-' || strlen(a) != 2 || strchr("tbefnw", a[1]) == NULL) {
+            fprintf(stderr,
+                    a[0] != '-' ? "tc-tpbench: unexpected argument '%s'\n"
+                                : "tc-tpbench: unknown option %s\n",
+                    a);
+            usage(stderr);
+            return 2;
+        }
+        if (val == NULL) {
+            fprintf(stderr, "tc-tpbench: %s needs a value\n", a);
+            usage(stderr);
+            return 2;
+        }
+        i++;
+        if (a[1] != 'e')
+            other = a;
+        st = TC_OK;
+        switch (a[1]) {
+        case 't':
+            o->name = val;
+            break;
+        case 'b':
+        case 'e':
+            st = tc_parse_size(a, val, &size);
+            if (a[1] == 'b')
+                o->min = (size_t)size;
+            else
+                o->max = (size_t)size;
+            break;
+        case 'f':
+            st = tc_parse_int(a, val, 2, MAX_FACTOR, &v);
+            o->factor = (size_t)v;
+            break;
+        case 'n':
+            st = tc_parse_int(a, val, 1, MAX_ITERS, &v);
+            o->n = (size_t)v;
+            break;
+        default:
+            st = tc_parse_int(a, val, 1, MAX_WINDOW, &v);
+            o->window = (int)v;
+            break;
+        }
+        if (st != TC_OK) {
+            fprintf(stderr, "tc-tpbench: %s\n", tc_last_error());
+            return 2;
+        }
+    }
+    if (o->do_memcpy && other != NULL) {
+        fprintf(stderr, "tc-tpbench: --memcpy takes -e only, not %s\n", other);
+        return 2;
+    }
+    if (o->do_memcpy && o->max < MEMCPY_MIN) {
+        fprintf(stderr, "tc-tpbench: --memcpy -e %zu: the memcpy table starts at %d bytes\n",
+                o->max, MEMCPY_MIN);
+        return 2;
+    }
+    if (!o->do_memcpy && o->min == 0) {
+        fprintf(stderr, "tc-tpbench: -b 0: a message must be at least 1 byte\n");
+        return 2;
+    }
+    if (!o->do_memcpy && o->min > o->max) {
+        fprintf(stderr, "tc-tpbench: -b %zu is larger than -e %zu\n", o->min, o->max);
+        return 2;
+    }
+    return 0;
 }
 
 int main(int argc, char **argv)
 {
-    const char *name = "tcp";
-    size_t min = 1, max = (size_t)64 << 20, factor = 2, n = 1000;
-    int window = 16, do_memcpy = 0;
-    for (int i = 1; i < argc; i++) {
-        const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
-        if (strcmp(a, "--memcpy") == 0) {
-            do_memcpy = 1;
-            continue;
-        }
-        if (v == NULL) {
-            fprintf(stderr, "usage: %s [-t tcp|shm] [-b MIN] [-e MAX] [-f FACTOR] [-n ITERS] "
-                    "[-w WINDOW] | --memcpy [-e MAX]\n", argv[0]);
-            return 2;
-        }
-        if (strcmp(a, "-t") == 0)
-            name = v;
-        else if (strcmp(a, "-b") == 0)
-            min = parse_size("-b", v);
-        else if (strcmp(a, "-e") == 0)
-            max = parse_size("-e", v);
-        else if (strcmp(a, "-f") == 0)
-            factor = parse_size("-f", v);
-        else if (strcmp(a, "-n") == 0)
-            n = parse_size("-n", v);
-        else if (strcmp(a, "-w") == 0)
-            window = (int)parse_size("-w", v);
-        else {
-            fprintf(stderr, "tc-tpbench: unknown option %s\n", a);
-            return 2;
-        }
-        i++;
-    }
-    if (do_memcpy) {
-        memcpy_bench(max);
+    opts_t o = {
+        .name = "tcp", .min = 1, .max = (size_t)64 << 20, .factor = 2, .n = 1000, .window = 16};
+    int rc = parse(argc, argv, &o);
+    if (rc != 0)
+        return rc;
+    if (o.do_memcpy) {
+        memcpy_bench(o.max);
         return 0;
     }
-    const tc_tp_ops_t *ops = backend(name);
-    if (ops == NULL || min < 1 || factor < 2 || window < 1 || n < 1 || min > max) {
-        fprintf(stderr, "tc-tpbench: bad arguments or backend\n");
+    const tc_tp_ops_t *ops = backend(o.name);
+    if (ops == NULL)
         return 2;
-    }
     int p01[2], p10[2];
     if (pipe(p01) != 0 || pipe(p10) != 0) {
         perror("pipe");
@@ -251,10 +328,10 @@ int main(int argc, char **argv)
         return 1;
     }
     if (pid == 0) {
-        run(1, p01[0], p10[1], ops, min, max, factor, n, window);
+        run(1, p01[0], p10[1], ops, o.min, o.max, o.factor, o.n, o.window);
         _exit(0);
     }
-    run(0, p10[0], p01[1], ops, min, max, factor, n, window);
+    run(0, p10[0], p01[1], ops, o.min, o.max, o.factor, o.n, o.window);
     int status = 0;
     waitpid(pid, &status, 0);
     return WIFEXITED(status) && WEXITSTATUS(status) == 0 ? 0 : 1;
