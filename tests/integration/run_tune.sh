@@ -50,6 +50,18 @@ elif ! python3 "$here/tune_check.py" floors "$f" <(echo "$out"); then
     bad "alpha or o below what every rank at once measured"
 fi
 
+echo "--- tc-tune -o into a directory that does not exist: refused before measuring"
+SECONDS=0
+out=$(timeout -k 10 120 "$tcrun" -n 2 "$tune" -o "$tmp/no/such/dir.tune" --quick 2>&1)
+rc=$?
+[ $rc -eq 2 ] && [ $SECONDS -lt 30 ] &&
+    grep -q -- "-o $tmp/no/such/dir.tune: cannot create $tmp/no/such/dir.tune.tmp" <<<"$out" ||
+    { echo "$out" | tail -n 5; bad "tc-tune -o in a missing directory: exit $rc after $SECONDS s"; }
+"$tune" -o "$tmp/x.tune" extra >"$tmp/extra.txt" 2>&1
+rc=$?
+[ $rc -eq 2 ] && grep -q "unexpected argument 'extra'" "$tmp/extra.txt" ||
+    { cat "$tmp/extra.txt"; bad "tc-tune -o FILE extra: exit $rc, or the argument not named"; }
+
 echo "--- tc-tune --validate refuses bad --rounds and --target-ms"
 for a in "--rounds 0" "--rounds 16" "--rounds x" "--target-ms 0" "--target-ms -1"; do
     # shellcheck disable=SC2086

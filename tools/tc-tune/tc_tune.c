@@ -181,7 +181,12 @@ static int parse_args(int argc, char **argv, args_t *a)
             return 2;
         }
     }
-    if (optind != argc || (a->out == NULL) == (a->validate == 0)) {
+    if (optind != argc) {
+        fprintf(stderr, "tc-tune: unexpected argument '%s'\n", argv[optind]);
+        usage(stderr);
+        return 2;
+    }
+    if ((a->out == NULL) == (a->validate == 0)) {
         fprintf(stderr, "tc-tune: give one of -o FILE and --validate\n");
         usage(stderr);
         return 2;
@@ -269,6 +274,26 @@ static int write_tuning(const char *path, int out_fd, tc_algo_tuning_t *t, const
     return 0;
 }
 
+/* Rank 0 can write @p path's temporary file (0), else says why (2): known before measuring, which
+ * takes minutes, and agreed by every rank. */
+static int out_writable(const tune_job_t *job, const char *path)
+{
+    double bad = 0;
+    if (job->rank == 0 && strcmp(path, "-") != 0) {
+        char tmp[4096];
+        snprintf(tmp, sizeof(tmp), "%s.tmp", path);
+        FILE *f = fopen(tmp, "w");
+        if (f == NULL)
+            fprintf(stderr, "tc-tune: -o %s: cannot create %s: %s\n", path, tmp, strerror(errno));
+        else if (fclose(f) == 0)
+            remove(tmp);
+        bad = f == NULL;
+    }
+    if (tc_all_reduce(job->comm, &bad, &bad, 1, TC_FLOAT64, TC_MAX, NULL, NULL) != TC_OK)
+        return 2;
+    return bad ? 2 : 0;
+}
+
 int main(int argc, char **argv)
 {
     tc_comm_t *comm = NULL;
@@ -293,6 +318,11 @@ int main(int argc, char **argv)
         int out_fd = -1;
         if (job.rank == 0 && strcmp(a.out, "-") == 0 && (out_fd = file_to_stdout()) < 0)
             rc = 2; /* measured all the same: the other ranks wait for this one */
+        if (out_writable(&job, a.out) != 0) {
+            tune_job_free(&job);
+            tc_comm_destroy(comm);
+            return 2;
+        }
         if (job.rank == 0)
             printf("# tc-tune: %d ranks on %d node(s), at most %d per node\n", job.size, job.nnodes,
                    job.ranks_per_node);
