@@ -16,4 +16,6 @@ refused "-i 0: the step must be at least 1 byte" -i 0
 refused "-b 7 -e 7: not one whole float64 (8 bytes)" -b 7 -e 7 -d float64
 refused "an argument that is not an option: stray" -n 5 stray
 refused "--coll bogus: not a collective" --coll bogus
+refused "-f and -i both given" -f 2 -i 8
+refused "-f and -i both given" -i 8 -f 2
 echo PASS

@@ -142,7 +142,7 @@ static int parse_args(int argc, char **argv, opts_t *o)
                                              {"threads", required_argument, NULL, 'T'},
                                              {"help", no_argument, NULL, 'h'},
                                              {NULL, 0, NULL, 0}};
-    int c;
+    int c, steps = 0; /* -f and -i given */
     int64_t v;
     tc_status_t st = TC_OK;
     while ((c = getopt_long(argc, argv, "b:e:f:i:n:w:c:d:o:a:r:z:B:h", longopts, NULL)) != -1) {
@@ -162,11 +162,16 @@ static int parse_args(int argc, char **argv, opts_t *o)
         case 'T': st = tc_parse_int("--threads", optarg, 1, 64, &v); o->threads = (int)v; break;
         case 'b': st = tc_parse_size("-b", optarg, &o->min_bytes); break;
         case 'e': st = tc_parse_size("-e", optarg, &o->max_bytes); break;
-        case 'i': st = tc_parse_size("-i", optarg, &o->step_bytes); o->factor = 0; break;
+        case 'i':
+            st = tc_parse_size("-i", optarg, &o->step_bytes);
+            o->factor = 0;
+            steps |= 2;
+            break;
         case 'f':
             st = tc_parse_int("-f", optarg, 2, 1024, &v);
             o->factor = (int)v;
             o->step_bytes = 0;
+            steps |= 1;
             break;
         case 'n': st = tc_parse_int("-n", optarg, 1, 1000000, &v); o->iters = (int)v; break;
         case 'w': st = tc_parse_int("-w", optarg, 0, 1000000, &v); o->warmup = (int)v; break;
@@ -184,8 +189,9 @@ static int parse_args(int argc, char **argv, opts_t *o)
             return 2;
         }
     }
-    const char *why = optind != argc                     ? "an argument that is not an option"
-                      : o->min_bytes > o->max_bytes      ? "-b is larger than -e"
+    const char *why = optind != argc                ? "an argument that is not an option"
+                      : o->min_bytes > o->max_bytes ? "-b is larger than -e"
+                      : steps == 3 ? "-f and -i both given: sizes grow by a factor or by a step"
                       : o->factor == 0 && !o->step_bytes ? "-i 0: the step must be at least 1 byte"
                                                          : NULL;
     if (why) {
