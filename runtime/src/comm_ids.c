@@ -19,7 +19,7 @@
  * operation on it ended in an error, it was never broken (a failure, a revoke, an abort) and
  * it had no windows. Otherwise the id is spoilt for the life of the world, the
  * small-message path drops lane messages that carry it, and the unexpected messages of spoilt
- * ids that shm and tcp keep (ib has no discard yet) are freed whenever an id is spoilt
+ * ids that the transports keep are freed whenever an id is spoilt
  * (tc_tp_discard): those of this communicator, and those of earlier ones that arrived since; and
  * for a while after, on the progress passes that look (comm_world.c), those still on their way then
  * (a sender over shm waits for that to complete). A revoke that arrives for an id this process

@@ -6,10 +6,15 @@
  *                              ids a process has, so it passes only when ids are reused
  *   comm_ids_test stale        a receive that timed out leaves its sender's message to come;
  *                              the next communicator must not take its id and so that message
- *   comm_ids_test aborts N     N dups of the world, each checked, then aborted by one rank in
+ *   comm_ids_test aborts N [B] N dups of the world, each checked, then aborted by one rank in
  *                              turn (a local abort spoils the id on that rank only): the ranks'
  *                              free ids interleave, and agreeing on one took a round per hole
- *                              until the dup failed after about 430 (TC_ERR_NO_RESOURCE)
+ *                              until the dup failed after about 430 (TC_ERR_NO_RESOURCE). With
+ *                              B, each rank in turn aborts B dups in a row: with B above the
+ *                              1024 ids one round of agreement looks at, a rank's spoilt ids
+ *                              then cover the whole window above the other's lowest free one,
+ *                              and only the fallback (the members' lowest never-used id) finds
+ *                              a common id
  *
  * Prints "rank R: C checks, F failures" and exits 0 only when F is 0. Every wait is bounded. */
 #include <stdint.h>
@@ -75,7 +80,7 @@ static void cycles(tc_comm_t *world, long n)
     }
 }
 
-static void aborts(tc_comm_t *world, long n)
+static void aborts(tc_comm_t *world, long n, long block)
 {
     tc_op_opts_t opts = TC_OP_OPTS_INIT;
     opts.timeout_ms = TIMEOUT_MS;
@@ -85,7 +90,7 @@ static void aborts(tc_comm_t *world, long n)
             return;
         check_sum(c, i, &opts);
         ok("barrier", i, tc_barrier(world, &opts, NULL)); /* nothing in flight on c */
-        if (rank == (int)(i % size))
+        if (rank == (int)(i / block % size))
             ok("abort", i, tc_comm_abort(c));
         ok("destroy", i, tc_comm_destroy(c));
     }
@@ -151,7 +156,7 @@ int main(int argc, char **argv)
 {
     int counted = argc >= 2 && (!strcmp(argv[1], "cycles") || !strcmp(argv[1], "aborts"));
     if (argc < 2 || (!counted && strcmp(argv[1], "stale") != 0) || (counted && argc < 3)) {
-        fprintf(stderr, "usage: comm_ids_test cycles N | aborts N | stale\n");
+        fprintf(stderr, "usage: comm_ids_test cycles N | aborts N [BLOCK] | stale\n");
         return 2;
     }
     tc_comm_t *world;
@@ -168,7 +173,7 @@ int main(int argc, char **argv)
     if (!strcmp(argv[1], "cycles"))
         cycles(world, atol(argv[2]));
     else if (!strcmp(argv[1], "aborts"))
-        aborts(world, atol(argv[2]));
+        aborts(world, atol(argv[2]), argc > 3 && atol(argv[3]) > 0 ? atol(argv[3]) : 1);
     else if (size < 2)
         FAIL("stale needs 2 ranks or more");
     else

@@ -33,6 +33,8 @@ fi
 run "3000 creations, 3 ranks" 3 cycles 3000
 run "1500 dups, each aborted by one rank in turn, 2 ranks" 2 aborts 1500
 run "1000 dups, each aborted by one rank in turn, 3 ranks" 3 aborts 1000
+run "2 x 1100 dups aborted by one rank then the other (the agreement's fallback), 2 ranks" 2 \
+    aborts 2200 1100
 for n in 2 3; do
     run "a late message of a destroyed communicator, $n ranks" "$n" stale
 done
