@@ -344,9 +344,14 @@ tc_status_t tc_reduce_scatter(tc_comm_t *comm, const void *sendbuf, void *recvbu
         (st = check_buf(c.fn, "sendbuf", sendbuf, recvcount * (size_t)c.size)) != TC_OK ||
         (st = check_buf(c.fn, "recvbuf", recvbuf, recvcount)) != TC_OK)
         return st;
+    /* NCCL's in-place form, recvbuf at this rank's block of sendbuf, is tcomms' own */
+    if (recvcount &&
+        (const char *)recvbuf == (const char *)sendbuf + (size_t)c.rank * recvcount * es)
+        recvbuf = (void *)(uintptr_t)sendbuf;
     if (sendbuf != recvbuf &&
         (st = check_overlap(c.fn, sendbuf, recvcount * (size_t)c.size * es, recvbuf, recvcount * es,
-                            "in place needs sendbuf == recvbuf")) != TC_OK)
+                            "in place needs sendbuf == recvbuf, or recvbuf at block rank of "
+                            "sendbuf")) != TC_OK)
         return st;
     tc_rt_coll_t call = {.coll = TC_COLL_REDUCE_SCATTER,
                          .sendbuf = sendbuf,
@@ -372,9 +377,12 @@ tc_status_t tc_reduce_scatter_v(tc_comm_t *comm, const void *sendbuf, void *recv
         (st = check_buf(c.fn, "sendbuf", sendbuf, extent)) != TC_OK ||
         (st = check_buf(c.fn, "recvbuf", recvbuf, recvcounts[c.rank])) != TC_OK)
         return st;
+    if (recvcounts[c.rank] && (const char *)recvbuf == (const char *)sendbuf + my_off * es)
+        recvbuf = (void *)(uintptr_t)sendbuf; /* NCCL's in-place form, as tc_reduce_scatter */
     if (sendbuf != recvbuf &&
         (st = check_overlap(c.fn, sendbuf, extent * es, recvbuf, recvcounts[c.rank] * es,
-                            "in place needs sendbuf == recvbuf")) != TC_OK)
+                            "in place needs sendbuf == recvbuf, or recvbuf at block rank of "
+                            "sendbuf")) != TC_OK)
         return st;
     tc_rt_coll_t call = {.coll = TC_COLL_REDUCE_SCATTER,
                          .sendbuf = sendbuf,

@@ -261,7 +261,10 @@ static void run_case(tc_comm_t *comm, const case_t *c, int64_t *tab)
         st = tc_all_gather(comm, c->in_place ? r + me * cnt * es : s, r, cnt, t, &o, wp);
         break;
     case C_REDUCE_SCATTER:
-        st = tc_reduce_scatter(comm, src, r, cnt, t, op, &o, wp);
+        /* in place: tcomms' form (recvbuf == sendbuf) or, for odd counts, NCCL's (recvbuf at
+         * this rank's block of sendbuf), refused as an overlap on every rank but 0 before */
+        st = tc_reduce_scatter(comm, src, c->in_place && cnt % 2 ? r + me * cnt * es : r, cnt, t,
+                               op, &o, wp);
         break;
     case C_ALL_TO_ALL:
         st = tc_all_to_all(comm, src, r, cnt, t, &o, wp);

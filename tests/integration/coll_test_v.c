@@ -95,8 +95,9 @@ static void reduce_scatter_v_case(tc_comm_t *comm, const char *algo, tc_dtype_t 
         put_int(src, i, t, red_input(rank, i, t, op));
     red_table(t, op, nranks, tab);
     tc_op_opts_t o = op_opts(algo, hints, sizeof(hints), 0);
-    tc_status_t st =
-        tc_reduce_scatter_v(comm, src, r, counts, gaps ? displs : NULL, t, op, &o, NULL);
+    /* in place with gaps: NCCL's form (recvbuf at this rank's block), else tcomms' */
+    tc_status_t st = tc_reduce_scatter_v(comm, src, in_place && gaps ? r + displs[rank] * es : r,
+                                         counts, gaps ? displs : NULL, t, op, &o, NULL);
     int skip = refused("reduce_scatter_v", algo, st, name);
     checks += !skip;
     if (skip) {

@@ -595,7 +595,8 @@ tc_status_t tc_all_gather_v(tc_comm_t *comm, const void *sendbuf, size_t sendcou
 
 /** @brief Reduce size * @p recvcount elements; rank r gets block r (recvcount
  *         elements). In place when sendbuf == recvbuf (the result is left at
- *         block rank of the buffer).
+ *         block rank of the buffer), or when recvbuf is that block
+ *         (sendbuf + rank * recvcount elements, NCCL's form).
  * @param comm the communicator.
  * @param sendbuf this rank's input (see the collective for its size and in-place rule).
  * @param recvbuf this rank's output (see the collective for its size).
@@ -611,7 +612,9 @@ tc_status_t tc_reduce_scatter(tc_comm_t *comm, const void *sendbuf, void *recvbu
                               const tc_op_opts_t *opts, tc_work_t **work_p);
 
 /** @brief reduce_scatter with block q of @p recvcounts[q] elements at @p displs[q]
- *         of the input (NULL: packed); rank r receives recvcounts[r] elements.
+ *         of the input (NULL: packed); rank r receives recvcounts[r] elements. In place
+ *         when sendbuf == recvbuf (the result is left at block rank), or when recvbuf is
+ *         that block.
  * @param comm the communicator.
  * @param sendbuf this rank's input (see the collective for its size and in-place rule).
  * @param recvbuf this rank's output (see the collective for its size).
