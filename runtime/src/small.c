@@ -11,6 +11,7 @@
  * Cost: 1 step; a rank sends and receives at most (p - 1) messages of n/p
  * (all-to-all, reduce-scatter, all-gather) or n bytes (the others). */
 #include <ctype.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -190,6 +191,15 @@ void tc_rt_small_drop_stale(tc_rt_small_op_t *op, int q)
     tc_shm_lane_unlock(lane);
 }
 
+/* Rank @p q withdrew its message of this operation: its own call of it failed. */
+static tc_status_t small_withdrawn(int q)
+{
+    return tc_error_set(TC_ERR_ABORTED,
+                        "rank %d withdrew its part: its call of this operation ended in error (a "
+                        "timeout, an abort or a revoke there)",
+                        q);
+}
+
 /* The message of this operation from rank @p q, its lane taken (released and unlocked by the
  * caller). Messages of other communicators (other threads' operations) may sit in other slots
  * meanwhile. */
@@ -200,16 +210,34 @@ static tc_status_t take(tc_rt_small_op_t *op, int q, const tc_shm_lane_slot_t **
     if (!slot)
         return st;
     size_t len = op->call->coll == TC_COLL_BARRIER ? 0 : op->bytes;
-    if (slot->len != len) {
+    uint64_t got = tc_shm_lane_len(slot);
+    if (got != len) {
+        if (got == TC_SHM_LANE_WITHDRAWN)
+            tc_shm_lane_release(op->s->peer[q].lane, slot);
         tc_shm_lane_unlock(op->s->peer[q].lane);
         op->awaited = q;
+        if (got == TC_SHM_LANE_WITHDRAWN)
+            return small_withdrawn(q);
         return tc_error_set(TC_ERR_MISMATCH,
                             "rank %d contributed %llu bytes, this rank expects %zu (the ranks "
                             "disagree on count or type)",
-                            q, (unsigned long long)slot->len, len);
+                            q, (unsigned long long)got, len);
     }
     *slot_p = slot;
     return TC_OK;
+}
+
+void tc_rt_small_withdraw(tc_rt_small_op_t *op)
+{
+    for (int q = 0; q < op->posted && q < op->comm->size; q++) {
+        tc_tp_shm_lane_t *lane = op->s->peer[q].lane;
+        if (q == op->comm->rank || !lane)
+            continue;
+        while (!tc_shm_lane_trylock(lane))
+            sched_yield(); /* its holder only looks for a slot or copies */
+        tc_shm_lane_withdraw(lane, op->tag);
+        tc_shm_lane_unlock(lane);
+    }
 }
 
 /* What this rank sends rank @p q, op->bytes of it (none for a barrier), or NULL: nothing. */
@@ -384,6 +412,10 @@ tc_status_t tc_rt_small_run(tc_rt_small_op_t *op)
             if ((st = take(op, q, &slot)) != TC_OK)
                 return st;
             st = use_part(op, q, slot->data);
+            if (st == TC_OK && tc_shm_lane_len(slot) == TC_SHM_LANE_WITHDRAWN) {
+                op->awaited = q; /* withdrawn while this rank used it */
+                st = small_withdrawn(q);
+            }
             tc_shm_lane_release(op->s->peer[q].lane, slot);
             tc_shm_lane_unlock(op->s->peer[q].lane);
         }

@@ -100,6 +100,10 @@ struct tc_rt_small_op {
 };
 
 /* small.c (plans + executor): the lanes and the collectives on them */
+/* An operation that ended in error withdraws its messages no peer consumed yet: a peer that
+ * comes to them later fails too (TC_ERR_ABORTED naming this rank) instead of completing with
+ * them. The caller checked the lanes are open (tc_rt_small_lanes_open). */
+void tc_rt_small_withdraw(tc_rt_small_op_t *op);
 /* TC_SMALL_MAX (bytes of a lane message the path takes) into *max_p, or TC_ERR_CONFIG:
  * checked when a communicator is made (tc_rt_config_check), read at its first collective. */
 TC_MUST_USE tc_status_t tc_rt_small_config(int64_t *max_p);

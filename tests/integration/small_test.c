@@ -536,7 +536,11 @@ int main(int argc, char **argv)
     } else if (strcmp(mode, "timeout") == 0) {
         ok(tc_all_reduce(comm, &x, &y, 1, TC_FLOAT64, TC_SUM, NULL, NULL), "first all_reduce");
         if (rank == 1) {
-            sleep(3); /* away: the others time out */
+            sleep(3); /* away: the others time out, and withdraw what they posted */
+            st = tc_all_reduce(comm, &x, &y, 1, TC_FLOAT64, TC_SUM, NULL, NULL);
+            EXPECT(st == TC_ERR_ABORTED && strstr(tc_last_error(), "rank 0 withdrew its part"),
+                   "the late rank (it completed with the others' parts before): %s: %s",
+                   tc_status_string(st), tc_last_error());
         } else {
             int64_t t0 = now_ms();
             st = allreduce_as(comm, &x, &y, 300, style);

@@ -318,6 +318,35 @@ static void *writer(void *arg)
 
 /* A reader on another thread sees every message whole: the release store of the sequence
  * number orders the payload, the acknowledgement orders slot reuse. */
+/* A failed operation's writer withdraws its messages of one tag the reader has not consumed:
+ * the reader sees them withdrawn and consumes them; those consumed, and other tags, stay. */
+static void test_withdraw(void **state)
+{
+    (void)state;
+    lanes_t l;
+    lanes_open(&l);
+    put(&l.a, 7, 8, 1);
+    get(&l.b, 7, 8, 1); /* consumed: not withdrawn below, though its tag is */
+    put(&l.a, 7, 100, 2);
+    put(&l.a, 7, 1000, 3);
+    put(&l.a, 9, 8, 4);
+    assert_int_equal(tc_shm_lane_withdraw(&l.a, 7), 2);
+    assert_int_equal(tc_shm_lane_withdraw(&l.a, 8), 0);
+    for (int k = 0; k < 2; k++) {
+        const tc_shm_lane_slot_t *slot = tc_shm_lane_find(&l.b, 7);
+        assert_non_null(slot);
+        assert_int_equal(tc_shm_lane_len(slot), TC_SHM_LANE_WITHDRAWN);
+        tc_shm_lane_release(&l.b, slot);
+    }
+    assert_null(tc_shm_lane_find(&l.b, 7));
+    get(&l.b, 9, 8, 4);
+    assert_int_equal(pending(&l.b), 0);
+    assert_int_equal(tc_shm_lane_withdraw(&l.a, 7), 0); /* all consumed now */
+    put(&l.a, 7, 8, 5);                                 /* the slots serve again */
+    get(&l.b, 7, 8, 5);
+    lanes_close(&l);
+}
+
 static void test_two_threads(void **state)
 {
     (void)state;
@@ -370,6 +399,7 @@ int main(void)
         cmocka_unit_test(test_find_next),        cmocka_unit_test(test_order_and_sizes),
         cmocka_unit_test(test_full_until_acked), cmocka_unit_test(test_streams_interleaved),
         cmocka_unit_test(test_two_threads),      cmocka_unit_test(test_pair_segment),
+        cmocka_unit_test(test_withdraw),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

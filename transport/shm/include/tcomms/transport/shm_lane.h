@@ -36,8 +36,13 @@
  * So a writer never overwrites what its reader has not finished reading, at
  * most TC_SHM_LANE_SLOTS messages are in flight per direction, and a tag must
  * identify one message (the runtime's tags carry a communicator id and a
- * sequence number). No lock, no system call. The runtime's small-message path
- * is the only user; the rings and their messages are independent of the lanes.
+ * sequence number). No lock, no system call.
+ * - A writer whose operation failed withdraws its messages the reader has not
+ *   consumed (tc_shm_lane_withdraw): their length becomes TC_SHM_LANE_WITHDRAWN.
+ *   A reader that finds one, or sees it withdrawn once it used the payload
+ *   (tc_shm_lane_withdrawn), consumes it and ends its own operation in error:
+ *   both sides then fail, unless the reader had used the message first. The runtime's small-message
+ * path is the only user; the rings and their messages are independent of the lanes.
  *
  * The lane's counters live in the endpoint (one process, one writer and one
  * reader per lane); a context is not thread-safe. Threads of one process that share a lane
@@ -287,6 +292,32 @@ static inline void tc_shm_lane_post(tc_tp_shm_lane_t *lane, tc_shm_lane_slot_t *
     unsigned k = tc_shm_lane_kind(i);
     lane->next[k] = tc_shm_lane_after(i) - tc_shm_lane_first(k);
     __atomic_store_n(&slot->seq, ++lane->tx_gen[i], __ATOMIC_RELEASE);
+}
+
+/** @brief A slot's length once its writer withdrew the message. */
+#define TC_SHM_LANE_WITHDRAWN UINT64_MAX
+
+/** @brief Withdraw our messages tagged @p tag that the reader has not consumed (their operation
+ *  failed here): returns how many. Under the lane's lock. */
+static inline int tc_shm_lane_withdraw(tc_tp_shm_lane_t *lane, uint64_t tag)
+{
+    int n = 0;
+    for (unsigned i = 0; i < TC_SHM_LANE_SLOTS; i++) {
+        tc_shm_lane_slot_t *slot = tc_shm_lane_slot(lane, 1, i);
+        if (lane->tx_gen[i] != 0 && slot->tag == tag &&
+            __atomic_load_n(&lane->tx_acked[i], __ATOMIC_ACQUIRE) != lane->tx_gen[i]) {
+            __atomic_store_n(&slot->len, TC_SHM_LANE_WITHDRAWN, __ATOMIC_SEQ_CST);
+            n++;
+        }
+    }
+    return n;
+}
+
+/** @brief The length of the peer's message in @p slot, TC_SHM_LANE_WITHDRAWN once withdrawn
+ *  (an acquire load: looked at again after the payload was used, a withdrawal then is seen). */
+static inline uint64_t tc_shm_lane_len(const tc_shm_lane_slot_t *slot)
+{
+    return __atomic_load_n(&slot->len, __ATOMIC_ACQUIRE);
 }
 
 /** @brief The peer's message in slot @p i if it holds one not yet consumed, else NULL. */
