@@ -134,6 +134,44 @@ class Buf:
             copy_into(*self.post)
             self.post = None
 
+    def snapshot(self):
+        """Send a copy of the values from now on (an input its output overlaps)."""
+        self.obj = self.obj.clone() if _is_torch(self.obj) else self.obj.copy()
+        self.addr = address(self.obj)
+
+    def stand_in(self):
+        """Receive into a new buffer, copied into this one when the operation ends (an
+        output that overlaps its input; never a stand-in already: that one is new)."""
+        tmp = empty_like(self.obj, numel(self.obj))
+        self.post = (self.obj, tmp)
+        self.obj, self.addr = tmp, address(tmp)
+
+
+def nbytes(b):
+    """Bytes of @p b's memory."""
+    return b.count * _ITEMSIZE[b.code]
+
+
+def elem_bytes(b):
+    """Bytes of one element of @p b's own type (a displacement's unit)."""
+    return b.scale * _ITEMSIZE[b.code]
+
+
+def unalias(i, o, in_place):
+    """Input @p i and output @p o of one operation with torch's meaning: the output gets the
+    result of the input as it was, whatever their memory shares. @p in_place: the call is one
+    of the library's in-place forms for the operation, with that meaning; it goes as it is.
+    Otherwise buffers whose bytes overlap (which the library refuses, or takes for an
+    in-place form meaning something else, on some ranks only) are parted: the input is
+    copied, or, when the output is the smaller, the output is a stand-in copied back."""
+    if in_place or not nbytes(i) or not nbytes(o):
+        return
+    if i.addr < o.addr + nbytes(o) and o.addr < i.addr + nbytes(i):
+        if nbytes(o) < nbytes(i):
+            o.stand_in()
+        else:
+            i.snapshot()
+
 
 def check_fits(what, b, elems):
     """@p b must hold @p elems elements of its type: ValueError before any data moves (the

@@ -208,6 +208,7 @@ class Comm:
         i, o = B.Buf(input, False), B.Buf(output, True)
         B.check_same_type(i, o)
         B.check_fits("the output", o, i.count // i.scale * self._size)
+        B.unalias(i, o, i.addr == o.addr + self._rank * B.nbytes(i))
         return _run(self._c.all_gather, [i, o], [o], async_op, timeout, hints,
                     i.addr, o.addr, i.count, i.code, 0)
 
@@ -228,6 +229,7 @@ class Comm:
         B.check_same_type(i, o)
         recv_counts, displs = B.check_extent("the output", o, recv_counts, displs, self._size,
                                              ("recv_counts", "displs"))
+        B.unalias(i, o, i.addr == o.addr + self._block(recv_counts, displs) * B.elem_bytes(o))
         s = i.scale
         return _run(self._c.all_gather_v, [i, o], [o], async_op, timeout, hints,
                     i.addr, i.count, o.addr, [c * s for c in recv_counts],
@@ -238,6 +240,7 @@ class Comm:
         i, o = B.Buf(input, False, True), B.Buf(output, True, True)
         B.check_same_type(i, o)
         B.check_fits("the input", i, o.count * self._size)
+        B.unalias(i, o, o.addr == i.addr + self._rank * B.nbytes(o))
         return _run(self._c.reduce_scatter, [i, o], [o], async_op, timeout, hints,
                     i.addr, o.addr, o.count, o.code, int(op))
 
@@ -253,6 +256,7 @@ class Comm:
         recv_counts, displs = B.check_extent("the input", i, recv_counts, displs, self._size,
                                              ("recv_counts", "displs"))
         B.check_fits("the output", o, recv_counts[self._rank])
+        B.unalias(i, o, o.addr == i.addr + self._block(recv_counts, displs) * B.elem_bytes(i))
         return _run(self._c.reduce_scatter_v, [i, o], [o], async_op, timeout, hints,
                     i.addr, o.addr, list(recv_counts), displs, o.code, int(op))
 
@@ -263,6 +267,7 @@ class Comm:
             raise ValueError(f"tcomms: the input's {i.count // i.scale} elements do not split "
                              f"into {self._size} equal blocks")
         B.check_fits("the output", o, i.count // i.scale)
+        B.unalias(i, o, i.addr == o.addr)
         return _run(self._c.all_to_all, [i, o], [o], async_op, timeout, hints,
                     i.addr, o.addr, i.count // self._size, i.code, 0)
 
@@ -275,6 +280,7 @@ class Comm:
                                               self._size, ("input_split_sizes", None))
         output_split_sizes, _ = B.check_extent("the output", o, output_split_sizes, None,
                                                self._size, ("output_split_sizes", None))
+        B.unalias(i, o, False)  # the library's all_to_all_v is never in place
         s = i.scale
         return _run(self._c.all_to_all_v, [i, o], [o], async_op, timeout, hints,
                     i.addr, [c * s for c in input_split_sizes], None, o.addr,
@@ -409,6 +415,10 @@ class Comm:
                 pass
 
     # ---- helpers
+    def _block(self, counts, displs):
+        """The element offset of this rank's block of a v-form buffer."""
+        return displs[self._rank] if displs is not None else sum(counts[:self._rank])
+
     @staticmethod
     def _then(w, fn):
         w._post = tuple(w._post) + (fn,)
