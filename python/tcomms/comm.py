@@ -28,6 +28,32 @@ class ReduceOp(enum.IntEnum):
     BXOR = 7
 
 
+_OP_NAMES = {"sum": ReduceOp.SUM, "prod": ReduceOp.PROD, "product": ReduceOp.PROD,
+             "min": ReduceOp.MIN, "max": ReduceOp.MAX, "avg": ReduceOp.AVG,
+             "band": ReduceOp.BAND, "bor": ReduceOp.BOR, "bxor": ReduceOp.BXOR}
+_OPS_ACCEPTED = ("a tcomms.ReduceOp, a torch.distributed.ReduceOp, or a name: sum, prod "
+                 "(product), min, max, avg, band, bor, bxor")
+
+
+def _redop(op):
+    """@p op as a tcomms.ReduceOp, from a tcomms.ReduceOp, a torch.distributed.ReduceOp (or
+    its RedOpType), or a name ("sum", "MAX", "product"). Not a bare int: torch numbers the
+    reductions otherwise (its AVG is 1, tcomms' PROD)."""
+    if isinstance(op, ReduceOp):
+        return op
+    name = op if isinstance(op, str) else None
+    if type(op).__module__.startswith("torch"):
+        name = getattr(getattr(op, "op", op), "name", None)  # a ReduceOp holds a RedOpType
+    if not isinstance(name, str):
+        raise TypeError(f"tcomms: reduction {op!r} ({type(op).__name__}): expected "
+                        f"{_OPS_ACCEPTED}")
+    code = _OP_NAMES.get(name.lower())
+    if code is None:
+        raise ValueError(f"tcomms: reduction {name} is not supported (accepted: "
+                         f"{_OPS_ACCEPTED})")
+    return code
+
+
 def _ms(timeout):
     """@p timeout (seconds or a timedelta; None: the communicator's) in milliseconds."""
     if timeout is None:
@@ -192,12 +218,12 @@ class Comm:
     def all_reduce(self, tensor, op=ReduceOp.SUM, async_op=False, timeout=None, hints=None):
         b = B.Buf(tensor, True, reducing=True)
         return _run(self._c.all_reduce, [b], [b], async_op, timeout, hints,
-                    b.addr, b.addr, b.count, b.code, int(op))
+                    b.addr, b.addr, b.count, b.code, _redop(op))
 
     def reduce(self, tensor, root, op=ReduceOp.SUM, async_op=False, timeout=None, hints=None):
         b = B.Buf(tensor, True, reducing=True)
         return _run(self._c.reduce, [b], [b], async_op, timeout, hints,
-                    b.addr, b.addr, b.count, b.code, int(op), root)
+                    b.addr, b.addr, b.count, b.code, _redop(op), root)
 
     def broadcast(self, tensor, root, async_op=False, timeout=None, hints=None):
         b = B.Buf(tensor, True)
@@ -242,7 +268,7 @@ class Comm:
         B.check_fits("the input", i, o.count * self._size)
         B.unalias(i, o, o.addr == i.addr + self._rank * B.nbytes(o))
         return _run(self._c.reduce_scatter, [i, o], [o], async_op, timeout, hints,
-                    i.addr, o.addr, o.count, o.code, int(op))
+                    i.addr, o.addr, o.count, o.code, _redop(op))
 
     def reduce_scatter(self, output, input_list, op=ReduceOp.SUM, async_op=False,
                        timeout=None, hints=None):
@@ -258,7 +284,7 @@ class Comm:
         B.check_fits("the output", o, recv_counts[self._rank])
         B.unalias(i, o, o.addr == i.addr + self._block(recv_counts, displs) * B.elem_bytes(i))
         return _run(self._c.reduce_scatter_v, [i, o], [o], async_op, timeout, hints,
-                    i.addr, o.addr, list(recv_counts), displs, o.code, int(op))
+                    i.addr, o.addr, list(recv_counts), displs, o.code, _redop(op))
 
     def all_to_all_single(self, output, input, async_op=False, timeout=None, hints=None):
         i, o = B.Buf(input, False), B.Buf(output, True)

@@ -30,21 +30,9 @@ import torch
 import torch.distributed as dist
 from torch._C._distributed_c10d import Backend as _C10dBackend
 
-from .comm import Comm, ReduceOp, new_comm
+from .comm import Comm, _redop, new_comm
 from . import _ext
 from ._torch_work import TorchWork
-
-_REDOPS = {dist.ReduceOp.SUM: ReduceOp.SUM, dist.ReduceOp.PRODUCT: ReduceOp.PROD,
-           dist.ReduceOp.MIN: ReduceOp.MIN, dist.ReduceOp.MAX: ReduceOp.MAX,
-           dist.ReduceOp.AVG: ReduceOp.AVG, dist.ReduceOp.BAND: ReduceOp.BAND,
-           dist.ReduceOp.BOR: ReduceOp.BOR, dist.ReduceOp.BXOR: ReduceOp.BXOR}
-
-
-def _redop(op):
-    for theirs, ours in _REDOPS.items():
-        if op == theirs:
-            return ours
-    raise ValueError(f"tcomms: reduction {op} is not supported")
 
 
 def _timeout(opts):

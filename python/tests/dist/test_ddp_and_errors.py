@@ -50,6 +50,12 @@ def test_wrong_dtype_raises():
         dist.all_reduce(torch.zeros(4, dtype=torch.bool))
 
 
+def test_unsupported_reduction_named():
+    with pytest.raises(ValueError, match="reduction PREMUL_SUM is not supported"):
+        dist.all_reduce(torch.ones(4), op=dist._make_nccl_premul_sum(2.0))
+    dist.barrier()
+
+
 def test_mismatched_sizes_raise(size):
     x = torch.zeros(10)
     with pytest.raises(ValueError, match="all_gather_into_tensor output has"):

@@ -73,6 +73,35 @@ def test_bfloat16_torch():
         assert t.dtype == torch.bfloat16 and t.tolist() == [3.0] * 17
 
 
+def test_reduce_ops_from_torch_and_by_name():
+    """torch's ReduceOp numbers the reductions otherwise than tcomms (its AVG is 1, tcomms'
+    PROD): each is mapped by its name (int() of it ran another reduction); a reduction
+    tcomms lacks, or anything else, is refused naming what is accepted."""
+    torch = pytest.importorskip("torch")
+    import torch.distributed as dist
+    R = dist.ReduceOp
+    cases = [(R.SUM, [6, 6]), (R.AVG, [3, 3]), (R.PRODUCT, [8, 5]), (R.MIN, [2, 1]),
+             (R.MAX, [4, 5]), (R(R.MAX), [4, 5]), ("max", [4, 5]), ("PRODUCT", [8, 5]),
+             (tcomms.ReduceOp.MIN, [2, 1])]
+
+    def fn(c, r, n):
+        got = []
+        for op, _ in cases:
+            t = torch.tensor([2.0, 5.0]) if r == 0 else torch.tensor([4.0, 1.0])
+            c.all_reduce(t, op)
+            got.append(t.tolist())
+        t = torch.tensor([1.0])
+        with pytest.raises(ValueError, match="reduction PREMUL_SUM is not supported .*sum"):
+            c.all_reduce(t, dist._make_nccl_premul_sum(2.0))
+        with pytest.raises(ValueError, match="reduction median is not supported"):
+            c.reduce(t, 0, "median")
+        with pytest.raises(TypeError, match="reduction 3 .*expected a tcomms.ReduceOp"):
+            c.reduce_scatter_single(t, torch.ones(n), 3)
+        return got
+    for got in run_ranks(2, fn):
+        assert got == [want for _, want in cases]
+
+
 def test_v_forms_and_rooted():
     def fn(c, r, n):
         counts = [q + 1 for q in range(n)]
