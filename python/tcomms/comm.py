@@ -7,7 +7,9 @@ collective; sends, receives and batches take none), and returns a
 used in place; see _buffers for non-contiguous ones.
 """
 import atexit
+import collections
 import enum
+import warnings
 import weakref
 from datetime import timedelta
 
@@ -74,15 +76,22 @@ def _hints(hints):
 class Work:
     """An operation in flight (or done). ``wait`` raises its error."""
 
-    __slots__ = ("_w", "_post", "_done", "_src")
+    __slots__ = ("_w", "_post", "_done", "_src", "_drop")
 
     def __init__(self, w, post, src=None):
         self._w = w          # _ext.Work, or None when the call was blocking
         self._post = post    # Bufs / callables owed a copy back
         self._src = src      # a receive's source rank; -1: from any source, known once done
+        self._drop = None    # where it goes when dropped unfinished (Comm._track)
         self._done = w is None
         if self._done:
             self._finish()
+
+    def __del__(self):
+        # dropped before it ended: the communicator keeps the operation and its buffers (freeing
+        # the _ext.Work would wait for the operation to end)
+        if not self._done and self._drop is not None:
+            self._drop.append((self._w, self._post))
 
     def _finish(self):
         for p in self._post:
@@ -94,8 +103,12 @@ class Work:
         timeout). True when done; False when ``timeout`` ran out first."""
         if self._done:
             return True
-        if not self._w.wait(-1 if timeout is None else _ms(timeout)):
-            return False
+        try:
+            if not self._w.wait(-1 if timeout is None else _ms(timeout)):
+                return False
+        except _ext.Error:
+            self._drop = None  # it ended, its error seen: nothing to keep or report if dropped
+            raise
         self._done = True
         self._finish()
         return True
@@ -133,11 +146,27 @@ class SignalWork(Work):
         return self._w.value if self._done else None
 
 
-def _run(fn, bufs, post, async_op, timeout, hints, *args, src=None):
-    """Call @p fn with @p args then the option tail; the Bufs stay alive in the work."""
-    keep = tuple(b.obj for b in bufs)
-    w = fn(*args, _ms(timeout), _hints(hints), bool(async_op), keep)
-    return Work(w, post, src)
+class _Dropped(collections.deque):
+    """The operations of a communicator whose works were dropped before they ended, each
+    (_ext.Work, what it owes when done), kept with their buffers until they end, as torch
+    lets an isend's work be dropped. Looked at by each later call on the communicator (those
+    ended are freed, their outputs copied back) and ended at finalize. A deque: works are
+    dropped from any thread (a garbage collection), each append and pop atomic."""
+
+    def reap(self):
+        for _ in range(len(self)):
+            w, post = self.popleft()
+            if not w.is_completed():
+                self.append((w, post))
+                continue
+            try:
+                w.wait()
+            except _ext.Error as e:  # nobody waits for it: said once, as a warning
+                warnings.warn(f"tcomms: an operation whose work was dropped failed: {e}",
+                              RuntimeWarning, stacklevel=3)
+                continue
+            for p in post:
+                p() if callable(p) else p.finish()
 
 
 class BatchOp:
@@ -167,7 +196,7 @@ class BatchOp:
                 bufs.append(b)
                 post.append(b)
                 getattr(c, kind)(b.addr, b.count, b.code, peer, 0, None, False, None)
-            w = _run(c.batch_end, bufs, post, async_op, timeout, hints)
+            w = self._comm._run(c.batch_end, bufs, post, async_op, timeout, hints)
         except BaseException:
             # nothing issued: the batch is dropped, not left open (tc_batch_end refused while
             # another thread is inside a call keeps it) nor issued in part
@@ -197,6 +226,7 @@ class Comm:
     def __init__(self, c):
         self._c = c
         self._windows = set()  # alive windows: destroyed by finalize at the latest
+        self._dropped = _Dropped()
         _live.add(self)
         info = c.info()
         self._rank, self._size, self._name = info["rank"], info["size"], info["name"]
@@ -217,17 +247,17 @@ class Comm:
     # ---- collectives
     def all_reduce(self, tensor, op=ReduceOp.SUM, async_op=False, timeout=None, hints=None):
         b = B.Buf(tensor, True, reducing=True)
-        return _run(self._c.all_reduce, [b], [b], async_op, timeout, hints,
+        return self._run(self._c.all_reduce, [b], [b], async_op, timeout, hints,
                     b.addr, b.addr, b.count, b.code, _redop(op))
 
     def reduce(self, tensor, root, op=ReduceOp.SUM, async_op=False, timeout=None, hints=None):
         b = B.Buf(tensor, True, reducing=True)
-        return _run(self._c.reduce, [b], [b], async_op, timeout, hints,
+        return self._run(self._c.reduce, [b], [b], async_op, timeout, hints,
                     b.addr, b.addr, b.count, b.code, _redop(op), root)
 
     def broadcast(self, tensor, root, async_op=False, timeout=None, hints=None):
         b = B.Buf(tensor, True)
-        return _run(self._c.broadcast, [b], [b], async_op, timeout, hints,
+        return self._run(self._c.broadcast, [b], [b], async_op, timeout, hints,
                     b.addr, b.count, b.code, root)
 
     def all_gather_single(self, output, input, async_op=False, timeout=None, hints=None):
@@ -235,7 +265,7 @@ class Comm:
         B.check_same_type(i, o)
         B.check_fits("the output", o, i.count // i.scale * self._size)
         B.unalias(i, o, i.addr == o.addr + self._rank * B.nbytes(i))
-        return _run(self._c.all_gather, [i, o], [o], async_op, timeout, hints,
+        return self._run(self._c.all_gather, [i, o], [o], async_op, timeout, hints,
                     i.addr, o.addr, i.count, i.code, 0)
 
     def all_gather(self, tensor_list, tensor, async_op=False, timeout=None, hints=None):
@@ -257,7 +287,7 @@ class Comm:
                                              ("recv_counts", "displs"))
         B.unalias(i, o, i.addr == o.addr + self._block(recv_counts, displs) * B.elem_bytes(o))
         s = i.scale
-        return _run(self._c.all_gather_v, [i, o], [o], async_op, timeout, hints,
+        return self._run(self._c.all_gather_v, [i, o], [o], async_op, timeout, hints,
                     i.addr, i.count, o.addr, [c * s for c in recv_counts],
                     None if displs is None else [d * s for d in displs], i.code)
 
@@ -267,7 +297,7 @@ class Comm:
         B.check_same_type(i, o)
         B.check_fits("the input", i, o.count * self._size)
         B.unalias(i, o, o.addr == i.addr + self._rank * B.nbytes(o))
-        return _run(self._c.reduce_scatter, [i, o], [o], async_op, timeout, hints,
+        return self._run(self._c.reduce_scatter, [i, o], [o], async_op, timeout, hints,
                     i.addr, o.addr, o.count, o.code, _redop(op))
 
     def reduce_scatter(self, output, input_list, op=ReduceOp.SUM, async_op=False,
@@ -283,7 +313,7 @@ class Comm:
                                              ("recv_counts", "displs"))
         B.check_fits("the output", o, recv_counts[self._rank])
         B.unalias(i, o, o.addr == i.addr + self._block(recv_counts, displs) * B.elem_bytes(i))
-        return _run(self._c.reduce_scatter_v, [i, o], [o], async_op, timeout, hints,
+        return self._run(self._c.reduce_scatter_v, [i, o], [o], async_op, timeout, hints,
                     i.addr, o.addr, list(recv_counts), displs, o.code, _redop(op))
 
     def all_to_all_single(self, output, input, async_op=False, timeout=None, hints=None):
@@ -294,7 +324,7 @@ class Comm:
                              f"into {self._size} equal blocks")
         B.check_fits("the output", o, i.count // i.scale)
         B.unalias(i, o, i.addr == o.addr)
-        return _run(self._c.all_to_all, [i, o], [o], async_op, timeout, hints,
+        return self._run(self._c.all_to_all, [i, o], [o], async_op, timeout, hints,
                     i.addr, o.addr, i.count // self._size, i.code, 0)
 
     def all_to_all_v_single(self, output, input, output_split_sizes, input_split_sizes,
@@ -308,7 +338,7 @@ class Comm:
                                                self._size, ("output_split_sizes", None))
         B.unalias(i, o, False)  # the library's all_to_all_v is never in place
         s = i.scale
-        return _run(self._c.all_to_all_v, [i, o], [o], async_op, timeout, hints,
+        return self._run(self._c.all_to_all_v, [i, o], [o], async_op, timeout, hints,
                     i.addr, [c * s for c in input_split_sizes], None, o.addr,
                     [c * s for c in output_split_sizes], None, i.code)
 
@@ -345,7 +375,7 @@ class Comm:
         if o is not None:
             post.append(lambda: [B.copy_into(t, flat[k * n:(k + 1) * n])
                                  for k, t in enumerate(output_list)])
-        return _run(self._c.gather, [i] + ([o] if o else []), post, async_op, timeout, hints,
+        return self._run(self._c.gather, [i] + ([o] if o else []), post, async_op, timeout, hints,
                     i.addr, o.addr if o else 0, i.count, i.code, root)
 
     def scatter(self, tensor, input_list, root, async_op=False, timeout=None, hints=None):
@@ -353,23 +383,23 @@ class Comm:
         if self._rank == root:
             B.check_list("input_list", input_list, self._size, o.count // o.scale, tensor)
         i = B.Buf(B.contiguous(_cat(input_list)), False) if self._rank == root else None
-        return _run(self._c.scatter, [o] + ([i] if i else []), [o], async_op, timeout, hints,
+        return self._run(self._c.scatter, [o] + ([i] if i else []), [o], async_op, timeout, hints,
                     i.addr if i else 0, o.addr, o.count, o.code, root)
 
     def barrier(self, async_op=False, timeout=None, hints=None):
-        return _run(self._c.barrier, [], [], async_op, timeout, hints)
+        return self._run(self._c.barrier, [], [], async_op, timeout, hints)
 
     # ---- point to point
     def send(self, tensor, dst, async_op=False, timeout=None, hints=None):
         b = B.Buf(tensor, False)
-        return _run(self._c.send, [b], [], async_op, timeout, hints, b.addr, b.count, b.code, dst)
+        return self._run(self._c.send, [b], [], async_op, timeout, hints, b.addr, b.count, b.code, dst)
 
     def recv(self, tensor, src=None, async_op=False, timeout=None, hints=None):
         """Receive into @p tensor from rank @p src, or (None) from whichever rank's
         message comes first: the returned work's ``source`` says which."""
         b = B.Buf(tensor, True)
         peer = _ext.TC_ANY_SOURCE if src is None else src
-        work = _run(self._c.recv, [b], [b], async_op, timeout, hints, b.addr, b.count, b.code,
+        work = self._run(self._c.recv, [b], [b], async_op, timeout, hints, b.addr, b.count, b.code,
                     peer, src=peer)
         if src is None and not async_op:
             work.wait()  # done already: the data and its source
@@ -432,6 +462,7 @@ class Comm:
 
     def finalize(self):
         self._c.destroy()
+        self._dropped.reap()  # every operation ended with the communicator
         # windows left: destroyed without a barrier now that the communicator
         # is gone; only then is their memory released
         for w in list(self._windows):
@@ -441,6 +472,19 @@ class Comm:
                 pass
 
     # ---- helpers
+    def _run(self, fn, bufs, post, async_op, timeout, hints, *args, src=None):
+        """Call @p fn with @p args then the option tail; the Bufs stay alive in the work."""
+        keep = tuple(b.obj for b in bufs)
+        w = fn(*args, _ms(timeout), _hints(hints), bool(async_op), keep)
+        return self._track(Work(w, post, src))
+
+    def _track(self, work):
+        """@p work, kept by this communicator when dropped before it ended (its buffers with
+        it); those dropped before and ended since are freed now."""
+        self._dropped.reap()
+        work._drop = self._dropped
+        return work
+
     def _block(self, counts, displs):
         """The element offset of this rank's block of a v-form buffer."""
         return displs[self._rank] if displs is not None else sum(counts[:self._rank])

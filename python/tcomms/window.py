@@ -149,7 +149,7 @@ class Window:
         b = self._buf(src, False)
         w = self._op().put(b.addr, _nbytes(b), int(peer), self._off(offset), _ms(timeout),
                            bool(async_op), b.obj)
-        return Work(w, ())
+        return self._comm._track(Work(w, ()))
 
     def get(self, dst, peer, offset=0, async_op=False, timeout=None):
         """Read rank @p peer's window at element @p offset into @p dst."""
@@ -157,7 +157,7 @@ class Window:
         b = self._buf(dst, True)
         w = self._op().get(b.addr, _nbytes(b), int(peer), self._off(offset), _ms(timeout),
                            bool(async_op), b.obj)
-        return Work(w, (b,))
+        return self._comm._track(Work(w, (b,)))
 
     def put_signal(self, src, peer, offset, slot, value=1, op=SignalOp.ADD, async_op=False,
                    timeout=None):
@@ -167,7 +167,7 @@ class Window:
         b = self._buf(src, False)
         w = self._op().put_signal(b.addr, _nbytes(b), int(peer), self._off(offset), int(slot),
                                   int(value), int(op), _ms(timeout), bool(async_op), b.obj)
-        return Work(w, ())
+        return self._comm._track(Work(w, ()))
 
     def signal(self, peer, slot, value=1, op=SignalOp.ADD, async_op=False, timeout=None):
         """Update rank @p peer's slot @p slot, after every earlier put of this
@@ -175,7 +175,7 @@ class Window:
         from .comm import Work, _ms
         w = self._op().signal(int(peer), int(slot), int(value), int(op), _ms(timeout),
                               bool(async_op))
-        return Work(w, ())
+        return self._comm._track(Work(w, ()))
 
     def wait_signal(self, slot, cmp=Cmp.GE, value=1, timeout=None, async_op=False):
         """Wait until this rank's slot @p slot satisfies ``slot CMP value``;
