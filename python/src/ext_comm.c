@@ -522,6 +522,7 @@ PyMODINIT_FUNC PyInit__ext(void)
         PyModule_AddObjectRef(m, "Comm", (PyObject *)&tc_py_comm_type) != 0 ||
         PyModule_AddObjectRef(m, "Work", (PyObject *)&tc_py_work_type) != 0 ||
         PyModule_AddObjectRef(m, "Window", (PyObject *)&tc_py_win_type) != 0 ||
+        PyModule_AddIntConstant(m, "TC_ERR_INVALID_ARG", TC_ERR_INVALID_ARG) != 0 ||
         PyModule_AddIntConstant(m, "TC_ERR_TIMEOUT", TC_ERR_TIMEOUT) != 0 ||
         PyModule_AddIntConstant(m, "TC_ERR_UNSUPPORTED", TC_ERR_UNSUPPORTED) != 0 ||
         PyModule_AddIntConstant(m, "TC_ANY_SOURCE", TC_ANY_SOURCE) != 0) {

@@ -392,7 +392,8 @@ class Comm:
     # ---- point to point
     def send(self, tensor, dst, async_op=False, timeout=None, hints=None):
         b = B.Buf(tensor, False)
-        return self._run(self._c.send, [b], [], async_op, timeout, hints, b.addr, b.count, b.code, dst)
+        return self._run(self._c.send, [b], [], async_op, timeout, hints, b.addr, b.count,
+                         b.code, dst)
 
     def recv(self, tensor, src=None, async_op=False, timeout=None, hints=None):
         """Receive into @p tensor from rank @p src, or (None) from whichever rank's

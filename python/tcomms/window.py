@@ -147,7 +147,8 @@ class Window:
         """Write @p src into rank @p peer's window at element @p offset."""
         from .comm import Work, _ms
         b = self._buf(src, False)
-        w = self._op().put(b.addr, _nbytes(b), int(peer), self._off(offset), _ms(timeout),
+        n = _nbytes(b)
+        w = self._op().put(b.addr, n, int(peer), self._off(offset, n), _ms(timeout),
                            bool(async_op), b.obj)
         return self._comm._track(Work(w, ()))
 
@@ -155,7 +156,8 @@ class Window:
         """Read rank @p peer's window at element @p offset into @p dst."""
         from .comm import Work, _ms
         b = self._buf(dst, True)
-        w = self._op().get(b.addr, _nbytes(b), int(peer), self._off(offset), _ms(timeout),
+        n = _nbytes(b)
+        w = self._op().get(b.addr, n, int(peer), self._off(offset, n), _ms(timeout),
                            bool(async_op), b.obj)
         return self._comm._track(Work(w, (b,)))
 
@@ -165,7 +167,8 @@ class Window:
         only once the data is in its window)."""
         from .comm import Work, _ms
         b = self._buf(src, False)
-        w = self._op().put_signal(b.addr, _nbytes(b), int(peer), self._off(offset), int(slot),
+        n = _nbytes(b)
+        w = self._op().put_signal(b.addr, n, int(peer), self._off(offset, n), int(slot),
                                   int(value), int(op), _ms(timeout), bool(async_op), b.obj)
         return self._comm._track(Work(w, ()))
 
@@ -237,10 +240,17 @@ class Window:
                             f"{mine} (offsets count the window's elements)")
         return B.Buf(x, writable)
 
-    def _off(self, offset):
+    def _off(self, offset, nbytes):
+        """Element @p offset in bytes, for an access of @p nbytes: checked here with Python's
+        unbounded ints, for the library takes 64 bits (2**62 floats wrapped to byte 0)."""
         offset = int(offset)
         if offset < 0:
-            raise _ext.InvalidArgumentError(f"tcomms: window offset {offset} is negative")
+            raise _ext.error(_ext.TC_ERR_INVALID_ARG, f"tcomms: window offset {offset} is "
+                                                      "negative")
+        if offset * self._itemsize + nbytes >= 1 << 63:
+            raise _ext.error(_ext.TC_ERR_INVALID_ARG,
+                             f"tcomms: window offset {offset} ({self._itemsize}-byte "
+                             f"elements) and {nbytes} bytes are beyond any window")
         return offset * self._itemsize
 
 

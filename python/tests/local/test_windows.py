@@ -45,3 +45,30 @@ def test_windows_left_alive_are_destroyed_by_finalize():
             raise AssertionError("a window outlived its communicator's finalize")
         except tcomms.Error as e:
             assert "destroyed" in str(e)
+
+
+def test_offsets_beyond_any_window_refused_without_wrapping():
+    """offset * itemsize is not taken modulo 2**64 (2**62 floats wrapped to byte 0 of the
+    peer's window): every offset whose bytes reach past the window is refused, nothing
+    written or read."""
+    huge = [2**62, 2**62 + 3, 2**63 - 1, 2**64 - 1, 2**64, 2**100]
+
+    def fn(c, r, n):
+        buf = np.arange(100, 116, dtype=np.float32)
+        with c.new_window(buf, timeout=20) as win:
+            if r == 0:
+                for off in huge:
+                    for call in (lambda: win.put(np.full(2, -1, dtype=np.float32), 1, off),
+                                 lambda: win.put_signal(np.full(2, -1, dtype=np.float32), 1,
+                                                        off, slot=0),
+                                 lambda: win.get(buf[:2], 1, off)):
+                        try:
+                            call()
+                            raise AssertionError(f"offset {off} accepted")
+                        except tcomms.InvalidArgumentError as e:
+                            assert e.status_name == "TC_ERR_INVALID_ARG", e
+            c.barrier(timeout=20)
+            return buf.copy(), win.read_signal(0)
+    for buf, sig in run_ranks(2, fn, name="winovf"):
+        np.testing.assert_array_equal(buf, np.arange(100, 116, dtype=np.float32))
+        assert sig == 0
