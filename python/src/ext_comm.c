@@ -49,6 +49,7 @@ static PyObject *error_new(tc_status_t st, const char *text)
                     : st == TC_ERR_REVOKED     ? err_revoked
                     : st == TC_ERR_MISMATCH    ? err_mismatch
                     : st == TC_ERR_INVALID_ARG ? err_invalid
+                    : st == TC_ERR_NOT_FOUND   ? err_invalid /* a name given that does not exist */
                     : st == TC_ERR_UNSUPPORTED ? err_unsupported
                                                : err_base;
     PyObject *exc = PyObject_CallFunction(cls, "s", text);

@@ -8,6 +8,7 @@ used in place; see _buffers for non-contiguous ones.
 """
 import atexit
 import collections
+import collections.abc
 import enum
 import warnings
 import weakref
@@ -60,7 +61,11 @@ def _ms(timeout):
     """@p timeout (seconds or a timedelta; None: the communicator's) in milliseconds."""
     if timeout is None:
         return 0
-    s = timeout.total_seconds() if isinstance(timeout, timedelta) else float(timeout)
+    try:
+        s = timeout.total_seconds() if isinstance(timeout, timedelta) else float(timeout)
+    except (TypeError, ValueError):
+        raise TypeError(f"tcomms: timeout {timeout!r}: expected seconds (a number), a "
+                        "timedelta, or None (the communicator's own)") from None
     if s < 0:
         raise ValueError(f"tcomms: timeout {timeout!r} is negative (None: the "
                          "communicator's own)")
@@ -70,6 +75,9 @@ def _ms(timeout):
 def _hints(hints):
     if hints is None or isinstance(hints, str):
         return hints
+    if not isinstance(hints, collections.abc.Mapping):
+        raise TypeError(f"tcomms: hints {hints!r}: expected a dict ({{\"algo\": \"ring\"}}), "
+                        "a \"k=v,...\" string, or None")
     return ",".join(f"{k}={v}" for k, v in hints.items())
 
 

@@ -357,6 +357,27 @@ def test_errors_carry_status_and_detail():
     assert run_ranks(2, bad_root) == [True, True]
 
 
+def test_bad_options_named():
+    """hints and timeout of the wrong kind name the argument (AttributeError and a bare
+    float conversion before); an algorithm that does not exist is an InvalidArgumentError
+    (TC_ERR_NOT_FOUND was the base Error)."""
+    def fn(c, r, n):
+        x = np.ones(4, dtype=np.float32)
+        with pytest.raises(TypeError, match="hints 5: expected a dict"):
+            c.all_reduce(x, hints=5)
+        with pytest.raises(TypeError, match="timeout 'a': expected seconds"):
+            c.all_reduce(x, timeout="a")
+        with pytest.raises(TypeError, match="timeout"):
+            tcomms.new_comm(store=DictStore(), rank=0, size=1, timeout=[1])
+        with pytest.raises(tcomms.InvalidArgumentError, match="no all_reduce algorithm named "
+                                                              "'nonexistent'") as e:
+            c.all_reduce(x, hints={"algo": "nonexistent"})
+        assert e.value.status_name == "TC_ERR_NOT_FOUND"
+        c.all_reduce(x)
+        return x.tolist()
+    assert run_ranks(2, fn) == [[2.0] * 4] * 2
+
+
 def test_buffer_sizes_types_and_read_only_outputs():
     """Refused before any data moves, on every rank alike (the library would write past an
     output or read past an input: found by an independent checker)."""
