@@ -58,10 +58,19 @@ const char *tc_rt_comm_algo(const tc_rt_comm_t *comm, tc_coll_t coll)
     return NULL;
 }
 
-/* A communicator without its world and membership: name, hints, check flag. @p check: how
- * the keys of @p hints are checked (COMM_HINTS_*). */
-enum { COMM_HINTS_OWN = 0, COMM_HINTS_OPEN, COMM_HINTS_INHERITED };
-static tc_status_t comm_alloc(const char *name, const tc_hints_t *hints, int check_hints,
+tc_status_t tc_rt_comm_child_hints(const tc_rt_comm_t *parent, const tc_rt_comm_params_t *params)
+{
+    if (!params || !params->hints)
+        return TC_OK;
+    tc_status_t st = tc_rt_world_hints_check(params->hints, &parent->hints);
+    const char *algo = tc_hints_get(params->hints, "algo");
+    return st == TC_OK && algo ? comm_algo_hint(algo) : st;
+}
+
+/* A communicator without its world and membership: name, hints, check flag. @p opens: it opens
+ * the transports (tc_comm_create), whose hints are checked here; a child's were, before its
+ * creation began (tc_rt_comm_child_hints). */
+static tc_status_t comm_alloc(const char *name, const tc_hints_t *hints, int opens,
                               tc_rt_comm_t **comm_p)
 {
     tc_rt_comm_t *comm = calloc(1, sizeof(*comm));
@@ -74,8 +83,8 @@ static tc_status_t comm_alloc(const char *name, const tc_hints_t *hints, int che
     tc_status_t st = tc_config_bool("TC_CHECK", false, &check);
     if (st == TC_OK)
         st = tc_rt_win_pool_config(comm);
-    if (st == TC_OK && hints && check_hints != COMM_HINTS_INHERITED)
-        st = tc_rt_world_hints_check(hints, check_hints == COMM_HINTS_OPEN);
+    if (st == TC_OK && hints && opens)
+        st = tc_rt_world_hints_check(hints, NULL);
     if (st == TC_OK && hints)
         st = tc_hints_copy(&comm->hints, hints);
     if (st == TC_OK && tc_hints_get(&comm->hints, "algo"))
@@ -170,7 +179,7 @@ tc_status_t tc_rt_comm_create(const tc_rt_comm_params_t *params, tc_rt_comm_t **
     const char *name = params->name ? params->name : "world";
     tc_rt_comm_t *comm = NULL;
     if ((st = tc_rt_config_check()) != TC_OK ||
-        (st = comm_alloc(name, params->hints, COMM_HINTS_OPEN, &comm)) != TC_OK ||
+        (st = comm_alloc(name, params->hints, 1, &comm)) != TC_OK ||
         (st = comm_timeout(params->timeout_ms, &comm->timeout_ms)) != TC_OK) {
         if (st != TC_OK && comm)
             comm_free(comm);
@@ -305,6 +314,11 @@ tc_status_t tc_rt_comm_split(tc_rt_comm_t *parent, int color, int key,
     split_entry_t *all = NULL;
     int64_t held = 0, id = -1;
     *child_p = NULL;
+    tc_status_t hst = tc_rt_comm_child_hints(parent, params);
+    if (hst != TC_OK) {
+        tc_error_prefix("comm '%s' split: ", parent->name);
+        return hst;
+    }
     unsigned k = ++parent->children; /* every rank of the parent counts it, joining or not */
     tc_status_t st = split_gather(parent, color, key, &all, &held);
     split_member_t *members = NULL;
@@ -373,6 +387,10 @@ static tc_status_t comm_from_list(tc_rt_comm_t *parent, const int *ranks, int n,
                                   uint64_t list_hash, const tc_rt_comm_params_t *params,
                                   const char *what, tc_rt_comm_t **child_p)
 {
+    *child_p = NULL;
+    tc_status_t hst = tc_rt_comm_child_hints(parent, params);
+    if (hst != TC_OK)
+        return hst;
     unsigned k = ++parent->children; /* every rank of the parent counts it, joining or not */
     int64_t held = me >= 0 ? tc_rt_ids_propose(parent->world) : 0;
     int64_t mine[4] = {held, me >= 0 ? -held : INT64_MIN, (int64_t)list_hash, ~(int64_t)list_hash};
@@ -393,7 +411,6 @@ static tc_status_t comm_from_list(tc_rt_comm_t *parent, const int *ranks, int n,
         st = tc_rt_ids_settle(parent, me >= 0, held, max[0], max[0] == -max[1], &id);
     else
         tc_rt_ids_release(parent->world, held);
-    *child_p = NULL;
     if (st != TC_OK || me < 0)
         return st;
     int *wranks = malloc((size_t)n * sizeof(int));
@@ -443,9 +460,8 @@ tc_status_t tc_rt_comm_make(tc_rt_comm_t *parent, const tc_rt_comm_params_t *par
 {
     tc_rt_comm_t *child = NULL;
     const char *name = params && params->name ? params->name : default_name;
-    int own = params && params->hints;
-    tc_status_t st = comm_alloc(name, own ? params->hints : &parent->hints,
-                                own ? COMM_HINTS_OWN : COMM_HINTS_INHERITED, &child);
+    tc_status_t st =
+        comm_alloc(name, params && params->hints ? params->hints : &parent->hints, 0, &child);
     if (st != TC_OK) {
         tc_rt_ids_release(parent->world, id);
         return st;

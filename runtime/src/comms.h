@@ -163,6 +163,12 @@ static inline int tc_rt_world_rank(const tc_rt_comm_t *comm, int peer)
 }
 
 /* comm.c */
+/* The hints @p params gives a communicator made from @p parent (none: it inherits the parent's),
+ * checked before any exchange, so that every rank refuses bad ones together: a name algo does
+ * not know, a key nothing reads, a transport's key other than the parent's value
+ * (tc_rt_world_hints_check). */
+TC_MUST_USE tc_status_t tc_rt_comm_child_hints(const tc_rt_comm_t *parent,
+                                               const tc_rt_comm_params_t *params);
 /* Register a new communicator with its world (lock held); breaks it at once
  * if a member is known to have failed. */
 void tc_rt_comm_adopt(tc_rt_comm_t *comm);

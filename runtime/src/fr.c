@@ -37,10 +37,16 @@ static uint64_t fr_now(void)
     return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
+/* TC_FR_SIZE: the entries each communicator keeps (0: no recorder). */
+static tc_status_t fr_size(int64_t *n_p)
+{
+    return tc_config_int("TC_FR_SIZE", 64, 0, 1 << 20, n_p);
+}
+
 tc_status_t tc_rt_fr_init(tc_rt_comm_t *comm)
 {
     int64_t n;
-    tc_status_t st = tc_config_int("TC_FR_SIZE", 64, 0, 1 << 20, &n);
+    tc_status_t st = fr_size(&n);
     if (st != TC_OK || n == 0)
         return st;
     if (!(comm->fr = calloc((size_t)n, sizeof(*comm->fr))))
@@ -63,12 +69,23 @@ tc_status_t tc_rt_fr_init(tc_rt_comm_t *comm)
     return TC_OK;
 }
 
+/* The longest TC_FR_DIR whose dump paths fit: "/tc_fr.", a name of up to 63, ".", a rank and
+ * ".json.tmp" in 520 bytes. */
+#define FR_DIR_MAX 400
+
 tc_status_t tc_rt_fr_config(void)
 {
     const char *dir = tc_config_string("TC_FR_DIR", NULL);
     struct stat sb;
-    if (!dir || !*dir)
-        return TC_OK;
+    int64_t n;
+    tc_status_t st = fr_size(&n);
+    if (st != TC_OK || n == 0 || !dir || !*dir)
+        return st; /* TC_FR_SIZE=0: no recorder, nothing to dump */
+    if (strlen(dir) > FR_DIR_MAX)
+        return tc_error_set(TC_ERR_CONFIG,
+                            "TC_FR_DIR is %zu bytes, more than %d: the flight recorder's dumps "
+                            "would be lost",
+                            strlen(dir), FR_DIR_MAX);
     const char *why = stat(dir, &sb) != 0    ? strerror(errno)
                       : !S_ISDIR(sb.st_mode) ? "not a directory"
                                              : NULL;
@@ -260,8 +277,7 @@ tc_status_t tc_rt_fr_dump(tc_rt_comm_t *comm, const char *reason)
         fprintf(f, "null");
     fprintf(f, ", \"reason\": ");
     fr_json_string(f, reason);
-    fprintf(f, ", \"dump_ns\": %llu, \"last_seq\": %llu, \"ops\": [", (unsigned long long)fr_now(),
-            (unsigned long long)__atomic_load_n(&comm->seq, __ATOMIC_RELAXED));
+    fprintf(f, ", \"dump_ns\": %llu, \"ops\": [", (unsigned long long)fr_now());
     /* entries hold the monotonic clock; dumps give the real time, comparable
      * across ranks */
     uint64_t offset = fr_now() - tc_time_ns();
@@ -294,7 +310,10 @@ tc_status_t tc_rt_fr_dump(tc_rt_comm_t *comm, const char *reason)
         fr_json_ranks(f, e->state == TC_RT_FR_DONE ? "" : e->awaited);
         fputc('}', f);
     }
-    fprintf(f, "\n]}\n");
+    /* read after the entries were copied: an operation begun meanwhile (on another thread) is
+     * then not above it */
+    fprintf(f, "\n], \"last_seq\": %llu}\n",
+            (unsigned long long)__atomic_load_n(&comm->seq, __ATOMIC_ACQUIRE));
     /* NOLINTEND(cert-err33-c) */
     int bad = ferror(f);
     if (fclose(f) != 0 || bad || rename(tmp, path) != 0) {

@@ -205,7 +205,12 @@ tc_status_t tc_rt_comm_shrink(tc_rt_comm_t *comm, const tc_rt_comm_params_t *par
     uint64_t start = tc_time_ns();
     tc_rt_agree_graph_t g;
     memset(&a, 0, sizeof(a));
-    tc_status_t st = shrink_graph(comm, &g);
+    tc_status_t st = tc_rt_comm_child_hints(comm, params);
+    if (st != TC_OK) {
+        tc_error_prefix("comm '%s' shrink: ", comm->name);
+        return st;
+    }
+    st = shrink_graph(comm, &g);
     tc_rt_world_lock(world);
     if (st == TC_OK)
         st = shrink_setup(comm, &g, &a, &room);

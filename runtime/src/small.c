@@ -227,8 +227,12 @@ static tc_status_t take(tc_rt_small_op_t *op, int q, const tc_shm_lane_slot_t **
     return TC_OK;
 }
 
-void tc_rt_small_withdraw(tc_rt_small_op_t *op)
+void tc_rt_small_withdraw(tc_rt_small_op_t *op, tc_status_t st)
 {
+    if ((st != TC_ERR_TIMEOUT && st != TC_ERR_ABORTED && st != TC_ERR_MISMATCH) ||
+        op->posted == 0 ||
+        __atomic_load_n(&op->comm->world->ep_drops, __ATOMIC_SEQ_CST) != op->s->ep_drops)
+        return;
     for (int q = 0; q < op->posted && q < op->comm->size; q++) {
         tc_tp_shm_lane_t *lane = op->s->peer[q].lane;
         if (q == op->comm->rank || !lane)

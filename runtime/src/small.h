@@ -100,10 +100,12 @@ struct tc_rt_small_op {
 };
 
 /* small.c (plans + executor): the lanes and the collectives on them */
-/* An operation that ended in error withdraws its messages no peer consumed yet: a peer that
- * comes to them later fails too (TC_ERR_ABORTED naming this rank) instead of completing with
- * them. The caller checked the lanes are open (tc_rt_small_lanes_open). */
-void tc_rt_small_withdraw(tc_rt_small_op_t *op);
+/* An operation that ended with @p st, a timeout, an abort or a mismatch, withdraws its messages
+ * no peer consumed yet: a peer that comes to them later fails too (TC_ERR_ABORTED naming this
+ * rank) instead of completing with them. Not after a peer's failure or a revoke, which the
+ * others learn as such, nor when an endpoint was dropped since the lanes were last known open
+ * (its lane may be unmapped). */
+void tc_rt_small_withdraw(tc_rt_small_op_t *op, tc_status_t st);
 /* TC_SMALL_MAX (bytes of a lane message the path takes) into *max_p, or TC_ERR_CONFIG:
  * checked when a communicator is made (tc_rt_config_check), read at its first collective. */
 TC_MUST_USE tc_status_t tc_rt_small_config(int64_t *max_p);

@@ -392,8 +392,7 @@ static tc_status_t small_end(tc_rt_small_op_t *op, tc_status_t st)
 {
     tc_rt_comm_t *comm = op->comm;
     small_records(op, st);
-    if (st != TC_OK && op->posted > 0 && tc_rt_small_lanes_open(comm, op->s) == TC_OK)
-        tc_rt_small_withdraw(op);
+    tc_rt_small_withdraw(op, st);
     if (st != TC_OK) {
         char what[128];
         tc_error_prefix("%s (%s, rank %d of %d): ", small_what(op, what, sizeof(what)), SMALL_ALGO,

@@ -226,10 +226,11 @@ const char *tc_rt_world_req_why(const tc_rt_world_t *world, int wpeer, int peer,
 int tc_rt_world_peers_over(const tc_rt_world_t *world, const char *name);
 /* Open the backends and publish their addresses; close them (and every endpoint). */
 /* Every key of a communicator's @p hints is read by something: algo by the communicator, the
- * others by a backend (tc_tp_ops_t.hint_keys) when @p opens (tc_comm_create, which opens
- * them; a communicator made from another shares its backends); else TC_ERR_INVALID_ARG
- * naming the key and the known ones. */
-TC_MUST_USE tc_status_t tc_rt_world_hints_check(const tc_hints_t *hints, int opens);
+ * others by a backend (tc_tp_ops_t.hint_keys); else TC_ERR_INVALID_ARG naming the key and the
+ * known ones. A backend's key applies where the backends are opened (@p shared NULL:
+ * tc_comm_create); a communicator made from another shares them, so there only the value of
+ * @p shared (its parent's hints) is accepted (one set of options passed to both). */
+TC_MUST_USE tc_status_t tc_rt_world_hints_check(const tc_hints_t *hints, const tc_hints_t *shared);
 TC_MUST_USE tc_status_t tc_rt_world_open_backends(tc_rt_world_t *world, const tc_hints_t *hints);
 void tc_rt_world_close_backends(tc_rt_world_t *world);
 /* Progress the transports that have endpoints (and, now and then, the ones

@@ -86,7 +86,7 @@ static const tc_tp_ops_t *world_hint_owner(const tc_tp_ops_t *const *ops, int n,
     return NULL;
 }
 
-tc_status_t tc_rt_world_hints_check(const tc_hints_t *hints, int opens)
+tc_status_t tc_rt_world_hints_check(const tc_hints_t *hints, const tc_hints_t *shared)
 {
     tc_status_t st = tc_tp_register_builtin();
     const tc_tp_ops_t *ops[TC_RT_BACKENDS_MAX];
@@ -97,21 +97,22 @@ tc_status_t tc_rt_world_hints_check(const tc_hints_t *hints, int opens)
     for (int i = 0; i < hints->count; i++) {
         const char *key = hints->keys[i];
         const tc_tp_ops_t *owner = strcmp(key, "algo") ? world_hint_owner(ops, n, key) : NULL;
-        if (!strcmp(key, "algo") || (owner && opens))
+        const char *had = owner && shared ? tc_hints_get(shared, key) : NULL;
+        if (!strcmp(key, "algo") || (owner && !shared) || (had && !strcmp(had, hints->values[i])))
             continue;
         if (owner)
             return tc_error_set(TC_ERR_INVALID_ARG,
-                                "hint %s configures the %s transport, which a communicator "
-                                "shares with the one it is made from: it applies only to "
+                                "hint %s=%s configures the %s transport, which a communicator "
+                                "shares with the one it is made from (%s%s): it applies only to "
                                 "tc_comm_create",
-                                key, owner->name);
-        char known[512];
+                                key, hints->values[i], owner->name, had ? "there " : "unset there",
+                                had ? had : "");
+        char known[512] = "";
         size_t len = 0;
         for (int b = 0; b < n; b++)
             for (const char *const *k = ops[b]->hint_keys; k && *k && len < sizeof(known); k++)
                 len += (size_t)snprintf(known + len, sizeof(known) - len, ", %s", *k);
-        return tc_error_set(TC_ERR_INVALID_ARG, "unknown hint %s (known: algo%s)", key,
-                            opens ? known : "; a transport's apply only to tc_comm_create");
+        return tc_error_set(TC_ERR_INVALID_ARG, "unknown hint %s (known: algo%s)", key, known);
     }
     return TC_OK;
 }

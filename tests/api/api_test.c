@@ -136,8 +136,8 @@ static void test_comm_algo_hint(void **state)
     expect(tc_comm_create(&co, &comm), TC_ERR_INVALID_ARG,
            "hint algo=bogus: no collective has an algorithm of that name (known: ");
     /* a key nothing reads is refused, not ignored (a misspelt one was); a transport's applies
-     * at the creation, which opens the transports, and is refused for a communicator made
-     * from another, which shares them */
+     * at the creation, which opens the transports: a communicator made from another shares
+     * them, and takes only the value they were opened with (one set of options for both) */
     co.hints = "alg=ring";
     expect(tc_comm_create(&co, &comm), TC_ERR_INVALID_ARG,
            "unknown hint alg (known: algo, shm_cells, shm_cell_size, ");
@@ -146,13 +146,21 @@ static void test_comm_algo_hint(void **state)
     co.hints = "tcp_nsocks=2,ib.port=1,shm_cells=64";
     assert_int_equal(tc_comm_create(&co, &comm), TC_OK);
     tc_comm_t *child;
-    co.hints = "algo=ring,tcp_nsocks=2";
+    co.hints = "algo=ring,tcp_nsocks=4";
     expect(tc_comm_dup(comm, &co, &child), TC_ERR_INVALID_ARG,
-           "hint tcp_nsocks configures the tcp transport, which a communicator shares with the "
-           "one it is made from: it applies only to tc_comm_create");
+           "hint tcp_nsocks=4 configures the tcp transport, which a communicator shares with the "
+           "one it is made from (there 2): it applies only to tc_comm_create");
+    co.hints = "algo=ring,shm_cell_size=4096";
+    expect(tc_comm_split(comm, 0, 0, &co, &child), TC_ERR_INVALID_ARG,
+           "(unset there): it applies only to tc_comm_create");
     co.hints = "algo=ring,nosuch=1";
     expect(tc_comm_dup(comm, &co, &child), TC_ERR_INVALID_ARG,
-           "unknown hint nosuch (known: algo; a transport's apply only to tc_comm_create)");
+           "unknown hint nosuch (known: algo, shm_cells, ");
+    co.hints = "algo=bogus";
+    expect(tc_comm_dup(comm, &co, &child), TC_ERR_INVALID_ARG, "hint algo=bogus");
+    co.hints = "tcp_nsocks=2,ib.port=1,shm_cells=64"; /* the creation's options again */
+    assert_int_equal(tc_comm_dup(comm, &co, &child), TC_OK);
+    assert_int_equal(tc_comm_destroy(child), TC_OK);
     co.hints = "algo=ring";
     assert_int_equal(tc_comm_dup(comm, &co, &child), TC_OK); /* inherits nothing to refuse */
     assert_int_equal(tc_all_reduce(child, x, y, 4, TC_FLOAT64, TC_SUM, NULL, NULL), TC_OK);
@@ -486,12 +494,20 @@ static void test_fr_dir_too_long(void **state)
         assert_int_equal(mkdir(dir, 0700), 0);
     }
     assert_true(strlen(dir) > 512);
+    /* refused at the creation (the dumps would be lost), and at a dump when set after it */
     setenv("TC_FR_DIR", dir, 1);
     tc_comm_t *comm;
+    expect(tc_comm_create(NULL, &comm), TC_ERR_CONFIG, "bytes, more than 400: the flight");
+    setenv("TC_FR_SIZE", "0", 1); /* no recorder: nothing to dump, the directory does not matter */
     assert_int_equal(tc_comm_create(NULL, &comm), TC_OK);
-    expect(tc_comm_dump_fr(comm), TC_ERR_CONFIG, "TC_FR_DIR is too long");
     assert_int_equal(tc_comm_destroy(comm), TC_OK);
+    unsetenv("TC_FR_SIZE");
     unsetenv("TC_FR_DIR");
+    assert_int_equal(tc_comm_create(NULL, &comm), TC_OK);
+    setenv("TC_FR_DIR", dir, 1);
+    expect(tc_comm_dump_fr(comm), TC_ERR_CONFIG, "TC_FR_DIR is too long");
+    unsetenv("TC_FR_DIR");
+    assert_int_equal(tc_comm_destroy(comm), TC_OK);
     /* nothing written beside the last directory */
     int entries = 0;
     char second[1024];

@@ -289,8 +289,11 @@ static int out_writable(const tune_job_t *job, const char *path)
             remove(tmp);
         bad = f == NULL;
     }
-    if (tc_all_reduce(job->comm, &bad, &bad, 1, TC_FLOAT64, TC_MAX, NULL, NULL) != TC_OK)
+    if (tc_all_reduce(job->comm, &bad, &bad, 1, TC_FLOAT64, TC_MAX, NULL, NULL) != TC_OK) {
+        fprintf(stderr, "tc-tune: rank %d: agreeing on -o %s: %s\n", job->rank, path,
+                tc_last_error());
         return 2;
+    }
     return bad ? 2 : 0;
 }
 

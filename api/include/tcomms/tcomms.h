@@ -195,7 +195,8 @@ typedef struct tc_comm_info {
  *        TC_ERR_INVALID_ARG); the others choose as usual. Its other hints configure the
  *        transports (docs/transport_shm.md, docs/transport_tcp.md, docs/transport_ib.md:
  *        shm_cells, tcp_nsocks, ...), which the communicators made from this one share: there
- *        a transport's hint is TC_ERR_INVALID_ARG, as is a key nothing reads, anywhere.
+ *        a transport's hint with another value is TC_ERR_INVALID_ARG (refused before any
+ *        exchange), as is a key nothing reads, anywhere.
  * @param comm_p receives the communicator on success.
  * @return TC_OK; TC_ERR_TIMEOUT when some rank did not join in time (the
  *         detail names the ranks missing, when the launcher can tell);

@@ -316,8 +316,6 @@ static void *writer(void *arg)
     return NULL;
 }
 
-/* A reader on another thread sees every message whole: the release store of the sequence
- * number orders the payload, the acknowledgement orders slot reuse. */
 /* A failed operation's writer withdraws its messages of one tag the reader has not consumed:
  * the reader sees them withdrawn and consumes them; those consumed, and other tags, stay. */
 static void test_withdraw(void **state)
@@ -347,6 +345,8 @@ static void test_withdraw(void **state)
     lanes_close(&l);
 }
 
+/* A reader on another thread sees every message whole: the release store of the sequence
+ * number orders the payload, the acknowledgement orders slot reuse. */
 static void test_two_threads(void **state)
 {
     (void)state;

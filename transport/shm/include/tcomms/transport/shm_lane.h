@@ -40,7 +40,7 @@
  * - A writer whose operation failed withdraws its messages the reader has not
  *   consumed (tc_shm_lane_withdraw): their length becomes TC_SHM_LANE_WITHDRAWN.
  *   A reader that finds one, or sees it withdrawn once it used the payload
- *   (tc_shm_lane_withdrawn), consumes it and ends its own operation in error:
+ *   (tc_shm_lane_len), consumes it and ends its own operation in error:
  *   both sides then fail, unless the reader had used the message first. The runtime's small-message
  * path is the only user; the rings and their messages are independent of the lanes.
  *
