@@ -5,16 +5,7 @@
 # -f 1 and a stray argument printed only the usage. Nothing here runs a measurement.
 set -uo pipefail
 kbench=$1
-fail() { echo "FAIL: $*" >&2; exit 1; }
-refused() { # refused WORDS ARGS...: status 2, WORDS on stderr, no table on stdout
-    local words=$1 out err
-    shift
-    err=$("$kbench" "$@" 2>&1 >"${TEST_TMPDIR:-/tmp}/kbench.out")
-    [ $? = 2 ] || fail "tc-kbench $*: not refused"
-    grep -qF -- "$words" <<<"$err" || fail "tc-kbench $*: '$words' not in: $err"
-    out=$(cat "${TEST_TMPDIR:-/tmp}/kbench.out")
-    [ -z "$out" ] || fail "tc-kbench $*: refused but printed: $out"
-}
+. tests/tools/args_lib.sh "$kbench" tc-kbench
 refused '-r="-1": out of range (accepted: integers in [1, 101])' -e 4K -t float32 -r -1
 refused '-r="102": out of range (accepted: integers in [1, 101])' -e 4K -t float32 -r 102
 refused '-r="0": out of range' -r 0

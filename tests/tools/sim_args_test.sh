@@ -7,16 +7,7 @@
 # argument "needs a value". --algo is optional (auto), and --bytes too for barrier only.
 set -uo pipefail
 sim=$1
-fail() { echo "FAIL: $*" >&2; exit 1; }
-refused() { # refused WORDS ARGS...: status 2, WORDS on stderr, nothing on stdout
-    local words=$1 out err
-    shift
-    err=$("$sim" "$@" 2>&1 >"${TEST_TMPDIR:-/tmp}/sim.out")
-    [ $? = 2 ] || fail "tc-sim $*: not refused"
-    grep -qF -- "$words" <<<"$err" || fail "tc-sim $*: '$words' not in: $err"
-    out=$(cat "${TEST_TMPDIR:-/tmp}/sim.out")
-    [ -z "$out" ] || fail "tc-sim $*: refused but printed: $out"
-}
+. tests/tools/args_lib.sh "$sim" tc-sim
 accepted() { # accepted WORDS ARGS...: status 0 and WORDS on stdout
     local words=$1 out
     shift

@@ -5,16 +5,7 @@
 # printed an empty table with status 0. Nothing here runs a measurement.
 set -uo pipefail
 tpbench=$1
-fail() { echo "FAIL: $*" >&2; exit 1; }
-refused() { # refused WORDS ARGS...: status 2, WORDS on stderr, nothing on stdout
-    local words=$1 out err
-    shift
-    err=$("$tpbench" "$@" 2>&1 >"${TEST_TMPDIR:-/tmp}/tpbench.out")
-    [ $? = 2 ] || fail "tc-tpbench $*: not refused with status 2: $err"
-    grep -qF -- "$words" <<<"$err" || fail "tc-tpbench $*: '$words' not in: $err"
-    out=$(cat "${TEST_TMPDIR:-/tmp}/tpbench.out")
-    [ -z "$out" ] || fail "tc-tpbench $*: refused but printed: $out"
-}
+. tests/tools/args_lib.sh "$tpbench" tc-tpbench
 refused "-b 0: a message must be at least 1 byte" -b 0
 refused "-b 64 is larger than -e 8" -b 64 -e 8
 refused '-b="-1": not a size' -b -1
