@@ -163,8 +163,12 @@ tc_status_t tc_batch_end(tc_comm_t *comm, const tc_op_opts_t *opts, tc_work_t **
     tc_status_t st = batch_mine(comm, fn, &c);
     if (st != TC_OK)
         return st;
-    /* Refused while another thread is inside a call: the batch stays open for a retry. */
-    if ((st = tc_rt_comm_enter(c->rt, fn)) != TC_OK)
+    /* Refused for its options, or while another thread is inside a call: the batch stays open
+     * for a retry or tc_batch_cancel (a bad option dropped it, its peers then waited) */
+    int64_t timeout_ms;
+    int flags;
+    if ((st = tc_api_op_opts(opts, fn, NULL, NULL, &timeout_ms, &flags, work_p)) != TC_OK ||
+        (st = tc_rt_comm_enter(c->rt, fn)) != TC_OK)
         return st;
     int n = c->batch_n;
     c->batch_n = 0;

@@ -603,6 +603,24 @@ static void test_bad_arguments_everywhere(void **state)
     tc_comm_t *nc;
     expect(tc_send(comm, a, 4, TC_INT32, 0, NULL, &w), TC_ERR_INVALID_ARG, "inside a batch");
     assert_int_equal(tc_batch_end(comm, NULL, NULL), TC_OK); /* empty batch */
+    /* refused for its options, a batch stays open (it was dropped, its peers left waiting):
+     * ended again it moves its data, or it is cancelled */
+    int32_t in[4] = {1, 2, 3, 4}, out[4] = {0};
+    tc_op_opts_t ao = TC_OP_OPTS_INIT;
+    ao.async = 1;
+    assert_int_equal(tc_batch_begin(comm), TC_OK);
+    assert_int_equal(tc_send(comm, in, 4, TC_INT32, 0, NULL, NULL), TC_OK);
+    assert_int_equal(tc_recv(comm, out, 4, TC_INT32, 0, NULL, NULL), TC_OK);
+    expect(tc_batch_end(comm, &ao, NULL), TC_ERR_INVALID_ARG, "work_p is NULL");
+    ao = (tc_op_opts_t)TC_OP_OPTS_INIT;
+    ao.hints = "algo=ring";
+    expect(tc_batch_end(comm, &ao, NULL), TC_ERR_INVALID_ARG, "algo");
+    assert_int_equal(tc_batch_end(comm, NULL, NULL), TC_OK);
+    assert_memory_equal(in, out, sizeof(in));
+    assert_int_equal(tc_batch_begin(comm), TC_OK);
+    assert_int_equal(tc_send(comm, in, 4, TC_INT32, 0, NULL, NULL), TC_OK);
+    expect(tc_batch_end(comm, &ao, NULL), TC_ERR_INVALID_ARG, "algo");
+    assert_int_equal(tc_batch_cancel(comm), TC_OK);
     expect(tc_all_gather_init(comm, a, b, 4, TC_INT32, NULL, NULL), TC_ERR_INVALID_ARG,
            "work_p is NULL");
     expect(tc_work_wait(NULL, 0), TC_ERR_INVALID_ARG, "work is NULL");

@@ -82,7 +82,8 @@ tc_status_t tc_batch_begin(tc_comm_t *comm);
  * @brief Issue every send and receive recorded since tc_batch_begin().
  *
  * Only the thread that began the batch ends it. Refused (TC_ERR_INVALID_STATE) while another
- * thread is inside a call on @p comm, the batch stays open: call again.
+ * thread is inside a call on @p comm, or for its options (TC_ERR_INVALID_ARG), the batch stays
+ * open: call again, or tc_batch_cancel().
  * @param comm the communicator.
  * @param opts per-operation options (timeout, hints, async), or NULL.
  * @param work_p receives a work object (required with opts->async), or NULL.
