@@ -10,11 +10,21 @@
 #include "progress.h"
 #include "tcomms/base/log.h"
 
+/* The elements of @p w's call: what this rank sends in an all_to_all_v (its count is 0), the
+ * bytes of a point-to-point batch or message (as elements of TC_UINT8). */
+static size_t stats_count(const tc_rt_work_t *w)
+{
+    size_t n = w->call.count;
+    for (int q = 0; w->call.sendcounts && q < w->comm->size; q++)
+        n += w->call.sendcounts[q];
+    return n;
+}
+
 static void stats_info(const tc_rt_work_t *w, tc_rt_op_info_t *info)
 {
     *info = (tc_rt_op_info_t){.coll = w->op.coll,
                               .seq = w->op.seq,
-                              .count = w->call.count,
+                              .count = stats_count(w),
                               .dtype = w->call.dtype,
                               .root = w->call.root,
                               .algo = w->main_sched ? w->main_sched->algo
@@ -84,7 +94,7 @@ void tc_rt_stats_end(tc_rt_work_t *w, tc_status_t st, uint64_t now_ns)
     if (e) {
         e->ops++;
         e->failed += st != TC_OK;
-        e->bytes += (uint64_t)w->call.count *
+        e->bytes += (uint64_t)stats_count(w) *
                     (w->op.coll == TC_COLL_COUNT ? 1 : tc_dtype_size(w->call.dtype));
         e->time_ns += took;
     }

@@ -434,7 +434,11 @@ static tc_status_t p2p_issue(tc_rt_comm_t *comm, const tc_rt_p2p_t *ops, int n, 
         st = tc_error_set(TC_ERR_NO_MEMORY, "send/recv on comm '%s': work object", comm->name);
         goto out;
     }
-    w->call = (tc_rt_coll_t){.coll = TC_COLL_COUNT, .dtype = TC_UINT8, .op = TC_SUM, .root = -1};
+    size_t bytes = 0; /* the batch's, as a single send's or receive's count (stats, hooks) */
+    for (int i = 0; i < n; i++)
+        bytes += ops[i].count * tc_dtype_size(ops[i].dtype);
+    w->call = (tc_rt_coll_t){
+        .coll = TC_COLL_COUNT, .count = bytes, .dtype = TC_UINT8, .op = TC_SUM, .root = -1};
     w->op = (tc_rt_op_t){TC_COLL_COUNT, ++comm->p2p_ops, comm->name, NULL};
     w->timeout_ms = timeout_ms > 0 ? timeout_ms : comm->timeout_ms;
     if ((st = p2p_build(comm, w, ops, n)) != TC_OK) {

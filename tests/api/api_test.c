@@ -558,6 +558,24 @@ static void test_stats_and_hooks(void **state)
     assert_int_equal(ar_ops, 3);
     assert_int_equal(ar_bytes, 3 * 16 * sizeof(float));
     assert_int_equal(bar_ops, 1);
+    /* an all_to_all_v counts what this rank sends, a batch its bytes (both counted 0 before) */
+    size_t cnt = 5, zero = 0;
+    assert_int_equal(tc_all_to_all_v(comm, a, &cnt, &zero, b, &cnt, &zero, TC_FLOAT32, NULL, NULL),
+                     TC_OK);
+    assert_int_equal(tc_batch_begin(comm), TC_OK);
+    assert_int_equal(tc_send(comm, a, 6, TC_FLOAT32, 0, NULL, NULL), TC_OK);
+    assert_int_equal(tc_recv(comm, b, 6, TC_FLOAT32, 0, NULL, NULL), TC_OK);
+    assert_int_equal(tc_batch_end(comm, NULL, NULL), TC_OK);
+    assert_int_equal(tc_comm_stats(comm, st, 8, &n), TC_OK);
+    uint64_t a2a_bytes = 0, p2p_bytes = 0;
+    for (int i = 0; i < n; i++) {
+        if (strcmp(st[i].coll, "all_to_all") == 0)
+            a2a_bytes += st[i].bytes;
+        if (strcmp(st[i].coll, "send_recv") == 0)
+            p2p_bytes += st[i].bytes;
+    }
+    assert_int_equal(a2a_bytes, 5 * sizeof(float));
+    assert_int_equal(p2p_bytes, 2 * 6 * sizeof(float));
     expect(tc_comm_add_hook(comm, NULL, NULL), TC_ERR_INVALID_ARG, "fn is NULL");
     for (int i = 0; i < 3; i++)
         assert_int_equal(tc_comm_add_hook(comm, count_hook, NULL), TC_OK);

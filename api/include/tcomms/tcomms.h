@@ -447,11 +447,14 @@ tc_status_t tc_comm_failed_ranks(tc_comm_t *comm, int *ranks, int cap, int *n_p)
 
 /** @brief What one collective and algorithm cost on a communicator (tc_comm_stats()). */
 typedef struct tc_comm_stat {
-    const char *coll;   /**< "all_reduce", ..., or "send_recv" */
+    const char *coll;   /**< "all_reduce", ..., or "send_recv" (a v-form counts under its
+                             collective: all_to_all_v as all_to_all) */
     const char *algo;   /**< the algorithm that ran */
     uint64_t ops;       /**< operations ended */
     uint64_t failed;    /**< of which failed */
-    uint64_t bytes;     /**< this rank's payload bytes (count x element size) */
+    uint64_t bytes;     /**< this rank's payload bytes (count x element size; an
+                             all_to_all_v: what this rank sends; send_recv: the bytes of the
+                             sends and receives of a message or batch) */
     double time_s;      /**< start to end, summed */
 } tc_comm_stat_t;
 
