@@ -250,8 +250,8 @@ static tc_status_t tc_algo_named(const tc_algo_args_t *args, const char *name, c
         snprintf(why, sizeof(why), "%s", tc_last_error());
         tc_algo_names(args, 1, names, sizeof(names));
         return tc_error_set(TC_ERR_UNSUPPORTED,
-                            "%s: %s %s does not apply to %d ranks: %s; valid here: %s", from,
-                            tc_coll_name(args->coll), name, args->nranks, why, names);
+                            "%s: %s %s does not apply to this call (%d ranks): %s; valid here: %s",
+                            from, tc_coll_name(args->coll), name, args->nranks, why, names);
     }
     *name_p = desc->name;
     return TC_OK;

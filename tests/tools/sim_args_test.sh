@@ -35,7 +35,7 @@ refused "--coll COLL is missing" --ranks 4 --bytes 4K
 refused "--ranks P is missing" --coll all_reduce --bytes 4K
 refused "--algo bogus: no all_reduce algorithm named 'bogus'; valid names: ring, " \
     --coll all_reduce --algo bogus --ranks 4 --bytes 4K
-refused "--algo recursive_doubling: all_gather recursive_doubling does not apply to 3 ranks" \
+refused "--algo recursive_doubling: all_gather recursive_doubling does not apply to this call (3 ranks)" \
     --coll all_gather --algo recursive_doubling --ranks 3 --bytes 3K
 refused '--seed="-1": out of range (accepted: integers in [0, ' "${ar[@]}" --ranks 4 --bytes 4K --seed -1
 refused "unexpected argument 'extra'" "${ar[@]}" --ranks 4 --bytes 4K extra

@@ -781,7 +781,7 @@ const char *tc_work_error(const tc_work_t *work);
 /**
  * @brief Free a work object. A work still in progress is first waited for (up
  *        to its timeout) so that no transfer into freed buffers can follow.
- * @param work the work object.
+ * @param work the work object, or NULL (nothing to do, TC_OK, as free(NULL)).
  * @return TC_OK, or an error status with the detail in tc_last_error() (see @ref tc_ops).
  */
 tc_status_t tc_work_free(tc_work_t *work);
