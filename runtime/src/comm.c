@@ -87,8 +87,8 @@ static tc_status_t comm_alloc(const char *name, const tc_hints_t *hints, int ope
         st = tc_rt_world_hints_check(hints, NULL);
     if (st == TC_OK && hints)
         st = tc_hints_copy(&comm->hints, hints);
-    if (st == TC_OK && tc_hints_get(&comm->hints, "algo"))
-        st = comm_algo_hint(tc_hints_get(&comm->hints, "algo"));
+    if (st == TC_OK && opens && tc_hints_get(&comm->hints, "algo"))
+        st = comm_algo_hint(tc_hints_get(&comm->hints, "algo")); /* a child's: child_hints */
     if (st != TC_OK) {
         tc_hints_free(&comm->hints);
         free(comm);

@@ -5,7 +5,7 @@
 # -f 1 and a stray argument printed only the usage. Nothing here runs a measurement.
 set -uo pipefail
 kbench=$1
-. tests/tools/args_lib.sh "$kbench" tc-kbench
+. tests/tools/args_lib.sh "$kbench" tc-kbench || exit 1 # else every refusal "passes"
 refused '-r="-1": out of range (accepted: integers in [1, 101])' -e 4K -t float32 -r -1
 refused '-r="102": out of range (accepted: integers in [1, 101])' -e 4K -t float32 -r 102
 refused '-r="0": out of range' -r 0

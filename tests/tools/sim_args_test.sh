@@ -7,7 +7,7 @@
 # argument "needs a value". --algo is optional (auto), and --bytes too for barrier only.
 set -uo pipefail
 sim=$1
-. tests/tools/args_lib.sh "$sim" tc-sim
+. tests/tools/args_lib.sh "$sim" tc-sim || exit 1 # else every refusal "passes"
 accepted() { # accepted WORDS ARGS...: status 0 and WORDS on stdout
     local words=$1 out
     shift

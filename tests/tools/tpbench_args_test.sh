@@ -5,7 +5,7 @@
 # printed an empty table with status 0. Nothing here runs a measurement.
 set -uo pipefail
 tpbench=$1
-. tests/tools/args_lib.sh "$tpbench" tc-tpbench
+. tests/tools/args_lib.sh "$tpbench" tc-tpbench || exit 1 # else every refusal "passes"
 refused "-b 0: a message must be at least 1 byte" -b 0
 refused "-b 64 is larger than -e 8" -b 64 -e 8
 refused '-b="-1": not a size' -b -1
