@@ -90,7 +90,9 @@ tc_status_t tc_rt_small_connect(tc_rt_comm_t *comm, tc_rt_small_t *s, uint64_t d
     for (int q = 0; q < n; q++) {
         if (q == comm->rank || s->peer[q].ep)
             continue;
-        tc_status_t st = tc_rt_world_ep(world, tc_rt_world_rank(comm, q), deadline, &s->peer[q].ep);
+        int wq = tc_rt_world_rank(comm, q);
+        s->peer[q].ep_gen = tc_rt_world_ep_gen(world, wq);
+        tc_status_t st = tc_rt_world_ep(world, wq, deadline, &s->peer[q].ep);
         if (st != TC_OK) {
             *missing_p = q;
             return st;

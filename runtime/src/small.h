@@ -35,13 +35,15 @@ _Static_assert(sizeof(tc_rt_small_vote_t) == 24, "a vote travels as 24 bytes");
 /* Per communicator (comm->small), made on its first collective. */
 typedef struct tc_rt_small {
     int state; /* TC_RT_SMALL_*; stored with release: the lock-free entry reads it */
-    /* the world's ep_drops when this communicator's lanes were last seen to be all open (the
-     * set-up, or a check under the world's lock): the lock-free entry runs only while equal */
+    /* the world's ep_drops when this communicator's lanes were last seen to be all open (a
+     * check under the world's lock; UINT64_MAX after the set-up: not yet looked): the lock-free
+     * entry runs only while equal */
     uint64_t ep_drops;
     size_t max; /* largest message taken (TC_SMALL_MAX bytes) */
     struct {
         tc_tp_shm_lane_t *lane;        /* the lanes to this rank (NULL: this process) */
         tc_tp_ep_t *ep;                /* their endpoint */
+        uint32_t ep_gen;               /* tc_rt_world_ep_gen when it was got */
     } * peer;                          /* [size] */
     int stat[TC_COLL_COUNT];           /* this path's entry of comm->stats + 1, or 0 */
     /* Operations that are works post in issue order: each takes a ticket at its issue

@@ -104,7 +104,8 @@ tc_status_t tc_rt_small_lanes_open(tc_rt_comm_t *comm, tc_rt_small_t *s)
         return TC_OK;
     for (int q = 0; q < comm->size; q++) {
         int wq = tc_rt_world_rank(comm, q);
-        if (q != comm->rank && tc_rt_world_ep_get(world, wq) != s->peer[q].ep)
+        if (q != comm->rank && (tc_rt_world_ep_gen(world, wq) != s->peer[q].ep_gen ||
+                                tc_rt_world_ep_get(world, wq) != s->peer[q].ep))
             return tc_error_set(TC_ERR_INVALID_STATE,
                                 "the endpoint to rank %d (world rank %d) was closed after an "
                                 "operation abandoned a request on it, and its lanes with it",

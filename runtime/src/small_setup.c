@@ -119,7 +119,9 @@ static tc_status_t vote_end(tc_rt_comm_t *comm, tc_rt_small_t *s, int phase, int
 
 static void setup_done(tc_rt_comm_t *comm, tc_rt_small_t *s, int go)
 {
-    s->ep_drops = __atomic_load_n(&comm->world->ep_drops, __ATOMIC_SEQ_CST);
+    /* an endpoint closed during the set-up left its pointer: the first operation looks (a new
+     * endpoint may even have its address: tc_rt_small_lanes_open compares counts) */
+    s->ep_drops = UINT64_MAX;
     /* release: a thread that sees ON without the world's lock sees the lanes too */
     __atomic_store_n(&s->state, go ? TC_RT_SMALL_ON : TC_RT_SMALL_OFF, __ATOMIC_RELEASE);
     tc_log_info(TC_SUBSYS_RUNTIME, "comm '%s': the small-message path is %s", comm->name,

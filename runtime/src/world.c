@@ -259,7 +259,8 @@ tc_status_t tc_rt_world_create(tc_boot_kind_t boot, const tc_boot_kv_params_t *k
     world->eps = calloc(n, sizeof(tc_tp_ep_t *));
     world->ep_backend = calloc(n, sizeof(tc_rt_backend_t *));
     world->locality = calloc(n, 1);
-    if (!world->eps || !world->ep_backend || !world->locality) {
+    world->ep_gen = calloc(n, sizeof(uint32_t));
+    if (!world->eps || !world->ep_backend || !world->locality || !world->ep_gen) {
         st = tc_error_set(TC_ERR_NO_MEMORY, "endpoint tables of %zu ranks", n);
         goto err;
     }
@@ -290,6 +291,7 @@ void tc_rt_world_free(tc_rt_world_t *world)
     free(world->eps);
     free(world->ep_backend);
     free(world->locality);
+    free(world->ep_gen);
     tc_boot_destroy(world->boot);
     pthread_cond_destroy(&world->cv);
     pthread_mutex_destroy(&world->mu);

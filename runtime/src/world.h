@@ -121,6 +121,9 @@ struct tc_rt_world {
     tc_tp_ep_t **eps;   /* by world rank, NULL until first used */
     tc_rt_backend_t **ep_backend; /* the backend of each endpoint */
     uint8_t *locality;            /* by world rank: 0 unknown, 1 another node, 2 this node */
+    /* by world rank: its endpoints closed so far (atomic). A new endpoint may get the address of
+     * the one closed: users that keep an endpoint check this count, not the pointer */
+    uint32_t *ep_gen;
     uint64_t ep_drops;            /* atomic: endpoints closed by tc_rt_world_ep_drop (seq_cst) */
     unsigned tp_passes; /* progress passes since the backends without endpoints were polled */
     /* the same on every rank of one job and different in the next (a MAC of the job secret, in
@@ -213,6 +216,12 @@ TC_MUST_USE tc_status_t tc_rt_world_ep(tc_rt_world_t *world, int peer, uint64_t 
 static inline tc_tp_ep_t *tc_rt_world_ep_get(const tc_rt_world_t *world, int peer)
 {
     return peer >= 0 && peer < world->boot->size ? world->eps[peer] : NULL;
+}
+/* How many endpoints to @p peer were closed so far: a kept endpoint is still the world's while
+ * this count is the one seen when it was got. */
+static inline uint32_t tc_rt_world_ep_gen(const tc_rt_world_t *world, int peer)
+{
+    return __atomic_load_n(&world->ep_gen[peer], __ATOMIC_ACQUIRE);
 }
 /* Close the endpoint to @p peer (it cannot take a request back). */
 void tc_rt_world_ep_drop(tc_rt_world_t *world, int peer);

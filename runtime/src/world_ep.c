@@ -296,6 +296,7 @@ void tc_rt_world_ep_drop(tc_rt_world_t *world, int peer)
     world->eps[peer] = NULL;
     world->ep_backend[peer]->neps--;
     world->ep_backend[peer] = NULL;
+    __atomic_add_fetch(&world->ep_gen[peer], 1, __ATOMIC_RELEASE);
     /* a thread out of the lock may be watching a lane in this endpoint's
      * segment: it comes back within its spin time (tc_rt_world_step_out); one that
      * runs without the lock sees the count changed before it starts (seq_cst, as its flag) */

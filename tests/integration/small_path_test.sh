@@ -165,6 +165,9 @@ run "an endpoint closed under another communicator's asynchronous work, 2 ranks"
 # ... and under another thread's blocking call, waiting on the path without the world's lock
 run "an endpoint closed under another thread's blocking call, 2 ranks" 2 2 TC_LOG=none \
     TC_TIMEOUT_S=20 TC_FAULT_INJECT=close:rank=0:op=10 -- close-thread
+# ... and before a call made after the endpoint was connected again, at the closed one's address
+run "an endpoint closed, then made again, 2 ranks" 2 2 TC_LOG=none TC_TIMEOUT_S=20 \
+    TC_FAULT_INJECT=close:rank=0:op=10 -- close-reopen
 # the victim dies: only the survivors report
 run "kill, 2 ranks" 2 1 TC_LOG=none -- kill
 run "kill, 4 ranks" 4 3 TC_LOG=none -- kill

@@ -46,6 +46,10 @@
  *                              blocking all-reduce on a duplicate (the path without the world's
  *                              lock): that call ends with TC_ERR_INVALID_STATE saying the
  *                              endpoint was closed
+ *   small_test close-reopen    the same close; then a large all-reduce on another duplicate
+ *                              connects to rank 1 again (the new endpoint may take the closed
+ *                              one's address), and the first duplicate's small all-reduce
+ *                              still ends with TC_ERR_INVALID_STATE (small_test_close.c)
  *   small_test shrink          rank 1 dies among small all-reduces; the survivors shrink
  *                              and run small all-reduces on the new communicator
  *   small_test loop N          N blocking 8-byte all-reduces (tests/integration/syscall_check.sh),
@@ -439,8 +443,6 @@ static void comms_mode(tc_comm_t *world)
     tc_comm_destroy(dup);
 }
 
-/* One 8-byte all-reduce made in @p style, with @p timeout_ms (0: the communicator's): its end,
- * and its error's text in why. */
 /* fr-setup's dumper: 0.4 s into rank 0's first barrier, a dump; fr_dumped_vote says whether it
  * holds the set-up's vote running and awaiting the last rank */
 static int fr_dumped_vote;
@@ -464,9 +466,8 @@ static void *fr_dumper(void *arg)
     return NULL;
 }
 
-static char why[512];
-static tc_status_t allreduce_as(tc_comm_t *comm, double *x, double *y, int64_t timeout_ms,
-                                int style)
+char why[512];
+tc_status_t allreduce_as(tc_comm_t *comm, double *x, double *y, int64_t timeout_ms, int style)
 {
     tc_op_opts_t o = TC_OP_OPTS_INIT;
     o.async = style == ASYNC;
@@ -482,24 +483,6 @@ static tc_status_t allreduce_as(tc_comm_t *comm, double *x, double *y, int64_t t
         st = st == TC_OK ? fst : st;
     }
     return st;
-}
-
-/* close-thread: a blocking all-reduce on @p arg (a communicator) from another thread */
-struct waiter {
-    tc_comm_t *comm;
-    int started;
-    tc_status_t st;
-    char why[512];
-};
-
-static void *waiter_main(void *arg)
-{
-    struct waiter *t = arg;
-    double x = 1, y = 0;
-    __atomic_store_n(&t->started, 1, __ATOMIC_RELEASE);
-    t->st = tc_all_reduce(t->comm, &x, &y, 1, TC_FLOAT64, TC_SUM, NULL, NULL);
-    snprintf(t->why, sizeof(t->why), "%s", tc_last_error());
-    return NULL;
 }
 
 int main(int argc, char **argv)
@@ -579,65 +562,11 @@ int main(int argc, char **argv)
         EXPECT(st == TC_ERR_PEER_FAILED && strstr(why, "rank 1"), "kill: %s: %s",
                tc_status_string(st), why);
         EXPECT(took < 10000, "the failure took %lld ms to notice", (long long)took);
-    } else if (strcmp(mode, "close") == 0) {
-        int i = 0;
-        for (; i < 1000; i++) /* blocking: the path without the world's lock once it is on */
-            if ((st = allreduce_as(comm, &x, &y, 0, BLOCKING)) != TC_OK)
-                break;
-        /* the world communicator's operations count from 1; the first one sets the path up */
-        EXPECT(i == 9, "close: the all-reduce that failed was number %d, not 10", i + 1);
-        if (rank == 0)
-            EXPECT(st == TC_ERR_INVALID_STATE && strstr(why, "was closed"), "close: %s: %s",
-                   tc_status_string(st), why);
-        else
-            EXPECT(st != TC_OK, "close: rank %d's all-reduce succeeded", rank);
-    } else if (strcmp(mode, "close-other") == 0 || strcmp(mode, "close-thread") == 0) {
-        int threaded = strcmp(mode, "close-thread") == 0;
-        tc_comm_t *dup = NULL;
-        ok(tc_comm_dup(comm, NULL, &dup), "tc_comm_dup");
-        for (int i = 0; i < 3; i++) { /* both set their path up */
-            ok(allreduce_as(comm, &x, &y, 0, BLOCKING), "all_reduce on the world");
-            ok(allreduce_as(dup, &x, &y, 0, BLOCKING), "all_reduce on the duplicate");
+    } else if (strncmp(mode, "close", 5) == 0) {
+        if (!close_mode(comm, mode)) {
+            fprintf(stderr, "small_test: unknown mode %s\n", mode);
+            return 2;
         }
-        tc_work_t *w = NULL;
-        struct waiter t = {.comm = dup};
-        pthread_t tid;
-        if (rank == 0 && threaded) { /* waits for rank 1, which calls it only after the close */
-            EXPECT(pthread_create(&tid, NULL, waiter_main, &t) == 0, "pthread_create");
-            while (!__atomic_load_n(&t.started, __ATOMIC_ACQUIRE))
-                sched_yield();
-            usleep(50000); /* inside its wait by now */
-        } else if (rank == 0) {
-            tc_op_opts_t o = TC_OP_OPTS_INIT;
-            o.async = 1;
-            ok(tc_all_reduce(dup, &x, &y, 1, TC_FLOAT64, TC_SUM, &o, &w), "asynchronous issue");
-        }
-        int i = 0; /* the world's operations up to the 10th, which closes the endpoint */
-        while (i++ < 20 && (st = allreduce_as(comm, &x, &y, 0, BLOCKING)) == TC_OK)
-            ;
-        EXPECT(st != TC_OK, "close-other: rank %d's all-reduces on the world all succeeded", rank);
-        if (rank == 0) {
-            EXPECT(st == TC_ERR_INVALID_STATE && strstr(why, "was closed"), "close: %s: %s",
-                   tc_status_string(st), why);
-            if (threaded) {
-                pthread_join(tid, NULL);
-                EXPECT(t.st == TC_ERR_INVALID_STATE && strstr(t.why, "was closed"),
-                       "the other thread's all-reduce on the duplicate: %s: %s",
-                       tc_status_string(t.st), t.why);
-            } else {
-                st = w ? tc_work_wait(w, 10000) : TC_ERR_INVALID_ARG;
-                snprintf(why, sizeof(why), "%s", tc_last_error());
-                EXPECT(st == TC_ERR_INVALID_STATE && strstr(why, "was closed") &&
-                           strstr(why, "shm_lanes"),
-                       "the duplicate's asynchronous all-reduce: %s: %s", tc_status_string(st),
-                       why);
-                tc_work_free(w);
-            }
-        } else {
-            st = allreduce_as(dup, &x, &y, 0, BLOCKING);
-            EXPECT(st != TC_OK, "close-other: rank %d's all-reduce succeeded", rank);
-        }
-        tc_comm_destroy(dup);
     } else if (strcmp(mode, "shrink") == 0) {
         /* rank 1 dies in the middle of small all-reduces; the survivors shrink and go on with
          * small all-reduces on the new communicator, whose lanes an operation of the old one
