@@ -5,9 +5,10 @@
  * checked element by element; and a communicator that runs nothing for a second gives it back
  * too (the progress thread's look, tc_rt_exec_idle), as the transports give back what they kept
  * of a large message that arrived before its receive (tc_tp_trim). Prints "N checks, M wrong" per
- * rank; fails on a wrong element, on more than 2048 page faults per large operation once warm (a
- * fresh 32 MiB scratch is 8192; over TCP on a loaded machine a part of a message that arrived
- * before its receive while the kept record held another faults in anew: 1050 once in CI), when the
+ * rank; fails on a wrong element, when even the warm large operation with the fewest page faults
+ * has more than 4096 (a fresh 32 MiB scratch is 8192; over TCP on a loaded machine a part of a
+ * message that arrived before its receive while the kept record held another faults in anew:
+ * 2457 per operation on average once in CI, so no average is asked for), when the
  * smaller operation leaves the resident set more than argv[1] MiB (default 16) above what it was
  * before the large ones began, or when 5 s without an operation after a large one do not bring it
  * within argv[2] MiB (default argv[1]) of it: the transports' kept records go too then
@@ -30,7 +31,7 @@
 
 #define LARGE ((size_t)8 << 20) /* int32 elements: 32 MiB */
 #define MEDIUM ((size_t)16 << 10)
-#define ROUNDS 4
+#define ROUNDS 6
 
 static int rank, nranks;
 static long checks, wrong;
@@ -133,20 +134,26 @@ int main(int argc, char **argv)
     const long before = resident();
     if (reduce_checked(comm, buf, LARGE, 1) != 0) /* the first maps its scratch */
         return 3;
-    const long f0 = minflt();
-    for (int k = 2; k <= ROUNDS; k++)
+    long fewest = -1, total = 0;
+    for (int k = 2; k <= ROUNDS; k++) {
+        const long f0 = minflt();
         if (reduce_checked(comm, buf, LARGE, k) != 0)
             return 3;
-    const long per_op = (minflt() - f0) / (ROUNDS - 1);
+        const long f = minflt() - f0;
+        fewest = fewest < 0 || f < fewest ? f : fewest;
+        total += f;
+    }
     if (reduce_checked(comm, buf, MEDIUM, ROUNDS + 1) != 0)
         return 3;
     const long after = resident();
-    printf("rank %d of %d: %ld page faults per 32 MiB all-reduce once warm; resident %ld KiB "
-           "before, %ld KiB after a smaller one\n",
-           rank, nranks, per_op, before >> 10, after >> 10);
-    if (MEMORY_CHECKED && per_op > 2048) {
-        fprintf(stderr, "rank %d: %ld page faults per large all-reduce: its scratch was not kept\n",
-                rank, per_op);
+    printf("rank %d of %d: page faults per 32 MiB all-reduce once warm: %ld at fewest, %ld on "
+           "average; resident %ld KiB before, %ld KiB after a smaller one\n",
+           rank, nranks, fewest, total / (ROUNDS - 1), before >> 10, after >> 10);
+    if (MEMORY_CHECKED && fewest > 4096) {
+        fprintf(stderr,
+                "rank %d: %ld page faults in each large all-reduce at least: its scratch was "
+                "not kept\n",
+                rank, fewest);
         bad = 1;
     }
     if (MEMORY_CHECKED && (before < 0 || after < 0 || after - before > allowed)) {

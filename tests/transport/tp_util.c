@@ -431,6 +431,22 @@ size_t tc_tpt_one_sum(tp_pair_t *p, size_t len, size_t cap, size_t unit, int une
     return k.pieces;
 }
 
+/* Progress @p n contexts until the probe of @p tag on @p ep finds a message (asserted within
+ * TP_WAIT_MS); returns its length. */
+static uint64_t probe_until_found(tc_tp_ctx_t *const *ctxs, int n, tc_tp_ep_t *ep, uint64_t tag)
+{
+    uint64_t deadline = tc_deadline_after_ms(TP_WAIT_MS), len = UINT64_MAX;
+    int found = 0;
+    for (;;) {
+        assert_int_equal(tc_tp_probe(ep, tag, &found, &len), TC_OK);
+        if (found || tc_deadline_passed(deadline))
+            break;
+        tp_round(ctxs, n, 10);
+    }
+    assert_true(found);
+    return len;
+}
+
 void tc_tpt_unexpected_burst(tp_pair_t *p, int n, size_t len, uint64_t seed, int wait_ms)
 {
     unsigned char *src = malloc((size_t)n * len), *dst = malloc((size_t)n * len);
@@ -445,7 +461,12 @@ void tc_tpt_unexpected_burst(tp_pair_t *p, int n, size_t len, uint64_t seed, int
     }
     for (int i = 0; i < n; i++)
         assert_int_equal(tc_tpt_wait_req(p->ctx, 2, &s[i], wait_ms), TC_OK);
-    tc_tpt_spin(p->ctx, 2, 2); /* every message read into an unexpected record */
+    /* every message read into an unexpected record before the first receive (a fixed spin of
+     * 2 ms left some unread on a loaded machine, whose records the earlier ones then served) */
+    if (!p->ep[1]->ops->probe)
+        tc_tpt_spin(p->ctx, 2, 2);
+    for (int i = 0; p->ep[1]->ops->probe && i < n; i++)
+        (void)probe_until_found(p->ctx, 2, p->ep[1], 100 + (uint64_t)i);
     for (int i = 0; i < n; i++) {
         r[i] = (tc_tp_req_t)TC_TP_REQ_INIT;
         assert_int_equal(tc_tp_recv(p->ep[1], 100 + (uint64_t)i, dst + (size_t)i * len, len, &r[i]),
@@ -509,22 +530,6 @@ void tc_tpt_discard_check(tp_pair_t *p, size_t len, int wait_ms)
         assert_int_equal(tc_tpt_wait_req(p->ctx, 2, &s[i], wait_ms), TC_OK);
     free(src);
     free(dst);
-}
-
-/* Progress @p n contexts until the probe of @p tag on @p ep finds a message (asserted within
- * TP_WAIT_MS); returns its length. */
-static uint64_t probe_until_found(tc_tp_ctx_t *const *ctxs, int n, tc_tp_ep_t *ep, uint64_t tag)
-{
-    uint64_t deadline = tc_deadline_after_ms(TP_WAIT_MS), len = UINT64_MAX;
-    int found = 0;
-    for (;;) {
-        assert_int_equal(tc_tp_probe(ep, tag, &found, &len), TC_OK);
-        if (found || tc_deadline_passed(deadline))
-            break;
-        tp_round(ctxs, n, 10);
-    }
-    assert_true(found);
-    return len;
 }
 
 static void probe_none(tc_tp_ep_t *ep, uint64_t tag)
