@@ -256,8 +256,8 @@ static const unsigned char *part_to(const tc_rt_small_op_t *op, int q)
     switch (c->coll) {
     case TC_COLL_BARRIER:
         return (const unsigned char *)"";
-    case TC_COLL_ALL_REDUCE:
-        return in;
+    case TC_COLL_ALL_REDUCE: /* once folding began, in place: the copy own_part kept */
+        return op->ready ? op->mine : in;
     case TC_COLL_REDUCE:
     case TC_COLL_GATHER:
         return q == c->root ? in : NULL;
@@ -283,6 +283,16 @@ static int folds(const tc_rt_small_op_t *op)
            (c == TC_COLL_REDUCE && op->comm->rank == op->call->root);
 }
 
+/* Whether the operation may take its peers' messages while some of its own wait for a slot:
+ * the messages it still has to post must not lie where it writes what it takes. Else, with
+ * operations of several communicators in flight, each rank's slots towards the other could
+ * all hold messages its peer reads only after posting its own, and every rank waited for a
+ * slot until the timeout. Only an all-to-all in place posts blocks it overwrites. */
+static int takes_early(const tc_rt_small_op_t *op)
+{
+    return op->call->coll != TC_COLL_ALL_TO_ALL || op->call->sendbuf != op->call->recvbuf;
+}
+
 /* Whether this rank takes a message from rank @p q (not folding). */
 static int takes_from(const tc_rt_small_op_t *op, int q)
 {
@@ -302,10 +312,11 @@ static int takes_from(const tc_rt_small_op_t *op, int q)
     }
 }
 
-/* Between posting and taking: this rank's own block of the output, and a fold's own
- * contribution (op->mine), kept aside (op->keep) when the output would overwrite it first. A
- * message this rank posted is no such copy: once its reader consumed it, the slot may carry the
- * next message (another operation's) before the fold gets to this rank. */
+/* Before taking (after posting, or while posts wait for a slot: takes_early): this rank's own
+ * block of the output, and a fold's own contribution (op->mine), kept aside (op->keep) when
+ * the output would overwrite it first, or overwrite what is still to post. A message this rank
+ * posted is no such copy: once its reader consumed it, the slot may carry the next message
+ * (another operation's) before the fold gets to this rank. */
 static tc_status_t own_part(tc_rt_small_op_t *op)
 {
     const tc_rt_coll_t *c = op->call;
@@ -345,7 +356,7 @@ static tc_status_t own_part(tc_rt_small_op_t *op)
         return TC_OK;
     if (!op->mine || !op->dst)
         return tc_error_set(TC_ERR_INTERNAL, "small-message path: a fold without its buffers");
-    if (op->mine == op->dst && me >= 1) {
+    if (op->mine == op->dst && (me >= 1 || op->posted < op->comm->size)) {
         tc_copy(op->keep, op->mine, b);
         op->mine = op->keep;
     }
@@ -394,8 +405,10 @@ tc_status_t tc_rt_small_run(tc_rt_small_op_t *op)
         if (!src)
             continue;
         tc_shm_lane_slot_t *slot = tc_rt_small_tx(op, q, len, &st);
-        if (!slot)
+        if (!slot && (st != TC_INPROGRESS || !takes_early(op)))
             return st;
+        if (!slot)
+            break; /* takes what it can meanwhile: its peers' slots free up */
         if (len)
             tc_copy(slot->data, src, len);
         tc_shm_lane_post(op->s->peer[q].lane, slot, op->tag, len);
@@ -428,6 +441,8 @@ tc_status_t tc_rt_small_run(tc_rt_small_op_t *op)
         if (st != TC_OK)
             return st;
     }
+    if (op->posted < n)
+        return TC_INPROGRESS; /* its own messages still wait for slots */
     if (fold && op->call->op == TC_AVG)
         return tc_kern_scale_div(op->call->dtype, op->dst, op->call->count, n);
     return TC_OK;

@@ -1,6 +1,6 @@
 /* Multi-process, multi-threaded test of the thread model (docs/runtime.md, "Threads"):
  *
- *   thread_test [--threads T] [--iters K] [--same-comm | --create]
+ *   thread_test [--threads T] [--iters K] [--same-comm | --create | --burst]
  *
  * The main thread creates one communicator per worker thread (dups of the world and splits
  * that reverse or rotate the rank order, so communicators differ from the world), then T
@@ -19,6 +19,13 @@
  * by rank list, in turn), runs an all-reduce and a send/recv ring on it, checks them and
  * destroys it. Two children that took the same id on a rank would exchange each other's
  * messages (the inputs name the thread), so the checks catch it.
+ *
+ * --burst: each round a thread issues five asynchronous collectives of 800 bytes at once (an
+ * all-reduce, a broadcast, a reduce, an all-gather, a reduce-scatter: on the small-message
+ * path, whose lanes hold 4 such messages per direction, shared by the threads'
+ * communicators), then waits for them in order and checks them. An operation waited for a free
+ * slot before taking its peers' messages, so each rank's slots could all hold messages its peer
+ * read only after posting its own: every rank timed out (3 threads at 2 ranks, 1 to 4 runs of 6).
  *
  * Meanwhile an observer thread reads what the workers' operations record (tc_comm_stats, and
  * tc_comm_dump_fr when TC_FR_DIR is set): blocking small collectives record without the
@@ -214,6 +221,67 @@ static void *worker_main(void *arg) {
     }
     free(sbuf);
     free(rbuf);
+    return NULL;
+}
+
+#define BURST_OPS 5
+#define BURST_COUNT 100 /* int64: 800 bytes, above the lanes' medium slots */
+
+static void *burst_main(void *arg)
+{
+    worker_t *w = arg;
+    int n = w->size, r = w->rank, t = w->id;
+    static const char *what[BURST_OPS] = {"all_reduce", "broadcast", "reduce", "all_gather",
+                                          "reduce_scatter"};
+    int64_t *in = malloc(sizeof(int64_t) * BURST_OPS * BURST_COUNT * n);
+    int64_t *out = malloc(sizeof(int64_t) * BURST_OPS * BURST_COUNT * n);
+    tc_op_opts_t o = TC_OP_OPTS_INIT;
+    o.timeout_ms = 10000;
+    o.async = 1;
+    for (int k = 0; k < w->iters && atomic_load(&failures) == 0; k++) {
+        const size_t c = BURST_COUNT, span = c * n;
+        int root = (k + t) % n;
+        int64_t *ib[BURST_OPS], *ob[BURST_OPS];
+        for (int j = 0; j < BURST_OPS; j++) {
+            ib[j] = in + (size_t)j * span;
+            ob[j] = out + (size_t)j * span;
+            for (size_t i = 0; i < span; i++)
+                ib[j][i] = input(t, k * BURST_OPS + j, r, i);
+        }
+        memcpy(ob[1], ib[1], c * sizeof(int64_t)); /* broadcast in place: the root's input */
+        tc_work_t *wk[BURST_OPS] = {NULL};
+        tc_status_t st[BURST_OPS];
+        st[0] = tc_all_reduce(w->comm, ib[0], ob[0], c, TC_INT64, TC_SUM, &o, &wk[0]);
+        st[1] = tc_broadcast(w->comm, ob[1], c, TC_INT64, root, &o, &wk[1]);
+        st[2] = tc_reduce(w->comm, ib[2], ob[2], c, TC_INT64, TC_SUM, root, &o, &wk[2]);
+        st[3] = tc_all_gather(w->comm, ib[3], ob[3], c, TC_INT64, &o, &wk[3]);
+        st[4] = tc_reduce_scatter(w->comm, ib[4], ob[4], c, TC_INT64, TC_SUM, &o, &wk[4]);
+        for (int j = 0; j < BURST_OPS; j++) {
+            if (st[j] == TC_OK)
+                st[j] = tc_work_wait(wk[j], 20000);
+            status_ok(w, what[j], k, st[j]);
+            tc_work_free(wk[j]);
+        }
+        for (size_t i = 0; i < c; i++) {
+            int64_t sum[BURST_OPS] = {0};
+            for (int q = 0; q < n; q++)
+                for (int j = 0; j < BURST_OPS; j++)
+                    sum[j] += input(t, k * BURST_OPS + j, q, j == 4 ? r * c + i : i);
+            if (st[0] == TC_OK)
+                check(w, what[0], k, i, ob[0][i], sum[0]);
+            if (st[1] == TC_OK)
+                check(w, what[1], k, i, ob[1][i], input(t, k * BURST_OPS + 1, root, i));
+            if (st[2] == TC_OK && r == root)
+                check(w, what[2], k, i, ob[2][i], sum[2]);
+            for (int q = 0; st[3] == TC_OK && q < n; q++)
+                check(w, what[3], k, q * c + i, ob[3][q * c + i],
+                      input(t, k * BURST_OPS + 3, q, i));
+            if (st[4] == TC_OK)
+                check(w, what[4], k, i, ob[4][i], sum[4]);
+        }
+    }
+    free(in);
+    free(out);
     return NULL;
 }
 
@@ -433,7 +501,7 @@ static void same_comm(tc_comm_t *comm) {
 }
 
 int main(int argc, char **argv) {
-    int nthreads = 4, iters = 20, samecomm = 0, create = 0;
+    int nthreads = 4, iters = 20, samecomm = 0, create = 0, burst = 0;
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--threads") && i + 1 < argc)
             nthreads = atoi(argv[++i]);
@@ -443,9 +511,12 @@ int main(int argc, char **argv) {
             samecomm = 1;
         else if (!strcmp(argv[i], "--create"))
             create = 1;
+        else if (!strcmp(argv[i], "--burst"))
+            burst = 1;
         else {
             fprintf(stderr,
-                    "usage: thread_test [--threads 1..%d] [--iters K] [--same-comm | --create]\n",
+                    "usage: thread_test [--threads 1..%d] [--iters K] [--same-comm | --create | "
+                    "--burst]\n",
                     MAX_THREADS);
             return 2;
         }
@@ -492,9 +563,14 @@ int main(int argc, char **argv) {
         pthread_barrier_init(&create_start, NULL, (unsigned)nthreads);
         atomic_store(&workers_running, nthreads);
         for (int t = 0; t < nthreads; t++)
-            pthread_create(&th[t], NULL, create ? create_main : worker_main, &w[t]);
+            pthread_create(&th[t], NULL,
+                           create  ? create_main
+                           : burst ? burst_main
+                                   : worker_main,
+                           &w[t]);
         observer_t obs = {w, nthreads};
         pthread_t oth;
+        create |= burst; /* neither counts all-reduces as the observer expects */
         if (!create)
             pthread_create(&oth, NULL, observer_main, &obs);
         for (int t = 0; t < nthreads; t++) {
