@@ -70,6 +70,8 @@ static void lane_awaited(const tc_rt_work_t *w, char *buf, size_t cap)
         tc_rt_exec_awaited(op->s->vote, buf, cap); /* the set-up's vote */
     else if (op->s->state == TC_RT_SMALL_SETUP)
         snprintf(buf, cap, "(the set-up)");
+    else if (w->lane->turn == 0) /* op->posted is 0: no rank was posted to yet */
+        snprintf(buf, cap, "none (an earlier operation of this communicator posts first)");
     else if (op->posted < n)
         snprintf(buf, cap, "%d (to read an earlier message)", op->posted);
     else
