@@ -27,7 +27,8 @@ static inline uint64_t tc_algo_pieces(uint64_t len, uint64_t chunk)
     if (len == 0) {
         return 0;
     }
-    return chunk == 0 ? 1 : (len + chunk - 1) / chunk;
+    /* Not (len + chunk - 1) / chunk: that wraps for chunk near UINT64_MAX. */
+    return chunk == 0 ? 1 : (len - 1) / chunk + 1;
 }
 
 static inline uint64_t tc_algo_piece_len(uint64_t len, uint64_t chunk, uint64_t j)

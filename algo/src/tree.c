@@ -60,7 +60,9 @@ uint64_t tc_algo_tree_chunk(const tc_algo_args_t *args, uint64_t len, int depth)
     double c;
 
     if (args->chunk_count > 0) {
-        return args->chunk_count;
+        /* a chunk longer than the part is the whole part (the cost model
+         * multiplies by it) */
+        return args->chunk_count < len ? args->chunk_count : (len > 0 ? len : 1);
     }
     if (len == 0) {
         return 1;
@@ -79,7 +81,7 @@ uint64_t tc_algo_tree_chunk(const tc_algo_args_t *args, uint64_t len, int depth)
 
 static uint64_t tc_tree_nchunks(const tc_algo_tree_part_t *pt)
 {
-    return (pt->len + pt->chunk - 1) / pt->chunk;
+    return tc_algo_pieces(pt->len, pt->chunk);
 }
 
 tc_status_t tc_algo_tree_steps(tc_sched_t *sched, const tc_algo_args_t *args, int mode,

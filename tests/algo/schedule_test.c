@@ -216,6 +216,34 @@ static void test_build_errors(void **state)
     assert_memory_equal(&s, &before, sizeof(s));
 }
 
+/* A chunk longer than the message is one chunk, whatever its size: chunk
+ * counts near UINT64_MAX once wrapped a ceiling division to 0 pieces (found
+ * by an independent checker). */
+static void test_any_chunk_count(void **state)
+{
+    const uint64_t chunks[] = {16, 1000, UINT64_C(1) << 63, UINT64_MAX - 1, UINT64_MAX};
+    size_t n = 0, i, k;
+    const tc_algo_desc_t *t = tc_algo_table(&n);
+    tc_status_t st;
+
+    (void)state;
+    for (i = 0; i < n; i++) {
+        for (k = 0; k < sizeof(chunks) / sizeof(chunks[0]); k++) {
+            tc_algo_args_t a = {.coll = t[i].coll, .nranks = 5, .root = -1, .count = 16};
+            if (a.coll == TC_COLL_REDUCE || a.coll == TC_COLL_BROADCAST ||
+                a.coll == TC_COLL_GATHER || a.coll == TC_COLL_SCATTER) {
+                a.root = 2;
+            }
+            a.chunk_count = chunks[k];
+            st = tc_algo_verify(&a, t[i].name);
+            if (st != TC_OK && st != TC_ERR_UNSUPPORTED) {
+                fail_msg("%s %s chunk_count %llu: %s", tc_coll_name(a.coll), t[i].name,
+                         (unsigned long long)chunks[k], tc_last_error());
+            }
+        }
+    }
+}
+
 static void expect_step(const tc_step_t *st, int kind, int peer, int buf, uint64_t off, int dst_buf,
                         uint64_t dst_off, uint64_t count)
 {
@@ -435,6 +463,7 @@ int main(void)
         cmocka_unit_test(test_coll_names),
         cmocka_unit_test(test_registry_table),
         cmocka_unit_test(test_build_errors),
+        cmocka_unit_test(test_any_chunk_count),
         cmocka_unit_test(test_ring_shape),
         cmocka_unit_test(test_recursive_doubling_shape),
         cmocka_unit_test(test_binomial_leaves_shape),
