@@ -217,7 +217,7 @@ tc_status_t tc_algo_tuning_parse(const char *text, size_t len, const char *name,
     size_t pos = 0;
     tc_status_t st;
 
-    if (text == NULL && len > 0)
+    if (text == NULL)
         return tc_error_set(TC_ERR_INVALID_ARG, "tc_algo_tuning_parse: NULL text");
     if (tuning == NULL)
         return tc_error_set(TC_ERR_INVALID_ARG, "tc_algo_tuning_parse: NULL tuning");

@@ -172,6 +172,10 @@ static void test_parse_bad(void **state)
     assert_int_equal(tc_algo_tuning_parse(longline, strlen(longline), "b.tune", &t), TC_ERR_CONFIG);
     assert_non_null(strstr(tc_last_error(), "b.tune:2: host: a value of 200 bytes"));
     assert_int_equal(tc_algo_tuning_parse("x", 1, "b", NULL), TC_ERR_INVALID_ARG);
+    /* even with no bytes: it once read as a file without its header line
+     * (found by an independent checker) */
+    assert_int_equal(tc_algo_tuning_parse(NULL, 0, "b", &t), TC_ERR_INVALID_ARG);
+    assert_non_null(strstr(tc_last_error(), "tc_algo_tuning_parse: NULL text"));
 }
 
 static int setup_dir(void **state)
