@@ -20,6 +20,7 @@
  */
 #include <ctype.h>
 #include <errno.h>
+#include <math.h>
 #include <pthread.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -155,8 +156,12 @@ double tc_algo_model_param(const tc_algo_model_t *model, tc_algo_param_t param)
 tc_status_t tc_algo_model_get(tc_algo_model_t *model)
 {
     tc_algo_model_info_t info;
-    tc_status_t status = tc_algo_model_info(&info);
+    tc_status_t status;
 
+    if (model == NULL) {
+        return tc_error_set(TC_ERR_INVALID_ARG, "tc_algo_model_get: model is NULL");
+    }
+    status = tc_algo_model_info(&info);
     if (status == TC_OK) {
         *model = info.model;
     }
@@ -171,14 +176,19 @@ int tc_algo_link_class(const tc_algo_args_t *args)
 double tc_algo_model_time(const tc_algo_model_t *model, const tc_algo_args_t *args,
                           const tc_algo_cost_t *cost, size_t elem_size)
 {
-    const int c = tc_algo_link_class(args);
-    const int oversub = c == 0 && args->oversub > 1;
-    const double sz = (double)elem_size;
-    const double alpha = model->alpha_us[c] + (oversub ? TC_ALGO_SCHED_HOP_US : 0.0);
-    const double o = model->o_us < alpha ? model->o_us : alpha;
-    const double share = c == 1 && cost->link_share > 1 ? cost->link_share : 1.0;
-    const double cores = oversub ? args->oversub : 1.0;
+    int c, oversub;
+    double sz, alpha, o, share, cores;
 
+    if (model == NULL || args == NULL || cost == NULL) {
+        return HUGE_VAL; /* never the cheapest */
+    }
+    c = tc_algo_link_class(args);
+    oversub = c == 0 && args->oversub > 1;
+    sz = (double)elem_size;
+    alpha = model->alpha_us[c] + (oversub ? TC_ALGO_SCHED_HOP_US : 0.0);
+    o = model->o_us < alpha ? model->o_us : alpha;
+    share = c == 1 && cost->link_share > 1 ? cost->link_share : 1.0;
+    cores = oversub ? args->oversub : 1.0;
     return ((cost->rounds - cost->overlap) * alpha + cost->overlap * o +
             (cost->elems * sz * model->beta_us[c] * share +
              cost->red_elems * sz * model->gamma_us) *
@@ -196,7 +206,7 @@ double tc_algo_node_share(const tc_algo_args_t *args, int dist, int xor_partner)
 {
     int i, q, cross = 0;
 
-    if (tc_algo_link_class(args) == 0) {
+    if (args == NULL || tc_algo_link_class(args) == 0) {
         return 1.0;
     }
     /* node 0 is a full node (only the last may hold fewer) */
@@ -209,11 +219,13 @@ double tc_algo_node_share(const tc_algo_args_t *args, int dist, int xor_partner)
 
 double tc_algo_node_share_all(const tc_algo_args_t *args)
 {
-    const double k = args->ranks_per_node, n = args->nranks;
+    double k, n;
 
-    if (tc_algo_link_class(args) == 0) {
+    if (args == NULL || tc_algo_link_class(args) == 0) {
         return 1.0;
     }
+    k = args->ranks_per_node;
+    n = args->nranks;
     return k * (n - k) / (n - 1) > 1 ? k * (n - k) / (n - 1) : 1.0;
 }
 

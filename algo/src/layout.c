@@ -3,6 +3,9 @@
 
 uint64_t tc_algo_block_len(const tc_algo_args_t *args, int q)
 {
+    if (args == NULL || q < 0 || q >= args->nranks) {
+        return 0;
+    }
     return args->counts != NULL ? args->counts[q] : args->count;
 }
 
@@ -11,6 +14,9 @@ uint64_t tc_algo_block_off(const tc_algo_args_t *args, int q)
     uint64_t off = 0;
     int i;
 
+    if (args == NULL || q < 0 || q >= args->nranks) {
+        return 0;
+    }
     if (args->counts == NULL) {
         return (uint64_t)q * args->count;
     }
@@ -102,14 +108,19 @@ tc_status_t tc_algo_a2av_offsets(const tc_algo_args_t *args, int r, uint64_t *so
 tc_status_t tc_algo_layout(const tc_algo_args_t *args, tc_algo_layout_t *layout)
 {
     tc_algo_layout_t l = {{0, 0}, TC_BUF_SEND, 0, 0, 0, 0};
-    const int r = args->rank, root = args->root;
     uint64_t span = 0;
     tc_status_t status;
+    int r, root;
 
+    if (layout == NULL) {
+        return tc_error_set(TC_ERR_INVALID_ARG, "tc_algo_layout: layout is NULL");
+    }
     status = tc_algo_args_check(args, "tc_algo_layout");
     if (status != TC_OK) {
         return status;
     }
+    r = args->rank;
+    root = args->root;
     if (args->counts != NULL && args->coll != TC_COLL_ALL_GATHER &&
         args->coll != TC_COLL_REDUCE_SCATTER) {
         return tc_error_set(TC_ERR_UNSUPPORTED, "%s has no v-variant here (counts is set)",

@@ -4,6 +4,7 @@
  * that use its link at once), the shares the formulas derive, and the
  * selections they change; and a node that runs more ranks than it has cores
  * (a scheduling hop per round, the cores shared). */
+#include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -291,12 +292,32 @@ static void test_selection(void **state)
     assert_int_equal(tc_algo_select(&a, 4, NULL, &name), TC_ERR_INVALID_ARG);
 }
 
+/* NULL pointers: a status or a documented value, not a crash (found by an
+ * independent checker). */
+static void test_null_pointers(void **state)
+{
+    const tc_algo_args_t a = {.coll = TC_COLL_ALL_REDUCE, .nranks = 4, .root = -1, .count = 16};
+    const tc_algo_cost_t c = {.rounds = 1};
+    tc_algo_model_t m;
+
+    (void)state;
+    clear_env();
+    assert_int_equal(tc_algo_model_get(NULL), TC_ERR_INVALID_ARG);
+    assert_non_null(strstr(tc_last_error(), "tc_algo_model_get: model is NULL"));
+    assert_int_equal(tc_algo_model_get(&m), TC_OK);
+    assert_true(tc_algo_model_time(&m, &a, NULL, 4) == HUGE_VAL);
+    assert_true(tc_algo_model_time(NULL, &a, &c, 4) == HUGE_VAL);
+    assert_true(tc_algo_model_time(&m, NULL, &c, 4) == HUGE_VAL);
+    assert_true(tc_algo_model_time(&m, &a, &c, 4) < HUGE_VAL);
+    assert_true(tc_algo_node_share(NULL, 1, 0) == 1.0);
+    assert_true(tc_algo_node_share_all(NULL) == 1.0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_model_time),
-        cmocka_unit_test(test_node_share),
-        cmocka_unit_test(test_formulas),
+        cmocka_unit_test(test_model_time), cmocka_unit_test(test_null_pointers),
+        cmocka_unit_test(test_node_share), cmocka_unit_test(test_formulas),
         cmocka_unit_test(test_selection),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -216,6 +216,26 @@ static void test_build_errors(void **state)
     assert_memory_equal(&s, &before, sizeof(s));
 }
 
+/* NULL pointers and blocks out of range (found by an independent checker:
+ * these crashed). */
+static void test_layout_null(void **state)
+{
+    tc_algo_args_t a = ar_args(4, 1, 10, 0);
+    tc_algo_layout_t l;
+
+    (void)state;
+    assert_int_equal(tc_algo_layout(NULL, &l), TC_ERR_INVALID_ARG);
+    assert_non_null(strstr(tc_last_error(), "tc_algo_layout: args is NULL"));
+    assert_int_equal(tc_algo_layout(&a, NULL), TC_ERR_INVALID_ARG);
+    assert_non_null(strstr(tc_last_error(), "tc_algo_layout: layout is NULL"));
+    assert_int_equal(tc_algo_block_off(NULL, 0), 0);
+    assert_int_equal(tc_algo_block_len(NULL, 0), 0);
+    assert_int_equal(tc_algo_block_off(&a, 4), 0);
+    assert_int_equal(tc_algo_block_len(&a, -1), 0);
+    assert_int_equal(tc_algo_block_off(&a, 3), 30);
+    assert_int_equal(tc_algo_block_len(&a, 3), 10);
+}
+
 /* A chunk longer than the message is one chunk, whatever its size: chunk
  * counts near UINT64_MAX once wrapped a ceiling division to 0 pieces (found
  * by an independent checker). */
@@ -464,6 +484,7 @@ int main(void)
         cmocka_unit_test(test_registry_table),
         cmocka_unit_test(test_build_errors),
         cmocka_unit_test(test_any_chunk_count),
+        cmocka_unit_test(test_layout_null),
         cmocka_unit_test(test_ring_shape),
         cmocka_unit_test(test_recursive_doubling_shape),
         cmocka_unit_test(test_binomial_leaves_shape),

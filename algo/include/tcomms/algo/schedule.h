@@ -192,11 +192,13 @@ typedef struct tc_algo_layout {
 
 /**
  * @brief The buffer layout of @p args->rank for @p args.
- * @return TC_ERR_INVALID_ARG for bad args or v-arrays whose sums overflow.
+ * @return TC_ERR_INVALID_ARG for NULL pointers, bad args or v-arrays whose
+ *         sums overflow.
  */
 tc_status_t tc_algo_layout(const tc_algo_args_t *args, tc_algo_layout_t *layout);
 
-/** @brief Block q of a gathered/scattered buffer: offset and length. */
+/** @brief Block q of a gathered/scattered buffer: offset and length (0 for
+ *         NULL @p args or q outside [0, nranks)). */
 uint64_t tc_algo_block_off(const tc_algo_args_t *args, int q);
 uint64_t tc_algo_block_len(const tc_algo_args_t *args, int q);
 
@@ -396,7 +398,8 @@ typedef struct tc_algo_model {
  * @brief The model's parameters: defaults, overridden by TC_ALGO_ALPHA_INTRA_US,
  *        TC_ALGO_ALPHA_INTER_US, TC_ALGO_BETA_INTRA_US, TC_ALGO_BETA_INTER_US,
  *        TC_ALGO_GAMMA_US, TC_ALGO_OVERHEAD_US (docs/tuning.md).
- * @return TC_ERR_CONFIG for a malformed variable.
+ * @return TC_ERR_CONFIG for a malformed variable; TC_ERR_INVALID_ARG for a
+ *         NULL @p model.
  */
 tc_status_t tc_algo_model_get(tc_algo_model_t *model);
 
@@ -412,6 +415,7 @@ tc_status_t tc_algo_model_get(tc_algo_model_t *model);
  *        gains TC_ALGO_SCHED_HOP_US (a round's messages wait for their
  *        receivers to be scheduled) and beta and gamma are multiplied by
  *        args->oversub (the ranks copy and reduce on fewer cores).
+ *        HUGE_VAL (never the cheapest) when a pointer is NULL.
  */
 double tc_algo_model_time(const tc_algo_model_t *model, const tc_algo_args_t *args,
                           const tc_algo_cost_t *cost, size_t elem_size);
@@ -428,7 +432,8 @@ double tc_algo_model_time(const tc_algo_model_t *model, const tc_algo_args_t *ar
  *        node in a step where rank r's partner is (r + @p dist) mod nranks
  *        (@p xor_partner 0) or r XOR @p dist (1; partners >= nranks
  *        ignored), for ranks_per_node consecutive ranks per node; at least 1
- *        (the step's bytes then cost one link's time). 1 within one node.
+ *        (the step's bytes then cost one link's time). 1 within one node
+ *        and for NULL @p args.
  */
 double tc_algo_node_share(const tc_algo_args_t *args, int dist, int xor_partner);
 
@@ -436,7 +441,7 @@ double tc_algo_node_share(const tc_algo_args_t *args, int dist, int xor_partner)
  * @brief The same for an algorithm where every rank sends an equal block to
  *        every other rank at once: the ranks_per_node x (nranks -
  *        ranks_per_node) blocks leaving the fullest node over the nranks - 1
- *        a rank sends, at least 1.
+ *        a rank sends, at least 1 (1 for NULL @p args).
  */
 double tc_algo_node_share_all(const tc_algo_args_t *args);
 
