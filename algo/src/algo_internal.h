@@ -270,5 +270,12 @@ TC_MUST_USE tc_status_t tc_algo_a2av_offsets(const tc_algo_args_t *args, int r, 
 
 TC_MUST_USE tc_status_t tc_algo_applies_pow2(const tc_algo_args_t *args);
 TC_MUST_USE tc_status_t tc_algo_applies_uniform(const tc_algo_args_t *args);
+TC_MUST_USE tc_status_t tc_algo_applies_not_in_place(const tc_algo_args_t *args);
+
+/* Whether desc builds for args (valid args): what the collective supports
+ * (a v-variant), then desc->applies. The one test that build and every
+ * selection path use, so that what is selected builds. TC_ERR_UNSUPPORTED
+ * with the reason. */
+TC_MUST_USE tc_status_t tc_algo_applies(const tc_algo_desc_t *desc, const tc_algo_args_t *args);
 
 #endif /* TCOMMS_ALGO_SRC_ALGO_INTERNAL_H */

@@ -16,8 +16,8 @@
 
 #include "algo_internal.h"
 
-TC_ALGO_DEFINE(ALL_TO_ALL, pairwise, all_to_all_pairwise, NULL, 10);
-TC_ALGO_DEFINE(ALL_TO_ALL, linear, all_to_all_linear, NULL, 20);
+TC_ALGO_DEFINE(ALL_TO_ALL, pairwise, all_to_all_pairwise, tc_algo_applies_not_in_place, 10);
+TC_ALGO_DEFINE(ALL_TO_ALL, linear, all_to_all_linear, tc_algo_applies_not_in_place, 20);
 
 /* Rank r's blocks: to q at soff[q] (len scnt(q)), from q at roff[q] (rcnt(q)). */
 typedef struct tc_a2a_blocks {
@@ -77,13 +77,7 @@ static tc_status_t tc_algo_a2a_direct(const tc_algo_args_t *args, tc_sched_t *sc
     tc_status_t status;
 
     TC_ALGO_TRY(tc_algo_args_check(args, "all_to_all"));
-    if (args->in_place) {
-        /* Every block of recv is written while other ranks may still need
-         * the input that sat there: that needs staging, which the caller
-         * (the runtime) does. */
-        return tc_error_set(TC_ERR_UNSUPPORTED, "all_to_all%s in place is not supported",
-                            args->a2a_counts != NULL ? "_v" : "");
-    }
+    TC_ALGO_TRY(tc_algo_applies_not_in_place(args));
     if (args->a2a_counts == NULL) {
         return args->count == 0 ? TC_OK : tc_algo_a2a_steps(&b, sched, pairwise);
     }

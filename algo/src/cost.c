@@ -240,7 +240,7 @@ static void tc_algo_names(const tc_algo_args_t *args, int only_applicable, char 
         if (t[i].coll != args->coll) {
             continue;
         }
-        if (only_applicable && t[i].applies != NULL && t[i].applies(args) != TC_OK) {
+        if (only_applicable && tc_algo_applies(&t[i], args) != TC_OK) {
             continue;
         }
         pos += (size_t)snprintf(out + pos, len - pos, "%s%s", pos ? ", " : "", t[i].name);
@@ -258,7 +258,7 @@ static tc_status_t tc_algo_named(const tc_algo_args_t *args, const char *name, c
         tc_error_prefix("%s: ", from);
         return status;
     }
-    if (desc->applies != NULL && desc->applies(args) != TC_OK) {
+    if (tc_algo_applies(desc, args) != TC_OK) {
         snprintf(why, sizeof(why), "%s", tc_last_error());
         tc_algo_names(args, 1, names, sizeof(names));
         return tc_error_set(TC_ERR_UNSUPPORTED,
@@ -290,7 +290,7 @@ static tc_status_t tc_algo_by_rule(const tc_algo_tuning_t *tuning, const tc_algo
         return st;
     }
     if (tc_algo_find(args->coll, rule->algo, &desc) != TC_OK ||
-        (desc->applies != NULL && desc->applies(args) != TC_OK)) {
+        tc_algo_applies(desc, args) != TC_OK) {
         tc_log_info(TC_SUBSYS_ALGO,
                     "%s on %d ranks: the tuning file's rule %s does not apply "
                     "here (%s); the model chooses",
@@ -312,7 +312,7 @@ tc_status_t tc_algo_select(const tc_algo_args_t *args, size_t elem_size, const c
     tc_algo_model_info_t info;
     tc_algo_model_t model;
     tc_status_t status;
-    char var[64], names[512];
+    char var[64], names[512], why[300] = "no algorithm is modelled";
     double best_t = 0, tm;
     const char *env;
     size_t n, i;
@@ -355,8 +355,11 @@ tc_status_t tc_algo_select(const tc_algo_args_t *args, size_t elem_size, const c
     t = tc_algo_table(&n);
     for (i = 0; i < n; i++) {
         tc_algo_cost_t c;
-        if (t[i].coll != args->coll || t[i].cost == NULL ||
-            (t[i].applies != NULL && t[i].applies(args) != TC_OK)) {
+        if (t[i].coll != args->coll || t[i].cost == NULL) {
+            continue;
+        }
+        if (tc_algo_applies(&t[i], args) != TC_OK) {
+            snprintf(why, sizeof(why), "%s", tc_last_error());
             continue;
         }
         memset(&c, 0, sizeof(c));
@@ -368,9 +371,12 @@ tc_status_t tc_algo_select(const tc_algo_args_t *args, size_t elem_size, const c
         }
     }
     if (best == NULL) {
+        /* the last refusal's reason: in the usual cases (in place, a
+         * v-variant) every algorithm's */
         tc_algo_names(args, 0, names, sizeof(names));
-        return tc_error_set(TC_ERR_UNSUPPORTED, "no %s algorithm applies to %d ranks (known: %s)",
-                            tc_coll_name(args->coll), args->nranks, names[0] ? names : "none");
+        return tc_error_set(TC_ERR_UNSUPPORTED,
+                            "no %s algorithm applies to this call (%d ranks): %s (known: %s)",
+                            tc_coll_name(args->coll), args->nranks, why, names[0] ? names : "none");
     }
     tc_log_info(TC_SUBSYS_ALGO, "%s on %d ranks, %llu x %zu bytes: %s (model %.3g us)",
                 tc_coll_name(args->coll), args->nranks, (unsigned long long)args->count, elem_size,

@@ -52,6 +52,28 @@ tc_status_t tc_algo_applies_uniform(const tc_algo_args_t *args)
     return TC_OK;
 }
 
+tc_status_t tc_algo_applies_not_in_place(const tc_algo_args_t *args)
+{
+    if (args->in_place) {
+        /* Every block of recv is written while other ranks may still need
+         * the input that sat there: that needs staging, which the caller
+         * (the runtime) does. */
+        return tc_error_set(TC_ERR_UNSUPPORTED, "%s%s in place is not supported",
+                            tc_coll_name(args->coll), args->a2a_counts != NULL ? "_v" : "");
+    }
+    return TC_OK;
+}
+
+tc_status_t tc_algo_applies(const tc_algo_desc_t *desc, const tc_algo_args_t *args)
+{
+    if (args->counts != NULL && args->coll != TC_COLL_ALL_GATHER &&
+        args->coll != TC_COLL_REDUCE_SCATTER) {
+        return tc_error_set(TC_ERR_UNSUPPORTED, "%s has no v-variant here (counts is set)",
+                            tc_coll_name(args->coll));
+    }
+    return desc->applies != NULL ? desc->applies(args) : TC_OK;
+}
+
 static int tc_algo_is_rooted(tc_coll_t coll)
 {
     return coll == TC_COLL_REDUCE || coll == TC_COLL_BROADCAST || coll == TC_COLL_GATHER ||
@@ -158,7 +180,7 @@ tc_status_t tc_algo_build(const tc_algo_args_t *args, const char *algo, tc_sched
     if (status != TC_OK) {
         return status;
     }
-    if (desc->applies != NULL && (status = desc->applies(args)) != TC_OK) {
+    if ((status = tc_algo_applies(desc, args)) != TC_OK) {
         tc_error_prefix("%s %s: ", tc_coll_name(args->coll), desc->name);
         return status;
     }

@@ -264,6 +264,75 @@ static void test_any_chunk_count(void **state)
     }
 }
 
+/* What select may choose builds: every algorithm whose applicability check
+ * passes builds on every rank, and one that fails it is refused by build
+ * (an in-place all_to_all once selected "pairwise", then failed to build;
+ * found by an independent checker). */
+static void test_applies_matches_build(void **state)
+{
+    static const uint64_t counts[5] = {3, 0, 2, 1, 4};
+    size_t n = 0, i;
+    const tc_algo_desc_t *t = tc_algo_table(&n);
+    const char *name;
+    tc_status_t ap, st;
+    tc_sched_t s;
+    int p, r, ip, v, rpn, c;
+    tc_algo_args_t a2a = {.coll = TC_COLL_ALL_TO_ALL, .nranks = 4, .root = -1, .count = 4};
+
+    (void)state;
+    a2a.in_place = 1;
+    assert_int_equal(tc_algo_select(&a2a, 4, NULL, &name), TC_ERR_UNSUPPORTED);
+    assert_non_null(strstr(tc_last_error(), "all_to_all in place is not supported"));
+    for (c = 0; c < TC_COLL_COUNT; c++) {
+        for (p = 1; p <= 5; p++) {
+            for (ip = 0; ip < 2; ip++) {
+                for (v = 0; v < 2; v++) {
+                    for (rpn = 0; rpn <= 2; rpn += 2) {
+                        tc_algo_args_t a = {.coll = (tc_coll_t)c, .nranks = p, .root = -1};
+                        a.count = v ? 0 : 5;
+                        a.counts = v ? counts : NULL;
+                        a.in_place = ip;
+                        a.ranks_per_node = rpn;
+                        if (c == TC_COLL_REDUCE || c == TC_COLL_BROADCAST || c == TC_COLL_GATHER ||
+                            c == TC_COLL_SCATTER) {
+                            a.root = p - 1;
+                        }
+                        for (i = 0; i < n; i++) {
+                            if (t[i].coll != a.coll) {
+                                continue;
+                            }
+                            ap = tc_algo_select(&a, 4, t[i].name, &name);
+                            for (r = 0; r < p; r++) {
+                                a.rank = r;
+                                st = tc_algo_build(&a, t[i].name, &s);
+                                if ((st == TC_OK) != (ap == TC_OK)) {
+                                    fail_msg("%s %s p=%d rank %d in_place=%d v=%d rpn=%d: "
+                                             "select %s, build %s: %s",
+                                             tc_coll_name(a.coll), t[i].name, p, r, ip, v, rpn,
+                                             tc_status_string(ap), tc_status_string(st),
+                                             tc_last_error());
+                                }
+                                if (st == TC_OK) {
+                                    tc_sched_free(&s);
+                                }
+                            }
+                            a.rank = 0;
+                        }
+                        /* the model's choice builds too, or select says why not */
+                        if (tc_algo_select(&a, 4, NULL, &name) == TC_OK) {
+                            assert_int_equal(tc_algo_build(&a, name, &s), TC_OK);
+                            tc_sched_free(&s);
+                        } else {
+                            assert_int_equal(tc_algo_select(&a, 4, NULL, &name),
+                                             TC_ERR_UNSUPPORTED);
+                        }
+                    }
+                }
+            }
+        }
+    }
+}
+
 static void expect_step(const tc_step_t *st, int kind, int peer, int buf, uint64_t off, int dst_buf,
                         uint64_t dst_off, uint64_t count)
 {
@@ -485,6 +554,7 @@ int main(void)
         cmocka_unit_test(test_build_errors),
         cmocka_unit_test(test_any_chunk_count),
         cmocka_unit_test(test_layout_null),
+        cmocka_unit_test(test_applies_matches_build),
         cmocka_unit_test(test_ring_shape),
         cmocka_unit_test(test_recursive_doubling_shape),
         cmocka_unit_test(test_binomial_leaves_shape),

@@ -37,6 +37,10 @@ refused "--algo bogus: no all_reduce algorithm named 'bogus'; valid names: ring,
     --coll all_reduce --algo bogus --ranks 4 --bytes 4K
 refused "--algo recursive_doubling: all_gather recursive_doubling does not apply to this call (3 ranks)" \
     --coll all_gather --algo recursive_doubling --ranks 3 --bytes 3K
+# an in-place all_to_all was selected, then "FAILED ... generator failed" (rc 2; found by an
+# independent checker)
+refused "no all_to_all algorithm applies to this call (4 ranks): all_to_all in place is not supported" \
+    --coll all_to_all --ranks 4 --bytes 16 --in-place
 refused '--seed="-1": out of range (accepted: integers in [0, ' "${ar[@]}" --ranks 4 --bytes 4K --seed -1
 refused "unexpected argument 'extra'" "${ar[@]}" --ranks 4 --bytes 4K extra
 refused "unknown option --bogus" "${ar[@]}" --ranks 4 --bytes 4K --bogus
