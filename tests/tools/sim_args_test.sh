@@ -41,6 +41,8 @@ refused "--algo recursive_doubling: all_gather recursive_doubling does not apply
 # independent checker)
 refused "no all_to_all algorithm applies to this call (4 ranks): all_to_all in place is not supported" \
     --coll all_to_all --ranks 4 --bytes 16 --in-place
+# --help named K, M, G while T is accepted (found by an independent checker)
+accepted "SIZE: bytes with an optional K, M, G, T suffix" --help
 refused '--seed="-1": out of range (accepted: integers in [0, ' "${ar[@]}" --ranks 4 --bytes 4K --seed -1
 refused "unexpected argument 'extra'" "${ar[@]}" --ranks 4 --bytes 4K extra
 refused "unknown option --bogus" "${ar[@]}" --ranks 4 --bytes 4K --bogus

@@ -30,7 +30,7 @@ static void usage(FILE *f)
             "              [--flow-symmetry off|cut|all] [--oversub R]\n"
             "  COLL: all_reduce reduce broadcast all_gather reduce_scatter all_to_all\n"
             "        gather scatter barrier\n"
-            "  SIZE: bytes with an optional K, M, G suffix (powers of 1024), a whole number\n"
+            "  SIZE: bytes with an optional K, M, G, T suffix (powers of 1024), a whole number\n"
             "        of B-byte elements (0: an empty collective); barrier needs none\n"
             "  --algo NAME: an algorithm of COLL, or 'auto' (the default): the selection\n"
             "  --dtype-size B: bytes per element, 1 to %d (default 4)\n"
