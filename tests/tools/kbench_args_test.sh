@@ -22,4 +22,10 @@ refused '-b="-1": not a size' -b -1
 refused "-b 0: an array must be at least 1 byte" -b 0
 refused "-b 65536 is larger than -e 4096" -b 64K -e 4K
 refused "an argument that is not an option: stray" -e 4K stray
+# found by an independent checker: a bitwise op on a float type printed the header, then exit 1
+# and no row; --help was "invalid option -- '-'"
+refused "-o band does not apply to -t float32 (bitwise ops: integer types only)" \
+    -b 4096 -e 4096 -n 1 -r 1 -t float32,int32 -o band,sum
+help=$("$kbench" --help 2>&1) || fail "tc-kbench --help: status $?: $help"
+grep -qF "usage: tc-kbench" <<<"$help" || fail "tc-kbench --help: no usage in: $help"
 echo PASS

@@ -285,14 +285,25 @@ static int kb_parse_number(int c, const char *text, kb_opts_t *o)
 }
 
 /* The rows, -b to -e by -f (as main runs them), must hold whole elements of every type: a type
- * that fits none would print no row. */
+ * that fits none would print no row. Every op must apply to every type: the kernel refuses a
+ * bitwise op on floats, which stopped the table after its header. */
 static int kb_check_types(const kb_opts_t *o)
 {
-    int ti;
+    int ti, oi;
 
     for (ti = 0; ti < o->ntypes; ti++) {
         size_t es = tc_dtype_size(o->types[ti]), bytes;
         int fits = 0;
+
+        for (oi = 0; oi < o->nops; oi++) {
+            if (!tc_redop_valid_for(o->ops[oi], o->types[ti])) {
+                fprintf(stderr,
+                        "tc-kbench: -o %s does not apply to -t %s (bitwise ops: integer types "
+                        "only)\n",
+                        tc_redop_name(o->ops[oi]), tc_dtype_name(o->types[ti]));
+                return -1;
+            }
+        }
 
         for (bytes = o->begin; bytes <= o->end && !fits; bytes *= o->factor) {
             fits = bytes % es == 0;
@@ -316,7 +327,7 @@ static int kb_parse(int argc, char **argv, kb_opts_t *o)
 {
     static char default_types[] = "float32,bfloat16,float16,float64,int32";
     static char default_ops[] = "sum";
-    int c;
+    int c, i;
 
     memset(o, 0, sizeof(*o));
     o->begin = 4 << 10;
@@ -326,6 +337,12 @@ static int kb_parse(int argc, char **argv, kb_opts_t *o)
     o->simd = -1;
     if (kb_parse_list(default_types, 1, o) != 0 || kb_parse_list(default_ops, 0, o) != 0) {
         return -1;
+    }
+    for (i = 1; i < argc && strcmp(argv[i], "--") != 0; i++) {
+        if (strcmp(argv[i], "--help") == 0) { /* as tc-sim and tc-info */
+            kb_usage(stdout);
+            exit(0);
+        }
     }
     while ((c = getopt(argc, argv, "t:o:b:e:f:n:r:s:h")) != -1) {
         switch (c) {
