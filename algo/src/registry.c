@@ -99,6 +99,15 @@ tc_status_t tc_algo_args_check(const tc_algo_args_t *args, const char *who)
         return tc_error_set(TC_ERR_INVALID_ARG, "%s: %s root %d outside [0, %d)", who,
                             tc_coll_name(args->coll), args->root, args->nranks);
     }
+    if (!tc_algo_is_rooted(args->coll) && args->root != -1) {
+        return tc_error_set(TC_ERR_INVALID_ARG,
+                            "%s: root %d for %s, which is not rooted (must be -1)", who, args->root,
+                            tc_coll_name(args->coll));
+    }
+    if (args->in_place != 0 && args->in_place != 1) {
+        return tc_error_set(TC_ERR_INVALID_ARG, "%s: in_place %d (must be 0 or 1)", who,
+                            args->in_place);
+    }
     if (!(args->oversub >= 0 && args->oversub <= 1e6)) {
         return tc_error_set(TC_ERR_INVALID_ARG, "%s: oversub %g (ranks per core: 0 to 1e6)", who,
                             args->oversub);

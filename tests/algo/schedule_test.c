@@ -197,6 +197,21 @@ static void test_build_errors(void **state)
     a.root = 4;
     assert_int_equal(tc_algo_build(&a, NULL, &s), TC_ERR_INVALID_ARG);
     assert_non_null(strstr(tc_last_error(), "broadcast root 4 outside [0, 4)"));
+    /* root and in_place outside what the header allows were accepted (found
+     * by an independent checker) */
+    a = ar_args(4, 1, 10, 0);
+    a.root = 2;
+    assert_int_equal(tc_algo_build(&a, NULL, &s), TC_ERR_INVALID_ARG);
+    assert_non_null(
+        strstr(tc_last_error(), "root 2 for all_reduce, which is not rooted (must be -1)"));
+    assert_int_equal(tc_algo_verify(&a, NULL), TC_ERR_INVALID_ARG);
+    a = ar_args(4, 1, 10, 5);
+    assert_int_equal(tc_algo_build(&a, NULL, &s), TC_ERR_INVALID_ARG);
+    assert_non_null(strstr(tc_last_error(), "tc_algo_build: in_place 5 (must be 0 or 1)"));
+    a.in_place = -1;
+    assert_int_equal(tc_algo_verify(&a, NULL), TC_ERR_INVALID_ARG);
+    assert_non_null(strstr(tc_last_error(), "tc_algo_verify: in_place -1 (must be 0 or 1)"));
+    a = ar_args(4, 1, 10, 0);
 
     a = ar_args(0, 0, 10, 0);
     assert_int_equal(tc_algo_build(&a, NULL, &s), TC_ERR_INVALID_ARG);

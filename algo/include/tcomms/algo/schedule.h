@@ -140,9 +140,9 @@ typedef struct tc_algo_args {
     tc_coll_t coll;
     int nranks;
     int rank;
-    int root;       /**< -1 when not rooted */
+    int root;       /**< -1 when not rooted (anything else is TC_ERR_INVALID_ARG) */
     uint64_t count; /**< elements (all-reduce: per rank; the whole vector; see above) */
-    int in_place;
+    int in_place;   /**< 0 or 1 (see below) */
     /** v-variants (all_gather, reduce_scatter): [nranks] elements of each
      *  rank's block, the same on every rank; NULL: count each. */
     const uint64_t *counts;
