@@ -268,6 +268,12 @@ static inline uint64_t tc_algo_a2av_count(const tc_algo_args_t *args, int q, int
 TC_MUST_USE tc_status_t tc_algo_a2av_offsets(const tc_algo_args_t *args, int r, uint64_t *soff,
                                              uint64_t *roff, uint64_t *sspan, uint64_t *rspan);
 
+/* v-variants (counts and displs set): blocks with elements must not overlap
+ * (an element of the gathered or scattered buffer would belong to two ranks);
+ * TC_ERR_INVALID_ARG naming the two. O(p log p): once per call, not per rank
+ * of a verification. */
+TC_MUST_USE tc_status_t tc_algo_blocks_check(const tc_algo_args_t *args);
+
 TC_MUST_USE tc_status_t tc_algo_applies_pow2(const tc_algo_args_t *args);
 TC_MUST_USE tc_status_t tc_algo_applies_uniform(const tc_algo_args_t *args);
 TC_MUST_USE tc_status_t tc_algo_applies_not_in_place(const tc_algo_args_t *args);

@@ -1,4 +1,6 @@
 /* The buffer conventions of every collective (see tc_algo_args_t in schedule.h). */
+#include <stdlib.h>
+
 #include "algo_internal.h"
 
 uint64_t tc_algo_block_len(const tc_algo_args_t *args, int q)
@@ -62,6 +64,56 @@ static tc_status_t tc_algo_blocks_span(const tc_algo_args_t *args, uint64_t *spa
     }
     *span_p = span;
     return TC_OK;
+}
+
+typedef struct {
+    uint64_t off;
+    int q;
+} tc_block_at_t;
+
+static int tc_block_at_cmp(const void *x, const void *y)
+{
+    const tc_block_at_t *a = x, *b = y;
+
+    return a->off < b->off ? -1 : a->off > b->off ? 1 : a->q - b->q;
+}
+
+tc_status_t tc_algo_blocks_check(const tc_algo_args_t *args)
+{
+    tc_block_at_t *at;
+    tc_status_t status = TC_OK;
+    uint64_t span;
+    int q, n = 0, i;
+
+    if (args->counts == NULL || args->displs == NULL ||
+        (args->coll != TC_COLL_ALL_GATHER && args->coll != TC_COLL_REDUCE_SCATTER)) {
+        return TC_OK; /* packed blocks are disjoint; others have no v-variant */
+    }
+    TC_ALGO_TRY(tc_algo_blocks_span(args, &span));
+    if ((at = malloc((size_t)args->nranks * sizeof(*at))) == NULL) {
+        return tc_error_set(TC_ERR_NO_MEMORY, "%s_v: no memory to sort %d blocks",
+                            tc_coll_name(args->coll), args->nranks);
+    }
+    for (q = 0; q < args->nranks; q++) {
+        if (args->counts[q] > 0) {
+            at[n++] = (tc_block_at_t){args->displs[q], q};
+        }
+    }
+    qsort(at, (size_t)n, sizeof(*at), tc_block_at_cmp);
+    for (i = 1; i < n; i++) {
+        const uint64_t end = at[i - 1].off + args->counts[at[i - 1].q];
+        if (end > at[i].off) {
+            status = tc_error_set(TC_ERR_INVALID_ARG,
+                                  "%s_v: the blocks of rank %d [%llu, %llu) and of rank %d (at "
+                                  "%llu) overlap",
+                                  tc_coll_name(args->coll), at[i - 1].q,
+                                  (unsigned long long)at[i - 1].off, (unsigned long long)end,
+                                  at[i].q, (unsigned long long)at[i].off);
+            break;
+        }
+    }
+    free(at);
+    return status;
 }
 
 /* One side (send: row r, recv: column r) of all_to_all_v for rank r. */

@@ -193,7 +193,8 @@ tc_status_t tc_algo_build(const tc_algo_args_t *args, const char *algo, tc_sched
         tc_error_prefix("%s %s: ", tc_coll_name(args->coll), desc->name);
         return status;
     }
-    if ((status = tc_algo_layout(args, &lay)) != TC_OK) {
+    if ((status = tc_algo_layout(args, &lay)) != TC_OK ||
+        (status = tc_algo_blocks_check(args)) != TC_OK) {
         return status;
     }
     tc_sched_init(&local, args, desc->name);

@@ -695,7 +695,8 @@ static tc_status_t tc_algo_verify_core(const tc_algo_args_t *args, tc_algo_gen_f
         status = tc_error_set(TC_ERR_NO_MEMORY, "verifier: no memory for %d ranks", v.p);
         goto out;
     }
-    if (args->a2a_counts != NULL && (status = tc_v_a2av_prepare(&v)) != TC_OK) {
+    if ((args->a2a_counts != NULL && (status = tc_v_a2av_prepare(&v)) != TC_OK) ||
+        (status = tc_algo_blocks_check(args)) != TC_OK) {
         goto out;
     }
     status = tc_v_build_all(&v, gen);

@@ -147,7 +147,9 @@ typedef struct tc_algo_args {
      *  rank's block, the same on every rank; NULL: count each. */
     const uint64_t *counts;
     /** [nranks] offset of each block in the gathered / scattered buffer;
-     *  NULL: packed (prefix sums of counts). Only read when counts is set. */
+     *  NULL: packed (prefix sums of counts). Only read when counts is set.
+     *  Blocks with elements must not overlap (TC_ERR_INVALID_ARG from build
+     *  and verify). */
     const uint64_t *displs;
     /** pipelining: elements per message for pipelined algorithms (trees,
      *  chains); 0: auto (TC_ALGO_PIPELINE_CHUNKS chunks, see cost.c). */
