@@ -147,6 +147,16 @@ static void test_refusals(void **state)
     assert_int_equal(tc_tp_ep_connect(a.ctx, 1, addr, len, &ep), TC_ERR_INVALID_ARG);
     assert_int_equal(tc_tp_ep_connect(a.ctx, 0, addr, len - 1, &ep), TC_ERR_INVALID_ARG);
     assert_int_equal(tc_tp_addr_pack(a.ctx, addr, len - 1, &len), TC_ERR_INVALID_ARG);
+    /* lengths above the maximum are refused as shm and tcp refuse them, nothing is queued */
+    tc_tp_req_t big = TC_TP_REQ_INIT;
+    size_t too_long[] = {(size_t)TC_TP_SELF_MAX_MSG + 1, SIZE_MAX};
+    for (int i = 0; i < 2; i++) {
+        assert_int_equal(tc_tp_send(b.ep, 5, addr, too_long[i], &big), TC_ERR_INVALID_ARG);
+        assert_non_null(strstr(tc_last_error(), "more than the maximum 1099511627776"));
+        assert_non_null(strstr(tc_last_error(), "self send to peer 0"));
+    }
+    assert_int_equal(tc_tp_send(b.ep, 5, addr, (size_t)TC_TP_SELF_MAX_MSG, &big), TC_OK);
+    assert_int_equal(b.ep->ops->cancel(b.ep, &big), TC_OK);
     /* keys of another context are refused */
     uint64_t word = 0;
     tc_tp_mem_t *mem;

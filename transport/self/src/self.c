@@ -259,6 +259,11 @@ static tc_status_t tc_self_send(tc_tp_ep_t *super, uint64_t tag, const void *buf
     tc_status_t st = tc_self_post_check("send", super, buf, len, req);
     if (st != TC_OK)
         return st;
+    /* the same bound as shm and tcp, so a length is refused whichever backend carries it */
+    if ((uint64_t)len > TC_TP_SELF_MAX_MSG)
+        return tc_error_set(
+            TC_ERR_INVALID_ARG, "self send to peer %llu: %zu bytes, more than the maximum %llu",
+            (unsigned long long)super->peer_id, len, (unsigned long long)TC_TP_SELF_MAX_MSG);
     tc_self_ep_t *ep = (tc_self_ep_t *)super;
     tc_self_ctx_t *ctx = (tc_self_ctx_t *)super->ctx;
     req->status = TC_INPROGRESS;

@@ -37,6 +37,10 @@ extern const tc_tp_ops_t tc_tp_self_ops;
 /** @brief Bytes of a packed self address. */
 #define TC_TP_SELF_ADDR_LEN 24
 
+/** @brief Longest message a send may post (as TC_TP_SHM_MAX_MSG and TC_TP_TCP_MAX_MSG);
+ *         a longer one is refused with TC_ERR_INVALID_ARG. */
+#define TC_TP_SELF_MAX_MSG (1ULL << 40)
+
 /** @brief Bytes of a packed self remote key. */
 #define TC_TP_SELF_RKEY_LEN 32
 
