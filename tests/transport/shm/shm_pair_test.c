@@ -333,6 +333,11 @@ static void test_cancel(void **state)
     assert_int_equal(ea->ops->cancel(ea, &s), TC_OK);
     assert_int_equal(s.status, TC_ERR_ABORTED);
     assert_int_equal(ea->ops->cancel(ea, &s), TC_ERR_INVALID_STATE);
+    /* a request never posted is not pending, as tcp and self say */
+    tc_tp_req_t never = TC_TP_REQ_INIT;
+    assert_int_equal(ea->ops->cancel(ea, &never), TC_ERR_NOT_FOUND);
+    assert_non_null(strstr(tc_last_error(), "not pending on peer 1"));
+    assert_int_equal(never.status, TC_INPROGRESS);
     assert_int_equal(tc_tp_ep_connect(b, 0, aa, sizeof(aa), &eb), TC_OK);
     char buf[8] = {0};
     assert_int_equal(tc_tp_recv(eb, 1, buf, sizeof(buf), &r), TC_OK);

@@ -175,9 +175,17 @@ tc_status_t tc_shm_cancel(tc_tp_ep_t *super, tc_tp_req_t *req)
         for (tc_tp_req_t *r = ep->wq.head; r != NULL; r = TC_SHM_NEXT(r))
             if (r == req) /* announced for a single-copy read */
                 return tc_shm_withdraw(ctx, ep, req);
+        return tc_error_set(TC_ERR_NOT_FOUND, "shm cancel: the request is not pending on peer %llu",
+                            (unsigned long long)super->peer_id);
     }
-    return tc_error_set(TC_ERR_INVALID_STATE,
-                        "shm cancel: the one-sided request to peer %llu is partly or wholly sent",
+    uint64_t kind = req->priv[TC_SHM_P_KIND];
+    if (kind == TC_SHM_K_PUT || kind == TC_SHM_K_GET || kind == TC_SHM_K_SIGNAL)
+        return tc_error_set(
+            TC_ERR_INVALID_STATE,
+            "shm cancel: the one-sided request to peer %llu is partly or wholly sent",
+            (unsigned long long)super->peer_id);
+    /* never posted (TC_TP_REQ_INIT leaves no kind): as tcp and self say */
+    return tc_error_set(TC_ERR_NOT_FOUND, "shm cancel: the request is not pending on peer %llu",
                         (unsigned long long)super->peer_id);
 }
 
