@@ -256,11 +256,18 @@ static void tc_tcp_rx_on_header(tc_tcp_ctx_t *ctx, tc_tcp_ep_t *ep)
         return;
     }
     if (len > TC_TP_TCP_MAX_MSG) {
-        tc_tcp_ep_fail(ctx, ep, TC_ERR_PROTOCOL,
-                       "sent a message header (tag %llu) with length %llu, more than the "
-                       "maximum %llu: corrupt or hostile stream",
-                       (unsigned long long)tag, (unsigned long long)len,
-                       (unsigned long long)TC_TP_TCP_MAX_MSG);
+        /* the kind is the length word's top byte: any kind left here makes the length huge */
+        if (kind != TC_TCP_K_MSG)
+            tc_tcp_ep_fail(ctx, ep, TC_ERR_PROTOCOL,
+                           "sent a frame of unknown kind 0x%02x (tag %llu): corrupt or hostile "
+                           "stream",
+                           (unsigned)kind, (unsigned long long)tag);
+        else
+            tc_tcp_ep_fail(ctx, ep, TC_ERR_PROTOCOL,
+                           "sent a message header (tag %llu) with length %llu, more than the "
+                           "maximum %llu: corrupt or hostile stream",
+                           (unsigned long long)tag, (unsigned long long)len,
+                           (unsigned long long)TC_TP_TCP_MAX_MSG);
         return;
     }
 
