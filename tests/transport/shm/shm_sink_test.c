@@ -56,6 +56,21 @@ static void test_sum_every_size_and_unit(void **state)
     tc_tpt_pair_close(&p);
 }
 
+/* Messages that arrive before their receive and fit the record kept for them (a cell, or any
+ * size through the cells): the one piece is aligned to the larger units too (16 bytes). */
+static void test_unexpected_large_units(void **state)
+{
+    static const size_t units[] = {16, 32, 64};
+    static const size_t lens[] = {64, 4096, 8192, 3 * 8192 + 64};
+    tp_pair_t p;
+    tc_shmt_pair_open(&p, mode(state));
+    uint64_t seed = 7;
+    for (size_t u = 0; u < 3; u++)
+        for (size_t l = 0; l < 4; l++, seed++)
+            one_sum(&p, lens[l], lens[l], units[u], 1, seed);
+    tc_tpt_pair_close(&p);
+}
+
 static void test_sum_truncated(void **state)
 {
     tp_pair_t p;
@@ -114,6 +129,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         MODES(test_sum_every_size_and_unit),
+        MODES(test_unexpected_large_units),
         MODES(test_sum_truncated),
         MODES(test_consumer_error),
         cmocka_unit_test_prestate(test_bad_unit, ""),

@@ -97,8 +97,11 @@ typedef struct tc_shm_unexp {
     uint64_t addr, cookie;
     tc_tp_req_t *req; /* a receive matched while cells still arrive */
     tc_shm_read_t rd; /* an RTS's read, once its receive is posted */
-    unsigned char data[];
+    /* handed to a sink as one piece, which transport.h aligns to the unit up to 16 bytes;
+     * malloc's alignment (max_align_t) keeps that for the record's address */
+    _Alignas(16) unsigned char data[];
 } tc_shm_unexp_t;
+_Static_assert(_Alignof(max_align_t) >= 16, "malloc must align unexpected records to 16 bytes");
 
 /* A control cell waiting for ring space. */
 typedef struct tc_shm_ctrl {
