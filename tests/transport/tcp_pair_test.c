@@ -54,6 +54,16 @@ static void test_unexpected(void **state)
     tc_tpt_pair_close(&p);
 }
 
+/* A request posted again while pending is refused (it looped progress forever before). */
+static void test_repost_pending(void **state)
+{
+    (void)state;
+    tp_pair_t p;
+    tc_tcpt_pair_open(&p, NULL);
+    tc_tpt_repost_check(p.ctx, 2, p.ep[0], p.ep[1]);
+    tc_tpt_pair_close(&p);
+}
+
 /* A receive posted while its message is only partly buffered as unexpected. */
 static void test_unexpected_partial(void **state)
 {
@@ -403,17 +413,12 @@ int main(void)
 {
     setenv("TC_SOCKET_IFNAME", "lo", 1);
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_pingpong_sizes),
-        cmocka_unit_test(test_unexpected),
-        cmocka_unit_test(test_unexpected_partial),
-        cmocka_unit_test(test_ordering),
-        cmocka_unit_test(test_truncation),
-        cmocka_unit_test(test_parked),
-        cmocka_unit_test(test_wrong_secret),
-        cmocka_unit_test(test_peer_close),
-        cmocka_unit_test(test_cancel),
-        cmocka_unit_test(test_destroy_busy),
-        cmocka_unit_test(test_two_threads),
+        cmocka_unit_test(test_pingpong_sizes), cmocka_unit_test(test_unexpected),
+        cmocka_unit_test(test_repost_pending), cmocka_unit_test(test_unexpected_partial),
+        cmocka_unit_test(test_ordering),       cmocka_unit_test(test_truncation),
+        cmocka_unit_test(test_parked),         cmocka_unit_test(test_wrong_secret),
+        cmocka_unit_test(test_peer_close),     cmocka_unit_test(test_cancel),
+        cmocka_unit_test(test_destroy_busy),   cmocka_unit_test(test_two_threads),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -602,3 +602,48 @@ void tc_tpt_probe_check_self(tc_tp_ctx_t *ctx, tc_tp_ep_t *ep)
     probe_check(&ctx, 1, ep, ep, 100, 3000, 1);
     probe_check(&ctx, 1, ep, ep, 0, 1u << 20, 2);
 }
+
+/* A second post of @p req, still pending with tag @p tag, is refused with the peer and tag named,
+ * and leaves it pending. */
+static void repost_refused(tc_status_t st, tc_tp_req_t *req, uint64_t peer, uint64_t tag)
+{
+    char want[96];
+    assert_int_equal(st, TC_ERR_INVALID_STATE);
+    snprintf(want, sizeof(want), "peer %llu (tag %llu): request already pending",
+             (unsigned long long)peer, (unsigned long long)tag);
+    assert_non_null(strstr(tc_last_error(), want));
+    assert_int_equal(req->status, TC_INPROGRESS);
+}
+
+void tc_tpt_repost_check(tc_tp_ctx_t *const *ctxs, int n, tc_tp_ep_t *from, tc_tp_ep_t *to)
+{
+    size_t len = 16u << 20; /* more than socket buffers hold: the send stays pending */
+    unsigned char *src = malloc(len), *dst = malloc(len), a[4] = {1, 2, 3, 4}, b[4] = {0};
+    assert_true(src && dst);
+    tc_tpt_fill(src, len, 41);
+    tc_tp_req_t s = TC_TP_REQ_INIT, r = TC_TP_REQ_INIT, s2 = TC_TP_REQ_INIT, r2 = TC_TP_REQ_INIT;
+    assert_int_equal(tc_tp_send(from, 79, src, len, &s), TC_OK);
+    assert_int_equal(s.status, TC_INPROGRESS); /* no receive for it yet */
+    repost_refused(tc_tp_send(from, 80, a, sizeof(a), &s), &s, from->peer_id, 80);
+    assert_int_equal(tc_tp_recv(to, 77, b, sizeof(b), &r), TC_OK);
+    repost_refused(tc_tp_recv(to, 78, b, sizeof(b), &r), &r, to->peer_id, 78);
+    /* both still work, once each */
+    assert_int_equal(tc_tp_recv(to, 79, dst, len, &r2), TC_OK);
+    assert_int_equal(tc_tp_send(from, 77, a, sizeof(a), &s2), TC_OK);
+    assert_int_equal(tc_tpt_wait_req(ctxs, n, &r2, TP_WAIT_MS), TC_OK);
+    assert_int_equal(tc_tpt_wait_req(ctxs, n, &s, TP_WAIT_MS), TC_OK);
+    assert_int_equal(tc_tpt_wait_req(ctxs, n, &r, TP_WAIT_MS), TC_OK);
+    assert_int_equal(tc_tpt_wait_req(ctxs, n, &s2, TP_WAIT_MS), TC_OK);
+    assert_int_equal(r2.bytes, len);
+    assert_int_equal(tc_tpt_check(dst, len, 41), len);
+    assert_memory_equal(b, a, sizeof(a));
+    /* completed requests are posted again without TC_TP_REQ_INIT */
+    memset(b, 0, sizeof(b));
+    assert_int_equal(tc_tp_recv(to, 81, b, sizeof(b), &r), TC_OK);
+    assert_int_equal(tc_tp_send(from, 81, a, sizeof(a), &s), TC_OK);
+    assert_int_equal(tc_tpt_wait_req(ctxs, n, &r, TP_WAIT_MS), TC_OK);
+    assert_int_equal(tc_tpt_wait_req(ctxs, n, &s, TP_WAIT_MS), TC_OK);
+    assert_memory_equal(b, a, sizeof(a));
+    free(src);
+    free(dst);
+}

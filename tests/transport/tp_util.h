@@ -149,5 +149,10 @@ void tc_tpt_discard_check(tp_pair_t *p, size_t len, int wait_ms);
 void tc_tpt_probe_check(tp_pair_t *p, size_t len, size_t len2, uint64_t seed);
 /* The same on one context of the self backend, whose endpoint leads to itself. */
 void tc_tpt_probe_check_self(tc_tp_ctx_t *ctx, tc_tp_ep_t *ep);
+/* A send (16 MiB, no receive yet) and a receive, each posted a second time while pending, are
+ * refused (TC_ERR_INVALID_STATE naming peer and tag) and stay pending; then both complete
+ * intact, and completed requests post again without TC_TP_REQ_INIT. @p from and @p to are
+ * endpoints of @p ctxs (the same for self). */
+void tc_tpt_repost_check(tc_tp_ctx_t *const *ctxs, int n, tc_tp_ep_t *from, tc_tp_ep_t *to);
 
 #endif

@@ -589,6 +589,9 @@ void tc_tcp_ep_read(tc_tcp_ctx_t *ctx, tc_tcp_ep_t *ep, int drain);
 /* req->bytes of a send cancelled half-written, now owned by the backend (its
  * payload follows the request in the same allocation). */
 #define TC_TCP_ORPHAN ((size_t)-1)
+/* req->bytes while a caller's send or receive is pending (every completion overwrites it): a
+ * second post of it, which would link it into a queue twice, is refused */
+#define TC_TCP_POSTED ((size_t)-2)
 
 #define TC_TCP_REQ_NEXT(req) ((tc_tp_req_t *)(uintptr_t)(req)->priv[TC_TCP_P_NEXT])
 

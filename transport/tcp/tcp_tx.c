@@ -13,6 +13,10 @@ tc_status_t tc_tcp_send(tc_tp_ep_t *super, uint64_t tag, const void *buf, size_t
     if (req == NULL || (buf == NULL && len != 0))
         return tc_error_set(TC_ERR_INVALID_ARG, "tcp send to peer %llu: req or buf is NULL",
                             (unsigned long long)super->peer_id);
+    if (req->status == TC_INPROGRESS && req->bytes == TC_TCP_POSTED)
+        return tc_error_set(TC_ERR_INVALID_STATE,
+                            "tcp send to peer %llu (tag %llu): request already pending",
+                            (unsigned long long)super->peer_id, (unsigned long long)tag);
     if ((uint64_t)len > TC_TP_TCP_MAX_MSG)
         return tc_error_set(
             TC_ERR_INVALID_ARG, "tcp send to peer %llu: %zu bytes, more than the maximum %llu",
@@ -23,7 +27,7 @@ tc_status_t tc_tcp_send(tc_tp_ep_t *super, uint64_t tag, const void *buf, size_t
     }
 
     req->status = TC_INPROGRESS;
-    req->bytes = 0;
+    req->bytes = TC_TCP_POSTED;
     req->priv[TC_TCP_P_NEXT] = 0;
     req->priv[TC_TCP_P_BUF] = (uintptr_t)buf;
     req->priv[TC_TCP_P_LEN] = len;

@@ -131,6 +131,15 @@ static void test_cancel_close(void **state)
     tc_tp_ctx_destroy(o.ctx);
 }
 
+/* A request posted again while pending is refused; completed ones post again. */
+static void test_repost_pending(void **state)
+{
+    one_t o;
+    open_self(&o, 4);
+    tc_tpt_repost_check(&o.ctx, 1, o.ep, o.ep);
+    close_self(&o);
+}
+
 static void test_refusals(void **state)
 {
     one_t a, b;
@@ -223,9 +232,13 @@ static void test_probe(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_sizes_and_truncation), cmocka_unit_test(test_ordering),
-        cmocka_unit_test(test_cancel_close),         cmocka_unit_test(test_refusals),
-        cmocka_unit_test(test_one_sided),            cmocka_unit_test(test_probe),
+        cmocka_unit_test(test_sizes_and_truncation),
+        cmocka_unit_test(test_ordering),
+        cmocka_unit_test(test_cancel_close),
+        cmocka_unit_test(test_refusals),
+        cmocka_unit_test(test_one_sided),
+        cmocka_unit_test(test_probe),
+        cmocka_unit_test(test_repost_pending),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -357,6 +357,15 @@ static void test_cancel(void **state)
     tc_tp_ctx_destroy(b);
 }
 
+/* A request posted again while pending is refused (it looped progress forever before). */
+static void test_repost_pending(void **state)
+{
+    tp_pair_t p;
+    tc_shmt_pair_open(&p, mode(state));
+    tc_tpt_repost_check(p.ctx, 2, p.ep[0], p.ep[1]);
+    tc_tpt_pair_close(&p);
+}
+
 /* Cancel in flight: a send half pushed through the cells goes on from a
  * private copy (the caller's buffer is free at once); a receive being filled
  * drops the rest of its message and writes nothing more; the next message
@@ -664,6 +673,7 @@ int main(void)
         cmocka_unit_test_prestate(test_refusals, ""),
         MODES(test_close),
         MODES(test_cancel),
+        MODES(test_repost_pending),
         MODES(test_cancel_in_flight),
         cmocka_unit_test(test_preflight),
         cmocka_unit_test(test_copy_budget),

@@ -17,6 +17,9 @@
 /* Layout of tc_tp_req_t.priv while a request waits for its match. */
 enum { TC_SELF_P_NEXT = 0, TC_SELF_P_BUF = 1, TC_SELF_P_LEN = 2, TC_SELF_P_TAG = 3 };
 #define TC_SELF_NEXT(req) ((tc_tp_req_t *)(uintptr_t)(req)->priv[TC_SELF_P_NEXT])
+/* req->bytes while a request waits (every completion overwrites it): a second post of it, which
+ * would link it into a queue twice, is refused */
+#define TC_SELF_POSTED ((size_t)-2)
 
 typedef struct tc_self_queue {
     tc_tp_req_t *head, *tail;
@@ -244,19 +247,23 @@ static tc_status_t tc_self_ep_connect(tc_tp_ctx_t *super, uint64_t peer_id, cons
     return TC_OK;
 }
 
-static tc_status_t tc_self_post_check(const char *what, tc_tp_ep_t *ep, const void *buf, size_t len,
-                                      tc_tp_req_t *req)
+static tc_status_t tc_self_post_check(const char *what, tc_tp_ep_t *ep, uint64_t tag,
+                                      const void *buf, size_t len, tc_tp_req_t *req)
 {
     if (req == NULL || (buf == NULL && len > 0))
         return tc_error_set(TC_ERR_INVALID_ARG, "self %s: %s is NULL", what,
                             req == NULL ? "req" : "buf");
+    if (req->status == TC_INPROGRESS && req->bytes == TC_SELF_POSTED)
+        return tc_error_set(TC_ERR_INVALID_STATE,
+                            "self %s with peer %llu (tag %llu): request already pending", what,
+                            (unsigned long long)ep->peer_id, (unsigned long long)tag);
     return TC_OK;
 }
 
 static tc_status_t tc_self_send(tc_tp_ep_t *super, uint64_t tag, const void *buf, size_t len,
                                 tc_tp_req_t *req)
 {
-    tc_status_t st = tc_self_post_check("send", super, buf, len, req);
+    tc_status_t st = tc_self_post_check("send", super, tag, buf, len, req);
     if (st != TC_OK)
         return st;
     /* the same bound as shm and tcp, so a length is refused whichever backend carries it */
@@ -267,7 +274,7 @@ static tc_status_t tc_self_send(tc_tp_ep_t *super, uint64_t tag, const void *buf
     tc_self_ep_t *ep = (tc_self_ep_t *)super;
     tc_self_ctx_t *ctx = (tc_self_ctx_t *)super->ctx;
     req->status = TC_INPROGRESS;
-    req->bytes = 0;
+    req->bytes = TC_SELF_POSTED;
     req->priv[TC_SELF_P_BUF] = (uint64_t)(uintptr_t)buf;
     req->priv[TC_SELF_P_LEN] = len;
     req->priv[TC_SELF_P_TAG] = tag;
@@ -282,13 +289,13 @@ static tc_status_t tc_self_send(tc_tp_ep_t *super, uint64_t tag, const void *buf
 static tc_status_t tc_self_recv(tc_tp_ep_t *super, uint64_t tag, void *buf, size_t cap,
                                 tc_tp_req_t *req)
 {
-    tc_status_t st = tc_self_post_check("recv", super, buf, cap, req);
+    tc_status_t st = tc_self_post_check("recv", super, tag, buf, cap, req);
     if (st != TC_OK)
         return st;
     tc_self_ep_t *ep = (tc_self_ep_t *)super;
     tc_self_ctx_t *ctx = (tc_self_ctx_t *)super->ctx;
     req->status = TC_INPROGRESS;
-    req->bytes = 0;
+    req->bytes = TC_SELF_POSTED;
     req->priv[TC_SELF_P_BUF] = (uint64_t)(uintptr_t)buf;
     req->priv[TC_SELF_P_LEN] = cap;
     req->priv[TC_SELF_P_TAG] = tag;

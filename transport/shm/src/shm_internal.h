@@ -60,6 +60,9 @@ enum {
  * part of it (a send half pushed, or announced for a single-copy read): the
  * backend owns this copy and frees it when it completes. */
 #define TC_SHM_ORPHAN ((size_t)-1)
+/* req->bytes while a caller's send or receive is pending (every completion overwrites it): a
+ * second post of it, which would link it into a queue twice, is refused */
+#define TC_SHM_POSTED ((size_t)-2)
 
 #define TC_SHM_NEXT(req) ((tc_tp_req_t *)(uintptr_t)(req)->priv[TC_SHM_P_NEXT])
 

@@ -477,8 +477,12 @@ tc_status_t tc_shm_recv_post(tc_tp_ep_t *super, uint64_t tag, void *buf, size_t 
     if (req == NULL || (buf == NULL && cap != 0))
         return tc_error_set(TC_ERR_INVALID_ARG, "shm recv from peer %llu: req or buf is NULL",
                             (unsigned long long)super->peer_id);
+    if (req->status == TC_INPROGRESS && req->bytes == TC_SHM_POSTED)
+        return tc_error_set(TC_ERR_INVALID_STATE,
+                            "shm recv from peer %llu (tag %llu): request already pending",
+                            (unsigned long long)super->peer_id, (unsigned long long)tag);
     req->status = TC_INPROGRESS;
-    req->bytes = 0;
+    req->bytes = TC_SHM_POSTED;
     req->priv[TC_SHM_P_BUF] = (uintptr_t)buf;
     req->priv[TC_SHM_P_LEN] = cap;
     req->priv[TC_SHM_P_TAG] = tag;

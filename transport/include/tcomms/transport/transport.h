@@ -77,10 +77,13 @@ typedef struct tc_tp_caps {
     size_t max_addr_len;  /**< bound on tc_tp_addr_pack() output */
 } tc_tp_caps_t;
 
-/** @brief A caller-owned request. Initialise with TC_TP_REQ_INIT before posting. */
+/** @brief A caller-owned request. Initialise with TC_TP_REQ_INIT before posting; a completed
+ *         request may be posted again as it is. Posting a send or receive that is still
+ *         pending again is refused (TC_ERR_INVALID_STATE, "request already pending"). */
 typedef struct tc_tp_req {
     tc_status_t status;   /**< TC_INPROGRESS while pending, then TC_OK or an error */
-    size_t bytes;         /**< bytes transferred (the received length for receives) */
+    size_t bytes;         /**< bytes transferred (the received length for receives), once
+                               completed; while pending the backend keeps a mark here */
     void *user;           /**< for the caller */
     uint64_t priv[8];     /**< backend state; do not touch */
 } tc_tp_req_t;
