@@ -65,7 +65,13 @@
  * - A peer whose process exited is noticed within shm_liveness_ms and fails
  *   the endpoint with TC_ERR_PEER_FAILED ("shm: peer 3 (pid 4242) exited");
  *   a peer that closed its endpoint likewise ("closed its endpoint"). Cells
- *   it wrote before are still delivered first.
+ *   it wrote before are still delivered first. A peer that is stopped
+ *   (SIGSTOP) or never calls progress is alive to this check: its requests
+ *   stay pending until the caller's timeout (the runtime's heartbeats and
+ *   operation timeout, docs/fault_tolerance.md).
+ * - A single-copy send completes only when its receiver has read it, that is
+ *   while the receiver keeps calling tc_tp_progress() (with its receive
+ *   posted); an eager or pipelined send completes once its cells are written.
  * - Bytes in the segment that break the layout (a length beyond a cell, a
  *   ring index beyond its capacity, an unknown cell type, an offset outside a
  *   registration) fail the endpoint with TC_ERR_PROTOCOL; nothing is read or
@@ -74,8 +80,12 @@
  *   caller has its buffer back. A send half pushed through the cells goes on
  *   from a private copy; a receive being filled drops the rest of its message.
  *   A single-copy send already announced is withdrawn: its receive, posted or
- *   not yet, ends with TC_ERR_ABORTED and never takes bytes the owner wrote
- *   after the cancel. (At most 128 single-copy sends are announced at a time
+ *   not yet, ends with TC_ERR_ABORTED, never TC_OK, and a consumer
+ *   (recv_sink) never sees bytes the owner wrote after the cancel; the
+ *   aborted receive's buffer holds unspecified bytes (a piece of up to 1 MiB
+ *   copied while the owner wrote may hold its new bytes). The owner may free
+ *   the buffer once cancel() returns: a read that then fails is the
+ *   withdrawal, not a protocol error. (At most 128 single-copy sends are announced at a time
  *   per endpoint, each withdrawable; later ones go through the cells.) A
  *   one-sided request already in the ring gives TC_ERR_INVALID_STATE.
  * - wait() polls the rings, sleeping up to 1 ms between looks, and returns
