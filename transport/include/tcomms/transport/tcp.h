@@ -75,6 +75,21 @@
  *   socket as it is read, from a 64 KiB staging area, in pieces of whole
  *   units; a striped or unexpected message lands whole first (a buffer of its
  *   size) and goes to the sink in 64 KiB pieces once complete.
+ * - Nothing here times out a peer that does not take part: an endpoint on the
+ *   accepting side (the larger id) whose peer never connects or whose every
+ *   hello is refused (another secret: the connecting side fails with the
+ *   refusal, the accepting one cannot tell it from a stranger's), and a
+ *   connecting endpoint whose listener accepted but never answers the hello,
+ *   keep their requests TC_INPROGRESS and ep->error "". A peer stopped
+ *   (SIGSTOP) or computing without calling progress looks the same, so a
+ *   connect-side deadline would fail slow but live peers, and a hello is no
+ *   evidence to fail an endpoint on (anyone can send one). The caller bounds
+ *   the wait and then cancels or closes (the runtime: its operation timeout
+ *   TC_TIMEOUT_S, 600 s, and its heartbeats, TC_HEARTBEAT_MS x
+ *   TC_HEARTBEAT_MISSES, about 2 s; docs/fault_tolerance.md). Only the
+ *   listener bounds its side: an accepted socket whose handshake has not ended
+ *   within TC_SOCKET_HANDSHAKE_TIMEOUT_MS is closed, and a tcomms peer
+ *   connecting through it then fails with TC_ERR_PEER_FAILED.
  * - wait() returns TC_OK both on activity and on timeout (a negative timeout
  *   is taken as 0); only a failing epoll_wait() is an error.
  * - Connecting an id to itself is refused (use the self backend).

@@ -12,6 +12,12 @@
  * TC_INPROGRESS. A failed request carries a negative status, and
  * tc_tp_ep_error() says what happened to the endpoint.
  *
+ * A backend fails an endpoint on evidence (a closed connection, a process
+ * gone, bytes that break its format). A peer stopped (SIGSTOP), hung, or
+ * computing without calling tc_tp_progress() gives none: requests to it stay
+ * pending until the caller's own timeout cancels them (the runtime's
+ * heartbeats and operation timeouts do this).
+ *
  * Messages are matched per endpoint by an exact 64-bit tag, in posting order
  * for equal tags. A message longer than the posted receive completes the
  * receive with TC_ERR_TRUNCATED and nothing is written past the buffer.
