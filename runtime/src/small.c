@@ -232,10 +232,11 @@ static tc_status_t take(tc_rt_small_op_t *op, int q, const tc_shm_lane_slot_t **
 void tc_rt_small_withdraw(tc_rt_small_op_t *op, tc_status_t st)
 {
     if ((st != TC_ERR_TIMEOUT && st != TC_ERR_ABORTED && st != TC_ERR_MISMATCH) ||
-        op->posted == 0 ||
+        (op->posted == 0 && op->ahead_posted == 0) ||
         __atomic_load_n(&op->comm->world->ep_drops, __ATOMIC_SEQ_CST) != op->s->ep_drops)
         return;
-    for (int q = 0; q < op->posted && q < op->comm->size; q++) {
+    /* the ranks posted to: before op->posted, and some of the window after it */
+    for (int q = 0; q <= op->posted + TC_RT_SMALL_AHEAD && q < op->comm->size; q++) {
         tc_tp_shm_lane_t *lane = op->s->peer[q].lane;
         if (q == op->comm->rank || !lane)
             continue;
@@ -283,11 +284,12 @@ static int folds(const tc_rt_small_op_t *op)
            (c == TC_COLL_REDUCE && op->comm->rank == op->call->root);
 }
 
-/* Whether the operation may take its peers' messages while some of its own wait for a slot:
- * the messages it still has to post must not lie where it writes what it takes. Else, with
- * operations of several communicators in flight, each rank's slots towards the other could
- * all hold messages its peer reads only after posting its own, and every rank waited for a
- * slot until the timeout. Only an all-to-all in place posts blocks it overwrites. */
+/* Whether the operation may take its peers' messages while some of its own wait for a slot or
+ * for its turn to post (small_work.c): the messages it still has to post must not lie where it
+ * writes what it takes. Else, with operations of several communicators in flight, each rank's
+ * slots towards the other could all hold messages its peer reads only after posting its own,
+ * and every rank waited for a slot until the timeout. Only an all-to-all in place posts blocks
+ * it overwrites. */
 static int takes_early(const tc_rt_small_op_t *op)
 {
     return op->call->coll != TC_COLL_ALL_TO_ALL || op->call->sendbuf != op->call->recvbuf;
@@ -394,25 +396,73 @@ static tc_status_t use_part(tc_rt_small_op_t *op, int q, const unsigned char *da
     return TC_OK;
 }
 
-tc_status_t tc_rt_small_run(tc_rt_small_op_t *op)
+/* Rank @p q is done (posted to, or taken from): *next is the first rank not done, bit i of
+ * *ahead says whether rank *next + 1 + i is (an asynchronous operation goes on past a rank
+ * whose lane is not ready, up to TC_RT_SMALL_AHEAD ranks). */
+static void done_with(int *next, uint64_t *ahead, int q)
+{
+    if (q != *next) {
+        *ahead |= 1ull << (q - *next - 1);
+        return;
+    }
+    int more;
+    do { /* past q, and past the ranks after it done already */
+        (*next)++;
+        more = (int)(*ahead & 1);
+        *ahead >>= 1;
+    } while (more);
+}
+
+/* Whether rank @p q is to be looked at: not before *next, not done, within the window. */
+static int to_look_at(int next, uint64_t ahead, int q)
+{
+    return q == next ||
+           (q > next && q <= next + TC_RT_SMALL_AHEAD && !(ahead >> (q - next - 1) & 1));
+}
+
+/* Rank @p q's message of this operation: taken, used and released. */
+static tc_status_t take_use(tc_rt_small_op_t *op, int q)
+{
+    const tc_shm_lane_slot_t *slot = NULL;
+    tc_status_t st = take(op, q, &slot);
+    if (st != TC_OK)
+        return st;
+    st = use_part(op, q, slot->data);
+    if (st == TC_OK && tc_shm_lane_len(slot) == TC_SHM_LANE_WITHDRAWN) {
+        op->awaited = q; /* withdrawn while this rank used it */
+        st = small_withdrawn(q);
+    }
+    tc_shm_lane_release(op->s->peer[q].lane, slot);
+    tc_shm_lane_unlock(op->s->peer[q].lane);
+    return st;
+}
+
+tc_status_t tc_rt_small_run(tc_rt_small_op_t *op, int may_post)
 {
     int n = op->comm->size, me = op->comm->rank;
     tc_status_t st = TC_OK;
     size_t len = op->call->coll == TC_COLL_BARRIER ? 0 : op->bytes;
-    for (; op->posted < n; op->posted++) {
-        int q = op->posted;
-        const unsigned char *src = q == me ? NULL : part_to(op, q);
-        if (!src)
+    int early = takes_early(op);
+    if (!may_post && !early)
+        return TC_INPROGRESS;
+    /* a lane not ready (an asynchronous operation: TC_INPROGRESS) is passed for the next ones;
+     * its peer may wait for those first */
+    for (int q = op->posted; may_post && q < n && q <= op->posted + TC_RT_SMALL_AHEAD; q++) {
+        if (!to_look_at(op->posted, op->ahead_posted, q))
             continue;
-        tc_shm_lane_slot_t *slot = tc_rt_small_tx(op, q, len, &st);
-        if (!slot && (st != TC_INPROGRESS || !takes_early(op)))
-            return st;
-        if (!slot)
-            break; /* takes what it can meanwhile: its peers' slots free up */
-        if (len)
-            tc_copy(slot->data, src, len);
-        tc_shm_lane_post(op->s->peer[q].lane, slot, op->tag, len);
-        tc_shm_lane_unlock(op->s->peer[q].lane);
+        const unsigned char *src = q == me ? NULL : part_to(op, q);
+        if (src) {
+            tc_shm_lane_slot_t *slot = tc_rt_small_tx(op, q, len, &st);
+            if (!slot && (st != TC_INPROGRESS || !early))
+                return st;
+            if (!slot)
+                continue; /* it takes what it can meanwhile: its peers' slots free up */
+            if (len)
+                tc_copy(slot->data, src, len);
+            tc_shm_lane_post(op->s->peer[q].lane, slot, op->tag, len);
+            tc_shm_lane_unlock(op->s->peer[q].lane);
+        }
+        done_with(&op->posted, &op->ahead_posted, q);
     }
     if (!op->ready) {
         if ((st = own_part(op)) != TC_OK)
@@ -420,30 +470,32 @@ tc_status_t tc_rt_small_run(tc_rt_small_op_t *op)
         op->ready = 1;
     }
     /* Each message is released (and its lane let go) once used: holding one while waiting for
-     * the next could wait on another thread's operation that waits for this lane. */
-    int fold = folds(op);
-    for (; op->taken < n; op->taken++) {
-        int q = op->taken;
-        const tc_shm_lane_slot_t *slot = NULL;
-        if (fold && q == me) {
-            st = use_part(op, q, op->mine);
-        } else if (fold || takes_from(op, q)) {
-            if ((st = take(op, q, &slot)) != TC_OK)
+     * the next could wait on another thread's operation that waits for this lane. A fold takes
+     * in rank order (every rank's result the same bits); the others take what has come. */
+    if (folds(op)) {
+        for (; op->taken < n; op->taken++)
+            if ((st = op->taken == me ? use_part(op, me, op->mine) : take_use(op, op->taken)) !=
+                TC_OK)
                 return st;
-            st = use_part(op, q, slot->data);
-            if (st == TC_OK && tc_shm_lane_len(slot) == TC_SHM_LANE_WITHDRAWN) {
-                op->awaited = q; /* withdrawn while this rank used it */
-                st = small_withdrawn(q);
+    } else {
+        int waiting = 0;
+        for (int q = op->taken; q < n && q <= op->taken + TC_RT_SMALL_AHEAD; q++) {
+            if (!to_look_at(op->taken, op->ahead_taken, q))
+                continue;
+            if (takes_from(op, q) && (st = take_use(op, q)) != TC_OK) {
+                if (st != TC_INPROGRESS)
+                    return st;
+                waiting = 1;
+                continue;
             }
-            tc_shm_lane_release(op->s->peer[q].lane, slot);
-            tc_shm_lane_unlock(op->s->peer[q].lane);
+            done_with(&op->taken, &op->ahead_taken, q);
         }
-        if (st != TC_OK)
-            return st;
+        if (waiting || op->taken < n)
+            return TC_INPROGRESS;
     }
     if (op->posted < n)
         return TC_INPROGRESS; /* its own messages still wait for slots */
-    if (fold && op->call->op == TC_AVG)
+    if (folds(op) && op->call->op == TC_AVG)
         return tc_kern_scale_div(op->call->dtype, op->dst, op->call->count, n);
     return TC_OK;
 }

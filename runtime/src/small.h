@@ -78,6 +78,9 @@ enum {
  * Called without the lane. The issuing module's policy (small_issue.c). */
 typedef tc_status_t (*tc_rt_small_wait_fn)(tc_rt_small_op_t *op, int q, int what, void **slot_p);
 
+/* How far past a rank whose lane is not ready an asynchronous operation goes on */
+#define TC_RT_SMALL_AHEAD 63
+
 /* One operation on the path. */
 struct tc_rt_small_op {
     tc_rt_comm_t *comm;
@@ -93,13 +96,22 @@ struct tc_rt_small_op {
     uint64_t start_ns; /* when it began: only with hooks, which are given its time */
     tc_rt_small_wait_fn wait;
     int free; /* a blocking call run without the world's lock (tc_rt_small_fast) */
-    /* where tc_rt_small_run goes on: the next rank to post to, then to take from */
+    /* where tc_rt_small_run goes on: the first rank not posted to, not taken from; and of the
+     * TC_RT_SMALL_AHEAD ranks after each, which are (bit i: rank posted + 1 + i) */
     int posted, taken;
+    uint64_t ahead_posted, ahead_taken;
     int ready;                 /* the own part is done (between posting and taking) */
     const unsigned char *mine; /* a fold's own contribution */
     unsigned char *dst;        /* where a fold's result goes */
     unsigned char *keep;       /* TC_SHM_LANE_PAYLOAD bytes: mine, in place, kept aside */
 };
+
+/* How far the operation got: ranks posted to and taken from (a pass's progress). */
+static inline int tc_rt_small_progress(const tc_rt_small_op_t *op)
+{
+    return op->posted + op->taken + __builtin_popcountll(op->ahead_posted) +
+           __builtin_popcountll(op->ahead_taken);
+}
 
 /* small.c (plans + executor): the lanes and the collectives on them */
 /* An operation that ended with @p st, a timeout, an abort or a mismatch, withdraws its messages
@@ -165,9 +177,10 @@ TC_MUST_USE tc_status_t tc_rt_small_lanes(tc_rt_comm_t *comm, tc_rt_small_t *s);
 TC_MUST_USE tc_status_t tc_rt_small_tally(const tc_rt_small_vote_t *votes, int n, int *go_p,
                                           uint64_t *need_p, uint64_t *free_p);
 /* Run the operation's collective on the lanes (op->wait waits when a lane is not ready): TC_OK
- * once done, TC_INPROGRESS when op->wait said so (call again: it goes on where it stopped), or
- * the error. */
-TC_MUST_USE tc_status_t tc_rt_small_run(tc_rt_small_op_t *op);
+ * once done, TC_INPROGRESS when op->wait said so or @p may_post is 0 (not its turn to post:
+ * it only takes what it may meanwhile; call again: it goes on where it stopped), or the
+ * error. */
+TC_MUST_USE tc_status_t tc_rt_small_run(tc_rt_small_op_t *op, int may_post);
 /* Release the messages of rank @p q that no operation will read: they belong to another
  * communicator that is broken here, or that this process destroyed broken (an operation that
  * failed leaves such messages behind), and would hold slots the peer needs. For a wait that

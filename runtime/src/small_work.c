@@ -139,22 +139,20 @@ static int lane_pass(tc_rt_work_t *w)
     if (!ready)
         return 0;
     tc_rt_small_op_t *op = &lw->op;
-    if (lw->turn == 0) {
-        if (__atomic_load_n(&op->s->turn, __ATOMIC_ACQUIRE) != lw->ticket)
-            return 0; /* an earlier operation is still posting */
+    /* until an earlier operation posted all, this one only takes (tc_rt_small_run) */
+    if (lw->turn == 0 && __atomic_load_n(&op->s->turn, __ATOMIC_ACQUIRE) == lw->ticket)
         lw->turn = 1;
-    }
     /* another communicator's operation may have closed an endpoint holding our lanes since the
      * last pass (that one breaks its own communicator, not this one) */
     tc_status_t st = tc_rt_small_lanes_open(w->comm, op->s);
     if (st != TC_OK)
         return lane_error(w, st);
-    int before = op->posted + op->taken;
-    st = tc_rt_small_run(op);
+    int before = tc_rt_small_progress(op);
+    st = tc_rt_small_run(op, lw->turn != 0);
     if (lw->turn == 1 && (op->posted >= w->comm->size || st != TC_INPROGRESS))
         lane_posted(lw);
     if (st == TC_INPROGRESS)
-        return op->posted + op->taken - before;
+        return tc_rt_small_progress(op) - before;
     if (st != TC_OK)
         return lane_error(w, st);
     lw->done = 1;
