@@ -437,6 +437,58 @@ static tc_status_t take_use(tc_rt_small_op_t *op, int q)
     return st;
 }
 
+/* A fold waits for rank op->taken's message: the messages of the ranks after it that came
+ * already are copied aside and their slots freed (their writers may wait for a slot to post what
+ * this rank waits for). Only an asynchronous operation gets here (a blocking one waits in take).
+ * TC_INPROGRESS, or the error. */
+static tc_status_t fold_ahead(tc_rt_small_op_t *op)
+{
+    int n = op->comm->size, me = op->comm->rank, m = n < 64 ? n : 64;
+    for (int q = op->taken + 1; q < n && q <= op->taken + TC_RT_SMALL_AHEAD; q++) {
+        if (q == me || (op->ahead_taken >> (q % 64) & 1))
+            continue;
+        if (!op->stash && !(op->stash = malloc((size_t)m * op->bytes)))
+            return tc_error_set(TC_ERR_NO_MEMORY,
+                                "small-message path: %d messages of %zu bytes "
+                                "taken ahead",
+                                m, op->bytes);
+        const tc_shm_lane_slot_t *slot = NULL;
+        tc_status_t st = take(op, q, &slot);
+        if (st == TC_INPROGRESS)
+            continue;
+        if (st != TC_OK)
+            return st;
+        tc_copy(op->stash + (size_t)(q % m) * op->bytes, slot->data, op->bytes);
+        st = tc_shm_lane_len(slot) == TC_SHM_LANE_WITHDRAWN ? small_withdrawn(q) : TC_OK;
+        tc_shm_lane_release(op->s->peer[q].lane, slot);
+        tc_shm_lane_unlock(op->s->peer[q].lane);
+        if (st != TC_OK) {
+            op->awaited = q;
+            return st;
+        }
+        op->ahead_taken |= 1ull << (q % 64);
+    }
+    return TC_INPROGRESS;
+}
+
+void tc_rt_small_op_free(tc_rt_small_op_t *op)
+{
+    free(op->stash);
+    op->stash = NULL;
+}
+
+/* A fold's step for rank @p q: its own part, what it took ahead, or its message. */
+static tc_status_t fold_take(tc_rt_small_op_t *op, int q)
+{
+    int n = op->comm->size, m = n < 64 ? n : 64;
+    if (q == op->comm->rank)
+        return use_part(op, q, op->mine);
+    if (!(op->ahead_taken >> (q % 64) & 1))
+        return take_use(op, q);
+    op->ahead_taken &= ~(1ull << (q % 64));
+    return use_part(op, q, op->stash + (size_t)(q % m) * op->bytes);
+}
+
 tc_status_t tc_rt_small_run(tc_rt_small_op_t *op, int may_post)
 {
     int n = op->comm->size, me = op->comm->rank;
@@ -474,9 +526,8 @@ tc_status_t tc_rt_small_run(tc_rt_small_op_t *op, int may_post)
      * in rank order (every rank's result the same bits); the others take what has come. */
     if (folds(op)) {
         for (; op->taken < n; op->taken++)
-            if ((st = op->taken == me ? use_part(op, me, op->mine) : take_use(op, op->taken)) !=
-                TC_OK)
-                return st;
+            if ((st = fold_take(op, op->taken)) != TC_OK)
+                return st == TC_INPROGRESS ? fold_ahead(op) : st;
     } else {
         int waiting = 0;
         for (int q = op->taken; q < n && q <= op->taken + TC_RT_SMALL_AHEAD; q++) {

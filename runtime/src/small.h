@@ -97,9 +97,12 @@ struct tc_rt_small_op {
     tc_rt_small_wait_fn wait;
     int free; /* a blocking call run without the world's lock (tc_rt_small_fast) */
     /* where tc_rt_small_run goes on: the first rank not posted to, not taken from; and of the
-     * TC_RT_SMALL_AHEAD ranks after each, which are (bit i: rank posted + 1 + i) */
+     * TC_RT_SMALL_AHEAD ranks after each, which are (bit i: rank posted + 1 + i). A fold takes
+     * in rank order: ahead_taken marks instead the ranks whose messages it took ahead into
+     * stash (bit and block q % 64; allocated when first needed, freed at the work's end). */
     int posted, taken;
     uint64_t ahead_posted, ahead_taken;
+    unsigned char *stash;
     int ready;                 /* the own part is done (between posting and taking) */
     const unsigned char *mine; /* a fold's own contribution */
     unsigned char *dst;        /* where a fold's result goes */
@@ -114,6 +117,8 @@ static inline int tc_rt_small_progress(const tc_rt_small_op_t *op)
 }
 
 /* small.c (plans + executor): the lanes and the collectives on them */
+/* Frees what an asynchronous operation took ahead of its fold's order (at its work's end). */
+void tc_rt_small_op_free(tc_rt_small_op_t *op);
 /* An operation that ended with @p st, a timeout, an abort or a mismatch, withdraws its messages
  * no peer consumed yet: a peer that comes to them later fails too (TC_ERR_ABORTED naming this
  * rank) instead of completing with them. Not after a peer's failure or a revoke, which the

@@ -171,8 +171,10 @@ static void lane_end(tc_rt_work_t *w, tc_status_t st)
     /* On the lanes no slot is held between passes, and what a failed operation posted that no
      * peer took is withdrawn; on the general path no request may point into the caller's
      * buffers after the end. */
-    if (!w->lane->general)
+    if (!w->lane->general) {
         tc_rt_small_withdraw(&w->lane->op, st);
+        tc_rt_small_op_free(&w->lane->op);
+    }
     if (w->lane->general && st != TC_OK)
         tc_rt_exec_abandon(w);
 }

@@ -24,8 +24,9 @@
  * all-reduce, a broadcast, a reduce, an all-gather, a reduce-scatter: on the small-message
  * path, whose lanes hold 4 such messages per direction, shared by the threads'
  * communicators), then waits for them in order and checks them. An operation waited for a free
- * slot before taking its peers' messages, so each rank's slots could all hold messages its peer
- * read only after posting its own: every rank timed out (3 threads at 2 ranks, 1 to 4 runs of 6).
+ * slot, or its turn to post, before taking its peers' messages, and a fold took them in rank
+ * order only, so each rank's slots could all hold messages its peer read only after posting its
+ * own: every rank timed out (3 threads at 2 ranks: 3 runs of 6; 4 threads at 3 ranks: 3 of 5).
  *
  * Meanwhile an observer thread reads what the workers' operations record (tc_comm_stats, and
  * tc_comm_dump_fr when TC_FR_DIR is set): blocking small collectives record without the
