@@ -1,13 +1,14 @@
 /* The small-message path (small.h, docs/runtime.md): when it applies, how it
  * is set up, and the collectives on the lanes.
  *
- * Every collective is one round: each rank first posts what it sends (one
- * lane message per destination, at most TC_SMALL_MAX bytes), then takes what
- * it receives, rank by rank. Posting everything before receiving anything
- * makes in-place calls safe (the input is in the lanes before the output is
- * written) and cannot deadlock: a post waits only for a slot its reader
- * frees by reading an older message. Reductions fold the contributions in
- * rank order, ((x0 op x1) op x2) ..., so every rank gets the same bits.
+ * Every collective is one round: each rank posts what it sends (one lane
+ * message per destination, at most TC_SMALL_MAX bytes) and takes what it
+ * receives. A blocking call posts everything first, then takes rank by rank;
+ * a work (asynchronous) also takes while a post waits for a slot or for its
+ * turn (takes_early), so that works of several communicators never wait for
+ * each other's slots. What is still to post is never where a take writes.
+ * Reductions fold the contributions in rank order, ((x0 op x1) op x2) ...,
+ * so every rank gets the same bits.
  * Cost: 1 step; a rank sends and receives at most (p - 1) messages of n/p
  * (all-to-all, reduce-scatter, all-gather) or n bytes (the others). */
 #include <ctype.h>
@@ -76,6 +77,20 @@ void tc_rt_small_free(tc_rt_comm_t *comm)
     comm->small = NULL;
 }
 
+/* The endpoint the set-up got for rank @p q at an earlier step is still the world's: another
+ * communicator's operation may have closed it since (and freed it) between the steps. */
+static tc_status_t small_ep_kept(tc_rt_comm_t *comm, const tc_rt_small_t *s, int q)
+{
+    int wq = tc_rt_world_rank(comm, q);
+    if (tc_rt_world_ep_gen(comm->world, wq) == s->peer[q].ep_gen)
+        return TC_OK;
+    return tc_error_set(TC_ERR_INVALID_STATE,
+                        "the endpoint to rank %d (world rank %d) was closed during the "
+                        "small-message path's set-up, after an operation abandoned a request "
+                        "on it",
+                        q, wq);
+}
+
 tc_status_t tc_rt_small_connect(tc_rt_comm_t *comm, tc_rt_small_t *s, uint64_t deadline,
                                 int *missing_p, tc_rt_small_vote_t *vote)
 {
@@ -93,6 +108,13 @@ tc_status_t tc_rt_small_connect(tc_rt_comm_t *comm, tc_rt_small_t *s, uint64_t d
         int wq = tc_rt_world_rank(comm, q);
         s->peer[q].ep_gen = tc_rt_world_ep_gen(world, wq);
         tc_status_t st = tc_rt_world_ep(world, wq, deadline, &s->peer[q].ep);
+        if (st != TC_OK) {
+            *missing_p = q;
+            return st;
+        }
+    }
+    for (int q = 0; q < n; q++) { /* got at an earlier step, maybe: closed since? */
+        tc_status_t st = q == comm->rank ? TC_OK : small_ep_kept(comm, s, q);
         if (st != TC_OK) {
             *missing_p = q;
             return st;
@@ -133,7 +155,9 @@ tc_status_t tc_rt_small_lanes(tc_rt_comm_t *comm, tc_rt_small_t *s)
     for (int q = 0; q < comm->size; q++) {
         if (q == comm->rank || s->peer[q].lane)
             continue;
-        tc_status_t st = tc_tp_shm_ep_lane(s->peer[q].ep, &s->peer[q].lane);
+        tc_status_t st = small_ep_kept(comm, s, q);
+        if (st == TC_OK)
+            st = tc_tp_shm_ep_lane(s->peer[q].ep, &s->peer[q].lane);
         if (st != TC_OK) {
             tc_error_prefix("comm '%s': lanes to rank %d: ", comm->name, q);
             return st;
@@ -447,17 +471,16 @@ static tc_status_t fold_ahead(tc_rt_small_op_t *op)
     for (int q = op->taken + 1; q < n && q <= op->taken + TC_RT_SMALL_AHEAD; q++) {
         if (q == me || (op->ahead_taken >> (q % 64) & 1))
             continue;
-        if (!op->stash && !(op->stash = malloc((size_t)m * op->bytes)))
-            return tc_error_set(TC_ERR_NO_MEMORY,
-                                "small-message path: %d messages of %zu bytes "
-                                "taken ahead",
-                                m, op->bytes);
         const tc_shm_lane_slot_t *slot = NULL;
         tc_status_t st = take(op, q, &slot);
         if (st == TC_INPROGRESS)
             continue;
         if (st != TC_OK)
             return st;
+        if (!op->stash && !(op->stash = malloc((size_t)m * op->bytes))) {
+            tc_shm_lane_unlock(op->s->peer[q].lane); /* no memory: it waits there instead */
+            return TC_INPROGRESS;
+        }
         tc_copy(op->stash + (size_t)(q % m) * op->bytes, slot->data, op->bytes);
         st = tc_shm_lane_len(slot) == TC_SHM_LANE_WITHDRAWN ? small_withdrawn(q) : TC_OK;
         tc_shm_lane_release(op->s->peer[q].lane, slot);

@@ -103,7 +103,7 @@ struct tc_rt_small_op {
     int posted, taken;
     uint64_t ahead_posted, ahead_taken;
     unsigned char *stash;
-    int ready;                 /* the own part is done (between posting and taking) */
+    int ready;                 /* the own part is done (before the first take) */
     const unsigned char *mine; /* a fold's own contribution */
     unsigned char *dst;        /* where a fold's result goes */
     unsigned char *keep;       /* TC_SHM_LANE_PAYLOAD bytes: mine, in place, kept aside */

@@ -514,6 +514,7 @@ tc_status_t tc_shm_recv_post(tc_tp_ep_t *super, uint64_t tag, void *buf, size_t 
     }
     if (super->failed != TC_OK) {
         req->status = super->failed;
+        req->bytes = 0; /* ended: not the pending mark */
         return tc_error_set(super->failed, "%s", super->error);
     }
     tc_shm_queue_push(&ep->rq, req);
