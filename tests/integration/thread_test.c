@@ -27,7 +27,7 @@
  * slot, or its turn to post, before taking its peers' messages, and a fold took them in rank
  * order only, so each rank's slots could all hold messages its peer read only after posting its
  * own: every rank timed out (3 threads at 2 ranks: 3 runs of 6). At 3 ranks 4 threads still time
- * out in about 1 run of 9 (docs/runtime.md, "Known limit"): run_threads.sh runs 2 ranks only.
+ * out in about 1 run of 6 (docs/runtime.md, "Known limit"): run_threads.sh runs 2 ranks only.
  *
  * Meanwhile an observer thread reads what the workers' operations record (tc_comm_stats, and
  * tc_comm_dump_fr when TC_FR_DIR is set): blocking small collectives record without the
