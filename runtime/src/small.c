@@ -214,7 +214,27 @@ void tc_rt_small_drop_stale(tc_rt_small_op_t *op, int q)
         if (slot && slot->tag != op->tag && small_stale(op, slot->tag))
             tc_shm_lane_release(lane, slot);
     }
+    for (const tc_shm_lane_slot_t *m = tc_shm_lane_spilled_next(lane, NULL), *next; m; m = next) {
+        next = tc_shm_lane_spilled_next(lane, m);
+        if (m->tag != op->tag && small_stale(op, m->tag))
+            tc_shm_lane_release(lane, m);
+    }
     tc_shm_lane_unlock(lane);
+}
+
+void tc_rt_small_spill(tc_rt_small_op_t *op)
+{
+    for (int q = 0; q < op->comm->size; q++) {
+        tc_tp_shm_lane_t *lane = op->s->peer[q].lane;
+        if (q == op->comm->rank || !lane || !tc_shm_lane_trylock(lane))
+            continue; /* a lane another thread has: its waits move what it holds */
+        if (tc_shm_lane_rx_full(lane) && tc_shm_lane_spill(lane) < 0) /* at each pass: debug */
+            tc_log_debug(TC_SUBSYS_RUNTIME,
+                         "small-message path: no memory to move rank %d's messages out of the "
+                         "lanes; it may wait for a slot until this rank's operations end",
+                         q);
+        tc_shm_lane_unlock(lane);
+    }
 }
 
 /* Rank @p q withdrew its message of this operation: its own call of it failed. */

@@ -192,6 +192,12 @@ TC_MUST_USE tc_status_t tc_rt_small_run(tc_rt_small_op_t *op, int may_post);
  * found nothing for a while; the world's lock held (it reads the communicators), not the lane
  * (skipped while another thread has it). */
 void tc_rt_small_drop_stale(tc_rt_small_op_t *op, int q);
+/* For a wait that found nothing for a while: move the messages of each peer whose lane is full
+ * out of the slots (tc_shm_lane_spill). Its slots may hold messages of operations this rank has
+ * not issued yet, and that peer may wait for a slot to post what this rank waits for (from 2
+ * ranks: rank 0's asynchronous operations on one communicator, then a blocking one on another,
+ * which rank 1 calls first). Not the lanes another thread has now. */
+void tc_rt_small_spill(tc_rt_small_op_t *op);
 
 /* small_issue.c (work): the entry from tc_rt_coll_issue, waiting, bookkeeping */
 /* Run @p call on the path when it applies (any call but a persistent one; @p flags and

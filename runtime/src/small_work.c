@@ -151,6 +151,8 @@ static int lane_pass(tc_rt_work_t *w)
     st = tc_rt_small_run(op, lw->turn != 0);
     if (lw->turn == 1 && (op->posted >= w->comm->size || st != TC_INPROGRESS))
         lane_posted(lw);
+    if (st == TC_INPROGRESS && tc_rt_small_progress(op) == before)
+        tc_rt_small_spill(op); /* stuck: its peers may wait for slots this rank holds */
     if (st == TC_INPROGRESS)
         return tc_rt_small_progress(op) - before;
     if (st != TC_OK)

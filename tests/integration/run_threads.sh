@@ -35,8 +35,10 @@ done
 run "2 ranks, 3 threads, TCP only" env TC_SHM=0 "$tcrun" -n 2 "$prog" --threads 3 --iters "$iters"
 run "3 ranks, two threads on one communicator" "$tcrun" -n 3 "$prog" --same-comm
 # asynchronous collectives of several communicators in flight at once on the lanes
-run "2 ranks, 3 threads, bursts of asynchronous small collectives" "$tcrun" -n 2 "$prog" \
-    --threads 3 --iters $((iters * 2)) --burst
+for n in 2 3 4; do
+    run "$n ranks, $((n == 2 ? 3 : 4)) threads, bursts of asynchronous small collectives" \
+        "$tcrun" -n "$n" "$prog" --threads $((n == 2 ? 3 : 4)) --iters $((iters * 2)) --burst
+done
 # communicators created at the same time by several threads must get distinct ids
 for n in 2 3; do
     run "$n ranks, 4 threads creating communicators" "$tcrun" -n "$n" "$prog" --threads 4 \

@@ -54,6 +54,11 @@ for n in 2 3 4; do
     run "40 asynchronous all-reduces in flight, $n ranks" "$n" "$n" TC_LOG=warn TC_TIMEOUT_S=30 \
         -- order
 done
+# One rank's asynchronous operations fill the others' slots before they issue them; a blocking
+# one on another communicator still gets through (the readers move them out of the slots)
+for n in 2 3; do
+    run "messages of operations not issued yet, $n ranks" "$n" "$n" TC_LOG=warn -- unissued
+done
 # Mixed backends (issue 21): the pair (0,1) finds no room in /dev/shm (TC_SHM_FULL_PAIRS plays
 # the full /dev/shm) and talks over tcp, every other pair over shm. Ranks 0 and 1 vote against the
 # path, so no rank takes it (before the vote, ranks 2 and 3 took it alone and waited for ever);

@@ -19,6 +19,9 @@
  *   small_test order           40 asynchronous all-reduces in flight, on the lanes and the
  *                              general path in turn, a blocking one among them every fifth
  *                              (small_test_order.c)
+ *   small_test unissued        rank 0's asynchronous all-reduces on one duplicate fill the
+ *                              others' slots before they issue them, then a blocking one on
+ *                              another duplicate must get through (small_test_order.c)
  *   small_test abort           rank 0's first small call, asynchronous, waits for the set-up
  *                              while rank 1 is away; rank 0 aborts: TC_ERR_ABORTED
  *   small_test timeout [--work|--async]
@@ -516,6 +519,8 @@ int main(int argc, char **argv)
         abort_mode(comm);
     } else if (strcmp(mode, "order") == 0) {
         order_mode(comm);
+    } else if (strcmp(mode, "unissued") == 0) {
+        unissued_mode(comm);
     } else if (strcmp(mode, "timeout") == 0) {
         ok(tc_all_reduce(comm, &x, &y, 1, TC_FLOAT64, TC_SUM, NULL, NULL), "first all_reduce");
         if (rank == 1) {

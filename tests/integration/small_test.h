@@ -51,6 +51,7 @@ void first_blocking_mode(tc_comm_t *world);
 void abort_mode(tc_comm_t *comm);
 /* small_test_order.c */
 void order_mode(tc_comm_t *comm);
+void unissued_mode(tc_comm_t *comm);
 /* small_test_close.c: the close modes (@p mode "close..."); 0 for an unknown one */
 int close_mode(tc_comm_t *comm, const char *mode);
 

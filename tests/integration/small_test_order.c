@@ -3,7 +3,8 @@
  * messages per direction) between ones of 16 KiB (the general path), then each waited for and
  * checked element by element; again with a blocking small one every fifth issue. (Posted in any
  * order, later ones filled a peer's slots while an earlier one waited for one: every rank
- * waited for another's earlier message until the timeout, 2 of 3 runs at 3 ranks.) */
+ * waited for another's earlier message until the timeout, 2 of 3 runs at 3 ranks.)
+ * And messages of operations their reader has not issued yet (unissued_mode). */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -48,4 +49,63 @@ void order_mode(tc_comm_t *comm)
 {
     order_round(comm, 0);
     order_round(comm, 1);
+}
+
+#define UNISSUED_OPS 8
+#define UNISSUED_COUNT 100 /* int64: 800 bytes, the lanes' big slots (4 per direction) */
+
+/* An all-reduce of 800 bytes on @p comm (@p w: asynchronous, else blocking), input @p seed. */
+static void unissued_issue(tc_comm_t *comm, int64_t *buf, int seed, tc_work_t **w)
+{
+    tc_op_opts_t o = TC_OP_OPTS_INIT;
+    o.async = w != NULL;
+    o.timeout_ms = 10000;
+    for (int i = 0; i < UNISSUED_COUNT; i++)
+        buf[i] = (int64_t)seed * 1000 + rank * 10 + i;
+    ok(tc_all_reduce(comm, buf, buf, UNISSUED_COUNT, TC_INT64, TC_SUM, &o, w), "unissued: issue");
+}
+
+static void unissued_check(const int64_t *buf, int seed, const char *what)
+{
+    size_t wrong = 0;
+    for (int i = 0; i < UNISSUED_COUNT; i++)
+        wrong += buf[i] != (int64_t)nranks * (seed * 1000 + i) + 10 * nranks * (nranks - 1) / 2;
+    EXPECT(wrong == 0, "unissued: %s: %zu of %d elements wrong", what, wrong, UNISSUED_COUNT);
+}
+
+/* Rank 0 issues UNISSUED_OPS asynchronous all-reduces on one duplicate, then a blocking one on
+ * another; the other ranks make the blocking one first, then the asynchronous ones. Rank 0's
+ * messages of the asynchronous ones fill the others' slots from it, so its blocking call finds
+ * no free slot until its readers move what they have not issued out of the slots. (They did
+ * not: both sides waited until the timeout, every run.) */
+void unissued_mode(tc_comm_t *comm)
+{
+    static int64_t bufs[UNISSUED_OPS][UNISSUED_COUNT];
+    int64_t one[UNISSUED_COUNT];
+    tc_comm_t *a = NULL, *b = NULL;
+    ok(tc_comm_dup(comm, NULL, &a), "unissued: dup");
+    ok(tc_comm_dup(comm, NULL, &b), "unissued: dup");
+    if (!a || !b)
+        return;
+    unissued_issue(a, one, 1, NULL); /* both duplicates' paths set up */
+    unissued_issue(b, one, 1, NULL);
+    tc_work_t *w[UNISSUED_OPS] = {NULL};
+    for (int round = 0; round < 2; round++) {
+        for (int k = 0; rank == 0 && k < UNISSUED_OPS; k++)
+            unissued_issue(b, bufs[k], k, &w[k]);
+        unissued_issue(a, one, 99, NULL);
+        unissued_check(one, 99, "the blocking one");
+        for (int k = 0; rank != 0 && k < UNISSUED_OPS; k++)
+            unissued_issue(b, bufs[k], k, &w[k]);
+        for (int k = 0; k < UNISSUED_OPS; k++) {
+            if (!w[k])
+                continue;
+            ok(tc_work_wait(w[k], 20000), "unissued: wait");
+            ok(tc_work_free(w[k]), "unissued: free");
+            w[k] = NULL;
+            unissued_check(bufs[k], k, "an asynchronous one");
+        }
+    }
+    ok(tc_comm_destroy(a), "unissued: destroy");
+    ok(tc_comm_destroy(b), "unissued: destroy");
 }

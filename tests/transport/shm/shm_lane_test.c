@@ -347,6 +347,55 @@ static void test_withdraw(void **state)
 
 /* A reader on another thread sees every message whole: the release store of the sequence
  * number orders the payload, the acknowledgement orders slot reuse. */
+/* The reader moves what its slots hold into its own memory: the writer posts into every slot
+ * again; each message, moved or not, is found by tag with its bytes, once; a withdrawn one stays
+ * withdrawn; one whose length exceeds its slot stays there. Run under ASan in CI: the moved
+ * copies are as long as their payloads. */
+static void test_spill(void **state)
+{
+    (void)state;
+    lanes_t l;
+    lanes_open(&l);
+    size_t big = TC_SHM_LANE_SMALL_PAYLOAD + 1;
+    for (uint64_t t = 0; t < TC_SHM_LANE_BIG; t++)
+        put(&l.a, 100 + t, big, t);
+    assert_null(tc_shm_lane_tx_slot(&l.a, big));
+    assert_true(tc_shm_lane_rx_full(&l.b));
+    put(&l.a, 200, 3, 9); /* a tiny one */
+    assert_int_equal(tc_shm_lane_withdraw(&l.a, 103), 1);
+    assert_int_equal(tc_shm_lane_spill(&l.b), TC_SHM_LANE_BIG + 1);
+    assert_int_equal(pending(&l.b), 0);
+    assert_false(tc_shm_lane_rx_full(&l.b));
+    for (uint64_t t = 0; t < TC_SHM_LANE_BIG; t++) /* the slots are free again */
+        put(&l.a, 300 + t, big, 10 + t);
+    for (uint64_t t = 0; t < TC_SHM_LANE_BIG; t++) {
+        get(&l.b, 300 + t, big, 10 + t);
+        if (t != 3)
+            get(&l.b, 100 + t, big, t);
+    }
+    const tc_shm_lane_slot_t *w = tc_shm_lane_find(&l.b, 103);
+    assert_non_null(w);
+    assert_true(tc_shm_lane_len(w) == TC_SHM_LANE_WITHDRAWN);
+    tc_shm_lane_release(&l.b, w);
+    get(&l.b, 200, 3, 9);
+    for (uint64_t t = 100; t < 104; t++)
+        assert_null(tc_shm_lane_find(&l.b, t));
+    assert_null(tc_shm_lane_spilled_next(&l.b, NULL));
+    /* a writer that claims more than its slot holds: left in place, not copied */
+    put(&l.a, 400, 3, 1);
+    put(&l.a, 401, 3, 2);
+    tc_shm_lane_slot_t *bad = (tc_shm_lane_slot_t *)(uintptr_t)tc_shm_lane_find(&l.b, 400);
+    assert_non_null(bad);
+    bad->len = TC_SHM_LANE_TINY_PAYLOAD + 1;
+    assert_int_equal(tc_shm_lane_spill(&l.b), 1);
+    assert_int_equal(pending(&l.b), 1);
+    assert_ptr_equal(tc_shm_lane_find(&l.b, 400), bad);
+    assert_non_null(tc_shm_lane_spilled_next(&l.b, NULL));
+    tc_shm_lane_spilled_free(&l.b); /* what was moved and never read goes with the endpoint */
+    assert_null(tc_shm_lane_find(&l.b, 401));
+    lanes_close(&l);
+}
+
 static void test_two_threads(void **state)
 {
     (void)state;
@@ -399,7 +448,7 @@ int main(void)
         cmocka_unit_test(test_find_next),        cmocka_unit_test(test_order_and_sizes),
         cmocka_unit_test(test_full_until_acked), cmocka_unit_test(test_streams_interleaved),
         cmocka_unit_test(test_two_threads),      cmocka_unit_test(test_pair_segment),
-        cmocka_unit_test(test_withdraw),
+        cmocka_unit_test(test_withdraw),         cmocka_unit_test(test_spill),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

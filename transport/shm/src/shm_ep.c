@@ -534,6 +534,7 @@ void tc_shm_ep_close(tc_tp_ep_t *super)
     tc_shm_ep_drain(ctx, ep, TC_ERR_ABORTED, 0);
     if (ep->seg != NULL)
         munmap(ep->seg, ep->seg_len);
+    tc_shm_lane_spilled_free(&ep->lane);
     if (ep->linked)
         shm_unlink(ep->name);
     if (ep->fd >= 0)

@@ -44,6 +44,12 @@
  *   both sides then fail, unless the reader had used the message first. The runtime's small-message
  * path is the only user; the rings and their messages are independent of the lanes.
  *
+ * - A reader whose slots hold messages it cannot consume yet (operations it has
+ *   not issued) while it waits for something else moves them into its own memory
+ *   (tc_shm_lane_spill): the writer, which may wait for a slot to post what that
+ *   reader waits for, goes on. tc_shm_lane_find() looks there first. A message
+ *   moved is consumed as far as its writer knows: a later withdrawal misses it.
+ *
  * The lane's counters live in the endpoint (one process, one writer and one
  * reader per lane); a context is not thread-safe. Threads of one process that share a lane
  * take turns with tc_shm_lane_trylock() and tc_shm_lane_unlock(), holding it only to look for
@@ -122,6 +128,7 @@ typedef struct tc_tp_shm_lane {
     unsigned next[TC_SHM_LANE_KINDS]; /**< per kind: the slot tried first (its place in the kind) */
     unsigned rx_next[TC_SHM_LANE_KINDS]; /**< per kind: the slot looked at first (its index) */
     int busy; /**< atomic: 1 while a thread uses the counters (tc_shm_lane_trylock) */
+    struct tc_shm_lane_spilled *spilled; /**< messages moved out of the slots (tc_shm_lane_spill) */
 } tc_tp_shm_lane_t;
 
 /**
@@ -158,6 +165,7 @@ static inline void tc_shm_lane_init(tc_tp_shm_lane_t *lane, unsigned char *tx_ar
     lane->rx_next[1] = TC_SHM_LANE_TINY;
     lane->rx_next[2] = TC_SHM_LANE_TINY + TC_SHM_LANE_SMALL;
     lane->busy = 0;
+    lane->spilled = NULL;
 }
 
 /** @brief Take the lane's counters for this thread if no other has them: 1 when taken. No
@@ -330,12 +338,51 @@ static inline const tc_shm_lane_slot_t *tc_shm_lane_pending(const tc_tp_shm_lane
     return slot;
 }
 
-/** @brief The peer's message tagged @p tag if it is in one of the slots a stream's next message
- *  takes (of each kind, the slot after the last one consumed), else NULL: three loads, for
- *  waiting. Only tc_shm_lane_find() sees a message of interleaved streams elsewhere. */
+/**
+ * @brief Move the peer's messages not consumed yet out of the slots into memory of this
+ * process, and free their slots: for a reader that waits while its slots may hold messages of
+ * operations it has not issued. A message whose length exceeds its slot's payload (a writer
+ * that breaks the protocol) stays where it is. Under the lane's lock.
+ * @return how many moved; TC_ERR_NO_MEMORY (negative) when one could not be (the rest stay).
+ */
+int tc_shm_lane_spill(tc_tp_shm_lane_t *lane);
+
+/** @brief The moved message tagged @p tag (tc_shm_lane_spill), or NULL. */
+const tc_shm_lane_slot_t *tc_shm_lane_spilled_find(const tc_tp_shm_lane_t *lane, uint64_t tag);
+
+/** @brief The moved message after @p slot (NULL: the first one), or NULL: for a walk that may
+ *  release what it walked past (take the next one first). */
+const tc_shm_lane_slot_t *tc_shm_lane_spilled_next(const tc_tp_shm_lane_t *lane,
+                                                   const tc_shm_lane_slot_t *slot);
+
+/** @brief Free a moved message (tc_shm_lane_release() of one). */
+void tc_shm_lane_spilled_release(tc_tp_shm_lane_t *lane, const tc_shm_lane_slot_t *slot);
+
+/** @brief Free every moved message (the endpoint's end). */
+void tc_shm_lane_spilled_free(tc_tp_shm_lane_t *lane);
+
+/** @brief Whether the peer may be waiting for a slot: every big slot holds a message not
+ *  consumed yet (a writer finds no slot only then). */
+static inline int tc_shm_lane_rx_full(const tc_tp_shm_lane_t *lane)
+{
+    for (unsigned i = TC_SHM_LANE_TINY + TC_SHM_LANE_SMALL; i < TC_SHM_LANE_SLOTS; i++)
+        if (!tc_shm_lane_pending(lane, i))
+            return 0;
+    return 1;
+}
+
+/** @brief The peer's message tagged @p tag if it was moved out of the slots or is in one of the
+ *  slots a stream's next message takes (of each kind, the slot after the last one consumed),
+ *  else NULL: three loads, for waiting. Only tc_shm_lane_find() sees a message of interleaved
+ *  streams elsewhere. */
 static inline const tc_shm_lane_slot_t *tc_shm_lane_find_next(const tc_tp_shm_lane_t *lane,
                                                               uint64_t tag)
 {
+    if (__builtin_expect(lane->spilled != NULL, 0)) {
+        const tc_shm_lane_slot_t *moved = tc_shm_lane_spilled_find(lane, tag);
+        if (moved)
+            return moved;
+    }
     for (unsigned k = 0; k < TC_SHM_LANE_KINDS; k++) {
         const tc_shm_lane_slot_t *slot = tc_shm_lane_pending(lane, lane->rx_next[k]);
         if (slot && slot->tag == tag)
@@ -378,6 +425,10 @@ static inline uint64_t tc_shm_lane_watch(const tc_tp_shm_lane_t *lane, int rx)
 /** @brief Done with a message tc_shm_lane_find() or _pending() gave: its slot may be reused. */
 static inline void tc_shm_lane_release(tc_tp_shm_lane_t *lane, const tc_shm_lane_slot_t *slot)
 {
+    if ((uintptr_t)slot - (uintptr_t)lane->rx >= TC_SHM_LANE_BYTES - TC_SHM_LANE_ACK_BYTES) {
+        tc_shm_lane_spilled_release(lane, slot);
+        return;
+    }
     unsigned i = tc_shm_lane_index((size_t)((const unsigned char *)slot - lane->rx));
     lane->rx_done[i] = slot->seq;
     lane->rx_next[tc_shm_lane_kind(i)] = tc_shm_lane_after(i);

@@ -1,0 +1,94 @@
+/* A lane's messages moved out of its slots by their reader (shm_lane.h, tc_shm_lane_spill):
+ * a list in this process's memory, each message as it lay in its slot but only its payload's
+ * bytes long. Messages are found by tag, so their order does not matter. */
+#include <stddef.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "tcomms/transport/shm_lane.h"
+
+struct tc_shm_lane_spilled {
+    struct tc_shm_lane_spilled *next;
+    tc_shm_lane_slot_t slot; /* of its data, only the message's bytes are allocated */
+};
+
+static struct tc_shm_lane_spilled *spilled_of(const tc_shm_lane_slot_t *slot)
+{
+    return (struct tc_shm_lane_spilled *)(void *)((uintptr_t)slot -
+                                                  offsetof(struct tc_shm_lane_spilled, slot));
+}
+
+/* The payload a slot of index @p i holds at most. */
+static uint64_t payload_of(unsigned i)
+{
+    unsigned k = tc_shm_lane_kind(i);
+    return k == 0   ? TC_SHM_LANE_TINY_PAYLOAD
+           : k == 1 ? TC_SHM_LANE_SMALL_PAYLOAD
+                    : TC_SHM_LANE_PAYLOAD;
+}
+
+int tc_shm_lane_spill(tc_tp_shm_lane_t *lane)
+{
+    int moved = 0;
+    for (unsigned i = 0; i < TC_SHM_LANE_SLOTS; i++) {
+        const tc_shm_lane_slot_t *slot = tc_shm_lane_pending(lane, i);
+        if (!slot)
+            continue;
+        /* the writer may withdraw it meanwhile: what is read here is what moves */
+        uint64_t len = tc_shm_lane_len(slot);
+        uint64_t bytes = len == TC_SHM_LANE_WITHDRAWN ? 0 : len;
+        if (bytes > payload_of(i))
+            continue; /* left for its reader to refuse */
+        struct tc_shm_lane_spilled *m =
+            malloc(offsetof(struct tc_shm_lane_spilled, slot.data) + (size_t)bytes);
+        if (!m)
+            return TC_ERR_NO_MEMORY;
+        m->slot.seq = slot->seq;
+        m->slot.tag = slot->tag;
+        m->slot.len = len;
+        memcpy(m->slot.data, slot->data, (size_t)bytes);
+        if (tc_shm_lane_len(slot) == TC_SHM_LANE_WITHDRAWN)
+            m->slot.len = TC_SHM_LANE_WITHDRAWN; /* withdrawn while copied */
+        m->next = lane->spilled;
+        lane->spilled = m;
+        tc_shm_lane_release(lane, slot);
+        moved++;
+    }
+    return moved;
+}
+
+const tc_shm_lane_slot_t *tc_shm_lane_spilled_find(const tc_tp_shm_lane_t *lane, uint64_t tag)
+{
+    for (const struct tc_shm_lane_spilled *m = lane->spilled; m; m = m->next)
+        if (m->slot.tag == tag)
+            return &m->slot;
+    return NULL;
+}
+
+const tc_shm_lane_slot_t *tc_shm_lane_spilled_next(const tc_tp_shm_lane_t *lane,
+                                                   const tc_shm_lane_slot_t *slot)
+{
+    const struct tc_shm_lane_spilled *m = slot ? spilled_of(slot)->next : lane->spilled;
+    return m ? &m->slot : NULL;
+}
+
+void tc_shm_lane_spilled_release(tc_tp_shm_lane_t *lane, const tc_shm_lane_slot_t *slot)
+{
+    struct tc_shm_lane_spilled *m = spilled_of(slot);
+    for (struct tc_shm_lane_spilled **pp = &lane->spilled; *pp; pp = &(*pp)->next) {
+        if (*pp == m) {
+            *pp = m->next;
+            free(m);
+            return;
+        }
+    }
+}
+
+void tc_shm_lane_spilled_free(tc_tp_shm_lane_t *lane)
+{
+    while (lane->spilled) {
+        struct tc_shm_lane_spilled *m = lane->spilled;
+        lane->spilled = m->next;
+        free(m);
+    }
+}
