@@ -20,14 +20,15 @@
  * destroys it. Two children that took the same id on a rank would exchange each other's
  * messages (the inputs name the thread), so the checks catch it.
  *
- * --burst: each round a thread issues five asynchronous collectives of 800 bytes at once (an
- * all-reduce, a broadcast, a reduce, an all-gather, a reduce-scatter: on the small-message
- * path, whose lanes hold 4 such messages per direction, shared by the threads'
+ * --burst: each round a thread issues six asynchronous collectives of 800 bytes at once (an
+ * all-reduce, a broadcast, a reduce, an all-gather, a reduce-scatter, an all-to-all in place: on
+ * the small-message path, whose lanes hold 4 such messages per direction, shared by the threads'
  * communicators), then waits for them in order and checks them. An operation waited for a free
  * slot, or its turn to post, before taking its peers' messages, and a fold took them in rank
  * order only, so each rank's slots could all hold messages its peer read only after posting its
- * own: every rank timed out (3 threads at 2 ranks: 3 runs of 6). At 3 ranks 4 threads still time
- * out in about 1 run of 6 (docs/runtime.md, "Known limit"): run_threads.sh runs 2 ranks only.
+ * own: every rank timed out (3 threads at 2 ranks: 3 runs of 6). At 3 ranks, 4 threads timed out
+ * in about 1 run of 6 until a reader moved messages of operations it had not issued out of its
+ * slots (docs/runtime.md).
  *
  * Meanwhile an observer thread reads what the workers' operations record (tc_comm_stats, and
  * tc_comm_dump_fr when TC_FR_DIR is set): blocking small collectives record without the
@@ -226,15 +227,15 @@ static void *worker_main(void *arg) {
     return NULL;
 }
 
-#define BURST_OPS 5
+#define BURST_OPS 6
 #define BURST_COUNT 100 /* int64: 800 bytes, above the lanes' medium slots */
 
 static void *burst_main(void *arg)
 {
     worker_t *w = arg;
     int n = w->size, r = w->rank, t = w->id;
-    static const char *what[BURST_OPS] = {"all_reduce", "broadcast", "reduce", "all_gather",
-                                          "reduce_scatter"};
+    static const char *what[BURST_OPS] = {"all_reduce", "broadcast",      "reduce",
+                                          "all_gather", "reduce_scatter", "all_to_all"};
     int64_t *in = malloc(sizeof(int64_t) * BURST_OPS * BURST_COUNT * n);
     int64_t *out = malloc(sizeof(int64_t) * BURST_OPS * BURST_COUNT * n);
     tc_op_opts_t o = TC_OP_OPTS_INIT;
@@ -251,6 +252,7 @@ static void *burst_main(void *arg)
                 ib[j][i] = input(t, k * BURST_OPS + j, r, i);
         }
         memcpy(ob[1], ib[1], c * sizeof(int64_t)); /* broadcast in place: the root's input */
+        memcpy(ob[5], ib[5], span * sizeof(int64_t)); /* all-to-all in place */
         tc_work_t *wk[BURST_OPS] = {NULL};
         tc_status_t st[BURST_OPS];
         st[0] = tc_all_reduce(w->comm, ib[0], ob[0], c, TC_INT64, TC_SUM, &o, &wk[0]);
@@ -258,6 +260,7 @@ static void *burst_main(void *arg)
         st[2] = tc_reduce(w->comm, ib[2], ob[2], c, TC_INT64, TC_SUM, root, &o, &wk[2]);
         st[3] = tc_all_gather(w->comm, ib[3], ob[3], c, TC_INT64, &o, &wk[3]);
         st[4] = tc_reduce_scatter(w->comm, ib[4], ob[4], c, TC_INT64, TC_SUM, &o, &wk[4]);
+        st[5] = tc_all_to_all(w->comm, ob[5], ob[5], c, TC_INT64, &o, &wk[5]);
         for (int j = 0; j < BURST_OPS; j++) {
             if (st[j] == TC_OK)
                 st[j] = tc_work_wait(wk[j], 20000);
@@ -280,6 +283,9 @@ static void *burst_main(void *arg)
                       input(t, k * BURST_OPS + 3, q, i));
             if (st[4] == TC_OK)
                 check(w, what[4], k, i, ob[4][i], sum[4]);
+            for (int q = 0; st[5] == TC_OK && q < n; q++) /* block r of rank q's input */
+                check(w, what[5], k, q * c + i, ob[5][q * c + i],
+                      input(t, k * BURST_OPS + 5, q, r * c + i));
         }
     }
     free(in);
