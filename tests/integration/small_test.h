@@ -52,6 +52,7 @@ void abort_mode(tc_comm_t *comm);
 /* small_test_order.c */
 void order_mode(tc_comm_t *comm);
 void unissued_mode(tc_comm_t *comm);
+void unissued_threads_mode(tc_comm_t *comm);
 /* small_test_close.c: the close modes (@p mode "close..."); 0 for an unknown one */
 int close_mode(tc_comm_t *comm, const char *mode);
 

@@ -4,10 +4,13 @@
  * checked element by element; again with a blocking small one every fifth issue. (Posted in any
  * order, later ones filled a peer's slots while an earlier one waited for one: every rank
  * waited for another's earlier message until the timeout, 2 of 3 runs at 3 ranks.)
- * And messages of operations their reader has not issued yet (unissued_mode). */
+ * And messages of operations their reader has not issued yet (unissued_mode,
+ * unissued_threads_mode). */
+#include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <unistd.h>
 
 #include "small_test.h"
 
@@ -108,4 +111,47 @@ void unissued_mode(tc_comm_t *comm)
     }
     ok(tc_comm_destroy(a), "unissued: destroy");
     ok(tc_comm_destroy(b), "unissued: destroy");
+}
+
+#define UNISSUED_THREADS 8
+
+struct unissued_thread {
+    tc_comm_t *comm;
+    int idx, late;
+    int64_t buf[UNISSUED_COUNT];
+};
+
+static void *unissued_thread_main(void *arg)
+{
+    struct unissued_thread *t = arg;
+    if (t->late)
+        usleep(200000);
+    unissued_issue(t->comm, t->buf, t->idx, NULL);
+    return NULL;
+}
+
+/* Blocking calls only: 8 threads, each a blocking all-reduce of 800 bytes on its own duplicate.
+ * On rank 0 threads 0-3 call first and threads 4-7 200 ms later, on the others the other way
+ * round: each side's early calls fill the 4 big slots towards the other with messages its
+ * readers issue only later, and the late calls find no slot. (Both sides waited until the
+ * timeout, every run.) */
+void unissued_threads_mode(tc_comm_t *comm)
+{
+    struct unissued_thread t[UNISSUED_THREADS];
+    pthread_t th[UNISSUED_THREADS];
+    for (int i = 0; i < UNISSUED_THREADS; i++) {
+        t[i] = (struct unissued_thread){.idx = i, .late = (i >= 4) == (rank == 0)};
+        ok(tc_comm_dup(comm, NULL, &t[i].comm), "unissued-threads: dup");
+        if (!t[i].comm)
+            return;
+        unissued_issue(t[i].comm, t[i].buf, 1, NULL); /* the path set up */
+    }
+    for (int i = 0; i < UNISSUED_THREADS; i++)
+        if (pthread_create(&th[i], NULL, unissued_thread_main, &t[i]) != 0)
+            EXPECT(0, "unissued-threads: no thread");
+    for (int i = 0; i < UNISSUED_THREADS; i++) {
+        pthread_join(th[i], NULL);
+        unissued_check(t[i].buf, i, "a blocking one on a thread");
+        ok(tc_comm_destroy(t[i].comm), "unissued-threads: destroy");
+    }
 }
