@@ -24,6 +24,7 @@ all_targets=(
     //tests/fuzz/tcp:tcp_blob_fuzz          # tcp address and rkey blobs
     //tests/fuzz/shm:shm_ring_fuzz          # shm ring cells and tail
     //tests/fuzz/shm:shm_blob_fuzz          # shm address and rkey blobs
+    //tests/fuzz/shm:shm_lane_fuzz          # shm lane slots: found by tag, moved out
     //tests/fuzz/ib:ib_imm_fuzz             # ib immediate words and ring-slot headers
     //tests/fuzz/ib:ib_blob_fuzz            # ib address and rkey blobs (emulated HCA)
     //tests/fuzz/runtime:agree_fuzz         # shrink agreement messages
