@@ -1,11 +1,13 @@
 /* The bootstrap through a caller's key-value store (bootstrap_kv.h): puts are
  * set at once under "<prefix>/<rank>/", a fence is a counter plus a done key
  * set by the last rank to arrive, waited for in slices so that an abort and
- * the deadline are seen. Events (a failed rank, a revoke) are numbered keys
- * every rank reads in order. */
+ * the deadline are seen. A creation first claims its rank (a counter per rank)
+ * and compares its size with rank 0's. Events (a failed rank, a revoke) are
+ * numbered keys every rank reads in order. */
 #include "tcomms/runtime/bootstrap_kv.h"
 
 #include <inttypes.h>
+#include <limits.h>
 #include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -19,6 +21,7 @@
 #define KV_KEY_MAX (TC_BOOT_KV_PREFIX_MAX + 192)
 #define KV_MISSING_MAX 8     /* ranks named on a timeout */
 #define KV_MISSING_PROBES 64 /* arrival keys read to find them, at most */
+#define KV_SIZE_LEN 16       /* an arrival key's value: the size its rank was given, in decimal */
 /* An event counted but not written this long while later ones exist is skipped: its sender
  * failed between the count and the write (or its write failed), and every later notice
  * waited behind it for the communicator's life. */
@@ -120,7 +123,21 @@ static tc_status_t kv_add(tc_boot_kv_t *kv, const char *k, int64_t delta, int64_
     return st == TC_OK ? kv_add_now(kv, k, delta, value_p) : st;
 }
 
-/* The timeout's detail: which ranks have not set their arrival key of fence @p g. */
+/* The size in an arrival key's value of @p len bytes, or -1 when it holds none. */
+static int kv_size_of(const char *v, size_t len)
+{
+    char text[KV_SIZE_LEN], *end;
+    if (len == 0 || len >= sizeof(text))
+        return -1;
+    memcpy(text, v, len);
+    text[len] = '\0';
+    long n = strtol(text, &end, 10);
+    return *end || n < 1 || n > INT_MAX ? -1 : (int)n;
+}
+
+/* The timeout's detail: which ranks have not arrived at fence @p g (no arrival key, or one with
+ * another size: such a rank failed at once), and at the first fence whether more than one
+ * process was given this rank (a duplicate fails at once, and the rank it left out is missing). */
 static tc_status_t kv_fence_timeout(tc_boot_kv_t *kv, int g, int64_t arrived, const char *done)
 {
     if (arrived >= kv->head.size) /* all arrived: the key that says so never appeared */
@@ -129,38 +146,81 @@ static tc_status_t kv_fence_timeout(tc_boot_kv_t *kv, int g, int64_t arrived, co
                             " of %d counted) but its key '%s' never appeared before the deadline "
                             "(the rank that set it failed, or the store's wait does not see it)",
                             kv->prefix, kv->head.rank, g, arrived, kv->head.size, done);
-    char missing[KV_MISSING_MAX * 12] = "";
-    size_t len = 0;
+    char missing[KV_MISSING_MAX * 12] = "", sizes[KV_MISSING_MAX * 40 + 96] = "", twice[128] = "";
+    char k[KV_KEY_MAX];
+    size_t len = 0, slen = 0;
     int named = 0;
     for (int r = 0; r < kv->head.size && r < KV_MISSING_PROBES && named < KV_MISSING_MAX; r++) {
-        char k[KV_KEY_MAX];
-        char one;
-        size_t vlen;
-        if (kv_key(kv, k, "fence%d/arrived/%d", g, r) != TC_OK ||
-            kv->p.get(kv->p.ctx, k, &one, sizeof(one), &vlen) != TC_BOOT_KV_ABSENT)
+        char v[KV_SIZE_LEN];
+        size_t vlen = 0;
+        if (kv_key(kv, k, "fence%d/arrived/%d", g, r) != TC_OK)
+            continue;
+        int rc = kv->p.get(kv->p.ctx, k, v, sizeof(v), &vlen);
+        int size = rc == TC_BOOT_KV_OK ? kv_size_of(v, vlen) : 0;
+        if (rc != TC_BOOT_KV_ABSENT && (size < 1 || size == kv->head.size))
             continue;
         len += (size_t)snprintf(missing + len, sizeof(missing) - len, "%s%d", named ? ", " : "", r);
+        if (rc == TC_BOOT_KV_OK)
+            slen += (size_t)snprintf(sizes + slen, sizeof(sizes) - slen,
+                                     "%s rank %d was given size %d", slen ? "," : ";", r, size);
         named++;
     }
+    if (slen)
+        snprintf(sizes + slen, sizeof(sizes) - slen,
+                 ", this rank size %d (every rank must pass the same size)", kv->head.size);
+    int64_t claims = 0;
+    if (g == 0 && kv_key(kv, k, "claim/%d", kv->head.rank) == TC_OK &&
+        kv->p.add(kv->p.ctx, k, 0, &claims) == TC_BOOT_KV_OK && claims > 1)
+        snprintf(twice, sizeof(twice),
+                 "; %" PRId64 " processes were given rank %d (the later ones failed at once)",
+                 claims, kv->head.rank);
     return tc_error_set(TC_ERR_TIMEOUT,
                         "bootstrap(store '%s', rank %d): %" PRId64 " of %d ranks reached the "
-                        "fence before the deadline; missing: %s",
+                        "fence before the deadline; missing: %s%s%s",
                         kv->prefix, kv->head.rank, arrived, kv->head.size,
-                        named ? missing : "unknown (the store does not tell)");
+                        named ? missing : "unknown (the store does not tell)", sizes, twice);
+}
+
+/* Waits for @p key until @p deadline_ns in slices, so that an abort is seen: *there_p := whether
+ * it appeared. */
+static tc_status_t kv_wait(tc_boot_kv_t *kv, const char *key, uint64_t deadline_ns, int *there_p)
+{
+    for (;;) {
+        int left = tc_deadline_left_ms(deadline_ns);
+        int slice = left < TC_BOOT_ABORT_POLL_MS ? left : TC_BOOT_ABORT_POLL_MS;
+        int rc = kv->p.wait(kv->p.ctx, key, slice);
+        if (rc == TC_BOOT_KV_OK) {
+            *there_p = 1;
+            return TC_OK;
+        }
+        if (rc != TC_BOOT_KV_TIMEOUT)
+            return kv_failed(kv, "wait", key, rc);
+        char what[KV_KEY_MAX + 32];
+        snprintf(what, sizeof(what), "the store's key '%s'", key);
+        tc_status_t st = tc_boot_creation_aborted(what);
+        if (st != TC_OK)
+            return st;
+        if (tc_deadline_passed(deadline_ns)) {
+            *there_p = 0;
+            return TC_OK;
+        }
+    }
 }
 
 static tc_status_t kv_fence(tc_boot_t *boot, uint64_t deadline_ns)
 {
     tc_boot_kv_t *kv = (tc_boot_kv_t *)boot;
-    int g = kv->fences++;
-    char k[KV_KEY_MAX], done[KV_KEY_MAX];
+    int g = kv->fences++, there;
+    char k[KV_KEY_MAX], done[KV_KEY_MAX], size[KV_SIZE_LEN];
     int64_t arrived;
     tc_status_t st;
+    snprintf(size, sizeof(size), "%d", boot->size);
     /* arrival key, count and (the last to arrive) done key go together, checked once before:
      * an abort between them left the others a rank counted and never named, or a fence no one
      * ends */
     if ((st = kv_key(kv, k, "fence%d/arrived/%d", g, boot->rank)) != TC_OK ||
-        (st = kv_may_call(kv, "set", k)) != TC_OK || (st = kv_set_now(kv, k, "1", 1)) != TC_OK ||
+        (st = kv_may_call(kv, "set", k)) != TC_OK ||
+        (st = kv_set_now(kv, k, size, strlen(size))) != TC_OK ||
         (st = kv_key(kv, k, "fence%d/count", g)) != TC_OK ||
         (st = kv_key(kv, done, "fence%d/done", g)) != TC_OK ||
         (st = kv_add_now(kv, k, 1, &arrived)) != TC_OK)
@@ -173,24 +233,12 @@ static tc_status_t kv_fence(tc_boot_t *boot, uint64_t deadline_ns)
                             kv->prefix, boot->rank, k, arrived, boot->size);
     if (arrived == boot->size && (st = kv_set_now(kv, done, "1", 1)) != TC_OK)
         return st;
-    for (;;) {
-        int left = tc_deadline_left_ms(deadline_ns);
-        int slice = left < TC_BOOT_ABORT_POLL_MS ? left : TC_BOOT_ABORT_POLL_MS;
-        int rc = kv->p.wait(kv->p.ctx, done, slice);
-        if (rc == TC_BOOT_KV_OK)
-            return TC_OK;
-        if (rc != TC_BOOT_KV_TIMEOUT)
-            return kv_failed(kv, "wait", done, rc);
-        char what[KV_KEY_MAX + 32];
-        snprintf(what, sizeof(what), "the store's key '%s'", done);
-        if ((st = tc_boot_creation_aborted(what)) != TC_OK)
-            return st;
-        if (tc_deadline_passed(deadline_ns)) { /* the count read past the deadline, to say it */
-            if ((st = kv_add_now(kv, k, 0, &arrived)) != TC_OK)
-                return st;
-            return kv_fence_timeout(kv, g, arrived, done);
-        }
-    }
+    if ((st = kv_wait(kv, done, deadline_ns, &there)) != TC_OK || there)
+        return st;
+    /* the count read past the deadline, to say it */
+    if ((st = kv_add_now(kv, k, 0, &arrived)) != TC_OK)
+        return st;
+    return kv_fence_timeout(kv, g, arrived, done);
 }
 
 static tc_status_t kv_get(tc_boot_t *boot, int peer, const char *key, void *buf, size_t cap,
@@ -351,6 +399,72 @@ int tc_boot_kv_local_rank(int rank, int64_t n, int64_t sum, int64_t sumsq)
     return sumsq == want ? (int)(rank - s) : -1;
 }
 
+/* Claims this rank with an add on its claim key: a second process given the same rank counts 2
+ * and fails here, before it adds to any other key, so the first one's world is not disturbed. */
+static tc_status_t kv_claim(tc_boot_kv_t *kv)
+{
+    char k[KV_KEY_MAX];
+    int64_t n;
+    tc_status_t st = kv_key(kv, k, "claim/%d", kv->head.rank);
+    if (st != TC_OK || (st = kv_add(kv, k, 1, &n)) != TC_OK || n == 1)
+        return st;
+    if (n < 1)
+        return tc_error_set(TC_ERR_BOOTSTRAP,
+                            "bootstrap(store '%s', rank %d): the store's add on '%s' returned "
+                            "%" PRId64 ", not a count of 1 or more (the store's add is broken)",
+                            kv->prefix, kv->head.rank, k, n);
+    return tc_error_set(TC_ERR_BOOTSTRAP,
+                        "bootstrap(store '%s', rank %d): rank %d is taken: the store's add on '%s' "
+                        "counted %" PRId64 " processes given it (each rank must be given to one "
+                        "process; or an earlier creation used this prefix)",
+                        kv->prefix, kv->head.rank, kv->head.rank, k, n);
+}
+
+/* Every rank but 0 compares its size with rank 0's (in rank 0's arrival key at the first fence)
+ * before it adds to any counter: one given another size fails at once naming both, and sets its
+ * own arrival key, never counted, so that the ranks left waiting name its size at their
+ * timeout. */
+static tc_status_t kv_size_check(tc_boot_kv_t *kv)
+{
+    char k0[KV_KEY_MAX], k[KV_KEY_MAX], v[KV_SIZE_LEN];
+    size_t len = 0;
+    int there;
+    tc_status_t st;
+    if (kv->head.rank == 0)
+        return TC_OK;
+    if ((st = kv_key(kv, k0, "fence%d/arrived/0", kv->fences)) != TC_OK ||
+        (st = kv_wait(kv, k0, kv->deadline_ns, &there)) != TC_OK)
+        return st;
+    if (!there)
+        return tc_error_set(TC_ERR_TIMEOUT,
+                            "bootstrap(store '%s', rank %d): rank 0 did not reach the fence "
+                            "before the deadline (key '%s', its size that the others compare "
+                            "theirs with, is absent): it was not started, or was given another "
+                            "prefix or store",
+                            kv->prefix, kv->head.rank, k0);
+    if ((st = kv_may_call(kv, "get", k0)) != TC_OK)
+        return st;
+    int rc = kv->p.get(kv->p.ctx, k0, v, sizeof(v), &len);
+    if (rc != TC_BOOT_KV_OK)
+        return kv_failed(kv, "get", k0, rc);
+    int size0 = kv_size_of(v, len);
+    if (size0 < 1)
+        return tc_error_set(TC_ERR_PROTOCOL,
+                            "bootstrap(store '%s', rank %d): key '%s' holds %zu bytes that are "
+                            "not a size in decimal (rank 0's; another program wrote it?)",
+                            kv->prefix, kv->head.rank, k0, len);
+    if (size0 == kv->head.size)
+        return TC_OK;
+    snprintf(v, sizeof(v), "%d", kv->head.size);
+    if ((st = kv_key(kv, k, "fence%d/arrived/%d", kv->fences, kv->head.rank)) != TC_OK ||
+        (st = kv_set(kv, k, v, strlen(v))) != TC_OK)
+        return st;
+    return tc_error_set(TC_ERR_BOOTSTRAP,
+                        "bootstrap(store '%s', rank %d): rank %d was given size %d but rank 0 "
+                        "size %d (key '%s'): every rank must pass the same size",
+                        kv->prefix, kv->head.rank, kv->head.rank, kv->head.size, size0, k0);
+}
+
 static tc_status_t kv_check(const tc_boot_kv_params_t *p)
 {
     if (!p->set || !p->get || !p->wait || !p->add)
@@ -397,6 +511,7 @@ tc_status_t tc_boot_kv_create(const tc_boot_kv_params_t *params, uint64_t deadli
     kv->p.prefix = kv->prefix;
     int64_t host[3];
     if ((st = tc_boot_secret_from_env(&kv->head, "store")) != TC_OK ||
+        (st = kv_claim(kv)) != TC_OK || (st = kv_size_check(kv)) != TC_OK ||
         (st = kv_host_counters(kv, 0, host)) != TC_OK ||
         (st = kv_fence(&kv->head, deadline_ns)) != TC_OK ||
         (st = kv_host_counters(kv, 1, host)) != TC_OK) {

@@ -5,9 +5,12 @@
  *        server, no port of its own. The public tc_store_t has the same
  *        callbacks; the API layer copies them here.
  *
- * Keys: "<prefix>/<rank>/<key>" for what a rank puts; "<prefix>/fence<g>/..."
- * for the g-th fence (a counter, a done key, one arrival key per rank, read
- * only to name the ranks missing on a timeout); "<prefix>/host/<name>" counts
+ * Keys: "<prefix>/<rank>/<key>" for what a rank puts; "<prefix>/claim/<rank>"
+ * counts the processes given a rank (a second one fails at once);
+ * "<prefix>/fence<g>/..." for the g-th fence (a counter, a done key, one
+ * arrival key per rank holding its size in decimal: every other rank compares
+ * its size with rank 0's at the first fence, and a timeout names the ranks
+ * missing and the sizes that differ); "<prefix>/host/<name>" counts
  * the ranks of each host (the local size), "<prefix>/host/<name>/sum" and
  * ".../sumsq" add up their ranks and squares (the local rank, see
  * tc_boot_kv_local_rank()); "<prefix>/event/count" and
@@ -52,7 +55,10 @@ typedef struct tc_boot_kv_params {
  *        present, rank in [0, size), prefix length): one fence counts the
  *        ranks of each host, bounded by @p deadline_ns and abortable.
  * @return TC_ERR_INVALID_ARG for bad parameters; TC_ERR_BOOTSTRAP when a
- *         callback fails (naming the key).
+ *         callback fails (naming the key), at once on a rank given another
+ *         size than rank 0 (naming both) and on a second process given the
+ *         same rank (naming it); TC_ERR_TIMEOUT naming the ranks missing, the
+ *         sizes of those that failed on theirs, and this rank's second claimant.
  */
 tc_status_t tc_boot_kv_create(const tc_boot_kv_params_t *params, uint64_t deadline_ns,
                               tc_boot_t **boot_p);
