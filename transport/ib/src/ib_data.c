@@ -12,6 +12,9 @@
 
 #define TC_IB_WRID(ptr, type) ((uint64_t)(uintptr_t)(ptr) | (uint64_t)(type))
 #define TC_IB_WRPTR(id) ((void *)(uintptr_t)((id) & ~7ULL))
+/* req->bytes while a caller's send or receive is pending (every completion overwrites it): a
+ * second post of it, which would link it into a queue twice, is refused */
+#define TC_IB_POSTED ((size_t)-2)
 
 static uint64_t *tc_ib_scratch(tc_ib_ep_t *ep, uint64_t i)
 {
@@ -334,12 +337,13 @@ void tc_ib_ep_kick(tc_ib_ctx_t *ctx, tc_ib_ep_t *ep)
     }
 }
 
-/* Queue @p req behind earlier ones (order), and start what can start. */
-static tc_status_t tc_ib_submit(tc_ib_ep_t *ep, tc_tp_req_t *req)
+/* Queue @p req behind earlier ones (order), and start what can start; req->bytes := @p mark
+ * while it is pending. */
+static tc_status_t tc_ib_submit(tc_ib_ep_t *ep, tc_tp_req_t *req, size_t mark)
 {
     tc_ib_ctx_t *ctx = (tc_ib_ctx_t *)ep->super.ctx;
     req->status = TC_INPROGRESS;
-    req->bytes = 0;
+    req->bytes = mark;
     ep->npending++;
     if (ep->pq_head == NULL && tc_ib_start(ctx, ep, req))
         return TC_OK;
@@ -352,6 +356,7 @@ static tc_status_t tc_ib_check_failed(tc_tp_ep_t *ep, tc_tp_req_t *req)
     if (ep->failed == TC_OK)
         return TC_OK;
     req->status = ep->failed;
+    req->bytes = 0; /* ended: not the pending mark */
     return tc_error_set(ep->failed, "%s", ep->error);
 }
 
@@ -361,6 +366,10 @@ tc_status_t tc_ib_send(tc_tp_ep_t *super, uint64_t tag, const void *buf, size_t 
     if (req == NULL || (buf == NULL && len != 0))
         return tc_error_set(TC_ERR_INVALID_ARG, "ib send to peer %llu: req or buf is NULL",
                             (unsigned long long)super->peer_id);
+    if (req->status == TC_INPROGRESS && req->bytes == TC_IB_POSTED)
+        return tc_error_set(TC_ERR_INVALID_STATE,
+                            "ib send to peer %llu (tag %llu): request already pending",
+                            (unsigned long long)super->peer_id, (unsigned long long)tag);
     if (len > UINT32_MAX)
         return tc_error_set(TC_ERR_INVALID_ARG, "ib send of %zu bytes: more than 4 GiB - 1",
                             len);
@@ -371,7 +380,7 @@ tc_status_t tc_ib_send(tc_tp_ep_t *super, uint64_t tag, const void *buf, size_t 
     req->priv[TC_IB_P_LEN] = len;
     req->priv[TC_IB_P_KIND] = TC_IB_K_SEND;
     req->priv[TC_IB_P_TAG] = tag;
-    return tc_ib_submit((tc_ib_ep_t *)super, req);
+    return tc_ib_submit((tc_ib_ep_t *)super, req, TC_IB_POSTED);
 }
 
 /* A matched rendezvous: read the data into the receive (queued behind earlier work). */
@@ -400,8 +409,12 @@ tc_status_t tc_ib_recv(tc_tp_ep_t *super, uint64_t tag, void *buf, size_t cap, t
     if (req == NULL || (buf == NULL && cap != 0))
         return tc_error_set(TC_ERR_INVALID_ARG, "ib recv from peer %llu: req or buf is NULL",
                             (unsigned long long)super->peer_id);
+    if (req->status == TC_INPROGRESS && req->bytes == TC_IB_POSTED)
+        return tc_error_set(TC_ERR_INVALID_STATE,
+                            "ib recv from peer %llu (tag %llu): request already pending",
+                            (unsigned long long)super->peer_id, (unsigned long long)tag);
     req->status = TC_INPROGRESS;
-    req->bytes = 0;
+    req->bytes = TC_IB_POSTED;
     req->priv[TC_IB_P_BUF] = (uintptr_t)buf;
     req->priv[TC_IB_P_LEN] = cap;
     req->priv[TC_IB_P_KIND] = TC_IB_K_RECV;
@@ -478,7 +491,7 @@ static tc_status_t tc_ib_rma(tc_tp_ep_t *super, int kind, void *buf, size_t len,
     req->priv[TC_IB_P_KEY] = k->rkey;
     req->priv[TC_IB_P_ARG] = value;
     req->priv[TC_IB_P_AUX] = 0; /* CAS: first guess */
-    return tc_ib_submit((tc_ib_ep_t *)super, req);
+    return tc_ib_submit((tc_ib_ep_t *)super, req, 0);
 }
 
 tc_status_t tc_ib_put(tc_tp_ep_t *ep, const void *buf, size_t len, tc_tp_rkey_t *rkey,
