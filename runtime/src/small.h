@@ -3,11 +3,13 @@
  * shm run through the lanes of the pair segments (tcomms/transport/
  * shm_lane.h) instead of a schedule: no work object, no schedule lookup, no
  * tag matching, no system call and no clock read while data arrives. Two
- * halves: small.c, of the plans + executor module (the lanes and the
- * collectives on them; it calls the world, the kernels and shm), and
- * small_issue.c, of the work module (the entry from tc_rt_coll_issue, the
- * waiting policy with progress and failure checks, statistics, flight
- * recorder and hooks). Private to those two files. */
+ * halves: small.c and small_lanes.c, of the plans + executor module (the
+ * collectives on the lanes; the path's state, the lanes and their
+ * housekeeping; they call the world, the kernels and shm), and small_issue.c,
+ * small_setup.c and small_work.c, of the work module (the entry from
+ * tc_rt_coll_issue, the waiting policy with progress and failure checks,
+ * statistics, flight recorder and hooks; the set-up; the works). Private to
+ * those files. */
 #ifndef TC_RUNTIME_SMALL_H
 #define TC_RUNTIME_SMALL_H
 
@@ -116,7 +118,7 @@ static inline int tc_rt_small_progress(const tc_rt_small_op_t *op)
            __builtin_popcountll(op->ahead_taken);
 }
 
-/* small.c (plans + executor): the lanes and the collectives on them */
+/* small.c and small_lanes.c (plans + executor): the collectives on the lanes, the lanes */
 /* Frees what an asynchronous operation took ahead of its fold's order (at its work's end). */
 void tc_rt_small_op_free(tc_rt_small_op_t *op);
 /* An operation that ended with @p st, a timeout, an abort or a mismatch, withdraws its messages
@@ -186,6 +188,10 @@ TC_MUST_USE tc_status_t tc_rt_small_tally(const tc_rt_small_vote_t *votes, int n
  * it only takes what it may meanwhile; call again: it goes on where it stopped), or the
  * error. */
 TC_MUST_USE tc_status_t tc_rt_small_run(tc_rt_small_op_t *op, int may_post);
+/* The same for a blocking operation, whose waits end only with the slot or the message: it
+ * posts to every rank in order, then takes in order (what tc_rt_small_run's window and early
+ * takes come to then, in fewer instructions). */
+TC_MUST_USE tc_status_t tc_rt_small_run_blocking(tc_rt_small_op_t *op);
 /* Release the messages of rank @p q that no operation will read: they belong to another
  * communicator that is broken here, or that this process destroyed broken (an operation that
  * failed leaves such messages behind), and would hold slots the peer needs. For a wait that

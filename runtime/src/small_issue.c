@@ -430,7 +430,7 @@ static tc_status_t small_blocking(tc_rt_comm_t *comm, tc_rt_small_t *s, const tc
     __atomic_store_n(&comm->seq, op.seq, __ATOMIC_RELAXED);
     op.tag = tc_rt_coll_tag(comm->comm_id, call->coll, op.seq);
     small_begin(&op);
-    tc_status_t st = tc_rt_small_run(&op, 1);
+    tc_status_t st = tc_rt_small_run_blocking(&op);
     if (!free)
         return small_end(&op, st);
     __atomic_store_n(&comm->outside, 0, __ATOMIC_RELEASE);
