@@ -46,7 +46,9 @@ typedef struct tc_rt_small {
         tc_tp_shm_lane_t *lane;        /* the lanes to this rank (NULL: this process) */
         tc_tp_ep_t *ep;                /* their endpoint */
         uint32_t ep_gen;               /* tc_rt_world_ep_gen when it was got */
+        uint64_t full_sum, full_ns; /* its big slots full: since when, and its tc_shm_lane_watch */
     } * peer;                          /* [size] */
+    int spill_told;                    /* a lane could not be emptied: said once */
     int stat[TC_COLL_COUNT];           /* this path's entry of comm->stats + 1, or 0 */
     /* Operations that are works post in issue order: each takes a ticket at its issue
      * (tickets, the calling thread's) and posts only once `turn` (atomic: advanced by whichever
@@ -198,12 +200,14 @@ TC_MUST_USE tc_status_t tc_rt_small_run_blocking(tc_rt_small_op_t *op);
  * found nothing for a while; the world's lock held (it reads the communicators), not the lane
  * (skipped while another thread has it). */
 void tc_rt_small_drop_stale(tc_rt_small_op_t *op, int q);
-/* For a wait that found nothing for a while: move the messages of each peer whose lane is full
- * out of the slots (tc_shm_lane_spill). Its slots may hold messages of operations this rank has
- * not issued yet, and that peer may wait for a slot to post what this rank waits for (from 2
+/* For a wait that found nothing for a while (small_lanes.c): of every communicator of the world
+ * on the path, the lanes whose big slots have held the same messages for a millisecond are
+ * emptied: what no operation will read dropped, the rest moved out of the slots
+ * (tc_shm_lane_spill, up to 1 MiB per lane). They may hold messages of operations this rank has
+ * not issued yet while their writer waits for a slot to post what this rank waits for (from 2
  * ranks: rank 0's asynchronous operations on one communicator, then a blocking one on another,
- * which rank 1 calls first). Not the lanes another thread has now. */
-void tc_rt_small_spill(tc_rt_small_op_t *op);
+ * which rank 1 calls first). Not the lanes another thread has now. The world's lock held. */
+void tc_rt_small_unblock(tc_rt_world_t *world);
 
 /* small_issue.c (work): the entry from tc_rt_coll_issue, waiting, bookkeeping */
 /* Run @p call on the path when it applies (any call but a persistent one; @p flags and

@@ -232,7 +232,7 @@ static tc_status_t small_wait_long(tc_rt_small_op_t *op, int q, int rx, void **s
             if (st == TC_OK && rx)
                 tc_rt_small_drop_stale(op, q); /* slots no operation will read */
             if (st == TC_OK)
-                tc_rt_small_spill(op); /* slots the peers may wait for */
+                tc_rt_small_unblock(op->comm->world); /* slots the peers may wait for */
             if (st == TC_OK && (*slot_p = small_look(op, q, rx, 1)))
                 return locked ? TC_OK : small_unlock_world(op, TC_OK);
             if (!locked && (st = small_unlock_world(op, st)) != TC_OK) {

@@ -10,7 +10,16 @@
 #include "small.h"
 #include "tcomms/base/config.h"
 #include "tcomms/base/log.h"
+#include "tcomms/base/time.h"
 #include "tcomms/transport/shm.h"
+
+/* Bytes of messages moved out of one lane's slots at most: beyond, its writer waits for a slot
+ * again (the memory a peer costs stays bounded). */
+#define SMALL_SPILL_MAX ((size_t)1 << 20)
+/* A lane full of the same messages this long may hold messages of operations not issued here,
+ * whose writer cannot go on while this rank waits; a lane that is only slow to drain changes
+ * sooner, and its messages are left where they are. */
+#define SMALL_SPILL_AFTER_NS 1000000ull
 
 /* Conditions of the communicator that do not change: checked once. */
 static int small_static_ok(tc_rt_comm_t *comm, tc_rt_small_t *s)
@@ -179,11 +188,11 @@ tc_status_t tc_rt_small_tally(const tc_rt_small_vote_t *votes, int n, int *go_p,
  * to another communicator that is broken here, or that this process destroyed broken. An
  * operation that failed leaves such messages behind (a peer posted before the failure ended
  * it); the lanes are shared with the communicators that follow, a shrink's for one. */
-static int small_stale(const tc_rt_small_op_t *op, uint64_t tag)
+static int small_stale(const tc_rt_comm_t *comm, uint64_t tag)
 {
-    const tc_rt_world_t *world = op->comm->world;
+    const tc_rt_world_t *world = comm->world;
     uint64_t id = tag >> TC_RT_TAG_ID_SHIFT;
-    if (id == op->comm->comm_id)
+    if (id == comm->comm_id)
         return 0; /* a communicator runs no operation after a failed one */
     for (const tc_rt_comm_t *c = world->comms; c; c = c->wnext)
         if (c->comm_id == id) /* broken by another thread's operation, maybe now */
@@ -192,36 +201,89 @@ static int small_stale(const tc_rt_small_op_t *op, uint64_t tag)
     return tc_rt_ids_spoilt(world, (uint32_t)id);
 }
 
+/* Release the messages of @p lane that no operation will read (@p keep: but that one); the
+ * lane taken. */
+static void small_drop(const tc_rt_comm_t *comm, tc_tp_shm_lane_t *lane, uint64_t keep)
+{
+    for (unsigned i = 0; i < TC_SHM_LANE_SLOTS; i++) {
+        const tc_shm_lane_slot_t *slot = tc_shm_lane_pending(lane, i);
+        if (slot && slot->tag != keep && small_stale(comm, slot->tag))
+            tc_shm_lane_release(lane, slot);
+    }
+    for (const tc_shm_lane_slot_t *m = tc_shm_lane_spilled_next(lane, NULL), *next; m; m = next) {
+        next = tc_shm_lane_spilled_next(lane, m);
+        if (m->tag != keep && small_stale(comm, m->tag))
+            tc_shm_lane_release(lane, m);
+    }
+}
+
 void tc_rt_small_drop_stale(tc_rt_small_op_t *op, int q)
 {
     tc_tp_shm_lane_t *lane = op->s->peer[q].lane;
     if (!tc_shm_lane_trylock(lane))
         return; /* another thread looks at it now: the next wait's turn */
-    for (unsigned i = 0; i < TC_SHM_LANE_SLOTS; i++) {
-        const tc_shm_lane_slot_t *slot = tc_shm_lane_pending(lane, i);
-        if (slot && slot->tag != op->tag && small_stale(op, slot->tag))
-            tc_shm_lane_release(lane, slot);
-    }
-    for (const tc_shm_lane_slot_t *m = tc_shm_lane_spilled_next(lane, NULL), *next; m; m = next) {
-        next = tc_shm_lane_spilled_next(lane, m);
-        if (m->tag != op->tag && small_stale(op, m->tag))
-            tc_shm_lane_release(lane, m);
-    }
+    small_drop(op->comm, lane, op->tag);
     tc_shm_lane_unlock(lane);
 }
 
-void tc_rt_small_spill(tc_rt_small_op_t *op)
+/* Whether rank @p q's lane has held the same messages in all its big slots (so its writer may
+ * wait for one) for SMALL_SPILL_AFTER_NS; *now_p is read when first needed. */
+static int small_stuck(tc_rt_small_t *s, int q, const tc_tp_shm_lane_t *lane, uint64_t *now_p)
 {
-    for (int q = 0; q < op->comm->size; q++) {
-        tc_tp_shm_lane_t *lane = op->s->peer[q].lane;
-        if (q == op->comm->rank || !lane || !tc_shm_lane_trylock(lane))
-            continue; /* a lane another thread has: its waits move what it holds */
-        if (tc_shm_lane_rx_full(lane) && tc_shm_lane_spill(lane) < 0) /* at each pass: debug */
-            tc_log_debug(TC_SUBSYS_RUNTIME,
-                         "small-message path: no memory to move rank %d's messages out of the "
-                         "lanes; it may wait for a slot until this rank's operations end",
-                         q);
+    if (!tc_shm_lane_rx_full(lane)) {
+        s->peer[q].full_ns = 0;
+        return 0;
+    }
+    uint64_t sum = tc_shm_lane_watch(lane, 1);
+    if (!*now_p)
+        *now_p = tc_time_ns();
+    if (!s->peer[q].full_ns || sum != s->peer[q].full_sum) {
+        s->peer[q].full_sum = sum;
+        s->peer[q].full_ns = *now_p;
+        return 0;
+    }
+    return *now_p - s->peer[q].full_ns >= SMALL_SPILL_AFTER_NS;
+}
+
+/* The lanes of @p comm's peers that are stuck: what no operation will read dropped, the rest
+ * moved out of the slots up to SMALL_SPILL_MAX bytes per lane. */
+static void small_unblock(tc_rt_comm_t *comm, uint64_t *now_p)
+{
+    tc_rt_small_t *s = comm->small;
+    for (int q = 0; q < comm->size; q++) {
+        tc_tp_shm_lane_t *lane = s->peer[q].lane;
+        if (q == comm->rank || !lane || !tc_shm_lane_trylock(lane))
+            continue; /* a lane another thread has: a later look */
+        tc_status_t st = TC_OK;
+        if (small_stuck(s, q, lane, now_p)) {
+            small_drop(comm, lane, 0);
+            st = tc_shm_lane_spill(lane, SMALL_SPILL_MAX, NULL);
+            s->peer[q].full_ns = 0;
+        }
         tc_shm_lane_unlock(lane);
+        if (st != TC_OK && !s->spill_told) {
+            s->spill_told = 1;
+            tc_log_warn(TC_SUBSYS_RUNTIME,
+                        "comm '%s': rank %d's small messages fill the lanes from it and %s: it "
+                        "waits for a slot until this rank's operations read them (a wait for an "
+                        "operation it posts behind them ends at its timeout)",
+                        comm->name, q,
+                        st == TC_ERR_NO_MEMORY ? "no memory is left to move them out"
+                                               : "those moved out reach the bound (1 MiB)");
+        }
+    }
+}
+
+void tc_rt_small_unblock(tc_rt_world_t *world)
+{
+    uint64_t drops = __atomic_load_n(&world->ep_drops, __ATOMIC_SEQ_CST), now = 0;
+    for (tc_rt_comm_t *c = world->comms; c; c = c->wnext) {
+        tc_rt_small_t *s = c->small;
+        /* lanes whose endpoint closed since they were known open may be unmapped: their
+         * communicator's next operation says so */
+        if (s && __atomic_load_n(&s->state, __ATOMIC_ACQUIRE) == TC_RT_SMALL_ON &&
+            s->ep_drops == drops)
+            small_unblock(c, &now);
     }
 }
 

@@ -152,7 +152,7 @@ static int lane_pass(tc_rt_work_t *w)
     if (lw->turn == 1 && (op->posted >= w->comm->size || st != TC_INPROGRESS))
         lane_posted(lw);
     if (st == TC_INPROGRESS && tc_rt_small_progress(op) == before)
-        tc_rt_small_spill(op); /* stuck: its peers may wait for slots this rank holds */
+        tc_rt_small_unblock(w->comm->world); /* its peers may wait for slots this rank holds */
     if (st == TC_INPROGRESS)
         return tc_rt_small_progress(op) - before;
     if (st != TC_OK)

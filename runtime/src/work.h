@@ -173,7 +173,8 @@ void tc_rt_comm_cancel_works(tc_rt_comm_t *comm, tc_status_t st, const char *why
 
 /* Advance every running work once: the changes. */
 int tc_rt_works_advance(tc_rt_world_t *world);
-/* End the works past their deadline at @p now. */
+/* Nothing moved for a while: end the works past their deadline at @p now, and empty the lanes
+ * whose writers may wait for a slot (tc_rt_small_unblock). */
 void tc_rt_works_expire(tc_rt_world_t *world, uint64_t now);
 /* Give back the large buffers of works that have run nothing for a second, at @p now (the
  * progress thread, every quarter heartbeat period). */

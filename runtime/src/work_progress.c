@@ -9,6 +9,7 @@
 #include "ft.h"
 #include "obs.h"
 #include "progress.h"
+#include "small.h"
 #include "tcomms/base/log.h"
 #include "tcomms/base/time.h"
 #include "tcomms/kernels/reduce.h"
@@ -292,6 +293,7 @@ void tc_rt_works_expire(tc_rt_world_t *world, uint64_t now)
             next = world->active;
         }
     }
+    tc_rt_small_unblock(world); /* a peer whose messages fill the lanes may be why */
 }
 
 /* A communicator's work that is not running: its executor's look (tc_rt_exec_idle). */

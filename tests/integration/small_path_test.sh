@@ -61,6 +61,8 @@ for n in 2 3; do
 done
 run "messages of blocking calls not issued yet, 8 threads, 2 ranks" 2 2 TC_LOG=warn \
     -- unissued-threads
+run "messages of operations not issued yet, a communicator per pair, 3 ranks" 3 3 TC_LOG=warn \
+    -- unissued-pairs
 # Mixed backends (issue 21): the pair (0,1) finds no room in /dev/shm (TC_SHM_FULL_PAIRS plays
 # the full /dev/shm) and talks over tcp, every other pair over shm. Ranks 0 and 1 vote against the
 # path, so no rank takes it (before the vote, ranks 2 and 3 took it alone and waited for ever);

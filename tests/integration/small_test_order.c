@@ -5,7 +5,7 @@
  * order, later ones filled a peer's slots while an earlier one waited for one: every rank
  * waited for another's earlier message until the timeout, 2 of 3 runs at 3 ranks.)
  * And messages of operations their reader has not issued yet (unissued_mode,
- * unissued_threads_mode). */
+ * unissued_threads_mode, unissued_pairs_mode). */
 #include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -58,14 +58,19 @@ void order_mode(tc_comm_t *comm)
 #define UNISSUED_COUNT 100 /* int64: 800 bytes, the lanes' big slots (4 per direction) */
 
 /* An all-reduce of 800 bytes on @p comm (@p w: asynchronous, else blocking), input @p seed. */
-static void unissued_issue(tc_comm_t *comm, int64_t *buf, int seed, tc_work_t **w)
+static tc_status_t unissued_call(tc_comm_t *comm, int64_t *buf, int seed, tc_work_t **w)
 {
     tc_op_opts_t o = TC_OP_OPTS_INIT;
     o.async = w != NULL;
     o.timeout_ms = 10000;
     for (int i = 0; i < UNISSUED_COUNT; i++)
         buf[i] = (int64_t)seed * 1000 + rank * 10 + i;
-    ok(tc_all_reduce(comm, buf, buf, UNISSUED_COUNT, TC_INT64, TC_SUM, &o, w), "unissued: issue");
+    return tc_all_reduce(comm, buf, buf, UNISSUED_COUNT, TC_INT64, TC_SUM, &o, w);
+}
+
+static void unissued_issue(tc_comm_t *comm, int64_t *buf, int seed, tc_work_t **w)
+{
+    ok(unissued_call(comm, buf, seed, w), "unissued: issue");
 }
 
 static void unissued_check(const int64_t *buf, int seed, const char *what)
@@ -118,6 +123,8 @@ void unissued_mode(tc_comm_t *comm)
 struct unissued_thread {
     tc_comm_t *comm;
     int idx, late;
+    tc_status_t st; /* checked by the main thread (the counters are not atomic) */
+    char why[512];
     int64_t buf[UNISSUED_COUNT];
 };
 
@@ -126,7 +133,8 @@ static void *unissued_thread_main(void *arg)
     struct unissued_thread *t = arg;
     if (t->late)
         usleep(200000);
-    unissued_issue(t->comm, t->buf, t->idx, NULL);
+    t->st = unissued_call(t->comm, t->buf, t->idx, NULL);
+    snprintf(t->why, sizeof(t->why), "%s", t->st == TC_OK ? "" : tc_last_error());
     return NULL;
 }
 
@@ -151,7 +159,87 @@ void unissued_threads_mode(tc_comm_t *comm)
             EXPECT(0, "unissued-threads: no thread");
     for (int i = 0; i < UNISSUED_THREADS; i++) {
         pthread_join(th[i], NULL);
+        EXPECT(t[i].st == TC_OK, "unissued-threads: thread %d: %s: %s", i,
+               tc_status_string(t[i].st), t[i].why);
         unissued_check(t[i].buf, i, "a blocking one on a thread");
         ok(tc_comm_destroy(t[i].comm), "unissued-threads: destroy");
     }
+}
+
+/* unissued_check for an all-reduce of the pair {a, b} */
+static void pair_check(const int64_t *buf, int seed, int a, int b, const char *what)
+{
+    size_t wrong = 0;
+    for (int i = 0; i < UNISSUED_COUNT; i++)
+        wrong += buf[i] != 2 * ((int64_t)seed * 1000 + i) + 10 * (a + b);
+    EXPECT(wrong == 0, "unissued-pairs: %s: %zu of %d elements wrong", what, wrong, UNISSUED_COUNT);
+}
+
+/* A pair's communicator, made by the split of @p comm for the pair {a, b} (every rank calls it;
+ * the others get none). */
+static tc_comm_t *unissued_pair(tc_comm_t *comm, int a, int b)
+{
+    tc_comm_t *pair = NULL;
+    int in = rank == a || rank == b;
+    ok(tc_comm_split(comm, in ? 1 : TC_SPLIT_NONE, rank, NULL, &pair), "unissued: split");
+    return pair;
+}
+
+/* 3 ranks, three pairs A = {0, 1}, C = {0, 2}, V = {1, 2}: rank 1 makes 4 asynchronous
+ * all-reduces on A, which fill rank 0's big slots from it, then a blocking broadcast from it on
+ * A, which finds no slot, then an all-reduce on V; rank 2 the all-reduce on V, then one on C;
+ * rank 0 the one on C, then the operations on A. Rank 0 waits on C for rank 2, which waits on V
+ * for rank 1, which waits for a slot towards rank 0 that only rank 0 can free: a wait on one
+ * communicator must empty the lanes another one fills. */
+void unissued_pairs_mode(tc_comm_t *comm)
+{
+    static int64_t bufs[4][UNISSUED_COUNT];
+    int64_t one[UNISSUED_COUNT], bc[UNISSUED_COUNT];
+    if (nranks != 3) {
+        EXPECT(0, "unissued-pairs: run it at 3 ranks, not %d", nranks);
+        return;
+    }
+    tc_comm_t *a = unissued_pair(comm, 0, 1), *c = unissued_pair(comm, 0, 2),
+              *v = unissued_pair(comm, 1, 2);
+    tc_comm_t *mine[3] = {a, c, v};
+    for (int i = 0; i < 3; i++) /* the paths set up, each pair on its own */
+        if (mine[i])
+            unissued_issue(mine[i], one, 1, NULL);
+    tc_work_t *w[4] = {NULL};
+    tc_op_opts_t o = TC_OP_OPTS_INIT;
+    o.timeout_ms = 10000;
+    if (rank == 1) {
+        for (int k = 0; k < 4; k++)
+            unissued_issue(a, bufs[k], k, &w[k]);
+        for (int i = 0; i < UNISSUED_COUNT; i++)
+            bc[i] = 7 * i;
+        ok(tc_broadcast(a, bc, UNISSUED_COUNT, TC_INT64, 1, &o, NULL), "unissued-pairs: bcast");
+        unissued_issue(v, one, 5, NULL);
+        pair_check(one, 5, 1, 2, "V's all-reduce");
+    } else if (rank == 2) {
+        unissued_issue(v, one, 5, NULL);
+        pair_check(one, 5, 1, 2, "V's all-reduce");
+        unissued_issue(c, one, 6, NULL);
+        pair_check(one, 6, 0, 2, "C's all-reduce");
+    } else {
+        unissued_issue(c, one, 6, NULL);
+        pair_check(one, 6, 0, 2, "C's all-reduce");
+        for (int k = 0; k < 4; k++)
+            unissued_issue(a, bufs[k], k, &w[k]);
+        ok(tc_broadcast(a, bc, UNISSUED_COUNT, TC_INT64, 1, &o, NULL), "unissued-pairs: bcast");
+        size_t wrong = 0;
+        for (int i = 0; i < UNISSUED_COUNT; i++)
+            wrong += bc[i] != 7 * i;
+        EXPECT(wrong == 0, "unissued-pairs: broadcast: %zu elements wrong", wrong);
+    }
+    for (int k = 0; k < 4; k++) {
+        if (!w[k])
+            continue;
+        ok(tc_work_wait(w[k], 20000), "unissued-pairs: wait");
+        ok(tc_work_free(w[k]), "unissued-pairs: free");
+        pair_check(bufs[k], k, 0, 1, "A's asynchronous all-reduce");
+    }
+    for (int i = 0; i < 3; i++)
+        if (mine[i])
+            ok(tc_comm_destroy(mine[i]), "unissued-pairs: destroy");
 }

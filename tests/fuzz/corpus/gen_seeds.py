@@ -214,15 +214,15 @@ def vote(free, need, ok): return u64(free) + u64(need) + bytes([ok]) + bytes(7)
 
 
 # shm_lane_fuzz: records of 6 bytes. Peer write: [0x00 | len>>16 | 4 if withdrawn, slot,
-# gen << 3 | tag, len lo, len hi, fill]; find: [0x80, tag, 0...]; move out: [0xc0 | 1 if
-# rx_full, ...]. Big slots are 44-47.
+# gen << 3 | tag, len lo, len hi, fill]; find: [0x80, tag, 0...]; move out: [0xc0, ...]. Big
+# slots are 44-47.
 def lane_w(slot, gen, tag, length, fill=0x5a, withdrawn=False):
     return bytes([(length >> 16) & 3 | (4 if withdrawn else 0), slot, gen << 3 | tag,
                   length & 0xff, (length >> 8) & 0xff, fill])
 def lane_find(tag): return bytes([0x80, tag, 0, 0, 0, 0])
-def lane_spill(full=False): return bytes([0xc0, 1 if full else 0, 0, 0, 0, 0])
+def lane_spill(): return bytes([0xc0, 0, 0, 0, 0, 0])
 seed("shm_lane_fuzz", "full_big_then_move",
-     b"".join(lane_w(44 + i, 1, i, 800) for i in range(4)) + lane_spill(True) +
+     b"".join(lane_w(44 + i, 1, i, 800) for i in range(4)) + lane_spill() +
      b"".join(lane_w(44 + i, 2, 4 + i, 8192) for i in range(4)) + b"".join(lane_find(t) for t in range(8)))
 seed("shm_lane_fuzz", "tiny_small_withdrawn",
      lane_w(0, 1, 1, 3) + lane_w(32, 1, 2, 552) + lane_w(33, 1, 3, 0, withdrawn=True) + lane_spill() +

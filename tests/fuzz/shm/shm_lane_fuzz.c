@@ -1,13 +1,14 @@
 /* Fuzz the lane reader (tcomms/transport/shm_lane.h) against slots a peer writes at will: the
  * input is records of 6 bytes, each either a write of the peer (slot, generation, tag, length,
  * fill byte) or a step of the reader: find a tag and release it, or move the slots' messages
- * out (tc_shm_lane_spill) and check what moved.
+ * out (tc_shm_lane_spill, no bound) and check what moved.
  *
  * Properties: a message found carries the tag asked for and is pending or moved; the reader
  * reads at most its kind's payload of a slot (ASan: the lane area is exactly TC_SHM_LANE_BYTES);
  * a move takes every pending message except those whose length exceeds their slot's payload,
  * each with its tag, length and bytes as the slot held them, and frees their slots; a released
- * message is found no more unless the peer wrote another with its tag. */
+ * message is found no more (in a slot: unless the peer wrote it again); a lane is full exactly
+ * when its big slots are all pending. */
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -17,14 +18,6 @@
 #define TAGS 8
 
 static unsigned char *g_area[2]; /* ours (unused by the reader), the peer's */
-
-static uint64_t payload_of(unsigned i)
-{
-    unsigned k = tc_shm_lane_kind(i);
-    return k == 0   ? TC_SHM_LANE_TINY_PAYLOAD
-           : k == 1 ? TC_SHM_LANE_SMALL_PAYLOAD
-                    : TC_SHM_LANE_PAYLOAD;
-}
 
 /* Slot @p i as the peer writes it. */
 static tc_shm_lane_slot_t *peer_slot(unsigned i)
@@ -41,7 +34,7 @@ static void peer_write(const uint8_t *r)
         len = TC_SHM_LANE_WITHDRAWN;
     slot->tag = r[2] % TAGS;
     slot->len = len;
-    memset(slot->data, r[5], (size_t)(len < payload_of(i) ? len : payload_of(i)));
+    memset(slot->data, r[5], (size_t)(len < tc_shm_lane_payload(i) ? len : tc_shm_lane_payload(i)));
     slot->seq = r[2] >> 3; /* small generations: sometimes what the reader consumed already */
 }
 
@@ -65,7 +58,16 @@ static void reader_find(tc_tp_shm_lane_t *lane, uint64_t tag)
     if (m->tag != tag)
         abort();
     reader_use(m);
+    int moved = tc_shm_lane_spilled_find(lane, tag) == m;
     tc_shm_lane_release(lane, m);
+    /* a released message is found no more: in the slots it is consumed (the peer wrote no
+     * other since), a moved one is gone (another moved with the same tag may remain) */
+    if (!moved && tc_shm_lane_find(lane, tag) == m)
+        abort();
+    for (const tc_shm_lane_slot_t *x = tc_shm_lane_spilled_next(lane, NULL); moved && x;
+         x = tc_shm_lane_spilled_next(lane, x))
+        if (x == m)
+            abort();
 }
 
 static void reader_spill(tc_tp_shm_lane_t *lane)
@@ -79,14 +81,19 @@ static void reader_spill(tc_tp_shm_lane_t *lane)
             continue;
         memcpy(&before[i], s, TC_SHM_LANE_HDR + 8);
         uint64_t len = s->len;
-        if (len != TC_SHM_LANE_WITHDRAWN && len > payload_of(i))
+        if (len != TC_SHM_LANE_WITHDRAWN && len > tc_shm_lane_payload(i))
             stays++;
         else
             want++;
     }
+    int full = 1;
+    for (unsigned i = TC_SHM_LANE_TINY + TC_SHM_LANE_SMALL; i < TC_SHM_LANE_SLOTS; i++)
+        full &= pending[i];
+    if (tc_shm_lane_rx_full(lane) != full)
+        abort();
     const tc_shm_lane_slot_t *head = tc_shm_lane_spilled_next(lane, NULL);
-    int moved = tc_shm_lane_spill(lane);
-    if (moved != want)
+    int moved = -1;
+    if (tc_shm_lane_spill(lane, SIZE_MAX, &moved) != TC_OK || moved != want)
         abort();
     int left = 0;
     for (unsigned i = 0; i < TC_SHM_LANE_SLOTS; i++)
@@ -135,8 +142,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             reader_find(&lane, r[1] % TAGS);
             break;
         default:
-            if (r[1] & 1)
-                (void)tc_shm_lane_rx_full(&lane);
             reader_spill(&lane);
             break;
         }

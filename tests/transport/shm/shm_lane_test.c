@@ -345,8 +345,6 @@ static void test_withdraw(void **state)
     lanes_close(&l);
 }
 
-/* A reader on another thread sees every message whole: the release store of the sequence
- * number orders the payload, the acknowledgement orders slot reuse. */
 /* The reader moves what its slots hold into its own memory: the writer posts into every slot
  * again; each message, moved or not, is found by tag with its bytes, once; a withdrawn one stays
  * withdrawn; one whose length exceeds its slot stays there. Run under ASan in CI: the moved
@@ -363,7 +361,15 @@ static void test_spill(void **state)
     assert_true(tc_shm_lane_rx_full(&l.b));
     put(&l.a, 200, 3, 9); /* a tiny one */
     assert_int_equal(tc_shm_lane_withdraw(&l.a, 103), 1);
-    assert_int_equal(tc_shm_lane_spill(&l.b), TC_SHM_LANE_BIG + 1);
+    int moved = -1;
+    /* a bound of 2 messages' bytes: the tiny one (3 bytes) and the first two big ones move */
+    assert_int_equal(tc_shm_lane_spill(&l.b, 2 * big + 3, &moved), TC_ERR_NO_RESOURCE);
+    assert_int_equal(moved, 3);
+    assert_int_equal(l.b.spilled_bytes, 2 * big + 3);
+    assert_int_equal(pending(&l.b), 2);
+    assert_int_equal(tc_shm_lane_spill(&l.b, SIZE_MAX, &moved), TC_OK);
+    assert_int_equal(moved, 2); /* the withdrawn one holds no bytes */
+    assert_int_equal(l.b.spilled_bytes, 3 * big + 3);
     assert_int_equal(pending(&l.b), 0);
     assert_false(tc_shm_lane_rx_full(&l.b));
     for (uint64_t t = 0; t < TC_SHM_LANE_BIG; t++) /* the slots are free again */
@@ -378,6 +384,7 @@ static void test_spill(void **state)
     assert_true(tc_shm_lane_len(w) == TC_SHM_LANE_WITHDRAWN);
     tc_shm_lane_release(&l.b, w);
     get(&l.b, 200, 3, 9);
+    assert_int_equal(l.b.spilled_bytes, 0);
     for (uint64_t t = 100; t < 104; t++)
         assert_null(tc_shm_lane_find(&l.b, t));
     assert_null(tc_shm_lane_spilled_next(&l.b, NULL));
@@ -387,7 +394,8 @@ static void test_spill(void **state)
     tc_shm_lane_slot_t *bad = (tc_shm_lane_slot_t *)(uintptr_t)tc_shm_lane_find(&l.b, 400);
     assert_non_null(bad);
     bad->len = TC_SHM_LANE_TINY_PAYLOAD + 1;
-    assert_int_equal(tc_shm_lane_spill(&l.b), 1);
+    assert_int_equal(tc_shm_lane_spill(&l.b, SIZE_MAX, &moved), TC_OK);
+    assert_int_equal(moved, 1);
     assert_int_equal(pending(&l.b), 1);
     assert_ptr_equal(tc_shm_lane_find(&l.b, 400), bad);
     assert_non_null(tc_shm_lane_spilled_next(&l.b, NULL));
@@ -396,6 +404,8 @@ static void test_spill(void **state)
     lanes_close(&l);
 }
 
+/* A reader on another thread sees every message whole: the release store of the sequence
+ * number orders the payload, the acknowledgement orders slot reuse. */
 static void test_two_threads(void **state)
 {
     (void)state;

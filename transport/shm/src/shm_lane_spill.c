@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "tcomms/base/status.h"
 #include "tcomms/transport/shm_lane.h"
 
 struct tc_shm_lane_spilled {
@@ -18,43 +19,52 @@ static struct tc_shm_lane_spilled *spilled_of(const tc_shm_lane_slot_t *slot)
                                                   offsetof(struct tc_shm_lane_spilled, slot));
 }
 
-/* The payload a slot of index @p i holds at most. */
-static uint64_t payload_of(unsigned i)
+/* Move the message in slot @p i, if there is one (*moved_p counted). */
+static tc_status_t spill_one(tc_tp_shm_lane_t *lane, unsigned i, size_t cap, int *moved_p)
 {
-    unsigned k = tc_shm_lane_kind(i);
-    return k == 0   ? TC_SHM_LANE_TINY_PAYLOAD
-           : k == 1 ? TC_SHM_LANE_SMALL_PAYLOAD
-                    : TC_SHM_LANE_PAYLOAD;
+    const tc_shm_lane_slot_t *slot = tc_shm_lane_pending(lane, i);
+    if (!slot)
+        return TC_OK;
+    /* the writer may withdraw it meanwhile: what is read here is what moves */
+    uint64_t len = tc_shm_lane_len(slot);
+    uint64_t bytes = len == TC_SHM_LANE_WITHDRAWN ? 0 : len;
+    if (bytes > tc_shm_lane_payload(i))
+        return TC_OK; /* left for its reader to refuse */
+    if (lane->spilled_bytes + bytes > cap)
+        return TC_ERR_NO_RESOURCE;
+    struct tc_shm_lane_spilled *m =
+        malloc(offsetof(struct tc_shm_lane_spilled, slot.data) + (size_t)bytes);
+    if (!m)
+        return TC_ERR_NO_MEMORY;
+    m->slot.seq = slot->seq;
+    m->slot.tag = slot->tag;
+    m->slot.len = len;
+    memcpy(m->slot.data, slot->data, (size_t)bytes);
+    if (tc_shm_lane_len(slot) == TC_SHM_LANE_WITHDRAWN)
+        m->slot.len = TC_SHM_LANE_WITHDRAWN; /* withdrawn while copied */
+    m->next = lane->spilled;
+    lane->spilled = m;
+    lane->spilled_bytes += bytes;
+    tc_shm_lane_release(lane, slot);
+    (*moved_p)++;
+    return TC_OK;
 }
 
-int tc_shm_lane_spill(tc_tp_shm_lane_t *lane)
+tc_status_t tc_shm_lane_spill(tc_tp_shm_lane_t *lane, size_t cap, int *moved_p)
 {
     int moved = 0;
-    for (unsigned i = 0; i < TC_SHM_LANE_SLOTS; i++) {
-        const tc_shm_lane_slot_t *slot = tc_shm_lane_pending(lane, i);
-        if (!slot)
-            continue;
-        /* the writer may withdraw it meanwhile: what is read here is what moves */
-        uint64_t len = tc_shm_lane_len(slot);
-        uint64_t bytes = len == TC_SHM_LANE_WITHDRAWN ? 0 : len;
-        if (bytes > payload_of(i))
-            continue; /* left for its reader to refuse */
-        struct tc_shm_lane_spilled *m =
-            malloc(offsetof(struct tc_shm_lane_spilled, slot.data) + (size_t)bytes);
-        if (!m)
-            return TC_ERR_NO_MEMORY;
-        m->slot.seq = slot->seq;
-        m->slot.tag = slot->tag;
-        m->slot.len = len;
-        memcpy(m->slot.data, slot->data, (size_t)bytes);
-        if (tc_shm_lane_len(slot) == TC_SHM_LANE_WITHDRAWN)
-            m->slot.len = TC_SHM_LANE_WITHDRAWN; /* withdrawn while copied */
-        m->next = lane->spilled;
-        lane->spilled = m;
-        tc_shm_lane_release(lane, slot);
-        moved++;
+    tc_status_t st = TC_OK;
+    for (unsigned k = 0; k < TC_SHM_LANE_KINDS && st == TC_OK; k++) {
+        /* in the writer's order, from the slot its next message takes: where the reader looks
+         * next (rx_next) stays right */
+        unsigned first = tc_shm_lane_first(k), n = tc_shm_lane_count(k);
+        unsigned from = lane->rx_next[k] - first;
+        for (unsigned j = 0; j < n && st == TC_OK; j++)
+            st = spill_one(lane, first + (from + j) % n, cap, &moved);
     }
-    return moved;
+    if (moved_p)
+        *moved_p = moved;
+    return st;
 }
 
 const tc_shm_lane_slot_t *tc_shm_lane_spilled_find(const tc_tp_shm_lane_t *lane, uint64_t tag)
@@ -78,6 +88,7 @@ void tc_shm_lane_spilled_release(tc_tp_shm_lane_t *lane, const tc_shm_lane_slot_
     for (struct tc_shm_lane_spilled **pp = &lane->spilled; *pp; pp = &(*pp)->next) {
         if (*pp == m) {
             *pp = m->next;
+            lane->spilled_bytes -= m->slot.len == TC_SHM_LANE_WITHDRAWN ? 0 : m->slot.len;
             free(m);
             return;
         }
@@ -91,4 +102,5 @@ void tc_shm_lane_spilled_free(tc_tp_shm_lane_t *lane)
         lane->spilled = m->next;
         free(m);
     }
+    lane->spilled_bytes = 0;
 }

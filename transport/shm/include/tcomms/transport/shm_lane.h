@@ -34,7 +34,7 @@
  *   after the last one it consumed first (the writer fills each kind in turn), reads
  *   the payload, then stores that generation into ack word i with release.
  * So a writer never overwrites what its reader has not finished reading, at
- * most TC_SHM_LANE_SLOTS messages are in flight per direction, and a tag must
+ * most TC_SHM_LANE_SLOTS messages are in the slots per direction, and a tag must
  * identify one message (the runtime's tags carry a communicator id and a
  * sequence number). No lock, no system call.
  * - A writer whose operation failed withdraws its messages the reader has not
@@ -46,14 +46,16 @@
  *
  * - A reader whose slots hold messages it cannot consume yet (operations it has
  *   not issued) while it waits for something else moves them into its own memory
- *   (tc_shm_lane_spill): the writer, which may wait for a slot to post what that
- *   reader waits for, goes on. tc_shm_lane_find() looks there first. A message
- *   moved is consumed as far as its writer knows: a later withdrawal misses it.
+ *   (tc_shm_lane_spill, up to a bound of bytes it sets): the writer, which may
+ *   wait for a slot to post what that reader waits for, goes on.
+ *   tc_shm_lane_find() looks there first. A message moved is consumed as far as
+ *   its writer knows: a later withdrawal misses it.
  *
  * The lane's counters live in the endpoint (one process, one writer and one
  * reader per lane); a context is not thread-safe. Threads of one process that share a lane
  * take turns with tc_shm_lane_trylock() and tc_shm_lane_unlock(), holding it only to look for
- * a slot or a message and to use what they found, never while waiting.
+ * a slot or a message and to use what they found (or to move messages out), never while
+ * waiting.
  */
 #ifndef TCOMMS_TRANSPORT_SHM_LANE_H
 #define TCOMMS_TRANSPORT_SHM_LANE_H
@@ -129,6 +131,7 @@ typedef struct tc_tp_shm_lane {
     unsigned rx_next[TC_SHM_LANE_KINDS]; /**< per kind: the slot looked at first (its index) */
     int busy; /**< atomic: 1 while a thread uses the counters (tc_shm_lane_trylock) */
     struct tc_shm_lane_spilled *spilled; /**< messages moved out of the slots (tc_shm_lane_spill) */
+    size_t spilled_bytes;                /**< their payloads' bytes */
 } tc_tp_shm_lane_t;
 
 /**
@@ -166,6 +169,7 @@ static inline void tc_shm_lane_init(tc_tp_shm_lane_t *lane, unsigned char *tx_ar
     lane->rx_next[2] = TC_SHM_LANE_TINY + TC_SHM_LANE_SMALL;
     lane->busy = 0;
     lane->spilled = NULL;
+    lane->spilled_bytes = 0;
 }
 
 /** @brief Take the lane's counters for this thread if no other has them: 1 when taken. No
@@ -192,6 +196,15 @@ static inline unsigned tc_shm_lane_kind(unsigned i)
 static inline unsigned tc_shm_lane_first(unsigned k)
 {
     return k == 0 ? 0 : k == 1 ? TC_SHM_LANE_TINY : TC_SHM_LANE_TINY + TC_SHM_LANE_SMALL;
+}
+
+/** @brief The largest payload of slot @p i (of its kind). */
+static inline uint64_t tc_shm_lane_payload(unsigned i)
+{
+    unsigned k = tc_shm_lane_kind(i);
+    return k == 0   ? TC_SHM_LANE_TINY_PAYLOAD
+           : k == 1 ? TC_SHM_LANE_SMALL_PAYLOAD
+                    : TC_SHM_LANE_PAYLOAD;
 }
 
 /** @brief The slots of kind @p k. */
@@ -341,11 +354,15 @@ static inline const tc_shm_lane_slot_t *tc_shm_lane_pending(const tc_tp_shm_lane
 /**
  * @brief Move the peer's messages not consumed yet out of the slots into memory of this
  * process, and free their slots: for a reader that waits while its slots may hold messages of
- * operations it has not issued. A message whose length exceeds its slot's payload (a writer
- * that breaks the protocol) stays where it is. Under the lane's lock.
- * @return how many moved; TC_ERR_NO_MEMORY (negative) when one could not be (the rest stay).
+ * operations it has not issued. Each kind's slots are taken in the order the writer fills them,
+ * from the next one a stream's message takes. A message whose length exceeds its slot's payload
+ * (a writer that breaks the protocol) stays where it is. Under the lane's lock.
+ * @param cap the most payload bytes moved messages may hold together (spilled_bytes).
+ * @param moved_p how many moved (may be NULL).
+ * @return TC_OK; TC_ERR_NO_RESOURCE when the next one would pass @p cap, TC_ERR_NO_MEMORY when
+ *         it could not be allocated (it and the rest stay in their slots).
  */
-int tc_shm_lane_spill(tc_tp_shm_lane_t *lane);
+TC_MUST_USE tc_status_t tc_shm_lane_spill(tc_tp_shm_lane_t *lane, size_t cap, int *moved_p);
 
 /** @brief The moved message tagged @p tag (tc_shm_lane_spill), or NULL. */
 const tc_shm_lane_slot_t *tc_shm_lane_spilled_find(const tc_tp_shm_lane_t *lane, uint64_t tag);
