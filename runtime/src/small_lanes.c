@@ -16,6 +16,7 @@
 /* Bytes of messages moved out of one lane's slots at most: beyond, its writer waits for a slot
  * again (the memory a peer costs stays bounded). */
 #define SMALL_SPILL_MAX ((size_t)1 << 20)
+#define SMALL_SPILL_MAX_COUNT 256u /* messages, as every look walks them */
 /* A lane full of the same messages this long may hold messages of operations not issued here,
  * whose writer cannot go on while this rank waits; a lane that is only slow to drain changes
  * sooner, and its messages are left where they are. */
@@ -257,7 +258,7 @@ static void small_unblock(tc_rt_comm_t *comm, uint64_t *now_p)
         tc_status_t st = TC_OK;
         if (small_stuck(s, q, lane, now_p)) {
             small_drop(comm, lane, 0);
-            st = tc_shm_lane_spill(lane, SMALL_SPILL_MAX, NULL);
+            st = tc_shm_lane_spill(lane, SMALL_SPILL_MAX, SMALL_SPILL_MAX_COUNT, NULL);
             s->peer[q].full_ns = 0;
         }
         tc_shm_lane_unlock(lane);
@@ -269,7 +270,8 @@ static void small_unblock(tc_rt_comm_t *comm, uint64_t *now_p)
                         "operation it posts behind them ends at its timeout)",
                         comm->name, q,
                         st == TC_ERR_NO_MEMORY ? "no memory is left to move them out"
-                                               : "those moved out reach the bound (1 MiB)");
+                                               : "those moved out reach the bound (1 MiB or "
+                                                 "256 messages)");
         }
     }
 }
@@ -299,7 +301,7 @@ void tc_rt_small_withdraw(tc_rt_small_op_t *op, tc_status_t st)
         if (q == op->comm->rank || !lane)
             continue;
         while (!tc_shm_lane_trylock(lane))
-            sched_yield(); /* its holder only looks for a slot or copies */
+            sched_yield(); /* its holder only looks, copies or moves messages out */
         tc_shm_lane_withdraw(lane, op->tag);
         tc_shm_lane_unlock(lane);
     }

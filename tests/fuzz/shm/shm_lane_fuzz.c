@@ -9,6 +9,7 @@
  * each with its tag, length and bytes as the slot held them, and frees their slots; a released
  * message is found no more (in a slot: unless the peer wrote it again); a lane is full exactly
  * when its big slots are all pending. */
+#include <limits.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -93,7 +94,7 @@ static void reader_spill(tc_tp_shm_lane_t *lane)
         abort();
     const tc_shm_lane_slot_t *head = tc_shm_lane_spilled_next(lane, NULL);
     int moved = -1;
-    if (tc_shm_lane_spill(lane, SIZE_MAX, &moved) != TC_OK || moved != want)
+    if (tc_shm_lane_spill(lane, SIZE_MAX, UINT_MAX, &moved) != TC_OK || moved != want)
         abort();
     int left = 0;
     for (unsigned i = 0; i < TC_SHM_LANE_SLOTS; i++)

@@ -3,6 +3,7 @@
  * acknowledgement of that slot, payloads in and beyond the first
  * line, a writer and a reader on two threads, and the lanes of a real pair segment (what one
  * side writes, the other reads). */
+#include <limits.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -363,12 +364,13 @@ static void test_spill(void **state)
     assert_int_equal(tc_shm_lane_withdraw(&l.a, 103), 1);
     int moved = -1;
     /* a bound of 2 messages' bytes: the tiny one (3 bytes) and the first two big ones move */
-    assert_int_equal(tc_shm_lane_spill(&l.b, 2 * big + 3, &moved), TC_ERR_NO_RESOURCE);
+    assert_int_equal(tc_shm_lane_spill(&l.b, 2 * big + 3, UINT_MAX, &moved), TC_ERR_NO_RESOURCE);
     assert_int_equal(moved, 3);
     assert_int_equal(l.b.spilled_bytes, 2 * big + 3);
     assert_int_equal(pending(&l.b), 2);
-    assert_int_equal(tc_shm_lane_spill(&l.b, SIZE_MAX, &moved), TC_OK);
+    assert_int_equal(tc_shm_lane_spill(&l.b, SIZE_MAX, UINT_MAX, &moved), TC_OK);
     assert_int_equal(moved, 2); /* the withdrawn one holds no bytes */
+    assert_int_equal(l.b.spilled_count, 5);
     assert_int_equal(l.b.spilled_bytes, 3 * big + 3);
     assert_int_equal(pending(&l.b), 0);
     assert_false(tc_shm_lane_rx_full(&l.b));
@@ -385,6 +387,15 @@ static void test_spill(void **state)
     tc_shm_lane_release(&l.b, w);
     get(&l.b, 200, 3, 9);
     assert_int_equal(l.b.spilled_bytes, 0);
+    assert_int_equal(l.b.spilled_count, 0);
+    for (uint64_t t = 500; t < 503; t++) /* a bound of one message */
+        put(&l.a, t, 8, t);
+    assert_int_equal(tc_shm_lane_spill(&l.b, SIZE_MAX, 1, &moved), TC_ERR_NO_RESOURCE);
+    assert_int_equal(moved, 1);
+    assert_int_equal(pending(&l.b), 2);
+    for (uint64_t t = 500; t < 503; t++)
+        get(&l.b, t, 8, t);
+    assert_int_equal(l.b.spilled_count, 0);
     for (uint64_t t = 100; t < 104; t++)
         assert_null(tc_shm_lane_find(&l.b, t));
     assert_null(tc_shm_lane_spilled_next(&l.b, NULL));
@@ -394,7 +405,7 @@ static void test_spill(void **state)
     tc_shm_lane_slot_t *bad = (tc_shm_lane_slot_t *)(uintptr_t)tc_shm_lane_find(&l.b, 400);
     assert_non_null(bad);
     bad->len = TC_SHM_LANE_TINY_PAYLOAD + 1;
-    assert_int_equal(tc_shm_lane_spill(&l.b, SIZE_MAX, &moved), TC_OK);
+    assert_int_equal(tc_shm_lane_spill(&l.b, SIZE_MAX, UINT_MAX, &moved), TC_OK);
     assert_int_equal(moved, 1);
     assert_int_equal(pending(&l.b), 1);
     assert_ptr_equal(tc_shm_lane_find(&l.b, 400), bad);

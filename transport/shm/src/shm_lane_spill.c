@@ -20,7 +20,8 @@ static struct tc_shm_lane_spilled *spilled_of(const tc_shm_lane_slot_t *slot)
 }
 
 /* Move the message in slot @p i, if there is one (*moved_p counted). */
-static tc_status_t spill_one(tc_tp_shm_lane_t *lane, unsigned i, size_t cap, int *moved_p)
+static tc_status_t spill_one(tc_tp_shm_lane_t *lane, unsigned i, size_t cap, unsigned cap_count,
+                             int *moved_p)
 {
     const tc_shm_lane_slot_t *slot = tc_shm_lane_pending(lane, i);
     if (!slot)
@@ -30,7 +31,7 @@ static tc_status_t spill_one(tc_tp_shm_lane_t *lane, unsigned i, size_t cap, int
     uint64_t bytes = len == TC_SHM_LANE_WITHDRAWN ? 0 : len;
     if (bytes > tc_shm_lane_payload(i))
         return TC_OK; /* left for its reader to refuse */
-    if (lane->spilled_bytes + bytes > cap)
+    if (lane->spilled_bytes + bytes > cap || lane->spilled_count >= cap_count)
         return TC_ERR_NO_RESOURCE;
     struct tc_shm_lane_spilled *m =
         malloc(offsetof(struct tc_shm_lane_spilled, slot.data) + (size_t)bytes);
@@ -45,12 +46,13 @@ static tc_status_t spill_one(tc_tp_shm_lane_t *lane, unsigned i, size_t cap, int
     m->next = lane->spilled;
     lane->spilled = m;
     lane->spilled_bytes += bytes;
+    lane->spilled_count++;
     tc_shm_lane_release(lane, slot);
     (*moved_p)++;
     return TC_OK;
 }
 
-tc_status_t tc_shm_lane_spill(tc_tp_shm_lane_t *lane, size_t cap, int *moved_p)
+tc_status_t tc_shm_lane_spill(tc_tp_shm_lane_t *lane, size_t cap, unsigned cap_count, int *moved_p)
 {
     int moved = 0;
     tc_status_t st = TC_OK;
@@ -60,7 +62,7 @@ tc_status_t tc_shm_lane_spill(tc_tp_shm_lane_t *lane, size_t cap, int *moved_p)
         unsigned first = tc_shm_lane_first(k), n = tc_shm_lane_count(k);
         unsigned from = lane->rx_next[k] - first;
         for (unsigned j = 0; j < n && st == TC_OK; j++)
-            st = spill_one(lane, first + (from + j) % n, cap, &moved);
+            st = spill_one(lane, first + (from + j) % n, cap, cap_count, &moved);
     }
     if (moved_p)
         *moved_p = moved;
@@ -89,6 +91,7 @@ void tc_shm_lane_spilled_release(tc_tp_shm_lane_t *lane, const tc_shm_lane_slot_
         if (*pp == m) {
             *pp = m->next;
             lane->spilled_bytes -= m->slot.len == TC_SHM_LANE_WITHDRAWN ? 0 : m->slot.len;
+            lane->spilled_count--;
             free(m);
             return;
         }
@@ -103,4 +106,5 @@ void tc_shm_lane_spilled_free(tc_tp_shm_lane_t *lane)
         free(m);
     }
     lane->spilled_bytes = 0;
+    lane->spilled_count = 0;
 }

@@ -132,6 +132,7 @@ typedef struct tc_tp_shm_lane {
     int busy; /**< atomic: 1 while a thread uses the counters (tc_shm_lane_trylock) */
     struct tc_shm_lane_spilled *spilled; /**< messages moved out of the slots (tc_shm_lane_spill) */
     size_t spilled_bytes;                /**< their payloads' bytes */
+    unsigned spilled_count;              /**< how many */
 } tc_tp_shm_lane_t;
 
 /**
@@ -170,10 +171,12 @@ static inline void tc_shm_lane_init(tc_tp_shm_lane_t *lane, unsigned char *tx_ar
     lane->busy = 0;
     lane->spilled = NULL;
     lane->spilled_bytes = 0;
+    lane->spilled_count = 0;
 }
 
 /** @brief Take the lane's counters for this thread if no other has them: 1 when taken. No
- *  system call; a thread that gets 0 looks again later (the holder only looks or copies). */
+ *  system call; a thread that gets 0 looks again later (the holder only looks, copies or
+ *  moves messages out). */
 static inline int tc_shm_lane_trylock(tc_tp_shm_lane_t *lane)
 {
     return __atomic_load_n(&lane->busy, __ATOMIC_RELAXED) == 0 &&
@@ -358,11 +361,13 @@ static inline const tc_shm_lane_slot_t *tc_shm_lane_pending(const tc_tp_shm_lane
  * from the next one a stream's message takes. A message whose length exceeds its slot's payload
  * (a writer that breaks the protocol) stays where it is. Under the lane's lock.
  * @param cap the most payload bytes moved messages may hold together (spilled_bytes).
+ * @param cap_count the most messages moved may be (spilled_count): every look walks them.
  * @param moved_p how many moved (may be NULL).
- * @return TC_OK; TC_ERR_NO_RESOURCE when the next one would pass @p cap, TC_ERR_NO_MEMORY when
+ * @return TC_OK; TC_ERR_NO_RESOURCE when the next one would pass a cap, TC_ERR_NO_MEMORY when
  *         it could not be allocated (it and the rest stay in their slots).
  */
-TC_MUST_USE tc_status_t tc_shm_lane_spill(tc_tp_shm_lane_t *lane, size_t cap, int *moved_p);
+TC_MUST_USE tc_status_t tc_shm_lane_spill(tc_tp_shm_lane_t *lane, size_t cap, unsigned cap_count,
+                                          int *moved_p);
 
 /** @brief The moved message tagged @p tag (tc_shm_lane_spill), or NULL. */
 const tc_shm_lane_slot_t *tc_shm_lane_spilled_find(const tc_tp_shm_lane_t *lane, uint64_t tag);
