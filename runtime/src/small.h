@@ -203,10 +203,11 @@ void tc_rt_small_drop_stale(tc_rt_small_op_t *op, int q);
 /* For a wait that found nothing for a while (small_lanes.c): of every communicator of the world
  * on the path, the lanes whose big slots have held the same messages for a millisecond are
  * emptied: what no operation will read dropped, the rest moved out of the slots
- * (tc_shm_lane_spill, up to 1 MiB per lane). They may hold messages of operations this rank has
- * not issued yet while their writer waits for a slot to post what this rank waits for (from 2
- * ranks: rank 0's asynchronous operations on one communicator, then a blocking one on another,
- * which rank 1 calls first). Not the lanes another thread has now. The world's lock held. */
+ * (tc_shm_lane_spill, up to 1 MiB and 256 messages per lane). They may hold messages of operations
+ * this rank has not issued yet while their writer waits for a slot to post what this rank waits for
+ * (from 2 ranks: rank 0's asynchronous operations on one communicator, then a blocking one on
+ * another, which rank 1 calls first). Not the lanes another thread has now. The world's lock held.
+ */
 void tc_rt_small_unblock(tc_rt_world_t *world);
 
 /* small_issue.c (work): the entry from tc_rt_coll_issue, waiting, bookkeeping */
