@@ -47,8 +47,7 @@ typedef struct tc_rt_small {
         tc_tp_ep_t *ep;                /* their endpoint */
         uint32_t ep_gen;               /* tc_rt_world_ep_gen when it was got */
         uint64_t full_sum, full_ns; /* its big slots full: since when, and its tc_shm_lane_watch */
-    } * peer;                          /* [size] */
-    int spill_told;                    /* a lane could not be emptied: said once */
+    } * peer;                       /* [size] */
     int stat[TC_COLL_COUNT];           /* this path's entry of comm->stats + 1, or 0 */
     /* Operations that are works post in issue order: each takes a ticket at its issue
      * (tickets, the calling thread's) and posts only once `turn` (atomic: advanced by whichever
@@ -222,6 +221,9 @@ TC_MUST_USE tc_status_t tc_rt_small_try(tc_rt_comm_t *comm, const tc_rt_coll_t *
  * TC_ERR_INVALID_STATE naming the closed one. One load while none closed since the last look;
  * the world's lock held. */
 TC_MUST_USE tc_status_t tc_rt_small_lanes_open(tc_rt_comm_t *comm, tc_rt_small_t *s);
+/* The same look without an error (small_lanes.c): the first rank whose endpoint closed, or -1
+ * (s->ep_drops then brought up to date). The world's lock held. */
+int tc_rt_small_lane_closed(tc_rt_comm_t *comm, tc_rt_small_t *s);
 
 /* A blocking call without a work object, before the world's lock is taken: once the path is on,
  * and no hook is set, runs @p call on the lanes without that lock (*taken_p = 1 and its result),

@@ -98,21 +98,15 @@ tc_status_t tc_rt_small_peer_failed(tc_rt_comm_t *comm, int q, tc_status_t st, c
 
 tc_status_t tc_rt_small_lanes_open(tc_rt_comm_t *comm, tc_rt_small_t *s)
 {
-    tc_rt_world_t *world = comm->world;
-    uint64_t drops = __atomic_load_n(&world->ep_drops, __ATOMIC_SEQ_CST);
-    if (drops == s->ep_drops)
+    if (__atomic_load_n(&comm->world->ep_drops, __ATOMIC_SEQ_CST) == s->ep_drops)
         return TC_OK;
-    for (int q = 0; q < comm->size; q++) {
-        int wq = tc_rt_world_rank(comm, q);
-        if (q != comm->rank && (tc_rt_world_ep_gen(world, wq) != s->peer[q].ep_gen ||
-                                tc_rt_world_ep_get(world, wq) != s->peer[q].ep))
-            return tc_error_set(TC_ERR_INVALID_STATE,
-                                "the endpoint to rank %d (world rank %d) was closed after an "
-                                "operation abandoned a request on it, and its lanes with it",
-                                q, wq);
-    }
-    s->ep_drops = drops;
-    return TC_OK;
+    int q = tc_rt_small_lane_closed(comm, s);
+    if (q < 0)
+        return TC_OK;
+    return tc_error_set(TC_ERR_INVALID_STATE,
+                        "the endpoint to rank %d (world rank %d) was closed after an operation "
+                        "abandoned a request on it, and its lanes with it",
+                        q, tc_rt_world_rank(comm, q));
 }
 
 /* The slow part of a wait for rank @p q: progress, the lanes' endpoints (progress may close

@@ -202,20 +202,34 @@ static int small_stale(const tc_rt_comm_t *comm, uint64_t tag)
     return tc_rt_ids_spoilt(world, (uint32_t)id);
 }
 
-/* Release the messages of @p lane that no operation will read (@p keep: but that one); the
- * lane taken. */
-static void small_drop(const tc_rt_comm_t *comm, tc_tp_shm_lane_t *lane, uint64_t keep)
+/* Release the messages of @p lane that no operation will read (never @p comm's own); the lane
+ * taken. */
+static void small_drop(const tc_rt_comm_t *comm, tc_tp_shm_lane_t *lane)
 {
     for (unsigned i = 0; i < TC_SHM_LANE_SLOTS; i++) {
         const tc_shm_lane_slot_t *slot = tc_shm_lane_pending(lane, i);
-        if (slot && slot->tag != keep && small_stale(comm, slot->tag))
+        if (slot && small_stale(comm, slot->tag))
             tc_shm_lane_release(lane, slot);
     }
     for (const tc_shm_lane_slot_t *m = tc_shm_lane_spilled_next(lane, NULL), *next; m; m = next) {
         next = tc_shm_lane_spilled_next(lane, m);
-        if (m->tag != keep && small_stale(comm, m->tag))
+        if (small_stale(comm, m->tag))
             tc_shm_lane_release(lane, m);
     }
+}
+
+int tc_rt_small_lane_closed(tc_rt_comm_t *comm, tc_rt_small_t *s)
+{
+    tc_rt_world_t *world = comm->world;
+    uint64_t drops = __atomic_load_n(&world->ep_drops, __ATOMIC_SEQ_CST);
+    for (int q = 0; q < comm->size; q++) {
+        int wq = tc_rt_world_rank(comm, q);
+        if (q != comm->rank && (tc_rt_world_ep_gen(world, wq) != s->peer[q].ep_gen ||
+                                tc_rt_world_ep_get(world, wq) != s->peer[q].ep))
+            return q;
+    }
+    s->ep_drops = drops;
+    return -1;
 }
 
 void tc_rt_small_drop_stale(tc_rt_small_op_t *op, int q)
@@ -223,19 +237,20 @@ void tc_rt_small_drop_stale(tc_rt_small_op_t *op, int q)
     tc_tp_shm_lane_t *lane = op->s->peer[q].lane;
     if (!tc_shm_lane_trylock(lane))
         return; /* another thread looks at it now: the next wait's turn */
-    small_drop(op->comm, lane, op->tag);
+    small_drop(op->comm, lane);
     tc_shm_lane_unlock(lane);
 }
 
 /* Whether rank @p q's lane has held the same messages in all its big slots (so its writer may
- * wait for one) for SMALL_SPILL_AFTER_NS; *now_p is read when first needed. */
+ * wait for one) since a look SMALL_SPILL_AFTER_NS ago; *now_p is read when first needed. */
 static int small_stuck(tc_rt_small_t *s, int q, const tc_tp_shm_lane_t *lane, uint64_t *now_p)
 {
     if (!tc_shm_lane_rx_full(lane)) {
-        s->peer[q].full_ns = 0;
+        if (s->peer[q].full_ns) /* written only then: lock-free calls read this line */
+            s->peer[q].full_ns = 0;
         return 0;
     }
-    uint64_t sum = tc_shm_lane_watch(lane, 1);
+    uint64_t sum = tc_shm_lane_big_gens(lane); /* the other kinds' traffic goes on meanwhile */
     if (!*now_p)
         *now_p = tc_time_ns();
     if (!s->peer[q].full_ns || sum != s->peer[q].full_sum) {
@@ -247,7 +262,8 @@ static int small_stuck(tc_rt_small_t *s, int q, const tc_tp_shm_lane_t *lane, ui
 }
 
 /* The lanes of @p comm's peers that are stuck: what no operation will read dropped, the rest
- * moved out of the slots up to SMALL_SPILL_MAX bytes per lane. */
+ * moved out of the slots up to SMALL_SPILL_MAX bytes and SMALL_SPILL_MAX_COUNT messages per lane.
+ */
 static void small_unblock(tc_rt_comm_t *comm, uint64_t *now_p)
 {
     tc_rt_small_t *s = comm->small;
@@ -257,21 +273,23 @@ static void small_unblock(tc_rt_comm_t *comm, uint64_t *now_p)
             continue; /* a lane another thread has: a later look */
         tc_status_t st = TC_OK;
         if (small_stuck(s, q, lane, now_p)) {
-            small_drop(comm, lane, 0);
+            small_drop(comm, lane);
             st = tc_shm_lane_spill(lane, SMALL_SPILL_MAX, SMALL_SPILL_MAX_COUNT, NULL);
             s->peer[q].full_ns = 0;
         }
+        int first = st != TC_OK && lane->spill_refusals == 1; /* said once per lane */
         tc_shm_lane_unlock(lane);
-        if (st != TC_OK && !s->spill_told) {
-            s->spill_told = 1;
+        if (first) {
+            char why[96] = "no memory is left to move them out";
+            if (st != TC_ERR_NO_MEMORY)
+                snprintf(why, sizeof(why),
+                         "those moved out reach the bound (%zu KiB or %u messages)",
+                         SMALL_SPILL_MAX >> 10, SMALL_SPILL_MAX_COUNT);
             tc_log_warn(TC_SUBSYS_RUNTIME,
-                        "comm '%s': rank %d's small messages fill the lanes from it and %s: it "
-                        "waits for a slot until this rank's operations read them (a wait for an "
-                        "operation it posts behind them ends at its timeout)",
-                        comm->name, q,
-                        st == TC_ERR_NO_MEMORY ? "no memory is left to move them out"
-                                               : "those moved out reach the bound (1 MiB or "
-                                                 "256 messages)");
+                        "world rank %d's small messages fill the lanes from it and %s: it waits "
+                        "for a slot until this rank's operations read them (an operation that "
+                        "needs a message it posts behind them may end at its timeout)",
+                        tc_rt_world_rank(comm, q), why);
         }
     }
 }
@@ -282,9 +300,9 @@ void tc_rt_small_unblock(tc_rt_world_t *world)
     for (tc_rt_comm_t *c = world->comms; c; c = c->wnext) {
         tc_rt_small_t *s = c->small;
         /* lanes whose endpoint closed since they were known open may be unmapped: their
-         * communicator's next operation says so */
+         * communicator's next operation says so; the others are looked at */
         if (s && __atomic_load_n(&s->state, __ATOMIC_ACQUIRE) == TC_RT_SMALL_ON &&
-            s->ep_drops == drops)
+            (s->ep_drops == drops || tc_rt_small_lane_closed(c, s) < 0))
             small_unblock(c, &now);
     }
 }

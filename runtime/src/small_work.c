@@ -18,6 +18,9 @@
 #include "work.h"
 
 #define LANE_ALGO "shm_lanes"
+/* A work that got nowhere this many passes in a row looks at the lanes (tc_rt_small_unblock):
+ * each look walks every communicator's lanes */
+#define SMALL_UNBLOCK_PASSES 64u
 
 /* A work's lane state: allocated at its first lane operation, kept while it is a spare. */
 struct tc_rt_lane_work {
@@ -27,6 +30,7 @@ struct tc_rt_lane_work {
     int general; /* the set-up turned the path off: the executor runs it (tc_rt_work_go_general) */
     uint64_t ticket; /* its place in the posting order (small.h) */
     int turn;        /* 0: waiting for its turn to post; 1: posting; 2: posted everything */
+    unsigned stuck;  /* passes in a row that got nowhere */
     _Alignas(64) unsigned char keep[TC_SHM_LANE_PAYLOAD]; /* op.keep: any element type folds there */
 };
 
@@ -151,7 +155,8 @@ static int lane_pass(tc_rt_work_t *w)
     st = tc_rt_small_run(op, lw->turn != 0);
     if (lw->turn == 1 && (op->posted >= w->comm->size || st != TC_INPROGRESS))
         lane_posted(lw);
-    if (st == TC_INPROGRESS && tc_rt_small_progress(op) == before)
+    lw->stuck = st == TC_INPROGRESS && tc_rt_small_progress(op) == before ? lw->stuck + 1 : 0;
+    if (lw->stuck % SMALL_UNBLOCK_PASSES == SMALL_UNBLOCK_PASSES - 1)
         tc_rt_small_unblock(w->comm->world); /* its peers may wait for slots this rank holds */
     if (st == TC_INPROGRESS)
         return tc_rt_small_progress(op) - before;
@@ -218,6 +223,7 @@ tc_status_t tc_rt_small_work(tc_rt_comm_t *comm, tc_rt_small_t *s, const tc_rt_c
     lw->general = 0;
     lw->ticket = s->tickets++;
     lw->turn = 0;
+    lw->stuck = 0;
     tc_rt_work_begin(w, async, call->timeout_ms);
     if (tc_rt_work_link(w)) /* post at once: the peers need not wait for a progress pass */
         tc_rt_work_after_first(w, lane_pass(w));

@@ -63,6 +63,16 @@ run "messages of blocking calls not issued yet, 8 threads, 2 ranks" 2 2 TC_LOG=w
     -- unissued-threads
 run "messages of operations not issued yet, a communicator per pair, 3 ranks" 3 3 TC_LOG=warn \
     -- unissued-pairs
+# ... and a rank 400 gathers ahead of its waiting root: moved out up to the bound, said once
+out=$(TC_LOG=warn timeout -k 5 120 "$tcrun" --timeout 100 -n 3 "$prog" unissued-cap 2>&1)
+if [ "$(grep -c ', 0 failures' <<<"$out")" -eq 3 ] && ! grep -q FAIL <<<"$out" &&
+    [ "$(grep -c "WARN: world rank 1's small messages .* reach the bound (1024 KiB or 256 messages)" <<<"$out")" -eq 1 ]; then
+    echo "ok    a rank 400 gathers ahead, 3 ranks: moved out up to the bound, one warning"
+else
+    echo "FAIL  a rank 400 gathers ahead, 3 ranks:"
+    tail -n 30 <<<"$out" | sed 's/^/      /'
+    fail=1
+fi
 # Mixed backends (issue 21): the pair (0,1) finds no room in /dev/shm (TC_SHM_FULL_PAIRS plays
 # the full /dev/shm) and talks over tcp, every other pair over shm. Ranks 0 and 1 vote against the
 # path, so no rank takes it (before the vote, ranks 2 and 3 took it alone and waited for ever);

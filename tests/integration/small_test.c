@@ -26,6 +26,8 @@
  *                              duplicate, half of them late on rank 0, the other half elsewhere
  *   small_test unissued-pairs  3 ranks, a communicator per pair: a wait on one must empty the
  *                              lanes another fills (small_test_order.c)
+ *   small_test unissued-cap    3 ranks: one runs 400 gathers ahead while their root waits on
+ *                              another pair: moved out up to the bound, then it waits
  *   small_test abort           rank 0's first small call, asynchronous, waits for the set-up
  *                              while rank 1 is away; rank 0 aborts: TC_ERR_ABORTED
  *   small_test timeout [--work|--async]
@@ -529,6 +531,8 @@ int main(int argc, char **argv)
         unissued_threads_mode(comm);
     } else if (strcmp(mode, "unissued-pairs") == 0) {
         unissued_pairs_mode(comm);
+    } else if (strcmp(mode, "unissued-cap") == 0) {
+        unissued_cap_mode(comm);
     } else if (strcmp(mode, "timeout") == 0) {
         ok(tc_all_reduce(comm, &x, &y, 1, TC_FLOAT64, TC_SUM, NULL, NULL), "first all_reduce");
         if (rank == 1) {

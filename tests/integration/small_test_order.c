@@ -243,3 +243,40 @@ void unissued_pairs_mode(tc_comm_t *comm)
         if (mine[i])
             ok(tc_comm_destroy(mine[i]), "unissued-pairs: destroy");
 }
+
+#define CAP_OPS 400 /* 8-byte gathers: more than the 256 messages a lane may move out */
+
+/* 3 ranks, A = {0, 1}, B = {0, 2}: rank 1 makes CAP_OPS blocking gathers on A with root 0
+ * (each returns once posted) while rank 0 waits 300 ms on B for rank 2. Rank 0 moves rank 1's
+ * messages out of its slots until the bound (256), warns once, and then rank 1 waits for slots
+ * until rank 0 reads; every gather's result is checked. */
+void unissued_cap_mode(tc_comm_t *comm)
+{
+    if (nranks != 3) {
+        EXPECT(0, "unissued-cap: run it at 3 ranks, not %d", nranks);
+        return;
+    }
+    tc_comm_t *a = unissued_pair(comm, 0, 1), *b = unissued_pair(comm, 0, 2);
+    int64_t one[UNISSUED_COUNT], x[2], mine;
+    if (a)
+        unissued_issue(a, one, 1, NULL); /* the paths set up */
+    if (b)
+        unissued_issue(b, one, 1, NULL);
+    if (rank == 2)
+        usleep(300000);
+    if (b) {
+        unissued_issue(b, one, 2, NULL);
+        pair_check(one, 2, 0, 2, "B's all-reduce");
+    }
+    for (int k = 0; a && k < CAP_OPS; k++) {
+        mine = 1000 * k + rank;
+        x[0] = x[1] = -1;
+        ok(tc_gather(a, &mine, x, 1, TC_INT64, 0, NULL, NULL), "unissued-cap: gather");
+        if (rank == 0)
+            EXPECT(x[0] == 1000 * k && x[1] == 1000 * k + 1,
+                   "unissued-cap: gather %d got %lld, %lld", k, (long long)x[0], (long long)x[1]);
+    }
+    for (int i = 0; i < 2; i++)
+        if ((i ? b : a) && tc_comm_destroy(i ? b : a) != TC_OK)
+            EXPECT(0, "unissued-cap: destroy");
+}

@@ -363,13 +363,15 @@ static void test_spill(void **state)
     put(&l.a, 200, 3, 9); /* a tiny one */
     assert_int_equal(tc_shm_lane_withdraw(&l.a, 103), 1);
     int moved = -1;
-    /* a bound of 2 messages' bytes: the tiny one (3 bytes) and the first two big ones move */
-    assert_int_equal(tc_shm_lane_spill(&l.b, 2 * big + 3, UINT_MAX, &moved), TC_ERR_NO_RESOURCE);
-    assert_int_equal(moved, 3);
-    assert_int_equal(l.b.spilled_bytes, 2 * big + 3);
-    assert_int_equal(pending(&l.b), 2);
+    /* a bound of 2 big messages' bytes: the big ones go first, and the first two move */
+    assert_int_equal(tc_shm_lane_spill(&l.b, 2 * big + 2, UINT_MAX, &moved), TC_ERR_NO_RESOURCE);
+    assert_int_equal(moved, 2);
+    assert_int_equal(l.b.spill_refusals, 1);
+    assert_int_equal(l.b.spilled_bytes, 2 * big);
+    assert_int_equal(pending(&l.b), 3);
+    assert_false(tc_shm_lane_rx_full(&l.b));
     assert_int_equal(tc_shm_lane_spill(&l.b, SIZE_MAX, UINT_MAX, &moved), TC_OK);
-    assert_int_equal(moved, 2); /* the withdrawn one holds no bytes */
+    assert_int_equal(moved, 3); /* the withdrawn one holds no bytes */
     assert_int_equal(l.b.spilled_count, 5);
     assert_int_equal(l.b.spilled_bytes, 3 * big + 3);
     assert_int_equal(pending(&l.b), 0);
@@ -392,6 +394,7 @@ static void test_spill(void **state)
         put(&l.a, t, 8, t);
     assert_int_equal(tc_shm_lane_spill(&l.b, SIZE_MAX, 1, &moved), TC_ERR_NO_RESOURCE);
     assert_int_equal(moved, 1);
+    assert_int_equal(l.b.spill_refusals, 2);
     assert_int_equal(pending(&l.b), 2);
     for (uint64_t t = 500; t < 503; t++)
         get(&l.b, t, 8, t);

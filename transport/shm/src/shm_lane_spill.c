@@ -10,6 +10,7 @@
 
 struct tc_shm_lane_spilled {
     struct tc_shm_lane_spilled *next;
+    size_t bytes;            /* of data: what spilled_bytes counts for it */
     tc_shm_lane_slot_t slot; /* of its data, only the message's bytes are allocated */
 };
 
@@ -40,6 +41,7 @@ static tc_status_t spill_one(tc_tp_shm_lane_t *lane, unsigned i, size_t cap, uns
     m->slot.seq = slot->seq;
     m->slot.tag = slot->tag;
     m->slot.len = len;
+    m->bytes = (size_t)bytes;
     memcpy(m->slot.data, slot->data, (size_t)bytes);
     if (tc_shm_lane_len(slot) == TC_SHM_LANE_WITHDRAWN)
         m->slot.len = TC_SHM_LANE_WITHDRAWN; /* withdrawn while copied */
@@ -56,7 +58,7 @@ tc_status_t tc_shm_lane_spill(tc_tp_shm_lane_t *lane, size_t cap, unsigned cap_c
 {
     int moved = 0;
     tc_status_t st = TC_OK;
-    for (unsigned k = 0; k < TC_SHM_LANE_KINDS && st == TC_OK; k++) {
+    for (unsigned k = TC_SHM_LANE_KINDS; k-- > 0 && st == TC_OK;) { /* big ones first */
         /* in the writer's order, from the slot its next message takes: where the reader looks
          * next (rx_next) stays right */
         unsigned first = tc_shm_lane_first(k), n = tc_shm_lane_count(k);
@@ -66,6 +68,7 @@ tc_status_t tc_shm_lane_spill(tc_tp_shm_lane_t *lane, size_t cap, unsigned cap_c
     }
     if (moved_p)
         *moved_p = moved;
+    lane->spill_refusals += st != TC_OK;
     return st;
 }
 
@@ -90,7 +93,7 @@ void tc_shm_lane_spilled_release(tc_tp_shm_lane_t *lane, const tc_shm_lane_slot_
     for (struct tc_shm_lane_spilled **pp = &lane->spilled; *pp; pp = &(*pp)->next) {
         if (*pp == m) {
             *pp = m->next;
-            lane->spilled_bytes -= m->slot.len == TC_SHM_LANE_WITHDRAWN ? 0 : m->slot.len;
+            lane->spilled_bytes -= m->bytes;
             lane->spilled_count--;
             free(m);
             return;

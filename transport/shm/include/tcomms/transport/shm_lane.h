@@ -133,6 +133,8 @@ typedef struct tc_tp_shm_lane {
     struct tc_shm_lane_spilled *spilled; /**< messages moved out of the slots (tc_shm_lane_spill) */
     size_t spilled_bytes;                /**< their payloads' bytes */
     unsigned spilled_count;              /**< how many */
+    unsigned
+        spill_refusals; /**< tc_shm_lane_spill calls that stopped short (a caller says so once) */
 } tc_tp_shm_lane_t;
 
 /**
@@ -172,6 +174,7 @@ static inline void tc_shm_lane_init(tc_tp_shm_lane_t *lane, unsigned char *tx_ar
     lane->spilled = NULL;
     lane->spilled_bytes = 0;
     lane->spilled_count = 0;
+    lane->spill_refusals = 0;
 }
 
 /** @brief Take the lane's counters for this thread if no other has them: 1 when taken. No
@@ -358,7 +361,8 @@ static inline const tc_shm_lane_slot_t *tc_shm_lane_pending(const tc_tp_shm_lane
  * @brief Move the peer's messages not consumed yet out of the slots into memory of this
  * process, and free their slots: for a reader that waits while its slots may hold messages of
  * operations it has not issued. Each kind's slots are taken in the order the writer fills them,
- * from the next one a stream's message takes. A message whose length exceeds its slot's payload
+ * from the next one a stream's message takes, the big ones first (a writer of a big message waits
+ * for those). A message whose length exceeds its slot's payload
  * (a writer that breaks the protocol) stays where it is. Under the lane's lock.
  * @param cap the most payload bytes moved messages may hold together (spilled_bytes).
  * @param cap_count the most messages moved may be (spilled_count): every look walks them.
@@ -391,6 +395,16 @@ static inline int tc_shm_lane_rx_full(const tc_tp_shm_lane_t *lane)
         if (!tc_shm_lane_pending(lane, i))
             return 0;
     return 1;
+}
+
+/** @brief The sum of the big slots' generations: it changes whenever the peer writes a big
+ *  message (acquire loads of the segment only). */
+static inline uint64_t tc_shm_lane_big_gens(const tc_tp_shm_lane_t *lane)
+{
+    uint64_t sum = 0;
+    for (unsigned i = TC_SHM_LANE_TINY + TC_SHM_LANE_SMALL; i < TC_SHM_LANE_SLOTS; i++)
+        sum += __atomic_load_n(&tc_shm_lane_slot(lane, 0, i)->seq, __ATOMIC_ACQUIRE);
+    return sum;
 }
 
 /** @brief The peer's message tagged @p tag if it was moved out of the slots or is in one of the
