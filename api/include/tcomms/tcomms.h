@@ -291,16 +291,11 @@ typedef struct tc_store {
  * @param opts name, hints, timeout and device, or NULL for the defaults; without a name the
  *        communicator is named @p prefix (when it has at most 63 characters).
  * @param comm_p receives the communicator on success.
- * @return TC_OK; TC_ERR_INVALID_ARG for a NULL or incomplete @p store, a bad
- *         rank, size or prefix; TC_ERR_TIMEOUT naming the ranks that did not
- *         arrive in time (and the sizes of those that failed on theirs, and a
- *         rank given to two processes); TC_ERR_BOOTSTRAP naming the key when a
- *         callback failed, and at once on a rank whose @p size differs from
- *         rank 0's (naming both sizes: each rank compares with rank 0's, so
- *         rank 0 and the ranks that agree with it end at their timeout) and on
- *         a second process given a @p rank already taken (naming the rank;
- *         the first one goes on); TC_ERR_ABORTED after tc_comm_create_abort();
- *         otherwise as tc_comm_create().
+ * @return TC_OK; TC_ERR_INVALID_ARG for a NULL or incomplete @p store, a bad rank, size or
+ *         prefix; TC_ERR_TIMEOUT naming the ranks missing (and sizes or ranks given wrongly);
+ *         TC_ERR_BOOTSTRAP naming the key when a callback failed, and at once on a rank whose
+ *         @p size differs from rank 0's or a second process given a @p rank (naming them);
+ *         TC_ERR_ABORTED after tc_comm_create_abort(); otherwise as tc_comm_create().
  */
 tc_status_t tc_comm_create_from_store(const tc_store_t *store, int rank, int size,
                                       const char *prefix, const tc_comm_opts_t *opts,
