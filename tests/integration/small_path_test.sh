@@ -63,6 +63,7 @@ run "messages of blocking calls not issued yet, 8 threads, 2 ranks" 2 2 TC_LOG=w
     -- unissued-threads
 run "messages of operations not issued yet, a communicator per pair, 3 ranks" 3 3 TC_LOG=warn \
     -- unissued-pairs
+run "the same while tiny messages flow on the pair, 3 ranks" 3 3 TC_LOG=warn -- unissued-pairs --busy
 # ... and a rank 400 gathers ahead of its waiting root: moved out up to the bound, said once
 out=$(TC_LOG=warn timeout -k 5 120 "$tcrun" --timeout 100 -n 3 "$prog" unissued-cap 2>&1)
 if [ "$(grep -c ', 0 failures' <<<"$out")" -eq 3 ] && ! grep -q FAIL <<<"$out" &&

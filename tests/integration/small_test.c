@@ -24,8 +24,10 @@
  *                              another duplicate must get through (small_test_order.c)
  *   small_test unissued-threads  the same with blocking calls on 8 threads, each its own
  *                              duplicate, half of them late on rank 0, the other half elsewhere
- *   small_test unissued-pairs  3 ranks, a communicator per pair: a wait on one must empty the
- *                              lanes another fills (small_test_order.c)
+ *   small_test unissued-pairs [--busy]
+ *                              3 ranks, a communicator per pair: a wait on one must empty the
+ *                              lanes another fills (--busy: while 8-byte all-reduces of ranks 0
+ *                              and 1 flow on another communicator) (small_test_order.c)
  *   small_test unissued-cap    3 ranks: one runs 400 gathers ahead while their root waits on
  *                              another pair: moved out up to the bound, then it waits
  *   small_test abort           rank 0's first small call, asynchronous, waits for the set-up
@@ -530,7 +532,7 @@ int main(int argc, char **argv)
     } else if (strcmp(mode, "unissued-threads") == 0) {
         unissued_threads_mode(comm);
     } else if (strcmp(mode, "unissued-pairs") == 0) {
-        unissued_pairs_mode(comm);
+        unissued_pairs_mode(comm, argc > 2 && strcmp(argv[2], "--busy") == 0);
     } else if (strcmp(mode, "unissued-cap") == 0) {
         unissued_cap_mode(comm);
     } else if (strcmp(mode, "timeout") == 0) {

@@ -53,7 +53,7 @@ void abort_mode(tc_comm_t *comm);
 void order_mode(tc_comm_t *comm);
 void unissued_mode(tc_comm_t *comm);
 void unissued_threads_mode(tc_comm_t *comm);
-void unissued_pairs_mode(tc_comm_t *comm);
+void unissued_pairs_mode(tc_comm_t *comm, int busy);
 void unissued_cap_mode(tc_comm_t *comm);
 /* small_test_close.c: the close modes (@p mode "close..."); 0 for an unknown one */
 int close_mode(tc_comm_t *comm, const char *mode);

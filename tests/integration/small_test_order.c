@@ -73,12 +73,18 @@ static void unissued_issue(tc_comm_t *comm, int64_t *buf, int seed, tc_work_t **
     ok(unissued_call(comm, buf, seed, w), "unissued: issue");
 }
 
-static void unissued_check(const int64_t *buf, int seed, const char *what)
+/* An all-reduce by @p n ranks whose ranks add up to @p rank_sum, of inputs as unissued_call's. */
+static void sum_check(const int64_t *buf, int seed, int n, int rank_sum, const char *what)
 {
     size_t wrong = 0;
     for (int i = 0; i < UNISSUED_COUNT; i++)
-        wrong += buf[i] != (int64_t)nranks * (seed * 1000 + i) + 10 * nranks * (nranks - 1) / 2;
+        wrong += buf[i] != (int64_t)n * (seed * 1000 + i) + 10 * rank_sum;
     EXPECT(wrong == 0, "unissued: %s: %zu of %d elements wrong", what, wrong, UNISSUED_COUNT);
+}
+
+static void unissued_check(const int64_t *buf, int seed, const char *what)
+{
+    sum_check(buf, seed, nranks, nranks * (nranks - 1) / 2, what);
 }
 
 /* Rank 0 issues UNISSUED_OPS asynchronous all-reduces on one duplicate, then a blocking one on
@@ -169,10 +175,29 @@ void unissued_threads_mode(tc_comm_t *comm)
 /* unissued_check for an all-reduce of the pair {a, b} */
 static void pair_check(const int64_t *buf, int seed, int a, int b, const char *what)
 {
-    size_t wrong = 0;
-    for (int i = 0; i < UNISSUED_COUNT; i++)
-        wrong += buf[i] != 2 * ((int64_t)seed * 1000 + i) + 10 * (a + b);
-    EXPECT(wrong == 0, "unissued-pairs: %s: %zu of %d elements wrong", what, wrong, UNISSUED_COUNT);
+    sum_check(buf, seed, 2, a + b, what);
+}
+
+/* --busy: 8-byte all-reduces on another communicator of ranks 0 and 1, on a thread each, until
+ * both mains are done (an all-reduce of the flag decides, so both stop at the same call): tiny
+ * messages keep flowing on the pair whose big slots the cycle fills. */
+struct busy {
+    tc_comm_t *comm;
+    int done; /* atomic: the main thread finished */
+    tc_status_t st;
+    long calls;
+};
+
+static void *busy_main(void *arg)
+{
+    struct busy *b = arg;
+    int64_t all = 0;
+    while (b->st == TC_OK && all == 0) {
+        int64_t mine = __atomic_load_n(&b->done, __ATOMIC_ACQUIRE);
+        b->st = tc_all_reduce(b->comm, &mine, &all, 1, TC_INT64, TC_MAX, NULL, NULL);
+        b->calls++;
+    }
+    return NULL;
 }
 
 /* A pair's communicator, made by the split of @p comm for the pair {a, b} (every rank calls it;
@@ -191,7 +216,7 @@ static tc_comm_t *unissued_pair(tc_comm_t *comm, int a, int b)
  * rank 0 the one on C, then the operations on A. Rank 0 waits on C for rank 2, which waits on V
  * for rank 1, which waits for a slot towards rank 0 that only rank 0 can free: a wait on one
  * communicator must empty the lanes another one fills. */
-void unissued_pairs_mode(tc_comm_t *comm)
+void unissued_pairs_mode(tc_comm_t *comm, int busy)
 {
     static int64_t bufs[4][UNISSUED_COUNT];
     int64_t one[UNISSUED_COUNT], bc[UNISSUED_COUNT];
@@ -201,10 +226,14 @@ void unissued_pairs_mode(tc_comm_t *comm)
     }
     tc_comm_t *a = unissued_pair(comm, 0, 1), *c = unissued_pair(comm, 0, 2),
               *v = unissued_pair(comm, 1, 2);
-    tc_comm_t *mine[3] = {a, c, v};
-    for (int i = 0; i < 3; i++) /* the paths set up, each pair on its own */
+    struct busy b = {.comm = busy ? unissued_pair(comm, 0, 1) : NULL};
+    tc_comm_t *mine[4] = {a, c, v, b.comm};
+    for (int i = 0; i < 4; i++) /* the paths set up, each pair on its own */
         if (mine[i])
             unissued_issue(mine[i], one, 1, NULL);
+    pthread_t bt;
+    if (b.comm && pthread_create(&bt, NULL, busy_main, &b) != 0)
+        EXPECT(0, "unissued-pairs: no thread");
     tc_work_t *w[4] = {NULL};
     tc_op_opts_t o = TC_OP_OPTS_INIT;
     o.timeout_ms = 10000;
@@ -239,7 +268,13 @@ void unissued_pairs_mode(tc_comm_t *comm)
         ok(tc_work_free(w[k]), "unissued-pairs: free");
         pair_check(bufs[k], k, 0, 1, "A's asynchronous all-reduce");
     }
-    for (int i = 0; i < 3; i++)
+    if (b.comm) {
+        __atomic_store_n(&b.done, 1, __ATOMIC_RELEASE);
+        pthread_join(bt, NULL);
+        EXPECT(b.st == TC_OK && b.calls > 1, "unissued-pairs --busy: %ld all-reduces, %s", b.calls,
+               tc_status_string(b.st));
+    }
+    for (int i = 0; i < 4; i++)
         if (mine[i])
             ok(tc_comm_destroy(mine[i]), "unissued-pairs: destroy");
 }
