@@ -15,6 +15,15 @@
  * a time; from the third round a random one of the first few common free ids keeps two such
  * creations from colliding round after round.
  *
+ * A shrink cannot run that agreement over its broken parent: it takes its id from the top of the
+ * range down, where splits and dups (which settle on low ids) do not look. Each member reserves
+ * the highest id free here (a retired shrink's, else the one below the lowest a shrink took) and
+ * its agreement carries how far below the top it lies, keeping the deepest. Then, as the settling
+ * above, agreements again until one confirms: each member holds the deepest of the last (or, when
+ * it cannot, a free id below it, a random one of the first few from the second time) and proposes
+ * what it holds; when the deepest proposal is the last one's, every member holds it. So two shrinks
+ * at once on other threads, begun in another order on different members, part too.
+ *
  * A destroyed communicator's id is free again only if nothing of it can still arrive: no
  * operation on it ended in an error, it was never broken (a failure, a revoke, an abort) and
  * it had no windows. Otherwise the id is spoilt for the life of the world, the
@@ -38,6 +47,7 @@
 #define IDS_NONE (TC_RT_COMM_ID_MAX + 1) /* a member with no free id proposes this */
 #define IDS_ROUNDS 64
 #define IDS_WINDOW 1024    /* ids above a candidate whose state one round of agreement exchanges */
+#define IDS_SHRINK_NONE (TC_RT_COMM_ID_MAX + 1) /* a shrink's depth when it holds no id */
 /* after an id is spoilt, the ticks free late messages of spoilt ids this long (a tick goes over
  * every endpoint: only while such messages may still come) */
 #define IDS_LEFTOVERS_MS 3000
@@ -49,17 +59,19 @@ struct tc_rt_early_revoke {
 };
 
 /* Reserve @p id here (lock held): TC_OK, or an error (not set) when it is not free. Every id
- * ever reserved is below comm_id_high: an id at or above it was never used here. */
+ * ever reserved is below comm_id_high or at or above comm_id_top: one between was never used
+ * here. */
 static tc_status_t ids_reserve(tc_rt_world_t *world, uint32_t id)
 {
     tc_status_t st = tc_idset_take(&world->comm_ids, id);
-    if (st == TC_OK && id >= world->comm_id_high)
+    if (st == TC_OK && id >= world->comm_id_high && id < world->comm_id_top)
         world->comm_id_high = id + 1;
     return st;
 }
 
 tc_status_t tc_rt_ids_init(tc_rt_world_t *world)
 {
+    world->comm_id_top = TC_RT_COMM_ID_MAX + 1;
     world->comm_rng = tc_time_ns() ^ ((uint64_t)world->boot->rank << 32) ^ 0x9e3779b97f4a7c15ull;
     tc_idset_init(&world->comm_spoilt, 1, 0); /* empty, allocates nothing */
     tc_status_t st = tc_idset_init(&world->comm_ids, 1, TC_RT_COMM_ID_MAX); /* 0: the world */
@@ -87,12 +99,16 @@ int64_t tc_rt_ids_propose(tc_rt_world_t *world)
     return id;
 }
 
+void tc_rt_ids_release_locked(tc_rt_world_t *world, int64_t id)
+{
+    if (id > 0 && id <= TC_RT_COMM_ID_MAX)
+        (void)tc_idset_give(&world->comm_ids, (uint32_t)id); /* it was taken: the range has room */
+}
+
 void tc_rt_ids_release(tc_rt_world_t *world, int64_t id)
 {
-    if (id <= 0 || id > TC_RT_COMM_ID_MAX)
-        return;
     tc_rt_world_lock(world);
-    (void)tc_idset_give(&world->comm_ids, (uint32_t)id); /* it was taken: the range has room */
+    tc_rt_ids_release_locked(world, id);
     tc_rt_world_unlock(world);
 }
 
@@ -133,16 +149,22 @@ static void ids_taken_map(tc_rt_world_t *world, int64_t cand, uint64_t *map)
     tc_rt_world_unlock(world);
 }
 
-static uint64_t ids_random(tc_rt_world_t *world)
+static uint64_t ids_random_locked(tc_rt_world_t *world)
 {
-    tc_rt_world_lock(world);
     uint64_t x = world->comm_rng;
     x ^= x >> 12;
     x ^= x << 25;
     x ^= x >> 27;
     world->comm_rng = x;
-    tc_rt_world_unlock(world);
     return x * 0x2545f4914f6cdd1dull;
+}
+
+static uint64_t ids_random(tc_rt_world_t *world)
+{
+    tc_rt_world_lock(world);
+    uint64_t x = ids_random_locked(world);
+    tc_rt_world_unlock(world);
+    return x;
 }
 
 /* One all-reduce of @p n (at most 2 + IDS_WINDOW / 64) words over the parent, into @p words
@@ -264,25 +286,77 @@ tc_status_t tc_rt_ids_settle(tc_rt_comm_t *parent, int member, int64_t held, int
 
 uint32_t tc_rt_ids_fresh(const tc_rt_world_t *world)
 {
-    /* never used here, not only free: a retired id merges back into the free tail, and a late
+    /* never used here, not only free: a retired id merges back into the free ids, and a late
      * revoke of it spoils it (tc_rt_ids_revoked), where one of a never used id waits for it */
-    const tc_idset_t *s = &world->comm_ids;
-    if (!s->n || s->r[s->n - 1].hi != TC_RT_COMM_ID_MAX)
-        return IDS_NONE;
-    uint32_t lo = s->r[s->n - 1].lo;
-    return lo > world->comm_id_high ? lo : world->comm_id_high; /* IDS_NONE once MAX was used */
+    uint32_t id = world->comm_id_high;
+    return id < world->comm_id_top && tc_idset_has(&world->comm_ids, id) ? id : IDS_NONE;
 }
 
-tc_status_t tc_rt_ids_take(tc_rt_world_t *world, int64_t id)
+/* A shrink's id and its depth below the top (what its agreements carry): 0 for none. */
+static uint32_t ids_shrink_id(uint32_t depth)
 {
-    if (id <= 0 || id > TC_RT_COMM_ID_MAX)
-        return tc_error_set(TC_ERR_NO_RESOURCE, "every communicator id is in use (%u in all)",
+    return depth >= 1 && depth <= TC_RT_COMM_ID_MAX ? TC_RT_COMM_ID_MAX + 1 - depth : 0;
+}
+
+/* Reserve @p id for a shrink (lock held): its depth, or IDS_SHRINK_NONE. */
+static uint32_t ids_shrink_reserve(tc_rt_world_t *world, uint32_t id)
+{
+    if (id == 0 || id < world->comm_id_high || tc_idset_take(&world->comm_ids, id) != TC_OK) {
+        tc_error_clear();
+        return IDS_SHRINK_NONE;
+    }
+    if (id < world->comm_id_top)
+        world->comm_id_top = id;
+    return TC_RT_COMM_ID_MAX + 1 - id;
+}
+
+/* The (@p skip + 1)th id free here from @p id down, or 0. Retired shrinks' ids are looked for
+ * among the first IDS_WINDOW; below comm_id_top every id down to comm_id_high is free. */
+static uint32_t ids_shrink_free(const tc_rt_world_t *world, uint32_t id, uint32_t skip)
+{
+    for (int look = 0; look < IDS_WINDOW && id >= world->comm_id_top; look++, id--)
+        if (tc_idset_has(&world->comm_ids, id) && skip-- == 0)
+            return id;
+    if (id >= world->comm_id_top)
+        id = world->comm_id_top - 1;
+    return id > skip && id - skip >= world->comm_id_high ? id - skip : 0;
+}
+
+uint32_t tc_rt_ids_shrink_hold(tc_rt_world_t *world)
+{
+    return ids_shrink_reserve(world, ids_shrink_free(world, TC_RT_COMM_ID_MAX, 0));
+}
+
+uint32_t tc_rt_ids_shrink_move(tc_rt_world_t *world, uint32_t held, uint32_t depth, int round)
+{
+    if (depth == held)
+        return held;
+    tc_rt_ids_shrink_drop(world, held);
+    uint32_t id = ids_shrink_id(depth);
+    if (id == 0)
+        return IDS_SHRINK_NONE;
+    uint32_t got = ids_shrink_reserve(world, id);
+    if (got != IDS_SHRINK_NONE)
+        return got;
+    /* one below; from the second round a random one of the first few, so that two shrinks on
+     * other threads chasing each other's ids part */
+    int span = round < 1 ? 1 : round < 7 ? round + 2 : 8;
+    uint32_t skip = (uint32_t)(ids_random_locked(world) % (uint64_t)span);
+    return ids_shrink_reserve(world, ids_shrink_free(world, id - 1, skip));
+}
+
+void tc_rt_ids_shrink_drop(tc_rt_world_t *world, uint32_t held)
+{
+    tc_rt_ids_release_locked(world, ids_shrink_id(held));
+}
+
+tc_status_t tc_rt_ids_shrink_id(uint32_t held, uint32_t *id_p)
+{
+    *id_p = ids_shrink_id(held);
+    if (*id_p == 0)
+        return tc_error_set(TC_ERR_NO_RESOURCE,
+                            "no communicator id is free for it on every member (%u in all)",
                             TC_RT_COMM_ID_MAX);
-    if (ids_reserve(world, (uint32_t)id) != TC_OK)
-        return tc_error_set(TC_ERR_INVALID_STATE,
-                            "communicator id %lld is taken here by a communicator made meanwhile "
-                            "(a split, dup or shrink on another thread while this shrink ran?)",
-                            (long long)id);
     return TC_OK;
 }
 
@@ -368,7 +442,8 @@ void tc_rt_ids_revoked(tc_rt_world_t *world, uint32_t id, int by)
 {
     if (id == 0 || id > TC_RT_COMM_ID_MAX || tc_rt_ids_spoilt(world, id))
         return;
-    int never_used = id >= world->comm_id_high, reserved = !tc_idset_has(&world->comm_ids, id);
+    int never_used = id >= world->comm_id_high && id < world->comm_id_top;
+    int reserved = !tc_idset_has(&world->comm_ids, id);
     if ((never_used || reserved) && ids_keep_early(world, id, by))
         return;
     if (reserved || tc_idset_take(&world->comm_ids, id) != TC_OK) {

@@ -7,7 +7,8 @@
  * ends only its own steps and its receive counts as nothing received. Failures learnt from the
  * world (transports, launcher, notices) feed it before and during each round. The rounds of one
  * shrink are tagged (number of the shrink << 24 | round), so a late message of one shrink never
- * matches another. */
+ * matches another. After the agreement, agreements on the new communicator's id until one confirms
+ * that every member holds it (shrink_confirm_id; each counts as a shrink in the tags). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -22,6 +23,7 @@
 
 #define ROUND_BITS 24
 #define SHRINK_DENSE_MAX 256 /* all-to-all up to this size (TC_SHRINK_DENSE_MAX) */
+#define SHRINK_ID_AGREEMENTS 8 /* agreements confirming the id, at most (comm_ids.c) */
 
 /* The failures this process knows of among the communicator's ranks. */
 static void shrink_learn(tc_rt_comm_t *comm, tc_rt_agree_t *a)
@@ -117,10 +119,10 @@ static tc_status_t shrink_round(tc_rt_comm_t *comm, tc_rt_agree_t *a, uint32_t e
     return st;
 }
 
-/* Run the agreement to its end (world lock held). */
-static tc_status_t shrink_agree(tc_rt_comm_t *comm, tc_rt_agree_t *a, shrink_room_t *room)
+/* Run the agreement to its end, by @p deadline (world lock held). */
+static tc_status_t shrink_agree(tc_rt_comm_t *comm, tc_rt_agree_t *a, shrink_room_t *room,
+                                uint64_t deadline)
 {
-    uint64_t deadline = tc_deadline_after_ms((uint64_t)comm->timeout_ms);
     uint32_t epoch = ++comm->shrinks;
     shrink_learn(comm, a);
     while (a->phase != TC_RT_AGREE_DONE) {
@@ -158,11 +160,12 @@ static tc_status_t shrink_graph(const tc_rt_comm_t *comm, tc_rt_agree_graph_t *g
     return st == TC_OK ? tc_rt_agree_graph(comm->size, (int)dense_max, g) : st;
 }
 
-/* The agreement's state and room for its messages (world lock held). */
-static tc_status_t shrink_setup(tc_rt_comm_t *comm, const tc_rt_agree_graph_t *g, tc_rt_agree_t *a,
-                                shrink_room_t *room)
+/* The agreement's state, with this rank's id proposal @p held, and room for its messages (world
+ * lock held). */
+static tc_status_t shrink_setup(tc_rt_comm_t *comm, const tc_rt_agree_graph_t *g, uint32_t held,
+                                tc_rt_agree_t *a, shrink_room_t *room)
 {
-    tc_status_t st = tc_rt_agree_init(a, g, comm->rank, tc_rt_ids_fresh(comm->world));
+    tc_status_t st = tc_rt_agree_init(a, g, comm->rank, held);
     if (st != TC_OK)
         return st;
     size_t n = (size_t)a->npeers;
@@ -174,6 +177,43 @@ static tc_status_t shrink_setup(tc_rt_comm_t *comm, const tc_rt_agree_graph_t *g
     if (!room->slots || !room->theirs || !room->lens || !room->recv_step || !room->got)
         return tc_error_set(TC_ERR_NO_MEMORY, "agreement room for %d neighbours", a->npeers);
     return TC_OK;
+}
+
+/* Agreements on the id after the first until one confirms the last one's (world lock held):
+ * each member holds the id of the last agreement (or one below it, comm_ids.c) and proposes
+ * it; when the deepest proposal is the last one's, every member holds it. Ranks an agreement
+ * found failed count as failed from the next one's start. @p held_p: the id this rank holds (a
+ * depth), the agreed one at the end; @p a: the last agreement; @p rounds_p: rounds added. */
+static tc_status_t shrink_confirm_id(tc_rt_comm_t *comm, const tc_rt_agree_graph_t *g,
+                                     tc_rt_agree_t *a, shrink_room_t *room, uint64_t deadline,
+                                     uint32_t *held_p, uint32_t *rounds_p)
+{
+    for (int k = 0; k < SHRINK_ID_AGREEMENTS; k++) {
+        uint32_t depth = a->next_id;
+        if (tc_rt_agree_failed(a, comm->rank))
+            return TC_OK; /* not a member: the caller says so */
+        *held_p = tc_rt_ids_shrink_move(comm->world, *held_p, depth, k);
+        tc_rt_agree_t next;
+        memset(&next, 0, sizeof(next));
+        tc_status_t st = tc_rt_agree_init(&next, g, comm->rank, *held_p);
+        for (int q = 0; q < comm->size && st == TC_OK; q++)
+            if (tc_rt_agree_failed(a, q))
+                (void)tc_rt_agree_learn(&next, q);
+        if (st == TC_OK)
+            st = shrink_agree(comm, &next, room, deadline);
+        tc_rt_agree_free(a);
+        *a = next;
+        *rounds_p += a->round;
+        if (st != TC_OK || a->next_id == depth)
+            return st;
+        tc_log_debug(TC_SUBSYS_RUNTIME,
+                     "comm '%s' shrink: id %u is not free on every member; agreeing again",
+                     comm->name, TC_RT_COMM_ID_MAX + 1 - depth);
+    }
+    return tc_error_set(TC_ERR_NO_RESOURCE,
+                        "no communicator id free on every member was confirmed by %d agreements "
+                        "(shrinks on other threads take ids meanwhile)",
+                        SHRINK_ID_AGREEMENTS + 1);
 }
 
 /* This rank decided alone (@p n == 1 of more), leaving out a rank whose verdict named this one
@@ -211,14 +251,20 @@ tc_status_t tc_rt_comm_shrink(tc_rt_comm_t *comm, const tc_rt_comm_params_t *par
         return st;
     }
     st = shrink_graph(comm, &g);
+    uint64_t deadline = tc_deadline_after_ms((uint64_t)comm->timeout_ms);
+    uint32_t rounds = 0, id = 0;
     tc_rt_world_lock(world);
+    uint32_t held = tc_rt_ids_shrink_hold(world);
     if (st == TC_OK)
-        st = shrink_setup(comm, &g, &a, &room);
+        st = shrink_setup(comm, &g, held, &a, &room);
     if (st == TC_OK) {
         wranks = malloc((size_t)size * sizeof(int));
-        st = wranks ? shrink_agree(comm, &a, &room)
+        st = wranks ? shrink_agree(comm, &a, &room, deadline)
                     : tc_error_set(TC_ERR_NO_MEMORY, "state for %d ranks", size);
+        rounds = a.round;
     }
+    if (st == TC_OK)
+        st = shrink_confirm_id(comm, &g, &a, &room, deadline, &held, &rounds);
     tc_rt_world_unlock(world);
     int n = 0, me = -1, nfailed = 0;
     for (int q = 0; q < size && st == TC_OK; q++) {
@@ -237,17 +283,18 @@ tc_status_t tc_rt_comm_shrink(tc_rt_comm_t *comm, const tc_rt_comm_params_t *par
                           comm->rank);
     if (st == TC_OK)
         st = shrink_accused(comm, &a, n);
-    if (st == TC_OK) { /* above every id used here when the agreement began */
+    if (st == TC_OK)
+        st = tc_rt_ids_shrink_id(held, &id); /* held on every member */
+    if (st != TC_OK) {
         tc_rt_world_lock(world);
-        st = tc_rt_ids_take(world, a.next_id);
+        tc_rt_ids_shrink_drop(world, held);
         tc_rt_world_unlock(world);
     }
     if (st == TC_OK) {
         char name[64];
         snprintf(name, sizeof(name), "%.50s.shrunk", comm->name);
-        st = tc_rt_comm_make(comm, params, name, wranks, n, me, a.next_id, child_p);
+        st = tc_rt_comm_make(comm, params, name, wranks, n, me, id, child_p);
     }
-    uint32_t rounds = a.round;
     int npeers = a.npeers, window = a.g.window;
     tc_rt_agree_free(&a);
     free(room.slots);

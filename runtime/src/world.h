@@ -180,7 +180,8 @@ struct tc_rt_world {
     tc_idset_t comm_ids;    /* communicator ids free here (comm_ids.c) */
     tc_idset_t comm_spoilt; /* ids whose messages may still arrive: never reused */
     uint64_t leftovers_until; /* until then, ticks free late messages of spoilt ids (ns) */
-    uint32_t comm_id_high;    /* above every id ever reserved here (comm_ids.c) */
+    uint32_t comm_id_high;    /* above every id splits and dups reserved here (comm_ids.c) */
+    uint32_t comm_id_top;     /* the lowest id a shrink reserved here; MAX + 1 before any */
     uint64_t comm_rng;      /* jitter of the id agreement's later rounds */
     struct tc_rt_early_revoke *early_revokes; /* revokes before their communicator was here */
     int nearly_revokes, early_revokes_cap;

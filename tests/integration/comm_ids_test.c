@@ -4,6 +4,11 @@
  *                              dup, a split in reversed order and a split by rank list of the
  *                              world, each checked by an all-reduce: more than the 2^20 - 2
  *                              ids a process has, so it passes only when ids are reused
+ *   comm_ids_test shrinks N    N shrinks of the world one after the other (no rank failed: every
+ *                              rank), each checked by an all-reduce and destroyed; with
+ *                              TC_LOG=runtime=info the log names each one's id, which must be
+ *                              the same every time (comm_ids_test.sh): a shrink took an id below
+ *                              every one it had taken, so ids ran out after about a million
  *   comm_ids_test stale        a receive that timed out leaves its sender's message to come;
  *                              the next communicator must not take its id and so that message
  *   comm_ids_test aborts N [B] N dups of the world, each checked, then aborted by one rank in
@@ -53,6 +58,19 @@ static void check_sum(tc_comm_t *c, long i, const tc_op_opts_t *opts)
         checks++;
         if (sum != (int64_t)i * size + (int64_t)size * (size - 1) / 2)
             FAIL("all_reduce %ld: got %lld", i, (long long)sum);
+    }
+}
+
+static void shrinks(tc_comm_t *world, long n)
+{
+    tc_op_opts_t opts = TC_OP_OPTS_INIT;
+    opts.timeout_ms = TIMEOUT_MS;
+    for (long i = 0; i < n && failures == 0; i++) {
+        tc_comm_t *c = NULL;
+        if (!ok("shrink", i, tc_comm_shrink(world, NULL, &c)))
+            return;
+        check_sum(c, i, &opts);
+        ok("destroy", i, tc_comm_destroy(c));
     }
 }
 
@@ -154,9 +172,10 @@ static void stale(tc_comm_t *world)
 
 int main(int argc, char **argv)
 {
-    int counted = argc >= 2 && (!strcmp(argv[1], "cycles") || !strcmp(argv[1], "aborts"));
+    int counted = argc >= 2 && (!strcmp(argv[1], "cycles") || !strcmp(argv[1], "aborts") ||
+                                !strcmp(argv[1], "shrinks"));
     if (argc < 2 || (!counted && strcmp(argv[1], "stale") != 0) || (counted && argc < 3)) {
-        fprintf(stderr, "usage: comm_ids_test cycles N | aborts N [BLOCK] | stale\n");
+        fprintf(stderr, "usage: comm_ids_test cycles N | aborts N [BLOCK] | shrinks N | stale\n");
         return 2;
     }
     tc_comm_t *world;
@@ -172,6 +191,8 @@ int main(int argc, char **argv)
     }
     if (!strcmp(argv[1], "cycles"))
         cycles(world, atol(argv[2]));
+    else if (!strcmp(argv[1], "shrinks"))
+        shrinks(world, atol(argv[2]));
     else if (!strcmp(argv[1], "aborts"))
         aborts(world, atol(argv[2]), argc > 3 && atol(argv[3]) > 0 ? atol(argv[3]) : 1);
     else if (size < 2)

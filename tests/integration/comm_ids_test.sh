@@ -3,7 +3,8 @@
 # ranks, more than the ids a process has (they pass only when ids are reused; 30000 under ASan,
 # too slow for more), and a late message of a communicator whose receive timed out, at 2 and 3
 # ranks (the next communicator must not take that id), and dups aborted by one rank in turn at 2
-# and 3 ranks (ids spoilt on one rank only). Every run is bounded by `timeout` and
+# and 3 ranks (ids spoilt on one rank only), and shrinks one after the other (each reuses the
+# id of the one before). Every run is bounded by `timeout` and
 # tcrun's --timeout.
 #   comm_ids_test.sh TCRUN COMM_IDS_TEST
 set -uo pipefail
@@ -37,5 +38,19 @@ run "2 x 1100 dups aborted by one rank then the other (the agreement's fallback)
     aborts 2200 1100
 for n in 2 3; do
     run "a late message of a destroyed communicator, $n ranks" "$n" stale
+done
+# shrinks one after the other reuse the id of the one destroyed before: one id in the whole log
+for n in 2 3; do
+    out=$(TC_LOG=runtime=info timeout -k 5 200 "$tcrun" --timeout 180 -n "$n" "$prog" shrinks 200 2>&1)
+    ids=$(grep -o "new comm 'world.shrunk' id [0-9]*" <<<"$out" | sort -u)
+    if [ "$(grep -c ', 0 failures' <<<"$out")" -ne "$n" ] || [ "$(wc -l <<<"$ids")" -ne 1 ] ||
+        [ -z "$ids" ]; then
+        echo "FAIL  200 shrinks, $n ranks: want one id, got $(wc -l <<<"$ids"):"
+        grep -E 'FAIL|ERROR' <<<"$out" | head -n 10 | sed 's/^/      /'
+        head -n 5 <<<"$ids" | sed 's/^/      /'
+        fail=1
+    else
+        echo "ok    200 shrinks, $n ranks, one id"
+    fi
 done
 exit $fail

@@ -16,9 +16,12 @@
  *
  * --create: the T threads create communicators at the same time, each from its own: every
  * round a thread makes a child of its communicator (a dup, a split in reversed order, a split
- * by rank list, in turn), runs an all-reduce and a send/recv ring on it, checks them and
- * destroys it. Two children that took the same id on a rank would exchange each other's
- * messages (the inputs name the thread), so the checks catch it.
+ * by rank list, a shrink, in turn), runs an all-reduce and a send/recv ring on it, checks them
+ * and destroys it. Two children that took the same id on a rank would exchange each other's
+ * messages (the inputs name the thread), so the checks catch it. A shrink took the id its
+ * agreement found free when it began: another thread's creation took it first on some ranks
+ * (TC_ERR_INVALID_STATE there), and two shrinks at once delivered each other's messages (at
+ * 2 and 3 ranks with 4 threads, every run).
  *
  * --burst: each round a thread issues six asynchronous collectives of 800 bytes at once (an
  * all-reduce, a broadcast, a reduce, an all-gather, a reduce-scatter, an all-to-all in place: on
@@ -340,9 +343,11 @@ static tc_status_t make_child(tc_comm_t *parent, int t, int k, tc_comm_t **child
     int rank, size;
     tc_comm_rank(parent, &rank);
     tc_comm_size(parent, &size);
-    switch ((t + k) % 3) {
+    switch ((t + k) % 4) {
     case 0:
         return tc_comm_dup(parent, NULL, child);
+    case 3: /* no rank failed: every rank, in the parent's order */
+        return tc_comm_shrink(parent, NULL, child);
     case 1: /* reversed order */
         return tc_comm_split(parent, 0, size - rank, NULL, child);
     default: { /* rotated by k */

@@ -104,12 +104,8 @@ typedef struct tc_op_opts {
  * - Any number of threads may use different communicators at the same time,
  *   blocking or asynchronous. Communicators are created collectively (create,
  *   split, dup, shrink) over their parent; threads may create them from
- *   different parents at the same time (each new communicator gets an id no
- *   other live one of its members has), except during a shrink: it takes the
- *   id its agreement found free when it began, and a split, dup or shrink on
- *   another thread meanwhile may take that id first; the shrink then fails
- *   with TC_ERR_INVALID_STATE on the ranks where it came second (no other
- *   creation while a shrink runs).
+ *   different parents at the same time, shrinks included (each new
+ *   communicator gets an id that no other live one of its members has).
  * - The calls that start operations on one communicator (collectives,
  *   send/recv, tc_batch_end(), tc_work_start(), split, dup) come from one
  *   thread at a time: ranks match operations in issue order. A call made

@@ -7,7 +7,7 @@
  * one message with each neighbour it names in @c to (sends one, receives
  * one), and a message that does not come means its sender failed.
  * Early-deciding flooding over a fixed graph: a rank still deciding sends SET
- * (the failed ranks it knows, its lowest unused communicator id); it merges
+ * (the failed ranks it knows, its communicator id proposal); it merges
  * what it receives; it decides when @c window rounds in a row were quiet
  * (every message a SET equal to its own, set and id, and no failure learnt);
  * it adopts V when a message of the round is DECIDE(V). After deciding or
@@ -76,7 +76,8 @@ typedef struct tc_rt_agree {
     int rank;                  /**< this rank */
     int npeers;                /**< neighbours */
     uint32_t round;            /**< the round begun last (from 1) */
-    uint32_t next_id;          /**< lowest unused communicator id known; the result's id */
+    uint32_t next_id;          /**< the largest id proposal known (the shrink's id's depth
+                                     below the top, comm_ids.c); the result's */
     tc_rt_agree_phase_t phase; /**< see tc_rt_agree_phase_t */
     int adopted_from;          /**< the rank whose DECIDE was adopted, or -1 */
     int learnt;                /**< failures learnt since the last round ended */
@@ -99,7 +100,7 @@ typedef struct tc_rt_agree {
  */
 tc_status_t tc_rt_agree_graph(int size, int dense_max, tc_rt_agree_graph_t *g);
 
-/** @brief Set up one rank; @p next_id is this process's lowest unused id. */
+/** @brief Set up one rank; @p next_id is this process's id proposal (the largest is kept). */
 tc_status_t tc_rt_agree_init(tc_rt_agree_t *a, const tc_rt_agree_graph_t *g, int rank,
                              uint32_t next_id);
 void tc_rt_agree_free(tc_rt_agree_t *a);
