@@ -4,9 +4,10 @@
  *
  * The main thread creates one communicator per worker thread (dups of the world and splits
  * that reverse or rotate the rank order, so communicators differ from the world), then T
- * threads each run K rounds of every collective and a send/recv ring on their own
- * communicator, alternating blocking and asynchronous calls and sizes, and check every
- * element against a reference computed here. A thread's inputs depend on (thread, round,
+ * threads each run K rounds of every collective (the v-forms too), a send/recv ring as a
+ * batch, a persistent all-gather started again and a send with a receive from any source on
+ * their own communicator, alternating blocking and asynchronous calls and sizes, and check
+ * every element against a reference computed here. A thread's inputs depend on (thread, round,
  * rank, index), so a message delivered to the wrong communicator or round is caught.
  *
  * --same-comm checks what two threads using one communicator at once get: while one thread
@@ -53,6 +54,7 @@
 
 #define TIMEOUT_MS 60000
 #define MAX_THREADS 8
+#define MAX_RANKS 64
 #define MAX_COUNT 1500 /* elements per rank; past the small-message path's limits */
 
 static int world_rank, world_size;
@@ -110,6 +112,129 @@ static int status_ok(const worker_t *w, const char *what, int k, tc_status_t s) 
     return 0;
 }
 
+/* A thread's persistent all-gather: prepared once, started every round with that round's
+ * input. */
+typedef struct {
+    tc_work_t *work;
+    int64_t *send, *recv;
+    size_t count;
+} persistent_t;
+
+static persistent_t *persistent_make(worker_t *w)
+{
+    persistent_t *pg = calloc(1, sizeof(*pg));
+    pg->count = 3 + (size_t)w->id * 37;
+    pg->send = calloc(pg->count, sizeof(int64_t));
+    pg->recv = malloc(sizeof(int64_t) * pg->count * (size_t)w->size);
+    tc_op_opts_t opts = TC_OP_OPTS_INIT;
+    opts.timeout_ms = TIMEOUT_MS;
+    status_ok(
+        w, "persistent all_gather init", 0,
+        tc_all_gather_init(w->comm, pg->send, pg->recv, pg->count, TC_INT64, &opts, &pg->work));
+    return pg;
+}
+
+/* Elements rank a sends to rank b in round k of thread t's v-forms: 1 to c. */
+static size_t vcount(int t, int k, int a, int b, size_t c)
+{
+    return 1 + (size_t)(3 * a + b + k + t) % c;
+}
+
+/* The rest of a round: the v-forms, the persistent all-gather, a receive from any source. */
+static void worker_more(worker_t *w, int k, int async, size_t c, int64_t *sbuf, int64_t *rbuf,
+                        persistent_t *pg)
+{
+    int n = w->size, r = w->rank, t = w->id;
+    tc_op_opts_t opts = TC_OP_OPTS_INIT, aopts = TC_OP_OPTS_INIT;
+    opts.timeout_ms = aopts.timeout_ms = TIMEOUT_MS;
+    aopts.async = 1;
+    size_t cnt[MAX_RANKS], scnt[MAX_RANKS], rcnt[MAX_RANKS], off[MAX_RANKS + 1];
+    tc_status_t s;
+
+    /* all-gather-v: rank q contributes vcount(q, q) elements, packed in rank order */
+    off[0] = 0;
+    for (int q = 0; q < n; q++) {
+        cnt[q] = vcount(t, k, q, q, c);
+        off[q + 1] = off[q] + cnt[q];
+    }
+    for (size_t i = 0; i < cnt[r]; i++)
+        sbuf[i] = input(t, k, r, i);
+    RUN(s, tc_all_gather_v, w->comm, sbuf, cnt[r], rbuf, cnt, NULL, TC_INT64);
+    if (status_ok(w, "all_gather_v", k, s))
+        for (int q = 0; q < n; q++)
+            for (size_t i = 0; i < cnt[q]; i++)
+                check(w, "all_gather_v", k, off[q] + i, rbuf[off[q] + i], input(t, k, q, i));
+
+    /* reduce-scatter-v: block q (cnt[q] elements at off[q]) of the sum goes to rank q */
+    for (size_t i = 0; i < off[n]; i++)
+        sbuf[i] = input(t, k, r, i);
+    RUN(s, tc_reduce_scatter_v, w->comm, sbuf, rbuf, cnt, NULL, TC_INT64, TC_SUM);
+    if (status_ok(w, "reduce_scatter_v", k, s))
+        for (size_t i = 0; i < cnt[r]; i++) {
+            int64_t want = 0;
+            for (int q = 0; q < n; q++)
+                want += input(t, k, q, off[r] + i);
+            check(w, "reduce_scatter_v", k, i, rbuf[i], want);
+        }
+
+    /* all-to-all-v: vcount(r, q) elements from rank r to rank q, packed */
+    size_t sent = 0, got = 0;
+    for (int q = 0; q < n; q++) {
+        scnt[q] = vcount(t, k, r, q, c);
+        rcnt[q] = vcount(t, k, q, r, c);
+        for (size_t i = 0; i < scnt[q]; i++)
+            sbuf[sent + i] = input(t, k, r, (size_t)q * MAX_COUNT + i);
+        sent += scnt[q];
+    }
+    RUN(s, tc_all_to_all_v, w->comm, sbuf, scnt, NULL, rbuf, rcnt, NULL, TC_INT64);
+    if (status_ok(w, "all_to_all_v", k, s))
+        for (int q = 0; q < n; q++) {
+            for (size_t i = 0; i < rcnt[q]; i++)
+                check(w, "all_to_all_v", k, got + i, rbuf[got + i],
+                      input(t, k, q, (size_t)r * MAX_COUNT + i));
+            got += rcnt[q];
+        }
+
+    /* the persistent all-gather, started again */
+    if (pg->work) {
+        for (size_t i = 0; i < pg->count; i++)
+            pg->send[i] = input(t, k, r, i);
+        s = tc_work_start(pg->work);
+        if (s == TC_OK)
+            s = tc_work_wait(pg->work, TIMEOUT_MS);
+        if (status_ok(w, "persistent all_gather", k, s))
+            for (int q = 0; q < n; q++)
+                for (size_t i = 0; i < pg->count; i++)
+                    check(w, "persistent all_gather", k, q * pg->count + i,
+                          pg->recv[q * pg->count + i], input(t, k, q, i));
+    }
+
+    /* a send to the next rank, a receive from any source: the previous rank's */
+    if (n < 2)
+        return;
+    tc_work_t *sw = NULL, *rw = NULL;
+    for (size_t i = 0; i < c; i++)
+        sbuf[i] = input(t, k, r, i + 5);
+    s = tc_send(w->comm, sbuf, c, TC_INT64, (r + 1) % n, &aopts, &sw);
+    if (status_ok(w, "send", k, s)) {
+        s = tc_recv(w->comm, rbuf, c, TC_INT64, TC_ANY_SOURCE, async ? &aopts : &opts, &rw);
+        if (s == TC_OK && async)
+            s = tc_work_wait(rw, TIMEOUT_MS);
+        int src = -1;
+        if (s == TC_OK)
+            s = tc_work_source(rw, &src);
+        if (status_ok(w, "recv from any source", k, s)) {
+            check(w, "recv from any source: source", k, 0, src, (r + n - 1) % n);
+            for (size_t i = 0; i < c; i++)
+                check(w, "recv from any source", k, i, rbuf[i],
+                      input(t, k, (r + n - 1) % n, i + 5));
+        }
+        tc_work_free(rw);
+        status_ok(w, "send", k, tc_work_wait(sw, TIMEOUT_MS));
+        tc_work_free(sw);
+    }
+}
+
 static void *worker_main(void *arg) {
     worker_t *w = arg;
     int n = w->size, r = w->rank, t = w->id;
@@ -118,6 +243,7 @@ static void *worker_main(void *arg) {
     tc_op_opts_t opts = TC_OP_OPTS_INIT, aopts = TC_OP_OPTS_INIT;
     opts.timeout_ms = aopts.timeout_ms = TIMEOUT_MS;
     aopts.async = 1;
+    persistent_t *pg = persistent_make(w);
     for (int k = 0; k < w->iters && atomic_load(&failures) == 0; k++) {
         int async = (k + t) % 2;
         size_t c = count_for(t, k);
@@ -224,6 +350,14 @@ static void *worker_main(void *arg) {
 
         RUN(s, tc_barrier, w->comm);
         status_ok(w, "barrier", k, s);
+        worker_more(w, k, async, c, sbuf, rbuf, pg);
+    }
+    if (pg) {
+        if (pg->work)
+            status_ok(w, "persistent all_gather free", 0, tc_work_free(pg->work));
+        free(pg->send);
+        free(pg->recv);
+        free(pg);
     }
     free(sbuf);
     free(rbuf);
@@ -546,6 +680,10 @@ int main(int argc, char **argv) {
     }
     tc_comm_rank(world, &world_rank);
     tc_comm_size(world, &world_size);
+    if (world_size > MAX_RANKS) {
+        fprintf(stderr, "thread_test: at most %d ranks\n", MAX_RANKS);
+        return 2;
+    }
     if (samecomm) {
         same_comm(world);
     } else {

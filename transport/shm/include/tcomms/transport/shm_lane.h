@@ -397,14 +397,21 @@ static inline int tc_shm_lane_rx_full(const tc_tp_shm_lane_t *lane)
     return 1;
 }
 
-/** @brief The sum of the big slots' generations: it changes whenever the peer writes a big
- *  message (acquire loads of the segment only). */
-static inline uint64_t tc_shm_lane_big_gens(const tc_tp_shm_lane_t *lane)
+/** @brief The sum of the generations of the peer's slots @p from to @p to - 1: it changes
+ *  whenever the peer writes a message into one (acquire loads of the segment only). */
+static inline uint64_t tc_shm_lane_rx_gens(const tc_tp_shm_lane_t *lane, unsigned from,
+                                           unsigned to)
 {
     uint64_t sum = 0;
-    for (unsigned i = TC_SHM_LANE_TINY + TC_SHM_LANE_SMALL; i < TC_SHM_LANE_SLOTS; i++)
+    for (unsigned i = from; i < to; i++)
         sum += __atomic_load_n(&tc_shm_lane_slot(lane, 0, i)->seq, __ATOMIC_ACQUIRE);
     return sum;
+}
+
+/** @brief tc_shm_lane_rx_gens() of the big slots. */
+static inline uint64_t tc_shm_lane_big_gens(const tc_tp_shm_lane_t *lane)
+{
+    return tc_shm_lane_rx_gens(lane, TC_SHM_LANE_TINY + TC_SHM_LANE_SMALL, TC_SHM_LANE_SLOTS);
 }
 
 /** @brief The peer's message tagged @p tag if it was moved out of the slots or is in one of the
@@ -451,10 +458,11 @@ static inline const tc_shm_lane_slot_t *tc_shm_lane_find(const tc_tp_shm_lane_t 
  */
 static inline uint64_t tc_shm_lane_watch(const tc_tp_shm_lane_t *lane, int rx)
 {
+    if (rx)
+        return tc_shm_lane_rx_gens(lane, 0, TC_SHM_LANE_SLOTS);
     uint64_t sum = 0;
     for (unsigned i = 0; i < TC_SHM_LANE_SLOTS; i++)
-        sum += rx ? __atomic_load_n(&tc_shm_lane_slot(lane, 0, i)->seq, __ATOMIC_ACQUIRE)
-                  : __atomic_load_n(&lane->tx_acked[i], __ATOMIC_ACQUIRE);
+        sum += __atomic_load_n(&lane->tx_acked[i], __ATOMIC_ACQUIRE);
     return sum;
 }
 
