@@ -376,7 +376,7 @@ tc_status_t tc_rt_agree_end(tc_rt_agree_t *a, const uint8_t *const *theirs, cons
         return tc_error_set(TC_ERR_NO_MEMORY, "agreement: the failed set could not grow");
     if (a->phase == TC_RT_AGREE_LAST)
         return end_last(a, theirs, lens);
-    /* differs: a set or the lowest unused id not equal to this rank's (the
+    /* differs: a set or the id proposal not equal to this rank's (the
      * id counts only on a sparse graph: all-to-all, every rank deciding in a
      * round saw every id of the round) */
     int differs = a->learnt > 0, alive = 0;

@@ -16,13 +16,15 @@
  * creations from colliding round after round.
  *
  * A shrink cannot run that agreement over its broken parent: it takes its id from the top of the
- * range down, where splits and dups (which settle on low ids) do not look. Each member reserves
- * the highest id free here (a retired shrink's, else the one below the lowest a shrink took) and
- * its agreement carries how far below the top it lies, keeping the deepest. Then, as the settling
- * above, agreements again until one confirms: each member holds the deepest of the last (or, when
- * it cannot, a free id below it, a random one of the first few from the second time) and proposes
- * what it holds; when the deepest proposal is the last one's, every member holds it. So two shrinks
- * at once on other threads, begun in another order on different members, part too.
+ * range down, where splits and dups (which settle on low ids) do not look. Every id below
+ * comm_id_top (the lowest a shrink reserved here) down to comm_id_high is free. Each member
+ * reserves the highest id free here (a retired shrink's, else the one below comm_id_top) and the
+ * shrink's agreement carries how far below the top it lies, keeping the deepest. Then
+ * agreements again until one confirms: each member holds the deepest of the last or, when it
+ * cannot, one of the first few below its comm_id_top (at random), and proposes what it holds;
+ * when the deepest proposal is the last one's, every member holds it (usually 2 agreements; 3
+ * or 4 when a member could not). Creations on other threads, shrinks begun in another order on
+ * different members, and ids spoilt on some members only so find a common id.
  *
  * A destroyed communicator's id is free again only if nothing of it can still arrive: no
  * operation on it ended in an error, it was never broken (a failure, a revoke, an abort) and
@@ -33,8 +35,8 @@
  * for a while after, on the progress passes that look (comm_world.c), those still on their way then
  * (a sender over shm waits for that to complete). A revoke that arrives for an id this process
  * already retired spoils the id too; one for an id reserved here or never used is kept for the
- * communicator a slower member is still making (shrink takes its id only after the agreement, and
- * the others may revoke the new communicator at once). A revoke names its communicator by (revoker,
+ * communicator a slower member is still making (the others may revoke the new communicator at
+ * once). A revoke names its communicator by (revoker,
  * id): the revoker never reuses a revoked id. */
 #include <stdlib.h>
 #include <string.h>
@@ -338,11 +340,12 @@ uint32_t tc_rt_ids_shrink_move(tc_rt_world_t *world, uint32_t held, uint32_t dep
     uint32_t got = ids_shrink_reserve(world, id);
     if (got != IDS_SHRINK_NONE)
         return got;
-    /* one below; from the second round a random one of the first few, so that two shrinks on
-     * other threads chasing each other's ids part */
-    int span = round < 1 ? 1 : round < 7 ? round + 2 : 8;
-    uint32_t skip = (uint32_t)(ids_random_locked(world) % (uint64_t)span);
-    return ids_shrink_reserve(world, ids_shrink_free(world, id - 1, skip));
+    /* taken here, so at or above comm_id_top: an id below every member's comm_id_top is free
+     * on all, where stepping below this one would take a round per hole (ids spoilt on one
+     * member only interleave). One of the first few below comm_id_top, at random, so that two
+     * shrinks on other threads chasing each other part. */
+    uint32_t skip = (uint32_t)(ids_random_locked(world) % (uint64_t)(round < 6 ? round + 2 : 8));
+    return ids_shrink_reserve(world, ids_shrink_free(world, world->comm_id_top - 1, skip));
 }
 
 void tc_rt_ids_shrink_drop(tc_rt_world_t *world, uint32_t held)

@@ -23,7 +23,7 @@ struct tc_rt_comm {
     int ranks_per_node; /* for hierarchical algorithms; 0 when unknown */
     int win_pool;       /* TC_WIN_POOL: fire-and-forget records per window (win_pool.c) */
     uint32_t comm_id;   /* high bits of every tag: separates communicators */
-    uint32_t shrinks;   /* shrinks of this communicator begun (their tags) */
+    uint32_t shrinks;   /* shrinks of this communicator begun (their tags: shrink.c) */
     int check;          /* TC_CHECK: compare each collective's arguments first */
     tc_status_t broken; /* TC_OK, or why the communicator can no longer be used */
     int spoilt;         /* an operation ended in an error: its id is not reused (comm_ids.c) */

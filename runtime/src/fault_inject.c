@@ -3,9 +3,10 @@
  * through the sends of one round of a shrink).
  *
  * The variable holds points separated by ';', each KIND:key=value:...:
- *   shrink:rank=W:round=K[:sends=N]  world rank W, in round K of a shrink,
- *                                    sends its message to its first N peers
- *                                    (in rank order; default 0) and dies;
+ *   shrink:rank=W:round=K[:sends=N]  world rank W, in round K of a shrink's
+ *                                    first agreement, sends its message to its
+ *                                    first N peers (in rank order; default 0)
+ *                                    and dies;
  *   step:rank=W:op=S[:step=I]        world rank W dies as it starts step I
  *                                    (default 0) of collective number S (from
  *                                    1) of any communicator;

@@ -5,10 +5,10 @@
  * of its rounds is one tolerant exchange over the transports: a message to
  * and from each neighbour it names, where a neighbour lost during the round
  * ends only its own steps and its receive counts as nothing received. Failures learnt from the
- * world (transports, launcher, notices) feed it before and during each round. The rounds of one
- * shrink are tagged (number of the shrink << 24 | round), so a late message of one shrink never
- * matches another. After the agreement, agreements on the new communicator's id until one confirms
- * that every member holds it (shrink_confirm_id; each counts as a shrink in the tags). */
+ * world (transports, launcher, notices) feed it before and during each round. After it,
+ * agreements on the new communicator's id until one confirms that every member holds it
+ * (shrink_confirm_id). The rounds are tagged (number of the shrink << 24 | agreement << 20 |
+ * round), so a late message of one shrink or agreement never matches another. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -21,7 +21,9 @@
 #include "tcomms/base/time.h"
 #include "tcomms/runtime/agree.h"
 
-#define ROUND_BITS 24
+#define ROUND_BITS 20 /* a tag: number of the shrink << 24 | agreement << 20 | round */
+#define AGREEMENT_SHIFT 20
+#define EPOCH_SHIFT 24
 #define SHRINK_DENSE_MAX 256 /* all-to-all up to this size (TC_SHRINK_DENSE_MAX) */
 #define SHRINK_ID_AGREEMENTS 8 /* agreements confirming the id, at most (comm_ids.c) */
 
@@ -46,7 +48,7 @@ typedef struct shrink_room {
 /* One round: send a->msg to each neighbour with a->to set and receive one
  * from each into its slot. A failure point of TC_FAULT_INJECT may cut the
  * sends short and end this process. */
-static tc_status_t shrink_round(tc_rt_comm_t *comm, tc_rt_agree_t *a, uint32_t epoch,
+static tc_status_t shrink_round(tc_rt_comm_t *comm, tc_rt_agree_t *a, uint64_t epoch,
                                 shrink_room_t *room, uint64_t deadline)
 {
     tc_rt_world_t *world = comm->world;
@@ -62,8 +64,8 @@ static tc_status_t shrink_round(tc_rt_comm_t *comm, tc_rt_agree_t *a, uint32_t e
                             .op = TC_SUM,
                             .root = -1};
     w.op = (tc_rt_op_t){TC_COLL_COUNT, a->round, comm->name, NULL};
-    w.tag = tc_rt_tag(comm->comm_id, TC_RT_TAG_SHRINK,
-                      ((uint64_t)epoch << ROUND_BITS) | (a->round & ((1u << ROUND_BITS) - 1)));
+    w.tag =
+        tc_rt_tag(comm->comm_id, TC_RT_TAG_SHRINK, epoch | (a->round & ((1u << ROUND_BITS) - 1)));
     int64_t left = (int64_t)tc_deadline_left_ms(deadline);
     w.timeout_ms = left > 0 ? left : 1;
     tc_algo_args_t args = {
@@ -72,7 +74,8 @@ static tc_status_t shrink_round(tc_rt_comm_t *comm, tc_rt_agree_t *a, uint32_t e
     w.own.buf_count[TC_BUF_SEND] = a->msg_len;
     w.own.buf_count[TC_BUF_RECV] = cap * (size_t)a->npeers;
     w.sched = &w.own;
-    int cut = tc_rt_fault_shrink_sends(world, a->round); /* -1: no failure point here */
+    /* -1: no failure point here (they name rounds of a shrink's first agreement) */
+    int cut = epoch >> AGREEMENT_SHIFT & 0xf ? -1 : tc_rt_fault_shrink_sends(world, a->round);
     int sent = 0;
     tc_status_t st = TC_OK;
     for (int i = 0; i < a->npeers; i++)
@@ -119,11 +122,11 @@ static tc_status_t shrink_round(tc_rt_comm_t *comm, tc_rt_agree_t *a, uint32_t e
     return st;
 }
 
-/* Run the agreement to its end, by @p deadline (world lock held). */
+/* Run the agreement to its end, by @p deadline (world lock held); @p epoch: the number of the
+ * shrink and of the agreement, in the tags. */
 static tc_status_t shrink_agree(tc_rt_comm_t *comm, tc_rt_agree_t *a, shrink_room_t *room,
-                                uint64_t deadline)
+                                uint64_t epoch, uint64_t deadline)
 {
-    uint32_t epoch = ++comm->shrinks;
     shrink_learn(comm, a);
     while (a->phase != TC_RT_AGREE_DONE) {
         if (a->round + 1 >= (1u << ROUND_BITS) || tc_deadline_passed(deadline))
@@ -180,27 +183,32 @@ static tc_status_t shrink_setup(tc_rt_comm_t *comm, const tc_rt_agree_graph_t *g
 }
 
 /* Agreements on the id after the first until one confirms the last one's (world lock held):
- * each member holds the id of the last agreement (or one below it, comm_ids.c) and proposes
- * it; when the deepest proposal is the last one's, every member holds it. Ranks an agreement
- * found failed count as failed from the next one's start. @p held_p: the id this rank holds (a
- * depth), the agreed one at the end; @p a: the last agreement; @p rounds_p: rounds added. */
+ * each member holds the id of the last agreement (or another, comm_ids.c) and proposes it; when
+ * the deepest proposal is the last one's, every member holds it. Ranks an agreement found
+ * failed count as failed from the next one's start. @p epoch: the shrink's in the tags. @p held_p:
+ * the id this rank holds (a depth), the agreed one at the end; @p a: the last agreement; @p
+ * rounds_p: rounds added. */
 static tc_status_t shrink_confirm_id(tc_rt_comm_t *comm, const tc_rt_agree_graph_t *g,
-                                     tc_rt_agree_t *a, shrink_room_t *room, uint64_t deadline,
-                                     uint32_t *held_p, uint32_t *rounds_p)
+                                     tc_rt_agree_t *a, shrink_room_t *room, uint64_t epoch,
+                                     uint64_t deadline, uint32_t *held_p, uint32_t *rounds_p)
 {
     for (int k = 0; k < SHRINK_ID_AGREEMENTS; k++) {
-        uint32_t depth = a->next_id;
+        uint32_t depth = a->next_id, id;
         if (tc_rt_agree_failed(a, comm->rank))
             return TC_OK; /* not a member: the caller says so */
+        tc_status_t st = tc_rt_ids_shrink_id(depth, &id); /* a member had none: all fail */
+        if (st != TC_OK)
+            return st;
         *held_p = tc_rt_ids_shrink_move(comm->world, *held_p, depth, k);
         tc_rt_agree_t next;
         memset(&next, 0, sizeof(next));
-        tc_status_t st = tc_rt_agree_init(&next, g, comm->rank, *held_p);
+        st = tc_rt_agree_init(&next, g, comm->rank, *held_p);
         for (int q = 0; q < comm->size && st == TC_OK; q++)
             if (tc_rt_agree_failed(a, q))
                 (void)tc_rt_agree_learn(&next, q);
         if (st == TC_OK)
-            st = shrink_agree(comm, &next, room, deadline);
+            st = shrink_agree(comm, &next, room, epoch | (uint64_t)(k + 1) << AGREEMENT_SHIFT,
+                              deadline);
         tc_rt_agree_free(a);
         *a = next;
         *rounds_p += a->round;
@@ -208,7 +216,7 @@ static tc_status_t shrink_confirm_id(tc_rt_comm_t *comm, const tc_rt_agree_graph
             return st;
         tc_log_debug(TC_SUBSYS_RUNTIME,
                      "comm '%s' shrink: id %u is not free on every member; agreeing again",
-                     comm->name, TC_RT_COMM_ID_MAX + 1 - depth);
+                     comm->name, id);
     }
     return tc_error_set(TC_ERR_NO_RESOURCE,
                         "no communicator id free on every member was confirmed by %d agreements "
@@ -251,7 +259,8 @@ tc_status_t tc_rt_comm_shrink(tc_rt_comm_t *comm, const tc_rt_comm_params_t *par
         return st;
     }
     st = shrink_graph(comm, &g);
-    uint64_t deadline = tc_deadline_after_ms((uint64_t)comm->timeout_ms);
+    uint64_t deadline = tc_deadline_after_ms((uint64_t)comm->timeout_ms); /* for all agreements */
+    uint64_t epoch = (uint64_t)++comm->shrinks << EPOCH_SHIFT;
     uint32_t rounds = 0, id = 0;
     tc_rt_world_lock(world);
     uint32_t held = tc_rt_ids_shrink_hold(world);
@@ -259,12 +268,12 @@ tc_status_t tc_rt_comm_shrink(tc_rt_comm_t *comm, const tc_rt_comm_params_t *par
         st = shrink_setup(comm, &g, held, &a, &room);
     if (st == TC_OK) {
         wranks = malloc((size_t)size * sizeof(int));
-        st = wranks ? shrink_agree(comm, &a, &room, deadline)
+        st = wranks ? shrink_agree(comm, &a, &room, epoch, deadline)
                     : tc_error_set(TC_ERR_NO_MEMORY, "state for %d ranks", size);
         rounds = a.round;
     }
     if (st == TC_OK)
-        st = shrink_confirm_id(comm, &g, &a, &room, deadline, &held, &rounds);
+        st = shrink_confirm_id(comm, &g, &a, &room, epoch, deadline, &held, &rounds);
     tc_rt_world_unlock(world);
     int n = 0, me = -1, nfailed = 0;
     for (int q = 0; q < size && st == TC_OK; q++) {

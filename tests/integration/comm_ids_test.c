@@ -9,6 +9,11 @@
  *                              TC_LOG=runtime=info the log names each one's id, which must be
  *                              the same every time (comm_ids_test.sh): a shrink took an id below
  *                              every one it had taken, so ids ran out after about a million
+ *   comm_ids_test shrink-aborts N [B]
+ *                              as aborts, with shrinks of the world: a shrink whose id was
+ *                              spoilt on one member stepped one id down per agreement, and with
+ *                              the members' spoilt ids interleaved failed after about 30
+ *                              (TC_ERR_NO_RESOURCE after 9 agreements)
  *   comm_ids_test stale        a receive that timed out leaves its sender's message to come;
  *                              the next communicator must not take its id and so that message
  *   comm_ids_test aborts N [B] N dups of the world, each checked, then aborted by one rank in
@@ -98,13 +103,14 @@ static void cycles(tc_comm_t *world, long n)
     }
 }
 
-static void aborts(tc_comm_t *world, long n, long block)
+static void aborts(tc_comm_t *world, long n, long block, int shrink)
 {
     tc_op_opts_t opts = TC_OP_OPTS_INIT;
     opts.timeout_ms = TIMEOUT_MS;
     for (long i = 0; i < n && failures == 0; i++) {
         tc_comm_t *c = NULL;
-        if (!ok("dup", i, tc_comm_dup(world, NULL, &c)))
+        if (!ok(shrink ? "shrink" : "dup", i,
+                shrink ? tc_comm_shrink(world, NULL, &c) : tc_comm_dup(world, NULL, &c)))
             return;
         check_sum(c, i, &opts);
         ok("barrier", i, tc_barrier(world, &opts, NULL)); /* nothing in flight on c */
@@ -173,9 +179,10 @@ static void stale(tc_comm_t *world)
 int main(int argc, char **argv)
 {
     int counted = argc >= 2 && (!strcmp(argv[1], "cycles") || !strcmp(argv[1], "aborts") ||
-                                !strcmp(argv[1], "shrinks"));
+                                !strcmp(argv[1], "shrinks") || !strcmp(argv[1], "shrink-aborts"));
     if (argc < 2 || (!counted && strcmp(argv[1], "stale") != 0) || (counted && argc < 3)) {
-        fprintf(stderr, "usage: comm_ids_test cycles N | aborts N [BLOCK] | shrinks N | stale\n");
+        fprintf(stderr, "usage: comm_ids_test cycles N | aborts N [BLOCK] | shrinks N | "
+                        "shrink-aborts N [BLOCK] | stale\n");
         return 2;
     }
     tc_comm_t *world;
@@ -193,8 +200,9 @@ int main(int argc, char **argv)
         cycles(world, atol(argv[2]));
     else if (!strcmp(argv[1], "shrinks"))
         shrinks(world, atol(argv[2]));
-    else if (!strcmp(argv[1], "aborts"))
-        aborts(world, atol(argv[2]), argc > 3 && atol(argv[3]) > 0 ? atol(argv[3]) : 1);
+    else if (!strcmp(argv[1], "aborts") || !strcmp(argv[1], "shrink-aborts"))
+        aborts(world, atol(argv[2]), argc > 3 && atol(argv[3]) > 0 ? atol(argv[3]) : 1,
+               argv[1][0] == 's');
     else if (size < 2)
         FAIL("stale needs 2 ranks or more");
     else

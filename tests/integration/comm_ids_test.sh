@@ -3,8 +3,8 @@
 # ranks, more than the ids a process has (they pass only when ids are reused; 30000 under ASan,
 # too slow for more), and a late message of a communicator whose receive timed out, at 2 and 3
 # ranks (the next communicator must not take that id), and dups aborted by one rank in turn at 2
-# and 3 ranks (ids spoilt on one rank only), and shrinks one after the other (each reuses the
-# id of the one before). Every run is bounded by `timeout` and
+# and 3 ranks (ids spoilt on one rank only), the same with shrinks, and shrinks one after the
+# other (each reuses the id of the one before). Every run is bounded by `timeout` and
 # tcrun's --timeout.
 #   comm_ids_test.sh TCRUN COMM_IDS_TEST
 set -uo pipefail
@@ -36,6 +36,9 @@ run "1500 dups, each aborted by one rank in turn, 2 ranks" 2 aborts 1500
 run "1000 dups, each aborted by one rank in turn, 3 ranks" 3 aborts 1000
 run "2 x 1100 dups aborted by one rank then the other (the agreement's fallback), 2 ranks" 2 \
     aborts 2200 1100
+run "600 shrinks, each aborted by one rank in turn, 2 ranks" 2 shrink-aborts 600
+run "600 shrinks, each aborted by one rank in turn, 3 ranks" 3 shrink-aborts 600
+run "2 x 300 shrinks aborted by one rank then the other, 2 ranks" 2 shrink-aborts 600 300
 for n in 2 3; do
     run "a late message of a destroyed communicator, $n ranks" "$n" stale
 done

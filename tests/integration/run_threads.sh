@@ -43,5 +43,7 @@ done
 for n in 2 3; do
     run "$n ranks, 4 threads creating communicators" "$tcrun" -n "$n" "$prog" --threads 4 \
         --iters $((iters * 10)) --create
+    run "$n ranks, 4 threads shrinking" "$tcrun" -n "$n" "$prog" --threads 4 \
+        --iters $((iters * 5)) --shrinks
 done
 exit $fail

@@ -1,14 +1,15 @@
 /* Multi-process, multi-threaded test of the thread model (docs/runtime.md, "Threads"):
  *
- *   thread_test [--threads T] [--iters K] [--same-comm | --create | --burst]
+ *   thread_test [--threads T] [--iters K] [--same-comm | --create | --shrinks | --burst]
  *
  * The main thread creates one communicator per worker thread (dups of the world and splits
  * that reverse or rotate the rank order, so communicators differ from the world), then T
  * threads each run K rounds of every collective (the v-forms too), a send/recv ring as a
- * batch, a persistent all-gather started again and a send with a receive from any source on
- * their own communicator, alternating blocking and asynchronous calls and sizes, and check
- * every element against a reference computed here. A thread's inputs depend on (thread, round,
- * rank, index), so a message delivered to the wrong communicator or round is caught.
+ * batch, a persistent all-gather started again, a put with a signal into a window and a get
+ * back, and a send with a receive from any source on their own communicator, alternating blocking
+ * and asynchronous calls and sizes, and check every element against a reference computed here. A
+ * thread's inputs depend on (thread, round, rank, index), so a message delivered to the wrong
+ * communicator or round is caught.
  *
  * --same-comm checks what two threads using one communicator at once get: while one thread
  * is inside a blocking barrier that cannot finish yet (rank 0 enters it late), another
@@ -22,7 +23,8 @@
  * messages (the inputs name the thread), so the checks catch it. A shrink took the id its
  * agreement found free when it began: another thread's creation took it first on some ranks
  * (TC_ERR_INVALID_STATE there), and two shrinks at once delivered each other's messages (at
- * 2 and 3 ranks with 4 threads, every run).
+ * 2 and 3 ranks with 4 threads, every run). --shrinks: the same with every child a shrink, so
+ * that every thread's shrinks compete for ids at once.
  *
  * --burst: each round a thread issues six asynchronous collectives of 800 bytes at once (an
  * all-reduce, a broadcast, a reduce, an all-gather, a reduce-scatter, an all-to-all in place: on
@@ -55,6 +57,8 @@
 #define TIMEOUT_MS 60000
 #define MAX_THREADS 8
 #define MAX_RANKS 64
+/* a worker's window creation agrees with an all-reduce on its communicator, which counts */
+#define WIN_ALL_REDUCES 1
 #define MAX_COUNT 1500 /* elements per rank; past the small-message path's limits */
 
 static int world_rank, world_size;
@@ -140,9 +144,10 @@ static size_t vcount(int t, int k, int a, int b, size_t c)
     return 1 + (size_t)(3 * a + b + k + t) % c;
 }
 
-/* The rest of a round: the v-forms, the persistent all-gather, a receive from any source. */
+/* The rest of a round: the v-forms, the persistent all-gather, a window's put with a signal
+ * and get, a receive from any source. */
 static void worker_more(worker_t *w, int k, int async, size_t c, int64_t *sbuf, int64_t *rbuf,
-                        persistent_t *pg)
+                        persistent_t *pg, tc_win_t *win, const int64_t *win_base)
 {
     int n = w->size, r = w->rank, t = w->id;
     tc_op_opts_t opts = TC_OP_OPTS_INIT, aopts = TC_OP_OPTS_INIT;
@@ -209,6 +214,28 @@ static void worker_more(worker_t *w, int k, int async, size_t c, int64_t *sbuf, 
                           pg->recv[q * pg->count + i], input(t, k, q, i));
     }
 
+    /* a put with a signal into the next rank's window, seen by it once the signal counts this
+     * round; then a get of it back (the previous rank puts the next round only after this
+     * rank's check: this rank's all-reduce of that round comes after it) */
+    if (win) {
+        for (size_t i = 0; i < c; i++)
+            sbuf[i] = input(t, k, r, i + 11);
+        uint64_t seen = 0;
+        s = tc_win_put_signal(win, sbuf, c * sizeof(int64_t), (r + 1) % n, 0, 0, 1,
+                              TC_WIN_SIGNAL_ADD, &opts, NULL);
+        if (status_ok(w, "win put_signal", k, s))
+            s = tc_win_wait_signal(win, 0, TC_WIN_CMP_GE, (uint64_t)k + 1, TIMEOUT_MS, &seen);
+        if (status_ok(w, "win wait_signal", k, s)) {
+            check(w, "win wait_signal: count", k, 0, (int64_t)seen, k + 1);
+            for (size_t i = 0; i < c; i++)
+                check(w, "win put_signal", k, i, win_base[i], input(t, k, (r + n - 1) % n, i + 11));
+        }
+        s = tc_win_get(win, rbuf, c * sizeof(int64_t), (r + 1) % n, 0, &opts, NULL);
+        if (status_ok(w, "win get", k, s))
+            for (size_t i = 0; i < c; i++)
+                check(w, "win get", k, i, rbuf[i], input(t, k, r, i + 11));
+    }
+
     /* a send to the next rank, a receive from any source: the previous rank's */
     if (n < 2)
         return;
@@ -244,6 +271,10 @@ static void *worker_main(void *arg) {
     opts.timeout_ms = aopts.timeout_ms = TIMEOUT_MS;
     aopts.async = 1;
     persistent_t *pg = persistent_make(w);
+    tc_win_t *win = NULL;
+    void *win_base = NULL;
+    status_ok(w, "win_allocate", 0,
+              tc_win_allocate(w->comm, sizeof(int64_t) * MAX_COUNT, &opts, &win_base, &win));
     for (int k = 0; k < w->iters && atomic_load(&failures) == 0; k++) {
         int async = (k + t) % 2;
         size_t c = count_for(t, k);
@@ -350,8 +381,10 @@ static void *worker_main(void *arg) {
 
         RUN(s, tc_barrier, w->comm);
         status_ok(w, "barrier", k, s);
-        worker_more(w, k, async, c, sbuf, rbuf, pg);
+        worker_more(w, k, async, c, sbuf, rbuf, pg, win, win_base);
     }
+    if (win)
+        status_ok(w, "win_destroy", 0, tc_win_destroy(win));
     if (pg) {
         if (pg->work)
             status_ok(w, "persistent all_gather free", 0, tc_work_free(pg->work));
@@ -461,7 +494,7 @@ static void *observer_main(void *arg)
         for (int t = 0; t < o->n; t++) {
             uint64_t ops, failed;
             count_all_reduces(o->w[t].comm, &ops, &failed);
-            if (ops > (uint64_t)o->w[t].iters)
+            if (ops > (uint64_t)o->w[t].iters + WIN_ALL_REDUCES)
                 FAIL("thread %d: %llu all-reduces counted of %d", t, (unsigned long long)ops,
                      o->w[t].iters);
             if (dump && pass % 64 == 0 && tc_comm_dump_fr(o->w[t].comm) != TC_OK)
@@ -472,12 +505,14 @@ static void *observer_main(void *arg)
     return NULL;
 }
 
+static int only_shrinks; /* --shrinks: every child a shrink */
+
 /* A child of @p parent made by thread @p t in round @p k (the --create mode). */
 static tc_status_t make_child(tc_comm_t *parent, int t, int k, tc_comm_t **child) {
     int rank, size;
     tc_comm_rank(parent, &rank);
     tc_comm_size(parent, &size);
-    switch ((t + k) % 4) {
+    switch (only_shrinks ? 3 : (t + k) % 4) {
     case 0:
         return tc_comm_dup(parent, NULL, child);
     case 3: /* no rank failed: every rank, in the parent's order */
@@ -658,12 +693,14 @@ int main(int argc, char **argv) {
             samecomm = 1;
         else if (!strcmp(argv[i], "--create"))
             create = 1;
+        else if (!strcmp(argv[i], "--shrinks"))
+            create = only_shrinks = 1;
         else if (!strcmp(argv[i], "--burst"))
             burst = 1;
         else {
             fprintf(stderr,
                     "usage: thread_test [--threads 1..%d] [--iters K] [--same-comm | --create | "
-                    "--burst]\n",
+                    "--shrinks | --burst]\n",
                     MAX_THREADS);
             return 2;
         }
@@ -733,7 +770,7 @@ int main(int argc, char **argv) {
             for (int t = 0; t < nthreads && atomic_load(&failures) == 0; t++) {
                 uint64_t ops, failed;
                 count_all_reduces(w[t].comm, &ops, &failed);
-                if (ops != (uint64_t)iters || failed != 0)
+                if (ops != (uint64_t)iters + WIN_ALL_REDUCES || failed != 0)
                     FAIL("thread %d: %llu all-reduces counted (%llu failed), %d ran", t,
                          (unsigned long long)ops, (unsigned long long)failed, iters);
             }

@@ -3,7 +3,7 @@
  * all-to-all graph and on the sparse one (r ± 2^k; tests/runtime/
  * agree_scale_test.c runs it at up to 131072 ranks).
  *
- * Each scenario: n ranks, each with its own lowest unused communicator id;
+ * Each scenario: n ranks, each with its own communicator id proposal;
  * at most one rank dead before the start, known to a chosen subset of the
  * others; and crashes during the agreement, each at a round, reaching a
  * chosen subset of the peers it sends to in that round, and learnt by each
@@ -17,7 +17,7 @@
  *     rank whose every neighbour died may instead say it is cut off;
  *   - they all finish with the same set and the same communicator id;
  *   - the set holds only ranks that died, and the id is at least every
- *     finishing rank's own lowest unused id;
+ *     finishing rank's own proposal (the largest is kept);
  *   - no live rank ever waits for a round's message from a live rank that
  *     does not send it (in the real system: a wait until the timeout).
  * Exhaustive for 3 ranks (two crashes) and 4 ranks (one crash with every
