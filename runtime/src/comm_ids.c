@@ -21,10 +21,14 @@
  * reserves the highest id free here (a retired shrink's, else the one below comm_id_top) and the
  * shrink's agreement carries how far below the top it lies, keeping the deepest. Then
  * agreements again until one confirms: each member holds the deepest of the last or, when it
- * cannot, one of the first few below its comm_id_top (at random), and proposes what it holds;
- * when the deepest proposal is the last one's, every member holds it (usually 2 agreements; 3
- * or 4 when a member could not). Creations on other threads, shrinks begun in another order on
- * different members, and ids spoilt on some members only so find a common id.
+ * cannot, one of the first IDS_SHRINK_SPAN below its comm_id_top at random, and proposes what
+ * it holds; when the deepest proposal is the last one's, every member holds it. Usually 2
+ * agreements; 3 or 4 when a member could not hold the first; one more per member whose
+ * comm_id_top lies lower than the others' and below the id, or while shrinks on other threads
+ * take the same ids. Creations on other threads, shrinks begun in another order on different
+ * members, and ids spoilt on some members only so find a common id. The ids a move skips are
+ * used by shrinks only once they come back among the top IDS_WINDOW (tc_rt_ids_shrink_hold):
+ * shrinks that compete use up about two ids each, where shrinks one after the other reuse one.
  *
  * A destroyed communicator's id is free again only if nothing of it can still arrive: no
  * operation on it ended in an error, it was never broken (a failure, a revoke, an abort) and
@@ -50,6 +54,7 @@
 #define IDS_ROUNDS 64
 #define IDS_WINDOW 1024    /* ids above a candidate whose state one round of agreement exchanges */
 #define IDS_SHRINK_NONE (TC_RT_COMM_ID_MAX + 1) /* a shrink's depth when it holds no id */
+#define IDS_SHRINK_SPAN 32 /* a shrink's move picks one of this many ids at random */
 /* after an id is spoilt, the ticks free late messages of spoilt ids this long (a tick goes over
  * every endpoint: only while such messages may still come) */
 #define IDS_LEFTOVERS_MS 3000
@@ -209,7 +214,8 @@ static tc_status_t ids_next_cand(tc_rt_comm_t *parent, int member, int round, co
         return TC_OK;
     }
     /* an id never used on any member is free on all (a creation on another thread that
-     * reserved one raised its member's mark past it); when those ran out, the next free ones */
+     * reserved one raised its member's mark past it), unless a member's shrinks came down to it
+     * (another round then); when those ran out, the next free ones */
     int64_t next = 0;
     if (member) {
         tc_rt_world_lock(parent->world);
@@ -329,7 +335,7 @@ uint32_t tc_rt_ids_shrink_hold(tc_rt_world_t *world)
     return ids_shrink_reserve(world, ids_shrink_free(world, TC_RT_COMM_ID_MAX, 0));
 }
 
-uint32_t tc_rt_ids_shrink_move(tc_rt_world_t *world, uint32_t held, uint32_t depth, int round)
+uint32_t tc_rt_ids_shrink_move(tc_rt_world_t *world, uint32_t held, uint32_t depth)
 {
     if (depth == held)
         return held;
@@ -340,12 +346,14 @@ uint32_t tc_rt_ids_shrink_move(tc_rt_world_t *world, uint32_t held, uint32_t dep
     uint32_t got = ids_shrink_reserve(world, id);
     if (got != IDS_SHRINK_NONE)
         return got;
-    /* taken here, so at or above comm_id_top: an id below every member's comm_id_top is free
-     * on all, where stepping below this one would take a round per hole (ids spoilt on one
-     * member only interleave). One of the first few below comm_id_top, at random, so that two
-     * shrinks on other threads chasing each other part. */
-    uint32_t skip = (uint32_t)(ids_random_locked(world) % (uint64_t)(round < 6 ? round + 2 : 8));
-    return ids_shrink_reserve(world, ids_shrink_free(world, world->comm_id_top - 1, skip));
+    /* one of the first few below comm_id_top, at random, so that shrinks on other threads
+     * chasing each other part; it must lie deeper than the agreed one (not so only when that
+     * one is among the splits' ids, when the ids are nearly all used). The deepest of these is
+     * below the comm_id_top of every member that moved; one that held a free id above its own,
+     * lower, comm_id_top may find it taken and move in the next agreement. */
+    uint32_t skip = (uint32_t)(ids_random_locked(world) % IDS_SHRINK_SPAN);
+    uint32_t below = ids_shrink_free(world, world->comm_id_top - 1, skip);
+    return below && below < id ? ids_shrink_reserve(world, below) : IDS_SHRINK_NONE;
 }
 
 void tc_rt_ids_shrink_drop(tc_rt_world_t *world, uint32_t held)

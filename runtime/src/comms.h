@@ -199,13 +199,13 @@ TC_MUST_USE tc_status_t tc_rt_ids_settle(tc_rt_comm_t *parent, int member, int64
 /* Lock held: the lowest id a split or dup never used here, or a value above
  * TC_RT_COMM_ID_MAX; a shrink's id, named by its depth below the top (what its agreements keep
  * the largest of): this rank's first proposal, reserved; after an agreement on @p depth, the id
- * held instead of @p held (@p depth when free here, else one below; @p round: how many
- * agreements confirmed nothing yet); the held id given back; the id of a depth every member
+ * held instead of @p held (@p depth when free here, else one below this rank's shrink ids);
+ * the held id given back; the id of a depth every member
  * holds (TC_ERR_NO_RESOURCE when none); a destroyed communicator's id given back or spoilt,
  * whether lane messages of @p id are stale, a revoke for an id no communicator has. */
 uint32_t tc_rt_ids_fresh(const tc_rt_world_t *world);
 uint32_t tc_rt_ids_shrink_hold(tc_rt_world_t *world);
-uint32_t tc_rt_ids_shrink_move(tc_rt_world_t *world, uint32_t held, uint32_t depth, int round);
+uint32_t tc_rt_ids_shrink_move(tc_rt_world_t *world, uint32_t held, uint32_t depth);
 void tc_rt_ids_shrink_drop(tc_rt_world_t *world, uint32_t held);
 TC_MUST_USE tc_status_t tc_rt_ids_shrink_id(uint32_t held, uint32_t *id_p);
 void tc_rt_ids_retire(tc_rt_comm_t *comm);

@@ -22,10 +22,12 @@
 #include "tcomms/runtime/agree.h"
 
 #define ROUND_BITS 20 /* a tag: number of the shrink << 24 | agreement << 20 | round */
-#define AGREEMENT_SHIFT 20
+#define AGREEMENT_SHIFT ROUND_BITS
 #define EPOCH_SHIFT 24
 #define SHRINK_DENSE_MAX 256 /* all-to-all up to this size (TC_SHRINK_DENSE_MAX) */
-#define SHRINK_ID_AGREEMENTS 8 /* agreements confirming the id, at most (comm_ids.c) */
+#define SHRINK_ID_AGREEMENTS 14 /* agreements confirming the id, at most (comm_ids.c) */
+_Static_assert(SHRINK_ID_AGREEMENTS < 1 << (EPOCH_SHIFT - AGREEMENT_SHIFT),
+               "an agreement's number fits its bits of the tag");
 
 /* The failures this process knows of among the communicator's ranks. */
 static void shrink_learn(tc_rt_comm_t *comm, tc_rt_agree_t *a)
@@ -187,10 +189,11 @@ static tc_status_t shrink_setup(tc_rt_comm_t *comm, const tc_rt_agree_graph_t *g
  * the deepest proposal is the last one's, every member holds it. Ranks an agreement found
  * failed count as failed from the next one's start. @p epoch: the shrink's in the tags. @p held_p:
  * the id this rank holds (a depth), the agreed one at the end; @p a: the last agreement; @p
- * rounds_p: rounds added. */
+ * rounds_p, @p agreements_p: rounds and agreements added. */
 static tc_status_t shrink_confirm_id(tc_rt_comm_t *comm, const tc_rt_agree_graph_t *g,
                                      tc_rt_agree_t *a, shrink_room_t *room, uint64_t epoch,
-                                     uint64_t deadline, uint32_t *held_p, uint32_t *rounds_p)
+                                     uint64_t deadline, uint32_t *held_p, uint32_t *rounds_p,
+                                     int *agreements_p)
 {
     for (int k = 0; k < SHRINK_ID_AGREEMENTS; k++) {
         uint32_t depth = a->next_id, id;
@@ -199,7 +202,7 @@ static tc_status_t shrink_confirm_id(tc_rt_comm_t *comm, const tc_rt_agree_graph
         tc_status_t st = tc_rt_ids_shrink_id(depth, &id); /* a member had none: all fail */
         if (st != TC_OK)
             return st;
-        *held_p = tc_rt_ids_shrink_move(comm->world, *held_p, depth, k);
+        *held_p = tc_rt_ids_shrink_move(comm->world, *held_p, depth);
         tc_rt_agree_t next;
         memset(&next, 0, sizeof(next));
         st = tc_rt_agree_init(&next, g, comm->rank, *held_p);
@@ -212,6 +215,7 @@ static tc_status_t shrink_confirm_id(tc_rt_comm_t *comm, const tc_rt_agree_graph
         tc_rt_agree_free(a);
         *a = next;
         *rounds_p += a->round;
+        ++*agreements_p;
         if (st != TC_OK || a->next_id == depth)
             return st;
         tc_log_debug(TC_SUBSYS_RUNTIME,
@@ -220,7 +224,7 @@ static tc_status_t shrink_confirm_id(tc_rt_comm_t *comm, const tc_rt_agree_graph
     }
     return tc_error_set(TC_ERR_NO_RESOURCE,
                         "no communicator id free on every member was confirmed by %d agreements "
-                        "(shrinks on other threads take ids meanwhile)",
+                        "(shrinks on other threads took the ids each agreed on)",
                         SHRINK_ID_AGREEMENTS + 1);
 }
 
@@ -260,9 +264,10 @@ tc_status_t tc_rt_comm_shrink(tc_rt_comm_t *comm, const tc_rt_comm_params_t *par
     }
     st = shrink_graph(comm, &g);
     uint64_t deadline = tc_deadline_after_ms((uint64_t)comm->timeout_ms); /* for all agreements */
-    uint64_t epoch = (uint64_t)++comm->shrinks << EPOCH_SHIFT;
     uint32_t rounds = 0, id = 0;
+    int agreements = 1;
     tc_rt_world_lock(world);
+    uint64_t epoch = (uint64_t)++comm->shrinks << EPOCH_SHIFT;
     uint32_t held = tc_rt_ids_shrink_hold(world);
     if (st == TC_OK)
         st = shrink_setup(comm, &g, held, &a, &room);
@@ -273,7 +278,7 @@ tc_status_t tc_rt_comm_shrink(tc_rt_comm_t *comm, const tc_rt_comm_params_t *par
         rounds = a.round;
     }
     if (st == TC_OK)
-        st = shrink_confirm_id(comm, &g, &a, &room, epoch, deadline, &held, &rounds);
+        st = shrink_confirm_id(comm, &g, &a, &room, epoch, deadline, &held, &rounds, &agreements);
     tc_rt_world_unlock(world);
     int n = 0, me = -1, nfailed = 0;
     for (int q = 0; q < size && st == TC_OK; q++) {
@@ -318,9 +323,9 @@ tc_status_t tc_rt_comm_shrink(tc_rt_comm_t *comm, const tc_rt_comm_params_t *par
     }
     tc_log_info(TC_SUBSYS_RUNTIME,
                 "comm '%s' shrink: %d failed, %d survivors agreed in %u "
-                "round(s) with %d neighbours each (%d quiet rounds decide), %.1f ms; new "
-                "comm '%s' id %u",
-                comm->name, nfailed, n, rounds, npeers, window,
+                "round(s) of %d agreement(s) with %d neighbours each (%d quiet rounds decide), "
+                "%.1f ms; new comm '%s' id %u",
+                comm->name, nfailed, n, rounds, agreements, npeers, window,
                 (double)(tc_time_ns() - start) / 1e6, (*child_p)->name, (*child_p)->comm_id);
     return TC_OK;
 }

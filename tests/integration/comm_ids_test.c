@@ -13,7 +13,7 @@
  *                              as aborts, with shrinks of the world: a shrink whose id was
  *                              spoilt on one member stepped one id down per agreement, and with
  *                              the members' spoilt ids interleaved failed after about 30
- *                              (TC_ERR_NO_RESOURCE after 9 agreements)
+ *                              (TC_ERR_NO_RESOURCE after its bound of agreements)
  *   comm_ids_test stale        a receive that timed out leaves its sender's message to come;
  *                              the next communicator must not take its id and so that message
  *   comm_ids_test aborts N [B] N dups of the world, each checked, then aborted by one rank in
