@@ -40,8 +40,8 @@
  * (a sender over shm waits for that to complete). A revoke that arrives for an id this process
  * already retired spoils the id too; one for an id reserved here or never used is kept for the
  * communicator a slower member is still making (the others may revoke the new communicator at
- * once). A revoke names its communicator by (revoker,
- * id): the revoker never reuses a revoked id. */
+ * once). A revoke names its communicator by (revoker, id): the revoker never reuses a revoked
+ * id. */
 #include <stdlib.h>
 #include <string.h>
 
