@@ -106,7 +106,8 @@ int64_t tc_rt_ids_propose(tc_rt_world_t *world)
     return id;
 }
 
-void tc_rt_ids_release_locked(tc_rt_world_t *world, int64_t id)
+/* tc_rt_ids_release() with the lock held. */
+static void ids_release_locked(tc_rt_world_t *world, int64_t id)
 {
     if (id > 0 && id <= TC_RT_COMM_ID_MAX)
         (void)tc_idset_give(&world->comm_ids, (uint32_t)id); /* it was taken: the range has room */
@@ -115,7 +116,7 @@ void tc_rt_ids_release_locked(tc_rt_world_t *world, int64_t id)
 void tc_rt_ids_release(tc_rt_world_t *world, int64_t id)
 {
     tc_rt_world_lock(world);
-    tc_rt_ids_release_locked(world, id);
+    ids_release_locked(world, id);
     tc_rt_world_unlock(world);
 }
 
@@ -192,6 +193,15 @@ static tc_status_t ids_reduce(tc_rt_comm_t *parent, int64_t *words, int n, tc_re
     return st;
 }
 
+/* The lowest id a split or dup never used here (lock held), or IDS_NONE: never used, not only
+ * free: a retired id merges back into the free ids, and a late revoke of it spoils it
+ * (tc_rt_ids_revoked), where one of a never used id waits for it. */
+static uint32_t ids_fresh(const tc_rt_world_t *world)
+{
+    uint32_t id = world->comm_id_high;
+    return id < world->comm_id_top && tc_idset_has(&world->comm_ids, id) ? id : IDS_NONE;
+}
+
 /* The next candidate after a round in which not every member could hold @p cand: a free id of
  * the window that no member has taken (a random one of the first few from the third round on,
  * by @p rnd, the same on every member: two creations over the same ranks on other threads then
@@ -219,7 +229,7 @@ static tc_status_t ids_next_cand(tc_rt_comm_t *parent, int member, int round, co
     int64_t next = 0;
     if (member) {
         tc_rt_world_lock(parent->world);
-        next = tc_rt_ids_fresh(parent->world);
+        next = ids_fresh(parent->world);
         tc_rt_world_unlock(parent->world);
         if (next >= IDS_NONE)
             next = ids_next(parent->world, *cand_p + IDS_WINDOW);
@@ -292,14 +302,6 @@ tc_status_t tc_rt_ids_settle(tc_rt_comm_t *parent, int member, int64_t held, int
                         IDS_ROUNDS, (long long)first, (long long)cand);
 }
 
-uint32_t tc_rt_ids_fresh(const tc_rt_world_t *world)
-{
-    /* never used here, not only free: a retired id merges back into the free ids, and a late
-     * revoke of it spoils it (tc_rt_ids_revoked), where one of a never used id waits for it */
-    uint32_t id = world->comm_id_high;
-    return id < world->comm_id_top && tc_idset_has(&world->comm_ids, id) ? id : IDS_NONE;
-}
-
 /* A shrink's id and its depth below the top (what its agreements carry): 0 for none. */
 static uint32_t ids_shrink_id(uint32_t depth)
 {
@@ -358,7 +360,7 @@ uint32_t tc_rt_ids_shrink_move(tc_rt_world_t *world, uint32_t held, uint32_t dep
 
 void tc_rt_ids_shrink_drop(tc_rt_world_t *world, uint32_t held)
 {
-    tc_rt_ids_release_locked(world, ids_shrink_id(held));
+    ids_release_locked(world, ids_shrink_id(held));
 }
 
 tc_status_t tc_rt_ids_shrink_id(uint32_t held, uint32_t *id_p)

@@ -187,23 +187,20 @@ TC_MUST_USE tc_status_t tc_rt_ids_init(tc_rt_world_t *world);
 void tc_rt_ids_free(tc_rt_world_t *world);
 /* This rank's lowest free id, reserved for a creation; or a value above TC_RT_COMM_ID_MAX. */
 int64_t tc_rt_ids_propose(tc_rt_world_t *world);
-/* Give back an id reserved and not used (anything else is ignored); _locked: lock held. */
+/* Give back an id reserved and not used (anything else is ignored). */
 void tc_rt_ids_release(tc_rt_world_t *world, int64_t id);
-void tc_rt_ids_release_locked(tc_rt_world_t *world, int64_t id);
 /* After the proposals' exchange over @p parent (collective over it): the id every member of
  * the new communicator holds, in @p *id_p (-1 off members). @p member: this rank is one;
  * @p held: its proposal; @p cand: the largest proposal among its communicator's members;
  * @p uniform: every member of every new communicator proposed the same (no exchange). */
 TC_MUST_USE tc_status_t tc_rt_ids_settle(tc_rt_comm_t *parent, int member, int64_t held,
                                          int64_t cand, int uniform, int64_t *id_p);
-/* Lock held: the lowest id a split or dup never used here, or a value above
- * TC_RT_COMM_ID_MAX; a shrink's id, named by its depth below the top (what its agreements keep
+/* Lock held: a shrink's id, named by its depth below the top (what its agreements keep
  * the largest of): this rank's first proposal, reserved; after an agreement on @p depth, the id
  * held instead of @p held (@p depth when free here, else one below this rank's shrink ids);
- * the held id given back; the id of a depth every member
- * holds (TC_ERR_NO_RESOURCE when none); a destroyed communicator's id given back or spoilt,
+ * the held id given back; the id of a depth every member holds (TC_ERR_NO_RESOURCE when none);
+ * a destroyed communicator's id given back or spoilt,
  * whether lane messages of @p id are stale, a revoke for an id no communicator has. */
-uint32_t tc_rt_ids_fresh(const tc_rt_world_t *world);
 uint32_t tc_rt_ids_shrink_hold(tc_rt_world_t *world);
 uint32_t tc_rt_ids_shrink_move(tc_rt_world_t *world, uint32_t held, uint32_t depth);
 void tc_rt_ids_shrink_drop(tc_rt_world_t *world, uint32_t held);
