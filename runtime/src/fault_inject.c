@@ -3,10 +3,12 @@
  * through the sends of one round of a shrink).
  *
  * The variable holds points separated by ';', each KIND:key=value:...:
- *   shrink:rank=W:round=K[:sends=N]  world rank W, in round K of a shrink's
- *                                    first agreement, sends its message to its
- *                                    first N peers (in rank order; default 0)
- *                                    and dies;
+ *   shrink:rank=W:round=K[:sends=N][:agreement=A]
+ *                                    world rank W, in round K of a shrink's
+ *                                    agreement A (0, the default: the first, on
+ *                                    the members; 1 up: those that confirm the
+ *                                    id), sends its message to its first N peers
+ *                                    (in rank order; default 0) and dies;
  *   step:rank=W:op=S[:step=I]        world rank W dies as it starts step I
  *                                    (default 0) of collective number S (from
  *                                    1) of any communicator;
@@ -68,7 +70,7 @@ static tc_status_t point_field(const char *point, char *field, const char *const
 /* Parse one point; store it when it names this rank. */
 static tc_status_t point_parse(tc_rt_world_t *world, char *point)
 {
-    static const char *const shrink_keys[] = {"rank", "round", "sends", NULL};
+    static const char *const shrink_keys[] = {"rank", "round", "sends", "agreement", NULL};
     static const char *const step_keys[] = {"rank", "op", "step", NULL};
     static const char *const create_keys[] = {"rank", NULL};
     static const char *const fence_keys[] = {"rank", "ms", NULL}; /* vote's too */
@@ -94,7 +96,7 @@ static tc_status_t point_parse(tc_rt_world_t *world, char *point)
                               : is_close             ? close_keys
                                                      : step_keys;
     /* the second value is required (from 1) but for create and vote (vote: 0 ms is a death) */
-    int64_t values[3] = {-1, is_create || is_mute ? 1 : is_vote ? 0 : -1, 0};
+    int64_t values[4] = {-1, is_create || is_mute ? 1 : is_vote ? 0 : -1, 0, 0};
     tc_status_t st = TC_OK;
     for (char *f = strtok_r(NULL, ":", &save); f && st == TC_OK; f = strtok_r(NULL, ":", &save))
         st = point_field(saved, f, keys, values);
@@ -129,6 +131,7 @@ static tc_status_t point_parse(tc_rt_world_t *world, char *point)
     } else if (is_shrink) {
         world->fault.shrink_round = (uint32_t)values[1];
         world->fault.shrink_sends = (int)values[2];
+        world->fault.shrink_agreement = (uint32_t)values[3];
     } else {
         world->fault.step_op = (uint64_t)values[1];
         world->fault.step_idx = (uint32_t)values[2];
@@ -161,9 +164,10 @@ tc_status_t tc_rt_fault_init(tc_rt_world_t *world)
     return st;
 }
 
-int tc_rt_fault_shrink_sends(const tc_rt_world_t *world, uint32_t round)
+int tc_rt_fault_shrink_sends(const tc_rt_world_t *world, uint32_t agreement, uint32_t round)
 {
-    return world->fault.shrink_round && world->fault.shrink_round == round
+    return world->fault.shrink_round && world->fault.shrink_round == round &&
+                   world->fault.shrink_agreement == agreement
                ? world->fault.shrink_sends
                : -1;
 }

@@ -37,8 +37,9 @@ void tc_rt_failed_describe(const tc_rt_failed_t *f, int rank, int renumbered, ch
 
 /* fault_inject.c: TC_FAULT_INJECT */
 TC_MUST_USE tc_status_t tc_rt_fault_init(tc_rt_world_t *world);
-/* In round @p round of a shrink: -1, or how many peers to send to before dying. */
-int tc_rt_fault_shrink_sends(const tc_rt_world_t *world, uint32_t round);
+/* In round @p round of agreement @p agreement (0: the first) of a shrink: -1, or how many peers
+ * to send to before dying. */
+int tc_rt_fault_shrink_sends(const tc_rt_world_t *world, uint32_t agreement, uint32_t round);
 /* Die if step @p step of collective @p op is this process's failure point. */
 void tc_rt_fault_step(tc_rt_world_t *world, uint64_t op, uint32_t step);
 /* At the small-message path's first vote, lanes up: -1 (no point here), or the ms to go on

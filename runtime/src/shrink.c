@@ -76,8 +76,8 @@ static tc_status_t shrink_round(tc_rt_comm_t *comm, tc_rt_agree_t *a, uint64_t e
     w.own.buf_count[TC_BUF_SEND] = a->msg_len;
     w.own.buf_count[TC_BUF_RECV] = cap * (size_t)a->npeers;
     w.sched = &w.own;
-    /* -1: no failure point here (they name rounds of a shrink's first agreement) */
-    int cut = epoch >> AGREEMENT_SHIFT & 0xf ? -1 : tc_rt_fault_shrink_sends(world, a->round);
+    /* -1: no failure point here */
+    int cut = tc_rt_fault_shrink_sends(world, epoch >> AGREEMENT_SHIFT & 0xf, a->round);
     int sent = 0;
     tc_status_t st = TC_OK;
     for (int i = 0; i < a->npeers; i++)

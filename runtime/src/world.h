@@ -95,6 +95,7 @@ typedef struct tc_rt_world_hooks {
 typedef struct tc_rt_fault {
     uint32_t shrink_round; /* die in this round of a shrink (0: never) */
     int shrink_sends;      /* after sending to this many peers */
+    uint32_t shrink_agreement; /* in this agreement of the shrink (0: the first) */
     uint64_t step_op;      /* die as step step_idx of collective step_op starts (0: never) */
     uint32_t step_idx;
     int create; /* die inside the world's creation, before the fence */

@@ -215,6 +215,11 @@ agree_one window 6 5 "shrink:rank=2:round=1:sends=1" 0,1,3,4
 # ... and the rank that decided dies after telling one rank: that rank relays it
 agree_one relay 6 5 "shrink:rank=2:round=1:sends=1;shrink:rank=0:round=2:sends=1" 1,3,4
 agree_one silent 6 5 "shrink:rank=2:round=1:sends=0" 0,1,3,4
+# deaths inside the agreements that confirm the id (the second and later): rank 2 in the
+# first's round 1 after one send, then rank 4 in the second's round 1 after one send
+agree_one confirm 6 5 "shrink:rank=2:round=1:sends=1:agreement=1" 0,1,3,4
+agree_one confirm-silent 6 5 "shrink:rank=2:round=1:sends=0:agreement=1" 0,1,3,4
+agree_one confirm-two 6 5 "shrink:rank=2:round=1:sends=1;shrink:rank=4:round=1:sends=1:agreement=1" 0,1,3
 # the other kind of point: rank 3 dies as it starts step 1 of the first all-reduce
 agree_one step 6 -1 "step:rank=3:op=1:step=1" 0,1,2,4,5
 # ... while rank 0 is still looking at the creation's fence (slow: it pauses 1.5 s after it);
@@ -226,7 +231,7 @@ agree_one step-late 6 -1 "step:rank=3:op=1:step=1;fence:rank=0:ms=1500" 0,1,2,4,
 agree_one vote-late 6 -1 "vote:rank=3;vote:rank=0:ms=1500" 0,1,2,4,5
 # a malformed value fails creation, naming what is wrong
 for bad in "shrink:rank=1" "shrnk:rank=1:round=1" "shrink:rank=1:round=x" "step:rank=0:op=1:when=2" \
-    "fence:rank=1" "vote:ms=5" "vote:rank=1:ms=x"; do
+    "fence:rank=1" "vote:ms=5" "vote:rank=1:ms=x" "shrink:rank=1:round=1:agreement=-1"; do
     out=$(TC_FAULT_INJECT="$bad" timeout -k 5 30 "$tcrun" --timeout 20 -n 2 "$ag" -1 2>&1)
     if echo "$out" | grep -q 'create: .*TC_FAULT_INJECT'; then
         pass=$((pass + 1))
@@ -237,7 +242,8 @@ for bad in "shrink:rank=1" "shrnk:rank=1:round=1" "shrink:rank=1:round=x" "step:
     fi
 done
 # agree_random PREFIX ROUNDS SENDS: trials*2 jobs of 8 ranks, a victim dead before and up to two
-# deaths inside shrink, each in a round of 1..ROUNDS after 0..SENDS-1 of its sends
+# deaths inside shrink, each in a round of 1..ROUNDS of its first or second agreement, after
+# 0..SENDS-1 of its sends
 agree_random() {
     local t victim spec k r
     for t in $(seq 1 $((trials * 2))); do
@@ -246,6 +252,7 @@ agree_random() {
             r=$((RANDOM % 8))
             [ "$r" -eq "$victim" ] && continue
             spec="${spec:+$spec;}shrink:rank=$r:round=$((1 + RANDOM % $2)):sends=$((RANDOM % $3))"
+            spec="$spec:agreement=$((RANDOM % 2))"
         done
         agree_one "$1.$t" 8 "$victim" "$spec" || true
     done
@@ -254,7 +261,7 @@ agree_random random 3 7
 # the sparse graph (r +- 2^k, the default above 256 ranks) forced at 8 ranks: 5 neighbours
 # each, 7 quiet rounds decide, so deaths fall anywhere in rounds 1 to 12
 agree_dense_max=2 agree_random sparse 12 6
-echo "$([ $fail -eq $f0 ] && echo PASS || echo FAIL)  agree: $((trials * 4 + 6)) trials with deaths inside shrink (half on the sparse graph), at a step and at a vote (one each while rank 0 is slow), 7 malformed values," \
+echo "$([ $fail -eq $f0 ] && echo PASS || echo FAIL)  agree: $((trials * 4 + 9)) trials with deaths inside shrink (in its first or a confirming agreement; half on the sparse graph), at a step and at a vote (one each while rank 0 is slow), 8 malformed values," \
     "$agree_window ended a first shrink holding a rank that died in it ($((SECONDS - start)) s)"
 fi # agree
 
