@@ -203,7 +203,7 @@ void tc_bs_drop(tc_boot_store_t *st, bs_conn_t *c, const char *why)
     c->dead = true;
     c->fence_waiting = false;
     if (c->auth == BS_AUTH_PROOF && !c->closing)
-        tc_bs_refused(st, c,
+        tc_bs_refused(st, c->name,
                       "it left (%s) after the challenge without proving it holds the "
                       "job's secret (claimed rank %u)",
                       why, c->claimed_rank);
@@ -221,6 +221,19 @@ void tc_bs_conn_free(bs_conn_t *c)
     free(c->body);
     free(c->out);
     free(c);
+}
+
+/* Close @p c for the frame it sent (the error is set): a rank's is an error line; one from a
+ * connection that has not joined is a refusal, a line a second at most, since anyone may
+ * connect. */
+static void bs_malformed(tc_boot_store_t *st, bs_conn_t *c)
+{
+    if (c->rank >= 0)
+        tc_log_error(TC_SUBSYS_RUNTIME, "bootstrap store: closing the connection from %s%s: %s",
+                     c->name, tc_bs_who(c), tc_last_error());
+    else
+        tc_bs_refused(st, c->name, "%s", tc_last_error());
+    tc_bs_drop(st, c, "malformed frame");
 }
 
 /* Read what is there (up to a budget, for fairness) and handle every complete frame. */
@@ -275,11 +288,7 @@ void tc_bs_read(tc_boot_store_t *st, bs_conn_t *c)
                 rc = tc_error_set(TC_ERR_NO_MEMORY, "no memory for a frame of %u bytes",
                                   c->body_len);
             if (rc != TC_OK) {
-                tc_log_error(TC_SUBSYS_RUNTIME,
-                             "bootstrap store: closing the connection "
-                             "from %s%s: %s",
-                             c->name, tc_bs_who(c), tc_last_error());
-                tc_bs_drop(st, c, "malformed frame");
+                bs_malformed(st, c);
                 return;
             }
             c->in_body = true;
@@ -295,11 +304,7 @@ void tc_bs_read(tc_boot_store_t *st, bs_conn_t *c)
         c->in_body = false;
         c->hdr_got = 0;
         if (rc != TC_OK) {
-            tc_log_error(TC_SUBSYS_RUNTIME,
-                         "bootstrap store: closing the connection from %s%s: "
-                         "%s",
-                         c->name, tc_bs_who(c), tc_last_error());
-            tc_bs_drop(st, c, "malformed frame");
+            bs_malformed(st, c);
             return;
         }
     }
@@ -345,10 +350,7 @@ static void bs_accept(tc_boot_store_t *st)
             return;
         }
         if (st->nconns >= (size_t)st->world * 2 + 64) {
-            tc_log_warn(TC_SUBSYS_RUNTIME,
-                        "bootstrap store: refusing a connection: already %zu "
-                        "for %d ranks",
-                        st->nconns, st->world);
+            tc_bs_refused(st, "a connection", "already %zu for %d ranks", st->nconns, st->world);
             goto refuse;
         }
         char host[INET6_ADDRSTRLEN] = "?", name[64];
@@ -437,10 +439,8 @@ static uint64_t bs_timers(tc_boot_store_t *st, uint64_t now)
             next = c->fence_deadline_ns;
         if (c->deadline_ns != UINT64_MAX && now >= c->deadline_ns) {
             if (!c->closing)
-                tc_log_warn(TC_SUBSYS_RUNTIME,
-                            "bootstrap store: closing %s: it did not join (hello and proof) "
-                            "within %llu s",
-                            c->name, BS_HELLO_TIMEOUT_NS / 1000000000ull);
+                tc_bs_refused(st, c->name, "it did not join (hello and proof) within %llu s",
+                              BS_HELLO_TIMEOUT_NS / 1000000000ull);
             tc_bs_drop(st, c, "timed out");
         } else if (c->deadline_ns < next) {
             next = c->deadline_ns;

@@ -46,7 +46,7 @@ void tc_boot_store_transcript(tc_auth_transcript_t *t, uint8_t extra[TC_BS_AUTH_
     t->extra_len = TC_BS_AUTH_EXTRA_LEN;
 }
 
-void tc_bs_refused(tc_boot_store_t *st, const bs_conn_t *c, const char *fmt, ...)
+void tc_bs_refused(tc_boot_store_t *st, const char *who, const char *fmt, ...)
 {
     uint64_t unlogged;
     if (!tc_tp_loglimit_take(&st->refused_log, BS_REFUSED_LOG_MS, &unlogged))
@@ -59,7 +59,7 @@ void tc_bs_refused(tc_boot_store_t *st, const bs_conn_t *c, const char *fmt, ...
     if (unlogged > 0)
         snprintf(more, sizeof(more), " (and %llu more refused since the last report)",
                  (unsigned long long)unlogged);
-    tc_log_warn(TC_SUBSYS_RUNTIME, "bootstrap store: refused %s: %s%s", c->name, text, more);
+    tc_log_warn(TC_SUBSYS_RUNTIME, "bootstrap store: refused %s: %s%s", who, text, more);
 }
 
 static void bs_reject(tc_boot_store_t *st, bs_conn_t *c, tc_status_t status, const char *fmt, ...)
@@ -79,7 +79,7 @@ static void bs_reject(tc_boot_store_t *st, bs_conn_t *c, tc_status_t status, con
     if (status == TC_ERR_INVALID_STATE)
         tc_log_info(TC_SUBSYS_RUNTIME, "bootstrap store: refused %s for now: %s", c->name, text);
     else
-        tc_bs_refused(st, c, "%s", text);
+        tc_bs_refused(st, c->name, "%s", text);
     tc_bs_reply(st, c, 0, status, text, (uint32_t)strlen(text));
     c->auth = BS_AUTH_DONE; /* closing: no more frames are read */
     c->closing = true;

@@ -130,8 +130,10 @@ void tc_bs_conn_free(bs_conn_t *c);
 /* ---- boot_store_auth.c ---- */
 TC_MUST_USE tc_status_t tc_bs_on_hello(tc_boot_store_t *st, bs_conn_t *c, tc_wire_reader_t *r);
 TC_MUST_USE tc_status_t tc_bs_on_proof(tc_boot_store_t *st, bs_conn_t *c, tc_wire_reader_t *r);
-/* Log a refused client: the first at once, then at most one line per second with the count. */
-void tc_bs_refused(tc_boot_store_t *st, const bs_conn_t *c, const char *fmt, ...)
+/* Log a refused client (@p who: its name), or a connection that has not joined closed for what
+ * it sent or did not send: the first at once, then at most one line per second with the count
+ * (anyone may connect). */
+void tc_bs_refused(tc_boot_store_t *st, const char *who, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 
 /* ---- boot_store_req.c: the requests ---- */

@@ -79,7 +79,30 @@ tc_status_t tc_boot_secret_from_env(tc_boot_t *boot, const char *who)
                             who, len, TC_BOOT_SECRET_MAX);
     memcpy(boot->secret, s ? s : "", len);
     boot->secret_len = len;
+    static atomic_int warned_short;
+    if (len > 0 && len < TC_BOOT_SECRET_MIN && !atomic_exchange(&warned_short, 1))
+        tc_log_warn(TC_SUBSYS_RUNTIME,
+                    "bootstrap(%s): TC_JOB_SECRET has only %zu bytes: anyone who can reach a "
+                    "rank's port or the store gets a proof over a nonce of its choosing and can "
+                    "try guesses offline. Use at least %d random bytes, e.g. export "
+                    "TC_JOB_SECRET=$(head -c 32 /dev/urandom | od -An -tx1 | tr -d ' \\n'); "
+                    "see docs/security.md",
+                    who, len, TC_BOOT_SECRET_MIN);
     return TC_OK;
+}
+
+void tc_boot_warn_no_secret(const char *who, const char *what)
+{
+    static atomic_int warned;
+    if (atomic_exchange(&warned, 1))
+        return;
+    tc_log_warn(TC_SUBSYS_RUNTIME,
+                "bootstrap(%s): TC_JOB_SECRET is not set: %s NOT authenticated (they run with a "
+                "public key), so any process that can reach them can join as a rank, read and "
+                "inject data. Set TC_JOB_SECRET to the same random value for every rank, e.g. "
+                "export TC_JOB_SECRET=$(head -c 32 /dev/urandom | od -An -tx1 | tr -d ' \\n'); "
+                "see docs/security.md",
+                who, what);
 }
 
 const char *const tc_boot_kind_names[] = {"auto", "pmix", "self", "env", NULL};

@@ -143,17 +143,10 @@ static tc_status_t env_read_config(env_config_t *cfg)
 /* Once per process: without a secret nothing of the job is authenticated. */
 static void env_warn_no_secret(int port)
 {
-    static atomic_int warned;
-    if (atomic_exchange(&warned, 1))
-        return;
-    tc_log_warn(TC_SUBSYS_RUNTIME,
-                "bootstrap(env): TC_JOB_SECRET is not set: this job's store (port %d) and the "
-                "connections between its ranks are NOT authenticated (they run with a public "
-                "key), so any process that can reach them can join as a rank, read and inject "
-                "data. Set TC_JOB_SECRET to the same random value for every rank, e.g. export "
-                "TC_JOB_SECRET=$(head -c 32 /dev/urandom | od -An -tx1 | tr -d ' \\n'); see "
-                "docs/security.md",
-                port);
+    char what[128];
+    snprintf(what, sizeof(what),
+             "this job's store (port %d) and the connections between its ranks are", port);
+    tc_boot_warn_no_secret("env", what);
 }
 
 /* ---- the operations ---- */

@@ -259,6 +259,18 @@ tc_status_t tc_benv_wait_reply(tc_boot_env_t *e, uint64_t req, uint64_t deadline
         tc_status_t rc = tc_benv_rx(e, deadline_ns, true, what);
         if (rc != TC_OK)
             return rc;
+        if (e->rx.type == TC_BS_EVENT && req == 0) {
+            /* The store sends events to ranks it let in only. One before its verdict comes from
+             * a peer that proved nothing (a process on the store's port before rank 0 binds it):
+             * queued, it would report failures and revokes to this rank once it joined the
+             * real store. */
+            tc_benv_rx_reset(&e->rx);
+            e->broken = true;
+            return tc_error_set(TC_ERR_PROTOCOL,
+                                "bootstrap(env): rank %d: %s: the store at %s sent an EVENT "
+                                "before it let this rank in (not a tcomms store of this job)",
+                                e->head.rank, what, e->master);
+        }
         if (e->rx.type == TC_BS_EVENT) {
             if ((rc = tc_benv_rx_event(e, what)) != TC_OK)
                 return rc;

@@ -12,8 +12,15 @@ int tc_boot_env_announced(void);
 int tc_boot_pmix_announced(void);
 void tc_boot_fill_common(tc_boot_t *boot);
 /* boot->secret := TC_JOB_SECRET (none when unset or empty); TC_ERR_CONFIG naming @p who
- * when it is longer than TC_BOOT_SECRET_MAX. */
+ * when it is longer than TC_BOOT_SECRET_MAX; a warning, once per process, when it is shorter
+ * than TC_BOOT_SECRET_MIN. */
 TC_MUST_USE tc_status_t tc_boot_secret_from_env(tc_boot_t *boot, const char *who);
+/* A secret shorter than this can be guessed offline: anyone who reaches a rank's port or the
+ * store gets a MAC over a nonce of its choosing before proving anything. */
+#define TC_BOOT_SECRET_MIN 16
+/* Once per process: the warning that TC_JOB_SECRET is not set; @p what: what runs without
+ * authentication ("... are"). */
+void tc_boot_warn_no_secret(const char *who, const char *what);
 
 /* The process's PMIx client (bootstrap_pmix_client.c): PMIx_Init on first use, kept for the
  * next world (finalised at exit); *world_p := how many PMIx bootstraps this process has begun,

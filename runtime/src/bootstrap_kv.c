@@ -518,6 +518,8 @@ tc_status_t tc_boot_kv_create(const tc_boot_kv_params_t *params, uint64_t deadli
         kv_destroy(&kv->head);
         return st;
     }
+    if (kv->head.secret_len == 0 && params->size > 1)
+        tc_boot_warn_no_secret("store", "the connections between this job's ranks are");
     kv->head.local_size = host[0] > 0 && host[0] <= params->size ? (int)host[0] : 1;
     kv->head.local_rank = tc_boot_kv_local_rank(kv->head.rank, host[0], host[1], host[2]);
     tc_log_debug(TC_SUBSYS_RUNTIME,

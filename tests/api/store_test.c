@@ -1,11 +1,10 @@
 /* tc_comm_create_from_store() over an in-process fake store, ranks as threads:
- * communicators that work (an all-reduce checked element by element), two
- * prefixes on one store at once, a callback failing (TC_ERR_BOOTSTRAP naming
- * the key), a rank that never comes (TC_ERR_TIMEOUT naming it, in time), an
- * abort during the wait, an abort and the deadline seen between a slow store's
- * callbacks, a garbled process record, a world of one and a dup in it, a revoke that reaches the
- * other rank through the store, and the store failing while notices are looked for (a warning,
- * once). */
+ * the warnings of a missing or short TC_JOB_SECRET, communicators that work (an all-reduce checked
+ * element by element), two prefixes on one store at once, a callback failing (TC_ERR_BOOTSTRAP
+ * naming the key), a rank that never comes (TC_ERR_TIMEOUT naming it, in time), an abort during the
+ * wait, an abort and the deadline seen between a slow store's callbacks, a garbled process record,
+ * a world of one and a dup in it, a revoke that reaches the other rank through the store, and the
+ * store failing while notices are looked for (a warning, once). */
 #include <pthread.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -255,6 +254,73 @@ static void test_create_and_reduce(void **state)
         check_sums(rs, size);
         fake_free(&f);
     }
+}
+
+/* The log of running @p size ranks on a new store twice, TC_JOB_SECRET set to @p secret (NULL:
+ * unset), stderr caught in a file meanwhile (malloc'd). */
+static char *run_logged(int size, const char *secret)
+{
+    char path[] = "/tmp/tc_store_test_secret.XXXXXX";
+    int fd = mkstemp(path), saved = dup(2);
+    assert_true(fd >= 0 && saved >= 0);
+    fflush(stderr);
+    assert_int_equal(dup2(fd, 2), 2);
+    if (secret)
+        setenv("TC_JOB_SECRET", secret, 1);
+    else
+        unsetenv("TC_JOB_SECRET");
+    for (int i = 0; i < 2; i++) {
+        fake_t f;
+        fake_init(&f);
+        rank_t rs[4];
+        run_ranks(rs, size, size, &f, "sec", 20000);
+        check_sums(rs, size);
+        fake_free(&f);
+    }
+    unsetenv("TC_JOB_SECRET");
+    fflush(stderr);
+    dup2(saved, 2);
+    close(saved);
+    char *log = calloc(1, 65536);
+    assert_non_null(log);
+    ssize_t n = pread(fd, log, 65535, 0);
+    close(fd);
+    unlink(path);
+    log[n > 0 ? n : 0] = '\0';
+    return log;
+}
+
+static int count(const char *hay, const char *needle)
+{
+    int n = 0;
+    for (const char *p = hay; (p = strstr(p, needle)) != NULL; p += strlen(needle))
+        n++;
+    return n;
+}
+
+/* Without TC_JOB_SECRET the connections between the ranks are not authenticated: said once per
+ * process, as the torchrun environment's bootstrap says it (this bootstrap said nothing); a
+ * world of one has no peer and says nothing. A secret of fewer than 16 bytes is said to be
+ * guessable, once. Runs first: the warnings are once per process. */
+static void test_secret_warnings(void **state)
+{
+    (void)state;
+    char *log = run_logged(1, NULL);
+    assert_int_equal(count(log, "TC_JOB_SECRET is not set"), 0);
+    free(log);
+    log = run_logged(2, NULL);
+    if (count(log, "bootstrap(store): TC_JOB_SECRET is not set: the connections between this "
+                   "job's ranks are NOT authenticated") != 1)
+        fail_msg("want one warning that TC_JOB_SECRET is not set, the log says:\n%s", log);
+    free(log);
+    log = run_logged(2, "short-secret");
+    if (count(log, "bootstrap(store): TC_JOB_SECRET has only 12 bytes") != 1 ||
+        strstr(log, "short-secret"))
+        fail_msg("want one warning that the secret is short, without it; the log says:\n%s", log);
+    free(log);
+    log = run_logged(2, "a-secret-of-twenty-bytes");
+    assert_int_equal(count(log, "TC_JOB_SECRET"), 0);
+    free(log);
 }
 
 typedef struct {
@@ -698,6 +764,7 @@ static void test_notice_poll_fails(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_secret_warnings),
         cmocka_unit_test(test_create_and_reduce),
         cmocka_unit_test(test_two_prefixes),
         cmocka_unit_test(test_callback_fails),

@@ -5,7 +5,8 @@
  *   found by tests/fuzz/runtime:store_auth_fuzz, input in
  *   tests/fuzz/regressions/store_auth_fuzz/);
  * - a CHALLENGE whose MAC is wrong gets no PROOF;
- * - a refusal without a challenge (another version) is reported with the store's text.
+ * - a refusal without a challenge (another version) is reported with the store's text;
+ * - an EVENT before the store's verdict ends the join (the store sends events to joined ranks).
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -117,6 +118,31 @@ static void test_refusal_without_challenge(void **state)
     assert_non_null(strstr(tc_last_error(), text));
 }
 
+/* An EVENT before the store's verdict: a failure notice from a peer that proved nothing. It was
+ * queued, and the refusal after it (TC_ERR_INVALID_STATE, "a lingering store") made the client
+ * retry and join the real store with the notice still waiting to be delivered. */
+static void test_event_before_join(void **state)
+{
+    (void)state;
+    uint8_t in[128], ev[TC_BS_EVENT_LEN], reply[16], out[512];
+    size_t nout;
+    le(ev, TC_BOOT_EV_PROC_FAILED, 4);
+    le(ev + 4, 0, 4); /* rank 0 failed, */
+    le(ev + 8, 0, 4);
+    le(ev + 12, 0, 4); /* says rank 0 */
+    size_t nin = frame(in, TC_BS_EVENT, ev, sizeof(ev));
+    le(reply, 0, 8);
+    le(reply + 8, (uint32_t)(int32_t)TC_ERR_INVALID_STATE, 4);
+    le(reply + 12, 0, 4);
+    nin += frame(in + nin, TC_BS_REPLY, reply, 16);
+    for (int keyed = 0; keyed < 2; keyed++) {
+        tc_status_t rc = join(in, nin, keyed ? "a-secret" : NULL, out, sizeof(out), &nout);
+        assert_int_equal(rc, TC_ERR_PROTOCOL);
+        assert_non_null(strstr(tc_last_error(), "sent an EVENT before it let this rank in"));
+        assert_int_equal(nout, TC_BS_HDR_LEN + TC_BS_HELLO_LEN); /* the HELLO, nothing after */
+    }
+}
+
 int main(void)
 {
     tc_log_configure("none");
@@ -124,6 +150,7 @@ int main(void)
         cmocka_unit_test(test_ok_without_challenge),
         cmocka_unit_test(test_wrong_challenge),
         cmocka_unit_test(test_refusal_without_challenge),
+        cmocka_unit_test(test_event_before_join),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -33,7 +33,8 @@
  *   are exactly the connections holding them; a connection's unsent output stays bounded;
  * - client: it sends its HELLO (its rank, world, keyed flag and Ni); it sends a PROOF only
  *   after a CHALLENGE whose MAC is the acceptor's so computed, and that PROOF is the initiator's
- *   MAC; it joins only after such a CHALLENGE and its PROOF. */
+ *   MAC; it joins only after such a CHALLENGE and its PROOF, and only when no EVENT came
+ *   before the store's verdict (the store sends events to ranks it let in). */
 #include <fcntl.h>
 #include <sodium.h>
 #include <stdint.h>
@@ -511,6 +512,14 @@ static void client_side(uint8_t mode, const uint8_t *s, size_t n)
                 rc == TC_OK ? "" : tc_last_error(), proved);
     if (rc == TC_OK && !proved)
         abort(); /* joined without the store's proof and ours */
+    /* joined: no EVENT came before the verdict (the first REPLY to request 0) */
+    frames_t v = {stream, len, 0};
+    while (rc == TC_OK && next_frame(&v, &type, &body, &bl)) {
+        if (type == TC_BS_EVENT)
+            abort(); /* a notice from a store that had not let this rank in */
+        if (type == TC_BS_REPLY && bl >= 16 && le(body, 8) == 0)
+            break;
+    }
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
