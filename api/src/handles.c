@@ -162,6 +162,11 @@ static const struct {
 
 void tc_api_handle_refused(unsigned kind, const void *h, const char *fn, tc_api_lookup_t why)
 {
+    /* a value whose kind bits name another kind is that kind's handle only if it was issued */
+    void *obj;
+    unsigned own = (unsigned)((uintptr_t)h & ((1u << TC_API_H_KIND_BITS) - 1));
+    if (why == TC_API_H_OTHER_KIND && tc_api_handle_lookup(own, h, &obj) == TC_API_H_FOREIGN)
+        why = TC_API_H_FOREIGN;
     if (!h)
         tc_error_set(TC_ERR_INVALID_ARG, "%s: %s is NULL", fn, kind_text[kind].arg);
     else if (why == TC_API_H_STALE)

@@ -9,11 +9,11 @@
 static tc_status_t win_coll_opts(const tc_op_opts_t *opts, const char *fn, int64_t *timeout_ms_p)
 {
     int flags;
-    tc_status_t st = tc_api_op_opts(opts, fn, NULL, NULL, timeout_ms_p, &flags, NULL);
-    if (st == TC_OK && opts && opts->async)
-        st =
-            tc_error_set(TC_ERR_INVALID_ARG, "%s: cannot be asynchronous (opts->async is set)", fn);
-    return st;
+    /* before the generic checks, which would ask for a work_p this call does not have */
+    if (opts && opts->size >= sizeof(*opts) && opts->async)
+        return tc_error_set(TC_ERR_INVALID_ARG, "%s: cannot be asynchronous (opts->async is set)",
+                            fn);
+    return tc_api_op_opts(opts, fn, NULL, NULL, timeout_ms_p, &flags, NULL);
 }
 
 static tc_status_t win_make(tc_comm_t *comm, const char *fn, void *buf, size_t bytes, int allocate,
@@ -36,7 +36,7 @@ static tc_status_t win_make(tc_comm_t *comm, const char *fn, void *buf, size_t b
                             "%s: comm '%s' is bound to CUDA device %d: windows are host memory "
                             "only",
                             fn, tc_rt_comm_name(c->rt), tc_rt_comm_device(c->rt));
-    int64_t timeout_ms;
+    int64_t timeout_ms = 0;
     if ((st = win_coll_opts(opts, fn, &timeout_ms)) != TC_OK)
         return st;
     tc_api_win_t *w;

@@ -359,6 +359,8 @@ tc_status_t tc_hints_parse(tc_hints_t *hints, const char *text)
         return tc_error_set(TC_ERR_INVALID_ARG, "tc_hints_parse: NULL %s",
                             hints == NULL ? "hints" : "text");
     /* Work on a copy so that the set is unchanged when an item is malformed. */
+    tc_hints_t seen; /* the keys of this text so far */
+    tc_hints_init(&seen);
     st = tc_hints_copy(&tmp, hints);
     if (st != TC_OK)
         return st;
@@ -400,7 +402,16 @@ tc_status_t tc_hints_parse(tc_hints_t *hints, const char *text)
             item[ke - ks] = '\0';
             memcpy(item + (ke - ks) + 1, vs, (size_t)(ve - vs));
             item[(ke - ks) + 1 + (ve - vs)] = '\0';
-            st = tc_hints_set(&tmp, item, item + (ke - ks) + 1);
+            /* a key twice in one text: which one was meant is not known (a set given before,
+             * e.g. the communicator's, is replaced on purpose) */
+            if (tc_hints_get(&seen, item) != NULL) {
+                st = tc_error_set(TC_ERR_CONFIG, "hints \"%s\": key \"%s\" is given twice", text,
+                                  item);
+                goto out_item;
+            }
+            st = tc_hints_set(&seen, item, "");
+            if (st == TC_OK)
+                st = tc_hints_set(&tmp, item, item + (ke - ks) + 1);
             if (st != TC_OK) {
                 tc_error_prefix("hints \"%s\": ", text);
                 goto out_item;
@@ -411,12 +422,14 @@ tc_status_t tc_hints_parse(tc_hints_t *hints, const char *text)
         p = end + 1;
     }
     free(item);
+    tc_hints_free(&seen);
     tc_hints_free(hints);
     *hints = tmp;
     return TC_OK;
 
 out_item:
     free(item);
+    tc_hints_free(&seen);
 out_tmp:
     tc_hints_free(&tmp);
     return st;

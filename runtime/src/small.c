@@ -21,10 +21,11 @@
 /* Rank @p q withdrew its message of this operation: its own call of it failed. */
 static tc_status_t small_withdrawn(int q)
 {
-    return tc_error_set(TC_ERR_ABORTED,
-                        "rank %d withdrew its part: its call of this operation ended in error (a "
-                        "timeout, an abort or a revoke there)",
-                        q);
+    return tc_error_set(
+        TC_ERR_ABORTED,
+        "rank %d withdrew its part: its call of this operation ended in error (a "
+        "timeout, a count that differs from another rank's, an abort or a revoke there)",
+        q);
 }
 
 /* The message of this operation from rank @p q, its lane taken (released and unlocked by the

@@ -11,6 +11,7 @@
 
 #include "tcomms/base/log.h"
 #include "tcomms/transport/builtin.h"
+#include "tcomms/transport/ib.h"
 #include "world.h"
 
 #define WORLD_ADDR_MAX 256
@@ -94,6 +95,10 @@ tc_status_t tc_rt_world_hints_check(const tc_hints_t *hints, const tc_hints_t *s
     if (st != TC_OK)
         return st;
     n = n < TC_RT_BACKENDS_MAX ? n : TC_RT_BACKENDS_MAX;
+    /* at creation, on every machine: the ib context that reads them is made only where RDMA is
+     * (a malformed ib.port was accepted elsewhere) */
+    if (!shared && (st = tc_tp_ib_hints_check(hints)) != TC_OK)
+        return st;
     for (int i = 0; i < hints->count; i++) {
         const char *key = hints->keys[i];
         const tc_tp_ops_t *owner = strcmp(key, "algo") ? world_hint_owner(ops, n, key) : NULL;

@@ -143,6 +143,19 @@ static void test_comm_algo_hint(void **state)
            "unknown hint alg (known: algo, shm_cells, shm_cell_size, ");
     co.hints = "algo=ring,shm_cels=64";
     expect(tc_comm_create(&co, &comm), TC_ERR_INVALID_ARG, "unknown hint shm_cels (known: algo");
+    /* the ib backend's hints are checked on every machine: this one has no RDMA device, where
+     * they were accepted unread */
+    co.hints = "ib.port=abc";
+    expect(tc_comm_create(&co, &comm), TC_ERR_CONFIG, "ib.port");
+    co.hints = "ib.port=70000";
+    expect(tc_comm_create(&co, &comm), TC_ERR_CONFIG, "ib.port");
+    co.hints = "ib.gid_index=-1";
+    expect(tc_comm_create(&co, &comm), TC_ERR_CONFIG, "ib.gid_index");
+    co.hints = "ib.device=";
+    expect(tc_comm_create(&co, &comm), TC_ERR_CONFIG, "hint ib.device=\"\": not a device name");
+    /* a key twice: which was meant is not known (the last one was taken) */
+    co.hints = "shm_cells=4,shm_cells=8";
+    expect(tc_comm_create(&co, &comm), TC_ERR_CONFIG, "key \"shm_cells\" is given twice");
     co.hints = "tcp_nsocks=2,ib.port=1,shm_cells=64";
     assert_int_equal(tc_comm_create(&co, &comm), TC_OK);
     tc_comm_t *child;

@@ -125,6 +125,10 @@ static void test_not_handles(void **state)
     expect(tc_comm_rank(ahead, &r), TC_ERR_INVALID_STATE, "not a communicator handle");
     tc_comm_t *far = (tc_comm_t *)(((uintptr_t)1 << 24) | ((uintptr_t)4000000 << 2) | 1);
     expect(tc_comm_rank(far, &r), TC_ERR_INVALID_STATE, "not a communicator handle");
+    /* a value with a communicator's kind bits that no call returned is no communicator handle
+     * to a work call either (it said "is a communicator handle, not a work object") */
+    expect(tc_work_free((tc_work_t *)far), TC_ERR_INVALID_STATE, "not a work handle");
+    expect(tc_work_free((tc_work_t *)ahead), TC_ERR_INVALID_STATE, "not a work handle");
     assert_int_equal(tc_work_free(w), TC_OK);
     assert_int_equal(tc_comm_rank(comm, &r), TC_OK);
     assert_int_equal(tc_comm_destroy(comm), TC_OK);

@@ -178,16 +178,14 @@ tc_status_t tc_tp_ib_ctx_create_verbs(const tc_ib_verbs_t *v, const tc_tp_ctx_pa
         (params->secret == NULL && params->secret_len != 0))
         return tc_error_set(TC_ERR_INVALID_ARG, "ib ctx_create: bad verbs, params or ctx_p");
     int64_t port = 1, gid_index = 0;
-    const char *want = tc_config_string("TC_IB_DEVICE", NULL);
-    if (want == NULL && params->hints != NULL)
-        want = tc_hints_get(params->hints, "ib.device");
-    tc_status_t st = tc_hints_int(params->hints, "ib.port", 1, 1, 255, &port);
+    const char *want = tc_config_string("TC_IB_DEVICE", NULL), *hinted;
+    tc_status_t st = tc_ib_hints_read(params->hints, &hinted, &port, &gid_index);
     if (st == TC_OK)
         st = tc_config_int("TC_IB_PORT", port, 1, 255, &port);
-    if (st == TC_OK)
-        st = tc_hints_int(params->hints, "ib.gid_index", 0, 0, 255, &gid_index);
     if (st != TC_OK)
         return st;
+    if (want == NULL)
+        want = hinted;
 
     int num = 0;
     errno = 0;

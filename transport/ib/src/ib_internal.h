@@ -268,6 +268,10 @@ uint64_t tc_ib_get_u64(const unsigned char *p);
 
 /* ---- ib_mr.c ---- */
 /* Read TC_IB_REG_CACHE and TC_IB_REG_CACHE_MAX. */
+/* ib_config.c: the hints ib.device (NULL when absent), ib.port and ib.gid_index (their
+ * defaults when absent); TC_ERR_CONFIG naming a malformed one. */
+TC_MUST_USE tc_status_t tc_ib_hints_read(const tc_hints_t *hints, const char **device_p,
+                                         int64_t *port_p, int64_t *gid_index_p);
 TC_MUST_USE tc_status_t tc_ib_mr_cache_init(tc_ib_ctx_t *ctx);
 /* The entry covering [addr, addr+len) (refcounted): one in the array (cached, or an explicit
  * registration), else a new registration, put in the array when the cache is on or

@@ -74,8 +74,10 @@ void tc_hints_init(tc_hints_t *hints);
 tc_status_t tc_hints_set(tc_hints_t *hints, const char *key, const char *value);
 
 /**
- * @brief Add the pairs of "k1=v1,k2=v2" (whitespace around items ignored).
- * @return TC_ERR_CONFIG naming the malformed item; the set is unchanged then.
+ * @brief Add the pairs of "k1=v1,k2=v2" (whitespace around items ignored); a key already in
+ *        the set is replaced.
+ * @return TC_ERR_CONFIG naming the malformed item, or a key given twice in @p text; the set is
+ *         unchanged then.
  */
 tc_status_t tc_hints_parse(tc_hints_t *hints, const char *text);
 

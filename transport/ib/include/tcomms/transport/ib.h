@@ -43,6 +43,13 @@ extern "C" {
  */
 tc_status_t tc_tp_ib_config_check(void);
 
+/**
+ * @brief Check the backend's hints (ib.device, ib.port, ib.gid_index) without a device, as
+ *        tc_tp_ib_config_check() does the variables.
+ * @return TC_OK, or TC_ERR_CONFIG naming the hint and the accepted values.
+ */
+tc_status_t tc_tp_ib_hints_check(const tc_hints_t *hints);
+
 /** @brief The verbs calls the backend makes (same signatures as libibverbs). */
 typedef struct tc_ib_verbs {
     struct ibv_device **(*get_device_list)(int *num_devices);
