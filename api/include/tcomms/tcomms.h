@@ -35,7 +35,7 @@ extern "C" {
  *         library's soname is libtcomms.so.MAJOR). */
 #define TC_VERSION_MAJOR 0
 /** @brief Minor version: raised by compatible additions. */
-#define TC_VERSION_MINOR 14
+#define TC_VERSION_MINOR 15
 /** @brief Patch version: fixes only. */
 #define TC_VERSION_PATCH 0
 /** @brief Version of this header: major * 10000 + minor * 100 + patch. */
