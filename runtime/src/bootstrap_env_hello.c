@@ -121,12 +121,18 @@ tc_status_t tc_benv_hello(tc_boot_env_t *e, const env_config_t *cfg, const tc_au
     }
     if (rc != TC_OK)
         return rc;
-    /* TC_ERR_INVALID_STATE: a lingering store of an earlier bootstrap; the caller retries. */
-    if (reply.status != TC_OK)
-        rc = tc_error_set(reply.status == TC_ERR_INVALID_STATE ? TC_ERR_INVALID_STATE
-                                                               : TC_ERR_BOOTSTRAP,
-                          "bootstrap(env): the store at %s refused rank %d: %.*s", e->master,
-                          cfg->rank, (int)reply.len, (const char *)reply.data);
+    /* TC_ERR_INVALID_STATE: a lingering store of an earlier bootstrap; the caller retries. The
+     * text comes from a store that has not proved anything yet: only its printable bytes. */
+    if (reply.status != TC_OK) {
+        char text[TC_BS_MAX_TEXT + 1];
+        size_t n = reply.len < TC_BS_MAX_TEXT ? reply.len : TC_BS_MAX_TEXT;
+        for (size_t i = 0; i < n; i++)
+            text[i] = reply.data[i] >= 0x20 && reply.data[i] < 0x7f ? (char)reply.data[i] : '?';
+        text[n] = '\0';
+        rc = tc_error_set(
+            reply.status == TC_ERR_INVALID_STATE ? TC_ERR_INVALID_STATE : TC_ERR_BOOTSTRAP,
+            "bootstrap(env): the store at %s refused rank %d: %s", e->master, cfg->rank, text);
+    }
     free(reply.body);
     return rc;
 }

@@ -6,7 +6,8 @@
  *   tests/fuzz/regressions/store_auth_fuzz/);
  * - a CHALLENGE whose MAC is wrong gets no PROOF;
  * - a refusal without a challenge (another version) is reported with the store's text;
- * - an EVENT before the store's verdict ends the join (the store sends events to joined ranks).
+ * - an EVENT before the store's verdict ends the join (the store sends events to joined ranks);
+ * - a refusal's text reaches the error with its control bytes replaced.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -118,6 +119,24 @@ static void test_refusal_without_challenge(void **state)
     assert_non_null(strstr(tc_last_error(), text));
 }
 
+/* A refusal's text, from a store that proved nothing, goes into this rank's error with its
+ * control bytes replaced (it went in verbatim: a terminal escape or a line of its own in the
+ * application's log). */
+static void test_refusal_text_printable(void **state)
+{
+    (void)state;
+    uint8_t in[128], body[64], out[512];
+    const char text[] = "go away\n\x1b[2Jnow\x7f";
+    size_t nout, tlen = sizeof(text) - 1;
+    le(body, 0, 8);
+    le(body + 8, (uint32_t)(int32_t)TC_ERR_BOOTSTRAP, 4);
+    le(body + 12, tlen, 4);
+    memcpy(body + 16, text, tlen);
+    size_t nin = frame(in, TC_BS_REPLY, body, (uint32_t)(16 + tlen));
+    assert_int_equal(join(in, nin, NULL, out, sizeof(out), &nout), TC_ERR_BOOTSTRAP);
+    assert_non_null(strstr(tc_last_error(), "refused rank 1: go away??[2Jnow?"));
+}
+
 /* An EVENT before the store's verdict: a failure notice from a peer that proved nothing. It was
  * queued, and the refusal after it (TC_ERR_INVALID_STATE, "a lingering store") made the client
  * retry and join the real store with the notice still waiting to be delivered. */
@@ -147,10 +166,9 @@ int main(void)
 {
     tc_log_configure("none");
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_ok_without_challenge),
-        cmocka_unit_test(test_wrong_challenge),
-        cmocka_unit_test(test_refusal_without_challenge),
-        cmocka_unit_test(test_event_before_join),
+        cmocka_unit_test(test_ok_without_challenge),      cmocka_unit_test(test_wrong_challenge),
+        cmocka_unit_test(test_refusal_without_challenge), cmocka_unit_test(test_event_before_join),
+        cmocka_unit_test(test_refusal_text_printable),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
