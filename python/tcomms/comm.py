@@ -84,13 +84,14 @@ def _hints(hints):
 class Work:
     """An operation in flight (or done). ``wait`` raises its error."""
 
-    __slots__ = ("_w", "_post", "_done", "_src", "_drop")
+    __slots__ = ("_w", "_post", "_done", "_src", "_drop", "_err")
 
     def __init__(self, w, post, src=None):
         self._w = w          # _ext.Work, or None when the call was blocking
         self._post = post    # Bufs / callables owed a copy back
         self._src = src      # a receive's source rank; -1: from any source, known once done
         self._drop = None    # where it goes when dropped unfinished (Comm._track)
+        self._err = None     # the copy back's error, raised by every wait
         self._done = w is None
         if self._done:
             self._finish()
@@ -109,16 +110,20 @@ class Work:
     def wait(self, timeout=None):
         """Wait until done, at most ``timeout`` (None: the operation's own
         timeout). True when done; False when ``timeout`` ran out first."""
-        if self._done:
-            return True
-        try:
-            if not self._w.wait(-1 if timeout is None else _ms(timeout)):
-                return False
-        except _ext.Error:
-            self._drop = None  # it ended, its error seen: nothing to keep or report if dropped
-            raise
-        self._done = True
-        self._finish()
+        if not self._done:
+            try:
+                if not self._w.wait(-1 if timeout is None else _ms(timeout)):
+                    return False
+            except _ext.Error:
+                self._drop = None  # it ended, its error seen: nothing to keep or report if dropped
+                raise
+            self._done = True
+            try:
+                self._finish()
+            except Exception as e:  # noqa: BLE001 - a copy back that failed: every wait says so
+                self._err = e
+        if self._err is not None:
+            raise self._err
         return True
 
     def is_completed(self):

@@ -121,6 +121,51 @@ class _Coalescing:
         self.p2p = 0
         self.works = []                       # collectives issued meanwhile
         self.torch_works = []                 # the TorchWork of every operation
+        self.error = None                     # the first operation refused, raised at the end
+
+
+def _elements(t):
+    """The storage offsets of @p t's elements (a tensor of int64)."""
+    idx = torch.tensor([t.storage_offset()], dtype=torch.int64)
+    for n, st in zip(t.shape, t.stride()):
+        idx = (idx.unsqueeze(-1) + torch.arange(n, dtype=torch.int64) * st).reshape(-1)
+    return idx
+
+
+def _disjoint(tensors, what):
+    """Refuse tensors of one operation that share elements: each is reduced in place by an
+    operation of its own, at the same time, so shared elements came out reduced once, twice or
+    more, differently from run to run. Views that interleave without sharing pass."""
+    spans = []
+    for k, t in enumerate(tensors):
+        if t.numel() == 0:
+            continue
+        es = t.element_size()
+        lo = t.data_ptr() + es * sum((n - 1) * st for n, st in zip(t.shape, t.stride()) if st < 0)
+        hi = t.data_ptr() + es * (1 + sum((n - 1) * st for n, st in zip(t.shape, t.stride())
+                                          if st > 0))
+        spans.append((lo, hi, k))
+    spans.sort()
+    for i, (lo_a, hi_a, a) in enumerate(spans):
+        for lo_b, _, b in spans[i + 1:]:
+            if lo_b >= hi_a:
+                break
+            x, y = tensors[a], tensors[b]
+            if x.element_size() == y.element_size() and x.is_contiguous() + y.is_contiguous() < 2 \
+                    and x.untyped_storage().data_ptr() == y.untyped_storage().data_ptr() \
+                    and not bool(torch.isin(_elements(x), _elements(y)).any()):
+                continue  # interleaved, no element in common
+            raise ValueError(f"tcomms: {what}: tensors {min(a, b)} and {max(a, b)} share memory "
+                             "(each is reduced in place on its own, at the same time); pass "
+                             "tensors that do not overlap")
+
+
+def _torch_coalescing():
+    """Whether torch is inside a coalescing block of any group (None: this torch does not
+    say). A block that raised (torch's own check of the operations' types, or an error of
+    the block's body) never calls end_coalescing."""
+    state = getattr(getattr(dist.distributed_c10d, "_world", None), "pg_coalesce_state", None)
+    return None if state is None else bool(state)
 
 
 class ProcessGroupTcomms(_C10dBackend):
@@ -194,7 +239,20 @@ class ProcessGroupTcomms(_C10dBackend):
         self._inline = self._coal is None and not getattr(opts, "asyncOp", True)
         return {"async_op": True, "timeout": _timeout(opts)}
 
+    def _end_stale_coalescing(self):
+        """A coalescing block that torch left without end_coalescing (it raised inside): its
+        operations fail, and later ones are issued on their own again (they were added to it,
+        and their works waited forever)."""
+        coal, self._coal = self._coal, None
+        err = RuntimeError(f"tcomms: a coalescing block on rank {self.rank()} ended without "
+                           "end_coalescing (torch raised inside it): its operations were not "
+                           "completed")
+        for w in coal.torch_works:
+            w._fail(err)
+
     def start_coalescing(self):
+        if self._coal is not None and _torch_coalescing() is False:
+            self._end_stale_coalescing()
         if self._coal is not None:
             raise RuntimeError("tcomms: start_coalescing while already coalescing")
         self._coal = _Coalescing(self._comm)
@@ -204,6 +262,10 @@ class ProcessGroupTcomms(_C10dBackend):
         if coal is None:
             raise RuntimeError("tcomms: end_coalescing without start_coalescing")
         works = coal.works
+        if coal.error is not None:  # refused inside the block: raised here, where torch is done
+            for w in coal.torch_works:
+                w._fail(coal.error)
+            raise coal.error
         try:
             if coal.p2p:
                 works = works + [coal.batch.issue(async_op=True)]
@@ -225,6 +287,7 @@ class ProcessGroupTcomms(_C10dBackend):
                                           for t in tensors], tensors)
 
     def allreduce_coalesced(self, tensors, opts):
+        _disjoint(tensors, "allreduce_coalesced")
         return self.allreduce(tensors, opts)
 
     def reduce(self, tensors, opts):
@@ -424,16 +487,33 @@ def _create(opts, backend_options):
                               opts.global_ranks_in_group, f"torch.{opts.group_id}")
 
 
-def _translating(method):
-    """@p method with the tcomms errors it raises numbered in torch's ranks too (subgroups)."""
+def _backend_op(method):
+    """@p method of the backend, with the tcomms errors it raises numbered in torch's ranks too
+    (subgroups). Inside a coalescing block an error is kept for end_coalescing to raise and
+    the operation's work fails with it: raised inside the block, it left torch's coalescing
+    state behind (torch does not end a block whose body raised), and the group's next
+    operations were dropped or waited forever. A block torch left without end_coalescing
+    ends first."""
     @functools.wraps(method)
     def op(self, *args, **kwargs):
+        if self._coal is not None and method.__name__ != "end_coalescing" and \
+                _torch_coalescing() is False:
+            self._end_stale_coalescing()
         try:
             return method(self, *args, **kwargs)
-        except _ext.Error as e:
-            if self._global is None or getattr(e, "_tc_torch_ranks", False):
-                raise
-            raise self._torch_error(e) from None
+        except Exception as e:  # noqa: BLE001 - every refusal, the library's and the checks'
+            err = e
+            if isinstance(e, _ext.Error) and self._global is not None and \
+                    not getattr(e, "_tc_torch_ranks", False):
+                err = self._torch_error(e)
+            if self._coal is None or method.__name__ == "end_coalescing":
+                if err is e:
+                    raise
+                raise err from None
+            self._coal.error = self._coal.error or err
+            work = TorchWork(method.__name__, self.rank(), [], None, None)
+            work._fail(err)
+            return work
     return op
 
 
@@ -442,7 +522,7 @@ for _name in ("allreduce", "allreduce_coalesced", "reduce", "reduce_scatter",
               "allgather", "allgather_coalesced", "all_gather_single",
               "all_gather_single_coalesced", "alltoall", "all_to_all_single", "gather", "scatter",
               "barrier", "send", "recv", "end_coalescing"):
-    setattr(ProcessGroupTcomms, _name, _translating(getattr(ProcessGroupTcomms, _name)))
+    setattr(ProcessGroupTcomms, _name, _backend_op(getattr(ProcessGroupTcomms, _name)))
 
 
 def backend_of(group=None):

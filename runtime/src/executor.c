@@ -290,7 +290,25 @@ static tc_status_t step_start(tc_rt_work_t *w, uint32_t i)
     return TC_OK;
 }
 
-/* A posted step whose request has finished. */
+/* A receive whose sender withdrew its message (the sender's own operation ended in error):
+ * whether to wait before failing. The sender's error is most often another rank's failure,
+ * which reaches this rank a little later: failing at once named the live sender with
+ * TC_ERR_ABORTED here while the other ranks named the failed one. So the receive stays
+ * posted until the failure arrives (it breaks the communicator and ends this work with
+ * TC_ERR_PEER_FAILED naming it) or TC_RT_WITHDRAWN_WAIT_MS pass. */
+int tc_rt_work_withdrawn_wait(tc_rt_work_t *w, int wpeer)
+{
+    const tc_tp_ep_t *ep = tc_rt_world_ep_get(w->comm->world, wpeer);
+    if (!ep || tc_tp_ep_error(ep)[0])
+        return 0; /* the endpoint failed: its error says why */
+    uint64_t now = tc_time_ns();
+    if (!w->ex.withdrawn_ns)
+        w->ex.withdrawn_ns = now;
+    return now - w->ex.withdrawn_ns < TC_RT_WITHDRAWN_WAIT_MS * 1000000ull;
+}
+
+/* A posted step whose request has finished: TC_OK, an error, or TC_INPROGRESS for a receive
+ * that waits to learn why its message was withdrawn (tc_rt_work_withdrawn_wait). */
 static tc_status_t step_finish(tc_rt_work_t *w, uint32_t i)
 {
     tc_rt_exec_t *ex = &w->ex;
@@ -323,6 +341,9 @@ static tc_status_t step_finish(tc_rt_work_t *w, uint32_t i)
                  s->peer, want);
         return step_fail(w, i, TC_ERR_MISMATCH, why);
     }
+    if (req->status == TC_ERR_ABORTED && s->kind != TC_STEP_SEND &&
+        tc_rt_work_withdrawn_wait(w, s->wpeer))
+        return TC_INPROGRESS;
     if (req->status != TC_OK) /* never tc_last_error(): the request completed in progress */
         return step_fail(w, i, req->status,
                          tc_rt_world_req_why(w->comm->world, s->wpeer, s->peer,
@@ -367,6 +388,7 @@ static tc_status_t exec_prepare(tc_rt_work_t *w)
     ex->bufs[TC_BUF_SCRATCH] = ex->scratch;
     ex->first = 0;
     ex->ndone = 0;
+    ex->withdrawn_ns = 0;
     return TC_OK;
 }
 
@@ -441,7 +463,7 @@ static tc_status_t exec_start(tc_rt_work_t *w, uint32_t i)
     if ((st = step_start(w, i)) != TC_OK && !exec_tolerate(w, i, st))
         return st;
     if (ex->state[i] == STEP_POSTED && EXEC_REQ(ex, i)->status != TC_INPROGRESS &&
-        (st = step_finish(w, i)) != TC_OK && !exec_tolerate(w, i, st))
+        (st = step_finish(w, i)) != TC_OK && st != TC_INPROGRESS && !exec_tolerate(w, i, st))
         return st;
     return TC_OK;
 }
@@ -464,7 +486,9 @@ int tc_rt_exec_pass(tc_rt_work_t *w)
             const tc_rt_pstep_t *s = &plan->steps[i];
             uint8_t state = ex->state[i];
             if (state == STEP_POSTED && EXEC_REQ(ex, i)->status != TC_INPROGRESS) {
-                if ((st = step_finish(w, i)) != TC_OK && !exec_tolerate(w, i, st))
+                if ((st = step_finish(w, i)) == TC_INPROGRESS)
+                    continue;
+                if (st != TC_OK && !exec_tolerate(w, i, st))
                     return st;
                 changed++;
                 continue;

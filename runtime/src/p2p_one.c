@@ -64,12 +64,18 @@ static int one_result(tc_rt_work_t *w, tc_status_t st)
 static int one_pass(tc_rt_work_t *w)
 {
     tc_status_t st = __atomic_load_n(&w->one.req.status, __ATOMIC_ACQUIRE);
-    return st == TC_INPROGRESS ? 0 : one_result(w, st);
+    if (st == TC_INPROGRESS ||
+        (st == TC_ERR_ABORTED && !w->one.send &&
+         tc_rt_work_withdrawn_wait(w, tc_rt_world_rank(w->comm, w->one.peer))))
+        return 0;
+    return one_result(w, st);
 }
 
+/* Asked after a pass that found no error: the request moved its bytes (a receive whose message
+ * was withdrawn is not done while it waits in one_pass). */
 static int one_done(const tc_rt_work_t *w)
 {
-    return __atomic_load_n(&w->one.req.status, __ATOMIC_ACQUIRE) != TC_INPROGRESS;
+    return __atomic_load_n(&w->one.req.status, __ATOMIC_ACQUIRE) == TC_OK;
 }
 
 void tc_rt_one_take_back(tc_rt_work_t *w)
@@ -106,6 +112,7 @@ static tc_status_t one_post(tc_rt_work_t *w, uint64_t tag)
         return (tc_status_t)one_error(w, st, why);
     }
     o->req = (tc_tp_req_t)TC_TP_REQ_INIT;
+    w->ex.withdrawn_ns = 0;
     tc_error_clear(); /* a failed post's detail is the transport's, not an older one */
     st = o->send ? tc_tp_send(ep, tag, o->buf, o->cap, &o->req)
                  : tc_tp_recv(ep, tag, o->buf, o->cap, &o->req);

@@ -69,6 +69,7 @@ typedef struct tc_rt_exec {
     size_t esize;
     uint32_t first; /* lowest step not done */
     uint32_t ndone;
+    uint64_t withdrawn_ns;    /* when a receive found its message withdrawn (0: none; executor.c) */
     const tc_rt_plan_t *plan; /* what runs: a cache entry's plan, or own */
     tc_rt_plan_t own;         /* the plan of a schedule that is not cached */
 } tc_rt_exec_t;
@@ -121,6 +122,10 @@ TC_MUST_USE tc_status_t tc_rt_exec_begin_raw(tc_rt_work_t *work, const void *sen
 int tc_rt_exec_pass(tc_rt_work_t *work);
 /* All steps done. */
 int tc_rt_exec_done(const tc_rt_work_t *work);
+/* A receive of @p work from world rank @p wpeer ended with TC_ERR_ABORTED, its sender having
+ * withdrawn the message: 1 while it should wait for a failure to explain it
+ * (TC_RT_WITHDRAWN_WAIT_MS from the first call of this run), 0 to fail now. */
+int tc_rt_work_withdrawn_wait(tc_rt_work_t *work, int wpeer);
 /* Cancel what is posted, so no request points into the caller's buffers. */
 void tc_rt_exec_abandon(tc_rt_work_t *work);
 void tc_rt_exec_free(tc_rt_exec_t *ex);

@@ -320,9 +320,10 @@ const char *tc_rt_world_req_why(const tc_rt_world_t *world, int wpeer, int peer,
         snprintf(buf, cap, "%s", tc_tp_ep_error(ep));
     else if (ep && recv && st == TC_ERR_ABORTED)
         snprintf(buf, cap,
-                 "rank %d withdrew the message of %zu bytes it had begun to send (the "
-                 "operation was aborted or revoked on its side)",
-                 peer, bytes);
+                 "rank %d withdrew the message of %zu bytes it had begun to send (its operation "
+                 "ended in error there: an abort, a revoke, a timeout or a failure it saw, of "
+                 "which this rank learnt nothing within %d ms)",
+                 peer, bytes, TC_RT_WITHDRAWN_WAIT_MS);
     else
         snprintf(buf, cap, "the transport ended the %s of %zu bytes with %s",
                  recv ? "receive" : "send", bytes, tc_status_string(st));

@@ -10,6 +10,7 @@
  *   withdraw_test ROUNDS        2 ranks
  *   withdraw_test late-root     3 ranks or more
  *   withdraw_test leftovers N   2 ranks
+ *   withdraw_test cause         4 ranks or more
  *
  * late-root: a 16 MiB broadcast (double binary tree) on a dup whose root is 200 ms late; the others
  * give up after 50 ms, taking back the many pieces they had announced to each other (a tree's
@@ -19,9 +20,16 @@
  * turn, and the destroy. The messages the aborting rank no longer receives arrive whole and
  * stayed in the transports for good (over TCP 200 kB more heap per round); now they are freed
  * with the destroyed communicator: the heap in use may not grow by 8 MiB from round 20 on.
- * Each rank prints "withdraw: OK ..." or "withdraw: FAIL ...".
+ * cause: the last rank dies 1 ms into an asynchronous batch in which every rank sends and
+ * receives 1 MiB with every other. A survivor whose sender had withdrawn its message on learning
+ * of the death reported TC_ERR_ABORTED naming that live sender, while the others named the dead
+ * rank (9 of 12 runs); every survivor must now fail with TC_ERR_PEER_FAILED naming the dead rank
+ * and count it among the failed ranks.
+ * Each rank prints "withdraw: OK ..." or "withdraw: FAIL ..." (in the cause case the dying rank
+ * prints nothing).
  */
 #include <malloc.h>
+#include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -104,6 +112,49 @@ static tc_status_t world_works(tc_comm_t *world, int rank, float *v, size_t n)
         if (v[i] != (float)(size * (size + 1) / 2) * (float)(i % 97))
             return TC_ERR_INTERNAL;
     return TC_OK;
+}
+
+/* The cause case. */
+static int cause(tc_comm_t *world, int rank, int n)
+{
+    const size_t count = (size_t)1 << 17; /* int64: 1 MiB to each peer */
+    int victim = n - 1, failed[8], nfailed = 0;
+    int64_t *in = malloc(count * 8), *out = malloc(count * 8 * (size_t)n);
+    if (!in || !out || n < 4 || n > 8)
+        return fail(rank, 0, "4 to 8 ranks, 1 MiB per peer", TC_ERR_INVALID_ARG);
+    for (size_t i = 0; i < count; i++)
+        in[i] = rank;
+    tc_status_t st = tc_barrier(world, NULL, NULL);
+    if (st != TC_OK)
+        return fail(rank, 0, "barrier", st);
+    tc_op_opts_t async = TC_OP_OPTS_INIT;
+    async.async = 1;
+    tc_work_t *work = NULL;
+    st = tc_batch_begin(world);
+    for (int q = 0; q < n && st == TC_OK; q++)
+        if (q != rank && (st = tc_send(world, in, count, TC_INT64, q, NULL, NULL)) == TC_OK)
+            st = tc_recv(world, out + (size_t)q * count, count, TC_INT64, q, NULL, NULL);
+    if (st == TC_OK)
+        st = tc_batch_end(world, &async, &work);
+    if (st != TC_OK)
+        return fail(rank, 0, "batch", st);
+    if (rank == victim) {
+        usleep(1000);
+        raise(SIGKILL);
+    }
+    st = tc_work_wait(work, -1);
+    char want[32];
+    snprintf(want, sizeof(want), "rank %d (host", victim);
+    if (st != TC_ERR_PEER_FAILED || !strstr(tc_last_error(), want))
+        return fail(rank, 0, "the batch did not fail naming the dead rank", st);
+    tc_work_free(work);
+    if ((st = tc_comm_failed_ranks(world, failed, 8, &nfailed)) != TC_OK || nfailed != 1 ||
+        failed[0] != victim)
+        return fail(rank, 0, "the failed ranks are not the dead one", st);
+    printf("withdraw: OK rank %d: the batch failed naming rank %d\n", rank, victim);
+    free(in);
+    free(out);
+    return 0;
 }
 
 /* The late-root case: every rank's broadcast ends in an error, and the world goes on. */
@@ -202,7 +253,7 @@ static int leftovers(tc_comm_t *world, int rank, long rounds)
 int main(int argc, char **argv)
 {
     if (argc < 2 || (strcmp(argv[1], "leftovers") == 0 && argc < 3)) {
-        fprintf(stderr, "usage: withdraw_test ROUNDS | late-root | leftovers N\n");
+        fprintf(stderr, "usage: withdraw_test ROUNDS | late-root | leftovers N | cause\n");
         return 2;
     }
     int rounds = atoi(argv[1]), rank, n;
@@ -223,6 +274,11 @@ int main(int argc, char **argv)
         free(buf);
         free(v);
         return tc_comm_destroy(world) == TC_OK ? rc : 1;
+    }
+    if (strcmp(argv[1], "cause") == 0) { /* the communicator keeps the dead rank: no destroy */
+        free(buf);
+        free(v);
+        return cause(world, rank, n);
     }
     if (n != 2)
         return fail(rank, 0, "this test runs at 2 ranks", TC_ERR_INVALID_ARG);

@@ -193,3 +193,51 @@ def test_groups_named_apart(rank, size, gloo):
     assert len(names) == 2 and all(n.startswith("torch.") for n in names), names
     dist.destroy_process_group(g)
 
+
+
+def test_refused_inside_coalescing_leaves_group_usable(rank, size, gloo):
+    """A send with a tag (which tcomms refuses) inside batch_isend_irecv: the ValueError is
+    raised when the block ends, so torch's coalescing state ends too. Raised inside it, torch
+    kept the group coalescing: the next all_reduce was dropped (a result of ones) and the next
+    barrier waited forever."""
+    ops = [dist.P2POp(dist.isend, torch.ones(1), (rank + 1) % size, tag=5),
+           dist.P2POp(dist.irecv, torch.zeros(1), (rank - 1) % size, tag=5)]
+    with pytest.raises(ValueError, match="takes no tags"):
+        dist.batch_isend_irecv(ops)
+    x = torch.ones(3)
+    dist.all_reduce(x)
+    assert x.tolist() == [float(size)] * 3
+    dist.barrier()
+
+
+def test_block_torch_left_without_end(rank, size, gloo):
+    """torch refuses a coalescing block of mixed collectives after its body ran, without
+    calling end_coalescing: the group's next operations were added to that block and their
+    waits never ended. Now they run on their own."""
+    a, out = torch.ones(3), torch.zeros(2 * size)
+    with pytest.raises(RuntimeError, match="same type"):
+        with dist._coalescing_manager(device=torch.device("cpu")):
+            dist.all_reduce(a)
+            dist.all_gather_into_tensor(out, torch.ones(2))
+    x = torch.ones(2)
+    dist.all_reduce(x)
+    assert x.tolist() == [float(size)] * 2
+    w = dist.all_reduce(x, async_op=True)
+    assert w.wait(timedelta(seconds=30))
+    assert x.tolist() == [float(size * size)] * 2
+
+
+def test_coalesced_tensors_that_overlap_refused(rank, size, gloo):
+    """all_reduce_coalesced reduces each tensor in place at the same time: tensors sharing
+    elements came out reduced once, twice or more (3, 4 or 6 at 2 ranks, run to run). They are
+    refused; views that interleave without sharing are reduced as gloo does."""
+    x = torch.full((4000,), float(rank + 1))
+    with pytest.raises(ValueError, match="tensors 0 and 1 share memory"):
+        dist.all_reduce_coalesced([x[:3000], x[1000:]])
+    with pytest.raises(ValueError, match="share memory"):
+        dist.all_reduce_coalesced([x, x])
+    y = torch.arange(8, dtype=torch.float64) + rank
+    ref = y.clone()
+    dist.all_reduce(ref, group=gloo)
+    dist.all_reduce_coalesced([y[::2], y[1::2]])
+    assert torch.equal(y, ref)

@@ -65,3 +65,23 @@ def test_v_forms_and_single_forms_overlapping():
         np.testing.assert_array_equal(got["agv start"], gathered)
         np.testing.assert_array_equal(got["a2av"], np.concatenate(
             [full[q][offs[r]:offs[r] + counts[r]] for q in range(n)]))
+
+
+def test_failed_copy_back_raises_on_every_wait():
+    """An asynchronous all_reduce into an expanded tensor (stride 0: one element seen four
+    times) cannot be copied back: every wait raises, not the first one only (the second
+    returned True and left the output as it was)."""
+    torch = __import__("pytest").importorskip("torch")
+
+    def fn(c, r, size):
+        t = torch.ones(1).expand(4)
+        w = c.all_reduce(t, async_op=True)
+        raised = 0
+        for _ in range(2):
+            try:
+                w.wait()
+            except Exception:  # noqa: BLE001 - whatever torch's copy says
+                raised += 1
+        return raised
+
+    assert run_ranks(2, fn) == [2, 2]
