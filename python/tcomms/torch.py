@@ -281,14 +281,17 @@ class ProcessGroupTcomms(_C10dBackend):
         return work
 
     # ---- reductions
-    def allreduce(self, tensors, opts):
+    def _allreduce(self, tensors, opts, what):
         op = _redop(opts.reduceOp)
-        return self._finish("allreduce", [self._comm.all_reduce(t, op, **self._kw(opts))
-                                          for t in tensors], tensors)
+        return self._finish(what, [self._comm.all_reduce(t, op, **self._kw(opts))
+                                   for t in tensors], tensors)
+
+    def allreduce(self, tensors, opts):
+        return self._allreduce(tensors, opts, "allreduce")
 
     def allreduce_coalesced(self, tensors, opts):
         _disjoint(tensors, "allreduce_coalesced")
-        return self.allreduce(tensors, opts)
+        return self._allreduce(tensors, opts, "allreduce_coalesced")
 
     def reduce(self, tensors, opts):
         t = _one(tensors, "reduce")
@@ -494,10 +497,13 @@ def _backend_op(method):
     state behind (torch does not end a block whose body raised), and the group's next
     operations were dropped or waited forever. A block torch left without end_coalescing
     ends first."""
+    # torch leaves its block (pg_coalesce_state) before it calls the *_coalesced operation
+    # of the block's fast path and end_coalescing: those find the block open
+    ends_block = method.__name__ == "end_coalescing" or method.__name__.endswith("_coalesced")
+
     @functools.wraps(method)
     def op(self, *args, **kwargs):
-        if self._coal is not None and method.__name__ != "end_coalescing" and \
-                _torch_coalescing() is False:
+        if self._coal is not None and not ends_block and _torch_coalescing() is False:
             self._end_stale_coalescing()
         try:
             return method(self, *args, **kwargs)
