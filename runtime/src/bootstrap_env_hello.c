@@ -126,8 +126,12 @@ tc_status_t tc_benv_hello(tc_boot_env_t *e, const env_config_t *cfg, const tc_au
     if (reply.status != TC_OK) {
         char text[TC_BS_MAX_TEXT + 1];
         size_t n = reply.len < TC_BS_MAX_TEXT ? reply.len : TC_BS_MAX_TEXT;
-        for (size_t i = 0; i < n; i++)
-            text[i] = reply.data[i] >= 0x20 && reply.data[i] < 0x7f ? (char)reply.data[i] : '?';
+        for (size_t i = 0; i < n; i++) {
+            uint8_t b = reply.data[i];
+            text[i] = '?';
+            if (b >= 0x20 && b < 0x7f)
+                text[i] = (char)b;
+        }
         text[n] = '\0';
         rc = tc_error_set(
             reply.status == TC_ERR_INVALID_STATE ? TC_ERR_INVALID_STATE : TC_ERR_BOOTSTRAP,
