@@ -229,7 +229,7 @@ static inline uint32_t tc_rt_world_ep_gen(const tc_rt_world_t *world, int peer)
 void tc_rt_world_ep_drop(tc_rt_world_t *world, int peer);
 /* A receive whose sender withdrew its message waits this long for the failure that likely made
  * the sender's operation fail before it fails itself (tc_rt_work_withdrawn_wait). */
-#define TC_RT_WITHDRAWN_WAIT_MS 50
+#define TC_RT_WITHDRAWN_WAIT_MS 200
 
 /* Why the transport ended a request to or from world rank @p wpeer (rank @p peer of the
  * communicator; @p recv: a receive of @p bytes) with the error @p st, in @p buf: the

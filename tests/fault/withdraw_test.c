@@ -21,10 +21,11 @@
  * stayed in the transports for good (over TCP 200 kB more heap per round); now they are freed
  * with the destroyed communicator: the heap in use may not grow by 8 MiB from round 20 on.
  * cause: the last rank dies 1 ms into an asynchronous batch in which every rank sends and
- * receives 1 MiB with every other. A survivor whose sender had withdrawn its message on learning
+ * receives 16 MiB with every other. A survivor whose sender had withdrawn its message on learning
  * of the death reported TC_ERR_ABORTED naming that live sender, while the others named the dead
  * rank (9 of 12 runs); every survivor must now fail with TC_ERR_PEER_FAILED naming the dead rank
- * and count it among the failed ranks.
+ * and count it among the failed ranks, or succeed when its part ended before the death (under
+ * ASan, sometimes).
  * Each rank prints "withdraw: OK ..." or "withdraw: FAIL ..." (in the cause case the dying rank
  * prints nothing).
  */
@@ -117,11 +118,11 @@ static tc_status_t world_works(tc_comm_t *world, int rank, float *v, size_t n)
 /* The cause case. */
 static int cause(tc_comm_t *world, int rank, int n)
 {
-    const size_t count = (size_t)1 << 17; /* int64: 1 MiB to each peer */
+    const size_t count = (size_t)1 << 21; /* int64: 16 MiB to each peer, in flight at the death */
     int victim = n - 1, failed[8], nfailed = 0;
     int64_t *in = malloc(count * 8), *out = malloc(count * 8 * (size_t)n);
     if (!in || !out || n < 4 || n > 8)
-        return fail(rank, 0, "4 to 8 ranks, 1 MiB per peer", TC_ERR_INVALID_ARG);
+        return fail(rank, 0, "4 to 8 ranks", TC_ERR_INVALID_ARG);
     for (size_t i = 0; i < count; i++)
         in[i] = rank;
     tc_status_t st = tc_barrier(world, NULL, NULL);
@@ -136,22 +137,26 @@ static int cause(tc_comm_t *world, int rank, int n)
             st = tc_recv(world, out + (size_t)q * count, count, TC_INT64, q, NULL, NULL);
     if (st == TC_OK)
         st = tc_batch_end(world, &async, &work);
-    if (st != TC_OK)
-        return fail(rank, 0, "batch", st);
-    if (rank == victim) {
+    if (st == TC_OK && rank == victim) {
         usleep(1000);
         raise(SIGKILL);
     }
-    st = tc_work_wait(work, -1);
+    if (st == TC_OK) /* else refused at issue: this rank learnt of the death first */
+        st = tc_work_wait(work, -1);
     char want[32];
     snprintf(want, sizeof(want), "rank %d (host", victim);
-    if (st != TC_ERR_PEER_FAILED || !strstr(tc_last_error(), want))
-        return fail(rank, 0, "the batch did not fail naming the dead rank", st);
-    tc_work_free(work);
-    if ((st = tc_comm_failed_ranks(world, failed, 8, &nfailed)) != TC_OK || nfailed != 1 ||
-        failed[0] != victim)
-        return fail(rank, 0, "the failed ranks are not the dead one", st);
-    printf("withdraw: OK rank %d: the batch failed naming rank %d\n", rank, victim);
+    if (st != TC_OK && (st != TC_ERR_PEER_FAILED || !strstr(tc_last_error(), want)))
+        return fail(rank, 0, "the batch failed without naming the dead rank", st);
+    if (work)
+        tc_work_free(work);
+    tc_status_t fst = TC_OK;
+    if (st == TC_ERR_PEER_FAILED &&
+        ((fst = tc_comm_failed_ranks(world, failed, 8, &nfailed)) != TC_OK || nfailed != 1 ||
+         failed[0] != victim))
+        return fail(rank, 0, "the failed ranks are not the dead one", fst);
+    /* TC_OK: this rank's part ended before the death (a slow build) */
+    printf("withdraw: OK rank %d: the batch %s\n", rank,
+           st == TC_OK ? "ended before the death" : "failed naming the dead rank");
     free(in);
     free(out);
     return 0;
