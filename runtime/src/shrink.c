@@ -131,6 +131,9 @@ static tc_status_t shrink_agree(tc_rt_comm_t *comm, tc_rt_agree_t *a, shrink_roo
 {
     shrink_learn(comm, a);
     while (a->phase != TC_RT_AGREE_DONE) {
+        /* tc_comm_abort ends the round running (tc_rt_comm_cancel_works), and every later */
+        if (__atomic_load_n(&comm->broken, __ATOMIC_ACQUIRE) == TC_ERR_ABORTED)
+            return tc_error_set(TC_ERR_ABORTED, "%s", comm->broken_why);
         if (a->round + 1 >= (1u << ROUND_BITS) || tc_deadline_passed(deadline))
             return tc_error_set(TC_ERR_TIMEOUT, "no agreement after %u rounds", a->round);
         tc_status_t st = tc_rt_agree_begin(a);

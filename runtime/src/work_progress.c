@@ -183,7 +183,8 @@ void tc_rt_comm_cancel_works(tc_rt_comm_t *comm, tc_status_t st, const char *why
     tc_rt_world_t *world = comm->world;
     for (tc_rt_work_t *w = world->active, *next; w; w = next) {
         next = w->next;
-        if (w->comm != comm || w->tolerant)
+        /* a tolerant work (the shrink's agreement) outlives failures, not an abort */
+        if (w->comm != comm || (w->tolerant && st != TC_ERR_ABORTED))
             continue;
         char what[128], desc[128];
         if (w->ops) { /* a window's operation, a receive from any source */

@@ -10,6 +10,7 @@
 # communicator the moment it exists; a send taken back by a local abort after it was announced;
 # deaths placed inside shrink's agreement (TC_FAULT_INJECT), on both its graphs;
 # a rank dying in a batch, named by every survivor (not a sender that withdrew its message);
+# an abort ending a shrink on another thread;
 # a kill under srun -K0; a revoke and a kill under the torchrun environment; then no pair
 # segment of the trials left in /dev/shm once a next job started. Every run is bounded by tcrun's
 # --timeout and `timeout`.
@@ -360,6 +361,14 @@ for t in 1 2 3; do
 done
 echo "$([ $fail -eq $f0 ] && echo PASS || echo FAIL)  revoke-chain: 3 trials of 10 rounds ($((SECONDS - start)) s)"
 fi # revoke-chain
+
+if want abort-shrink; then
+# tc_comm_abort() ends a shrink another thread is inside (it went on until its timeout)
+start=$SECONDS f0=$fail
+every_ok "abort-shrink.2" 2 "$bin/tests/fault/abort_shrink_test"
+every_ok "abort-shrink.3" 3 "$bin/tests/fault/abort_shrink_test"
+echo "$([ $fail -eq $f0 ] && echo PASS || echo FAIL)  abort-shrink: 2 and 3 ranks ($((SECONDS - start)) s)"
+fi # abort-shrink
 
 if want withdraw; then
 # A local abort takes back a send its receiver was told of (over shared memory, only

@@ -394,9 +394,10 @@ tc_status_t tc_comm_split_ranks(tc_comm_t *comm, const int *ranks, int nranks,
 tc_status_t tc_comm_dup(tc_comm_t *comm, const tc_comm_opts_t *opts, tc_comm_t **newcomm_p);
 
 /**
- * @brief Abort: every pending operation of @p comm ends with TC_ERR_ABORTED
- *        and later ones fail at once. Local; returns promptly and never waits
- *        on a peer. The communicator must still be destroyed.
+ * @brief Abort: every pending operation of @p comm (a tc_comm_shrink() of it on
+ *        another thread included) ends with TC_ERR_ABORTED and later ones fail
+ *        at once. Local; returns promptly and never waits on a peer. The
+ *        communicator must still be destroyed.
  *
  * Buffers of the aborted operations are the caller's again once this returns.
  * A message a peer has been told of but not yet taken whole is either sent on
