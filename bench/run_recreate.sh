@@ -42,7 +42,7 @@ for l in $launchers; do
     tcrun) one tcrun "$tcrun" -n "$ranks" "$prog" "$cycles" --dups "$dups" ;;
     mpirun) one mpirun mpirun --allow-run-as-root --oversubscribe -np "$ranks" "$prog" "$cycles" \
         --dups "$dups" ;;
-    env) one env env TC_JOB_SECRET=recreate-bench "$it/run_torchrun_env.sh" --timeout 600 "$ranks" \
+    env) one env env TC_JOB_SECRET=recreate-bench-8e4b27c1d0a6 "$it/run_torchrun_env.sh" --timeout 600 "$ranks" \
         "$prog" "$cycles" --dups "$dups" ;;
     srun)
         if "$it/slurm_cluster.sh" start "$log/slurm" >"$log/slurm-start.out" 2>&1; then

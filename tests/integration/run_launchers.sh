@@ -147,7 +147,7 @@ run "mpirun -np 3 recreate_test ${rc_cycles[*]}" 3 env "$no_tcache" \
     mpirun --allow-run-as-root --oversubscribe -x GLIBC_TUNABLES -np 3 "$recreate" "${rc_cycles[@]}" \
     --pmix-checks
 # (ranks knocking at the previous bootstrap's store are normal here: no warning for them)
-run_quiet "torchrun env -n 3 recreate_test ${rc_cycles[*]}" 3 env TC_JOB_SECRET=recreate-test "$no_tcache" \
+run_quiet "torchrun env -n 3 recreate_test ${rc_cycles[*]}" 3 env TC_JOB_SECRET=recreate-test-3f9c1a7e5b2d "$no_tcache" \
     "$here/run_torchrun_env.sh" --timeout 300 3 "$recreate" "${rc_cycles[@]}"
 
 # 4. Without any PMIx server: a world of one by default, a clear error when PMIx is required.
