@@ -49,6 +49,7 @@ stash_bin() {
         tests/integration/shm_fit_test \
         tests/fault/ft_test tests/fault/resilient_training tests/fault/create_abort_test tests/fault/agree_test \
         tests/fault/create_missing_test tests/fault/stop_resume_test tests/fault/revoke_chain_test tests/fault/withdraw_test \
+        tests/fault/abort_shrink_test \
         tests/cluster/node_fail_test tests/cluster/hb_mute_test \
         tests/runtime/env_boot_prog bench/scale_probe; do
         mkdir -p "$dest/$(dirname $b)" && cp "bazel-bin/$b" "$dest/$b" || return 1
