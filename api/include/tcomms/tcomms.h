@@ -154,13 +154,10 @@ typedef struct tc_op_opts {
  * - Every wait is bounded by the operation's timeout; a timeout or a peer's
  *   failure leaves the communicator unusable (later calls fail at once with
  *   the first error).
- * - Counts are in elements; `count == 0` is allowed and moves nothing: such a
- *   collective (and a v-form with nothing to move) may return without waiting
- *   for the other ranks, so every rank must pass 0 there. A rank passing 0
- *   where another passes more is found with TC_CHECK=1 (otherwise the others'
- *   operation fails with a timeout or a peer's error).
- * - Hints are "key=value,..."; a key given twice in one string is
- *   TC_ERR_CONFIG.
+ * - Counts are in elements; `count == 0` moves nothing and may return without
+ *   waiting for the others: every rank must pass 0 (TC_CHECK=1 finds one that
+ *   does not). A handle that is not live is TC_ERR_INVALID_STATE everywhere.
+ * - Hints are "key=value,..."; a key twice in one string is TC_ERR_CONFIG.
  * - In place: see each collective.
  * - `opts->hints` "algo=NAME" picks a collective's algorithm (docs/algorithms): a name the
  *   collective does not have is TC_ERR_NOT_FOUND listing those it has; one that does not
@@ -317,8 +314,7 @@ tc_status_t tc_comm_destroy(tc_comm_t *comm);
  * @brief This process's rank in @p comm.
  * @param comm the communicator.
  * @param rank_p receives the rank, in [0, size).
- * @return TC_OK; TC_ERR_INVALID_ARG for a NULL argument, TC_ERR_INVALID_STATE for a handle
- *         that is not a live communicator.
+ * @return TC_OK or TC_ERR_INVALID_ARG (a stale handle: see @ref tc_ops).
  */
 tc_status_t tc_comm_rank(const tc_comm_t *comm, int *rank_p);
 
@@ -326,8 +322,7 @@ tc_status_t tc_comm_rank(const tc_comm_t *comm, int *rank_p);
  * @brief The number of ranks in @p comm.
  * @param comm the communicator.
  * @param size_p receives the size.
- * @return TC_OK; TC_ERR_INVALID_ARG for a NULL argument, TC_ERR_INVALID_STATE for a handle
- *         that is not a live communicator.
+ * @return TC_OK or TC_ERR_INVALID_ARG (a stale handle: see @ref tc_ops).
  */
 tc_status_t tc_comm_size(const tc_comm_t *comm, int *size_p);
 
@@ -335,8 +330,7 @@ tc_status_t tc_comm_size(const tc_comm_t *comm, int *size_p);
  * @brief The communicator's name.
  * @param comm the communicator.
  * @param name_p receives the name, valid while @p comm lives.
- * @return TC_OK; TC_ERR_INVALID_ARG for a NULL argument, TC_ERR_INVALID_STATE for a handle
- *         that is not a live communicator.
+ * @return TC_OK or TC_ERR_INVALID_ARG (a stale handle: see @ref tc_ops).
  */
 tc_status_t tc_comm_name(const tc_comm_t *comm, const char **name_p);
 
@@ -344,8 +338,7 @@ tc_status_t tc_comm_name(const tc_comm_t *comm, const char **name_p);
  * @brief Rank, size, device, launcher and transports of @p comm.
  * @param comm the communicator.
  * @param info receives the facts.
- * @return TC_OK; TC_ERR_INVALID_ARG for a NULL argument, TC_ERR_INVALID_STATE for a handle
- *         that is not a live communicator.
+ * @return TC_OK or TC_ERR_INVALID_ARG (a stale handle: see @ref tc_ops).
  */
 tc_status_t tc_comm_info(const tc_comm_t *comm, tc_comm_info_t *info);
 
@@ -470,8 +463,7 @@ typedef struct tc_comm_stat {
  * @param stats receives up to @p cap entries (may be NULL when @p cap is 0).
  * @param cap entries @p stats can hold.
  * @param n_p receives how many entries exist (may exceed @p cap).
- * @return TC_OK; TC_ERR_INVALID_ARG for a NULL argument, TC_ERR_INVALID_STATE for a handle
- *         that is not a live communicator.
+ * @return TC_OK or TC_ERR_INVALID_ARG (a stale handle: see @ref tc_ops).
  */
 tc_status_t tc_comm_stats(tc_comm_t *comm, tc_comm_stat_t *stats, int cap, int *n_p);
 
