@@ -46,6 +46,9 @@ typedef struct {
 extern PyTypeObject tc_py_comm_type;
 extern PyTypeObject tc_py_work_type;
 extern PyTypeObject tc_py_win_type;
+extern PyTypeObject tc_py_pages_type;
+/* @p nbytes at @p addr (a page, in a shared mapping) mapped again (ext_pages.c). */
+PyObject *tc_py_pages_new(void *addr, size_t nbytes);
 
 /* Raise the exception for @p st with tc_last_error() (or @p detail when not NULL). */
 PyObject *tc_py_raise(tc_status_t st, const char *detail);

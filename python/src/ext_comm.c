@@ -516,7 +516,7 @@ PyMODINIT_FUNC PyInit__ext(void)
         all[n++] = *d;
     tc_py_comm_type.tp_methods = all;
     if (PyType_Ready(&tc_py_comm_type) < 0 || PyType_Ready(&tc_py_work_type) < 0 ||
-        PyType_Ready(&tc_py_win_type) < 0)
+        PyType_Ready(&tc_py_win_type) < 0 || PyType_Ready(&tc_py_pages_type) < 0)
         return NULL;
     PyObject *m = PyModule_Create(&module_def);
     if (!m || tc_py_errors_init(m) != 0 ||

@@ -189,6 +189,21 @@ static PyObject *win_shared_query(tc_py_win_t *self, PyObject *args)
     return st == TC_OK ? PyLong_FromVoidPtr(p) : tc_py_raise(st, NULL);
 }
 
+/* pages(peer) -> Pages: rank peer's window (this rank's too) mapped again, for views */
+static PyObject *win_pages(tc_py_win_t *self, PyObject *args)
+{
+    int peer;
+    if (!PyArg_ParseTuple(args, "i", &peer))
+        return NULL;
+    WIN_LIVE(self);
+    void *p = NULL;
+    size_t n = 0;
+    tc_status_t st = tc_win_shared_query(self->win, peer, &p);
+    if (st == TC_OK)
+        st = tc_win_size(self->win, peer, &n);
+    return st == TC_OK ? tc_py_pages_new(p, n) : tc_py_raise(st, NULL);
+}
+
 static PyMethodDef win_methods[] = {
     {"destroy", (PyCFunction)win_destroy, METH_NOARGS, "tc_win_destroy (collective)"},
     {"put", (PyCFunction)win_put, METH_VARARGS, "tc_win_put"},
@@ -200,6 +215,7 @@ static PyMethodDef win_methods[] = {
     {"flush", (PyCFunction)win_flush, METH_VARARGS, "tc_win_flush"},
     {"size", (PyCFunction)win_size, METH_VARARGS, "tc_win_size"},
     {"shared_query", (PyCFunction)win_shared_query, METH_VARARGS, "tc_win_shared_query"},
+    {"pages", (PyCFunction)win_pages, METH_VARARGS, "pages(peer) -> Pages (ext_pages.c)"},
     {NULL, NULL, 0, NULL}};
 
 PyTypeObject tc_py_win_type = {

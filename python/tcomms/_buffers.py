@@ -54,11 +54,18 @@ def dtype_code(x, reducing):
         itemsize = x.dtype.itemsize
     if code is not None:
         return code, 1
+    if reducing and is_bool(x):
+        return UINT8, 1  # bytes 0 and 1: comm._redop makes the reduction a logical one
     if reducing:
         raise TypeError(f"tcomms: no reduction on element type {x.dtype} (accepted: int8, "
                         "uint8, int32, uint32, int64, uint64, float16, bfloat16, float32, "
-                        "float64)")
+                        "float64, bool)")
     return UINT8, itemsize
+
+
+def is_bool(x):
+    """Whether @p x holds booleans (torch.bool or NumPy's bool)."""
+    return str(x.dtype) in ("torch.bool", "bool")
 
 
 def check_cpu(x):
@@ -122,6 +129,11 @@ class Buf:
         check_cpu(x)
         if writable and not _is_torch(x) and not x.flags["WRITEABLE"]:
             raise ValueError("tcomms: the output array is read-only")
+        if writable and _is_torch(x) and _torch()._debug_has_internal_overlap(x) == 1:
+            # refused before anything moves: torch's copy back refused it after the data moved
+            raise ValueError(f"tcomms: the output tensor (shape {tuple(x.shape)}, strides "
+                             f"{x.stride()}) has elements sharing memory, an expanded or "
+                             "stride-0 view: pass one whose elements are its own (.clone())")
         self.code, self.scale = dtype_code(x, reducing)
         c = contiguous(x)
         self.obj = c
@@ -183,7 +195,7 @@ def check_fits(what, b, elems):
 
 def check_same_type(i, o):
     """Input @p i and output @p o of one operation have one element type."""
-    if (i.code, i.scale) != (o.code, o.scale):
+    if (i.code, i.scale) != (o.code, o.scale) or is_bool(i.obj) != is_bool(o.obj):
         raise TypeError(f"tcomms: input and output differ in element type "
                         f"({i.obj.dtype} and {o.obj.dtype})")
 

@@ -38,10 +38,26 @@ _OPS_ACCEPTED = ("a tcomms.ReduceOp, a torch.distributed.ReduceOp, or a name: su
                  "(product), min, max, avg, band, bor, bxor")
 
 
-def _redop(op):
+# On booleans (bytes 0 and 1) a sum is a logical or and a product a logical and, as torch's
+# gloo backend computes them: the bytes' max and min, which stay 0 or 1 (a byte sum wraps).
+_BOOL_OPS = {ReduceOp.SUM: ReduceOp.MAX, ReduceOp.PROD: ReduceOp.MIN}
+
+
+def _redop(op, buf=None):
     """@p op as a tcomms.ReduceOp, from a tcomms.ReduceOp, a torch.distributed.ReduceOp (or
     its RedOpType), or a name ("sum", "MAX", "product"). Not a bare int: torch numbers the
-    reductions otherwise (its AVG is 1, tcomms' PROD)."""
+    reductions otherwise (its AVG is 1, tcomms' PROD). With @p buf (a _buffers.Buf), the
+    reduction its elements take: a logical one on booleans."""
+    code = _redop_code(op)
+    if buf is None or not B.is_bool(buf.obj):
+        return code
+    if code == ReduceOp.AVG:
+        raise ValueError(f"tcomms: no average of {buf.obj.dtype} elements (sum: logical or, "
+                         "prod: logical and, min, max, band, bor, bxor)")
+    return _BOOL_OPS.get(code, code)
+
+
+def _redop_code(op):
     if isinstance(op, ReduceOp):
         return op
     name = op if isinstance(op, str) else None
@@ -69,6 +85,9 @@ def _ms(timeout):
     if s < 0:
         raise ValueError(f"tcomms: timeout {timeout!r} is negative (None: the "
                          "communicator's own)")
+    if not s * 1000 < 2**63:  # NaN and infinity too: every wait is bounded
+        raise ValueError(f"tcomms: timeout {timeout!r} is not a finite number of seconds "
+                         "that fits in 64-bit milliseconds (None: the communicator's own)")
     return max(1, int(s * 1000))
 
 
@@ -261,12 +280,12 @@ class Comm:
     def all_reduce(self, tensor, op=ReduceOp.SUM, async_op=False, timeout=None, hints=None):
         b = B.Buf(tensor, True, reducing=True)
         return self._run(self._c.all_reduce, [b], [b], async_op, timeout, hints,
-                    b.addr, b.addr, b.count, b.code, _redop(op))
+                    b.addr, b.addr, b.count, b.code, _redop(op, b))
 
     def reduce(self, tensor, root, op=ReduceOp.SUM, async_op=False, timeout=None, hints=None):
         b = B.Buf(tensor, True, reducing=True)
         return self._run(self._c.reduce, [b], [b], async_op, timeout, hints,
-                    b.addr, b.addr, b.count, b.code, _redop(op), root)
+                    b.addr, b.addr, b.count, b.code, _redop(op, b), root)
 
     def broadcast(self, tensor, root, async_op=False, timeout=None, hints=None):
         b = B.Buf(tensor, True)
@@ -311,7 +330,7 @@ class Comm:
         B.check_fits("the input", i, o.count * self._size)
         B.unalias(i, o, o.addr == i.addr + self._rank * B.nbytes(o))
         return self._run(self._c.reduce_scatter, [i, o], [o], async_op, timeout, hints,
-                    i.addr, o.addr, o.count, o.code, _redop(op))
+                    i.addr, o.addr, o.count, o.code, _redop(op, o))
 
     def reduce_scatter(self, output, input_list, op=ReduceOp.SUM, async_op=False,
                        timeout=None, hints=None):
@@ -327,7 +346,7 @@ class Comm:
         B.check_fits("the output", o, recv_counts[self._rank])
         B.unalias(i, o, o.addr == i.addr + self._block(recv_counts, displs) * B.elem_bytes(i))
         return self._run(self._c.reduce_scatter_v, [i, o], [o], async_op, timeout, hints,
-                    i.addr, o.addr, list(recv_counts), displs, o.code, _redop(op))
+                    i.addr, o.addr, list(recv_counts), displs, o.code, _redop(op, o))
 
     def all_to_all_single(self, output, input, async_op=False, timeout=None, hints=None):
         i, o = B.Buf(input, False), B.Buf(output, True)

@@ -22,6 +22,7 @@ DDP's backward): see tcomms._torch_work.TorchWork. Between
 ``dist.batch_isend_irecv``) sends and receives become one tcomms batch and
 every operation issued is covered by the one work ``end_coalescing`` returns.
 """
+import collections
 import functools
 import queue
 import threading
@@ -171,10 +172,11 @@ def _torch_coalescing():
 class ProcessGroupTcomms(_C10dBackend):
     """The torch.distributed backend over one tcomms communicator."""
 
-    def __init__(self, store, rank, size, timeout, global_ranks=None, name="torch"):
+    def __init__(self, store, rank, size, timeout, global_ranks=None, name="torch",
+                 prefix="tcomms"):
         super().__init__(rank, size)
         self._comm = new_comm(store=store, rank=rank, size=size, name=name[:63],
-                              prefix="tcomms", timeout=timeout)
+                              prefix=prefix, timeout=timeout)
         # a subgroup's torch (global) ranks by its own, for its errors: tcomms names the
         # group's ranks (None: they are torch's)
         g = list(global_ranks or [])
@@ -482,12 +484,23 @@ class ProcessGroupTcomms(_C10dBackend):
             done.stop(join=False)  # the Comm frees itself
 
 
+# Backends this process made per torch group name. torch names groups again from "0" after
+# destroy_process_group and keys them in the same store, so a group made again meets under
+# keys of its own: "tcomms", then "tcomms.1", ... (each member counts the same).
+_made = collections.Counter()
+_made_lock = threading.Lock()
+
+
 def _create(opts, backend_options):
     """torch's extended creator API: @p opts carries the group's global ranks."""
+    with _made_lock:
+        gen = _made[opts.group_id]
+        _made[opts.group_id] += 1
     # named after torch's group: each group's communicator its own flight-recorder dumps and
     # log lines (all were "torch")
     return ProcessGroupTcomms(opts.store, opts.group_rank, opts.group_size, opts.timeout,
-                              opts.global_ranks_in_group, f"torch.{opts.group_id}")
+                              opts.global_ranks_in_group, f"torch.{opts.group_id}",
+                              "tcomms" if gen == 0 else f"tcomms.{gen}")
 
 
 def _backend_op(method):

@@ -21,7 +21,6 @@ put is in the target's window; ``flush(peer)`` completes every operation issued
 to ``peer``; a signal is applied only after the data of every earlier put of
 the same origin to that target, so a target that sees a signal sees the data.
 """
-import ctypes
 import enum
 import threading
 
@@ -77,18 +76,21 @@ class _ThreadWork:
         return not self._thread.is_alive()
 
 
-def _view(addr, nbytes, dtype):
-    """A tensor (torch dtype) or NumPy array (anything else) over @p nbytes of
-    memory at @p addr, without a copy."""
+def _view(w, peer, nbytes, dtype):
+    """A tensor (torch dtype) or NumPy array (anything else) over rank @p peer's
+    window of @p nbytes (an allocated window's memory), without a copy. It is
+    made over a mapping of its own of those pages (_ext.Pages), which it keeps:
+    used after the window's end it reads and writes pages nobody else uses any
+    more, where the library's memory would be gone (a segmentation fault)."""
     if type(dtype).__module__.startswith("torch"):
         torch = B._torch()
         if nbytes == 0:
             return torch.empty(0, dtype=dtype)
-        return torch.frombuffer((ctypes.c_char * nbytes).from_address(addr), dtype=dtype)
+        return torch.frombuffer(w.pages(peer), dtype=dtype)
     import numpy as np
     if nbytes == 0:
         return np.empty(0, dtype=dtype)
-    return np.frombuffer((ctypes.c_char * nbytes).from_address(addr), dtype=dtype)
+    return np.frombuffer(w.pages(peer), dtype=dtype)
 
 
 def _itemsize(dtype):
@@ -120,7 +122,7 @@ class Window:
     @property
     def buffer(self):
         """This rank's memory (the tensor or array given to new_window, or a view
-        of allocate_window's memory: do not use it after destroy)."""
+        of allocate_window's memory: after destroy it no longer is the window's)."""
         self._live()
         return self._buffer
 
@@ -137,10 +139,11 @@ class Window:
         """A tensor/array through which rank @p peer's window is loaded and
         stored directly (torchcomms' map_remote_tensor): both windows made by
         allocate_window, the peer on this node. UnsupportedError otherwise.
-        Order accesses with signals or a barrier; do not use it after destroy."""
+        Order accesses with signals or a barrier; after destroy it no longer
+        reaches the peer's window."""
         self._live()
-        addr = self._w.shared_query(int(peer))
-        return _view(addr, self._w.size(int(peer)), self._dtype)
+        self._w.shared_query(int(peer))  # its refusal first, naming why
+        return _view(self._w, int(peer), self._w.size(int(peer)), self._dtype)
 
     # ---- operations
     def put(self, src, peer, offset=0, async_op=False, timeout=None):
@@ -259,7 +262,8 @@ def new_window(comm, buf, timeout=None):
     B.check_cpu(buf)
     if not B.in_place(buf):
         raise ValueError("tcomms: new_window needs a contiguous tensor or array, not a "
-                         "conjugate or negative view (the window is its memory, never a copy)")
+                         "strided, conjugate or negative view (the window is its memory, "
+                         "never a copy): pass a contiguous one, e.g. .contiguous() or .clone()")
     if B._is_torch(buf):
         nbytes, dtype = buf.numel() * buf.element_size(), buf.dtype
     else:
@@ -274,8 +278,15 @@ def allocate_window(comm, nbytes, dtype, timeout=None):
     from .comm import _ms
     nbytes = int(nbytes)
     size = _itemsize(dtype)
-    if nbytes < 0 or nbytes % size:
+    if nbytes < 0:
+        raise ValueError(f"tcomms: allocate_window: {nbytes} bytes is negative")
+    if nbytes % size:
         raise ValueError(f"tcomms: allocate_window: {nbytes} bytes is not a whole number of "
                          f"{size}-byte elements")
-    w, base = comm._c.win_allocate(nbytes, _ms(timeout))
-    return comm._adopt(Window(comm, w, _view(base, nbytes, dtype), dtype))
+    w, _ = comm._c.win_allocate(nbytes, _ms(timeout))
+    try:
+        buf = _view(w, comm._rank, nbytes, dtype)
+    except BaseException:
+        comm._adopt(Window(comm, w, None, dtype))  # destroyed with the communicator
+        raise
+    return comm._adopt(Window(comm, w, buf, dtype))

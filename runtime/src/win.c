@@ -101,9 +101,14 @@ static tc_status_t win_alloc_mem(tc_rt_win_t *win, size_t bytes, char *shm_name,
     if (fd >= 0)
         shm_unlink(shm_name);
     shm_name[0] = '\0';
-    win->base = calloc(1, bytes);
-    if (!win->base)
-        return tc_error_set(TC_ERR_NO_MEMORY, "allocating a window of %zu bytes", bytes);
+    /* shared although private to this process: such a mapping can be mapped again
+     * (mremap with old size 0), as the segment can, by views that may outlive the window */
+    void *p = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+    if (p == MAP_FAILED)
+        return tc_error_set(TC_ERR_NO_MEMORY, "allocating a window of %zu bytes: %s", bytes,
+                            strerror(errno));
+    win->map_base = win->base = p;
+    win->map_bytes = bytes;
     return TC_OK;
 }
 
@@ -297,10 +302,8 @@ static void win_free(tc_rt_win_t *win)
 {
     if (win->inline_work)
         tc_rt_work_release(win->inline_work);
-    if (win->allocated && win->shm_fd)
-        munmap(win->map_base, win->map_bytes); /* the slots too */
-    else if (win->allocated)
-        free(win->base);
+    if (win->allocated && win->map_base)
+        munmap(win->map_base, win->map_bytes); /* the slots too, in a segment */
     if (!win->shm_fd)
         free(win->slots);
     tc_rt_win_pool_free(win);

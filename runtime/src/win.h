@@ -64,7 +64,7 @@ struct tc_rt_win {
     int allocated; /* the library allocated base */
     int shm_fd;    /* 1: in a shared-memory segment (the slots, then base), mapped for map_bytes */
     size_t map_bytes;
-    void *map_base;
+    void *map_base;  /* allocated: the shared mapping holding base (the segment's, or anonymous) */
     uint64_t *slots; /* TC_RT_WIN_SLOTS words, 64-byte aligned (in the segment with shm_fd) */
     tc_rt_win_reg_t regs[TC_RT_BACKENDS_MAX]; /* by the world's backend index */
     tc_rt_win_peer_t *peers;                  /* by rank of the communicator */

@@ -2,7 +2,8 @@
  * gets its status and a detail naming it; puts, gets and signals to oneself land (checked
  * element by element); abort and revoke of the communicator end the window's use; a window
  * outlives tc_comm_destroy only as far as tc_win_destroy; an allocation removes the segments
- * that ended processes left in /dev/shm. Multi-rank behaviour is in
+ * that ended processes left in /dev/shm, and without a segment it is a shared mapping still.
+ * Multi-rank behaviour is in
  * tests/integration/win_test.c. */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -11,6 +12,9 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
+#include <signal.h>
+#include <sys/mman.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <fcntl.h>
@@ -101,6 +105,45 @@ static void test_data_to_self(void **state)
     assert_int_equal(tc_win_put(win, src, 16, 0, 4080, NULL, NULL), TC_OK);
     assert_memory_equal((char *)base + 4080, src, 16);
     assert_int_equal(tc_win_destroy(win), TC_OK);
+    assert_int_equal(tc_comm_destroy(c), TC_OK);
+}
+
+/* Without a shared-memory segment (here a file-size limit fails its ftruncate) an allocated
+ * window is an anonymous shared mapping: zeroed, usable, and, like a segment, mappable again
+ * (mremap with old size 0), which the Python package's views of it rely on. It was private
+ * heap memory, which cannot be. */
+static void test_allocated_without_segment(void **state)
+{
+    (void)state;
+    tc_comm_t *c = self_comm();
+    struct rlimit old, tiny = {.rlim_cur = 1, .rlim_max = RLIM_INFINITY};
+    assert_int_equal(getrlimit(RLIMIT_FSIZE, &old), 0);
+    tiny.rlim_max = old.rlim_max;
+    void (*was)(int) = signal(SIGXFSZ, SIG_IGN);
+    assert_int_equal(setrlimit(RLIMIT_FSIZE, &tiny), 0);
+    const size_t n = 3 * 4096 + 5;
+    void *base = NULL;
+    tc_win_t *win = NULL;
+    tc_status_t st = tc_win_allocate(c, n, NULL, &base, &win);
+    assert_int_equal(setrlimit(RLIMIT_FSIZE, &old), 0);
+    signal(SIGXFSZ, was);
+    assert_int_equal(st, TC_OK);
+    for (size_t i = 0; i < n; i++)
+        assert_int_equal(((unsigned char *)base)[i], 0);
+    const char src[] = "through the window";
+    assert_int_equal(tc_win_put(win, src, sizeof(src), 0, n - sizeof(src), NULL, NULL), TC_OK);
+    assert_memory_equal((char *)base + n - sizeof(src), src, sizeof(src));
+    assert_int_equal(tc_win_signal(win, 0, 3, 5, TC_WIN_SIGNAL_ADD, NULL, NULL), TC_OK);
+    uint64_t v = 0;
+    assert_int_equal(tc_win_wait_signal(win, 3, TC_WIN_CMP_EQ, 5, 1000, &v), TC_OK);
+    size_t len = 4 * 4096;
+    char *again = mremap(base, 0, len, MREMAP_MAYMOVE);
+    assert_true(again != MAP_FAILED);
+    again[7] = 42;
+    assert_int_equal(((char *)base)[7], 42);
+    assert_int_equal(tc_win_destroy(win), TC_OK);
+    assert_memory_equal(again + n - sizeof(src), src, sizeof(src)); /* still mapped here */
+    assert_int_equal(munmap(again, len), 0);
     assert_int_equal(tc_comm_destroy(c), TC_OK);
 }
 
@@ -270,6 +313,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_data_to_self),
+        cmocka_unit_test(test_allocated_without_segment),
         cmocka_unit_test(test_bad_arguments),
         cmocka_unit_test(test_comm_states),
         cmocka_unit_test_teardown(test_leftover_segments, unlink_segs),

@@ -52,6 +52,30 @@ def test_all_reduce(rank, dtype, n):
         check(a, b)
 
 
+@pytest.mark.parametrize("n", [1, 7, 4096])
+def test_bool_reductions(rank, size, n):
+    """Booleans reduce logically, as torch's gloo backend reduces them: sum is or, product
+    is and (tcomms refused them before). The reference is every rank's data, made here."""
+    every = torch.stack([data(r, n, torch.int64, 11) > 2 for r in range(size)])
+    want = {dist.ReduceOp.SUM: every.any(0), dist.ReduceOp.MAX: every.any(0),
+            dist.ReduceOp.BOR: every.any(0), dist.ReduceOp.PRODUCT: every.all(0),
+            dist.ReduceOp.MIN: every.all(0), dist.ReduceOp.BAND: every.all(0),
+            dist.ReduceOp.BXOR: every.sum(0) % 2 == 1}
+    for op, ref in want.items():
+        x = every[rank].clone()
+        dist.all_reduce(x, op)
+        check(x, ref)
+    x = every[rank].clone()
+    dist.reduce(x, size - 1, dist.ReduceOp.SUM)
+    if rank == size - 1:
+        check(x, want[dist.ReduceOp.SUM])
+    out = torch.zeros(n, dtype=torch.bool)
+    dist.reduce_scatter_tensor(out, every[rank].repeat(size), dist.ReduceOp.PRODUCT)
+    check(out, want[dist.ReduceOp.PRODUCT])
+    with pytest.raises(ValueError, match="no average of torch.bool"):
+        dist.all_reduce(every[rank].clone(), dist.ReduceOp.AVG)
+
+
 def test_ranks_differ_in_async_op(rank):
     """torch lets ranks differ in async_op: rank 0 asynchronous, the others blocking, for
     small messages (which tcomms runs on another path when blocking) and a large one."""

@@ -426,7 +426,25 @@ def test_buffer_sizes_types_and_read_only_outputs():
             (TypeError, r"output_list\[1\] is float64",
              lambda: c.all_to_all([f32, np.zeros(8)], [f32, f32])),
             (ValueError, "timeout -5 is negative", lambda: c.barrier(timeout=-5)),
+            (ValueError, "timeout nan is not a finite number",
+             lambda: c.barrier(timeout=float("nan"))),
+            (ValueError, "timeout inf is not a finite",
+             lambda: c.barrier(timeout=float("inf"))),
+            (ValueError, r"timeout 1e\+300 is not a finite", lambda: c.barrier(timeout=1e300)),
+            (ValueError, "allocate_window: -5 bytes is negative",
+             lambda: c.allocate_window(-5, np.uint8)),
+            (ValueError, "not a strided, conjugate or negative view",
+             lambda: c.new_window(np.zeros(8)[::2])),
         ]
+        try:
+            import torch
+        except ImportError:
+            torch = None
+        if torch is not None:  # an expanded output: refused before the data moved
+            cases.append((ValueError, "has elements sharing memory",
+                          lambda: c.broadcast(torch.zeros(1).expand(4), 0)))
+            cases.append((ValueError, "has elements sharing memory",
+                          lambda: c.all_reduce(torch.zeros(1, 3).expand(2, 3))))
         ro = np.frombuffer(bytes(32), dtype=np.float64)
         cases.append((ValueError, "read-only", lambda: c.broadcast(ro, 0)))
         cases.append((ValueError, "read-only", lambda: c.all_reduce(ro)))

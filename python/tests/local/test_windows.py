@@ -72,3 +72,49 @@ def test_offsets_beyond_any_window_refused_without_wrapping():
     for buf, sig in run_ranks(2, fn, name="winovf"):
         np.testing.assert_array_equal(buf, np.arange(100, 116, dtype=np.float32))
         assert sig == 0
+
+
+def test_views_outlive_the_window():
+    """allocate_window's buffer and map_remote's view stay usable memory after the window is
+    destroyed and the communicator finalized (reading them was a segmentation fault): each
+    holds what it held, and writes reach only the views of the same pages (here rank 0's
+    buffer and rank 1's view of it: the ranks are threads of one process)."""
+    def fn(c, r, n):
+        win = c.allocate_window(4096 * 3 + 8, np.int64, timeout=20)
+        mine = win.buffer
+        mine[:] = np.arange(mine.size, dtype=np.int64) * (r + 1)
+        c.barrier(timeout=20)
+        theirs = win.map_remote(1 - r)  # both ranks are threads of this process
+        seen = theirs.copy()
+        c.barrier(timeout=20)
+        win.destroy()
+        return mine, theirs, seen
+    res = run_ranks(2, fn, name="win_views")  # every communicator finalized
+    for r, (mine, theirs, seen) in enumerate(res):
+        want = np.arange(mine.size, dtype=np.int64) * (r + 1)
+        np.testing.assert_array_equal(seen, np.arange(mine.size, dtype=np.int64) * (2 - r))
+        np.testing.assert_array_equal(mine, want)  # read after the end: no fault, same data
+        np.testing.assert_array_equal(theirs, np.arange(mine.size, dtype=np.int64) * (2 - r))
+    for r, (mine, _, _) in enumerate(res):
+        mine[:] = 7 + r
+    for r, (mine, theirs, _) in enumerate(res):
+        np.testing.assert_array_equal(mine, np.full(mine.size, 7 + r))
+        np.testing.assert_array_equal(theirs, np.full(mine.size, 8 - r))
+    import gc
+    del res, mine, theirs
+    gc.collect()  # the last views go: their pages are unmapped without a fault
+
+
+def test_torch_view_outlives_the_window():
+    torch = __import__("pytest").importorskip("torch")
+
+    def fn(c, r, n):
+        with c.allocate_window(64, torch.float32, timeout=20) as win:
+            t = win.buffer
+            t.fill_(r + 0.5)
+            c.barrier(timeout=20)
+        return t
+    for r, t in enumerate(run_ranks(2, fn, name="win_views_t")):
+        assert t.dtype == torch.float32 and t.numel() == 16
+        assert torch.equal(t, torch.full((16,), r + 0.5))
+        t.add_(1)  # writable still
