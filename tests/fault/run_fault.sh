@@ -387,8 +387,9 @@ TC_SHM=0 every_ok "withdraw.leftovers.tcp" 2 "$bin/tests/fault/withdraw_test" le
 # learning of the death must name the dead rank, not the sender (it did, 9 runs of 12)
 for t in $(seq 1 $((trials * 2))); do
     OK_RANKS=3 every_ok "withdraw.cause.$t" 4 "$bin/tests/fault/withdraw_test" cause
+    OK_RANKS=3 every_ok "withdraw.cause-p2p.$t" 4 "$bin/tests/fault/withdraw_test" cause-p2p
 done
-echo "$([ $fail -eq $f0 ] && echo PASS || echo FAIL)  withdraw: shm and tcp, 5 rounds each; a late root at 3 and 4 ranks; 150 rounds of leftovers; $((trials * 2)) deaths in a batch ($((SECONDS - start)) s)"
+echo "$([ $fail -eq $f0 ] && echo PASS || echo FAIL)  withdraw: shm and tcp, 5 rounds each; a late root at 3 and 4 ranks; 150 rounds of leftovers; $((trials * 2)) deaths in a batch and as many among single operations ($((SECONDS - start)) s)"
 fi # withdraw
 
 if want example; then

@@ -11,6 +11,7 @@
  *   withdraw_test late-root     3 ranks or more
  *   withdraw_test leftovers N   2 ranks
  *   withdraw_test cause         4 ranks or more
+ *   withdraw_test cause-p2p     4 ranks or more
  *
  * late-root: a 16 MiB broadcast (double binary tree) on a dup whose root is 200 ms late; the others
  * give up after 50 ms, taking back the many pieces they had announced to each other (a tree's
@@ -25,7 +26,9 @@
  * of the death reported TC_ERR_ABORTED naming that live sender, while the others named the dead
  * rank (9 of 12 runs); every survivor must now fail with TC_ERR_PEER_FAILED naming the dead rank
  * and count it among the failed ranks, or succeed when its part ended before the death (under
- * ASan, sometimes).
+ * ASan, sometimes). cause-p2p: the same with every send and receive an asynchronous operation of
+ * its own (runtime/src/p2p_one.c's receive that waits to learn why its message was withdrawn);
+ * each must end so.
  * Each rank prints "withdraw: OK ..." or "withdraw: FAIL ..." (in the cause case the dying rank
  * prints nothing).
  */
@@ -115,12 +118,23 @@ static tc_status_t world_works(tc_comm_t *world, int rank, float *v, size_t n)
     return TC_OK;
 }
 
-/* The cause case. */
-static int cause(tc_comm_t *world, int rank, int n)
+/* Whether @p st is what a survivor may see in the cause cases: TC_OK (its part ended before the
+ * death) or TC_ERR_PEER_FAILED naming the dead rank @p victim. */
+static int cause_ok(tc_status_t st, int victim)
+{
+    char want[32];
+    snprintf(want, sizeof(want), "rank %d (host", victim);
+    return st == TC_OK || (st == TC_ERR_PEER_FAILED && strstr(tc_last_error(), want));
+}
+
+/* The cause cases: one batch (@p batch), or every send and receive a work of its own (the
+ * single-operation path, runtime/src/p2p_one.c). */
+static int cause(tc_comm_t *world, int rank, int n, int batch)
 {
     const size_t count = (size_t)1 << 21; /* int64: 16 MiB to each peer, in flight at the death */
-    int victim = n - 1, failed[8], nfailed = 0;
+    int victim = n - 1, failed[8], nfailed = 0, nw = 0, peer_failed = 0;
     int64_t *in = malloc(count * 8), *out = malloc(count * 8 * (size_t)n);
+    tc_work_t *works[16] = {NULL};
     if (!in || !out || n < 4 || n > 8)
         return fail(rank, 0, "4 to 8 ranks", TC_ERR_INVALID_ARG);
     for (size_t i = 0; i < count; i++)
@@ -130,33 +144,42 @@ static int cause(tc_comm_t *world, int rank, int n)
         return fail(rank, 0, "barrier", st);
     tc_op_opts_t async = TC_OP_OPTS_INIT;
     async.async = 1;
-    tc_work_t *work = NULL;
-    st = tc_batch_begin(world);
-    for (int q = 0; q < n && st == TC_OK; q++)
-        if (q != rank && (st = tc_send(world, in, count, TC_INT64, q, NULL, NULL)) == TC_OK)
-            st = tc_recv(world, out + (size_t)q * count, count, TC_INT64, q, NULL, NULL);
-    if (st == TC_OK)
-        st = tc_batch_end(world, &async, &work);
+    const tc_op_opts_t *each = batch ? NULL : &async;
+    if (batch)
+        st = tc_batch_begin(world);
+    for (int q = 0; q < n && st == TC_OK; q++) {
+        if (q == rank)
+            continue;
+        st = tc_send(world, in, count, TC_INT64, q, each, batch ? NULL : &works[nw]);
+        nw += !batch && st == TC_OK;
+        if (st == TC_OK)
+            st = tc_recv(world, out + (size_t)q * count, count, TC_INT64, q, each,
+                         batch ? NULL : &works[nw]);
+        nw += !batch && st == TC_OK;
+    }
+    if (st == TC_OK && batch)
+        st = tc_batch_end(world, &async, &works[nw++]);
     if (st == TC_OK && rank == victim) {
         usleep(1000);
         raise(SIGKILL);
     }
-    if (st == TC_OK) /* else refused at issue: this rank learnt of the death first */
-        st = tc_work_wait(work, -1);
-    char want[32];
-    snprintf(want, sizeof(want), "rank %d (host", victim);
-    if (st != TC_OK && (st != TC_ERR_PEER_FAILED || !strstr(tc_last_error(), want)))
-        return fail(rank, 0, "the batch failed without naming the dead rank", st);
-    if (work)
-        tc_work_free(work);
+    /* an error at issue: this rank learnt of the death first */
+    if (!cause_ok(st, victim))
+        return fail(rank, 0, "an issue failed without naming the dead rank", st);
+    peer_failed = st != TC_OK;
+    for (int i = 0; i < nw; i++) {
+        tc_status_t wst = tc_work_wait(works[i], -1);
+        if (!cause_ok(wst, victim))
+            return fail(rank, i, "an operation failed without naming the dead rank", wst);
+        peer_failed |= wst != TC_OK;
+        tc_work_free(works[i]);
+    }
     tc_status_t fst = TC_OK;
-    if (st == TC_ERR_PEER_FAILED &&
-        ((fst = tc_comm_failed_ranks(world, failed, 8, &nfailed)) != TC_OK || nfailed != 1 ||
-         failed[0] != victim))
+    if (peer_failed && ((fst = tc_comm_failed_ranks(world, failed, 8, &nfailed)) != TC_OK ||
+                        nfailed != 1 || failed[0] != victim))
         return fail(rank, 0, "the failed ranks are not the dead one", fst);
-    /* TC_OK: this rank's part ended before the death (a slow build) */
-    printf("withdraw: OK rank %d: the batch %s\n", rank,
-           st == TC_OK ? "ended before the death" : "failed naming the dead rank");
+    printf("withdraw: OK rank %d: the %s %s\n", rank, batch ? "batch" : "operations",
+           peer_failed ? "failed naming the dead rank" : "ended before the death");
     free(in);
     free(out);
     return 0;
@@ -258,7 +281,8 @@ static int leftovers(tc_comm_t *world, int rank, long rounds)
 int main(int argc, char **argv)
 {
     if (argc < 2 || (strcmp(argv[1], "leftovers") == 0 && argc < 3)) {
-        fprintf(stderr, "usage: withdraw_test ROUNDS | late-root | leftovers N | cause\n");
+        fprintf(stderr,
+                "usage: withdraw_test ROUNDS | late-root | leftovers N | cause | cause-p2p\n");
         return 2;
     }
     int rounds = atoi(argv[1]), rank, n;
@@ -280,10 +304,10 @@ int main(int argc, char **argv)
         free(v);
         return tc_comm_destroy(world) == TC_OK ? rc : 1;
     }
-    if (strcmp(argv[1], "cause") == 0) { /* the communicator keeps the dead rank: no destroy */
+    if (strncmp(argv[1], "cause", 5) == 0) { /* the communicator keeps the dead rank: no destroy */
         free(buf);
         free(v);
-        return cause(world, rank, n);
+        return cause(world, rank, n, strcmp(argv[1], "cause") == 0);
     }
     if (n != 2)
         return fail(rank, 0, "this test runs at 2 ranks", TC_ERR_INVALID_ARG);
