@@ -8,8 +8,13 @@ error (a timeout, a failed peer naming the rank) from ``wait()``, honours
 
 The backend's completion thread, once the tcomms works the operation issued
 have ended (or, for a blocking call, the calling thread) calls ``_settle`` once
-with them.
+with them: itself while nobody holds the work's future, else on a settler
+(``Settlers``), because completing a future runs the callbacks chained to it,
+and a callback may wait for another operation of the group, which the
+completion thread must go on completing (PowerSGD's DDP hook does; it hung).
 """
+import queue
+import sys
 import threading
 from datetime import timedelta
 
@@ -62,6 +67,17 @@ class TorchWork(dist._Work):
         self._done = threading.Event()
         self._raw = torch.futures.Future()
         self._fut = self._raw.then(_value)
+        self._lock = threading.Lock()
+        self._shared = False  # get_future() was called: callbacks may be chained to it
+
+    def _settle_unshared(self, fn, arg):
+        """fn(arg) (_settle or _fail) here and now, unless the future was handed out (then
+        False): under the lock, so no callback is chained to it meanwhile."""
+        with self._lock:
+            if self._shared:
+                return False
+            fn(arg)
+            return True
 
     def _settle(self, works):
         """Wait for the tcomms @p works (each bounded by its own timeout, without
@@ -113,4 +129,54 @@ class TorchWork(dist._Work):
         return self._src
 
     def get_future(self):
+        with self._lock:
+            self._shared = True
         return self._fut
+
+
+class Settlers:
+    """Threads that complete handed-out futures for a completion thread: each handed a
+    settlement gets a thread of its own, an idle one or a new one (up to MAX), so a callback
+    that waits for another operation's future never waits behind itself. Idle threads stay
+    for the group's life."""
+
+    MAX = 16
+
+    def __init__(self, name):
+        self._name = name
+        self._q = queue.SimpleQueue()
+        self._lock = threading.Lock()
+        self._idle = 0  # threads waiting on the queue and not yet promised an item
+        self._n = 0
+
+    def put(self, fn, arg):
+        with self._lock:
+            spawn = self._idle == 0 and self._n < self.MAX
+            if spawn:
+                self._n += 1
+            elif self._idle:
+                self._idle -= 1  # promised to this item
+        self._q.put((fn, arg))
+        if spawn:
+            threading.Thread(target=self._run, name=f"tcomms-{self._name}-settle",
+                             daemon=True).start()
+
+    def _run(self):
+        while True:
+            item = self._q.get()
+            if item is None:
+                return
+            try:
+                item[0](item[1])
+            except Exception:  # reported as a thread's error is; the thread goes on
+                threading.excepthook(threading.ExceptHookArgs(
+                    (*sys.exc_info(), threading.current_thread())))
+            with self._lock:
+                self._idle += 1
+
+    def stop(self):
+        """End the threads once what they were handed is done."""
+        with self._lock:
+            n = self._n
+        for _ in range(n):
+            self._q.put(None)

@@ -33,7 +33,7 @@ from torch._C._distributed_c10d import Backend as _C10dBackend
 
 from .comm import Comm, _redop, new_comm
 from . import _ext
-from ._torch_work import TorchWork
+from ._torch_work import Settlers, TorchWork
 
 
 def _timeout(opts):
@@ -58,6 +58,7 @@ class _Completer:
 
     def __init__(self, c, name):
         self._c = c  # the group's _ext.Comm, with enable_wait_done()
+        self._settlers = Settlers(name)  # for the futures handed out
         self._q = queue.SimpleQueue()
         self._t = threading.Thread(target=self._run, name=f"tcomms-{name}", daemon=True)
         self._t.start()
@@ -75,14 +76,21 @@ class _Completer:
                     pending.append([item[0], item[1], [w for w in item[1] if not w._done]])
             for p in [p for p in pending if not p[2]]:
                 pending.remove(p)
-                p[0]._settle(p[1])  # every work ended: no wait
+                self._complete(p[0], p[0]._settle, p[1])  # every work ended: no wait
             if pending:
                 try:
                     self._look(pending)
                 except Exception as e:  # the communicator is gone: nothing more can end
                     for p in pending:
-                        p[0]._fail(e)
+                        self._complete(p[0], p[0]._fail, e)
                     pending = []
+        self._settlers.stop()
+
+    def _complete(self, work, fn, arg):
+        """fn(arg) for TorchWork @p work: here, or on a settler once its future was handed
+        out (its callbacks may wait for operations this thread completes)."""
+        if not work._settle_unshared(fn, arg):
+            self._settlers.put(fn, arg)
 
     def _drain(self):
         items = []

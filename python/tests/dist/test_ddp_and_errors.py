@@ -43,6 +43,50 @@ def test_ddp_equal_parameters(rank, gloo):
         assert torch.equal(p, ref)
 
 
+def _hooked(group, rank, hook, state, steps=5, extra=0, bucket_mb=0.01):
+    """train()'s model under DDP with comm hook @p hook; rank r runs @p extra * r more steps
+    inside Join (uneven inputs)."""
+    from torch.distributed.algorithms.join import Join
+    m = DDP(model(), process_group=group, bucket_cap_mb=bucket_mb)
+    if hook is not None:
+        m.register_comm_hook(state(group) if state else group, hook)
+    opt = torch.optim.SGD(m.parameters(), lr=0.05)
+    g = torch.Generator().manual_seed(rank)
+    with Join([m]):
+        for _ in range(steps + extra * rank):
+            x, y = torch.randn(16, 32, generator=g), torch.randn(16, 4, generator=g)
+            opt.zero_grad()
+            torch.nn.functional.mse_loss(m(x), y).backward()
+            opt.step()
+    return [p.detach().clone() for p in m.parameters()]
+
+
+def _power_sgd(group):
+    from torch.distributed.algorithms.ddp_comm_hooks import powerSGD_hook as P
+    return P.PowerSGDState(process_group=group, matrix_approximation_rank=1,
+                           start_powerSGD_iter=2)
+
+
+@pytest.mark.parametrize("name", ["fp16", "bf16", "power_sgd", "join"])
+def test_ddp_comm_hooks_and_join(rank, gloo, name):
+    """DDP's communication hooks (compressing, and PowerSGD, whose callbacks issue further
+    all-reduces and wait for them: it hung) and Join with uneven inputs: the same parameters
+    as with gloo. PowerSGD with one bucket: with several, its callbacks issue all-reduces
+    while the backward issues the next buckets', in an order that differs between ranks
+    under any backend that matches operations by issue order (docs/python.md)."""
+    from torch.distributed.algorithms.ddp_comm_hooks import default_hooks as D
+    from torch.distributed.algorithms.ddp_comm_hooks import powerSGD_hook as P
+    hook, state, extra = {"fp16": (D.fp16_compress_hook, None, 0),
+                          "bf16": (D.bf16_compress_hook, None, 0),
+                          "power_sgd": (P.powerSGD_hook, _power_sgd, 0),
+                          "join": (None, None, 1)}[name]
+    mb = 25 if name == "power_sgd" else 0.01
+    ours = _hooked(None, rank, hook, state, extra=extra, bucket_mb=mb)
+    theirs = _hooked(gloo, rank, hook, state, extra=extra, bucket_mb=mb)
+    for a, b in zip(ours, theirs):
+        assert torch.allclose(a, b, rtol=1e-5, atol=1e-6), (a - b).abs().max()
+
+
 def test_wrong_dtype_raises():
     with pytest.raises(TypeError, match="no reduction on element type torch.int16"):
         dist.all_reduce(torch.zeros(4, dtype=torch.int16))

@@ -2,6 +2,7 @@
 raising in about that time while the operation goes on, a failed operation's
 error raised by wait() (torch 2.15's Work made from a Future returned True),
 and c10d's other Work methods on the backend's own works."""
+import threading
 import time
 from datetime import timedelta
 
@@ -241,3 +242,18 @@ def test_coalesced_tensors_that_overlap_refused(rank, size, gloo):
     dist.all_reduce(ref, group=gloo)
     dist.all_reduce_coalesced([y[::2], y[1::2]])
     assert torch.equal(y, ref)
+
+
+def test_callback_waits_for_another_operation(rank, size, gloo):
+    """A callback chained to an operation's future issues another all_reduce and waits for
+    its future (PowerSGD's DDP hook does). The callback ran on the thread that completes the
+    group's futures, so the second future never completed: a hang."""
+    a, b = torch.ones(4), torch.full((4,), 2.0)
+
+    def then(fut):
+        return dist.all_reduce(b, async_op=True).get_future().wait()[0] + fut.value()[0]
+    fut = dist.all_reduce(a, async_op=True).get_future().then(then)
+    done = threading.Event()
+    threading.Thread(target=lambda: (fut.wait(), done.set()), daemon=True).start()
+    assert done.wait(30), "the callback's wait for the second all_reduce never ended"
+    assert torch.equal(fut.value(), torch.full((4,), 3.0 * size))
