@@ -24,6 +24,7 @@ every operation issued is covered by the one work ``end_coalescing`` returns.
 """
 import collections
 import functools
+import os
 import queue
 import threading
 
@@ -499,16 +500,30 @@ _made = collections.Counter()
 _made_lock = threading.Lock()
 
 
+def _prefix(group_id):
+    """The store prefix of the next backend of torch group @p group_id in this process. Under
+    torchrun with restarts the workers of every attempt meet in the agent's store, which keeps
+    the keys of the attempts before (their rank claims counted twice): an attempt after the
+    first has keys of its own, "tcomms.a<restart count>"."""
+    with _made_lock:
+        gen = _made[group_id]
+        _made[group_id] += 1
+    restart = os.environ.get("TORCHELASTIC_RESTART_COUNT", "0")
+    parts = ["tcomms"]
+    if restart.isdigit() and int(restart) > 0:
+        parts.append(f"a{int(restart)}")
+    if gen:
+        parts.append(str(gen))
+    return ".".join(parts)
+
+
 def _create(opts, backend_options):
     """torch's extended creator API: @p opts carries the group's global ranks."""
-    with _made_lock:
-        gen = _made[opts.group_id]
-        _made[opts.group_id] += 1
     # named after torch's group: each group's communicator its own flight-recorder dumps and
     # log lines (all were "torch")
     return ProcessGroupTcomms(opts.store, opts.group_rank, opts.group_size, opts.timeout,
                               opts.global_ranks_in_group, f"torch.{opts.group_id}",
-                              "tcomms" if gen == 0 else f"tcomms.{gen}")
+                              _prefix(opts.group_id))
 
 
 def _backend_op(method):

@@ -2,9 +2,11 @@
 suite or a restarting trainer does: init_process_group("tcomms"),
 destroy_process_group(), init_process_group("tcomms") again on the same store,
 and the new group works (torch names the default group "0" every time, so
-both groups meet under the same keys of the store). Subgroups too. Results are
-checked element by element against sums computed here."""
+both groups meet under the same keys of the store). Subgroups too. And
+torchrun's restarts, whose attempts meet in one store. Results are checked
+element by element against sums computed here."""
 import multiprocessing as mp
+import os
 import time
 
 import pytest
@@ -74,3 +76,42 @@ def test_destroy_then_init_again(free_port):
             if r < 2:
                 want.append([2 * rnd + 1] * 8)  # ranks 0 and 1: (0 + rnd) + (1 + rnd)
         assert got == want, r
+
+
+_ELASTIC_WORKER = """
+import os, sys, datetime
+import torch, torch.distributed as dist
+import tcomms.torch
+dist.init_process_group("tcomms", timeout=datetime.timedelta(seconds=30))
+r, n = dist.get_rank(), dist.get_world_size()
+attempt = int(os.environ["TORCHELASTIC_RESTART_COUNT"])
+t = torch.arange(5, dtype=torch.int64) * (r + 1) + attempt
+dist.all_reduce(t)
+print(f"rank {r} attempt {attempt}: {t.tolist()}", flush=True)
+if attempt == 0 and r == n - 1:
+    os._exit(3)  # the first attempt fails: torchrun restarts every worker
+dist.barrier()
+dist.destroy_process_group()
+"""
+
+
+def test_torchrun_restart(tmp_path, free_port):
+    """torchrun --max-restarts 1, a worker of the first attempt exiting: the second attempt's
+    workers meet in the same agent store, where the first attempt's keys remain (its rank
+    claims counted twice: "rank 0 is taken"), and the second attempt works."""
+    import subprocess
+    import sys
+    script = tmp_path / "worker.py"
+    script.write_text(_ELASTIC_WORKER)
+    env = dict(os.environ)
+    proc = subprocess.run(
+        [sys.executable, "-m", "torch.distributed.run", "--nproc_per_node", str(SIZE),
+         "--max-restarts", "1", "--monitor-interval", "0.5", "--master_port", str(free_port),
+         str(script)], env=env, capture_output=True, text=True, timeout=150)
+    out = proc.stdout + proc.stderr
+    assert proc.returncode == 0, out[-3000:]
+    tri = SIZE * (SIZE + 1) // 2
+    for attempt in (0, 1):
+        want = [i * tri + SIZE * attempt for i in range(5)]
+        for r in range(SIZE):
+            assert f"rank {r} attempt {attempt}: {want}" in out, out[-3000:]
