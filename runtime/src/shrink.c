@@ -65,7 +65,8 @@ static tc_status_t shrink_round(tc_rt_comm_t *comm, tc_rt_agree_t *a, uint64_t e
                             .dtype = TC_UINT8,
                             .op = TC_SUM,
                             .root = -1};
-    w.op = (tc_rt_op_t){TC_COLL_COUNT, a->round, comm->name, NULL};
+    /* its errors say "shrink agreement round #N on comm ...", not "send/recv #N" */
+    w.op = (tc_rt_op_t){TC_COLL_COUNT, a->round, comm->name, "shrink agreement round"};
     w.tag =
         tc_rt_tag(comm->comm_id, TC_RT_TAG_SHRINK, epoch | (a->round & ((1u << ROUND_BITS) - 1)));
     int64_t left = (int64_t)tc_deadline_left_ms(deadline);
