@@ -83,8 +83,12 @@ def test_ddp_comm_hooks_and_join(rank, gloo, name):
     mb = 25 if name == "power_sgd" else 0.01
     ours = _hooked(None, rank, hook, state, extra=extra, bucket_mb=mb)
     theirs = _hooked(gloo, rank, hook, state, extra=extra, bucket_mb=mb)
+    # compressed: at 4 ranks the libraries sum the half-precision gradients in different
+    # orders, a unit in the last place of bf16 (2**-8) apart; a gradient not reduced at all
+    # moves the parameters by about 1e-2
+    tol = 1e-4 if name in ("fp16", "bf16") else 1e-6
     for a, b in zip(ours, theirs):
-        assert torch.allclose(a, b, rtol=1e-5, atol=1e-6), (a - b).abs().max()
+        assert torch.allclose(a, b, rtol=1e-5, atol=tol), (a - b).abs().max()
 
 
 def test_wrong_dtype_raises():
