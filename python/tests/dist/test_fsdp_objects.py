@@ -1,6 +1,7 @@
 """What training code above torch.distributed calls on the tcomms group: FSDP2
-(fully_shard) training, DTensor redistribution, distributed checkpoints and the
-object collectives. References are computed here from every rank's inputs
+(fully_shard) training, tensor parallelism, functional collectives (with
+autograd), DTensor redistribution, distributed checkpoints and the object
+collectives. References are computed here from every rank's inputs
 (each rank can make any rank's data), not by another backend: gloo has no
 reduce_scatter_tensor for FSDP2 to use."""
 import os
@@ -48,6 +49,51 @@ def test_fsdp2_trains_as_one_process_would(rank, size):
         ref_opt.zero_grad()
     for p, q in zip(m.parameters(), ref.parameters()):
         torch.testing.assert_close(p.full_tensor(), q.detach(), rtol=1e-12, atol=1e-12)
+
+
+def test_tensor_parallel_as_one_process(rank, size):
+    """parallelize_module (column-wise, then row-wise Linear): the output and the gradients
+    equal those of the whole module in one process, to float64 rounding."""
+    from torch.distributed.device_mesh import init_device_mesh
+    from torch.distributed.tensor.parallel import (ColwiseParallel, RowwiseParallel,
+                                                   parallelize_module)
+    torch.manual_seed(0)
+    m = torch.nn.Sequential(torch.nn.Linear(8, 4 * size), torch.nn.ReLU(),
+                            torch.nn.Linear(4 * size, 8)).double()
+    ref = torch.nn.Sequential(torch.nn.Linear(8, 4 * size), torch.nn.ReLU(),
+                              torch.nn.Linear(4 * size, 8)).double()
+    ref.load_state_dict(m.state_dict())
+    parallelize_module(m, init_device_mesh("cpu", (size,)),
+                       {"0": ColwiseParallel(), "2": RowwiseParallel()})
+    x = _batch(0, 0)[:, :8]
+    out = m(x)
+    out.pow(2).sum().backward()
+    want = ref(x)
+    want.pow(2).sum().backward()
+    torch.testing.assert_close(out, want, rtol=1e-12, atol=1e-12)
+    for i in (0, 2):
+        torch.testing.assert_close(m[i].weight.grad.full_tensor(), ref[i].weight.grad,
+                                   rtol=1e-12, atol=1e-12)
+
+
+def test_functional_collectives_and_autograd(rank, size):
+    """torch's functional collectives (what DTensor and compiled code issue) and
+    torch.distributed.nn.functional, whose backward is a collective too."""
+    import torch.distributed._functional_collectives as F
+    import torch.distributed.nn.functional as NF
+    t = torch.arange(4, dtype=torch.int64) + rank
+    assert F.all_reduce(t, "sum", dist.group.WORLD).tolist() == \
+        [size * i + size * (size - 1) // 2 for i in range(4)]
+    assert F.all_gather_single(t, 0, dist.group.WORLD).tolist() == \
+        [i + r for r in range(size) for i in range(4)]
+    rs = F.reduce_scatter_single(torch.arange(4 * size, dtype=torch.int64), "sum", 0,
+                                 dist.group.WORLD)
+    assert rs.tolist() == [size * (4 * rank + i) for i in range(4)]
+    x = torch.full((3,), float(rank + 1), dtype=torch.float64, requires_grad=True)
+    y = NF.all_reduce(x)
+    y.sum().backward()  # the gradient of a sum over ranks: every rank's ones, summed
+    assert y.tolist() == [size * (size + 1) / 2] * 3
+    assert x.grad.tolist() == [float(size)] * 3
 
 
 def test_dtensor_redistribute(rank, size):
