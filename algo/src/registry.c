@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "algo_internal.h"
+#include "tcomms/base/config.h"
 
 /* The generated file, included twice: declarations, then the table. */
 #define TC_ALGO_APPLIES(fn) tc_status_t fn(const tc_algo_args_t *args);
@@ -167,8 +168,9 @@ tc_status_t tc_algo_find(tc_coll_t coll, const char *algo, const tc_algo_desc_t 
         return tc_error_set(TC_ERR_UNSUPPORTED, "no algorithm implements %s yet",
                             tc_coll_name(coll));
     }
-    return tc_error_set(TC_ERR_NOT_FOUND, "no %s algorithm named '%s'; valid names: %s",
-                        tc_coll_name(coll), algo, names);
+    return tc_error_set(TC_ERR_NOT_FOUND,
+                        "no %s algorithm named '" TC_ECHO_FMT "'; valid names: %s",
+                        tc_coll_name(coll), TC_ECHO(algo), names);
 }
 
 tc_status_t tc_algo_build(const tc_algo_args_t *args, const char *algo, tc_sched_t *sched)

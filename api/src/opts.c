@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "api_impl.h"
+#include "tcomms/base/config.h"
 
 tc_status_t tc_api_op_hints(const char *text, const char *fn, tc_hints_t *hints, const char *accept)
 {
@@ -15,10 +16,10 @@ tc_status_t tc_api_op_hints(const char *text, const char *fn, tc_hints_t *hints,
         tc_error_prefix("%s: opts->hints: ", fn);
     for (int i = 0; st == TC_OK && i < h->count; i++)
         if (!accept || strcmp(h->keys[i], accept) != 0)
-            st = tc_error_set(TC_ERR_INVALID_ARG, "%s: opts->hints: unknown key '%s' (%s%s%s)", fn,
-                              h->keys[i],
-                              accept ? "this call takes only " : "this call takes no hints",
-                              accept ? accept : "", accept ? "=..." : "");
+            st = tc_error_set(
+                TC_ERR_INVALID_ARG, "%s: opts->hints: unknown key '" TC_ECHO_FMT "' (%s%s%s)", fn,
+                TC_ECHO(h->keys[i]), accept ? "this call takes only " : "this call takes no hints",
+                accept ? accept : "", accept ? "=..." : "");
     tc_hints_free(&none);
     return st;
 }

@@ -42,9 +42,9 @@ tc_status_t tc_parse_int(const char *what, const char *text, int64_t min, int64_
     v = strtoll(text, &end, 10);
     if (errno == ERANGE || v < min || v > max)
         return tc_error_set(TC_ERR_CONFIG,
-                            "%s=\"%s\": out of range (accepted: integers in [%" PRId64 ", %" PRId64
-                            "])",
-                            tc_what(what), text, min, max);
+                            "%s=\"" TC_ECHO_FMT "\": out of range (accepted: integers in [%" PRId64
+                            ", %" PRId64 "])",
+                            tc_what(what), TC_ECHO(text), min, max);
     if (*end != '\0')
         goto malformed;
     *value_p = (int64_t)v;
@@ -52,9 +52,9 @@ tc_status_t tc_parse_int(const char *what, const char *text, int64_t min, int64_
 
 malformed:
     return tc_error_set(TC_ERR_CONFIG,
-                        "%s=\"%s\": not an integer (accepted: integers in [%" PRId64 ", %" PRId64
-                        "])",
-                        tc_what(what), text, min, max);
+                        "%s=\"" TC_ECHO_FMT "\": not an integer (accepted: integers in [%" PRId64
+                        ", %" PRId64 "])",
+                        tc_what(what), TC_ECHO(text), min, max);
 }
 
 /* The power-of-1024 shift of a size suffix ("", "B", "K", "KB", "KiB" in any case), or -1. */
@@ -108,13 +108,14 @@ tc_status_t tc_parse_size(const char *what, const char *text, uint64_t *value_p)
     return TC_OK;
 
 malformed:
-    return tc_error_set(TC_ERR_CONFIG, "%s=\"%s\": not a size (accepted: " TC_SIZE_ACCEPTED ")",
-                        tc_what(what), text);
+    return tc_error_set(TC_ERR_CONFIG,
+                        "%s=\"" TC_ECHO_FMT "\": not a size (accepted: " TC_SIZE_ACCEPTED ")",
+                        tc_what(what), TC_ECHO(text));
 overflow:
     return tc_error_set(TC_ERR_CONFIG,
-                        "%s=\"%s\": too large (accepted: " TC_SIZE_ACCEPTED ", at most %" PRIu64
-                        " bytes)",
-                        tc_what(what), text, UINT64_MAX);
+                        "%s=\"" TC_ECHO_FMT "\": too large (accepted: " TC_SIZE_ACCEPTED
+                        ", at most %" PRIu64 " bytes)",
+                        tc_what(what), TC_ECHO(text), UINT64_MAX);
 }
 
 tc_status_t tc_parse_bool(const char *what, const char *text, bool *value_p)
@@ -135,8 +136,9 @@ tc_status_t tc_parse_bool(const char *what, const char *text, bool *value_p)
             return TC_OK;
         }
     }
-    return tc_error_set(TC_ERR_CONFIG, "%s=\"%s\": not a boolean (accepted: " TC_BOOL_ACCEPTED ")",
-                        tc_what(what), text);
+    return tc_error_set(TC_ERR_CONFIG,
+                        "%s=\"" TC_ECHO_FMT "\": not a boolean (accepted: " TC_BOOL_ACCEPTED ")",
+                        tc_what(what), TC_ECHO(text));
 }
 
 tc_status_t tc_parse_double(const char *what, const char *text, double min, double max,
@@ -154,12 +156,13 @@ tc_status_t tc_parse_double(const char *what, const char *text, double min, doub
     if (end == text || *end != '\0' || text[strspn(text, "+-0123456789.eE")] != '\0' ||
         !isfinite(v))
         return tc_error_set(TC_ERR_CONFIG,
-                            "%s=\"%s\": not a finite number (accepted: numbers in [%g, %g])",
-                            tc_what(what), text, min, max);
+                            "%s=\"" TC_ECHO_FMT
+                            "\": not a finite number (accepted: numbers in [%g, %g])",
+                            tc_what(what), TC_ECHO(text), min, max);
     if (errno == ERANGE || v < min || v > max)
         return tc_error_set(TC_ERR_CONFIG,
-                            "%s=\"%s\": out of range (accepted: numbers in [%g, %g])",
-                            tc_what(what), text, min, max);
+                            "%s=\"" TC_ECHO_FMT "\": out of range (accepted: numbers in [%g, %g])",
+                            tc_what(what), TC_ECHO(text), min, max);
     *value_p = v;
     return TC_OK;
 }
@@ -188,8 +191,8 @@ tc_status_t tc_parse_enum(const char *what, const char *text, const char *const 
             break;
         used += (size_t)n;
     }
-    return tc_error_set(TC_ERR_CONFIG, "%s=\"%s\": unknown value (accepted: %s)", tc_what(what),
-                        text, list);
+    return tc_error_set(TC_ERR_CONFIG, "%s=\"" TC_ECHO_FMT "\": unknown value (accepted: %s)",
+                        tc_what(what), TC_ECHO(text), list);
 }
 
 /* ---- environment ---- */
@@ -315,7 +318,8 @@ tc_status_t tc_hints_set(tc_hints_t *hints, const char *key, const char *value)
                                           : "value");
     if (!tc_hint_key_valid(key, strlen(key)))
         return tc_error_set(TC_ERR_CONFIG,
-                            "hint key \"%s\" is malformed (accepted: [A-Za-z0-9_.-]+)", key);
+                            "hint key \"" TC_ECHO_FMT "\" is malformed (accepted: [A-Za-z0-9_.-]+)",
+                            TC_ECHO(key));
     i = tc_hints_find(hints, key);
     if (i < 0 && hints->count >= TC_HINTS_MAX)
         return tc_error_set(TC_ERR_NO_RESOURCE, "hint '%s': the set is full (%d hints at most)",
@@ -338,6 +342,11 @@ tc_status_t tc_hints_set(tc_hints_t *hints, const char *key, const char *value)
     hints->count++;
     return TC_OK;
 }
+
+/* TC_ECHO of the span [s, e). */
+#define ECHO_SPAN(s, e)                                                                            \
+    (int)((e) - (s) > TC_ECHO_MAX ? TC_ECHO_MAX : (e) - (s)), (s),                                 \
+        ((e) - (s) > TC_ECHO_MAX ? "..." : "")
 
 /* [*s, *e) without surrounding whitespace. */
 static void tc_trim(const char **s, const char **e)
@@ -380,8 +389,10 @@ tc_status_t tc_hints_parse(tc_hints_t *hints, const char *text)
         if (s < e) {
             eq = memchr(s, '=', (size_t)(e - s));
             if (eq == NULL) {
-                st = tc_error_set(TC_ERR_CONFIG, "hints \"%s\": item \"%.*s\" is not key=value",
-                                  text, (int)(e - s), s);
+                st = tc_error_set(TC_ERR_CONFIG,
+                                  "hints \"" TC_ECHO_FMT "\": item \"" TC_ECHO_FMT
+                                  "\" is not key=value",
+                                  TC_ECHO(text), ECHO_SPAN(s, e));
                 goto out_item;
             }
             ks = s;
@@ -392,9 +403,9 @@ tc_status_t tc_hints_parse(tc_hints_t *hints, const char *text)
             tc_trim(&vs, &ve);
             if (!tc_hint_key_valid(ks, (size_t)(ke - ks))) {
                 st = tc_error_set(TC_ERR_CONFIG,
-                                  "hints \"%s\": item \"%.*s\" has a malformed key (accepted: "
-                                  "[A-Za-z0-9_.-]+)",
-                                  text, (int)(e - s), s);
+                                  "hints \"" TC_ECHO_FMT "\": item \"" TC_ECHO_FMT
+                                  "\" has a malformed key (accepted: [A-Za-z0-9_.-]+)",
+                                  TC_ECHO(text), ECHO_SPAN(s, e));
                 goto out_item;
             }
             /* key and value into one scratch buffer: "key\0value\0" */
@@ -405,8 +416,10 @@ tc_status_t tc_hints_parse(tc_hints_t *hints, const char *text)
             /* a key twice in one text: which one was meant is not known (a set given before,
              * e.g. the communicator's, is replaced on purpose) */
             if (tc_hints_get(&seen, item) != NULL) {
-                st = tc_error_set(TC_ERR_CONFIG, "hints \"%s\": key \"%s\" is given twice", text,
-                                  item);
+                st = tc_error_set(TC_ERR_CONFIG,
+                                  "hints \"" TC_ECHO_FMT "\": key \"" TC_ECHO_FMT
+                                  "\" is given twice",
+                                  TC_ECHO(text), TC_ECHO(item));
                 goto out_item;
             }
             st = tc_hints_set(&seen, item, "");

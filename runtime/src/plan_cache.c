@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "comms.h"
+#include "tcomms/base/config.h"
 #include "tcomms/base/log.h"
 
 /* Ring schedules carry a block larger than this in pieces of this size: piece
@@ -124,7 +125,9 @@ tc_status_t tc_rt_plan_get(tc_rt_comm_t *comm, tc_rt_work_t *work, const char *h
     if (call->sendcounts && hint && strcmp(hint, "pairwise") != 0)
         /* one algorithm: a hint naming another is refused, not ignored */
         return tc_error_set(TC_ERR_NOT_FOUND,
-                            "no all_to_all_v algorithm named '%s'; valid names: pairwise", hint);
+                            "no all_to_all_v algorithm named '" TC_ECHO_FMT
+                            "'; valid names: pairwise",
+                            TC_ECHO(hint));
     if (call->sendcounts || call->counts || work->persistent) {
         /* the shape is the call's own (or held for good): not cached */
         st = call->sendcounts ? comm_build_a2av(comm, work, &work->own)

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "tcomms/base/config.h"
 #include "tcomms/base/log.h"
 #include "tcomms/transport/builtin.h"
 #include "tcomms/transport/ib.h"
@@ -107,17 +108,18 @@ tc_status_t tc_rt_world_hints_check(const tc_hints_t *hints, const tc_hints_t *s
             continue;
         if (owner)
             return tc_error_set(TC_ERR_INVALID_ARG,
-                                "hint %s=%s configures the %s transport, which a communicator "
-                                "shares with the one it is made from (%s%s): it applies only to "
-                                "tc_comm_create",
-                                key, hints->values[i], owner->name, had ? "there " : "unset there",
-                                had ? had : "");
+                                "hint %s=" TC_ECHO_FMT " configures the %s transport, which a "
+                                "communicator shares with the one it is made from (%s" TC_ECHO_FMT
+                                "): it applies only to tc_comm_create",
+                                key, TC_ECHO(hints->values[i]), owner->name,
+                                had ? "there " : "unset there", TC_ECHO(had ? had : ""));
         char known[512] = "";
         size_t len = 0;
         for (int b = 0; b < n; b++)
             for (const char *const *k = ops[b]->hint_keys; k && *k && len < sizeof(known); k++)
                 len += (size_t)snprintf(known + len, sizeof(known) - len, ", %s", *k);
-        return tc_error_set(TC_ERR_INVALID_ARG, "unknown hint %s (known: algo%s)", key, known);
+        return tc_error_set(TC_ERR_INVALID_ARG, "unknown hint " TC_ECHO_FMT " (known: algo%s)",
+                            TC_ECHO(key), known);
     }
     return TC_OK;
 }

@@ -211,6 +211,13 @@ static void test_bad_arguments(void **state)
     o.hints = "algo=bogus";
     expect(tc_all_reduce(comm, a, b, 8, TC_FLOAT32, TC_SUM, &o, NULL), TC_ERR_NOT_FOUND,
            "valid names: ring, recursive_doubling");
+    /* a 10 KB name: echoed by its head and "...", the valid names kept (they were cut off) */
+    static char longhint[10000] = "algo=";
+    memset(longhint + 5, 'q', sizeof(longhint) - 6);
+    o.hints = longhint;
+    expect(tc_all_reduce(comm, a, b, 8, TC_FLOAT32, TC_SUM, &o, NULL), TC_ERR_NOT_FOUND,
+           "qqq...'; valid names: ring, recursive_doubling");
+    assert_true(strlen(tc_last_error()) < 600);
     o.hints = "=x";
     expect(tc_all_reduce(comm, a, b, 8, TC_FLOAT32, TC_SUM, &o, NULL), TC_ERR_CONFIG, "hints");
     o = (tc_op_opts_t)TC_OP_OPTS_INIT;

@@ -84,6 +84,47 @@ static void test_parse_int_range_overflow(void **state)
     }
 }
 
+/* A long value is echoed by its first TC_ECHO_MAX bytes and "...", so what the detail says
+ * after it stays in it (a 10 KB value filled the 2 KB detail, the accepted values cut off). */
+static void check_echoed_short(tc_status_t st, const char *head, const char *tail)
+{
+    assert_int_equal(st, TC_ERR_CONFIG);
+    const char *e = tc_last_error();
+    assert_true(strlen(e) < 400);
+    assert_non_null(strstr(e, head));
+    assert_non_null(strstr(e, "...\""));
+    assert_non_null(strstr(e, tail));
+}
+
+static void test_long_values_echoed_short(void **state)
+{
+    (void)state;
+    static char big[10000], head[TC_ECHO_MAX + 16];
+    static const char *const choices[] = {"ring", "tree", NULL};
+    memset(big, '7', sizeof(big) - 1);
+    snprintf(head, sizeof(head), "TC_X=\"%.*s...\"", TC_ECHO_MAX, big);
+    int64_t v;
+    uint64_t u;
+    bool b;
+    double d;
+    int e;
+    check_echoed_short(tc_parse_int("TC_X", big, 0, 10, &v), head,
+                       "(accepted: integers in [0, 10])");
+    check_echoed_short(tc_parse_size("TC_X", big, &u), head, "too large (accepted: ");
+    check_echoed_short(tc_parse_bool("TC_X", big, &b), head, "not a boolean (accepted: ");
+    check_echoed_short(tc_parse_double("TC_X", big, 0, 1, &d), head,
+                       "(accepted: numbers in [0, 1])");
+    check_echoed_short(tc_parse_enum("TC_X", big, choices, &e), head, "(accepted: ring, tree)");
+    tc_hints_t h;
+    tc_hints_init(&h);
+    check_echoed_short(tc_hints_parse(&h, big), "hints \"777", "\" is not key=value");
+    tc_hints_free(&h);
+    /* a short value is echoed whole, without "..." */
+    assert_int_equal(tc_parse_int("TC_X", "77", 0, 10, &v), TC_ERR_CONFIG);
+    assert_string_equal(tc_last_error(),
+                        "TC_X=\"77\": out of range (accepted: integers in [0, 10])");
+}
+
 /* ---- tc_parse_size ---- */
 
 static void test_parse_size_valid(void **state)
@@ -520,6 +561,7 @@ int main(void)
         cmocka_unit_test(test_hints_parse),
         cmocka_unit_test(test_hints_copy),
         cmocka_unit_test(test_hints_typed),
+        cmocka_unit_test(test_long_values_echoed_short),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -195,7 +195,7 @@ static void *busy_main(void *arg)
     while (b->st == TC_OK && all == 0) {
         int64_t mine = __atomic_load_n(&b->done, __ATOMIC_ACQUIRE);
         b->st = tc_all_reduce(b->comm, &mine, &all, 1, TC_INT64, TC_MAX, NULL, NULL);
-        b->calls++;
+        __atomic_add_fetch(&b->calls, 1, __ATOMIC_RELEASE);
     }
     return NULL;
 }
@@ -234,6 +234,10 @@ void unissued_pairs_mode(tc_comm_t *comm, int busy)
     pthread_t bt;
     if (b.comm && pthread_create(&bt, NULL, busy_main, &b) != 0)
         EXPECT(0, "unissued-pairs: no thread");
+    /* the tiny messages flow before the rest begins: on a loaded machine the rest could end
+     * before the thread's second call (the check below failed with "1 all-reduces") */
+    for (int i = 0; b.comm && i < 10000 && __atomic_load_n(&b.calls, __ATOMIC_ACQUIRE) < 2; i++)
+        usleep(1000);
     tc_work_t *w[4] = {NULL};
     tc_op_opts_t o = TC_OP_OPTS_INIT;
     o.timeout_ms = 10000;

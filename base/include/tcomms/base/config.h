@@ -13,12 +13,24 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 #include "tcomms/base/status.h"
 
 #ifdef __cplusplus
 extern "C" {
 #endif
+
+/**
+ * @brief A value given by the caller, echoed in an error detail: "..." TC_ECHO_FMT "..." with
+ * TC_ECHO(s) prints at most TC_ECHO_MAX bytes of @p s, then "..." when it is longer, so that a
+ * long value (a 10 KB hint) does not push what the detail says after it (the accepted values)
+ * out of the detail's 2 KB.
+ */
+#define TC_ECHO_MAX 64
+#define TC_ECHO_FMT "%.*s%s"
+#define TC_ECHO(s)                                                                                 \
+    (int)strnlen((s), TC_ECHO_MAX), (s), ((s)[strnlen((s), TC_ECHO_MAX)] ? "..." : "")
 
 /* ---- parsing one value; @p what names its source in error messages ---- */
 
