@@ -142,7 +142,6 @@ class Window:
         Order accesses with signals or a barrier; after destroy it no longer
         reaches the peer's window."""
         self._live()
-        self._w.shared_query(int(peer))  # its refusal first, naming why
         return _view(self._w, int(peer), self._w.size(int(peer)), self._dtype)
 
     # ---- operations

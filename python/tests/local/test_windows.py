@@ -118,3 +118,19 @@ def test_torch_view_outlives_the_window():
         assert t.dtype == torch.float32 and t.numel() == 16
         assert torch.equal(t, torch.full((16,), r + 0.5))
         t.add_(1)  # writable still
+
+
+def test_map_remote_refused_with_why():
+    """map_remote of a window the caller made (not allocate_window): UnsupportedError saying
+    why, from the one query the view makes."""
+    def fn(c, r, n):
+        with c.new_window(np.zeros(8), timeout=20) as win:
+            try:
+                win.map_remote(1 - r)
+                return "no error"
+            except tcomms.UnsupportedError as e:
+                return str(e)
+            finally:
+                c.barrier(timeout=20)
+    for msg in run_ranks(2, fn, name="win_refused"):
+        assert "cannot be reached by load and store" in msg, msg
