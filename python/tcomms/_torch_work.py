@@ -162,6 +162,7 @@ class Settlers:
                              daemon=True).start()
 
     def _run(self):
+        _ext.name_thread("tc-py-settle")
         while True:
             item = self._q.get()
             if item is None:

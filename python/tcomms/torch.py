@@ -65,6 +65,7 @@ class _Completer:
         self._t.start()
 
     def _run(self):
+        _ext.name_thread("tc-py-complete")
         pending = []  # [TorchWork, its works, those not yet ended], in issue order
         stopping = False
         while pending or not stopping:

@@ -59,6 +59,7 @@ class _ThreadWork:
         self._thread.start()
 
     def _main(self, fn):
+        _ext.name_thread("tc-py-window")
         try:
             self.value = fn()
         except BaseException as e:  # raised by wait()

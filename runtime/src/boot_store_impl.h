@@ -120,6 +120,8 @@ void tc_bs_free(tc_boot_store_t *st);
 bs_conn_t *tc_bs_conn_add(tc_boot_store_t *st, int fd, const char *name);
 /* Read what @p c sent (up to a budget) and handle every complete frame. */
 void tc_bs_read(tc_boot_store_t *st, bs_conn_t *c);
+/* The store's thread's name, as top -H, perf and gdb show it (at most 15 characters). */
+#define TC_BS_THREAD_NAME "tc-store"
 /* The store's thread: polls the listening socket and every connection until stopped. */
 void *tc_bs_main(void *arg);
 /* Free the connections that are dead, or closing with their output sent. */

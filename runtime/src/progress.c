@@ -269,6 +269,8 @@ tc_status_t tc_rt_world_go_threaded(tc_rt_world_t *world)
     int rc = pthread_create(&world->thread, NULL, progress_main, world);
     if (rc != 0)
         return tc_error_set(TC_ERR_SYSTEM, "starting the progress thread: %s", strerror(rc));
+    /* named here, so that it has its name once this returns (top -H, perf, gdb) */
+    (void)pthread_setname_np(world->thread, TC_RT_PROGRESS_THREAD_NAME);
     world->threaded = 1;
     tc_log_debug(TC_SUBSYS_RUNTIME, "progress thread started");
     return TC_OK;

@@ -34,6 +34,8 @@ void tc_rt_world_nap_out(tc_rt_world_t *world, uint64_t ns);
 #define TC_RT_NAP_NS 100000ull
 /* Set the spin time (TC_SPIN_US, or by the ranks per core). */
 TC_MUST_USE tc_status_t tc_rt_progress_init(tc_rt_world_t *world);
+/* The progress thread's name, as top -H, perf and gdb show it (at most 15 characters). */
+#define TC_RT_PROGRESS_THREAD_NAME "tc-progress"
 /* Start the progress thread (first asynchronous operation); lock held. */
 TC_MUST_USE tc_status_t tc_rt_world_go_threaded(tc_rt_world_t *world);
 /* Stop and join the progress thread if there is one; called with the lock

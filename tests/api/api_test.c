@@ -17,6 +17,7 @@
 #include <cmocka.h>
 
 #include "tcomms/tcomms.h"
+#include "tests/proc_threads.h"
 
 static void no_pmix_env(void)
 {
@@ -65,6 +66,26 @@ static void test_world_of_one(void **state)
     assert_int_equal(v[2], 9);
     assert_int_equal(tc_comm_destroy(comm), TC_OK);
     assert_int_equal(tc_comm_destroy(NULL), TC_OK);
+}
+
+/* The progress thread goes by its name (top -H, perf, gdb), and ends with the world. */
+static void test_progress_thread_named(void **state)
+{
+    no_pmix_env();
+    assert_int_equal(tc_test_threads_named("tc-progress"), 0);
+    tc_comm_t *comm = NULL;
+    assert_int_equal(tc_comm_create(NULL, &comm), TC_OK);
+    float in[4] = {1, 2, 3, 4}, out[4] = {0};
+    tc_op_opts_t o = TC_OP_OPTS_INIT;
+    o.async = 1;
+    tc_work_t *w = NULL;
+    assert_int_equal(tc_all_reduce(comm, in, out, 4, TC_FLOAT32, TC_SUM, &o, &w), TC_OK);
+    assert_int_equal(tc_work_wait(w, -1), TC_OK);
+    assert_int_equal(tc_work_free(w), TC_OK);
+    assert_memory_equal(in, out, sizeof(in));
+    assert_int_equal(tc_test_threads_named("tc-progress"), 1);
+    assert_int_equal(tc_comm_destroy(comm), TC_OK);
+    assert_int_equal(tc_test_threads_named("tc-progress"), 0);
 }
 
 /* An abort with no creation in progress must not touch the creations after it. */
@@ -725,6 +746,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_version),
         cmocka_unit_test(test_world_of_one),
+        cmocka_unit_test(test_progress_thread_named),
         cmocka_unit_test(test_huge_timeouts),
         cmocka_unit_test(test_create_abort_is_not_sticky),
         cmocka_unit_test(test_bad_arguments),

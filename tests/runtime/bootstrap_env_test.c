@@ -31,6 +31,7 @@
 #include "tcomms/base/time.h"
 #include "tcomms/runtime/bootstrap.h"
 #include "tcomms/transport/auth.h"
+#include "tests/proc_threads.h"
 #include "tests/runtime/bootstrap_env_job.h"
 #include "tests/runtime/store_client.h"
 
@@ -111,6 +112,9 @@ static int child_roundtrip(const job_t *j, int rank)
                   strcmp(boot->launcher, "env") == 0,
               11, "head: rank %d size %d local %d launcher %s", boot->rank, boot->size,
               boot->local_size, boot->launcher);
+    /* rank 0 serves the store from a thread that goes by its name (top -H, perf, gdb) */
+    CHECK_OUT(tc_test_threads_named("tc-store") == (rank == 0), 18, "threads named tc-store: %d",
+              tc_test_threads_named("tc-store"));
     for (int round = 1; round <= 2; round++) {
         len = value_len(rank, round);
         value_fill(mine, rank, round, len);

@@ -2,6 +2,7 @@
 raising in about that time while the operation goes on, a failed operation's
 error raised by wait() (torch 2.15's Work made from a Future returned True),
 and c10d's other Work methods on the backend's own works."""
+import os
 import threading
 import time
 from datetime import timedelta
@@ -257,3 +258,26 @@ def test_callback_waits_for_another_operation(rank, size, gloo):
     threading.Thread(target=lambda: (fut.wait(), done.set()), daemon=True).start()
     assert done.wait(30), "the callback's wait for the second all_reduce never ended"
     assert torch.equal(fut.value(), torch.full((4,), 3.0 * size))
+
+
+def _thread_names():
+    names = []
+    for tid in os.listdir("/proc/self/task"):
+        try:
+            with open(f"/proc/self/task/{tid}/comm") as f:
+                names.append(f.read().strip())
+        except FileNotFoundError:  # the thread ended meanwhile
+            pass
+    return names
+
+
+def test_threads_named(rank, size, gloo):
+    """The backend's threads go by their names in top -H, perf and gdb (they all showed as
+    "python"): the library's progress thread, the group's completion thread, a settler once a
+    future was handed out."""
+    x = torch.ones(4)
+    dist.all_reduce(x, async_op=True).get_future().wait()
+    names = _thread_names()
+    for name in ("tc-progress", "tc-py-complete", "tc-py-settle"):
+        assert name in names, (name, sorted(set(names)))
+    assert names.count("tc-progress") == 1  # one per process, whatever the groups

@@ -541,3 +541,20 @@ def test_batch_refused_while_another_thread_is_inside():
         c.barrier()
         return x.tolist()
     assert run_ranks(2, fn) == [[1.0] * 4, [5.0, 5.0]]
+
+
+def test_name_thread_cut_to_the_kernels_length():
+    """The backend names its threads (tc-py-complete, ...) through _ext.name_thread; a name
+    longer than the kernel's 15 bytes is cut, not refused."""
+    seen = []
+
+    def run():
+        tcomms._ext.name_thread("tc-a-name-longer-than-fifteen")
+        with open(f"/proc/self/task/{threading.get_native_id()}/comm") as f:
+            seen.append(f.read().strip())
+    t = threading.Thread(target=run)
+    t.start()
+    t.join()
+    assert seen == ["tc-a-name-longe"]
+    with pytest.raises(TypeError):
+        tcomms._ext.name_thread(7)
