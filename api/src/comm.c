@@ -34,6 +34,9 @@ static tc_status_t comm_opts(const tc_comm_opts_t *opts, const char *fn, tc_hint
         return tc_error_set(TC_ERR_INVALID_ARG,
                             "%s: opts->device is %d: TC_DEVICE_CPU (-1) or a CUDA device number",
                             fn, opts->device);
+    if (opts->name && !opts->name[0]) /* logs, errors and dump files would name "" */
+        return tc_error_set(TC_ERR_INVALID_ARG,
+                            "%s: opts->name is empty (NULL gives the default name)", fn);
     if (opts->name && strlen(opts->name) >= 64)
         return tc_error_set(TC_ERR_INVALID_ARG, "%s: opts->name is %zu characters (at most 63)", fn,
                             strlen(opts->name));

@@ -193,6 +193,12 @@ static void test_comm_algo_hint(void **state)
     co.hints = "algo=bogus";
     expect(tc_comm_dup(comm, &co, &child), TC_ERR_INVALID_ARG, "hint algo=bogus");
     co.hints = "tcp_nsocks=2,ib.port=1,shm_cells=64"; /* the creation's options again */
+    co.name = ""; /* logs, errors and dump files would name "" */
+    expect(tc_comm_dup(comm, &co, &child), TC_ERR_INVALID_ARG,
+           "tc_comm_dup: opts->name is empty (NULL gives the default name)");
+    expect(tc_comm_split(comm, 0, 0, &co, &child), TC_ERR_INVALID_ARG,
+           "tc_comm_split: opts->name is empty");
+    co.name = NULL;
     assert_int_equal(tc_comm_dup(comm, &co, &child), TC_OK);
     assert_int_equal(tc_comm_destroy(child), TC_OK);
     co.hints = "algo=ring";

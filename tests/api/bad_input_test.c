@@ -280,6 +280,8 @@ static const create_row_t create_rows[] = {
     {0, sizeof(tc_comm_opts_t), 2, -1,
      "a-name-of-sixty-four-characters-is-one-too-many-for-the-info-xxx", NULL, TC_ERR_INVALID_ARG,
      "tc_comm_create: opts->name is 64 characters (at most 63)"},
+    {0, sizeof(tc_comm_opts_t), 2, -1, "", NULL, TC_ERR_INVALID_ARG,
+     "tc_comm_create: opts->name is empty (NULL gives the default name)"},
     {0, sizeof(tc_comm_opts_t), 2, -1, NULL, "=x", TC_ERR_CONFIG, "tc_comm_create: opts->hints: "},
     {0, sizeof(tc_comm_opts_t), 2, -1, NULL, "novalue", TC_ERR_CONFIG, "novalue"},
     {0, sizeof(tc_comm_opts_t), 2, -1, NULL, "algo=ring,algo", TC_ERR_CONFIG, "opts->hints"},

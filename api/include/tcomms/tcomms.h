@@ -73,7 +73,7 @@ typedef enum tc_bootstrap {
 typedef struct tc_comm_opts {
     uint32_t size;            /**< sizeof(tc_comm_opts_t), for forward compatibility */
     tc_bootstrap_t bootstrap; /**< how to find the other ranks */
-    const char *name;         /**< a name for logs and errors, or NULL ("world") */
+    const char *name; /**< a name for logs and errors (1 to 63 characters), or NULL ("world") */
     const char *hints;        /**< "key=value,..." hints, or NULL (tc_comm_create) */
     int64_t timeout_ms;       /**< default timeout of every operation; <= 0: TC_TIMEOUT_S or 600 s */
     int device;               /**< ::TC_DEVICE_CPU, or CUDA device N: buffers of collectives

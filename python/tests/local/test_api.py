@@ -369,6 +369,8 @@ def test_bad_options_named():
             c.all_reduce(x, timeout="a")
         with pytest.raises(TypeError, match="timeout"):
             tcomms.new_comm(store=DictStore(), rank=0, size=1, timeout=[1])
+        with pytest.raises(tcomms.InvalidArgumentError, match="opts->name is empty"):
+            tcomms.new_comm(store=DictStore(), rank=0, size=1, name="")
         with pytest.raises(tcomms.InvalidArgumentError, match="no all_reduce algorithm named "
                                                               "'nonexistent'") as e:
             c.all_reduce(x, hints={"algo": "nonexistent"})
