@@ -280,4 +280,3 @@ def test_threads_named(rank, size, gloo):
     names = _thread_names()
     for name in ("tc-progress", "tc-py-complete", "tc-py-settle"):
         assert name in names, (name, sorted(set(names)))
-    assert names.count("tc-progress") == 1  # one per process, whatever the groups
