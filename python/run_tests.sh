@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Builds the tcomms Python package and runs its tests as users launch them:
+# Builds the tcomms Python package, its wheel (python/build_wheel.py), installs that with pip
+# into build/python, and runs the tests on it as users launch them:
 # torchrun with 2 and 4 processes (the torch.distributed backend against
 # gloo), then the single-process tests (the torchcomms-shaped API, a killed
 # rank, bad input). Needs `tools/setup/install-deps.sh --python` first.
@@ -16,10 +17,15 @@ sizes="2 4"
 
 bazel=${BAZEL:-bazel}
 $bazel build //python:_ext.so || exit 1
+# the tests run on the package as users install it: the wheel, installed by pip
+wheel=$("$py" python/build_wheel.py --ext "$($bazel info bazel-bin)/python/_ext.so" \
+    --out "$root/build/wheel") || exit 1
 stage=$root/build/python
-rm -rf "$stage" && mkdir -p "$stage/tcomms"
-cp python/tcomms/*.py "$stage/tcomms/" && cp -f "$($bazel info bazel-bin)/python/_ext.so" "$stage/tcomms/"
+rm -rf "$stage"
+"$py" -m pip install -q --disable-pip-version-check --no-deps --no-index --target "$stage" \
+    "$wheel" || exit 1
 export PYTHONPATH=$stage
+export TCOMMS_TEST_WHEEL=$wheel # python/tests/local/test_wheel.py checks what pip installed
 export PYTHONFAULTHANDLER=1 # a run killed by its timeout (SIGABRT) prints every thread's stack
 
 passed=0 failed=0

@@ -577,7 +577,15 @@ def backend_of(group=None):
     return b
 
 
-if "tcomms" not in dist.Backend.backend_list:
-    dist.Backend.register_backend("tcomms", _create, extended_api=True, devices=["cpu"])
+def register():
+    """Register "tcomms" with torch.distributed, once; done when this module is imported.
+    The installed package (python/build_wheel.py) names this function as its entry point
+    torch.distributed.backends, so dist.init_process_group("tcomms") and
+    dist.new_group(backend="tcomms") find the backend without an import of tcomms.torch."""
+    if "tcomms" not in dist.Backend.backend_list:
+        dist.Backend.register_backend("tcomms", _create, extended_api=True, devices=["cpu"])
 
-__all__ = ["ProcessGroupTcomms", "Comm", "backend_of"]
+
+register()
+
+__all__ = ["ProcessGroupTcomms", "Comm", "backend_of", "register"]
