@@ -161,13 +161,13 @@ tc_status_t tc_boot_store_start(int port, int world, const void *secret, size_t 
     pthread_sigmask(SIG_SETMASK, &all, &old);
     int err = pthread_create(&st->thread, NULL, tc_bs_main, st);
     pthread_sigmask(SIG_SETMASK, &old, NULL);
-    if (err == 0) /* named here, so that it has its name once this returns (top -H, perf, gdb) */
-        (void)pthread_setname_np(st->thread, TC_BS_THREAD_NAME);
     if (err != 0) {
         rc = tc_error_set(TC_ERR_SYSTEM, "bootstrap(env): starting the store's thread: %s",
                           strerror(err));
         goto fail;
     }
+    /* named here, so that it has its name once this returns (top -H, perf, gdb) */
+    (void)pthread_setname_np(st->thread, TC_BS_THREAD_NAME);
     tc_log_info(TC_SUBSYS_RUNTIME,
                 "bootstrap(env): rank 0 serves the store on port %d for %d "
                 "ranks",
