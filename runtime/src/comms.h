@@ -156,6 +156,12 @@ TC_MUST_USE tc_status_t tc_rt_comm_agree_nodes(tc_rt_comm_t *comm);
  * that name, else NULL (the default selection). */
 const char *tc_rt_comm_algo(const tc_rt_comm_t *comm, tc_coll_t coll);
 
+/* The end of a collective's timeout on a communicator without TC_CHECK: the usual causes that
+ * only TC_CHECK's exchange tells apart from a slow rank (PyTorch's desync report, in effect). */
+#define TC_RT_TIMEOUT_HINT                                                                         \
+    "; a live rank in another operation, or calling this one with another root, count or type, "   \
+    "is awaited alike (TC_CHECK=1 names such a call)"
+
 /* The world rank of rank @p peer of @p comm. */
 static inline int tc_rt_world_rank(const tc_rt_comm_t *comm, int peer)
 {

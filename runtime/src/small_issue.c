@@ -142,7 +142,7 @@ static tc_status_t small_timeout(tc_rt_small_op_t *op, int q, const char *what)
     op->awaited = q;
     return tc_error_set(TC_ERR_TIMEOUT,
                         "timed out after %lld ms on the small-message path, waiting for rank %d "
-                        "(world rank %d) %s",
+                        "(world rank %d) %s" TC_RT_TIMEOUT_HINT,
                         (long long)ms, q, tc_rt_world_rank(op->comm, q), what);
 }
 

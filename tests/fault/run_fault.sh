@@ -176,6 +176,16 @@ else
     "$tcfr" "$log/mismatch-fr.$seed" | sed 's/^/      /'
     fail=$((fail + 1))
 fi
+# the timeouts themselves point at TC_CHECK (they said only which rank they waited for)
+if grep -q 'timed out after .*is awaited alike (TC_CHECK=1 names such a call)' \
+    "$log/mismatch-fr.$seed/out"; then
+    echo "PASS  mismatch without TC_CHECK: the timeouts name TC_CHECK"
+    pass=$((pass + 1))
+else
+    echo "FAIL  mismatch without TC_CHECK: no timeout names TC_CHECK:"
+    grep -E 'ERROR|timed out' "$log/mismatch-fr.$seed/out" | head -n 8 | sed 's/^/      /'
+    fail=$((fail + 1))
+fi
 fi # mismatch-fr
 
 if want agree; then
