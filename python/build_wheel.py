@@ -4,9 +4,9 @@ library only (the build runs offline): python/tcomms/*.py, the extension module 
 
     python3 python/build_wheel.py --ext EXT_SO --out DIR      (prints the wheel's path)
 
-python/build_wheel.sh builds the extension and calls this. Run it with the interpreter the
-extension was built for (Debian's Python 3.11: its headers are the build's): the wheel's tag
-(cp311-cp311-linux_x86_64) is that interpreter's. The wheel names the entry point
+python/run_tests.sh builds the extension and calls this. Run it with the interpreter the
+extension was built for (the Python whose headers python/BUILD.bazel names, Debian's 3.11): the
+wheel's tag (cp311-cp311-linux_x86_64) is that interpreter's, and another one is refused. The wheel names the entry point
 torch.distributed.backends, so that torch finds the "tcomms" backend by its name without an
 import of tcomms.torch. The extension links the libraries of Debian's libpmix2, libhwloc15 and
 libsodium23 dynamically: the wheel installs where those are (not a manylinux wheel).
@@ -35,6 +35,15 @@ def version():
             sys.exit(f"build_wheel: no TC_VERSION_{part} in api/include/tcomms/tcomms.h")
         parts.append(m.group(1))
     return ".".join(parts)
+
+
+def python_of_build():
+    """"3.11": the Python whose headers python/BUILD.bazel compiles the extension against."""
+    with open(os.path.join(ROOT, "python/BUILD.bazel")) as f:
+        m = re.search(r"-isystem/usr/include/python(\d+\.\d+)", f.read())
+    if not m:
+        sys.exit("build_wheel: python/BUILD.bazel names no Python headers (-isystem)")
+    return m.group(1)
 
 
 def tag():
@@ -81,6 +90,10 @@ def main():
     ap.add_argument("--ext", required=True, help="the extension module (_ext.so) Bazel built")
     ap.add_argument("--out", required=True, help="the folder the wheel goes to")
     a = ap.parse_args()
+    built, running = python_of_build(), f"{sys.version_info.major}.{sys.version_info.minor}"
+    if built != running:  # the tag would promise an ABI the extension does not have
+        sys.exit(f"build_wheel: the extension is built for Python {built}; run this with it, "
+                 f"not {running}")
     ver, wheel_tag = version(), tag()
     entries, info = files(a.ext, ver, wheel_tag)
     os.makedirs(a.out, exist_ok=True)

@@ -214,13 +214,13 @@ static void work_timeout(tc_rt_work_t *w)
         return;
     }
     tc_rt_exec_awaited(w, awaited, sizeof(awaited));
-    tc_status_t st =
-        tc_error_set(TC_ERR_TIMEOUT,
-                     "%s (%s, rank %d of %d): timed out after %lld "
-                     "ms at step %u of %u; waiting for rank(s) %s%s",
-                     tc_rt_op_what(&w->op, what, sizeof(what)), w->sched->algo, w->comm->rank,
-                     w->comm->size, (long long)w->timeout_ms, w->ex.first, w->sched->nsteps,
-                     awaited, w->comm->check ? "" : TC_RT_TIMEOUT_HINT);
+    tc_status_t st = tc_error_set(
+        TC_ERR_TIMEOUT,
+        "%s (%s, rank %d of %d): timed out after %lld "
+        "ms at step %u of %u; waiting for rank(s) %s%s",
+        tc_rt_op_what(&w->op, what, sizeof(what)), w->sched->algo, w->comm->rank, w->comm->size,
+        (long long)w->timeout_ms, w->ex.first, w->sched->nsteps, awaited,
+        w->comm->check || w->op.coll == TC_COLL_COUNT ? "" : TC_RT_TIMEOUT_HINT);
     tc_rt_work_fail(w, st);
 }
 

@@ -27,6 +27,22 @@ def test_version_and_tag():
     assert os.path.dirname(tcomms.__file__) == str(md.distribution("tcomms").locate_file("tcomms"))
 
 
+def test_refused_for_another_python(tmp_path, monkeypatch):
+    """The tag is the running interpreter's: build_wheel refuses one whose headers are not the
+    build's (the wheel would install and fail at import)."""
+    here = os.path.dirname(os.path.abspath(__file__))  # python/tests/local
+    monkeypatch.syspath_prepend(os.path.dirname(os.path.dirname(here)))  # python/
+    import build_wheel
+    assert build_wheel.python_of_build() == f"{sys.version_info.major}.{sys.version_info.minor}"
+    (tmp_path / "python").mkdir()
+    (tmp_path / "python" / "BUILD.bazel").write_text('copts = ["-isystem/usr/include/python3.99"]')
+    monkeypatch.setattr(build_wheel, "ROOT", str(tmp_path))
+    monkeypatch.setattr(sys, "argv", ["build_wheel.py", "--ext", WHEEL, "--out", str(tmp_path)])
+    with pytest.raises(SystemExit, match="built for Python 3.99; run this with it, not "):
+        build_wheel.main()
+    assert not list(tmp_path.glob("*.whl"))
+
+
 def test_files_match_record():
     dist = md.distribution("tcomms")
     files = [f for f in dist.files if f.hash]
